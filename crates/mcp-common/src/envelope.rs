@@ -1,0 +1,244 @@
+//! The response envelope every tool of every server returns.
+
+use std::sync::Arc;
+
+use rmcp::{
+    handler::server::tool::IntoCallToolResult,
+    model::{CallToolResponse, CallToolResult, JsonObject},
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The machine-readable error vocabulary shared by all servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The server was started outside a git repository, or the repository was deleted.
+    NoRepo,
+    /// The repository exists but has no `.twig/state.json`.
+    NoTwigState,
+    /// Credentials for a remote service are missing or were rejected.
+    CredentialsMissing,
+    /// The requested entity does not exist.
+    NotFound,
+    /// The caller provided invalid or missing parameters.
+    InvalidParams,
+    /// A request to a remote service failed.
+    NetworkError,
+    /// A remote service's rate limit was exceeded.
+    RateLimited,
+    /// An unexpected failure inside the server.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The wire form of the code, e.g. `no_twig_state`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NoRepo => "no_repo",
+            Self::NoTwigState => "no_twig_state",
+            Self::CredentialsMissing => "credentials_missing",
+            Self::NotFound => "not_found",
+            Self::InvalidParams => "invalid_params",
+            Self::NetworkError => "network_error",
+            Self::RateLimited => "rate_limited",
+            Self::Internal => "internal",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error object of the envelope: a code, a human-readable message and an optional hint
+/// that tells the caller what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolError {
+    /// Machine-readable error code.
+    pub code: ErrorCode,
+    /// Human-readable explanation.
+    pub message: String,
+    /// Actionable guidance for resolving the error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl ToolError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::NotFound, message)
+    }
+
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidParams, message)
+    }
+
+    /// An unexpected failure; the hint asks for a bug report.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Internal, message).with_hint("This is a bug. Please report it.")
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// The envelope as it appears on the wire.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum ToolResponse<T> {
+    Ok { data: T },
+    Error { error: ToolError },
+}
+
+impl<T> From<Result<T, ToolError>> for ToolResponse<T> {
+    fn from(result: Result<T, ToolError>) -> Self {
+        match result {
+            Ok(data) => Self::Ok { data },
+            Err(error) => Self::Error { error },
+        }
+    }
+}
+
+impl<T> ToolResponse<T> {
+    pub fn into_result(self) -> Result<T, ToolError> {
+        match self {
+            Self::Ok { data } => Ok(data),
+            Self::Error { error } => Err(error),
+        }
+    }
+}
+
+/// What a tool handler returns: its typed result, turned into the envelope when sent.
+///
+/// The `CallToolResult` carries the envelope twice, as `structuredContent` and as a JSON text
+/// block (for clients that only read text), and sets `isError` to match the status.
+#[derive(Debug)]
+pub struct Reply<T>(pub Result<T, ToolError>);
+
+impl<T> From<Result<T, ToolError>> for Reply<T> {
+    fn from(result: Result<T, ToolError>) -> Self {
+        Self(result)
+    }
+}
+
+impl<T: Serialize> Reply<T> {
+    /// Build the MCP result for this reply.
+    pub fn into_call_result(self) -> CallToolResult {
+        let is_error = self.0.is_err();
+        let envelope = ToolResponse::from(self.0);
+        let value = match serde_json::to_value(&envelope) {
+            Ok(value) => value,
+            Err(err) => {
+                tracing::error!(error = %err, "failed to serialize a tool response");
+                let fallback: ToolResponse<()> = ToolResponse::Error {
+                    error: ToolError::internal(format!("Failed to serialize the response: {err}")),
+                };
+                serde_json::to_value(fallback).unwrap_or(serde_json::Value::Null)
+            }
+        };
+        if is_error {
+            CallToolResult::structured_error(value)
+        } else {
+            CallToolResult::structured(value)
+        }
+    }
+}
+
+impl<T: Serialize> IntoCallToolResult for Reply<T> {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        Ok(self.into_call_result().into())
+    }
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Status {
+    Ok,
+    Error,
+}
+
+/// Schema-only mirror of [`ToolResponse`]: an object whose `status` says which of `data` and
+/// `error` is present. (A tagged enum would give a schema without a root `type: object`,
+/// which older clients reject.)
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "ToolResponse")]
+struct EnvelopeSchema<T> {
+    /// `ok` when `data` is present, `error` when `error` is present.
+    status: Status,
+    /// The tool's result (present when `status` is `ok`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data: Option<T>,
+    /// What went wrong (present when `status` is `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<ToolError>,
+}
+
+/// The `outputSchema` of a tool whose data is `T`: the envelope around `T`.
+pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    rmcp::handler::server::tool::schema_for_output::<EnvelopeSchema<T>>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ok_envelope_has_data_and_is_not_error() {
+        let result = Reply::<_>(Ok(json!({"branch": "main"}))).into_call_result();
+        assert_eq!(result.is_error, Some(false));
+        assert_eq!(
+            result.structured_content,
+            Some(json!({"status": "ok", "data": {"branch": "main"}}))
+        );
+        let text = result.content[0].as_text().map(|t| t.text.clone());
+        assert_eq!(
+            text.as_deref(),
+            Some(r#"{"data":{"branch":"main"},"status":"ok"}"#)
+        );
+    }
+
+    #[test]
+    fn error_envelope_omits_missing_hint() {
+        let result =
+            Reply::<()>(Err(ToolError::not_found("Not on any branch (detached HEAD state)")))
+                .into_call_result();
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(
+            result.structured_content,
+            Some(json!({"status": "error", "error": {"code": "not_found", "message": "Not on any branch (detached HEAD state)"}}))
+        );
+    }
+
+    #[test]
+    fn output_schema_is_an_object_with_status() {
+        let schema = output_schema::<Vec<String>>();
+        assert_eq!(schema.get("type"), Some(&json!("object")));
+        let props = schema.get("properties").and_then(|p| p.as_object());
+        let props = props.map(|p| p.keys().cloned().collect::<Vec<_>>());
+        assert_eq!(
+            props,
+            Some(vec!["data".to_string(), "error".to_string(), "status".to_string()])
+        );
+    }
+}

@@ -1,0 +1,279 @@
+//! Test harness shared by every server's integration tests: spawn a built server binary as a
+//! child process, speak MCP to it through rmcp's client over stdio, and read typed results.
+//!
+//! Assertion helpers panic with a descriptive message: that is how a test fails.
+#![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
+use std::{
+    path::Path,
+    process::Stdio,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use mcp_common::{ToolError, ToolResponse};
+use rmcp::{
+    ClientHandler, RoleClient, ServiceExt,
+    model::{
+        CallToolRequestParams, CallToolResult, ClientConfig, GetPromptRequestParams,
+        GetPromptResult, Implementation, ReadResourceRequestParams, ReadResourceResult,
+        ResourceContents, ResourceUpdatedNotificationParam,
+    },
+    service::{NotificationContext, Peer, RunningService},
+    transport::TokioChildProcess,
+};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::{
+    io::AsyncReadExt,
+    process::Command,
+    sync::{Notify, mpsc},
+};
+
+/// How long a single request may take before the harness gives up (a hung server fails the
+/// test instead of hanging it).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The client side of the connection: records `notifications/resources/updated`.
+#[derive(Clone)]
+pub struct RecordingClient {
+    updates: mpsc::UnboundedSender<String>,
+}
+
+impl ClientHandler for RecordingClient {
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.updates.send(params.uri.to_string());
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut config = ClientConfig::default();
+        config.client_info = Implementation::new("mcp-testkit", env!("CARGO_PKG_VERSION"));
+        config
+    }
+}
+
+/// A running server binary with an MCP client attached.
+pub struct McpProcess {
+    service: RunningService<RoleClient, RecordingClient>,
+    updates: tokio::sync::Mutex<mpsc::UnboundedReceiver<String>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr_done: Arc<Notify>,
+}
+
+impl McpProcess {
+    /// Spawn `command` (stdin/stdout become the MCP transport, stderr is captured) and
+    /// complete the `initialize` handshake.
+    pub async fn spawn(mut command: Command) -> anyhow::Result<Self> {
+        command.kill_on_drop(true);
+        let (transport, stderr_pipe) = TokioChildProcess::builder(command)
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let stderr_done = Arc::new(Notify::new());
+        if let Some(mut pipe) = stderr_pipe {
+            let sink = stderr.clone();
+            let done = stderr_done.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                loop {
+                    match pipe.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => sink.lock().unwrap().extend_from_slice(&buf[..n]),
+                    }
+                }
+                done.notify_waiters();
+            });
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let service = tokio::time::timeout(
+            REQUEST_TIMEOUT,
+            RecordingClient { updates: tx }.serve(transport),
+        )
+        .await??;
+        Ok(Self {
+            service,
+            updates: tokio::sync::Mutex::new(rx),
+            stderr,
+            stderr_done,
+        })
+    }
+
+    /// Spawn the binary at `bin` with `args`, in `cwd`, with exactly the environment `env`
+    /// (plus `PATH`), so that a developer's own credentials never leak into a test.
+    pub async fn spawn_bin(
+        bin: impl AsRef<Path>,
+        args: &[&str],
+        cwd: impl AsRef<Path>,
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
+        let mut command = Command::new(bin.as_ref());
+        command.args(args).current_dir(cwd.as_ref()).env_clear();
+        if let Ok(path) = std::env::var("PATH") {
+            command.env("PATH", path);
+        }
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        Self::spawn(command).await
+    }
+
+    /// The MCP peer, for requests the helpers below do not cover.
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        self.service.peer()
+    }
+
+    /// What the server reported in its `initialize` answer.
+    pub fn server_info(&self) -> rmcp::model::ServerPeerInfo {
+        self.service
+            .peer_info()
+            .map(|info| info.as_ref().clone())
+            .expect("server sent no initialize result")
+    }
+
+    /// Call a tool; `args` must be a JSON object (or null for none).
+    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        tokio::time::timeout(REQUEST_TIMEOUT, self.peer().call_tool(params))
+            .await
+            .unwrap_or_else(|_| panic!("tools/call {tool} timed out"))
+            .unwrap_or_else(|err| panic!("tools/call {tool} failed at the protocol level: {err}"))
+    }
+
+    /// Call a tool and decode its envelope, checking that the text copy, the structured
+    /// content and `isError` agree.
+    pub async fn call_envelope<T: DeserializeOwned>(
+        &self,
+        tool: &str,
+        args: Value,
+    ) -> Result<T, ToolError> {
+        let result = self.call(tool, args).await;
+        let structured = result
+            .structured_content
+            .clone()
+            .unwrap_or_else(|| panic!("{tool}: no structuredContent in {result:?}"));
+        let text = result
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .unwrap_or_else(|| panic!("{tool}: no text content in {result:?}"));
+        let from_text: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|err| panic!("{tool}: text content is not JSON ({err}): {text}"));
+        assert_eq!(
+            from_text, structured,
+            "{tool}: text copy and structuredContent differ"
+        );
+        let status = structured.get("status").and_then(Value::as_str);
+        let is_error = result.is_error.unwrap_or(false);
+        assert_eq!(
+            is_error,
+            status == Some("error"),
+            "{tool}: isError={is_error} but status={status:?}"
+        );
+        let envelope: ToolResponse<T> = serde_json::from_value(structured.clone())
+            .unwrap_or_else(|err| panic!("{tool}: envelope does not decode ({err}): {structured}"));
+        envelope.into_result()
+    }
+
+    /// Call a tool that must succeed; returns its `data`.
+    pub async fn call_ok<T: DeserializeOwned>(&self, tool: &str, args: Value) -> T {
+        match self.call_envelope::<T>(tool, args).await {
+            Ok(data) => data,
+            Err(err) => panic!("{tool}: expected ok, got error {err:?}"),
+        }
+    }
+
+    /// Call a tool that must fail; returns its error object.
+    pub async fn call_err(&self, tool: &str, args: Value) -> ToolError {
+        match self.call_envelope::<Value>(tool, args).await {
+            Ok(data) => panic!("{tool}: expected an error, got data {data}"),
+            Err(err) => err,
+        }
+    }
+
+    /// Get a prompt and return the text of its single user message.
+    pub async fn prompt_text(&self, name: &str, args: Value) -> String {
+        let result = self.get_prompt(name, args).await;
+        assert_eq!(result.messages.len(), 1, "prompt {name}: {result:?}");
+        let message = &result.messages[0];
+        assert_eq!(message.role, rmcp::model::Role::User);
+        match message.content.as_text() {
+            Some(text) => text.text.clone(),
+            None => panic!("prompt {name}: not text: {:?}", message.content),
+        }
+    }
+
+    pub async fn get_prompt(&self, name: &str, args: Value) -> GetPromptResult {
+        let mut params = GetPromptRequestParams::new(name.to_string());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        tokio::time::timeout(REQUEST_TIMEOUT, self.peer().get_prompt(params))
+            .await
+            .unwrap_or_else(|_| panic!("prompts/get {name} timed out"))
+            .unwrap_or_else(|err| panic!("prompts/get {name} failed: {err}"))
+    }
+
+    /// Read a resource.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, String> {
+        tokio::time::timeout(
+            REQUEST_TIMEOUT,
+            self.peer()
+                .read_resource(ReadResourceRequestParams::new(uri.to_string())),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("resources/read {uri} timed out"))
+        .map_err(|err| err.to_string())
+    }
+
+    /// Read a resource whose single content is JSON text, and parse it.
+    pub async fn read_resource_json(&self, uri: &str) -> Value {
+        let result = self
+            .read_resource(uri)
+            .await
+            .unwrap_or_else(|err| panic!("resources/read {uri} failed: {err}"));
+        assert_eq!(result.contents.len(), 1, "{uri}: {result:?}");
+        match &result.contents[0] {
+            ResourceContents::TextResourceContents {
+                text, mime_type, ..
+            } => {
+                assert_eq!(mime_type.as_deref(), Some("application/json"), "{uri}");
+                serde_json::from_str(text)
+                    .unwrap_or_else(|err| panic!("{uri}: not JSON ({err}): {text}"))
+            }
+            other => panic!("{uri}: not text: {other:?}"),
+        }
+    }
+
+    /// Wait up to `wait` for the next `notifications/resources/updated`; returns its URI.
+    pub async fn next_resource_update(&self, wait: Duration) -> Option<String> {
+        let mut rx = self.updates.lock().await;
+        tokio::time::timeout(wait, rx.recv()).await.ok().flatten()
+    }
+
+    /// Everything the server wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+    }
+
+    /// Close the connection, wait for the process to exit, and return all of its stderr.
+    pub async fn shutdown(self) -> String {
+        let Self {
+            service,
+            stderr,
+            stderr_done,
+            ..
+        } = self;
+        let done = stderr_done.notified();
+        let _ = tokio::time::timeout(REQUEST_TIMEOUT, service.cancel()).await;
+        let _ = tokio::time::timeout(Duration::from_secs(5), done).await;
+        String::from_utf8_lossy(&stderr.lock().unwrap()).into_owned()
+    }
+}
