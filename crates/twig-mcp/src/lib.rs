@@ -1,0 +1,18 @@
+//! twig-mcp: a read-only MCP server over the branch-stack data of the `twig` CLI, the git
+//! repository, GitHub pull requests and Jira issues.
+//!
+//! Modules by concern: `server` (the MCP surface), `tools` (tool logic), `prompts`,
+//! `resources` and `subscriptions`; `state`, `git` and `graph` (the domain: twig's files,
+//! the repository, the branch tree); `remote` (GitHub and Jira clients); `types` (responses).
+
+pub mod context;
+pub mod git;
+pub mod graph;
+pub mod prompts;
+pub mod remote;
+pub mod resources;
+pub mod server;
+pub mod state;
+pub mod subscriptions;
+pub mod tools;
+pub mod types;

@@ -1,0 +1,370 @@
+//! The protocol surface: tools, prompts and resources of `twig-mcp`, wired to rmcp.
+
+use std::{collections::HashSet, sync::Arc};
+
+use mcp_common::{Parameters, Reply, output_schema};
+use rmcp::{
+    ErrorData as McpError, RoleServer, ServerHandler,
+    handler::server::router::tool::ToolRouter,
+    model::*,
+    service::{RequestContext, SubscriptionContext},
+    tool, tool_handler, tool_router,
+};
+
+use crate::{
+    context::ServerContext,
+    prompts, resources,
+    subscriptions::Subscriptions,
+    tools::{github, jira, local},
+    types::*,
+};
+
+/// Features that `--disable` can switch off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Feature {
+    Github,
+    Jira,
+    Prompts,
+    Resources,
+}
+
+pub const INSTRUCTIONS: &str = "Twig MCP server. Provides read-only access to branch metadata, \
+Jira issues, and GitHub PRs for the current repository.";
+
+const GITHUB_TOOLS: [&str; 3] = ["get_pull_request", "get_pr_status", "list_pull_requests"];
+const JIRA_TOOLS: [&str; 2] = ["get_jira_issue", "list_jira_issues"];
+
+#[derive(Clone)]
+pub struct TwigMcpServer {
+    ctx: Arc<ServerContext>,
+    disabled: Arc<HashSet<Feature>>,
+    subscriptions: Arc<Subscriptions>,
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl TwigMcpServer {
+    pub fn new(ctx: ServerContext, disabled: HashSet<Feature>) -> Self {
+        let ctx = Arc::new(ctx);
+        let mut tool_router = Self::tool_router();
+        if disabled.contains(&Feature::Github) {
+            GITHUB_TOOLS
+                .iter()
+                .for_each(|t| tool_router.remove_route(t));
+        }
+        if disabled.contains(&Feature::Jira) {
+            JIRA_TOOLS.iter().for_each(|t| tool_router.remove_route(t));
+        }
+        Self {
+            subscriptions: Arc::new(Subscriptions::new(ctx.clone())),
+            ctx,
+            disabled: Arc::new(disabled),
+            tool_router,
+        }
+    }
+
+    fn enabled(&self, feature: Feature) -> bool {
+        !self.disabled.contains(&feature)
+    }
+
+    // ---- local state tools -------------------------------------------------------------
+
+    #[tool(
+        description = "Get the current git branch and its linked Jira issue, GitHub PR, parent branch and creation date",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<BranchMetadataResponse>()
+    )]
+    async fn get_current_branch(&self) -> Reply<BranchMetadataResponse> {
+        local::get_current_branch(&self.ctx).into()
+    }
+
+    #[tool(
+        description = "Get metadata for a specific twig-tracked branch (Jira issue, PR number, parent branch, creation date)",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<BranchMetadataResponse>()
+    )]
+    async fn get_branch_metadata(
+        &self,
+        params: Parameters<local::BranchParams>,
+    ) -> Reply<BranchMetadataResponse> {
+        params
+            .into_inner()
+            .and_then(|p| local::get_branch_metadata(&self.ctx, p))
+            .into()
+    }
+
+    #[tool(
+        description = "Get the branch dependency tree of the repository, as text (box-drawing) and as nested data",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<BranchTreeResponse>()
+    )]
+    async fn get_branch_tree(
+        &self,
+        params: Parameters<local::TreeParams>,
+    ) -> Reply<BranchTreeResponse> {
+        params
+            .into_inner()
+            .and_then(|p| local::get_branch_tree(&self.ctx, p))
+            .into()
+    }
+
+    #[tool(
+        description = "Get the ancestor chain of a branch, from the branch (first) up to its root (last), with each branch's metadata",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<BranchStackResponse>()
+    )]
+    async fn get_branch_stack(
+        &self,
+        params: Parameters<local::StackParams>,
+    ) -> Reply<BranchStackResponse> {
+        params
+            .into_inner()
+            .and_then(|p| local::get_branch_stack(&self.ctx, p))
+            .into()
+    }
+
+    #[tool(
+        description = "List the twig-tracked branches of the repository with their metadata, in name order, a page at a time",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<local::BranchPage>()
+    )]
+    async fn list_branches(
+        &self,
+        params: Parameters<local::ListBranchesParams>,
+    ) -> Reply<local::BranchPage> {
+        params
+            .into_inner()
+            .and_then(|p| local::list_branches(&self.ctx, p))
+            .into()
+    }
+
+    #[tool(
+        description = "List all repositories registered with twig (works outside a repository)",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<ListRepositoriesResponse>()
+    )]
+    async fn list_repositories(&self) -> Reply<ListRepositoriesResponse> {
+        local::list_repositories(&self.ctx).into()
+    }
+
+    #[tool(
+        description = "List the worktrees twig manages for the repository",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<ListWorktreesResponse>()
+    )]
+    async fn get_worktrees(&self) -> Reply<ListWorktreesResponse> {
+        local::get_worktrees(&self.ctx).into()
+    }
+
+    // ---- GitHub tools --------------------------------------------------------------------
+
+    #[tool(
+        description = "Get a GitHub pull request (defaults to the current branch's linked PR)",
+        annotations(read_only_hint = true, open_world_hint = true),
+        output_schema = output_schema::<PullRequestResponse>()
+    )]
+    async fn get_pull_request(
+        &self,
+        params: Parameters<github::PrParams>,
+    ) -> Reply<PullRequestResponse> {
+        match params.into_inner() {
+            Ok(p) => github::get_pull_request(&self.ctx, p).await.into(),
+            Err(err) => Reply(Err(err)),
+        }
+    }
+
+    #[tool(
+        description = "Get a GitHub pull request with its reviews and the CI check runs of its head commit (defaults to the current branch's linked PR)",
+        annotations(read_only_hint = true, open_world_hint = true),
+        output_schema = output_schema::<PrStatusResponse>()
+    )]
+    async fn get_pr_status(&self, params: Parameters<github::PrParams>) -> Reply<PrStatusResponse> {
+        match params.into_inner() {
+            Ok(p) => github::get_pr_status(&self.ctx, p).await.into(),
+            Err(err) => Reply(Err(err)),
+        }
+    }
+
+    #[tool(
+        description = "List the GitHub pull requests of the repository (open by default; at most 100, `truncated` says when more exist)",
+        annotations(read_only_hint = true, open_world_hint = true),
+        output_schema = output_schema::<ListPullRequestsResponse>()
+    )]
+    async fn list_pull_requests(
+        &self,
+        params: Parameters<github::ListPrParams>,
+    ) -> Reply<ListPullRequestsResponse> {
+        match params.into_inner() {
+            Ok(p) => github::list_pull_requests(&self.ctx, p).await.into(),
+            Err(err) => Reply(Err(err)),
+        }
+    }
+
+    // ---- Jira tools ----------------------------------------------------------------------
+
+    #[tool(
+        description = "Get a Jira issue with its description as plain text (defaults to the current branch's linked issue)",
+        annotations(read_only_hint = true, open_world_hint = true),
+        output_schema = output_schema::<JiraIssueResponse>()
+    )]
+    async fn get_jira_issue(
+        &self,
+        params: Parameters<jira::IssueParams>,
+    ) -> Reply<JiraIssueResponse> {
+        match params.into_inner() {
+            Ok(p) => jira::get_jira_issue(&self.ctx, p).await.into(),
+            Err(err) => Reply(Err(err)),
+        }
+    }
+
+    #[tool(
+        description = "List the Jira issues of a project, optionally filtered by status and assignee (\"me\" for yourself); most recently updated first, at most 100",
+        annotations(read_only_hint = true, open_world_hint = true),
+        output_schema = output_schema::<ListJiraIssuesResponse>()
+    )]
+    async fn list_jira_issues(
+        &self,
+        params: Parameters<jira::ListIssuesParams>,
+    ) -> Reply<ListJiraIssuesResponse> {
+        match params.into_inner() {
+            Ok(p) => jira::list_jira_issues(&self.ctx, p).await.into(),
+            Err(err) => Reply(Err(err)),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for TwigMcpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .build();
+        if !self.enabled(Feature::Prompts) {
+            capabilities.prompts = None;
+        }
+        if !self.enabled(Feature::Resources) {
+            capabilities.resources = None;
+        }
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        if !self.enabled(Feature::Prompts) {
+            return Ok(ListPromptsResult::default());
+        }
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        if !self.enabled(Feature::Prompts) {
+            return Err(McpError::method_not_found::<GetPromptRequestMethod>());
+        }
+        prompts::get(&self.ctx, &request).map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        if !self.enabled(Feature::Resources) {
+            return Ok(ListResourcesResult::default());
+        }
+        Ok(ListResourcesResult::with_all_items(resources::list()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        if !self.enabled(Feature::Resources) {
+            return Ok(ListResourceTemplatesResult::default());
+        }
+        Ok(ListResourceTemplatesResult::with_all_items(
+            resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if !self.enabled(Feature::Resources) {
+            return Err(McpError::method_not_found::<ReadResourceRequestMethod>());
+        }
+        let include = resources::Include {
+            github: self.enabled(Feature::Github),
+            jira: self.enabled(Feature::Jira),
+        };
+        resources::read(&self.ctx, &request.uri, include)
+            .await
+            .map(Into::into)
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.enabled(Feature::Resources) {
+            return Err(McpError::method_not_found::<SubscribeRequestMethod>());
+        }
+        resources::check_subscribable(&request.uri)?;
+        self.subscriptions
+            .subscribe_legacy(request.uri.to_string(), context.peer.clone())
+            .map_err(|err| McpError::internal_error(err, None))
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions.unsubscribe_legacy(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        if !self.enabled(Feature::Resources) {
+            return None;
+        }
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| resources::check_subscribable(uri).is_ok())
+                .cloned()
+                .collect()
+        });
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.subscriptions
+            .listen(context)
+            .await
+            .map_err(|err| McpError::internal_error(err, None))
+    }
+}

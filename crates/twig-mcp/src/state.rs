@@ -1,0 +1,350 @@
+//! twig's on-disk data: `<repo>/.twig/state.json` and the global repository registry
+//! (`$XDG_DATA_HOME/twig/registry.json`), read exactly as twig 0.7 writes them.
+//!
+//! The state is fresh on every call, yet an unchanged file is not parsed again: [`StateCache`]
+//! keys the parsed state by the file's identity (size, modification time, inode, change time).
+
+use std::{
+    collections::{HashMap, HashSet},
+    fs,
+    os::unix::fs::MetadataExt,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+};
+
+use serde::Deserialize;
+
+/// The parsed content of `.twig/state.json`.
+#[derive(Debug, Default, Deserialize)]
+pub struct RepoState {
+    #[serde(default)]
+    pub version: Option<u32>,
+    #[serde(default)]
+    pub updated_at: Option<String>,
+    #[serde(default)]
+    pub worktrees: Vec<Worktree>,
+    #[serde(default)]
+    pub branches: HashMap<String, BranchMetadata>,
+    #[serde(default)]
+    pub dependencies: Vec<Dependency>,
+    #[serde(default)]
+    pub root_branches: Vec<RootBranch>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Worktree {
+    pub name: String,
+    pub path: String,
+    pub branch: String,
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct BranchMetadata {
+    #[serde(default)]
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub jira_issue: Option<String>,
+    #[serde(default)]
+    pub github_pr: Option<u32>,
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Dependency {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub child: String,
+    pub parent: String,
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct RootBranch {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub branch: String,
+    #[serde(default)]
+    pub is_default: bool,
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
+/// A parsed state with the indexes every tool needs, built once per file version.
+#[derive(Debug, Default)]
+pub struct LoadedState {
+    pub state: RepoState,
+    /// child → its parents, in declaration order (the first is the primary parent).
+    parents: HashMap<String, Vec<String>>,
+    /// The branch names in name order.
+    sorted_branches: Vec<String>,
+}
+
+impl LoadedState {
+    pub fn new(state: RepoState) -> Self {
+        let mut parents: HashMap<String, Vec<String>> = HashMap::new();
+        for dep in &state.dependencies {
+            let entry = parents.entry(dep.child.clone()).or_default();
+            if !entry.contains(&dep.parent) {
+                entry.push(dep.parent.clone());
+            }
+        }
+        let mut sorted_branches: Vec<String> = state.branches.keys().cloned().collect();
+        sorted_branches.sort();
+        Self {
+            state,
+            parents,
+            sorted_branches,
+        }
+    }
+
+    /// The declared parents of `branch`, first (primary) parent first.
+    pub fn parents(&self, branch: &str) -> &[String] {
+        self.parents.get(branch).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The primary (first declared) parent of `branch`.
+    pub fn primary_parent(&self, branch: &str) -> Option<&str> {
+        self.parents(branch).first().map(String::as_str)
+    }
+
+    /// Tracked branch names in name order.
+    pub fn sorted_branches(&self) -> &[String] {
+        &self.sorted_branches
+    }
+
+    /// The configured roots in declaration order.
+    pub fn root_names(&self) -> impl Iterator<Item = &str> {
+        self.state.root_branches.iter().map(|r| r.branch.as_str())
+    }
+
+    /// The default root: the one marked `is_default`, else the first configured root.
+    pub fn default_root(&self) -> Option<&str> {
+        self.state
+            .root_branches
+            .iter()
+            .find(|r| r.is_default)
+            .or_else(|| self.state.root_branches.first())
+            .map(|r| r.branch.as_str())
+    }
+
+    /// Walk from `start` up the primary parents to the root, guarding against cycles.
+    pub fn ancestry(&self, start: &str) -> Vec<String> {
+        let mut chain = vec![start.to_string()];
+        let mut seen: HashSet<&str> = HashSet::from([start]);
+        let mut current = start;
+        while let Some(parent) = self.primary_parent(current) {
+            if !seen.insert(parent) {
+                break;
+            }
+            chain.push(parent.to_string());
+            current = parent;
+        }
+        chain
+    }
+}
+
+/// Why the state could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("{} does not exist", .0.display())]
+    Missing(PathBuf),
+    #[error("cannot read {}: {}", .0.display(), .1)]
+    Unreadable(PathBuf, std::io::Error),
+    #[error("{} is not valid twig state: {}", .0.display(), .1)]
+    Invalid(PathBuf, serde_json::Error),
+}
+
+/// The identity of a file version: a change to any of these means the file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileIdentity {
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    ino: u64,
+    dev: u64,
+}
+
+impl FileIdentity {
+    fn of(meta: &fs::Metadata) -> Self {
+        Self {
+            len: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            ino: meta.ino(),
+            dev: meta.dev(),
+        }
+    }
+}
+
+/// Caches the parsed state of one state file by the file's identity.
+#[derive(Debug)]
+pub struct StateCache {
+    path: PathBuf,
+    cached: Mutex<Option<(FileIdentity, Arc<LoadedState>)>>,
+}
+
+impl StateCache {
+    pub fn new(path: PathBuf) -> Self {
+        Self {
+            path,
+            cached: Mutex::new(None),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The current state: the cached parse when the file is unchanged, else a fresh parse.
+    pub fn load(&self) -> Result<Arc<LoadedState>, StateError> {
+        let meta = match fs::metadata(&self.path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StateError::Missing(self.path.clone()));
+            }
+            Err(err) => return Err(StateError::Unreadable(self.path.clone(), err)),
+        };
+        let identity = FileIdentity::of(&meta);
+        if let Ok(guard) = self.cached.lock()
+            && let Some((cached_identity, state)) = guard.as_ref()
+            && *cached_identity == identity
+        {
+            return Ok(state.clone());
+        }
+        let bytes =
+            fs::read(&self.path).map_err(|err| StateError::Unreadable(self.path.clone(), err))?;
+        // Identity after the read: if the file was replaced while we read it, the next call
+        // sees a different identity and parses again.
+        let identity = fs::metadata(&self.path)
+            .map(|m| FileIdentity::of(&m))
+            .unwrap_or(identity);
+        let state: RepoState = serde_json::from_slice(&bytes)
+            .map_err(|err| StateError::Invalid(self.path.clone(), err))?;
+        let loaded = Arc::new(LoadedState::new(state));
+        tracing::debug!(path = %self.path.display(), "parsed twig state");
+        if let Ok(mut guard) = self.cached.lock() {
+            *guard = Some((identity, loaded.clone()));
+        }
+        Ok(loaded)
+    }
+}
+
+/// One repository of twig's global registry.
+#[derive(Debug, Deserialize)]
+pub struct RegistryEntry {
+    pub path: String,
+    pub name: String,
+    #[serde(default)]
+    pub last_fetch: Option<String>,
+}
+
+/// Where twig keeps its registry: `$XDG_DATA_HOME/twig/registry.json`, with
+/// `XDG_DATA_HOME` defaulting to `~/.local/share`.
+pub fn registry_path(xdg_data_home: Option<&str>, home: Option<&Path>) -> Option<PathBuf> {
+    match xdg_data_home.filter(|v| !v.is_empty() && Path::new(v).is_absolute()) {
+        Some(dir) => Some(PathBuf::from(dir).join("twig").join("registry.json")),
+        None => home.map(|h| h.join(".local/share/twig/registry.json")),
+    }
+}
+
+/// Load the registry. A registry that was never written is an empty list, as in twig.
+pub fn load_registry(path: &Path) -> Result<Vec<RegistryEntry>, String> {
+    match fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map_err(|err| format!("{} is not a valid twig registry: {err}", path.display())),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(err) => Err(format!("cannot read {}: {err}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STATE: &str = r#"{
+      "version": 1,
+      "updated_at": "2026-01-02T03:04:05Z",
+      "worktrees": [{"name": "wt", "path": "/tmp/wt", "branch": "feat/a", "created_at": "2026-01-01T00:00:00Z"}],
+      "branches": {
+        "feat/a": {"branch": "feat/a", "jira_issue": "PROJ-1", "github_pr": 42, "created_at": "2026-01-01T00:00:00Z"},
+        "feat/b": {"branch": "feat/b", "jira_issue": null, "github_pr": null, "created_at": "2026-01-01T00:00:00Z"},
+        "feat/c": {"branch": "feat/c", "created_at": "2026-01-01T00:00:00Z"}
+      },
+      "dependencies": [
+        {"id": "0b3c6f62-0000-4000-8000-000000000001", "child": "feat/b", "parent": "feat/a", "created_at": "2026-01-01T00:00:00Z"},
+        {"id": "0b3c6f62-0000-4000-8000-000000000002", "child": "feat/b", "parent": "main", "created_at": "2026-01-01T00:00:00Z"},
+        {"id": "0b3c6f62-0000-4000-8000-000000000003", "child": "feat/a", "parent": "main", "created_at": "2026-01-01T00:00:00Z"},
+        {"id": "0b3c6f62-0000-4000-8000-000000000004", "child": "main", "parent": "feat/b", "created_at": "2026-01-01T00:00:00Z"}
+      ],
+      "root_branches": [
+        {"id": "0b3c6f62-0000-4000-8000-000000000005", "branch": "develop", "is_default": false, "created_at": "2026-01-01T00:00:00Z"},
+        {"id": "0b3c6f62-0000-4000-8000-000000000006", "branch": "main", "is_default": true, "created_at": "2026-01-01T00:00:00Z"}
+      ]
+    }"#;
+
+    #[test]
+    fn parses_real_twig_state_and_indexes_parents() {
+        let state: RepoState = serde_json::from_str(STATE).unwrap();
+        let loaded = LoadedState::new(state);
+        assert_eq!(loaded.primary_parent("feat/b"), Some("feat/a"));
+        assert_eq!(loaded.parents("feat/b"), ["feat/a", "main"]);
+        assert_eq!(loaded.default_root(), Some("main"));
+        assert_eq!(loaded.sorted_branches(), ["feat/a", "feat/b", "feat/c"]);
+        let c = &loaded.state.branches["feat/c"];
+        assert_eq!((c.jira_issue.as_deref(), c.github_pr), (None, None));
+    }
+
+    #[test]
+    fn ancestry_stops_at_cycles() {
+        let loaded = LoadedState::new(serde_json::from_str(STATE).unwrap());
+        // feat/b → feat/a → main → feat/b (cycle)
+        assert_eq!(loaded.ancestry("feat/b"), ["feat/b", "feat/a", "main"]);
+    }
+
+    #[test]
+    fn cache_reparses_only_when_the_file_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let cache = StateCache::new(path.clone());
+        assert!(matches!(cache.load(), Err(StateError::Missing(_))));
+        fs::write(&path, STATE).unwrap();
+        let first = cache.load().unwrap();
+        let second = cache.load().unwrap();
+        assert!(Arc::ptr_eq(&first, &second), "unchanged file parsed again");
+        fs::write(&path, STATE.replace("PROJ-1", "PROJ-9")).unwrap();
+        let third = cache.load().unwrap();
+        assert_eq!(
+            third.state.branches["feat/a"].jira_issue.as_deref(),
+            Some("PROJ-9")
+        );
+        fs::write(&path, "{not json").unwrap();
+        assert!(matches!(cache.load(), Err(StateError::Invalid(..))));
+    }
+
+    #[test]
+    fn registry_is_a_bare_array() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("registry.json");
+        assert!(load_registry(&path).unwrap().is_empty());
+        fs::write(
+            &path,
+            r#"[{"path":"/src/a","name":"a","last_fetch":null},{"path":"/src/b","name":"b","last_fetch":"2026-01-01T00:00:00Z"}]"#,
+        )
+        .unwrap();
+        let entries = load_registry(&path).unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[1].name, "b");
+        assert_eq!(
+            registry_path(Some("/xdg"), None),
+            Some(PathBuf::from("/xdg/twig/registry.json"))
+        );
+        assert_eq!(
+            registry_path(None, Some(Path::new("/home/u"))),
+            Some(PathBuf::from("/home/u/.local/share/twig/registry.json"))
+        );
+    }
+}

@@ -1,0 +1,243 @@
+//! Resource subscriptions: `.twig/state.json` and the checked-out branch (git's `HEAD`) are
+//! watched with the operating system's file notifications (inotify; no polling), and each
+//! change tells subscribers that `twig://repo/tree` and `twig://repo/branches` were updated.
+//!
+//! Two client generations are served: the legacy `resources/subscribe` request (protocol
+//! versions up to 2025-11-25) and `subscriptions/listen` (2026-07-28).
+//! The watcher starts with the first subscription, so a server nobody subscribes to watches
+//! nothing.
+
+use std::{
+    collections::BTreeSet,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use notify::{EventKind, RecursiveMode, Watcher};
+use rmcp::{
+    RoleServer,
+    model::ResourceUpdatedNotificationParam,
+    service::{Peer, SubscriptionContext},
+};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::{context::ServerContext, resources};
+
+/// Changes closer together than this are announced once.
+const DEBOUNCE: Duration = Duration::from_millis(50);
+
+enum Signal {
+    Changed,
+    TwigDirAppeared,
+}
+
+#[derive(Default)]
+struct Inner {
+    watcher: Option<notify::RecommendedWatcher>,
+    legacy_uris: BTreeSet<String>,
+    legacy_peer: Option<Peer<RoleServer>>,
+    legacy_task: bool,
+}
+
+pub struct Subscriptions {
+    ctx: Arc<ServerContext>,
+    inner: Arc<Mutex<Inner>>,
+    changes: broadcast::Sender<()>,
+}
+
+/// The files whose changes are announced, and the directories watched to see them.
+struct Watched {
+    workdir: PathBuf,
+    twig_dir: PathBuf,
+    state_file: PathBuf,
+    head_file: PathBuf,
+}
+
+impl Watched {
+    fn classify(&self, path: &Path) -> Option<Signal> {
+        if path == self.state_file || path == self.head_file {
+            Some(Signal::Changed)
+        } else if path == self.twig_dir {
+            Some(Signal::TwigDirAppeared)
+        } else {
+            None
+        }
+    }
+}
+
+impl Subscriptions {
+    pub fn new(ctx: Arc<ServerContext>) -> Self {
+        let (changes, _) = broadcast::channel(16);
+        Self {
+            ctx,
+            inner: Arc::new(Mutex::new(Inner::default())),
+            changes,
+        }
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Inner>, String> {
+        self.inner
+            .lock()
+            .map_err(|_| "subscription state is poisoned".to_string())
+    }
+
+    /// Start watching, once. Without a repository there is nothing to watch, and the
+    /// subscription simply never fires.
+    fn ensure_watcher(&self) -> Result<(), String> {
+        let mut inner = self.lock()?;
+        if inner.watcher.is_some() {
+            return Ok(());
+        }
+        let (Some(repo), Some(state_file)) = (self.ctx.repo(), self.ctx.state_file()) else {
+            return Ok(());
+        };
+        let watched = Arc::new(Watched {
+            workdir: repo.workdir().to_path_buf(),
+            twig_dir: state_file
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+            state_file: state_file.to_path_buf(),
+            head_file: repo.head_file(),
+        });
+        let (tx, rx) = mpsc::unbounded_channel();
+        let filter = watched.clone();
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                let Ok(event) = event else { return };
+                if matches!(event.kind, EventKind::Access(_) | EventKind::Other) {
+                    return;
+                }
+                for path in &event.paths {
+                    if let Some(signal) = filter.classify(path) {
+                        let _ = tx.send(signal);
+                    }
+                }
+            })
+            .map_err(|err| format!("cannot start the file watcher: {err}"))?;
+        watcher
+            .watch(&watched.workdir, RecursiveMode::NonRecursive)
+            .map_err(|err| format!("cannot watch {}: {err}", watched.workdir.display()))?;
+        if let Some(git_dir) = watched.head_file.parent() {
+            watcher
+                .watch(git_dir, RecursiveMode::NonRecursive)
+                .map_err(|err| format!("cannot watch {}: {err}", git_dir.display()))?;
+        }
+        if watched.twig_dir.is_dir()
+            && let Err(err) = watcher.watch(&watched.twig_dir, RecursiveMode::NonRecursive)
+        {
+            tracing::warn!(%err, "cannot watch the .twig directory");
+        }
+        inner.watcher = Some(watcher);
+        drop(inner);
+        tokio::spawn(debounce(
+            rx,
+            self.changes.clone(),
+            self.inner.clone(),
+            watched,
+        ));
+        tracing::debug!("file watcher started");
+        Ok(())
+    }
+
+    pub fn subscribe_legacy(&self, uri: String, peer: Peer<RoleServer>) -> Result<(), String> {
+        self.ensure_watcher()?;
+        let mut inner = self.lock()?;
+        inner.legacy_uris.insert(uri);
+        inner.legacy_peer = Some(peer);
+        if !inner.legacy_task {
+            inner.legacy_task = true;
+            let mut changes = self.changes.subscribe();
+            let shared = self.inner.clone();
+            tokio::spawn(async move {
+                loop {
+                    match changes.recv().await {
+                        Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(broadcast::error::RecvError::Closed) => break,
+                    }
+                    let (uris, peer) = match shared.lock() {
+                        Ok(inner) => (inner.legacy_uris.clone(), inner.legacy_peer.clone()),
+                        Err(_) => break,
+                    };
+                    let Some(peer) = peer else { continue };
+                    for uri in uris {
+                        let param = ResourceUpdatedNotificationParam::new(uri);
+                        if let Err(err) = peer.notify_resource_updated(param).await {
+                            tracing::debug!(%err, "could not send a resource update");
+                        }
+                    }
+                }
+            });
+        }
+        Ok(())
+    }
+
+    pub fn unsubscribe_legacy(&self, uri: &str) {
+        if let Ok(mut inner) = self.lock() {
+            inner.legacy_uris.remove(uri);
+        }
+    }
+
+    /// Serve one `subscriptions/listen` stream until the client cancels it.
+    pub async fn listen(&self, context: SubscriptionContext) -> Result<(), String> {
+        let uris: Vec<String> = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|uri| resources::check_subscribable(uri).is_ok())
+            .collect();
+        if uris.is_empty() {
+            context.cancelled().await;
+            return Ok(());
+        }
+        self.ensure_watcher()?;
+        let mut changes = self.changes.subscribe();
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                received = changes.recv() => {
+                    if matches!(received, Err(broadcast::error::RecvError::Closed)) {
+                        return Ok(());
+                    }
+                    for uri in &uris {
+                        if let Err(err) = context.sink().notify_resource_updated(uri.clone()).await {
+                            tracing::debug!(%err, "could not send a resource update");
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Coalesce bursts of file events into one announcement; start watching `.twig` when it
+/// appears after the watcher started.
+async fn debounce(
+    mut rx: mpsc::UnboundedReceiver<Signal>,
+    changes: broadcast::Sender<()>,
+    inner: Arc<Mutex<Inner>>,
+    watched: Arc<Watched>,
+) {
+    while let Some(first) = rx.recv().await {
+        let mut twig_dir_appeared = matches!(first, Signal::TwigDirAppeared);
+        tokio::time::sleep(DEBOUNCE).await;
+        while let Ok(signal) = rx.try_recv() {
+            twig_dir_appeared |= matches!(signal, Signal::TwigDirAppeared);
+        }
+        if twig_dir_appeared
+            && watched.twig_dir.is_dir()
+            && let Ok(mut guard) = inner.lock()
+            && let Some(watcher) = guard.watcher.as_mut()
+        {
+            if let Err(err) = watcher.watch(&watched.twig_dir, RecursiveMode::NonRecursive) {
+                tracing::warn!(%err, "cannot watch the .twig directory");
+            }
+        }
+        tracing::debug!("twig state or HEAD changed");
+        let _ = changes.send(());
+    }
+}

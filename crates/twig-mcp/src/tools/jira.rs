@@ -1,0 +1,139 @@
+//! The Jira tools: issues from the Jira site named by `$JIRA_HOST`, with credentials from
+//! `~/.netrc`.
+
+use std::sync::Arc;
+
+use mcp_common::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::{
+    context::ServerContext,
+    remote::{
+        Service,
+        jira::{self, JiraClient},
+        to_tool_error,
+    },
+    types::{JiraIssueResponse, ListJiraIssuesResponse},
+};
+
+/// The most issues `list_jira_issues` returns (`truncated` says when more exist).
+pub const LIST_LIMIT: usize = 100;
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct IssueParams {
+    /// Issue key such as `PROJ-123` (defaults to the issue linked to the current branch).
+    #[serde(default)]
+    pub issue_key: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListIssuesParams {
+    /// Project key, e.g. `PROJ`.
+    pub project: String,
+    /// Only issues in this status, e.g. `In Progress`.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Only issues assigned to this user; `me` for yourself.
+    #[serde(default)]
+    pub assignee: Option<String>,
+}
+
+fn credentials_missing() -> ToolError {
+    ToolError::new(ErrorCode::CredentialsMissing, "Jira credentials not found")
+        .with_hint(Service::Jira.credentials_hint())
+}
+
+/// The Jira client, built on first use from `$JIRA_HOST` and `~/.netrc`, then reused; a
+/// failure is not cached.
+async fn client(ctx: &ServerContext) -> Result<Arc<JiraClient>, ToolError> {
+    ctx.jira
+        .get_or_try_init(|| async {
+            let base = ctx
+                .settings
+                .jira_host
+                .as_deref()
+                .and_then(jira::base_url_from_host)
+                .ok_or_else(credentials_missing)?;
+            let home = ctx.settings.home.as_deref().ok_or_else(credentials_missing)?;
+            let creds = jira::credentials(home, &base).ok_or_else(credentials_missing)?;
+            JiraClient::new(base, creds, ctx.settings.timeout)
+                .map(Arc::new)
+                .map_err(|err| to_tool_error(Service::Jira, "Jira API", err))
+        })
+        .await
+        .cloned()
+}
+
+/// The issue to look at: the explicit key, else the one linked to the current branch.
+fn resolve_key(ctx: &ServerContext, explicit: Option<&str>) -> Result<String, ToolError> {
+    if let Some(key) = explicit {
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(ToolError::invalid_params("`issue_key` must not be empty")
+                .with_hint("Pass an issue key such as PROJ-123, or omit it."));
+        }
+        return Ok(key.to_string());
+    }
+    let no_branch = || {
+        ToolError::invalid_params("No issue_key provided and could not detect current branch")
+            .with_hint("Provide an explicit issue_key parameter.")
+    };
+    let branch = match ctx.current_branch() {
+        Ok(Some(branch)) => branch,
+        Ok(None) => return Err(no_branch()),
+        Err(err) if err.code == ErrorCode::NoRepo => return Err(no_branch()),
+        Err(err) => return Err(err),
+    };
+    let state = ctx.require_state()?;
+    state
+        .state
+        .branches
+        .get(&branch)
+        .and_then(|meta| meta.jira_issue.clone())
+        .ok_or_else(|| {
+            ToolError::not_found(format!("Branch '{branch}' has no linked Jira issue"))
+                .with_hint("Provide an explicit issue_key parameter.")
+        })
+}
+
+pub async fn get_jira_issue(
+    ctx: &ServerContext,
+    params: IssueParams,
+) -> Result<JiraIssueResponse, ToolError> {
+    let key = resolve_key(ctx, params.issue_key.as_deref())?;
+    fetch_issue(ctx, &key).await
+}
+
+/// Issue `key` (used by the tool and by the branch context resource).
+pub async fn fetch_issue(ctx: &ServerContext, key: &str) -> Result<JiraIssueResponse, ToolError> {
+    let client = client(ctx).await?;
+    client
+        .get_issue(key)
+        .await
+        .map_err(|err| to_tool_error(Service::Jira, &format!("Jira issue {key}"), err))
+}
+
+pub async fn list_jira_issues(
+    ctx: &ServerContext,
+    params: ListIssuesParams,
+) -> Result<ListJiraIssuesResponse, ToolError> {
+    let project = params.project.trim();
+    if project.is_empty() {
+        return Err(ToolError::invalid_params("`project` must not be empty")
+            .with_hint("Pass a Jira project key such as PROJ."));
+    }
+    let nonempty = |v: &Option<String>| {
+        v.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let status = nonempty(&params.status);
+    let assignee = nonempty(&params.assignee);
+    let client = client(ctx).await?;
+    client
+        .list_issues(project, status.as_deref(), assignee.as_deref(), LIST_LIMIT)
+        .await
+        .map_err(|err| to_tool_error(Service::Jira, &format!("Jira project {project}"), err))
+}

@@ -1,0 +1,249 @@
+//! The local state tools: no network, answered from `.twig/state.json`, the registry and git.
+
+use mcp_common::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    context::ServerContext,
+    graph::BranchGraph,
+    state::{LoadedState, load_registry, registry_path},
+    types::*,
+};
+
+/// Metadata of `branch` from the state (fields without a value are omitted).
+pub fn branch_metadata(state: Option<&LoadedState>, branch: &str) -> BranchMetadataResponse {
+    let meta = state.and_then(|s| s.state.branches.get(branch));
+    BranchMetadataResponse {
+        branch: branch.to_string(),
+        jira_issue: meta.and_then(|m| m.jira_issue.clone()),
+        pr_number: meta.and_then(|m| m.github_pr),
+        parent_branch: state.and_then(|s| s.primary_parent(branch).map(str::to_string)),
+        created_at: meta.and_then(|m| m.created_at.clone()),
+    }
+}
+
+fn require_name<'a>(value: &'a str, param: &str) -> Result<&'a str, ToolError> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err(
+            ToolError::invalid_params(format!("`{param}` must not be empty"))
+                .with_hint(format!("Pass a branch name as `{param}`.")),
+        );
+    }
+    Ok(trimmed)
+}
+
+pub fn get_current_branch(ctx: &ServerContext) -> Result<BranchMetadataResponse, ToolError> {
+    let Some(branch) = ctx.current_branch()? else {
+        return Err(
+            ToolError::not_found("Not on any branch (detached HEAD state)").with_hint(
+                "Check out a branch, or ask about a branch by name with `get_branch_metadata`.",
+            ),
+        );
+    };
+    // Degrades gracefully: without twig state, only the branch name is known.
+    let state = ctx.try_state();
+    Ok(branch_metadata(state.as_deref(), &branch))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BranchParams {
+    /// The branch name to look up.
+    pub branch: String,
+}
+
+pub fn get_branch_metadata(
+    ctx: &ServerContext,
+    params: BranchParams,
+) -> Result<BranchMetadataResponse, ToolError> {
+    let branch = require_name(&params.branch, "branch")?;
+    let state = ctx.require_state()?;
+    if !state.state.branches.contains_key(branch) {
+        return Err(
+            ToolError::not_found(format!("Branch '{branch}' not found in twig state"))
+                .with_hint("Use `list_branches` to see tracked branches."),
+        );
+    }
+    Ok(branch_metadata(Some(&state), branch))
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct TreeParams {
+    /// Root branch of the tree (defaults to the repository's default root branch).
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+pub fn get_branch_tree(
+    ctx: &ServerContext,
+    params: TreeParams,
+) -> Result<BranchTreeResponse, ToolError> {
+    let repo = ctx.require_repo()?;
+    let state = ctx.require_state()?;
+    let local = repo.local_branches().map_err(ToolError::internal)?;
+    let head = repo.current_branch();
+    let graph = BranchGraph::build(&local, &state, head.as_deref());
+    if graph.is_empty() {
+        return Err(
+            ToolError::not_found("No branches found in repository").with_hint(
+                "Create a branch with at least one commit (e.g. `git commit` on main), then retry.",
+            ),
+        );
+    }
+    let root = match params.branch.as_deref() {
+        Some(branch) => {
+            let branch = require_name(branch, "branch")?;
+            if !graph.contains(branch) {
+                return Err(ToolError::not_found(format!(
+                    "Branch '{branch}' not found in repository"
+                ))
+                .with_hint(
+                    "Pass the name of a local branch, or omit `branch` to start at the default root.",
+                ));
+            }
+            branch.to_string()
+        }
+        None => graph.root_candidates().first().cloned().ok_or_else(|| {
+            ToolError::not_found("No root branch found in repository")
+                .with_hint("Configure a root branch with `twig branch root add <branch>`.")
+        })?,
+    };
+    Ok(graph.tree(&root, &state))
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct StackParams {
+    /// Branch to start from (defaults to the current branch).
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+pub fn get_branch_stack(
+    ctx: &ServerContext,
+    params: StackParams,
+) -> Result<BranchStackResponse, ToolError> {
+    let start = match params.branch.as_deref() {
+        Some(branch) => {
+            ctx.require_repo()?;
+            require_name(branch, "branch")?.to_string()
+        }
+        None => ctx.current_branch()?.ok_or_else(|| {
+            ToolError::not_found("Not on any branch (detached HEAD)")
+                .with_hint("Check out a branch, or pass `branch` explicitly.")
+        })?,
+    };
+    let state = ctx.require_state()?;
+    let stack = state
+        .ancestry(&start)
+        .iter()
+        .map(|branch| branch_metadata(Some(&state), branch))
+        .collect();
+    Ok(BranchStackResponse { stack })
+}
+
+/// Default and largest page of `list_branches`.
+pub const BRANCH_PAGE_DEFAULT: usize = 200;
+pub const BRANCH_PAGE_MAX: usize = 1000;
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ListBranchesParams {
+    /// How many branches to return (default 200, at most 1000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// `next_cursor` of the previous page, to continue after it.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// One page of tracked branches, in name order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BranchPage {
+    pub branches: Vec<BranchMetadataResponse>,
+    /// How many branches twig tracks in all.
+    pub total: usize,
+    /// Pass as `cursor` to get the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+pub fn list_branches(
+    ctx: &ServerContext,
+    params: ListBranchesParams,
+) -> Result<BranchPage, ToolError> {
+    let limit = match params.limit {
+        None => BRANCH_PAGE_DEFAULT,
+        Some(n) if (1..=BRANCH_PAGE_MAX).contains(&n) => n,
+        Some(n) => {
+            return Err(ToolError::invalid_params(format!(
+                "`limit` must be between 1 and {BRANCH_PAGE_MAX}, got {n}"
+            ))
+            .with_hint("Omit `limit` for pages of 200 branches."));
+        }
+    };
+    let state = ctx.require_state()?;
+    let names = state.sorted_branches();
+    // The cursor is the last branch name of the previous page: stable across state changes.
+    let start = match params.cursor.as_deref() {
+        None | Some("") => 0,
+        Some(after) => names.partition_point(|name| name.as_str() <= after),
+    };
+    let end = (start + limit).min(names.len());
+    let branches = names[start..end]
+        .iter()
+        .map(|name| branch_metadata(Some(&state), name))
+        .collect();
+    let next_cursor = (end < names.len())
+        .then(|| names.get(end.saturating_sub(1)).cloned())
+        .flatten();
+    Ok(BranchPage {
+        branches,
+        total: names.len(),
+        next_cursor,
+    })
+}
+
+pub fn list_repositories(ctx: &ServerContext) -> Result<ListRepositoriesResponse, ToolError> {
+    let path = registry_path(
+        ctx.settings.xdg_data_home.as_deref(),
+        ctx.settings.home.as_deref(),
+    )
+    .ok_or_else(|| {
+        ToolError::internal("Failed to load registry: neither XDG_DATA_HOME nor HOME is set")
+    })?;
+    let entries = load_registry(&path).map_err(|err| {
+        ToolError::new(
+            mcp_common::ErrorCode::Internal,
+            format!("Failed to load registry: {err}"),
+        )
+        .with_hint(format!(
+            "Check that {} is the JSON array twig writes, or remove it to start over.",
+            path.display()
+        ))
+    })?;
+    Ok(ListRepositoriesResponse {
+        repositories: entries
+            .into_iter()
+            .map(|e| RepositoryInfo {
+                name: e.name,
+                path: e.path,
+            })
+            .collect(),
+    })
+}
+
+pub fn get_worktrees(ctx: &ServerContext) -> Result<ListWorktreesResponse, ToolError> {
+    let state = ctx.require_state()?;
+    Ok(ListWorktreesResponse {
+        worktrees: state
+            .state
+            .worktrees
+            .iter()
+            .map(|w| WorktreeInfo {
+                name: w.name.clone(),
+                path: w.path.clone(),
+                branch: w.branch.clone(),
+            })
+            .collect(),
+    })
+}

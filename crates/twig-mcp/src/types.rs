@@ -1,0 +1,153 @@
+//! Response types of the tools, as the design document gives them (plus the bounds that keep
+//! list answers small: `truncated` says when a list was cut).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Response for `get_current_branch` and `get_branch_metadata`; also one entry of a stack or
+/// branch list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BranchMetadataResponse {
+    pub branch: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jira_issue: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr_number: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+}
+
+/// Response for `get_branch_tree`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BranchTreeResponse {
+    /// The branch at the root of the tree.
+    pub root: String,
+    /// The tree drawn with box-drawing characters, one branch per line.
+    pub tree_text: String,
+    /// The tree as data: the root node and its descendants.
+    pub branches: Vec<BranchTreeNode>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BranchTreeNode {
+    pub branch: String,
+    pub children: Vec<BranchTreeNode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jira_issue: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr_number: Option<u32>,
+}
+
+/// Response for `get_branch_stack`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BranchStackResponse {
+    /// Ordered from the queried branch (index 0) up to the root.
+    pub stack: Vec<BranchMetadataResponse>,
+}
+
+/// Response for `list_branches`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ListBranchesResponse {
+    pub branches: Vec<BranchMetadataResponse>,
+}
+
+/// Response for `list_repositories`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ListRepositoriesResponse {
+    pub repositories: Vec<RepositoryInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RepositoryInfo {
+    pub name: String,
+    pub path: String,
+}
+
+/// Response for `get_worktrees`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ListWorktreesResponse {
+    pub worktrees: Vec<WorktreeInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WorktreeInfo {
+    pub name: String,
+    pub path: String,
+    pub branch: String,
+}
+
+/// Response for `get_pull_request`; also an entry of `list_pull_requests`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PullRequestResponse {
+    pub number: u32,
+    pub title: String,
+    /// `open` or `closed`, as GitHub reports it.
+    pub state: String,
+    pub author: String,
+    /// The branch the PR merges into.
+    pub base: String,
+    /// The branch the PR comes from.
+    pub head: String,
+    pub draft: bool,
+    /// Whether GitHub can merge the PR cleanly; null while GitHub is still computing it (and
+    /// always in PR lists, where GitHub does not report it).
+    pub mergeable: Option<bool>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// Response for `get_pr_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PrStatusResponse {
+    pub pull_request: PullRequestResponse,
+    pub reviews: Vec<ReviewInfo>,
+    pub checks: Vec<CheckRunInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReviewInfo {
+    pub author: String,
+    /// `APPROVED`, `CHANGES_REQUESTED`, `COMMENTED`, `DISMISSED` or `PENDING`.
+    pub state: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CheckRunInfo {
+    pub name: String,
+    /// `queued`, `in_progress` or `completed`.
+    pub status: String,
+    /// Set once the check completed: `success`, `failure`, `neutral`, `cancelled`, `skipped`,
+    /// `timed_out` or `action_required`.
+    pub conclusion: Option<String>,
+}
+
+/// Response for `list_pull_requests`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ListPullRequestsResponse {
+    pub pull_requests: Vec<PullRequestResponse>,
+    /// True when more pull requests matched than the response holds.
+    pub truncated: bool,
+}
+
+/// Response for `get_jira_issue`; also an entry of `list_jira_issues`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JiraIssueResponse {
+    pub key: String,
+    pub summary: String,
+    /// The description as plain text (converted from Atlassian Document Format).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignee: Option<String>,
+}
+
+/// Response for `list_jira_issues`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ListJiraIssuesResponse {
+    pub issues: Vec<JiraIssueResponse>,
+    /// True when more issues matched than the response holds.
+    pub truncated: bool,
+}
