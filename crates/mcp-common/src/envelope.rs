@@ -220,13 +220,16 @@ mod tests {
 
     #[test]
     fn error_envelope_omits_missing_hint() {
-        let result =
-            Reply::<()>(Err(ToolError::not_found("Not on any branch (detached HEAD state)")))
-                .into_call_result();
+        let result = Reply::<()>(Err(ToolError::not_found(
+            "Not on any branch (detached HEAD state)",
+        )))
+        .into_call_result();
         assert_eq!(result.is_error, Some(true));
         assert_eq!(
             result.structured_content,
-            Some(json!({"status": "error", "error": {"code": "not_found", "message": "Not on any branch (detached HEAD state)"}}))
+            Some(
+                json!({"status": "error", "error": {"code": "not_found", "message": "Not on any branch (detached HEAD state)"}})
+            )
         );
     }
 
@@ -238,7 +241,11 @@ mod tests {
         let props = props.map(|p| p.keys().cloned().collect::<Vec<_>>());
         assert_eq!(
             props,
-            Some(vec!["data".to_string(), "error".to_string(), "status".to_string()])
+            Some(vec![
+                "data".to_string(),
+                "error".to_string(),
+                "status".to_string()
+            ])
         );
     }
 }

@@ -232,10 +232,9 @@ async fn debounce(
             && watched.twig_dir.is_dir()
             && let Ok(mut guard) = inner.lock()
             && let Some(watcher) = guard.watcher.as_mut()
+            && let Err(err) = watcher.watch(&watched.twig_dir, RecursiveMode::NonRecursive)
         {
-            if let Err(err) = watcher.watch(&watched.twig_dir, RecursiveMode::NonRecursive) {
-                tracing::warn!(%err, "cannot watch the .twig directory");
-            }
+            tracing::warn!(%err, "cannot watch the .twig directory");
         }
         tracing::debug!("twig state or HEAD changed");
         let _ = changes.send(());

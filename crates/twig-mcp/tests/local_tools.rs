@@ -1,4 +1,5 @@
 //! The local state tools through the built binary, including every degraded context.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
 mod support;
 

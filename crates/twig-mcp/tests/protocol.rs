@@ -1,11 +1,11 @@
 //! The MCP surface of twig-mcp: handshake, tool list snapshot, flags, prompts, resources,
 //! subscriptions, stdout hygiene and the read-only guarantee.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
 mod support;
 
 use std::{collections::BTreeMap, path::Path, process::Stdio, time::Duration};
 
-use mcp_common::ErrorCode;
 use serde_json::{Value, json};
 use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -80,7 +80,16 @@ async fn disable_flags_hide_tools_prompts_and_resources() {
     let fx = stacked();
     let mcp = fx
         .start(
-            &["--disable", "github", "--disable", "jira", "--disable", "prompts", "--disable", "resources"],
+            &[
+                "--disable",
+                "github",
+                "--disable",
+                "jira",
+                "--disable",
+                "prompts",
+                "--disable",
+                "resources",
+            ],
             &[],
         )
         .await;
@@ -179,17 +188,26 @@ async fn branch_context_prompt() {
     let text = mcp
         .prompt_text("branch-context", json!({"branch": "feat/billing"}))
         .await;
-    assert!(text.starts_with("Branch: feat/billing (#7)\nParent branch: main\n"), "{text}");
+    assert!(
+        text.starts_with("Branch: feat/billing (#7)\nParent branch: main\n"),
+        "{text}"
+    );
 
     let head = fx.git(&["rev-parse", "HEAD"]);
     fx.git(&["checkout", "-q", &head]);
     let text = mcp.prompt_text("branch-context", json!({})).await;
-    assert_eq!(text, "I'm not currently on a git branch. What should I work on?");
+    assert_eq!(
+        text,
+        "I'm not currently on a git branch. What should I work on?"
+    );
 
     let fx = Fixture::empty();
     let mcp = fx.start_in(&fx.outside(), &[], &[]).await;
     let text = mcp.prompt_text("branch-context", json!({})).await;
-    assert_eq!(text, "I'm not currently on a git branch. What should I work on?");
+    assert_eq!(
+        text,
+        "I'm not currently on a git branch. What should I work on?"
+    );
     let err = mcp
         .peer()
         .get_prompt(rmcp::model::GetPromptRequestParams::new("nope"))
@@ -210,7 +228,12 @@ async fn repo_resources_list_and_read() {
     let tree = mcp.read_resource_json("twig://repo/tree").await;
     assert_eq!(tree["status"], "ok");
     assert_eq!(tree["data"]["root"], "main");
-    assert!(tree["data"]["tree_text"].as_str().unwrap().contains("feat/auth-ui"));
+    assert!(
+        tree["data"]["tree_text"]
+            .as_str()
+            .unwrap()
+            .contains("feat/auth-ui")
+    );
 
     let branches = mcp.read_resource_json("twig://repo/branches").await;
     assert_eq!(branches["status"], "ok");
@@ -261,10 +284,12 @@ async fn branch_context_resource_degrades_per_part() {
     let ctx = mcp
         .read_resource_json("twig://branch/feat%2Fauth/context")
         .await;
-    assert!(ctx["pull_request"]["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("--disable github"));
+    assert!(
+        ctx["pull_request"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--disable github")
+    );
 }
 
 #[tokio::test]
@@ -280,39 +305,70 @@ async fn subscribers_hear_about_state_and_head_changes() {
     }
     assert!(
         mcp.peer()
-            .subscribe(rmcp::model::SubscribeRequestParams::new("twig://branch/x/context"))
+            .subscribe(rmcp::model::SubscribeRequestParams::new(
+                "twig://branch/x/context"
+            ))
             .await
             .is_err(),
         "only the repository resources are subscribable"
     );
     let wait = Duration::from_secs(10);
-    assert_eq!(mcp.next_resource_update(Duration::from_millis(300)).await, None, "no change yet");
+    assert_eq!(
+        mcp.next_resource_update(Duration::from_millis(300)).await,
+        None,
+        "no change yet"
+    );
 
     // twig rewrites its state file.
-    fx.write_state(&state(vec![branch("feat/new", None, None)], &[], &[("main", true)], json!([])));
+    fx.write_state(&state(
+        vec![branch("feat/new", None, None)],
+        &[],
+        &[("main", true)],
+        json!([]),
+    ));
     let mut seen = vec![
-        mcp.next_resource_update(wait).await.expect("update after state change"),
+        mcp.next_resource_update(wait)
+            .await
+            .expect("update after state change"),
         mcp.next_resource_update(wait).await.expect("second update"),
     ];
     seen.sort();
     assert_eq!(seen, ["twig://repo/branches", "twig://repo/tree"]);
-    while mcp.next_resource_update(Duration::from_millis(300)).await.is_some() {}
+    while mcp
+        .next_resource_update(Duration::from_millis(300))
+        .await
+        .is_some()
+    {}
 
     // Checking out another branch changes HEAD.
     fx.git(&["checkout", "-q", "feat/billing"]);
-    assert!(mcp.next_resource_update(wait).await.is_some(), "update after checkout");
-    while mcp.next_resource_update(Duration::from_millis(300)).await.is_some() {}
+    assert!(
+        mcp.next_resource_update(wait).await.is_some(),
+        "update after checkout"
+    );
+    while mcp
+        .next_resource_update(Duration::from_millis(300))
+        .await
+        .is_some()
+    {}
 
     mcp.peer()
-        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new("twig://repo/tree"))
+        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new(
+            "twig://repo/tree",
+        ))
         .await
         .unwrap();
     mcp.peer()
-        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new("twig://repo/branches"))
+        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new(
+            "twig://repo/branches",
+        ))
         .await
         .unwrap();
     fx.write_state(&state(vec![], &[], &[], json!([])));
-    assert_eq!(mcp.next_resource_update(Duration::from_millis(500)).await, None);
+    assert_eq!(
+        mcp.next_resource_update(Duration::from_millis(500)).await,
+        None
+    );
 }
 
 /// Drive the binary by hand: every stdout line must be a JSON-RPC frame, even at -vvv.
@@ -339,7 +395,10 @@ async fn stdout_carries_only_protocol_frames() {
         json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_pull_request","arguments":{}}}),
     ];
     for frame in &frames {
-        stdin.write_all(format!("{frame}\n").as_bytes()).await.unwrap();
+        stdin
+            .write_all(format!("{frame}\n").as_bytes())
+            .await
+            .unwrap();
     }
     stdin.write_all(b"this is not json\n").await.unwrap();
     stdin.flush().await.unwrap();
@@ -351,7 +410,8 @@ async fn stdout_carries_only_protocol_frames() {
             .unwrap()
             .unwrap()
             .expect("server closed stdout early");
-        let frame: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("non-JSON on stdout ({e}): {line}"));
+        let frame: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("non-JSON on stdout ({e}): {line}"));
         assert_eq!(frame["jsonrpc"], "2.0");
         if let Some(id) = frame.get("id").and_then(Value::as_i64) {
             ids.push(id);
@@ -368,11 +428,15 @@ async fn stdout_carries_only_protocol_frames() {
     .await
     .unwrap();
     for line in rest {
-        let _: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("non-JSON on stdout ({e}): {line}"));
+        let _: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("non-JSON on stdout ({e}): {line}"));
     }
     let output = child.wait_with_output().await.unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("DEBUG") || stderr.contains("TRACE"), "-vvv logs go to stderr: {stderr}");
+    assert!(
+        stderr.contains("DEBUG") || stderr.contains("TRACE"),
+        "-vvv logs go to stderr: {stderr}"
+    );
 }
 
 #[tokio::test]
@@ -416,12 +480,24 @@ fn snapshot_tree(root: &Path) -> BTreeMap<String, (Vec<u8>, Option<std::time::Sy
 #[allow(deprecated)]
 async fn full_sweep_leaves_the_repository_unchanged() {
     let fx = stacked();
-    fx.git(&["remote", "add", "origin", "https://github.com/octo/widgets.git"]);
+    fx.git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://github.com/octo/widgets.git",
+    ]);
     std::fs::write(fx.repo_path().join("dirty.txt"), "untracked\n").unwrap();
     std::fs::write(fx.repo_path().join("README.md"), "modified\n").unwrap();
     let before = snapshot_tree(&fx.repo_path());
     let mcp = fx
-        .start(&[], &[("GITHUB_TOKEN", "ghp_test"), ("GITHUB_API_URL", "http://127.0.0.1:9"), ("JIRA_HOST", "127.0.0.1:9")])
+        .start(
+            &[],
+            &[
+                ("GITHUB_TOKEN", "ghp_test"),
+                ("GITHUB_API_URL", "http://127.0.0.1:9"),
+                ("JIRA_HOST", "127.0.0.1:9"),
+            ],
+        )
         .await;
     for tool in mcp.peer().list_all_tools().await.unwrap() {
         let args = match tool.name.as_ref() {
@@ -435,7 +511,9 @@ async fn full_sweep_leaves_the_repository_unchanged() {
     let _ = mcp.prompt_text("branch-context", json!({})).await;
     let _ = mcp.read_resource_json("twig://repo/tree").await;
     let _ = mcp.read_resource_json("twig://repo/branches").await;
-    let _ = mcp.read_resource_json("twig://branch/feat%2Fauth/context").await;
+    let _ = mcp
+        .read_resource_json("twig://branch/feat%2Fauth/context")
+        .await;
     mcp.peer()
         .subscribe(rmcp::model::SubscribeRequestParams::new("twig://repo/tree"))
         .await

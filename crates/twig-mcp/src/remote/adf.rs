@@ -263,14 +263,14 @@ mod tests {
                 {"type": "orderedList", "attrs": {"order": 1}, "content": [
                     item(vec![para(vec![text("Open the cart")])]),
                     item(vec![
-                        para(vec![text("Click "), {"type": "status", "attrs": {"text": "PAY", "color": "green"}}]),
-                        {"type": "bulletList", "content": [
+                        para(vec![text("Click "), json!({"type": "status", "attrs": {"text": "PAY", "color": "green"}})]),
+                        json!({"type": "bulletList", "content": [
                             item(vec![para(vec![text("as guest")])]),
                             item(vec![
                                 para(vec![text("with a coupon")]),
-                                {"type": "bulletList", "content": [item(vec![para(vec![text("expired")])])]},
+                                json!({"type": "bulletList", "content": [item(vec![para(vec![text("expired")])])]}),
                             ]),
-                        ]},
+                        ]}),
                     ]),
                 ]},
                 {"type": "codeBlock", "attrs": {"language": "text"}, "content": [
@@ -282,7 +282,7 @@ mod tests {
                 ]},
                 {"type": "rule"},
                 {"type": "panel", "attrs": {"panelType": "info"}, "content": [
-                    para(vec![text("See "), {"type": "inlineCard", "attrs": {"url": "https://acme.atlassian.net/browse/PROJ-7"}}])
+                    para(vec![text("See "), json!({"type": "inlineCard", "attrs": {"url": "https://acme.atlassian.net/browse/PROJ-7"}})])
                 ]},
                 {"type": "mediaSingle", "attrs": {"layout": "center"}, "content": [
                     {"type": "media", "attrs": {"id": "abc", "type": "file", "collection": "jira"}}

@@ -1031,6 +1031,28 @@ mod tests {
         assert!(!format!("{client:?}").contains("secret"));
     }
 
+    #[tokio::test]
+    async fn slow_servers_time_out() {
+        // Accept connections but never answer.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                held.push(socket);
+            }
+        });
+        let client = GitHubClient::new(
+            &format!("http://{addr}"),
+            GitHubAuth::Token("t".into()),
+            Duration::from_millis(200),
+        )
+        .unwrap();
+        let err = client.get_pull_request(&widgets(), 1).await.unwrap_err();
+        assert!(matches!(err, RemoteError::Timeout { .. }), "{err:?}");
+        assert_eq!(err.to_string(), "request timed out after 200ms");
+    }
+
     #[test]
     fn rejects_unusable_api_bases() {
         let auth = GitHubAuth::Token("t".into());

@@ -125,8 +125,9 @@ fn format_status(status: u16, message: Option<&str>) -> String {
 
 /// Map an unsuccessful response to a [`RemoteError`].
 ///
-/// * 429, or 403/401 with `x-ratelimit-remaining: 0`, a `Retry-After` header, or a message
-///   mentioning a rate limit (GitHub's secondary rate limits) → [`RemoteError::RateLimited`].
+/// * 429, or 403 with `x-ratelimit-remaining: 0` (GitHub's primary rate limit) or with a
+///   `Retry-After` header or a message mentioning a rate limit (GitHub's secondary rate
+///   limits) → [`RemoteError::RateLimited`].
 /// * Other 401/403 → [`RemoteError::Unauthorized`].
 /// * 404 → [`RemoteError::NotFound`].
 /// * Anything else → [`RemoteError::Status`] with an excerpt of the body's `message` (GitHub)
@@ -146,7 +147,7 @@ pub(crate) fn error_from_response(
         .as_deref()
         .is_some_and(|m| m.to_ascii_lowercase().contains("rate limit"));
     let rate_limited = code == 429
-        || (matches!(code, 401 | 403)
+        || (code == 403
             && (remaining_zero || headers.contains_key("retry-after") || mentions_rate_limit));
 
     if rate_limited {

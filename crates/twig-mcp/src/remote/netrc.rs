@@ -1,8 +1,8 @@
 //! Credentials from `~/.netrc` (or `~/_netrc`, the name Windows tools use).
 //!
-//! The parser is written by hand on purpose: the netrc crates on crates.io are unmaintained,
-//! and the ones we looked at mishandle the `default` entry or choke on `macdef` bodies, both
-//! of which appear in real-world files.
+//! The parser is written by hand on purpose: the netrc crates on crates.io are unmaintained
+//! and do not handle the `default` entry and `macdef` bodies, both of which appear in
+//! real-world files.
 //!
 //! The format is a sequence of whitespace-separated tokens:
 //!

@@ -56,10 +56,13 @@ async fn client(ctx: &ServerContext) -> Result<Arc<GitHubClient>, ToolError> {
                     .and_then(|u| u.host_str().map(str::to_string))
                     .map(|h| h.strip_prefix("api.").map(str::to_string).unwrap_or(h))
                     .unwrap_or_else(|| "github.com".to_string());
-                ToolError::new(ErrorCode::CredentialsMissing, "GitHub credentials not found")
-                    .with_hint(format!(
-                        "Add credentials for {host} to `~/.netrc`. See `twig auth --help`."
-                    ))
+                ToolError::new(
+                    ErrorCode::CredentialsMissing,
+                    "GitHub credentials not found",
+                )
+                .with_hint(format!(
+                    "Add credentials for {host} to `~/.netrc`. See `twig auth --help`."
+                ))
             };
             let home = ctx.settings.home.as_deref().ok_or_else(missing)?;
             let auth = github::credentials(

@@ -55,7 +55,11 @@ async fn client(ctx: &ServerContext) -> Result<Arc<JiraClient>, ToolError> {
                 .as_deref()
                 .and_then(jira::base_url_from_host)
                 .ok_or_else(credentials_missing)?;
-            let home = ctx.settings.home.as_deref().ok_or_else(credentials_missing)?;
+            let home = ctx
+                .settings
+                .home
+                .as_deref()
+                .ok_or_else(credentials_missing)?;
             let creds = jira::credentials(home, &base).ok_or_else(credentials_missing)?;
             JiraClient::new(base, creds, ctx.settings.timeout)
                 .map(Arc::new)
