@@ -201,7 +201,7 @@ fn accepted_hosts(api_base: &str) -> Vec<String> {
 
 /// Whether `name` can be a GitHub owner or repository name (letters, digits, `-`, `_`, `.`;
 /// not `.` or `..`).
-fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name != "."
         && name != ".."
@@ -333,14 +333,15 @@ impl GitHubClient {
     /// A client for the API at `api_base` (e.g. `https://api.github.com` or
     /// `https://ghe.corp/api/v3`) that gives up on a request after `timeout`.
     pub fn new(api_base: &str, auth: GitHubAuth, timeout: Duration) -> Result<Self, RemoteError> {
+        // The configured URL may carry a password: error messages quote it only without one.
         let mut base = Url::parse(api_base.trim())
-            .map_err(|e| RemoteError::InvalidUrl(format!("`{api_base}`: {e}")))?;
+            .map_err(|e| RemoteError::InvalidUrl(format!("GITHUB_API_URL: {e}")))?;
+        strip_userinfo(&mut base);
         if !matches!(base.scheme(), "https" | "http") || base.cannot_be_a_base() {
             return Err(RemoteError::InvalidUrl(format!(
-                "`{api_base}` is not an http(s) URL"
+                "`{base}` is not an http(s) URL"
             )));
         }
-        strip_userinfo(&mut base);
         base.set_query(None);
         base.set_fragment(None);
 
@@ -471,7 +472,7 @@ impl GitHubClient {
         while let Some(url) = next.take() {
             let response = self.http.get_json::<P>(url.clone()).await?;
             pages += 1;
-            let page_next = self.next_page(&url, &response.headers);
+            let (page_next, unfollowed) = self.next_page(&url, &response.headers);
             for item in items(response.body) {
                 if collected.len() >= limit {
                     return Ok((collected, true));
@@ -481,6 +482,9 @@ impl GitHubClient {
             if page_next.is_some() && (collected.len() >= limit || pages >= MAX_PAGES) {
                 return Ok((collected, true));
             }
+            if unfollowed {
+                return Ok((collected, true));
+            }
             next = page_next;
         }
         Ok((collected, false))
@@ -488,19 +492,24 @@ impl GitHubClient {
 
     /// The next page's URL from the `Link` headers of a response to `current`, resolved
     /// against it. Links to another origin are not followed (they would receive our
-    /// credentials); a warning is logged and pagination stops.
-    fn next_page(&self, current: &Url, headers: &HeaderMap) -> Option<Url> {
-        let link = headers
+    /// credentials); a warning is logged and pagination stops. The flag says whether a next
+    /// page exists that will not be fetched.
+    fn next_page(&self, current: &Url, headers: &HeaderMap) -> (Option<Url>, bool) {
+        let Some(link) = headers
             .get_all(LINK)
             .iter()
             .filter_map(|v| v.to_str().ok())
-            .find_map(next_link)?;
-        let url = current.join(&link).ok()?;
-        if same_origin(&self.base, &url) {
-            Some(url)
-        } else {
-            tracing::warn!(next = %url, "not following a pagination link to another origin");
-            None
+            .find_map(next_link)
+        else {
+            return (None, false);
+        };
+        match current.join(&link) {
+            Ok(url) if same_origin(&self.base, &url) => (Some(url), false),
+            Ok(url) => {
+                tracing::warn!(next = %url, "not following a pagination link to another origin");
+                (None, true)
+            }
+            Err(_) => (None, true),
         }
     }
 }

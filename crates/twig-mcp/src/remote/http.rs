@@ -288,41 +288,48 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 
 /// Which service a request went to; decides the wording of [`to_tool_error`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Service {
-    GitHub,
+pub enum Service<'a> {
+    /// GitHub, whose web host (`github.com`, or a GitHub Enterprise host) names the netrc
+    /// machine in hints.
+    GitHub {
+        host: &'a str,
+    },
     Jira,
 }
 
-impl Service {
+impl Service<'_> {
     /// The service's name as shown to users.
     pub fn name(self) -> &'static str {
         match self {
-            Self::GitHub => "GitHub",
+            Self::GitHub { .. } => "GitHub",
             Self::Jira => "Jira",
         }
     }
 
     /// The hint of a `credentials_missing` error: where to configure credentials.
-    pub fn credentials_hint(self) -> &'static str {
+    pub fn credentials_hint(self) -> String {
         match self {
-            Self::GitHub => "Add credentials for github.com to `~/.netrc`. See `twig auth --help`.",
+            Self::GitHub { host } => {
+                format!("Add credentials for {host} to `~/.netrc`. See `twig auth --help`.")
+            }
             Self::Jira => {
                 "Set $JIRA_HOST and add credentials to `~/.netrc`. See `twig auth --help`."
+                    .to_string()
             }
         }
     }
 
     fn not_found_hint(self) -> &'static str {
         match self {
-            Self::GitHub => {
-                "Check the PR number and that your credentials can see this repository."
+            Self::GitHub { .. } => {
+                "Check the PR number or repository name, and that your credentials can see the repository."
             }
             Self::Jira => "Check the issue key and that your Jira account can see this project.",
         }
     }
 }
 
-impl fmt::Display for Service {
+impl fmt::Display for Service<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -332,7 +339,7 @@ impl fmt::Display for Service {
 ///
 /// `what` names the requested entity for [`RemoteError::NotFound`], e.g. `Pull request #42
 /// in octo/widgets` or `Jira issue PROJ-1`; the message is then `"{what} not found"`.
-pub fn to_tool_error(service: Service, what: &str, err: RemoteError) -> ToolError {
+pub fn to_tool_error(service: Service<'_>, what: &str, err: RemoteError) -> ToolError {
     match err {
         RemoteError::Unauthorized { status } => ToolError::new(
             ErrorCode::CredentialsMissing,
@@ -587,7 +594,7 @@ mod tests {
             br#"{"message":"You have exceeded a secondary rate limit."}"#,
             now(),
         );
-        let tool = to_tool_error(Service::GitHub, "x", err);
+        let tool = to_tool_error(Service::GitHub { host: "github.com" }, "x", err);
         assert_eq!(tool.code, ErrorCode::RateLimited);
         assert_eq!(
             tool.hint.as_deref(),
@@ -603,7 +610,7 @@ mod tests {
             br#"{"message":"Resource not accessible by integration"}"#,
             now(),
         );
-        let tool = to_tool_error(Service::GitHub, "x", err);
+        let tool = to_tool_error(Service::GitHub { host: "github.com" }, "x", err);
         assert_eq!(tool.code, ErrorCode::CredentialsMissing);
         assert_eq!(tool.message, "GitHub credentials were rejected (HTTP 403)");
         assert_eq!(
@@ -623,12 +630,18 @@ mod tests {
     #[test]
     fn not_found_uses_the_callers_description() {
         let err = error_from_response(StatusCode::NOT_FOUND, &HeaderMap::new(), b"{}", now());
-        let tool = to_tool_error(Service::GitHub, "Pull request #42 in octo/widgets", err);
+        let tool = to_tool_error(
+            Service::GitHub { host: "github.com" },
+            "Pull request #42 in octo/widgets",
+            err,
+        );
         assert_eq!(tool.code, ErrorCode::NotFound);
         assert_eq!(tool.message, "Pull request #42 in octo/widgets not found");
         assert_eq!(
             tool.hint.as_deref(),
-            Some("Check the PR number and that your credentials can see this repository.")
+            Some(
+                "Check the PR number or repository name, and that your credentials can see the repository."
+            )
         );
         let tool = to_tool_error(Service::Jira, "Jira issue PROJ-1", RemoteError::NotFound);
         assert_eq!(tool.message, "Jira issue PROJ-1 not found");
@@ -646,7 +659,7 @@ mod tests {
             br#"{"message":"Server   Error"}"#,
             now(),
         );
-        let tool = to_tool_error(Service::GitHub, "x", err);
+        let tool = to_tool_error(Service::GitHub { host: "github.com" }, "x", err);
         assert_eq!(tool.code, ErrorCode::NetworkError);
         assert_eq!(
             tool.message,
@@ -688,7 +701,7 @@ mod tests {
     #[test]
     fn timeout_and_transport_texts() {
         let tool = to_tool_error(
-            Service::GitHub,
+            Service::GitHub { host: "github.com" },
             "x",
             RemoteError::Timeout {
                 timeout: Duration::from_secs(30),

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::{
     context::ServerContext,
     remote::{
-        Service,
+        RemoteError, Service,
         github::{self, GitHubClient, GitHubRepo},
         to_tool_error,
     },
@@ -44,6 +44,27 @@ fn api_base(ctx: &ServerContext) -> String {
     github::api_base_from_env(ctx.settings.github_api_url.as_deref())
 }
 
+/// The web host of the configured API (`github.com`, or a GitHub Enterprise host): the netrc
+/// machine that hints name.
+fn web_host(ctx: &ServerContext) -> String {
+    url::Url::parse(&api_base(ctx))
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .map(|h| h.strip_prefix("api.").map(str::to_string).unwrap_or(h))
+        .unwrap_or_else(|| "github.com".to_string())
+}
+
+/// Map a client error for the GitHub tools.
+fn github_error(ctx: &ServerContext, what: &str, err: RemoteError) -> ToolError {
+    to_tool_error(
+        Service::GitHub {
+            host: &web_host(ctx),
+        },
+        what,
+        err,
+    )
+}
+
 /// The GitHub client, built on first use and reused; a failure is not cached, so credentials
 /// added during the session are picked up.
 async fn client(ctx: &ServerContext) -> Result<Arc<GitHubClient>, ToolError> {
@@ -74,7 +95,7 @@ async fn client(ctx: &ServerContext) -> Result<Arc<GitHubClient>, ToolError> {
             .ok_or_else(missing)?;
             GitHubClient::new(&base, auth, ctx.settings.timeout)
                 .map(Arc::new)
-                .map_err(|err| to_tool_error(Service::GitHub, "GitHub API", err))
+                .map_err(|err| github_error(ctx, "GitHub API", err))
         })
         .await
         .cloned()
@@ -98,9 +119,8 @@ fn resolve_repo(ctx: &ServerContext, explicit: Option<&str>) -> Result<GitHubRep
         let parts: Vec<&str> = spec.trim().split('/').collect();
         return match parts.as_slice() {
             [owner, repo]
-                if !owner.is_empty()
-                    && !repo.is_empty()
-                    && !spec.chars().any(char::is_whitespace) =>
+                if github::valid_name(owner)
+                    && github::valid_name(repo.trim_end_matches(".git")) =>
             {
                 Ok(GitHubRepo {
                     owner: owner.to_string(),
@@ -169,7 +189,7 @@ pub async fn get_pull_request(
     client
         .get_pull_request(&repo, number)
         .await
-        .map_err(|err| to_tool_error(Service::GitHub, &pr_label(&repo, number), err))
+        .map_err(|err| github_error(ctx, &pr_label(&repo, number), err))
 }
 
 pub async fn get_pr_status(
@@ -191,7 +211,7 @@ pub async fn fetch_pr_status(
     client
         .get_pr_status(&repo, number)
         .await
-        .map_err(|err| to_tool_error(Service::GitHub, &pr_label(&repo, number), err))
+        .map_err(|err| github_error(ctx, &pr_label(&repo, number), err))
 }
 
 pub async fn list_pull_requests(
@@ -214,5 +234,5 @@ pub async fn list_pull_requests(
     client
         .list_pull_requests(&repo, &state, LIST_LIMIT)
         .await
-        .map_err(|err| to_tool_error(Service::GitHub, &format!("Repository {repo}"), err))
+        .map_err(|err| github_error(ctx, &format!("Repository {repo}"), err))
 }

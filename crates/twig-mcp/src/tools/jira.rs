@@ -77,6 +77,18 @@ fn resolve_key(ctx: &ServerContext, explicit: Option<&str>) -> Result<String, To
             return Err(ToolError::invalid_params("`issue_key` must not be empty")
                 .with_hint("Pass an issue key such as PROJ-123, or omit it."));
         }
+        // Keys look like PROJ-123 (or a numeric id); anything else, `..` included, would
+        // change the requested path.
+        let well_formed = key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            && key.chars().any(|c| c.is_ascii_digit());
+        if !well_formed {
+            return Err(ToolError::invalid_params(format!(
+                "`issue_key` must be an issue key such as PROJ-123, got '{key}'"
+            ))
+            .with_hint("Pass an issue key such as PROJ-123, or omit it."));
+        }
         return Ok(key.to_string());
     }
     let no_branch = || {
