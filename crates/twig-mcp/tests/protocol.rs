@@ -537,3 +537,62 @@ async fn error_codes_are_snake_case_on_the_wire() {
     assert_eq!(structured["status"], "error");
     assert_eq!(structured["error"]["code"], "no_repo");
 }
+
+/// Clients of protocol 2026-07-28 (no `initialize`) subscribe with `subscriptions/listen`.
+#[tokio::test]
+async fn listen_subscribers_of_the_2026_protocol_hear_about_changes() {
+    use rmcp::{
+        ClientServiceExt,
+        model::{ProtocolVersion, ServerNotification, SubscriptionFilter},
+        service::ClientLifecycleMode,
+        transport::TokioChildProcess,
+    };
+    let fx = stacked();
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .current_dir(fx.repo_path())
+        .env_clear()
+        .env("HOME", fx.home())
+        .kill_on_drop(true);
+    let (transport, _stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = tokio::time::timeout(
+        Duration::from_secs(30),
+        ().serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        ),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let mut filter = SubscriptionFilter::new();
+    filter.resource_subscriptions = Some(vec![
+        "twig://repo/tree".to_string(),
+        "twig://branch/x/context".to_string(),
+    ]);
+    let mut subscription = client.peer().listen(filter).await.unwrap();
+    assert_eq!(
+        subscription.acknowledged().resource_subscriptions,
+        Some(vec!["twig://repo/tree".to_string()]),
+        "only the repository resources are subscribable"
+    );
+    fx.git(&["checkout", "-q", "feat/auth"]);
+    let notification = tokio::time::timeout(Duration::from_secs(10), subscription.next())
+        .await
+        .expect("an update after checkout")
+        .unwrap()
+        .expect("subscription open");
+    match notification {
+        ServerNotification::ResourceUpdatedNotification(n) => {
+            assert_eq!(n.params.uri, "twig://repo/tree")
+        }
+        other => panic!("unexpected notification {other:?}"),
+    }
+    let _ = subscription.cancel().await;
+    let _ = client.cancel().await;
+}
