@@ -80,22 +80,30 @@ impl GitRepo {
     }
 
     /// The names of all local branches, in name order.
+    ///
+    /// Only names are needed, so loose refs are listed from the directory tree under
+    /// `refs/heads` without reading each ref file (gix's reference iterator reads and parses
+    /// every file, which dominates on repositories with thousands of loose refs); packed refs
+    /// come from gix's cached `packed-refs` buffer.
     pub fn local_branches(&self) -> Result<Vec<String>, String> {
         let repo = self.repo.to_thread_local();
-        let platform = repo
-            .references()
-            .map_err(|err| format!("cannot read references: {err}"))?;
-        let iter = platform
-            .local_branches()
-            .map_err(|err| format!("cannot list local branches: {err}"))?;
         let mut names = Vec::new();
-        for reference in iter {
-            match reference {
-                Ok(reference) => names.push(reference.name().shorten().to_string()),
-                Err(err) => tracing::debug!(error = %err, "skipping an unreadable reference"),
+        let heads = repo.common_dir().join("refs").join("heads");
+        collect_loose_names(&heads, "", &mut names)
+            .map_err(|err| format!("cannot list {}: {err}", heads.display()))?;
+        let packed = repo
+            .refs
+            .cached_packed_buffer()
+            .map_err(|err| format!("cannot read packed-refs: {err}"))?;
+        if let Some(packed) = packed {
+            let iter = packed
+                .iter_prefixed("refs/heads/".into())
+                .map_err(|err| format!("cannot read packed-refs: {err}"))?;
+            for reference in iter.flatten() {
+                names.push(reference.name.shorten().to_string());
             }
         }
-        names.sort();
+        names.sort_unstable();
         names.dedup();
         Ok(names)
     }
@@ -112,4 +120,28 @@ impl GitRepo {
             .url(gix::remote::Direction::Fetch)
             .map(|url| url.to_bstring().to_string()))
     }
+}
+
+/// Append the branch names of the loose refs below `dir` (named relative to `refs/heads`).
+/// Lock files of refs being written (`*.lock`) are not branches.
+fn collect_loose_names(dir: &Path, prefix: &str, names: &mut Vec<String>) -> std::io::Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(err),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let full = format!("{prefix}{name}");
+        let file_type = entry.file_type()?;
+        if file_type.is_dir() {
+            collect_loose_names(&entry.path(), &format!("{full}/"), names)?;
+        } else if !name.ends_with(".lock") {
+            names.push(full);
+        }
+    }
+    Ok(())
 }

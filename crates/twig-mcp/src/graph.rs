@@ -8,7 +8,7 @@
 //! - Root candidates: the configured roots that exist, else the checked-out branch, else the
 //!   first branch by name.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use crate::{
     state::LoadedState,
@@ -18,16 +18,17 @@ use crate::{
 #[derive(Debug, Default)]
 pub struct BranchGraph {
     /// branch → its children, sorted by name. Every node has an entry.
-    children: BTreeMap<String, Vec<String>>,
+    children: HashMap<String, Vec<String>>,
     root_candidates: Vec<String>,
 }
 
 impl BranchGraph {
     pub fn build(local_branches: &[String], state: &LoadedState, head: Option<&str>) -> Self {
-        let mut children: BTreeMap<String, Vec<String>> = local_branches
+        let mut children: HashMap<String, Vec<String>> = local_branches
             .iter()
             .map(|name| (name.clone(), Vec::new()))
             .collect();
+        let first = local_branches.iter().min().cloned();
         let mut has_parent: HashSet<&str> = HashSet::new();
         for dep in &state.state.dependencies {
             if children.contains_key(&dep.child)
@@ -44,8 +45,8 @@ impl BranchGraph {
             && children.contains_key(default_root)
         {
             let configured: HashSet<&str> = state.root_names().collect();
-            let orphans: Vec<String> = children
-                .keys()
+            let orphans: Vec<String> = local_branches
+                .iter()
                 .filter(|name| {
                     !has_parent.contains(name.as_str())
                         && name.as_str() != default_root
@@ -76,7 +77,7 @@ impl BranchGraph {
             root_candidates.push(head.to_string());
         }
         if root_candidates.is_empty()
-            && let Some(first) = children.keys().next()
+            && let Some(first) = &first
         {
             root_candidates.push(first.clone());
         }

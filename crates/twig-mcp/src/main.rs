@@ -30,7 +30,8 @@ struct Cli {
     timeout: u64,
 }
 
-#[tokio::main]
+// One thread: requests are short, and a single allocator arena keeps the idle footprint small.
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     mcp_common::serve::init_tracing(cli.verbose.min(3));

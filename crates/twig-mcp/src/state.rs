@@ -14,13 +14,11 @@ use std::{
 
 use serde::Deserialize;
 
-/// The parsed content of `.twig/state.json`.
+/// The parsed content of `.twig/state.json`: only the fields the server reads (ids,
+/// timestamps of dependencies and roots, `version` and `updated_at` are skipped, which keeps a
+/// 10,000-branch state small in memory).
 #[derive(Debug, Default, Deserialize)]
 pub struct RepoState {
-    #[serde(default)]
-    pub version: Option<u32>,
-    #[serde(default)]
-    pub updated_at: Option<String>,
     #[serde(default)]
     pub worktrees: Vec<Worktree>,
     #[serde(default)]
@@ -36,14 +34,11 @@ pub struct Worktree {
     pub name: String,
     pub path: String,
     pub branch: String,
-    #[serde(default)]
-    pub created_at: Option<String>,
 }
 
+/// A branch's entry; its name is the key of `branches` (twig repeats it in a `branch` field).
 #[derive(Debug, Deserialize)]
 pub struct BranchMetadata {
-    #[serde(default)]
-    pub branch: Option<String>,
     #[serde(default)]
     pub jira_issue: Option<String>,
     #[serde(default)]
@@ -54,23 +49,15 @@ pub struct BranchMetadata {
 
 #[derive(Debug, Deserialize)]
 pub struct Dependency {
-    #[serde(default)]
-    pub id: Option<String>,
     pub child: String,
     pub parent: String,
-    #[serde(default)]
-    pub created_at: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 pub struct RootBranch {
-    #[serde(default)]
-    pub id: Option<String>,
     pub branch: String,
     #[serde(default)]
     pub is_default: bool,
-    #[serde(default)]
-    pub created_at: Option<String>,
 }
 
 /// A parsed state with the indexes every tool needs, built once per file version.
