@@ -415,3 +415,24 @@ async fn worktree_checkout_reports_its_own_branch() {
     assert_eq!(data["branch"], "feat/billing");
     assert_eq!(data["pr_number"], 7);
 }
+
+#[tokio::test]
+async fn branch_tree_sees_packed_and_loose_refs_once() {
+    let fx = stacked();
+    fx.git(&["pack-refs", "--all"]);
+    // A branch updated after packing exists both packed and loose; a new one only loose.
+    std::fs::write(fx.repo_path().join("more.txt"), "x\n").unwrap();
+    fx.git(&["add", "more.txt"]);
+    fx.git(&["commit", "-q", "-m", "more"]);
+    fx.git(&["branch", "-f", "scratch", "HEAD"]);
+    fx.git(&["branch", "late"]);
+    let mcp = fx.start(&[], &[]).await;
+    let data: Value = mcp.call_ok("get_branch_tree", json!({})).await;
+    assert_eq!(
+        data["tree_text"],
+        "main\n├── feat/auth (PROJ-101, #42)\n│   └── feat/auth-ui (PROJ-102)\n├── feat/billing (#7)\n├── late\n└── scratch\n"
+    );
+    fx.git(&["branch", "-D", "late"]);
+    let data: Value = mcp.call_ok("get_branch_tree", json!({})).await;
+    assert!(!data["tree_text"].as_str().unwrap().contains("late"));
+}
