@@ -2295,3 +2295,35 @@ async fn dot_segments_in_identifiers_are_rejected() {
     assert!(gh.requests().is_empty(), "{:?}", gh.targets());
     assert!(jira.requests().is_empty(), "{:?}", jira.targets());
 }
+
+/// With several remotes, the repository of `origin` is asked, whatever the others are and
+/// whichever is listed first.
+#[tokio::test]
+async fn several_remotes_use_origin() {
+    let gh = MockServer::start(github_api).await;
+    let fx = stacked();
+    fx.git(&[
+        "remote",
+        "add",
+        "upstream",
+        "https://github.com/upstream-org/widgets.git",
+    ]);
+    fx.git(&[
+        "remote",
+        "add",
+        "fork",
+        "git@github.com:someone/widgets.git",
+    ]);
+    fx.git(&[
+        "remote",
+        "add",
+        "origin",
+        "ssh://git@github.com/octo/widgets",
+    ]);
+    let mcp = start_github(&fx, &gh, &[]).await;
+    let data: Value = mcp
+        .call_ok("get_pull_request", json!({"pr_number": 42}))
+        .await;
+    assert_eq!(data, expected_pr42());
+    assert_eq!(gh.targets(), ["GET /repos/octo/widgets/pulls/42"]);
+}
