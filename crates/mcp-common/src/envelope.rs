@@ -195,7 +195,32 @@ struct EnvelopeSchema<T> {
 
 /// The `outputSchema` of a tool whose data is `T`: the envelope around `T`.
 pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    rmcp::handler::server::tool::schema_for_output::<EnvelopeSchema<T>>()
+    let schema = rmcp::handler::server::tool::schema_for_output::<EnvelopeSchema<T>>();
+    let mut value = serde_json::Value::Object(schema.as_ref().clone());
+    strip_numeric_formats(&mut value);
+    match value {
+        serde_json::Value::Object(object) => Arc::new(object),
+        _ => schema,
+    }
+}
+
+/// Remove schemars' Rust-specific `format`s (`uint32`, `int64`, `double`, …): they are not
+/// JSON Schema formats, and validating clients (Ajv in the TypeScript SDK) warn about each
+/// one. `minimum: 0` still says a number is unsigned.
+pub fn strip_numeric_formats(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            let numeric = map.get("format").and_then(|f| f.as_str()).is_some_and(|f| {
+                f.starts_with("int") || f.starts_with("uint") || f == "float" || f == "double"
+            });
+            if numeric {
+                map.remove("format");
+            }
+            map.values_mut().for_each(strip_numeric_formats);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_numeric_formats),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -231,6 +256,21 @@ mod tests {
                 json!({"status": "error", "error": {"code": "not_found", "message": "Not on any branch (detached HEAD state)"}})
             )
         );
+    }
+
+    #[test]
+    fn output_schema_has_no_rust_number_formats() {
+        #[derive(JsonSchema)]
+        #[allow(dead_code)]
+        struct Numbers {
+            count: u32,
+            size: usize,
+            ratio: f64,
+            when: String,
+        }
+        let text = serde_json::to_string(&*output_schema::<Numbers>()).unwrap();
+        assert!(!text.contains("\"format\""), "{text}");
+        assert!(text.contains("\"minimum\":0"), "{text}");
     }
 
     #[test]

@@ -36,7 +36,9 @@ impl<T: JsonSchema> JsonSchema for Parameters<T> {
     }
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        T::json_schema(generator)
+        let mut value = T::json_schema(generator).to_value();
+        crate::envelope::strip_numeric_formats(&mut value);
+        Schema::try_from(value).unwrap_or_else(|_| T::json_schema(generator))
     }
 
     fn inline_schema() -> bool {
