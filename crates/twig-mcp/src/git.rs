@@ -30,15 +30,20 @@ pub enum Head {
 
 impl GitRepo {
     /// Find the repository containing `start`, walking up through its parents.
+    ///
+    /// Paths are made absolute, so that they stay right whatever the working directory and
+    /// compare equal to the paths file notifications report.
     pub fn discover(start: &Path) -> Result<Self, String> {
-        let repo = gix::ThreadSafeRepository::discover(start)
+        let start = std::fs::canonicalize(start)
+            .map_err(|err| format!("cannot use {}: {err}", start.display()))?;
+        let repo = gix::ThreadSafeRepository::discover(&start)
             .map_err(|err| format!("no git repository at or above {}: {err}", start.display()))?;
         let local = repo.to_thread_local();
         let workdir = local
             .workdir()
-            .map(Path::to_path_buf)
+            .map(absolute)
             .ok_or_else(|| format!("{} is a bare repository", local.git_dir().display()))?;
-        let git_dir = local.git_dir().to_path_buf();
+        let git_dir = absolute(local.git_dir());
         Ok(Self {
             repo,
             workdir,
@@ -120,6 +125,13 @@ impl GitRepo {
             .url(gix::remote::Direction::Fetch)
             .map(|url| url.to_bstring().to_string()))
     }
+}
+
+/// `path` resolved against the working directory, with symbolic links resolved when possible.
+fn absolute(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Append the branch names of the loose refs below `dir` (named relative to `refs/heads`).

@@ -2,7 +2,8 @@
 //!
 //! - Nodes are the local git branches.
 //! - Declared dependencies give parent → child edges when both branches exist; children are
-//!   sorted by name; a branch's primary parent is its first declared parent.
+//!   sorted by name. A branch with several declared parents is drawn under its primary parent
+//!   (the first declared one that exists), the `parent_branch` the other tools report.
 //! - Orphan parenting: a branch without a parent that is neither the default root nor a
 //!   configured root hangs under the default root (`is_default`, else the first root).
 //! - Root candidates: the configured roots that exist, else the checked-out branch, else the
@@ -14,6 +15,19 @@ use crate::{
     state::LoadedState,
     types::{BranchTreeNode, BranchTreeResponse},
 };
+
+/// The deepest level of the tree that is expanded.
+pub const MAX_DEPTH: usize = 40;
+/// The most branches one tree shows.
+pub const MAX_NODES: usize = 5000;
+
+/// State of one tree walk.
+struct Walk<'a> {
+    seen: HashSet<&'a str>,
+    /// Branches whose children were not all shown.
+    cut: HashSet<&'a str>,
+    budget: usize,
+}
 
 #[derive(Debug, Default)]
 pub struct BranchGraph {
@@ -30,14 +44,18 @@ impl BranchGraph {
             .collect();
         let first = local_branches.iter().min().cloned();
         let mut has_parent: HashSet<&str> = HashSet::new();
-        for dep in &state.state.dependencies {
-            if children.contains_key(&dep.child)
-                && let Some(list) = children.get_mut(&dep.parent)
+        for child in local_branches {
+            let primary = state
+                .parents(child)
+                .iter()
+                .find(|parent| children.contains_key(parent.as_str()));
+            if let Some(parent) = primary
+                && let Some(list) = children.get_mut(parent)
             {
-                if !list.contains(&dep.child) {
-                    list.push(dep.child.clone());
+                if !list.contains(child) {
+                    list.push(child.clone());
                 }
-                has_parent.insert(dep.child.as_str());
+                has_parent.insert(child.as_str());
             }
         }
 
@@ -81,7 +99,8 @@ impl BranchGraph {
         {
             root_candidates.push(first.clone());
         }
-        root_candidates.dedup();
+        let mut unique = HashSet::new();
+        root_candidates.retain(|root| unique.insert(root.clone()));
         Self {
             children,
             root_candidates,
@@ -100,17 +119,24 @@ impl BranchGraph {
         &self.root_candidates
     }
 
-    /// The tree below `root` as data and as text. A branch reachable twice (a cycle, or a
-    /// second parent) is shown once, where it is first reached.
+    /// The tree below `root` as data and as text. A branch is shown once (cycle-safe). The
+    /// tree stops at [`MAX_DEPTH`] levels and [`MAX_NODES`] branches: beyond, a cut branch
+    /// ends with ` …` in the text and `truncated` is set (this also bounds the recursion and
+    /// the JSON nesting, which clients parse with recursion limits).
     pub fn tree(&self, root: &str, state: &LoadedState) -> BranchTreeResponse {
-        let mut seen = HashSet::new();
-        let node = self.node(root, state, &mut seen);
+        let mut walk = Walk {
+            seen: HashSet::new(),
+            cut: HashSet::new(),
+            budget: MAX_NODES,
+        };
+        let node = self.node(root, state, 0, &mut walk);
         let mut tree_text = String::new();
-        render(&node, "", None, &mut tree_text);
+        render(&node, "", None, &walk.cut, &mut tree_text);
         BranchTreeResponse {
             root: root.to_string(),
             tree_text,
             branches: vec![node],
+            truncated: !walk.cut.is_empty(),
         }
     }
 
@@ -118,15 +144,22 @@ impl BranchGraph {
         &'a self,
         name: &'a str,
         state: &LoadedState,
-        seen: &mut HashSet<&'a str>,
+        depth: usize,
+        walk: &mut Walk<'a>,
     ) -> BranchTreeNode {
-        seen.insert(name);
+        walk.seen.insert(name);
+        walk.budget = walk.budget.saturating_sub(1);
         let meta = state.state.branches.get(name);
         let mut children = Vec::new();
         for child in self.children.get(name).into_iter().flatten() {
-            if !seen.contains(child.as_str()) {
-                children.push(self.node(child, state, seen));
+            if walk.seen.contains(child.as_str()) {
+                continue;
             }
+            if depth + 1 >= MAX_DEPTH || walk.budget == 0 {
+                walk.cut.insert(name);
+                break;
+            }
+            children.push(self.node(child, state, depth + 1, walk));
         }
         BranchTreeNode {
             branch: name.to_string(),
@@ -153,9 +186,19 @@ pub fn annotate(branch: &str, jira_issue: Option<&str>, pr_number: Option<u32>) 
     }
 }
 
-/// Draw `node` with `├── `, `└── ` and `│   `; `is_last` is `None` for the root.
-fn render(node: &BranchTreeNode, prefix: &str, is_last: Option<bool>, out: &mut String) {
-    let label = annotate(&node.branch, node.jira_issue.as_deref(), node.pr_number);
+/// Draw `node` with `├── `, `└── ` and `│   `; `is_last` is `None` for the root; a branch in
+/// `cut` gets ` …`.
+fn render(
+    node: &BranchTreeNode,
+    prefix: &str,
+    is_last: Option<bool>,
+    cut: &HashSet<&str>,
+    out: &mut String,
+) {
+    let mut label = annotate(&node.branch, node.jira_issue.as_deref(), node.pr_number);
+    if cut.contains(node.branch.as_str()) {
+        label.push_str(" …");
+    }
     let child_prefix = match is_last {
         None => {
             out.push_str(&label);
@@ -171,7 +214,7 @@ fn render(node: &BranchTreeNode, prefix: &str, is_last: Option<bool>, out: &mut 
     out.push('\n');
     let count = node.children.len();
     for (i, child) in node.children.iter().enumerate() {
-        render(child, &child_prefix, Some(i + 1 == count), out);
+        render(child, &child_prefix, Some(i + 1 == count), cut, out);
     }
 }
 
@@ -222,6 +265,53 @@ mod tests {
             ["a"],
             "first branch by name"
         );
+    }
+
+    #[test]
+    fn a_branch_with_two_parents_hangs_under_its_first_declared_parent() {
+        let state = state(
+            r#"{"dependencies":[{"child":"x","parent":"zed"},{"child":"x","parent":"main"},
+                                {"child":"zed","parent":"main"},{"child":"y","parent":"gone"},
+                                {"child":"y","parent":"zed"}],
+                "root_branches":[{"branch":"main","is_default":true},{"branch":"main","is_default":false}]}"#,
+        );
+        let local = names(&["main", "x", "y", "zed"]);
+        let graph = BranchGraph::build(&local, &state, None);
+        assert_eq!(
+            graph.root_candidates(),
+            ["main"],
+            "a root listed twice is one root"
+        );
+        assert_eq!(
+            graph.tree("main", &state).tree_text,
+            "main\n└── zed\n    ├── x\n    └── y\n",
+            "x under zed (first declared); y under zed (its first parent that exists)"
+        );
+    }
+
+    #[test]
+    fn deep_chains_are_cut_and_flagged() {
+        let deps: Vec<String> = (1..200)
+            .map(|i| format!(r#"{{"child":"b{i:03}","parent":"b{:03}"}}"#, i - 1))
+            .collect();
+        let state = state(&format!(r#"{{"dependencies":[{}]}}"#, deps.join(",")));
+        let local: Vec<String> = (0..200).map(|i| format!("b{i:03}")).collect();
+        let graph = BranchGraph::build(&local, &state, None);
+        let tree = graph.tree("b000", &state);
+        assert!(tree.truncated);
+        assert_eq!(tree.tree_text.lines().count(), MAX_DEPTH);
+        assert!(
+            tree.tree_text.trim_end().ends_with("b039 …"),
+            "{}",
+            tree.tree_text
+        );
+        let json = serde_json::to_string(&tree).unwrap();
+        let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(parsed["truncated"], true);
+
+        let small = graph.tree("b190", &state);
+        assert!(!small.truncated);
+        assert_eq!(small.tree_text.lines().count(), 10);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::{
     os::unix::fs::MetadataExt,
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
+    time::{Duration, SystemTime},
 };
 
 use serde::Deserialize;
@@ -167,6 +168,11 @@ impl FileIdentity {
     }
 }
 
+/// A file modified less than this long before it was read may still change without changing
+/// its identity (Linux file timestamps advance in ticks of up to 10 ms); it is parsed again
+/// until it is older.
+const RACY_WINDOW: Duration = Duration::from_millis(100);
+
 /// Caches the parsed state of one state file by the file's identity.
 #[derive(Debug)]
 pub struct StateCache {
@@ -204,17 +210,21 @@ impl StateCache {
         }
         let bytes =
             fs::read(&self.path).map_err(|err| StateError::Unreadable(self.path.clone(), err))?;
-        // Identity after the read: if the file was replaced while we read it, the next call
-        // sees a different identity and parses again.
-        let identity = fs::metadata(&self.path)
-            .map(|m| FileIdentity::of(&m))
-            .unwrap_or(identity);
         let state: RepoState = serde_json::from_slice(&bytes)
             .map_err(|err| StateError::Invalid(self.path.clone(), err))?;
         let loaded = Arc::new(LoadedState::new(state));
         tracing::debug!(path = %self.path.display(), "parsed twig state");
+        // Cache only what is known to match the identity: the file must not have changed
+        // while it was read, and must not be "racy" (modified within the timestamp
+        // granularity of the read, where a same-size rewrite could keep the same identity).
+        let after = fs::metadata(&self.path).ok().map(|m| FileIdentity::of(&m));
+        let racy = meta
+            .modified()
+            .ok()
+            .and_then(|mtime| SystemTime::now().duration_since(mtime).ok())
+            .is_none_or(|age| age < RACY_WINDOW);
         if let Ok(mut guard) = self.cached.lock() {
-            *guard = Some((identity, loaded.clone()));
+            *guard = (after == Some(identity) && !racy).then(|| (identity, loaded.clone()));
         }
         Ok(loaded)
     }
@@ -292,6 +302,13 @@ mod tests {
         assert_eq!(loaded.ancestry("feat/b"), ["feat/b", "feat/a", "main"]);
     }
 
+    /// Set the file's modification time well in the past.
+    fn age(path: &Path) {
+        let file = fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(SystemTime::now() - Duration::from_secs(60))
+            .unwrap();
+    }
+
     #[test]
     fn cache_reparses_only_when_the_file_changes() {
         let dir = tempfile::tempdir().unwrap();
@@ -299,10 +316,20 @@ mod tests {
         let cache = StateCache::new(path.clone());
         assert!(matches!(cache.load(), Err(StateError::Missing(_))));
         fs::write(&path, STATE).unwrap();
+        // Just written: racy, so not trusted from the cache yet.
         let first = cache.load().unwrap();
         let second = cache.load().unwrap();
-        assert!(Arc::ptr_eq(&first, &second), "unchanged file parsed again");
+        assert!(
+            !Arc::ptr_eq(&first, &second),
+            "a racy file must be parsed again"
+        );
+        age(&path);
+        let third = cache.load().unwrap();
+        let fourth = cache.load().unwrap();
+        assert!(Arc::ptr_eq(&third, &fourth), "unchanged file parsed again");
+        // Same size, new content.
         fs::write(&path, STATE.replace("PROJ-1", "PROJ-9")).unwrap();
+        age(&path);
         let third = cache.load().unwrap();
         assert_eq!(
             third.state.branches["feat/a"].jira_issue.as_deref(),

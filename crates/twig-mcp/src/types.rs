@@ -28,6 +28,9 @@ pub struct BranchTreeResponse {
     pub tree_text: String,
     /// The tree as data: the root node and its descendants.
     pub branches: Vec<BranchTreeNode>,
+    /// True when the tree was cut (deeper than 40 levels or more than 5,000 branches); cut
+    /// branches end with ` …` in `tree_text`.
+    pub truncated: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -109,6 +109,7 @@ async fn branch_tree_from_default_root_and_explicit_root() {
     let mcp = fx.start(&[], &[]).await;
     let data: Value = mcp.call_ok("get_branch_tree", json!({})).await;
     assert_eq!(data["root"], "main");
+    assert_eq!(data["truncated"], false);
     assert_eq!(
         data["tree_text"],
         "main\n├── feat/auth (PROJ-101, #42)\n│   └── feat/auth-ui (PROJ-102)\n├── feat/billing (#7)\n└── scratch\n"
@@ -345,7 +346,6 @@ async fn missing_or_corrupt_state_is_no_twig_state() {
         ("get_branch_tree", json!({})),
         ("get_branch_stack", json!({})),
         ("list_branches", json!({})),
-        ("get_worktrees", json!({})),
     ] {
         let err = mcp.call_err(tool, args).await;
         assert_eq!(err.code, ErrorCode::NoTwigState, "{tool}");

@@ -1762,16 +1762,17 @@ async fn jira_issue_key_resolution_errors() {
     );
     assert!(jira.requests().is_empty(), "{:?}", jira.targets());
 
-    // Outside a repository the same, and an explicit key still works.
+    // Outside a repository the default issue needs the repository (`no_repo`); an explicit
+    // key still works.
     let mcp = fx
         .start_in(&fx.outside(), &[], &[("JIRA_HOST", &jira.origin)])
         .await;
     let err = mcp.call_err("get_jira_issue", json!({})).await;
     assert_error(
         &err,
-        ErrorCode::InvalidParams,
-        "No issue_key provided and could not detect current branch",
-        Some("Provide an explicit issue_key parameter."),
+        ErrorCode::NoRepo,
+        "twig-mcp was started outside a git repository",
+        Some("Run twig-mcp from within a git repository."),
     );
     let data: Value = mcp
         .call_ok("get_jira_issue", json!({"issue_key": "PROJ-101"}))

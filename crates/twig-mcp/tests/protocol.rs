@@ -6,6 +6,7 @@ mod support;
 
 use std::{collections::BTreeMap, path::Path, process::Stdio, time::Duration};
 
+use mcp_common::ErrorCode;
 use serde_json::{Value, json};
 use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -69,10 +70,21 @@ async fn tool_list_matches_the_snapshot() {
     }
     let expected = std::fs::read_to_string(&path)
         .unwrap_or_else(|_| panic!("missing {}; run with UPDATE_SNAPSHOTS=1", path.display()));
-    assert_eq!(
-        actual, expected,
-        "tool list changed; if deliberate, run with UPDATE_SNAPSHOTS=1"
-    );
+    if actual != expected {
+        let line = actual
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, e)| a != e)
+            .unwrap_or(actual.lines().count().min(expected.lines().count()));
+        std::fs::write(path.with_extension("json.new"), &actual).unwrap();
+        panic!(
+            "tool list changed at line {} (actual: {:?}, snapshot: {:?}); the whole list is in \
+             tools.json.new; if deliberate, run with UPDATE_SNAPSHOTS=1",
+            line + 1,
+            actual.lines().nth(line),
+            expected.lines().nth(line)
+        );
+    }
 }
 
 #[tokio::test]
@@ -375,11 +387,13 @@ async fn subscribers_hear_about_state_and_head_changes() {
 #[tokio::test]
 async fn stdout_carries_only_protocol_frames() {
     let fx = stacked();
+    fx.write_netrc("machine 127.0.0.1 login me password secret-jira-token\n");
     let mut child = tokio::process::Command::new(BIN)
         .arg("-vvv")
         .current_dir(fx.repo_path())
         .env_clear()
         .env("HOME", fx.home())
+        .env("JIRA_HOST", "http://127.0.0.1:9")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -393,6 +407,10 @@ async fn stdout_carries_only_protocol_frames() {
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_branch_tree","arguments":{}}}),
         json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_branch_metadata","arguments":{"branch":"nope"}}}),
         json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_pull_request","arguments":{}}}),
+        json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"list_jira_issues","arguments":{"project":"PROJ"}}}),
+        json!({"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"stack-status"}}),
+        json!({"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"twig://branch/feat%2Fauth/context"}}),
+        json!({"jsonrpc":"2.0","id":8,"method":"resources/subscribe","params":{"uri":"twig://repo/tree"}}),
     ];
     for frame in &frames {
         stdin
@@ -404,7 +422,7 @@ async fn stdout_carries_only_protocol_frames() {
     stdin.flush().await.unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut ids = Vec::new();
-    while ids.len() < 4 {
+    while ids.len() < 8 {
         let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
             .await
             .unwrap()
@@ -436,6 +454,14 @@ async fn stdout_carries_only_protocol_frames() {
     assert!(
         stderr.contains("DEBUG") || stderr.contains("TRACE"),
         "-vvv logs go to stderr: {stderr}"
+    );
+    assert!(
+        stderr.contains("127.0.0.1:9"),
+        "the Jira call was made: {stderr}"
+    );
+    assert!(
+        !stderr.contains("secret-jira-token"),
+        "a secret reached the log: {stderr}"
     );
 }
 
@@ -488,6 +514,8 @@ async fn full_sweep_leaves_the_repository_unchanged() {
     ]);
     std::fs::write(fx.repo_path().join("dirty.txt"), "untracked\n").unwrap();
     std::fs::write(fx.repo_path().join("README.md"), "modified\n").unwrap();
+    fx.git(&["checkout", "-q", "feat/auth"]);
+    fx.write_netrc("machine 127.0.0.1 login me@example.com password jira-token\n");
     let before = snapshot_tree(&fx.repo_path());
     let mcp = fx
         .start(
@@ -495,25 +523,43 @@ async fn full_sweep_leaves_the_repository_unchanged() {
             &[
                 ("GITHUB_TOKEN", "ghp_test"),
                 ("GITHUB_API_URL", "http://127.0.0.1:9"),
-                ("JIRA_HOST", "127.0.0.1:9"),
+                ("JIRA_HOST", "http://127.0.0.1:9"),
             ],
         )
         .await;
-    for tool in mcp.peer().list_all_tools().await.unwrap() {
+    let tools = mcp.peer().list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 12);
+    for tool in tools {
         let args = match tool.name.as_ref() {
             "get_branch_metadata" => json!({"branch": "feat/auth"}),
             "list_jira_issues" => json!({"project": "PROJ"}),
             _ => json!({}),
         };
-        let _ = mcp.call(&tool.name, args).await;
+        let result = mcp.call_envelope::<Value>(&tool.name, args).await;
+        if LOCAL_TOOLS.contains(&tool.name.as_ref()) {
+            assert!(result.is_ok(), "{}: {result:?}", tool.name);
+        } else {
+            // The remote services are unreachable (port 9): each call gets that far.
+            let err = result.expect_err(&tool.name);
+            assert_eq!(err.code, ErrorCode::NetworkError, "{}: {err:?}", tool.name);
+        }
     }
-    let _ = mcp.prompt_text("stack-status", json!({})).await;
-    let _ = mcp.prompt_text("branch-context", json!({})).await;
-    let _ = mcp.read_resource_json("twig://repo/tree").await;
-    let _ = mcp.read_resource_json("twig://repo/branches").await;
-    let _ = mcp
+    let text = mcp.prompt_text("stack-status", json!({})).await;
+    assert!(text.starts_with("Current branch: feat/auth"), "{text}");
+    let text = mcp.prompt_text("branch-context", json!({})).await;
+    assert!(text.starts_with("Branch: feat/auth"), "{text}");
+    assert_eq!(
+        mcp.read_resource_json("twig://repo/tree").await["status"],
+        "ok"
+    );
+    assert_eq!(
+        mcp.read_resource_json("twig://repo/branches").await["status"],
+        "ok"
+    );
+    let ctx = mcp
         .read_resource_json("twig://branch/feat%2Fauth/context")
         .await;
+    assert_eq!(ctx["metadata"]["status"], "ok");
     mcp.peer()
         .subscribe(rmcp::model::SubscribeRequestParams::new("twig://repo/tree"))
         .await
@@ -595,4 +641,29 @@ async fn listen_subscribers_of_the_2026_protocol_hear_about_changes() {
     }
     let _ = subscription.cancel().await;
     let _ = client.cancel().await;
+}
+
+/// `--repo ..` (a relative path) serves the same repository, and its file watching works.
+#[tokio::test]
+#[allow(deprecated)]
+async fn relative_repo_flag_is_resolved_for_tools_and_subscriptions() {
+    let fx = stacked();
+    let sub = fx.repo_path().join("src");
+    std::fs::create_dir_all(&sub).unwrap();
+    let mcp = fx.start_in(&sub, &["--repo", ".."], &[]).await;
+    let data: Value = mcp
+        .call_ok("get_branch_metadata", json!({"branch": "feat/auth"}))
+        .await;
+    assert_eq!(data["pr_number"], 42);
+    mcp.peer()
+        .subscribe(rmcp::model::SubscribeRequestParams::new("twig://repo/tree"))
+        .await
+        .unwrap();
+    fx.git(&["checkout", "-q", "feat/billing"]);
+    assert_eq!(
+        mcp.next_resource_update(Duration::from_secs(10))
+            .await
+            .as_deref(),
+        Some("twig://repo/tree")
+    );
 }

@@ -177,7 +177,7 @@ fn list(node: &Value) -> String {
         let marker = match kind {
             "orderedList" => {
                 let marker = format!("{number}. ");
-                number += 1;
+                number = number.saturating_add(1);
                 marker
             }
             "taskList" if attr(item, "state").as_deref() == Some("DONE") => "[x] ".to_string(),

@@ -74,7 +74,7 @@ impl From<GitHubAuth> for Auth {
 /// 2. `github_token` (`$GITHUB_TOKEN`), then `gh_token` (`$GH_TOKEN`), ignoring empty values;
 /// 3. the `default` entry of the netrc file.
 pub fn credentials(
-    home: &Path,
+    home: Option<&Path>,
     api_base: &str,
     github_token: Option<&str>,
     gh_token: Option<&str>,
@@ -85,7 +85,7 @@ pub fn credentials(
         .unwrap_or_default();
     let from_machine = hosts
         .iter()
-        .find_map(|host| netrc::lookup_machine(home, host));
+        .find_map(|host| home.and_then(|home| netrc::lookup_machine(home, host)));
     if let Some(creds) = from_machine {
         return Some(GitHubAuth::Netrc(creds));
     }
@@ -97,7 +97,7 @@ pub fn credentials(
     if let Some(token) = token {
         return Some(GitHubAuth::Token(token.to_string()));
     }
-    netrc::lookup_default(home).map(GitHubAuth::Netrc)
+    home.and_then(netrc::lookup_default).map(GitHubAuth::Netrc)
 }
 
 /// The netrc machine names to try for an API host, most specific to the user first.
@@ -670,22 +670,22 @@ mod tests {
             }))
         };
 
-        assert_eq!(credentials(home, API, None, None), None);
+        assert_eq!(credentials(Some(home), API, None, None), None);
         assert_eq!(
-            credentials(home, API, Some(""), Some("gh")),
+            credentials(Some(home), API, Some(""), Some("gh")),
             Some(GitHubAuth::Token("gh".into()))
         );
         assert_eq!(
-            credentials(home, API, Some("env"), Some("gh")),
+            credentials(Some(home), API, Some("env"), Some("gh")),
             Some(GitHubAuth::Token("env".into()))
         );
 
         std::fs::write(home.join(".netrc"), "default login d password dp\n").unwrap();
         assert_eq!(
-            credentials(home, API, Some("env"), None),
+            credentials(Some(home), API, Some("env"), None),
             Some(GitHubAuth::Token("env".into()))
         );
-        assert_eq!(credentials(home, API, None, None), basic("d", "dp"));
+        assert_eq!(credentials(Some(home), API, None, None), basic("d", "dp"));
 
         std::fs::write(
             home.join(".netrc"),
@@ -693,9 +693,12 @@ mod tests {
              machine ghe.corp login g password gp\n",
         )
         .unwrap();
-        assert_eq!(credentials(home, API, Some("env"), None), basic("a", "ap"));
         assert_eq!(
-            credentials(home, "https://ghe.corp/api/v3", None, None),
+            credentials(Some(home), API, Some("env"), None),
+            basic("a", "ap")
+        );
+        assert_eq!(
+            credentials(Some(home), "https://ghe.corp/api/v3", None, None),
             basic("g", "gp")
         );
 
@@ -705,7 +708,7 @@ mod tests {
              machine github.com login w password wp\n",
         )
         .unwrap();
-        assert_eq!(credentials(home, API, None, None), basic("w", "wp"));
+        assert_eq!(credentials(Some(home), API, None, None), basic("w", "wp"));
     }
 
     #[test]

@@ -85,9 +85,9 @@ async fn client(ctx: &ServerContext) -> Result<Arc<GitHubClient>, ToolError> {
                     "Add credentials for {host} to `~/.netrc`. See `twig auth --help`."
                 ))
             };
-            let home = ctx.settings.home.as_deref().ok_or_else(missing)?;
+            // Without HOME there is no netrc, but the token variables still count.
             let auth = github::credentials(
-                home,
+                ctx.settings.home.as_deref(),
                 &base,
                 ctx.settings.github_token.as_deref(),
                 ctx.settings.gh_token.as_deref(),

@@ -95,12 +95,8 @@ fn resolve_key(ctx: &ServerContext, explicit: Option<&str>) -> Result<String, To
         ToolError::invalid_params("No issue_key provided and could not detect current branch")
             .with_hint("Provide an explicit issue_key parameter.")
     };
-    let branch = match ctx.current_branch() {
-        Ok(Some(branch)) => branch,
-        Ok(None) => return Err(no_branch()),
-        Err(err) if err.code == ErrorCode::NoRepo => return Err(no_branch()),
-        Err(err) => return Err(err),
-    };
+    // Outside a repository this is `no_repo`, as for every repository tool.
+    let branch = ctx.current_branch()?.ok_or_else(no_branch)?;
     let state = ctx.require_state()?;
     state
         .state

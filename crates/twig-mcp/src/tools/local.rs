@@ -209,7 +209,11 @@ pub fn list_repositories(ctx: &ServerContext) -> Result<ListRepositoriesResponse
         ctx.settings.home.as_deref(),
     )
     .ok_or_else(|| {
-        ToolError::internal("Failed to load registry: neither XDG_DATA_HOME nor HOME is set")
+        ToolError::new(
+            mcp_common::ErrorCode::Internal,
+            "Failed to load registry: neither XDG_DATA_HOME nor HOME is set",
+        )
+        .with_hint("Start twig-mcp with HOME (or XDG_DATA_HOME) set, as twig itself needs.")
     })?;
     let entries = load_registry(&path).map_err(|err| {
         ToolError::new(
@@ -232,7 +236,16 @@ pub fn list_repositories(ctx: &ServerContext) -> Result<ListRepositoriesResponse
     })
 }
 
+/// Without a state file there are no twig-managed worktrees: the design's context scenarios
+/// say this tool works normally without `.twig/state.json`. A state file that cannot be read
+/// is still `no_twig_state`.
 pub fn get_worktrees(ctx: &ServerContext) -> Result<ListWorktreesResponse, ToolError> {
+    ctx.require_repo()?;
+    if ctx.state_file().is_some_and(|path| !path.exists()) {
+        return Ok(ListWorktreesResponse {
+            worktrees: Vec::new(),
+        });
+    }
     let state = ctx.require_state()?;
     Ok(ListWorktreesResponse {
         worktrees: state
