@@ -47,8 +47,7 @@ impl BranchGraph {
         for child in local_branches {
             let primary = state
                 .parents(child)
-                .iter()
-                .find(|parent| children.contains_key(parent.as_str()));
+                .find(|parent| children.contains_key(*parent));
             if let Some(parent) = primary
                 && let Some(list) = children.get_mut(parent)
             {

@@ -103,11 +103,12 @@ fn stack_status(ctx: &ServerContext) -> String {
     }
 
     let names = state.sorted_branches();
+    let count = names.len();
     text.push_str("\nBranches:\n");
-    if names.is_empty() {
+    if count == 0 {
         text.push_str("(no branches tracked by twig)\n");
     }
-    for name in names.iter().take(MAX_DETAILS) {
+    for name in names.take(MAX_DETAILS) {
         let meta = branch_metadata(Some(&state), name);
         let _ = writeln!(
             text,
@@ -121,8 +122,8 @@ fn stack_status(ctx: &ServerContext) -> String {
             meta.parent_branch.as_deref().unwrap_or("none"),
         );
     }
-    if names.len() > MAX_DETAILS {
-        let _ = writeln!(text, "… and {} more branches", names.len() - MAX_DETAILS);
+    if count > MAX_DETAILS {
+        let _ = writeln!(text, "… and {} more branches", count - MAX_DETAILS);
     }
     text.push('\n');
     text.push_str(STACK_STATUS_ASK);

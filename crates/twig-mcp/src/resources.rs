@@ -118,7 +118,6 @@ fn all_branches(ctx: &ServerContext) -> Result<ListBranchesResponse, ToolError> 
     Ok(ListBranchesResponse {
         branches: state
             .sorted_branches()
-            .iter()
             .map(|name| local::branch_metadata(Some(&state), name))
             .collect(),
     })

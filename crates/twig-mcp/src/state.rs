@@ -5,7 +5,8 @@
 //! keys the parsed state by the file's identity (size, modification time, inode, change time).
 
 use std::{
-    collections::{HashMap, HashSet},
+    collections::{BTreeMap, HashSet},
+    ops::Bound,
     fs,
     os::unix::fs::MetadataExt,
     path::{Path, PathBuf},
@@ -23,7 +24,7 @@ pub struct RepoState {
     #[serde(default)]
     pub worktrees: Vec<Worktree>,
     #[serde(default)]
-    pub branches: HashMap<String, BranchMetadata>,
+    pub branches: BTreeMap<String, BranchMetadata>,
     #[serde(default)]
     pub dependencies: Vec<Dependency>,
     #[serde(default)]
@@ -61,47 +62,56 @@ pub struct RootBranch {
     pub is_default: bool,
 }
 
-/// A parsed state with the indexes every tool needs, built once per file version.
+/// A parsed state, arranged once per file version for the lookups every tool makes without
+/// copying names: `branches` is ordered by name, and `dependencies` are sorted by child (a
+/// stable sort, so each child's parents keep their declaration order) without repeated pairs.
 #[derive(Debug, Default)]
 pub struct LoadedState {
     pub state: RepoState,
-    /// child → its parents, in declaration order (the first is the primary parent).
-    parents: HashMap<String, Vec<String>>,
-    /// The branch names in name order.
-    sorted_branches: Vec<String>,
 }
 
 impl LoadedState {
-    pub fn new(state: RepoState) -> Self {
-        let mut parents: HashMap<String, Vec<String>> = HashMap::new();
-        for dep in &state.dependencies {
-            let entry = parents.entry(dep.child.clone()).or_default();
-            if !entry.contains(&dep.parent) {
-                entry.push(dep.parent.clone());
-            }
-        }
-        let mut sorted_branches: Vec<String> = state.branches.keys().cloned().collect();
-        sorted_branches.sort();
-        Self {
-            state,
-            parents,
-            sorted_branches,
-        }
+    pub fn new(mut state: RepoState) -> Self {
+        state.dependencies.sort_by(|a, b| a.child.cmp(&b.child));
+        let mut seen = HashSet::new();
+        let keep: Vec<bool> = state
+            .dependencies
+            .iter()
+            .map(|d| seen.insert((d.child.as_str(), d.parent.as_str())))
+            .collect();
+        let mut keep = keep.into_iter();
+        state
+            .dependencies
+            .retain(|_| keep.next().unwrap_or(false));
+        Self { state }
     }
 
     /// The declared parents of `branch`, first (primary) parent first.
-    pub fn parents(&self, branch: &str) -> &[String] {
-        self.parents.get(branch).map(Vec::as_slice).unwrap_or(&[])
+    pub fn parents<'a>(&'a self, branch: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let deps = &self.state.dependencies;
+        let start = deps.partition_point(|d| d.child.as_str() < branch);
+        deps[start..]
+            .iter()
+            .take_while(move |d| d.child == branch)
+            .map(|d| d.parent.as_str())
     }
 
     /// The primary (first declared) parent of `branch`.
-    pub fn primary_parent(&self, branch: &str) -> Option<&str> {
-        self.parents(branch).first().map(String::as_str)
+    pub fn primary_parent<'a>(&'a self, branch: &'a str) -> Option<&'a str> {
+        self.parents(branch).next()
     }
 
     /// Tracked branch names in name order.
-    pub fn sorted_branches(&self) -> &[String] {
-        &self.sorted_branches
+    pub fn sorted_branches(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.state.branches.keys().map(String::as_str)
+    }
+
+    /// Tracked branch names after `after`, in name order.
+    pub fn branches_after<'a>(&'a self, after: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.state
+            .branches
+            .range::<str, _>((Bound::Excluded(after), Bound::Unbounded))
+            .map(|(name, _)| name.as_str())
     }
 
     /// The configured roots in declaration order.
@@ -288,9 +298,17 @@ mod tests {
         let state: RepoState = serde_json::from_str(STATE).unwrap();
         let loaded = LoadedState::new(state);
         assert_eq!(loaded.primary_parent("feat/b"), Some("feat/a"));
-        assert_eq!(loaded.parents("feat/b"), ["feat/a", "main"]);
+        assert_eq!(loaded.parents("feat/b").collect::<Vec<_>>(), ["feat/a", "main"]);
+        assert_eq!(loaded.parents("nope").count(), 0);
         assert_eq!(loaded.default_root(), Some("main"));
-        assert_eq!(loaded.sorted_branches(), ["feat/a", "feat/b", "feat/c"]);
+        assert_eq!(
+            loaded.sorted_branches().collect::<Vec<_>>(),
+            ["feat/a", "feat/b", "feat/c"]
+        );
+        assert_eq!(
+            loaded.branches_after("feat/a").collect::<Vec<_>>(),
+            ["feat/b", "feat/c"]
+        );
         let c = &loaded.state.branches["feat/c"];
         assert_eq!((c.jira_issue.as_deref(), c.github_pr), (None, None));
     }

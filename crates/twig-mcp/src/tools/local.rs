@@ -182,23 +182,23 @@ pub fn list_branches(
         }
     };
     let state = ctx.require_state()?;
-    let names = state.sorted_branches();
     // The cursor is the last branch name of the previous page: stable across state changes.
-    let start = match params.cursor.as_deref() {
-        None | Some("") => 0,
-        Some(after) => names.partition_point(|name| name.as_str() <= after),
+    let mut names: Box<dyn Iterator<Item = &str>> = match params.cursor.as_deref() {
+        None | Some("") => Box::new(state.sorted_branches()),
+        Some(after) => Box::new(state.branches_after(after)),
     };
-    let end = (start + limit).min(names.len());
-    let branches = names[start..end]
+    let page: Vec<&str> = names.by_ref().take(limit).collect();
+    let next_cursor = names
+        .next()
+        .and(page.last())
+        .map(|last| last.to_string());
+    let branches = page
         .iter()
         .map(|name| branch_metadata(Some(&state), name))
         .collect();
-    let next_cursor = (end < names.len())
-        .then(|| names.get(end.saturating_sub(1)).cloned())
-        .flatten();
     Ok(BranchPage {
         branches,
-        total: names.len(),
+        total: state.state.branches.len(),
         next_cursor,
     })
 }
