@@ -6,8 +6,8 @@
 
 use std::{
     collections::{BTreeMap, HashSet},
-    ops::Bound,
     fs,
+    ops::Bound,
     os::unix::fs::MetadataExt,
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
@@ -80,9 +80,7 @@ impl LoadedState {
             .map(|d| seen.insert((d.child.as_str(), d.parent.as_str())))
             .collect();
         let mut keep = keep.into_iter();
-        state
-            .dependencies
-            .retain(|_| keep.next().unwrap_or(false));
+        state.dependencies.retain(|_| keep.next().unwrap_or(false));
         Self { state }
     }
 
@@ -298,7 +296,10 @@ mod tests {
         let state: RepoState = serde_json::from_str(STATE).unwrap();
         let loaded = LoadedState::new(state);
         assert_eq!(loaded.primary_parent("feat/b"), Some("feat/a"));
-        assert_eq!(loaded.parents("feat/b").collect::<Vec<_>>(), ["feat/a", "main"]);
+        assert_eq!(
+            loaded.parents("feat/b").collect::<Vec<_>>(),
+            ["feat/a", "main"]
+        );
         assert_eq!(loaded.parents("nope").count(), 0);
         assert_eq!(loaded.default_root(), Some("main"));
         assert_eq!(

@@ -188,10 +188,7 @@ pub fn list_branches(
         Some(after) => Box::new(state.branches_after(after)),
     };
     let page: Vec<&str> = names.by_ref().take(limit).collect();
-    let next_cursor = names
-        .next()
-        .and(page.last())
-        .map(|last| last.to_string());
+    let next_cursor = names.next().and(page.last()).map(|last| last.to_string());
     let branches = page
         .iter()
         .map(|name| branch_metadata(Some(&state), name))
