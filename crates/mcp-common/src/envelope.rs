@@ -29,6 +29,8 @@ pub enum ErrorCode {
     RateLimited,
     /// An unexpected failure inside the server.
     Internal,
+    /// The server was started outside a project it can serve (e.g. no `.duvet/config.toml`).
+    NoProject,
 }
 
 impl ErrorCode {
@@ -43,6 +45,7 @@ impl ErrorCode {
             Self::NetworkError => "network_error",
             Self::RateLimited => "rate_limited",
             Self::Internal => "internal",
+            Self::NoProject => "no_project",
         }
     }
 }

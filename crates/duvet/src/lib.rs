@@ -1,0 +1,19 @@
+//! duvet: requirements traceability for projects annotated for the Duvet tool, served to AI
+//! assistants over MCP by `duvet mcp`.
+//!
+//! Modules by concern: `server` (the MCP surface), `tools` and `resources` (answers),
+//! `engine` (the live model, rebuilt after file changes), `project` (reading files),
+//! `model` (specifications, requirements, citations, statuses), `matching` (quotes),
+//! `spec` (IETF and Markdown parsing, requirement sentences), `annotation` (source comments
+//! and requirement files), `config` (`.duvet/config.toml` and the legacy flags).
+
+pub mod annotation;
+pub mod config;
+pub mod engine;
+pub mod matching;
+pub mod model;
+pub mod project;
+pub mod resources;
+pub mod server;
+pub mod spec;
+pub mod tools;

@@ -1,0 +1,704 @@
+//! The analysed project: specifications with their sections and requirements, citations
+//! matched to the requirements they quote, the invalid citations, and each requirement's
+//! status. Built from parsed inputs by [`Model::build`]; pure, so it is tested without files.
+//!
+//! Status vocabulary (used by every tool and resource that speaks of status):
+//! - `fully_implemented`: implementation, implication or exception annotations quote all of
+//!   the requirement's text (every letter and digit of it);
+//! - `partially_implemented`: they quote part of it;
+//! - `not_started`: none of it is quoted by such annotations (tests and TODOs alone do not
+//!   implement anything).
+//!
+//! With the detail: `cited` (an implementation or implication quotes it), `tested` (a test
+//! quotes it), `exception` (the reason, when an exception quotes it), `todo_count`, and
+//! `citation_count` (annotations of any kind other than `spec` quoting it).
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::{
+    annotation::{Annotation, AnnotationType, Level, Malformed},
+    matching::find_quote,
+    spec::{self, Format, Section, requirements},
+};
+
+/// How far a requirement is implemented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StatusKind {
+    FullyImplemented,
+    PartiallyImplemented,
+    NotStarted,
+}
+
+impl StatusKind {
+    /// Work-first order of `get_prioritized_requirements`: partial, then not started, then done.
+    fn priority(self) -> u8 {
+        match self {
+            Self::PartiallyImplemented => 0,
+            Self::NotStarted => 1,
+            Self::FullyImplemented => 2,
+        }
+    }
+}
+
+/// A requirement's status with the detail an assistant needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Status {
+    pub status: StatusKind,
+    /// An implementation or implication annotation quotes this requirement.
+    pub cited: bool,
+    /// A test annotation quotes this requirement.
+    pub tested: bool,
+    /// The reason of an exception annotation quoting this requirement.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exception: Option<String>,
+    /// How many TODO annotations quote this requirement.
+    pub todo_count: usize,
+    /// How many annotations (other than requirement definitions) quote this requirement.
+    pub citation_count: usize,
+}
+
+/// A specification as loaded: where it came from and what it contains.
+#[derive(Debug, Clone)]
+pub struct SpecInput {
+    /// The specification as the project names it: a URL or a path relative to the root.
+    pub source: String,
+    /// The file its text was (or would be) read from.
+    pub file: PathBuf,
+    /// The parsed text, or why it could not be read.
+    pub parsed: Result<Arc<ParsedSpec>, String>,
+}
+
+/// A specification text parsed once (and cached by the loader while the file is unchanged),
+/// with the requirement sentences of each section.
+#[derive(Debug)]
+pub struct ParsedSpec {
+    pub title: String,
+    pub sections: Vec<Section>,
+    /// Per section, the sentences with RFC 2119 keywords.
+    pub sentences: Vec<Vec<requirements::RequirementSentence>>,
+}
+
+impl ParsedSpec {
+    pub fn parse(text: &str, format: Format) -> Self {
+        let sections = spec::parse(text, format);
+        let sentences = sections.iter().map(requirements::extract).collect();
+        Self {
+            title: document_title(text, format),
+            sections,
+            sentences,
+        }
+    }
+}
+
+/// Everything the model is built from.
+#[derive(Debug, Default)]
+pub struct Inputs {
+    pub specs: Vec<SpecInput>,
+    pub annotations: Vec<Annotation>,
+    pub malformed: Vec<Malformed>,
+    /// Whether sentences with RFC 2119 keywords are requirements (config-file projects), or
+    /// only the requirements listed in requirement files (flag-defined projects, as Duvet).
+    pub extract_requirements: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct SectionEntry {
+    pub id: String,
+    pub title: String,
+    /// The section's text as in the specification.
+    pub content: String,
+    /// The text normalized for matching quotes.
+    normalized: String,
+    /// Indexes into [`Model::requirements`], in document order.
+    pub requirements: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub id: String,
+    pub name: String,
+    /// The URL or path the project uses for it.
+    pub url: String,
+    pub description: String,
+    pub file: PathBuf,
+    /// Why the text could not be loaded (then there are no sections).
+    pub error: Option<String>,
+    pub sections: Vec<SectionEntry>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Requirement {
+    /// Hex BLAKE3 of the normalized text.
+    pub identifier: String,
+    /// The normalized text.
+    pub text: String,
+    pub level: Option<Level>,
+    pub spec: usize,
+    pub section: usize,
+    /// Byte range in the section's normalized text, when the text occurs there.
+    range: Option<(usize, usize)>,
+    /// Indexes into [`Model::citations`].
+    pub citations: Vec<usize>,
+    pub status: Status,
+}
+
+#[derive(Debug, Clone)]
+pub struct Citation {
+    /// `file:line`, e.g. `src/main.rs:42`.
+    pub id: String,
+    pub file: PathBuf,
+    pub line: usize,
+    pub kind: AnnotationType,
+    pub comment_text: String,
+    pub reason: Option<String>,
+    pub spec: usize,
+    pub section: usize,
+    /// Indexes into [`Model::requirements`] of the requirements its quote overlaps.
+    pub requirements: Vec<usize>,
+}
+
+/// A citation that does not hold, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct InvalidCitation {
+    pub file_path: String,
+    pub line_number: usize,
+    pub comment_text: String,
+    pub error: String,
+}
+
+/// Why a citation target does not resolve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unresolved {
+    UnknownSpec(String),
+    SpecUnavailable(String),
+    NoSection,
+    MissingSection(String),
+    QuoteNotFound(String),
+}
+
+impl std::fmt::Display for Unresolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::UnknownSpec(m)
+            | Self::SpecUnavailable(m)
+            | Self::MissingSection(m)
+            | Self::QuoteNotFound(m) => f.write_str(m),
+            Self::NoSection => f.write_str(
+                "Citation names no section: add `#section-…` (or the Markdown heading id) to the target",
+            ),
+        }
+    }
+}
+
+/// A requirement (index) and the byte range of it that a quote covers.
+pub type Overlap = (usize, (usize, usize));
+
+/// Where a resolved citation points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub spec: usize,
+    pub section: usize,
+    /// The requirements the quote overlaps, with the overlapping byte ranges.
+    pub matches: Vec<Overlap>,
+    pub quoted: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct Model {
+    pub specs: Vec<Spec>,
+    pub requirements: Vec<Requirement>,
+    pub citations: Vec<Citation>,
+    pub invalid: Vec<InvalidCitation>,
+    spec_by_source: HashMap<String, usize>,
+    by_identifier: HashMap<String, Vec<usize>>,
+    by_citation_id: HashMap<String, usize>,
+    /// Citations' quoted ranges, per citation, until statuses are computed.
+    pending_ranges: Vec<(usize, Vec<Overlap>)>,
+}
+
+/// `https://host/path` and `http://host/path/` name the same specification.
+pub fn source_key(source: &str) -> String {
+    let trimmed = source.trim().trim_end_matches('/');
+    let without_scheme = trimmed
+        .strip_prefix("https://")
+        .or_else(|| trimmed.strip_prefix("http://"))
+        .unwrap_or(trimmed);
+    without_scheme.trim_start_matches("./").to_string()
+}
+
+/// Split `target` into its specification part and its section fragment.
+pub fn split_target(target: &str) -> (&str, Option<&str>) {
+    match target.trim().split_once('#') {
+        Some((spec, section)) if !section.trim().is_empty() => (spec, Some(section.trim())),
+        Some((spec, _)) => (spec, None),
+        None => (target.trim(), None),
+    }
+}
+
+impl Model {
+    pub fn build(inputs: Inputs) -> Self {
+        let mut model = Model::default();
+        let mut used_ids = HashSet::new();
+        for input in inputs.specs {
+            let parsed = input.parsed.as_ref().ok().cloned();
+            let Some(s) = model.add_spec(input, &mut used_ids) else {
+                continue;
+            };
+            // Requirements from the text.
+            if inputs.extract_requirements
+                && let Some(parsed) = parsed
+            {
+                for (c, sentences) in parsed.sentences.iter().enumerate() {
+                    for sentence in sentences {
+                        model.add_requirement(s, c, sentence.text.clone(), Some(sentence.level));
+                    }
+                }
+            }
+        }
+        // Requirements listed by annotations (requirement files and `type=spec`).
+        let mut citations_in = Vec::new();
+        for annotation in inputs.annotations {
+            if annotation.kind == AnnotationType::Spec {
+                match model.resolve_target(&annotation.target) {
+                    Ok((s, c)) if !annotation.quote.trim().is_empty() => {
+                        let text = requirements::normalize(&annotation.quote);
+                        let level = annotation
+                            .level
+                            .or_else(|| requirements::strongest_level(&text));
+                        model.add_requirement(s, c, text, level);
+                    }
+                    Ok(_) => model.invalid.push(invalid(
+                        &annotation,
+                        "Requirement has no quote: add the requirement's text".to_string(),
+                    )),
+                    Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
+                }
+            } else {
+                citations_in.push(annotation);
+            }
+        }
+
+        for annotation in citations_in {
+            match model.resolve(&annotation.target, &annotation.quote) {
+                Ok(resolved) => model.add_citation(annotation, resolved),
+                Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
+            }
+        }
+        for malformed in inputs.malformed {
+            model.invalid.push(InvalidCitation {
+                file_path: path_text(&malformed.file),
+                line_number: malformed.line,
+                comment_text: malformed.text,
+                error: format!("Malformed annotation: {}", malformed.reason),
+            });
+        }
+        model
+            .invalid
+            .sort_by(|a, b| (&a.file_path, a.line_number).cmp(&(&b.file_path, b.line_number)));
+        model.compute_statuses();
+        model
+    }
+
+    /// Add a specification; `None` when the project already has it.
+    fn add_spec(&mut self, input: SpecInput, used_ids: &mut HashSet<String>) -> Option<usize> {
+        let key = source_key(&input.source);
+        if self.spec_by_source.contains_key(&key) {
+            return None;
+        }
+        let (base_id, name) = spec_identity(&input.source);
+        let mut id = base_id.clone();
+        let mut n = 2;
+        while !used_ids.insert(id.clone()) {
+            id = format!("{base_id}-{n}");
+            n += 1;
+        }
+        let (sections, error, description) = match &input.parsed {
+            Ok(parsed) => {
+                let sections = parsed
+                    .sections
+                    .iter()
+                    .map(|section| {
+                        let content = section.content();
+                        SectionEntry {
+                            normalized: requirements::normalize(&content),
+                            id: section.id.clone(),
+                            title: section.title.clone(),
+                            content,
+                            requirements: Vec::new(),
+                        }
+                    })
+                    .collect();
+                (sections, None, parsed.title.clone())
+            }
+            Err(err) => (Vec::new(), Some(err.clone()), String::new()),
+        };
+        let index = self.specs.len();
+        self.spec_by_source.insert(key, index);
+        self.specs.push(Spec {
+            id,
+            name,
+            url: input.source,
+            description,
+            file: input.file,
+            error,
+            sections,
+        });
+        Some(index)
+    }
+
+    fn add_requirement(&mut self, spec: usize, section: usize, text: String, level: Option<Level>) {
+        let identifier = requirements::identifier(&text);
+        let existing = self.by_identifier.get(&identifier).is_some_and(|list| {
+            list.iter().any(|&r| {
+                self.requirements[r].spec == spec && self.requirements[r].section == section
+            })
+        });
+        if existing || text.is_empty() {
+            return;
+        }
+        let entry = &self.specs[spec].sections[section];
+        // Sentences extracted from the text occur in it; listed ones usually do.
+        let after = entry
+            .requirements
+            .last()
+            .and_then(|&r| self.requirements[r].range)
+            .map_or(0, |(_, end)| end);
+        let range = entry
+            .normalized
+            .get(after..)
+            .and_then(|rest| rest.find(&text))
+            .map(|start| (after + start, after + start + text.len()))
+            .or_else(|| find_quote(&entry.normalized, &text));
+        let index = self.requirements.len();
+        self.requirements.push(Requirement {
+            identifier: identifier.clone(),
+            text,
+            level,
+            spec,
+            section,
+            range,
+            citations: Vec::new(),
+            status: Status {
+                status: StatusKind::NotStarted,
+                cited: false,
+                tested: false,
+                exception: None,
+                todo_count: 0,
+                citation_count: 0,
+            },
+        });
+        self.specs[spec].sections[section].requirements.push(index);
+        self.by_identifier
+            .entry(identifier)
+            .or_default()
+            .push(index);
+    }
+
+    /// The specification and section a target names.
+    pub fn resolve_target(&self, target: &str) -> Result<(usize, usize), Unresolved> {
+        let (spec_part, section) = split_target(target);
+        let spec = self.spec_index(spec_part).ok_or_else(|| {
+            Unresolved::UnknownSpec(format!(
+                "Specification not found: '{spec_part}' is not a specification of this project"
+            ))
+        })?;
+        let entry = &self.specs[spec];
+        if let Some(error) = &entry.error {
+            return Err(Unresolved::SpecUnavailable(format!(
+                "Specification not available: {error}"
+            )));
+        }
+        let section = section.ok_or(Unresolved::NoSection)?;
+        let index = self.section_index(spec, section).ok_or_else(|| {
+            Unresolved::MissingSection(format!(
+                "Section not found: '{section}' is not a section of {}",
+                entry.name
+            ))
+        })?;
+        Ok((spec, index))
+    }
+
+    /// Resolve a target and find its quote, with the requirements the quote overlaps.
+    pub fn resolve(&self, target: &str, quote: &str) -> Result<Resolved, Unresolved> {
+        let (spec, section) = self.resolve_target(target)?;
+        let quote = requirements::normalize(quote);
+        if quote.is_empty() {
+            return Ok(Resolved {
+                spec,
+                section,
+                matches: Vec::new(),
+                quoted: false,
+            });
+        }
+        let entry = &self.specs[spec].sections[section];
+        let (start, end) = find_quote(&entry.normalized, &quote).ok_or_else(|| {
+            Unresolved::QuoteNotFound(format!(
+                "Quote not found: the text is not in {} of {}",
+                entry.id, self.specs[spec].name
+            ))
+        })?;
+        let matches = entry
+            .requirements
+            .iter()
+            .filter_map(|&r| {
+                let (rs, re) = self.requirements[r].range?;
+                let (os, oe) = (start.max(rs), end.min(re));
+                (os < oe).then_some((r, (os, oe)))
+            })
+            .collect();
+        Ok(Resolved {
+            spec,
+            section,
+            matches,
+            quoted: true,
+        })
+    }
+
+    fn add_citation(&mut self, annotation: Annotation, resolved: Resolved) {
+        let index = self.citations.len();
+        let id = format!("{}:{}", path_text(&annotation.file), annotation.line);
+        for &(r, _) in &resolved.matches {
+            self.requirements[r].citations.push(index);
+        }
+        self.by_citation_id.entry(id.clone()).or_insert(index);
+        self.citations.push(Citation {
+            id,
+            file: annotation.file,
+            line: annotation.line,
+            kind: annotation.kind,
+            comment_text: annotation.comment_text,
+            reason: annotation.reason,
+            spec: resolved.spec,
+            section: resolved.section,
+            requirements: resolved.matches.iter().map(|(r, _)| *r).collect(),
+        });
+        self.pending_ranges.push((index, resolved.matches));
+    }
+
+    fn compute_statuses(&mut self) {
+        // Per requirement: the byte ranges quoted by implementing annotations.
+        let mut implemented: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
+        for (citation, matches) in std::mem::take(&mut self.pending_ranges) {
+            let kind = self.citations[citation].kind;
+            for (r, range) in matches {
+                let status = &mut self.requirements[r].status;
+                status.citation_count += 1;
+                match kind {
+                    AnnotationType::Implementation | AnnotationType::Implication => {
+                        status.cited = true;
+                        implemented.entry(r).or_default().push(range);
+                    }
+                    AnnotationType::Exception => {
+                        if status.exception.is_none() {
+                            status.exception = Some(
+                                self.citations[citation]
+                                    .reason
+                                    .clone()
+                                    .unwrap_or_else(|| "no reason given".to_string()),
+                            );
+                        }
+                        implemented.entry(r).or_default().push(range);
+                    }
+                    AnnotationType::Test => status.tested = true,
+                    AnnotationType::Todo => status.todo_count += 1,
+                    AnnotationType::Spec => {}
+                }
+            }
+        }
+        for (r, requirement) in self.requirements.iter_mut().enumerate() {
+            let Some((start, end)) = requirement.range else {
+                requirement.status.status = if implemented.contains_key(&r) {
+                    StatusKind::FullyImplemented
+                } else {
+                    StatusKind::NotStarted
+                };
+                continue;
+            };
+            let normalized = &self.specs[requirement.spec].sections[requirement.section].normalized;
+            let ranges = implemented.get(&r).map(Vec::as_slice).unwrap_or(&[]);
+            let mut total = 0usize;
+            let mut covered = 0usize;
+            for (i, ch) in normalized.get(start..end).unwrap_or("").char_indices() {
+                if !ch.is_alphanumeric() {
+                    continue;
+                }
+                total += 1;
+                let at = start + i;
+                if ranges.iter().any(|&(s, e)| s <= at && at < e) {
+                    covered += 1;
+                }
+            }
+            requirement.status.status = if covered == 0 {
+                StatusKind::NotStarted
+            } else if covered >= total {
+                StatusKind::FullyImplemented
+            } else {
+                StatusKind::PartiallyImplemented
+            };
+        }
+    }
+
+    /// The specification the project knows under `source` (URL or path, with or without
+    /// scheme or trailing slash), or by its id.
+    pub fn spec_index(&self, source: &str) -> Option<usize> {
+        self.spec_by_source
+            .get(&source_key(source))
+            .copied()
+            .or_else(|| self.specs.iter().position(|s| s.id == source))
+    }
+
+    /// A section by id, with or without its `section-` prefix.
+    pub fn section_index(&self, spec: usize, id: &str) -> Option<usize> {
+        let sections = &self.specs.get(spec)?.sections;
+        let id = id.trim();
+        sections
+            .iter()
+            .position(|s| s.id == id)
+            .or_else(|| {
+                let prefixed = format!("section-{id}");
+                sections.iter().position(|s| s.id == prefixed)
+            })
+            .or_else(|| {
+                let bare = id.strip_prefix("section-")?;
+                sections.iter().position(|s| s.id == bare)
+            })
+    }
+
+    /// Requirements with this identifier (usually one).
+    pub fn requirements_with_id(&self, identifier: &str) -> &[usize] {
+        self.by_identifier
+            .get(identifier.trim())
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    pub fn citation(&self, id: &str) -> Option<&Citation> {
+        self.by_citation_id.get(id).map(|&c| &self.citations[c])
+    }
+
+    /// `/specifications/{spec}/sections/{section}/requirements/{identifier}`.
+    pub fn requirement_path(&self, r: usize) -> String {
+        let req = &self.requirements[r];
+        let spec = &self.specs[req.spec];
+        format!(
+            "/specifications/{}/sections/{}/requirements/{}",
+            spec.id, spec.sections[req.section].id, req.identifier
+        )
+    }
+
+    /// Requirement indexes in work-first order: level (MUST, SHOULD, MAY, unspecified), then
+    /// status (partially implemented, not started, fully implemented), then TODOs (most
+    /// first), then path.
+    pub fn prioritized(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.requirements.len()).collect();
+        let level_rank = |l: Option<Level>| match l {
+            Some(Level::Must) => 0,
+            Some(Level::Should) => 1,
+            Some(Level::May) => 2,
+            None => 3,
+        };
+        order.sort_by_cached_key(|&r| {
+            let req = &self.requirements[r];
+            (
+                level_rank(req.level),
+                req.status.status.priority(),
+                std::cmp::Reverse(req.status.todo_count),
+                self.requirement_path(r),
+            )
+        });
+        order
+    }
+}
+
+fn invalid(annotation: &Annotation, error: String) -> InvalidCitation {
+    InvalidCitation {
+        file_path: path_text(&annotation.file),
+        line_number: annotation.line,
+        comment_text: annotation.comment_text.clone(),
+        error,
+    }
+}
+
+/// A relative path with `/` separators.
+pub fn path_text(path: &std::path::Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The id and name of a specification from its URL or path: `rfc9000` / `RFC 9000` for RFCs,
+/// else the last path segment without extension.
+fn spec_identity(source: &str) -> (String, String) {
+    let key = source_key(source);
+    let last = key
+        .rsplit('/')
+        .find(|s| !s.is_empty())
+        .unwrap_or("specification");
+    let stem = last
+        .rsplit_once('.')
+        .filter(|(stem, ext)| !stem.is_empty() && ext.len() <= 8)
+        .map_or(last, |(stem, _)| stem);
+    let lower = stem.to_ascii_lowercase();
+    if let Some(number) = lower.strip_prefix("rfc")
+        && !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit())
+    {
+        return (lower.clone(), format!("RFC {number}"));
+    }
+    let id: String = lower
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let id = id.trim_matches('-').to_string();
+    let id = if id.is_empty() {
+        "specification".to_string()
+    } else {
+        id
+    };
+    (id, stem.to_string())
+}
+
+/// The title of a document: the first `#` heading of Markdown, or the first centered line
+/// after the header block of an IETF text.
+fn document_title(text: &str, format: Format) -> String {
+    match format {
+        Format::Markdown => text
+            .lines()
+            .find_map(|l| l.strip_prefix("# "))
+            .map(|t| t.trim().to_string())
+            .unwrap_or_default(),
+        Format::Ietf => {
+            let mut seen_blank_after_header = false;
+            let mut in_header = false;
+            for line in text.lines() {
+                if line.trim().is_empty() {
+                    if in_header {
+                        seen_blank_after_header = true;
+                    }
+                    continue;
+                }
+                if line.trim_start().starts_with("Abstract") {
+                    break;
+                }
+                in_header = true;
+                let indent = line.len() - line.trim_start().len();
+                if seen_blank_after_header && indent >= 8 {
+                    return line.trim().to_string();
+                }
+            }
+            String::new()
+        }
+    }
+}

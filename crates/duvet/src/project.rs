@@ -1,0 +1,381 @@
+//! Reading a project from disk into [`Model`] inputs, with a cache of parsed files so that a
+//! rebuild after a change re-reads only the files that changed.
+
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    fs,
+    path::{Component, Path, PathBuf},
+    sync::{Arc, Mutex},
+    time::SystemTime,
+};
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
+
+use crate::{
+    annotation::{self, Annotation, AnnotationType, CommentStyle, Malformed},
+    config::{self, ProjectConfig},
+    model::{Inputs, Model, ParsedSpec, SpecInput, source_key, split_target},
+    spec::Format,
+};
+
+/// The identity of a file version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Self> {
+        let meta = fs::metadata(path).ok()?;
+        Some(Self {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
+}
+
+type Parsed = Arc<(Vec<Annotation>, Vec<Malformed>)>;
+/// A cache of parsed files by key, each with the file version it was parsed from.
+type Cache<K, V> = Mutex<HashMap<K, (Stamp, V)>>;
+
+/// Parsed files, kept while they are unchanged.
+#[derive(Default)]
+pub struct FileCache {
+    sources: Cache<(PathBuf, CommentStyle, AnnotationType), Parsed>,
+    requirement_files: Cache<PathBuf, Parsed>,
+    specs: Cache<(PathBuf, Format), Arc<ParsedSpec>>,
+}
+
+/// A compiled glob with the directory to walk for it.
+struct Pattern {
+    base: PathBuf,
+    matcher: GlobMatcher,
+}
+
+impl Pattern {
+    fn new(pattern: &str) -> Result<Self, String> {
+        let pattern = pattern.trim().trim_start_matches("./");
+        let glob: Glob = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|err| format!("invalid pattern '{pattern}': {err}"))?;
+        // Walk only below the pattern's literal directory prefix.
+        let mut base = PathBuf::new();
+        let parts: Vec<&str> = pattern.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            if part.contains(['*', '?', '[', '{']) {
+                break;
+            }
+            base.push(part);
+        }
+        Ok(Self {
+            base,
+            matcher: glob.compile_matcher(),
+        })
+    }
+}
+
+/// Files below `root` matching `pattern`, as paths relative to `root`, sorted. `.git`
+/// directories are not entered; symbolic links are not followed.
+fn matching_files(root: &Path, pattern: &Pattern) -> Vec<PathBuf> {
+    let start = root.join(&pattern.base);
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(&start)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".git")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| e.path().strip_prefix(root).ok().map(Path::to_path_buf))
+        .filter(|rel| pattern.matcher.is_match(rel))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The directories whose changes can change the model: the pattern bases (recursive), and
+/// the directories of specification files and of the config (non-recursive).
+pub fn watch_roots(config: &ProjectConfig) -> Vec<(PathBuf, bool)> {
+    let mut roots: BTreeMap<PathBuf, bool> = BTreeMap::new();
+    let mut add = |path: PathBuf, recursive: bool| {
+        let entry = roots.entry(path).or_insert(recursive);
+        *entry |= recursive;
+    };
+    for pattern in config
+        .sources
+        .iter()
+        .map(|s| s.pattern.as_str())
+        .chain(config.requirement_patterns.iter().map(String::as_str))
+    {
+        if let Ok(p) = Pattern::new(pattern) {
+            add(config.root.join(p.base), true);
+        }
+    }
+    add(config.spec_cache_dir.clone(), true);
+    add(config.root.join(".duvet"), true);
+    add(config.root.clone(), false);
+    roots.into_iter().collect()
+}
+
+/// Whether `rel` stays inside the root (no absolute path, no `..`).
+fn confined(rel: &Path) -> bool {
+    rel.components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+impl FileCache {
+    fn source(
+        &self,
+        root: &Path,
+        rel: &Path,
+        style: &CommentStyle,
+        kind: AnnotationType,
+    ) -> Parsed {
+        let path = root.join(rel);
+        let key = (rel.to_path_buf(), style.clone(), kind);
+        let stamp = Stamp::of(&path);
+        if let (Some(stamp), Ok(cache)) = (stamp, self.sources.lock())
+            && let Some((cached, parsed)) = cache.get(&key)
+            && *cached == stamp
+        {
+            return parsed.clone();
+        }
+        let parsed: Parsed = match fs::read(&path) {
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
+                Arc::new(annotation::source::extract(&text, rel, style, kind))
+            }
+            Err(_) => Arc::new((Vec::new(), Vec::new())),
+        };
+        if let (Some(stamp), Ok(mut cache)) = (stamp, self.sources.lock()) {
+            cache.insert(key, (stamp, parsed.clone()));
+        }
+        parsed
+    }
+
+    fn requirement_file(&self, root: &Path, rel: &Path) -> Parsed {
+        let path = root.join(rel);
+        let stamp = Stamp::of(&path);
+        if let (Some(stamp), Ok(cache)) = (stamp, self.requirement_files.lock())
+            && let Some((cached, parsed)) = cache.get(rel)
+            && *cached == stamp
+        {
+            return parsed.clone();
+        }
+        let parsed: Parsed = match fs::read_to_string(&path) {
+            Ok(text) => match annotation::toml_file::parse(&text, rel) {
+                Ok(annotations) => Arc::new((annotations, Vec::new())),
+                Err(reason) => Arc::new((
+                    Vec::new(),
+                    vec![Malformed {
+                        file: rel.to_path_buf(),
+                        line: 1,
+                        text: text.lines().next().unwrap_or_default().to_string(),
+                        reason,
+                    }],
+                )),
+            },
+            Err(err) => Arc::new((
+                Vec::new(),
+                vec![Malformed {
+                    file: rel.to_path_buf(),
+                    line: 1,
+                    text: String::new(),
+                    reason: format!("cannot read the requirement file: {err}"),
+                }],
+            )),
+        };
+        if let (Some(stamp), Ok(mut cache)) = (stamp, self.requirement_files.lock()) {
+            cache.insert(rel.to_path_buf(), (stamp, parsed.clone()));
+        }
+        parsed
+    }
+
+    fn spec(&self, file: &Path, format: Format) -> Result<Arc<ParsedSpec>, std::io::Error> {
+        let key = (file.to_path_buf(), format);
+        let stamp = Stamp::of(file);
+        if let (Some(stamp), Ok(cache)) = (stamp, self.specs.lock())
+            && let Some((cached, parsed)) = cache.get(&key)
+            && *cached == stamp
+        {
+            return Ok(parsed.clone());
+        }
+        let bytes = fs::read(file)?;
+        let text = String::from_utf8_lossy(&bytes);
+        let parsed = Arc::new(ParsedSpec::parse(&text, format));
+        if let (Some(stamp), Ok(mut cache)) = (stamp, self.specs.lock()) {
+            cache.insert(key, (stamp, parsed.clone()));
+        }
+        Ok(parsed)
+    }
+}
+
+/// Read the project described by `config` and build its model.
+pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
+    let root = &config.root;
+    let mut inputs = Inputs {
+        extract_requirements: config.config_file.is_some(),
+        ..Inputs::default()
+    };
+
+    // Source files, each once per comment style and default type.
+    let mut seen = HashSet::new();
+    for source in &config.sources {
+        let pattern = match Pattern::new(&source.pattern) {
+            Ok(pattern) => pattern,
+            Err(reason) => {
+                inputs.malformed.push(Malformed {
+                    file: config
+                        .config_file
+                        .as_deref()
+                        .and_then(|f| f.strip_prefix(root).ok())
+                        .map(Path::to_path_buf)
+                        .unwrap_or_default(),
+                    line: 0,
+                    text: source.pattern.clone(),
+                    reason,
+                });
+                continue;
+            }
+        };
+        for rel in matching_files(root, &pattern) {
+            if !seen.insert((rel.clone(), source.style.clone(), source.default_type)) {
+                continue;
+            }
+            let parsed = cache.source(root, &rel, &source.style, source.default_type);
+            inputs.annotations.extend(parsed.0.iter().cloned());
+            inputs.malformed.extend(parsed.1.iter().cloned());
+        }
+    }
+
+    // Requirement files.
+    let mut seen = HashSet::new();
+    for pattern in &config.requirement_patterns {
+        let Ok(pattern) = Pattern::new(pattern) else {
+            continue;
+        };
+        for rel in matching_files(root, &pattern) {
+            if seen.insert(rel.clone()) {
+                let parsed = cache.requirement_file(root, &rel);
+                inputs.annotations.extend(parsed.0.iter().cloned());
+                inputs.malformed.extend(parsed.1.iter().cloned());
+            }
+        }
+    }
+
+    // Specifications: those configured, then those the annotations cite.
+    let mut wanted: Vec<(String, Option<Format>)> = config
+        .specifications
+        .iter()
+        .map(|s| (s.source.clone(), s.format))
+        .collect();
+    for annotation in &inputs.annotations {
+        let (spec, _) = split_target(&annotation.target);
+        if !spec.is_empty() {
+            let format = annotation.format.as_deref().and_then(parse_format);
+            wanted.push((spec.to_string(), format));
+        }
+    }
+    let mut keys = HashSet::new();
+    for (source, format) in wanted {
+        if !keys.insert(source_key(&source)) {
+            continue;
+        }
+        inputs.specs.push(load_spec(config, cache, &source, format));
+    }
+
+    Model::build(inputs)
+}
+
+fn parse_format(value: &str) -> Option<Format> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "ietf" => Some(Format::Ietf),
+        "markdown" | "md" => Some(Format::Markdown),
+        _ => None,
+    }
+}
+
+/// Where a specification's text lives: the download cache for URLs (the server never
+/// touches the network), the project for relative paths.
+fn load_spec(
+    config: &ProjectConfig,
+    cache: &FileCache,
+    source: &str,
+    format: Option<Format>,
+) -> SpecInput {
+    let format = format.unwrap_or_else(|| Format::detect(source));
+    let is_url = source.starts_with("https://") || source.starts_with("http://");
+    let file = if is_url {
+        config::cache_path(&config.spec_cache_dir, source).map(|file| {
+            // Duvet 0.1–0.3 kept its cache in `<spec-path>/specs`.
+            let legacy = config::cache_path(&config.spec_cache_dir.join("specs"), source);
+            match legacy {
+                Some(legacy)
+                    if config.config_file.is_none() && !file.exists() && legacy.exists() =>
+                {
+                    legacy
+                }
+                _ => file,
+            }
+        })
+    } else {
+        let rel = Path::new(source.trim());
+        confined(rel).then(|| config.root.join(rel))
+    };
+    let Some(file) = file else {
+        return SpecInput {
+            source: source.to_string(),
+            file: PathBuf::new(),
+            parsed: Err(format!(
+                "'{source}' is not a URL or a path inside the project"
+            )),
+        };
+    };
+    let shown = file
+        .strip_prefix(&config.root)
+        .map(crate::model::path_text)
+        .unwrap_or_else(|_| file.display().to_string());
+    let parsed = cache.spec(&file, format).map_err(|err| {
+        if is_url {
+            format!(
+                "{source} is not in the download cache: expected {shown} ({err}); duvet mcp works offline, so download it first (e.g. with `duvet report`)"
+            )
+        } else {
+            format!("cannot read {shown}: {err}")
+        }
+    });
+    SpecInput {
+        source: source.to_string(),
+        file,
+        parsed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_walk_only_their_literal_prefix() {
+        let p = Pattern::new("src/**/*.rs").unwrap();
+        assert_eq!(p.base, PathBuf::from("src"));
+        assert!(p.matcher.is_match("src/a/b.rs"));
+        assert!(!p.matcher.is_match("tests/b.rs"));
+        let p = Pattern::new("*.c").unwrap();
+        assert_eq!(p.base, PathBuf::new());
+        assert!(p.matcher.is_match("main.c"));
+        assert!(
+            !p.matcher.is_match("sub/main.c"),
+            "`*` does not cross directories"
+        );
+        let p = Pattern::new("./lib/{a,b}/*.py").unwrap();
+        assert_eq!(p.base, PathBuf::from("lib"));
+    }
+
+    #[test]
+    fn confinement() {
+        assert!(confined(Path::new("specs/a.md")));
+        assert!(!confined(Path::new("../outside.md")));
+        assert!(!confined(Path::new("/etc/passwd")));
+        assert!(!confined(Path::new("specs/../../x")));
+    }
+}

@@ -1,0 +1,265 @@
+//! The MCP surface of `duvet mcp`: the eight tools, the resource tree and the system prompt.
+
+use std::sync::Arc;
+
+use mcp_common::{Parameters, Reply, ToolError, output_schema};
+use rmcp::{
+    ErrorData as McpError, RoleServer, ServerHandler, handler::server::router::tool::ToolRouter,
+    model::*, service::RequestContext, tool, tool_handler, tool_router,
+};
+
+use crate::{
+    engine::Engine,
+    model::{InvalidCitation, Model},
+    resources,
+    tools::{self, *},
+};
+
+pub const SYSTEM_PROMPT: &str = include_str!("system_prompt.md");
+pub const PROMPT_NAME: &str = "duvet-system-prompt";
+
+#[derive(Clone)]
+pub struct DuvetServer {
+    engine: Arc<Engine>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl DuvetServer {
+    /// Run `f` on the current model.
+    async fn with_model<T>(&self, f: impl FnOnce(&Model) -> Result<T, ToolError>) -> Reply<T> {
+        Reply(self.engine.model().await.and_then(|model| f(&model)))
+    }
+}
+
+#[tool_router]
+impl DuvetServer {
+    pub fn new(engine: Arc<Engine>) -> Self {
+        Self {
+            engine,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Validate a citation (e.g. `//= https://www.rfc-editor.org/rfc/rfc9000#section-4.5` with optional `//#` quote lines): does it reference an existing specification, section and requirement?",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<Validation>()
+    )]
+    async fn validate_citation(&self, params: Parameters<ValidateParams>) -> Reply<Validation> {
+        match params.into_inner() {
+            Ok(p) => self.with_model(|m| tools::validate_citation(m, p)).await,
+            Err(err) => Reply(Err(err)),
+        }
+    }
+
+    #[tool(
+        description = "Search requirements across all specifications by words (every word must occur, any case); paged with limit/offset",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<Vec<RequirementRef>>()
+    )]
+    async fn search_requirements(
+        &self,
+        params: Parameters<SearchParams>,
+    ) -> Reply<Vec<RequirementRef>> {
+        match params.into_inner() {
+            Ok(p) => self.with_model(|m| tools::search_requirements(m, p)).await,
+            Err(err) => Reply(Err(err)),
+        }
+    }
+
+    #[tool(
+        description = "Get the status of a requirement: not_started, partially_implemented or fully_implemented, with whether it is cited, tested, excepted (reason) and its TODO count",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<RequirementStatus>()
+    )]
+    async fn get_requirement_status(
+        &self,
+        params: Parameters<RequirementParams>,
+    ) -> Reply<RequirementStatus> {
+        match params.into_inner() {
+            Ok(p) => {
+                self.with_model(|m| tools::get_requirement_status(m, p))
+                    .await
+            }
+            Err(err) => Reply(Err(err)),
+        }
+    }
+
+    #[tool(
+        description = "List requirements that no annotation in the code cites; paged with limit/offset",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<Vec<RequirementRef>>()
+    )]
+    async fn list_uncited_requirements(
+        &self,
+        params: Parameters<Page>,
+    ) -> Reply<Vec<RequirementRef>> {
+        match params.into_inner() {
+            Ok(p) => {
+                self.with_model(|m| tools::list_uncited_requirements(m, p))
+                    .await
+            }
+            Err(err) => Reply(Err(err)),
+        }
+    }
+
+    #[tool(
+        description = "List invalid citations in the code (unknown specification, missing section, quote not found, malformed annotation) with file, line, text and reason; paged with limit/offset",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<Vec<InvalidCitation>>()
+    )]
+    async fn list_invalid_citations(
+        &self,
+        params: Parameters<Page>,
+    ) -> Reply<Vec<InvalidCitation>> {
+        match params.into_inner() {
+            Ok(p) => {
+                self.with_model(|m| tools::list_invalid_citations(m, p))
+                    .await
+            }
+            Err(err) => Reply(Err(err)),
+        }
+    }
+
+    #[tool(
+        description = "Get the code around a citation (citation_id like `src/main.rs:42`), with context_lines lines before and after (default 3, at most 50)",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<CitationContext>()
+    )]
+    async fn get_citation_context(
+        &self,
+        params: Parameters<ContextParams>,
+    ) -> Reply<CitationContext> {
+        let params = match params.into_inner() {
+            Ok(p) => p,
+            Err(err) => return Reply(Err(err)),
+        };
+        let root = match self.engine.config() {
+            Ok(config) => config.root.clone(),
+            Err(err) => return Reply(Err(err)),
+        };
+        self.with_model(|m| tools::get_citation_context(m, &root, params))
+            .await
+    }
+
+    #[tool(
+        description = "Resolve the specification id (used in resource paths) of a specification URL",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<ResolvedSpec>()
+    )]
+    async fn resolve_spec_id(&self, params: Parameters<ResolveParams>) -> Reply<ResolvedSpec> {
+        match params.into_inner() {
+            Ok(p) => self.with_model(|m| tools::resolve_spec_id(m, p)).await,
+            Err(err) => Reply(Err(err)),
+        }
+    }
+
+    #[tool(
+        description = "List requirements in work-first order: by level (MUST, SHOULD, MAY, unspecified), then status (partially_implemented, not_started, fully_implemented), then TODO count (most first); paged with limit/offset",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<Vec<PrioritizedRequirement>>()
+    )]
+    async fn get_prioritized_requirements(
+        &self,
+        params: Parameters<Page>,
+    ) -> Reply<Vec<PrioritizedRequirement>> {
+        match params.into_inner() {
+            Ok(p) => {
+                self.with_model(|m| tools::get_prioritized_requirements(m, p))
+                    .await
+            }
+            Err(err) => Reply(Err(err)),
+        }
+    }
+}
+
+fn tool_error_to_mcp(err: ToolError) -> McpError {
+    McpError::internal_error(format!("{}: {}", err.code, err.message), None)
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for DuvetServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            env!("CARGO_PKG_NAME"),
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(SYSTEM_PROMPT)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
+            PROMPT_NAME,
+            Some("How to use the Duvet MCP server: its resources, tools and how to interact"),
+            None,
+        )]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        if request.name != PROMPT_NAME {
+            return Err(McpError::invalid_params(
+                format!(
+                    "Unknown prompt '{}'. Available: {PROMPT_NAME}.",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, SYSTEM_PROMPT)])
+                .with_description("The Duvet MCP system prompt")
+                .into(),
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let model = self.engine.model().await.ok();
+        Ok(ListResourcesResult::with_all_items(resources::list(
+            model.as_deref(),
+        )))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let root = self
+            .engine
+            .config()
+            .map_err(tool_error_to_mcp)?
+            .root
+            .clone();
+        let model = self.engine.model().await.map_err(tool_error_to_mcp)?;
+        resources::read(&model, &root, &request.uri).map(Into::into)
+    }
+}

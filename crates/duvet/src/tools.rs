@@ -1,0 +1,466 @@
+//! The eight tools of the Duvet MCP specification, as functions of the model.
+
+use std::path::{Component, Path};
+
+use mcp_common::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    annotation::{AnnotationType, CommentStyle, Level},
+    model::{InvalidCitation, Model, Status, StatusKind, path_text},
+};
+
+/// Default and largest page of the list tools.
+pub const PAGE_DEFAULT: usize = 100;
+pub const PAGE_MAX: usize = 1000;
+/// The most lines of context around a citation.
+pub const CONTEXT_MAX: usize = 50;
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct Page {
+    /// How many items to return (default 100, at most 1000). A full page means more may follow.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// How many items to skip (for the next page, the previous offset plus the limit).
+    #[serde(default)]
+    pub offset: Option<usize>,
+}
+
+impl Page {
+    fn apply<T>(&self, items: impl Iterator<Item = T>) -> Result<Vec<T>, ToolError> {
+        let limit = match self.limit {
+            None => PAGE_DEFAULT,
+            Some(n) if (1..=PAGE_MAX).contains(&n) => n,
+            Some(n) => {
+                return Err(ToolError::invalid_params(format!(
+                    "`limit` must be between 1 and {PAGE_MAX}, got {n}"
+                ))
+                .with_hint("Omit `limit` for pages of 100."));
+            }
+        };
+        Ok(items.skip(self.offset.unwrap_or(0)).take(limit).collect())
+    }
+}
+
+/// A requirement in lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RequirementRef {
+    /// Hex BLAKE3 of the requirement's normalized text.
+    pub identifier: String,
+    /// `/specifications/{spec_id}/sections/{section_id}/requirements/{identifier}`.
+    pub full_path: String,
+    pub text: String,
+}
+
+fn requirement_ref(model: &Model, r: usize) -> RequirementRef {
+    RequirementRef {
+        identifier: model.requirements[r].identifier.clone(),
+        full_path: model.requirement_path(r),
+        text: model.requirements[r].text.clone(),
+    }
+}
+
+// ---- validate_citation ----------------------------------------------------------------------
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ValidateParams {
+    /// The citation as written in code: the `//=` target line, optionally followed by `//#`
+    /// quote lines and `//= key=value` lines; a bare `URL#section` is accepted too.
+    pub citation: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Validation {
+    pub valid: bool,
+    /// Why the citation is invalid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The specification it references (when it resolves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_id: Option<String>,
+    /// The section it references (when it resolves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section_id: Option<String>,
+    /// Identifiers of the requirements its quote covers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requirements: Vec<String>,
+}
+
+impl Validation {
+    fn invalid(error: impl Into<String>) -> Self {
+        Self {
+            valid: false,
+            error: Some(error.into()),
+            spec_id: None,
+            section_id: None,
+            requirements: Vec::new(),
+        }
+    }
+}
+
+pub fn validate_citation(model: &Model, params: ValidateParams) -> Result<Validation, ToolError> {
+    let text = params.citation.trim();
+    if text.is_empty() {
+        return Err(ToolError::invalid_params("`citation` must not be empty").with_hint(
+            "Pass the citation as written, e.g. `//= https://www.rfc-editor.org/rfc/rfc9000#section-4.5`.",
+        ));
+    }
+    let style = CommentStyle::default();
+    // A bare target (no comment markers) is read as a one-line citation.
+    let written = if text.contains(style.meta.as_str()) {
+        text.to_string()
+    } else {
+        let mut lines = text.lines();
+        let target = lines.next().unwrap_or_default();
+        let mut written = format!("{} {target}", style.meta);
+        for line in lines {
+            written.push_str(&format!("\n{} {}", style.content, line.trim()));
+        }
+        written
+    };
+    let (annotations, malformed) = crate::annotation::source::extract(
+        &written,
+        Path::new("citation"),
+        &style,
+        AnnotationType::Implementation,
+    );
+    if let Some(bad) = malformed.first() {
+        return Ok(Validation::invalid(format!(
+            "Malformed annotation: {}",
+            bad.reason
+        )));
+    }
+    let Some(annotation) = annotations.first() else {
+        return Ok(Validation::invalid("No citation found in the text"));
+    };
+    let resolved = match model.resolve(&annotation.target, &annotation.quote) {
+        Ok(resolved) => resolved,
+        Err(err) => return Ok(Validation::invalid(err.to_string())),
+    };
+    let spec = &model.specs[resolved.spec];
+    let section = &spec.sections[resolved.section];
+    let requirements: Vec<String> = resolved
+        .matches
+        .iter()
+        .map(|(r, _)| model.requirements[*r].identifier.clone())
+        .collect();
+    if resolved.quoted && requirements.is_empty() {
+        return Ok(Validation {
+            valid: false,
+            error: Some(format!(
+                "Requirement not found: the quote is in {} of {} but covers none of its requirements",
+                section.id, spec.name
+            )),
+            spec_id: Some(spec.id.clone()),
+            section_id: Some(section.id.clone()),
+            requirements,
+        });
+    }
+    Ok(Validation {
+        valid: true,
+        error: None,
+        spec_id: Some(spec.id.clone()),
+        section_id: Some(section.id.clone()),
+        requirements,
+    })
+}
+
+// ---- search_requirements --------------------------------------------------------------------
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchParams {
+    /// Words or a phrase; a requirement matches when its text contains every word (any case).
+    pub query: String,
+    #[serde(flatten)]
+    pub page: Page,
+}
+
+pub fn search_requirements(
+    model: &Model,
+    params: SearchParams,
+) -> Result<Vec<RequirementRef>, ToolError> {
+    let words: Vec<String> = params
+        .query
+        .split_whitespace()
+        .map(str::to_lowercase)
+        .collect();
+    if words.is_empty() {
+        return Err(ToolError::invalid_params("`query` must not be empty")
+            .with_hint("Pass one or more words, e.g. `flow control`."));
+    }
+    let matches = (0..model.requirements.len()).filter(|&r| {
+        let text = model.requirements[r].text.to_lowercase();
+        words.iter().all(|w| text.contains(w.as_str()))
+    });
+    Ok(params
+        .page
+        .apply(matches)?
+        .into_iter()
+        .map(|r| requirement_ref(model, r))
+        .collect())
+}
+
+// ---- get_requirement_status -----------------------------------------------------------------
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RequirementParams {
+    /// Requirement identifier (hex BLAKE3), or a unique prefix of at least 6 characters.
+    pub req_identifier: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RequirementStatus {
+    pub identifier: String,
+    pub full_path: String,
+    /// `MUST`, `SHOULD` or `MAY` (absent when the text has no keyword).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<Level>,
+    #[serde(flatten)]
+    pub status: Status,
+}
+
+/// The requirement an identifier (or unique prefix) names.
+pub fn find_requirement(model: &Model, identifier: &str) -> Result<usize, ToolError> {
+    let id = identifier.trim().to_ascii_lowercase();
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(ToolError::invalid_params(format!(
+            "'{identifier}' is not a requirement identifier (hex digits)"
+        ))
+        .with_hint("Use an identifier from search_requirements or list_uncited_requirements."));
+    }
+    if let Some(&r) = model.requirements_with_id(&id).first() {
+        return Ok(r);
+    }
+    let candidates: Vec<usize> = if id.len() >= 6 {
+        (0..model.requirements.len())
+            .filter(|&r| model.requirements[r].identifier.starts_with(&id))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    match candidates.as_slice() {
+        [r] => Ok(*r),
+        [] => Err(
+            ToolError::not_found(format!("Requirement '{identifier}' not found"))
+                .with_hint("Use search_requirements to find requirement identifiers."),
+        ),
+        many => Err(ToolError::invalid_params(format!(
+            "'{identifier}' matches {} requirements",
+            many.len()
+        ))
+        .with_hint("Pass more characters of the identifier.")),
+    }
+}
+
+pub fn get_requirement_status(
+    model: &Model,
+    params: RequirementParams,
+) -> Result<RequirementStatus, ToolError> {
+    let r = find_requirement(model, &params.req_identifier)?;
+    let req = &model.requirements[r];
+    Ok(RequirementStatus {
+        identifier: req.identifier.clone(),
+        full_path: model.requirement_path(r),
+        level: req.level,
+        status: req.status.clone(),
+    })
+}
+
+// ---- list_uncited_requirements / list_invalid_citations -------------------------------------
+
+pub fn list_uncited_requirements(
+    model: &Model,
+    page: Page,
+) -> Result<Vec<RequirementRef>, ToolError> {
+    let uncited =
+        (0..model.requirements.len()).filter(|&r| model.requirements[r].status.citation_count == 0);
+    Ok(page
+        .apply(uncited)?
+        .into_iter()
+        .map(|r| requirement_ref(model, r))
+        .collect())
+}
+
+pub fn list_invalid_citations(
+    model: &Model,
+    page: Page,
+) -> Result<Vec<InvalidCitation>, ToolError> {
+    page.apply(model.invalid.iter().cloned())
+}
+
+// ---- get_citation_context -------------------------------------------------------------------
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ContextParams {
+    /// Citation identifier `path:line`, e.g. `src/main.rs:42` (path relative to the project).
+    pub citation_id: String,
+    /// Lines to include before and after the citation (default 3, at most 50).
+    #[serde(default)]
+    pub context_lines: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CitationContext {
+    pub file_path: String,
+    pub line_number: usize,
+    /// The lines around the citation, the citation's own line included.
+    pub context: Vec<String>,
+    /// Line number of the first line of `context`.
+    pub first_line: usize,
+}
+
+/// Reject citation ids that point outside the project before looking them up.
+fn check_citation_id(id: &str) -> Result<(), ToolError> {
+    let (path, line) = id.rsplit_once(':').ok_or_else(|| {
+        ToolError::invalid_params(format!("'{id}' is not a citation id"))
+            .with_hint("Citation ids look like `src/main.rs:42` (path relative to the project, then the line).")
+    })?;
+    let rel = Path::new(path);
+    let inside = !path.is_empty()
+        && rel
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if !inside {
+        return Err(ToolError::invalid_params(format!(
+            "'{path}' is not a path inside the project"
+        ))
+        .with_hint("Citation ids use paths relative to the project root, without `..`."));
+    }
+    if line.parse::<usize>().is_err() {
+        return Err(
+            ToolError::invalid_params(format!("'{line}' is not a line number"))
+                .with_hint("Citation ids look like `src/main.rs:42`."),
+        );
+    }
+    Ok(())
+}
+
+pub fn get_citation_context(
+    model: &Model,
+    root: &Path,
+    params: ContextParams,
+) -> Result<CitationContext, ToolError> {
+    let lines = params.context_lines.unwrap_or(3);
+    if lines > CONTEXT_MAX {
+        return Err(ToolError::invalid_params(format!(
+            "`context_lines` must be at most {CONTEXT_MAX}, got {lines}"
+        ))
+        .with_hint("Ask for fewer lines around the citation."));
+    }
+    let id = params.citation_id.trim();
+    check_citation_id(id)?;
+    let citation = model.citation(id).ok_or_else(|| {
+        ToolError::not_found(format!("Citation '{id}' not found"))
+            .with_hint("Use the `citations` resources or list_invalid_citations for citation ids.")
+    })?;
+    citation_context(root, &citation.file, citation.line, lines)
+}
+
+/// The lines around `line` of `rel` (a path the project walk found, so inside the root; the
+/// resolved path is checked again in case of symbolic links).
+pub fn citation_context(
+    root: &Path,
+    rel: &Path,
+    line: usize,
+    around: usize,
+) -> Result<CitationContext, ToolError> {
+    let path = root.join(rel);
+    let resolved = std::fs::canonicalize(&path)
+        .map_err(|err| ToolError::not_found(format!("Cannot read {}: {err}", path_text(rel))))?;
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    if !resolved.starts_with(&root) {
+        return Err(ToolError::invalid_params(format!(
+            "{} resolves outside the project",
+            path_text(rel)
+        ))
+        .with_hint("Citations are read only inside the project root."));
+    }
+    let text = std::fs::read(&resolved)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .map_err(|err| ToolError::not_found(format!("Cannot read {}: {err}", path_text(rel))))?;
+    let all: Vec<&str> = text.lines().collect();
+    let first = line.saturating_sub(around).max(1);
+    let last = (line + around).min(all.len());
+    let context = all
+        .get(first.saturating_sub(1)..last)
+        .unwrap_or_default()
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    Ok(CitationContext {
+        file_path: path_text(rel),
+        line_number: line,
+        context,
+        first_line: first,
+    })
+}
+
+// ---- resolve_spec_id ------------------------------------------------------------------------
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ResolveParams {
+    /// Specification URL (or project-relative path), e.g. `https://www.rfc-editor.org/rfc/rfc9000`.
+    pub url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ResolvedSpec {
+    pub spec_id: String,
+}
+
+pub fn resolve_spec_id(model: &Model, params: ResolveParams) -> Result<ResolvedSpec, ToolError> {
+    let url = params.url.trim();
+    let (spec_part, _) = crate::model::split_target(url);
+    let known: Vec<&str> = model.specs.iter().map(|s| s.url.as_str()).collect();
+    let index = model.spec_index(spec_part).ok_or_else(|| {
+        ToolError::not_found(format!(
+            "No specification of this project has the URL '{url}'"
+        ))
+        .with_hint(format!(
+            "Known specifications: {}",
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
+        ))
+    })?;
+    Ok(ResolvedSpec {
+        spec_id: model.specs[index].id.clone(),
+    })
+}
+
+// ---- get_prioritized_requirements -----------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct PrioritizedRequirement {
+    pub full_path: String,
+    pub identifier: String,
+    /// `MUST`, `SHOULD`, `MAY`, or `unspecified`.
+    pub level: String,
+    pub status: StatusKind,
+    pub todo_count: usize,
+}
+
+pub fn get_prioritized_requirements(
+    model: &Model,
+    page: Page,
+) -> Result<Vec<PrioritizedRequirement>, ToolError> {
+    Ok(page
+        .apply(model.prioritized().into_iter())?
+        .into_iter()
+        .map(|r| {
+            let req = &model.requirements[r];
+            PrioritizedRequirement {
+                full_path: model.requirement_path(r),
+                identifier: req.identifier.clone(),
+                level: req
+                    .level
+                    .map_or("unspecified".to_string(), |l| l.as_str().to_string()),
+                status: req.status.status,
+                todo_count: req.status.todo_count,
+            }
+        })
+        .collect())
+}

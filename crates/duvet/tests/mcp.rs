@@ -1,0 +1,643 @@
+//! `duvet mcp` through the built binary and rmcp's client, on small real projects.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
+
+mod support;
+
+use std::time::Duration;
+
+use mcp_common::ErrorCode;
+use serde_json::{Value, json};
+use support::*;
+
+const ACCEPT: &str = "A coffee pot server MUST accept both the BREW and POST method equivalently.";
+const TRADEMARK: &str =
+    "However, POST MAY be a trademark for coffee, and so the BREW method has been added.";
+const CLIENTS: &str = "Clients SHOULD send BREW rather than GET to start brewing.";
+const IDENTIFY: &str = "A client MUST identify the pot.";
+const QUICKLY: &str = "The server SHOULD respond quickly.";
+const BEANS: &str = "Payments MAY be made in beans.";
+const REFUNDS: &str = "Refunds MUST NOT be issued.";
+
+fn id(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex().to_string()
+}
+
+fn texts(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn handshake_and_system_prompt() {
+    let p = coffee_project();
+    let mcp = p.start(&[]).await;
+    let info = mcp.server_info();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "duvet");
+    let instructions = info.instructions.unwrap();
+    assert!(instructions.starts_with("You are interacting with the Duvet MCP server"));
+    assert!(instructions.contains("### Available Tools"));
+    let prompts = mcp.peer().list_all_prompts().await.unwrap();
+    assert_eq!(prompts.len(), 1);
+    let text = mcp.prompt_text(&prompts[0].name, json!({})).await;
+    assert_eq!(text, instructions);
+
+    let mut tools: Vec<String> = mcp
+        .peer()
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    tools.sort();
+    assert_eq!(
+        tools,
+        [
+            "get_citation_context",
+            "get_prioritized_requirements",
+            "get_requirement_status",
+            "list_invalid_citations",
+            "list_uncited_requirements",
+            "resolve_spec_id",
+            "search_requirements",
+            "validate_citation",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn statuses_follow_how_much_text_the_annotations_cover() {
+    let p = coffee_project();
+    let mcp = p.start(&[]).await;
+    let status = |text: &str| json!({"req_identifier": id(text)});
+
+    let s: Value = mcp.call_ok("get_requirement_status", status(ACCEPT)).await;
+    assert_eq!(s["status"], "fully_implemented");
+    assert_eq!(s["level"], "MUST");
+    assert_eq!(s["cited"], true);
+    assert_eq!(s["tested"], false);
+    assert_eq!(s["citation_count"], 1, "invalid citations do not count");
+    assert_eq!(
+        s["full_path"],
+        format!(
+            "/specifications/rfc2324/sections/section-2.1.1/requirements/{}",
+            id(ACCEPT)
+        )
+    );
+
+    let s: Value = mcp
+        .call_ok("get_requirement_status", status(TRADEMARK))
+        .await;
+    assert_eq!(
+        s["status"], "fully_implemented",
+        "an exception accounts for it"
+    );
+    assert_eq!(s["exception"], "We do not brew trademarks.");
+    assert_eq!(s["cited"], false);
+    assert_eq!(s["level"], "MAY");
+
+    let s: Value = mcp.call_ok("get_requirement_status", status(CLIENTS)).await;
+    assert_eq!(s["status"], "partially_implemented");
+    assert_eq!(s["tested"], true);
+    assert_eq!(s["citation_count"], 2);
+
+    let s: Value = mcp.call_ok("get_requirement_status", status(QUICKLY)).await;
+    assert_eq!(s["status"], "not_started");
+    assert_eq!(s["todo_count"], 1);
+
+    // Within one edit ("beens"), and after whitespace normalization.
+    for text in [BEANS, REFUNDS] {
+        let s: Value = mcp.call_ok("get_requirement_status", status(text)).await;
+        assert_eq!(s["status"], "fully_implemented", "{text}");
+    }
+
+    // A unique prefix works; unknown and malformed identifiers are errors.
+    let s: Value = mcp
+        .call_ok(
+            "get_requirement_status",
+            json!({"req_identifier": &id(IDENTIFY)[..10]}),
+        )
+        .await;
+    assert_eq!(s["status"], "not_started");
+    let err = mcp
+        .call_err(
+            "get_requirement_status",
+            json!({"req_identifier": "0123456789abcdef"}),
+        )
+        .await;
+    assert_eq!(err.code, ErrorCode::NotFound);
+    let err = mcp
+        .call_err(
+            "get_requirement_status",
+            json!({"req_identifier": "not-hex"}),
+        )
+        .await;
+    assert_eq!(err.code, ErrorCode::InvalidParams);
+}
+
+#[tokio::test]
+async fn uncited_invalid_and_prioritized_lists() {
+    let p = coffee_project();
+    let mcp = p.start(&[]).await;
+
+    let uncited: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
+    assert_eq!(texts(&uncited), [IDENTIFY]);
+    assert_eq!(
+        uncited[0]["full_path"],
+        format!(
+            "/specifications/coffee/sections/ordering/requirements/{}",
+            id(IDENTIFY)
+        )
+    );
+
+    let invalid: Value = mcp.call_ok("list_invalid_citations", json!({})).await;
+    let rows: Vec<(String, u64, String)> = invalid
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["file_path"].as_str().unwrap().to_string(),
+                c["line_number"].as_u64().unwrap(),
+                c["error"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(rows.len(), 4, "{rows:#?}");
+    assert_eq!((rows[0].0.as_str(), rows[0].1), ("src/invalid.rs", 1));
+    assert!(rows[0].2.starts_with("Section not found"), "{}", rows[0].2);
+    assert_eq!(rows[1].1, 4);
+    assert!(
+        rows[1]
+            .2
+            .contains(".duvet/specifications/www.rfc-editor.org/rfc/rfc9999.txt"),
+        "names the file it expected: {}",
+        rows[1].2
+    );
+    assert_eq!(rows[2].1, 7);
+    assert!(rows[2].2.starts_with("Quote not found"), "{}", rows[2].2);
+    assert_eq!(rows[3].1, 11, "the line of the bad key");
+    assert!(
+        rows[3].2.starts_with("Malformed annotation"),
+        "{}",
+        rows[3].2
+    );
+    assert_eq!(
+        invalid[0]["comment_text"].as_str().unwrap().lines().next(),
+        Some("//= https://www.rfc-editor.org/rfc/rfc2324#section-9.9")
+    );
+
+    let prioritized: Value = mcp.call_ok("get_prioritized_requirements", json!({})).await;
+    let order: Vec<(String, String, u64)> = prioritized
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["level"].as_str().unwrap().to_string(),
+                r["status"].as_str().unwrap().to_string(),
+                r["todo_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String, u64)> = [
+        ("MUST", "not_started", 0),
+        ("MUST", "fully_implemented", 0),
+        ("MUST", "fully_implemented", 0),
+        ("SHOULD", "partially_implemented", 0),
+        ("SHOULD", "not_started", 1),
+        ("MAY", "fully_implemented", 0),
+        ("MAY", "fully_implemented", 0),
+    ]
+    .iter()
+    .map(|(l, s, t)| (l.to_string(), s.to_string(), *t))
+    .collect();
+    assert_eq!(order, expected);
+    assert_eq!(prioritized[0]["identifier"], id(IDENTIFY));
+
+    // Paging.
+    let page: Value = mcp
+        .call_ok(
+            "get_prioritized_requirements",
+            json!({"limit": 2, "offset": 5}),
+        )
+        .await;
+    assert_eq!(page.as_array().unwrap().len(), 2);
+    assert_eq!(page[0]["identifier"], prioritized[5]["identifier"]);
+    let err = mcp
+        .call_err("list_uncited_requirements", json!({"limit": 0}))
+        .await;
+    assert_eq!(err.code, ErrorCode::InvalidParams);
+}
+
+#[tokio::test]
+async fn search_and_resolve() {
+    let p = coffee_project();
+    let mcp = p.start(&[]).await;
+    let found: Value = mcp
+        .call_ok("search_requirements", json!({"query": "coffee POT"}))
+        .await;
+    assert_eq!(texts(&found), [ACCEPT]);
+    let found: Value = mcp
+        .call_ok("search_requirements", json!({"query": "must"}))
+        .await;
+    assert_eq!(found.as_array().unwrap().len(), 3);
+    let err = mcp
+        .call_err("search_requirements", json!({"query": "  "}))
+        .await;
+    assert_eq!(err.code, ErrorCode::InvalidParams);
+
+    for (url, spec) in [
+        (RFC2324_URL, "rfc2324"),
+        ("http://www.rfc-editor.org/rfc/rfc2324/", "rfc2324"),
+        (
+            "https://www.rfc-editor.org/rfc/rfc2324#section-2.1",
+            "rfc2324",
+        ),
+        ("specs/coffee.md", "coffee"),
+    ] {
+        let r: Value = mcp.call_ok("resolve_spec_id", json!({"url": url})).await;
+        assert_eq!(r, json!({"spec_id": spec}), "{url}");
+    }
+    let err = mcp
+        .call_err(
+            "resolve_spec_id",
+            json!({"url": "https://example.com/nope"}),
+        )
+        .await;
+    assert_eq!(err.code, ErrorCode::NotFound);
+    assert!(err.hint.unwrap().contains(RFC2324_URL));
+}
+
+#[tokio::test]
+async fn validate_citation_cases() {
+    let p = coffee_project();
+    let mcp = p.start(&[]).await;
+    let check = |citation: &str| json!({"citation": citation});
+
+    let v: Value = mcp
+        .call_ok(
+            "validate_citation",
+            check("//= https://www.rfc-editor.org/rfc/rfc2324#section-2.1.1\n//# A coffee pot server MUST accept"),
+        )
+        .await;
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["spec_id"], "rfc2324");
+    assert_eq!(v["section_id"], "section-2.1.1");
+    assert_eq!(v["requirements"], json!([id(ACCEPT)]));
+
+    let v: Value = mcp
+        .call_ok(
+            "validate_citation",
+            check("https://www.rfc-editor.org/rfc/rfc2324#2.1.2"),
+        )
+        .await;
+    assert_eq!(
+        v["valid"], true,
+        "a bare target without the section- prefix: {v}"
+    );
+
+    for (citation, error) in [
+        (
+            "//= https://www.rfc-editor.org/rfc/rfc2324#section-9.9",
+            "Section not found",
+        ),
+        (
+            "//= https://example.com/spec#section-1",
+            "Specification not found",
+        ),
+        (
+            "//= https://www.rfc-editor.org/rfc/rfc2324#section-2.1.1\n//# Not in the text.",
+            "Quote not found",
+        ),
+        (
+            "//= https://www.rfc-editor.org/rfc/rfc2324#section-2.1.1\n//# Commands to control a coffee pot are sent",
+            "Requirement not found",
+        ),
+        (
+            "//= https://www.rfc-editor.org/rfc/rfc2324#section-2.1.1\n//= type=nonsense\n//# A coffee",
+            "Malformed annotation",
+        ),
+    ] {
+        let v: Value = mcp.call_ok("validate_citation", check(citation)).await;
+        assert_eq!(v["valid"], false, "{citation}");
+        assert!(
+            v["error"].as_str().unwrap().starts_with(error),
+            "{citation}: {}",
+            v["error"]
+        );
+    }
+}
+
+#[tokio::test]
+async fn citation_context_is_confined_and_bounded() {
+    let p = coffee_project();
+    p.write("secret.txt", "do not read\n");
+    let mcp = p.start(&[]).await;
+    let ctx: Value = mcp
+        .call_ok(
+            "get_citation_context",
+            json!({"citation_id": "src/main.rs:1", "context_lines": 1}),
+        )
+        .await;
+    assert_eq!(ctx["file_path"], "src/main.rs");
+    assert_eq!(ctx["line_number"], 1);
+    assert_eq!(
+        ctx["context"],
+        json!([
+            "//= https://www.rfc-editor.org/rfc/rfc2324#section-2.1.1",
+            "//# A coffee pot server MUST"
+        ])
+    );
+    let ctx: Value = mcp
+        .call_ok(
+            "get_citation_context",
+            json!({"citation_id": "src/tests/brew.rs:2"}),
+        )
+        .await;
+    assert_eq!(
+        ctx["context"].as_array().unwrap().len(),
+        5,
+        "default 3 lines, clipped at 1"
+    );
+    assert_eq!(ctx["first_line"], 1);
+
+    for bad in [
+        "../outside.rs:1",
+        "/etc/passwd:1",
+        "src/../../etc/passwd:1",
+        "secret.txt",
+        "src/main.rs:x",
+    ] {
+        let err = mcp
+            .call_err("get_citation_context", json!({"citation_id": bad}))
+            .await;
+        assert_eq!(err.code, ErrorCode::InvalidParams, "{bad}");
+    }
+    // Inside the project but not a citation.
+    let err = mcp
+        .call_err(
+            "get_citation_context",
+            json!({"citation_id": "secret.txt:1"}),
+        )
+        .await;
+    assert_eq!(err.code, ErrorCode::NotFound);
+    let err = mcp
+        .call_err(
+            "get_citation_context",
+            json!({"citation_id": "src/main.rs:1", "context_lines": 51}),
+        )
+        .await;
+    assert_eq!(err.code, ErrorCode::InvalidParams);
+}
+
+#[tokio::test]
+async fn resource_tree() {
+    let p = coffee_project();
+    let mcp = p.start(&[]).await;
+    let resources = mcp.peer().list_all_resources().await.unwrap();
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(
+        &uris[..5],
+        [
+            "duvet:///specifications",
+            "duvet:///requirements",
+            "duvet:///citations",
+            "duvet:///specifications/rfc2324",
+            "duvet:///specifications/coffee",
+        ]
+    );
+    let templates = mcp.peer().list_all_resource_templates().await.unwrap();
+    assert_eq!(templates.len(), 7);
+
+    let specs = mcp.read_resource_json("duvet:///specifications").await;
+    assert_eq!(
+        specs[0],
+        json!({
+            "id": "rfc2324",
+            "name": "RFC 2324",
+            "url": RFC2324_URL,
+            "description": "Hyper Text Coffee Pot Control Protocol (HTCPCP/1.0)",
+        })
+    );
+    assert_eq!(specs[1]["description"], "Coffee Service");
+    assert!(specs[2]["error"].as_str().unwrap().contains("rfc9999.txt"));
+
+    let sections = mcp
+        .read_resource_json("duvet:///specifications/rfc2324/sections")
+        .await;
+    let ids: Vec<&str> = sections
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "section-1",
+        "section-2",
+        "section-2.1",
+        "section-2.1.1",
+        "section-2.1.2",
+    ] {
+        assert!(ids.contains(&expected), "{expected} in {ids:?}");
+    }
+    let md = mcp
+        .read_resource_json("duvet:///specifications/coffee/sections")
+        .await;
+    let ids: Vec<&str> = md
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["coffee-service", "ordering", "payment", "payment-1"]);
+
+    let section = mcp
+        .read_resource_json("duvet:///specifications/rfc2324/sections/section-2.1.2")
+        .await;
+    assert_eq!(section["title"], "The GET method");
+    assert!(
+        section["content"]
+            .as_str()
+            .unwrap()
+            .contains("Clients SHOULD send")
+    );
+    assert!(!section["content"].as_str().unwrap().contains("[Page 2]"));
+
+    let reqs = mcp
+        .read_resource_json("duvet:///specifications/rfc2324/sections/section-2.1.1/requirements")
+        .await;
+    assert_eq!(texts(&reqs), [ACCEPT, TRADEMARK]);
+    let base = format!(
+        "duvet:///specifications/rfc2324/sections/section-2.1.1/requirements/{}",
+        id(ACCEPT)
+    );
+    let req = mcp.read_resource_json(&base).await;
+    assert_eq!(req["status"], "fully_implemented");
+    assert_eq!(req["text"], ACCEPT);
+    let citations = mcp.read_resource_json(&format!("{base}/citations")).await;
+    assert_eq!(
+        citations,
+        json!([{"id": "src/main.rs:1", "type": "implementation"}])
+    );
+    let citation = mcp
+        .read_resource_json(&format!("{base}/citations/src/main.rs:1"))
+        .await;
+    assert_eq!(citation["file_path"], "src/main.rs");
+    assert_eq!(citation["line_number"], 1);
+    assert!(
+        citation["comment_text"]
+            .as_str()
+            .unwrap()
+            .starts_with("//= https://")
+    );
+    assert!(citation["context_lines"].as_array().unwrap().len() >= 3);
+
+    let all = mcp.read_resource_json("duvet:///requirements").await;
+    assert_eq!(all.as_array().unwrap().len(), 7);
+    let citations = mcp.read_resource_json("duvet:///citations").await;
+    assert!(
+        citations
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == "lib/pay.py:1")
+    );
+
+    // Paging of large lists: `_meta` says the total and the next page.
+    let result = mcp
+        .read_resource("duvet:///requirements?limit=3")
+        .await
+        .unwrap();
+    let rmcp::model::ResourceContents::TextResourceContents { text, meta, .. } =
+        &result.contents[0]
+    else {
+        panic!("text expected")
+    };
+    assert_eq!(
+        serde_json::from_str::<Value>(text)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    let meta = serde_json::to_value(meta).unwrap();
+    assert_eq!(meta["total"], 7);
+    assert_eq!(meta["next"], "duvet:///requirements?offset=3&limit=3");
+
+    for bad in [
+        "duvet:///nope",
+        "duvet:///specifications/nope",
+        "duvet:///specifications/rfc2324/sections/section-7",
+        "duvet:///requirements?limit=0",
+    ] {
+        assert!(mcp.read_resource(bad).await.is_err(), "{bad}");
+    }
+}
+
+#[tokio::test]
+async fn changes_are_seen_without_a_restart() {
+    let p = coffee_project();
+    let mcp = p.start(&[]).await;
+    let uncited: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
+    assert_eq!(texts(&uncited), [IDENTIFY]);
+
+    // Remove the citation of ACCEPT and cite IDENTIFY instead.
+    p.write(
+        "src/main.rs",
+        "//= specs/coffee.md#ordering\n//# A client MUST identify the pot.\nfn order() {}\n",
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let uncited: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
+        if texts(&uncited) == [ACCEPT] {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "change not seen: {uncited}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A new specification text is picked up too.
+    p.write("specs/coffee.md", &COFFEE_MD.replace("beans", "coins"));
+    loop {
+        let found: Value = mcp
+            .call_ok("search_requirements", json!({"query": "coins"}))
+            .await;
+        if found.as_array().unwrap().len() == 1 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "spec change not seen");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn legacy_flag_projects() {
+    let p = Project::new();
+    p.write("specs/www.rfc-editor.org/rfc/rfc2324.txt", RFC2324_TEXT);
+    p.write(
+        "reqs/rfc2324/section-2.1.1.toml",
+        &format!(
+            "target = \"{RFC2324_URL}#section-2.1.1\"\n\n[[spec]]\nlevel = \"MUST\"\nquote = '''\n{ACCEPT}\n'''\n"
+        ),
+    );
+    p.write(
+        "src/brew.c",
+        "/**\n *= https://www.rfc-editor.org/rfc/rfc2324#section-2.1.1\n *# A coffee pot server MUST accept\n */\nvoid brew(void) {}\n",
+    );
+    let mcp = p
+        .start(&[
+            "--spec-pattern",
+            "reqs/**/*.toml",
+            "--source-pattern",
+            "(*=,*#)src/**/*.c",
+        ])
+        .await;
+    let all = mcp.read_resource_json("duvet:///requirements").await;
+    assert_eq!(texts(&all), [ACCEPT], "only the listed requirements");
+    let s: Value = mcp
+        .call_ok(
+            "get_requirement_status",
+            json!({"req_identifier": id(ACCEPT)}),
+        )
+        .await;
+    assert_eq!(s["status"], "partially_implemented");
+    assert_eq!(s["level"], "MUST");
+    let ctx: Value = mcp
+        .call_ok(
+            "get_citation_context",
+            json!({"citation_id": "src/brew.c:2", "context_lines": 0}),
+        )
+        .await;
+    assert_eq!(
+        ctx["context"],
+        json!([" *= https://www.rfc-editor.org/rfc/rfc2324#section-2.1.1"])
+    );
+}
+
+#[tokio::test]
+async fn outside_a_project_every_tool_says_no_project() {
+    let p = Project::new();
+    let mcp = p.start(&[]).await;
+    let err = mcp.call_err("list_uncited_requirements", json!({})).await;
+    assert_eq!(err.code, ErrorCode::NoProject);
+    assert!(
+        err.message.contains(".duvet/config.toml"),
+        "{}",
+        err.message
+    );
+    assert!(err.hint.is_some());
+    let err = mcp
+        .call_err("validate_citation", json!({"citation": "//= x#y"}))
+        .await;
+    assert_eq!(err.code, ErrorCode::NoProject);
+    // Bad arguments are still reported as such.
+    let err = mcp.call_err("validate_citation", json!({})).await;
+    assert_eq!(err.code, ErrorCode::InvalidParams);
+}
