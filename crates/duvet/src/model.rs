@@ -217,6 +217,8 @@ pub struct Model {
     spec_by_source: HashMap<String, usize>,
     by_identifier: HashMap<String, Vec<usize>>,
     by_citation_id: HashMap<String, usize>,
+    /// Requirement indexes in work-first order (see [`Model::prioritized`]).
+    priority: Vec<usize>,
     /// Citations' quoted ranges, per citation, until statuses are computed.
     pending_ranges: Vec<(usize, Vec<Overlap>)>,
 }
@@ -301,6 +303,7 @@ impl Model {
             .invalid
             .sort_by(|a, b| (&a.file_path, a.line_number).cmp(&(&b.file_path, b.line_number)));
         model.compute_statuses();
+        model.priority = model.compute_priority();
         model
     }
 
@@ -593,8 +596,12 @@ impl Model {
 
     /// Requirement indexes in work-first order: level (MUST, SHOULD, MAY, unspecified), then
     /// status (partially implemented, not started, fully implemented), then TODOs (most
-    /// first), then path.
-    pub fn prioritized(&self) -> Vec<usize> {
+    /// first), then path. Computed once per build.
+    pub fn prioritized(&self) -> &[usize] {
+        &self.priority
+    }
+
+    fn compute_priority(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.requirements.len()).collect();
         let level_rank = |l: Option<Level>| match l {
             Some(Level::Must) => 0,

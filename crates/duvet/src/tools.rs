@@ -448,7 +448,7 @@ pub fn get_prioritized_requirements(
     page: Page,
 ) -> Result<Vec<PrioritizedRequirement>, ToolError> {
     Ok(page
-        .apply(model.prioritized().into_iter())?
+        .apply(model.prioritized().iter().copied())?
         .into_iter()
         .map(|r| {
             let req = &model.requirements[r];

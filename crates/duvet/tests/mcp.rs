@@ -44,15 +44,12 @@ async fn handshake_and_system_prompt() {
     let text = mcp.prompt_text(&prompts[0].name, json!({})).await;
     assert_eq!(text, instructions);
 
-    let mut tools: Vec<String> = mcp
-        .peer()
-        .list_all_tools()
+    let tools: Vec<String> = mcp
+        .tools()
         .await
-        .unwrap()
         .into_iter()
         .map(|t| t.name.to_string())
         .collect();
-    tools.sort();
     assert_eq!(
         tools,
         [
@@ -66,6 +63,24 @@ async fn handshake_and_system_prompt() {
             "validate_citation",
         ]
     );
+}
+
+/// Any change to what clients see of the tools must be deliberate: regenerate with
+/// `UPDATE_SNAPSHOTS=1 cargo test -p duvet --test mcp`.
+#[tokio::test]
+async fn tool_list_matches_the_snapshot() {
+    let p = Project::new();
+    let mcp = p.start(&[]).await;
+    for tool in mcp.tools().await {
+        let annotations = tool.annotations.as_ref().expect("annotations");
+        assert_eq!(annotations.read_only_hint, Some(true), "{}", tool.name);
+        let schema = tool.output_schema.as_ref().expect("outputSchema");
+        assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
+    }
+    mcp.assert_tools_snapshot(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/tools.json"),
+    )
+    .await;
 }
 
 #[tokio::test]

@@ -258,6 +258,45 @@ impl McpProcess {
         tokio::time::timeout(wait, rx.recv()).await.ok().flatten()
     }
 
+    /// All tools, sorted by name.
+    pub async fn tools(&self) -> Vec<rmcp::model::Tool> {
+        let mut tools = tokio::time::timeout(REQUEST_TIMEOUT, self.peer().list_all_tools())
+            .await
+            .expect("tools/list timed out")
+            .expect("tools/list failed");
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        tools
+    }
+
+    /// Compare what clients see of the tools (names, descriptions, schemas, annotations) with
+    /// the snapshot at `path`; `UPDATE_SNAPSHOTS=1` rewrites it. On a mismatch the new list is
+    /// written next to it (`*.new`) and the first differing line is reported.
+    pub async fn assert_tools_snapshot(&self, path: &Path) {
+        let actual = serde_json::to_string_pretty(&self.tools().await).unwrap() + "\n";
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(path, &actual).unwrap();
+        }
+        let expected = std::fs::read_to_string(path)
+            .unwrap_or_else(|_| panic!("missing {}; run with UPDATE_SNAPSHOTS=1", path.display()));
+        if actual != expected {
+            let line = actual
+                .lines()
+                .zip(expected.lines())
+                .position(|(a, e)| a != e)
+                .unwrap_or(actual.lines().count().min(expected.lines().count()));
+            let new = path.with_extension("json.new");
+            std::fs::write(&new, &actual).unwrap();
+            panic!(
+                "tool list changed at line {} (actual: {:?}, snapshot: {:?}); the whole list is \
+                 in {}; if deliberate, run with UPDATE_SNAPSHOTS=1",
+                line + 1,
+                actual.lines().nth(line),
+                expected.lines().nth(line),
+                new.display()
+            );
+        }
+    }
+
     /// Everything the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()

@@ -47,8 +47,7 @@ async fn handshake_reports_our_name_version_and_instructions() {
 async fn tool_list_matches_the_snapshot() {
     let fx = Fixture::empty();
     let mcp = fx.start_in(&fx.outside(), &[], &[]).await;
-    let mut tools = mcp.peer().list_all_tools().await.unwrap();
-    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    let tools = mcp.tools().await;
     assert_eq!(tools.len(), 12);
     for tool in &tools {
         let annotations = tool.annotations.as_ref().expect("annotations");
@@ -63,28 +62,10 @@ async fn tool_list_matches_the_snapshot() {
         let schema = tool.output_schema.as_ref().expect("outputSchema");
         assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
     }
-    let actual = serde_json::to_string_pretty(&tools).unwrap() + "\n";
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/tools.json");
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, &actual).unwrap();
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("missing {}; run with UPDATE_SNAPSHOTS=1", path.display()));
-    if actual != expected {
-        let line = actual
-            .lines()
-            .zip(expected.lines())
-            .position(|(a, e)| a != e)
-            .unwrap_or(actual.lines().count().min(expected.lines().count()));
-        std::fs::write(path.with_extension("json.new"), &actual).unwrap();
-        panic!(
-            "tool list changed at line {} (actual: {:?}, snapshot: {:?}); the whole list is in \
-             tools.json.new; if deliberate, run with UPDATE_SNAPSHOTS=1",
-            line + 1,
-            actual.lines().nth(line),
-            expected.lines().nth(line)
-        );
-    }
+    mcp.assert_tools_snapshot(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/tools.json"),
+    )
+    .await;
 }
 
 #[tokio::test]
