@@ -1,12 +1,18 @@
-//! The live project: the current [`Model`], rebuilt on the next request after a watched file
-//! changes (only changed files are parsed again, see [`FileCache`]).
+//! The live project: the configuration and [`Model`] of the files as they are now.
+//!
+//! A watcher bumps a generation counter on every change under the watched directories; a
+//! snapshot is current only if it was built at the latest generation. A request that finds
+//! no current snapshot waits for the one rebuild in progress (only changed files are parsed
+//! again, see [`FileCache`]), so every request answers from the files as they were when it
+//! arrived or later. The configuration is read again on each rebuild, so edits to
+//! `.duvet/config.toml` (or its creation) take effect too.
 
 use std::{
     collections::HashSet,
     path::{Path, PathBuf},
     sync::{
         Arc, Mutex,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicU64, Ordering},
     },
 };
 
@@ -14,135 +20,167 @@ use mcp_common::{ErrorCode, ToolError};
 use notify::{EventKind, RecursiveMode, Watcher};
 
 use crate::{
-    config::ProjectConfig,
+    config::{self, Flags, ProjectConfig},
     model::Model,
     project::{self, FileCache},
 };
 
+/// A configuration and the model built from it.
+pub struct Snapshot {
+    pub config: ProjectConfig,
+    pub model: Model,
+}
+
+/// A build: the snapshot, or why there is no project.
+type Built = Result<Arc<Snapshot>, String>;
+
 pub struct Engine {
-    project: Result<ProjectConfig, String>,
+    root: PathBuf,
+    flags: Flags,
     cache: FileCache,
-    model: Mutex<Option<Arc<Model>>>,
-    dirty: Arc<AtomicBool>,
+    /// The latest build and the generation it was started at.
+    latest: Mutex<Option<(u64, Built)>>,
+    generation: Arc<AtomicU64>,
     build: tokio::sync::Mutex<()>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
-    /// Directories watched so far (the specification files' directories are added as the
-    /// model names them).
-    watched: Mutex<HashSet<PathBuf>>,
+    /// Directories watched recursively, and non-recursively.
+    watched: Mutex<(HashSet<PathBuf>, HashSet<PathBuf>)>,
+}
+
+fn no_project(reason: &str) -> ToolError {
+    ToolError::new(ErrorCode::NoProject, reason.to_string()).with_hint(
+        "Run `duvet mcp` in a project with .duvet/config.toml, or pass --spec-pattern and --source-pattern (see `duvet mcp --help`).",
+    )
 }
 
 impl Engine {
-    /// An engine for the project `config` (or for the reason there is none).
-    pub fn new(project: Result<ProjectConfig, String>) -> Arc<Self> {
+    /// An engine for the project at `root` described by `flags` (and the config file).
+    pub fn new(root: PathBuf, flags: Flags) -> Arc<Self> {
         let engine = Arc::new(Self {
-            project,
+            root,
+            flags,
             cache: FileCache::default(),
-            model: Mutex::new(None),
-            dirty: Arc::new(AtomicBool::new(true)),
+            latest: Mutex::new(None),
+            generation: Arc::new(AtomicU64::new(1)),
             build: tokio::sync::Mutex::new(()),
             watcher: Mutex::new(None),
-            watched: Mutex::new(HashSet::new()),
+            watched: Mutex::new((HashSet::new(), HashSet::new())),
         });
-        engine.start_watching();
+        engine.start_watcher();
         engine
     }
 
-    pub fn config(&self) -> Result<&ProjectConfig, ToolError> {
-        self.project.as_ref().map_err(|reason| {
-            ToolError::new(ErrorCode::NoProject, reason.clone()).with_hint(
-                "Run `duvet mcp` in a project with .duvet/config.toml, or pass --spec-pattern and --source-pattern (see `duvet mcp --help`).",
-            )
-        })
-    }
-
-    /// The model of the files as they are now.
-    pub async fn model(self: &Arc<Self>) -> Result<Arc<Model>, ToolError> {
-        self.config()?;
-        if let Some(model) = self.current() {
-            return Ok(model);
+    /// The project as it is now.
+    pub async fn snapshot(self: &Arc<Self>) -> Result<Arc<Snapshot>, ToolError> {
+        if let Some(current) = self.current() {
+            return current.map_err(|reason| no_project(&reason));
         }
         let _guard = self.build.lock().await;
-        if let Some(model) = self.current() {
-            return Ok(model);
+        if let Some(current) = self.current() {
+            return current.map_err(|reason| no_project(&reason));
         }
-        // Clear first: a change during the build marks the model dirty again.
-        self.dirty.store(false, Ordering::SeqCst);
+        // The generation this build reflects: a change from now on makes it stale.
+        let generation = self.generation.load(Ordering::SeqCst);
         let engine = self.clone();
-        let model = tokio::task::spawn_blocking(move || {
-            let started = std::time::Instant::now();
-            let model = match &engine.project {
-                Ok(config) => project::build(config, &engine.cache),
-                Err(_) => Model::default(),
-            };
-            tracing::info!(
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                specs = model.specs.len(),
-                requirements = model.requirements.len(),
-                citations = model.citations.len(),
-                "project analysed"
-            );
-            Arc::new(model)
-        })
-        .await
-        .map_err(|err| ToolError::internal(format!("the analysis failed: {err}")))?;
-        self.watch_spec_dirs(&model);
-        if let Ok(mut slot) = self.model.lock() {
-            *slot = Some(model.clone());
+        let built = tokio::task::spawn_blocking(move || engine.rebuild())
+            .await
+            .map_err(|err| ToolError::internal(format!("the analysis failed: {err}")))?;
+        if let Ok(mut latest) = self.latest.lock() {
+            *latest = Some((generation, built.clone()));
         }
-        Ok(model)
+        built.map_err(|reason| no_project(&reason))
     }
 
-    /// The built model if it is still current.
-    fn current(&self) -> Option<Arc<Model>> {
-        if self.dirty.load(Ordering::SeqCst) {
-            return None;
-        }
-        self.model.lock().ok().and_then(|m| m.clone())
+    /// The latest build if nothing changed since it started.
+    fn current(&self) -> Option<Built> {
+        let latest = self.latest.lock().ok()?;
+        let (generation, built) = latest.as_ref()?;
+        (*generation == self.generation.load(Ordering::SeqCst)).then(|| built.clone())
     }
 
-    /// Watch the directories the project reads from; any change there marks the model dirty.
-    fn start_watching(&self) {
-        let Ok(config) = &self.project else { return };
-        let dirty = self.dirty.clone();
-        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            let Ok(event) = event else {
-                dirty.store(true, Ordering::SeqCst);
-                return;
-            };
-            if matches!(event.kind, EventKind::Access(_)) {
-                return;
+    /// Read the configuration and the files (on a blocking thread).
+    fn rebuild(&self) -> Built {
+        let started = std::time::Instant::now();
+        let config = match config::load(&self.root, &self.flags) {
+            Ok(config) => config,
+            Err(err) => {
+                // Watch for a config file to appear.
+                self.watch(&self.root, false);
+                self.watch(&self.root.join(".duvet"), true);
+                return Err(err.to_string());
             }
-            let relevant = event
-                .paths
-                .iter()
-                .any(|p| !p.components().any(|c| c.as_os_str() == ".git"));
+        };
+        // Watch before reading, so that a change during the read is not missed.
+        for (dir, recursive) in project::watch_roots(&config) {
+            self.watch(&dir, recursive);
+        }
+        let model = project::build(&config, &self.cache);
+        for spec in &model.specs {
+            if let Some(dir) = spec.file.parent() {
+                self.watch(dir, false);
+            }
+        }
+        tracing::info!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            specs = model.specs.len(),
+            requirements = model.requirements.len(),
+            citations = model.citations.len(),
+            "project analysed"
+        );
+        Ok(Arc::new(Snapshot { config, model }))
+    }
+
+    fn start_watcher(&self) {
+        let generation = self.generation.clone();
+        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            let relevant = match event {
+                Ok(event) => {
+                    !matches!(event.kind, EventKind::Access(_))
+                        && event
+                            .paths
+                            .iter()
+                            .any(|p| !p.components().any(|c| c.as_os_str() == ".git"))
+                }
+                // Lost events (queue overflow): assume anything changed.
+                Err(_) => true,
+            };
             if relevant {
-                dirty.store(true, Ordering::SeqCst);
+                generation.fetch_add(1, Ordering::SeqCst);
             }
         });
-        let mut watcher = match watcher {
-            Ok(watcher) => watcher,
-            Err(err) => {
-                tracing::warn!(%err, "cannot watch the project; changes are seen after a restart");
-                return;
+        match watcher {
+            Ok(watcher) => {
+                if let Ok(mut slot) = self.watcher.lock() {
+                    *slot = Some(watcher);
+                }
             }
-        };
-        for (dir, recursive) in project::watch_roots(config) {
-            self.watch(&mut watcher, &dir, recursive);
-        }
-        if let Ok(mut slot) = self.watcher.lock() {
-            *slot = Some(watcher);
+            Err(err) => {
+                tracing::warn!(%err, "cannot watch the project; changes are seen after a restart")
+            }
         }
     }
 
-    fn watch(&self, watcher: &mut notify::RecommendedWatcher, dir: &Path, recursive: bool) {
-        if !dir.is_dir() {
-            return;
-        }
-        let Ok(mut watched) = self.watched.lock() else {
+    /// Watch `dir`; a directory that does not exist yet is watched through its nearest
+    /// existing ancestor (non-recursively), so that its creation is noticed.
+    fn watch(&self, dir: &Path, recursive: bool) {
+        let (dir, recursive) = if dir.is_dir() {
+            (dir.to_path_buf(), recursive)
+        } else {
+            match dir.ancestors().skip(1).find(|a| a.is_dir()) {
+                Some(existing) if existing.starts_with(&self.root) => {
+                    (existing.to_path_buf(), false)
+                }
+                _ => return,
+            }
+        };
+        let (Ok(mut watched), Ok(mut watcher)) = (self.watched.lock(), self.watcher.lock()) else {
             return;
         };
-        if watched.iter().any(|w| dir.starts_with(w)) {
+        let Some(watcher) = watcher.as_mut() else {
+            return;
+        };
+        let (deep, shallow) = &mut *watched;
+        if deep.iter().any(|w| dir.starts_with(w)) || (!recursive && shallow.contains(&dir)) {
             return;
         }
         let mode = if recursive {
@@ -150,29 +188,15 @@ impl Engine {
         } else {
             RecursiveMode::NonRecursive
         };
-        match watcher.watch(dir, mode) {
+        match watcher.watch(&dir, mode) {
             Ok(()) => {
                 if recursive {
-                    watched.insert(dir.to_path_buf());
+                    deep.insert(dir);
+                } else {
+                    shallow.insert(dir);
                 }
             }
             Err(err) => tracing::warn!(%err, dir = %dir.display(), "cannot watch"),
-        }
-    }
-
-    /// Specification files can live anywhere in the project: watch their directories too.
-    fn watch_spec_dirs(&self, model: &Model) {
-        let Ok(mut slot) = self.watcher.lock() else {
-            return;
-        };
-        let Some(watcher) = slot.as_mut() else { return };
-        let dirs: HashSet<PathBuf> = model
-            .specs
-            .iter()
-            .filter_map(|s| s.file.parent().map(Path::to_path_buf))
-            .collect();
-        for dir in dirs {
-            self.watch(watcher, &dir, true);
         }
     }
 }

@@ -4,11 +4,7 @@
 use std::{path::PathBuf, process::ExitCode};
 
 use clap::{Args, Parser, Subcommand};
-use duvet::{
-    config::{self, Flags},
-    engine::Engine,
-    server::DuvetServer,
-};
+use duvet::{config::Flags, engine::Engine, server::DuvetServer};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -69,15 +65,13 @@ async fn main() -> ExitCode {
         spec_path: args.spec_path,
         config: args.config,
     };
-    let project = config::load(&root, &flags).map_err(|err| err.to_string());
-    if let Err(err) = &project {
-        tracing::warn!(%err, "no project: tools will answer no_project");
-    }
-    let engine = Engine::new(project);
+    let engine = Engine::new(root, flags);
     // Analyse in the background right away, so the first answer is ready sooner.
     let warm = engine.clone();
     tokio::spawn(async move {
-        let _ = warm.model().await;
+        if let Err(err) = warm.snapshot().await {
+            tracing::warn!(%err, "no project yet: tools answer no_project until one appears");
+        }
     });
     match mcp_common::serve::serve_stdio(DuvetServer::new(engine)).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -37,7 +37,7 @@ fn find_within_one_edit(haystack: &str, needle: &str) -> Option<(usize, usize)> 
     let index_of = |byte: usize| boundaries.binary_search(&byte).ok();
 
     // Windows anchored at an occurrence of the left half: the window starts there.
-    for (start, _) in haystack.match_indices(left.as_str()) {
+    for start in occurrences(haystack, &left) {
         let Some(s) = index_of(start) else { continue };
         for len in [n.len(), n.len() + 1, n.len().saturating_sub(1)] {
             if let Some(found) = check(haystack, &boundaries, &n, s, len) {
@@ -46,8 +46,8 @@ fn find_within_one_edit(haystack: &str, needle: &str) -> Option<(usize, usize)> 
         }
     }
     // Windows anchored at an occurrence of the right half: the window ends with it.
-    for (start, matched) in haystack.match_indices(right.as_str()) {
-        let Some(e) = index_of(start + matched.len()) else {
+    for start in occurrences(haystack, &right) {
+        let Some(e) = index_of(start + right.len()) else {
             continue;
         };
         for len in [n.len(), n.len() + 1, n.len().saturating_sub(1)] {
@@ -59,6 +59,17 @@ fn find_within_one_edit(haystack: &str, needle: &str) -> Option<(usize, usize)> 
         }
     }
     None
+}
+
+/// Every start of `needle` in `haystack`, overlapping occurrences included.
+fn occurrences<'a>(haystack: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let found = from + haystack.get(from..)?.find(needle)?;
+        // Continue one character later.
+        from = found + haystack.get(found..)?.chars().next()?.len_utf8();
+        Some(found)
+    })
 }
 
 /// Whether the `len` characters of `haystack` starting at character `s` are within one edit
@@ -112,6 +123,12 @@ mod tests {
         ] {
             assert!(find_quote(TEXT, quote).is_some(), "{quote}");
         }
+    }
+
+    #[test]
+    fn overlapping_anchors_are_all_tried() {
+        assert!(find_quote("aaaYb", "aaXb").is_some());
+        assert!(find_quote("xxaaaab", "aaab").is_some());
     }
 
     #[test]

@@ -71,6 +71,10 @@ pub struct SpecInput {
     pub file: PathBuf,
     /// The parsed text, or why it could not be read.
     pub parsed: Result<Arc<ParsedSpec>, String>,
+    /// Whether the project declares it (`[[specification]]`): only declared specifications
+    /// have their requirement sentences extracted, as in Duvet; cited ones contribute the
+    /// requirements listed in requirement files.
+    pub declared: bool,
 }
 
 /// A specification text parsed once (and cached by the loader while the file is unchanged),
@@ -101,8 +105,9 @@ pub struct Inputs {
     pub specs: Vec<SpecInput>,
     pub annotations: Vec<Annotation>,
     pub malformed: Vec<Malformed>,
-    /// Whether sentences with RFC 2119 keywords are requirements (config-file projects), or
-    /// only the requirements listed in requirement files (flag-defined projects, as Duvet).
+    /// Whether sentences with RFC 2119 keywords of declared specifications are requirements
+    /// (config-file projects), or only the requirements listed in requirement files
+    /// (flag-defined projects, as Duvet).
     pub extract_requirements: bool,
 }
 
@@ -217,15 +222,22 @@ pub struct Model {
     spec_by_source: HashMap<String, usize>,
     by_identifier: HashMap<String, Vec<usize>>,
     by_citation_id: HashMap<String, usize>,
+    /// `file:line` of invalid citations → index into `invalid`.
+    invalid_by_id: HashMap<String, usize>,
     /// Requirement indexes in work-first order (see [`Model::prioritized`]).
     priority: Vec<usize>,
     /// Citations' quoted ranges, per citation, until statuses are computed.
     pending_ranges: Vec<(usize, Vec<Overlap>)>,
 }
 
-/// `https://host/path` and `http://host/path/` name the same specification.
+/// The key under which a specification is known: URLs by the file Duvet caches them as (so
+/// `https://tools.ietf.org/html/rfc9000`, `https://www.rfc-editor.org/rfc/rfc9000.txt` and
+/// `http://www.rfc-editor.org/rfc/rfc9000/` are one specification), paths as written.
 pub fn source_key(source: &str) -> String {
     let trimmed = source.trim().trim_end_matches('/');
+    if let Some(path) = crate::config::cache_path(std::path::Path::new(""), trimmed) {
+        return path_text(&path);
+    }
     let without_scheme = trimmed
         .strip_prefix("https://")
         .or_else(|| trimmed.strip_prefix("http://"))
@@ -246,42 +258,65 @@ impl Model {
     pub fn build(inputs: Inputs) -> Self {
         let mut model = Model::default();
         let mut used_ids = HashSet::new();
+        let mut extract = Vec::new();
         for input in inputs.specs {
             let parsed = input.parsed.as_ref().ok().cloned();
-            let Some(s) = model.add_spec(input, &mut used_ids) else {
-                continue;
-            };
-            // Requirements from the text.
-            if inputs.extract_requirements
+            let declared = input.declared;
+            if let Some(s) = model.add_spec(input, &mut used_ids)
                 && let Some(parsed) = parsed
+                && declared
+                && inputs.extract_requirements
             {
-                for (c, sentences) in parsed.sentences.iter().enumerate() {
-                    for sentence in sentences {
-                        model.add_requirement(s, c, sentence.text.clone(), Some(sentence.level));
-                    }
-                }
+                extract.push((s, parsed));
             }
         }
-        // Requirements listed by annotations (requirement files and `type=spec`).
+
+        // Requirements listed by annotations (requirement files and `type=spec`). Listed
+        // requirements are kept even when the specification's text is not available.
         let mut citations_in = Vec::new();
         for annotation in inputs.annotations {
-            if annotation.kind == AnnotationType::Spec {
-                match model.resolve_target(&annotation.target) {
-                    Ok((s, c)) if !annotation.quote.trim().is_empty() => {
-                        let text = requirements::normalize(&annotation.quote);
-                        let level = annotation
-                            .level
-                            .or_else(|| requirements::strongest_level(&text));
-                        model.add_requirement(s, c, text, level);
-                    }
-                    Ok(_) => model.invalid.push(invalid(
-                        &annotation,
-                        "Requirement has no quote: add the requirement's text".to_string(),
-                    )),
-                    Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
-                }
-            } else {
+            if annotation.kind != AnnotationType::Spec {
                 citations_in.push(annotation);
+                continue;
+            }
+            if annotation.quote.trim().is_empty() {
+                model.invalid.push(invalid(
+                    &annotation,
+                    "Requirement has no quote: add the requirement's text".to_string(),
+                ));
+                continue;
+            }
+            let target = match model.resolve_target(&annotation.target) {
+                Ok(target) => Ok(target),
+                Err(Unresolved::SpecUnavailable(_)) => model
+                    .placeholder_section(&annotation.target)
+                    .ok_or(Unresolved::NoSection),
+                Err(err) => Err(err),
+            };
+            match target {
+                Ok((s, c)) => {
+                    let text = requirements::normalize(&annotation.quote);
+                    let level = annotation
+                        .level
+                        .or_else(|| requirements::strongest_level(&text));
+                    model.add_requirement(s, c, text, level);
+                }
+                Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
+            }
+        }
+
+        // Requirements from the text: a section whose requirements are listed in requirement
+        // files keeps those (Duvet writes its own extraction there), else its sentences.
+        for (s, parsed) in extract {
+            for (c, sentences) in parsed.sentences.iter().enumerate() {
+                if c >= model.specs[s].sections.len()
+                    || !model.specs[s].sections[c].requirements.is_empty()
+                {
+                    continue;
+                }
+                for sentence in sentences {
+                    model.add_requirement(s, c, sentence.text.clone(), Some(sentence.level));
+                }
             }
         }
 
@@ -302,6 +337,12 @@ impl Model {
         model
             .invalid
             .sort_by(|a, b| (&a.file_path, a.line_number).cmp(&(&b.file_path, b.line_number)));
+        for (i, bad) in model.invalid.iter().enumerate() {
+            model
+                .invalid_by_id
+                .entry(format!("{}:{}", bad.file_path, bad.line_number))
+                .or_insert(i);
+        }
         model.compute_statuses();
         model.priority = model.compute_priority();
         model
@@ -570,6 +611,38 @@ impl Model {
                 let bare = id.strip_prefix("section-")?;
                 sections.iter().position(|s| s.id == bare)
             })
+            .or_else(|| {
+                // Older Duvet named unnumbered IETF sections `named-<Title>`.
+                let title = id.strip_prefix("named-")?;
+                sections
+                    .iter()
+                    .position(|s| s.id.starts_with("name-") && s.title.eq_ignore_ascii_case(title))
+            })
+    }
+
+    /// For a requirement listed against a specification whose text is not available: the
+    /// section it names, created empty.
+    fn placeholder_section(&mut self, target: &str) -> Option<(usize, usize)> {
+        let (spec_part, section) = split_target(target);
+        let spec = self.spec_index(spec_part)?;
+        let section = section?;
+        if let Some(c) = self.section_index(spec, section) {
+            return Some((spec, c));
+        }
+        let sections = &mut self.specs[spec].sections;
+        sections.push(SectionEntry {
+            id: section.to_string(),
+            title: String::new(),
+            content: String::new(),
+            normalized: String::new(),
+            requirements: Vec::new(),
+        });
+        Some((spec, sections.len() - 1))
+    }
+
+    /// An invalid citation by its `file:line`.
+    pub fn invalid_citation(&self, id: &str) -> Option<&InvalidCitation> {
+        self.invalid_by_id.get(id).map(|&i| &self.invalid[i])
     }
 
     /// Requirements with this identifier (usually one).

@@ -18,19 +18,25 @@ use crate::{
     spec::Format,
 };
 
-/// The identity of a file version.
+/// The identity of a file version: size, modification and change times, inode. (The change
+/// time catches edits that restore the modification time, such as `cp -p` or `tar x`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stamp {
     len: u64,
     modified: Option<SystemTime>,
+    changed: (i64, i64),
+    inode: u64,
 }
 
 impl Stamp {
     fn of(path: &Path) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
         let meta = fs::metadata(path).ok()?;
         Some(Self {
             len: meta.len(),
             modified: meta.modified().ok(),
+            changed: (meta.ctime(), meta.ctime_nsec()),
+            inode: meta.ino(),
         })
     }
 }
@@ -56,8 +62,8 @@ struct Pattern {
 impl Pattern {
     fn new(pattern: &str) -> Result<Self, String> {
         let pattern = pattern.trim().trim_start_matches("./");
+        // Duvet compiles patterns with globset's defaults, where `*` also matches `/`.
         let glob: Glob = GlobBuilder::new(pattern)
-            .literal_separator(true)
             .build()
             .map_err(|err| format!("invalid pattern '{pattern}': {err}"))?;
         // Walk only below the pattern's literal directory prefix.
@@ -263,24 +269,26 @@ pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
     }
 
     // Specifications: those configured, then those the annotations cite.
-    let mut wanted: Vec<(String, Option<Format>)> = config
+    let mut wanted: Vec<(String, Option<Format>, bool)> = config
         .specifications
         .iter()
-        .map(|s| (s.source.clone(), s.format))
+        .map(|s| (s.source.clone(), s.format, true))
         .collect();
     for annotation in &inputs.annotations {
         let (spec, _) = split_target(&annotation.target);
         if !spec.is_empty() {
             let format = annotation.format.as_deref().and_then(parse_format);
-            wanted.push((spec.to_string(), format));
+            wanted.push((spec.to_string(), format, false));
         }
     }
     let mut keys = HashSet::new();
-    for (source, format) in wanted {
+    for (source, format, declared) in wanted {
         if !keys.insert(source_key(&source)) {
             continue;
         }
-        inputs.specs.push(load_spec(config, cache, &source, format));
+        inputs
+            .specs
+            .push(load_spec(config, cache, &source, format, declared));
     }
 
     Model::build(inputs)
@@ -301,21 +309,27 @@ fn load_spec(
     cache: &FileCache,
     source: &str,
     format: Option<Format>,
+    declared: bool,
 ) -> SpecInput {
     let format = format.unwrap_or_else(|| Format::detect(source));
     let is_url = source.starts_with("https://") || source.starts_with("http://");
     let file = if is_url {
         config::cache_path(&config.spec_cache_dir, source).map(|file| {
-            // Duvet 0.1–0.3 kept its cache in `<spec-path>/specs`.
-            let legacy = config::cache_path(&config.spec_cache_dir.join("specs"), source);
-            match legacy {
-                Some(legacy)
-                    if config.config_file.is_none() && !file.exists() && legacy.exists() =>
-                {
-                    legacy
-                }
-                _ => file,
+            if config.config_file.is_some() || file.exists() {
+                return file;
             }
+            // Duvet 0.1–0.3 kept its cache in `<spec-path>/specs` and named files by the URL
+            // as written (`tools.ietf.org/rfc/rfc9000.txt`, not the canonical rfc-editor one).
+            let legacy_dir = config.spec_cache_dir.join("specs");
+            [
+                as_written_cache_path(&config.spec_cache_dir, source),
+                config::cache_path(&legacy_dir, source),
+                as_written_cache_path(&legacy_dir, source),
+            ]
+            .into_iter()
+            .flatten()
+            .find(|candidate| candidate.exists())
+            .unwrap_or(file)
         })
     } else {
         let rel = Path::new(source.trim());
@@ -328,6 +342,7 @@ fn load_spec(
             parsed: Err(format!(
                 "'{source}' is not a URL or a path inside the project"
             )),
+            declared,
         };
     };
     let shown = file
@@ -347,7 +362,24 @@ fn load_spec(
         source: source.to_string(),
         file,
         parsed,
+        declared,
     }
+}
+
+/// `cache_dir/<host>/<path>.txt` from the URL as written (older Duvet's naming).
+fn as_written_cache_path(cache_dir: &Path, url: &str) -> Option<PathBuf> {
+    let (spec, _) = split_target(url);
+    let parsed = url::Url::parse(spec.trim()).ok()?;
+    let mut path = cache_dir.join(parsed.host_str()?);
+    for segment in parsed.path_segments()?.filter(|s| !s.is_empty()) {
+        let segment = Path::new(segment);
+        if !confined(segment) {
+            return None;
+        }
+        path.push(segment);
+    }
+    path.set_extension("txt");
+    Some(path)
 }
 
 #[cfg(test)]
@@ -364,8 +396,8 @@ mod tests {
         assert_eq!(p.base, PathBuf::new());
         assert!(p.matcher.is_match("main.c"));
         assert!(
-            !p.matcher.is_match("sub/main.c"),
-            "`*` does not cross directories"
+            p.matcher.is_match("sub/main.c"),
+            "as in Duvet (globset defaults), `*` crosses directories"
         );
         let p = Pattern::new("./lib/{a,b}/*.py").unwrap();
         assert_eq!(p.base, PathBuf::from("lib"));

@@ -235,6 +235,9 @@ pub fn read(model: &Model, root: &Path, uri: &str) -> Result<ReadResourceResult,
                 .position(|s| s.id == *spec_id)
                 .ok_or_else(|| not_found(format!("Specification '{spec_id}' not found")))?;
             let spec = &model.specs[s];
+            if let (Some(error), false) = (&spec.error, tail.is_empty()) {
+                return Err(not_found(format!("{} has no sections: {error}", spec.name)));
+            }
             match tail {
                 [] => content(&uri_path, &spec_json(spec), None),
                 ["sections"] => {

@@ -2,15 +2,15 @@
 
 use std::sync::Arc;
 
-use mcp_common::{Parameters, Reply, ToolError, output_schema};
+use mcp_common::{PagedReply, Parameters, Reply, ToolError, output_schema, paged_output_schema};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler, handler::server::router::tool::ToolRouter,
     model::*, service::RequestContext, tool, tool_handler, tool_router,
 };
 
 use crate::{
-    engine::Engine,
-    model::{InvalidCitation, Model},
+    engine::{Engine, Snapshot},
+    model::InvalidCitation,
     resources,
     tools::{self, *},
 };
@@ -25,9 +25,24 @@ pub struct DuvetServer {
 }
 
 impl DuvetServer {
-    /// Run `f` on the current model.
-    async fn with_model<T>(&self, f: impl FnOnce(&Model) -> Result<T, ToolError>) -> Reply<T> {
-        Reply(self.engine.model().await.and_then(|model| f(&model)))
+    /// Run `f` on the project as it is now, for a tool answering a page of a list.
+    async fn with_page<T>(&self, f: impl FnOnce(&Snapshot) -> tools::Paged<T>) -> PagedReply<T> {
+        PagedReply(
+            self.engine
+                .snapshot()
+                .await
+                .and_then(|snapshot| f(&snapshot)),
+        )
+    }
+
+    /// Run `f` on the project as it is now.
+    async fn with_model<T>(&self, f: impl FnOnce(&Snapshot) -> Result<T, ToolError>) -> Reply<T> {
+        Reply(
+            self.engine
+                .snapshot()
+                .await
+                .and_then(|snapshot| f(&snapshot)),
+        )
     }
 }
 
@@ -47,7 +62,10 @@ impl DuvetServer {
     )]
     async fn validate_citation(&self, params: Parameters<ValidateParams>) -> Reply<Validation> {
         match params.into_inner() {
-            Ok(p) => self.with_model(|m| tools::validate_citation(m, p)).await,
+            Ok(p) => {
+                self.with_model(|s| tools::validate_citation(&s.model, &s.config, p))
+                    .await
+            }
             Err(err) => Reply(Err(err)),
         }
     }
@@ -55,15 +73,18 @@ impl DuvetServer {
     #[tool(
         description = "Search requirements across all specifications by words (every word must occur, any case); paged with limit/offset",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<Vec<RequirementRef>>()
+        output_schema = paged_output_schema::<RequirementRef>()
     )]
     async fn search_requirements(
         &self,
         params: Parameters<SearchParams>,
-    ) -> Reply<Vec<RequirementRef>> {
+    ) -> PagedReply<RequirementRef> {
         match params.into_inner() {
-            Ok(p) => self.with_model(|m| tools::search_requirements(m, p)).await,
-            Err(err) => Reply(Err(err)),
+            Ok(p) => {
+                self.with_page(|s| tools::search_requirements(&s.model, p))
+                    .await
+            }
+            Err(err) => PagedReply(Err(err)),
         }
     }
 
@@ -78,7 +99,7 @@ impl DuvetServer {
     ) -> Reply<RequirementStatus> {
         match params.into_inner() {
             Ok(p) => {
-                self.with_model(|m| tools::get_requirement_status(m, p))
+                self.with_model(|s| tools::get_requirement_status(&s.model, p))
                     .await
             }
             Err(err) => Reply(Err(err)),
@@ -88,36 +109,36 @@ impl DuvetServer {
     #[tool(
         description = "List requirements that no annotation in the code cites; paged with limit/offset",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<Vec<RequirementRef>>()
+        output_schema = paged_output_schema::<RequirementRef>()
     )]
     async fn list_uncited_requirements(
         &self,
         params: Parameters<Page>,
-    ) -> Reply<Vec<RequirementRef>> {
+    ) -> PagedReply<RequirementRef> {
         match params.into_inner() {
             Ok(p) => {
-                self.with_model(|m| tools::list_uncited_requirements(m, p))
+                self.with_page(|s| tools::list_uncited_requirements(&s.model, p))
                     .await
             }
-            Err(err) => Reply(Err(err)),
+            Err(err) => PagedReply(Err(err)),
         }
     }
 
     #[tool(
         description = "List invalid citations in the code (unknown specification, missing section, quote not found, malformed annotation) with file, line, text and reason; paged with limit/offset",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<Vec<InvalidCitation>>()
+        output_schema = paged_output_schema::<InvalidCitation>()
     )]
     async fn list_invalid_citations(
         &self,
         params: Parameters<Page>,
-    ) -> Reply<Vec<InvalidCitation>> {
+    ) -> PagedReply<InvalidCitation> {
         match params.into_inner() {
             Ok(p) => {
-                self.with_model(|m| tools::list_invalid_citations(m, p))
+                self.with_page(|s| tools::list_invalid_citations(&s.model, p))
                     .await
             }
-            Err(err) => Reply(Err(err)),
+            Err(err) => PagedReply(Err(err)),
         }
     }
 
@@ -130,16 +151,13 @@ impl DuvetServer {
         &self,
         params: Parameters<ContextParams>,
     ) -> Reply<CitationContext> {
-        let params = match params.into_inner() {
-            Ok(p) => p,
-            Err(err) => return Reply(Err(err)),
-        };
-        let root = match self.engine.config() {
-            Ok(config) => config.root.clone(),
-            Err(err) => return Reply(Err(err)),
-        };
-        self.with_model(|m| tools::get_citation_context(m, &root, params))
-            .await
+        match params.into_inner() {
+            Ok(p) => {
+                self.with_model(|s| tools::get_citation_context(&s.model, &s.config.root, p))
+                    .await
+            }
+            Err(err) => Reply(Err(err)),
+        }
     }
 
     #[tool(
@@ -149,7 +167,10 @@ impl DuvetServer {
     )]
     async fn resolve_spec_id(&self, params: Parameters<ResolveParams>) -> Reply<ResolvedSpec> {
         match params.into_inner() {
-            Ok(p) => self.with_model(|m| tools::resolve_spec_id(m, p)).await,
+            Ok(p) => {
+                self.with_model(|s| tools::resolve_spec_id(&s.model, p))
+                    .await
+            }
             Err(err) => Reply(Err(err)),
         }
     }
@@ -157,24 +178,20 @@ impl DuvetServer {
     #[tool(
         description = "List requirements in work-first order: by level (MUST, SHOULD, MAY, unspecified), then status (partially_implemented, not_started, fully_implemented), then TODO count (most first); paged with limit/offset",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<Vec<PrioritizedRequirement>>()
+        output_schema = paged_output_schema::<PrioritizedRequirement>()
     )]
     async fn get_prioritized_requirements(
         &self,
         params: Parameters<Page>,
-    ) -> Reply<Vec<PrioritizedRequirement>> {
+    ) -> PagedReply<PrioritizedRequirement> {
         match params.into_inner() {
             Ok(p) => {
-                self.with_model(|m| tools::get_prioritized_requirements(m, p))
+                self.with_page(|s| tools::get_prioritized_requirements(&s.model, p))
                     .await
             }
-            Err(err) => Reply(Err(err)),
+            Err(err) => PagedReply(Err(err)),
         }
     }
-}
-
-fn tool_error_to_mcp(err: ToolError) -> McpError {
-    McpError::internal_error(format!("{}: {}", err.code, err.message), None)
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -232,9 +249,9 @@ impl ServerHandler for DuvetServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let model = self.engine.model().await.ok();
+        let snapshot = self.engine.snapshot().await.ok();
         Ok(ListResourcesResult::with_all_items(resources::list(
-            model.as_deref(),
+            snapshot.as_ref().map(|s| &s.model),
         )))
     }
 
@@ -253,13 +270,9 @@ impl ServerHandler for DuvetServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let root = self
-            .engine
-            .config()
-            .map_err(tool_error_to_mcp)?
-            .root
-            .clone();
-        let model = self.engine.model().await.map_err(tool_error_to_mcp)?;
-        resources::read(&model, &root, &request.uri).map(Into::into)
+        let snapshot = self.engine.snapshot().await.map_err(|err| {
+            McpError::resource_not_found(format!("{}: {}", err.code, err.message), None)
+        })?;
+        resources::read(&snapshot.model, &snapshot.config.root, &request.uri).map(Into::into)
     }
 }

@@ -1,13 +1,14 @@
 //! The eight tools of the Duvet MCP specification, as functions of the model.
 
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
-use mcp_common::ToolError;
+use mcp_common::{PageInfo, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
     annotation::{AnnotationType, CommentStyle, Level},
+    config::ProjectConfig,
     model::{InvalidCitation, Model, Status, StatusKind, path_text},
 };
 
@@ -28,7 +29,8 @@ pub struct Page {
 }
 
 impl Page {
-    fn apply<T>(&self, items: impl Iterator<Item = T>) -> Result<Vec<T>, ToolError> {
+    /// This page of `items`, and where it stands in the whole list.
+    fn apply<T>(&self, items: impl Iterator<Item = T>) -> Result<(Vec<T>, PageInfo), ToolError> {
         let limit = match self.limit {
             None => PAGE_DEFAULT,
             Some(n) if (1..=PAGE_MAX).contains(&n) => n,
@@ -39,8 +41,31 @@ impl Page {
                 .with_hint("Omit `limit` for pages of 100."));
             }
         };
-        Ok(items.skip(self.offset.unwrap_or(0)).take(limit).collect())
+        let offset = self.offset.unwrap_or(0);
+        let mut total = 0;
+        let mut page = Vec::new();
+        for (i, item) in items.enumerate() {
+            total += 1;
+            if i >= offset && page.len() < limit {
+                page.push(item);
+            }
+        }
+        let end = offset.saturating_add(page.len());
+        let info = PageInfo {
+            total,
+            offset,
+            next_offset: (end < total).then_some(end),
+        };
+        Ok((page, info))
     }
+}
+
+/// A page of `T` and where it stands.
+pub type Paged<T> = Result<(Vec<T>, PageInfo), ToolError>;
+
+/// Map the items of a page.
+fn map_page<A, B>(page: (Vec<A>, PageInfo), f: impl FnMut(A) -> B) -> (Vec<B>, PageInfo) {
+    (page.0.into_iter().map(f).collect(), page.1)
 }
 
 /// A requirement in lists.
@@ -99,25 +124,36 @@ impl Validation {
     }
 }
 
-pub fn validate_citation(model: &Model, params: ValidateParams) -> Result<Validation, ToolError> {
+pub fn validate_citation(
+    model: &Model,
+    config: &ProjectConfig,
+    params: ValidateParams,
+) -> Result<Validation, ToolError> {
     let text = params.citation.trim();
     if text.is_empty() {
         return Err(ToolError::invalid_params("`citation` must not be empty").with_hint(
             "Pass the citation as written, e.g. `//= https://www.rfc-editor.org/rfc/rfc9000#section-4.5`.",
         ));
     }
-    let style = CommentStyle::default();
+    // The comment style the text is written in: the default, or one the project configures.
+    let default = CommentStyle::default();
+    let style = std::iter::once(&default)
+        .chain(config.sources.iter().map(|s| &s.style))
+        .filter(|style| text.contains(style.meta.as_str()))
+        .max_by_key(|style| style.meta.len())
+        .cloned();
     // A bare target (no comment markers) is read as a one-line citation.
-    let written = if text.contains(style.meta.as_str()) {
-        text.to_string()
-    } else {
-        let mut lines = text.lines();
-        let target = lines.next().unwrap_or_default();
-        let mut written = format!("{} {target}", style.meta);
-        for line in lines {
-            written.push_str(&format!("\n{} {}", style.content, line.trim()));
+    let (style, written) = match style {
+        Some(style) => (style, text.to_string()),
+        None => {
+            let mut lines = text.lines();
+            let target = lines.next().unwrap_or_default();
+            let mut written = format!("{} {target}", default.meta);
+            for line in lines {
+                written.push_str(&format!("\n{} {}", default.content, line.trim()));
+            }
+            (default.clone(), written)
         }
-        written
     };
     let (annotations, malformed) = crate::annotation::source::extract(
         &written,
@@ -176,10 +212,7 @@ pub struct SearchParams {
     pub page: Page,
 }
 
-pub fn search_requirements(
-    model: &Model,
-    params: SearchParams,
-) -> Result<Vec<RequirementRef>, ToolError> {
+pub fn search_requirements(model: &Model, params: SearchParams) -> Paged<RequirementRef> {
     let words: Vec<String> = params
         .query
         .split_whitespace()
@@ -193,12 +226,9 @@ pub fn search_requirements(
         let text = model.requirements[r].text.to_lowercase();
         words.iter().all(|w| text.contains(w.as_str()))
     });
-    Ok(params
-        .page
-        .apply(matches)?
-        .into_iter()
-        .map(|r| requirement_ref(model, r))
-        .collect())
+    Ok(map_page(params.page.apply(matches)?, |r| {
+        requirement_ref(model, r)
+    }))
 }
 
 // ---- get_requirement_status -----------------------------------------------------------------
@@ -269,23 +299,15 @@ pub fn get_requirement_status(
 
 // ---- list_uncited_requirements / list_invalid_citations -------------------------------------
 
-pub fn list_uncited_requirements(
-    model: &Model,
-    page: Page,
-) -> Result<Vec<RequirementRef>, ToolError> {
+pub fn list_uncited_requirements(model: &Model, page: Page) -> Paged<RequirementRef> {
     let uncited =
         (0..model.requirements.len()).filter(|&r| model.requirements[r].status.citation_count == 0);
-    Ok(page
-        .apply(uncited)?
-        .into_iter()
-        .map(|r| requirement_ref(model, r))
-        .collect())
+    Ok(map_page(page.apply(uncited)?, |r| {
+        requirement_ref(model, r)
+    }))
 }
 
-pub fn list_invalid_citations(
-    model: &Model,
-    page: Page,
-) -> Result<Vec<InvalidCitation>, ToolError> {
+pub fn list_invalid_citations(model: &Model, page: Page) -> Paged<InvalidCitation> {
     page.apply(model.invalid.iter().cloned())
 }
 
@@ -350,11 +372,17 @@ pub fn get_citation_context(
     }
     let id = params.citation_id.trim();
     check_citation_id(id)?;
-    let citation = model.citation(id).ok_or_else(|| {
-        ToolError::not_found(format!("Citation '{id}' not found"))
-            .with_hint("Use the `citations` resources or list_invalid_citations for citation ids.")
-    })?;
-    citation_context(root, &citation.file, citation.line, lines)
+    // Valid citations, and invalid ones (their context explains what is wrong).
+    let (file, line) = match (model.citation(id), model.invalid_citation(id)) {
+        (Some(citation), _) => (citation.file.clone(), citation.line),
+        (None, Some(bad)) => (PathBuf::from(&bad.file_path), bad.line_number),
+        (None, None) => {
+            return Err(ToolError::not_found(format!("Citation '{id}' not found")).with_hint(
+                "Use the duvet:///citations resource or list_invalid_citations for citation ids.",
+            ));
+        }
+    };
+    citation_context(root, &file, line, lines)
 }
 
 /// The lines around `line` of `rel` (a path the project walk found, so inside the root; the
@@ -443,14 +471,10 @@ pub struct PrioritizedRequirement {
     pub todo_count: usize,
 }
 
-pub fn get_prioritized_requirements(
-    model: &Model,
-    page: Page,
-) -> Result<Vec<PrioritizedRequirement>, ToolError> {
-    Ok(page
-        .apply(model.prioritized().iter().copied())?
-        .into_iter()
-        .map(|r| {
+pub fn get_prioritized_requirements(model: &Model, page: Page) -> Paged<PrioritizedRequirement> {
+    Ok(map_page(
+        page.apply(model.prioritized().iter().copied())?,
+        |r| {
             let req = &model.requirements[r];
             PrioritizedRequirement {
                 full_path: model.requirement_path(r),
@@ -461,6 +485,6 @@ pub fn get_prioritized_requirements(
                 status: req.status.status,
                 todo_count: req.status.todo_count,
             }
-        })
-        .collect())
+        },
+    ))
 }

@@ -656,3 +656,251 @@ async fn outside_a_project_every_tool_says_no_project() {
     let err = mcp.call_err("validate_citation", json!({})).await;
     assert_eq!(err.code, ErrorCode::InvalidParams);
 }
+
+/// Lists carry `page` beside `data`: the total and where the next page starts.
+#[tokio::test]
+async fn list_tools_say_when_there_is_more() {
+    let p = coffee_project();
+    let mcp = p.start(&[]).await;
+    let result = mcp
+        .call("get_prioritized_requirements", json!({"limit": 3}))
+        .await;
+    let envelope = result.structured_content.unwrap();
+    assert_eq!(envelope["data"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        envelope["page"],
+        json!({"total": 7, "offset": 0, "next_offset": 3})
+    );
+    let result = mcp
+        .call(
+            "get_prioritized_requirements",
+            json!({"limit": 3, "offset": 6}),
+        )
+        .await;
+    let envelope = result.structured_content.unwrap();
+    assert_eq!(envelope["data"].as_array().unwrap().len(), 1);
+    assert_eq!(envelope["page"], json!({"total": 7, "offset": 6}));
+}
+
+/// Requests that arrive while the model is being rebuilt wait for the new model: none is
+/// answered from the old one once the change is known.
+#[tokio::test]
+async fn concurrent_requests_after_a_change_agree() {
+    let p = coffee_project();
+    let mcp = p.start(&[]).await;
+    let _: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
+    p.write("src/main.rs", "fn nothing() {}\n");
+    // Let the file notification arrive, then ask four times at once.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let call = || mcp.call_ok::<Value>("list_uncited_requirements", json!({}));
+    let (a, b, c, d) = tokio::join!(call(), call(), call(), call());
+    let sizes: Vec<usize> = [a, b, c, d]
+        .iter()
+        .map(|v| v.as_array().unwrap().len())
+        .collect();
+    assert_eq!(sizes, [2, 2, 2, 2], "every request sees the change");
+}
+
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !check().await {
+        assert!(std::time::Instant::now() < deadline, "not seen: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn config_edits_and_new_directories_are_picked_up() {
+    let p = coffee_project();
+    let mcp = p.start(&[]).await;
+    let _: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
+
+    // A new [[source]] in the config, whose directory does not exist yet.
+    let config = std::fs::read_to_string(p.path(".duvet/config.toml")).unwrap();
+    p.write(
+        ".duvet/config.toml",
+        &format!("{config}\n[[source]]\npattern = \"extra/deep/**/*.go\"\n"),
+    );
+    p.write(
+        "extra/deep/order.go",
+        "//= specs/coffee.md#ordering\n//# A client MUST identify the pot.\n",
+    );
+    eventually("the new source directory", || async {
+        let v: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
+        v.as_array().unwrap().is_empty()
+    })
+    .await;
+    // A later edit inside the new directory is seen too.
+    p.write("extra/deep/order.go", "package order\n");
+    eventually("an edit in the new directory", || async {
+        let v: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
+        texts(&v) == [IDENTIFY]
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_project_created_after_start_is_served() {
+    let p = Project::new();
+    let mcp = p.start(&[]).await;
+    let err = mcp.call_err("list_uncited_requirements", json!({})).await;
+    assert_eq!(err.code, ErrorCode::NoProject);
+    let full = coffee_project();
+    // Copy the coffee project into the running server's root.
+    for entry in walk(full.root()) {
+        let rel = entry.strip_prefix(full.root()).unwrap();
+        p.write(
+            rel.to_str().unwrap(),
+            &std::fs::read_to_string(&entry).unwrap(),
+        );
+    }
+    eventually("the new project", || async {
+        matches!(
+            mcp.call_envelope::<Value>("list_uncited_requirements", json!({})).await,
+            Ok(v) if texts(&v) == [IDENTIFY]
+        )
+    })
+    .await;
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// Duvet 0.4 writes its own extraction into .duvet/requirements: where a section has listed
+/// requirements, they are the section's requirements (no duplicates from our extraction);
+/// a specification that is only cited (not declared) contributes only listed requirements.
+#[tokio::test]
+async fn listed_requirements_win_and_cited_specs_are_not_extracted() {
+    let p = coffee_project();
+    p.write(
+        ".duvet/requirements/www.rfc-editor.org/rfc/rfc2324/section-2.1.1.toml",
+        &format!(
+            "target = \"{RFC2324_URL}#section-2.1.1\"\n\n[[spec]]\nlevel = \"MUST\"\nquote = '''\n{ACCEPT}\n'''\n"
+        ),
+    );
+    p.write(
+        "src/other.rs",
+        "//= https://www.rfc-editor.org/rfc/rfc7168#section-2\n//# TEA MUST be served hot.\n",
+    );
+    p.write(
+        ".duvet/specifications/www.rfc-editor.org/rfc/rfc7168.txt",
+        &RFC2324_TEXT.replace("2324", "7168"),
+    );
+    let mcp = p.start(&[]).await;
+    let reqs = mcp
+        .read_resource_json("duvet:///specifications/rfc2324/sections/section-2.1.1/requirements")
+        .await;
+    assert_eq!(texts(&reqs), [ACCEPT], "only the listed requirement");
+    let all = mcp.read_resource_json("duvet:///requirements").await;
+    assert_eq!(all.as_array().unwrap().len(), 6);
+    assert!(
+        all.as_array()
+            .unwrap()
+            .iter()
+            .all(|r| !r["full_path"].as_str().unwrap().contains("rfc7168")),
+        "nothing extracted from a cited-only specification"
+    );
+}
+
+#[tokio::test]
+async fn more_ways_to_name_things() {
+    let p = coffee_project();
+    let mcp = p.start(&[]).await;
+    // Other spellings of the same RFC.
+    for url in [
+        "https://tools.ietf.org/rfc/rfc2324.txt",
+        "https://datatracker.ietf.org/doc/html/rfc2324",
+        "https://www.rfc-editor.org/rfc/rfc2324.html",
+    ] {
+        let r: Value = mcp.call_ok("resolve_spec_id", json!({"url": url})).await;
+        assert_eq!(r["spec_id"], "rfc2324", "{url}");
+    }
+    // The project's own comment styles are understood by validate_citation.
+    let v: Value = mcp
+        .call_ok(
+            "validate_citation",
+            json!({"citation": "##= specs/coffee.md#payment-1\n##% Refunds MUST NOT be issued."}),
+        )
+        .await;
+    assert_eq!(v["valid"], true, "{v}");
+    assert_eq!(v["requirements"], json!([id(REFUNDS)]));
+    // Invalid citations have context too.
+    let ctx: Value = mcp
+        .call_ok(
+            "get_citation_context",
+            json!({"citation_id": "src/invalid.rs:4", "context_lines": 0}),
+        )
+        .await;
+    assert_eq!(
+        ctx["context"],
+        json!(["//= https://www.rfc-editor.org/rfc/rfc9999#section-1"])
+    );
+    // A specification that is not cached has no sections, and says which file it expected.
+    let err = mcp
+        .read_resource("duvet:///specifications/rfc9999/sections")
+        .await
+        .unwrap_err();
+    assert!(err.contains("rfc9999.txt"), "{err}");
+    // Percent-encoded citation ids in resource URIs.
+    let base = format!(
+        "duvet:///specifications/rfc2324/sections/section-2.1.1/requirements/{}/citations",
+        id(ACCEPT)
+    );
+    let c = mcp
+        .read_resource_json(&format!("{base}/src%2Fmain.rs%3A1"))
+        .await;
+    assert_eq!(c["line_number"], 1);
+}
+
+/// Duvet 0.1–0.3 caches: `<spec-path>/specs/<host as written>/…`.
+#[tokio::test]
+async fn legacy_cache_layouts() {
+    let p = Project::new();
+    p.write(
+        "third_party/specs/tools.ietf.org/rfc/rfc2324.txt",
+        RFC2324_TEXT,
+    );
+    p.write(
+        "reqs/a.toml",
+        &format!(
+            "target = \"https://tools.ietf.org/rfc/rfc2324#section-2.1.2\"\n\n[[spec]]\nlevel = \"SHOULD\"\nquote = \"{CLIENTS}\"\n"
+        ),
+    );
+    p.write(
+        "src/a.rs",
+        "//= https://tools.ietf.org/rfc/rfc2324#section-2.1.2\n//# Clients SHOULD send BREW rather than GET to start brewing.\n",
+    );
+    let mcp = p
+        .start(&[
+            "--spec-pattern",
+            "reqs/*.toml",
+            "--source-pattern",
+            "src/**/*.rs",
+            "--spec-path",
+            "third_party",
+        ])
+        .await;
+    let s: Value = mcp
+        .call_ok(
+            "get_requirement_status",
+            json!({"req_identifier": id(CLIENTS)}),
+        )
+        .await;
+    assert_eq!(s["status"], "fully_implemented");
+    let invalid: Value = mcp.call_ok("list_invalid_citations", json!({})).await;
+    assert_eq!(invalid, json!([]));
+}

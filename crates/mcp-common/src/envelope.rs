@@ -196,9 +196,74 @@ struct EnvelopeSchema<T> {
     error: Option<ToolError>,
 }
 
+/// Where a page of a list stands in the whole list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PageInfo {
+    /// How many items the whole list has.
+    pub total: usize,
+    /// The position of this page's first item.
+    pub offset: usize,
+    /// The `offset` of the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+}
+
+/// What a tool that answers a page of a list returns: the envelope's `data` is the page (an
+/// array), and a `page` member beside it says the total and where the next page starts, so
+/// a cut list never passes for a whole one.
+#[derive(Debug)]
+pub struct PagedReply<T>(pub Result<(Vec<T>, PageInfo), ToolError>);
+
+impl<T: Serialize> PagedReply<T> {
+    pub fn into_call_result(self) -> CallToolResult {
+        match self.0 {
+            Err(error) => Reply::<()>(Err(error)).into_call_result(),
+            Ok((items, page)) => {
+                let value = serde_json::json!({"status": "ok", "data": items, "page": page});
+                CallToolResult::structured(value)
+            }
+        }
+    }
+}
+
+impl<T: Serialize> IntoCallToolResult for PagedReply<T> {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        Ok(self.into_call_result().into())
+    }
+}
+
+/// Schema-only mirror of the paged envelope.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "PagedToolResponse")]
+struct PagedEnvelopeSchema<T> {
+    /// `ok` when `data` is present, `error` when `error` is present.
+    status: Status,
+    /// One page of the list (present when `status` is `ok`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data: Option<Vec<T>>,
+    /// Where this page stands in the whole list (present when `status` is `ok`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    page: Option<PageInfo>,
+    /// What went wrong (present when `status` is `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<ToolError>,
+}
+
+/// The `outputSchema` of a tool answering pages of `T`.
+pub fn paged_output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    strip(rmcp::handler::server::tool::schema_for_output::<
+        PagedEnvelopeSchema<T>,
+    >())
+}
+
 /// The `outputSchema` of a tool whose data is `T`: the envelope around `T`.
 pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    let schema = rmcp::handler::server::tool::schema_for_output::<EnvelopeSchema<T>>();
+    strip(rmcp::handler::server::tool::schema_for_output::<
+        EnvelopeSchema<T>,
+    >())
+}
+
+fn strip(schema: Arc<JsonObject>) -> Arc<JsonObject> {
     let mut value = serde_json::Value::Object(schema.as_ref().clone());
     strip_numeric_formats(&mut value);
     match value {

@@ -11,5 +11,8 @@ pub mod envelope;
 pub mod params;
 pub mod serve;
 
-pub use envelope::{ErrorCode, Reply, ToolError, ToolResponse, output_schema};
+pub use envelope::{
+    ErrorCode, PageInfo, PagedReply, Reply, ToolError, ToolResponse, output_schema,
+    paged_output_schema,
+};
 pub use params::Parameters;
