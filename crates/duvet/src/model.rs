@@ -142,6 +142,8 @@ pub struct Requirement {
     pub identifier: String,
     /// The normalized text.
     pub text: String,
+    /// The text in lower case, for searching.
+    pub lower: String,
     pub level: Option<Level>,
     pub spec: usize,
     pub section: usize,
@@ -220,6 +222,9 @@ pub struct Model {
     pub citations: Vec<Citation>,
     pub invalid: Vec<InvalidCitation>,
     spec_by_source: HashMap<String, usize>,
+    /// The spelling each specification was added under (most targets repeat it), so that a
+    /// lookup need not compute the canonical key.
+    spec_by_spelling: HashMap<String, usize>,
     by_identifier: HashMap<String, Vec<usize>>,
     by_citation_id: HashMap<String, usize>,
     /// `file:line` of invalid citations → index into `invalid`.
@@ -383,6 +388,8 @@ impl Model {
         };
         let index = self.specs.len();
         self.spec_by_source.insert(key, index);
+        self.spec_by_spelling
+            .insert(input.source.trim().to_string(), index);
         self.specs.push(Spec {
             id,
             name,
@@ -421,6 +428,7 @@ impl Model {
         let index = self.requirements.len();
         self.requirements.push(Requirement {
             identifier: identifier.clone(),
+            lower: text.to_lowercase(),
             text,
             level,
             spec,
@@ -590,6 +598,9 @@ impl Model {
     /// The specification the project knows under `source` (URL or path, with or without
     /// scheme or trailing slash), or by its id.
     pub fn spec_index(&self, source: &str) -> Option<usize> {
+        if let Some(&index) = self.spec_by_spelling.get(source.trim()) {
+            return Some(index);
+        }
         self.spec_by_source
             .get(&source_key(source))
             .copied()

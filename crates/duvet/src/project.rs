@@ -243,11 +243,14 @@ pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
                 continue;
             }
         };
-        for rel in matching_files(root, &pattern) {
-            if !seen.insert((rel.clone(), source.style.clone(), source.default_type)) {
-                continue;
-            }
-            let parsed = cache.source(root, &rel, &source.style, source.default_type);
+        let files: Vec<PathBuf> = matching_files(root, &pattern)
+            .into_iter()
+            .filter(|rel| seen.insert((rel.clone(), source.style.clone(), source.default_type)))
+            .collect();
+        let parsed = par_map(files, |rel| {
+            cache.source(root, &rel, &source.style, source.default_type)
+        });
+        for parsed in parsed {
             inputs.annotations.extend(parsed.0.iter().cloned());
             inputs.malformed.extend(parsed.1.iter().cloned());
         }
@@ -255,17 +258,20 @@ pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
 
     // Requirement files.
     let mut seen = HashSet::new();
+    let mut files = Vec::new();
     for pattern in &config.requirement_patterns {
         let Ok(pattern) = Pattern::new(pattern) else {
             continue;
         };
-        for rel in matching_files(root, &pattern) {
-            if seen.insert(rel.clone()) {
-                let parsed = cache.requirement_file(root, &rel);
-                inputs.annotations.extend(parsed.0.iter().cloned());
-                inputs.malformed.extend(parsed.1.iter().cloned());
-            }
-        }
+        files.extend(
+            matching_files(root, &pattern)
+                .into_iter()
+                .filter(|rel| seen.insert(rel.clone())),
+        );
+    }
+    for parsed in par_map(files, |rel| cache.requirement_file(root, &rel)) {
+        inputs.annotations.extend(parsed.0.iter().cloned());
+        inputs.malformed.extend(parsed.1.iter().cloned());
     }
 
     // Specifications: those configured, then those the annotations cite.
@@ -281,17 +287,46 @@ pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
             wanted.push((spec.to_string(), format, false));
         }
     }
+    // Each spelling once (annotations repeat their target thousands of times), then each
+    // specification once.
+    let mut spellings = HashSet::new();
     let mut keys = HashSet::new();
+    let mut unique = Vec::new();
     for (source, format, declared) in wanted {
-        if !keys.insert(source_key(&source)) {
-            continue;
+        if spellings.insert(source.clone()) && keys.insert(source_key(&source)) {
+            unique.push((source, format, declared));
         }
-        inputs
-            .specs
-            .push(load_spec(config, cache, &source, format, declared));
     }
+    inputs.specs = par_map(unique, |(source, format, declared)| {
+        load_spec(config, cache, &source, format, declared)
+    });
 
     Model::build(inputs)
+}
+
+/// `f` over `items` on the machine's cores, results in the order of `items`.
+fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads <= 1 || items.len() < 2 {
+        return items.into_iter().map(f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    let mut chunks: Vec<Vec<T>> = Vec::new();
+    let mut items = items.into_iter().peekable();
+    while items.peek().is_some() {
+        chunks.push(items.by_ref().take(chunk).collect());
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| scope.spawn(move || chunk.into_iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| handle.join().unwrap_or_default())
+            .collect()
+    })
 }
 
 fn parse_format(value: &str) -> Option<Format> {

@@ -223,7 +223,7 @@ pub fn search_requirements(model: &Model, params: SearchParams) -> Paged<Require
             .with_hint("Pass one or more words, e.g. `flow control`."));
     }
     let matches = (0..model.requirements.len()).filter(|&r| {
-        let text = model.requirements[r].text.to_lowercase();
+        let text = &model.requirements[r].lower;
         words.iter().all(|w| text.contains(w.as_str()))
     });
     Ok(map_page(params.page.apply(matches)?, |r| {
