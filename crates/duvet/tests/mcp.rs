@@ -904,3 +904,45 @@ async fn legacy_cache_layouts() {
     let invalid: Value = mcp.call_ok("list_invalid_citations", json!({})).await;
     assert_eq!(invalid, json!([]));
 }
+
+/// `type=implication` implements, `type=spec` in source lists a requirement, `level=`
+/// overrides the keyword's level.
+#[tokio::test]
+async fn implication_spec_and_level_annotations() {
+    let p = coffee_project();
+    p.write(
+        "src/more.rs",
+        "\
+//= specs/coffee.md#ordering
+//= type=implication
+//# A client MUST identify the pot.
+
+//= specs/coffee.md#payment
+//= type=spec
+//= level=SHOULD
+//# Payments MAY be made
+",
+    );
+    let mcp = p.start(&[]).await;
+    let s: Value = mcp
+        .call_ok(
+            "get_requirement_status",
+            json!({"req_identifier": id(IDENTIFY)}),
+        )
+        .await;
+    assert_eq!(s["status"], "fully_implemented");
+    assert_eq!(s["cited"], true);
+    let listed = "Payments MAY be made";
+    let s: Value = mcp
+        .call_ok(
+            "get_requirement_status",
+            json!({"req_identifier": id(listed)}),
+        )
+        .await;
+    assert_eq!(s["level"], "SHOULD", "level= overrides the keyword");
+    // The section's requirements are now the listed one (it replaces the extraction).
+    let reqs = mcp
+        .read_resource_json("duvet:///specifications/coffee/sections/payment/requirements")
+        .await;
+    assert_eq!(texts(&reqs), [listed]);
+}
