@@ -492,26 +492,6 @@ const NAMED_SECTIONS: &[&str] = &[
     "Appendix",
 ];
 
-/// Lowercase ASCII letters and digits, every other run of characters becomes one `-`, no `-`
-/// at either end (the rules of the `slug` crate Duvet uses, for ASCII titles).
-fn slugify(title: &str) -> String {
-    let mut slug = String::with_capacity(title.len());
-    let mut dash = true;
-    for c in title.chars() {
-        if c.is_ascii_alphanumeric() {
-            slug.push(c.to_ascii_lowercase());
-            dash = false;
-        } else if !dash {
-            slug.push('-');
-            dash = true;
-        }
-    }
-    if slug.ends_with('-') {
-        slug.pop();
-    }
-    slug
-}
-
 /// A section being collected.
 struct Builder {
     id: String,
@@ -607,7 +587,10 @@ fn build_sections(items: &[Item<'_>]) -> Vec<Section> {
             rules.prev = Some(heading.parts);
             Some((format!("{prefix}-{}", heading.id), title))
         } else if after_break && followed_by_break && NAMED_SECTIONS.contains(&text) {
-            Some((format!("name-{}", slugify(text)), text.to_string()))
+            Some((
+                format!("name-{}", super::markdown::slugify(text)),
+                text.to_string(),
+            ))
         } else {
             None
         };
@@ -1144,6 +1127,7 @@ Appendix A.  Another Long Title
 
     #[test]
     fn slugs() {
+        let slugify = super::super::markdown::slugify;
         assert_eq!(slugify("Authors' Addresses"), "authors-addresses");
         assert_eq!(slugify("Status of This Memo"), "status-of-this-memo");
         assert_eq!(slugify("  --test_-_cool"), "test-cool");

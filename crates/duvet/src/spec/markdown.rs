@@ -405,8 +405,9 @@ fn fold_latin1(c: char) -> Option<&'static str> {
     })
 }
 
-/// The slug of a heading title (see the module documentation).
-fn slugify(title: &str) -> String {
+/// The slug of a heading title (see the module documentation); also names IETF's unnumbered
+/// sections (`name-<slug>`).
+pub(crate) fn slugify(title: &str) -> String {
     let mut slug = String::with_capacity(title.len());
     let mut dash = true;
     for c in title.chars() {
