@@ -40,8 +40,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use mcp_testkit::{McpProcess, REQUEST_TIMEOUT};
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, PingRequest};
+use mcp_testkit::{
+    McpProcess,
+    bench::{
+        self, Memory, TimedCall, call, machine, met, mib, ms_scaled, percentile, ping, read_memory,
+    },
+};
 use serde_json::{Value, json};
 
 // ---- sizes and targets ----------------------------------------------------------------------
@@ -1547,79 +1551,9 @@ fn copy_dir(from: &Path, to: &Path) {
 
 // ---- the server ---------------------------------------------------------------------------
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"))
-}
-
-/// The release binary `cargo bench` built for this benchmark.
+/// The release binary `cargo bench` built for this benchmark (built here when it is missing).
 fn server_binary() -> PathBuf {
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_duvet"));
-    assert!(bin.is_file(), "{} was not built", bin.display());
-    bin
-}
-
-/// The pid of the process running a `duvet` executable with `cwd` as its working directory
-/// (the project's unique temp dir).
-fn find_pid(cwd: &Path) -> u32 {
-    let cwd = cwd.canonicalize().unwrap();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let proc_dir = entry.path();
-        let (Ok(exe), Ok(proc_cwd)) = (
-            std::fs::read_link(proc_dir.join("exe")),
-            std::fs::read_link(proc_dir.join("cwd")),
-        ) else {
-            continue;
-        };
-        let is_server = exe
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("duvet"));
-        if is_server && proc_cwd == cwd {
-            found.push(pid);
-        }
-    }
-    assert_eq!(
-        found.len(),
-        1,
-        "expected one duvet process in {}",
-        cwd.display()
-    );
-    found[0]
-}
-
-/// Memory of a process, in KiB, from `/proc/<pid>/status`.
-#[derive(Clone, Copy)]
-struct Memory {
-    rss: u64,
-    peak: u64,
-}
-
-fn read_memory(pid: u32) -> Option<Memory> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(name))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-    };
-    Some(Memory {
-        rss: field("VmRSS:")?,
-        peak: field("VmHWM:")?,
-    })
+    bench::release_binary(option_env!("CARGO_BIN_EXE_duvet"), "duvet", "duvet")
 }
 
 async fn start(bin: &Path, root: &Path, args: &[&str]) -> McpProcess {
@@ -1628,43 +1562,6 @@ async fn start(bin: &Path, root: &Path, args: &[&str]) -> McpProcess {
     McpProcess::spawn_bin(bin, &all, root, &[("HOME", "/nonexistent")])
         .await
         .expect("start duvet mcp")
-}
-
-async fn ping(mcp: &McpProcess) -> Duration {
-    let request = ClientRequest::PingRequest(PingRequest::default());
-    let start = Instant::now();
-    tokio::time::timeout(REQUEST_TIMEOUT, mcp.peer().send_request(request))
-        .await
-        .expect("ping timed out")
-        .expect("ping failed");
-    start.elapsed()
-}
-
-/// One `tools/call`; returns its latency, its `data` and the size of its text; aborts on any
-/// error result.
-async fn call(mcp: &McpProcess, tool: &str, args: &Value) -> (Duration, Value, usize) {
-    let mut params = CallToolRequestParams::new(tool.to_string());
-    if let Value::Object(map) = args {
-        params = params.with_arguments(map.clone());
-    }
-    let start = Instant::now();
-    let result: CallToolResult =
-        tokio::time::timeout(REQUEST_TIMEOUT, mcp.peer().call_tool(params))
-            .await
-            .unwrap_or_else(|_| panic!("{tool} timed out"))
-            .unwrap_or_else(|err| panic!("{tool} failed at the protocol level: {err}"));
-    let elapsed = start.elapsed();
-    let structured = result.structured_content.unwrap_or(Value::Null);
-    assert!(
-        result.is_error != Some(true) && structured["status"] == "ok",
-        "{tool} {args} returned an error: {structured}"
-    );
-    let text_len = result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map_or(0, |t| t.text.len());
-    (elapsed, structured["data"].clone(), text_len)
 }
 
 /// The `project analysed` log line's fields (`-v`).
@@ -1804,30 +1701,22 @@ fn check(tool: &str, i: usize, s: &Samples, data: &Value) {
 
 // ---- statistics and formatting --------------------------------------------------------------
 
-fn percentile(samples: &[Duration], q: f64) -> Duration {
-    let mut sorted = samples.to_vec();
-    sorted.sort();
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
+/// The cells `p50 | min | max` of a Markdown table row, for `samples` (not empty) shown by
+/// `show`.
+fn p50_min_max<T: Ord + Copy>(samples: &[T], show: impl Fn(T) -> String) -> String {
+    let min = *samples.iter().min().unwrap();
+    let max = *samples.iter().max().unwrap();
+    format!(
+        "{} | {} | {}",
+        show(percentile(samples, 0.5)),
+        show(min),
+        show(max)
+    )
 }
 
-fn ms(d: Duration) -> String {
-    let v = d.as_secs_f64() * 1e3;
-    if v >= 100.0 {
-        format!("{v:.0} ms")
-    } else if v >= 10.0 {
-        format!("{v:.1} ms")
-    } else {
-        format!("{v:.3} ms")
-    }
-}
-
-fn mib(kb: u64) -> String {
-    format!("{:.1} MiB", kb as f64 / 1024.0)
-}
-
-fn met(ok: bool) -> &'static str {
-    if ok { "yes" } else { "**no**" }
+/// Milliseconds counted by the server, for [`p50_min_max`].
+fn whole_ms(v: u64) -> String {
+    format!("{v} ms")
 }
 
 // ---- the peer -------------------------------------------------------------------------------
@@ -2061,10 +1950,7 @@ fn main() {
         eprintln!("project copied to {}", keep.to_string_lossy());
     }
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = bench::runtime();
     let samples = samples(&project);
     let cold = runtime.block_on(run_cold(&bin, &project.root, COLD_RUNS, "cold run"));
     let warm = runtime.block_on(run_warm(&bin, &project, &samples));
@@ -2082,14 +1968,7 @@ fn main() {
     };
     let report = report(&project, &cold, &warm, &peer, &with_requirements);
     println!("{report}");
-    let out = target_dir()
-        .canonicalize()
-        .unwrap_or_else(|_| target_dir())
-        .join("duvet-bench.md");
-    match std::fs::write(&out, &report) {
-        Ok(()) => eprintln!("report written to {}", out.display()),
-        Err(err) => eprintln!("cannot write {}: {err}", out.display()),
-    }
+    eprintln!("{}", bench::write_report("duvet-bench.md", &report));
     eprintln!("total time {:.1?}", started.elapsed());
 }
 
@@ -2100,10 +1979,13 @@ async fn run_cold(bin: &Path, root: &Path, count: usize, label: &str) -> Vec<Col
         let t = Instant::now();
         let mcp = start(bin, root, &["-v"]).await;
         let initialize = t.elapsed();
-        let (_, data, _) = call(&mcp, "list_uncited_requirements", &json!({})).await;
+        let data = call(&mcp, "list_uncited_requirements", &json!({}))
+            .await
+            .data;
         let total = t.elapsed();
         assert_eq!(data.as_array().unwrap().len(), 100, "a full default page");
-        let peak_kb = read_memory(find_pid(root)).map(|m| m.peak);
+        let pid = mcp.pid().expect("the server's pid");
+        let peak_kb = read_memory(pid).map(|m| m.peak);
         let stderr = mcp.shutdown().await;
         let analysis = analysed(&stderr);
         eprintln!(
@@ -2131,15 +2013,18 @@ async fn run_cold(bin: &Path, root: &Path, count: usize, label: &str) -> Vec<Col
 
 async fn run_warm(bin: &Path, project: &Project, samples: &Samples) -> Warm {
     let mcp = start(bin, &project.root, &[]).await;
-    let pid = find_pid(&project.root);
-    let (first_call, _, _) = call(&mcp, "list_invalid_citations", &json!({})).await;
+    let pid = mcp.pid().expect("the server's pid");
+    let first_call = call(&mcp, "list_invalid_citations", &json!({}))
+        .await
+        .elapsed;
     let mem_after_first = read_memory(pid);
     let mut sizes = [0usize; TOOLS.len()];
     for (t, tool) in TOOLS.iter().enumerate() {
         for i in 0..WARMUP {
-            let (_, data, len) = call(&mcp, tool, &args_for(tool, i, samples)).await;
+            let TimedCall { data, text_len, .. } =
+                call(&mcp, tool, &args_for(tool, i, samples)).await;
             check(tool, i, samples, &data);
-            sizes[t] = len;
+            sizes[t] = text_len;
         }
     }
     let mut samples_by_tool: Vec<Vec<Duration>> = vec![Vec::with_capacity(ITERS); TOOLS.len()];
@@ -2147,7 +2032,8 @@ async fn run_warm(bin: &Path, project: &Project, samples: &Samples) -> Warm {
     for i in 0..ITERS {
         for (t, tool) in TOOLS.iter().enumerate() {
             pings.push(ping(&mcp).await);
-            let (elapsed, data, _) = call(&mcp, tool, &args_for(tool, WARMUP + i, samples)).await;
+            let TimedCall { elapsed, data, .. } =
+                call(&mcp, tool, &args_for(tool, WARMUP + i, samples)).await;
             check(tool, WARMUP + i, samples, &data);
             samples_by_tool[t].push(elapsed);
         }
@@ -2186,15 +2072,6 @@ fn report(
     with_requirements: &[Cold],
 ) -> String {
     let mut out = String::new();
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("model name"))
-                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let sizes: Vec<usize> = project.specs.iter().map(|s| s.text.len()).collect();
     let sections: Vec<usize> = project.specs.iter().map(|s| s.sections).collect();
     let spec_bytes: usize = sizes.iter().sum();
@@ -2202,12 +2079,13 @@ fn report(
     let q = &project.quote_stats;
     writeln!(
         out,
-        "duvet mcp stdio benchmark; {cpus} CPUs ({cpu}).\n\n\
+        "duvet mcp stdio benchmark; {}.\n\n\
          Project (generated in {:.1?}): {} Rust files ({:.1} MiB), {SPECS} IETF specifications \
          ({:.1} MiB, {:.0}–{:.0} KB each, {}–{} numbered sections each, {} requirement sentences \
          in all), {ANNOTATIONS} annotations: {} implementation and {} test citations in `tests/`, \
          {} `type=test` citations in `src/`, {TODOS} TODO and {EXCEPTIONS} exception entries. \
          Quotes: {} whole sentences (the TOML entries included), {} parts of sentences, {} with whitespace differences; the source quotes are wrapped at 76 columns, not as in the specifications.\n",
+        machine(),
         project.generated_in,
         SRC_FILES + TEST_FILES,
         project.source_bytes as f64 / 1_048_576.0,
@@ -2238,8 +2116,7 @@ fn report(
     let totals: Vec<Duration> = cold.iter().map(|c| c.total).collect();
     let cold_p50 = percentile(&totals, 0.5);
     let inits: Vec<Duration> = cold.iter().map(|c| c.initialize).collect();
-    let mut analysis: Vec<u64> = cold.iter().filter_map(|c| c.analysis_ms).collect();
-    analysis.sort();
+    let analysis: Vec<u64> = cold.iter().filter_map(|c| c.analysis_ms).collect();
     let cold_peak = cold.iter().filter_map(|c| c.peak_kb).max();
     writeln!(out, "### Cold start\n").unwrap();
     writeln!(
@@ -2251,27 +2128,21 @@ fn report(
     writeln!(out, "| | p50 | min | max |\n|---|---:|---:|---:|").unwrap();
     writeln!(
         out,
-        "| spawn → first answer | {} | {} | {} |",
-        ms(cold_p50),
-        ms(*totals.iter().min().unwrap()),
-        ms(*totals.iter().max().unwrap())
+        "| spawn → first answer | {} |",
+        p50_min_max(&totals, ms_scaled)
     )
     .unwrap();
     writeln!(
         out,
-        "| of which spawn → `initialize` answered | {} | {} | {} |",
-        ms(percentile(&inits, 0.5)),
-        ms(*inits.iter().min().unwrap()),
-        ms(*inits.iter().max().unwrap())
+        "| of which spawn → `initialize` answered | {} |",
+        p50_min_max(&inits, ms_scaled)
     )
     .unwrap();
     if !analysis.is_empty() {
         writeln!(
             out,
-            "| analysis (`project analysed` elapsed_ms, server side) | {} ms | {} ms | {} ms |",
-            analysis[(analysis.len() - 1) / 2],
-            analysis[0],
-            analysis[analysis.len() - 1]
+            "| analysis (`project analysed` elapsed_ms, server side) | {} |",
+            p50_min_max(&analysis, whole_ms)
         )
         .unwrap();
     }
@@ -2281,7 +2152,7 @@ fn report(
         "\nTarget cold p50 ≤ {COLD_TARGET_MS} ms: {} ({}). Peak memory of a cold process at its \
          first answer (VmHWM): {}.\n",
         met(cold_ok),
-        ms(cold_p50),
+        ms_scaled(cold_p50),
         cold_peak.map_or("—".into(), mib)
     )
     .unwrap();
@@ -2294,7 +2165,7 @@ fn report(
         "One server; after its first call ({}) and {WARMUP} warm-up call per tool, {ITERS} rounds \
          over the 8 tools, each call preceded by a `ping`. Latency: request sent → result decoded \
          by the rmcp client. Every result is checked (not an error, and the expected content).\n",
-        ms(warm.first_call)
+        ms_scaled(warm.first_call)
     )
     .unwrap();
     writeln!(
@@ -2307,8 +2178,8 @@ fn report(
         out,
         "| `ping` ({} round trips) | {} | {} | 1.00× | — | — |",
         warm.pings.len(),
-        ms(ping_p50),
-        ms(percentile(&warm.pings, 0.99))
+        ms_scaled(ping_p50),
+        ms_scaled(percentile(&warm.pings, 0.99))
     )
     .unwrap();
     let mut warm_ok = true;
@@ -2318,8 +2189,8 @@ fn report(
         writeln!(
             out,
             "| `{tool}` | {} | {} | {:.1}× | {:.1} KiB | {} |",
-            ms(*p50),
-            ms(*p99),
+            ms_scaled(*p50),
+            ms_scaled(*p99),
             p50.as_secs_f64() / ping_p50.as_secs_f64(),
             *size as f64 / 1024.0,
             met(ok)
@@ -2390,7 +2261,7 @@ fn report(
     writeln!(
         out,
         "| first run, fresh copy (writes the requirement files) | {} | — | — | {} | {} |",
-        ms(peer.first.wall),
+        ms_scaled(peer.first.wall),
         peer.first.peak_kb.map_or("—".into(), mib),
         peer.first.status
     )
@@ -2404,11 +2275,9 @@ fn report(
     let statuses: Vec<&str> = peer.runs.iter().map(|r| r.status.as_str()).collect();
     writeln!(
         out,
-        "| {} runs, requirement files present | {} | {} | {} | {} | {} |",
+        "| {} runs, requirement files present | {} | {} | {} |",
         peer.runs.len(),
-        ms(wall_p50),
-        ms(*walls.iter().min().unwrap()),
-        ms(*walls.iter().max().unwrap()),
+        p50_min_max(&walls, ms_scaled),
         peak.map_or("—".into(), mib),
         statuses.join(", ")
     )
@@ -2426,8 +2295,8 @@ fn report(
         out,
         "\nOur cold p50 / peer wall p50 = {} / {} = {ratio:.2}. Target ≤ 0.5: {}. Peak memory: \
          {} (ours, VmHWM) vs {} (peer).\n",
-        ms(cold_p50),
-        ms(wall_p50),
+        ms_scaled(cold_p50),
+        ms_scaled(wall_p50),
         met(ratio <= 0.5),
         cold_peak.map_or("—".into(), mib),
         peak.map_or("—".into(), mib),
@@ -2436,11 +2305,10 @@ fn report(
 
     if !with_requirements.is_empty() {
         let totals: Vec<Duration> = with_requirements.iter().map(|c| c.total).collect();
-        let mut analysis: Vec<u64> = with_requirements
+        let analysis: Vec<u64> = with_requirements
             .iter()
             .filter_map(|c| c.analysis_ms)
             .collect();
-        analysis.sort();
         let counts = with_requirements.first().and_then(|c| c.counts);
         writeln!(
             out,
@@ -2454,19 +2322,15 @@ fn report(
         .unwrap();
         writeln!(
             out,
-            "| | p50 | min | max |\n|---|---:|---:|---:|\n| spawn → first answer | {} | {} | {} |",
-            ms(percentile(&totals, 0.5)),
-            ms(*totals.iter().min().unwrap()),
-            ms(*totals.iter().max().unwrap())
+            "| | p50 | min | max |\n|---|---:|---:|---:|\n| spawn → first answer | {} |",
+            p50_min_max(&totals, ms_scaled)
         )
         .unwrap();
         if !analysis.is_empty() {
             writeln!(
                 out,
-                "| analysis (server side) | {} ms | {} ms | {} ms |",
-                analysis[(analysis.len() - 1) / 2],
-                analysis[0],
-                analysis[analysis.len() - 1]
+                "| analysis (server side) | {} |",
+                p50_min_max(&analysis, whole_ms)
             )
             .unwrap();
         }

@@ -2,7 +2,11 @@
 //! child process, speak MCP to it through rmcp's client over stdio, and read typed results.
 //!
 //! Assertion helpers panic with a descriptive message: that is how a test fails.
+//!
+//! [`bench`] holds the measurement plumbing of the servers' stdio benchmarks.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
+
+pub mod bench;
 
 use std::{
     path::Path,
@@ -15,9 +19,9 @@ use mcp_common::{ToolError, ToolResponse};
 use rmcp::{
     ClientHandler, RoleClient, ServiceExt,
     model::{
-        CallToolRequestParams, CallToolResult, ClientConfig, GetPromptRequestParams,
-        GetPromptResult, Implementation, ReadResourceRequestParams, ReadResourceResult,
-        ResourceContents, ResourceUpdatedNotificationParam,
+        CallToolRequestParams, CallToolResult, ClientConfig, ClientRequest, GetPromptRequestParams,
+        GetPromptResult, Implementation, PingRequest, ReadResourceRequestParams,
+        ReadResourceResult, ResourceContents, ResourceUpdatedNotificationParam,
     },
     service::{NotificationContext, Peer, RunningService},
     transport::TokioChildProcess,
@@ -62,6 +66,7 @@ pub struct McpProcess {
     updates: tokio::sync::Mutex<mpsc::UnboundedReceiver<String>>,
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_done: Arc<Notify>,
+    pid: Option<u32>,
 }
 
 impl McpProcess {
@@ -72,6 +77,8 @@ impl McpProcess {
         let (transport, stderr_pipe) = TokioChildProcess::builder(command)
             .stderr(Stdio::piped())
             .spawn()?;
+        // Recorded now: `serve` consumes the transport, and with it the child handle.
+        let pid = transport.id();
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let stderr_done = Arc::new(Notify::new());
         if let Some(mut pipe) = stderr_pipe {
@@ -99,6 +106,7 @@ impl McpProcess {
             updates: tokio::sync::Mutex::new(rx),
             stderr,
             stderr_done,
+            pid,
         })
     }
 
@@ -121,6 +129,12 @@ impl McpProcess {
         Self::spawn(command).await
     }
 
+    /// The server's process id, recorded when it was spawned (`None` if the operating system
+    /// did not report one). It is the server itself: the command runs without a shell.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
     /// The MCP peer, for requests the helpers below do not cover.
     pub fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
@@ -134,12 +148,26 @@ impl McpProcess {
             .expect("server sent no initialize result")
     }
 
+    /// Send an MCP `ping` and wait for its answer.
+    pub async fn ping(&self) {
+        let request = ClientRequest::PingRequest(PingRequest::default());
+        tokio::time::timeout(REQUEST_TIMEOUT, self.peer().send_request(request))
+            .await
+            .expect("ping timed out")
+            .expect("ping failed");
+    }
+
     /// Call a tool; `args` must be a JSON object (or null for none).
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
-        let mut params = CallToolRequestParams::new(tool.to_string());
-        if let Value::Object(map) = args {
-            params = params.with_arguments(map);
-        }
+        self.call_with(tool, tool_params(tool, args)).await
+    }
+
+    /// Send a `tools/call` built by [`tool_params`]; `tool` names it in the failure message.
+    pub(crate) async fn call_with(
+        &self,
+        tool: &str,
+        params: CallToolRequestParams,
+    ) -> CallToolResult {
         tokio::time::timeout(REQUEST_TIMEOUT, self.peer().call_tool(params))
             .await
             .unwrap_or_else(|_| panic!("tools/call {tool} timed out"))
@@ -314,5 +342,14 @@ impl McpProcess {
         let _ = tokio::time::timeout(REQUEST_TIMEOUT, service.cancel()).await;
         let _ = tokio::time::timeout(Duration::from_secs(5), done).await;
         String::from_utf8_lossy(&stderr.lock().unwrap()).into_owned()
+    }
+}
+
+/// The parameters of a `tools/call` of `tool`; `args` must be a JSON object (or null for none).
+pub(crate) fn tool_params(tool: &str, args: Value) -> CallToolRequestParams {
+    let params = CallToolRequestParams::new(tool.to_string());
+    match args {
+        Value::Object(map) => params.with_arguments(map),
+        _ => params,
     }
 }

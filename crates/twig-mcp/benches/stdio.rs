@@ -28,8 +28,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use mcp_testkit::{McpProcess, REQUEST_TIMEOUT};
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, PingRequest};
+use mcp_testkit::{
+    McpProcess,
+    bench::{self, Memory, TimedCall, call, machine, met, mib, ms, percentile, ping, read_memory},
+};
 use serde_json::{Map, Value, json};
 
 /// Stacks in the state file; every stack is `STACK_DEPTH` branches deep.
@@ -257,138 +259,18 @@ fn generate_fixture() -> Fixture {
 
 // ---- the server ---------------------------------------------------------------------------
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"))
-}
-
-/// The release binary. `cargo bench` builds the package's binaries for its benchmarks (with
-/// the bench profile, i.e. release) and names them in `CARGO_BIN_EXE_*`; when that is missing
-/// (e.g. the bench executable was built some other way), build it here.
+/// The release binary (built by `cargo bench`, or here when it is missing).
 fn server_binary() -> PathBuf {
-    if let Some(bin) = option_env!("CARGO_BIN_EXE_twig-mcp").map(PathBuf::from)
-        && bin.is_file()
-    {
-        return bin;
-    }
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    eprintln!("building the release binary: cargo build --release -p twig-mcp --bin twig-mcp");
-    let status = Command::new(&cargo)
-        .args(["build", "--release", "-p", "twig-mcp", "--bin", "twig-mcp"])
-        .current_dir(workspace_root())
-        .status()
-        .unwrap_or_else(|err| panic!("cannot run {}: {err}", cargo.to_string_lossy()));
-    assert!(
-        status.success(),
-        "`cargo build --release -p twig-mcp --bin twig-mcp` failed ({status}); cannot benchmark"
-    );
-    let bin = target_dir().join("release/twig-mcp");
-    assert!(bin.is_file(), "{} was not built", bin.display());
-    bin
+    bench::release_binary(
+        option_env!("CARGO_BIN_EXE_twig-mcp"),
+        "twig-mcp",
+        "twig-mcp",
+    )
 }
 
-/// The pid of the server: the process running a `twig-mcp` executable with `cwd` as its
-/// working directory (the fixture's unique temp dir).
-fn find_server_pid(cwd: &Path) -> u32 {
-    let cwd = cwd.canonicalize().unwrap();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let proc_dir = entry.path();
-        let (Ok(exe), Ok(proc_cwd)) = (
-            std::fs::read_link(proc_dir.join("exe")),
-            std::fs::read_link(proc_dir.join("cwd")),
-        ) else {
-            continue;
-        };
-        let is_server = exe
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("twig-mcp"));
-        if is_server && proc_cwd == cwd {
-            found.push(pid);
-        }
-    }
-    assert_eq!(
-        found.len(),
-        1,
-        "expected one twig-mcp process in {}",
-        cwd.display()
-    );
-    found[0]
-}
-
-/// Memory of a process, in KiB, from `/proc/<pid>/status`.
-#[derive(Clone, Copy)]
-struct Memory {
-    rss: u64,
-    anon: u64,
-    file: u64,
-    peak: u64,
-}
-
+/// The memory of the server; aborts when it cannot be read.
 fn memory_kb(pid: u32) -> Memory {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(name))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in /proc/{pid}/status"))
-    };
-    Memory {
-        rss: field("VmRSS:"),
-        anon: field("RssAnon:"),
-        file: field("RssFile:"),
-        peak: field("VmHWM:"),
-    }
-}
-
-async fn ping(mcp: &McpProcess) -> Duration {
-    let request = ClientRequest::PingRequest(PingRequest::default());
-    let start = Instant::now();
-    tokio::time::timeout(REQUEST_TIMEOUT, mcp.peer().send_request(request))
-        .await
-        .expect("ping timed out")
-        .expect("ping failed");
-    start.elapsed()
-}
-
-/// One `tools/call`; returns its latency and its `data`, aborting on any error result.
-async fn call(mcp: &McpProcess, tool: &str, args: &Value) -> (Duration, Value, usize) {
-    let mut params = CallToolRequestParams::new(tool.to_string());
-    if let Value::Object(map) = args {
-        params = params.with_arguments(map.clone());
-    }
-    let start = Instant::now();
-    let result: CallToolResult =
-        tokio::time::timeout(REQUEST_TIMEOUT, mcp.peer().call_tool(params))
-            .await
-            .unwrap_or_else(|_| panic!("{tool} timed out"))
-            .unwrap_or_else(|err| panic!("{tool} failed at the protocol level: {err}"));
-    let elapsed = start.elapsed();
-    let structured = result.structured_content.unwrap_or(Value::Null);
-    assert!(
-        result.is_error != Some(true) && structured["status"] == "ok",
-        "{tool} {args} returned an error: {structured}"
-    );
-    let text_len = result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map_or(0, |t| t.text.len());
-    (elapsed, structured["data"].clone(), text_len)
+    read_memory(pid).unwrap_or_else(|| panic!("no memory figures in /proc/{pid}/status"))
 }
 
 // ---- the cases ----------------------------------------------------------------------------
@@ -509,24 +391,17 @@ struct Row {
     target: Target,
 }
 
-fn percentile(samples: &[Duration], q: f64) -> Duration {
-    let mut sorted = samples.to_vec();
-    sorted.sort();
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
-}
-
 async fn measure(mcp: &McpProcess, case: &Case, pings: &mut Vec<Duration>) -> Row {
     let mut bytes = 0;
     for i in 0..WARMUP {
-        let (_, data, len) = call(mcp, case.tool, &(case.args)(i)).await;
+        let TimedCall { data, text_len, .. } = call(mcp, case.tool, &(case.args)(i)).await;
         (case.check)(&data);
-        bytes = len;
+        bytes = text_len;
     }
     let mut samples = Vec::with_capacity(case.iters);
     for i in 0..case.iters {
         pings.push(ping(mcp).await);
-        let (elapsed, data, _) = call(mcp, case.tool, &(case.args)(WARMUP + i)).await;
+        let TimedCall { elapsed, data, .. } = call(mcp, case.tool, &(case.args)(WARMUP + i)).await;
         samples.push(elapsed);
         (case.check)(&data);
     }
@@ -537,14 +412,6 @@ async fn measure(mcp: &McpProcess, case: &Case, pings: &mut Vec<Duration>) -> Ro
         bytes,
         target: case.target,
     }
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1e3)
-}
-
-fn mib(kb: u64) -> String {
-    format!("{:.1} MiB", kb as f64 / 1024.0)
 }
 
 fn main() {
@@ -561,20 +428,9 @@ fn main() {
         t.elapsed()
     );
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let report = runtime.block_on(run(&bin, &fixture));
+    let report = bench::runtime().block_on(run(&bin, &fixture));
     println!("{report}");
-    let out = target_dir()
-        .canonicalize()
-        .unwrap_or_else(|_| target_dir())
-        .join("twig-mcp-bench.md");
-    match std::fs::write(&out, &report) {
-        Ok(()) => eprintln!("report written to {}", out.display()),
-        Err(err) => eprintln!("cannot write {}: {err}", out.display()),
-    }
+    eprintln!("{}", bench::write_report("twig-mcp-bench.md", &report));
     eprintln!("total time {:.1?}", started.elapsed());
 }
 
@@ -585,16 +441,17 @@ async fn run(bin: &Path, fixture: &Fixture) -> String {
         .await
         .expect("start twig-mcp");
     let startup = t.elapsed();
-    let pid = find_server_pid(&fixture.repo);
+    let pid = mcp.pid().expect("the server's pid");
     let mem_startup = memory_kb(pid);
 
     // The first call parses the 10,000-branch state.
-    let (first_call, _, _) = call(
+    let first_call = call(
         &mcp,
         "get_branch_metadata",
         &json!({"branch": branch_name(0, 1)}),
     )
-    .await;
+    .await
+    .elapsed;
     let mem_parsed = memory_kb(pid);
 
     let mut pings = Vec::new();
@@ -628,19 +485,10 @@ async fn run(bin: &Path, fixture: &Fixture) -> String {
     let ping_p99 = percentile(&ping_loose, 0.99);
 
     let mut out = String::new();
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("model name"))
-                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     writeln!(
         out,
         "twig-mcp stdio benchmark: {} local branches ({} loose ref files), twig state of {} \
-         branches in stacks of depth {STACK_DEPTH} ({:.1} MiB), HEAD on `{}`; {cpus} CPUs ({cpu}).\n\
+         branches in stacks of depth {STACK_DEPTH} ({:.1} MiB), HEAD on `{}`; {}.\n\
          {WARMUP} warm-up calls per tool, then {ITERS_CHEAP} (cheap tools) or {ITERS_HEAVY} \
          (tree, list) calls, each preceded by a `ping`. Latency: request sent to result \
          decoded by the rmcp client. Envelope size: the result's JSON text (the message on the \
@@ -650,6 +498,7 @@ async fn run(bin: &Path, fixture: &Fixture) -> String {
         STACKS * STACK_DEPTH,
         fixture.state_bytes as f64 / 1_048_576.0,
         head_branch(),
+        machine(),
     )
     .unwrap();
     writeln!(
@@ -676,11 +525,7 @@ async fn run(bin: &Path, fixture: &Fixture) -> String {
             ),
             Target::None => ("—".to_string(), None),
         };
-        let met = match met {
-            Some(true) => "yes",
-            Some(false) => "**no**",
-            None => "—",
-        };
+        let met = met.map_or("—", bench::met);
         writeln!(
             out,
             "| {} | {} | {} | {ratio:.2}× | {:.1} KiB | {target} | {met} |",
@@ -703,18 +548,14 @@ async fn run(bin: &Path, fixture: &Fixture) -> String {
         ("right after the runs", mem_after),
         ("after the runs and 3 s idle", mem_idle),
     ] {
-        let met = if mem.rss < RSS_TARGET_KB {
-            "yes"
-        } else {
-            "**no**"
-        };
         writeln!(
             out,
-            "| {label} | {} | {} | {} | {} | {met} |",
+            "| {label} | {} | {} | {} | {} | {} |",
             mib(mem.rss),
             mib(mem.anon),
             mib(mem.file),
-            mib(mem.peak)
+            mib(mem.peak),
+            met(mem.rss < RSS_TARGET_KB)
         )
         .unwrap();
     }

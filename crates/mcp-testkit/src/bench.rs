@@ -1,0 +1,252 @@
+//! Measurement plumbing shared by the servers' stdio benchmarks (`benches/stdio.rs`): timed
+//! `ping` and `tools/call` round trips, a process's memory from `/proc/<pid>/status`,
+//! percentiles, the release binary under test, and the figures and notes of a Markdown report.
+//!
+//! Nothing here prints: a benchmark writes its own report and progress lines. Setup failures
+//! and error results panic, which aborts the benchmark with the reason.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    time::{Duration, Instant},
+};
+
+use serde_json::Value;
+
+use crate::{McpProcess, tool_params};
+
+// ---- timed requests -----------------------------------------------------------------------
+
+/// The round trip of one MCP `ping`: request sent → answer decoded by the rmcp client. The
+/// floor that a `tools/call` latency is compared with.
+pub async fn ping(mcp: &McpProcess) -> Duration {
+    let start = Instant::now();
+    mcp.ping().await;
+    start.elapsed()
+}
+
+/// One timed `tools/call` (see [`call`]).
+pub struct TimedCall {
+    /// Request sent → result decoded by the rmcp client.
+    pub elapsed: Duration,
+    /// The `data` of the result's envelope.
+    pub data: Value,
+    /// The size in bytes of the result's text content: the envelope as JSON text (the message
+    /// on the wire carries it twice, as text and as `structuredContent`).
+    pub text_len: usize,
+}
+
+/// Call `tool` with `args` (a JSON object, or null for none) and time the round trip. Panics
+/// if the result is an error (`isError`, or an envelope whose `status` is not `ok`): a
+/// benchmark must not time failures.
+pub async fn call(mcp: &McpProcess, tool: &str, args: &Value) -> TimedCall {
+    let params = tool_params(tool, args.clone());
+    let start = Instant::now();
+    let result = mcp.call_with(tool, params).await;
+    let elapsed = start.elapsed();
+    let structured = result.structured_content.unwrap_or(Value::Null);
+    assert!(
+        result.is_error != Some(true) && structured["status"] == "ok",
+        "{tool} {args} returned an error: {structured}"
+    );
+    let text_len = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map_or(0, |t| t.text.len());
+    TimedCall {
+        elapsed,
+        data: structured["data"].clone(),
+        text_len,
+    }
+}
+
+// ---- memory -------------------------------------------------------------------------------
+
+/// Memory of a process, in KiB, from `/proc/<pid>/status`.
+#[derive(Clone, Copy, Debug)]
+pub struct Memory {
+    /// `VmRSS`: resident set size.
+    pub rss: u64,
+    /// `RssAnon`: the resident anonymous memory (heap, stacks).
+    pub anon: u64,
+    /// `RssFile`: the resident file-backed memory (the executable, shared libraries).
+    pub file: u64,
+    /// `VmHWM`: the peak resident set size so far.
+    pub peak: u64,
+}
+
+/// The memory of process `pid`; `None` when its `/proc/<pid>/status` cannot be read or lacks
+/// a figure (the process is gone, or is a zombie).
+pub fn read_memory(pid: u32) -> Option<Memory> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+    };
+    Some(Memory {
+        rss: field("VmRSS:")?,
+        anon: field("RssAnon:")?,
+        file: field("RssFile:")?,
+        peak: field("VmHWM:")?,
+    })
+}
+
+// ---- statistics ---------------------------------------------------------------------------
+
+/// The `q`-quantile (0 < `q` ≤ 1) of `samples` by the nearest-rank method: the smallest
+/// sample with at least `q` of all samples at or below it (for `q` = 0.5 and an even count,
+/// the lower median). Panics if `samples` is empty.
+pub fn percentile<T: Ord + Copy>(samples: &[T], q: f64) -> T {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+// ---- the binary under test ----------------------------------------------------------------
+
+/// The workspace's root directory.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Cargo's target directory: `CARGO_TARGET_DIR`, or `target` in the workspace.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+}
+
+/// The release binary `bin` of `package`. `cargo bench` builds a package's binaries for its
+/// benchmarks (with the bench profile, i.e. release) and names them in `CARGO_BIN_EXE_<bin>`:
+/// pass that variable as `built` (`option_env!`, read where the benchmark is compiled). When it
+/// is missing or names no file (e.g. the bench executable was built some other way), this runs
+/// `cargo build --release -p <package> --bin <bin>`, whose progress goes to stderr, and panics
+/// if that fails.
+pub fn release_binary(built: Option<&str>, package: &str, bin: &str) -> PathBuf {
+    if let Some(built) = built.map(PathBuf::from)
+        && built.is_file()
+    {
+        return built;
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(&cargo)
+        .args(["build", "--release", "-p", package, "--bin", bin])
+        .current_dir(workspace_root())
+        .status()
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", cargo.to_string_lossy()));
+    assert!(
+        status.success(),
+        "`cargo build --release -p {package} --bin {bin}` failed ({status}); cannot benchmark"
+    );
+    let path = target_dir().join("release").join(bin);
+    assert!(path.is_file(), "{} was not built", path.display());
+    path
+}
+
+/// The single-threaded runtime a benchmark drives its client with (the server runs in its own
+/// process).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("build a tokio runtime")
+}
+
+// ---- the report ---------------------------------------------------------------------------
+
+/// The machine, for a report's heading: `<n> CPUs (<model name from /proc/cpuinfo>)`.
+pub fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cpus} CPUs ({cpu})")
+}
+
+/// Write `report` to `<target dir>/<file_name>`; returns the line that tells where it went, or
+/// why it could not be written (the benchmark prints it).
+pub fn write_report(file_name: &str, report: &str) -> String {
+    let out = target_dir()
+        .canonicalize()
+        .unwrap_or_else(|_| target_dir())
+        .join(file_name);
+    match std::fs::write(&out, report) {
+        Ok(()) => format!("report written to {}", out.display()),
+        Err(err) => format!("cannot write {}: {err}", out.display()),
+    }
+}
+
+/// A duration in milliseconds with three decimals: `0.123 ms`.
+pub fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+/// A duration in milliseconds with the decimals its size warrants: `0.123 ms`, `12.3 ms`,
+/// `123 ms`.
+pub fn ms_scaled(d: Duration) -> String {
+    let v = d.as_secs_f64() * 1e3;
+    if v >= 100.0 {
+        format!("{v:.0} ms")
+    } else if v >= 10.0 {
+        format!("{v:.1} ms")
+    } else {
+        format!("{v:.3} ms")
+    }
+}
+
+/// An amount in KiB shown in MiB with one decimal: `12.3 MiB`.
+pub fn mib(kb: u64) -> String {
+    format!("{:.1} MiB", kb as f64 / 1024.0)
+}
+
+/// Whether a target is met, for a table cell: `yes`, or a bold `**no**`.
+pub fn met(ok: bool) -> &'static str {
+    if ok { "yes" } else { "**no**" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_is_nearest_rank() {
+        let samples: Vec<u64> = (1..=10).rev().collect();
+        assert_eq!(percentile(&samples, 0.5), 5);
+        assert_eq!(percentile(&samples, 0.99), 10);
+        assert_eq!(percentile(&samples, 0.01), 1);
+        assert_eq!(percentile(&[7u64], 0.5), 7);
+        // The lower median, as `sorted[(len - 1) / 2]`.
+        for len in 1..=9u64 {
+            let sorted: Vec<u64> = (0..len).collect();
+            assert_eq!(percentile(&sorted, 0.5), sorted[(sorted.len() - 1) / 2]);
+        }
+    }
+
+    #[test]
+    fn formats_figures() {
+        assert_eq!(ms(Duration::from_micros(1_234)), "1.234 ms");
+        assert_eq!(ms(Duration::from_millis(250)), "250.000 ms");
+        assert_eq!(ms_scaled(Duration::from_micros(1_234)), "1.234 ms");
+        assert_eq!(ms_scaled(Duration::from_micros(12_345)), "12.3 ms");
+        assert_eq!(ms_scaled(Duration::from_millis(250)), "250 ms");
+        assert_eq!(mib(1536), "1.5 MiB");
+        assert_eq!(met(true), "yes");
+        assert_eq!(met(false), "**no**");
+    }
+
+    #[test]
+    fn reads_own_memory() {
+        let memory = read_memory(std::process::id()).expect("this process's memory");
+        assert!(memory.rss > 0 && memory.peak >= memory.rss, "{memory:?}");
+        assert!(memory.anon + memory.file <= memory.rss, "{memory:?}");
+    }
+}
