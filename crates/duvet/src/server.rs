@@ -270,8 +270,10 @@ impl ServerHandler for DuvetServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        // Resources answer protocol errors; carry the tool error's hint in the message.
         let snapshot = self.engine.snapshot().await.map_err(|err| {
-            McpError::resource_not_found(format!("{}: {}", err.code, err.message), None)
+            let hint = err.hint.map(|h| format!(" {h}")).unwrap_or_default();
+            McpError::resource_not_found(format!("{}: {}{hint}", err.code, err.message), None)
         })?;
         resources::read(&snapshot.model, &snapshot.config.root, &request.uri).map(Into::into)
     }

@@ -652,6 +652,14 @@ async fn outside_a_project_every_tool_says_no_project() {
         .call_err("validate_citation", json!({"citation": "//= x#y"}))
         .await;
     assert_eq!(err.code, ErrorCode::NoProject);
+    let err = mcp
+        .read_resource("duvet:///specifications")
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("no_project") && err.contains("--source-pattern"),
+        "{err}"
+    );
     // Bad arguments are still reported as such.
     let err = mcp.call_err("validate_citation", json!({})).await;
     assert_eq!(err.code, ErrorCode::InvalidParams);
