@@ -356,8 +356,19 @@ impl ServerHandler for TwigMcpServer {
             uris.iter()
                 .filter(|uri| resources::check_subscribable(uri).is_ok())
                 .cloned()
-                .collect()
+                .collect::<Vec<_>>()
         });
+        // The SDK acknowledges the subscription before `listen` runs: start watching now, so
+        // that a change right after the acknowledgment is not missed (file events are
+        // debounced before they are announced, which covers the start of `listen`).
+        if accepted
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|uris| !uris.is_empty())
+            && let Err(err) = self.subscriptions.ensure_watcher()
+        {
+            tracing::warn!(%err, "cannot watch for resource changes");
+        }
         Some(accepted)
     }
 

@@ -84,7 +84,7 @@ impl Subscriptions {
 
     /// Start watching, once. Without a repository there is nothing to watch, and the
     /// subscription simply never fires.
-    fn ensure_watcher(&self) -> Result<(), String> {
+    pub fn ensure_watcher(&self) -> Result<(), String> {
         let mut inner = self.lock()?;
         if inner.watcher.is_some() {
             return Ok(());
