@@ -31,6 +31,14 @@ pub enum ErrorCode {
     Internal,
     /// The server was started outside a project it can serve (e.g. no `.duvet/config.toml`).
     NoProject,
+    /// A workflow transition that the status rules do not allow.
+    InvalidStatus,
+    /// The entity is already assigned to someone else.
+    AlreadyAssigned,
+    /// A value given by the caller breaks a domain rule (empty title, out-of-range points…).
+    InvalidInput,
+    /// The change would create a circular dependency.
+    DependencyCycle,
 }
 
 impl ErrorCode {
@@ -46,6 +54,10 @@ impl ErrorCode {
             Self::RateLimited => "rate_limited",
             Self::Internal => "internal",
             Self::NoProject => "no_project",
+            Self::InvalidStatus => "invalid_status",
+            Self::AlreadyAssigned => "already_assigned",
+            Self::InvalidInput => "invalid_input",
+            Self::DependencyCycle => "dependency_cycle",
         }
     }
 }
@@ -168,6 +180,47 @@ impl<T: Serialize> Reply<T> {
 }
 
 impl<T: Serialize> IntoCallToolResult for Reply<T> {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        Ok(self.into_call_result().into())
+    }
+}
+
+/// A reply whose text block is readable markdown written for the model, while
+/// `structuredContent` carries the same facts as the JSON envelope. Errors read
+/// `❌ Error: <message>` followed by the hint.
+#[derive(Debug)]
+pub struct MarkdownReply<T>(pub Result<(T, String), ToolError>);
+
+impl<T> MarkdownReply<T> {
+    pub fn ok(data: T, text: impl Into<String>) -> Self {
+        Self(Ok((data, text.into())))
+    }
+
+    pub fn err(error: ToolError) -> Self {
+        Self(Err(error))
+    }
+}
+
+impl<T: Serialize> MarkdownReply<T> {
+    pub fn into_call_result(self) -> CallToolResult {
+        let (text, reply) = match self.0 {
+            Ok((data, text)) => (text, Reply(Ok(data))),
+            Err(error) => {
+                let mut text = format!("❌ Error: {}", error.message);
+                if let Some(hint) = &error.hint {
+                    text.push_str("\n\n");
+                    text.push_str(hint);
+                }
+                (text, Reply(Err(error)))
+            }
+        };
+        let mut result = reply.into_call_result();
+        result.content = vec![rmcp::model::ContentBlock::text(text)];
+        result
+    }
+}
+
+impl<T: Serialize> IntoCallToolResult for MarkdownReply<T> {
     fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
         Ok(self.into_call_result().into())
     }
@@ -308,6 +361,30 @@ mod tests {
         assert_eq!(
             text.as_deref(),
             Some(r#"{"data":{"branch":"main"},"status":"ok"}"#)
+        );
+    }
+
+    #[test]
+    fn markdown_reply_keeps_text_and_envelope_apart() {
+        let ok = MarkdownReply::ok(json!({"n": 1}), "✅ Done").into_call_result();
+        assert_eq!(ok.is_error, Some(false));
+        assert_eq!(
+            ok.content[0].as_text().map(|t| t.text.as_str()),
+            Some("✅ Done")
+        );
+        assert_eq!(
+            ok.structured_content,
+            Some(json!({"status": "ok", "data": {"n": 1}}))
+        );
+        let err = MarkdownReply::<()>::err(
+            ToolError::new(ErrorCode::InvalidInput, "Title cannot be empty")
+                .with_hint("Give a title."),
+        )
+        .into_call_result();
+        assert_eq!(err.is_error, Some(true));
+        assert_eq!(
+            err.content[0].as_text().map(|t| t.text.as_str()),
+            Some("❌ Error: Title cannot be empty\n\nGive a title.")
         );
     }
 

@@ -12,7 +12,7 @@ pub mod params;
 pub mod serve;
 
 pub use envelope::{
-    ErrorCode, PageInfo, PagedReply, Reply, ToolError, ToolResponse, output_schema,
+    ErrorCode, MarkdownReply, PageInfo, PagedReply, Reply, ToolError, ToolResponse, output_schema,
     paged_output_schema,
 };
 pub use params::Parameters;

@@ -210,6 +210,39 @@ impl McpProcess {
         envelope.into_result()
     }
 
+    /// Call a tool whose text block is markdown (see `mcp_common::MarkdownReply`): returns the
+    /// text and the decoded envelope, checking that `isError` agrees with the status.
+    pub async fn call_markdown<T: DeserializeOwned>(
+        &self,
+        tool: &str,
+        args: Value,
+    ) -> (String, Result<T, ToolError>) {
+        let result = self.call(tool, args).await;
+        let structured = result
+            .structured_content
+            .clone()
+            .unwrap_or_else(|| panic!("{tool}: no structuredContent in {result:?}"));
+        let text = result
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .unwrap_or_else(|| panic!("{tool}: no text content in {result:?}"));
+        let status = structured.get("status").and_then(Value::as_str);
+        let is_error = result.is_error.unwrap_or(false);
+        assert_eq!(
+            is_error,
+            status == Some("error"),
+            "{tool}: isError={is_error} but status={status:?}"
+        );
+        if is_error {
+            assert!(text.starts_with("❌ Error: "), "{tool}: error text: {text}");
+        }
+        let envelope: ToolResponse<T> = serde_json::from_value(structured.clone())
+            .unwrap_or_else(|err| panic!("{tool}: envelope does not decode ({err}): {structured}"));
+        (text, envelope.into_result())
+    }
+
     /// Call a tool that must succeed; returns its `data`.
     pub async fn call_ok<T: DeserializeOwned>(&self, tool: &str, args: Value) -> T {
         match self.call_envelope::<T>(tool, args).await {

@@ -1,0 +1,274 @@
+//! The inputs of every operation, shared by the MCP tools (as their input schemas) and the
+//! CLI (which fills them from its flags).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Serialize};
+
+use crate::description::EditOperation;
+use crate::model::Status;
+
+/// A status as the caller wrote it. Kept as text so that a wrong one (`in-progress`) is
+/// answered with `invalid_status` naming the valid ones, not a generic argument error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct StatusName(pub String);
+
+impl JsonSchema for StatusName {
+    fn schema_name() -> Cow<'static, str> {
+        "Status".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "enum": Status::ALL.map(Status::as_str),
+        })
+    }
+}
+
+impl From<Status> for StatusName {
+    fn from(status: Status) -> Self {
+        Self(status.as_str().to_string())
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateTicket {
+    /// Ticket title (required, not empty).
+    pub title: String,
+    /// Markdown description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Effort estimate, 1 to 13.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 13))]
+    pub story_points: Option<i64>,
+    /// Initial status (default `backlog`).
+    #[serde(default)]
+    pub status: Option<StatusName>,
+    /// Assignees, e.g. `["agent-1", "alice"]`.
+    #[serde(default)]
+    pub assignees: Vec<String>,
+    /// Labels like `backend`, `frontend`, `bug`.
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// Parent ticket (`KEY-N` or UUID) for sub-tasks.
+    #[serde(default)]
+    pub parent_id: Option<String>,
+    /// Epic ticket (`KEY-N` or UUID).
+    #[serde(default)]
+    pub epic_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchItem {
+    pub title: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Effort estimate, 1 to 13.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 13))]
+    pub story_points: Option<i64>,
+    #[serde(default)]
+    pub assignees: Vec<String>,
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// Tickets this one depends on: existing tickets (`KEY-N` or UUID), or earlier items
+    /// of this batch as `#1`, `#2`, … (1-based position) or by their exact title.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateBatch {
+    /// The tickets to create, all or none.
+    pub tickets: Vec<BatchItem>,
+    /// Epic or parent ticket of every created ticket.
+    #[serde(default)]
+    pub parent_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TicketId {
+    /// `KEY-N` (e.g. `TASK-42`) or the ticket's UUID.
+    pub ticket_id: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListTickets {
+    /// Filter by status (any of these).
+    #[serde(default)]
+    pub status: Vec<StatusName>,
+    /// Only tickets assigned to this name.
+    #[serde(default)]
+    pub assignee: Option<String>,
+    /// Only tickets carrying all of these labels.
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// Sub-tasks of this parent ticket.
+    #[serde(default)]
+    pub parent_id: Option<String>,
+    /// Tickets of this epic.
+    #[serde(default)]
+    pub epic_id: Option<String>,
+    /// Only tickets with no assignee.
+    #[serde(default)]
+    pub unassigned: bool,
+    /// Page size, default 50, at most 200.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimTicket {
+    /// `KEY-N` or UUID.
+    pub ticket_id: String,
+    /// Optional message when claiming (e.g. "Starting work on this"); added as a comment.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateDescription {
+    /// `KEY-N` or UUID.
+    pub ticket_id: String,
+    /// Type of edit operation.
+    pub operation: EditOperation,
+    /// New content to insert.
+    pub content: String,
+    /// For replace_lines: first line (1-indexed).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub start_line: Option<i64>,
+    /// For replace_lines: last line (inclusive).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub end_line: Option<i64>,
+    /// For replace_section: the markdown header, e.g. `## Acceptance Criteria`. The header
+    /// line is kept; its body up to the next header of the same or higher level is replaced.
+    #[serde(default)]
+    pub section_header: Option<String>,
+    /// Optional change message for the history.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateStatus {
+    /// `KEY-N` or UUID.
+    pub ticket_id: String,
+    pub status: StatusName,
+    /// Optional context message, kept in the change log.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddComment {
+    /// `KEY-N` or UUID.
+    pub ticket_id: String,
+    /// Markdown comment content (@mentions welcome).
+    pub content: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssignTicket {
+    /// `KEY-N` or UUID.
+    pub ticket_id: String,
+    /// The new assignees. Empty array = unassign.
+    pub assignees: Vec<String>,
+    /// Handoff message (e.g. "I've set up the structure, please finish the
+    /// implementation"); added as a comment.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCommit {
+    /// `KEY-N` or UUID.
+    pub ticket_id: String,
+    /// The commit hash, abbreviated (at least 4 hex digits) or full.
+    pub commit_hash: String,
+    /// Optional commit message.
+    #[serde(default)]
+    pub commit_message: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Dependency {
+    /// The ticket that has the dependency.
+    pub ticket_id: String,
+    /// The ticket that must be completed first.
+    pub depends_on: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FromTemplate {
+    /// Template name (see jility_list_templates).
+    pub template: String,
+    /// Values of the template's `{{variables}}`.
+    #[serde(default)]
+    pub variables: BTreeMap<String, String>,
+    /// Assign the new ticket to this name.
+    #[serde(default)]
+    pub assignee: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchTickets {
+    /// Words to find in titles, descriptions and comments (all must match; "quoted
+    /// phrases" match exactly).
+    pub query: String,
+    /// Most hits to return, default 20, at most 100.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RevertDescription {
+    /// `KEY-N` or UUID.
+    pub ticket_id: String,
+    /// The version to restore (1 is the original; see jility_get_ticket_history).
+    #[schemars(range(min = 1))]
+    pub version: i64,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+/// Field edits from `jility ticket edit` (the CLI's general-purpose update).
+#[derive(Debug, Clone, Default)]
+pub struct EditTicket {
+    pub ticket_id: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub story_points: Option<Option<i64>>,
+    pub labels: Option<Vec<String>>,
+    pub parent_id: Option<Option<String>>,
+    pub epic_id: Option<Option<String>>,
+    pub message: Option<String>,
+}

@@ -1,0 +1,393 @@
+//! The MCP surface of `jility --mcp-server`: one tool per operation of the tracker. Each
+//! answers with the design's readable markdown as text and the same facts as the JSON
+//! envelope in `structuredContent`.
+
+use std::sync::{Arc, Mutex};
+
+use mcp_common::{ErrorCode, MarkdownReply, Parameters, ToolError, output_schema};
+use rmcp::{
+    Peer, RoleServer, ServerHandler, handler::server::router::tool::ToolRouter, model::*, tool,
+    tool_handler, tool_router,
+};
+
+use crate::params::*;
+use crate::render;
+use crate::store::sqlite::SqliteStore;
+use crate::tracker::*;
+
+pub const INSTRUCTIONS: &str = "Jility is the project's ticket tracker. Tickets are named KEY-N \
+(e.g. TASK-42). Find work with jility_list_tickets (filters, grouped by status) or \
+jility_search_tickets; read one with jility_get_ticket; take it with jility_claim_ticket; edit \
+descriptions precisely with jility_update_description (append, replace_lines, replace_section) \
+instead of rewriting them; move it through backlog → todo → in_progress → review → done with \
+jility_update_status; hand over with jility_assign_ticket. Every change is recorded with its \
+author; jility_get_ticket_history shows every version of a description.";
+
+type Local = Tracker<SqliteStore>;
+
+#[derive(Clone)]
+pub struct JilityServer {
+    tracker: Arc<Mutex<Local>>,
+    /// `JILITY_ACTOR`, when set; otherwise the client's name from the handshake.
+    actor: Option<String>,
+    tool_router: ToolRouter<Self>,
+}
+
+/// Bad arguments are this domain's `invalid_input`.
+fn arguments<P>(params: Parameters<P>) -> Result<P, ToolError> {
+    params.into_inner().map_err(|e| ToolError {
+        code: ErrorCode::InvalidInput,
+        ..e
+    })
+}
+
+impl JilityServer {
+    fn actor(&self, peer: &Peer<RoleServer>) -> String {
+        if let Some(actor) = &self.actor {
+            return actor.clone();
+        }
+        peer.peer_info()
+            .map(|info| info.client_info.name.trim().to_string())
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| "mcp-client".to_string())
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Local) -> Result<T, ToolError>) -> Result<T, ToolError> {
+        let mut tracker = self
+            .tracker
+            .lock()
+            .map_err(|_| ToolError::internal("the database handle was poisoned by a crash"))?;
+        f(&mut tracker)
+    }
+
+    /// Run a write-or-read operation that needs the actor.
+    fn act<P, T>(
+        &self,
+        params: Parameters<P>,
+        peer: &Peer<RoleServer>,
+        op: impl FnOnce(&mut Local, &str, P) -> Result<T, ToolError>,
+        text: fn(&T) -> String,
+    ) -> MarkdownReply<T> {
+        let actor = self.actor(peer);
+        let result = arguments(params).and_then(|p| self.with(|t| op(t, &actor, p)));
+        reply(result, text)
+    }
+
+    /// Run a read operation.
+    fn look<P, T>(
+        &self,
+        params: Parameters<P>,
+        op: impl FnOnce(&mut Local, P) -> Result<T, ToolError>,
+        text: fn(&T) -> String,
+    ) -> MarkdownReply<T> {
+        let result = arguments(params).and_then(|p| self.with(|t| op(t, p)));
+        reply(result, text)
+    }
+}
+
+fn reply<T>(result: Result<T, ToolError>, text: fn(&T) -> String) -> MarkdownReply<T> {
+    match result {
+        Ok(data) => {
+            let markdown = text(&data);
+            MarkdownReply::ok(data, markdown)
+        }
+        Err(err) => MarkdownReply::err(err),
+    }
+}
+
+#[tool_router]
+impl JilityServer {
+    pub fn new(tracker: Local, actor: Option<String>) -> Self {
+        Self {
+            tracker: Arc::new(Mutex::new(tracker)),
+            actor,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Create a new ticket with title, markdown description, story points (1-13), status, assignees, labels, parent and epic.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
+        output_schema = output_schema::<Created>()
+    )]
+    async fn jility_create_ticket(
+        &self,
+        params: Parameters<CreateTicket>,
+        peer: Peer<RoleServer>,
+    ) -> MarkdownReply<Created> {
+        self.act(
+            params,
+            &peer,
+            |t, a, p| t.create_ticket(a, p),
+            render::created,
+        )
+    }
+
+    #[tool(
+        description = "Create several tickets at once, all or none (e.g. when breaking down an epic). Items may depend on existing tickets or on earlier items of the batch (`#1` or the item's exact title).",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
+        output_schema = output_schema::<BatchCreated>()
+    )]
+    async fn jility_create_tickets_batch(
+        &self,
+        params: Parameters<CreateBatch>,
+        peer: Peer<RoleServer>,
+    ) -> MarkdownReply<BatchCreated> {
+        self.act(params, &peer, |t, a, p| t.create_batch(a, p), render::batch)
+    }
+
+    #[tool(
+        description = "Get full ticket context: the ticket, its comments, dependencies, dependents, linked commits and recent changes.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<TicketDetail>()
+    )]
+    async fn jility_get_ticket(&self, params: Parameters<TicketId>) -> MarkdownReply<TicketDetail> {
+        self.look(params, |t, p| t.get_ticket(&p.ticket_id), render::detail)
+    }
+
+    #[tool(
+        description = "Query tickets with filters (status, assignee, labels, parent, epic, unassigned); grouped by status, newest first; `limit` default 50, at most 200; page on with `cursor`.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<TicketPage>()
+    )]
+    async fn jility_list_tickets(
+        &self,
+        params: Parameters<ListTickets>,
+    ) -> MarkdownReply<TicketPage> {
+        self.look(params, |t, p| t.list(&p), render::page)
+    }
+
+    #[tool(
+        description = "Claim a ticket: assign it to yourself and move it from backlog/todo to in_progress. Fails with already_assigned when someone else has it.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<Claimed>()
+    )]
+    async fn jility_claim_ticket(
+        &self,
+        params: Parameters<ClaimTicket>,
+        peer: Peer<RoleServer>,
+    ) -> MarkdownReply<Claimed> {
+        self.act(params, &peer, |t, a, p| t.claim(a, p), render::claimed)
+    }
+
+    #[tool(
+        description = "Precisely edit a ticket's description (token-efficient): replace_all, append, prepend, replace_lines (1-indexed inclusive start_line..end_line) or replace_section (a markdown header such as '## Acceptance Criteria'; its body up to the next header of the same or higher level is replaced). Each edit is stored as a new version with its message.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
+        output_schema = output_schema::<DescriptionUpdated>()
+    )]
+    async fn jility_update_description(
+        &self,
+        params: Parameters<UpdateDescription>,
+        peer: Peer<RoleServer>,
+    ) -> MarkdownReply<DescriptionUpdated> {
+        self.act(
+            params,
+            &peer,
+            |t, a, p| t.update_description(a, p),
+            render::description_updated,
+        )
+    }
+
+    #[tool(
+        description = "Move a ticket through the workflow: backlog → todo → in_progress → review → done, blocked from and back to any open status, done reopens to todo or in_progress. Other moves fail with invalid_status naming the allowed ones.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<StatusUpdated>()
+    )]
+    async fn jility_update_status(
+        &self,
+        params: Parameters<UpdateStatus>,
+        peer: Peer<RoleServer>,
+    ) -> MarkdownReply<StatusUpdated> {
+        self.act(
+            params,
+            &peer,
+            |t, a, p| t.update_status(a, p),
+            render::status_updated,
+        )
+    }
+
+    #[tool(
+        description = "Add a markdown comment to a ticket (supports @mentions).",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
+        output_schema = output_schema::<CommentAdded>()
+    )]
+    async fn jility_add_comment(
+        &self,
+        params: Parameters<AddComment>,
+        peer: Peer<RoleServer>,
+    ) -> MarkdownReply<CommentAdded> {
+        self.act(
+            params,
+            &peer,
+            |t, a, p| t.add_comment(a, p),
+            render::comment_added,
+        )
+    }
+
+    #[tool(
+        description = "Assign or reassign a ticket to humans or agents (several = pairing; empty list = unassign). The handoff message becomes a comment.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
+        output_schema = output_schema::<Assigned>()
+    )]
+    async fn jility_assign_ticket(
+        &self,
+        params: Parameters<AssignTicket>,
+        peer: Peer<RoleServer>,
+    ) -> MarkdownReply<Assigned> {
+        self.act(params, &peer, |t, a, p| t.assign(a, p), render::assigned)
+    }
+
+    #[tool(
+        description = "Link a git commit to a ticket for traceability.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<CommitLinked>()
+    )]
+    async fn jility_link_commit(
+        &self,
+        params: Parameters<LinkCommit>,
+        peer: Peer<RoleServer>,
+    ) -> MarkdownReply<CommitLinked> {
+        self.act(
+            params,
+            &peer,
+            |t, a, p| t.link_commit(a, p),
+            render::commit_linked,
+        )
+    }
+
+    #[tool(
+        description = "Mark that a ticket depends on another (the other must be completed first). Refuses cycles with dependency_cycle, naming the cycle.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<DependencyAdded>()
+    )]
+    async fn jility_add_dependency(
+        &self,
+        params: Parameters<Dependency>,
+        peer: Peer<RoleServer>,
+    ) -> MarkdownReply<DependencyAdded> {
+        self.act(
+            params,
+            &peer,
+            |t, a, p| t.add_dependency(a, p),
+            render::dependency_added,
+        )
+    }
+
+    #[tool(
+        description = "Remove a dependency relationship.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
+        output_schema = output_schema::<DependencyRemoved>()
+    )]
+    async fn jility_remove_dependency(
+        &self,
+        params: Parameters<Dependency>,
+        peer: Peer<RoleServer>,
+    ) -> MarkdownReply<DependencyRemoved> {
+        self.act(
+            params,
+            &peer,
+            |t, a, p| t.remove_dependency(a, p),
+            render::dependency_removed,
+        )
+    }
+
+    #[tool(
+        description = "Get the dependency tree of a ticket: what blocks it and what it blocks, directly and transitively.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<DependencyGraph>()
+    )]
+    async fn jility_get_dependency_graph(
+        &self,
+        params: Parameters<TicketId>,
+    ) -> MarkdownReply<DependencyGraph> {
+        self.look(
+            params,
+            |t, p| t.dependency_graph(&p.ticket_id),
+            render::graph,
+        )
+    }
+
+    #[tool(
+        description = "List ticket templates: the built-in ones and the project's own (.jility/templates/*.md), with their variables.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<TemplateList>()
+    )]
+    async fn jility_list_templates(
+        &self,
+        params: Parameters<NoParams>,
+    ) -> MarkdownReply<TemplateList> {
+        self.look(params, |t, _| Ok(t.templates()), render::templates)
+    }
+
+    #[tool(
+        description = "Create a ticket from a template, filling its {{variables}}; every variable the template uses must be given.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
+        output_schema = output_schema::<Created>()
+    )]
+    async fn jility_create_from_template(
+        &self,
+        params: Parameters<FromTemplate>,
+        peer: Peer<RoleServer>,
+    ) -> MarkdownReply<Created> {
+        self.act(
+            params,
+            &peer,
+            |t, a, p| t.create_from_template(a, p),
+            render::created,
+        )
+    }
+
+    #[tool(
+        description = "Full-text search across titles, descriptions and comments, best matches first, with a snippet per hit. All words must match; \"quoted phrases\" match exactly; punctuation is ignored.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<SearchResults>()
+    )]
+    async fn jility_search_tickets(
+        &self,
+        params: Parameters<SearchTickets>,
+    ) -> MarkdownReply<SearchResults> {
+        self.look(params, |t, p| t.search(&p), render::search)
+    }
+
+    #[tool(
+        description = "The versions of a ticket's description, numbered from 1 (the original), each with its diff against the previous one, author, time and message.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = output_schema::<History>()
+    )]
+    async fn jility_get_ticket_history(
+        &self,
+        params: Parameters<TicketId>,
+    ) -> MarkdownReply<History> {
+        self.look(params, |t, p| t.history(&p.ticket_id), render::history)
+    }
+
+    #[tool(
+        description = "Restore an earlier version of a ticket's description; recorded as a new version (nothing is lost).",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
+        output_schema = output_schema::<DescriptionUpdated>()
+    )]
+    async fn jility_revert_description(
+        &self,
+        params: Parameters<RevertDescription>,
+        peer: Peer<RoleServer>,
+    ) -> MarkdownReply<DescriptionUpdated> {
+        self.act(
+            params,
+            &peer,
+            |t, a, p| t.revert_description(a, p),
+            render::description_updated,
+        )
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for JilityServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(INSTRUCTIONS)
+    }
+}

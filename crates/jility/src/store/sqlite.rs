@@ -1,0 +1,712 @@
+//! The embedded store: one SQLite file per project (`.jility/data.db`), WAL mode so readers
+//! never wait for writers, a busy timeout so concurrent writers queue instead of failing,
+//! and versioned migrations embedded in the binary.
+
+use std::path::Path;
+use std::time::Duration;
+
+use mcp_common::ToolError;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
+
+use super::{
+    ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchTerms, Store, StoreError,
+    StoreResult, StoreTx, TicketRow, TicketUpdate,
+};
+use crate::model::{Change, Comment, CommitLink, Status, TicketSummary};
+
+/// The schema, one migration per version; `PRAGMA user_version` records how many ran.
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_initial.sql"),
+    include_str!("migrations/0002_search.sql"),
+];
+
+/// How long a writer waits for another process's write lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(err: rusqlite::Error) -> Self {
+        match err.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                StoreError::Busy
+            }
+            _ => StoreError::Database(err.to_string()),
+        }
+    }
+}
+
+pub struct SqliteStore {
+    conn: Connection,
+}
+
+impl SqliteStore {
+    /// Open (creating when `create` is set) the database at `path` and bring its schema up
+    /// to date. Returns the store and the schema version it had before.
+    pub fn open(path: &Path, create: bool) -> StoreResult<(Self, u32)> {
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        // WAL: readers and one writer work at once across processes. NORMAL sync in WAL
+        // mode never corrupts the database; a power cut may lose the last commits.
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let mut store = Self { conn };
+        let before = store.migrate()?;
+        Ok((store, before))
+    }
+
+    /// Apply the migrations this database lacks, each in its own write transaction (the
+    /// version is re-read under the lock, so two processes never apply one twice).
+    fn migrate(&mut self) -> StoreResult<u32> {
+        let before = self.version()?;
+        loop {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let version: u32 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+            let Some(sql) = MIGRATIONS.get(version as usize) else {
+                tx.commit()?;
+                break;
+            };
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", version + 1)?;
+            tx.commit()?;
+            tracing::info!(version = version + 1, "applied schema migration");
+        }
+        Ok(before)
+    }
+
+    pub fn version(&self) -> StoreResult<u32> {
+        Ok(self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))?)
+    }
+}
+
+impl Store for SqliteStore {
+    fn read<R>(
+        &mut self,
+        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(StoreError::from)?;
+        let mut inner = Tx { tx: &tx };
+        let result = f(&mut inner);
+        // A read transaction has nothing to keep; rolling back just ends it.
+        drop(tx);
+        result
+    }
+
+    fn write<R>(
+        &mut self,
+        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        // IMMEDIATE takes the write lock up front, so the busy timeout applies (a deferred
+        // transaction that upgrades later fails at once instead of waiting).
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::from)?;
+        let mut inner = Tx { tx: &tx };
+        let result = f(&mut inner)?;
+        tx.commit().map_err(StoreError::from)?;
+        Ok(result)
+    }
+}
+
+struct Tx<'a> {
+    tx: &'a rusqlite::Transaction<'a>,
+}
+
+const TICKET_COLUMNS: &str = "t.id, t.uuid, p.key, t.number, t.title, t.description, t.status, \
+     t.story_points, t.parent_id, t.epic_id, t.created_by, t.created_at, t.updated_by, \
+     t.updated_at, t.deleted_at";
+
+fn status_of(text: &str) -> rusqlite::Result<Status> {
+    Status::parse(text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Text,
+            format!("unknown status {text:?}").into(),
+        )
+    })
+}
+
+fn ticket_row(row: &Row<'_>) -> rusqlite::Result<TicketRow> {
+    let status: String = row.get(6)?;
+    Ok(TicketRow {
+        id: row.get(0)?,
+        uuid: row.get(1)?,
+        project_key: row.get(2)?,
+        number: row.get(3)?,
+        title: row.get(4)?,
+        description: row.get(5)?,
+        status: status_of(&status)?,
+        story_points: row.get(7)?,
+        parent_id: row.get(8)?,
+        epic_id: row.get(9)?,
+        created_by: row.get(10)?,
+        created_at: row.get(11)?,
+        updated_by: row.get(12)?,
+        updated_at: row.get(13)?,
+        deleted_at: row.get(14)?,
+    })
+}
+
+/// Columns of a summary: number, title, status, points, assignees and labels joined by
+/// U+001F (a separator no name contains), updated_at.
+const SUMMARY_COLUMNS: &str = "p.key || '-' || t.number, t.title, t.status, t.story_points, \
+     (SELECT group_concat(a.assignee, char(31)) FROM (SELECT assignee FROM ticket_assignees \
+        WHERE ticket_id = t.id ORDER BY assignee) a), \
+     (SELECT group_concat(l.label, char(31)) FROM (SELECT label FROM ticket_labels \
+        WHERE ticket_id = t.id ORDER BY label) l), \
+     t.updated_at";
+
+fn split_names(value: Option<String>) -> Vec<String> {
+    value
+        .map(|v| v.split('\u{1f}').map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+fn summary_row(row: &Row<'_>, offset: usize) -> rusqlite::Result<TicketSummary> {
+    let status: String = row.get(offset + 2)?;
+    Ok(TicketSummary {
+        number: row.get(offset)?,
+        title: row.get(offset + 1)?,
+        status: status_of(&status)?,
+        story_points: row.get(offset + 3)?,
+        assignees: split_names(row.get(offset + 4)?),
+        labels: split_names(row.get(offset + 5)?),
+        updated_at: row.get(offset + 6)?,
+    })
+}
+
+fn change_row(row: &Row<'_>) -> rusqlite::Result<Change> {
+    Ok(Change {
+        change_type: row.get(0)?,
+        old_value: row.get(1)?,
+        new_value: row.get(2)?,
+        detail: row.get(3)?,
+        message: row.get(4)?,
+        changed_by: row.get(5)?,
+        changed_at: row.get(6)?,
+    })
+}
+
+const CHANGE_COLUMNS: &str =
+    "change_type, old_value, new_value, detail, message, changed_by, changed_at";
+
+/// FTS5 query text: every phrase double-quoted (quotes inside doubled), so punctuation and
+/// operators in what the user typed are matched as text, never parsed as syntax.
+fn fts_query(terms: &SearchTerms) -> String {
+    terms
+        .0
+        .iter()
+        .map(|phrase| format!("\"{}\"", phrase.join(" ").replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl StoreTx for Tx<'_> {
+    fn default_project(&mut self) -> StoreResult<Project> {
+        self.tx
+            .query_row(
+                "SELECT id, key, name FROM projects ORDER BY id LIMIT 1",
+                [],
+                |r| {
+                    Ok(Project {
+                        id: r.get(0)?,
+                        key: r.get(1)?,
+                        name: r.get(2)?,
+                    })
+                },
+            )
+            .optional()?
+            .ok_or(StoreError::NoProject)
+    }
+
+    fn projects(&mut self) -> StoreResult<Vec<Project>> {
+        let mut stmt = self
+            .tx
+            .prepare_cached("SELECT id, key, name FROM projects ORDER BY id")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(Project {
+                id: r.get(0)?,
+                key: r.get(1)?,
+                name: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn create_project(&mut self, key: &str, name: &str, at: &str) -> StoreResult<Project> {
+        self.tx.execute(
+            "INSERT INTO projects (key, name, created_at) VALUES (?1, ?2, ?3)",
+            params![key, name, at],
+        )?;
+        Ok(Project {
+            id: self.tx.last_insert_rowid(),
+            key: key.to_string(),
+            name: name.to_string(),
+        })
+    }
+
+    fn allocate_number(&mut self, project_id: i64) -> StoreResult<i64> {
+        Ok(self
+            .tx
+            .prepare_cached(
+                "UPDATE projects SET next_number = next_number + 1 WHERE id = ?1 \
+                 RETURNING next_number - 1",
+            )?
+            .query_row([project_id], |r| r.get(0))?)
+    }
+
+    fn insert_ticket(&mut self, t: &NewTicket<'_>) -> StoreResult<i64> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO tickets (uuid, project_id, number, title, description, status, \
+                 story_points, parent_id, epic_id, created_by, created_at, updated_by, updated_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?10, ?11)",
+            )?
+            .execute(params![
+                t.uuid,
+                t.project_id,
+                t.number,
+                t.title,
+                t.description,
+                t.status.as_str(),
+                t.story_points,
+                t.parent_id,
+                t.epic_id,
+                t.actor,
+                t.at
+            ])?;
+        Ok(self.tx.last_insert_rowid())
+    }
+
+    fn ticket_by_number(
+        &mut self,
+        project_key: &str,
+        number: i64,
+    ) -> StoreResult<Option<TicketRow>> {
+        let sql = format!(
+            "SELECT {TICKET_COLUMNS} FROM tickets t JOIN projects p ON p.id = t.project_id \
+             WHERE p.key = ?1 AND t.number = ?2"
+        );
+        Ok(self
+            .tx
+            .prepare_cached(&sql)?
+            .query_row(params![project_key, number], ticket_row)
+            .optional()?)
+    }
+
+    fn ticket_by_uuid(&mut self, uuid: &str) -> StoreResult<Option<TicketRow>> {
+        let sql = format!(
+            "SELECT {TICKET_COLUMNS} FROM tickets t JOIN projects p ON p.id = t.project_id \
+             WHERE t.uuid = ?1"
+        );
+        Ok(self
+            .tx
+            .prepare_cached(&sql)?
+            .query_row([uuid], ticket_row)
+            .optional()?)
+    }
+
+    fn ticket_by_id(&mut self, id: i64) -> StoreResult<Option<TicketRow>> {
+        let sql = format!(
+            "SELECT {TICKET_COLUMNS} FROM tickets t JOIN projects p ON p.id = t.project_id \
+             WHERE t.id = ?1"
+        );
+        Ok(self
+            .tx
+            .prepare_cached(&sql)?
+            .query_row([id], ticket_row)
+            .optional()?)
+    }
+
+    fn update_ticket(
+        &mut self,
+        id: i64,
+        u: &TicketUpdate,
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<()> {
+        let mut sets = vec!["updated_by = ?1", "updated_at = ?2"];
+        let mut values: Vec<rusqlite::types::Value> =
+            vec![actor.to_string().into(), at.to_string().into()];
+        let mut push = |column: &'static str, value: rusqlite::types::Value| {
+            values.push(value);
+            sets.push(column);
+        };
+        if let Some(title) = &u.title {
+            push("title", title.clone().into());
+        }
+        if let Some(description) = &u.description {
+            push("description", description.clone().into());
+        }
+        if let Some(status) = u.status {
+            push("status", status.as_str().to_string().into());
+        }
+        if let Some(points) = u.story_points {
+            push("story_points", points.map(i64::from).into());
+        }
+        if let Some(parent) = u.parent_id {
+            push("parent_id", parent.into());
+        }
+        if let Some(epic) = u.epic_id {
+            push("epic_id", epic.into());
+        }
+        if u.deleted {
+            push("deleted_by", actor.to_string().into());
+            push("deleted_at", at.to_string().into());
+        }
+        let assignments = sets
+            .iter()
+            .enumerate()
+            .map(|(i, column)| {
+                if i < 2 {
+                    column.to_string()
+                } else {
+                    format!("{column} = ?{}", i + 1)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        values.push(id.into());
+        let sql = format!(
+            "UPDATE tickets SET {assignments} WHERE id = ?{}",
+            values.len()
+        );
+        self.tx
+            .prepare_cached(&sql)?
+            .execute(rusqlite::params_from_iter(values))?;
+        Ok(())
+    }
+
+    fn assignees(&mut self, id: i64) -> StoreResult<Vec<String>> {
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT assignee FROM ticket_assignees WHERE ticket_id = ?1 ORDER BY assigned_at, assignee",
+        )?;
+        let rows = stmt.query_map([id], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn set_assignees(
+        &mut self,
+        id: i64,
+        assignees: &[String],
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<()> {
+        let current = self.assignees(id)?;
+        for gone in current.iter().filter(|a| !assignees.contains(a)) {
+            self.tx
+                .prepare_cached(
+                    "DELETE FROM ticket_assignees WHERE ticket_id = ?1 AND assignee = ?2",
+                )?
+                .execute(params![id, gone])?;
+        }
+        for new in assignees.iter().filter(|a| !current.contains(a)) {
+            self.tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO ticket_assignees (ticket_id, assignee, assigned_by, assigned_at) \
+                     VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![id, new, actor, at])?;
+        }
+        Ok(())
+    }
+
+    fn labels(&mut self, id: i64) -> StoreResult<Vec<String>> {
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT label FROM ticket_labels WHERE ticket_id = ?1 ORDER BY label",
+        )?;
+        let rows = stmt.query_map([id], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn set_labels(&mut self, id: i64, labels: &[String]) -> StoreResult<()> {
+        self.tx
+            .prepare_cached("DELETE FROM ticket_labels WHERE ticket_id = ?1")?
+            .execute([id])?;
+        for label in labels {
+            self.tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO ticket_labels (ticket_id, label) VALUES (?1, ?2)",
+                )?
+                .execute(params![id, label])?;
+        }
+        Ok(())
+    }
+
+    fn insert_comment(
+        &mut self,
+        id: i64,
+        author: &str,
+        content: &str,
+        at: &str,
+    ) -> StoreResult<Comment> {
+        let uuid = uuid::Uuid::new_v4().to_string();
+        self.tx
+            .prepare_cached(
+                "INSERT INTO comments (uuid, ticket_id, author, content, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![uuid, id, author, content, at])?;
+        Ok(Comment {
+            id: uuid,
+            author: author.to_string(),
+            content: content.to_string(),
+            created_at: at.to_string(),
+        })
+    }
+
+    fn comments(&mut self, id: i64, limit: usize) -> StoreResult<(Vec<Comment>, usize)> {
+        let total: i64 = self
+            .tx
+            .prepare_cached("SELECT count(*) FROM comments WHERE ticket_id = ?1")?
+            .query_row([id], |r| r.get(0))?;
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT uuid, author, content, created_at FROM comments WHERE ticket_id = ?1 \
+             ORDER BY id DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![id, limit as i64], |r| {
+            Ok(Comment {
+                id: r.get(0)?,
+                author: r.get(1)?,
+                content: r.get(2)?,
+                created_at: r.get(3)?,
+            })
+        })?;
+        let mut comments: Vec<Comment> = rows.collect::<Result<_, _>>()?;
+        comments.reverse();
+        Ok((comments, usize::try_from(total).unwrap_or(0)))
+    }
+
+    fn add_dependency(&mut self, id: i64, on: i64, actor: &str, at: &str) -> StoreResult<bool> {
+        let inserted = self
+            .tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO dependencies (ticket_id, depends_on_id, created_by, created_at) \
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![id, on, actor, at])?;
+        Ok(inserted > 0)
+    }
+
+    fn remove_dependency(&mut self, id: i64, on: i64) -> StoreResult<bool> {
+        let removed = self
+            .tx
+            .prepare_cached("DELETE FROM dependencies WHERE ticket_id = ?1 AND depends_on_id = ?2")?
+            .execute(params![id, on])?;
+        Ok(removed > 0)
+    }
+
+    fn dependency_ids(&mut self, id: i64) -> StoreResult<Vec<i64>> {
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT d.depends_on_id FROM dependencies d JOIN tickets t ON t.id = d.depends_on_id \
+             WHERE d.ticket_id = ?1 AND t.deleted_at IS NULL ORDER BY t.project_id, t.number",
+        )?;
+        let rows = stmt.query_map([id], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn dependent_ids(&mut self, id: i64) -> StoreResult<Vec<i64>> {
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT d.ticket_id FROM dependencies d JOIN tickets t ON t.id = d.ticket_id \
+             WHERE d.depends_on_id = ?1 AND t.deleted_at IS NULL ORDER BY t.project_id, t.number",
+        )?;
+        let rows = stmt.query_map([id], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn link_commit(
+        &mut self,
+        id: i64,
+        hash: &str,
+        message: Option<&str>,
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<bool> {
+        let inserted = self
+            .tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO commit_links (ticket_id, commit_hash, commit_message, linked_by, linked_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![id, hash, message, actor, at])?;
+        Ok(inserted > 0)
+    }
+
+    fn commits(&mut self, id: i64) -> StoreResult<Vec<CommitLink>> {
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT commit_hash, commit_message, linked_at, linked_by FROM commit_links \
+             WHERE ticket_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([id], |r| {
+            Ok(CommitLink {
+                hash: r.get(0)?,
+                message: r.get(1)?,
+                linked_at: r.get(2)?,
+                linked_by: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn record_change(&mut self, id: i64, c: &NewChange<'_>) -> StoreResult<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO ticket_changes (ticket_id, change_type, old_value, new_value, detail, \
+                 message, changed_by, changed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![
+                id,
+                c.change_type,
+                c.old_value,
+                c.new_value,
+                c.detail,
+                c.message,
+                c.actor,
+                c.at
+            ])?;
+        Ok(())
+    }
+
+    fn changes(&mut self, id: i64, limit: usize) -> StoreResult<Vec<Change>> {
+        let sql = format!(
+            "SELECT {CHANGE_COLUMNS} FROM ticket_changes WHERE ticket_id = ?1 ORDER BY id DESC LIMIT ?2"
+        );
+        let mut stmt = self.tx.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![id, limit as i64], change_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn description_versions(&mut self, id: i64) -> StoreResult<Vec<Change>> {
+        let sql = format!(
+            "SELECT {CHANGE_COLUMNS} FROM ticket_changes \
+             WHERE ticket_id = ?1 AND change_type = 'description_changed' ORDER BY id"
+        );
+        let mut stmt = self.tx.prepare_cached(&sql)?;
+        let rows = stmt.query_map([id], change_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn list(
+        &mut self,
+        filter: &ListFilter,
+        after: Option<i64>,
+        limit: usize,
+    ) -> StoreResult<ListPage> {
+        let mut conditions = vec!["t.deleted_at IS NULL".to_string()];
+        let mut values: Vec<rusqlite::types::Value> = Vec::new();
+        let mut bind = |value: rusqlite::types::Value| {
+            values.push(value);
+            format!("?{}", values.len())
+        };
+        if !filter.statuses.is_empty() {
+            let marks: Vec<String> = filter
+                .statuses
+                .iter()
+                .map(|s| bind(s.as_str().to_string().into()))
+                .collect();
+            conditions.push(format!("t.status IN ({})", marks.join(", ")));
+        }
+        if let Some(assignee) = &filter.assignee {
+            let mark = bind(assignee.clone().into());
+            conditions.push(format!(
+                "EXISTS (SELECT 1 FROM ticket_assignees a WHERE a.ticket_id = t.id AND a.assignee = {mark})"
+            ));
+        }
+        for label in &filter.labels {
+            let mark = bind(label.clone().into());
+            conditions.push(format!(
+                "EXISTS (SELECT 1 FROM ticket_labels l WHERE l.ticket_id = t.id AND l.label = {mark})"
+            ));
+        }
+        if let Some(parent) = filter.parent_id {
+            let mark = bind(parent.into());
+            conditions.push(format!("t.parent_id = {mark}"));
+        }
+        if let Some(epic) = filter.epic_id {
+            let mark = bind(epic.into());
+            conditions.push(format!("t.epic_id = {mark}"));
+        }
+        if filter.unassigned {
+            conditions.push(
+                "NOT EXISTS (SELECT 1 FROM ticket_assignees a WHERE a.ticket_id = t.id)".into(),
+            );
+        }
+        let filter_sql = conditions.join(" AND ");
+        let total: i64 = self
+            .tx
+            .prepare_cached(&format!(
+                "SELECT count(*) FROM tickets t WHERE {filter_sql}"
+            ))?
+            .query_row(rusqlite::params_from_iter(values.iter()), |r| r.get(0))?;
+
+        let mut page_values = values.clone();
+        let mut page_sql = filter_sql;
+        if let Some(after) = after {
+            page_values.push(after.into());
+            page_sql.push_str(&format!(" AND t.id < ?{}", page_values.len()));
+        }
+        page_values.push(((limit + 1) as i64).into());
+        let sql = format!(
+            "SELECT t.id, {SUMMARY_COLUMNS} FROM tickets t JOIN projects p ON p.id = t.project_id \
+             WHERE {page_sql} ORDER BY t.id DESC LIMIT ?{}",
+            page_values.len()
+        );
+        let mut stmt = self.tx.prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(page_values), |r| {
+            Ok((r.get::<_, i64>(0)?, summary_row(r, 1)?))
+        })?;
+        let mut rows: Vec<(i64, TicketSummary)> = rows.collect::<Result<_, _>>()?;
+        let next_after = if rows.len() > limit {
+            rows.truncate(limit);
+            rows.last().map(|(id, _)| *id)
+        } else {
+            None
+        };
+        Ok(ListPage {
+            items: rows.into_iter().map(|(_, s)| s).collect(),
+            total: usize::try_from(total).unwrap_or(0),
+            next_after,
+        })
+    }
+
+    fn search(
+        &mut self,
+        terms: &SearchTerms,
+        limit: usize,
+    ) -> StoreResult<(Vec<SearchHit>, usize)> {
+        let query = fts_query(terms);
+        let total: i64 = self
+            .tx
+            .prepare_cached("SELECT count(*) FROM ticket_search WHERE ticket_search MATCH ?1")?
+            .query_row([&query], |r| r.get(0))?;
+        // Titles weigh most, then descriptions, then comments.
+        let sql = format!(
+            "SELECT snippet(ticket_search, -1, '**', '**', '…', 16), {SUMMARY_COLUMNS} \
+             FROM (SELECT rowid AS id, bm25(ticket_search, 10.0, 4.0, 1.0) AS score FROM ticket_search \
+                   WHERE ticket_search MATCH ?1 ORDER BY score LIMIT ?2) hits \
+             JOIN tickets t ON t.id = hits.id JOIN projects p ON p.id = t.project_id \
+             JOIN ticket_search ON ticket_search.rowid = hits.id AND ticket_search MATCH ?1 \
+             WHERE t.deleted_at IS NULL ORDER BY hits.score"
+        );
+        let mut stmt = self.tx.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![query, limit as i64], |r| {
+            Ok(SearchHit {
+                snippet: r.get(0)?,
+                ticket: summary_row(r, 1)?,
+            })
+        })?;
+        let hits = rows.collect::<Result<_, _>>()?;
+        Ok((hits, usize::try_from(total).unwrap_or(0)))
+    }
+}
