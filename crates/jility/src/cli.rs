@@ -300,24 +300,25 @@ pub fn open(location: &Location, create: bool) -> Result<Tracker<SqliteStore>, T
         return Err(no_database(&location.db));
     }
     let (store, before) = SqliteStore::open(&location.db, create).map_err(|e| {
-        ToolError::new(
-            ErrorCode::Internal,
-            format!("Cannot open the database {}: {e}", location.db.display()),
-        )
-        .with_hint("Check that the file is a Jility database and is readable and writable.")
-    })?;
-    if before > 0 && before < crate::store::sqlite::MIGRATIONS.len() as u32 {
-        tracing::info!(from = before, "upgraded the database schema");
-    }
-    if before > crate::store::sqlite::MIGRATIONS.len() as u32 {
-        return Err(ToolError::new(
-            ErrorCode::Internal,
-            format!(
-                "The database {} was made by a newer jility (schema {before})",
-                location.db.display()
+        let database = matches!(e, crate::store::StoreError::Database(_));
+        let err = ToolError::from(e);
+        let hint = if database {
+            Some("Check that the file is a Jility database and is readable and writable.".into())
+        } else {
+            err.hint
+        };
+        ToolError {
+            message: format!(
+                "Cannot open the database {}: {}",
+                location.db.display(),
+                err.message
             ),
-        )
-        .with_hint("Upgrade jility to use this database."));
+            hint,
+            ..err
+        }
+    })?;
+    if before > 0 && (before as usize) < crate::store::sqlite::MIGRATIONS.len() {
+        tracing::info!(from = before, "upgraded the database schema");
     }
     Ok(Tracker::new(store, location.root.clone()))
 }
@@ -401,6 +402,7 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
             Some(db) => Location::explicit(db.clone()),
             None => Location::in_dir(&cwd),
         };
+        let key = crate::tracker::check_key(key)?;
         let mut tracker = open(&location, true)?;
         let name = name.clone().unwrap_or_else(|| {
             location
@@ -410,7 +412,7 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
                 .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "Default Project".to_string())
         });
-        let (project, created) = tracker.init(key, &name)?;
+        let (project, created) = tracker.init(&key, &name)?;
         let db = location.db.display().to_string();
         let text = if created {
             format!(

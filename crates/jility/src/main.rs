@@ -24,7 +24,7 @@ fn main() -> ExitCode {
     mcp_common::serve::init_tracing(cli.verbose);
     if let Ok(mode) = std::env::var("JILITY_MODE")
         && !mode.is_empty()
-        && mode != "local"
+        && !mode.eq_ignore_ascii_case("local")
     {
         let err = ToolError::new(
             ErrorCode::InvalidInput,

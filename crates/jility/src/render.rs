@@ -14,6 +14,15 @@ fn names(list: &[String], none: &str) -> String {
     }
 }
 
+/// `1 ticket`, `2 tickets`.
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn quote(text: &str) -> String {
     text.lines()
         .map(|l| format!("> {l}"))
@@ -56,11 +65,11 @@ pub fn created(c: &Created) -> String {
 pub fn batch(b: &BatchCreated) -> String {
     let mut out = match &b.parent {
         Some(parent) => format!(
-            "✅ Created {} tickets under {}\n\n",
-            b.tickets.len(),
+            "✅ Created {} under {}\n\n",
+            plural(b.tickets.len(), "ticket"),
             parent.number
         ),
-        None => format!("✅ Created {} tickets\n\n", b.tickets.len()),
+        None => format!("✅ Created {}\n\n", plural(b.tickets.len(), "ticket")),
     };
     for t in &b.tickets {
         let points = t
@@ -154,8 +163,11 @@ pub fn detail(d: &TicketDetail) -> String {
                 (_, Some(new)) if !new.is_empty() => {
                     let _ = write!(line, ": {new}");
                 }
-                (Some(old), None) => {
+                (Some(old), None) if c.change_type.ends_with("_removed") => {
                     let _ = write!(line, ": {old}");
+                }
+                (Some(old), None) | (Some(old), Some(_)) if !old.is_empty() => {
+                    let _ = write!(line, ": {old} → (none)");
                 }
                 _ => {}
             }
@@ -363,16 +375,19 @@ pub fn dependency_added(d: &DependencyAdded) -> String {
     );
     let _ = writeln!(out, "**Dependency chain:**\n{}\n", chain(&d.chain));
     if d.is_blocked {
-        let _ = write!(
-            out,
-            "{} is blocked until {} is complete.",
-            d.ticket.number,
-            if d.depends_on.status == Status::Done {
-                "its other dependencies are".to_string()
-            } else {
-                d.depends_on.number.clone()
-            }
-        );
+        if d.depends_on.status == Status::Done {
+            let _ = write!(
+                out,
+                "{} is blocked until its other dependencies are complete ({} is done).",
+                d.ticket.number, d.depends_on.number
+            );
+        } else {
+            let _ = write!(
+                out,
+                "{} is blocked until {} is complete.",
+                d.ticket.number, d.depends_on.number
+            );
+        }
     } else {
         let _ = write!(
             out,
@@ -476,8 +491,10 @@ pub fn search(s: &SearchResults) -> String {
 
 pub fn history(h: &History) -> String {
     let mut out = format!(
-        "📜 Description history of {}: {} ({} versions)\n",
-        h.number, h.title, h.current_version
+        "📜 Description history of {}: {} ({})\n",
+        h.number,
+        h.title,
+        plural(h.current_version, "version")
     );
     for v in &h.versions {
         let _ = write!(

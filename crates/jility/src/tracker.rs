@@ -358,6 +358,22 @@ fn resolve(tx: &mut dyn StoreTx, reference: &str) -> Result<TicketRow, ToolError
     }
 }
 
+/// A project key: 1 to 10 letters and digits starting with a letter, upper-cased.
+pub fn check_key(key: &str) -> Result<String, ToolError> {
+    let key = key.trim().to_ascii_uppercase();
+    if key.is_empty()
+        || key.len() > 10
+        || !key.chars().all(|c| c.is_ascii_alphanumeric())
+        || !key.starts_with(|c: char| c.is_ascii_alphabetic())
+    {
+        return Err(invalid(
+            format!("'{key}' is not a valid project key"),
+            "Use 1 to 10 letters and digits starting with a letter, e.g. TASK or API.",
+        ));
+    }
+    Ok(key)
+}
+
 fn check_title(title: &str) -> Result<String, ToolError> {
     let title = title.trim();
     if title.is_empty() {
@@ -372,7 +388,7 @@ fn check_title(title: &str) -> Result<String, ToolError> {
             "Keep the title short and put details in the description.",
         ));
     }
-    if title.contains('\n') {
+    if title.contains(['\n', '\r']) {
         return Err(invalid(
             "Title cannot contain line breaks",
             "Put details in the description.",
@@ -693,17 +709,7 @@ impl<S: Store> Tracker<S> {
 
     /// Create the first project (`jility init`), or report the existing one.
     pub fn init(&mut self, key: &str, name: &str) -> Result<(Initialized, bool), ToolError> {
-        let key = key.trim().to_ascii_uppercase();
-        if key.is_empty()
-            || key.len() > 10
-            || !key.chars().all(|c| c.is_ascii_alphanumeric())
-            || !key.starts_with(|c: char| c.is_ascii_alphabetic())
-        {
-            return Err(invalid(
-                format!("'{key}' is not a valid project key"),
-                "Use 1 to 10 letters and digits starting with a letter, e.g. TASK or API.",
-            ));
-        }
+        let key = check_key(key)?;
         self.store.write(|tx| {
             if let Some(existing) = tx.projects()?.into_iter().next() {
                 return Ok((
@@ -817,6 +823,9 @@ impl<S: Store> Tracker<S> {
                             ));
                         }
                         Some(pos - 1)
+                    } else if parse_key(dep).is_some() {
+                        // A ticket reference (KEY-N, number, UUID) names an existing ticket.
+                        None
                     } else {
                         created.iter().position(|(row, _)| row.title == dep)
                     };

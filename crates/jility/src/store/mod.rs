@@ -16,6 +16,10 @@ pub enum StoreError {
     Busy,
     #[error("the database is not initialized (no project)")]
     NoProject,
+    #[error(
+        "the database was made by a newer jility (schema version {found}; this one knows up to {known})"
+    )]
+    TooNew { found: u32, known: u32 },
     #[error("database error: {0}")]
     Database(String),
 }
@@ -27,6 +31,8 @@ impl From<StoreError> for ToolError {
                 .with_hint("Retry in a moment; another jility process is writing."),
             StoreError::NoProject => ToolError::new(ErrorCode::Internal, err.to_string())
                 .with_hint("Run `jility init` to create the first project."),
+            StoreError::TooNew { .. } => ToolError::new(ErrorCode::Internal, err.to_string())
+                .with_hint("Upgrade jility to use this database; it was left untouched."),
             StoreError::Database(_) => ToolError::internal(err.to_string()),
         }
     }

@@ -3,7 +3,7 @@
 //! and versioned migrations embedded in the binary.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_common::ToolError;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
@@ -48,9 +48,18 @@ impl SqliteStore {
         }
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Refuse a database from a newer jility before anything writes to it (switching
+        // the journal mode is a write).
+        let version: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version as usize > MIGRATIONS.len() {
+            return Err(StoreError::TooNew {
+                found: version,
+                known: MIGRATIONS.len() as u32,
+            });
+        }
         // WAL: readers and one writer work at once across processes. NORMAL sync in WAL
         // mode never corrupts the database; a power cut may lose the last commits.
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        set_wal(&conn)?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         let mut store = Self { conn };
@@ -83,6 +92,25 @@ impl SqliteStore {
         Ok(self
             .conn
             .pragma_query_value(None, "user_version", |r| r.get(0))?)
+    }
+}
+
+/// Switch to WAL. SQLite answers `SQLITE_BUSY` at once (without the busy timeout) when
+/// another connection is switching a new database at the same moment, so retry until the
+/// timeout.
+fn set_wal(conn: &Connection) -> StoreResult<()> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Ok(()) => return Ok(()),
+            Err(err) => {
+                let err = StoreError::from(err);
+                if !matches!(err, StoreError::Busy) || Instant::now() >= deadline {
+                    return Err(err);
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
     }
 }
 
