@@ -198,8 +198,11 @@ fn summary_line(t: &TicketSummary) -> String {
 }
 
 pub fn page(p: &TicketPage) -> String {
-    let noun = if p.total == 1 { "ticket" } else { "tickets" };
-    let mut out = format!("📋 Found {} {noun}", p.total);
+    let mut out = if p.total_exact {
+        format!("📋 Found {}", plural(p.total, "ticket"))
+    } else {
+        format!("📋 Found more than {} tickets", p.total)
+    };
     if p.tickets.len() < p.total {
         let _ = write!(out, " (showing {})", p.tickets.len());
     }

@@ -100,8 +100,10 @@ pub struct TicketDetail {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TicketPage {
     pub tickets: Vec<TicketSummary>,
-    /// How many tickets match the filters in all.
+    /// How many tickets match the filters in all (counted up to 10,000).
     pub total: usize,
+    /// False when more than `total` tickets match (the count stopped at 10,000).
+    pub total_exact: bool,
     /// Pass as `cursor` for the next page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
@@ -955,6 +957,7 @@ impl<S: Store> Tracker<S> {
             Ok(TicketPage {
                 tickets: page.items,
                 total: page.total,
+                total_exact: page.total_exact,
                 next_cursor: page.next_after.map(encode_cursor),
             })
         })

@@ -2871,3 +2871,96 @@ async fn search_queries_with_punctuation_never_fail() {
     // The database survived the SQL-looking query.
     assert_eq!(mcp.data("jility_list_tickets", json!({})).await["total"], 6);
 }
+
+/// Label and assignee filters read copies of the ticket's status: moves, claims and
+/// deletions must reach them.
+#[tokio::test]
+async fn filters_follow_status_changes_and_deletions() {
+    let p = Project::new();
+    let mcp = p.start_as("agent-1").await;
+    for title in ["One", "Two", "Three"] {
+        mcp.create_with(json!({"title": title, "labels": ["api"], "status": "todo"}))
+            .await;
+    }
+    let listed = |filter: Value| {
+        let mcp = &mcp;
+        async move {
+            let page = mcp.data("jility_list_tickets", filter).await;
+            (numbers(&page["tickets"]), page["total"].clone())
+        }
+    };
+    mcp.data("jility_claim_ticket", json!({"ticket_id": "TASK-2"}))
+        .await;
+    mcp.data(
+        "jility_update_status",
+        json!({"ticket_id": "TASK-3", "status": "in_progress"}),
+    )
+    .await;
+    assert_eq!(
+        listed(json!({"labels": ["api"], "status": ["in_progress"]})).await,
+        (vec!["TASK-3".to_string(), "TASK-2".to_string()], json!(2))
+    );
+    assert_eq!(
+        listed(json!({"labels": ["api"], "status": ["todo"]})).await,
+        (vec!["TASK-1".to_string()], json!(1))
+    );
+    assert_eq!(
+        listed(json!({"assignee": "agent-1", "status": ["in_progress"]})).await,
+        (vec!["TASK-2".to_string()], json!(1))
+    );
+    p.json(&["ticket", "delete", "TASK-2"]);
+    assert_eq!(
+        listed(json!({"labels": ["api"]})).await,
+        (vec!["TASK-3".to_string(), "TASK-1".to_string()], json!(2))
+    );
+    assert_eq!(
+        listed(json!({"assignee": "agent-1"})).await,
+        (vec![], json!(0))
+    );
+    // A label added after a move carries the current status.
+    p.json(&[
+        "ticket", "edit", "TASK-3", "--label", "api", "--label", "late",
+    ]);
+    assert_eq!(
+        listed(json!({"labels": ["late"], "status": ["in_progress"]})).await,
+        (vec!["TASK-3".to_string()], json!(1))
+    );
+}
+
+/// Totals are exact up to 10,000 matching tickets; beyond, the answer says "more than".
+#[tokio::test]
+async fn totals_beyond_ten_thousand_say_more_than() {
+    let p = Project::new();
+    let mcp = p.start().await;
+    for _ in 0..51 {
+        let tickets: Vec<Value> = (0..200)
+            .map(|i| json!({"title": format!("Bulk {i}"), "labels": ["bulk"]}))
+            .collect();
+        mcp.data("jility_create_tickets_batch", json!({"tickets": tickets}))
+            .await;
+    }
+    let (text, page) = mcp
+        .ok(
+            "jility_list_tickets",
+            json!({"labels": ["bulk"], "limit": 3}),
+        )
+        .await;
+    assert_eq!(page["total"], 10_000);
+    assert_eq!(page["total_exact"], false);
+    assert!(
+        text.starts_with("📋 Found more than 10000 tickets (showing 3)"),
+        "{text}"
+    );
+    assert_eq!(
+        numbers(&page["tickets"]),
+        ["TASK-10200", "TASK-10199", "TASK-10198"]
+    );
+    let (_, page) = mcp
+        .ok(
+            "jility_list_tickets",
+            json!({"labels": ["bulk"], "status": ["todo"]}),
+        )
+        .await;
+    assert_eq!(page["total"], 0);
+    assert_eq!(page["total_exact"], true);
+}

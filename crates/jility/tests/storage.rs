@@ -17,6 +17,9 @@ const V1: &str = include_str!("../src/store/migrations/0001_initial.sql");
 const V2: &str = include_str!("../src/store/migrations/0002_search.sql");
 const AT: &str = "2024-10-20T10:00:00.000Z";
 
+/// The schema version this jility writes.
+const LATEST: u32 = 3;
+
 /// id, title, description, status, story points, deleted_at.
 type V1Ticket = (
     i64,
@@ -101,6 +104,7 @@ fn v1_database(path: &Path) {
     conn.execute_batch(&format!(
         "INSERT INTO ticket_assignees (ticket_id, assignee, assigned_by, assigned_at) VALUES (1, 'carol', 'carol', '{AT}');
          INSERT INTO ticket_labels (ticket_id, label) VALUES (1, 'legacy');
+         INSERT INTO ticket_labels (ticket_id, label) VALUES (2, 'legacy');
          INSERT INTO comments (id, uuid, ticket_id, author, content, created_at)
              VALUES (1, '00000000-0000-4000-9000-000000000001', 1, 'dave', 'Remember the echidna edge case', '{AT}');
          INSERT INTO ticket_changes (ticket_id, change_type, new_value, changed_by, changed_at)
@@ -164,6 +168,23 @@ async fn a_first_version_database_is_upgraded_and_searchable() {
     let page = mcp.data("jility_list_tickets", json!({})).await;
     assert_eq!(page["total"], 2);
     assert_eq!(numbers(&page["tickets"]), ["OLD-3", "OLD-1"]);
+    // The upgrade copied statuses onto labels and assignees: their filters see old tickets.
+    for filter in [
+        json!({"labels": ["legacy"], "status": ["todo"]}),
+        json!({"assignee": "carol", "status": ["todo", "review"]}),
+        json!({"labels": ["legacy"], "assignee": "carol"}),
+    ] {
+        let page = mcp.data("jility_list_tickets", filter.clone()).await;
+        assert_eq!(numbers(&page["tickets"]), ["OLD-1"], "{filter}");
+        assert_eq!(page["total"], 1, "{filter}");
+    }
+    let page = mcp
+        .data(
+            "jility_list_tickets",
+            json!({"labels": ["legacy"], "status": ["done"]}),
+        )
+        .await;
+    assert_eq!(page["total"], 0);
     // The upgrade indexed what was there: titles, descriptions and comments of live tickets.
     for (query, expected) in [
         ("kangaroo", vec!["OLD-1"]),
@@ -204,7 +225,7 @@ async fn a_first_version_database_is_upgraded_and_searchable() {
     let stderr = mcp.shutdown().await;
     assert!(!stderr.contains("created"), "{stderr}");
 
-    assert_eq!(user_version(&p.db()), 2);
+    assert_eq!(user_version(&p.db()), LATEST);
     let after: Vec<i64> = [
         "tickets",
         "comments",
@@ -234,11 +255,11 @@ fn the_cli_upgrades_a_first_version_database_too() {
             .unwrap()
             .contains("**echidna**")
     );
-    assert_eq!(user_version(&p.db()), 2);
+    assert_eq!(user_version(&p.db()), LATEST);
     // A second run finds nothing to do.
     let v = p.json(&["ticket", "list"]);
     assert_eq!(v["total"], 2);
-    assert_eq!(user_version(&p.db()), 2);
+    assert_eq!(user_version(&p.db()), LATEST);
 }
 
 /// A database whose schema is newer than this binary's, in the journal mode jility uses.
@@ -264,7 +285,7 @@ fn assert_refused(p: &Project) {
     assert_eq!(
         e.message,
         format!(
-            "Cannot open the database {}: the database was made by a newer jility (schema version 99; this one knows up to 2)",
+            "Cannot open the database {}: the database was made by a newer jility (schema version 99; this one knows up to 3)",
             p.db().display()
         )
     );

@@ -132,7 +132,10 @@ pub struct ListFilter {
 
 pub struct ListPage {
     pub items: Vec<TicketSummary>,
+    /// How many tickets match, counted up to a cap.
     pub total: usize,
+    /// False when more than `total` match (the count stopped at its cap).
+    pub total_exact: bool,
     /// The storage position of the last item, when more items follow.
     pub next_after: Option<i64>,
 }

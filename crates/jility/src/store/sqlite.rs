@@ -18,7 +18,11 @@ use crate::model::{Change, Comment, CommitLink, Status, TicketSummary};
 pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_initial.sql"),
     include_str!("migrations/0002_search.sql"),
+    include_str!("migrations/0003_list_indexes.sql"),
 ];
+
+/// Listings count matching tickets exactly up to this many, then say "more than".
+const COUNT_CAP: usize = 10_000;
 
 /// How long a writer waits for another process's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -442,8 +446,9 @@ impl StoreTx for Tx<'_> {
         for new in assignees.iter().filter(|a| !current.contains(a)) {
             self.tx
                 .prepare_cached(
-                    "INSERT OR IGNORE INTO ticket_assignees (ticket_id, assignee, assigned_by, assigned_at) \
-                     VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT OR IGNORE INTO ticket_assignees \
+                     (ticket_id, assignee, assigned_by, assigned_at, status, live) \
+                     SELECT ?1, ?2, ?3, ?4, status, deleted_at IS NULL FROM tickets WHERE id = ?1",
                 )?
                 .execute(params![id, new, actor, at])?;
         }
@@ -465,7 +470,8 @@ impl StoreTx for Tx<'_> {
         for label in labels {
             self.tx
                 .prepare_cached(
-                    "INSERT OR IGNORE INTO ticket_labels (ticket_id, label) VALUES (?1, ?2)",
+                    "INSERT OR IGNORE INTO ticket_labels (ticket_id, label, status, live) \
+                     SELECT ?1, ?2, status, deleted_at IS NULL FROM tickets WHERE id = ?1",
                 )?
                 .execute(params![id, label])?;
         }
@@ -631,67 +637,126 @@ impl StoreTx for Tx<'_> {
         after: Option<i64>,
         limit: usize,
     ) -> StoreResult<ListPage> {
-        let mut conditions = vec!["t.deleted_at IS NULL".to_string()];
         let mut values: Vec<rusqlite::types::Value> = Vec::new();
         let mut bind = |value: rusqlite::types::Value| {
             values.push(value);
             format!("?{}", values.len())
         };
-        if !filter.statuses.is_empty() {
-            let marks: Vec<String> = filter
-                .statuses
-                .iter()
-                .map(|s| bind(s.as_str().to_string().into()))
-                .collect();
-            conditions.push(format!("t.status IN ({})", marks.join(", ")));
-        }
-        if let Some(assignee) = &filter.assignee {
+        // The driving table: the narrowest index the filters allow. Labels and assignees
+        // carry their ticket's status and liveness (schema version 3), so the driver's own
+        // index answers the status filter too.
+        let (table, id, mut conditions) = if let Some(label) = filter.labels.first() {
+            let mark = bind(label.clone().into());
+            (
+                "ticket_labels d",
+                "d.ticket_id",
+                vec![format!("d.label = {mark}"), "d.live = 1".to_string()],
+            )
+        } else if let Some(assignee) = &filter.assignee {
             let mark = bind(assignee.clone().into());
-            conditions.push(format!(
-                "EXISTS (SELECT 1 FROM ticket_assignees a WHERE a.ticket_id = t.id AND a.assignee = {mark})"
-            ));
-        }
-        for label in &filter.labels {
+            (
+                "ticket_assignees d",
+                "d.ticket_id",
+                vec![format!("d.assignee = {mark}"), "d.live = 1".to_string()],
+            )
+        } else {
+            (
+                "tickets d",
+                "d.id",
+                vec!["d.deleted_at IS NULL".to_string()],
+            )
+        };
+        for label in filter.labels.iter().skip(1) {
             let mark = bind(label.clone().into());
             conditions.push(format!(
-                "EXISTS (SELECT 1 FROM ticket_labels l WHERE l.ticket_id = t.id AND l.label = {mark})"
+                "EXISTS (SELECT 1 FROM ticket_labels l WHERE l.ticket_id = {id} AND l.label = {mark})"
             ));
         }
-        if let Some(parent) = filter.parent_id {
-            let mark = bind(parent.into());
-            conditions.push(format!("t.parent_id = {mark}"));
+        if let Some(assignee) = filter
+            .assignee
+            .as_ref()
+            .filter(|_| !filter.labels.is_empty())
+        {
+            let mark = bind(assignee.clone().into());
+            conditions.push(format!(
+                "EXISTS (SELECT 1 FROM ticket_assignees a WHERE a.ticket_id = {id} AND a.assignee = {mark})"
+            ));
         }
-        if let Some(epic) = filter.epic_id {
-            let mark = bind(epic.into());
-            conditions.push(format!("t.epic_id = {mark}"));
+        // Parent and epic are selective: with the tickets table as driver, their own
+        // indexes lead and the statuses are a filter.
+        let by_relation =
+            table == "tickets d" && (filter.parent_id.is_some() || filter.epic_id.is_some());
+        for (column, value) in [("parent_id", filter.parent_id), ("epic_id", filter.epic_id)] {
+            let Some(value) = value else { continue };
+            let mark = bind(value.into());
+            if table == "tickets d" {
+                conditions.push(format!("d.{column} = {mark}"));
+            } else {
+                conditions.push(format!(
+                    "EXISTS (SELECT 1 FROM tickets x WHERE x.id = {id} AND x.{column} = {mark})"
+                ));
+            }
         }
         if filter.unassigned {
-            conditions.push(
-                "NOT EXISTS (SELECT 1 FROM ticket_assignees a WHERE a.ticket_id = t.id)".into(),
-            );
+            conditions.push(format!(
+                "NOT EXISTS (SELECT 1 FROM ticket_assignees a WHERE a.ticket_id = {id})"
+            ));
         }
+        let statuses: Vec<Status> = if filter.statuses.is_empty() {
+            Status::ALL.to_vec()
+        } else {
+            filter.statuses.clone()
+        };
+        let status_marks: Vec<String> = statuses
+            .iter()
+            .map(|s| bind(s.as_str().to_string().into()))
+            .collect();
+        let after_condition = after.map(|after| format!(" AND {id} < {}", bind(after.into())));
+        let page_limit = bind(((limit + 1) as i64).into());
+        let count_cap = bind(((COUNT_CAP + 1) as i64).into());
         let filter_sql = conditions.join(" AND ");
+        let all_statuses = status_marks.join(", ");
+
         let total: i64 = self
             .tx
             .prepare_cached(&format!(
-                "SELECT count(*) FROM tickets t WHERE {filter_sql}"
+                "SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {filter_sql} \
+                 AND d.status IN ({all_statuses}) LIMIT {count_cap})"
             ))?
             .query_row(rusqlite::params_from_iter(values.iter()), |r| r.get(0))?;
 
-        let mut page_values = values.clone();
-        let mut page_sql = filter_sql;
-        if let Some(after) = after {
-            page_values.push(after.into());
-            page_sql.push_str(&format!(" AND t.id < ?{}", page_values.len()));
-        }
-        page_values.push(((limit + 1) as i64).into());
+        let after_sql = after_condition.unwrap_or_default();
+        // Newest first. One index range per status, each read in ticket order and cut at
+        // the page size, then merged: no sort of every matching ticket.
+        let ids_sql = if by_relation {
+            format!(
+                "SELECT {id} AS id FROM {table} WHERE {filter_sql} AND d.status IN ({all_statuses}){after_sql} \
+                 ORDER BY {id} DESC LIMIT {page_limit}"
+            )
+        } else {
+            let branches: Vec<String> = status_marks
+                .iter()
+                .map(|mark| {
+                    format!(
+                        "SELECT id FROM (SELECT {id} AS id FROM {table} WHERE {filter_sql} \
+                         AND d.status = {mark}{after_sql} ORDER BY {id} DESC LIMIT {page_limit})"
+                    )
+                })
+                .collect();
+            format!(
+                "{} ORDER BY id DESC LIMIT {page_limit}",
+                branches.join(" UNION ALL ")
+            )
+        };
         let sql = format!(
-            "SELECT t.id, {SUMMARY_COLUMNS} FROM tickets t JOIN projects p ON p.id = t.project_id \
-             WHERE {page_sql} ORDER BY t.id DESC LIMIT ?{}",
-            page_values.len()
+            "SELECT t.id, {SUMMARY_COLUMNS} FROM ({ids_sql}) page \
+             JOIN tickets t ON t.id = page.id JOIN projects p ON p.id = t.project_id \
+             ORDER BY t.id DESC"
         );
         let mut stmt = self.tx.prepare_cached(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(page_values), |r| {
+        // The count's cap, bound last, is not a parameter of the page query.
+        let page_values = &values[..values.len() - 1];
+        let rows = stmt.query_map(rusqlite::params_from_iter(page_values.iter()), |r| {
             Ok((r.get::<_, i64>(0)?, summary_row(r, 1)?))
         })?;
         let mut rows: Vec<(i64, TicketSummary)> = rows.collect::<Result<_, _>>()?;
@@ -701,9 +766,11 @@ impl StoreTx for Tx<'_> {
         } else {
             None
         };
+        let total = usize::try_from(total).unwrap_or(0);
         Ok(ListPage {
             items: rows.into_iter().map(|(_, s)| s).collect(),
-            total: usize::try_from(total).unwrap_or(0),
+            total: total.min(COUNT_CAP),
+            total_exact: total <= COUNT_CAP,
             next_after,
         })
     }
@@ -720,11 +787,11 @@ impl StoreTx for Tx<'_> {
             .query_row([&query], |r| r.get(0))?;
         // Titles weigh most, then descriptions, then comments.
         let sql = format!(
-            "SELECT snippet(ticket_search, -1, '**', '**', '…', 16), {SUMMARY_COLUMNS} \
+            "SELECT (SELECT snippet(ticket_search, -1, '**', '**', '…', 16) FROM ticket_search \
+                     WHERE ticket_search MATCH ?1 AND rowid = hits.id), {SUMMARY_COLUMNS} \
              FROM (SELECT rowid AS id, bm25(ticket_search, 10.0, 4.0, 1.0) AS score FROM ticket_search \
                    WHERE ticket_search MATCH ?1 ORDER BY score LIMIT ?2) hits \
              JOIN tickets t ON t.id = hits.id JOIN projects p ON p.id = t.project_id \
-             JOIN ticket_search ON ticket_search.rowid = hits.id AND ticket_search MATCH ?1 \
              WHERE t.deleted_at IS NULL ORDER BY hits.score"
         );
         let mut stmt = self.tx.prepare_cached(&sql)?;
