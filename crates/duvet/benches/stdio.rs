@@ -43,7 +43,8 @@ use std::{
 use mcp_testkit::{
     McpProcess,
     bench::{
-        self, Memory, TimedCall, call, machine, met, mib, ms_scaled, percentile, ping, read_memory,
+        self, Memory, Rng, TimedCall, call, machine, met, mib, ms_scaled, percentile, ping,
+        read_memory,
     },
 };
 use serde_json::{Value, json};
@@ -81,36 +82,6 @@ const BASE_URL: &str = "https://www.rfc-editor.org/rfc/rfc";
 const DEFAULT_PEER: &str = "/tmp/duvet-peer/bin/duvet";
 
 // ---- a deterministic generator --------------------------------------------------------------
-
-/// SplitMix64: fast, deterministic, good enough for test data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// `lo..=hi`.
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.below(hi - lo + 1)
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        ((self.next() >> 11) as f64 / (1u64 << 53) as f64) < p
-    }
-}
 
 // ---- vocabulary -----------------------------------------------------------------------------
 
@@ -397,7 +368,7 @@ const BCP14: &str = "The key words \"MUST\", \"MUST NOT\", \"REQUIRED\", \"SHALL
 
 fn keyword(rng: &mut Rng) -> &'static str {
     let total: u32 = KEYWORDS.iter().map(|(_, w)| w).sum();
-    let mut x = (rng.next() % u64::from(total)) as u32;
+    let mut x = (rng.next_u64() % u64::from(total)) as u32;
     for (kw, w) in KEYWORDS {
         if x < *w {
             return kw;

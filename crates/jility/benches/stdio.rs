@@ -43,7 +43,7 @@ use std::{
 
 use mcp_testkit::{
     McpProcess,
-    bench::{self, TimedCall, call, machine, met, mib, ms, ms_scaled, percentile, ping},
+    bench::{self, Rng, TimedCall, call, machine, met, mib, ms, ms_scaled, percentile, ping},
 };
 use rmcp::{RoleClient, model::CallToolRequestParams, service::Peer};
 use serde_json::{Value, json};
@@ -84,49 +84,6 @@ const KEY: &str = "TASK";
 const ACTOR: &str = "bench";
 
 // ---- a deterministic generator --------------------------------------------------------------
-
-/// SplitMix64: fast, deterministic, good enough for test data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// `lo..=hi`.
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.below(hi - lo + 1)
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        ((self.next() >> 11) as f64 / (1u64 << 53) as f64) < p
-    }
-
-    /// An item picked with the given weights.
-    fn weighted<T: Copy>(&mut self, items: &[(T, u32)]) -> T {
-        let total: u32 = items.iter().map(|(_, w)| w).sum();
-        let mut at = self.below(total as usize) as u32;
-        for (item, weight) in items {
-            if at < *weight {
-                return *item;
-            }
-            at -= weight;
-        }
-        items[items.len() - 1].0
-    }
-}
 
 // ---- vocabulary -----------------------------------------------------------------------------
 

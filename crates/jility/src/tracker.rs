@@ -624,6 +624,65 @@ fn change(kind: &str) -> Entry<'_> {
     }
 }
 
+/// A description about to become the ticket's next version.
+struct NewVersion<'a> {
+    text: String,
+    operation: &'a str,
+    /// What the edit touched, recorded as the change's detail.
+    summary: String,
+    message: Option<String>,
+}
+
+/// Store `new` as the ticket's description and record it as the next version; an edit that
+/// leaves the text as it was records nothing.
+fn write_version(
+    tx: &mut dyn StoreTx,
+    row: &TicketRow,
+    new: NewVersion<'_>,
+    actor: &str,
+    at: &str,
+) -> Result<DescriptionUpdated, ToolError> {
+    let (_, stats) = description::diff(&row.description, &new.text, "before", "after");
+    let changed = new.text != row.description;
+    let mut version = tx.description_versions(row.id)?.len();
+    if changed {
+        tx.update_ticket(
+            row.id,
+            &TicketUpdate {
+                description: Some(new.text.clone()),
+                ..Default::default()
+            },
+            actor,
+            at,
+        )?;
+        record(
+            tx,
+            row.id,
+            actor,
+            at,
+            Entry {
+                old: Some(&row.description),
+                new: Some(&new.text),
+                detail: Some(&new.summary),
+                message: new.message.as_deref(),
+                ..change("description_changed")
+            },
+        )?;
+        version += 1;
+    }
+    Ok(DescriptionUpdated {
+        number: row.display_number(),
+        operation: new.operation.to_string(),
+        summary: new.summary,
+        version,
+        changed_by: actor.to_string(),
+        message: new.message,
+        lines: description::line_count(&new.text),
+        diff: stats,
+        changed,
+    })
+}
+
 /// A validated new ticket, ready to insert.
 struct Draft {
     title: String,
@@ -1079,45 +1138,18 @@ impl<S: Store> Tracker<S> {
             };
             let applied = description::apply(&row.description, &edit)
                 .map_err(|e| invalid(format!("{}: {e}", row.display_number()), e.hint()))?;
-            let (_, stats) = description::diff(&row.description, &applied.text, "before", "after");
-            let changed = applied.text != row.description;
-            let mut version = tx.description_versions(row.id)?.len();
-            if changed {
-                tx.update_ticket(
-                    row.id,
-                    &TicketUpdate {
-                        description: Some(applied.text.clone()),
-                        ..Default::default()
-                    },
-                    actor,
-                    &at,
-                )?;
-                record(
-                    tx,
-                    row.id,
-                    actor,
-                    &at,
-                    Entry {
-                        old: Some(&row.description),
-                        new: Some(&applied.text),
-                        detail: Some(&applied.summary),
-                        message: p.message.as_deref(),
-                        ..change("description_changed")
-                    },
-                )?;
-                version += 1;
-            }
-            Ok(DescriptionUpdated {
-                number: row.display_number(),
-                operation: p.operation.as_str().to_string(),
-                summary: applied.summary,
-                version,
-                changed_by: actor.to_string(),
-                message: p.message.clone(),
-                lines: description::line_count(&applied.text),
-                diff: stats,
-                changed,
-            })
+            write_version(
+                tx,
+                &row,
+                NewVersion {
+                    text: applied.text,
+                    operation: p.operation.as_str(),
+                    summary: applied.summary,
+                    message: p.message.clone(),
+                },
+                actor,
+                &at,
+            )
         })
     }
 
@@ -1577,48 +1609,18 @@ impl<S: Store> Tracker<S> {
                         "See the versions with jility_get_ticket_history.",
                     )
                 })?;
-            let text = versions[index - 1].new_value.clone().unwrap_or_default();
-            let (_, stats) = description::diff(&row.description, &text, "before", "after");
-            let changed = text != row.description;
-            let summary = format!("revert to version {index}");
-            let message = format!("Reverted to version {index}");
-            let mut version = count;
-            if changed {
-                tx.update_ticket(
-                    row.id,
-                    &TicketUpdate {
-                        description: Some(text.clone()),
-                        ..Default::default()
-                    },
-                    actor,
-                    &at,
-                )?;
-                record(
-                    tx,
-                    row.id,
-                    actor,
-                    &at,
-                    Entry {
-                        old: Some(&row.description),
-                        new: Some(&text),
-                        detail: Some(&summary),
-                        message: Some(&message),
-                        ..change("description_changed")
-                    },
-                )?;
-                version += 1;
-            }
-            Ok(DescriptionUpdated {
-                number: row.display_number(),
-                operation: "revert".to_string(),
-                summary,
-                version,
-                changed_by: actor.to_string(),
-                message: Some(message),
-                lines: description::line_count(&text),
-                diff: stats,
-                changed,
-            })
+            write_version(
+                tx,
+                &row,
+                NewVersion {
+                    text: versions[index - 1].new_value.clone().unwrap_or_default(),
+                    operation: "revert",
+                    summary: format!("revert to version {index}"),
+                    message: Some(format!("Reverted to version {index}")),
+                },
+                actor,
+                &at,
+            )
         })
     }
 

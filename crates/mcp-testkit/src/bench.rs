@@ -213,6 +213,51 @@ pub fn met(ok: bool) -> &'static str {
     if ok { "yes" } else { "**no**" }
 }
 
+/// SplitMix64: a fast, deterministic generator, good enough for benchmark data.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// `lo..=hi`.
+    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + self.below(hi - lo + 1)
+    }
+
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+
+    /// True with probability `p`.
+    pub fn chance(&mut self, p: f64) -> bool {
+        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < p
+    }
+
+    /// An item picked with the given weights.
+    pub fn weighted<T: Copy>(&mut self, items: &[(T, u32)]) -> T {
+        let total: u32 = items.iter().map(|(_, w)| w).sum();
+        let mut at = self.below(total as usize) as u32;
+        for (item, weight) in items {
+            if at < *weight {
+                return *item;
+            }
+            at -= weight;
+        }
+        items[items.len() - 1].0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
