@@ -24,6 +24,10 @@ use crate::store::{
 use crate::templates::{self, Template, TemplateProblem};
 
 const MAX_TITLE_CHARS: usize = 500;
+/// Largest description, and largest comment, in bytes: far beyond any real ticket, small
+/// enough that no answer or history explodes.
+const MAX_DESCRIPTION_BYTES: usize = 1 << 20;
+const MAX_COMMENT_BYTES: usize = 256 << 10;
 const COMMENTS_SHOWN: usize = 50;
 const CHANGES_SHOWN: usize = 20;
 /// Longest value a change shows inline in `recent_changes`; longer ones are cut.
@@ -399,6 +403,20 @@ fn check_title(title: &str) -> Result<String, ToolError> {
     Ok(title.to_string())
 }
 
+fn check_size(text: &str, what: &str, max: usize) -> Result<(), ToolError> {
+    if text.len() > max {
+        return Err(invalid(
+            format!(
+                "{what} is {} KiB; at most {} KiB are allowed",
+                text.len().div_ceil(1024),
+                max / 1024
+            ),
+            "Keep tickets to what an agent needs to read; link large material (logs, specs) instead of pasting it.",
+        ));
+    }
+    Ok(())
+}
+
 fn check_points(points: Option<i64>) -> Result<Option<u8>, ToolError> {
     match points {
         None => Ok(None),
@@ -642,6 +660,11 @@ fn write_version(
     actor: &str,
     at: &str,
 ) -> Result<DescriptionUpdated, ToolError> {
+    check_size(
+        &new.text,
+        &format!("The new description of {}", row.display_number()),
+        MAX_DESCRIPTION_BYTES,
+    )?;
     let (_, stats) = description::diff(&row.description, &new.text, "before", "after");
     let changed = new.text != row.description;
     let mut version = tx.description_versions(row.id)?.len();
@@ -794,6 +817,11 @@ impl<S: Store> Tracker<S> {
 
     pub fn create_ticket(&mut self, actor: &str, p: CreateTicket) -> Result<Created, ToolError> {
         let title = check_title(&p.title)?;
+        check_size(
+            p.description.as_deref().unwrap_or_default(),
+            "The description",
+            MAX_DESCRIPTION_BYTES,
+        )?;
         let story_points = check_points(p.story_points)?;
         let status = match &p.status {
             Some(s) => parse_status(s)?,
@@ -852,6 +880,12 @@ impl<S: Store> Tracker<S> {
                 labels,
                 ..
             } = item;
+            check_size(
+                description.as_deref().unwrap_or_default(),
+                "The description",
+                MAX_DESCRIPTION_BYTES,
+            )
+            .map_err(at_item)?;
             drafts.push((
                 check_title(title).map_err(at_item)?,
                 description.clone().unwrap_or_default(),
@@ -1023,6 +1057,11 @@ impl<S: Store> Tracker<S> {
     }
 
     pub fn claim(&mut self, actor: &str, p: ClaimTicket) -> Result<Claimed, ToolError> {
+        check_size(
+            p.message.as_deref().unwrap_or_default(),
+            "The message",
+            MAX_COMMENT_BYTES,
+        )?;
         let at = now();
         self.store.write(|tx| {
             let row = resolve(tx, &p.ticket_id)?;
@@ -1227,6 +1266,7 @@ impl<S: Store> Tracker<S> {
                 "Write the comment's text in `content`.",
             ));
         }
+        check_size(&p.content, "The comment", MAX_COMMENT_BYTES)?;
         let at = now();
         self.store.write(|tx| {
             let row = resolve(tx, &p.ticket_id)?;
@@ -1250,6 +1290,11 @@ impl<S: Store> Tracker<S> {
     }
 
     pub fn assign(&mut self, actor: &str, p: AssignTicket) -> Result<Assigned, ToolError> {
+        check_size(
+            p.message.as_deref().unwrap_or_default(),
+            "The message",
+            MAX_COMMENT_BYTES,
+        )?;
         let current = check_names(&p.assignees, "Assignees")?;
         let message = p
             .message
@@ -1627,6 +1672,11 @@ impl<S: Store> Tracker<S> {
     /// `jility ticket edit`: change title, description, points, labels, parent or epic.
     pub fn edit(&mut self, actor: &str, p: EditTicket) -> Result<Edited, ToolError> {
         let title = p.title.as_deref().map(check_title).transpose()?;
+        check_size(
+            p.description.as_deref().unwrap_or_default(),
+            "The description",
+            MAX_DESCRIPTION_BYTES,
+        )?;
         let story_points = match p.story_points {
             Some(points) => Some(check_points(points)?),
             None => None,
@@ -1729,6 +1779,19 @@ impl<S: Store> Tracker<S> {
                         format!("Choose another ticket as {field}."),
                     ));
                 }
+                if field == "parent"
+                    && let Some(target) = target
+                    && is_ancestor(tx, row.id, target)?
+                {
+                    return Err(invalid(
+                        format!(
+                            "{} cannot be the parent of {}: it is one of its sub-tasks",
+                            ticket_ref(tx, target)?.number,
+                            row.display_number()
+                        ),
+                        "A ticket's parent chain cannot loop; move the sub-task out first.",
+                    ));
+                }
                 if target != current {
                     let old = current
                         .map(|id| ticket_ref(tx, id).map(|r| r.number))
@@ -1806,6 +1869,20 @@ fn clip_change(mut c: Change) -> Change {
     c.old_value = clip(c.old_value);
     c.new_value = clip(c.new_value);
     c
+}
+
+/// Is `ancestor` on the parent chain of `id` (its parent, the parent's parent, …)?
+fn is_ancestor(tx: &mut dyn StoreTx, ancestor: i64, id: i64) -> Result<bool, ToolError> {
+    let mut at = id;
+    let mut seen = HashSet::new();
+    while seen.insert(at) {
+        match tx.ticket_by_id(at)?.and_then(|row| row.parent_id) {
+            Some(parent) if parent == ancestor => return Ok(true),
+            Some(parent) => at = parent,
+            None => return Ok(false),
+        }
+    }
+    Ok(false)
 }
 
 /// Breadth-first walk of dependencies (`up`) or dependents, nearest first, capped.

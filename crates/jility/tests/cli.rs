@@ -823,3 +823,26 @@ fn recent_changes_tell_setting_from_clearing() {
         "clearing the parent reads like setting it"
     );
 }
+
+/// A parent chain cannot loop: a ticket's sub-task cannot become its parent.
+#[test]
+fn parent_chains_cannot_loop() {
+    let p = Project::new();
+    p.init("API");
+    for title in ["Epic", "Story", "Task"] {
+        p.json(&["ticket", "create", "-t", title]);
+    }
+    p.json(&["ticket", "edit", "API-2", "--parent", "API-1"]);
+    p.json(&["ticket", "edit", "API-3", "--parent", "API-2"]);
+    let e = p.json_err(&["ticket", "edit", "API-1", "--parent", "API-3"]);
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(
+        e.message,
+        "API-3 cannot be the parent of API-1: it is one of its sub-tasks"
+    );
+    let v = p.json(&["ticket", "show", "API-1"]);
+    assert!(v["ticket"].get("parent").is_none(), "{v}");
+    // Moving a sub-task elsewhere is fine.
+    let v = p.json(&["ticket", "edit", "API-3", "--parent", "API-1"]);
+    assert_eq!(v["ticket"]["parent"], "API-1");
+}

@@ -2964,3 +2964,60 @@ async fn totals_beyond_ten_thousand_say_more_than() {
     assert_eq!(page["total"], 0);
     assert_eq!(page["total_exact"], true);
 }
+
+/// Oversized text is refused with a clear error and changes nothing.
+#[tokio::test]
+async fn oversized_descriptions_and_comments_are_refused() {
+    let p = Project::new();
+    let mcp = p.start().await;
+    let big = "x".repeat((1 << 20) + 1);
+    let (_, e) = mcp
+        .err(
+            "jility_create_ticket",
+            json!({"title": "Big", "description": big}),
+        )
+        .await;
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(
+        e.message,
+        "The description is 1025 KiB; at most 1024 KiB are allowed"
+    );
+    let n = mcp.create("Small").await;
+    assert_eq!(n, "TASK-1", "the refused ticket took no number");
+    // Growing past the limit by appends is refused too, and leaves the text as it was.
+    let half = "y".repeat(600 << 10);
+    mcp.data(
+        "jility_update_description",
+        json!({"ticket_id": n, "operation": "append", "content": half}),
+    )
+    .await;
+    let (_, e) = mcp
+        .err(
+            "jility_update_description",
+            json!({"ticket_id": n, "operation": "append", "content": half}),
+        )
+        .await;
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert!(
+        e.message.starts_with("The new description of TASK-1 is"),
+        "{e:?}"
+    );
+    assert_eq!(mcp.description(&n).await.len(), 600 << 10);
+    let (_, e) = mcp
+        .err(
+            "jility_add_comment",
+            json!({"ticket_id": n, "content": "z".repeat((256 << 10) + 1)}),
+        )
+        .await;
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    let (_, e) = mcp
+        .err(
+            "jility_claim_ticket",
+            json!({"ticket_id": n, "message": "z".repeat((256 << 10) + 1)}),
+        )
+        .await;
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    let d = mcp.data("jility_get_ticket", json!({"ticket_id": n})).await;
+    assert_eq!(d["comment_count"], 0);
+    assert_eq!(d["ticket"]["assignees"], json!([]));
+}
