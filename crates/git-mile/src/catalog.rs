@@ -1,0 +1,448 @@
+//! The catalog: every entity of the repository, folded from its events, kept in memory and
+//! in a cache file under `.git/git-mile/`, both validated by the ref tips. After a change
+//! only the entities whose tip moved are replayed again.
+//!
+//! Re-reading every ref on every call would cost milliseconds on large repositories, so the
+//! in-memory catalog is trusted while the modification times of the ref directories and of
+//! `packed-refs` are unchanged (a ref update renames a lock file into one of them), except
+//! within [`RACY_WINDOW`] of the last read, where a change could share a timestamp.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Entity, Kind, Status};
+use crate::query::{Field, Fields, Value};
+use crate::replay::replay;
+use crate::store::{EntityRef, GitStore, StoreError, StoreResult};
+
+/// Bumped whenever the folding of events or the entity model changes: older caches are
+/// then ignored and rebuilt.
+const CACHE_VERSION: u32 = 1;
+const CACHE_FILE: &str = "cache-v1.json";
+
+/// A directory modification this close to the last read may hide a second change made in
+/// the same timestamp tick, so it is not trusted.
+const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+/// Counts that are not stored but derived from the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    pub comment_count: u64,
+    /// For milestones: how many open issues are attached.
+    pub open_issues: Option<u64>,
+}
+
+/// Every entity at one moment.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    entities: Vec<Arc<Entity>>,
+    by_key: HashMap<(Kind, String), usize>,
+    open_issues: HashMap<String, u64>,
+}
+
+/// An entity with what the catalog knows around it; what filters and sorts see.
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    pub entity: &'a Entity,
+    pub stats: Stats,
+    /// For an issue attached to a milestone that exists: its title.
+    pub milestone_title: Option<&'a str>,
+}
+
+impl Fields for Row<'_> {
+    fn value(&self, field: Field) -> Value<'_> {
+        let e = self.entity;
+        match field {
+            Field::Id => Value::Text(&e.id),
+            Field::Title => Value::Text(&e.title),
+            Field::Description => Value::Text(&e.description),
+            Field::Status => Value::Text(e.status.as_str()),
+            Field::Labels => Value::Labels(&e.labels),
+            Field::Milestone => Value::Milestone {
+                id: e.milestone.as_deref(),
+                title: self.milestone_title,
+            },
+            Field::Author => Value::Text(&e.author),
+            Field::Created => Value::Date(e.created),
+            Field::Updated => Value::Date(e.updated),
+            Field::CommentCount => Value::Number(Some(self.stats.comment_count)),
+            Field::OpenIssues => Value::Number(self.stats.open_issues),
+            Field::HasComments => Value::Bool(!e.comments.is_empty()),
+            Field::HasMilestone => Value::Bool(e.milestone.is_some()),
+        }
+    }
+}
+
+/// How an id given by a user resolved.
+#[derive(Debug)]
+pub enum Lookup<'a> {
+    Found(Row<'a>),
+    NotFound,
+    /// A prefix shared by several entities: their ids.
+    Ambiguous(Vec<String>),
+}
+
+/// The shortest prefix of an id a user may type.
+pub const MIN_PREFIX: usize = 4;
+
+impl Snapshot {
+    fn build(entities: Vec<Arc<Entity>>) -> Self {
+        let mut by_key = HashMap::with_capacity(entities.len());
+        let mut open_issues: HashMap<String, u64> = HashMap::new();
+        for (i, e) in entities.iter().enumerate() {
+            by_key.insert((e.kind, e.id.clone()), i);
+            if let (Kind::Issue, Status::Open, Some(m)) = (e.kind, e.status, &e.milestone) {
+                *open_issues.entry(m.clone()).or_default() += 1;
+            }
+        }
+        Self {
+            entities,
+            by_key,
+            open_issues,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+
+    fn row<'a>(&'a self, entity: &'a Entity) -> Row<'a> {
+        let open_issues = match entity.kind {
+            Kind::Milestone => Some(self.open_issues.get(&entity.id).copied().unwrap_or(0)),
+            Kind::Issue => None,
+        };
+        let milestone_title = entity.milestone.as_ref().and_then(|m| {
+            self.by_key
+                .get(&(Kind::Milestone, m.clone()))
+                .map(|&i| self.entities[i].title.as_str())
+        });
+        Row {
+            entity,
+            stats: Stats {
+                comment_count: entity.comments.len() as u64,
+                open_issues,
+            },
+            milestone_title,
+        }
+    }
+
+    /// Every entity of `kind`, in no particular order.
+    pub fn rows(&self, kind: Kind) -> impl Iterator<Item = Row<'_>> {
+        self.entities
+            .iter()
+            .filter(move |e| e.kind == kind)
+            .map(|e| self.row(e))
+    }
+
+    /// An entity by its full id or by a unique prefix of at least [`MIN_PREFIX`] characters.
+    pub fn lookup(&self, kind: Kind, id: &str) -> Lookup<'_> {
+        let id = id.trim();
+        if let Some(&i) = self.by_key.get(&(kind, id.to_string())) {
+            return Lookup::Found(self.row(&self.entities[i]));
+        }
+        if id.chars().count() < MIN_PREFIX {
+            return Lookup::NotFound;
+        }
+        let lower = id.to_ascii_lowercase();
+        let matches: Vec<&Arc<Entity>> = self
+            .entities
+            .iter()
+            .filter(|e| e.kind == kind && e.id.starts_with(&lower))
+            .collect();
+        match matches.as_slice() {
+            [] => Lookup::NotFound,
+            [one] => Lookup::Found(self.row(one)),
+            many => {
+                let mut ids: Vec<String> = many.iter().map(|e| e.id.clone()).collect();
+                ids.sort();
+                Lookup::Ambiguous(ids)
+            }
+        }
+    }
+}
+
+/// Modification times of the places a ref update touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp(Vec<Option<(SystemTime, u64)>>);
+
+impl Stamp {
+    fn read(git_dir: &Path) -> Self {
+        let paths = [
+            git_dir.join("refs/git-mile"),
+            git_dir.join("refs/git-mile/issue"),
+            git_dir.join("refs/git-mile/milestone"),
+            git_dir.join("packed-refs"),
+        ];
+        Self(
+            paths
+                .iter()
+                .map(|p| {
+                    let meta = std::fs::metadata(p).ok()?;
+                    Some((meta.modified().ok()?, meta.len()))
+                })
+                .collect(),
+        )
+    }
+
+    /// Could a change have happened without moving these times? (Made within the racy
+    /// window before `read_at`.)
+    fn racy(&self, read_at: SystemTime) -> bool {
+        self.0.iter().flatten().any(|(mtime, _)| {
+            read_at
+                .duration_since(*mtime)
+                .map(|age| age < RACY_WINDOW)
+                .unwrap_or(true)
+        })
+    }
+}
+
+struct Loaded {
+    stamp: Stamp,
+    read_at: SystemTime,
+    tips: HashMap<(Kind, String), ObjectId>,
+    snapshot: Arc<Snapshot>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CacheFile {
+    version: u32,
+    entries: Vec<CacheEntry>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CacheEntry {
+    tip: String,
+    entity: Entity,
+}
+
+/// What one refresh did (for logs and tests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Refresh {
+    /// Entities replayed from their commits.
+    pub replayed: usize,
+    /// Entities taken from the memory or disk cache.
+    pub reused: usize,
+}
+
+pub struct Catalog {
+    store: Arc<GitStore>,
+    cache_path: PathBuf,
+    state: Mutex<Option<Loaded>>,
+    last_refresh: Mutex<Option<Refresh>>,
+}
+
+impl Catalog {
+    pub fn new(store: Arc<GitStore>) -> Self {
+        let cache_path = store.git_dir().join("git-mile").join(CACHE_FILE);
+        Self {
+            store,
+            cache_path,
+            state: Mutex::new(None),
+            last_refresh: Mutex::new(None),
+        }
+    }
+
+    pub fn store(&self) -> &GitStore {
+        &self.store
+    }
+
+    /// What the last call of [`Self::snapshot`] that read refs did.
+    pub fn last_refresh(&self) -> Option<Refresh> {
+        self.last_refresh.lock().ok().and_then(|r| *r)
+    }
+
+    /// Every entity as the refs say now.
+    pub fn snapshot(&self) -> StoreResult<Arc<Snapshot>> {
+        let mut state = self
+            .state
+            .lock()
+            .map_err(|_| StoreError::Git("catalog lock poisoned".into()))?;
+        let stamp = Stamp::read(self.store.git_dir());
+        if let Some(loaded) = state.as_ref()
+            && loaded.stamp == stamp
+            && !stamp.racy(loaded.read_at)
+        {
+            return Ok(loaded.snapshot.clone());
+        }
+        let read_at = SystemTime::now();
+        let refs = self.store.refs()?;
+        if let Some(loaded) = state.as_mut()
+            && refs.len() == loaded.tips.len()
+            && refs
+                .iter()
+                .all(|r| loaded.tips.get(&(r.kind, r.id.clone())) == Some(&r.tip))
+        {
+            loaded.stamp = stamp;
+            loaded.read_at = read_at;
+            return Ok(loaded.snapshot.clone());
+        }
+
+        // Entities whose tip did not move come from memory, else from the disk cache.
+        let mut known: HashMap<(Kind, String), (ObjectId, Arc<Entity>)> = HashMap::new();
+        let from_disk = state.is_none();
+        if let Some(loaded) = state.as_ref() {
+            for e in &loaded.snapshot.entities {
+                if let Some(tip) = loaded.tips.get(&(e.kind, e.id.clone())) {
+                    known.insert((e.kind, e.id.clone()), (*tip, e.clone()));
+                }
+            }
+        } else {
+            known = self.read_cache();
+        }
+
+        let mut entities = Vec::with_capacity(refs.len());
+        let mut tips = HashMap::with_capacity(refs.len());
+        let mut stale: Vec<&EntityRef> = Vec::new();
+        for r in &refs {
+            tips.insert((r.kind, r.id.clone()), r.tip);
+            match known.get(&(r.kind, r.id.clone())) {
+                Some((tip, entity)) if *tip == r.tip => entities.push(entity.clone()),
+                _ => stale.push(r),
+            }
+        }
+        let refresh = Refresh {
+            replayed: stale.len(),
+            reused: entities.len(),
+        };
+        entities.extend(self.replay_all(&stale)?);
+        entities.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));
+        let snapshot = Arc::new(Snapshot::build(entities));
+        if refresh.replayed > 0 || (from_disk && known.len() != refs.len()) {
+            self.write_cache(&snapshot, &tips);
+        }
+        tracing::debug!(?refresh, "catalog refreshed");
+        if let Ok(mut last) = self.last_refresh.lock() {
+            *last = Some(refresh);
+        }
+        *state = Some(Loaded {
+            stamp,
+            read_at,
+            tips,
+            snapshot: snapshot.clone(),
+        });
+        Ok(snapshot)
+    }
+
+    /// Replay `refs`, on every core when there are many.
+    fn replay_all(&self, refs: &[&EntityRef]) -> StoreResult<Vec<Arc<Entity>>> {
+        let workers = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(8);
+        if refs.len() < 64 || workers == 1 {
+            return self.replay_chunk(refs);
+        }
+        let chunk = refs.len().div_ceil(workers);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = refs
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || self.replay_chunk(part)))
+                .collect();
+            let mut out = Vec::with_capacity(refs.len());
+            for handle in handles {
+                let part = handle
+                    .join()
+                    .map_err(|_| StoreError::Git("a replay thread failed".into()))??;
+                out.extend(part);
+            }
+            Ok(out)
+        })
+    }
+
+    fn replay_chunk(&self, refs: &[&EntityRef]) -> StoreResult<Vec<Arc<Entity>>> {
+        let mut out = Vec::with_capacity(refs.len());
+        for r in refs {
+            let events = self.store.events(r.tip)?;
+            // A ref without a creation event (foreign or damaged) is skipped, not fatal.
+            match replay(r.kind, &r.id, events) {
+                Some(entity) => out.push(Arc::new(entity)),
+                None => tracing::warn!(
+                    kind = r.kind.as_str(),
+                    id = %r.id,
+                    "ref holds no creation event; ignored"
+                ),
+            }
+        }
+        Ok(out)
+    }
+
+    fn read_cache(&self) -> HashMap<(Kind, String), (ObjectId, Arc<Entity>)> {
+        let Ok(bytes) = std::fs::read(&self.cache_path) else {
+            return HashMap::new();
+        };
+        let file: CacheFile = match serde_json::from_slice(&bytes) {
+            Ok(file) => file,
+            Err(err) => {
+                tracing::warn!(path = %self.cache_path.display(), %err, "cache unreadable; rebuilding");
+                return HashMap::new();
+            }
+        };
+        if file.version != CACHE_VERSION {
+            return HashMap::new();
+        }
+        file.entries
+            .into_iter()
+            .filter_map(|entry| {
+                let tip = ObjectId::from_hex(entry.tip.as_bytes()).ok()?;
+                Some((
+                    (entry.entity.kind, entry.entity.id.clone()),
+                    (tip, Arc::new(entry.entity)),
+                ))
+            })
+            .collect()
+    }
+
+    /// Write the cache beside the refs: a temporary file renamed into place, so readers see
+    /// either the old cache or the new one. Failure (a read-only repository) only costs speed.
+    fn write_cache(&self, snapshot: &Snapshot, tips: &HashMap<(Kind, String), ObjectId>) {
+        let entries = snapshot
+            .entities
+            .iter()
+            .filter_map(|e| {
+                let tip = tips.get(&(e.kind, e.id.clone()))?;
+                Some(CacheEntry {
+                    tip: tip.to_hex().to_string(),
+                    entity: (**e).clone(),
+                })
+            })
+            .collect();
+        let file = CacheFile {
+            version: CACHE_VERSION,
+            entries,
+        };
+        let dir = self
+            .cache_path
+            .parent()
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let tmp = dir.join(format!(
+            ".{CACHE_FILE}.{}.{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
+        let result = (|| -> std::io::Result<()> {
+            std::fs::create_dir_all(&dir)?;
+            let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+            serde_json::to_writer(&mut out, &file)?;
+            out.flush()?;
+            drop(out);
+            std::fs::rename(&tmp, &self.cache_path)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        if let Err(err) = result {
+            tracing::warn!(path = %self.cache_path.display(), %err, "could not write the cache");
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! The command line: `git mile <command>` (git runs `git-mile` from PATH for it).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use serde::Serialize;
+
+use crate::catalog::Lookup;
+use crate::listing::{self, ListRequest};
+use crate::model::{Kind, Status};
+use crate::ops::{self, OpError, Written};
+use crate::sync;
+use crate::views::{EntityView, ListResponse};
+
+/// Issues and milestones stored in the git repository itself.
+#[derive(Debug, Parser)]
+#[command(name = "git-mile", bin_name = "git mile", version, about)]
+pub struct Cli {
+    /// The repository (default: the one containing the working directory).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// More logging on stderr: -v info, -vv debug, -vvv trace.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EntityArg {
+    Milestone,
+    Issue,
+}
+
+impl From<EntityArg> for Kind {
+    fn from(value: EntityArg) -> Self {
+        match value {
+            EntityArg::Milestone => Kind::Milestone,
+            EntityArg::Issue => Kind::Issue,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a milestone or an issue; prints its id.
+    Create {
+        entity: EntityArg,
+        #[arg(long)]
+        title: String,
+        #[arg(long, default_value = "")]
+        description: String,
+        /// A label (repeatable).
+        #[arg(long = "label", value_name = "LABEL")]
+        labels: Vec<String>,
+        /// Issues only: attach to this milestone (id or unique prefix).
+        #[arg(long, value_name = "MILESTONE")]
+        milestone: Option<String>,
+    },
+    /// List issues (or milestones) with the filter language of `git_mile.list`.
+    List {
+        /// What to list.
+        #[arg(long, value_enum, default_value = "issue")]
+        entity: EntityArg,
+        /// Filter expression, e.g. 'status == "open" and labels contains "bug"'.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Sort key `field[:asc|desc]` (repeatable; default updated:desc).
+        #[arg(long)]
+        sort: Vec<String>,
+        /// Page size (1 to 200; default 20).
+        #[arg(long)]
+        limit: Option<u64>,
+        /// The cursor a previous page printed.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Include closed entities.
+        #[arg(long)]
+        include_closed: bool,
+    },
+    /// Show an issue or a milestone whole.
+    Show { id: String },
+    /// Change the title or the description.
+    Edit {
+        id: String,
+        #[arg(long)]
+        title: Option<String>,
+        #[arg(long)]
+        description: Option<String>,
+    },
+    /// Add a comment.
+    Comment {
+        id: String,
+        #[arg(long)]
+        body: String,
+    },
+    /// Add or remove labels.
+    Label {
+        id: String,
+        #[arg(long = "add", value_name = "LABEL")]
+        add: Vec<String>,
+        #[arg(long = "remove", value_name = "LABEL")]
+        remove: Vec<String>,
+    },
+    /// Reopen an issue or a milestone.
+    Open { id: String },
+    /// Close an issue or a milestone.
+    Close { id: String },
+    /// Attach an issue to a milestone (replacing any other).
+    Attach { issue: String, milestone: String },
+    /// Detach an issue from its milestone.
+    Detach { issue: String },
+    /// Push every issue and milestone to a remote.
+    Push {
+        #[arg(default_value = "origin")]
+        remote: String,
+    },
+    /// Fetch a remote's issues and milestones and merge them into this clone.
+    Pull {
+        #[arg(default_value = "origin")]
+        remote: String,
+    },
+    /// Serve the MCP tools git_mile.list and git_mile.show over stdio.
+    McpServer,
+}
+
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{text}");
+}
+
+fn emit<T: Serialize>(
+    json: bool,
+    data: &T,
+    text: impl FnOnce(&T) -> String,
+) -> Result<(), OpError> {
+    if json {
+        let rendered = serde_json::to_string_pretty(data)
+            .map_err(|e| OpError::Invalid(format!("could not render JSON: {e}")))?;
+        out(&rendered);
+    } else {
+        out(&text(data));
+    }
+    Ok(())
+}
+
+fn written_text(w: &Written, done: &str) -> String {
+    if w.events.is_empty() {
+        format!("{} {}: nothing to change", w.kind.as_str(), w.id)
+    } else {
+        format!("{done} {} {}", w.kind.as_str(), w.id)
+    }
+}
+
+const BOTH: [Kind; 2] = [Kind::Issue, Kind::Milestone];
+
+/// Run a command other than `mcp-server`.
+pub fn run(cli: &Cli) -> Result<(), OpError> {
+    let catalog = ops::open_catalog(cli.repo.as_deref())?;
+    let store = catalog.store();
+    let json = cli.json;
+    match &cli.command {
+        Command::Create {
+            entity,
+            title,
+            description,
+            labels,
+            milestone,
+        } => {
+            let kind = Kind::from(*entity);
+            let milestone = match (kind, milestone) {
+                (Kind::Milestone, Some(_)) => {
+                    return Err(OpError::Invalid(
+                        "--milestone applies to issues only".into(),
+                    ));
+                }
+                (Kind::Issue, Some(m)) => Some(ops::resolve(&catalog, &[Kind::Milestone], m)?.1),
+                _ => None,
+            };
+            let mut written = ops::create(store, kind, title, description, labels)?;
+            if let Some(milestone) = milestone {
+                let attached = ops::attach(store, &written.id, &milestone)?;
+                written.events.extend(attached.events);
+            }
+            emit(json, &written, |w| w.id.clone())
+        }
+        Command::List {
+            entity,
+            filter,
+            sort,
+            limit,
+            cursor,
+            include_closed,
+        } => {
+            let snapshot = catalog.snapshot()?;
+            let key = listing::cursor_key(store.git_dir());
+            let request = ListRequest {
+                filter: filter.clone(),
+                sort: sort.clone(),
+                limit: *limit,
+                cursor: cursor.clone(),
+                include_closed: *include_closed,
+            };
+            let page = listing::list(&snapshot, Kind::from(*entity), &request, &key)
+                .map_err(|e| OpError::Invalid(e.to_string()))?;
+            emit(json, &page, list_text)
+        }
+        Command::Show { id } => {
+            let (kind, id) = ops::resolve(&catalog, &BOTH, id)?;
+            let snapshot = catalog.snapshot()?;
+            let Lookup::Found(row) = snapshot.lookup(kind, &id) else {
+                return Err(OpError::NotFound {
+                    what: kind.as_str(),
+                    id,
+                });
+            };
+            emit(json, &EntityView::from_row(&row), show_text)
+        }
+        Command::Edit {
+            id,
+            title,
+            description,
+        } => {
+            let (kind, id) = ops::resolve(&catalog, &BOTH, id)?;
+            let w = ops::edit(store, kind, &id, title.as_deref(), description.as_deref())?;
+            emit(json, &w, |w| written_text(w, "edited"))
+        }
+        Command::Comment { id, body } => {
+            let (kind, id) = ops::resolve(&catalog, &BOTH, id)?;
+            let w = ops::comment(store, kind, &id, body)?;
+            emit(json, &w, |w| written_text(w, "commented on"))
+        }
+        Command::Label { id, add, remove } => {
+            let (kind, id) = ops::resolve(&catalog, &BOTH, id)?;
+            let w = ops::label(store, kind, &id, add, remove)?;
+            emit(json, &w, |w| written_text(w, "relabelled"))
+        }
+        Command::Open { id } => {
+            let (kind, id) = ops::resolve(&catalog, &BOTH, id)?;
+            let w = ops::set_status(store, kind, &id, Status::Open)?;
+            emit(json, &w, |w| written_text(w, "opened"))
+        }
+        Command::Close { id } => {
+            let (kind, id) = ops::resolve(&catalog, &BOTH, id)?;
+            let w = ops::set_status(store, kind, &id, Status::Closed)?;
+            emit(json, &w, |w| written_text(w, "closed"))
+        }
+        Command::Attach { issue, milestone } => {
+            let (_, issue) = ops::resolve(&catalog, &[Kind::Issue], issue)?;
+            let (_, milestone) = ops::resolve(&catalog, &[Kind::Milestone], milestone)?;
+            let w = ops::attach(store, &issue, &milestone)?;
+            emit(json, &w, |w| written_text(w, "attached"))
+        }
+        Command::Detach { issue } => {
+            let (_, issue) = ops::resolve(&catalog, &[Kind::Issue], issue)?;
+            let w = ops::detach(store, &issue)?;
+            emit(json, &w, |w| written_text(w, "detached"))
+        }
+        Command::Push { remote } => {
+            let report = sync::push(store, remote)?;
+            emit(json, &report, |r| {
+                format!(
+                    "pushed to {}: {} new, {} updated, {} up to date",
+                    r.remote, r.created, r.updated, r.up_to_date
+                )
+            })
+        }
+        Command::Pull { remote } => {
+            let report = sync::pull(store, remote)?;
+            emit(json, &report, |r| {
+                format!(
+                    "pulled from {}: {} new, {} fast-forwarded, {} merged, {} up to date",
+                    r.remote, r.created, r.fast_forwarded, r.merged, r.up_to_date
+                )
+            })
+        }
+        Command::McpServer => Err(OpError::Invalid(
+            "mcp-server is started by main, not run as a command".into(),
+        )),
+    }
+}
+
+fn list_text(page: &ListResponse) -> String {
+    let mut text = String::new();
+    if page.items.is_empty() {
+        text.push_str("nothing matches");
+    }
+    for item in &page.items {
+        let short: String = item.id.chars().take(8).collect();
+        let mut line = format!("{short}  {:<6}  {}", item.status, item.title);
+        if !item.labels.is_empty() {
+            line.push_str(&format!("  [{}]", item.labels.join(", ")));
+        }
+        if item.stats.comment_count > 0 {
+            line.push_str(&format!("  ({} comments)", item.stats.comment_count));
+        }
+        if let Some(open) = item.stats.open_issues {
+            line.push_str(&format!("  ({open} open issues)"));
+        }
+        text.push_str(&line);
+        text.push('\n');
+    }
+    if let Some(cursor) = &page.next_cursor {
+        text.push_str(&format!("more: --cursor {cursor}\n"));
+    }
+    text.trim_end().to_string()
+}
+
+fn show_text(e: &EntityView) -> String {
+    let mut text = format!(
+        "{} {}\n{}  [{}]\nby {} on {}, updated {}\n",
+        e.kind,
+        e.id,
+        e.title,
+        e.status,
+        e.author,
+        e.created.format("%Y-%m-%d %H:%M"),
+        e.updated.format("%Y-%m-%d %H:%M"),
+    );
+    if !e.labels.is_empty() {
+        text.push_str(&format!("labels: {}\n", e.labels.join(", ")));
+    }
+    if let Some(milestone) = &e.milestone {
+        match milestone {
+            Some(m) => text.push_str(&format!(
+                "milestone: {} {}\n",
+                m.title.as_deref().unwrap_or("(not in this clone)"),
+                m.id
+            )),
+            None => text.push_str("milestone: none\n"),
+        }
+    }
+    if let Some(open) = e.stats.open_issues {
+        text.push_str(&format!("open issues: {open}\n"));
+    }
+    if !e.description.is_empty() {
+        text.push('\n');
+        text.push_str(&e.description);
+        text.push('\n');
+    }
+    for c in &e.comments {
+        text.push_str(&format!(
+            "\n--- {} on {}\n{}\n",
+            c.author,
+            c.ts.format("%Y-%m-%d %H:%M"),
+            c.body
+        ));
+    }
+    text.trim_end().to_string()
+}

@@ -1,0 +1,138 @@
+//! Running a listing: filter, order, resume after a cursor, cut a page.
+
+use std::cmp::Ordering;
+use std::path::Path;
+
+use crate::catalog::{Row, Snapshot};
+use crate::model::{Kind, Status};
+use crate::query::cursor::{CursorError, fingerprint};
+use crate::query::{Cursor, Field, Filter, FilterError, SortError, SortSpec};
+use crate::views::{ListItem, ListResponse};
+
+pub const DEFAULT_LIMIT: u64 = 20;
+pub const MAX_LIMIT: u64 = 200;
+
+/// A listing as the tool and the CLI ask for it.
+#[derive(Debug, Clone, Default)]
+pub struct ListRequest {
+    pub filter: Option<String>,
+    pub sort: Vec<String>,
+    pub limit: Option<u64>,
+    pub cursor: Option<String>,
+    pub include_closed: bool,
+}
+
+/// A request that fails validation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListError {
+    #[error("{0}")]
+    Filter(#[from] FilterError),
+    #[error("{0}")]
+    Sort(#[from] SortError),
+    #[error("{0}")]
+    Cursor(#[from] CursorError),
+    #[error("limit must be between 1 and {MAX_LIMIT}, got {0}")]
+    Limit(u64),
+}
+
+/// Run `request` against `snapshot`; `key` signs and checks cursors.
+pub fn list(
+    snapshot: &Snapshot,
+    kind: Kind,
+    request: &ListRequest,
+    key: &[u8; 32],
+) -> Result<ListResponse, ListError> {
+    let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ListError::Limit(limit));
+    }
+    let raw_filter = request.filter.as_deref().unwrap_or("");
+    let filter_text = raw_filter.trim();
+    // Parsed untrimmed, so that error columns count from what the user wrote.
+    let filter = if filter_text.is_empty() {
+        None
+    } else {
+        Some(Filter::parse(raw_filter)?)
+    };
+    let sort = SortSpec::parse(&request.sort)?;
+    // A filter that tests the status decides by itself which statuses it wants.
+    let hide_closed =
+        !request.include_closed && !filter.as_ref().is_some_and(|f| f.mentions(Field::Status));
+    let query = fingerprint(&[
+        kind.as_str(),
+        filter_text,
+        &sort.canonical(),
+        if hide_closed { "open" } else { "all" },
+    ]);
+    let after = match request.cursor.as_deref().map(str::trim) {
+        Some(text) if !text.is_empty() => Some(Cursor::decode(text, &query, key)?.after),
+        _ => None,
+    };
+
+    let mut rows: Vec<Row<'_>> = snapshot
+        .rows(kind)
+        .filter(|row| !(hide_closed && row.entity.status == Status::Closed))
+        .filter(|row| filter.as_ref().is_none_or(|f| f.matches(row)))
+        .filter(|row| match &after {
+            // A cursor whose values do not fit the order cannot come from this query.
+            Some(after) => sort.compare_to(row, after) == Some(Ordering::Greater),
+            None => true,
+        })
+        .collect();
+    let limit = limit as usize;
+    if rows.len() > limit {
+        // Only the first `limit + 1` need ordering.
+        rows.select_nth_unstable_by(limit, |a, b| sort.compare(a, b));
+        rows.truncate(limit + 1);
+    }
+    rows.sort_unstable_by(|a, b| sort.compare(a, b));
+    let next_cursor = if rows.len() > limit {
+        rows.truncate(limit);
+        rows.last()
+            .map(|last| Cursor::encode(sort.values_of(last), &query, key))
+    } else {
+        None
+    };
+    Ok(ListResponse {
+        items: rows.iter().map(ListItem::from_row).collect(),
+        next_cursor,
+    })
+}
+
+/// The repository's key for signing cursors, made on first use under `.git/git-mile/`.
+/// Cursors then survive server restarts and pass between the CLI and the server. When the
+/// key cannot be stored (a read-only repository), one derived from the path serves: cursors
+/// still detect damage and reuse with another query, though not deliberate forgery.
+pub fn cursor_key(git_dir: &Path) -> [u8; 32] {
+    let dir = git_dir.join("git-mile");
+    let path = dir.join("cursor.key");
+    if let Some(key) = read_key(&path) {
+        return key;
+    }
+    let mut fresh = [0u8; 32];
+    fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    let tmp = dir.join(format!(".cursor.key.{}", uuid::Uuid::new_v4().simple()));
+    let stored = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&tmp, fresh))
+        // A hard link creates the key only if no other process made one first.
+        .and_then(|()| match std::fs::hard_link(&tmp, &path) {
+            Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => Err(err),
+            _ => Ok(()),
+        });
+    let _ = std::fs::remove_file(&tmp);
+    match stored {
+        Ok(()) => read_key(&path).unwrap_or(fresh),
+        Err(err) => {
+            tracing::debug!(%err, "cursor key not stored; deriving one from the path");
+            blake3::derive_key(
+                "git-mile cursor key v1",
+                git_dir.to_string_lossy().as_bytes(),
+            )
+        }
+    }
+}
+
+fn read_key(path: &Path) -> Option<[u8; 32]> {
+    std::fs::read(path).ok()?.try_into().ok()
+}

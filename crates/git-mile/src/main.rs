@@ -1,0 +1,51 @@
+//! `git-mile`: run as `git mile <command>` once it is on PATH.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use clap::Parser;
+use git_mile::cli::{Cli, Command};
+use git_mile::ops::{self, OpError};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    mcp_common::serve::init_tracing(cli.verbose.min(3));
+    if matches!(cli.command, Command::McpServer) {
+        return serve(&cli);
+    }
+    match git_mile::cli::run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr().lock(), "git mile: {err}");
+            ExitCode::from(match err {
+                OpError::Invalid(_) => 2,
+                _ => 1,
+            })
+        }
+    }
+}
+
+fn serve(cli: &Cli) -> ExitCode {
+    let catalog = ops::open_catalog(cli.repo.as_deref()).map_err(|err| {
+        tracing::warn!(%err, "serving without a repository");
+        format!("{err}; start the server inside a git repository or pass --repo PATH")
+    });
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr().lock(), "git mile: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(git_mile::server::serve(catalog)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!("{err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! What the write commands do: resolve the entity a user names, check the change makes
+//! sense, and append its events. Reads go through the [`Catalog`].
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::catalog::{Catalog, Lookup};
+use crate::event::Change;
+use crate::model::{Entity, Kind, Status};
+use crate::replay::replay;
+use crate::store::{GitStore, StoreError};
+
+/// Longest title accepted, in characters.
+pub const MAX_TITLE: usize = 500;
+/// Largest description or comment body accepted, in bytes (each lives in a commit message).
+pub const MAX_TEXT: usize = 256 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpError {
+    #[error("{what} `{id}` not found")]
+    NotFound { what: &'static str, id: String },
+    #[error("`{id}` matches several entities ({}); give more characters", .candidates.join(", "))]
+    Ambiguous { id: String, candidates: Vec<String> },
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+pub type OpResult<T> = Result<T, OpError>;
+
+/// What a write command did.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Written {
+    pub kind: Kind,
+    pub id: String,
+    /// The events appended, by type (empty when nothing needed to change).
+    pub events: Vec<&'static str>,
+}
+
+fn what(kinds: &[Kind]) -> &'static str {
+    match kinds {
+        [Kind::Issue] => "issue",
+        [Kind::Milestone] => "milestone",
+        _ => "issue or milestone",
+    }
+}
+
+/// The entity `id` names among `kinds`: a full id, or a unique prefix of one.
+pub fn resolve(catalog: &Catalog, kinds: &[Kind], id: &str) -> OpResult<(Kind, String)> {
+    let id = id.trim();
+    let store = catalog.store();
+    // A full id needs no catalog: look its ref up directly.
+    if uuid::Uuid::parse_str(id).is_ok() {
+        let id = id.to_ascii_lowercase();
+        for kind in kinds {
+            if store.tip(*kind, &id)?.is_some() {
+                return Ok((*kind, id));
+            }
+        }
+        return Err(OpError::NotFound {
+            what: what(kinds),
+            id,
+        });
+    }
+    let snapshot = catalog.snapshot()?;
+    let mut found = Vec::new();
+    for kind in kinds {
+        match snapshot.lookup(*kind, id) {
+            Lookup::Found(row) => found.push((row.entity.kind, row.entity.id.clone())),
+            Lookup::Ambiguous(ids) => {
+                return Err(OpError::Ambiguous {
+                    id: id.to_string(),
+                    candidates: ids,
+                });
+            }
+            Lookup::NotFound => {}
+        }
+    }
+    match found.len() {
+        0 => Err(OpError::NotFound {
+            what: what(kinds),
+            id: id.to_string(),
+        }),
+        1 => Ok(found.swap_remove(0)),
+        _ => Err(OpError::Ambiguous {
+            id: id.to_string(),
+            candidates: found.into_iter().map(|(_, id)| id).collect(),
+        }),
+    }
+}
+
+/// One entity replayed from its ref alone.
+pub fn load(store: &GitStore, kind: Kind, id: &str) -> OpResult<Entity> {
+    let not_found = || OpError::NotFound {
+        what: kind.as_str(),
+        id: id.to_string(),
+    };
+    let tip = store.tip(kind, id)?.ok_or_else(not_found)?;
+    replay(kind, id, store.events(tip)?).ok_or_else(not_found)
+}
+
+fn check_title(title: &str) -> OpResult<String> {
+    let title = title.trim();
+    if title.is_empty() {
+        return Err(OpError::Invalid("the title is empty".into()));
+    }
+    if title.chars().count() > MAX_TITLE {
+        return Err(OpError::Invalid(format!(
+            "the title is longer than {MAX_TITLE} characters"
+        )));
+    }
+    if title.contains(['\n', '\r']) {
+        return Err(OpError::Invalid("the title must be one line".into()));
+    }
+    Ok(title.to_string())
+}
+
+fn check_text(what: &str, text: &str) -> OpResult<()> {
+    if text.len() > MAX_TEXT {
+        return Err(OpError::Invalid(format!(
+            "the {what} is larger than {} KiB",
+            MAX_TEXT / 1024
+        )));
+    }
+    Ok(())
+}
+
+fn check_label(label: &str) -> OpResult<String> {
+    let label = label.trim();
+    if label.is_empty() || label.chars().count() > 100 || label.contains(char::is_control) {
+        return Err(OpError::Invalid(format!(
+            "invalid label `{label}`: labels are 1 to 100 characters on one line"
+        )));
+    }
+    Ok(label.to_string())
+}
+
+pub fn create(
+    store: &GitStore,
+    kind: Kind,
+    title: &str,
+    description: &str,
+    labels: &[String],
+) -> OpResult<Written> {
+    let title = check_title(title)?;
+    check_text("description", description)?;
+    let mut clean = Vec::new();
+    for label in labels {
+        let label = check_label(label)?;
+        if !clean.contains(&label) {
+            clean.push(label);
+        }
+    }
+    let (id, _) = store.create(
+        kind,
+        Change::Created {
+            kind,
+            title,
+            description: description.to_string(),
+            labels: clean,
+        },
+    )?;
+    Ok(Written {
+        kind,
+        id,
+        events: vec!["created"],
+    })
+}
+
+/// Append `changes` in order; each is one commit.
+fn append_all(store: &GitStore, kind: Kind, id: &str, changes: Vec<Change>) -> OpResult<Written> {
+    let mut events = Vec::with_capacity(changes.len());
+    for change in changes {
+        events.push(change.type_name());
+        store.append(kind, id, change)?;
+    }
+    Ok(Written {
+        kind,
+        id: id.to_string(),
+        events,
+    })
+}
+
+pub fn edit(
+    store: &GitStore,
+    kind: Kind,
+    id: &str,
+    title: Option<&str>,
+    description: Option<&str>,
+) -> OpResult<Written> {
+    if title.is_none() && description.is_none() {
+        return Err(OpError::Invalid(
+            "nothing to edit: give --title and/or --description".into(),
+        ));
+    }
+    let current = load(store, kind, id)?;
+    let mut changes = Vec::new();
+    if let Some(title) = title {
+        let title = check_title(title)?;
+        if title != current.title {
+            changes.push(Change::TitleEdited { title });
+        }
+    }
+    if let Some(description) = description {
+        check_text("description", description)?;
+        if description != current.description {
+            changes.push(Change::DescriptionEdited {
+                description: description.to_string(),
+            });
+        }
+    }
+    append_all(store, kind, id, changes)
+}
+
+pub fn comment(store: &GitStore, kind: Kind, id: &str, body: &str) -> OpResult<Written> {
+    if body.trim().is_empty() {
+        return Err(OpError::Invalid("the comment is empty".into()));
+    }
+    check_text("comment", body)?;
+    load(store, kind, id)?;
+    append_all(
+        store,
+        kind,
+        id,
+        vec![Change::CommentAdded {
+            comment: uuid::Uuid::new_v4().to_string(),
+            body: body.to_string(),
+        }],
+    )
+}
+
+pub fn label(
+    store: &GitStore,
+    kind: Kind,
+    id: &str,
+    add: &[String],
+    remove: &[String],
+) -> OpResult<Written> {
+    if add.is_empty() && remove.is_empty() {
+        return Err(OpError::Invalid(
+            "nothing to change: give --add LABEL and/or --remove LABEL".into(),
+        ));
+    }
+    let current = load(store, kind, id)?;
+    let mut labels = current.labels.clone();
+    let mut changes = Vec::new();
+    for label in add {
+        let label = check_label(label)?;
+        if labels.insert(label.clone()) {
+            changes.push(Change::LabelAdded { label });
+        }
+    }
+    for label in remove {
+        let label = check_label(label)?;
+        if labels.remove(&label) {
+            changes.push(Change::LabelRemoved { label });
+        }
+    }
+    append_all(store, kind, id, changes)
+}
+
+pub fn set_status(store: &GitStore, kind: Kind, id: &str, status: Status) -> OpResult<Written> {
+    let current = load(store, kind, id)?;
+    let changes = if current.status == status {
+        Vec::new()
+    } else {
+        vec![Change::StatusChanged { status }]
+    };
+    append_all(store, kind, id, changes)
+}
+
+pub fn attach(store: &GitStore, issue: &str, milestone: &str) -> OpResult<Written> {
+    let current = load(store, Kind::Issue, issue)?;
+    load(store, Kind::Milestone, milestone)?;
+    let changes = if current.milestone.as_deref() == Some(milestone) {
+        Vec::new()
+    } else {
+        vec![Change::Attached {
+            milestone: milestone.to_string(),
+        }]
+    };
+    append_all(store, Kind::Issue, issue, changes)
+}
+
+pub fn detach(store: &GitStore, issue: &str) -> OpResult<Written> {
+    let current = load(store, Kind::Issue, issue)?;
+    let changes = match current.milestone {
+        Some(milestone) => vec![Change::Detached { milestone }],
+        None => Vec::new(),
+    };
+    append_all(store, Kind::Issue, issue, changes)
+}
+
+/// Open a catalog over the repository at `repo` (else the working directory's).
+pub fn open_catalog(repo: Option<&std::path::Path>) -> OpResult<Arc<Catalog>> {
+    let store = GitStore::open(repo)?;
+    Ok(Arc::new(Catalog::new(Arc::new(store))))
+}

@@ -1,0 +1,132 @@
+//! The query side of `list`: the filter language, sort keys and cursors.
+//!
+//! Every field a filter or a sort can name is a [`Field`]; a listed entity exposes its values
+//! through [`Fields`], so the language does not depend on how entities are stored.
+
+pub mod cursor;
+pub mod filter;
+pub mod sort;
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Utc};
+
+pub use cursor::Cursor;
+pub use filter::{Filter, FilterError};
+pub use sort::{SortError, SortKey, SortSpec};
+
+/// A field of a listed entity, as filters and sorts name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Field {
+    Id,
+    Title,
+    Description,
+    Status,
+    Labels,
+    Milestone,
+    Author,
+    Created,
+    Updated,
+    CommentCount,
+    OpenIssues,
+    HasComments,
+    HasMilestone,
+}
+
+/// What kind of values a field holds, which decides the operators and literals it accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// Free text: `==`, `!=`, ordering, `in`, `contains` (case-insensitive substring).
+    Text,
+    /// `open` or `closed`: `==`, `!=`, `in`.
+    Status,
+    /// A set of labels: `==`/`contains` (has the label), `!=` (has not), `in` (has any).
+    Labels,
+    /// An issue's milestone, matched by id or title; `null` when it has none.
+    Milestone,
+    /// A timestamp: compared with dates (`2026-01-31`) or RFC 3339 times.
+    Date,
+    /// A count; `null` where it does not apply (`open_issues` of an issue).
+    Number,
+    /// `true` or `false`.
+    Bool,
+}
+
+impl Field {
+    pub const ALL: [Field; 13] = [
+        Field::Id,
+        Field::Title,
+        Field::Description,
+        Field::Status,
+        Field::Labels,
+        Field::Milestone,
+        Field::Author,
+        Field::Created,
+        Field::Updated,
+        Field::CommentCount,
+        Field::OpenIssues,
+        Field::HasComments,
+        Field::HasMilestone,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Id => "id",
+            Field::Title => "title",
+            Field::Description => "description",
+            Field::Status => "status",
+            Field::Labels => "labels",
+            Field::Milestone => "milestone",
+            Field::Author => "author",
+            Field::Created => "created",
+            Field::Updated => "updated",
+            Field::CommentCount => "comment_count",
+            Field::OpenIssues => "open_issues",
+            Field::HasComments => "has_comments",
+            Field::HasMilestone => "has_milestone",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Field> {
+        Field::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    pub fn field_type(self) -> FieldType {
+        match self {
+            Field::Id | Field::Title | Field::Description | Field::Author => FieldType::Text,
+            Field::Status => FieldType::Status,
+            Field::Labels => FieldType::Labels,
+            Field::Milestone => FieldType::Milestone,
+            Field::Created | Field::Updated => FieldType::Date,
+            Field::CommentCount | Field::OpenIssues => FieldType::Number,
+            Field::HasComments | Field::HasMilestone => FieldType::Bool,
+        }
+    }
+
+    /// The list of field names, for error messages.
+    pub fn names() -> String {
+        Field::ALL.map(Field::name).join(", ")
+    }
+}
+
+/// The value of one field of one entity.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<'a> {
+    /// `Text` and `Status` fields (status is `"open"` or `"closed"`).
+    Text(&'a str),
+    Labels(&'a BTreeSet<String>),
+    /// The milestone's id and title; both `None` when the issue has none (and for milestones).
+    Milestone {
+        id: Option<&'a str>,
+        title: Option<&'a str>,
+    },
+    Date(DateTime<Utc>),
+    /// `None` where the count does not apply.
+    Number(Option<u64>),
+    Bool(bool),
+}
+
+/// An entity as filters and sorts see it.
+pub trait Fields {
+    fn value(&self, field: Field) -> Value<'_>;
+}

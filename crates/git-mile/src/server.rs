@@ -1,0 +1,347 @@
+//! The MCP server of `git mile mcp-server`: the tools `git_mile.list` and `git_mile.show`,
+//! `ping`, and `shutdown`, with the error model of the contract
+//! (`docs/reference/git-mile-mcp.md`).
+
+use std::sync::Arc;
+
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, model::JsonObject};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use crate::catalog::{Catalog, Lookup, Snapshot};
+use crate::listing::{self, ListError, ListRequest, MAX_LIMIT};
+use crate::model::Kind;
+use crate::views::{EntityView, ListResponse};
+
+pub const LIST: &str = "git_mile.list";
+pub const SHOW: &str = "git_mile.show";
+
+/// `-32001`: an internal failure (the contract's `ServerError`).
+pub const SERVER_ERROR: ErrorCode = ErrorCode(-32001);
+
+const INSTRUCTIONS: &str = "git-mile keeps issues and milestones inside this git repository. \
+Use git_mile.list to find them (filter like `status == \"open\" and labels contains \"bug\"`, \
+sort like [\"updated:desc\"], page with nextCursor) and git_mile.show for one entity whole \
+(description, comments, milestone).";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListArgs {
+    entity: Kind,
+    #[serde(default)]
+    filter: Option<String>,
+    #[serde(default)]
+    sort: Option<Vec<String>>,
+    #[serde(default)]
+    limit: Option<u64>,
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(default, rename = "includeClosed")]
+    include_closed: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShowArgs {
+    entity: Kind,
+    id: String,
+}
+
+/// Why a call failed, before it becomes a JSON-RPC error or an `isError` result.
+enum Failure {
+    /// `-32600`: the arguments cannot be decoded.
+    Decode(String),
+    /// `-32602`: the arguments decode but fail validation.
+    Invalid(String),
+    /// `-32001`.
+    Internal(String),
+    /// A tool-level failure: an `isError` result carrying `{"error":{code,message}}`.
+    Tool(&'static str, String),
+}
+
+pub struct GitMileServer {
+    catalog: Result<Arc<Catalog>, String>,
+    cursor_key: [u8; 32],
+    shutdown: Arc<Notify>,
+}
+
+impl GitMileServer {
+    /// `catalog` is the repository to serve, or why there is none (the server still starts
+    /// and says so on each call).
+    pub fn new(catalog: Result<Arc<Catalog>, String>, shutdown: Arc<Notify>) -> Self {
+        let cursor_key = match &catalog {
+            Ok(catalog) => listing::cursor_key(catalog.store().git_dir()),
+            Err(_) => [0u8; 32],
+        };
+        Self {
+            catalog,
+            cursor_key,
+            shutdown,
+        }
+    }
+
+    /// Read every entity in the background, so the first call finds them ready.
+    pub fn warm_up(&self) {
+        if let Ok(catalog) = &self.catalog {
+            let catalog = catalog.clone();
+            tokio::task::spawn_blocking(move || {
+                if let Err(err) = catalog.snapshot() {
+                    tracing::warn!(%err, "could not read the entities");
+                }
+            });
+        }
+    }
+
+    async fn snapshot(&self) -> Result<Arc<Snapshot>, Failure> {
+        let catalog = self
+            .catalog
+            .as_ref()
+            .map_err(|why| Failure::Tool("no_repository", why.clone()))?
+            .clone();
+        tokio::task::spawn_blocking(move || catalog.snapshot())
+            .await
+            .map_err(|err| Failure::Internal(format!("{err:?}")))?
+            .map_err(|err| Failure::Internal(format!("{err:?}")))
+    }
+
+    async fn list(&self, args: Value) -> Result<Value, Failure> {
+        let args: ListArgs = decode(LIST, args)?;
+        let request = ListRequest {
+            filter: args.filter,
+            sort: args.sort.unwrap_or_default(),
+            limit: args.limit,
+            cursor: args.cursor,
+            include_closed: args.include_closed.unwrap_or(false),
+        };
+        let snapshot = self.snapshot().await?;
+        let page: ListResponse = listing::list(&snapshot, args.entity, &request, &self.cursor_key)
+            .map_err(|err: ListError| Failure::Invalid(err.to_string()))?;
+        serde_json::to_value(page).map_err(|err| Failure::Internal(format!("{err:?}")))
+    }
+
+    async fn show(&self, args: Value) -> Result<Value, Failure> {
+        let args: ShowArgs = decode(SHOW, args)?;
+        let snapshot = self.snapshot().await?;
+        let kind = args.entity.as_str();
+        match snapshot.lookup(args.entity, &args.id) {
+            Lookup::Found(row) => serde_json::to_value(EntityView::from_row(&row))
+                .map_err(|err| Failure::Internal(format!("{err:?}"))),
+            Lookup::NotFound => Err(Failure::Tool(
+                "not_found",
+                format!(
+                    "{kind} `{}` not found; list them with git_mile.list {{\"entity\":\"{kind}\"}}",
+                    args.id
+                ),
+            )),
+            Lookup::Ambiguous(ids) => Err(Failure::Tool(
+                "ambiguous_id",
+                format!(
+                    "`{}` is the start of several {kind} ids ({}); give the full id",
+                    args.id,
+                    ids.join(", ")
+                ),
+            )),
+        }
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(tool: &str, args: Value) -> Result<T, Failure> {
+    serde_json::from_value(args)
+        .map_err(|err| Failure::Decode(format!("invalid arguments for {tool}: {err}")))
+}
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn entity_schema() -> Value {
+    json!({
+        "type": "string",
+        "enum": ["issue", "milestone"],
+        "description": "Which kind of entity."
+    })
+}
+
+pub fn tools() -> Vec<Tool> {
+    let list_input = json!({
+        "type": "object",
+        "properties": {
+            "entity": entity_schema(),
+            "filter": {
+                "type": "string",
+                "description": "Filter expression, e.g. `status == \"open\" and labels contains \"bug\"`, `comment_count > 2 or milestone == null`, `updated >= 2026-01-01`. Operators: == != < <= > >= in [..] contains and or not ( ). Fields: id, title, description, status, labels, milestone, author, created, updated, comment_count, open_issues, has_comments, has_milestone."
+            },
+            "sort": {
+                "type": "array",
+                "items": { "type": "string" },
+                "description": "Sort keys `field[:asc|desc]`, applied in order; default [\"updated:desc\"]. Ties are broken by id."
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIMIT,
+                "description": "Page size (default 20)."
+            },
+            "cursor": {
+                "type": "string",
+                "description": "nextCursor of the previous page, with the same entity, filter, sort and includeClosed."
+            },
+            "includeClosed": {
+                "type": "boolean",
+                "description": "Include closed entities (default false; a filter that tests status decides by itself)."
+            }
+        },
+        "required": ["entity"],
+        "additionalProperties": false
+    });
+    let show_input = json!({
+        "type": "object",
+        "properties": {
+            "entity": entity_schema(),
+            "id": {
+                "type": "string",
+                "description": "The entity's id (a UUID), or a unique prefix of at least 4 characters."
+            }
+        },
+        "required": ["entity", "id"],
+        "additionalProperties": false
+    });
+    let mut list = Tool::new(
+        LIST,
+        "List git-mile issues or milestones, filtered, sorted and paged. Returns {items, nextCursor}; each item has id, title, status, labels and stats (comment_count; open_issues for milestones).",
+        schema(list_input),
+    );
+    list.annotations = Some(
+        ToolAnnotations::with_title("List git-mile entities")
+            .read_only(true)
+            .idempotent(true),
+    );
+    list.output_schema = Some(output_schema::<ListResponse>());
+    let mut show = Tool::new(
+        SHOW,
+        "Show one git-mile issue or milestone whole: description, labels, comments {author, body, ts}, stats, and for an issue its milestone.",
+        schema(show_input),
+    );
+    show.annotations = Some(
+        ToolAnnotations::with_title("Show a git-mile entity")
+            .read_only(true)
+            .idempotent(true),
+    );
+    show.output_schema = Some(output_schema::<EntityView>());
+    vec![list, show]
+}
+
+fn output_schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {
+    let mut value = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    mcp_common::envelope::strip_numeric_formats(&mut value);
+    schema(value)
+}
+
+impl ServerHandler for GitMileServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let outcome = match request.name.as_ref() {
+            LIST => self.list(args).await,
+            SHOW => self.show(args).await,
+            other => {
+                return Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("unknown tool `{other}`: the tools are {LIST} and {SHOW}"),
+                    None,
+                ));
+            }
+        };
+        match outcome {
+            Ok(value) => Ok(CallToolResult::structured(value).into()),
+            Err(Failure::Decode(message)) => {
+                Err(ErrorData::new(ErrorCode::INVALID_REQUEST, message, None))
+            }
+            Err(Failure::Invalid(message)) => {
+                Err(ErrorData::new(ErrorCode::INVALID_PARAMS, message, None))
+            }
+            Err(Failure::Internal(message)) => {
+                tracing::error!(%message, "internal failure");
+                Err(ErrorData::new(SERVER_ERROR, message, None))
+            }
+            Err(Failure::Tool(code, message)) => Ok(CallToolResult::structured_error(
+                json!({ "error": { "code": code, "message": message } }),
+            )
+            .into()),
+        }
+    }
+
+    /// `shutdown`: answer `null`, then stop serving (the transport is closed after the
+    /// answer is written).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method == "shutdown" {
+            self.shutdown.notify_one();
+            return Ok(CustomResult(Value::Null));
+        }
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("unknown method `{}`", request.method),
+            None,
+        ))
+    }
+}
+
+/// Serve over stdin/stdout until the client disconnects or asks to shut down.
+pub async fn serve(catalog: Result<Arc<Catalog>, String>) -> anyhow::Result<()> {
+    use rmcp::ServiceExt;
+    let shutdown = Arc::new(Notify::new());
+    let server = GitMileServer::new(catalog, shutdown.clone());
+    server.warm_up();
+    let service = server
+        .serve(rmcp::transport::io::stdio_pipes())
+        .await
+        .map_err(|err| anyhow::anyhow!("MCP handshake failed: {err}"))?;
+    let token = service.cancellation_token();
+    tokio::spawn(async move {
+        shutdown.notified().await;
+        // In-flight answers, the `shutdown` one included, are written before the close.
+        token.cancel();
+    });
+    let reason = service.waiting().await?;
+    tracing::info!(?reason, "server stopped");
+    Ok(())
+}

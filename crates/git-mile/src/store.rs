@@ -1,0 +1,358 @@
+//! The git side: entity refs, event commits with an empty tree, compare-and-swap ref updates
+//! and merges of diverged histories. Nothing here touches the working tree, the index or
+//! any ref outside `refs/git-mile/`.
+
+use std::collections::{HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use gix::ObjectId;
+use gix::refs::transaction::{Change as RefChange, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::refs::{FullName, Target};
+
+use crate::event::{Actor, Change, Event, merge_message};
+use crate::model::Kind;
+
+pub const REF_PREFIX: &str = "refs/git-mile/";
+
+/// How often a writer retries when another process moved the ref under it.
+const CAS_ATTEMPTS: usize = 64;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not a git repository: {0}")]
+    NoRepo(String),
+    #[error(
+        "no git identity: set user.name and user.email (git config user.name \"…\"; git config user.email …)"
+    )]
+    NoIdentity,
+    #[error("{kind} {id} not found")]
+    NotFound { kind: &'static str, id: String },
+    #[error("another writer kept moving {0}; try again")]
+    Contended(String),
+    #[error("git error: {0}")]
+    Git(String),
+}
+
+fn git<E: std::fmt::Display>(err: E) -> StoreError {
+    StoreError::Git(err.to_string())
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// One entity's ref as found in the repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntityRef {
+    pub kind: Kind,
+    pub id: String,
+    pub tip: ObjectId,
+}
+
+pub fn ref_name(kind: Kind, id: &str) -> String {
+    format!("{REF_PREFIX}{}/{id}", kind.as_str())
+}
+
+fn parse_ref_name(prefix: &str, name: &str) -> Option<(Kind, String)> {
+    let rest = name.strip_prefix(prefix)?;
+    let (kind, id) = rest.split_once('/')?;
+    let kind = match kind {
+        "milestone" => Kind::Milestone,
+        "issue" => Kind::Issue,
+        _ => return None,
+    };
+    (!id.is_empty() && !id.contains('/')).then(|| (kind, id.to_string()))
+}
+
+pub struct GitStore {
+    repo: gix::ThreadSafeRepository,
+    git_dir: PathBuf,
+    workdir: Option<PathBuf>,
+}
+
+impl GitStore {
+    /// The repository at `path` or, when none is given, the one containing the working
+    /// directory.
+    pub fn open(path: Option<&Path>) -> StoreResult<Self> {
+        let start = match path {
+            Some(path) => path.to_path_buf(),
+            None => std::env::current_dir().map_err(|e| StoreError::NoRepo(e.to_string()))?,
+        };
+        let repo = gix::ThreadSafeRepository::discover(&start)
+            .map_err(|e| StoreError::NoRepo(format!("{}: {e}", start.display())))?;
+        let local = repo.to_thread_local();
+        let git_dir = local.common_dir().to_path_buf();
+        let workdir = local.workdir().map(Path::to_path_buf);
+        Ok(Self {
+            repo,
+            git_dir,
+            workdir,
+        })
+    }
+
+    fn local(&self) -> gix::Repository {
+        self.repo.to_thread_local()
+    }
+
+    /// The repository's shared git directory (where the cache lives).
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    /// Where `git` commands for push and pull run.
+    pub fn command_dir(&self) -> &Path {
+        self.workdir.as_deref().unwrap_or(&self.git_dir)
+    }
+
+    /// The user's git identity (`user.name`, `user.email`, or the `GIT_AUTHOR_*` variables).
+    pub fn actor(&self) -> StoreResult<Actor> {
+        let repo = self.local();
+        let sig = repo
+            .author()
+            .ok_or(StoreError::NoIdentity)?
+            .map_err(|_| StoreError::NoIdentity)?;
+        let name = sig.name.to_string();
+        let email = sig.email.to_string();
+        if name.trim().is_empty() {
+            return Err(StoreError::NoIdentity);
+        }
+        Ok(Actor { name, email })
+    }
+
+    /// Every entity ref.
+    pub fn refs(&self) -> StoreResult<Vec<EntityRef>> {
+        self.refs_under(REF_PREFIX)
+    }
+
+    /// Entity refs laid out as under `refs/git-mile/` but below `prefix` (which ends in `/`),
+    /// such as fetched ones.
+    pub fn refs_under(&self, prefix: &str) -> StoreResult<Vec<EntityRef>> {
+        let repo = self.local();
+        let platform = repo.references().map_err(git)?;
+        let iter = platform.prefixed(prefix.as_bytes()).map_err(git)?;
+        let mut out = Vec::new();
+        for reference in iter {
+            let reference = reference.map_err(git)?;
+            let name = reference.name().as_bstr().to_string();
+            let Some((kind, id)) = parse_ref_name(prefix, &name) else {
+                continue;
+            };
+            if let Some(tip) = reference.target().try_id() {
+                out.push(EntityRef {
+                    kind,
+                    id,
+                    tip: tip.to_owned(),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The tip of one entity's ref.
+    pub fn tip(&self, kind: Kind, id: &str) -> StoreResult<Option<ObjectId>> {
+        let repo = self.local();
+        let reference = repo
+            .try_find_reference(ref_name(kind, id).as_str())
+            .map_err(git)?;
+        Ok(reference.and_then(|r| r.target().try_id().map(|id| id.to_owned())))
+    }
+
+    /// Every event reachable from `tip` (merge commits carry none).
+    pub fn events(&self, tip: ObjectId) -> StoreResult<Vec<Event>> {
+        let repo = self.local();
+        let mut events = Vec::new();
+        let mut seen = HashSet::from([tip]);
+        let mut queue = VecDeque::from([tip]);
+        while let Some(id) = queue.pop_front() {
+            let commit = repo.find_commit(id).map_err(git)?;
+            if let Some(event) = Event::from_message(commit.message_raw_sloppy()) {
+                events.push(event);
+            }
+            for parent in commit.parent_ids() {
+                let parent = parent.detach();
+                if seen.insert(parent) {
+                    queue.push_back(parent);
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    /// Is `ancestor` reachable from `tip`?
+    fn reaches(&self, tip: ObjectId, ancestor: ObjectId) -> StoreResult<bool> {
+        let repo = self.local();
+        let mut seen = HashSet::from([tip]);
+        let mut queue = VecDeque::from([tip]);
+        while let Some(id) = queue.pop_front() {
+            if id == ancestor {
+                return Ok(true);
+            }
+            for parent in repo.find_commit(id).map_err(git)?.parent_ids() {
+                let parent = parent.detach();
+                if seen.insert(parent) {
+                    queue.push_back(parent);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    fn write_commit(
+        &self,
+        repo: &gix::Repository,
+        signature: gix::actor::Signature,
+        message: &str,
+        parents: &[ObjectId],
+    ) -> StoreResult<ObjectId> {
+        let empty_tree = repo
+            .write_object(gix::objs::Tree::empty())
+            .map_err(git)?
+            .detach();
+        let commit = gix::objs::Commit {
+            tree: empty_tree,
+            parents: parents.iter().copied().collect(),
+            author: signature.clone(),
+            committer: signature,
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        Ok(repo.write_object(&commit).map_err(git)?.detach())
+    }
+
+    /// Point the ref at `new` if it still points at `expected` (`None`: must not exist).
+    fn swap(
+        &self,
+        repo: &gix::Repository,
+        name: &str,
+        expected: Option<ObjectId>,
+        new: ObjectId,
+    ) -> StoreResult<bool> {
+        let name: FullName = name.try_into().map_err(git)?;
+        let edit = RefEdit {
+            change: RefChange::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: "git-mile".into(),
+                },
+                expected: match expected {
+                    Some(old) => PreviousValue::MustExistAndMatch(Target::Object(old)),
+                    None => PreviousValue::MustNotExist,
+                },
+                new: Target::Object(new),
+            },
+            name,
+            deref: false,
+        };
+        // A moved ref and a held lock both mean: someone else wrote; read again and retry.
+        Ok(repo.edit_reference(edit).is_ok())
+    }
+
+    fn signature(actor: &Actor) -> gix::actor::Signature {
+        gix::actor::Signature {
+            name: actor.name.as_str().into(),
+            email: actor.email.as_str().into(),
+            time: gix::date::Time::now_local_or_utc(),
+        }
+    }
+
+    /// The signature of a merge commit: fixed, and timed by its parents, so that two clones
+    /// merging the same two tips write the same commit and their histories converge.
+    fn merge_signature(
+        &self,
+        repo: &gix::Repository,
+        parents: &[ObjectId],
+    ) -> StoreResult<gix::actor::Signature> {
+        let mut time = gix::date::Time::new(0, 0);
+        for parent in parents {
+            let commit = repo.find_commit(*parent).map_err(git)?;
+            let committed = commit.time().map_err(git)?;
+            if committed.seconds > time.seconds {
+                time = gix::date::Time::new(committed.seconds, 0);
+            }
+        }
+        Ok(gix::actor::Signature {
+            name: "git-mile".into(),
+            email: "git-mile@localhost".into(),
+            time,
+        })
+    }
+
+    /// Create a new entity with its `created` event; returns its id.
+    pub fn create(&self, kind: Kind, change: Change) -> StoreResult<(String, Event)> {
+        let actor = self.actor()?;
+        let id = uuid::Uuid::new_v4().to_string();
+        let event = Event::new(actor.clone(), change);
+        let repo = self.local();
+        let message = event.to_message(kind, &id).map_err(git)?;
+        let commit = self.write_commit(&repo, Self::signature(&actor), &message, &[])?;
+        if !self.swap(&repo, &ref_name(kind, &id), None, commit)? {
+            return Err(StoreError::Git(format!(
+                "could not create {}",
+                ref_name(kind, &id)
+            )));
+        }
+        Ok((id, event))
+    }
+
+    /// Append one event to an existing entity, retrying when another writer moved its ref.
+    pub fn append(&self, kind: Kind, id: &str, change: Change) -> StoreResult<Event> {
+        let actor = self.actor()?;
+        let repo = self.local();
+        let name = ref_name(kind, id);
+        let event = Event::new(actor.clone(), change);
+        let message = event.to_message(kind, id).map_err(git)?;
+        for attempt in 0..CAS_ATTEMPTS {
+            let tip = self.tip(kind, id)?.ok_or_else(|| StoreError::NotFound {
+                kind: kind.as_str(),
+                id: id.to_string(),
+            })?;
+            let commit = self.write_commit(&repo, Self::signature(&actor), &message, &[tip])?;
+            if self.swap(&repo, &name, Some(tip), commit)? {
+                return Ok(event);
+            }
+            std::thread::sleep(Duration::from_millis(1 + (attempt as u64 % 8)));
+        }
+        Err(StoreError::Contended(name))
+    }
+
+    /// Bring `theirs` (a fetched tip of the same entity) into the local ref: create it,
+    /// fast-forward, or write a merge commit whose parents are both tips.
+    pub fn merge(&self, kind: Kind, id: &str, theirs: ObjectId) -> StoreResult<MergeOutcome> {
+        let repo = self.local();
+        let name = ref_name(kind, id);
+        for attempt in 0..CAS_ATTEMPTS {
+            let ours = self.tip(kind, id)?;
+            let (new, outcome) = match ours {
+                None => (theirs, MergeOutcome::Created),
+                Some(ours) if ours == theirs || self.reaches(ours, theirs)? => {
+                    return Ok(MergeOutcome::UpToDate);
+                }
+                Some(ours) if self.reaches(theirs, ours)? => (theirs, MergeOutcome::FastForward),
+                Some(ours) => {
+                    // Parents in a fixed order, so both sides of a merge write the same
+                    // commit whoever merges first.
+                    let mut parents = [ours, theirs];
+                    parents.sort();
+                    let signature = self.merge_signature(&repo, &parents)?;
+                    let commit =
+                        self.write_commit(&repo, signature, &merge_message(kind, id), &parents)?;
+                    (commit, MergeOutcome::Merged)
+                }
+            };
+            if self.swap(&repo, &name, ours, new)? {
+                return Ok(outcome);
+            }
+            std::thread::sleep(Duration::from_millis(1 + (attempt as u64 % 8)));
+        }
+        Err(StoreError::Contended(name))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeOutcome {
+    UpToDate,
+    Created,
+    FastForward,
+    Merged,
+}

@@ -1,0 +1,173 @@
+//! `git mile push` and `git mile pull`: move `refs/git-mile/*` between clones with the git
+//! CLI (which knows the user's remotes, credentials and transports), and merge what arrives.
+
+use std::process::Command;
+
+use serde::Serialize;
+
+use crate::store::{GitStore, MergeOutcome, StoreError, StoreResult};
+
+/// Where fetched entity refs of one remote are kept, like remote-tracking branches.
+const FETCH_PREFIX: &str = "refs/git-mile-remotes/";
+
+#[derive(Debug, Default, Serialize, PartialEq, Eq)]
+pub struct PullReport {
+    pub remote: String,
+    /// Entities new to this clone.
+    pub created: usize,
+    /// Entities that only moved forward.
+    pub fast_forwarded: usize,
+    /// Entities whose histories diverged and were merged.
+    pub merged: usize,
+    pub up_to_date: usize,
+}
+
+#[derive(Debug, Default, Serialize, PartialEq, Eq)]
+pub struct PushReport {
+    pub remote: String,
+    /// Refs the remote did not have.
+    pub created: usize,
+    /// Refs moved forward on the remote.
+    pub updated: usize,
+    pub up_to_date: usize,
+}
+
+/// A remote is a configured name, a URL or a path; never something git would read as an
+/// option.
+fn check_remote(remote: &str) -> StoreResult<()> {
+    if remote.is_empty() || remote.starts_with('-') || remote.contains('\0') {
+        return Err(StoreError::Git(format!("invalid remote `{remote}`")));
+    }
+    Ok(())
+}
+
+/// The namespace of a remote's fetched refs: its name when it is a plain name, else a
+/// digest of the URL or path.
+fn namespace(remote: &str) -> String {
+    let plain = remote
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !remote.starts_with('.');
+    if plain {
+        remote.to_string()
+    } else {
+        format!("url-{}", &blake3::hash(remote.as_bytes()).to_hex()[..16])
+    }
+}
+
+fn run_git(store: &GitStore, args: &[&str]) -> StoreResult<String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(store.command_dir())
+        .args(args)
+        .output()
+        .map_err(|e| StoreError::Git(format!("could not run git: {e}")))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        Err(StoreError::Git(format!(
+            "git {} failed: {}",
+            args.first().copied().unwrap_or(""),
+            stderr.trim()
+        )))
+    }
+}
+
+/// Fetch the remote's entity refs and merge each into the local one.
+pub fn pull(store: &GitStore, remote: &str) -> StoreResult<PullReport> {
+    check_remote(remote)?;
+    let prefix = format!("{FETCH_PREFIX}{}/", namespace(remote));
+    let refspec = format!("+refs/git-mile/*:{prefix}*");
+    run_git(
+        store,
+        &[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            remote,
+            &refspec,
+        ],
+    )?;
+    let mut report = PullReport {
+        remote: remote.to_string(),
+        ..PullReport::default()
+    };
+    for fetched in store.refs_under(&prefix)? {
+        match store.merge(fetched.kind, &fetched.id, fetched.tip)? {
+            MergeOutcome::Created => report.created += 1,
+            MergeOutcome::FastForward => report.fast_forwarded += 1,
+            MergeOutcome::Merged => report.merged += 1,
+            MergeOutcome::UpToDate => report.up_to_date += 1,
+        }
+    }
+    Ok(report)
+}
+
+/// Push every entity ref. A ref that diverged on the remote is refused by git: pull first.
+pub fn push(store: &GitStore, remote: &str) -> StoreResult<PushReport> {
+    check_remote(remote)?;
+    let result = Command::new("git")
+        .arg("-C")
+        .arg(store.command_dir())
+        .args([
+            "push",
+            "--porcelain",
+            remote,
+            "refs/git-mile/*:refs/git-mile/*",
+        ])
+        .output()
+        .map_err(|e| StoreError::Git(format!("could not run git: {e}")))?;
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    let mut report = PushReport {
+        remote: remote.to_string(),
+        ..PushReport::default()
+    };
+    let mut rejected = 0usize;
+    // Porcelain lines: `<flag>\t<from>:<to>\t<summary>`.
+    for line in stdout.lines() {
+        let Some((flag, rest)) = line.split_once('\t') else {
+            continue;
+        };
+        if !rest.contains("refs/git-mile/") {
+            continue;
+        }
+        match flag {
+            "*" => report.created += 1,
+            " " | "+" => report.updated += 1,
+            "=" => report.up_to_date += 1,
+            "!" => rejected += 1,
+            _ => {}
+        }
+    }
+    if rejected > 0 {
+        return Err(StoreError::Git(format!(
+            "the remote refused {rejected} entities whose history moved there too: run `git mile pull {remote}` to merge them, then push again"
+        )));
+    }
+    if !result.status.success() {
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        return Err(StoreError::Git(format!(
+            "git push failed: {}",
+            stderr.trim()
+        )));
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespaces_and_remote_checks() {
+        assert_eq!(namespace("origin"), "origin");
+        assert!(namespace("../other").starts_with("url-"));
+        assert!(namespace("https://example.com/r.git").starts_with("url-"));
+        assert_ne!(namespace("../a"), namespace("../b"));
+        assert!(check_remote("--upload-pack=evil").is_err());
+        assert!(check_remote("").is_err());
+        assert!(check_remote("origin").is_ok());
+    }
+}

@@ -1,0 +1,556 @@
+//! `git mile mcp-server` through rmcp's client: the tools, the filter language, sorting,
+//! cursors, and every error code of the contract.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
+
+mod support;
+
+use mcp_testkit::McpProcess;
+use rmcp::ErrorData;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::ServiceError;
+use serde_json::{Value, json};
+use support::world::{i, m};
+use support::{Sandbox, world_repo};
+
+async fn call_raw(mcp: &McpProcess, tool: &str, args: Value) -> Result<CallToolResult, ErrorData> {
+    let mut params = CallToolRequestParams::new(tool.to_string());
+    if let Value::Object(map) = args {
+        params = params.with_arguments(map);
+    }
+    match mcp.peer().call_tool(params).await {
+        Ok(result) => Ok(result),
+        Err(ServiceError::McpError(error)) => Err(error),
+        Err(other) => panic!("transport failure: {other}"),
+    }
+}
+
+/// A successful call's JSON (text copy and structuredContent agree).
+async fn ok(mcp: &McpProcess, tool: &str, args: Value) -> Value {
+    let result = call_raw(mcp, tool, args.clone())
+        .await
+        .unwrap_or_else(|e| panic!("{tool} {args} failed: {e:?}"));
+    assert_ne!(result.is_error, Some(true), "{tool} {args}: {result:?}");
+    let text = result.content[0]
+        .as_text()
+        .expect("text content")
+        .text
+        .clone();
+    let value: Value = serde_json::from_str(&text).expect("text is JSON");
+    assert_eq!(Some(&value), result.structured_content.as_ref());
+    value
+}
+
+async fn code_of(mcp: &McpProcess, tool: &str, args: Value) -> (i32, String) {
+    match call_raw(mcp, tool, args.clone()).await {
+        Err(error) => (error.code.0, error.message.to_string()),
+        Ok(result) => panic!("{tool} {args} succeeded: {result:?}"),
+    }
+}
+
+/// Ids listed by a filter over issues (closed ones included), in the default order.
+async fn ids(mcp: &McpProcess, entity: &str, filter: &str) -> Vec<String> {
+    let page = ok(
+        mcp,
+        "git_mile.list",
+        json!({"entity": entity, "filter": filter, "includeClosed": true, "limit": 200}),
+    )
+    .await;
+    page["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|item| item["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn handshake_tools_and_ping() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mcp = sandbox.server(&repo, &[]).await;
+    let info = mcp.server_info();
+    let server = info.server_info.as_ref().expect("serverInfo");
+    assert_eq!(server.name, "git-mile");
+    assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
+    assert!(info.capabilities.tools.is_some());
+    let tools = mcp.tools().await;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["git_mile.list", "git_mile.show"]);
+    let list = &tools[0];
+    assert_eq!(list.input_schema["required"], json!(["entity"]));
+    assert_eq!(list.input_schema["additionalProperties"], json!(false));
+    assert_eq!(
+        list.input_schema["properties"]["entity"]["enum"],
+        json!(["issue", "milestone"])
+    );
+    assert!(list.input_schema["properties"]["includeClosed"].is_object());
+    let annotations = list.annotations.as_ref().expect("annotations");
+    assert_eq!(annotations.read_only_hint, Some(true));
+    assert!(list.output_schema.is_some());
+    mcp.ping().await;
+    mcp.shutdown().await;
+}
+
+#[tokio::test]
+async fn list_and_show_payloads() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mcp = sandbox.server(&repo, &[]).await;
+
+    let page = ok(&mcp, "git_mile.list", json!({"entity": "milestone"})).await;
+    assert_eq!(
+        page,
+        json!({"items": [{
+            "id": m(1), "title": "Milestone Alpha", "status": "open", "labels": ["alpha"],
+            "stats": {"comment_count": 1, "open_issues": 2}
+        }], "nextCursor": null})
+    );
+    let page = ok(
+        &mcp,
+        "git_mile.list",
+        json!({"entity": "issue", "limit": 1}),
+    )
+    .await;
+    assert_eq!(page["items"][0]["id"], json!(i(5)));
+    assert_eq!(page["items"][0]["stats"], json!({"comment_count": 1}));
+    assert!(page["nextCursor"].is_string());
+
+    let issue = ok(
+        &mcp,
+        "git_mile.show",
+        json!({"entity": "issue", "id": i(1)}),
+    )
+    .await;
+    assert_eq!(issue["title"], "Fix login crash");
+    assert_eq!(issue["description"], "The app crashes on login.");
+    assert_eq!(issue["labels"], json!(["bug", "p1"]));
+    assert_eq!(issue["author"], "Ann Example");
+    assert_eq!(issue["created"], "2026-01-01T00:01:40Z");
+    assert_eq!(issue["updated"], "2026-01-01T00:02:40Z");
+    assert_eq!(
+        issue["comments"],
+        json!([
+            {"author": "Bob Example", "body": "Repro on 2.1", "ts": "2026-01-01T00:02:30Z"},
+            {"author": "Ann Example", "body": "Fixed in abc123", "ts": "2026-01-01T00:02:40Z"}
+        ])
+    );
+    assert_eq!(issue["stats"], json!({"comment_count": 2}));
+    assert_eq!(
+        issue["milestone"],
+        json!({"id": m(1), "title": "Milestone Alpha"})
+    );
+
+    let unattached = ok(
+        &mcp,
+        "git_mile.show",
+        json!({"entity": "issue", "id": i(4)}),
+    )
+    .await;
+    assert_eq!(unattached["milestone"], Value::Null);
+
+    // A closed milestone is shown, with its counts.
+    let beta = ok(
+        &mcp,
+        "git_mile.show",
+        json!({"entity": "milestone", "id": m(2)}),
+    )
+    .await;
+    assert_eq!(beta["status"], "closed");
+    assert_eq!(beta["stats"], json!({"comment_count": 0, "open_issues": 0}));
+    assert!(
+        beta.get("milestone").is_none(),
+        "milestones have no milestone: {beta}"
+    );
+    mcp.shutdown().await;
+}
+
+/// Tool-level failures are `isError` results whose content is `{"error":{code,message}}`.
+async fn tool_error(mcp: &McpProcess, args: Value) -> Value {
+    let result = call_raw(mcp, "git_mile.show", args)
+        .await
+        .expect("a tool result");
+    assert_eq!(result.is_error, Some(true));
+    let text = result.content[0].as_text().expect("text").text.clone();
+    let value: Value = serde_json::from_str(&text).expect("JSON");
+    assert!(value["error"]["message"].is_string(), "{value}");
+    value["error"].clone()
+}
+
+#[tokio::test]
+async fn show_resolves_prefixes_and_reports_unknown_and_ambiguous_ids() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let made = sandbox.create(&repo, "issue", "Made by the CLI", &[]);
+    let mcp = sandbox.server(&repo, &[]).await;
+    let shown = ok(
+        &mcp,
+        "git_mile.show",
+        json!({"entity": "issue", "id": &made[..8]}),
+    )
+    .await;
+    assert_eq!(shown["id"], made);
+    assert_eq!(shown["title"], "Made by the CLI");
+
+    let missing = tool_error(
+        &mcp,
+        json!({"entity": "issue", "id": "99999999-0000-4000-8000-000000000000"}),
+    )
+    .await;
+    assert_eq!(missing["code"], "not_found");
+    // An issue id asked for as a milestone is not found either.
+    let wrong_kind = tool_error(&mcp, json!({"entity": "milestone", "id": i(1)})).await;
+    assert_eq!(wrong_kind["code"], "not_found");
+    // Too short to be a prefix.
+    let short = tool_error(&mcp, json!({"entity": "issue", "id": "49"})).await;
+    assert_eq!(short["code"], "not_found");
+    let ambiguous = tool_error(&mcp, json!({"entity": "issue", "id": &i(1)[..30]})).await;
+    assert_eq!(ambiguous["code"], "ambiguous_id");
+    assert!(ambiguous["message"].as_str().unwrap().contains(&i(1)));
+    mcp.shutdown().await;
+}
+
+#[tokio::test]
+async fn filters_of_every_operator() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mcp = sandbox.server(&repo, &[]).await;
+    // Default order: updated:desc (i5, i4, i3, i2, i1).
+    let by_id = format!(r#"milestone == "{}""#, m(1));
+    let id_in = format!(r#"id in ["{}", "{}"]"#, i(1), i(4));
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (r#"status == "open""#, vec![i(5), i(4), i(2), i(1)]),
+        (r#"status != "open""#, vec![i(3)]),
+        (r#"status in ["closed"]"#, vec![i(3)]),
+        (r#"labels contains "bug""#, vec![i(3), i(1)]),
+        (r#"labels == "p1""#, vec![i(5), i(1)]),
+        (r#"labels != "bug""#, vec![i(5), i(4), i(2)]),
+        (r#"labels in ["perf", "feature"]"#, vec![i(5), i(2)]),
+        (r#"title contains "LOGIN""#, vec![i(5), i(1)]),
+        (r#"description contains "filter""#, vec![i(4)]),
+        (r#"title == "Write docs""#, vec![i(4)]),
+        (r#"title < "B""#, vec![i(2)]),
+        (r#"title >= "L""#, vec![i(5), i(4)]),
+        ("comment_count > 1", vec![i(1)]),
+        ("comment_count >= 1", vec![i(5), i(1)]),
+        ("comment_count == 0", vec![i(4), i(3), i(2)]),
+        ("comment_count <= 0", vec![i(4), i(3), i(2)]),
+        ("comment_count < 2 and comment_count != 0", vec![i(5)]),
+        ("created >= 2026-01-04", vec![i(5), i(4)]),
+        ("created < 2026-01-04", vec![i(3), i(2), i(1)]),
+        (r#"created == "2026-01-06""#, vec![i(5)]),
+        ("updated > 2026-01-04", vec![i(5)]),
+        ("updated <= 2026-01-01T00:03:20Z", vec![i(1)]),
+        (r#"milestone == "Milestone Alpha""#, vec![i(2), i(1)]),
+        (by_id.as_str(), vec![i(2), i(1)]),
+        ("milestone == null", vec![i(5), i(4)]),
+        ("milestone != null", vec![i(3), i(2), i(1)]),
+        (r#"author == "Bob Example""#, vec![i(4), i(2)]),
+        (
+            r#"not (labels contains "bug") and status == "open""#,
+            vec![i(5), i(4), i(2)],
+        ),
+        // `and` binds tighter than `or`.
+        (
+            r#"labels contains "bug" or labels contains "feature" and status == "open""#,
+            vec![i(3), i(2), i(1)],
+        ),
+        (
+            r#"(labels contains "bug" or labels contains "feature") and status == "open""#,
+            vec![i(2), i(1)],
+        ),
+        (
+            r#"(labels contains "feature" or labels contains "perf") and author == "Bob Example""#,
+            vec![i(2)],
+        ),
+        ("has_comments", vec![i(5), i(1)]),
+        ("has_milestone == false", vec![i(5), i(4)]),
+        (id_in.as_str(), vec![i(4), i(1)]),
+        (r#"title contains "zzz""#, vec![]),
+    ];
+    for (filter, expected) in &cases {
+        assert_eq!(
+            &ids(&mcp, "issue", filter).await,
+            expected,
+            "filter: {filter}"
+        );
+    }
+    assert_eq!(ids(&mcp, "milestone", "open_issues >= 1").await, [m(1)]);
+    assert_eq!(ids(&mcp, "milestone", "open_issues == 0").await, [m(2)]);
+    assert_eq!(
+        ids(&mcp, "milestone", "milestone == null").await,
+        [m(2), m(1)]
+    );
+    mcp.shutdown().await;
+}
+
+#[tokio::test]
+async fn include_closed_and_status_filters() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mcp = sandbox.server(&repo, &[]).await;
+    let list = |filter: Option<&str>, include: Option<bool>| {
+        let mut args = json!({"entity": "issue"});
+        if let Some(f) = filter {
+            args["filter"] = json!(f);
+        }
+        if let Some(b) = include {
+            args["includeClosed"] = json!(b);
+        }
+        args
+    };
+    let count = |v: Value| v["items"].as_array().map(Vec::len).unwrap_or(0);
+    assert_eq!(count(ok(&mcp, "git_mile.list", list(None, None)).await), 4);
+    assert_eq!(
+        count(ok(&mcp, "git_mile.list", list(None, Some(false))).await),
+        4
+    );
+    assert_eq!(
+        count(ok(&mcp, "git_mile.list", list(None, Some(true))).await),
+        5
+    );
+    assert_eq!(
+        count(
+            ok(
+                &mcp,
+                "git_mile.list",
+                list(Some(r#"labels contains "bug""#), None)
+            )
+            .await
+        ),
+        1
+    );
+    // A filter on the status decides by itself.
+    assert_eq!(
+        count(
+            ok(
+                &mcp,
+                "git_mile.list",
+                list(Some(r#"status == "closed""#), None)
+            )
+            .await
+        ),
+        1
+    );
+    let milestones = ok(
+        &mcp,
+        "git_mile.list",
+        json!({"entity": "milestone", "includeClosed": true}),
+    )
+    .await;
+    assert_eq!(count(milestones), 2);
+    mcp.shutdown().await;
+}
+
+#[tokio::test]
+async fn sorts() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mcp = sandbox.server(&repo, &[]).await;
+    let sorted = |sort: Vec<&str>| json!({"entity": "issue", "includeClosed": true, "sort": sort});
+    let order = |v: Value| -> Vec<String> {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let cases: Vec<(Vec<&str>, Vec<String>)> = vec![
+        (vec![], vec![i(5), i(4), i(3), i(2), i(1)]),
+        (vec!["updated:desc"], vec![i(5), i(4), i(3), i(2), i(1)]),
+        (vec!["title"], vec![i(2), i(3), i(1), i(5), i(4)]),
+        (vec!["title:desc"], vec![i(4), i(5), i(1), i(3), i(2)]),
+        (vec!["created:asc"], vec![i(1), i(2), i(3), i(4), i(5)]),
+        (
+            vec!["comment_count:desc", "title"],
+            vec![i(1), i(5), i(2), i(3), i(4)],
+        ),
+        (
+            vec!["status", "id:desc"],
+            vec![i(3), i(5), i(4), i(2), i(1)],
+        ),
+        (
+            vec!["author:asc", "created:desc"],
+            vec![i(5), i(3), i(1), i(4), i(2)],
+        ),
+        (vec!["milestone", "id"], vec![i(4), i(5), i(1), i(2), i(3)]),
+    ];
+    for (sort, expected) in cases {
+        assert_eq!(
+            order(ok(&mcp, "git_mile.list", sorted(sort.clone())).await),
+            expected,
+            "sort {sort:?}"
+        );
+    }
+    mcp.shutdown().await;
+}
+
+#[tokio::test]
+async fn cursors_resume_after_the_last_item_across_inserts() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mcp = sandbox.server(&repo, &[]).await;
+    let args = |cursor: Option<&str>| {
+        let mut a = json!({"entity": "issue", "sort": ["title"], "limit": 2});
+        if let Some(c) = cursor {
+            a["cursor"] = json!(c);
+        }
+        a
+    };
+    let titles = |v: &Value| -> Vec<String> {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["title"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let first = ok(&mcp, "git_mile.list", args(None)).await;
+    assert_eq!(titles(&first), ["Add dark mode", "Fix login crash"]);
+    let cursor = first["nextCursor"]
+        .as_str()
+        .expect("a next page")
+        .to_string();
+
+    // One issue lands before the cursor, one after it.
+    sandbox.create(&repo, "issue", "Aardvark", &[]);
+    sandbox.create(&repo, "issue", "Middle thing", &[]);
+
+    let second = ok(&mcp, "git_mile.list", args(Some(&cursor))).await;
+    assert_eq!(titles(&second), ["Login page slow", "Middle thing"]);
+    let again = ok(&mcp, "git_mile.list", args(Some(&cursor))).await;
+    assert_eq!(again, second, "a cursor can be used again");
+    let third = ok(
+        &mcp,
+        "git_mile.list",
+        args(Some(second["nextCursor"].as_str().unwrap())),
+    )
+    .await;
+    assert_eq!(titles(&third), ["Write docs"]);
+    assert_eq!(third["nextCursor"], Value::Null);
+
+    // Cursors survive a restart of the server.
+    mcp.shutdown().await;
+    let mcp = sandbox.server(&repo, &[]).await;
+    assert_eq!(ok(&mcp, "git_mile.list", args(Some(&cursor))).await, second);
+
+    // Used with another query, altered, or made up: -32602.
+    let mut other = args(Some(&cursor));
+    other["filter"] = json!("comment_count >= 0");
+    let (code, message) = code_of(&mcp, "git_mile.list", other).await;
+    assert_eq!(code, -32602);
+    assert!(message.contains("different query"), "{message}");
+    let mut altered: Vec<char> = cursor.chars().collect();
+    let at = altered.len() / 2;
+    altered[at] = if altered[at] == 'x' { 'y' } else { 'x' };
+    let altered: String = altered.into_iter().collect();
+    for forged in [altered.as_str(), "bm90IGEgY3Vyc29y", "%%%"] {
+        let (code, message) = code_of(&mcp, "git_mile.list", args(Some(forged))).await;
+        assert_eq!(code, -32602, "{forged}");
+        assert!(message.contains("cursor"), "{message}");
+    }
+    mcp.shutdown().await;
+}
+
+#[tokio::test]
+async fn error_codes() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mcp = sandbox.server(&repo, &[]).await;
+
+    // -32601: unknown tool.
+    let (code, message) = code_of(&mcp, "git_mile.delete", json!({"entity": "issue"})).await;
+    assert_eq!(code, -32601);
+    assert!(message.contains("git_mile.list"), "{message}");
+
+    // -32600: arguments that cannot be decoded.
+    for args in [
+        json!({}),
+        json!({"entity": "epic"}),
+        json!({"entity": "issue", "includeclosed": true}),
+        json!({"entity": "issue", "limit": "ten"}),
+        json!({"entity": "issue", "sort": "title"}),
+    ] {
+        let (code, message) = code_of(&mcp, "git_mile.list", args.clone()).await;
+        assert_eq!(code, -32600, "{args}: {message}");
+    }
+    let (code, _) = code_of(&mcp, "git_mile.show", json!({"entity": "issue"})).await;
+    assert_eq!(code, -32600);
+
+    // -32602: validation.
+    let (code, message) = code_of(
+        &mcp,
+        "git_mile.list",
+        json!({"entity": "issue", "filter": "status = \"open\""}),
+    )
+    .await;
+    assert_eq!(code, -32602);
+    assert!(
+        message.contains("column 8") && message.contains("=="),
+        "{message}"
+    );
+    let (code, message) = code_of(
+        &mcp,
+        "git_mile.list",
+        json!({"entity": "issue", "filter": "title contains"}),
+    )
+    .await;
+    assert_eq!(code, -32602);
+    assert!(message.contains("column 15"), "{message}");
+    for args in [
+        json!({"entity": "issue", "limit": 0}),
+        json!({"entity": "issue", "limit": 201}),
+        json!({"entity": "issue", "sort": ["labels"]}),
+        json!({"entity": "issue", "sort": ["title:sideways"]}),
+        json!({"entity": "issue", "filter": "nonsense == 1"}),
+    ] {
+        let (code, message) = code_of(&mcp, "git_mile.list", args.clone()).await;
+        assert_eq!(code, -32602, "{args}: {message}");
+    }
+
+    // -32001: an internal failure (a ref that points at something that is not a commit).
+    let blob = sandbox.git(&repo, &["hash-object", "-w", "README.md"]);
+    sandbox.git(
+        &repo,
+        &[
+            "update-ref",
+            "refs/git-mile/issue/99999999-0000-4000-8000-000000000009",
+            blob.trim(),
+        ],
+    );
+    let (code, message) = code_of(&mcp, "git_mile.list", json!({"entity": "issue"})).await;
+    assert_eq!(code, -32001, "{message}");
+    mcp.shutdown().await;
+}
+
+#[tokio::test]
+async fn outside_a_repository_the_server_starts_and_says_so() {
+    let sandbox = Sandbox::new();
+    let empty = sandbox.path("not-a-repo");
+    std::fs::create_dir_all(&empty).unwrap();
+    let mcp = sandbox.server(&empty, &[]).await;
+    mcp.ping().await;
+    let result = call_raw(&mcp, "git_mile.list", json!({"entity": "issue"}))
+        .await
+        .expect("a result");
+    assert_eq!(result.is_error, Some(true));
+    let text = &result.content[0].as_text().unwrap().text;
+    let value: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(value["error"]["code"], "no_repository");
+    assert!(
+        value["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--repo")
+    );
+
+    // --repo points it at one.
+    let repo = world_repo(&sandbox, "repo");
+    let mcp2 = sandbox
+        .server(&empty, &["--repo", repo.to_str().unwrap()])
+        .await;
+    assert_eq!(ids(&mcp2, "milestone", "").await, [m(2), m(1)]);
+    mcp2.shutdown().await;
+    mcp.shutdown().await;
+}

@@ -1,0 +1,203 @@
+//! The wire protocol frame by frame: the reference session of the contract
+//! (`docs/reference/examples/mcp-session-list-show.json`) replayed against the server,
+//! protocol negotiation, and `shutdown`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::world::{i, m};
+use support::{RawSession, Sandbox, world_repo};
+
+fn session_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/reference/examples/mcp-session-list-show.json")
+}
+
+/// The client side of the reference session.
+fn client_frames() -> Vec<Value> {
+    let call = |id: u64, name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+    vec![
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {},
+            "clientInfo": {"name": "git-mile-docs", "version": "1.0.0"}
+        }}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+        call(3, "git_mile.list", json!({"entity": "milestone"})),
+        call(
+            4,
+            "git_mile.list",
+            json!({
+                "entity": "issue", "filter": "status == \"open\"", "sort": ["updated:desc"], "limit": 2
+            }),
+        ),
+        call(
+            5,
+            "git_mile.show",
+            json!({"entity": "milestone", "id": m(1)}),
+        ),
+        call(6, "git_mile.show", json!({"entity": "issue", "id": i(1)})),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": 8, "method": "shutdown"}),
+    ]
+}
+
+/// What may differ between two runs: the server's version and cursors (signed with a key
+/// of the repository). Tool results are compared as the JSON their text carries.
+fn normalize(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut out = serde_json::Map::new();
+            for (key, v) in map {
+                let v = match (key.as_str(), v) {
+                    ("nextCursor", Value::String(_)) => json!("<cursor>"),
+                    ("serverInfo", Value::Object(info)) => {
+                        let mut info = info.clone();
+                        info.insert("version".into(), json!("<version>"));
+                        Value::Object(info)
+                    }
+                    ("text", Value::String(text)) => match serde_json::from_str::<Value>(text) {
+                        Ok(inner @ Value::Object(_)) => json!({"json": normalize(&inner)}),
+                        _ => v.clone(),
+                    },
+                    _ => normalize(v),
+                };
+                out.insert(key.clone(), v);
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(normalize).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Run the client frames against a fresh server over the fixture; the whole exchange.
+fn run_session(frames: &[Value]) -> (Vec<Value>, Option<std::process::ExitStatus>) {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mut session = RawSession::start(&sandbox, &repo);
+    let mut log = Vec::new();
+    for frame in frames {
+        session.send(frame);
+        log.push(json!({"direction": "client", "payload": frame}));
+        if frame.get("id").is_some() {
+            let answer = session.recv();
+            log.push(json!({"direction": "server", "payload": answer}));
+        }
+    }
+    let closed = session.closed_within(Duration::from_secs(10));
+    assert!(closed, "stdout stays open after shutdown");
+    let status = session.wait_exit(Duration::from_secs(10));
+    (log, status)
+}
+
+#[test]
+fn reference_session_replays() {
+    let text = std::fs::read_to_string(session_path()).expect("the reference session exists");
+    let recorded: Vec<Value> = serde_json::from_str(&text).expect("the session is JSON");
+    let client: Vec<Value> = recorded
+        .iter()
+        .filter(|e| e["direction"] == "client")
+        .map(|e| e["payload"].clone())
+        .collect();
+    assert_eq!(
+        client,
+        client_frames(),
+        "the recorded client frames are the test's"
+    );
+    let (live, status) = run_session(&client);
+    assert_eq!(live.len(), recorded.len());
+    for (recorded, live) in recorded.iter().zip(&live) {
+        assert_eq!(recorded["direction"], live["direction"]);
+        assert_eq!(
+            normalize(&recorded["payload"]),
+            normalize(&live["payload"]),
+            "frame differs from the reference session: refresh it with \
+             `GIT_MILE_RECORD=1 cargo test -p git-mile --test session record` if the change is intended \
+             (and note it under MCP in CHANGELOG.md)"
+        );
+    }
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "exit status {status:?}"
+    );
+}
+
+/// Writes the reference session from a real run: `GIT_MILE_RECORD=1 cargo test -p git-mile
+/// --test session record`.
+#[test]
+fn record_reference_session() {
+    if std::env::var_os("GIT_MILE_RECORD").is_none() {
+        return;
+    }
+    let (log, _) = run_session(&client_frames());
+    let text = serde_json::to_string_pretty(&log).unwrap();
+    std::fs::create_dir_all(session_path().parent().unwrap()).unwrap();
+    std::fs::write(session_path(), text + "\n").unwrap();
+}
+
+#[test]
+fn negotiates_the_protocol_version_the_client_asks_for() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18"] {
+        let mut session = RawSession::start(&sandbox, &repo);
+        session.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": version, "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}
+            }}),
+        );
+        let answer = session.recv();
+        assert_eq!(answer["result"]["protocolVersion"], version);
+        assert_eq!(answer["result"]["serverInfo"]["name"], "git-mile");
+        assert!(answer["result"]["capabilities"]["tools"].is_object());
+    }
+}
+
+#[test]
+fn shutdown_answers_null_and_exits_cleanly() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let mut session = RawSession::start(&sandbox, &repo);
+    session.send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}
+        }}),
+    );
+    session.recv();
+    session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    session.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
+    let answer = session.recv();
+    assert_eq!(answer, json!({"jsonrpc": "2.0", "id": 2, "result": null}));
+    assert!(session.closed_within(Duration::from_secs(10)));
+    let status = session
+        .wait_exit(Duration::from_secs(10))
+        .expect("the server exits");
+    assert!(status.success(), "{status:?}");
+
+    // Closing stdin also ends it cleanly; unknown methods are -32601.
+    let mut session = RawSession::start(&sandbox, &repo);
+    session.send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}
+        }}),
+    );
+    session.recv();
+    session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    session.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "frobnicate"}));
+    assert_eq!(session.recv()["error"]["code"], -32601);
+    session.close_stdin();
+    let status = session
+        .wait_exit(Duration::from_secs(10))
+        .expect("the server exits");
+    assert!(status.success(), "{status:?}");
+}

@@ -1,0 +1,377 @@
+//! Helpers of the git-mile integration tests: real repositories made with `git` in temp
+//! directories, the built `git-mile` binary run as a user runs it, and the MCP server
+//! driven through rmcp's client.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub mod fixture;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mcp_testkit::McpProcess;
+use serde_json::Value;
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_git-mile")
+}
+
+/// A PATH on which `git mile` finds this build of `git-mile`.
+pub fn path_with_bin() -> String {
+    let dir = Path::new(bin()).parent().expect("bin dir").to_path_buf();
+    let path = std::env::var("PATH").unwrap_or_default();
+    format!("{}:{path}", dir.display())
+}
+
+/// The environment every command runs with: no user or system git configuration.
+pub fn base_env(home: &Path) -> Vec<(String, String)> {
+    vec![
+        ("PATH".into(), path_with_bin()),
+        ("HOME".into(), home.display().to_string()),
+        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+        ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
+        ("LC_ALL".into(), "C".into()),
+    ]
+}
+
+/// A temp directory holding one or more repositories.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `git init` a repository named `name` with an identity, one commit on `main`.
+    pub fn repo(&self, name: &str) -> PathBuf {
+        let repo = self.path(name);
+        std::fs::create_dir_all(&repo).expect("mkdir");
+        self.git(&repo, &["init", "-q", "-b", "main"]);
+        self.identity(&repo, "Ann Example", "ann@example.com");
+        std::fs::write(repo.join("README.md"), "hello\n").expect("write");
+        self.git(&repo, &["add", "README.md"]);
+        self.git(&repo, &["commit", "-q", "-m", "initial"]);
+        repo
+    }
+
+    pub fn identity(&self, repo: &Path, name: &str, email: &str) {
+        self.git(repo, &["config", "user.name", name]);
+        self.git(repo, &["config", "user.email", email]);
+    }
+
+    pub fn command(&self, program: &str, cwd: &Path) -> Command {
+        let mut command = Command::new(program);
+        command.current_dir(cwd).env_clear();
+        for (k, v) in base_env(self.dir.path()) {
+            command.env(k, v);
+        }
+        command
+    }
+
+    /// Run git and return its stdout; fails the test when git fails.
+    pub fn git(&self, cwd: &Path, args: &[&str]) -> String {
+        let output = self
+            .command("git", cwd)
+            .args(args)
+            .output()
+            .expect("git runs");
+        assert!(
+            output.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Run `git mile ARGS` (through git, as a user would) in `cwd`.
+    pub fn mile(&self, cwd: &Path, args: &[&str]) -> Output {
+        self.command("git", cwd)
+            .arg("mile")
+            .args(args)
+            .output()
+            .expect("git mile runs")
+    }
+
+    /// `git mile ARGS`, which must succeed; its stdout.
+    pub fn mile_ok(&self, cwd: &Path, args: &[&str]) -> String {
+        let output = self.mile(cwd, args);
+        assert!(
+            output.status.success(),
+            "git mile {args:?} failed ({:?}): {}",
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// `git mile ARGS --json`, which must succeed; its JSON.
+    pub fn mile_json(&self, cwd: &Path, args: &[&str]) -> Value {
+        let mut all: Vec<&str> = args.to_vec();
+        all.push("--json");
+        let out = self.mile_ok(cwd, &all);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    }
+
+    /// `git mile ARGS`, which must fail with `code`; its stderr.
+    pub fn mile_err(&self, cwd: &Path, args: &[&str], code: i32) -> String {
+        let output = self.mile(cwd, args);
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "git mile {args:?}: stdout {} stderr {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    }
+
+    /// Create an entity through the CLI; its id.
+    pub fn create(&self, repo: &Path, kind: &str, title: &str, extra: &[&str]) -> String {
+        let mut args = vec!["create", kind, "--title", title];
+        args.extend_from_slice(extra);
+        self.mile_ok(repo, &args).trim().to_string()
+    }
+
+    /// Start `git mile mcp-server` in `cwd` with a real MCP client attached.
+    pub async fn server(&self, cwd: &Path, extra: &[&str]) -> McpProcess {
+        let env = base_env(self.dir.path());
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let mut args = vec!["mcp-server"];
+        args.extend_from_slice(extra);
+        McpProcess::spawn_bin(bin(), &args, cwd, &env)
+            .await
+            .expect("server starts")
+    }
+}
+
+/// A server spoken to frame by frame over its stdin/stdout, without an SDK: for the
+/// reference session and for methods an SDK client does not send (`shutdown`).
+pub struct RawSession {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl RawSession {
+    pub fn start(sandbox: &Sandbox, cwd: &Path) -> Self {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let mut child = sandbox
+            .command(bin(), cwd)
+            .arg("mcp-server")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("server starts");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    pub fn send(&mut self, frame: &Value) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{}", serde_json::to_string(frame).expect("json")).expect("write frame");
+        stdin.flush().expect("flush");
+    }
+
+    /// The next frame the server writes (waits up to 30 s).
+    pub fn recv(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("a frame from the server within 30 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON frame ({e}): {line}"))
+    }
+
+    /// Whether stdout was closed (no further frame) within `wait`.
+    pub fn closed_within(&mut self, wait: std::time::Duration) -> bool {
+        matches!(
+            self.lines.recv_timeout(wait),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
+        )
+    }
+
+    /// Wait for the process to exit on its own; its exit status.
+    pub fn wait_exit(&mut self, wait: std::time::Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+}
+
+impl Drop for RawSession {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The fixture of the MCP tests: two milestones, five issues, with fixed ids and times.
+pub mod world {
+    use super::fixture::*;
+    use serde_json::json;
+
+    pub fn m(n: u64) -> String {
+        fixed_id(0x4d, n)
+    }
+    pub fn i(n: u64) -> String {
+        fixed_id(0x49, n)
+    }
+
+    const DAY: i64 = 86_400;
+
+    pub fn entities() -> Vec<FixtureEntity> {
+        let ev = |at: i64, actor: &'static Actor, change: serde_json::Value| FixtureEvent {
+            at,
+            actor,
+            change,
+        };
+        let comment = |n: u64, body: &str| json!({"type": "comment_added", "comment": format!("c0000000-0000-4000-8000-{n:012x}"), "body": body});
+        let attach = |milestone: String| json!({"type": "attached", "milestone": milestone});
+        vec![
+            FixtureEntity {
+                kind: "milestone",
+                id: m(1),
+                events: vec![
+                    ev(
+                        0,
+                        &ANN,
+                        created("milestone", "Milestone Alpha", "First release", &["alpha"]),
+                    ),
+                    ev(50, &BOB, comment(1, "Kickoff done")),
+                ],
+            },
+            FixtureEntity {
+                kind: "milestone",
+                id: m(2),
+                events: vec![
+                    ev(
+                        10,
+                        &ANN,
+                        created("milestone", "Milestone Beta", "", &["beta"]),
+                    ),
+                    ev(
+                        400,
+                        &ANN,
+                        json!({"type": "status_changed", "status": "closed"}),
+                    ),
+                ],
+            },
+            FixtureEntity {
+                kind: "issue",
+                id: i(1),
+                events: vec![
+                    ev(
+                        100,
+                        &ANN,
+                        created(
+                            "issue",
+                            "Fix login crash",
+                            "The app crashes on login.",
+                            &["bug", "p1"],
+                        ),
+                    ),
+                    ev(101, &ANN, attach(m(1))),
+                    ev(150, &BOB, comment(2, "Repro on 2.1")),
+                    ev(160, &ANN, comment(3, "Fixed in abc123")),
+                ],
+            },
+            FixtureEntity {
+                kind: "issue",
+                id: i(2),
+                events: vec![
+                    ev(
+                        200,
+                        &BOB,
+                        created("issue", "Add dark mode", "", &["feature"]),
+                    ),
+                    ev(201, &BOB, attach(m(1))),
+                ],
+            },
+            FixtureEntity {
+                kind: "issue",
+                id: i(3),
+                events: vec![
+                    ev(300, &ANN, created("issue", "Crash on logout", "", &["bug"])),
+                    ev(301, &ANN, attach(m(2))),
+                    ev(
+                        310,
+                        &ANN,
+                        json!({"type": "status_changed", "status": "closed"}),
+                    ),
+                ],
+            },
+            FixtureEntity {
+                kind: "issue",
+                id: i(4),
+                events: vec![ev(
+                    3 * DAY,
+                    &BOB,
+                    created(
+                        "issue",
+                        "Write docs",
+                        "Document the **filter** language",
+                        &[],
+                    ),
+                )],
+            },
+            FixtureEntity {
+                kind: "issue",
+                id: i(5),
+                events: vec![
+                    ev(
+                        5 * DAY + 10,
+                        &ANN,
+                        created("issue", "Login page slow", "", &["perf", "p1"]),
+                    ),
+                    ev(
+                        5 * DAY + 20,
+                        &ANN,
+                        comment(4, "Profiling shows N+1 queries"),
+                    ),
+                ],
+            },
+        ]
+    }
+}
+
+/// A repository holding [`world`].
+pub fn world_repo(sandbox: &Sandbox, name: &str) -> PathBuf {
+    let repo = sandbox.repo(name);
+    fixture::import(&repo, &world::entities());
+    repo
+}
