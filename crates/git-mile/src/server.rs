@@ -112,7 +112,7 @@ impl GitMileServer {
             .map_err(|err| Failure::Internal(format!("{err:?}")))
     }
 
-    async fn list(&self, args: Value) -> Result<Value, Failure> {
+    async fn list(&self, args: Value) -> Result<Payload, Failure> {
         let args: ListArgs = decode(LIST, args)?;
         let request = ListRequest {
             filter: args.filter,
@@ -124,16 +124,15 @@ impl GitMileServer {
         let snapshot = self.snapshot().await?;
         let page: ListResponse = listing::list(&snapshot, args.entity, &request, &self.cursor_key)
             .map_err(|err: ListError| Failure::Invalid(err.to_string()))?;
-        serde_json::to_value(page).map_err(|err| Failure::Internal(format!("{err:?}")))
+        Payload::of(&page)
     }
 
-    async fn show(&self, args: Value) -> Result<Value, Failure> {
+    async fn show(&self, args: Value) -> Result<Payload, Failure> {
         let args: ShowArgs = decode(SHOW, args)?;
         let snapshot = self.snapshot().await?;
         let kind = args.entity.as_str();
         match snapshot.lookup(args.entity, &args.id) {
-            Lookup::Found(row) => serde_json::to_value(EntityView::from_row(&row))
-                .map_err(|err| Failure::Internal(format!("{err:?}"))),
+            Lookup::Found(row) => Payload::of(&EntityView::from_row(&row)),
             Lookup::NotFound => Err(Failure::Tool(
                 "not_found",
                 format!(
@@ -150,6 +149,29 @@ impl GitMileServer {
                 ),
             )),
         }
+    }
+}
+
+/// A tool's answer: `structuredContent`, and its JSON text with the fields in the order of
+/// the contract (a `Value` would sort them).
+struct Payload {
+    value: Value,
+    text: String,
+}
+
+impl Payload {
+    fn of<T: serde::Serialize>(data: &T) -> Result<Self, Failure> {
+        let internal = |err: serde_json::Error| Failure::Internal(format!("{err:?}"));
+        Ok(Self {
+            value: serde_json::to_value(data).map_err(internal)?,
+            text: serde_json::to_string(data).map_err(internal)?,
+        })
+    }
+
+    fn into_result(self) -> CallToolResult {
+        let mut result = CallToolResult::structured(self.value);
+        result.content = vec![rmcp::model::ContentBlock::text(self.text)];
+        result
     }
 }
 
@@ -288,7 +310,7 @@ impl ServerHandler for GitMileServer {
             }
         };
         match outcome {
-            Ok(value) => Ok(CallToolResult::structured(value).into()),
+            Ok(payload) => Ok(payload.into_result().into()),
             Err(Failure::Decode(message)) => {
                 Err(ErrorData::new(ErrorCode::INVALID_REQUEST, message, None))
             }

@@ -554,3 +554,53 @@ async fn outside_a_repository_the_server_starts_and_says_so() {
     mcp2.shutdown().await;
     mcp.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_long_running_server_sees_every_change() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mcp = sandbox.server(&repo, &[]).await;
+    let all = || json!({"entity": "issue", "includeClosed": true, "limit": 200, "sort": ["title"]});
+    let titles = |v: &Value| -> Vec<String> {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["title"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(titles(&ok(&mcp, "git_mile.list", all()).await).len(), 5);
+    // Past the window in which a change could hide in the same timestamp tick, the server
+    // trusts the ref directories' times; every kind of change must still move them.
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(2_500));
+    settle();
+    assert_eq!(titles(&ok(&mcp, "git_mile.list", all()).await).len(), 5);
+    let made = sandbox.create(&repo, "issue", "Brand new", &[]);
+    settle();
+    assert!(titles(&ok(&mcp, "git_mile.list", all()).await).contains(&"Brand new".to_string()));
+    // An update of an existing ref.
+    sandbox.mile_ok(&repo, &["edit", &made, "--title", "Renamed"]);
+    settle();
+    let listed = titles(&ok(&mcp, "git_mile.list", all()).await);
+    assert!(
+        listed.contains(&"Renamed".to_string()) && !listed.contains(&"Brand new".to_string()),
+        "{listed:?}"
+    );
+    // Packing the refs, then changing a packed one.
+    sandbox.git(&repo, &["pack-refs", "--all"]);
+    settle();
+    assert_eq!(titles(&ok(&mcp, "git_mile.list", all()).await).len(), 6);
+    sandbox.mile_ok(&repo, &["edit", &i(4), "--title", "Write the docs"]);
+    settle();
+    assert!(
+        titles(&ok(&mcp, "git_mile.list", all()).await).contains(&"Write the docs".to_string())
+    );
+    // A deleted ref.
+    sandbox.git(
+        &repo,
+        &["update-ref", "-d", &format!("refs/git-mile/issue/{made}")],
+    );
+    settle();
+    assert_eq!(titles(&ok(&mcp, "git_mile.list", all()).await).len(), 5);
+    mcp.shutdown().await;
+}
