@@ -30,8 +30,9 @@ fn serve(cli: &Cli) -> ExitCode {
         tracing::warn!(%err, "serving without a repository");
         format!("{err}; start the server inside a git repository or pass --repo PATH")
     });
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread answers requests (lowest latency per call); catalog reads run on tokio's
+    // blocking pool, so a long refresh never delays a `ping`.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

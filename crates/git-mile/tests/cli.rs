@@ -284,11 +284,7 @@ fn concurrent_writers_lose_no_event() {
 #[test]
 fn two_clones_diverge_then_merge_to_the_same_result() {
     let sandbox = Sandbox::new();
-    let origin = sandbox.path("origin.git");
-    std::fs::create_dir_all(&origin).unwrap();
-    sandbox.git(&origin, &["init", "-q", "--bare"]);
-    let a = sandbox.repo("a");
-    sandbox.git(&a, &["remote", "add", "origin", origin.to_str().unwrap()]);
+    let (origin, a) = support::origin_and_clone(&sandbox);
     let issue = sandbox.create(&a, "issue", "Shared", &["--label", "start"]);
     let pushed = sandbox.mile_json(&a, &["push"]);
     assert_eq!(pushed["created"], 1);
@@ -360,11 +356,7 @@ fn two_clones_diverge_then_merge_to_the_same_result() {
 #[test]
 fn independent_merges_in_two_clones_write_the_same_commit() {
     let sandbox = Sandbox::new();
-    let origin = sandbox.path("origin.git");
-    std::fs::create_dir_all(&origin).unwrap();
-    sandbox.git(&origin, &["init", "-q", "--bare"]);
-    let a = sandbox.repo("a");
-    sandbox.git(&a, &["remote", "add", "origin", origin.to_str().unwrap()]);
+    let (origin, a) = support::origin_and_clone(&sandbox);
     let issue = sandbox.create(&a, "issue", "Shared", &[]);
     sandbox.mile_ok(&a, &["push"]);
     let b = sandbox.repo("b");

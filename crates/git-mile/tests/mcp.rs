@@ -64,11 +64,17 @@ async fn ids(mcp: &McpProcess, entity: &str, filter: &str) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn handshake_tools_and_ping() {
+/// The fixture world in a repository, and a server on it.
+async fn world_server() -> (Sandbox, std::path::PathBuf, McpProcess) {
     let sandbox = Sandbox::new();
     let repo = world_repo(&sandbox, "repo");
     let mcp = sandbox.server(&repo, &[]).await;
+    (sandbox, repo, mcp)
+}
+
+#[tokio::test]
+async fn handshake_tools_and_ping() {
+    let (_sandbox, _repo, mcp) = world_server().await;
     let info = mcp.server_info();
     let server = info.server_info.as_ref().expect("serverInfo");
     assert_eq!(server.name, "git-mile");
@@ -94,9 +100,7 @@ async fn handshake_tools_and_ping() {
 
 #[tokio::test]
 async fn list_and_show_payloads() {
-    let sandbox = Sandbox::new();
-    let repo = world_repo(&sandbox, "repo");
-    let mcp = sandbox.server(&repo, &[]).await;
+    let (_sandbox, _repo, mcp) = world_server().await;
 
     let page = ok(&mcp, "git_mile.list", json!({"entity": "milestone"})).await;
     assert_eq!(
@@ -212,9 +216,7 @@ async fn show_resolves_prefixes_and_reports_unknown_and_ambiguous_ids() {
 
 #[tokio::test]
 async fn filters_of_every_operator() {
-    let sandbox = Sandbox::new();
-    let repo = world_repo(&sandbox, "repo");
-    let mcp = sandbox.server(&repo, &[]).await;
+    let (_sandbox, _repo, mcp) = world_server().await;
     // Default order: updated:desc (i5, i4, i3, i2, i1).
     let by_id = format!(r#"milestone == "{}""#, m(1));
     let id_in = format!(r#"id in ["{}", "{}"]"#, i(1), i(4));
@@ -286,9 +288,7 @@ async fn filters_of_every_operator() {
 
 #[tokio::test]
 async fn include_closed_and_status_filters() {
-    let sandbox = Sandbox::new();
-    let repo = world_repo(&sandbox, "repo");
-    let mcp = sandbox.server(&repo, &[]).await;
+    let (_sandbox, _repo, mcp) = world_server().await;
     let list = |filter: Option<&str>, include: Option<bool>| {
         let mut args = json!({"entity": "issue"});
         if let Some(f) = filter {
@@ -344,9 +344,7 @@ async fn include_closed_and_status_filters() {
 
 #[tokio::test]
 async fn sorts() {
-    let sandbox = Sandbox::new();
-    let repo = world_repo(&sandbox, "repo");
-    let mcp = sandbox.server(&repo, &[]).await;
+    let (_sandbox, _repo, mcp) = world_server().await;
     let sorted = |sort: Vec<&str>| json!({"entity": "issue", "includeClosed": true, "sort": sort});
     let order = |v: Value| -> Vec<String> {
         v["items"]
@@ -388,9 +386,7 @@ async fn sorts() {
 
 #[tokio::test]
 async fn cursors_resume_after_the_last_item_across_inserts() {
-    let sandbox = Sandbox::new();
-    let repo = world_repo(&sandbox, "repo");
-    let mcp = sandbox.server(&repo, &[]).await;
+    let (sandbox, repo, mcp) = world_server().await;
     let args = |cursor: Option<&str>| {
         let mut a = json!({"entity": "issue", "sort": ["title"], "limit": 2});
         if let Some(c) = cursor {
@@ -455,9 +451,7 @@ async fn cursors_resume_after_the_last_item_across_inserts() {
 
 #[tokio::test]
 async fn error_codes() {
-    let sandbox = Sandbox::new();
-    let repo = world_repo(&sandbox, "repo");
-    let mcp = sandbox.server(&repo, &[]).await;
+    let (sandbox, repo, mcp) = world_server().await;
 
     // -32601: unknown tool.
     let (code, message) = code_of(&mcp, "git_mile.delete", json!({"entity": "issue"})).await;
@@ -557,9 +551,7 @@ async fn outside_a_repository_the_server_starts_and_says_so() {
 
 #[tokio::test]
 async fn a_long_running_server_sees_every_change() {
-    let sandbox = Sandbox::new();
-    let repo = world_repo(&sandbox, "repo");
-    let mcp = sandbox.server(&repo, &[]).await;
+    let (sandbox, repo, mcp) = world_server().await;
     let all = || json!({"entity": "issue", "includeClosed": true, "limit": 200, "sort": ["title"]});
     let titles = |v: &Value| -> Vec<String> {
         v["items"]

@@ -148,13 +148,7 @@ fn negotiates_the_protocol_version_the_client_asks_for() {
     let repo = sandbox.repo("repo");
     for version in ["2024-11-05", "2025-03-26", "2025-06-18"] {
         let mut session = RawSession::start(&sandbox, &repo);
-        session.send(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": version, "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"}
-            }}),
-        );
-        let answer = session.recv();
+        let answer = session.initialize(version);
         assert_eq!(answer["result"]["protocolVersion"], version);
         assert_eq!(answer["result"]["serverInfo"]["name"], "git-mile");
         assert!(answer["result"]["capabilities"]["tools"].is_object());
@@ -166,14 +160,7 @@ fn shutdown_answers_null_and_exits_cleanly() {
     let sandbox = Sandbox::new();
     let repo = sandbox.repo("repo");
     let mut session = RawSession::start(&sandbox, &repo);
-    session.send(
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2024-11-05", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}
-        }}),
-    );
-    session.recv();
-    session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    session.initialize("2024-11-05");
     session.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
     let answer = session.recv();
     assert_eq!(answer, json!({"jsonrpc": "2.0", "id": 2, "result": null}));
@@ -185,14 +172,7 @@ fn shutdown_answers_null_and_exits_cleanly() {
 
     // Closing stdin also ends it cleanly; unknown methods are -32601.
     let mut session = RawSession::start(&sandbox, &repo);
-    session.send(
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2024-11-05", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}
-        }}),
-    );
-    session.recv();
-    session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    session.initialize("2024-11-05");
     session.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "frobnicate"}));
     assert_eq!(session.recv()["error"]["code"], -32601);
     session.close_stdin();

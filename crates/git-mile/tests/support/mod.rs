@@ -228,6 +228,19 @@ impl RawSession {
         }
     }
 
+    /// `initialize` with `version` and `notifications/initialized`; the server's answer.
+    pub fn initialize(&mut self, version: &str) -> Value {
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": version, "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}
+            }}),
+        );
+        let answer = self.recv();
+        self.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer
+    }
+
     pub fn close_stdin(&mut self) {
         self.stdin = None;
     }
@@ -367,6 +380,16 @@ pub mod world {
             },
         ]
     }
+}
+
+/// A bare repository `origin.git` and a repository `a` whose remote `origin` it is.
+pub fn origin_and_clone(sandbox: &Sandbox) -> (PathBuf, PathBuf) {
+    let origin = sandbox.path("origin.git");
+    std::fs::create_dir_all(&origin).unwrap();
+    sandbox.git(&origin, &["init", "-q", "--bare"]);
+    let a = sandbox.repo("a");
+    sandbox.git(&a, &["remote", "add", "origin", origin.to_str().unwrap()]);
+    (origin, a)
 }
 
 /// A repository holding [`world`].
