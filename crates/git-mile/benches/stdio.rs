@@ -307,7 +307,7 @@ async fn run(bin: &Path, cached: &Path, events: usize) -> String {
     let startup = t.elapsed();
     let (cold, _) = call(&mcp, "git_mile.list", probe).await;
     mcp.shutdown().await;
-    let cache_bytes = std::fs::metadata(repo.join(".git/git-mile/cache-v1.json"))
+    let cache_bytes = std::fs::metadata(repo.join(".git/git-mile/cache-v2.json"))
         .map(|m| m.len())
         .unwrap_or(0);
     let mut firsts = Vec::new();

@@ -23,8 +23,8 @@ use crate::store::{EntityRef, GitStore, StoreError, StoreResult};
 
 /// Bumped whenever the folding of events or the entity model changes: older caches are
 /// then ignored and rebuilt.
-const CACHE_VERSION: u32 = 1;
-const CACHE_FILE: &str = "cache-v1.json";
+const CACHE_VERSION: u32 = 2;
+const CACHE_FILE: &str = "cache-v2.json";
 
 /// A directory modification this close to the last read may hide a second change made in
 /// the same timestamp tick, so it is not trusted.
@@ -206,10 +206,18 @@ impl Stamp {
     }
 }
 
+/// What a ref's history folds to: its entity, or `None` when it holds none (no creation
+/// event, or objects that cannot be read). Kept for unreadable refs too, so they are not
+/// read again until their tip moves.
+type Folded = Option<Arc<Entity>>;
+
+/// Every ref's tip and what it folded to.
+type Tips = HashMap<(Kind, String), (ObjectId, Folded)>;
+
 struct Loaded {
     stamp: Stamp,
     read_at: SystemTime,
-    tips: HashMap<(Kind, String), ObjectId>,
+    tips: Tips,
     snapshot: Arc<Snapshot>,
 }
 
@@ -221,8 +229,10 @@ struct CacheFile {
 
 #[derive(Serialize, Deserialize)]
 struct CacheEntry {
+    kind: Kind,
+    id: String,
     tip: String,
-    entity: Entity,
+    entity: Option<Entity>,
 }
 
 /// What one refresh did (for logs and tests).
@@ -233,6 +243,10 @@ pub struct Refresh {
     /// Entities taken from the memory or disk cache.
     pub reused: usize,
 }
+
+/// A refresh in memory rewrites the cache file only after this many replays; smaller
+/// changes are replayed again by the next process that starts, which then writes it.
+const REWRITE_AFTER: usize = 100;
 
 pub struct Catalog {
     store: Arc<GitStore>,
@@ -278,47 +292,52 @@ impl Catalog {
         let refs = self.store.refs()?;
         if let Some(loaded) = state.as_mut()
             && refs.len() == loaded.tips.len()
-            && refs
-                .iter()
-                .all(|r| loaded.tips.get(&(r.kind, r.id.clone())) == Some(&r.tip))
+            && refs.iter().all(|r| {
+                loaded
+                    .tips
+                    .get(&(r.kind, r.id.clone()))
+                    .is_some_and(|(tip, _)| *tip == r.tip)
+            })
         {
             loaded.stamp = stamp;
             loaded.read_at = read_at;
             return Ok(loaded.snapshot.clone());
         }
 
-        // Entities whose tip did not move come from memory, else from the disk cache.
-        let mut known: HashMap<(Kind, String), (ObjectId, Arc<Entity>)> = HashMap::new();
+        // What did not move comes from memory, else from the disk cache.
         let from_disk = state.is_none();
-        if let Some(loaded) = state.as_ref() {
-            for e in &loaded.snapshot.entities {
-                if let Some(tip) = loaded.tips.get(&(e.kind, e.id.clone())) {
-                    known.insert((e.kind, e.id.clone()), (*tip, e.clone()));
-                }
-            }
-        } else {
-            known = self.read_cache();
-        }
-
-        let mut entities = Vec::with_capacity(refs.len());
-        let mut tips = HashMap::with_capacity(refs.len());
+        let known = match state.take() {
+            Some(loaded) => loaded.tips,
+            None => self.read_cache(),
+        };
+        let mut tips: Tips = HashMap::with_capacity(refs.len());
         let mut stale: Vec<&EntityRef> = Vec::new();
         for r in &refs {
-            tips.insert((r.kind, r.id.clone()), r.tip);
-            match known.get(&(r.kind, r.id.clone())) {
-                Some((tip, entity)) if *tip == r.tip => entities.push(entity.clone()),
+            let key = (r.kind, r.id.clone());
+            match known.get(&key) {
+                Some((tip, folded)) if *tip == r.tip => {
+                    tips.insert(key, (r.tip, folded.clone()));
+                }
                 _ => stale.push(r),
             }
         }
         let refresh = Refresh {
             replayed: stale.len(),
-            reused: entities.len(),
+            reused: tips.len(),
         };
-        entities.extend(self.replay_all(&stale)?);
+        for (r, folded) in stale.iter().zip(self.replay_all(&stale)?) {
+            tips.insert((r.kind, r.id.clone()), (r.tip, folded));
+        }
+        let mut entities: Vec<Arc<Entity>> = tips.values().filter_map(|(_, e)| e.clone()).collect();
         entities.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));
         let snapshot = Arc::new(Snapshot::build(entities));
-        if refresh.replayed > 0 || (from_disk && known.len() != refs.len()) {
-            self.write_cache(&snapshot, &tips);
+        let cache_outdated = if from_disk {
+            refresh.replayed > 0 || known.len() != tips.len()
+        } else {
+            refresh.replayed >= REWRITE_AFTER
+        };
+        if cache_outdated {
+            self.write_cache(&tips);
         }
         tracing::debug!(?refresh, "catalog refreshed");
         if let Ok(mut last) = self.last_refresh.lock() {
@@ -333,14 +352,14 @@ impl Catalog {
         Ok(snapshot)
     }
 
-    /// Replay `refs`, on every core when there are many.
-    fn replay_all(&self, refs: &[&EntityRef]) -> StoreResult<Vec<Arc<Entity>>> {
+    /// Fold `refs`, on every core when there are many; one result per ref, in order.
+    fn replay_all(&self, refs: &[&EntityRef]) -> StoreResult<Vec<Folded>> {
         let workers = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
             .min(8);
         if refs.len() < 64 || workers == 1 {
-            return self.replay_chunk(refs);
+            return Ok(self.replay_chunk(refs));
         }
         let chunk = refs.len().div_ceil(workers);
         std::thread::scope(|scope| {
@@ -352,31 +371,38 @@ impl Catalog {
             for handle in handles {
                 let part = handle
                     .join()
-                    .map_err(|_| StoreError::Git("a replay thread failed".into()))??;
+                    .map_err(|_| StoreError::Git("a replay thread failed".into()))?;
                 out.extend(part);
             }
             Ok(out)
         })
     }
 
-    fn replay_chunk(&self, refs: &[&EntityRef]) -> StoreResult<Vec<Arc<Entity>>> {
-        let mut out = Vec::with_capacity(refs.len());
-        for r in refs {
-            let events = self.store.events(r.tip)?;
-            // A ref without a creation event (foreign or damaged) is skipped, not fatal.
-            match replay(r.kind, &r.id, events) {
-                Some(entity) => out.push(Arc::new(entity)),
-                None => tracing::warn!(
-                    kind = r.kind.as_str(),
-                    id = %r.id,
-                    "ref holds no creation event; ignored"
-                ),
-            }
-        }
-        Ok(out)
+    fn replay_chunk(&self, refs: &[&EntityRef]) -> Vec<Folded> {
+        refs.iter()
+            .map(|r| {
+                // One damaged or foreign ref is skipped (and said so), never fatal.
+                let events = match self.store.events(r.tip) {
+                    Ok(events) => events,
+                    Err(err) => {
+                        tracing::warn!(kind = r.kind.as_str(), id = %r.id, %err, "unreadable ref; ignored");
+                        return None;
+                    }
+                };
+                let folded = replay(r.kind, &r.id, events).map(Arc::new);
+                if folded.is_none() {
+                    tracing::warn!(
+                        kind = r.kind.as_str(),
+                        id = %r.id,
+                        "ref holds no creation event; ignored"
+                    );
+                }
+                folded
+            })
+            .collect()
     }
 
-    fn read_cache(&self) -> HashMap<(Kind, String), (ObjectId, Arc<Entity>)> {
+    fn read_cache(&self) -> Tips {
         let Ok(bytes) = std::fs::read(&self.cache_path) else {
             return HashMap::new();
         };
@@ -394,28 +420,30 @@ impl Catalog {
             .into_iter()
             .filter_map(|entry| {
                 let tip = ObjectId::from_hex(entry.tip.as_bytes()).ok()?;
-                Some((
-                    (entry.entity.kind, entry.entity.id.clone()),
-                    (tip, Arc::new(entry.entity)),
-                ))
+                // An entry whose entity disagrees with its key is damage: read the ref again.
+                if let Some(e) = &entry.entity
+                    && (e.kind != entry.kind || e.id != entry.id)
+                {
+                    return None;
+                }
+                Some(((entry.kind, entry.id), (tip, entry.entity.map(Arc::new))))
             })
             .collect()
     }
 
     /// Write the cache beside the refs: a temporary file renamed into place, so readers see
     /// either the old cache or the new one. Failure (a read-only repository) only costs speed.
-    fn write_cache(&self, snapshot: &Snapshot, tips: &HashMap<(Kind, String), ObjectId>) {
-        let entries = snapshot
-            .entities
+    fn write_cache(&self, tips: &Tips) {
+        let mut entries: Vec<CacheEntry> = tips
             .iter()
-            .filter_map(|e| {
-                let tip = tips.get(&(e.kind, e.id.clone()))?;
-                Some(CacheEntry {
-                    tip: tip.to_hex().to_string(),
-                    entity: (**e).clone(),
-                })
+            .map(|((kind, id), (tip, folded))| CacheEntry {
+                kind: *kind,
+                id: id.clone(),
+                tip: tip.to_hex().to_string(),
+                entity: folded.as_deref().cloned(),
             })
             .collect();
+        entries.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));
         let file = CacheFile {
             version: CACHE_VERSION,
             entries,
@@ -438,10 +466,8 @@ impl Catalog {
             drop(out);
             std::fs::rename(&tmp, &self.cache_path)
         })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
         if let Err(err) = result {
+            let _ = std::fs::remove_file(&tmp);
             tracing::warn!(path = %self.cache_path.display(), %err, "could not write the cache");
         }
     }

@@ -186,7 +186,12 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             };
             let mut written = ops::create(store, kind, title, description, labels)?;
             if let Some(milestone) = milestone {
-                let attached = ops::attach(store, &written.id, &milestone)?;
+                let attached = ops::attach(store, &written.id, &milestone).map_err(|err| {
+                    OpError::Invalid(format!(
+                        "created issue {} but could not attach it: {err}",
+                        written.id
+                    ))
+                })?;
                 written.events.extend(attached.events);
             }
             emit(json, &written, |w| w.id.clone())
@@ -204,7 +209,7 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             let request = ListRequest {
                 filter: filter.clone(),
                 sort: sort.clone(),
-                limit: *limit,
+                limit: limit.map(serde_json::Number::from),
                 cursor: cursor.clone(),
                 include_closed: *include_closed,
             };

@@ -17,7 +17,8 @@ pub const MAX_LIMIT: u64 = 200;
 pub struct ListRequest {
     pub filter: Option<String>,
     pub sort: Vec<String>,
-    pub limit: Option<u64>,
+    /// As given: any JSON number is accepted here and validated by [`list`].
+    pub limit: Option<serde_json::Number>,
     pub cursor: Option<String>,
     pub include_closed: bool,
 }
@@ -31,8 +32,8 @@ pub enum ListError {
     Sort(#[from] SortError),
     #[error("{0}")]
     Cursor(#[from] CursorError),
-    #[error("limit must be between 1 and {MAX_LIMIT}, got {0}")]
-    Limit(u64),
+    #[error("limit must be an integer between 1 and {MAX_LIMIT}, got {0}")]
+    Limit(String),
 }
 
 /// Run `request` against `snapshot`; `key` signs and checks cursors.
@@ -42,10 +43,13 @@ pub fn list(
     request: &ListRequest,
     key: &[u8; 32],
 ) -> Result<ListResponse, ListError> {
-    let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(ListError::Limit(limit));
-    }
+    let limit = match &request.limit {
+        None => DEFAULT_LIMIT,
+        Some(n) => n
+            .as_u64()
+            .filter(|l| (1..=MAX_LIMIT).contains(l))
+            .ok_or_else(|| ListError::Limit(n.to_string()))?,
+    };
     let raw_filter = request.filter.as_deref().unwrap_or("");
     let filter_text = raw_filter.trim();
     // Parsed untrimmed, so that error columns count from what the user wrote.
@@ -113,15 +117,24 @@ pub fn cursor_key(git_dir: &Path) -> [u8; 32] {
     fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
     fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
     let tmp = dir.join(format!(".cursor.key.{}", uuid::Uuid::new_v4().simple()));
+    let damaged = path.exists();
     let stored = std::fs::create_dir_all(&dir)
         .and_then(|()| std::fs::write(&tmp, fresh))
-        // A hard link creates the key only if no other process made one first.
-        .and_then(|()| match std::fs::hard_link(&tmp, &path) {
-            Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => Err(err),
-            _ => Ok(()),
+        .and_then(|()| {
+            if damaged {
+                // A key of the wrong size is replaced whole.
+                std::fs::rename(&tmp, &path)
+            } else {
+                // A hard link creates the key only if no other process made one first.
+                match std::fs::hard_link(&tmp, &path) {
+                    Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => Err(err),
+                    _ => Ok(()),
+                }
+            }
         });
     let _ = std::fs::remove_file(&tmp);
     match stored {
+        // Whoever won a race, every process now reads the same key.
         Ok(()) => read_key(&path).unwrap_or(fresh),
         Err(err) => {
             tracing::debug!(%err, "cursor key not stored; deriving one from the path");

@@ -42,7 +42,11 @@ fn serve(cli: &Cli) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(git_mile::server::serve(catalog)) {
+    let result = runtime.block_on(git_mile::server::serve(catalog));
+    // When stdin is not a pipe (a socket, as some clients spawn servers with), it is read on a
+    // blocking thread that only returns at end of input: do not wait for it after `shutdown`.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!("{err:#}");

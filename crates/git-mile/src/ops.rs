@@ -52,8 +52,9 @@ pub fn resolve(catalog: &Catalog, kinds: &[Kind], id: &str) -> OpResult<(Kind, S
     let id = id.trim();
     let store = catalog.store();
     // A full id needs no catalog: look its ref up directly.
-    if uuid::Uuid::parse_str(id).is_ok() {
-        let id = id.to_ascii_lowercase();
+    if let Ok(uuid) = uuid::Uuid::parse_str(id) {
+        // Any spelling of a UUID (braces, `urn:uuid:`, no hyphens) names the same ref.
+        let id = uuid.hyphenated().to_string();
         for kind in kinds {
             if store.tip(*kind, &id)?.is_some() {
                 return Ok((*kind, id));

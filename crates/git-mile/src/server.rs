@@ -41,7 +41,7 @@ struct ListArgs {
     #[serde(default)]
     sort: Option<Vec<String>>,
     #[serde(default)]
-    limit: Option<u64>,
+    limit: Option<serde_json::Number>,
     #[serde(default)]
     cursor: Option<String>,
     #[serde(default, rename = "includeClosed")]

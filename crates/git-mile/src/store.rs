@@ -66,27 +66,25 @@ fn parse_ref_name(prefix: &str, name: &str) -> Option<(Kind, String)> {
 pub struct GitStore {
     repo: gix::ThreadSafeRepository,
     git_dir: PathBuf,
-    workdir: Option<PathBuf>,
 }
 
 impl GitStore {
     /// The repository at `path` or, when none is given, the one containing the working
     /// directory.
     pub fn open(path: Option<&Path>) -> StoreResult<Self> {
-        let start = match path {
-            Some(path) => path.to_path_buf(),
-            None => std::env::current_dir().map_err(|e| StoreError::NoRepo(e.to_string()))?,
+        let repo = match path {
+            Some(path) => gix::ThreadSafeRepository::discover(path)
+                .map_err(|e| StoreError::NoRepo(format!("{}: {e}", path.display())))?,
+            // As git does: `GIT_DIR` (set by `git --git-dir=… mile`) wins over discovery.
+            None => {
+                let cwd = std::env::current_dir().map_err(|e| StoreError::NoRepo(e.to_string()))?;
+                gix::ThreadSafeRepository::discover_with_environment_overrides(&cwd)
+                    .map_err(|e| StoreError::NoRepo(format!("{}: {e}", cwd.display())))?
+            }
         };
-        let repo = gix::ThreadSafeRepository::discover(&start)
-            .map_err(|e| StoreError::NoRepo(format!("{}: {e}", start.display())))?;
         let local = repo.to_thread_local();
         let git_dir = local.common_dir().to_path_buf();
-        let workdir = local.workdir().map(Path::to_path_buf);
-        Ok(Self {
-            repo,
-            git_dir,
-            workdir,
-        })
+        Ok(Self { repo, git_dir })
     }
 
     fn local(&self) -> gix::Repository {
@@ -96,11 +94,6 @@ impl GitStore {
     /// The repository's shared git directory (where the cache lives).
     pub fn git_dir(&self) -> &Path {
         &self.git_dir
-    }
-
-    /// Where `git` commands for push and pull run.
-    pub fn command_dir(&self) -> &Path {
-        self.workdir.as_deref().unwrap_or(&self.git_dir)
     }
 
     /// The user's git identity (`user.name`, `user.email`, or the `GIT_AUTHOR_*` variables).
@@ -226,8 +219,8 @@ impl GitStore {
         name: &str,
         expected: Option<ObjectId>,
         new: ObjectId,
-    ) -> StoreResult<bool> {
-        let name: FullName = name.try_into().map_err(git)?;
+    ) -> StoreResult<Swap> {
+        let full: FullName = name.try_into().map_err(git)?;
         let edit = RefEdit {
             change: RefChange::Update {
                 log: LogChange {
@@ -241,11 +234,27 @@ impl GitStore {
                 },
                 new: Target::Object(new),
             },
-            name,
+            name: full,
             deref: false,
         };
-        // A moved ref and a held lock both mean: someone else wrote; read again and retry.
-        Ok(repo.edit_reference(edit).is_ok())
+        match repo.edit_reference(edit) {
+            Ok(_) => Ok(Swap::Done),
+            Err(err) => {
+                // A held lock or a moved ref means another writer: read again and retry.
+                // Anything else (permissions, a full disk) is the caller's to report.
+                let lock = self.git_dir.join(format!("{name}.lock"));
+                let current = repo
+                    .try_find_reference(name)
+                    .ok()
+                    .flatten()
+                    .and_then(|r| r.target().try_id().map(|id| id.to_owned()));
+                if lock.exists() || current != expected {
+                    Ok(Swap::Contended)
+                } else {
+                    Ok(Swap::Failed(err.to_string()))
+                }
+            }
+        }
     }
 
     fn signature(actor: &Actor) -> gix::actor::Signature {
@@ -286,30 +295,46 @@ impl GitStore {
         let repo = self.local();
         let message = event.to_message(kind, &id).map_err(git)?;
         let commit = self.write_commit(&repo, Self::signature(&actor), &message, &[])?;
-        if !self.swap(&repo, &ref_name(kind, &id), None, commit)? {
-            return Err(StoreError::Git(format!(
-                "could not create {}",
+        match self.swap(&repo, &ref_name(kind, &id), None, commit)? {
+            Swap::Done => Ok((id, event)),
+            Swap::Contended => Err(StoreError::Git(format!(
+                "could not create {}: it exists already",
                 ref_name(kind, &id)
-            )));
+            ))),
+            Swap::Failed(why) => Err(StoreError::Git(format!(
+                "could not create {}: {why}",
+                ref_name(kind, &id)
+            ))),
         }
-        Ok((id, event))
     }
 
     /// Append one event to an existing entity, retrying when another writer moved its ref.
+    ///
+    /// The event is timed after every event already in the history it extends, even when
+    /// this machine's clock is behind another's: the fold orders events by time, and what is
+    /// written after seeing an event must come after it.
     pub fn append(&self, kind: Kind, id: &str, change: Change) -> StoreResult<Event> {
         let actor = self.actor()?;
         let repo = self.local();
         let name = ref_name(kind, id);
-        let event = Event::new(actor.clone(), change);
-        let message = event.to_message(kind, id).map_err(git)?;
+        let mut event = Event::new(actor.clone(), change);
+        let now = event.ts;
         for attempt in 0..CAS_ATTEMPTS {
             let tip = self.tip(kind, id)?.ok_or_else(|| StoreError::NotFound {
                 kind: kind.as_str(),
                 id: id.to_string(),
             })?;
+            let latest = self.events(tip)?.into_iter().map(|e| e.ts).max();
+            event.ts = match latest {
+                Some(latest) if latest >= now => latest + chrono::Duration::microseconds(1),
+                _ => now,
+            };
+            let message = event.to_message(kind, id).map_err(git)?;
             let commit = self.write_commit(&repo, Self::signature(&actor), &message, &[tip])?;
-            if self.swap(&repo, &name, Some(tip), commit)? {
-                return Ok(event);
+            match self.swap(&repo, &name, Some(tip), commit)? {
+                Swap::Done => return Ok(event),
+                Swap::Contended => {}
+                Swap::Failed(why) => return Err(StoreError::Git(format!("{name}: {why}"))),
             }
             std::thread::sleep(Duration::from_millis(1 + (attempt as u64 % 8)));
         }
@@ -340,13 +365,24 @@ impl GitStore {
                     (commit, MergeOutcome::Merged)
                 }
             };
-            if self.swap(&repo, &name, ours, new)? {
-                return Ok(outcome);
+            match self.swap(&repo, &name, ours, new)? {
+                Swap::Done => return Ok(outcome),
+                Swap::Contended => {}
+                Swap::Failed(why) => return Err(StoreError::Git(format!("{name}: {why}"))),
             }
             std::thread::sleep(Duration::from_millis(1 + (attempt as u64 % 8)));
         }
         Err(StoreError::Contended(name))
     }
+}
+
+/// How a compare-and-swap of a ref went.
+enum Swap {
+    Done,
+    /// Another writer moved the ref or holds its lock: read again and retry.
+    Contended,
+    /// A failure retrying cannot cure.
+    Failed(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -55,10 +55,22 @@ fn namespace(remote: &str) -> String {
     }
 }
 
+/// `git` aimed at this repository whatever the environment says: an inherited `GIT_DIR`
+/// (set when git runs `git-mile`) must not send it elsewhere.
+fn git_command(store: &GitStore) -> Command {
+    let mut command = Command::new("git");
+    command
+        .arg(format!("--git-dir={}", store.git_dir().display()))
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_COMMON_DIR")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_NAMESPACE");
+    command
+}
+
 fn run_git(store: &GitStore, args: &[&str]) -> StoreResult<String> {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(store.command_dir())
+    let output = git_command(store)
         .args(args)
         .output()
         .map_err(|e| StoreError::Git(format!("could not run git: {e}")))?;
@@ -108,9 +120,7 @@ pub fn pull(store: &GitStore, remote: &str) -> StoreResult<PullReport> {
 /// Push every entity ref. A ref that diverged on the remote is refused by git: pull first.
 pub fn push(store: &GitStore, remote: &str) -> StoreResult<PushReport> {
     check_remote(remote)?;
-    let result = Command::new("git")
-        .arg("-C")
-        .arg(store.command_dir())
+    let result = git_command(store)
         .args([
             "push",
             "--porcelain",

@@ -404,7 +404,7 @@ fn the_cache_rereads_only_what_changed() {
         refresh(&sandbox).contains("replayed: 5, reused: 0"),
         "first read replays all"
     );
-    assert!(repo.join(".git/git-mile/cache-v1.json").is_file());
+    assert!(repo.join(".git/git-mile/cache-v2.json").is_file());
     assert!(
         refresh(&sandbox).contains("replayed: 0, reused: 5"),
         "then the cache serves"
@@ -415,8 +415,122 @@ fn the_cache_rereads_only_what_changed() {
         "only the changed one"
     );
     // A damaged cache is rebuilt, never trusted.
-    std::fs::write(repo.join(".git/git-mile/cache-v1.json"), "{ not json").unwrap();
+    std::fs::write(repo.join(".git/git-mile/cache-v2.json"), "{ not json").unwrap();
     assert!(refresh(&sandbox).contains("replayed: 5, reused: 0"));
     let listed = sandbox.mile_json(&repo, &["list"]);
     assert_eq!(listed["items"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn a_clock_behind_another_clones_still_orders_its_changes_last() {
+    use support::fixture::{self, ANN, FixtureEntity, FixtureEvent, created, fixed_id};
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    // Another machine, its clock years ahead, closed this issue.
+    let id = fixed_id(0x49, 77);
+    let year = 365 * 86_400;
+    fixture::import(
+        &repo,
+        &[FixtureEntity {
+            kind: "issue",
+            id: id.clone(),
+            events: vec![
+                FixtureEvent {
+                    at: 0,
+                    actor: &ANN,
+                    change: created("issue", "Skewed", "", &[]),
+                },
+                FixtureEvent {
+                    at: 20 * year,
+                    actor: &ANN,
+                    change: json!({"type": "status_changed", "status": "closed"}),
+                },
+            ],
+        }],
+    );
+    assert_eq!(sandbox.mile_json(&repo, &["show", &id])["status"], "closed");
+    // Reopening here, after seeing that close, must win.
+    sandbox.mile_ok(&repo, &["open", &id]);
+    let shown = sandbox.mile_json(&repo, &["show", &id]);
+    assert_eq!(shown["status"], "open", "{shown}");
+    sandbox.mile_ok(&repo, &["label", &id, "--add", "later"]);
+    assert_eq!(
+        sandbox.mile_json(&repo, &["show", &id])["labels"],
+        json!(["later"])
+    );
+}
+
+#[test]
+fn every_spelling_of_an_id_and_git_dir_from_the_environment() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let id = sandbox.create(&repo, "issue", "Spelled", &[]);
+    let simple = id.replace('-', "");
+    for spelling in [
+        id.to_uppercase(),
+        format!("{{{id}}}"),
+        format!("urn:uuid:{id}"),
+        simple.clone(),
+        id[..6].to_string(),
+    ] {
+        assert_eq!(
+            sandbox.mile_json(&repo, &["show", &spelling])["id"],
+            id,
+            "{spelling}"
+        );
+    }
+    // `git --git-dir=… mile` works from anywhere, for reads and for pulls.
+    let elsewhere = sandbox.path("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let git_dir = format!("--git-dir={}", repo.join(".git").display());
+    let out = sandbox
+        .command("git", &elsewhere)
+        .args([git_dir.as_str(), "mile", "list", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed["items"][0]["id"], id);
+    let other = sandbox.repo("other");
+    let other_id = sandbox.create(&other, "issue", "From other", &[]);
+    let out = sandbox
+        .command("git", &elsewhere)
+        .args([git_dir.as_str(), "mile", "pull", other.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        sandbox.mile_json(&repo, &["show", &other_id])["title"],
+        "From other"
+    );
+}
+
+#[test]
+fn a_damaged_cursor_key_is_replaced_for_good() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    for n in 0..3 {
+        sandbox.create(&repo, "issue", &format!("Issue {n}"), &[]);
+    }
+    let key = repo.join(".git/git-mile/cursor.key");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    std::fs::write(&key, "short").unwrap();
+    let page = sandbox.mile_json(&repo, &["list", "--limit", "1", "--sort", "title"]);
+    assert_eq!(std::fs::read(&key).unwrap().len(), 32);
+    let cursor = page["nextCursor"].as_str().unwrap();
+    let next = sandbox.mile_json(
+        &repo,
+        &[
+            "list", "--limit", "1", "--sort", "title", "--cursor", cursor,
+        ],
+    );
+    assert_eq!(next["items"][0]["title"], "Issue 1");
 }

@@ -495,6 +495,8 @@ async fn error_codes() {
     for args in [
         json!({"entity": "issue", "limit": 0}),
         json!({"entity": "issue", "limit": 201}),
+        json!({"entity": "issue", "limit": -1}),
+        json!({"entity": "issue", "limit": 1.5}),
         json!({"entity": "issue", "sort": ["labels"]}),
         json!({"entity": "issue", "sort": ["title:sideways"]}),
         json!({"entity": "issue", "filter": "nonsense == 1"}),
@@ -503,7 +505,7 @@ async fn error_codes() {
         assert_eq!(code, -32602, "{args}: {message}");
     }
 
-    // -32001: an internal failure (a ref that points at something that is not a commit).
+    // A ref that points at something that is not a commit is skipped, not fatal.
     let blob = sandbox.git(&repo, &["hash-object", "-w", "README.md"]);
     sandbox.git(
         &repo,
@@ -513,6 +515,14 @@ async fn error_codes() {
             blob.trim(),
         ],
     );
+    assert_eq!(ids(&mcp, "issue", "").await.len(), 5);
+
+    // -32001: an internal failure (a ref file git cannot read).
+    std::fs::write(
+        repo.join(".git/refs/git-mile/issue/99999999-0000-4000-8000-000000000008"),
+        "not an object id\n",
+    )
+    .unwrap();
     let (code, message) = code_of(&mcp, "git_mile.list", json!({"entity": "issue"})).await;
     assert_eq!(code, -32001, "{message}");
     mcp.shutdown().await;
@@ -594,5 +604,25 @@ async fn a_long_running_server_sees_every_change() {
     );
     settle();
     assert_eq!(titles(&ok(&mcp, "git_mile.list", all()).await).len(), 5);
+    mcp.shutdown().await;
+}
+
+#[tokio::test]
+async fn git_mile_mcp_server_runs_as_a_git_subcommand() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let env = support::base_env(sandbox.dir.path());
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mcp = McpProcess::spawn_bin("git", &["mile", "mcp-server"], &repo, &env)
+        .await
+        .expect("`git mile mcp-server` starts");
+    assert_eq!(
+        mcp.server_info()
+            .server_info
+            .as_ref()
+            .map(|s| s.name.clone()),
+        Some("git-mile".to_string())
+    );
+    assert_eq!(ids(&mcp, "milestone", "").await, [m(2), m(1)]);
     mcp.shutdown().await;
 }

@@ -181,3 +181,59 @@ fn shutdown_answers_null_and_exits_cleanly() {
         .expect("the server exits");
     assert!(status.success(), "{status:?}");
 }
+
+/// Some clients give their servers sockets, not pipes, for stdin and stdout; `shutdown` must
+/// end the process there too, without waiting for the client to close its end.
+#[test]
+fn shutdown_exits_when_stdio_is_a_socket() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixStream;
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let mut child = sandbox
+        .command(support::bin(), &repo)
+        .arg("mcp-server")
+        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            theirs.try_clone().unwrap(),
+        )))
+        .stdout(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            theirs,
+        )))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    ours.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut writer = ours.try_clone().unwrap();
+    let mut reader = BufReader::new(ours);
+    let mut line = String::new();
+    for frame in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+    ] {
+        writeln!(writer, "{frame}").unwrap();
+        if frame.get("id").is_some() {
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+        }
+    }
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(answer, json!({"jsonrpc": "2.0", "id": 2, "result": null}));
+    // Our end stays open: the server must exit on its own.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the server did not exit after shutdown");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+}
