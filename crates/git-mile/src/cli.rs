@@ -218,8 +218,8 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             emit(json, &page, list_text)
         }
         Command::Show { id } => {
-            let (kind, id) = ops::resolve(&catalog, &BOTH, id)?;
             let snapshot = catalog.snapshot()?;
+            let (kind, id) = ops::resolve_in(&snapshot, &BOTH, id)?;
             let Lookup::Found(row) = snapshot.lookup(kind, &id) else {
                 return Err(OpError::NotFound {
                     what: kind.as_str(),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::catalog::{Catalog, Lookup};
+use crate::catalog::{Catalog, Lookup, Snapshot};
 use crate::event::Change;
 use crate::model::{Entity, Kind, Status};
 use crate::replay::replay;
@@ -66,6 +66,14 @@ pub fn resolve(catalog: &Catalog, kinds: &[Kind], id: &str) -> OpResult<(Kind, S
         });
     }
     let snapshot = catalog.snapshot()?;
+    resolve_in(&snapshot, kinds, id)
+}
+
+/// [`resolve`] against a snapshot already read.
+pub fn resolve_in(snapshot: &Snapshot, kinds: &[Kind], id: &str) -> OpResult<(Kind, String)> {
+    let id = id.trim();
+    let normal = uuid::Uuid::parse_str(id).map(|u| u.hyphenated().to_string());
+    let id = normal.as_deref().unwrap_or(id);
     let mut found = Vec::new();
     for kind in kinds {
         match snapshot.lookup(*kind, id) {
