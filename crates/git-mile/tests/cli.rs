@@ -483,30 +483,26 @@ fn every_spelling_of_an_id_and_git_dir_from_the_environment() {
     let elsewhere = sandbox.path("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     let git_dir = format!("--git-dir={}", repo.join(".git").display());
-    let out = sandbox
-        .command("git", &elsewhere)
-        .args([git_dir.as_str(), "mile", "list", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let with_git_dir = |args: &[&str]| -> Vec<u8> {
+        let out = sandbox
+            .command("git", &elsewhere)
+            .arg(&git_dir)
+            .arg("mile")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let listed: Value = serde_json::from_slice(&with_git_dir(&["list", "--json"])).unwrap();
     assert_eq!(listed["items"][0]["id"], id);
     let other = sandbox.repo("other");
     let other_id = sandbox.create(&other, "issue", "From other", &[]);
-    let out = sandbox
-        .command("git", &elsewhere)
-        .args([git_dir.as_str(), "mile", "pull", other.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    with_git_dir(&["pull", other.to_str().unwrap()]);
     assert_eq!(
         sandbox.mile_json(&repo, &["show", &other_id])["title"],
         "From other"

@@ -120,12 +120,7 @@ async fn list_and_show_payloads() {
     assert_eq!(page["items"][0]["stats"], json!({"comment_count": 1}));
     assert!(page["nextCursor"].is_string());
 
-    let issue = ok(
-        &mcp,
-        "git_mile.show",
-        json!({"entity": "issue", "id": i(1)}),
-    )
-    .await;
+    let issue = show(&mcp, "issue", &i(1)).await;
     assert_eq!(issue["title"], "Fix login crash");
     assert_eq!(issue["description"], "The app crashes on login.");
     assert_eq!(issue["labels"], json!(["bug", "p1"]));
@@ -145,21 +140,11 @@ async fn list_and_show_payloads() {
         json!({"id": m(1), "title": "Milestone Alpha"})
     );
 
-    let unattached = ok(
-        &mcp,
-        "git_mile.show",
-        json!({"entity": "issue", "id": i(4)}),
-    )
-    .await;
+    let unattached = show(&mcp, "issue", &i(4)).await;
     assert_eq!(unattached["milestone"], Value::Null);
 
     // A closed milestone is shown, with its counts.
-    let beta = ok(
-        &mcp,
-        "git_mile.show",
-        json!({"entity": "milestone", "id": m(2)}),
-    )
-    .await;
+    let beta = show(&mcp, "milestone", &m(2)).await;
     assert_eq!(beta["status"], "closed");
     assert_eq!(beta["stats"], json!({"comment_count": 0, "open_issues": 0}));
     assert!(
@@ -167,6 +152,11 @@ async fn list_and_show_payloads() {
         "milestones have no milestone: {beta}"
     );
     mcp.shutdown().await;
+}
+
+/// `git_mile.show` of one entity, which must succeed.
+async fn show(mcp: &McpProcess, entity: &str, id: &str) -> Value {
+    ok(mcp, "git_mile.show", json!({"entity": entity, "id": id})).await
 }
 
 /// Tool-level failures are `isError` results whose content is `{"error":{code,message}}`.
@@ -187,12 +177,7 @@ async fn show_resolves_prefixes_and_reports_unknown_and_ambiguous_ids() {
     let repo = world_repo(&sandbox, "repo");
     let made = sandbox.create(&repo, "issue", "Made by the CLI", &[]);
     let mcp = sandbox.server(&repo, &[]).await;
-    let shown = ok(
-        &mcp,
-        "git_mile.show",
-        json!({"entity": "issue", "id": &made[..8]}),
-    )
-    .await;
+    let shown = show(&mcp, "issue", &made[..8]).await;
     assert_eq!(shown["id"], made);
     assert_eq!(shown["title"], "Made by the CLI");
 
