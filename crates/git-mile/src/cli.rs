@@ -304,10 +304,13 @@ fn list_text(page: &ListResponse) -> String {
             line.push_str(&format!("  [{}]", item.labels.join(", ")));
         }
         if item.stats.comment_count > 0 {
-            line.push_str(&format!("  ({} comments)", item.stats.comment_count));
+            line.push_str(&format!(
+                "  ({})",
+                plural(item.stats.comment_count, "comment")
+            ));
         }
         if let Some(open) = item.stats.open_issues {
-            line.push_str(&format!("  ({open} open issues)"));
+            line.push_str(&format!("  ({})", plural(open, "open issue")));
         }
         text.push_str(&line);
         text.push('\n');
@@ -316,6 +319,14 @@ fn list_text(page: &ListResponse) -> String {
         text.push_str(&format!("more: --cursor {cursor}\n"));
     }
     text.trim_end().to_string()
+}
+
+fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }
 
 fn show_text(e: &EntityView) -> String {
