@@ -44,9 +44,10 @@ pub struct Cli {
 pub enum Command {
     /// Create .jility/data.db here with a first project.
     Init {
-        /// Ticket prefix of the project (tickets are KEY-1, KEY-2, …).
-        #[arg(long, default_value = "TASK")]
-        key: String,
+        /// Ticket prefix of the project (tickets are KEY-1, KEY-2, …; default TASK). A
+        /// project that has no ticket yet takes a new key.
+        #[arg(long)]
+        key: Option<String>,
         /// Project name (default: the directory's name).
         #[arg(long)]
         name: Option<String>,
@@ -402,7 +403,8 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
             Some(db) => Location::explicit(db.clone()),
             None => Location::in_dir(&cwd),
         };
-        let key = crate::tracker::check_key(key)?;
+        let explicit = key.is_some();
+        let key = crate::tracker::check_key(key.as_deref().unwrap_or("TASK"))?;
         let mut tracker = open(&location, true)?;
         let name = name.clone().unwrap_or_else(|| {
             location
@@ -412,7 +414,7 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
                 .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "Default Project".to_string())
         });
-        let (project, created) = tracker.init(&key, &name)?;
+        let (project, created) = tracker.init(&key, &name, explicit)?;
         let db = location.db.display().to_string();
         let text = if created {
             format!(
@@ -695,26 +697,28 @@ fn edit(t: &mut Tracker<SqliteStore>, a: &str, json: bool, e: EditArgs) -> Resul
             "Give --title, --description, --append, --prepend, --lines/--section with --content, --points, --label, --parent or --epic.",
         ));
     }
-    if has_fields {
-        let edited = t.edit(a, fields)?;
-        if op.is_none() {
-            return emit(json, &edited, render::edited);
+    let description_edit = op.map(|(operation, content, range, header)| UpdateDescription {
+        ticket_id: e.ticket.clone(),
+        operation,
+        content,
+        start_line: range.map(|r| r.0),
+        end_line: range.map(|r| r.1),
+        section_header: header,
+        message: e.message.clone(),
+    });
+    match (has_fields, description_edit) {
+        // Fields and a description edit: one transaction, both or neither.
+        (true, Some(edit)) => match t.edit_with(a, fields, Some(edit))? {
+            (_, Some(updated)) => emit(json, &updated, render::description_updated),
+            (edited, None) => emit(json, &edited, render::edited),
+        },
+        (_, Some(edit)) => {
+            let updated = t.update_description(a, edit)?;
+            emit(json, &updated, render::description_updated)
+        }
+        (_, None) => {
+            let edited = t.edit(a, fields)?;
+            emit(json, &edited, render::edited)
         }
     }
-    if let Some((operation, content, range, header)) = op {
-        let updated = t.update_description(
-            a,
-            UpdateDescription {
-                ticket_id: e.ticket,
-                operation,
-                content,
-                start_line: range.map(|r| r.0),
-                end_line: range.map(|r| r.1),
-                section_header: header,
-                message: e.message,
-            },
-        )?;
-        return emit(json, &updated, render::description_updated);
-    }
-    Ok(())
 }

@@ -71,12 +71,12 @@ fn serve(cli: &Cli) -> anyhow::Result<()> {
     let mut tracker = cli::open(&location, true).map_err(|e| anyhow::anyhow!("{}", e.message))?;
     // A database without a project (new, or made by hand) gets the default one.
     let (project, created) = tracker
-        .init("TASK", "Default Project")
+        .init("TASK", "Default Project", false)
         .map_err(|e| anyhow::anyhow!("{}", e.message))?;
     if fresh || created {
         let _ = writeln!(
             std::io::stderr().lock(),
-            "jility: created {} (project {}); run `jility init --key KEY` first to choose another ticket prefix",
+            "jility: created {} (project {}); `jility init --key KEY` gives it another ticket prefix until its first ticket",
             location.db.display(),
             project.key
         );

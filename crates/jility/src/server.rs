@@ -53,10 +53,12 @@ impl JilityServer {
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Local) -> Result<T, ToolError>) -> Result<T, ToolError> {
+        // A panic inside an earlier call rolled its transaction back (the transaction is
+        // dropped), so the handle is sound: keep serving instead of failing every call.
         let mut tracker = self
             .tracker
             .lock()
-            .map_err(|_| ToolError::internal("the database handle was poisoned by a crash"))?;
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         f(&mut tracker)
     }
 

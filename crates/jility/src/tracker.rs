@@ -653,6 +653,56 @@ struct NewVersion<'a> {
 
 /// Store `new` as the ticket's description and record it as the next version; an edit that
 /// leaves the text as it was records nothing.
+/// The line range of a `replace_lines` edit, checked.
+fn description_lines(p: &UpdateDescription) -> Result<(Option<usize>, Option<usize>), ToolError> {
+    let line = |n: Option<i64>, name: &str| -> Result<Option<usize>, ToolError> {
+        match n {
+            None => Ok(None),
+            Some(n) if n >= 1 => Ok(usize::try_from(n).ok()),
+            Some(n) => Err(invalid(
+                format!("{name} must be 1 or more, got {n}"),
+                "Lines are numbered from 1.",
+            )),
+        }
+    };
+    Ok((
+        line(p.start_line, "start_line")?,
+        line(p.end_line, "end_line")?,
+    ))
+}
+
+/// One description edit inside a write transaction.
+fn update_description_in(
+    tx: &mut dyn StoreTx,
+    actor: &str,
+    at: &str,
+    p: &UpdateDescription,
+    (start_line, end_line): (Option<usize>, Option<usize>),
+) -> Result<DescriptionUpdated, ToolError> {
+    let row = resolve(tx, &p.ticket_id)?;
+    let edit = Edit {
+        operation: p.operation,
+        content: &p.content,
+        start_line,
+        end_line,
+        section_header: p.section_header.as_deref(),
+    };
+    let applied = description::apply(&row.description, &edit)
+        .map_err(|e| invalid(format!("{}: {e}", row.display_number()), e.hint()))?;
+    write_version(
+        tx,
+        &row,
+        NewVersion {
+            text: applied.text,
+            operation: p.operation.as_str(),
+            summary: applied.summary,
+            message: p.message.clone(),
+        },
+        actor,
+        at,
+    )
+}
+
 fn write_version(
     tx: &mut dyn StoreTx,
     row: &TicketRow,
@@ -792,13 +842,33 @@ impl<S: Store> Tracker<S> {
     }
 
     /// Create the first project (`jility init`), or report the existing one.
-    pub fn init(&mut self, key: &str, name: &str) -> Result<(Initialized, bool), ToolError> {
+    /// Create the first project, unless there is one. `explicit_key`: the user asked for
+    /// this key, so an existing project that never had a ticket takes it, and one that has
+    /// had tickets refuses (its tickets are named by the old key).
+    pub fn init(
+        &mut self,
+        key: &str,
+        name: &str,
+        explicit_key: bool,
+    ) -> Result<(Initialized, bool), ToolError> {
         let key = check_key(key)?;
         self.store.write(|tx| {
             if let Some(existing) = tx.projects()?.into_iter().next() {
+                let mut project_key = existing.key;
+                if explicit_key && project_key != key {
+                    if !tx.rekey_project(existing.id, &key)? {
+                        return Err(invalid(
+                            format!(
+                                "This database's project already has tickets named {project_key}-N; its key cannot change to {key}"
+                            ),
+                            "Keep the key, or start another database with `jility --db OTHER.db init --key KEY`.",
+                        ));
+                    }
+                    project_key = key.clone();
+                }
                 return Ok((
                     Initialized {
-                        key: existing.key,
+                        key: project_key,
                         name: existing.name,
                     },
                     false,
@@ -1018,11 +1088,14 @@ impl<S: Store> Tracker<S> {
                 ));
             }
         };
-        let statuses = p
-            .status
-            .iter()
-            .map(parse_status)
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut statuses = Vec::new();
+        for status in p.status.iter().map(parse_status) {
+            let status = status?;
+            // A status named twice is one filter, not two (each would list its tickets).
+            if !statuses.contains(&status) {
+                statuses.push(status);
+            }
+        }
         let after = p.cursor.as_deref().map(decode_cursor).transpose()?;
         let assignee = p
             .assignee
@@ -1153,43 +1226,10 @@ impl<S: Store> Tracker<S> {
         actor: &str,
         p: UpdateDescription,
     ) -> Result<DescriptionUpdated, ToolError> {
-        let line = |n: Option<i64>, name: &str| -> Result<Option<usize>, ToolError> {
-            match n {
-                None => Ok(None),
-                Some(n) if n >= 1 => Ok(usize::try_from(n).ok()),
-                Some(n) => Err(invalid(
-                    format!("{name} must be 1 or more, got {n}"),
-                    "Lines are numbered from 1.",
-                )),
-            }
-        };
-        let start_line = line(p.start_line, "start_line")?;
-        let end_line = line(p.end_line, "end_line")?;
+        let lines = description_lines(&p)?;
         let at = now();
-        self.store.write(|tx| {
-            let row = resolve(tx, &p.ticket_id)?;
-            let edit = Edit {
-                operation: p.operation,
-                content: &p.content,
-                start_line,
-                end_line,
-                section_header: p.section_header.as_deref(),
-            };
-            let applied = description::apply(&row.description, &edit)
-                .map_err(|e| invalid(format!("{}: {e}", row.display_number()), e.hint()))?;
-            write_version(
-                tx,
-                &row,
-                NewVersion {
-                    text: applied.text,
-                    operation: p.operation.as_str(),
-                    summary: applied.summary,
-                    message: p.message.clone(),
-                },
-                actor,
-                &at,
-            )
-        })
+        self.store
+            .write(|tx| update_description_in(tx, actor, &at, &p, lines))
     }
 
     pub fn update_status(
@@ -1671,6 +1711,20 @@ impl<S: Store> Tracker<S> {
 
     /// `jility ticket edit`: change title, description, points, labels, parent or epic.
     pub fn edit(&mut self, actor: &str, p: EditTicket) -> Result<Edited, ToolError> {
+        self.edit_with(actor, p, None).map(|(edited, _)| edited)
+    }
+
+    /// [`Self::edit`], then a description edit, in one transaction: both or neither.
+    pub fn edit_with(
+        &mut self,
+        actor: &str,
+        p: EditTicket,
+        description_edit: Option<UpdateDescription>,
+    ) -> Result<(Edited, Option<DescriptionUpdated>), ToolError> {
+        let lines = description_edit
+            .as_ref()
+            .map(description_lines)
+            .transpose()?;
         let title = p.title.as_deref().map(check_title).transpose()?;
         check_size(
             p.description.as_deref().unwrap_or_default(),
@@ -1827,13 +1881,22 @@ impl<S: Store> Tracker<S> {
             if !changed.is_empty() {
                 tx.update_ticket(row.id, &update, actor, &at)?;
             }
+            let updated = match (&description_edit, lines) {
+                (Some(edit), Some(lines)) => {
+                    Some(update_description_in(tx, actor, &at, edit, lines)?)
+                }
+                _ => None,
+            };
             let row = tx
                 .ticket_by_id(row.id)?
                 .ok_or_else(|| ToolError::internal("ticket vanished"))?;
-            Ok(Edited {
-                ticket: full_ticket(tx, &row)?,
-                changed,
-            })
+            Ok((
+                Edited {
+                    ticket: full_ticket(tx, &row)?,
+                    changed,
+                },
+                updated,
+            ))
         })
     }
 

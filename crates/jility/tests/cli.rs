@@ -23,15 +23,20 @@ fn init_creates_the_project_once() {
     );
     assert!(p.db().is_file());
 
-    // Twice: already initialized, whatever the key.
-    let text = p.cli(&["init", "--key", "OTHER"]).ok().to_string();
+    // Twice: already initialized. Without --key the key stays.
+    let text = p.cli(&["init"]).ok().to_string();
     assert!(
         text.starts_with("✅ Jility is already initialized in "),
         "{text}"
     );
     assert!(text.ends_with("\n\n**Project:** My API (API)\n"), "{text}");
-    let v = p.json(&["init"]);
-    assert_eq!(v["created"], false);
+    // A project without tickets takes a new key…
+    let v = p.json(&["init", "--key", "OTHER"]);
+    assert_eq!(
+        (v["created"].clone(), v["key"].clone()),
+        (json!(false), json!("OTHER"))
+    );
+    let v = p.json(&["init", "--key", "API"]);
     assert_eq!(v["key"], "API");
     assert_eq!(v["name"], "My API");
     assert!(
@@ -40,6 +45,11 @@ fn init_creates_the_project_once() {
     );
     let v = p.json(&["ticket", "create", "--title", "First"]);
     assert_eq!(v["ticket"]["number"], "API-1");
+    // …but not once its tickets are named by the old one.
+    let e = p.json_err(&["init", "--key", "OTHER"]);
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert!(e.message.contains("API-N"), "{}", e.message);
+    assert_eq!(p.json(&["init"])["key"], "API");
 
     // The default key, and the directory's name as the project's name.
     let q = Project::new();
@@ -177,6 +187,9 @@ fn ticket_create_list_and_show() {
     );
     let v = p.json(&["ticket", "list", "--status", "todo", "--status", "done"]);
     assert_eq!(numbers(&v["tickets"]), ["API-2"]);
+    // A status named twice lists each ticket once.
+    let v = p.json(&["ticket", "list", "--status", "todo", "--status", "todo"]);
+    assert_eq!(numbers(&v["tickets"]), ["API-2"]);
     let v = p.json(&["ticket", "list", "--unassigned"]);
     assert_eq!(numbers(&v["tickets"]), ["API-1"]);
     let v = p.json(&["ticket", "list", "--assignee", "bob", "--label", "api"]);
@@ -253,6 +266,41 @@ fn ticket_edit_fields_and_description() {
     ]);
     assert_eq!(v["summary"], "replace_lines (lines 3-4)");
     assert_eq!(v["version"], 3);
+    // Fields and a description edit are one change: when the edit fails, nothing is kept.
+    let title = p.json(&["ticket", "show", "API-1"])["ticket"]["title"].clone();
+    let e = p.json_err(&[
+        "ticket",
+        "edit",
+        "API-1",
+        "--title",
+        "Renamed",
+        "--lines",
+        "99-100",
+        "--content",
+        "x",
+    ]);
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(
+        p.json(&["ticket", "show", "API-1"])["ticket"]["title"],
+        title
+    );
+    let v = p.json(&[
+        "ticket",
+        "edit",
+        "API-1",
+        "--title",
+        "Renamed",
+        "--lines",
+        "3",
+        "--content",
+        "LINE",
+    ]);
+    // The line already reads so: no new version, but the title is changed.
+    assert_eq!(v["version"], 3);
+    assert_eq!(
+        p.json(&["ticket", "show", "API-1"])["ticket"]["title"],
+        "Renamed"
+    );
     let v = p.json(&[
         "ticket",
         "edit",

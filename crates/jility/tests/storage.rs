@@ -18,7 +18,7 @@ const V2: &str = include_str!("../src/store/migrations/0002_search.sql");
 const AT: &str = "2024-10-20T10:00:00.000Z";
 
 /// The schema version this jility writes.
-const LATEST: u32 = 3;
+const LATEST: u32 = 4;
 
 /// id, title, description, status, story points, deleted_at.
 type V1Ticket = (
@@ -262,6 +262,30 @@ fn the_cli_upgrades_a_first_version_database_too() {
     assert_eq!(user_version(&p.db()), LATEST);
 }
 
+#[test]
+fn rows_an_older_jility_inserts_still_show_in_filtered_listings() {
+    let p = Project::new();
+    p.init("API");
+    p.json(&["ticket", "create", "--title", "One"]);
+    p.json(&["ticket", "move", "API-1", "todo"]);
+    // An older jility, still running, inserts a label and an assignee its own way: without
+    // the status columns schema 3 added.
+    let conn = Connection::open(p.db()).unwrap();
+    conn.execute_batch(
+        "INSERT INTO ticket_labels (ticket_id, label) VALUES (1, 'legacy');
+         INSERT INTO ticket_assignees (ticket_id, assignee, assigned_by, assigned_at)
+             VALUES (1, 'old', 'old', '2024-10-20T10:00:00.000Z');",
+    )
+    .unwrap();
+    drop(conn);
+    let v = p.json(&["ticket", "list", "--status", "todo", "--label", "legacy"]);
+    assert_eq!(numbers(&v["tickets"]), ["API-1"]);
+    let v = p.json(&["ticket", "list", "--status", "todo", "--assignee", "old"]);
+    assert_eq!(numbers(&v["tickets"]), ["API-1"]);
+    let v = p.json(&["ticket", "list", "--status", "backlog", "--label", "legacy"]);
+    assert_eq!(numbers(&v["tickets"]), Vec::<String>::new());
+}
+
 /// A database whose schema is newer than this binary's, in the journal mode jility uses.
 fn future_database(path: &Path, journal_mode: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -285,7 +309,7 @@ fn assert_refused(p: &Project) {
     assert_eq!(
         e.message,
         format!(
-            "Cannot open the database {}: the database was made by a newer jility (schema version 99; this one knows up to 3)",
+            "Cannot open the database {}: the database was made by a newer jility (schema version 99; this one knows up to 4)",
             p.db().display()
         )
     );

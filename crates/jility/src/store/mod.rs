@@ -155,6 +155,8 @@ pub trait StoreTx {
     fn default_project(&mut self) -> StoreResult<Project>;
     fn projects(&mut self) -> StoreResult<Vec<Project>>;
     fn create_project(&mut self, key: &str, name: &str, at: &str) -> StoreResult<Project>;
+    /// Give a project that never had a ticket another key; `false` when it has had one.
+    fn rekey_project(&mut self, project_id: i64, key: &str) -> StoreResult<bool>;
     /// The next ticket number of the project, taken inside this write transaction.
     fn allocate_number(&mut self, project_id: i64) -> StoreResult<i64>;
 

@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_initial.sql"),
     include_str!("migrations/0002_search.sql"),
     include_str!("migrations/0003_list_indexes.sql"),
+    include_str!("migrations/0004_copy_status_on_insert.sql"),
 ];
 
 /// Listings count matching tickets exactly up to this many, then say "more than".
@@ -286,6 +287,14 @@ impl StoreTx for Tx<'_> {
             key: key.to_string(),
             name: name.to_string(),
         })
+    }
+
+    fn rekey_project(&mut self, project_id: i64, key: &str) -> StoreResult<bool> {
+        let changed = self.tx.execute(
+            "UPDATE projects SET key = ?2 WHERE id = ?1 AND next_number = 1",
+            params![project_id, key],
+        )?;
+        Ok(changed > 0)
     }
 
     fn allocate_number(&mut self, project_id: i64) -> StoreResult<i64> {
