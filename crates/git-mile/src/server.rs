@@ -195,7 +195,13 @@ fn entity_schema() -> Value {
     })
 }
 
-pub fn tools() -> Vec<Tool> {
+/// The two tools, built once: their schemas do not change while the server runs.
+pub fn tools() -> &'static [Tool] {
+    static TOOLS: std::sync::LazyLock<Vec<Tool>> = std::sync::LazyLock::new(build_tools);
+    &TOOLS
+}
+
+fn build_tools() -> Vec<Tool> {
     let list_input = json!({
         "type": "object",
         "properties": {
@@ -285,11 +291,11 @@ impl ServerHandler for GitMileServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(tools().to_vec()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools().into_iter().find(|t| t.name == name)
+        tools().iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(
