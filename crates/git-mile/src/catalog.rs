@@ -7,7 +7,7 @@
 //! `packed-refs` are unchanged (a ref update renames a lock file into one of them), except
 //! within [`RACY_WINDOW`] of the last read, where a change could share a timestamp.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -44,6 +44,8 @@ pub struct Snapshot {
     entities: Vec<Arc<Entity>>,
     by_key: HashMap<(Kind, String), usize>,
     open_issues: HashMap<String, u64>,
+    /// Refs whose history cannot be read (a damaged repository), by kind and id: why.
+    unreadable: BTreeMap<(Kind, String), Arc<str>>,
 }
 
 /// An entity with what the catalog knows around it; what filters and sorts see.
@@ -86,13 +88,15 @@ pub enum Lookup<'a> {
     NotFound,
     /// A prefix shared by several entities: their ids.
     Ambiguous(Vec<String>),
+    /// An entity whose ref exists but whose history cannot be read: its id, and why.
+    Unreadable(String, Arc<str>),
 }
 
 /// The shortest prefix of an id a user may type.
 pub const MIN_PREFIX: usize = 4;
 
 impl Snapshot {
-    fn build(entities: Vec<Arc<Entity>>) -> Self {
+    fn build(entities: Vec<Arc<Entity>>, unreadable: BTreeMap<(Kind, String), Arc<str>>) -> Self {
         let mut by_key = HashMap::with_capacity(entities.len());
         let mut open_issues: HashMap<String, u64> = HashMap::new();
         for (i, e) in entities.iter().enumerate() {
@@ -105,7 +109,16 @@ impl Snapshot {
             entities,
             by_key,
             open_issues,
+            unreadable,
         }
+    }
+
+    /// The ids of the entities of `kind` whose refs cannot be read, in id order.
+    pub fn unreadable(&self, kind: Kind) -> impl Iterator<Item = &str> {
+        self.unreadable
+            .keys()
+            .filter(move |(k, _)| *k == kind)
+            .map(|(_, id)| id.as_str())
     }
 
     pub fn len(&self) -> usize {
@@ -144,11 +157,18 @@ impl Snapshot {
             .map(|e| self.row(e))
     }
 
-    /// An entity by its full id or by a unique prefix of at least [`MIN_PREFIX`] characters.
+    /// An entity by its full id (any spelling of the UUID) or by a unique prefix of at least
+    /// [`MIN_PREFIX`] characters.
     pub fn lookup(&self, kind: Kind, id: &str) -> Lookup<'_> {
         let id = id.trim();
-        if let Some(&i) = self.by_key.get(&(kind, id.to_string())) {
+        let normal = uuid::Uuid::parse_str(id).map(|u| u.hyphenated().to_string());
+        let id = normal.as_deref().unwrap_or(id);
+        let key = (kind, id.to_string());
+        if let Some(&i) = self.by_key.get(&key) {
             return Lookup::Found(self.row(&self.entities[i]));
+        }
+        if let Some(why) = self.unreadable.get(&key) {
+            return Lookup::Unreadable(id.to_string(), why.clone());
         }
         if id.chars().count() < MIN_PREFIX {
             return Lookup::NotFound;
@@ -159,11 +179,19 @@ impl Snapshot {
             .iter()
             .filter(|e| e.kind == kind && e.id.starts_with(&lower))
             .collect();
-        match matches.as_slice() {
-            [] => Lookup::NotFound,
-            [one] => Lookup::Found(self.row(one)),
-            many => {
+        let broken: Vec<(&String, &Arc<str>)> = self
+            .unreadable
+            .iter()
+            .filter(|((k, full), _)| *k == kind && full.starts_with(&lower))
+            .map(|((_, full), why)| (full, why))
+            .collect();
+        match (matches.as_slice(), broken.as_slice()) {
+            ([], []) => Lookup::NotFound,
+            ([one], []) => Lookup::Found(self.row(one)),
+            ([], [(full, why)]) => Lookup::Unreadable((*full).clone(), (*why).clone()),
+            (many, broken) => {
                 let mut ids: Vec<String> = many.iter().map(|e| e.id.clone()).collect();
+                ids.extend(broken.iter().map(|(full, _)| (*full).clone()));
                 ids.sort();
                 Lookup::Ambiguous(ids)
             }
@@ -206,10 +234,10 @@ impl Stamp {
     }
 }
 
-/// What a ref's history folds to: its entity, or `None` when it holds none (no creation
-/// event, or objects that cannot be read). Kept for unreadable refs too, so they are not
-/// read again until their tip moves.
-type Folded = Option<Arc<Entity>>;
+/// What a ref's history folds to: its entity, or why it holds none (no creation event, or
+/// objects that cannot be read). Kept for unreadable refs too, so they are not read again
+/// until their tip moves.
+type Folded = Result<Arc<Entity>, Arc<str>>;
 
 /// Every ref's tip and what it folded to.
 type Tips = HashMap<(Kind, String), (ObjectId, Folded)>;
@@ -233,6 +261,9 @@ struct CacheEntry {
     id: String,
     tip: String,
     entity: Option<Entity>,
+    /// Why the ref holds no entity (when `entity` is absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    unreadable: Option<String>,
 }
 
 /// What one refresh did (for logs and tests).
@@ -328,9 +359,18 @@ impl Catalog {
         for (r, folded) in stale.iter().zip(self.replay_all(&stale)?) {
             tips.insert((r.kind, r.id.clone()), (r.tip, folded));
         }
-        let mut entities: Vec<Arc<Entity>> = tips.values().filter_map(|(_, e)| e.clone()).collect();
+        let mut entities: Vec<Arc<Entity>> = Vec::with_capacity(tips.len());
+        let mut unreadable = BTreeMap::new();
+        for (key, (_, folded)) in &tips {
+            match folded {
+                Ok(entity) => entities.push(entity.clone()),
+                Err(why) => {
+                    unreadable.insert(key.clone(), why.clone());
+                }
+            }
+        }
         entities.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));
-        let snapshot = Arc::new(Snapshot::build(entities));
+        let snapshot = Arc::new(Snapshot::build(entities, unreadable));
         let cache_outdated = if from_disk {
             refresh.replayed > 0 || known.len() != tips.len()
         } else {
@@ -381,21 +421,16 @@ impl Catalog {
     fn replay_chunk(&self, refs: &[&EntityRef]) -> Vec<Folded> {
         refs.iter()
             .map(|r| {
-                // One damaged or foreign ref is skipped (and said so), never fatal.
-                let events = match self.store.events(r.tip) {
-                    Ok(events) => events,
-                    Err(err) => {
-                        tracing::warn!(kind = r.kind.as_str(), id = %r.id, %err, "unreadable ref; ignored");
-                        return None;
-                    }
+                // One damaged or foreign ref is left out of listings (and said so), never
+                // fatal: the others are still served.
+                let folded = match self.store.events(r.tip) {
+                    Ok(events) => replay(r.kind, &r.id, events)
+                        .map(Arc::new)
+                        .ok_or_else(|| Arc::from("its history holds no creation event")),
+                    Err(err) => Err(Arc::from(err.to_string())),
                 };
-                let folded = replay(r.kind, &r.id, events).map(Arc::new);
-                if folded.is_none() {
-                    tracing::warn!(
-                        kind = r.kind.as_str(),
-                        id = %r.id,
-                        "ref holds no creation event; ignored"
-                    );
+                if let Err(why) = &folded {
+                    tracing::warn!(kind = r.kind.as_str(), id = %r.id, %why, "unreadable ref; left out");
                 }
                 folded
             })
@@ -426,7 +461,13 @@ impl Catalog {
                 {
                     return None;
                 }
-                Some(((entry.kind, entry.id), (tip, entry.entity.map(Arc::new))))
+                let folded = match (entry.entity, entry.unreadable) {
+                    (Some(entity), _) => Ok(Arc::new(entity)),
+                    (None, Some(why)) => Err(Arc::from(why)),
+                    // Neither: not a cache this version wrote; read the ref again.
+                    (None, None) => return None,
+                };
+                Some(((entry.kind, entry.id), (tip, folded)))
             })
             .collect()
     }
@@ -440,7 +481,8 @@ impl Catalog {
                 kind: *kind,
                 id: id.clone(),
                 tip: tip.to_hex().to_string(),
-                entity: folded.as_deref().cloned(),
+                entity: folded.as_deref().ok().cloned(),
+                unreadable: folded.as_ref().err().map(|why| why.to_string()),
             })
             .collect();
         entries.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));

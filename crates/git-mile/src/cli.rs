@@ -318,6 +318,12 @@ fn list_text(page: &ListResponse) -> String {
     if let Some(cursor) = &page.next_cursor {
         text.push_str(&format!("more: --cursor {cursor}\n"));
     }
+    if !page.unreadable.is_empty() {
+        text.push_str(&format!(
+            "unreadable (the repository may be damaged; see `git fsck`): {}\n",
+            page.unreadable.join(", ")
+        ));
+    }
     text.trim_end().to_string()
 }
 

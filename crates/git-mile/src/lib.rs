@@ -10,6 +10,7 @@ pub mod ops;
 pub mod query;
 pub mod replay;
 pub mod server;
+pub mod stdio;
 pub mod store;
 pub mod sync;
 pub mod views;

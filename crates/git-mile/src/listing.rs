@@ -6,11 +6,13 @@ use std::path::Path;
 use crate::catalog::{Row, Snapshot};
 use crate::model::{Kind, Status};
 use crate::query::cursor::{CursorError, fingerprint};
-use crate::query::{Cursor, Field, Filter, FilterError, SortError, SortSpec};
+use crate::query::{Cursor, Field, Filter, FilterError, SortError, SortSpec, SortValue};
 use crate::views::{ListItem, ListResponse};
 
 pub const DEFAULT_LIMIT: u64 = 20;
 pub const MAX_LIMIT: u64 = 200;
+/// How many unreadable entities a page names at most.
+pub const MAX_UNREADABLE: usize = 20;
 
 /// A listing as the tool and the CLI ask for it.
 #[derive(Debug, Clone, Default)]
@@ -36,6 +38,117 @@ pub enum ListError {
     Limit(String),
 }
 
+/// A validated listing, ready to run against any snapshot: its arguments are checked before
+/// the repository is read, so a bad argument is reported as such wherever the server runs.
+#[derive(Debug)]
+pub struct Plan {
+    kind: Kind,
+    limit: usize,
+    filter: Option<Filter>,
+    sort: SortSpec,
+    hide_closed: bool,
+    /// The query's fingerprint, which cursors carry.
+    query: String,
+    after: Option<Vec<SortValue>>,
+    key: [u8; 32],
+}
+
+impl Plan {
+    /// Check `request` for `kind`; `key` signs and checks cursors.
+    pub fn new(kind: Kind, request: &ListRequest, key: &[u8; 32]) -> Result<Self, ListError> {
+        let limit = match &request.limit {
+            None => DEFAULT_LIMIT,
+            Some(n) => whole_number(n)
+                .filter(|l| (1..=MAX_LIMIT).contains(l))
+                .ok_or_else(|| ListError::Limit(n.to_string()))?,
+        };
+        let raw_filter = request.filter.as_deref().unwrap_or("");
+        let filter_text = raw_filter.trim();
+        // Parsed untrimmed, so that error columns count from what the user wrote.
+        let filter = if filter_text.is_empty() {
+            None
+        } else {
+            Some(Filter::parse(raw_filter)?)
+        };
+        let sort = SortSpec::parse(&request.sort)?;
+        // A filter that tests the status decides by itself which statuses it wants.
+        let hide_closed =
+            !request.include_closed && !filter.as_ref().is_some_and(|f| f.mentions(Field::Status));
+        // The arguments as given: a cursor is refused with any other of them, even one whose
+        // change would not change the answer.
+        let query = fingerprint(&[
+            kind.as_str(),
+            filter_text,
+            &sort.canonical(),
+            if request.include_closed {
+                "closed"
+            } else {
+                "open"
+            },
+        ]);
+        let after = match request.cursor.as_deref().map(str::trim) {
+            Some(text) if !text.is_empty() => Some(Cursor::decode(text, &query, key)?.after),
+            _ => None,
+        };
+        Ok(Self {
+            kind,
+            limit: limit as usize,
+            filter,
+            sort,
+            hide_closed,
+            query,
+            after,
+            key: *key,
+        })
+    }
+
+    /// One page of the listing over `snapshot`.
+    pub fn run(&self, snapshot: &Snapshot) -> ListResponse {
+        let (sort, limit) = (&self.sort, self.limit);
+        let mut rows: Vec<Row<'_>> = snapshot
+            .rows(self.kind)
+            .filter(|row| !(self.hide_closed && row.entity.status == Status::Closed))
+            .filter(|row| self.filter.as_ref().is_none_or(|f| f.matches(row)))
+            .filter(|row| match &self.after {
+                // A cursor whose values do not fit the order cannot come from this query.
+                Some(after) => sort.compare_to(row, after) == Some(Ordering::Greater),
+                None => true,
+            })
+            .collect();
+        if rows.len() > limit {
+            // Only the first `limit + 1` need ordering.
+            rows.select_nth_unstable_by(limit, |a, b| sort.compare(a, b));
+            rows.truncate(limit + 1);
+        }
+        rows.sort_unstable_by(|a, b| sort.compare(a, b));
+        let next_cursor = if rows.len() > limit {
+            rows.truncate(limit);
+            rows.last()
+                .map(|last| Cursor::encode(sort.values_of(last), &self.query, &self.key))
+        } else {
+            None
+        };
+        ListResponse {
+            items: rows.iter().map(ListItem::from_row).collect(),
+            next_cursor,
+            unreadable: snapshot
+                .unreadable(self.kind)
+                .take(MAX_UNREADABLE)
+                .map(String::from)
+                .collect(),
+        }
+    }
+}
+
+/// A JSON number that is a whole number (`2` or `2.0`, as JSON Schema's `integer`).
+fn whole_number(n: &serde_json::Number) -> Option<u64> {
+    n.as_u64().or_else(|| {
+        n.as_f64()
+            .filter(|f| f.fract() == 0.0 && (0.0..=u64::MAX as f64).contains(f))
+            .map(|f| f as u64)
+    })
+}
+
 /// Run `request` against `snapshot`; `key` signs and checks cursors.
 pub fn list(
     snapshot: &Snapshot,
@@ -43,64 +156,7 @@ pub fn list(
     request: &ListRequest,
     key: &[u8; 32],
 ) -> Result<ListResponse, ListError> {
-    let limit = match &request.limit {
-        None => DEFAULT_LIMIT,
-        Some(n) => n
-            .as_u64()
-            .filter(|l| (1..=MAX_LIMIT).contains(l))
-            .ok_or_else(|| ListError::Limit(n.to_string()))?,
-    };
-    let raw_filter = request.filter.as_deref().unwrap_or("");
-    let filter_text = raw_filter.trim();
-    // Parsed untrimmed, so that error columns count from what the user wrote.
-    let filter = if filter_text.is_empty() {
-        None
-    } else {
-        Some(Filter::parse(raw_filter)?)
-    };
-    let sort = SortSpec::parse(&request.sort)?;
-    // A filter that tests the status decides by itself which statuses it wants.
-    let hide_closed =
-        !request.include_closed && !filter.as_ref().is_some_and(|f| f.mentions(Field::Status));
-    let query = fingerprint(&[
-        kind.as_str(),
-        filter_text,
-        &sort.canonical(),
-        if hide_closed { "open" } else { "all" },
-    ]);
-    let after = match request.cursor.as_deref().map(str::trim) {
-        Some(text) if !text.is_empty() => Some(Cursor::decode(text, &query, key)?.after),
-        _ => None,
-    };
-
-    let mut rows: Vec<Row<'_>> = snapshot
-        .rows(kind)
-        .filter(|row| !(hide_closed && row.entity.status == Status::Closed))
-        .filter(|row| filter.as_ref().is_none_or(|f| f.matches(row)))
-        .filter(|row| match &after {
-            // A cursor whose values do not fit the order cannot come from this query.
-            Some(after) => sort.compare_to(row, after) == Some(Ordering::Greater),
-            None => true,
-        })
-        .collect();
-    let limit = limit as usize;
-    if rows.len() > limit {
-        // Only the first `limit + 1` need ordering.
-        rows.select_nth_unstable_by(limit, |a, b| sort.compare(a, b));
-        rows.truncate(limit + 1);
-    }
-    rows.sort_unstable_by(|a, b| sort.compare(a, b));
-    let next_cursor = if rows.len() > limit {
-        rows.truncate(limit);
-        rows.last()
-            .map(|last| Cursor::encode(sort.values_of(last), &query, key))
-    } else {
-        None
-    };
-    Ok(ListResponse {
-        items: rows.iter().map(ListItem::from_row).collect(),
-        next_cursor,
-    })
+    Ok(Plan::new(kind, request, key)?.run(snapshot))
 }
 
 /// The repository's key for signing cursors, made on first use under `.git/git-mile/`.

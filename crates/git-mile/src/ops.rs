@@ -22,6 +22,14 @@ pub enum OpError {
     NotFound { what: &'static str, id: String },
     #[error("`{id}` matches several entities ({}); give more characters", .candidates.join(", "))]
     Ambiguous { id: String, candidates: Vec<String> },
+    #[error(
+        "{what} `{id}` cannot be read ({why}): the repository may be damaged; `git fsck` tells more"
+    )]
+    Unreadable {
+        what: &'static str,
+        id: String,
+        why: String,
+    },
     #[error("{0}")]
     Invalid(String),
     #[error(transparent)]
@@ -85,6 +93,13 @@ pub fn resolve_in(snapshot: &Snapshot, kinds: &[Kind], id: &str) -> OpResult<(Ki
                 });
             }
             Lookup::NotFound => {}
+            Lookup::Unreadable(id, why) => {
+                return Err(OpError::Unreadable {
+                    what: kind.as_str(),
+                    id,
+                    why: why.to_string(),
+                });
+            }
         }
     }
     match found.len() {

@@ -6,15 +6,15 @@ use std::sync::Arc;
 
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
-    ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CustomRequest, CustomResult, ErrorCode, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, model::JsonObject};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::Notify;
 
 use crate::catalog::{Catalog, Lookup, Snapshot};
 use crate::listing::{self, ListError, ListRequest, MAX_LIMIT};
@@ -70,13 +70,12 @@ enum Failure {
 pub struct GitMileServer {
     catalog: Result<Arc<Catalog>, String>,
     cursor_key: [u8; 32],
-    shutdown: Arc<Notify>,
 }
 
 impl GitMileServer {
     /// `catalog` is the repository to serve, or why there is none (the server still starts
     /// and says so on each call).
-    pub fn new(catalog: Result<Arc<Catalog>, String>, shutdown: Arc<Notify>) -> Self {
+    pub fn new(catalog: Result<Arc<Catalog>, String>) -> Self {
         let cursor_key = match &catalog {
             Ok(catalog) => listing::cursor_key(catalog.store().git_dir()),
             Err(_) => [0u8; 32],
@@ -84,7 +83,6 @@ impl GitMileServer {
         Self {
             catalog,
             cursor_key,
-            shutdown,
         }
     }
 
@@ -121,9 +119,11 @@ impl GitMileServer {
             cursor: args.cursor,
             include_closed: args.include_closed.unwrap_or(false),
         };
-        let snapshot = self.snapshot().await?;
-        let page: ListResponse = listing::list(&snapshot, args.entity, &request, &self.cursor_key)
+        // Arguments first: a bad one is -32602 even where there is no repository.
+        let plan = listing::Plan::new(args.entity, &request, &self.cursor_key)
             .map_err(|err: ListError| Failure::Invalid(err.to_string()))?;
+        let snapshot = self.snapshot().await?;
+        let page: ListResponse = plan.run(&snapshot);
         Payload::of(&page)
     }
 
@@ -147,6 +147,15 @@ impl GitMileServer {
                     args.id,
                     ids.join(", ")
                 ),
+            )),
+            // The contract's internal failure: the repository is damaged.
+            Lookup::Unreadable(id, why) => Err(Failure::Internal(
+                crate::ops::OpError::Unreadable {
+                    what: kind,
+                    id,
+                    why: why.to_string(),
+                }
+                .to_string(),
             )),
         }
     }
@@ -334,41 +343,99 @@ impl ServerHandler for GitMileServer {
         }
     }
 
-    /// `shutdown`: answer `null`, then stop serving (the transport is closed after the
-    /// answer is written).
+    /// The resource, prompt and completion lists rmcp would answer empty: the contract has
+    /// none of them, so they are unknown methods like any other.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Err(unknown_method("resources/list"))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Err(unknown_method("resources/templates/list"))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Err(unknown_method("prompts/list"))
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        Err(unknown_method("completion/complete"))
+    }
+
+    /// rmcp hands over here every request it could not decode. A method of MCP arrives here
+    /// only when its params do not decode (`-32600`); `shutdown` is answered by the transport
+    /// ([`crate::stdio`]); anything else is unknown.
     async fn on_custom_request(
         &self,
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        if request.method == "shutdown" {
-            self.shutdown.notify_one();
-            return Ok(CustomResult(Value::Null));
+        let method = request.method.as_str();
+        match expected_params(method) {
+            Some(expected) => Err(ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("the params of `{method}` cannot be decoded: expected {expected}"),
+                None,
+            )),
+            None => Err(unknown_method(method)),
         }
-        Err(ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("unknown method `{}`", request.method),
-            None,
-        ))
     }
+}
+
+fn unknown_method(method: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!(
+            "unknown method `{method}`: this server offers tools/list, tools/call ({LIST}, {SHOW}), ping and shutdown"
+        ),
+        None,
+    )
+}
+
+/// The params a method of MCP this server serves takes, for the message of a request whose
+/// params do not decode.
+fn expected_params(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "tools/call" => "an object {\"name\": string, \"arguments\": object}",
+        "tools/list" => "nothing or an object {\"cursor\": string}",
+        "initialize" => {
+            "an object {\"protocolVersion\": string, \"capabilities\": object, \"clientInfo\": {\"name\", \"version\"}}"
+        }
+        "ping" => "nothing or an object",
+        _ => return None,
+    })
 }
 
 /// Serve over stdin/stdout until the client disconnects or asks to shut down.
 pub async fn serve(catalog: Result<Arc<Catalog>, String>) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
-    let shutdown = Arc::new(Notify::new());
-    let server = GitMileServer::new(catalog, shutdown.clone());
+    use rmcp::service::ServerInitializeError;
+    let server = GitMileServer::new(catalog);
     server.warm_up();
-    let service = server
-        .serve(rmcp::transport::io::stdio_pipes())
-        .await
-        .map_err(|err| anyhow::anyhow!("MCP handshake failed: {err}"))?;
-    let token = service.cancellation_token();
-    tokio::spawn(async move {
-        shutdown.notified().await;
-        // In-flight answers, the `shutdown` one included, are written before the close.
-        token.cancel();
-    });
+    let service = match server.serve(crate::stdio::stdio()).await {
+        Ok(service) => service,
+        // Input that ends before `initialize` (or with `shutdown`) is a clean end.
+        Err(ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("input ended before initialize");
+            return Ok(());
+        }
+        Err(err) => anyhow::bail!("MCP handshake failed: {err}"),
+    };
     let reason = service.waiting().await?;
     tracing::info!(?reason, "server stopped");
     Ok(())

@@ -34,6 +34,9 @@ pub struct ListResponse {
     /// Pass it as `cursor` to get the next page; `null` on the last page.
     #[serde(rename = "nextCursor")]
     pub next_cursor: Option<String>,
+    /// Only when the repository is damaged: ids (at most 20) of entities of this kind that cannot be read, left out of `items` (`git fsck` tells more).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -422,6 +422,15 @@ async fn cursors_resume_after_the_last_item_across_inserts() {
     let (code, message) = code_of(&mcp, "git_mile.list", other).await;
     assert_eq!(code, -32602);
     assert!(message.contains("different query"), "{message}");
+    // Another includeClosed too, even where a status filter makes it change nothing.
+    let mut by_status = args(None);
+    by_status["filter"] = json!("status == \"open\"");
+    let page = ok(&mcp, "git_mile.list", by_status.clone()).await;
+    by_status["cursor"] = page["nextCursor"].clone();
+    by_status["includeClosed"] = json!(true);
+    let (code, message) = code_of(&mcp, "git_mile.list", by_status).await;
+    assert_eq!(code, -32602);
+    assert!(message.contains("different query"), "{message}");
     let mut altered: Vec<char> = cursor.chars().collect();
     let at = altered.len() / 2;
     altered[at] = if altered[at] == 'x' { 'y' } else { 'x' };
@@ -456,6 +465,14 @@ async fn error_codes() {
     }
     let (code, _) = code_of(&mcp, "git_mile.show", json!({"entity": "issue"})).await;
     assert_eq!(code, -32600);
+    // A whole number written with a fraction is an integer, as in JSON Schema.
+    let page = ok(
+        &mcp,
+        "git_mile.list",
+        json!({"entity": "issue", "limit": 2.0}),
+    )
+    .await;
+    assert_eq!(page["items"].as_array().unwrap().len(), 2);
 
     // -32602: validation.
     let (code, message) = code_of(
@@ -490,17 +507,32 @@ async fn error_codes() {
         assert_eq!(code, -32602, "{args}: {message}");
     }
 
-    // A ref that points at something that is not a commit is skipped, not fatal.
+    // A ref that points at something that is not a commit is left out of listings, which
+    // name it; showing it is -32001.
+    let broken = "99999999-0000-4000-8000-000000000009";
     let blob = sandbox.git(&repo, &["hash-object", "-w", "README.md"]);
     sandbox.git(
         &repo,
         &[
             "update-ref",
-            "refs/git-mile/issue/99999999-0000-4000-8000-000000000009",
+            &format!("refs/git-mile/issue/{broken}"),
             blob.trim(),
         ],
     );
     assert_eq!(ids(&mcp, "issue", "").await.len(), 5);
+    let page = ok(&mcp, "git_mile.list", json!({"entity": "issue"})).await;
+    assert_eq!(page["unreadable"], json!([broken]));
+    let page = ok(&mcp, "git_mile.list", json!({"entity": "milestone"})).await;
+    assert!(page.get("unreadable").is_none(), "{page}");
+    for id in [broken, "99999999-0000"] {
+        let (code, message) =
+            code_of(&mcp, "git_mile.show", json!({"entity": "issue", "id": id})).await;
+        assert_eq!(code, -32001, "{message}");
+        assert!(
+            message.contains(broken) && message.contains("git fsck"),
+            "{message}"
+        );
+    }
 
     // -32001: an internal failure (a ref file git cannot read).
     std::fs::write(
@@ -533,6 +565,14 @@ async fn outside_a_repository_the_server_starts_and_says_so() {
             .unwrap()
             .contains("--repo")
     );
+    // Arguments are checked first: a bad one is -32602 there too.
+    for args in [
+        json!({"entity": "issue", "filter": "status = 1"}),
+        json!({"entity": "issue", "limit": 0}),
+    ] {
+        let (code, message) = code_of(&mcp, "git_mile.list", args.clone()).await;
+        assert_eq!(code, -32602, "{args}: {message}");
+    }
 
     // --repo points it at one.
     let repo = world_repo(&sandbox, "repo");

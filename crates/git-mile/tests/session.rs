@@ -182,6 +182,102 @@ fn shutdown_answers_null_and_exits_cleanly() {
     assert!(status.success(), "{status:?}");
 }
 
+#[test]
+fn nothing_after_shutdown_is_read_and_what_came_before_is_answered_first() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mut session = RawSession::start(&sandbox, &repo);
+    session.initialize("2024-11-05");
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "git_mile.list", "arguments": {"entity": "issue"}}});
+    session.send(&list);
+    session.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
+    session.send(&list);
+    session.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}));
+    let first = session.recv();
+    assert_eq!(first["id"], 2);
+    assert!(first["result"]["content"].is_array(), "{first}");
+    assert_eq!(
+        session.recv(),
+        json!({"jsonrpc": "2.0", "id": 3, "result": null})
+    );
+    assert!(session.closed_within(Duration::from_secs(10)));
+    let status = session.wait_exit(Duration::from_secs(10));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+}
+
+#[test]
+fn shutdown_or_the_end_of_input_before_initialize_ends_cleanly() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let mut session = RawSession::start(&sandbox, &repo);
+    session.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "shutdown"}));
+    assert_eq!(
+        session.recv(),
+        json!({"jsonrpc": "2.0", "id": 1, "result": null})
+    );
+    assert!(session.closed_within(Duration::from_secs(10)));
+    let status = session.wait_exit(Duration::from_secs(10));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+
+    let mut session = RawSession::start(&sandbox, &repo);
+    session.close_stdin();
+    assert!(session.closed_within(Duration::from_secs(10)));
+    let status = session.wait_exit(Duration::from_secs(10));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+}
+
+/// Methods an SDK client would not send: what the contract does not offer is -32601, params
+/// that do not decode are -32600.
+#[test]
+fn unoffered_methods_and_undecodable_params() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let mut session = RawSession::start(&sandbox, &repo);
+    session.initialize("2024-11-05");
+    let mut id = 1;
+    let mut ask = |session: &mut RawSession, method: &str, params: Option<Value>| {
+        id += 1;
+        let mut frame = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(params) = params {
+            frame["params"] = params;
+        }
+        session.send(&frame);
+        let answer = session.recv();
+        assert_eq!(answer["id"], id, "{answer}");
+        answer["error"].clone()
+    };
+    for method in [
+        "resources/list",
+        "resources/templates/list",
+        "prompts/list",
+        "resources/read",
+        "frobnicate",
+    ] {
+        let error = ask(&mut session, method, Some(json!({})));
+        assert_eq!(error["code"], -32601, "{method}: {error}");
+    }
+    let error = ask(
+        &mut session,
+        "completion/complete",
+        Some(json!({"ref": {"type": "ref/prompt", "name": "x"},
+            "argument": {"name": "a", "value": "b"}})),
+    );
+    assert_eq!(error["code"], -32601, "{error}");
+    for params in [
+        Some(json!({"name": "git_mile.list", "arguments": [1]})),
+        Some(json!({"arguments": {"entity": "issue"}})),
+        None,
+    ] {
+        let error = ask(&mut session, "tools/call", params.clone());
+        assert_eq!(error["code"], -32600, "{params:?}: {error}");
+        assert!(
+            error["message"].as_str().unwrap().contains("arguments"),
+            "{error}"
+        );
+    }
+}
+
 /// Some clients give their servers sockets, not pipes, for stdin and stdout; `shutdown` must
 /// end the process there too, without waiting for the client to close its end.
 #[test]

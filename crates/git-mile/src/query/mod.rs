@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 
 pub use cursor::Cursor;
 pub use filter::{Filter, FilterError};
-pub use sort::{SortError, SortKey, SortSpec};
+pub use sort::{SortError, SortKey, SortSpec, SortValue};
 
 /// A field of a listed entity, as filters and sorts name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
