@@ -187,7 +187,7 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             let mut written = ops::create(store, kind, title, description, labels)?;
             if let Some(milestone) = milestone {
                 let attached = ops::attach(store, &written.id, &milestone).map_err(|err| {
-                    OpError::Invalid(format!(
+                    OpError::Incomplete(format!(
                         "created issue {} but could not attach it: {err}",
                         written.id
                     ))
@@ -280,11 +280,24 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
         Command::Pull { remote } => {
             let report = sync::pull(store, remote)?;
             emit(json, &report, |r| {
-                format!(
+                let mut text = format!(
                     "pulled from {}: {} new, {} fast-forwarded, {} merged, {} up to date",
                     r.remote, r.created, r.fast_forwarded, r.merged, r.up_to_date
-                )
-            })
+                );
+                for skipped in &r.skipped {
+                    text.push_str(&format!("\nnot pulled: {skipped}"));
+                }
+                text
+            })?;
+            if report.skipped.is_empty() {
+                Ok(())
+            } else {
+                Err(OpError::Incomplete(format!(
+                    "{} of the remote's entities were not pulled (listed above); `git fsck` in \
+                     either clone tells more",
+                    report.skipped.len()
+                )))
+            }
         }
         Command::McpServer => Err(OpError::Invalid(
             "mcp-server is started by main, not run as a command".into(),

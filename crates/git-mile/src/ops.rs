@@ -32,6 +32,9 @@ pub enum OpError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// A command that did part of its work: what was done and what was not.
+    #[error("{0}")]
+    Incomplete(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

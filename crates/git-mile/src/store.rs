@@ -15,13 +15,17 @@ use crate::model::Kind;
 
 pub const REF_PREFIX: &str = "refs/git-mile/";
 
-/// How often a writer retries when another process moved the ref under it.
-const CAS_ATTEMPTS: usize = 64;
+/// How long a writer keeps retrying while other processes move the ref under it.
+const CAS_PATIENCE: Duration = Duration::from_secs(10);
+/// A ref lock file older than this is not another writer at work: a crashed process left it.
+const STALE_LOCK: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("not a git repository: {0}")]
     NoRepo(String),
+    #[error("unsupported repository: {0}")]
+    Unsupported(String),
     #[error(
         "no git identity: set user.name and user.email (git config user.name \"…\"; git config user.email …)"
     )]
@@ -32,6 +36,23 @@ pub enum StoreError {
     Contended(String),
     #[error("git error: {0}")]
     Git(String),
+}
+
+/// Why a repository could not be opened, with the causes gix gives.
+fn open_error(path: &Path, err: &(dyn std::error::Error + 'static)) -> StoreError {
+    let mut causes = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        causes.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    if causes.to_ascii_lowercase().contains("objectformat") {
+        return StoreError::Unsupported(format!(
+            "{}: its objects are named with SHA-256; git-mile supports SHA-1 repositories only",
+            path.display()
+        ));
+    }
+    StoreError::NoRepo(format!("{}: {err}", path.display()))
 }
 
 fn git<E: std::fmt::Display>(err: E) -> StoreError {
@@ -60,7 +81,38 @@ fn parse_ref_name(prefix: &str, name: &str) -> Option<(Kind, String)> {
         "issue" => Kind::Issue,
         _ => return None,
     };
-    (!id.is_empty() && !id.contains('/')).then(|| (kind, id.to_string()))
+    // Only the ids git-mile writes (lowercase hyphenated UUIDs): another spelling could not
+    // be addressed, and would name a second ref for the same entity.
+    let canonical = uuid::Uuid::parse_str(id).is_ok_and(|u| u.hyphenated().to_string() == id);
+    canonical.then(|| (kind, id.to_string()))
+}
+
+/// Retries of a compare-and-swap: short sleeps with jitter, so that writers that collided
+/// do not collide again, until [`CAS_PATIENCE`] is spent.
+struct Backoff {
+    attempt: u32,
+    deadline: std::time::Instant,
+}
+
+impl Backoff {
+    fn new() -> Self {
+        Self {
+            attempt: 0,
+            deadline: std::time::Instant::now() + CAS_PATIENCE,
+        }
+    }
+
+    /// Sleep before the next attempt; `false` when patience is spent.
+    fn wait(&mut self) -> bool {
+        if std::time::Instant::now() >= self.deadline {
+            return false;
+        }
+        let base = 1u64 << self.attempt.min(4);
+        let jitter = u64::from(uuid::Uuid::new_v4().as_bytes()[0] % 8);
+        self.attempt += 1;
+        std::thread::sleep(Duration::from_millis(base + jitter));
+        true
+    }
 }
 
 pub struct GitStore {
@@ -73,17 +125,29 @@ impl GitStore {
     /// directory.
     pub fn open(path: Option<&Path>) -> StoreResult<Self> {
         let repo = match path {
-            Some(path) => gix::ThreadSafeRepository::discover(path)
-                .map_err(|e| StoreError::NoRepo(format!("{}: {e}", path.display())))?,
+            Some(path) => {
+                gix::ThreadSafeRepository::discover(path).map_err(|e| open_error(path, &e))?
+            }
             // As git does: `GIT_DIR` (set by `git --git-dir=… mile`) wins over discovery.
             None => {
                 let cwd = std::env::current_dir().map_err(|e| StoreError::NoRepo(e.to_string()))?;
                 gix::ThreadSafeRepository::discover_with_environment_overrides(&cwd)
-                    .map_err(|e| StoreError::NoRepo(format!("{}: {e}", cwd.display())))?
+                    .map_err(|e| open_error(&cwd, &e))?
             }
         };
         let local = repo.to_thread_local();
         let git_dir = local.common_dir().to_path_buf();
+        // gix reads and writes refs as files: a repository that keeps them elsewhere would
+        // have its entities written where git never looks (and then pruned by `git gc`).
+        if let Some(storage) = local.config_snapshot().string("extensions.refStorage")
+            && !storage.eq_ignore_ascii_case(b"files")
+        {
+            return Err(StoreError::Unsupported(format!(
+                "{} keeps its refs in `{storage}` storage; git-mile supports the default `files` \
+                 storage only (`git refs migrate --ref-format=files` converts a repository)",
+                git_dir.display()
+            )));
+        }
         Ok(Self { repo, git_dir })
     }
 
@@ -243,6 +307,19 @@ impl GitStore {
                 // A held lock or a moved ref means another writer: read again and retry.
                 // Anything else (permissions, a full disk) is the caller's to report.
                 let lock = self.git_dir.join(format!("{name}.lock"));
+                if let Some(age) = std::fs::metadata(&lock)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    && age > STALE_LOCK
+                {
+                    return Ok(Swap::Failed(format!(
+                        "{} exists since {}s: another git process holds it, or a crashed one left \
+                         it; if no git or git mile command is running, remove the file",
+                        lock.display(),
+                        age.as_secs()
+                    )));
+                }
                 let current = repo
                     .try_find_reference(name)
                     .ok()
@@ -319,14 +396,22 @@ impl GitStore {
         let name = ref_name(kind, id);
         let mut event = Event::new(actor.clone(), change);
         let now = event.ts;
-        for attempt in 0..CAS_ATTEMPTS {
+        let mut backoff = Backoff::new();
+        loop {
             let tip = self.tip(kind, id)?.ok_or_else(|| StoreError::NotFound {
                 kind: kind.as_str(),
                 id: id.to_string(),
             })?;
             let latest = self.events(tip)?.into_iter().map(|e| e.ts).max();
             event.ts = match latest {
-                Some(latest) if latest >= now => latest + chrono::Duration::microseconds(1),
+                Some(latest) if latest >= now => latest
+                    .checked_add_signed(chrono::Duration::microseconds(1))
+                    .ok_or_else(|| {
+                        StoreError::Git(format!(
+                            "{name} holds an event timed {latest}, after which nothing can be timed; \
+                             a clock or a tool that wrote it was wrong"
+                        ))
+                    })?,
                 _ => now,
             };
             let message = event.to_message(kind, id).map_err(git)?;
@@ -336,9 +421,10 @@ impl GitStore {
                 Swap::Contended => {}
                 Swap::Failed(why) => return Err(StoreError::Git(format!("{name}: {why}"))),
             }
-            std::thread::sleep(Duration::from_millis(1 + (attempt as u64 % 8)));
+            if !backoff.wait() {
+                return Err(StoreError::Contended(name));
+            }
         }
-        Err(StoreError::Contended(name))
     }
 
     /// Bring `theirs` (a fetched tip of the same entity) into the local ref: create it,
@@ -346,7 +432,8 @@ impl GitStore {
     pub fn merge(&self, kind: Kind, id: &str, theirs: ObjectId) -> StoreResult<MergeOutcome> {
         let repo = self.local();
         let name = ref_name(kind, id);
-        for attempt in 0..CAS_ATTEMPTS {
+        let mut backoff = Backoff::new();
+        loop {
             let ours = self.tip(kind, id)?;
             let (new, outcome) = match ours {
                 None => (theirs, MergeOutcome::Created),
@@ -370,9 +457,10 @@ impl GitStore {
                 Swap::Contended => {}
                 Swap::Failed(why) => return Err(StoreError::Git(format!("{name}: {why}"))),
             }
-            std::thread::sleep(Duration::from_millis(1 + (attempt as u64 % 8)));
+            if !backoff.wait() {
+                return Err(StoreError::Contended(name));
+            }
         }
-        Err(StoreError::Contended(name))
     }
 }
 

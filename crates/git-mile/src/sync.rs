@@ -5,7 +5,8 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use crate::store::{GitStore, MergeOutcome, StoreError, StoreResult};
+use crate::replay::replay;
+use crate::store::{EntityRef, GitStore, MergeOutcome, StoreError, StoreResult};
 
 /// Where fetched entity refs of one remote are kept, like remote-tracking branches.
 const FETCH_PREFIX: &str = "refs/git-mile-remotes/";
@@ -20,6 +21,9 @@ pub struct PullReport {
     /// Entities whose histories diverged and were merged.
     pub merged: usize,
     pub up_to_date: usize,
+    /// Entities left as they were because one side's history cannot be read or holds no
+    /// git-mile entity: `<kind> <id>: <why>`. The others are pulled all the same.
+    pub skipped: Vec<String>,
 }
 
 #[derive(Debug, Default, Serialize, PartialEq, Eq)]
@@ -107,19 +111,45 @@ pub fn pull(store: &GitStore, remote: &str) -> StoreResult<PullReport> {
         ..PullReport::default()
     };
     for fetched in store.refs_under(&prefix)? {
-        match store.merge(fetched.kind, &fetched.id, fetched.tip)? {
-            MergeOutcome::Created => report.created += 1,
-            MergeOutcome::FastForward => report.fast_forwarded += 1,
-            MergeOutcome::Merged => report.merged += 1,
-            MergeOutcome::UpToDate => report.up_to_date += 1,
+        match pull_one(store, &fetched) {
+            Ok(MergeOutcome::Created) => report.created += 1,
+            Ok(MergeOutcome::FastForward) => report.fast_forwarded += 1,
+            Ok(MergeOutcome::Merged) => report.merged += 1,
+            Ok(MergeOutcome::UpToDate) => report.up_to_date += 1,
+            Err(err) => {
+                let kind = fetched.kind.as_str();
+                tracing::warn!(kind, id = %fetched.id, %err, "not pulled");
+                report.skipped.push(format!("{kind} {}: {err}", fetched.id));
+            }
         }
     }
     Ok(report)
 }
 
+/// Merge one fetched ref, once its history is known to hold an entity: a damaged or foreign
+/// ref of the remote must not spread into this clone.
+fn pull_one(store: &GitStore, fetched: &EntityRef) -> StoreResult<MergeOutcome> {
+    if store.tip(fetched.kind, &fetched.id)? != Some(fetched.tip) {
+        let events = store.events(fetched.tip)?;
+        if replay(fetched.kind, &fetched.id, events).is_none() {
+            return Err(StoreError::Git(
+                "its history holds no creation event".to_string(),
+            ));
+        }
+    }
+    store.merge(fetched.kind, &fetched.id, fetched.tip)
+}
+
 /// Push every entity ref. A ref that diverged on the remote is refused by git: pull first.
 pub fn push(store: &GitStore, remote: &str) -> StoreResult<PushReport> {
     check_remote(remote)?;
+    if store.refs()?.is_empty() {
+        // git refuses a wildcard refspec that matches nothing; there is nothing to push.
+        return Ok(PushReport {
+            remote: remote.to_string(),
+            ..PushReport::default()
+        });
+    }
     let result = git_command(store)
         .args([
             "push",

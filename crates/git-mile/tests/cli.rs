@@ -530,3 +530,140 @@ fn a_damaged_cursor_key_is_replaced_for_good() {
     );
     assert_eq!(next["items"][0]["title"], "Issue 1");
 }
+
+#[test]
+fn damaged_or_foreign_refs_neither_stop_a_pull_nor_spread() {
+    let sandbox = Sandbox::new();
+    let theirs = sandbox.repo("theirs");
+    let ours = sandbox.repo("ours");
+    let shared = sandbox.create(&theirs, "issue", "Shared", &[]);
+    sandbox.mile_ok(&ours, &["pull", theirs.to_str().unwrap()]);
+    // Theirs gains a good issue, a comment, and a ref to a blob.
+    let fresh = sandbox.create(&theirs, "issue", "Fresh", &[]);
+    sandbox.mile_ok(&theirs, &["comment", &shared, "--body", "more"]);
+    let junk = "00000000-0000-4000-8000-00000000000a";
+    let blob = sandbox.git(&theirs, &["hash-object", "-w", "README.md"]);
+    sandbox.git(
+        &theirs,
+        &[
+            "update-ref",
+            &format!("refs/git-mile/issue/{junk}"),
+            blob.trim(),
+        ],
+    );
+
+    let output = sandbox.mile(&ours, &["pull", theirs.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("1 new") && stdout.contains("1 fast-forwarded"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("not pulled: issue {junk}")),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("1 of the remote's entities were not pulled"),
+        "{stderr}"
+    );
+    assert_eq!(
+        sandbox.mile_json(&ours, &["show", &fresh])["title"],
+        "Fresh"
+    );
+    assert_eq!(
+        sandbox.mile_json(&ours, &["show", &shared])["stats"]["comment_count"],
+        1
+    );
+    assert_eq!(
+        sandbox.git(
+            &ours,
+            &["for-each-ref", &format!("refs/git-mile/issue/{junk}")]
+        ),
+        "",
+        "the junk ref spread"
+    );
+}
+
+#[test]
+fn a_stale_lock_and_an_event_at_the_end_of_time_fail_with_a_reason() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("repo");
+    let issue = sandbox.create(&repo, "issue", "Locked", &[]);
+    let lock = repo.join(format!(".git/refs/git-mile/issue/{issue}.lock"));
+    std::fs::write(&lock, "").unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let err = sandbox.mile_err(&repo, &["comment", &issue, "--body", "x"], 1);
+    assert!(err.contains(".lock") && err.contains("remove"), "{err}");
+    std::fs::remove_file(&lock).unwrap();
+    sandbox.mile_ok(&repo, &["comment", &issue, "--body", "x"]);
+
+    // A history whose last event is timed at the latest representable instant.
+    let tree = sandbox.git(&repo, &["hash-object", "-t", "tree", "-w", "/dev/null"]);
+    let id = "00000000-0000-4000-8000-00000000000b";
+    let message = format!(
+        "git-mile: created issue/{id}\n\n{}\n",
+        json!({"schema": "git-mile/1", "event": "e1", "ts": "+262142-12-31T23:59:59.999999999Z",
+            "actor": {"name": "x", "email": "y"}, "type": "created", "kind": "issue", "title": "T"})
+    );
+    let commit = sandbox.git(&repo, &["commit-tree", tree.trim(), "-m", &message]);
+    sandbox.git(
+        &repo,
+        &[
+            "update-ref",
+            &format!("refs/git-mile/issue/{id}"),
+            commit.trim(),
+        ],
+    );
+    assert_eq!(sandbox.mile_json(&repo, &["show", id])["title"], "T");
+    let err = sandbox.mile_err(&repo, &["comment", id, "--body", "x"], 1);
+    assert!(err.contains("nothing can be timed"), "{err}");
+}
+
+#[test]
+fn repositories_git_mile_cannot_serve_are_refused_and_odd_refs_ignored() {
+    let sandbox = Sandbox::new();
+    for (name, flag) in [
+        ("reftable", "--ref-format=reftable"),
+        ("sha256", "--object-format=sha256"),
+    ] {
+        let repo = sandbox.path(name);
+        std::fs::create_dir_all(&repo).unwrap();
+        sandbox.git(&repo, &["init", "-q", flag]);
+        sandbox.identity(&repo, "Ann", "ann@example.com");
+        let err = sandbox.mile_err(&repo, &["create", "issue", "--title", "x"], 1);
+        assert!(err.contains("unsupported repository"), "{name}: {err}");
+    }
+
+    // Push with nothing to push; a ref whose id is not as git-mile writes it is not listed.
+    let bare = sandbox.path("bare.git");
+    sandbox.git(
+        sandbox.dir.path(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+    );
+    let repo = sandbox.repo("repo");
+    let out = sandbox.mile_ok(&repo, &["push", bare.to_str().unwrap()]);
+    assert!(out.contains("0 new"), "{out}");
+    let issue = sandbox.create(&repo, "issue", "One", &[]);
+    let tip = sandbox.git(
+        &repo,
+        &["rev-parse", &format!("refs/git-mile/issue/{issue}")],
+    );
+    sandbox.git(
+        &repo,
+        &[
+            "update-ref",
+            "refs/git-mile/issue/ABCDEF12-1111-4111-8111-111111111111",
+            tip.trim(),
+        ],
+    );
+    let listed = sandbox.mile_json(&repo, &["list"]);
+    assert_eq!(listed["items"].as_array().unwrap().len(), 1, "{listed}");
+}
