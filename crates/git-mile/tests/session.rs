@@ -164,11 +164,7 @@ fn shutdown_answers_null_and_exits_cleanly() {
     session.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
     let answer = session.recv();
     assert_eq!(answer, json!({"jsonrpc": "2.0", "id": 2, "result": null}));
-    assert!(session.closed_within(Duration::from_secs(10)));
-    let status = session
-        .wait_exit(Duration::from_secs(10))
-        .expect("the server exits");
-    assert!(status.success(), "{status:?}");
+    session.assert_ends_cleanly();
 
     // Closing stdin also ends it cleanly; unknown methods are -32601.
     let mut session = RawSession::start(&sandbox, &repo);
@@ -176,10 +172,7 @@ fn shutdown_answers_null_and_exits_cleanly() {
     session.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "frobnicate"}));
     assert_eq!(session.recv()["error"]["code"], -32601);
     session.close_stdin();
-    let status = session
-        .wait_exit(Duration::from_secs(10))
-        .expect("the server exits");
-    assert!(status.success(), "{status:?}");
+    session.assert_ends_cleanly();
 }
 
 #[test]
@@ -201,9 +194,7 @@ fn nothing_after_shutdown_is_read_and_what_came_before_is_answered_first() {
         session.recv(),
         json!({"jsonrpc": "2.0", "id": 3, "result": null})
     );
-    assert!(session.closed_within(Duration::from_secs(10)));
-    let status = session.wait_exit(Duration::from_secs(10));
-    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    session.assert_ends_cleanly();
 }
 
 #[test]
@@ -216,15 +207,11 @@ fn shutdown_or_the_end_of_input_before_initialize_ends_cleanly() {
         session.recv(),
         json!({"jsonrpc": "2.0", "id": 1, "result": null})
     );
-    assert!(session.closed_within(Duration::from_secs(10)));
-    let status = session.wait_exit(Duration::from_secs(10));
-    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    session.assert_ends_cleanly();
 
     let mut session = RawSession::start(&sandbox, &repo);
     session.close_stdin();
-    assert!(session.closed_within(Duration::from_secs(10)));
-    let status = session.wait_exit(Duration::from_secs(10));
-    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    session.assert_ends_cleanly();
 }
 
 /// Methods an SDK client would not send: what the contract does not offer is -32601, params

@@ -241,6 +241,17 @@ impl RawSession {
         answer
     }
 
+    /// The server closes stdout and exits with status 0 on its own (within 10 s each).
+    pub fn assert_ends_cleanly(&mut self) {
+        let wait = std::time::Duration::from_secs(10);
+        assert!(self.closed_within(wait), "stdout stays open");
+        let status = self.wait_exit(wait);
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "exit status {status:?}"
+        );
+    }
+
     pub fn close_stdin(&mut self) {
         self.stdin = None;
     }
