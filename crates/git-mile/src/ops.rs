@@ -82,9 +82,8 @@ pub fn resolve(catalog: &Catalog, kinds: &[Kind], id: &str) -> OpResult<(Kind, S
 
 /// [`resolve`] against a snapshot already read.
 pub fn resolve_in(snapshot: &Snapshot, kinds: &[Kind], id: &str) -> OpResult<(Kind, String)> {
+    // `lookup` reads any spelling of a UUID.
     let id = id.trim();
-    let normal = uuid::Uuid::parse_str(id).map(|u| u.hyphenated().to_string());
-    let id = normal.as_deref().unwrap_or(id);
     let mut found = Vec::new();
     for kind in kinds {
         match snapshot.lookup(*kind, id) {
