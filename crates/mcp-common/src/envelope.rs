@@ -1,4 +1,4 @@
-//! The response envelope every tool of every server returns.
+//! The response envelope every tool of every server returns, and its `outputSchema`.
 
 use std::sync::Arc;
 
@@ -9,137 +9,88 @@ use rmcp::{
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The machine-readable error vocabulary shared by all servers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    /// The server was started outside a git repository, or the repository was deleted.
-    NoRepo,
-    /// The repository exists but has no `.twig/state.json`.
-    NoTwigState,
-    /// Credentials for a remote service are missing or were rejected.
-    CredentialsMissing,
-    /// The requested entity does not exist.
-    NotFound,
-    /// The caller provided invalid or missing parameters.
-    InvalidParams,
-    /// A request to a remote service failed.
-    NetworkError,
-    /// A remote service's rate limit was exceeded.
-    RateLimited,
-    /// An unexpected failure inside the server.
-    Internal,
-    /// The server was started outside a project it can serve (e.g. no `.duvet/config.toml`).
-    NoProject,
-    /// A workflow transition that the status rules do not allow.
-    InvalidStatus,
-    /// The entity is already assigned to someone else.
-    AlreadyAssigned,
-    /// A value given by the caller breaks a domain rule (empty title, out-of-range points…).
-    InvalidInput,
-    /// The change would create a circular dependency.
-    DependencyCycle,
-}
+use serde_json::Value;
 
-impl ErrorCode {
-    /// The wire form of the code, e.g. `no_twig_state`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::NoRepo => "no_repo",
-            Self::NoTwigState => "no_twig_state",
-            Self::CredentialsMissing => "credentials_missing",
-            Self::NotFound => "not_found",
-            Self::InvalidParams => "invalid_params",
-            Self::NetworkError => "network_error",
-            Self::RateLimited => "rate_limited",
-            Self::Internal => "internal",
-            Self::NoProject => "no_project",
-            Self::InvalidStatus => "invalid_status",
-            Self::AlreadyAssigned => "already_assigned",
-            Self::InvalidInput => "invalid_input",
-            Self::DependencyCycle => "dependency_cycle",
-        }
-    }
-}
+use crate::error::{ToolError, WireError};
+use crate::page::Page;
 
-impl std::fmt::Display for ErrorCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The error object of the envelope: a code, a human-readable message and an optional hint
-/// that tells the caller what to do about it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct ToolError {
-    /// Machine-readable error code.
-    pub code: ErrorCode,
-    /// Human-readable explanation.
-    pub message: String,
-    /// Actionable guidance for resolving the error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
-}
-
-impl ToolError {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            hint: None,
-        }
-    }
-
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
-
-    pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::NotFound, message)
-    }
-
-    pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::InvalidParams, message)
-    }
-
-    /// An unexpected failure; the hint asks for a bug report.
-    pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::Internal, message).with_hint("This is a bug. Please report it.")
-    }
-}
-
-impl std::fmt::Display for ToolError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for ToolError {}
-
-/// The envelope as it appears on the wire.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The envelope as it is sent: `{"status":"ok","data":…,"page"?}` or
+/// `{"status":"error","error":…}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum ToolResponse<T> {
-    Ok { data: T },
-    Error { error: ToolError },
+    Ok {
+        data: T,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        page: Option<Page>,
+    },
+    Error {
+        error: ToolError,
+    },
 }
 
 impl<T> From<Result<T, ToolError>> for ToolResponse<T> {
     fn from(result: Result<T, ToolError>) -> Self {
         match result {
-            Ok(data) => Self::Ok { data },
+            Ok(data) => Self::Ok { data, page: None },
             Err(error) => Self::Error { error },
         }
     }
 }
 
-impl<T> ToolResponse<T> {
-    pub fn into_result(self) -> Result<T, ToolError> {
+/// The envelope as a client reads it back (tests, bridges): the error as [`WireError`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WireResponse<T> {
+    Ok {
+        data: T,
+        #[serde(default)]
+        page: Option<Page>,
+    },
+    Error {
+        error: WireError,
+    },
+}
+
+impl<T> WireResponse<T> {
+    pub fn into_result(self) -> Result<T, WireError> {
         match self {
-            Self::Ok { data } => Ok(data),
+            Self::Ok { data, .. } => Ok(data),
             Self::Error { error } => Err(error),
         }
+    }
+
+    /// The data and its page (`None` for an answer that is not a page).
+    pub fn into_paged(self) -> Result<(T, Option<Page>), WireError> {
+        match self {
+            Self::Ok { data, page } => Ok((data, page)),
+            Self::Error { error } => Err(error),
+        }
+    }
+}
+
+/// The `structuredContent` of an answer: the envelope, never failing (a serialization
+/// failure becomes an `internal` error envelope).
+fn envelope_value<T: Serialize>(result: Result<T, ToolError>, page: Option<Page>) -> Value {
+    let envelope = match result {
+        Ok(data) => ToolResponse::Ok { data, page },
+        Err(error) => ToolResponse::Error { error },
+    };
+    serde_json::to_value(&envelope).unwrap_or_else(|err| {
+        tracing::error!(error = %err, "failed to serialize a tool response");
+        let fallback: ToolResponse<()> = ToolResponse::Error {
+            error: ToolError::internal(format!("Failed to serialize the response: {err}")),
+        };
+        serde_json::to_value(fallback).unwrap_or(Value::Null)
+    })
+}
+
+/// A tool result carrying `value` as `structuredContent` and as JSON text.
+fn structured(value: Value, is_error: bool) -> CallToolResult {
+    if is_error {
+        CallToolResult::structured_error(value)
+    } else {
+        CallToolResult::structured(value)
     }
 }
 
@@ -160,22 +111,7 @@ impl<T: Serialize> Reply<T> {
     /// Build the MCP result for this reply.
     pub fn into_call_result(self) -> CallToolResult {
         let is_error = self.0.is_err();
-        let envelope = ToolResponse::from(self.0);
-        let value = match serde_json::to_value(&envelope) {
-            Ok(value) => value,
-            Err(err) => {
-                tracing::error!(error = %err, "failed to serialize a tool response");
-                let fallback: ToolResponse<()> = ToolResponse::Error {
-                    error: ToolError::internal(format!("Failed to serialize the response: {err}")),
-                };
-                serde_json::to_value(fallback).unwrap_or(serde_json::Value::Null)
-            }
-        };
-        if is_error {
-            CallToolResult::structured_error(value)
-        } else {
-            CallToolResult::structured(value)
-        }
+        structured(envelope_value(self.0, None), is_error)
     }
 }
 
@@ -185,36 +121,85 @@ impl<T: Serialize> IntoCallToolResult for Reply<T> {
     }
 }
 
+/// One page of a list: the data (usually an array) and where it stands in the whole list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paged<T> {
+    pub data: T,
+    pub page: Page,
+}
+
+/// What a list tool returns: the envelope's `data` is the page, and a `page` member beside
+/// it says the total and the cursor of the next page, so a cut list never passes for a
+/// whole one.
+#[derive(Debug)]
+pub struct PagedReply<T>(pub Result<Paged<T>, ToolError>);
+
+impl<T> From<Result<Paged<T>, ToolError>> for PagedReply<T> {
+    fn from(result: Result<Paged<T>, ToolError>) -> Self {
+        Self(result)
+    }
+}
+
+impl<T: Serialize> PagedReply<T> {
+    pub fn into_call_result(self) -> CallToolResult {
+        match self.0 {
+            Ok(Paged { data, page }) => structured(envelope_value(Ok(data), Some(page)), false),
+            Err(error) => structured(envelope_value::<()>(Err(error), None), true),
+        }
+    }
+}
+
+impl<T: Serialize> IntoCallToolResult for PagedReply<T> {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        Ok(self.into_call_result().into())
+    }
+}
+
 /// A reply whose text block is readable markdown written for the model, while
 /// `structuredContent` carries the same facts as the JSON envelope. Errors read
 /// `❌ Error: <message>` followed by the hint.
 #[derive(Debug)]
-pub struct MarkdownReply<T>(pub Result<(T, String), ToolError>);
+pub struct MarkdownReply<T> {
+    result: Result<(T, String), ToolError>,
+    page: Option<Page>,
+}
 
 impl<T> MarkdownReply<T> {
     pub fn ok(data: T, text: impl Into<String>) -> Self {
-        Self(Ok((data, text.into())))
+        Self {
+            result: Ok((data, text.into())),
+            page: None,
+        }
+    }
+
+    /// One page of a list, with its markdown.
+    pub fn paged(data: T, page: Page, text: impl Into<String>) -> Self {
+        Self {
+            result: Ok((data, text.into())),
+            page: Some(page),
+        }
     }
 
     pub fn err(error: ToolError) -> Self {
-        Self(Err(error))
+        Self {
+            result: Err(error),
+            page: None,
+        }
     }
 }
 
 impl<T: Serialize> MarkdownReply<T> {
     pub fn into_call_result(self) -> CallToolResult {
-        let (text, reply) = match self.0 {
-            Ok((data, text)) => (text, Reply(Ok(data))),
+        let (text, mut result) = match self.result {
+            Ok((data, text)) => (
+                text,
+                structured(envelope_value(Ok(data), self.page), false),
+            ),
             Err(error) => {
-                let mut text = format!("❌ Error: {}", error.message);
-                if let Some(hint) = &error.hint {
-                    text.push_str("\n\n");
-                    text.push_str(hint);
-                }
-                (text, Reply(Err(error)))
+                let text = format!("❌ Error: {}\n\n{}", error.message, error.hint_text());
+                (text, structured(envelope_value::<()>(Err(error), None), true))
             }
         };
-        let mut result = reply.into_call_result();
         result.content = vec![rmcp::model::ContentBlock::text(text)];
         result
     }
@@ -235,7 +220,8 @@ enum Status {
 
 /// Schema-only mirror of [`ToolResponse`]: an object whose `status` says which of `data` and
 /// `error` is present. (A tagged enum would give a schema without a root `type: object`,
-/// which older clients reject.)
+/// which older clients reject.) The error member is the same for every tool, so an error
+/// result validates against every tool's `outputSchema`.
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[schemars(rename = "ToolResponse")]
 struct EnvelopeSchema<T> {
@@ -246,43 +232,7 @@ struct EnvelopeSchema<T> {
     data: Option<T>,
     /// What went wrong (present when `status` is `error`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    error: Option<ToolError>,
-}
-
-/// Where a page of a list stands in the whole list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct PageInfo {
-    /// How many items the whole list has.
-    pub total: usize,
-    /// The position of this page's first item.
-    pub offset: usize,
-    /// The `offset` of the next page; absent on the last page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_offset: Option<usize>,
-}
-
-/// What a tool that answers a page of a list returns: the envelope's `data` is the page (an
-/// array), and a `page` member beside it says the total and where the next page starts, so
-/// a cut list never passes for a whole one.
-#[derive(Debug)]
-pub struct PagedReply<T>(pub Result<(Vec<T>, PageInfo), ToolError>);
-
-impl<T: Serialize> PagedReply<T> {
-    pub fn into_call_result(self) -> CallToolResult {
-        match self.0 {
-            Err(error) => Reply::<()>(Err(error)).into_call_result(),
-            Ok((items, page)) => {
-                let value = serde_json::json!({"status": "ok", "data": items, "page": page});
-                CallToolResult::structured(value)
-            }
-        }
-    }
-}
-
-impl<T: Serialize> IntoCallToolResult for PagedReply<T> {
-    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
-        Ok(self.into_call_result().into())
-    }
+    error: Option<WireError>,
 }
 
 /// Schema-only mirror of the paged envelope.
@@ -293,16 +243,16 @@ struct PagedEnvelopeSchema<T> {
     status: Status,
     /// One page of the list (present when `status` is `ok`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    data: Option<Vec<T>>,
+    data: Option<T>,
     /// Where this page stands in the whole list (present when `status` is `ok`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    page: Option<PageInfo>,
+    page: Option<Page>,
     /// What went wrong (present when `status` is `error`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    error: Option<ToolError>,
+    error: Option<WireError>,
 }
 
-/// The `outputSchema` of a tool answering pages of `T`.
+/// The `outputSchema` of a list tool whose page data is `T` (usually `Vec<Item>`).
 pub fn paged_output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     strip(rmcp::handler::server::tool::schema_for_output::<
         PagedEnvelopeSchema<T>,
@@ -317,10 +267,10 @@ pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
 }
 
 fn strip(schema: Arc<JsonObject>) -> Arc<JsonObject> {
-    let mut value = serde_json::Value::Object(schema.as_ref().clone());
+    let mut value = Value::Object(schema.as_ref().clone());
     strip_numeric_formats(&mut value);
     match value {
-        serde_json::Value::Object(object) => Arc::new(object),
+        Value::Object(object) => Arc::new(object),
         _ => schema,
     }
 }
@@ -328,9 +278,9 @@ fn strip(schema: Arc<JsonObject>) -> Arc<JsonObject> {
 /// Remove schemars' Rust-specific `format`s (`uint32`, `int64`, `double`, …): they are not
 /// JSON Schema formats, and validating clients (Ajv in the TypeScript SDK) warn about each
 /// one. `minimum: 0` still says a number is unsigned.
-pub fn strip_numeric_formats(value: &mut serde_json::Value) {
+pub fn strip_numeric_formats(value: &mut Value) {
     match value {
-        serde_json::Value::Object(map) => {
+        Value::Object(map) => {
             let numeric = map.get("format").and_then(|f| f.as_str()).is_some_and(|f| {
                 f.starts_with("int") || f.starts_with("uint") || f == "float" || f == "double"
             });
@@ -339,7 +289,7 @@ pub fn strip_numeric_formats(value: &mut serde_json::Value) {
             }
             map.values_mut().for_each(strip_numeric_formats);
         }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_numeric_formats),
+        Value::Array(items) => items.iter_mut().for_each(strip_numeric_formats),
         _ => {}
     }
 }
@@ -377,7 +327,7 @@ mod tests {
             Some(json!({"status": "ok", "data": {"n": 1}}))
         );
         let err = MarkdownReply::<()>::err(
-            ToolError::new(ErrorCode::InvalidInput, "Title cannot be empty")
+            ToolError::new(crate::codes::INVALID_PARAMS, "Title cannot be empty")
                 .with_hint("Give a title."),
         )
         .into_call_result();
@@ -389,7 +339,7 @@ mod tests {
     }
 
     #[test]
-    fn error_envelope_omits_missing_hint() {
+    fn error_envelope_always_has_a_hint_and_retryability() {
         let result = Reply::<()>(Err(ToolError::not_found(
             "Not on any branch (detached HEAD state)",
         )))
@@ -397,10 +347,53 @@ mod tests {
         assert_eq!(result.is_error, Some(true));
         assert_eq!(
             result.structured_content,
-            Some(
-                json!({"status": "error", "error": {"code": "not_found", "message": "Not on any branch (detached HEAD state)"}})
-            )
+            Some(json!({"status": "error", "error": {
+                "code": "not_found",
+                "message": "Not on any branch (detached HEAD state)",
+                "hint": crate::ErrorClass::NotFound.default_hint(),
+                "retryable": false,
+            }}))
         );
+    }
+
+    #[test]
+    fn paged_reply_puts_page_beside_data() {
+        let page = Page::new(5, Some("abc".into()));
+        let result = PagedReply(Ok(Paged {
+            data: vec![1, 2],
+            page,
+        }))
+        .into_call_result();
+        assert_eq!(
+            result.structured_content,
+            Some(json!({"status": "ok", "data": [1, 2], "page": {"next_cursor": "abc", "total": 5}}))
+        );
+        let back: WireResponse<Vec<u32>> =
+            serde_json::from_value(result.structured_content.unwrap()).unwrap();
+        let (data, page) = back.into_paged().unwrap();
+        assert_eq!(data, vec![1, 2]);
+        assert_eq!(page.unwrap().total, 5);
+        let md = MarkdownReply::paged(json!([]), Page::new(0, None), "none").into_call_result();
+        assert_eq!(
+            md.structured_content,
+            Some(json!({"status": "ok", "data": [], "page": {"total": 0}}))
+        );
+    }
+
+    #[test]
+    fn error_schema_matches_what_is_sent() {
+        // Every field an error carries is a property of the schema's error object, and the
+        // required ones are always sent.
+        let schema = serde_json::to_value(&*paged_output_schema::<Vec<u32>>()).unwrap();
+        let defs = &schema["$defs"]["ToolError"];
+        let props: Vec<_> = defs["properties"].as_object().unwrap().keys().cloned().collect();
+        assert_eq!(props, ["code", "hint", "message", "retry_after_secs", "retryable"]);
+        let required = defs["required"].as_array().unwrap();
+        assert_eq!(required.len(), 4, "{defs}");
+        assert_eq!(defs["additionalProperties"], json!(false));
+        let sent = serde_json::to_value(ToolError::internal("x").with_retry_after(1)).unwrap();
+        let sent: Vec<_> = sent.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(sent, props);
     }
 
     #[test]

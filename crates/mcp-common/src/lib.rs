@@ -1,18 +1,28 @@
-//! The foundation shared by every MCP server of this workspace.
+//! The service kit shared by every MCP server of this workspace: one way to fail, to page and
+//! to serve. It names no server's domain.
 //!
-//! - [`envelope`]: the `{"status":"ok","data":…}` / `{"status":"error","error":…}` response
-//!   envelope, the error-code vocabulary, and the conversion into an MCP `CallToolResult`
-//!   that carries both a JSON text copy and `structuredContent` described by an `outputSchema`.
+//! - [`error`]: an error is a code plus a class; the class decides `isError`/protocol error,
+//!   the JSON-RPC code, the HTTP status and whether retrying helps. Generic codes only.
+//! - [`envelope`]: the `{"status":"ok","data":…,"page"?}` / `{"status":"error","error":…}`
+//!   envelope, as `structuredContent` with a text copy, and its `outputSchema`.
+//! - [`page`]: `limit` plus signed, query-bound cursors, and the `page` object.
 //! - [`params`]: a tool-argument extractor that turns malformed arguments into an
 //!   `invalid_params` envelope instead of an opaque JSON-RPC error.
-//! - [`serve`]: logging to stderr with `-v` levels and serving a handler over stdio.
+//! - [`serve`]: logging, the `--http ADDR` flag, and one entry point that serves a handler
+//!   factory over stdio or Streamable HTTP ([`http`]), with [`stdio`]'s optional `shutdown`.
 
 pub mod envelope;
+pub mod error;
+pub mod http;
+pub mod page;
 pub mod params;
 pub mod serve;
+pub mod stdio;
 
 pub use envelope::{
-    ErrorCode, MarkdownReply, PageInfo, PagedReply, Reply, ToolError, ToolResponse, output_schema,
+    MarkdownReply, Paged, PagedReply, Reply, ToolResponse, WireResponse, output_schema,
     paged_output_schema,
 };
+pub use error::{ErrorClass, ErrorCode, ToolError, WireError, codes};
+pub use page::{CursorKey, Cursors, Limit, Page};
 pub use params::Parameters;

@@ -12,7 +12,7 @@ use rmcp::handler::server::{common::FromContextPart, tool::ToolCallContext};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 
-use crate::envelope::ToolError;
+use crate::error::ToolError;
 
 /// The deserialized arguments of a tool call, or the `invalid_params` error describing why
 /// they could not be read.

@@ -1,7 +1,14 @@
-//! Logging and stdio serving shared by every server binary.
+//! One way to serve: every binary parses [`TransportArgs`], builds a runtime with
+//! [`runtime`], and hands a handler factory to [`serve`], which speaks stdio (the default) or
+//! Streamable HTTP (`--http ADDR`).
 
+use std::io::Write as _;
+
+use rmcp::service::ServerInitializeError;
 use rmcp::{ServerHandler, ServiceExt};
 use tracing_subscriber::{EnvFilter, fmt};
+
+use crate::http::{HttpConfig, StartError};
 
 /// The log level for a `-v` count: 0 → WARN, 1 → INFO, 2 → DEBUG, 3 or more → TRACE.
 pub fn level_for_verbosity(verbosity: u8) -> tracing::Level {
@@ -27,13 +34,119 @@ pub fn init_tracing(verbosity: u8) {
         .try_init();
 }
 
-/// Serve `handler` over stdin/stdout until the client disconnects.
-pub async fn serve_stdio<H: ServerHandler>(handler: H) -> anyhow::Result<()> {
-    let service = handler
-        .serve(rmcp::transport::io::stdio_pipes())
-        .await
-        .map_err(|err| anyhow::anyhow!("MCP handshake failed: {err}"))?;
+/// The transport flag every server binary takes.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TransportArgs {
+    /// Serve MCP over Streamable HTTP at ADDR (e.g. 127.0.0.1:8808; port 0 picks one), at
+    /// path /mcp, instead of stdio. Binding other than loopback requires MCP_HTTP_TOKEN.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+}
+
+impl TransportArgs {
+    /// The transport these flags ask for, with the HTTP settings of the environment.
+    pub fn transport(&self) -> Result<Transport, StartError> {
+        match &self.http {
+            None => Ok(Transport::Stdio),
+            Some(addr) => HttpConfig::from_env(addr).map(Transport::Http),
+        }
+    }
+}
+
+/// How a server speaks to its clients.
+#[derive(Debug, Clone)]
+pub enum Transport {
+    /// One client on stdin/stdout.
+    Stdio,
+    /// Many clients over Streamable HTTP.
+    Http(HttpConfig),
+}
+
+/// What varies between servers in how they are served.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServeOptions {
+    /// Over stdio, answer a `shutdown` request (`null`, after everything before it) and stop
+    /// reading: git-mile's contract has it. Over HTTP a client ends its session instead.
+    pub shutdown_request: bool,
+}
+
+/// The runtime that suits the transport: one thread for stdio (one client, lowest latency
+/// per call, smallest footprint), all cores for HTTP (many clients).
+pub fn runtime(transport: &Transport) -> std::io::Result<tokio::runtime::Runtime> {
+    match transport {
+        Transport::Stdio => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Transport::Http(_) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+    }
+}
+
+/// Serve handlers made by `factory` over `transport` until the client leaves (stdio) or
+/// the process is told to stop (HTTP). Over stdio `factory` is called once; over HTTP once
+/// per session (or per stateless request), so handlers share state through what `factory`
+/// captures. `name` introduces the server in what it writes to stderr.
+pub async fn serve<H, F>(
+    transport: Transport,
+    name: &str,
+    options: ServeOptions,
+    factory: F,
+) -> anyhow::Result<()>
+where
+    H: ServerHandler + Send + 'static,
+    F: Fn() -> H + Send + Sync + 'static,
+{
+    match transport {
+        Transport::Stdio => serve_stdio(factory(), options).await,
+        Transport::Http(config) => crate::http::serve(config, name, factory).await,
+    }
+}
+
+async fn serve_stdio<H: ServerHandler>(handler: H, options: ServeOptions) -> anyhow::Result<()> {
+    let started = if options.shutdown_request {
+        handler.serve(crate::stdio::stdio()).await
+    } else {
+        handler.serve(rmcp::transport::io::stdio_pipes()).await
+    };
+    let service = match started {
+        Ok(service) => service,
+        // Input that ends before `initialize` (or with `shutdown`) is a clean end.
+        Err(ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("input ended before initialize");
+            return Ok(());
+        }
+        Err(err) => anyhow::bail!("MCP handshake failed: {err}"),
+    };
     let reason = service.waiting().await?;
     tracing::info!(?reason, "client disconnected");
     Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM (Ctrl-C elsewhere).
+pub async fn termination() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Write a startup failure for the person who started the server: `name: message`.
+pub fn report_start_error(name: &str, err: &dyn std::fmt::Display) {
+    let _ = writeln!(std::io::stderr().lock(), "{name}: {err}");
 }

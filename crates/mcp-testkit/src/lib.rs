@@ -15,7 +15,7 @@ use std::{
     time::Duration,
 };
 
-use mcp_common::{ToolError, ToolResponse};
+use mcp_common::{Page, WireError, WireResponse};
 use rmcp::{
     ClientHandler, RoleClient, ServiceExt,
     model::{
@@ -67,6 +67,55 @@ pub struct McpProcess {
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_done: Arc<Notify>,
     pid: Option<u32>,
+    /// The server process when the client speaks HTTP to it (over stdio the transport owns
+    /// the child).
+    http_child: Option<tokio::process::Child>,
+}
+
+/// How the harness reaches a server binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// The binary's stdin/stdout.
+    Stdio,
+    /// `--http 127.0.0.1:0`, then Streamable HTTP at the address it announces.
+    Http,
+}
+
+/// Collect everything `pipe` yields into `sink`; `done` fires at its end.
+fn drain_stderr(
+    mut pipe: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    sink: Arc<Mutex<Vec<u8>>>,
+    done: Arc<Notify>,
+) {
+    tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        loop {
+            match pipe.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => sink.lock().unwrap().extend_from_slice(&buf[..n]),
+            }
+        }
+        done.notify_waiters();
+    });
+}
+
+/// The URL an HTTP server announced on stderr (`…serving MCP over HTTP at URL…`), waiting up
+/// to [`REQUEST_TIMEOUT`] for it.
+pub async fn announced_url(stderr: &Mutex<Vec<u8>>) -> anyhow::Result<String> {
+    let deadline = tokio::time::Instant::now() + REQUEST_TIMEOUT;
+    loop {
+        {
+            let text = String::from_utf8_lossy(&stderr.lock().unwrap()).into_owned();
+            if let Some(rest) = text.split("serving MCP over HTTP at ").nth(1) {
+                let url: String = rest.chars().take_while(|c| !c.is_whitespace()).collect();
+                return Ok(url);
+            }
+            if tokio::time::Instant::now() > deadline {
+                anyhow::bail!("the server announced no HTTP address; stderr: {text}");
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 impl McpProcess {
@@ -81,19 +130,8 @@ impl McpProcess {
         let pid = transport.id();
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let stderr_done = Arc::new(Notify::new());
-        if let Some(mut pipe) = stderr_pipe {
-            let sink = stderr.clone();
-            let done = stderr_done.clone();
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                loop {
-                    match pipe.read(&mut buf).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => sink.lock().unwrap().extend_from_slice(&buf[..n]),
-                    }
-                }
-                done.notify_waiters();
-            });
+        if let Some(pipe) = stderr_pipe {
+            drain_stderr(pipe, stderr.clone(), stderr_done.clone());
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let service = tokio::time::timeout(
@@ -107,7 +145,61 @@ impl McpProcess {
             stderr,
             stderr_done,
             pid,
+            http_child: None,
         })
+    }
+
+    /// Start `command` with `--http 127.0.0.1:0` appended, wait for the address it
+    /// announces, and connect to it over Streamable HTTP (with `token` as bearer token).
+    pub async fn spawn_http(mut command: Command, token: Option<&str>) -> anyhow::Result<Self> {
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        command
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn()?;
+        let pid = child.id();
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let stderr_done = Arc::new(Notify::new());
+        if let Some(pipe) = child.stderr.take() {
+            drain_stderr(pipe, stderr.clone(), stderr_done.clone());
+        }
+        let url = announced_url(&stderr).await?;
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+        config.auth_header = token.map(String::from);
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let service = tokio::time::timeout(
+            REQUEST_TIMEOUT,
+            RecordingClient { updates: tx }.serve(transport),
+        )
+        .await??;
+        Ok(Self {
+            service,
+            updates: tokio::sync::Mutex::new(rx),
+            stderr,
+            stderr_done,
+            pid,
+            http_child: Some(child),
+        })
+    }
+
+    /// [`Self::spawn_bin`] over the chosen wire.
+    pub async fn spawn_bin_over(
+        wire: Wire,
+        bin: impl AsRef<Path>,
+        args: &[&str],
+        cwd: impl AsRef<Path>,
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
+        let command = clean_command(bin.as_ref(), args, cwd.as_ref(), env);
+        match wire {
+            Wire::Stdio => Self::spawn(command).await,
+            Wire::Http => Self::spawn_http(command, None).await,
+        }
     }
 
     /// Spawn the binary at `bin` with `args`, in `cwd`, with exactly the environment `env`
@@ -118,15 +210,7 @@ impl McpProcess {
         cwd: impl AsRef<Path>,
         env: &[(&str, &str)],
     ) -> anyhow::Result<Self> {
-        let mut command = Command::new(bin.as_ref());
-        command.args(args).current_dir(cwd.as_ref()).env_clear();
-        if let Ok(path) = std::env::var("PATH") {
-            command.env("PATH", path);
-        }
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        Self::spawn(command).await
+        Self::spawn(clean_command(bin.as_ref(), args, cwd.as_ref(), env)).await
     }
 
     /// The server's process id, recorded when it was spawned (`None` if the operating system
@@ -180,7 +264,25 @@ impl McpProcess {
         &self,
         tool: &str,
         args: Value,
-    ) -> Result<T, ToolError> {
+    ) -> Result<T, WireError> {
+        self.call_wire(tool, args).await.into_result()
+    }
+
+    /// Call a list tool that must succeed; returns its data and its `page`.
+    pub async fn call_paged<T: DeserializeOwned>(&self, tool: &str, args: Value) -> (T, Page) {
+        match self.call_wire::<T>(tool, args).await.into_paged() {
+            Ok((data, Some(page))) => (data, page),
+            Ok((_, None)) => panic!("{tool}: answer has no page"),
+            Err(err) => panic!("{tool}: expected ok, got error {err:?}"),
+        }
+    }
+
+    /// Call a tool and decode its whole envelope (see [`Self::call_envelope`]).
+    pub async fn call_wire<T: DeserializeOwned>(
+        &self,
+        tool: &str,
+        args: Value,
+    ) -> WireResponse<T> {
         let result = self.call(tool, args).await;
         let structured = result
             .structured_content
@@ -205,9 +307,8 @@ impl McpProcess {
             status == Some("error"),
             "{tool}: isError={is_error} but status={status:?}"
         );
-        let envelope: ToolResponse<T> = serde_json::from_value(structured.clone())
-            .unwrap_or_else(|err| panic!("{tool}: envelope does not decode ({err}): {structured}"));
-        envelope.into_result()
+        serde_json::from_value(structured.clone())
+            .unwrap_or_else(|err| panic!("{tool}: envelope does not decode ({err}): {structured}"))
     }
 
     /// Call a tool whose text block is markdown (see `mcp_common::MarkdownReply`): returns the
@@ -216,7 +317,7 @@ impl McpProcess {
         &self,
         tool: &str,
         args: Value,
-    ) -> (String, Result<T, ToolError>) {
+    ) -> (String, Result<T, WireError>) {
         let result = self.call(tool, args).await;
         let structured = result
             .structured_content
@@ -238,7 +339,7 @@ impl McpProcess {
         if is_error {
             assert!(text.starts_with("❌ Error: "), "{tool}: error text: {text}");
         }
-        let envelope: ToolResponse<T> = serde_json::from_value(structured.clone())
+        let envelope: WireResponse<T> = serde_json::from_value(structured.clone())
             .unwrap_or_else(|err| panic!("{tool}: envelope does not decode ({err}): {structured}"));
         (text, envelope.into_result())
     }
@@ -252,7 +353,7 @@ impl McpProcess {
     }
 
     /// Call a tool that must fail; returns its error object.
-    pub async fn call_err(&self, tool: &str, args: Value) -> ToolError {
+    pub async fn call_err(&self, tool: &str, args: Value) -> WireError {
         match self.call_envelope::<Value>(tool, args).await {
             Ok(data) => panic!("{tool}: expected an error, got data {data}"),
             Err(err) => err,
@@ -369,13 +470,42 @@ impl McpProcess {
             service,
             stderr,
             stderr_done,
+            http_child,
             ..
         } = self;
         let done = stderr_done.notified();
         let _ = tokio::time::timeout(REQUEST_TIMEOUT, service.cancel()).await;
+        if let Some(mut child) = http_child {
+            // An HTTP server outlives its clients: stop it as an operator would.
+            if let Some(pid) = child.id() {
+                let _ = std::process::Command::new("kill")
+                    .args(["-TERM", &pid.to_string()])
+                    .status();
+            }
+            if tokio::time::timeout(Duration::from_secs(10), child.wait())
+                .await
+                .is_err()
+            {
+                let _ = child.kill().await;
+            }
+        }
         let _ = tokio::time::timeout(Duration::from_secs(5), done).await;
         String::from_utf8_lossy(&stderr.lock().unwrap()).into_owned()
     }
+}
+
+/// `bin` with `args`, in `cwd`, with exactly the environment `env` (plus `PATH`), so that a
+/// developer's own credentials never leak into a test.
+pub fn clean_command(bin: &Path, args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(bin);
+    command.args(args).current_dir(cwd).env_clear();
+    if let Ok(path) = std::env::var("PATH") {
+        command.env("PATH", path);
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command
 }
 
 /// The parameters of a `tools/call` of `tool`; `args` must be a JSON object (or null for none).

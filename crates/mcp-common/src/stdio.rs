@@ -1,6 +1,6 @@
-//! The stdio transport of the server, with the contract's `shutdown`: nothing after it is
-//! read, the requests before it are answered, then it is answered `null`, and the transport
-//! closes.
+//! A stdio transport that ends at a `shutdown` request (git-mile's contract has one; see
+//! [`crate::serve::ServeOptions`]): nothing after it is read, the requests before it are
+//! answered, then it is answered `null`, and the transport closes.
 //!
 //! `shutdown` is handled here rather than by a request handler so that it works at any
 //! point of the session (before `initialize` too) and so that requests the client pipelined

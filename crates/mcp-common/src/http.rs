@@ -1,0 +1,282 @@
+//! Streamable HTTP serving: MCP at `/mcp`, both protocol generations (sessions for
+//! 2025-11-25 clients, stateless requests for 2026-07-28 clients, as rmcp negotiates them),
+//! guarded against DNS rebinding, oversized bodies and, off loopback, callers without the
+//! bearer token.
+//!
+//! Settings come from the environment so that secrets stay off the command line (and out of
+//! `ps`):
+//! - `MCP_HTTP_TOKEN`: the bearer token. Required to bind anything but loopback; when set,
+//!   required on loopback too. Compared in constant time; never logged.
+//! - `MCP_HTTP_ALLOWED_ORIGINS`: extra browser origins (comma-separated, e.g.
+//!   `http://localhost:6274`) besides the server's own.
+//! - `MCP_HTTP_ALLOWED_HOSTS`: the `Host` names to accept off loopback (comma-separated);
+//!   without it a token-guarded server accepts any `Host`.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::ServerHandler;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+/// The environment variable holding the bearer token.
+pub const TOKEN_VAR: &str = "MCP_HTTP_TOKEN";
+pub const ORIGINS_VAR: &str = "MCP_HTTP_ALLOWED_ORIGINS";
+pub const HOSTS_VAR: &str = "MCP_HTTP_ALLOWED_HOSTS";
+/// The path MCP is served at.
+pub const MCP_PATH: &str = "/mcp";
+/// Largest request body accepted (413 beyond).
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Why the HTTP server cannot start. The message is for the person who started it.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("`{0}` is not an address to listen on: give HOST:PORT, e.g. 127.0.0.1:8808")]
+    BadAddress(String),
+    #[error(
+        "refusing to serve MCP over HTTP on {0} without a token: binding an address other than loopback requires a bearer token in the environment variable {TOKEN_VAR} (e.g. `{TOKEN_VAR}=$(openssl rand -hex 32)`), or bind 127.0.0.1"
+    )]
+    TokenRequired(SocketAddr),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// Where and how to serve over HTTP.
+#[derive(Clone)]
+pub struct HttpConfig {
+    pub addr: SocketAddr,
+    /// Required bearer token, if any.
+    token: Option<Arc<blake3::Hash>>,
+    pub allowed_origins: Vec<String>,
+    /// `None`: accept any `Host` (only off loopback, behind the token).
+    pub allowed_hosts: Option<Vec<String>>,
+    pub max_body_bytes: usize,
+}
+
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("addr", &self.addr)
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("allowed_origins", &self.allowed_origins)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .finish()
+    }
+}
+
+fn list_var(name: &str) -> Vec<String> {
+    std::env::var(name)
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+impl HttpConfig {
+    /// The configuration for `--http ADDR`, with the settings of the environment.
+    pub fn from_env(addr: &str) -> Result<Self, StartError> {
+        let token = std::env::var(TOKEN_VAR).ok().filter(|t| !t.is_empty());
+        Self::new(addr, token, list_var(ORIGINS_VAR), list_var(HOSTS_VAR))
+    }
+
+    pub fn new(
+        addr: &str,
+        token: Option<String>,
+        extra_origins: Vec<String>,
+        hosts: Vec<String>,
+    ) -> Result<Self, StartError> {
+        let addr = addr
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut addrs| addrs.next())
+            .ok_or_else(|| StartError::BadAddress(addr.chars().take(200).collect()))?;
+        let loopback = addr.ip().is_loopback();
+        if !loopback && token.is_none() {
+            return Err(StartError::TokenRequired(addr));
+        }
+        let allowed_hosts = if loopback {
+            Some(vec![
+                "localhost".to_string(),
+                "127.0.0.1".to_string(),
+                "::1".to_string(),
+            ])
+        } else if hosts.is_empty() {
+            None
+        } else {
+            Some(hosts)
+        };
+        Ok(Self {
+            addr,
+            token: token.map(|t| Arc::new(blake3::hash(t.as_bytes()))),
+            allowed_origins: extra_origins,
+            allowed_hosts,
+            max_body_bytes: MAX_BODY_BYTES,
+        })
+    }
+
+    /// The origins a browser page may call from: the server's own (on its port), and the
+    /// extra ones configured.
+    fn origins(&self, port: u16) -> Vec<String> {
+        let mut origins: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
+            .iter()
+            .map(|host| format!("http://{host}:{port}"))
+            .collect();
+        if !self.addr.ip().is_loopback() && !self.addr.ip().is_unspecified() {
+            let host = match self.addr {
+                SocketAddr::V4(a) => a.ip().to_string(),
+                SocketAddr::V6(a) => format!("[{}]", a.ip()),
+            };
+            origins.push(format!("http://{host}:{port}"));
+        }
+        origins.extend(self.allowed_origins.iter().cloned());
+        origins
+    }
+}
+
+/// Serve handlers made by `factory` (one per session, or per request when stateless) at
+/// `http://ADDR/mcp` until SIGINT or SIGTERM. Writes the address it listens on to stderr.
+pub async fn serve<H, F>(config: HttpConfig, name: &str, factory: F) -> anyhow::Result<()>
+where
+    H: ServerHandler + Send + 'static,
+    F: Fn() -> H + Send + Sync + 'static,
+{
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .map_err(|source| StartError::Bind {
+            addr: config.addr,
+            source,
+        })?;
+    let local = listener.local_addr()?;
+    let stop = CancellationToken::new();
+    let mut rmcp_config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop.child_token())
+        .with_max_request_body_bytes(config.max_body_bytes)
+        .with_allowed_origins(config.origins(local.port()))
+        .enforce_origin_validation();
+    rmcp_config = match &config.allowed_hosts {
+        Some(hosts) => rmcp_config.with_allowed_hosts(hosts.clone()),
+        None => rmcp_config.disable_allowed_hosts(),
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(factory()),
+        Arc::new(LocalSessionManager::default()),
+        rmcp_config,
+    );
+    let app = axum::Router::new()
+        .nest_service(MCP_PATH, service)
+        .layer(middleware::from_fn_with_state(config.token.clone(), bearer));
+    announce(name, local, config.token.is_some());
+    let shutdown = stop.clone();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            crate::serve::termination().await;
+            tracing::info!("stopping: closing sessions");
+            shutdown.cancel();
+            // Streams close with their sessions; give them a moment.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        })
+        .await?;
+    Ok(())
+}
+
+/// Tell whoever started the server where it listens (the port may have been chosen by the
+/// system with `:0`). stdout is not the protocol channel here, but stderr keeps it with the
+/// logs, as for stdio servers.
+fn announce(name: &str, local: SocketAddr, token: bool) {
+    use std::io::Write as _;
+    let auth = if token {
+        " (bearer token required)"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{name}: serving MCP over HTTP at http://{local}{MCP_PATH}{auth}"
+    );
+}
+
+/// Refuse requests without the bearer token (when one is configured) with 401.
+async fn bearer(
+    State(token): State<Option<Arc<blake3::Hash>>>,
+    headers: HeaderMap,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(expected) = token else {
+        return next.run(request).await;
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(|t| blake3::hash(t.trim().as_bytes()));
+    // blake3::Hash compares in constant time; hashing first makes the lengths equal.
+    if given.as_ref() == Some(expected.as_ref()) {
+        return next.run(request).await;
+    }
+    let message = if given.is_some() {
+        "the bearer token is wrong"
+    } else {
+        "a bearer token is required"
+    };
+    let body = serde_json::json!({"error": {
+        "code": "unauthorized",
+        "message": message,
+        "hint": format!("Send `Authorization: Bearer <token>` with the token the server was started with ({TOKEN_VAR})."),
+        "retryable": false,
+    }});
+    let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"mcp\""),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_needs_no_token_and_others_do() {
+        let local = HttpConfig::new("127.0.0.1:0", None, vec![], vec![]).unwrap();
+        assert!(local.token.is_none());
+        assert!(local.allowed_hosts.is_some());
+        let err = HttpConfig::new("0.0.0.0:8808", None, vec![], vec![]).unwrap_err();
+        assert!(err.to_string().contains(TOKEN_VAR), "{err}");
+        let public = HttpConfig::new("0.0.0.0:8808", Some("s3cret".into()), vec![], vec![])
+            .unwrap();
+        assert!(public.allowed_hosts.is_none());
+        assert!(!format!("{public:?}").contains("s3cret"));
+        assert!(matches!(
+            HttpConfig::new("nonsense", None, vec![], vec![]),
+            Err(StartError::BadAddress(_))
+        ));
+    }
+
+    #[test]
+    fn own_origins_are_allowed() {
+        let config =
+            HttpConfig::new("127.0.0.1:0", None, vec!["http://localhost:6274".into()], vec![])
+                .unwrap();
+        let origins = config.origins(8808);
+        assert!(origins.contains(&"http://127.0.0.1:8808".to_string()));
+        assert!(origins.contains(&"http://localhost:8808".to_string()));
+        assert!(origins.contains(&"http://localhost:6274".to_string()));
+        assert!(!origins.iter().any(|o| o.contains("evil")));
+    }
+}
