@@ -191,13 +191,13 @@ impl<T> MarkdownReply<T> {
 impl<T: Serialize> MarkdownReply<T> {
     pub fn into_call_result(self) -> CallToolResult {
         let (text, mut result) = match self.result {
-            Ok((data, text)) => (
-                text,
-                structured(envelope_value(Ok(data), self.page), false),
-            ),
+            Ok((data, text)) => (text, structured(envelope_value(Ok(data), self.page), false)),
             Err(error) => {
                 let text = format!("❌ Error: {}\n\n{}", error.message, error.hint_text());
-                (text, structured(envelope_value::<()>(Err(error), None), true))
+                (
+                    text,
+                    structured(envelope_value::<()>(Err(error), None), true),
+                )
             }
         };
         result.content = vec![rmcp::model::ContentBlock::text(text)];
@@ -366,7 +366,9 @@ mod tests {
         .into_call_result();
         assert_eq!(
             result.structured_content,
-            Some(json!({"status": "ok", "data": [1, 2], "page": {"next_cursor": "abc", "total": 5}}))
+            Some(
+                json!({"status": "ok", "data": [1, 2], "page": {"next_cursor": "abc", "total": 5}})
+            )
         );
         let back: WireResponse<Vec<u32>> =
             serde_json::from_value(result.structured_content.unwrap()).unwrap();
@@ -386,8 +388,16 @@ mod tests {
         // required ones are always sent.
         let schema = serde_json::to_value(&*paged_output_schema::<Vec<u32>>()).unwrap();
         let defs = &schema["$defs"]["ToolError"];
-        let props: Vec<_> = defs["properties"].as_object().unwrap().keys().cloned().collect();
-        assert_eq!(props, ["code", "hint", "message", "retry_after_secs", "retryable"]);
+        let props: Vec<_> = defs["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(
+            props,
+            ["code", "hint", "message", "retry_after_secs", "retryable"]
+        );
         let required = defs["required"].as_array().unwrap();
         assert_eq!(required.len(), 4, "{defs}");
         assert_eq!(defs["additionalProperties"], json!(false));

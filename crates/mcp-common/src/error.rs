@@ -77,8 +77,12 @@ impl ErrorClass {
     /// The hint an error of this class carries when its code gave none.
     pub const fn default_hint(self) -> &'static str {
         match self {
-            Self::InvalidArguments => "Check the tool's inputSchema and the message, then call again.",
-            Self::NotFound => "Check the name or id; list what exists with the server's list tools.",
+            Self::InvalidArguments => {
+                "Check the tool's inputSchema and the message, then call again."
+            }
+            Self::NotFound => {
+                "Check the name or id; list what exists with the server's list tools."
+            }
             Self::Conflict => "Read the current state again, then decide what to change.",
             Self::PermissionDenied => "Provide valid credentials, then call again.",
             Self::Unavailable => "The failure is temporary: try again shortly.",

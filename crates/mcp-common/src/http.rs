@@ -151,17 +151,40 @@ where
     H: ServerHandler + Send + 'static,
     F: Fn() -> H + Send + Sync + 'static,
 {
-    let listener = tokio::net::TcpListener::bind(config.addr)
+    let listener = bind(&config).await?;
+    let local = listener.local_addr()?;
+    announce(name, local, config.token.is_some());
+    serve_on(listener, &config, factory, crate::serve::termination()).await
+}
+
+/// Listen on the configured address.
+pub async fn bind(config: &HttpConfig) -> Result<tokio::net::TcpListener, StartError> {
+    tokio::net::TcpListener::bind(config.addr)
         .await
         .map_err(|source| StartError::Bind {
             addr: config.addr,
             source,
-        })?;
+        })
+}
+
+/// Serve on `listener` until `stop` resolves, then close every session.
+pub async fn serve_on<H, F>(
+    listener: tokio::net::TcpListener,
+    config: &HttpConfig,
+    factory: F,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()>
+where
+    H: ServerHandler + Send + 'static,
+    F: Fn() -> H + Send + Sync + 'static,
+{
     let local = listener.local_addr()?;
-    let stop = CancellationToken::new();
+    let sessions = CancellationToken::new();
     let mut rmcp_config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(stop.child_token())
+        .with_cancellation_token(sessions.child_token())
         .with_max_request_body_bytes(config.max_body_bytes)
+        // Stateless (2026-07-28) answers as plain JSON where nothing else is sent first.
+        .with_json_response(true)
         .with_allowed_origins(config.origins(local.port()))
         .enforce_origin_validation();
     rmcp_config = match &config.allowed_hosts {
@@ -176,13 +199,11 @@ where
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(middleware::from_fn_with_state(config.token.clone(), bearer));
-    announce(name, local, config.token.is_some());
-    let shutdown = stop.clone();
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
-            crate::serve::termination().await;
+            stop.await;
             tracing::info!("stopping: closing sessions");
-            shutdown.cancel();
+            sessions.cancel();
             // Streams close with their sessions; give them a moment.
             tokio::time::sleep(Duration::from_millis(200)).await;
         })
@@ -258,8 +279,8 @@ mod tests {
         assert!(local.allowed_hosts.is_some());
         let err = HttpConfig::new("0.0.0.0:8808", None, vec![], vec![]).unwrap_err();
         assert!(err.to_string().contains(TOKEN_VAR), "{err}");
-        let public = HttpConfig::new("0.0.0.0:8808", Some("s3cret".into()), vec![], vec![])
-            .unwrap();
+        let public =
+            HttpConfig::new("0.0.0.0:8808", Some("s3cret".into()), vec![], vec![]).unwrap();
         assert!(public.allowed_hosts.is_none());
         assert!(!format!("{public:?}").contains("s3cret"));
         assert!(matches!(
@@ -270,9 +291,13 @@ mod tests {
 
     #[test]
     fn own_origins_are_allowed() {
-        let config =
-            HttpConfig::new("127.0.0.1:0", None, vec!["http://localhost:6274".into()], vec![])
-                .unwrap();
+        let config = HttpConfig::new(
+            "127.0.0.1:0",
+            None,
+            vec!["http://localhost:6274".into()],
+            vec![],
+        )
+        .unwrap();
         let origins = config.origins(8808);
         assert!(origins.contains(&"http://127.0.0.1:8808".to_string()));
         assert!(origins.contains(&"http://localhost:8808".to_string()));

@@ -227,7 +227,10 @@ pub fn page_by_offset<T: Clone>(
     let start = offset.min(items.len());
     let end = start.saturating_add(limit).min(items.len());
     let next = (end < items.len()).then(|| cursors.encode(&end));
-    Ok((items[start..end].to_vec(), Page::new(items.len() as u64, next)))
+    Ok((
+        items[start..end].to_vec(),
+        Page::new(items.len() as u64, next),
+    ))
 }
 
 #[cfg(test)]
@@ -284,7 +287,10 @@ mod tests {
     #[test]
     fn refusals_are_invalid_params_with_hints() {
         let key = CursorKey::random();
-        let err = key.bind("list_things", &()).start::<u32>(Some("nope")).unwrap_err();
+        let err = key
+            .bind("list_things", &())
+            .start::<u32>(Some("nope"))
+            .unwrap_err();
         assert_eq!(err.code, crate::codes::INVALID_PARAMS);
         assert!(err.message.contains("list_things"), "{}", err.message);
         assert!(err.hint.unwrap().contains("next_cursor"));

@@ -153,7 +153,6 @@ impl McpProcess {
     /// announces, and connect to it over Streamable HTTP (with `token` as bearer token).
     pub async fn spawn_http(mut command: Command, token: Option<&str>) -> anyhow::Result<Self> {
         use rmcp::transport::StreamableHttpClientTransport;
-        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
         command
             .args(["--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
@@ -168,7 +167,20 @@ impl McpProcess {
             drain_stderr(pipe, stderr.clone(), stderr_done.clone());
         }
         let url = announced_url(&stderr).await?;
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+        let mut mcp = Self::connect_http(&url, token).await?;
+        mcp.stderr = stderr;
+        mcp.stderr_done = stderr_done;
+        mcp.pid = pid;
+        mcp.http_child = Some(child);
+        Ok(mcp)
+    }
+
+    /// Connect to a server already listening at `url` (…/mcp) over Streamable HTTP.
+    pub async fn connect_http(url: &str, token: Option<&str>) -> anyhow::Result<Self> {
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        install_crypto_provider();
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
         config.auth_header = token.map(String::from);
         let transport = StreamableHttpClientTransport::from_config(config);
         let (tx, rx) = mpsc::unbounded_channel();
@@ -180,10 +192,10 @@ impl McpProcess {
         Ok(Self {
             service,
             updates: tokio::sync::Mutex::new(rx),
-            stderr,
-            stderr_done,
-            pid,
-            http_child: Some(child),
+            stderr: Arc::new(Mutex::new(Vec::new())),
+            stderr_done: Arc::new(Notify::new()),
+            pid: None,
+            http_child: None,
         })
     }
 
@@ -278,11 +290,7 @@ impl McpProcess {
     }
 
     /// Call a tool and decode its whole envelope (see [`Self::call_envelope`]).
-    pub async fn call_wire<T: DeserializeOwned>(
-        &self,
-        tool: &str,
-        args: Value,
-    ) -> WireResponse<T> {
+    pub async fn call_wire<T: DeserializeOwned>(&self, tool: &str, args: Value) -> WireResponse<T> {
         let result = self.call(tool, args).await;
         let structured = result
             .structured_content
@@ -492,6 +500,12 @@ impl McpProcess {
         let _ = tokio::time::timeout(Duration::from_secs(5), done).await;
         String::from_utf8_lossy(&stderr.lock().unwrap()).into_owned()
     }
+}
+
+/// reqwest is built without a default TLS provider (the servers choose `ring`); HTTP
+/// clients of tests need one installed before the first client is built.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// `bin` with `args`, in `cwd`, with exactly the environment `env` (plus `PATH`), so that a
