@@ -152,7 +152,6 @@ impl McpProcess {
     /// Start `command` with `--http 127.0.0.1:0` appended, wait for the address it
     /// announces, and connect to it over Streamable HTTP (with `token` as bearer token).
     pub async fn spawn_http(mut command: Command, token: Option<&str>) -> anyhow::Result<Self> {
-        use rmcp::transport::StreamableHttpClientTransport;
         command
             .args(["--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
