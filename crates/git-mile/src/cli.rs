@@ -10,6 +10,7 @@ use crate::catalog::Lookup;
 use crate::listing::{self, ListRequest};
 use crate::model::{Kind, Status};
 use crate::ops::{self, OpError, Written};
+use crate::query::cursor::cursor_key;
 use crate::sync;
 use crate::views::{EntityView, ListResponse};
 
@@ -127,8 +128,12 @@ pub enum Command {
         #[arg(default_value = "origin")]
         remote: String,
     },
-    /// Serve the MCP tools git_mile.list and git_mile.show over stdio.
-    McpServer,
+    /// Serve the MCP tools git_mile.list and git_mile.show over stdio (or Streamable HTTP
+    /// at /mcp with --http ADDR).
+    McpServer {
+        #[command(flatten)]
+        transport: mcp_common::serve::TransportArgs,
+    },
 }
 
 fn out(text: &str) {
@@ -205,7 +210,7 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             include_closed,
         } => {
             let snapshot = catalog.snapshot()?;
-            let key = listing::cursor_key(store.git_dir());
+            let key = cursor_key(store.git_dir());
             let request = ListRequest {
                 filter: filter.clone(),
                 sort: sort.clone(),
@@ -299,7 +304,7 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
                 )))
             }
         }
-        Command::McpServer => Err(OpError::Invalid(
+        Command::McpServer { .. } => Err(OpError::Invalid(
             "mcp-server is started by main, not run as a command".into(),
         )),
     }

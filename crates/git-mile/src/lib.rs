@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod errors;
 pub mod event;
 pub mod listing;
 pub mod model;
@@ -10,7 +11,6 @@ pub mod ops;
 pub mod query;
 pub mod replay;
 pub mod server;
-pub mod stdio;
 pub mod store;
 pub mod sync;
 pub mod views;

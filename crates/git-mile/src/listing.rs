@@ -1,12 +1,13 @@
 //! Running a listing: filter, order, resume after a cursor, cut a page.
 
 use std::cmp::Ordering;
-use std::path::Path;
+
+use mcp_common::page::{CursorError, CursorKey, Cursors};
 
 use crate::catalog::{Row, Snapshot};
 use crate::model::{Kind, Status};
-use crate::query::cursor::{CursorError, fingerprint};
-use crate::query::{Cursor, Field, Filter, FilterError, SortError, SortSpec, SortValue};
+use crate::query::cursor::{Position, Shape, refusal_message};
+use crate::query::{Field, Filter, FilterError, SortError, SortSpec};
 use crate::views::{ListItem, ListResponse};
 
 pub const DEFAULT_LIMIT: u64 = 20;
@@ -32,8 +33,8 @@ pub enum ListError {
     Filter(#[from] FilterError),
     #[error("{0}")]
     Sort(#[from] SortError),
-    #[error("{0}")]
-    Cursor(#[from] CursorError),
+    #[error("{}", refusal_message(*.0))]
+    Cursor(CursorError),
     #[error("limit must be an integer between 1 and {MAX_LIMIT}, got {0}")]
     Limit(String),
 }
@@ -47,15 +48,14 @@ pub struct Plan {
     filter: Option<Filter>,
     sort: SortSpec,
     hide_closed: bool,
-    /// The query's fingerprint, which cursors carry.
-    query: String,
-    after: Option<Vec<SortValue>>,
-    key: [u8; 32],
+    /// The cursors of this query: the next page's is made with them.
+    cursors: Cursors,
+    after: Option<Position>,
 }
 
 impl Plan {
-    /// Check `request` for `kind`; `key` signs and checks cursors.
-    pub fn new(kind: Kind, request: &ListRequest, key: &[u8; 32]) -> Result<Self, ListError> {
+    /// Check `request` for `kind`; `key` seals and checks cursors.
+    pub fn new(kind: Kind, request: &ListRequest, key: &CursorKey) -> Result<Self, ListError> {
         let limit = match &request.limit {
             None => DEFAULT_LIMIT,
             Some(n) => whole_number(n)
@@ -76,18 +76,19 @@ impl Plan {
             !request.include_closed && !filter.as_ref().is_some_and(|f| f.mentions(Field::Status));
         // The arguments as given: a cursor is refused with any other of them, even one whose
         // change would not change the answer.
-        let query = fingerprint(&[
-            kind.as_str(),
-            filter_text,
-            &sort.canonical(),
-            if request.include_closed {
-                "closed"
-            } else {
-                "open"
-            },
-        ]);
+        let cursors = Shape {
+            entity: kind.as_str(),
+            filter: filter_text,
+            sort: &sort.canonical(),
+            include_closed: request.include_closed,
+        }
+        .cursors(key);
         let after = match request.cursor.as_deref().map(str::trim) {
-            Some(text) if !text.is_empty() => Some(Cursor::decode(text, &query, key)?.after),
+            Some(text) if !text.is_empty() => Some(
+                cursors
+                    .decode::<Position>(text)
+                    .map_err(ListError::Cursor)?,
+            ),
             _ => None,
         };
         Ok(Self {
@@ -96,9 +97,8 @@ impl Plan {
             filter,
             sort,
             hide_closed,
-            query,
+            cursors,
             after,
-            key: *key,
         })
     }
 
@@ -124,7 +124,7 @@ impl Plan {
         let next_cursor = if rows.len() > limit {
             rows.truncate(limit);
             rows.last()
-                .map(|last| Cursor::encode(sort.values_of(last), &self.query, &self.key))
+                .map(|last| self.cursors.encode(&sort.values_of(last)))
         } else {
             None
         };
@@ -149,59 +149,12 @@ fn whole_number(n: &serde_json::Number) -> Option<u64> {
     })
 }
 
-/// Run `request` against `snapshot`; `key` signs and checks cursors.
+/// Run `request` against `snapshot`; `key` seals and checks cursors.
 pub fn list(
     snapshot: &Snapshot,
     kind: Kind,
     request: &ListRequest,
-    key: &[u8; 32],
+    key: &CursorKey,
 ) -> Result<ListResponse, ListError> {
     Ok(Plan::new(kind, request, key)?.run(snapshot))
-}
-
-/// The repository's key for signing cursors, made on first use under `.git/git-mile/`.
-/// Cursors then survive server restarts and pass between the CLI and the server. When the
-/// key cannot be stored (a read-only repository), one derived from the path serves: cursors
-/// still detect damage and reuse with another query, though not deliberate forgery.
-pub fn cursor_key(git_dir: &Path) -> [u8; 32] {
-    let dir = git_dir.join("git-mile");
-    let path = dir.join("cursor.key");
-    if let Some(key) = read_key(&path) {
-        return key;
-    }
-    let mut fresh = [0u8; 32];
-    fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-    fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-    let tmp = dir.join(format!(".cursor.key.{}", uuid::Uuid::new_v4().simple()));
-    let damaged = path.exists();
-    let stored = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&tmp, fresh))
-        .and_then(|()| {
-            if damaged {
-                // A key of the wrong size is replaced whole.
-                std::fs::rename(&tmp, &path)
-            } else {
-                // A hard link creates the key only if no other process made one first.
-                match std::fs::hard_link(&tmp, &path) {
-                    Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => Err(err),
-                    _ => Ok(()),
-                }
-            }
-        });
-    let _ = std::fs::remove_file(&tmp);
-    match stored {
-        // Whoever won a race, every process now reads the same key.
-        Ok(()) => read_key(&path).unwrap_or(fresh),
-        Err(err) => {
-            tracing::debug!(%err, "cursor key not stored; deriving one from the path");
-            blake3::derive_key(
-                "git-mile cursor key v1",
-                git_dir.to_string_lossy().as_bytes(),
-            )
-        }
-    }
-}
-
-fn read_key(path: &Path) -> Option<[u8; 32]> {
-    std::fs::read(path).ok()?.try_into().ok()
 }

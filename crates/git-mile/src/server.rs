@@ -16,16 +16,17 @@ use rmcp::{ErrorData, model::JsonObject};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use mcp_common::{CursorKey, ErrorClass, ToolError};
+
 use crate::catalog::{Catalog, Lookup, Snapshot};
-use crate::listing::{self, ListError, ListRequest, MAX_LIMIT};
+use crate::errors;
+use crate::listing::{self, ListRequest, MAX_LIMIT};
 use crate::model::Kind;
+use crate::query::cursor::cursor_key;
 use crate::views::{EntityView, ListResponse};
 
 pub const LIST: &str = "git_mile.list";
 pub const SHOW: &str = "git_mile.show";
-
-/// `-32001`: an internal failure (the contract's `ServerError`).
-pub const SERVER_ERROR: ErrorCode = ErrorCode(-32001);
 
 const INSTRUCTIONS: &str = "git-mile keeps issues and milestones inside this git repository. \
 Use git_mile.list to find them (filter like `status == \"open\" and labels contains \"bug\"`, \
@@ -59,34 +60,39 @@ struct ShowArgs {
 enum Failure {
     /// `-32600`: the arguments cannot be decoded.
     Decode(String),
-    /// `-32602`: the arguments decode but fail validation.
-    Invalid(String),
-    /// `-32001`.
-    Internal(String),
-    /// A tool-level failure: an `isError` result carrying `{"error":{code,message}}`.
-    Tool(&'static str, String),
+    /// Everything else; its class decides (see [`crate::errors`]).
+    Tool(ToolError),
 }
 
-pub struct GitMileServer {
+impl From<ToolError> for Failure {
+    fn from(err: ToolError) -> Self {
+        Self::Tool(err)
+    }
+}
+
+/// What every session of a server process shares: the repository and the cursor key.
+pub struct Shared {
     catalog: Result<Arc<Catalog>, String>,
-    cursor_key: [u8; 32],
+    cursor_key: CursorKey,
 }
 
-impl GitMileServer {
+impl Shared {
     /// `catalog` is the repository to serve, or why there is none (the server still starts
     /// and says so on each call).
-    pub fn new(catalog: Result<Arc<Catalog>, String>) -> Self {
+    pub fn new(catalog: Result<Arc<Catalog>, String>) -> Arc<Self> {
         let cursor_key = match &catalog {
-            Ok(catalog) => listing::cursor_key(catalog.store().git_dir()),
-            Err(_) => [0u8; 32],
+            Ok(catalog) => cursor_key(catalog.store().git_dir()),
+            // Without a repository no cursor was ever issued: any is refused.
+            Err(_) => CursorKey::random(),
         };
-        Self {
+        Arc::new(Self {
             catalog,
             cursor_key,
-        }
+        })
     }
 
-    /// Read every entity in the background, so the first call finds them ready.
+    /// Read every entity in the background, so the first call finds them ready. Call it
+    /// inside the runtime.
     pub fn warm_up(&self) {
         if let Ok(catalog) = &self.catalog {
             let catalog = catalog.clone();
@@ -97,17 +103,31 @@ impl GitMileServer {
             });
         }
     }
+}
 
-    async fn snapshot(&self) -> Result<Arc<Snapshot>, Failure> {
+/// The handler of one MCP session (one over stdio; one per session over HTTP): cheap to make,
+/// everything it reads is in [`Shared`].
+#[derive(Clone)]
+pub struct GitMileServer {
+    shared: Arc<Shared>,
+}
+
+impl GitMileServer {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
+    async fn snapshot(&self) -> Result<Arc<Snapshot>, ToolError> {
         let catalog = self
+            .shared
             .catalog
             .as_ref()
-            .map_err(|why| Failure::Tool("no_repository", why.clone()))?
+            .map_err(|why| errors::no_repository(why))?
             .clone();
         tokio::task::spawn_blocking(move || catalog.snapshot())
             .await
-            .map_err(|err| Failure::Internal(format!("{err:?}")))?
-            .map_err(|err| Failure::Internal(format!("{err:?}")))
+            .map_err(errors::internal)?
+            .map_err(|err| errors::repository(&err))
     }
 
     async fn list(&self, args: Value) -> Result<Payload, Failure> {
@@ -120,44 +140,28 @@ impl GitMileServer {
             include_closed: args.include_closed.unwrap_or(false),
         };
         // Arguments first: a bad one is -32602 even where there is no repository.
-        let plan = listing::Plan::new(args.entity, &request, &self.cursor_key)
-            .map_err(|err: ListError| Failure::Invalid(err.to_string()))?;
+        let plan = listing::Plan::new(args.entity, &request, &self.shared.cursor_key)
+            .map_err(|err| ToolError::from(&err))?;
         let snapshot = self.snapshot().await?;
         let page: ListResponse = plan.run(&snapshot);
-        Payload::of(&page)
+        Ok(Payload::of(&page)?)
     }
 
     async fn show(&self, args: Value) -> Result<Payload, Failure> {
         let args: ShowArgs = decode(SHOW, args)?;
         let snapshot = self.snapshot().await?;
-        let kind = args.entity.as_str();
-        match snapshot.lookup(args.entity, &args.id) {
-            Lookup::Found(row) => Payload::of(&EntityView::from_row(&row)),
-            Lookup::NotFound => Err(Failure::Tool(
-                "not_found",
-                format!(
-                    "{kind} `{}` not found; list them with git_mile.list {{\"entity\":\"{kind}\"}}",
-                    args.id
-                ),
-            )),
-            Lookup::Ambiguous(ids) => Err(Failure::Tool(
-                "ambiguous_id",
-                format!(
-                    "`{}` is the start of several {kind} ids ({}); give the full id",
-                    args.id,
-                    ids.join(", ")
-                ),
-            )),
+        let kind = args.entity;
+        Ok(match snapshot.lookup(kind, &args.id) {
+            Lookup::Found(row) => Payload::of(&EntityView::from_row(&row))?,
+            Lookup::NotFound => return Err(errors::not_found(kind, &args.id).into()),
+            Lookup::Ambiguous(ids) => {
+                return Err(errors::ambiguous_id(kind, &args.id, &ids).into());
+            }
             // The contract's internal failure: the repository is damaged.
-            Lookup::Unreadable(id, why) => Err(Failure::Internal(
-                crate::ops::OpError::Unreadable {
-                    what: kind,
-                    id,
-                    why: why.to_string(),
-                }
-                .to_string(),
-            )),
-        }
+            Lookup::Unreadable(id, why) => {
+                return Err(errors::unreadable(kind, id, why.to_string()).into());
+            }
+        })
     }
 }
 
@@ -169,11 +173,10 @@ struct Payload {
 }
 
 impl Payload {
-    fn of<T: serde::Serialize>(data: &T) -> Result<Self, Failure> {
-        let internal = |err: serde_json::Error| Failure::Internal(format!("{err:?}"));
+    fn of<T: serde::Serialize>(data: &T) -> Result<Self, ToolError> {
         Ok(Self {
-            value: serde_json::to_value(data).map_err(internal)?,
-            text: serde_json::to_string(data).map_err(internal)?,
+            value: serde_json::to_value(data).map_err(errors::internal)?,
+            text: serde_json::to_string(data).map_err(errors::internal)?,
         })
     }
 
@@ -182,6 +185,25 @@ impl Payload {
         result.content = vec![rmcp::model::ContentBlock::text(self.text)];
         result
     }
+}
+
+/// A tool-level failure as the contract has it: `isError: true`, and the error object as the
+/// JSON text `{"error":{"code","message","hint","retryable"}}`.
+///
+/// There is no `structuredContent`: it would have to validate against the tool's
+/// `outputSchema` (the entity or the page), which clients check on error results too (Claude
+/// Code's TypeScript SDK refuses the result otherwise), and the error object is not an entity
+/// or a page.
+pub fn error_result(err: &ToolError) -> CallToolResult {
+    #[derive(serde::Serialize)]
+    struct Body<'a> {
+        error: &'a ToolError,
+    }
+    let text = serde_json::to_string(&Body { error: err }).unwrap_or_else(|_| {
+        // Strings and booleans always serialize; this is never reached.
+        json!({"error": {"code": err.code.as_str(), "message": err.message}}).to_string()
+    });
+    CallToolResult::error(vec![rmcp::model::ContentBlock::text(text)])
 }
 
 fn decode<T: serde::de::DeserializeOwned>(tool: &str, args: Value) -> Result<T, Failure> {
@@ -329,17 +351,13 @@ impl ServerHandler for GitMileServer {
             Err(Failure::Decode(message)) => {
                 Err(ErrorData::new(ErrorCode::INVALID_REQUEST, message, None))
             }
-            Err(Failure::Invalid(message)) => {
-                Err(ErrorData::new(ErrorCode::INVALID_PARAMS, message, None))
+            Err(Failure::Tool(err)) if err.class().is_protocol_error() => {
+                if err.class() == ErrorClass::Internal {
+                    tracing::error!(code = %err.code, message = %err.message, "internal failure");
+                }
+                Err(err.to_json_rpc())
             }
-            Err(Failure::Internal(message)) => {
-                tracing::error!(%message, "internal failure");
-                Err(ErrorData::new(SERVER_ERROR, message, None))
-            }
-            Err(Failure::Tool(code, message)) => Ok(CallToolResult::structured_error(
-                json!({ "error": { "code": code, "message": message } }),
-            )
-            .into()),
+            Err(Failure::Tool(err)) => Ok(error_result(&err).into()),
         }
     }
 
@@ -379,7 +397,7 @@ impl ServerHandler for GitMileServer {
 
     /// rmcp hands over here every request it could not decode. A method of MCP arrives here
     /// only when its params do not decode (`-32600`); `shutdown` is answered by the transport
-    /// ([`crate::stdio`]); anything else is unknown.
+    /// (`mcp_common::stdio`, `ServeOptions { shutdown_request: true }`); anything else is unknown.
     async fn on_custom_request(
         &self,
         request: CustomRequest,
@@ -419,24 +437,4 @@ fn expected_params(method: &str) -> Option<&'static str> {
         "ping" => "nothing or an object",
         _ => return None,
     })
-}
-
-/// Serve over stdin/stdout until the client disconnects or asks to shut down.
-pub async fn serve(catalog: Result<Arc<Catalog>, String>) -> anyhow::Result<()> {
-    use rmcp::ServiceExt;
-    use rmcp::service::ServerInitializeError;
-    let server = GitMileServer::new(catalog);
-    server.warm_up();
-    let service = match server.serve(crate::stdio::stdio()).await {
-        Ok(service) => service,
-        // Input that ends before `initialize` (or with `shutdown`) is a clean end.
-        Err(ServerInitializeError::ConnectionClosed(_)) => {
-            tracing::info!("input ended before initialize");
-            return Ok(());
-        }
-        Err(err) => anyhow::bail!("MCP handshake failed: {err}"),
-    };
-    let reason = service.waiting().await?;
-    tracing::info!(?reason, "server stopped");
-    Ok(())
 }

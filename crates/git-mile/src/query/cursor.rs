@@ -1,133 +1,160 @@
-//! Cursors: opaque, signed positions in a listing. A cursor carries the sort values of the
-//! last item of its page, so the next page resumes after that item wherever new entities
-//! were inserted meanwhile. It also carries a fingerprint of the query, so it cannot be
-//! replayed against another filter or order, and a keyed hash, so it cannot be forged.
+//! Cursors of `list`: what git-mile puts in them and which key seals them. Sealing, binding
+//! to the query and encoding are the service kit's ([`mcp_common::page`]); what is
+//! git-mile's is
+//! - the position: the sort values of the last item of a page, so the next page resumes
+//!   after that item wherever new entities were inserted meanwhile ([`Position`]);
+//! - the query a cursor is bound to: entity, filter, sort and `includeClosed` as given
+//!   ([`Shape`]);
+//! - the key: derived from a secret kept in the repository (`.git/git-mile/cursor.key`), so
+//!   that cursors survive restarts and pass between the CLI and the server ([`cursor_key`]);
+//! - the messages of a refusal, which name git-mile's arguments ([`refusal_message`]).
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+use mcp_common::page::{CursorError, CursorKey, Cursors};
+use serde::Serialize;
 
 use super::sort::SortValue;
 
-/// Length of the keyed hash kept in a cursor, in bytes.
-const MAC_LEN: usize = 16;
-const VERSION: u8 = 1;
+/// The scope cursors are bound under. The CLI and the server both use it, so a cursor
+/// printed by `git mile list` works with `git_mile.list` and back.
+pub const SCOPE: &str = "git_mile.list";
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CursorError {
-    #[error("the cursor is not one this server issued (it is malformed or was altered)")]
-    Forged,
-    #[error(
-        "the cursor belongs to a different query: pass the same entity, filter, sort and includeClosed as the call that returned it, or drop the cursor to start over"
-    )]
-    OtherQuery,
+/// The context of [`CursorKey::derive`] (bumped when the position's format changes, which
+/// refuses older cursors instead of misreading them).
+const KEY_CONTEXT: &str = "git-mile list cursors v2";
+
+/// Where the next page starts: after the item with these sort values.
+pub type Position = Vec<SortValue>;
+
+/// Everything that shapes a listing, as given: a cursor is refused with any other of them,
+/// even one whose change would not change the answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Shape<'a> {
+    pub entity: &'a str,
+    /// The filter as written, trimmed (blank means none).
+    pub filter: &'a str,
+    /// The sort keys in canonical form (`updated:desc,id:asc`).
+    pub sort: &'a str,
+    #[serde(rename = "includeClosed")]
+    pub include_closed: bool,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct Payload {
-    v: u8,
-    /// Fingerprint of the query.
-    q: String,
-    /// Sort values of the last item returned.
-    k: Vec<SortValue>,
-}
-
-/// A decoded cursor: the position after which the next page starts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Cursor {
-    pub after: Vec<SortValue>,
-}
-
-/// A short stable digest of everything that shapes a listing.
-pub fn fingerprint(parts: &[&str]) -> String {
-    let mut hasher = blake3::Hasher::new();
-    for part in parts {
-        hasher.update(&(part.len() as u64).to_le_bytes());
-        hasher.update(part.as_bytes());
+impl Shape<'_> {
+    /// The cursors of this query under `key`.
+    pub fn cursors(&self, key: &CursorKey) -> Cursors {
+        key.bind(SCOPE, self)
     }
-    hasher.finalize().to_hex()[..16].to_string()
 }
 
-impl Cursor {
-    pub fn encode(after: Vec<SortValue>, query: &str, key: &[u8; 32]) -> String {
-        let payload = Payload {
-            v: VERSION,
-            q: query.to_string(),
-            k: after,
-        };
-        // Serialising plain data cannot fail; an empty payload would only make a cursor
-        // that is refused later, never a wrong page.
-        let json = serde_json::to_vec(&payload).unwrap_or_default();
-        let mac = blake3::keyed_hash(key, &json);
-        let mut bytes = json;
-        bytes.extend_from_slice(&mac.as_bytes()[..MAC_LEN]);
-        URL_SAFE_NO_PAD.encode(bytes)
+/// Why a cursor was refused, in git-mile's words.
+pub fn refusal_message(error: CursorError) -> &'static str {
+    match error {
+        CursorError::Forged => {
+            "the cursor is not one this server issued (it is malformed or was altered)"
+        }
+        CursorError::OtherQuery => {
+            "the cursor belongs to a different query: pass the same entity, filter, sort and includeClosed as the call that returned it, or drop the cursor to start over"
+        }
     }
+}
 
-    pub fn decode(text: &str, query: &str, key: &[u8; 32]) -> Result<Cursor, CursorError> {
-        let bytes = URL_SAFE_NO_PAD
-            .decode(text.trim())
-            .map_err(|_| CursorError::Forged)?;
-        if bytes.len() <= MAC_LEN {
-            return Err(CursorError::Forged);
+/// The repository's cursor key, derived from a secret made on first use under
+/// `.git/git-mile/cursor.key`. Cursors then survive server restarts and pass between the
+/// CLI and the server. When the secret cannot be stored (a read-only repository), the path
+/// serves as material: cursors still detect damage and reuse with another query, though not
+/// deliberate forgery.
+pub fn cursor_key(git_dir: &Path) -> CursorKey {
+    match repository_secret(git_dir) {
+        Ok(secret) => CursorKey::derive(KEY_CONTEXT, &secret),
+        Err(err) => {
+            tracing::debug!(%err, "cursor key not stored; deriving one from the path");
+            CursorKey::derive(KEY_CONTEXT, git_dir.to_string_lossy().as_bytes())
         }
-        let (json, mac) = bytes.split_at(bytes.len() - MAC_LEN);
-        let expected = blake3::keyed_hash(key, json);
-        // Constant-time comparison of the truncated hash.
-        let diff = expected.as_bytes()[..MAC_LEN]
-            .iter()
-            .zip(mac)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
-        if diff != 0 {
-            return Err(CursorError::Forged);
-        }
-        let payload: Payload = serde_json::from_slice(json).map_err(|_| CursorError::Forged)?;
-        if payload.v != VERSION {
-            return Err(CursorError::Forged);
-        }
-        if payload.q != query {
-            return Err(CursorError::OtherQuery);
-        }
-        Ok(Cursor { after: payload.k })
     }
+}
+
+/// The 32 random bytes of `.git/git-mile/cursor.key`, made when missing or damaged.
+fn repository_secret(git_dir: &Path) -> std::io::Result<[u8; 32]> {
+    let dir = git_dir.join("git-mile");
+    let path = dir.join("cursor.key");
+    if let Some(secret) = read_secret(&path) {
+        return Ok(secret);
+    }
+    let mut fresh = [0u8; 32];
+    fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    let tmp = dir.join(format!(".cursor.key.{}", uuid::Uuid::new_v4().simple()));
+    let damaged = path.exists();
+    let stored = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&tmp, fresh))
+        .and_then(|()| {
+            if damaged {
+                // A secret of the wrong size is replaced whole.
+                std::fs::rename(&tmp, &path)
+            } else {
+                // A hard link creates the secret only if no other process made one first.
+                match std::fs::hard_link(&tmp, &path) {
+                    Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => Err(err),
+                    _ => Ok(()),
+                }
+            }
+        });
+    let _ = std::fs::remove_file(&tmp);
+    // Whoever won a race, every process now reads the same secret.
+    stored.map(|()| read_secret(&path).unwrap_or(fresh))
+}
+
+fn read_secret(path: &Path) -> Option<[u8; 32]> {
+    std::fs::read(path).ok()?.try_into().ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn shape<'a>(filter: &'a str, include_closed: bool) -> Shape<'a> {
+        Shape {
+            entity: "issue",
+            filter,
+            sort: "updated:desc,id:asc",
+            include_closed,
+        }
+    }
+
     #[test]
-    fn round_trips_and_refuses_forgeries_and_other_queries() {
-        let key = [7u8; 32];
-        let q = fingerprint(&[
-            "issue",
-            "status == \"open\"",
-            "updated:desc,id:asc",
-            "false",
-        ]);
+    fn positions_round_trip_and_other_queries_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = cursor_key(dir.path());
+        let open = shape("status == \"open\"", false).cursors(&key);
         let after = vec![SortValue::Number(3), SortValue::Text("abc".into())];
-        let text = Cursor::encode(after.clone(), &q, &key);
-        assert_eq!(Cursor::decode(&text, &q, &key).unwrap().after, after);
-        let other = fingerprint(&["issue", "", "updated:desc,id:asc", "false"]);
+        let text = open.encode(&after);
+        assert_eq!(open.decode::<Position>(&text), Ok(after.clone()));
+        // The same repository gives the same key (a restart, or the CLI).
+        let again = shape("status == \"open\"", false).cursors(&cursor_key(dir.path()));
+        assert_eq!(again.decode::<Position>(&text), Ok(after));
+        for other in [shape("", false), shape("status == \"open\"", true)] {
+            assert_eq!(
+                other.cursors(&key).decode::<Position>(&text),
+                Err(CursorError::OtherQuery)
+            );
+        }
+        // Another repository's key.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let foreign = shape("status == \"open\"", false).cursors(&cursor_key(elsewhere.path()));
+        assert_eq!(foreign.decode::<Position>(&text), Err(CursorError::Forged));
+        assert!(refusal_message(CursorError::Forged).contains("cursor"));
+        assert!(refusal_message(CursorError::OtherQuery).contains("different query"));
+    }
+
+    #[test]
+    fn the_secret_is_stored_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = repository_secret(dir.path()).unwrap();
+        assert_eq!(repository_secret(dir.path()).unwrap(), first);
         assert_eq!(
-            Cursor::decode(&text, &other, &key),
-            Err(CursorError::OtherQuery)
+            std::fs::read(dir.path().join("git-mile/cursor.key")).unwrap(),
+            first
         );
-        assert_eq!(
-            Cursor::decode(&text, &q, &[8u8; 32]),
-            Err(CursorError::Forged)
-        );
-        assert_eq!(
-            Cursor::decode("not a cursor!", &q, &key),
-            Err(CursorError::Forged)
-        );
-        assert_eq!(Cursor::decode("", &q, &key), Err(CursorError::Forged));
-        // Flip one character of the payload.
-        let mut chars: Vec<char> = text.chars().collect();
-        chars[5] = if chars[5] == 'A' { 'B' } else { 'A' };
-        let altered: String = chars.into_iter().collect();
-        assert_eq!(Cursor::decode(&altered, &q, &key), Err(CursorError::Forged));
-        // The fingerprint separates parts unambiguously.
-        assert_ne!(fingerprint(&["ab", "c"]), fingerprint(&["a", "bc"]));
     }
 }

@@ -11,7 +11,6 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 
-pub use cursor::Cursor;
 pub use filter::{Filter, FilterError};
 pub use sort::{SortError, SortKey, SortSpec, SortValue};
 

@@ -1,0 +1,156 @@
+//! git-mile's error codes, and how its failures map onto them.
+//!
+//! Each code has a class ([`ErrorClass`]), and the class decides how the failure reaches an
+//! MCP client under git-mile's contract (`docs/reference/git-mile-mcp.md`):
+//! - `InvalidArguments` and `Internal` are protocol-level errors
+//!   ([`ErrorClass::is_protocol_error`]): `-32602` and `-32001`, the message as the JSON-RPC
+//!   message and the error object (code, hint, …) in `data`;
+//! - every other class is a tool-level failure: an `isError: true` result whose JSON text is
+//!   `{"error":{"code","message","hint","retryable"}}`.
+//!
+//! (`-32600` for arguments that cannot be decoded and `-32601` for an unknown tool or method
+//! are the server's own: they come before any of these.)
+
+use mcp_common::page::CursorError;
+use mcp_common::{ErrorClass, ErrorCode, ToolError, codes};
+
+use crate::listing::{ListError, MAX_LIMIT};
+use crate::model::Kind;
+use crate::store::StoreError;
+
+/// No entity of that kind has the id.
+pub const NOT_FOUND: ErrorCode = codes::NOT_FOUND;
+/// The id prefix matches several entities. A `Conflict`, not `InvalidArguments`: the same
+/// prefix named one entity until another with the same start was made, so the call is
+/// well-formed and contradicts the repository's current state (and the contract makes it a
+/// tool-level result, which `InvalidArguments`, a protocol error here, would not be).
+pub const AMBIGUOUS_ID: ErrorCode = ErrorCode::new("ambiguous_id", ErrorClass::Conflict);
+/// The server was started outside a git repository, without `--repo`.
+pub const NO_REPOSITORY: ErrorCode = ErrorCode::new("no_repository", ErrorClass::NotFound);
+
+/// A filter that does not parse or type-check (`-32602`).
+pub const INVALID_FILTER: ErrorCode =
+    ErrorCode::new("invalid_filter", ErrorClass::InvalidArguments);
+/// A sort key that names no sortable field or direction (`-32602`).
+pub const INVALID_SORT: ErrorCode = ErrorCode::new("invalid_sort", ErrorClass::InvalidArguments);
+/// A `limit` outside 1–200 or not whole (`-32602`).
+pub const INVALID_LIMIT: ErrorCode = ErrorCode::new("invalid_limit", ErrorClass::InvalidArguments);
+/// A cursor that is forged, altered, foreign, or of another query (`-32602`).
+pub const INVALID_CURSOR: ErrorCode =
+    ErrorCode::new("invalid_cursor", ErrorClass::InvalidArguments);
+
+/// An entity whose history cannot be read: the repository is damaged (`-32001`).
+pub const UNREADABLE: ErrorCode = ErrorCode::new("unreadable", ErrorClass::Internal);
+/// The repository cannot be read (`-32001`).
+pub const REPOSITORY_ERROR: ErrorCode = ErrorCode::new("repository_error", ErrorClass::Internal);
+
+const DAMAGE_HINT: &str = "The repository may be damaged: run `git fsck` in it. If it is sound, \
+this is a bug; please report it with the message.";
+
+/// `git_mile.show` found no `kind` with `id`.
+pub fn not_found(kind: Kind, id: &str) -> ToolError {
+    let kind = kind.as_str();
+    ToolError::new(
+        NOT_FOUND,
+        format!("{kind} `{id}` not found; list them with git_mile.list {{\"entity\":\"{kind}\"}}"),
+    )
+    .with_hint(
+        "Give the full id (a UUID) or a unique prefix of at least 4 characters; closed entities are listed with includeClosed: true.",
+    )
+}
+
+/// `id` is the start of several `kind` ids.
+pub fn ambiguous_id(kind: Kind, id: &str, candidates: &[String]) -> ToolError {
+    ToolError::new(
+        AMBIGUOUS_ID,
+        format!(
+            "`{id}` is the start of several {} ids ({}); give the full id",
+            kind.as_str(),
+            candidates.join(", ")
+        ),
+    )
+    .with_hint("Call again with one of the ids the message lists, or with more of its characters.")
+}
+
+/// The server has no repository; `why` says why (and how to give it one).
+pub fn no_repository(why: &str) -> ToolError {
+    ToolError::new(NO_REPOSITORY, why).with_hint(
+        "Restart the server inside a git repository, or with --repo PATH; calling again will not help.",
+    )
+}
+
+/// `kind` `id` exists but its history cannot be read.
+pub fn unreadable(kind: Kind, id: String, why: String) -> ToolError {
+    let message = crate::ops::OpError::Unreadable {
+        what: kind.as_str(),
+        id,
+        why,
+    }
+    .to_string();
+    ToolError::new(UNREADABLE, message).with_hint(DAMAGE_HINT)
+}
+
+/// Reading the repository failed; the message holds the debug summary (as the contract says).
+pub fn repository(err: &StoreError) -> ToolError {
+    ToolError::new(REPOSITORY_ERROR, format!("{err:?}")).with_hint(DAMAGE_HINT)
+}
+
+/// A failure of the server itself (a task that panicked, a response that did not serialize).
+pub fn internal(what: impl std::fmt::Debug) -> ToolError {
+    ToolError::internal(format!("{what:?}"))
+}
+
+impl From<&ListError> for ToolError {
+    fn from(err: &ListError) -> Self {
+        let message = err.to_string();
+        match err {
+            ListError::Filter(_) => ToolError::new(INVALID_FILTER, message).with_hint(
+                "Fix the filter where the message points; the fields and operators are in git_mile.list's inputSchema (filter).",
+            ),
+            ListError::Sort(_) => ToolError::new(INVALID_SORT, message)
+                .with_hint("Give sort keys as \"field\" or \"field:asc|desc\", e.g. [\"updated:desc\"]."),
+            ListError::Limit(_) => ToolError::new(INVALID_LIMIT, message).with_hint(format!(
+                "Give an integer from 1 to {MAX_LIMIT}, or omit limit for the default page size."
+            )),
+            ListError::Cursor(CursorError::Forged) => ToolError::new(INVALID_CURSOR, message)
+                .with_hint(
+                    "Pass the nextCursor of the previous page unchanged, or drop the cursor to start from the first page.",
+                ),
+            ListError::Cursor(CursorError::OtherQuery) => ToolError::new(INVALID_CURSOR, message)
+                .with_hint(
+                    "Only limit may change between pages; call with the cursor's own arguments, or drop the cursor.",
+                ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_follow_the_contract() {
+        // Tool-level results.
+        for code in [NOT_FOUND, AMBIGUOUS_ID, NO_REPOSITORY] {
+            assert!(!code.class().is_protocol_error(), "{code}");
+        }
+        // -32602.
+        for code in [INVALID_FILTER, INVALID_SORT, INVALID_LIMIT, INVALID_CURSOR] {
+            assert_eq!(code.class().json_rpc_code(), -32602, "{code}");
+        }
+        // -32001.
+        for code in [UNREADABLE, REPOSITORY_ERROR, codes::INTERNAL] {
+            assert_eq!(code.class().json_rpc_code(), -32001, "{code}");
+        }
+    }
+
+    #[test]
+    fn cursor_refusals_keep_their_words() {
+        let err = ToolError::from(&ListError::Cursor(CursorError::OtherQuery));
+        assert_eq!(err.code, INVALID_CURSOR);
+        assert!(err.message.contains("different query"), "{}", err.message);
+        let rpc = err.to_json_rpc();
+        assert_eq!(rpc.code.0, -32602);
+        assert_eq!(rpc.message, err.message);
+    }
+}
