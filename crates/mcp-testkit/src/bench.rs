@@ -258,6 +258,72 @@ impl Rng {
     }
 }
 
+// ---- concurrency --------------------------------------------------------------------------
+
+/// What many clients calling at once achieved.
+pub struct Throughput {
+    /// Calls answered (none may fail: an error result panics).
+    pub calls: u64,
+    /// From the first call sent to the last answer received.
+    pub elapsed: Duration,
+    /// Round trip of each call, as seen by its client.
+    pub latencies: Vec<Duration>,
+}
+
+impl Throughput {
+    pub fn per_second(&self) -> f64 {
+        self.calls as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Every client in `clients` calls `tool` with `args` back to back, all at once, until
+/// `duration` has passed; each call's result must be ok.
+pub async fn throughput(
+    clients: &[McpProcess],
+    tool: &str,
+    args: &Value,
+    duration: Duration,
+) -> Throughput {
+    let start = Instant::now();
+    let deadline = start + duration;
+    let mut tasks = tokio::task::JoinSet::new();
+    for client in clients {
+        let peer = client.peer().clone();
+        let params = tool_params(tool, args.clone());
+        let tool = tool.to_string();
+        tasks.spawn(async move {
+            let mut latencies = Vec::new();
+            while Instant::now() < deadline {
+                let sent = Instant::now();
+                let result = peer
+                    .call_tool(params.clone())
+                    .await
+                    .unwrap_or_else(|err| panic!("{tool}: {err}"));
+                latencies.push(sent.elapsed());
+                assert!(result.is_error != Some(true), "{tool}: {result:?}");
+            }
+            latencies
+        });
+    }
+    let mut latencies = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        latencies.extend(done.expect("a client task failed"));
+    }
+    Throughput {
+        calls: latencies.len() as u64,
+        elapsed: start.elapsed(),
+        latencies,
+    }
+}
+
+/// A runtime with all cores, for benchmarks whose client side is itself concurrent.
+pub fn multi_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("build a tokio runtime")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,6 +70,8 @@ pub struct McpProcess {
     /// The server process when the client speaks HTTP to it (over stdio the transport owns
     /// the child).
     http_child: Option<tokio::process::Child>,
+    /// The MCP endpoint, when connected over HTTP.
+    url: Option<String>,
 }
 
 /// How the harness reaches a server binary.
@@ -146,6 +148,7 @@ impl McpProcess {
             stderr_done,
             pid,
             http_child: None,
+            url: None,
         })
     }
 
@@ -195,6 +198,7 @@ impl McpProcess {
             stderr_done: Arc::new(Notify::new()),
             pid: None,
             http_child: None,
+            url: Some(url.to_string()),
         })
     }
 
@@ -228,6 +232,12 @@ impl McpProcess {
     /// did not report one). It is the server itself: the command runs without a shell.
     pub fn pid(&self) -> Option<u32> {
         self.pid
+    }
+
+    /// The MCP endpoint (`http://…/mcp`) when connected over HTTP; more clients can connect
+    /// to it with [`Self::connect_http`].
+    pub fn url(&self) -> Option<&str> {
+        self.url.as_deref()
     }
 
     /// The MCP peer, for requests the helpers below do not cover.
