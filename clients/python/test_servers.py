@@ -59,6 +59,15 @@ async def call(client: Client, tools: dict[str, Any], server: str, spec: dict[st
     result = await client.call_tool(name, args)
     structured = result.structured_content
     text = "".join(getattr(block, "text", "") for block in result.content)
+    if structured is None and result.is_error and not envelope:
+        # git-mile's tool errors carry the error object as JSON text only: its outputSchema
+        # describes the entity or the page, not the error.
+        error = json.loads(text)["error"]
+        check_error_object(error, what)
+        assert spec["expect"] == "error", f"{what}: expected ok, got {text[:500]}"
+        if "code" in spec:
+            assert error["code"] == spec["code"], f"{what}: expected {spec['code']}, got {text[:500]}"
+        return {"error": error}
     assert structured is not None, f"{what}: no structuredContent (text: {text[:300]})"
     schema = tools[name].output_schema
     assert schema is not None, f"{what}: the tool declares no outputSchema"
