@@ -42,10 +42,24 @@ async fn ok(mcp: &McpProcess, tool: &str, args: Value) -> Value {
 }
 
 async fn code_of(mcp: &McpProcess, tool: &str, args: Value) -> (i32, String) {
+    let error = rpc_error(mcp, tool, args).await;
+    (error.code.0, error.message.to_string())
+}
+
+async fn rpc_error(mcp: &McpProcess, tool: &str, args: Value) -> ErrorData {
     match call_raw(mcp, tool, args.clone()).await {
-        Err(error) => (error.code.0, error.message.to_string()),
+        Err(error) => error,
         Ok(result) => panic!("{tool} {args} succeeded: {result:?}"),
     }
+}
+
+/// The error object a `-32602`/`-32001` error carries in `data` (additive to the contract).
+fn data_of(error: &ErrorData) -> mcp_common::WireError {
+    let data = error.data.clone().expect("the error object in data");
+    let wire: mcp_common::WireError = serde_json::from_value(data).expect("a wire error");
+    assert_eq!(wire.message, error.message, "{wire:?}");
+    assert!(!wire.retryable && !wire.hint.is_empty(), "{wire:?}");
+    wire
 }
 
 /// Ids listed by a filter over issues (closed ones included), in the default order.
@@ -159,16 +173,15 @@ async fn show(mcp: &McpProcess, entity: &str, id: &str) -> Value {
     ok(mcp, "git_mile.show", json!({"entity": entity, "id": id})).await
 }
 
-/// Tool-level failures are `isError` results whose content is `{"error":{code,message}}`.
+/// Tool-level failures are `isError` results whose JSON text is
+/// `{"error":{code,message,hint,retryable}}`, without `structuredContent` (it would have to
+/// validate against the tool's outputSchema, which clients check on error results too).
 async fn tool_error(mcp: &McpProcess, args: Value) -> Value {
-    let result = call_raw(mcp, "git_mile.show", args)
-        .await
-        .expect("a tool result");
-    assert_eq!(result.is_error, Some(true));
-    let text = result.content[0].as_text().expect("text").text.clone();
-    let value: Value = serde_json::from_str(&text).expect("JSON");
-    assert!(value["error"]["message"].is_string(), "{value}");
-    value["error"].clone()
+    support::error_object(
+        &call_raw(mcp, "git_mile.show", args)
+            .await
+            .expect("a tool result"),
+    )
 }
 
 #[tokio::test]
@@ -196,6 +209,63 @@ async fn show_resolves_prefixes_and_reports_unknown_and_ambiguous_ids() {
     let ambiguous = tool_error(&mcp, json!({"entity": "issue", "id": &i(1)[..30]})).await;
     assert_eq!(ambiguous["code"], "ambiguous_id");
     assert!(ambiguous["message"].as_str().unwrap().contains(&i(1)));
+    mcp.shutdown().await;
+}
+
+/// The bug this guards against: Claude Code's TypeScript SDK validates `structuredContent`
+/// against the tool's outputSchema also on `isError` results, and refused git-mile's error
+/// object (`-32602 Structured content does not match the tool's output schema`). Every
+/// tool-level failure therefore carries its error as JSON text only.
+#[tokio::test]
+async fn every_error_result_omits_structured_content() {
+    let (_sandbox, _repo, mcp) = world_server().await;
+    let cases = [
+        (
+            "not_found",
+            json!({"entity": "issue", "id": "99999999-0000-4000-8000-000000000000"}),
+        ),
+        ("not_found", json!({"entity": "milestone", "id": i(1)})),
+        (
+            "ambiguous_id",
+            json!({"entity": "issue", "id": &i(1)[..30]}),
+        ),
+    ];
+    for (code, args) in cases {
+        let result = call_raw(&mcp, "git_mile.show", args.clone())
+            .await
+            .expect("a tool result");
+        let error = support::error_object(&result);
+        assert_eq!(error["code"], code, "{args}");
+    }
+    // Successful results keep theirs.
+    let result = call_raw(
+        &mcp,
+        "git_mile.show",
+        json!({"entity": "issue", "id": i(1)}),
+    )
+    .await
+    .expect("a tool result");
+    assert!(result.structured_content.is_some());
+    mcp.shutdown().await;
+
+    let sandbox = Sandbox::new();
+    let empty = sandbox.path("not-a-repo");
+    std::fs::create_dir_all(&empty).unwrap();
+    let mcp = sandbox.server(&empty, &[]).await;
+    for tool in ["git_mile.list", "git_mile.show"] {
+        let result = call_raw(&mcp, tool, json!({"entity": "issue", "id": i(1)})).await;
+        // `git_mile.list` takes no `id`: -32600 comes first there.
+        if tool == "git_mile.list" {
+            assert_eq!(result.unwrap_err().code.0, -32600);
+            let result = call_raw(&mcp, tool, json!({"entity": "issue"}))
+                .await
+                .expect("a tool result");
+            assert_eq!(support::error_object(&result)["code"], "no_repository");
+        } else {
+            let error = support::error_object(&result.expect("a tool result"));
+            assert_eq!(error["code"], "no_repository");
+        }
+    }
     mcp.shutdown().await;
 }
 
@@ -419,9 +489,14 @@ async fn cursors_resume_after_the_last_item_across_inserts() {
     // Used with another query, altered, or made up: -32602.
     let mut other = args(Some(&cursor));
     other["filter"] = json!("comment_count >= 0");
-    let (code, message) = code_of(&mcp, "git_mile.list", other).await;
-    assert_eq!(code, -32602);
-    assert!(message.contains("different query"), "{message}");
+    let error = rpc_error(&mcp, "git_mile.list", other).await;
+    assert_eq!(error.code.0, -32602);
+    assert!(
+        error.message.contains("different query"),
+        "{}",
+        error.message
+    );
+    assert_eq!(data_of(&error).code, "invalid_cursor");
     // Another includeClosed too, even where a status filter makes it change nothing.
     let mut by_status = args(None);
     by_status["filter"] = json!("status == \"open\"");
@@ -436,9 +511,16 @@ async fn cursors_resume_after_the_last_item_across_inserts() {
     altered[at] = if altered[at] == 'x' { 'y' } else { 'x' };
     let altered: String = altered.into_iter().collect();
     for forged in [altered.as_str(), "bm90IGEgY3Vyc29y", "%%%"] {
-        let (code, message) = code_of(&mcp, "git_mile.list", args(Some(forged))).await;
-        assert_eq!(code, -32602, "{forged}");
-        assert!(message.contains("cursor"), "{message}");
+        let error = rpc_error(&mcp, "git_mile.list", args(Some(forged))).await;
+        assert_eq!(error.code.0, -32602, "{forged}");
+        assert!(
+            error.message.contains("not one this server issued"),
+            "{}",
+            error.message
+        );
+        let data = data_of(&error);
+        assert_eq!(data.code, "invalid_cursor");
+        assert!(data.hint.contains("nextCursor"), "{data:?}");
     }
     mcp.shutdown().await;
 }
@@ -475,17 +557,19 @@ async fn error_codes() {
     assert_eq!(page["items"].as_array().unwrap().len(), 2);
 
     // -32602: validation.
-    let (code, message) = code_of(
+    let error = rpc_error(
         &mcp,
         "git_mile.list",
         json!({"entity": "issue", "filter": "status = \"open\""}),
     )
     .await;
-    assert_eq!(code, -32602);
+    assert_eq!(error.code.0, -32602);
     assert!(
-        message.contains("column 8") && message.contains("=="),
-        "{message}"
+        error.message.contains("column 8") && error.message.contains("=="),
+        "{}",
+        error.message
     );
+    assert_eq!(data_of(&error).code, "invalid_filter");
     let (code, message) = code_of(
         &mcp,
         "git_mile.list",
@@ -494,17 +578,27 @@ async fn error_codes() {
     .await;
     assert_eq!(code, -32602);
     assert!(message.contains("column 15"), "{message}");
-    for args in [
-        json!({"entity": "issue", "limit": 0}),
-        json!({"entity": "issue", "limit": 201}),
-        json!({"entity": "issue", "limit": -1}),
-        json!({"entity": "issue", "limit": 1.5}),
-        json!({"entity": "issue", "sort": ["labels"]}),
-        json!({"entity": "issue", "sort": ["title:sideways"]}),
-        json!({"entity": "issue", "filter": "nonsense == 1"}),
+    for (args, data_code) in [
+        (json!({"entity": "issue", "limit": 0}), "invalid_limit"),
+        (json!({"entity": "issue", "limit": 201}), "invalid_limit"),
+        (json!({"entity": "issue", "limit": -1}), "invalid_limit"),
+        (json!({"entity": "issue", "limit": 1.5}), "invalid_limit"),
+        (
+            json!({"entity": "issue", "sort": ["labels"]}),
+            "invalid_sort",
+        ),
+        (
+            json!({"entity": "issue", "sort": ["title:sideways"]}),
+            "invalid_sort",
+        ),
+        (
+            json!({"entity": "issue", "filter": "nonsense == 1"}),
+            "invalid_filter",
+        ),
     ] {
-        let (code, message) = code_of(&mcp, "git_mile.list", args.clone()).await;
-        assert_eq!(code, -32602, "{args}: {message}");
+        let error = rpc_error(&mcp, "git_mile.list", args.clone()).await;
+        assert_eq!(error.code.0, -32602, "{args}: {}", error.message);
+        assert_eq!(data_of(&error).code, data_code, "{args}");
     }
 
     // A ref that points at something that is not a commit is left out of listings, which
@@ -525,13 +619,14 @@ async fn error_codes() {
     let page = ok(&mcp, "git_mile.list", json!({"entity": "milestone"})).await;
     assert!(page.get("unreadable").is_none(), "{page}");
     for id in [broken, "99999999-0000"] {
-        let (code, message) =
-            code_of(&mcp, "git_mile.show", json!({"entity": "issue", "id": id})).await;
-        assert_eq!(code, -32001, "{message}");
+        let error = rpc_error(&mcp, "git_mile.show", json!({"entity": "issue", "id": id})).await;
+        let message = error.message.to_string();
+        assert_eq!(error.code.0, -32001, "{message}");
         assert!(
             message.contains(broken) && message.contains("git fsck"),
             "{message}"
         );
+        assert_eq!(data_of(&error).code, "unreadable");
     }
 
     // -32001: an internal failure (a ref file git cannot read).
@@ -552,19 +647,22 @@ async fn outside_a_repository_the_server_starts_and_says_so() {
     std::fs::create_dir_all(&empty).unwrap();
     let mcp = sandbox.server(&empty, &[]).await;
     mcp.ping().await;
-    let result = call_raw(&mcp, "git_mile.list", json!({"entity": "issue"}))
-        .await
-        .expect("a result");
-    assert_eq!(result.is_error, Some(true));
-    let text = &result.content[0].as_text().unwrap().text;
-    let value: Value = serde_json::from_str(text).unwrap();
-    assert_eq!(value["error"]["code"], "no_repository");
-    assert!(
-        value["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("--repo")
-    );
+    for (tool, args) in [
+        ("git_mile.list", json!({"entity": "issue"})),
+        ("git_mile.show", json!({"entity": "issue", "id": i(1)})),
+    ] {
+        let result = call_raw(&mcp, tool, args).await.expect("a result");
+        let error = support::error_object(&result);
+        assert_eq!(error["code"], "no_repository", "{tool}");
+        assert!(
+            error["message"].as_str().unwrap().contains("--repo"),
+            "{error}"
+        );
+        assert!(
+            error["hint"].as_str().unwrap().contains("--repo"),
+            "{error}"
+        );
+    }
     // Arguments are checked first: a bad one is -32602 there too.
     for args in [
         json!({"entity": "issue", "filter": "status = 1"}),

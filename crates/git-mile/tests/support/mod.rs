@@ -409,3 +409,39 @@ pub fn world_repo(sandbox: &Sandbox, name: &str) -> PathBuf {
     fixture::import(&repo, &world::entities());
     repo
 }
+
+/// The error object of a tool-level failure, checked against the contract: `isError: true`,
+/// no `structuredContent` (the tools' outputSchemas describe their data, and clients such as
+/// Claude Code's TypeScript SDK validate `structuredContent` also on error results), and a
+/// single JSON text `{"error":{"code","message","hint","retryable"}}`.
+pub fn error_object(result: &rmcp::model::CallToolResult) -> Value {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(
+        result.structured_content, None,
+        "an error result must not carry structuredContent: {result:?}"
+    );
+    assert_eq!(result.content.len(), 1, "{result:?}");
+    let text = &result.content[0].as_text().expect("text content").text;
+    let value: Value = serde_json::from_str(text).expect("the text is JSON");
+    let object = value.as_object().expect("an object");
+    assert_eq!(
+        object.keys().collect::<Vec<_>>(),
+        ["error"],
+        "only the error member: {value}"
+    );
+    let error = &value["error"];
+    let keys: Vec<&str> = error
+        .as_object()
+        .expect("error is an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    // (serde_json sorts the keys of a Value: compared as a set, in the text in this order.)
+    assert_eq!(keys, ["code", "hint", "message", "retryable"], "{text}");
+    assert!(text.starts_with(r#"{"error":{"code":"#), "{text}");
+    assert!(error["code"].is_string(), "{error}");
+    assert!(!error["message"].as_str().unwrap().is_empty(), "{error}");
+    assert!(!error["hint"].as_str().unwrap().is_empty(), "{error}");
+    assert_eq!(error["retryable"], Value::Bool(false), "{error}");
+    error.clone()
+}
