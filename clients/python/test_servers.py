@@ -118,11 +118,19 @@ async def test_handshake_and_tool_list(name: str, transport: str, tmp_path: Path
         if "resources" in scenario["capabilities"]:
             resources = await client.list_resources()
             assert resources.resources, "resources capability but no resources"
-            first = await client.read_resource(resources.resources[0].uri)
-            assert first.contents
+            uris = [str(r.uri) for r in resources.resources] + scenario.get("read_resources", [])
+            for uri in uris:
+                read = await client.read_resource(uri)
+                assert read.contents, uri
+                for content in read.contents:
+                    if content.mime_type == "application/json":
+                        json.loads(content.text)
         if "prompts" in scenario["capabilities"]:
             prompts = await client.list_prompts()
             assert prompts.prompts
+            for prompt in prompts.prompts:
+                got = await client.get_prompt(prompt.name, {})
+                assert got.messages, prompt.name
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -288,3 +296,43 @@ async def test_git_mile_as_git_subcommand(tmp_path: Path, mock: str) -> None:
         result = await client.call_tool("git_mile.list", {"entity": "issue"})
         assert not result.is_error
         assert len(result.structured_content["items"]) == 3
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("name", [s for s in SERVERS if "other_query" in SCENARIOS[s]])
+async def test_cursor_of_another_query(name: str, transport: str, tmp_path: Path, mock: str) -> None:
+    """A genuine cursor is bound to its query: with other filters or order it is refused."""
+    server = make(name, tmp_path, mock)
+    if name == "jility":
+        jility_seed(server, 3)
+    spec = SCENARIOS[name]["other_query"]
+    envelope = SCENARIOS[name]["envelope"]
+    async with connect(server, transport) as client:
+        first = (await client.call_tool(spec["tool"], {**spec["first"], "limit": 1})).structured_content
+        cursor = first["page"]["next_cursor"] if envelope else first["nextCursor"]
+        assert cursor, first
+        what = f"{name} {spec['tool']} {spec['then']} with the cursor of {spec['first']}"
+        if envelope:
+            result = await client.call_tool(spec["tool"], {**spec["then"], "limit": 1, "cursor": cursor})
+            assert result.is_error, f"{what}: accepted"
+            check_error_object(result.structured_content["error"], what)
+            assert result.structured_content["error"]["code"] == "invalid_params", what
+        else:
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool(spec["tool"], {**spec["then"], "limit": 1, "cursor": cursor})
+            assert caught.value.code == -32602, f"{what}: {caught.value!r}"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_cursor_of_another_server(transport: str, tmp_path: Path, mock: str) -> None:
+    """A cursor of twig-mcp's list_branches means nothing to jility (or duvet): refused."""
+    twig = make("twig-mcp", tmp_path / "twig", mock)
+    async with connect(twig, transport) as client:
+        first = (await client.call_tool("list_branches", {"limit": 1})).structured_content
+    cursor = first["page"]["next_cursor"]
+    for name, tool, args in [("jility", "jility_list_tickets", {}), ("duvet", "list_uncited_requirements", {})]:
+        server = make(name, tmp_path / name, mock)
+        async with connect(server, transport) as client:
+            result = await client.call_tool(tool, {**args, "cursor": cursor})
+            assert result.is_error, f"{name} accepted twig's cursor"
+            assert result.structured_content["error"]["code"] == "invalid_params"

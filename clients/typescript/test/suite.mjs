@@ -165,12 +165,21 @@ export function serverSuite(name) {
           if (caps.resources) {
             const resources = await client.listResources();
             assert.ok(resources.resources.length > 0);
-            const read = await client.readResource({ uri: resources.resources[0].uri });
-            assert.ok(read.contents.length > 0);
+            for (const uri of [...resources.resources.map((r) => r.uri), ...(scenario.read_resources ?? [])]) {
+              const read = await client.readResource({ uri });
+              assert.ok(read.contents.length > 0, uri);
+              for (const content of read.contents) {
+                if (content.mimeType === 'application/json') JSON.parse(content.text);
+              }
+            }
           }
           if (caps.prompts) {
             const prompts = await client.listPrompts();
             assert.ok(prompts.prompts.length > 0);
+            for (const prompt of prompts.prompts) {
+              const got = await client.getPrompt({ name: prompt.name, arguments: {} });
+              assert.ok(got.messages.length > 0, prompt.name);
+            }
           }
         } finally {
           await close();
