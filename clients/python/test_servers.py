@@ -55,6 +55,9 @@ async def call(client: Client, tools: dict[str, Any], server: str, spec: dict[st
         with pytest.raises(MCPError) as caught:
             await client.call_tool(name, args)
         assert caught.value.code == spec["rpc_code"], f"{what}: {caught.value!r}"
+        if "rpc_data_code" in spec:
+            check_error_object(caught.value.data, f"{what} (error data)")
+            assert caught.value.data["code"] == spec["rpc_data_code"], f"{what}: {caught.value.data}"
         return None
     result = await client.call_tool(name, args)
     structured = result.structured_content
@@ -244,6 +247,8 @@ async def test_forged_cursor(name: str, transport: str, tmp_path: Path, mock: st
                 with pytest.raises(MCPError) as caught:
                     await client.call_tool(spec["tool"], {**args, "cursor": cursor})
                 assert caught.value.code == -32602, f"{what}: {caught.value!r}"
+                check_error_object(caught.value.data, f"{what} (error data)")
+                assert caught.value.data["code"] == "invalid_cursor", f"{what}: {caught.value.data}"
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -50,6 +50,10 @@ async function call(client, server, spec, vars) {
         assert.ok(err instanceof McpError, `${what}: ${err}`);
         assert.doesNotMatch(err.message, SCHEMA_FAILURE, `${what}: ${err.message}`);
         assert.equal(err.code, spec.rpc_code, `${what}: ${err.message}`);
+        if (spec.rpc_data_code) {
+          checkErrorObject(err.data, `${what} (error data)`);
+          assert.equal(err.data.code, spec.rpc_data_code, `${what}: ${JSON.stringify(err.data)}`);
+        }
         return true;
       },
       `${what}: expected JSON-RPC error ${spec.rpc_code}`,
@@ -226,6 +230,8 @@ export function serverSuite(name) {
               await assert.rejects(client.callTool({ name: spec.tool, arguments: { ...args, cursor } }), (err) => {
                 assert.doesNotMatch(err.message, SCHEMA_FAILURE);
                 assert.equal(err.code, -32602, `${what}: ${err.message}`);
+                checkErrorObject(err.data, `${what} (error data)`);
+                assert.equal(err.data.code, 'invalid_cursor', what);
                 return true;
               });
             }
