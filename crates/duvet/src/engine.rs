@@ -16,7 +16,7 @@ use std::{
     },
 };
 
-use mcp_common::{ErrorCode, ToolError};
+use mcp_common::ToolError;
 use notify::{EventKind, RecursiveMode, Watcher};
 
 use crate::{
@@ -48,7 +48,7 @@ pub struct Engine {
 }
 
 fn no_project(reason: &str) -> ToolError {
-    ToolError::new(ErrorCode::NoProject, reason.to_string()).with_hint(
+    ToolError::new(crate::errors::NO_PROJECT, reason.to_string()).with_hint(
         "Run `duvet mcp` in a project with .duvet/config.toml, or pass --spec-pattern and --source-pattern (see `duvet mcp --help`).",
     )
 }

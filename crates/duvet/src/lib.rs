@@ -1,15 +1,19 @@
 //! duvet: requirements traceability for projects annotated for the Duvet tool, served to AI
 //! assistants over MCP by `duvet mcp`.
 //!
-//! Modules by concern: `server` (the MCP surface), `tools` and `resources` (answers),
-//! `engine` (the live model, rebuilt after file changes), `project` (reading files),
-//! `model` (specifications, requirements, citations, statuses), `matching` (quotes),
+//! Modules by concern: `cli` (the command line: stdio or `--http`), `server` (the MCP
+//! surface), `resources` (the resource tree), `tools` (the tools' answers), `errors` (duvet's
+//! error codes), `engine` (the live model, rebuilt after file changes), `project` (reading
+//! files), `model` (specifications, requirements, citations, statuses), `matching` (quotes),
 //! `spec` (IETF and Markdown parsing, requirement sentences), `annotation` (source comments
-//! and requirement files), `config` (`.duvet/config.toml` and the legacy flags).
+//! and requirement files), `config` (`.duvet/config.toml` and the legacy flags). Only
+//! `server` and `resources` speak rmcp.
 
 pub mod annotation;
+pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod errors;
 pub mod matching;
 pub mod model;
 pub mod project;

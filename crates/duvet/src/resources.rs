@@ -14,11 +14,14 @@
 //! ```
 //!
 //! Each read answers the JSON the specification shows. Lists are paged with the query
-//! parameters `offset` and `limit` (default 500, at most 5,000); the content's `_meta` carries
-//! `total` and, when there is more, `next` (the URI of the next page).
+//! parameters `limit` (default 500, at most 5,000) and `cursor`, the same signed cursors as the
+//! list tools, bound to the list's path; the content's `_meta` carries `total` and, when there
+//! is more, `next_cursor` and `next` (the URI of the next page). A cursor that was altered, or
+//! belongs to another list, is refused as invalid params.
 
 use std::path::Path;
 
+use mcp_common::{CursorKey, Limit, ToolError, page::page_by_offset};
 use rmcp::{
     ErrorData as McpError,
     model::{MetaObject, ReadResourceResult, Resource, ResourceContents, ResourceTemplate},
@@ -30,8 +33,10 @@ use crate::{model::Model, tools};
 
 pub const SCHEME: &str = "duvet://";
 const JSON: &str = "application/json";
-const PAGE_DEFAULT: usize = 500;
-const PAGE_MAX: usize = 5000;
+/// The page sizes of list resources.
+const LIMIT: Limit = Limit::new(500, 5000);
+/// What the cursors of list resources are bound to, with the list's path.
+const CURSOR_SCOPE: &str = "resources/read";
 
 /// The fixed roots and one entry per specification.
 pub fn list(model: Option<&Model>) -> Vec<Resource> {
@@ -109,38 +114,46 @@ fn not_found(message: String) -> McpError {
 
 /// Paging parameters from a URI's query.
 struct Paging {
-    offset: usize,
     limit: usize,
+    cursor: Option<String>,
+}
+
+/// A refused paging parameter, as the protocol error resources answer: the message and the
+/// hint.
+fn invalid(err: ToolError) -> McpError {
+    McpError::invalid_params(format!("{} {}", err.message, err.hint_text()), None)
 }
 
 fn paging(query: Option<&str>) -> Result<Paging, McpError> {
-    let mut paging = Paging {
-        offset: 0,
-        limit: PAGE_DEFAULT,
-    };
+    let mut limit = None;
+    let mut cursor = None;
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let number: usize = value.parse().map_err(|_| {
-            McpError::invalid_params(format!("'{value}' is not a number in ?{key}="), None)
-        })?;
         match key {
-            "offset" => paging.offset = number,
-            "limit" if (1..=PAGE_MAX).contains(&number) => paging.limit = number,
             "limit" => {
-                return Err(McpError::invalid_params(
-                    format!("limit must be between 1 and {PAGE_MAX}"),
-                    None,
-                ));
+                let number: u64 = value.parse().map_err(|_| {
+                    McpError::invalid_params(format!("'{value}' is not a number in ?limit="), None)
+                })?;
+                limit = Some(number);
+            }
+            "cursor" => {
+                let value = percent_encoding::percent_decode_str(value).decode_utf8_lossy();
+                cursor = Some(value.into_owned());
             }
             other => {
                 return Err(McpError::invalid_params(
-                    format!("unknown query parameter '{other}' (use offset and limit)"),
+                    format!(
+                        "unknown query parameter '{other}': list resources take limit and cursor (the next_cursor of the previous page)"
+                    ),
                     None,
                 ));
             }
         }
     }
-    Ok(paging)
+    Ok(Paging {
+        limit: LIMIT.resolve(limit).map_err(invalid)?,
+        cursor,
+    })
 }
 
 fn content(
@@ -158,27 +171,30 @@ fn content(
 }
 
 /// One page of a list, with `_meta` saying the total and the next page.
-fn page<T: Serialize>(
+fn page<T: Serialize + Clone>(
+    key: &CursorKey,
     uri_path: &str,
     items: Vec<T>,
     paging: &Paging,
 ) -> Result<ReadResourceResult, McpError> {
-    let total = items.len();
-    let slice: Vec<&T> = items
-        .iter()
-        .skip(paging.offset)
-        .take(paging.limit)
-        .collect();
-    let end = paging.offset.saturating_add(paging.limit);
-    let mut meta = json!({"total": total});
-    if end < total {
-        meta["next"] = json!(format!("{uri_path}?offset={end}&limit={}", paging.limit));
+    let cursors = key.bind(CURSOR_SCOPE, &uri_path);
+    let (slice, page) = page_by_offset(&items, &cursors, paging.cursor.as_deref(), paging.limit)
+        .map_err(invalid)?;
+    let mut meta = json!({"total": page.total});
+    if let Some(next) = page.next_cursor {
+        meta["next"] = json!(format!("{uri_path}?cursor={next}&limit={}", paging.limit));
+        meta["next_cursor"] = json!(next);
     }
     content(uri_path, &slice, Some(meta))
 }
 
 /// Read `uri`.
-pub fn read(model: &Model, root: &Path, uri: &str) -> Result<ReadResourceResult, McpError> {
+pub fn read(
+    model: &Model,
+    root: &Path,
+    key: &CursorKey,
+    uri: &str,
+) -> Result<ReadResourceResult, McpError> {
     let rest = uri
         .strip_prefix("duvet:///")
         .ok_or_else(|| not_found(format!("'{uri}' is not a duvet:/// resource")))?;
@@ -201,7 +217,7 @@ pub fn read(model: &Model, root: &Path, uri: &str) -> Result<ReadResourceResult,
     match segments.as_slice() {
         ["specifications"] => {
             let specs: Vec<Value> = model.specs.iter().map(spec_json).collect();
-            page(&uri_path, specs, &paging)
+            page(key, &uri_path, specs, &paging)
         }
         ["requirements"] => {
             let items: Vec<Value> = (0..model.requirements.len())
@@ -213,7 +229,7 @@ pub fn read(model: &Model, root: &Path, uri: &str) -> Result<ReadResourceResult,
                     })
                 })
                 .collect();
-            page(&uri_path, items, &paging)
+            page(key, &uri_path, items, &paging)
         }
         ["citations"] => {
             let mut items = Vec::new();
@@ -226,7 +242,7 @@ pub fn read(model: &Model, root: &Path, uri: &str) -> Result<ReadResourceResult,
                     }));
                 }
             }
-            page(&uri_path, items, &paging)
+            page(key, &uri_path, items, &paging)
         }
         ["specifications", spec_id, tail @ ..] => {
             let s = model
@@ -246,14 +262,14 @@ pub fn read(model: &Model, root: &Path, uri: &str) -> Result<ReadResourceResult,
                         .iter()
                         .map(|c| json!({"id": c.id, "title": c.title}))
                         .collect();
-                    page(&uri_path, items, &paging)
+                    page(key, &uri_path, items, &paging)
                 }
                 ["sections", section_id, tail @ ..] => {
                     let c = model.section_index(s, section_id).ok_or_else(|| {
                         not_found(format!("Section '{section_id}' not found in {}", spec.name))
                     })?;
                     let section = &spec.sections[c];
-                    read_section(model, root, &uri_path, section, tail, &paging)
+                    read_section(model, root, key, &uri_path, section, tail, &paging)
                 }
                 _ => Err(not_found(format!("Unknown resource '{uri}'"))),
             }
@@ -280,6 +296,7 @@ fn spec_json(spec: &crate::model::Spec) -> Value {
 fn read_section(
     model: &Model,
     root: &Path,
+    key: &CursorKey,
     uri_path: &str,
     section: &crate::model::SectionEntry,
     tail: &[&str],
@@ -302,7 +319,7 @@ fn read_section(
                     })
                 })
                 .collect();
-            page(uri_path, items, paging)
+            page(key, uri_path, items, paging)
         }
         ["requirements", identifier, tail @ ..] => {
             let r = section
@@ -332,7 +349,7 @@ fn read_section(
                         .iter()
                         .map(|&c| json!({"id": model.citations[c].id, "type": model.citations[c].kind}))
                         .collect();
-                    page(uri_path, items, paging)
+                    page(key, uri_path, items, paging)
                 }
                 ["citations", citation @ ..] if !citation.is_empty() => {
                     let id = citation.join("/");

@@ -1,8 +1,14 @@
 //! The MCP surface of `duvet mcp`: the eight tools, the resource tree and the system prompt.
+//!
+//! A [`DuvetServer`] is one client's handler. Over HTTP there is one per session, all clones
+//! of one: they share the [`Engine`] (one analysis, one file watcher) and the cursor key (a
+//! cursor from one session pages in another).
 
 use std::sync::Arc;
 
-use mcp_common::{PagedReply, Parameters, Reply, ToolError, output_schema, paged_output_schema};
+use mcp_common::{
+    CursorKey, PagedReply, Parameters, Reply, ToolError, output_schema, paged_output_schema,
+};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler, handler::server::router::tool::ToolRouter,
     model::*, service::RequestContext, tool, tool_handler, tool_router,
@@ -21,17 +27,22 @@ pub const PROMPT_NAME: &str = "duvet-system-prompt";
 #[derive(Clone)]
 pub struct DuvetServer {
     engine: Arc<Engine>,
+    /// Seals the cursors of the list tools and resources.
+    cursor_key: CursorKey,
     tool_router: ToolRouter<Self>,
 }
 
 impl DuvetServer {
     /// Run `f` on the project as it is now, for a tool answering a page of a list.
-    async fn with_page<T>(&self, f: impl FnOnce(&Snapshot) -> tools::Paged<T>) -> PagedReply<T> {
+    async fn with_page<T>(
+        &self,
+        f: impl FnOnce(&Snapshot, &CursorKey) -> PageResult<T>,
+    ) -> PagedReply<Vec<T>> {
         PagedReply(
             self.engine
                 .snapshot()
                 .await
-                .and_then(|snapshot| f(&snapshot)),
+                .and_then(|snapshot| f(&snapshot, &self.cursor_key)),
         )
     }
 
@@ -48,9 +59,12 @@ impl DuvetServer {
 
 #[tool_router]
 impl DuvetServer {
-    pub fn new(engine: Arc<Engine>) -> Self {
+    /// A handler serving `engine`, sealing cursors with `cursor_key`. Make one and clone it
+    /// for each further session, so that all share the engine and the key.
+    pub fn new(engine: Arc<Engine>, cursor_key: CursorKey) -> Self {
         Self {
             engine,
+            cursor_key,
             tool_router: Self::tool_router(),
         }
     }
@@ -71,17 +85,17 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "Search requirements across all specifications by words (every word must occur, any case); paged with limit/offset",
+        description = "Search requirements across all specifications by words (every word must occur, any case). Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer, with the same query); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = paged_output_schema::<RequirementRef>()
+        output_schema = paged_output_schema::<Vec<RequirementRef>>()
     )]
     async fn search_requirements(
         &self,
         params: Parameters<SearchParams>,
-    ) -> PagedReply<RequirementRef> {
+    ) -> PagedReply<Vec<RequirementRef>> {
         match params.into_inner() {
             Ok(p) => {
-                self.with_page(|s| tools::search_requirements(&s.model, p))
+                self.with_page(|s, key| tools::search_requirements(&s.model, key, p))
                     .await
             }
             Err(err) => PagedReply(Err(err)),
@@ -107,17 +121,17 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List requirements that no annotation in the code cites; paged with limit/offset",
+        description = "List requirements that no annotation in the code cites. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = paged_output_schema::<RequirementRef>()
+        output_schema = paged_output_schema::<Vec<RequirementRef>>()
     )]
     async fn list_uncited_requirements(
         &self,
-        params: Parameters<Page>,
-    ) -> PagedReply<RequirementRef> {
+        params: Parameters<PageParams>,
+    ) -> PagedReply<Vec<RequirementRef>> {
         match params.into_inner() {
             Ok(p) => {
-                self.with_page(|s| tools::list_uncited_requirements(&s.model, p))
+                self.with_page(|s, key| tools::list_uncited_requirements(&s.model, key, p))
                     .await
             }
             Err(err) => PagedReply(Err(err)),
@@ -125,17 +139,17 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List invalid citations in the code (unknown specification, missing section, quote not found, malformed annotation) with file, line, text and reason; paged with limit/offset",
+        description = "List invalid citations in the code (unknown specification, missing section, quote not found, malformed annotation) with file, line, text and reason. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = paged_output_schema::<InvalidCitation>()
+        output_schema = paged_output_schema::<Vec<InvalidCitation>>()
     )]
     async fn list_invalid_citations(
         &self,
-        params: Parameters<Page>,
-    ) -> PagedReply<InvalidCitation> {
+        params: Parameters<PageParams>,
+    ) -> PagedReply<Vec<InvalidCitation>> {
         match params.into_inner() {
             Ok(p) => {
-                self.with_page(|s| tools::list_invalid_citations(&s.model, p))
+                self.with_page(|s, key| tools::list_invalid_citations(&s.model, key, p))
                     .await
             }
             Err(err) => PagedReply(Err(err)),
@@ -176,17 +190,17 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List requirements in work-first order: by level (MUST, SHOULD, MAY, unspecified), then status (partially_implemented, not_started, fully_implemented), then TODO count (most first); paged with limit/offset",
+        description = "List requirements in work-first order: by level (MUST, SHOULD, MAY, unspecified), then status (partially_implemented, not_started, fully_implemented), then TODO count (most first). Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = paged_output_schema::<PrioritizedRequirement>()
+        output_schema = paged_output_schema::<Vec<PrioritizedRequirement>>()
     )]
     async fn get_prioritized_requirements(
         &self,
-        params: Parameters<Page>,
-    ) -> PagedReply<PrioritizedRequirement> {
+        params: Parameters<PageParams>,
+    ) -> PagedReply<Vec<PrioritizedRequirement>> {
         match params.into_inner() {
             Ok(p) => {
-                self.with_page(|s| tools::get_prioritized_requirements(&s.model, p))
+                self.with_page(|s, key| tools::get_prioritized_requirements(&s.model, key, p))
                     .await
             }
             Err(err) => PagedReply(Err(err)),
@@ -272,9 +286,17 @@ impl ServerHandler for DuvetServer {
     ) -> Result<ReadResourceResponse, McpError> {
         // Resources answer protocol errors; carry the tool error's hint in the message.
         let snapshot = self.engine.snapshot().await.map_err(|err| {
-            let hint = err.hint.map(|h| format!(" {h}")).unwrap_or_default();
-            McpError::resource_not_found(format!("{}: {}{hint}", err.code, err.message), None)
+            McpError::resource_not_found(
+                format!("{}: {} {}", err.code, err.message, err.hint_text()),
+                None,
+            )
         })?;
-        resources::read(&snapshot.model, &snapshot.config.root, &request.uri).map(Into::into)
+        resources::read(
+            &snapshot.model,
+            &snapshot.config.root,
+            &self.cursor_key,
+            &request.uri,
+        )
+        .map(Into::into)
     }
 }

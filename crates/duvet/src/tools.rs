@@ -2,7 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use mcp_common::{PageInfo, ToolError};
+use mcp_common::{CursorKey, Limit, Paged, ToolError, page::page_by_offset};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -15,57 +15,45 @@ use crate::{
 /// Default and largest page of the list tools.
 pub const PAGE_DEFAULT: usize = 100;
 pub const PAGE_MAX: usize = 1000;
+/// The page sizes of the list tools.
+pub const LIMIT: Limit = Limit::new(PAGE_DEFAULT, PAGE_MAX);
 /// The most lines of context around a citation.
 pub const CONTEXT_MAX: usize = 50;
 
+/// The paging arguments of a list tool without other arguments.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct Page {
-    /// How many items to return (default 100, at most 1000). A full page means more may follow.
+#[serde(deny_unknown_fields)]
+pub struct PageParams {
+    /// How many items to return (default 100, at most 1000).
     #[serde(default)]
-    pub limit: Option<usize>,
-    /// How many items to skip (for the next page, the previous offset plus the limit).
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u64>,
+    /// `page.next_cursor` of the previous answer, to get the next page (omit for the first).
     #[serde(default)]
-    pub offset: Option<usize>,
+    pub cursor: Option<String>,
 }
 
-impl Page {
-    /// This page of `items`, and where it stands in the whole list.
-    fn apply<T>(&self, items: impl Iterator<Item = T>) -> Result<(Vec<T>, PageInfo), ToolError> {
-        let limit = match self.limit {
-            None => PAGE_DEFAULT,
-            Some(n) if (1..=PAGE_MAX).contains(&n) => n,
-            Some(n) => {
-                return Err(ToolError::invalid_params(format!(
-                    "`limit` must be between 1 and {PAGE_MAX}, got {n}"
-                ))
-                .with_hint("Omit `limit` for pages of 100."));
-            }
-        };
-        let offset = self.offset.unwrap_or(0);
-        let mut total = 0;
-        let mut page = Vec::new();
-        for (i, item) in items.enumerate() {
-            total += 1;
-            if i >= offset && page.len() < limit {
-                page.push(item);
-            }
-        }
-        let end = offset.saturating_add(page.len());
-        let info = PageInfo {
-            total,
-            offset,
-            next_offset: (end < total).then_some(end),
-        };
-        Ok((page, info))
-    }
-}
+/// One page of a list: `data` and where it stands in the whole list.
+pub type PageResult<T> = Result<Paged<Vec<T>>, ToolError>;
 
-/// A page of `T` and where it stands.
-pub type Paged<T> = Result<(Vec<T>, PageInfo), ToolError>;
-
-/// Map the items of a page.
-fn map_page<A, B>(page: (Vec<A>, PageInfo), f: impl FnMut(A) -> B) -> (Vec<B>, PageInfo) {
-    (page.0.into_iter().map(f).collect(), page.1)
+/// The page of `items` (the whole list, in order, as indices or values) that `limit` and
+/// `cursor` ask for, with cursors bound to `tool` and its `shape` (the arguments that decide
+/// which items are listed), each item mapped by `f`.
+fn page_of<A: Clone, B>(
+    key: &CursorKey,
+    tool: &str,
+    shape: &impl Serialize,
+    items: &[A],
+    params: PageParams,
+    f: impl FnMut(A) -> B,
+) -> PageResult<B> {
+    let limit = LIMIT.resolve(params.limit)?;
+    let cursors = key.bind(tool, shape);
+    let (items, page) = page_by_offset(items, &cursors, params.cursor.as_deref(), limit)?;
+    Ok(Paged {
+        data: items.into_iter().map(f).collect(),
+        page,
+    })
 }
 
 /// A requirement in lists.
@@ -205,14 +193,25 @@ pub fn validate_citation(
 // ---- search_requirements --------------------------------------------------------------------
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SearchParams {
     /// Words or a phrase; a requirement matches when its text contains every word (any case).
     pub query: String,
-    #[serde(flatten)]
-    pub page: Page,
+    /// How many items to return (default 100, at most 1000).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u64>,
+    /// `page.next_cursor` of the previous answer with the same `query`, to get the next page
+    /// (omit for the first).
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 
-pub fn search_requirements(model: &Model, params: SearchParams) -> Paged<RequirementRef> {
+pub fn search_requirements(
+    model: &Model,
+    key: &CursorKey,
+    params: SearchParams,
+) -> PageResult<RequirementRef> {
     let words: Vec<String> = params
         .query
         .split_whitespace()
@@ -222,13 +221,20 @@ pub fn search_requirements(model: &Model, params: SearchParams) -> Paged<Require
         return Err(ToolError::invalid_params("`query` must not be empty")
             .with_hint("Pass one or more words, e.g. `flow control`."));
     }
-    let matches = (0..model.requirements.len()).filter(|&r| {
-        let text = &model.requirements[r].lower;
-        words.iter().all(|w| text.contains(w.as_str()))
-    });
-    Ok(map_page(params.page.apply(matches)?, |r| {
+    let matches: Vec<usize> = (0..model.requirements.len())
+        .filter(|&r| {
+            let text = &model.requirements[r].lower;
+            words.iter().all(|w| text.contains(w.as_str()))
+        })
+        .collect();
+    // The cursor is bound to the words searched for (spelling and case aside, the query).
+    let page = PageParams {
+        limit: params.limit,
+        cursor: params.cursor,
+    };
+    page_of(key, "search_requirements", &words, &matches, page, |r| {
         requirement_ref(model, r)
-    }))
+    })
 }
 
 // ---- get_requirement_status -----------------------------------------------------------------
@@ -299,16 +305,37 @@ pub fn get_requirement_status(
 
 // ---- list_uncited_requirements / list_invalid_citations -------------------------------------
 
-pub fn list_uncited_requirements(model: &Model, page: Page) -> Paged<RequirementRef> {
-    let uncited =
-        (0..model.requirements.len()).filter(|&r| model.requirements[r].status.citation_count == 0);
-    Ok(map_page(page.apply(uncited)?, |r| {
-        requirement_ref(model, r)
-    }))
+pub fn list_uncited_requirements(
+    model: &Model,
+    key: &CursorKey,
+    params: PageParams,
+) -> PageResult<RequirementRef> {
+    let uncited: Vec<usize> = (0..model.requirements.len())
+        .filter(|&r| model.requirements[r].status.citation_count == 0)
+        .collect();
+    page_of(
+        key,
+        "list_uncited_requirements",
+        &(),
+        &uncited,
+        params,
+        |r| requirement_ref(model, r),
+    )
 }
 
-pub fn list_invalid_citations(model: &Model, page: Page) -> Paged<InvalidCitation> {
-    page.apply(model.invalid.iter().cloned())
+pub fn list_invalid_citations(
+    model: &Model,
+    key: &CursorKey,
+    params: PageParams,
+) -> PageResult<InvalidCitation> {
+    page_of(
+        key,
+        "list_invalid_citations",
+        &(),
+        &model.invalid,
+        params,
+        |c| c,
+    )
 }
 
 // ---- get_citation_context -------------------------------------------------------------------
@@ -471,9 +498,17 @@ pub struct PrioritizedRequirement {
     pub todo_count: usize,
 }
 
-pub fn get_prioritized_requirements(model: &Model, page: Page) -> Paged<PrioritizedRequirement> {
-    Ok(map_page(
-        page.apply(model.prioritized().iter().copied())?,
+pub fn get_prioritized_requirements(
+    model: &Model,
+    key: &CursorKey,
+    params: PageParams,
+) -> PageResult<PrioritizedRequirement> {
+    page_of(
+        key,
+        "get_prioritized_requirements",
+        &(),
+        model.prioritized(),
+        params,
         |r| {
             let req = &model.requirements[r];
             PrioritizedRequirement {
@@ -486,5 +521,5 @@ pub fn get_prioritized_requirements(model: &Model, page: Page) -> Paged<Prioriti
                 todo_count: req.status.todo_count,
             }
         },
-    ))
+    )
 }

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use mcp_common::ErrorCode;
+use duvet::errors;
 use serde_json::{Value, json};
 use support::*;
 
@@ -143,14 +143,14 @@ async fn statuses_follow_how_much_text_the_annotations_cover() {
             json!({"req_identifier": "0123456789abcdef"}),
         )
         .await;
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code, errors::NOT_FOUND);
     let err = mcp
         .call_err(
             "get_requirement_status",
             json!({"req_identifier": "not-hex"}),
         )
         .await;
-    assert_eq!(err.code, ErrorCode::InvalidParams);
+    assert_eq!(err.code, errors::INVALID_PARAMS);
 }
 
 #[tokio::test]
@@ -233,19 +233,30 @@ async fn uncited_invalid_and_prioritized_lists() {
     assert_eq!(order, expected);
     assert_eq!(prioritized[0]["identifier"], id(IDENTIFY));
 
-    // Paging.
-    let page: Value = mcp
-        .call_ok(
-            "get_prioritized_requirements",
-            json!({"limit": 2, "offset": 5}),
-        )
-        .await;
-    assert_eq!(page.as_array().unwrap().len(), 2);
-    assert_eq!(page[0]["identifier"], prioritized[5]["identifier"]);
+    // Paging: pages of 2 walk the same list.
+    let mut walked = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = json!({"limit": 2});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let (page, info) = mcp
+            .call_paged::<Vec<Value>>("get_prioritized_requirements", args)
+            .await;
+        assert_eq!(info.total, 7);
+        assert!(page.len() <= 2);
+        walked.extend(page);
+        match info.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(Value::Array(walked), prioritized);
     let err = mcp
         .call_err("list_uncited_requirements", json!({"limit": 0}))
         .await;
-    assert_eq!(err.code, ErrorCode::InvalidParams);
+    assert_eq!(err.code, errors::INVALID_PARAMS);
 }
 
 #[tokio::test]
@@ -263,7 +274,7 @@ async fn search_and_resolve() {
     let err = mcp
         .call_err("search_requirements", json!({"query": "  "}))
         .await;
-    assert_eq!(err.code, ErrorCode::InvalidParams);
+    assert_eq!(err.code, errors::INVALID_PARAMS);
 
     for (url, spec) in [
         (RFC2324_URL, "rfc2324"),
@@ -283,8 +294,9 @@ async fn search_and_resolve() {
             json!({"url": "https://example.com/nope"}),
         )
         .await;
-    assert_eq!(err.code, ErrorCode::NotFound);
-    assert!(err.hint.unwrap().contains(RFC2324_URL));
+    assert_eq!(err.code, errors::NOT_FOUND);
+    assert!(err.hint.contains(RFC2324_URL), "{}", err.hint);
+    assert!(!err.retryable);
 }
 
 #[tokio::test]
@@ -390,7 +402,7 @@ async fn citation_context_is_confined_and_bounded() {
         let err = mcp
             .call_err("get_citation_context", json!({"citation_id": bad}))
             .await;
-        assert_eq!(err.code, ErrorCode::InvalidParams, "{bad}");
+        assert_eq!(err.code, errors::INVALID_PARAMS, "{bad}");
     }
     // Inside the project but not a citation.
     let err = mcp
@@ -399,14 +411,14 @@ async fn citation_context_is_confined_and_bounded() {
             json!({"citation_id": "secret.txt:1"}),
         )
         .await;
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code, errors::NOT_FOUND);
     let err = mcp
         .call_err(
             "get_citation_context",
             json!({"citation_id": "src/main.rs:1", "context_lines": 51}),
         )
         .await;
-    assert_eq!(err.code, ErrorCode::InvalidParams);
+    assert_eq!(err.code, errors::INVALID_PARAMS);
 }
 
 #[tokio::test]
@@ -542,16 +554,54 @@ async fn resource_tree() {
     );
     let meta = serde_json::to_value(meta).unwrap();
     assert_eq!(meta["total"], 7);
-    assert_eq!(meta["next"], "duvet:///requirements?offset=3&limit=3");
+    let next_cursor = meta["next_cursor"].as_str().unwrap();
+    assert_eq!(
+        meta["next"],
+        format!("duvet:///requirements?cursor={next_cursor}&limit=3")
+    );
+    let mut walked: Vec<Value> = serde_json::from_str::<Value>(text)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone();
+    let mut next = meta["next"].as_str().map(String::from);
+    while let Some(uri) = next {
+        let result = mcp.read_resource(&uri).await.unwrap();
+        let rmcp::model::ResourceContents::TextResourceContents { text, meta, .. } =
+            &result.contents[0]
+        else {
+            panic!("text expected")
+        };
+        let page: Vec<Value> = serde_json::from_str(text).unwrap();
+        assert!(page.len() <= 3);
+        walked.extend(page);
+        let meta = serde_json::to_value(meta).unwrap();
+        assert_eq!(meta["total"], 7);
+        next = meta["next"].as_str().map(String::from);
+    }
+    assert_eq!(
+        Value::Array(walked),
+        all,
+        "the pages make up the whole list"
+    );
 
     for bad in [
         "duvet:///nope",
         "duvet:///specifications/nope",
         "duvet:///specifications/rfc2324/sections/section-7",
         "duvet:///requirements?limit=0",
+        "duvet:///requirements?limit=5001",
+        "duvet:///requirements?offset=3",
+        "duvet:///requirements?cursor=bm90IGEgY3Vyc29y",
     ] {
         assert!(mcp.read_resource(bad).await.is_err(), "{bad}");
     }
+    // A cursor of one list does not page another.
+    let err = mcp
+        .read_resource(&format!("duvet:///citations?cursor={next_cursor}"))
+        .await
+        .unwrap_err();
+    assert!(err.contains("different"), "{err}");
 }
 
 #[tokio::test]
@@ -641,17 +691,18 @@ async fn outside_a_project_every_tool_says_no_project() {
     let p = Project::new();
     let mcp = p.start(&[]).await;
     let err = mcp.call_err("list_uncited_requirements", json!({})).await;
-    assert_eq!(err.code, ErrorCode::NoProject);
+    assert_eq!(err.code, errors::NO_PROJECT);
     assert!(
         err.message.contains(".duvet/config.toml"),
         "{}",
         err.message
     );
-    assert!(err.hint.is_some());
+    assert!(err.hint.contains("--spec-pattern"), "{}", err.hint);
+    assert!(!err.retryable);
     let err = mcp
         .call_err("validate_citation", json!({"citation": "//= x#y"}))
         .await;
-    assert_eq!(err.code, ErrorCode::NoProject);
+    assert_eq!(err.code, errors::NO_PROJECT);
     let err = mcp
         .read_resource("duvet:///specifications")
         .await
@@ -662,7 +713,7 @@ async fn outside_a_project_every_tool_says_no_project() {
     );
     // Bad arguments are still reported as such.
     let err = mcp.call_err("validate_citation", json!({})).await;
-    assert_eq!(err.code, ErrorCode::InvalidParams);
+    assert_eq!(err.code, errors::INVALID_PARAMS);
 }
 
 /// Lists carry `page` beside `data`: the total and where the next page starts.
@@ -675,19 +726,103 @@ async fn list_tools_say_when_there_is_more() {
         .await;
     let envelope = result.structured_content.unwrap();
     assert_eq!(envelope["data"].as_array().unwrap().len(), 3);
-    assert_eq!(
-        envelope["page"],
-        json!({"total": 7, "offset": 0, "next_offset": 3})
-    );
+    let page = envelope["page"].as_object().unwrap();
+    assert_eq!(page.len(), 2, "total and next_cursor: {page:?}");
+    assert_eq!(page["total"], 7);
+    let cursor = page["next_cursor"].as_str().unwrap();
     let result = mcp
         .call(
             "get_prioritized_requirements",
-            json!({"limit": 3, "offset": 6}),
+            json!({"limit": 4, "cursor": cursor}),
         )
         .await;
     let envelope = result.structured_content.unwrap();
-    assert_eq!(envelope["data"].as_array().unwrap().len(), 1);
-    assert_eq!(envelope["page"], json!({"total": 7, "offset": 6}));
+    assert_eq!(envelope["data"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        envelope["page"],
+        json!({"total": 7}),
+        "the last page has no next_cursor"
+    );
+}
+
+/// `offset` is gone: list tools take `limit` and the opaque `cursor` only, and refuse a
+/// cursor that was altered, comes from another tool or another query, or a limit out of
+/// range, as invalid_params with a hint.
+#[tokio::test]
+async fn cursors_are_bound_to_their_query_and_checked() {
+    let p = coffee_project();
+    // Uncite the payment requirements, so that every list has more than one item.
+    p.write("lib/pay.py", "def pay():\n    pass\n");
+    let mcp = p.start(&[]).await;
+    let lists = [
+        ("search_requirements", json!({"query": "must"})),
+        ("list_uncited_requirements", json!({})),
+        ("list_invalid_citations", json!({})),
+        ("get_prioritized_requirements", json!({})),
+    ];
+    let with = |args: &Value, extra: Value| {
+        let mut args = args.clone();
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        args
+    };
+    let mut cursors = Vec::new();
+    for (tool, args) in &lists {
+        let (_, page) = mcp
+            .call_paged::<Vec<Value>>(tool, with(args, json!({"limit": 1})))
+            .await;
+        let cursor = page.next_cursor.expect("more than one item");
+        // Out-of-range limits.
+        for limit in [0, 1001] {
+            let err = mcp
+                .call_err(tool, with(args, json!({"limit": limit})))
+                .await;
+            assert_eq!(err.code, errors::INVALID_PARAMS, "{tool} limit {limit}");
+            assert!(err.message.contains("limit"), "{tool}: {}", err.message);
+            assert!(!err.retryable);
+        }
+        // A forged cursor, and an altered one.
+        let mut altered: Vec<char> = cursor.chars().collect();
+        altered[5] = if altered[5] == 'A' { 'B' } else { 'A' };
+        let altered: String = altered.into_iter().collect();
+        for bad in ["not-a-cursor".to_string(), altered] {
+            let err = mcp.call_err(tool, with(args, json!({"cursor": bad}))).await;
+            assert_eq!(err.code, errors::INVALID_PARAMS, "{tool} {bad}");
+            assert!(err.hint.contains("next_cursor"), "{tool}: {}", err.hint);
+        }
+        // The old offset is refused, not ignored.
+        let err = mcp.call_err(tool, with(args, json!({"offset": 1}))).await;
+        assert_eq!(err.code, errors::INVALID_PARAMS, "{tool} offset");
+        cursors.push(cursor);
+    }
+    // A cursor pages only the list it came from.
+    for (i, (tool, args)) in lists.iter().enumerate() {
+        let foreign = &cursors[(i + 1) % cursors.len()];
+        let err = mcp
+            .call_err(tool, with(args, json!({"cursor": foreign})))
+            .await;
+        assert_eq!(err.code, errors::INVALID_PARAMS, "{tool}");
+        assert!(err.message.contains("different"), "{tool}: {}", err.message);
+    }
+    // search_requirements' cursor is bound to its query.
+    let err = mcp
+        .call_err(
+            "search_requirements",
+            json!({"query": "should", "cursor": cursors[0]}),
+        )
+        .await;
+    assert_eq!(err.code, errors::INVALID_PARAMS);
+    assert!(err.message.contains("different"), "{}", err.message);
+    assert!(err.hint.contains("same arguments"), "{}", err.hint);
+    // The same words in another case are the same query.
+    let (page, _) = mcp
+        .call_paged::<Vec<Value>>(
+            "search_requirements",
+            json!({"query": "MUST", "cursor": cursors[0], "limit": 5}),
+        )
+        .await;
+    assert_eq!(page.len(), 2, "the 2nd and 3rd of 3 matches");
 }
 
 /// Requests that arrive while the model is being rebuilt wait for the new model: none is
@@ -756,7 +891,7 @@ async fn a_project_created_after_start_is_served() {
     let p = Project::new();
     let mcp = p.start(&[]).await;
     let err = mcp.call_err("list_uncited_requirements", json!({})).await;
-    assert_eq!(err.code, ErrorCode::NoProject);
+    assert_eq!(err.code, errors::NO_PROJECT);
     let full = coffee_project();
     // Copy the coffee project into the running server's root.
     for entry in walk(full.root()) {

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_testkit::McpProcess;
+use mcp_testkit::{McpProcess, Wire};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_duvet");
 
@@ -113,12 +113,22 @@ impl Project {
     }
 
     pub async fn start_in(&self, cwd: &Path, args: &[&str]) -> McpProcess {
-        let mut all = vec!["mcp"];
-        all.extend_from_slice(args);
-        McpProcess::spawn_bin(BIN, &all, cwd, &[("HOME", "/nonexistent")])
-            .await
-            .expect("start duvet mcp")
+        start_over(Wire::Stdio, cwd, args).await
     }
+
+    /// `duvet mcp` in the project, reached over `wire`.
+    pub async fn start_over(&self, wire: Wire, args: &[&str]) -> McpProcess {
+        start_over(wire, self.root(), args).await
+    }
+}
+
+/// `duvet mcp ARGS` in `cwd`, reached over `wire` (over HTTP, `--http 127.0.0.1:0` is added).
+pub async fn start_over(wire: Wire, cwd: &Path, args: &[&str]) -> McpProcess {
+    let mut all = vec!["mcp"];
+    all.extend_from_slice(args);
+    McpProcess::spawn_bin_over(wire, BIN, &all, cwd, &[("HOME", "/nonexistent")])
+        .await
+        .expect("start duvet mcp")
 }
 
 /// The Duvet 0.4 project used by most tests: an IETF spec from the download cache, a local

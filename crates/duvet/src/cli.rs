@@ -1,0 +1,119 @@
+//! The command line of the `duvet` binary: `duvet mcp [--http ADDR]` serves the project to
+//! MCP clients over stdio (the default) or Streamable HTTP at `/mcp`.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::{Args, Parser, Subcommand};
+use mcp_common::{
+    CursorKey,
+    serve::{ServeOptions, TransportArgs},
+};
+
+use crate::{config::Flags, engine::Engine, server::DuvetServer};
+
+/// The name the server introduces itself with on stderr.
+const NAME: &str = "duvet";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "duvet",
+    version,
+    about = "Requirements traceability for Duvet-annotated projects"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the project's specifications, requirements and citations over MCP (stdio, or
+    /// Streamable HTTP with --http).
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+struct McpArgs {
+    /// More logging on stderr: -v info, -vv debug, -vvv trace (default: warnings only).
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+
+    /// Project root (default: the working directory).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+
+    /// Config file (default: .duvet/config.toml under the root).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// Requirement TOML files (legacy form; repeatable).
+    #[arg(long, value_name = "GLOB")]
+    spec_pattern: Vec<String>,
+
+    /// Source files, optionally prefixed with a comment style `(META,CONTENT)`, e.g.
+    /// `'(*=,*#)src/**/*.c'` (legacy form; repeatable).
+    #[arg(long, value_name = "GLOB")]
+    source_pattern: Vec<String>,
+
+    /// Where cached specification texts live in the legacy form (default: specs).
+    #[arg(long, value_name = "DIR")]
+    spec_path: Option<PathBuf>,
+
+    #[command(flatten)]
+    transport: TransportArgs,
+}
+
+/// Parse the command line and run it; the process's exit code.
+pub fn main() -> ExitCode {
+    let Command::Mcp(args) = Cli::parse().command;
+    mcp(args)
+}
+
+fn mcp(args: McpArgs) -> ExitCode {
+    mcp_common::serve::init_tracing(args.verbose.min(3));
+    let transport = match args.transport.transport() {
+        Ok(transport) => transport,
+        Err(err) => {
+            mcp_common::serve::report_start_error(NAME, &err);
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match mcp_common::serve::runtime(&transport) {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            mcp_common::serve::report_start_error(NAME, &format!("cannot start: {err}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let root = args.root.map(|r| cwd.join(r)).unwrap_or(cwd);
+    let root = std::fs::canonicalize(&root).unwrap_or(root);
+    let flags = Flags {
+        spec_patterns: args.spec_pattern,
+        source_patterns: args.source_pattern,
+        spec_path: args.spec_path,
+        config: args.config,
+    };
+    let result = runtime.block_on(async move {
+        // One engine (one analysis, one file watcher) and one cursor key for every session.
+        let engine = Engine::new(root, flags);
+        // Analyse in the background right away, so the first answer is ready sooner.
+        let warm = engine.clone();
+        tokio::spawn(async move {
+            if let Err(err) = warm.snapshot().await {
+                tracing::warn!(%err, "no project yet: tools answer no_project until one appears");
+            }
+        });
+        let server = DuvetServer::new(engine, CursorKey::random());
+        let options = ServeOptions::default();
+        mcp_common::serve::serve(transport, NAME, options, move || server.clone()).await
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!("{err:#}");
+            mcp_common::serve::report_start_error(NAME, &format!("{err:#}"));
+            ExitCode::FAILURE
+        }
+    }
+}
