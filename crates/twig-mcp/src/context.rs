@@ -7,9 +7,10 @@ use std::{
     time::Duration,
 };
 
-use mcp_common::{ErrorCode, ToolError};
+use mcp_common::{CursorKey, ToolError};
 
 use crate::{
+    errors,
     git::{GitRepo, Head},
     state::{LoadedState, StateCache, StateError},
 };
@@ -47,6 +48,9 @@ pub struct ServerContext {
     repo: Option<GitRepo>,
     state: Option<StateCache>,
     pub settings: Settings,
+    /// The key that seals the list tools' cursors. One per process, shared by every session
+    /// (HTTP serves many): a cursor from one session is good in another, not after a restart.
+    pub cursors: CursorKey,
     pub(crate) github: tokio::sync::OnceCell<Arc<crate::remote::github::GitHubClient>>,
     pub(crate) jira: tokio::sync::OnceCell<Arc<crate::remote::jira::JiraClient>>,
 }
@@ -77,6 +81,7 @@ impl ServerContext {
             repo,
             state,
             settings,
+            cursors: CursorKey::random(),
             github: tokio::sync::OnceCell::new(),
             jira: tokio::sync::OnceCell::new(),
         }
@@ -91,14 +96,14 @@ impl ServerContext {
     pub fn require_repo(&self) -> Result<&GitRepo, ToolError> {
         let repo = self.repo.as_ref().ok_or_else(|| {
             ToolError::new(
-                ErrorCode::NoRepo,
+                errors::NO_REPO,
                 "twig-mcp was started outside a git repository",
             )
             .with_hint("Run twig-mcp from within a git repository.")
         })?;
         if !repo.exists() {
             return Err(ToolError::new(
-                ErrorCode::NoRepo,
+                errors::NO_REPO,
                 format!(
                     "The repository at {} no longer exists",
                     repo.workdir().display()
@@ -121,7 +126,7 @@ impl ServerContext {
                 StateError::Missing(_) => format!("No twig state found: {err}"),
                 _ => format!("Failed to load twig state: {err}"),
             };
-            ToolError::new(ErrorCode::NoTwigState, message)
+            ToolError::new(errors::NO_TWIG_STATE, message)
                 .with_hint("Run `twig init` in this repository first.")
         })
     }

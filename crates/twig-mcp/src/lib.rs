@@ -2,10 +2,11 @@
 //! repository, GitHub pull requests and Jira issues.
 //!
 //! Modules by concern: `server` (the MCP surface), `tools` (tool logic), `prompts`,
-//! `resources` and `subscriptions`; `state`, `git` and `graph` (the domain: twig's files,
+//! `resources` and `subscriptions`; `errors` (the error codes); `state`, `git` and `graph` (the domain: twig's files,
 //! the repository, the branch tree); `remote` (GitHub and Jira clients); `types` (responses).
 
 pub mod context;
+pub mod errors;
 pub mod git;
 pub mod graph;
 pub mod prompts;

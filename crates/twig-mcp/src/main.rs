@@ -1,15 +1,20 @@
-//! `twig-mcp`: serve twig's branch-stack context to MCP clients over stdio.
+//! `twig-mcp`: serve twig's branch-stack context to MCP clients over stdio, or over
+//! Streamable HTTP with `--http ADDR`. This file only reads the flags and hands the server to
+//! the service kit.
 
 use std::{collections::HashSet, path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::Parser;
+use mcp_common::serve::{self, ServeOptions, TransportArgs};
 use twig_mcp::{
     context::{ServerContext, Settings},
     server::{Feature, TwigMcpServer},
 };
 
+const NAME: &str = "twig-mcp";
+
 /// Read-only MCP server for twig branch stacks: branches, dependencies, GitHub PRs and Jira
-/// issues. Speaks MCP over stdin/stdout; logs go to stderr.
+/// issues. Speaks MCP over stdin/stdout (or Streamable HTTP with --http); logs go to stderr.
 #[derive(Debug, Parser)]
 #[command(name = "twig-mcp", version, about)]
 struct Cli {
@@ -28,22 +33,44 @@ struct Cli {
     /// Timeout of each GitHub or Jira request, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     timeout: u64,
+
+    #[command(flatten)]
+    transport: TransportArgs,
 }
 
-// One thread: requests are short, and a single allocator arena keeps the idle footprint small.
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    mcp_common::serve::init_tracing(cli.verbose.min(3));
+    serve::init_tracing(cli.verbose.min(3));
+    let transport = match cli.transport.transport() {
+        Ok(transport) => transport,
+        Err(err) => {
+            serve::report_start_error(NAME, &err);
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match serve::runtime(&transport) {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            serve::report_start_error(NAME, &err);
+            return ExitCode::FAILURE;
+        }
+    };
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let settings = Settings::from_env(Duration::from_secs(cli.timeout));
-    let ctx = ServerContext::new(cli.repo.as_deref(), &cwd, settings);
     let disabled: HashSet<Feature> = cli.disable.into_iter().collect();
+    // The repository is detected, and the server built, once: every session shares them.
+    let ctx = ServerContext::new(cli.repo.as_deref(), &cwd, settings);
     let server = TwigMcpServer::new(ctx, disabled);
-    match mcp_common::serve::serve_stdio(server).await {
+    let served = runtime.block_on(serve::serve(
+        transport,
+        NAME,
+        ServeOptions::default(),
+        move || server.session(),
+    ));
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            tracing::error!("{err:#}");
+            serve::report_start_error(NAME, &format!("{err:#}"));
             ExitCode::FAILURE
         }
     }

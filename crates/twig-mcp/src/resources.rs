@@ -2,7 +2,7 @@
 //! `twig://branch/{name}/context`. Each is a JSON document; a part that cannot be produced is
 //! a structured error inside the JSON, in the same envelope the tools use.
 
-use mcp_common::{ErrorCode, ToolError, ToolResponse};
+use mcp_common::{ToolError, ToolResponse};
 use rmcp::{
     ErrorData as McpError,
     model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate},
@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::{
     context::ServerContext,
+    errors,
     tools::{github, jira, local},
     types::{BranchMetadataResponse, JiraIssueResponse, ListBranchesResponse, PrStatusResponse},
 };
@@ -182,7 +183,7 @@ async fn branch_context(ctx: &ServerContext, branch: String, include: Include) -
 
 fn disabled(service: &str, flag: &str) -> ToolError {
     ToolError::new(
-        ErrorCode::InvalidParams,
+        errors::INVALID_PARAMS,
         format!("{service} integration is disabled (--disable {flag})"),
     )
     .with_hint(format!(

@@ -2,7 +2,7 @@
 
 use std::{collections::HashSet, sync::Arc};
 
-use mcp_common::{Parameters, Reply, output_schema};
+use mcp_common::{PagedReply, Parameters, Reply, output_schema, paged_output_schema};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     handler::server::router::tool::ToolRouter,
@@ -14,7 +14,7 @@ use rmcp::{
 use crate::{
     context::ServerContext,
     prompts, resources,
-    subscriptions::Subscriptions,
+    subscriptions::{LegacySession, Subscriptions},
     tools::{github, jira, local},
     types::*,
 };
@@ -34,12 +34,29 @@ Jira issues, and GitHub PRs for the current repository.";
 const GITHUB_TOOLS: [&str; 3] = ["get_pull_request", "get_pr_status", "list_pull_requests"];
 const JIRA_TOOLS: [&str; 2] = ["get_jira_issue", "list_jira_issues"];
 
+/// The MCP handler of one client session. Everything but the session's legacy
+/// subscriptions is shared by every session of the process (see [`Self::session`]).
 #[derive(Clone)]
 pub struct TwigMcpServer {
     ctx: Arc<ServerContext>,
     disabled: Arc<HashSet<Feature>>,
+    /// The file watcher and its stream of changes: one per process.
     subscriptions: Arc<Subscriptions>,
-    tool_router: ToolRouter<Self>,
+    /// This session's `resources/subscribe` subscriptions and peer.
+    legacy: Arc<LegacySession>,
+    tool_router: Arc<ToolRouter<Self>>,
+}
+
+impl TwigMcpServer {
+    /// A handler for another client session: the same context, cursor key, file watcher
+    /// and tools, its own legacy subscriptions. Cheap: the serving kit calls it once over
+    /// stdio and once per session (or stateless request) over HTTP.
+    pub fn session(&self) -> Self {
+        Self {
+            legacy: Arc::new(LegacySession::new()),
+            ..self.clone()
+        }
+    }
 }
 
 #[tool_router]
@@ -59,7 +76,8 @@ impl TwigMcpServer {
             subscriptions: Arc::new(Subscriptions::new(ctx.clone())),
             ctx,
             disabled: Arc::new(disabled),
-            tool_router,
+            legacy: Arc::new(LegacySession::new()),
+            tool_router: Arc::new(tool_router),
         }
     }
 
@@ -126,12 +144,12 @@ impl TwigMcpServer {
     #[tool(
         description = "List the twig-tracked branches of the repository with their metadata, in name order, a page at a time",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<local::BranchPage>()
+        output_schema = paged_output_schema::<ListBranchesResponse>()
     )]
     async fn list_branches(
         &self,
         params: Parameters<local::ListBranchesParams>,
-    ) -> Reply<local::BranchPage> {
+    ) -> PagedReply<ListBranchesResponse> {
         params
             .into_inner()
             .and_then(|p| local::list_branches(&self.ctx, p))
@@ -139,12 +157,18 @@ impl TwigMcpServer {
     }
 
     #[tool(
-        description = "List all repositories registered with twig (works outside a repository)",
+        description = "List all repositories registered with twig, a page at a time (works outside a repository)",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<ListRepositoriesResponse>()
+        output_schema = paged_output_schema::<ListRepositoriesResponse>()
     )]
-    async fn list_repositories(&self) -> Reply<ListRepositoriesResponse> {
-        local::list_repositories(&self.ctx).into()
+    async fn list_repositories(
+        &self,
+        params: Parameters<local::ListRepositoriesParams>,
+    ) -> PagedReply<ListRepositoriesResponse> {
+        params
+            .into_inner()
+            .and_then(|p| local::list_repositories(&self.ctx, p))
+            .into()
     }
 
     #[tool(
@@ -186,17 +210,17 @@ impl TwigMcpServer {
     }
 
     #[tool(
-        description = "List the GitHub pull requests of the repository (open by default; at most 100, `truncated` says when more exist)",
+        description = "List the GitHub pull requests of the repository (open by default), newest first, a page at a time",
         annotations(read_only_hint = true, open_world_hint = true),
-        output_schema = output_schema::<ListPullRequestsResponse>()
+        output_schema = paged_output_schema::<ListPullRequestsResponse>()
     )]
     async fn list_pull_requests(
         &self,
         params: Parameters<github::ListPrParams>,
-    ) -> Reply<ListPullRequestsResponse> {
+    ) -> PagedReply<ListPullRequestsResponse> {
         match params.into_inner() {
             Ok(p) => github::list_pull_requests(&self.ctx, p).await.into(),
-            Err(err) => Reply(Err(err)),
+            Err(err) => PagedReply(Err(err)),
         }
     }
 
@@ -218,17 +242,17 @@ impl TwigMcpServer {
     }
 
     #[tool(
-        description = "List the Jira issues of a project, optionally filtered by status and assignee (\"me\" for yourself); most recently updated first, at most 100",
+        description = "List the Jira issues of a project, optionally filtered by status and assignee (\"me\" for yourself); most recently updated first, a page at a time",
         annotations(read_only_hint = true, open_world_hint = true),
-        output_schema = output_schema::<ListJiraIssuesResponse>()
+        output_schema = paged_output_schema::<ListJiraIssuesResponse>()
     )]
     async fn list_jira_issues(
         &self,
         params: Parameters<jira::ListIssuesParams>,
-    ) -> Reply<ListJiraIssuesResponse> {
+    ) -> PagedReply<ListJiraIssuesResponse> {
         match params.into_inner() {
             Ok(p) => jira::list_jira_issues(&self.ctx, p).await.into(),
-            Err(err) => Reply(Err(err)),
+            Err(err) => PagedReply(Err(err)),
         }
     }
 }
@@ -330,7 +354,7 @@ impl ServerHandler for TwigMcpServer {
         }
         resources::check_subscribable(&request.uri)?;
         self.subscriptions
-            .subscribe_legacy(request.uri.to_string(), context.peer.clone())
+            .subscribe_legacy(&self.legacy, request.uri.to_string(), context.peer.clone())
             .map_err(|err| McpError::internal_error(err, None))
     }
 
@@ -340,7 +364,8 @@ impl ServerHandler for TwigMcpServer {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.subscriptions.unsubscribe_legacy(&request.uri);
+        self.subscriptions
+            .unsubscribe_legacy(&self.legacy, &request.uri);
         Ok(())
     }
 

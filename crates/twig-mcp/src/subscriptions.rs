@@ -6,11 +6,16 @@
 //! versions up to 2025-11-25) and `subscriptions/listen` (2026-07-28).
 //! The watcher starts with the first subscription, so a server nobody subscribes to watches
 //! nothing.
+//!
+//! One [`Subscriptions`] (the watcher and the stream of changes) serves the whole process;
+//! each client session (one over stdio, any number over HTTP) keeps its own legacy
+//! subscriptions in a [`LegacySession`] and is told through its own peer, as each `listen`
+//! stream is through its own sink.
 
 use std::{
     collections::BTreeSet,
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, Weak},
     time::Duration,
 };
 
@@ -35,9 +40,39 @@ enum Signal {
 #[derive(Default)]
 struct Inner {
     watcher: Option<notify::RecommendedWatcher>,
-    legacy_uris: BTreeSet<String>,
-    legacy_peer: Option<Peer<RoleServer>>,
-    legacy_task: bool,
+}
+
+/// The legacy (`resources/subscribe`) subscriptions of one client session.
+#[derive(Default)]
+pub struct LegacySession {
+    inner: Mutex<LegacyInner>,
+}
+
+#[derive(Default)]
+struct LegacyInner {
+    uris: BTreeSet<String>,
+    peer: Option<Peer<RoleServer>>,
+    /// The task that forwards changes to this session runs.
+    forwarding: bool,
+}
+
+impl LegacySession {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What to tell and whom; `None` once the session's client is gone.
+    fn targets(&self) -> Option<(Vec<String>, Option<Peer<RoleServer>>)> {
+        let inner = self.inner.lock().ok()?;
+        if inner
+            .peer
+            .as_ref()
+            .is_some_and(|peer| peer.is_transport_closed())
+        {
+            return None;
+        }
+        Some((inner.uris.iter().cloned().collect(), inner.peer.clone()))
+    }
 }
 
 pub struct Subscriptions {
@@ -141,41 +176,52 @@ impl Subscriptions {
         Ok(())
     }
 
-    pub fn subscribe_legacy(&self, uri: String, peer: Peer<RoleServer>) -> Result<(), String> {
+    /// Subscribe `session` to `uri`; changes reach it through `peer`. The forwarding task
+    /// ends when the session is dropped or its client is gone.
+    pub fn subscribe_legacy(
+        &self,
+        session: &Arc<LegacySession>,
+        uri: String,
+        peer: Peer<RoleServer>,
+    ) -> Result<(), String> {
         self.ensure_watcher()?;
-        let mut inner = self.lock()?;
-        inner.legacy_uris.insert(uri);
-        inner.legacy_peer = Some(peer);
-        if !inner.legacy_task {
-            inner.legacy_task = true;
-            let mut changes = self.changes.subscribe();
-            let shared = self.inner.clone();
-            tokio::spawn(async move {
-                loop {
-                    match changes.recv().await {
-                        Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                        Err(broadcast::error::RecvError::Closed) => break,
-                    }
-                    let (uris, peer) = match shared.lock() {
-                        Ok(inner) => (inner.legacy_uris.clone(), inner.legacy_peer.clone()),
-                        Err(_) => break,
-                    };
-                    let Some(peer) = peer else { continue };
-                    for uri in uris {
-                        let param = ResourceUpdatedNotificationParam::new(uri);
-                        if let Err(err) = peer.notify_resource_updated(param).await {
-                            tracing::debug!(%err, "could not send a resource update");
-                        }
+        let mut inner = session
+            .inner
+            .lock()
+            .map_err(|_| "subscription state is poisoned".to_string())?;
+        inner.uris.insert(uri);
+        inner.peer = Some(peer);
+        if inner.forwarding {
+            return Ok(());
+        }
+        inner.forwarding = true;
+        let mut changes = self.changes.subscribe();
+        let session: Weak<LegacySession> = Arc::downgrade(session);
+        tokio::spawn(async move {
+            loop {
+                match changes.recv().await {
+                    Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+                let Some((uris, peer)) = session.upgrade().and_then(|s| s.targets()) else {
+                    break;
+                };
+                let Some(peer) = peer else { continue };
+                for uri in uris {
+                    let param = ResourceUpdatedNotificationParam::new(uri);
+                    if let Err(err) = peer.notify_resource_updated(param).await {
+                        tracing::debug!(%err, "could not send a resource update");
                     }
                 }
-            });
-        }
+            }
+            tracing::debug!("legacy subscription forwarding ended");
+        });
         Ok(())
     }
 
-    pub fn unsubscribe_legacy(&self, uri: &str) {
-        if let Ok(mut inner) = self.lock() {
-            inner.legacy_uris.remove(uri);
+    pub fn unsubscribe_legacy(&self, session: &LegacySession, uri: &str) {
+        if let Ok(mut inner) = session.inner.lock() {
+            inner.uris.remove(uri);
         }
     }
 

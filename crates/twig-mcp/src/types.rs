@@ -1,5 +1,5 @@
-//! Response types of the tools, as the design document gives them (plus the bounds that keep
-//! list answers small: `truncated` says when a list was cut).
+//! Response types of the tools, as the design document gives them. The list tools answer one
+//! page of their list as `data`; the envelope's `page` says the total and the next cursor.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -50,7 +50,7 @@ pub struct BranchStackResponse {
     pub stack: Vec<BranchMetadataResponse>,
 }
 
-/// Response for `list_branches`.
+/// Response for `list_branches` (one page) and the `twig://repo/branches` resource (all).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ListBranchesResponse {
     pub branches: Vec<BranchMetadataResponse>,
@@ -130,8 +130,6 @@ pub struct CheckRunInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ListPullRequestsResponse {
     pub pull_requests: Vec<PullRequestResponse>,
-    /// True when more pull requests matched than the response holds.
-    pub truncated: bool,
 }
 
 /// Response for `get_jira_issue`; also an entry of `list_jira_issues`.
@@ -151,6 +149,4 @@ pub struct JiraIssueResponse {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ListJiraIssuesResponse {
     pub issues: Vec<JiraIssueResponse>,
-    /// True when more issues matched than the response holds.
-    pub truncated: bool,
 }

@@ -3,9 +3,9 @@
 
 mod support;
 
-use mcp_common::ErrorCode;
 use serde_json::{Value, json};
 use support::*;
+use twig_mcp::errors;
 
 #[tokio::test]
 async fn current_branch_with_metadata_and_omitted_fields() {
@@ -38,9 +38,9 @@ async fn current_branch_detached_head_is_not_found() {
     fx.git(&["checkout", "-q", &head]);
     let mcp = fx.start(&[], &[]).await;
     let err = mcp.call_err("get_current_branch", json!({})).await;
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code, errors::NOT_FOUND);
     assert_eq!(err.message, "Not on any branch (detached HEAD state)");
-    assert!(err.hint.is_some());
+    assert!(!err.hint.is_empty());
 }
 
 #[tokio::test]
@@ -72,10 +72,10 @@ async fn branch_metadata_found_and_not_found() {
     let err = mcp
         .call_err("get_branch_metadata", json!({"branch": "nope"}))
         .await;
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code, errors::NOT_FOUND);
     assert_eq!(err.message, "Branch 'nope' not found in twig state");
     assert_eq!(
-        err.hint.as_deref(),
+        Some(err.hint.as_str()),
         Some("Use `list_branches` to see tracked branches.")
     );
 }
@@ -85,22 +85,22 @@ async fn invalid_arguments_are_structured_errors() {
     let fx = stacked();
     let mcp = fx.start(&[], &[]).await;
     let err = mcp.call_err("get_branch_metadata", json!({})).await;
-    assert_eq!(err.code, ErrorCode::InvalidParams);
+    assert_eq!(err.code, errors::INVALID_PARAMS);
     assert!(err.message.contains("branch"), "{}", err.message);
-    assert!(err.hint.is_some());
+    assert!(!err.hint.is_empty());
 
     let err = mcp
         .call_err("get_branch_metadata", json!({"branch": 12}))
         .await;
-    assert_eq!(err.code, ErrorCode::InvalidParams);
+    assert_eq!(err.code, errors::INVALID_PARAMS);
 
     let err = mcp
         .call_err("get_branch_metadata", json!({"branch": "  "}))
         .await;
-    assert_eq!(err.code, ErrorCode::InvalidParams);
+    assert_eq!(err.code, errors::INVALID_PARAMS);
 
     let err = mcp.call_err("list_branches", json!({"limit": 0})).await;
-    assert_eq!(err.code, ErrorCode::InvalidParams);
+    assert_eq!(err.code, errors::INVALID_PARAMS);
 }
 
 #[tokio::test]
@@ -140,7 +140,7 @@ async fn branch_tree_from_default_root_and_explicit_root() {
     let err = mcp
         .call_err("get_branch_tree", json!({"branch": "gone/remote-only"}))
         .await;
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code, errors::NOT_FOUND);
     assert_eq!(
         err.message,
         "Branch 'gone/remote-only' not found in repository"
@@ -172,7 +172,7 @@ async fn branch_tree_in_a_repository_without_branches() {
     fx.write_state(&state(vec![], &[], &[], json!([])));
     let mcp = fx.start(&[], &[]).await;
     let err = mcp.call_err("get_branch_tree", json!({})).await;
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code, errors::NOT_FOUND);
     assert_eq!(err.message, "No branches found in repository");
     // An unborn branch is still the current branch.
     let data: Value = mcp.call_ok("get_current_branch", json!({})).await;
@@ -212,23 +212,26 @@ async fn branch_stack_walks_first_parents_and_survives_cycles() {
     let head = fx.git(&["rev-parse", "HEAD"]);
     fx.git(&["checkout", "-q", &head]);
     let err = mcp.call_err("get_branch_stack", json!({})).await;
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code, errors::NOT_FOUND);
     assert_eq!(err.message, "Not on any branch (detached HEAD)");
+}
+
+fn branch_names(data: &Value) -> Vec<String> {
+    data["branches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["branch"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[tokio::test]
 async fn list_branches_pages_in_name_order() {
     let fx = stacked();
     let mcp = fx.start(&[], &[]).await;
-    let all: Value = mcp.call_ok("list_branches", json!({})).await;
-    let names: Vec<&str> = all["branches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["branch"].as_str().unwrap())
-        .collect();
+    let (all, page) = mcp.call_paged::<Value>("list_branches", json!({})).await;
     assert_eq!(
-        names,
+        branch_names(&all),
         [
             "feat/auth",
             "feat/auth-ui",
@@ -236,17 +239,120 @@ async fn list_branches_pages_in_name_order() {
             "gone/remote-only"
         ]
     );
-    assert_eq!(all["total"], 4);
-    assert!(all.get("next_cursor").is_none());
+    assert_eq!(page, mcp_common::Page::new(4, None));
+    assert!(all.get("total").is_none() && all.get("next_cursor").is_none());
 
-    let page1: Value = mcp.call_ok("list_branches", json!({"limit": 3})).await;
-    assert_eq!(page1["branches"].as_array().unwrap().len(), 3);
-    let cursor = page1["next_cursor"].as_str().unwrap().to_string();
-    let page2: Value = mcp
-        .call_ok("list_branches", json!({"limit": 3, "cursor": cursor}))
+    let (page1, info1) = mcp
+        .call_paged::<Value>("list_branches", json!({"limit": 3}))
         .await;
-    assert_eq!(page2["branches"][0]["branch"], "gone/remote-only");
-    assert!(page2.get("next_cursor").is_none());
+    assert_eq!(branch_names(&page1).len(), 3);
+    assert_eq!(info1.total, 4);
+    let cursor = info1.next_cursor.expect("a next page");
+    let (page2, info2) = mcp
+        .call_paged::<Value>("list_branches", json!({"limit": 3, "cursor": cursor}))
+        .await;
+    assert_eq!(branch_names(&page2), ["gone/remote-only"]);
+    assert_eq!(info2, mcp_common::Page::new(4, None));
+
+    // The cursor seals the last name: a branch added before it does not shift the next page.
+    let (_, info) = mcp
+        .call_paged::<Value>("list_branches", json!({"limit": 2}))
+        .await;
+    let cursor = info.next_cursor.unwrap();
+    fx.write_state(&state(
+        vec![
+            branch("a/first", None, None),
+            branch("feat/auth", None, None),
+            branch("feat/auth-ui", None, None),
+            branch("feat/billing", None, None),
+            branch("gone/remote-only", None, None),
+        ],
+        &[],
+        &[],
+        json!([]),
+    ));
+    let (rest, info) = mcp
+        .call_paged::<Value>("list_branches", json!({"limit": 2, "cursor": cursor}))
+        .await;
+    assert_eq!(branch_names(&rest), ["feat/billing", "gone/remote-only"]);
+    assert_eq!(info, mcp_common::Page::new(5, None));
+
+    // An empty cursor is the first page, as before.
+    let (first, _) = mcp
+        .call_paged::<Value>("list_branches", json!({"limit": 1, "cursor": ""}))
+        .await;
+    assert_eq!(branch_names(&first), ["a/first"]);
+}
+
+#[tokio::test]
+async fn list_branches_refuses_bad_cursors_and_limits() {
+    let fx = stacked();
+    let mcp = fx.start(&[], &[]).await;
+    let (_, info) = mcp
+        .call_paged::<Value>("list_branches", json!({"limit": 1}))
+        .await;
+    let cursor = info.next_cursor.unwrap();
+
+    // A branch name (the old cursor) or an altered cursor is refused, not answered.
+    for forged in [
+        "feat/auth".to_string(),
+        format!("{cursor}x"),
+        cursor.chars().rev().collect(),
+    ] {
+        let err = mcp
+            .call_err("list_branches", json!({"cursor": forged}))
+            .await;
+        assert_eq!(err.code, errors::INVALID_PARAMS, "{forged}: {err:?}");
+        assert!(err.message.contains("list_branches"), "{}", err.message);
+        assert!(err.hint.contains("next_cursor"), "{}", err.hint);
+        assert!(!err.retryable);
+    }
+    // A cursor of another list is another query.
+    let other = Fixture::empty();
+    let xdg = other.path().join("xdg");
+    std::fs::create_dir_all(xdg.join("twig")).unwrap();
+    std::fs::write(
+        xdg.join("twig/registry.json"),
+        r#"[{"path":"/a","name":"a"},{"path":"/b","name":"b"}]"#,
+    )
+    .unwrap();
+    let xdg = xdg.display().to_string();
+    let mcp2 = fx.start(&[], &[("XDG_DATA_HOME", &xdg)]).await;
+    let (_, info) = mcp2
+        .call_paged::<Value>("list_repositories", json!({"limit": 1}))
+        .await;
+    let repo_cursor = info.next_cursor.unwrap();
+    let err = mcp2
+        .call_err("list_branches", json!({"cursor": repo_cursor}))
+        .await;
+    assert_eq!(err.code, errors::INVALID_PARAMS);
+    assert!(err.message.contains("different"), "{}", err.message);
+    // A cursor of another server process is forged there (keys are per process).
+    let err = mcp2
+        .call_err("list_branches", json!({"cursor": cursor}))
+        .await;
+    assert_eq!(err.code, errors::INVALID_PARAMS);
+    assert!(
+        err.message.contains("not one this server issued"),
+        "{}",
+        err.message
+    );
+
+    for limit in [json!(0), json!(1001), json!(-1), json!("ten")] {
+        let err = mcp.call_err("list_branches", json!({"limit": limit})).await;
+        assert_eq!(err.code, errors::INVALID_PARAMS, "{limit}: {err:?}");
+        assert!(!err.hint.is_empty());
+    }
+    let err = mcp.call_err("list_branches", json!({"limit": 1001})).await;
+    assert_eq!(err.message, "limit 1001 is out of range: give 1 to 1000");
+    assert_eq!(
+        err.hint,
+        "Omit limit for pages of 200, or page with next_cursor."
+    );
+    let (data, _) = mcp
+        .call_paged::<Value>("list_branches", json!({"limit": 1000}))
+        .await;
+    assert_eq!(branch_names(&data).len(), 4);
 }
 
 #[tokio::test]
@@ -274,11 +380,39 @@ async fn list_repositories_reads_the_registry_outside_a_repo() {
     let mcp = fx
         .start_in(&fx.outside(), &[], &[("XDG_DATA_HOME", &xdg_str)])
         .await;
-    let data: Value = mcp.call_ok("list_repositories", json!({})).await;
+    let (data, page) = mcp
+        .call_paged::<Value>("list_repositories", json!({}))
+        .await;
     assert_eq!(
         data,
         json!({"repositories": [{"name": "api", "path": "/src/api"}, {"name": "web", "path": "/src/web"}]})
     );
+    assert_eq!(page, mcp_common::Page::new(2, None));
+
+    // A page at a time, in registry order.
+    let (first, page) = mcp
+        .call_paged::<Value>("list_repositories", json!({"limit": 1}))
+        .await;
+    assert_eq!(first["repositories"][0]["name"], "api");
+    assert_eq!(page.total, 2);
+    let cursor = page.next_cursor.expect("a second page");
+    let (second, page) = mcp
+        .call_paged::<Value>("list_repositories", json!({"limit": 1, "cursor": cursor}))
+        .await;
+    assert_eq!(second["repositories"][0]["name"], "web");
+    assert_eq!(page, mcp_common::Page::new(2, None));
+    let err = mcp
+        .call_err("list_repositories", json!({"cursor": "bm90IGEgY3Vyc29y"}))
+        .await;
+    assert_eq!(err.code, errors::INVALID_PARAMS);
+    assert!(err.hint.contains("next_cursor"), "{}", err.hint);
+    for limit in [0, 1001] {
+        let err = mcp
+            .call_err("list_repositories", json!({"limit": limit}))
+            .await;
+        assert_eq!(err.code, errors::INVALID_PARAMS, "{limit}");
+        assert!(err.hint.contains("pages of 200"), "{}", err.hint);
+    }
 
     // Default location: ~/.local/share/twig/registry.json; a corrupt file is `internal`.
     let reg = fx.home().join(".local/share/twig");
@@ -286,7 +420,7 @@ async fn list_repositories_reads_the_registry_outside_a_repo() {
     std::fs::write(reg.join("registry.json"), "{oops").unwrap();
     let mcp = fx.start_in(&fx.outside(), &[], &[]).await;
     let err = mcp.call_err("list_repositories", json!({})).await;
-    assert_eq!(err.code, ErrorCode::Internal);
+    assert_eq!(err.code, errors::INTERNAL);
     assert!(
         err.message.starts_with("Failed to load registry: "),
         "{}",
@@ -308,10 +442,10 @@ async fn outside_a_repository_every_repo_tool_says_no_repo() {
         ("get_worktrees", json!({})),
     ] {
         let err = mcp.call_err(tool, args).await;
-        assert_eq!(err.code, ErrorCode::NoRepo, "{tool}");
+        assert_eq!(err.code, errors::NO_REPO, "{tool}");
         assert_eq!(err.message, "twig-mcp was started outside a git repository");
         assert_eq!(
-            err.hint.as_deref(),
+            Some(err.hint.as_str()),
             Some("Run twig-mcp from within a git repository.")
         );
     }
@@ -348,14 +482,14 @@ async fn missing_or_corrupt_state_is_no_twig_state() {
         ("list_branches", json!({})),
     ] {
         let err = mcp.call_err(tool, args).await;
-        assert_eq!(err.code, ErrorCode::NoTwigState, "{tool}");
+        assert_eq!(err.code, errors::NO_TWIG_STATE, "{tool}");
         assert!(
             err.message.contains("state.json"),
             "cause missing: {}",
             err.message
         );
         assert_eq!(
-            err.hint.as_deref(),
+            Some(err.hint.as_str()),
             Some("Run `twig init` in this repository first.")
         );
     }
@@ -363,7 +497,7 @@ async fn missing_or_corrupt_state_is_no_twig_state() {
     std::fs::create_dir_all(fx.repo_path().join(".twig")).unwrap();
     std::fs::write(fx.repo_path().join(".twig/state.json"), "{\"branches\": [").unwrap();
     let err = mcp.call_err("list_branches", json!({})).await;
-    assert_eq!(err.code, ErrorCode::NoTwigState);
+    assert_eq!(err.code, errors::NO_TWIG_STATE);
     assert!(
         err.message.starts_with("Failed to load twig state"),
         "{}",
@@ -388,7 +522,7 @@ async fn deleted_repository_is_no_repo() {
     mcp.call_ok::<Value>("get_current_branch", json!({})).await;
     std::fs::remove_dir_all(fx.repo_path()).unwrap();
     let err = mcp.call_err("get_current_branch", json!({})).await;
-    assert_eq!(err.code, ErrorCode::NoRepo);
+    assert_eq!(err.code, errors::NO_REPO);
     assert!(err.message.contains("no longer exists"), "{}", err.message);
 }
 

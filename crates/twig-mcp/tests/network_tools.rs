@@ -9,11 +9,12 @@ mod support;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use mcp_common::{ErrorCode, ToolError};
+use mcp_common::{ErrorCode, Page, WireError};
 use mcp_testkit::McpProcess;
 use serde_json::{Value, json};
 use support::mock::{MockServer, Reply, Request, base64};
 use support::*;
+use twig_mcp::errors;
 
 // ---------------------------------------------------------------------------------------------
 // Constants and fixtures
@@ -82,10 +83,14 @@ async fn start_jira(fx: &Fixture, jira: &MockServer, args: &[&str]) -> McpProces
     fx.start(args, &[("JIRA_HOST", &jira.origin)]).await
 }
 
-fn assert_error(err: &ToolError, code: ErrorCode, message: &str, hint: Option<&str>) {
+/// Check an error's code, message and hint (`None`: the default hint of the code's class),
+/// and that its retryability is its class's.
+fn assert_error(err: &WireError, code: ErrorCode, message: &str, hint: Option<&str>) {
     assert_eq!(err.code, code, "{err:?}");
     assert_eq!(err.message, message, "{err:?}");
-    assert_eq!(err.hint.as_deref(), hint, "{err:?}");
+    let hint = hint.unwrap_or(code.class().default_hint());
+    assert_eq!(err.hint, hint, "{err:?}");
+    assert_eq!(err.retryable, code.class().retryable(), "{err:?}");
 }
 
 fn unix_now() -> u64 {
@@ -1017,7 +1022,7 @@ async fn branch_without_linked_pr_is_not_found() {
         let err = mcp.call_err(tool, json!({})).await;
         assert_error(
             &err,
-            ErrorCode::NotFound,
+            errors::NOT_FOUND,
             "Branch 'feat/auth-ui' has no linked GitHub PR",
             Some("Provide an explicit pr_number parameter."),
         );
@@ -1035,14 +1040,14 @@ async fn detached_head_without_pr_number_is_invalid_params() {
         let err = mcp.call_err(tool, json!({})).await;
         assert_error(
             &err,
-            ErrorCode::InvalidParams,
+            errors::INVALID_PARAMS,
             "No pr_number provided and could not detect current branch",
             Some("Provide an explicit pr_number parameter."),
         );
         let err = mcp.call_err(tool, json!({"pr_number": 0})).await;
         assert_error(
             &err,
-            ErrorCode::InvalidParams,
+            errors::INVALID_PARAMS,
             "`pr_number` must be at least 1",
             Some("Pass the number GitHub shows as #N."),
         );
@@ -1102,9 +1107,12 @@ async fn list_pull_requests_follows_link_pagination() {
     let fx = github_fixture();
     let mcp = start_github(&fx, &gh, &[]).await;
 
-    let data: Value = mcp.call_ok("list_pull_requests", json!({})).await;
+    let (data, page) = mcp
+        .call_paged::<Value>("list_pull_requests", json!({}))
+        .await;
     let expected: Vec<Value> = (1..=75).rev().map(expected_list_pr).collect();
-    assert_eq!(data, json!({"pull_requests": expected, "truncated": false}));
+    assert_eq!(data, json!({"pull_requests": expected}));
+    assert_eq!(page, Page::new(75, None), "the last page knows the total");
     assert_eq!(
         gh.targets(),
         [
@@ -1125,18 +1133,45 @@ async fn list_pull_requests_follows_link_pagination() {
     assert_eq!(gh.requests()[0].param("state").as_deref(), Some("closed"));
 }
 
+/// Walk a list tool to its end with `args` (plus each page's cursor); returns the items of
+/// `field` and every page's `page` object.
+async fn walk(mcp: &McpProcess, tool: &str, args: Value, field: &str) -> (Vec<Value>, Vec<Page>) {
+    let mut items = Vec::new();
+    let mut pages = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut call = args.clone();
+        if let Some(cursor) = &cursor {
+            call["cursor"] = json!(cursor);
+        }
+        let (data, page) = mcp.call_paged::<Value>(tool, call).await;
+        items.extend(data[field].as_array().unwrap().iter().cloned());
+        cursor = page.next_cursor.clone();
+        pages.push(page);
+        if cursor.is_none() {
+            return (items, pages);
+        }
+        assert!(pages.len() < 1000, "{tool} does not end");
+    }
+}
+
 #[tokio::test]
-async fn list_pull_requests_truncates_at_100() {
+async fn list_pull_requests_pages_through_everything() {
     let gh = MockServer::start(paged_pulls(250)).await;
     let fx = github_fixture();
     let mcp = start_github(&fx, &gh, &[]).await;
 
-    let data: Value = mcp
-        .call_ok("list_pull_requests", json!({"state": "all"}))
+    // The default page holds 100, as the one answer did before paging.
+    let (data, page) = mcp
+        .call_paged::<Value>("list_pull_requests", json!({"state": "all"}))
         .await;
     let expected: Vec<Value> = (151..=250).rev().map(expected_list_pr).collect();
-    assert_eq!(data, json!({"pull_requests": expected, "truncated": true}));
-    // The third page is not fetched once 100 are collected.
+    assert_eq!(data, json!({"pull_requests": expected}));
+    // GitHub gives no count: more exist, at least one more.
+    assert_eq!(page.total, 101);
+    assert_eq!(page.total_exact, Some(false));
+    let cursor = page.next_cursor.expect("a next page");
+    // The third GitHub page is not fetched once 100 are collected.
     assert_eq!(
         gh.targets(),
         [
@@ -1144,14 +1179,102 @@ async fn list_pull_requests_truncates_at_100() {
             format!("GET /repositories/{REPO_ID}/pulls?state=all&per_page=50&page=2"),
         ]
     );
+    // The next page resumes at GitHub's next page.
+    gh.clear();
+    let (data, _) = mcp
+        .call_paged::<Value>(
+            "list_pull_requests",
+            json!({"state": "all", "cursor": cursor}),
+        )
+        .await;
+    assert_eq!(data["pull_requests"][0], expected_list_pr(150));
+    assert_eq!(
+        gh.targets()[0],
+        format!("GET /repositories/{REPO_ID}/pulls?state=all&per_page=50&page=3")
+    );
 
-    // Exactly 100: two full pages and no next link, so not truncated.
+    // Every page size walks the whole list once, in order; the last page knows the total.
+    let all: Vec<Value> = (1..=250).rev().map(expected_list_pr).collect();
+    for limit in [100, 30, 7] {
+        let (items, pages) = walk(
+            &mcp,
+            "list_pull_requests",
+            json!({"state": "all", "limit": limit}),
+            "pull_requests",
+        )
+        .await;
+        assert_eq!(items, all, "limit {limit}");
+        assert_eq!(pages.last(), Some(&Page::new(250, None)), "limit {limit}");
+        assert!(pages.iter().all(|p| p.total <= 250), "{pages:?}");
+    }
+
+    // Exactly 100: two full pages and no next link: one page, exact total.
     let gh = MockServer::start(paged_pulls(100)).await;
     let mcp = start_github(&fx, &gh, &[]).await;
-    let data: Value = mcp.call_ok("list_pull_requests", json!({})).await;
+    let (data, page) = mcp
+        .call_paged::<Value>("list_pull_requests", json!({}))
+        .await;
     assert_eq!(data["pull_requests"].as_array().unwrap().len(), 100);
-    assert_eq!(data["truncated"], json!(false));
+    assert_eq!(page, Page::new(100, None));
     assert_eq!(gh.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn list_pull_requests_refuses_bad_cursors_and_limits() {
+    let gh = MockServer::start(paged_pulls(250)).await;
+    let fx = github_fixture();
+    let mcp = start_github(&fx, &gh, &[]).await;
+    let (_, page) = mcp
+        .call_paged::<Value>("list_pull_requests", json!({"limit": 10}))
+        .await;
+    let cursor = page.next_cursor.unwrap();
+    gh.clear();
+
+    // Another state, or another repository, is another query.
+    for args in [
+        json!({"state": "closed", "cursor": cursor}),
+        json!({"repo": "octo/gadgets", "cursor": cursor}),
+    ] {
+        let err = mcp.call_err("list_pull_requests", args.clone()).await;
+        assert_eq!(err.code, errors::INVALID_PARAMS, "{args}: {err:?}");
+        assert_eq!(
+            err.message,
+            "the cursor belongs to a different list_pull_requests query"
+        );
+        assert!(err.hint.contains("same arguments"), "{}", err.hint);
+    }
+    // `state` is normalised before binding: " OPEN " is the same query as the default.
+    let (data, _) = mcp
+        .call_paged::<Value>(
+            "list_pull_requests",
+            json!({"state": " OPEN ", "limit": 10, "cursor": cursor}),
+        )
+        .await;
+    assert_eq!(data["pull_requests"][0], expected_list_pr(240));
+    gh.clear();
+    for forged in ["2", "Zm9yZ2Vk", &cursor[..cursor.len() - 2]] {
+        let err = mcp
+            .call_err("list_pull_requests", json!({"cursor": forged}))
+            .await;
+        assert_eq!(err.code, errors::INVALID_PARAMS, "{forged}");
+        assert!(
+            err.message.contains("not one this server issued"),
+            "{}",
+            err.message
+        );
+    }
+    for limit in [0, 101] {
+        let err = mcp
+            .call_err("list_pull_requests", json!({"limit": limit}))
+            .await;
+        assert_error(
+            &err,
+            errors::INVALID_PARAMS,
+            &format!("limit {limit} is out of range: give 1 to 100"),
+            Some("Omit limit for pages of 100, or page with next_cursor."),
+        );
+    }
+    assert!(gh.requests().is_empty(), "{:?}", gh.targets());
 }
 
 #[tokio::test]
@@ -1165,7 +1288,7 @@ async fn list_pull_requests_rejects_unknown_state() {
             .await;
         assert_error(
             &err,
-            ErrorCode::InvalidParams,
+            errors::INVALID_PARAMS,
             &format!(
                 "`state` must be open, closed or all, got '{}'",
                 state.to_ascii_lowercase()
@@ -1188,14 +1311,14 @@ async fn github_401_and_403_are_credentials_missing() {
     for (number, status) in [(401, 401), (403, 403)] {
         for tool in ["get_pull_request", "get_pr_status"] {
             let err = mcp.call_err(tool, json!({"pr_number": number})).await;
-            assert_eq!(err.code, ErrorCode::CredentialsMissing, "{err:?}");
+            assert_eq!(err.code, errors::CREDENTIALS_MISSING, "{err:?}");
             assert_eq!(
                 err.message,
                 format!("GitHub credentials were rejected (HTTP {status})")
             );
             // Which machine the hint names is covered (and currently wrong for custom API
             // hosts) in `rejected_credentials_hint_names_the_api_host`.
-            let hint = err.hint.as_deref().unwrap();
+            let hint = err.hint.as_str();
             assert!(
                 hint.starts_with("Add credentials for ")
                     && hint.ends_with(" to `~/.netrc`. See `twig auth --help`."),
@@ -1257,7 +1380,7 @@ async fn github_404_is_not_found() {
         let err = mcp.call_err(tool, json!({"pr_number": 999})).await;
         assert_error(
             &err,
-            ErrorCode::NotFound,
+            errors::NOT_FOUND,
             "Pull request #999 in octo/widgets not found",
             Some(
                 "Check the PR number or repository name, and that your credentials can see the repository.",
@@ -1270,12 +1393,12 @@ async fn github_404_is_not_found() {
             json!({"pr_number": 42, "repo": "octo/gone"}),
         )
         .await;
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code, errors::NOT_FOUND);
     assert_eq!(err.message, "Pull request #42 in octo/gone not found");
     let err = mcp
         .call_err("list_pull_requests", json!({"repo": "octo/gone"}))
         .await;
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code, errors::NOT_FOUND);
     assert_eq!(err.message, "Repository octo/gone not found");
     assert_eq!(
         gh.targets(),
@@ -1297,9 +1420,11 @@ async fn github_429_with_retry_after_is_rate_limited() {
         let before = unix_now();
         let err = mcp.call_err(tool, json!({"pr_number": 429})).await;
         let after = unix_now();
-        assert_eq!(err.code, ErrorCode::RateLimited, "{err:?}");
+        assert_eq!(err.code, errors::RATE_LIMITED, "{err:?}");
         assert_eq!(err.message, "GitHub API rate limit exceeded");
-        assert_retry_in(err.hint.as_deref().unwrap(), "GitHub", 42, before, after);
+        assert_retry_in(err.hint.as_str(), "GitHub", 42, before, after);
+        assert!(err.retryable);
+        assert_eq!(err.retry_after_secs, Some(42), "from Retry-After");
     }
 }
 
@@ -1312,9 +1437,17 @@ async fn github_403_with_exhausted_quota_is_rate_limited() {
         let err = mcp.call_err(tool, json!({"pr_number": 430})).await;
         assert_error(
             &err,
-            ErrorCode::RateLimited,
+            errors::RATE_LIMITED,
             "GitHub API rate limit exceeded",
             Some("Rate limited by GitHub. Retry at 2026-11-22T10:00:00Z."),
+        );
+        // The wait until the reset, computed from x-ratelimit-reset.
+        let reset = parse_rfc3339("2026-11-22T10:00:00Z");
+        let before = unix_now();
+        assert!(
+            err.retry_after_secs
+                .is_some_and(|secs| secs <= reset.saturating_sub(before.saturating_sub(60))),
+            "{err:?}"
         );
     }
 }
@@ -1329,7 +1462,7 @@ async fn github_server_errors_are_network_errors() {
         .await;
     assert_error(
         &err,
-        ErrorCode::NetworkError,
+        errors::NETWORK_ERROR,
         "GitHub API error: HTTP 500 Internal Server Error: Server Error",
         Some("Check your network connection. HTTP status: 500."),
     );
@@ -1339,7 +1472,7 @@ async fn github_server_errors_are_network_errors() {
         .await;
     assert_error(
         &err,
-        ErrorCode::NetworkError,
+        errors::NETWORK_ERROR,
         "GitHub API error: HTTP 502 Bad Gateway",
         Some("Check your network connection. HTTP status: 502."),
     );
@@ -1357,7 +1490,7 @@ async fn github_timeout_is_network_error() {
     let elapsed = started.elapsed();
     assert_error(
         &err,
-        ErrorCode::NetworkError,
+        errors::NETWORK_ERROR,
         "GitHub API error: request timed out after 1s",
         Some("Check your network connection."),
     );
@@ -1391,7 +1524,7 @@ async fn github_missing_credentials_then_added_mid_session() {
         let err = mcp.call_err(tool, args).await;
         assert_error(
             &err,
-            ErrorCode::CredentialsMissing,
+            errors::CREDENTIALS_MISSING,
             "GitHub credentials not found",
             Some(GITHUB_CREDENTIALS_HINT),
         );
@@ -1412,7 +1545,7 @@ async fn github_missing_credentials_then_added_mid_session() {
         .await;
     assert_error(
         &err,
-        ErrorCode::CredentialsMissing,
+        errors::CREDENTIALS_MISSING,
         "GitHub credentials not found",
         Some("Add credentials for 127.0.0.1 to `~/.netrc`. See `twig auth --help`."),
     );
@@ -1442,7 +1575,7 @@ async fn github_without_origin_remote_is_not_found() {
         let err = mcp.call_err(tool, args).await;
         assert_error(
             &err,
-            ErrorCode::NotFound,
+            errors::NOT_FOUND,
             "No remote named 'origin' in this repository",
             Some("Add a GitHub remote named 'origin'."),
         );
@@ -1476,7 +1609,7 @@ async fn github_non_github_origin_is_not_found_without_leaking_credentials() {
         .await;
     assert_error(
         &err,
-        ErrorCode::NotFound,
+        errors::NOT_FOUND,
         "Remote 'origin' (https://gitlab.com/octo/widgets.git) is not a GitHub repository",
         Some("Ensure the 'origin' remote points to a GitHub repository."),
     );
@@ -1490,7 +1623,7 @@ async fn github_non_github_origin_is_not_found_without_leaking_credentials() {
     let err = mcp.call_err("list_pull_requests", json!({})).await;
     assert_error(
         &err,
-        ErrorCode::NotFound,
+        errors::NOT_FOUND,
         "Remote 'origin' (git@gitlab.com:octo/widgets.git) is not a GitHub repository",
         Some("Ensure the 'origin' remote points to a GitHub repository."),
     );
@@ -1532,7 +1665,7 @@ async fn github_outside_a_repository() {
         .await;
     assert_eq!(
         data,
-        json!({"pull_requests": [expected_list_pr(42), expected_list_pr(7)], "truncated": false})
+        json!({"pull_requests": [expected_list_pr(42), expected_list_pr(7)]})
     );
     let requests = gh.requests().len();
 
@@ -1545,7 +1678,7 @@ async fn github_outside_a_repository() {
         let err = mcp.call_err(tool, args).await;
         assert_error(
             &err,
-            ErrorCode::NoRepo,
+            errors::NO_REPO,
             "twig-mcp was started outside a git repository",
             Some("Run twig-mcp from within a git repository."),
         );
@@ -1556,7 +1689,7 @@ async fn github_outside_a_repository() {
             .await;
         assert_error(
             &err,
-            ErrorCode::InvalidParams,
+            errors::INVALID_PARAMS,
             &format!("`repo` must be `owner/name`, got '{repo}'"),
             Some("Pass the repository as `owner/name`, e.g. `octo/widgets`."),
         );
@@ -1738,7 +1871,7 @@ async fn jira_issue_key_resolution_errors() {
     let err = mcp.call_err("get_jira_issue", json!({})).await;
     assert_error(
         &err,
-        ErrorCode::NotFound,
+        errors::NOT_FOUND,
         "Branch 'feat/billing' has no linked Jira issue",
         Some("Provide an explicit issue_key parameter."),
     );
@@ -1747,7 +1880,7 @@ async fn jira_issue_key_resolution_errors() {
         .await;
     assert_error(
         &err,
-        ErrorCode::InvalidParams,
+        errors::INVALID_PARAMS,
         "`issue_key` must not be empty",
         Some("Pass an issue key such as PROJ-123, or omit it."),
     );
@@ -1756,7 +1889,7 @@ async fn jira_issue_key_resolution_errors() {
     let err = mcp.call_err("get_jira_issue", json!({})).await;
     assert_error(
         &err,
-        ErrorCode::InvalidParams,
+        errors::INVALID_PARAMS,
         "No issue_key provided and could not detect current branch",
         Some("Provide an explicit issue_key parameter."),
     );
@@ -1770,7 +1903,7 @@ async fn jira_issue_key_resolution_errors() {
     let err = mcp.call_err("get_jira_issue", json!({})).await;
     assert_error(
         &err,
-        ErrorCode::NoRepo,
+        errors::NO_REPO,
         "twig-mcp was started outside a git repository",
         Some("Run twig-mcp from within a git repository."),
     );
@@ -1793,7 +1926,7 @@ async fn list_jira_issues_builds_jql_and_follows_page_tokens() {
         )
         .await;
     let expected: Vec<Value> = (1..=70).rev().map(expected_list_issue).collect();
-    assert_eq!(data, json!({"issues": expected, "truncated": false}));
+    assert_eq!(data, json!({"issues": expected}));
 
     let requests = jira.requests();
     assert_eq!(requests.len(), 2, "{:?}", jira.targets());
@@ -1835,32 +1968,120 @@ async fn list_jira_issues_builds_jql_and_follows_page_tokens() {
         .await;
     assert_error(
         &err,
-        ErrorCode::InvalidParams,
+        errors::INVALID_PARAMS,
         "`project` must not be empty",
         Some("Pass a Jira project key such as PROJ."),
     );
 }
 
 #[tokio::test]
-async fn list_jira_issues_truncates_at_100() {
+async fn list_jira_issues_pages_through_everything() {
     let jira = MockServer::start(paged_search(180)).await;
     let fx = stacked();
     let mcp = start_jira(&fx, &jira, &[]).await;
-    let data: Value = mcp
-        .call_ok("list_jira_issues", json!({"project": "PROJ"}))
+    let (data, page) = mcp
+        .call_paged::<Value>("list_jira_issues", json!({"project": "PROJ"}))
         .await;
     let expected: Vec<Value> = (81..=180).rev().map(expected_list_issue).collect();
-    assert_eq!(data, json!({"issues": expected, "truncated": true}));
+    assert_eq!(data, json!({"issues": expected}));
+    // The search gives no count: more exist, at least one more.
+    assert_eq!((page.total, page.total_exact), (101, Some(false)));
     assert_eq!(jira.requests().len(), 2, "{:?}", jira.targets());
+    let cursor = page.next_cursor.expect("a next page");
+    jira.clear();
+    let (data, page) = mcp
+        .call_paged::<Value>(
+            "list_jira_issues",
+            json!({"project": "PROJ", "cursor": cursor}),
+        )
+        .await;
+    assert_eq!(data["issues"][0], expected_list_issue(80));
+    assert_eq!(page, Page::new(180, None));
+    // It resumes with the search's own page token.
+    assert_eq!(
+        jira.requests()[0].param("nextPageToken"),
+        Some(page_token(2))
+    );
 
-    // Exactly 100 in two pages, the last saying so: not truncated.
+    let all: Vec<Value> = (1..=180).rev().map(expected_list_issue).collect();
+    for limit in [100, 33, 1] {
+        let (items, pages) = walk(
+            &mcp,
+            "list_jira_issues",
+            json!({"project": "PROJ", "limit": limit}),
+            "issues",
+        )
+        .await;
+        assert_eq!(items, all, "limit {limit}");
+        assert_eq!(pages.last(), Some(&Page::new(180, None)), "limit {limit}");
+    }
+
+    // Exactly 100 in two pages, the last saying so: one page, exact total.
     let jira = MockServer::start(paged_search(100)).await;
     let mcp = start_jira(&fx, &jira, &[]).await;
-    let data: Value = mcp
-        .call_ok("list_jira_issues", json!({"project": "PROJ"}))
+    let (data, page) = mcp
+        .call_paged::<Value>("list_jira_issues", json!({"project": "PROJ"}))
         .await;
     assert_eq!(data["issues"].as_array().unwrap().len(), 100);
-    assert_eq!(data["truncated"], json!(false));
+    assert_eq!(page, Page::new(100, None));
+}
+
+#[tokio::test]
+async fn list_jira_issues_refuses_bad_cursors_and_limits() {
+    let jira = MockServer::start(paged_search(180)).await;
+    let fx = stacked();
+    let mcp = start_jira(&fx, &jira, &[]).await;
+    let (_, page) = mcp
+        .call_paged::<Value>(
+            "list_jira_issues",
+            json!({"project": "PROJ", "status": "To Do", "limit": 5}),
+        )
+        .await;
+    let cursor = page.next_cursor.unwrap();
+    jira.clear();
+    for args in [
+        json!({"project": "PROJ", "cursor": cursor}),
+        json!({"project": "OTHER", "status": "To Do", "cursor": cursor}),
+        json!({"project": "PROJ", "status": "To Do", "assignee": "me", "cursor": cursor}),
+    ] {
+        let err = mcp.call_err("list_jira_issues", args.clone()).await;
+        assert_eq!(err.code, errors::INVALID_PARAMS, "{args}: {err:?}");
+        assert_eq!(
+            err.message,
+            "the cursor belongs to a different list_jira_issues query"
+        );
+    }
+    let err = mcp
+        .call_err(
+            "list_jira_issues",
+            json!({"project": "PROJ", "cursor": "not-a-cursor"}),
+        )
+        .await;
+    assert_eq!(err.code, errors::INVALID_PARAMS);
+    assert!(err.hint.contains("next_cursor"), "{}", err.hint);
+    for limit in [0, 101] {
+        let err = mcp
+            .call_err(
+                "list_jira_issues",
+                json!({"project": "PROJ", "limit": limit}),
+            )
+            .await;
+        assert_error(
+            &err,
+            errors::INVALID_PARAMS,
+            &format!("limit {limit} is out of range: give 1 to 100"),
+            Some("Omit limit for pages of 100, or page with next_cursor."),
+        );
+    }
+    assert!(jira.requests().is_empty(), "{:?}", jira.targets());
+    // Trimmed filters are the same query.
+    let (data, _) = mcp
+        .call_paged::<Value>(
+            "list_jira_issues",
+            json!({"project": " PROJ ", "status": " To Do ", "limit": 5, "cursor": cursor}),
+        )
+        .await;
+    assert_eq!(data["issues"].as_array().unwrap().len(), 5);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1907,7 +2128,7 @@ async fn jira_http_errors() {
     let err = mcp.call_err("get_jira_issue", issue("PROJ-401")).await;
     assert_error(
         &err,
-        ErrorCode::CredentialsMissing,
+        errors::CREDENTIALS_MISSING,
         "Jira credentials were rejected (HTTP 401)",
         Some(JIRA_CREDENTIALS_HINT),
     );
@@ -1915,7 +2136,7 @@ async fn jira_http_errors() {
     let err = mcp.call_err("get_jira_issue", issue("PROJ-404")).await;
     assert_error(
         &err,
-        ErrorCode::NotFound,
+        errors::NOT_FOUND,
         "Jira issue PROJ-404 not found",
         Some("Check the issue key and that your Jira account can see this project."),
     );
@@ -1923,22 +2144,25 @@ async fn jira_http_errors() {
     let before = unix_now();
     let err = mcp.call_err("get_jira_issue", issue("PROJ-429")).await;
     let after = unix_now();
-    assert_eq!(err.code, ErrorCode::RateLimited, "{err:?}");
+    assert_eq!(err.code, errors::RATE_LIMITED, "{err:?}");
     assert_eq!(err.message, "Jira API rate limit exceeded");
-    assert_retry_in(err.hint.as_deref().unwrap(), "Jira", 7, before, after);
+    assert_retry_in(err.hint.as_str(), "Jira", 7, before, after);
+    assert_eq!(err.retry_after_secs, Some(7));
 
     let err = mcp.call_err("get_jira_issue", issue("PROJ-430")).await;
     assert_error(
         &err,
-        ErrorCode::RateLimited,
+        errors::RATE_LIMITED,
         "Jira API rate limit exceeded",
         Some("Rate limited by Jira. Retry at 2026-11-22T10:00Z."),
     );
+    // A reset time Jira gives as a date is passed on in the hint, not computed.
+    assert_eq!(err.retry_after_secs, None);
 
     let err = mcp.call_err("get_jira_issue", issue("PROJ-500")).await;
     assert_error(
         &err,
-        ErrorCode::NetworkError,
+        errors::NETWORK_ERROR,
         "Jira API error: HTTP 500 Internal Server Error: Internal server error",
         Some("Check your network connection. HTTP status: 500."),
     );
@@ -1948,7 +2172,7 @@ async fn jira_http_errors() {
         .await;
     assert_error(
         &err,
-        ErrorCode::NetworkError,
+        errors::NETWORK_ERROR,
         "Jira API error: HTTP 400 Bad Request: The value 'NOPE' does not exist for the field 'project'.",
         Some("Check your network connection. HTTP status: 400."),
     );
@@ -1966,7 +2190,7 @@ async fn jira_timeout_is_network_error() {
     let elapsed = started.elapsed();
     assert_error(
         &err,
-        ErrorCode::NetworkError,
+        errors::NETWORK_ERROR,
         "Jira API error: request timed out after 1s",
         Some("Check your network connection."),
     );
@@ -1993,7 +2217,7 @@ async fn jira_missing_configuration_is_credentials_missing() {
         let err = mcp.call_err(tool, args).await;
         assert_error(
             &err,
-            ErrorCode::CredentialsMissing,
+            errors::CREDENTIALS_MISSING,
             "Jira credentials not found",
             Some(JIRA_CREDENTIALS_HINT),
         );
@@ -2012,7 +2236,7 @@ async fn jira_missing_configuration_is_credentials_missing() {
         let err = mcp.call_err(tool, args).await;
         assert_error(
             &err,
-            ErrorCode::CredentialsMissing,
+            errors::CREDENTIALS_MISSING,
             "Jira credentials not found",
             Some(JIRA_CREDENTIALS_HINT),
         );
@@ -2037,7 +2261,7 @@ async fn jira_host_scheme_defaults_to_https_and_honours_http() {
     let err = mcp
         .call_err("get_jira_issue", json!({"issue_key": "PROJ-7"}))
         .await;
-    assert_eq!(err.code, ErrorCode::NetworkError, "{err:?}");
+    assert_eq!(err.code, errors::NETWORK_ERROR, "{err:?}");
     assert!(
         err.message.starts_with("Jira API error: request failed: "),
         "{err:?}"
@@ -2049,7 +2273,10 @@ async fn jira_host_scheme_defaults_to_https_and_honours_http() {
         )),
         "https must be assumed: {err:?}"
     );
-    assert_eq!(err.hint.as_deref(), Some("Check your network connection."));
+    assert_eq!(
+        Some(err.hint.as_str()),
+        Some("Check your network connection.")
+    );
     assert!(jira.requests().is_empty(), "{:?}", jira.targets());
     mcp.shutdown().await;
 
@@ -2187,6 +2414,7 @@ async fn branch_context_resource_with_both_services() {
             "code": "not_found",
             "message": "Branch 'feat/billing' has no linked Jira issue",
             "hint": "Link one with `twig` (e.g. `twig jira link` / `twig github link`).",
+            "retryable": false,
         }})
     );
     assert_eq!(
@@ -2210,13 +2438,13 @@ async fn rejected_credentials_hint_names_the_api_host() {
         .await;
     // The machine twig-mcp would read for this API host, as the "not found" hint says.
     assert_eq!(
-        err.hint.as_deref(),
+        Some(err.hint.as_str()),
         Some("Add credentials for 127.0.0.1 to `~/.netrc`. See `twig auth --help`.")
     );
 }
 
 #[tokio::test]
-async fn unfollowed_next_link_marks_list_truncated() {
+async fn unfollowed_next_link_gives_a_lower_bound() {
     let gh = MockServer::start(|req: &Request| {
         // The same server under another name, i.e. another origin: not followed.
         let port = req.origin.rsplit(':').next().unwrap();
@@ -2229,14 +2457,13 @@ async fn unfollowed_next_link_marks_list_truncated() {
     .await;
     let fx = github_fixture();
     let mcp = start_github(&fx, &gh, &[]).await;
-    let data: Value = mcp.call_ok("list_pull_requests", json!({})).await;
+    let (data, page) = mcp
+        .call_paged::<Value>("list_pull_requests", json!({}))
+        .await;
     assert_eq!(gh.requests().len(), 1, "{:?}", gh.targets());
     assert_eq!(data["pull_requests"].as_array().unwrap().len(), 2);
-    assert_eq!(
-        data["truncated"],
-        json!(true),
-        "a next page exists but was not fetched"
-    );
+    // A next page exists but cannot be fetched: no cursor, and the total says "at least".
+    assert_eq!(page, Page::at_least(3, None));
 }
 
 #[tokio::test]
@@ -2257,9 +2484,9 @@ async fn invalid_api_url_does_not_leak_its_password() {
     let err = mcp
         .call_err("get_pull_request", json!({"pr_number": 42}))
         .await;
-    assert_eq!(err.code, ErrorCode::NetworkError);
+    assert_eq!(err.code, errors::NETWORK_ERROR);
     assert_eq!(
-        err.hint.as_deref(),
+        Some(err.hint.as_str()),
         Some("Check the configured GitHub base URL.")
     );
 }
@@ -2284,13 +2511,13 @@ async fn dot_segments_in_identifiers_are_rejected() {
         let err = mcp
             .call_err("get_pull_request", json!({"pr_number": 42, "repo": repo}))
             .await;
-        assert_eq!(err.code, ErrorCode::InvalidParams, "{repo}: {err:?}");
+        assert_eq!(err.code, errors::INVALID_PARAMS, "{repo}: {err:?}");
     }
     for key in ["..", "."] {
         let err = mcp
             .call_err("get_jira_issue", json!({"issue_key": key}))
             .await;
-        assert_eq!(err.code, ErrorCode::InvalidParams, "{key}: {err:?}");
+        assert_eq!(err.code, errors::INVALID_PARAMS, "{key}: {err:?}");
     }
     // Today `octo/..` requests /repos/octo/pulls/42 and `..` requests /rest/api/3/issue.
     assert!(gh.requests().is_empty(), "{:?}", gh.targets());

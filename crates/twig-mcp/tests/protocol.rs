@@ -6,10 +6,10 @@ mod support;
 
 use std::{collections::BTreeMap, path::Path, process::Stdio, time::Duration};
 
-use mcp_common::ErrorCode;
 use serde_json::{Value, json};
 use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use twig_mcp::errors;
 
 const LOCAL_TOOLS: [&str; 7] = [
     "get_branch_metadata",
@@ -522,7 +522,7 @@ async fn full_sweep_leaves_the_repository_unchanged() {
         } else {
             // The remote services are unreachable (port 9): each call gets that far.
             let err = result.expect_err(&tool.name);
-            assert_eq!(err.code, ErrorCode::NetworkError, "{}: {err:?}", tool.name);
+            assert_eq!(err.code, errors::NETWORK_ERROR, "{}: {err:?}", tool.name);
         }
     }
     let text = mcp.prompt_text("stack-status", json!({})).await;

@@ -9,15 +9,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, LINK};
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use url::Url;
 
+use super::RemotePage;
 use super::http::{Auth, HttpClient, RemoteError, same_origin, strip_userinfo};
 use super::netrc::{self, Credentials};
-use crate::types::{
-    CheckRunInfo, ListPullRequestsResponse, PrStatusResponse, PullRequestResponse, ReviewInfo,
-};
+use crate::types::{CheckRunInfo, PrStatusResponse, PullRequestResponse, ReviewInfo};
 
 /// The API base URL of github.com.
 pub const DEFAULT_API_BASE: &str = "https://api.github.com";
@@ -28,6 +27,16 @@ const PULLS_PER_PAGE: u32 = 50;
 const DETAILS_PER_PAGE: u32 = 100;
 /// The most pages followed for one answer, a guard against endless `next` links.
 const MAX_PAGES: usize = 20;
+
+/// Where a pull request listing resumes: the API page to fetch (the `Link: rel="next"` URL
+/// GitHub gave, or the page already begun), how many of its items were already returned,
+/// and how many items the earlier pages of the listing returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullsPosition {
+    pub url: String,
+    pub skip: usize,
+    pub seen: u64,
+}
 
 /// The API base URL from its configuration value (e.g. `$GITHUB_API_URL`): the value without
 /// surrounding whitespace and trailing slashes, or [`DEFAULT_API_BASE`] when unset or empty.
@@ -431,27 +440,99 @@ impl GitHubClient {
         })
     }
 
-    /// Up to `limit` pull requests in `state` (`open`, `closed` or `all`), in GitHub's default
-    /// order (newest first). `truncated` is set when more matched.
+    /// One page of up to `limit` pull requests in `state` (`open`, `closed` or `all`), in
+    /// GitHub's default order (newest first), starting at `from` (the first page when
+    /// `None`). GitHub's list has no count: the total is exact only on the last page.
     pub async fn list_pull_requests(
         &self,
         repo: &GitHubRepo,
         state: &str,
+        from: Option<&PullsPosition>,
         limit: usize,
-    ) -> Result<ListPullRequestsResponse, RemoteError> {
-        let mut url = self.repo_endpoint(repo, &["pulls"]);
-        url.query_pairs_mut()
-            .append_pair("state", state)
-            .append_pair("per_page", &PULLS_PER_PAGE.to_string());
-        let (pull_requests, truncated) = self
-            .collect_pages(url, limit, |page: Vec<ApiPull>| {
-                page.into_iter().map(|p| p.into_response(false)).collect()
-            })
-            .await?;
-        Ok(ListPullRequestsResponse {
-            pull_requests,
-            truncated,
-        })
+    ) -> Result<RemotePage<PullRequestResponse, PullsPosition>, RemoteError> {
+        let (mut url, mut skip, seen) = match from {
+            Some(position) => {
+                let url = Url::parse(&position.url)
+                    .ok()
+                    .filter(|url| same_origin(&self.base, url))
+                    .ok_or_else(|| {
+                        RemoteError::InvalidUrl(format!(
+                            "`{}` is not a page of the configured API",
+                            position.url
+                        ))
+                    })?;
+                (url, position.skip, position.seen)
+            }
+            None => {
+                let mut url = self.repo_endpoint(repo, &["pulls"]);
+                url.query_pairs_mut()
+                    .append_pair("state", state)
+                    .append_pair("per_page", &PULLS_PER_PAGE.to_string());
+                (url, 0, 0)
+            }
+        };
+        let mut items = Vec::new();
+        let mut pages = 0;
+        loop {
+            let response = self.http.get_json::<Vec<ApiPull>>(url.clone()).await?;
+            pages += 1;
+            let (next_url, unfollowed) = self.next_page(&url, &response.headers);
+            let page_len = response.body.len();
+            let wanted = limit.saturating_sub(items.len());
+            let before = items.len();
+            items.extend(
+                response
+                    .body
+                    .into_iter()
+                    .skip(skip)
+                    .take(wanted)
+                    .map(|p| p.into_response(false)),
+            );
+            let consumed = skip + (items.len() - before);
+            let returned = seen + items.len() as u64;
+            let more_pages = next_url.is_some() || unfollowed;
+            if consumed < page_len {
+                // The page is full before this API page ends: resume inside it.
+                let rest = (page_len - consumed) as u64;
+                return Ok(RemotePage {
+                    items,
+                    next: Some(PullsPosition {
+                        url: url.to_string(),
+                        skip: consumed,
+                        seen: returned,
+                    }),
+                    total: returned + rest + u64::from(more_pages),
+                    exact: !more_pages,
+                });
+            }
+            match next_url {
+                Some(next) if items.len() >= limit || pages >= MAX_PAGES => {
+                    return Ok(RemotePage {
+                        items,
+                        next: Some(PullsPosition {
+                            url: next.to_string(),
+                            skip: 0,
+                            seen: returned,
+                        }),
+                        total: returned + 1,
+                        exact: false,
+                    });
+                }
+                Some(next) => {
+                    url = next;
+                    skip = 0;
+                }
+                // The end of the list, or a next page that must not be followed.
+                None => {
+                    return Ok(RemotePage {
+                        items,
+                        next: None,
+                        total: returned + u64::from(unfollowed),
+                        exact: !unfollowed,
+                    });
+                }
+            }
+        }
     }
 
     /// Fetch `first` and the pages its `Link: rel="next"` headers lead to, collecting up to
@@ -933,7 +1014,7 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         match client.get_pull_request(&widgets(), 429).await {
-            Err(RemoteError::RateLimited { retry }) => {
+            Err(RemoteError::RateLimited { retry, .. }) => {
                 assert_eq!(retry, "at 2026-11-22T10:00:00Z");
             }
             other => panic!("unexpected {other:?}"),
@@ -991,40 +1072,66 @@ mod tests {
         );
     }
 
+    /// Walk the whole list in pages of `limit`; returns the numbers and each page's total.
+    async fn walk(client: &GitHubClient, limit: usize) -> (Vec<u32>, Vec<(u64, bool)>) {
+        let mut numbers = Vec::new();
+        let mut totals = Vec::new();
+        let mut from: Option<PullsPosition> = None;
+        loop {
+            let page = client
+                .list_pull_requests(&widgets(), "all", from.as_ref(), limit)
+                .await
+                .unwrap();
+            assert!(page.items.len() <= limit);
+            assert!(page.items.iter().all(|p| p.mergeable.is_none()));
+            numbers.extend(page.items.iter().map(|p| p.number));
+            totals.push((page.total, page.exact));
+            match page.next {
+                Some(next) => from = Some(next),
+                None => break,
+            }
+        }
+        (numbers, totals)
+    }
+
     #[tokio::test]
     async fn lists_pull_requests_across_pages() {
         let client = start_mock().await;
-
-        let all = client
-            .list_pull_requests(&widgets(), "all", 500)
+        let all: Vec<u32> = (1..=110).collect();
+        for limit in [100, 60, 50, 7, 1] {
+            let (numbers, totals) = walk(&client, limit).await;
+            assert_eq!(numbers, all, "limit {limit}");
+            // Lower bounds until the last remote page, which gives the exact count.
+            let (last, rest) = totals.split_last().unwrap();
+            assert_eq!(*last, (110, true), "limit {limit}");
+            assert!(
+                rest.iter()
+                    .all(|&(total, exact)| if exact { total == 110 } else { total < 110 }),
+                "{rest:?}"
+            );
+        }
+        // The first page of 60 stops inside the second API page and resumes there.
+        let first = client
+            .list_pull_requests(&widgets(), "all", None, 60)
             .await
             .unwrap();
-        assert_eq!(all.pull_requests.len(), 110);
-        assert!(!all.truncated);
-        assert_eq!(all.pull_requests[109].number, 110);
-        assert!(all.pull_requests.iter().all(|p| p.mergeable.is_none()));
+        assert_eq!(first.items.len(), 60);
+        let next = first.next.unwrap();
+        assert_eq!((next.skip, next.seen), (10, 60));
+        assert!(next.url.contains("page=2"), "{}", next.url);
+        assert_eq!((first.total, first.exact), (101, false));
 
-        let some = client
-            .list_pull_requests(&widgets(), "all", 60)
-            .await
-            .unwrap();
-        assert_eq!(some.pull_requests.len(), 60);
-        assert!(some.truncated);
-
-        // Exactly one full page with a next page remaining.
-        let page = client
-            .list_pull_requests(&widgets(), "all", 50)
-            .await
-            .unwrap();
-        assert_eq!(page.pull_requests.len(), 50);
-        assert!(page.truncated);
-
-        let exact = client
-            .list_pull_requests(&widgets(), "all", 110)
-            .await
-            .unwrap();
-        assert_eq!(exact.pull_requests.len(), 110);
-        assert!(!exact.truncated);
+        let foreign = PullsPosition {
+            url: "https://elsewhere.example/repos/octo/widgets/pulls".into(),
+            skip: 0,
+            seen: 0,
+        };
+        assert!(matches!(
+            client
+                .list_pull_requests(&widgets(), "all", Some(&foreign), 10)
+                .await,
+            Err(RemoteError::InvalidUrl(_))
+        ));
     }
 
     #[tokio::test]

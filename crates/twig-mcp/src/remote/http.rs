@@ -8,7 +8,9 @@
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mcp_common::{ErrorCode, ToolError};
+use mcp_common::ToolError;
+
+use crate::errors;
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
@@ -32,9 +34,14 @@ pub enum RemoteError {
     #[error("not found (HTTP 404)")]
     NotFound,
     /// The service's rate limit is exhausted. `retry` says when to try again, e.g.
-    /// `in 42 seconds (at 2026-11-22T10:00:00Z)`, `at 2026-11-22T10:00:00Z` or `later`.
+    /// `in 42 seconds (at 2026-11-22T10:00:00Z)`, `at 2026-11-22T10:00:00Z` or `later`;
+    /// `after_secs` is the wait in seconds where the headers give one (`Retry-After` in
+    /// seconds, or GitHub's `x-ratelimit-reset` in Unix seconds).
     #[error("rate limit exceeded; retry {retry}")]
-    RateLimited { retry: String },
+    RateLimited {
+        retry: String,
+        after_secs: Option<u64>,
+    },
     /// No complete response arrived within the configured timeout.
     #[error("request timed out after {}", format_duration(*timeout))]
     Timeout { timeout: Duration },
@@ -151,9 +158,8 @@ pub(crate) fn error_from_response(
             && (remaining_zero || headers.contains_key("retry-after") || mentions_rate_limit));
 
     if rate_limited {
-        return RemoteError::RateLimited {
-            retry: retry_text(headers, now),
-        };
+        let (retry, after_secs) = retry_time(headers, now);
+        return RemoteError::RateLimited { retry, after_secs };
     }
     match code {
         401 | 403 => RemoteError::Unauthorized { status: code },
@@ -176,25 +182,33 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// When the client may retry, from the `Retry-After` header (seconds, or passed through when
 /// it is an HTTP date) or else `x-ratelimit-reset` (Unix seconds as GitHub sends it, or passed
-/// through when it is a timestamp as Jira sends it); `later` when neither is present.
-fn retry_text(headers: &HeaderMap, now: SystemTime) -> String {
+/// through when it is a timestamp as Jira sends it); `later` when neither is present. With
+/// it, the wait in seconds where it could be computed (a date passed through gives none; a
+/// reset time already past gives 0).
+fn retry_time(headers: &HeaderMap, now: SystemTime) -> (String, Option<u64>) {
     if let Some(value) = header_str(headers, "retry-after") {
         return match value.parse::<u64>() {
             Ok(secs) => {
                 let at = unix_seconds(now).saturating_add(secs);
                 let unit = if secs == 1 { "second" } else { "seconds" };
-                format!("in {secs} {unit} (at {})", format_rfc3339(at))
+                (
+                    format!("in {secs} {unit} (at {})", format_rfc3339(at)),
+                    Some(secs),
+                )
             }
-            Err(_) => format!("at {value}"),
+            Err(_) => (format!("at {value}"), None),
         };
     }
     if let Some(value) = header_str(headers, "x-ratelimit-reset") {
         return match value.parse::<u64>() {
-            Ok(epoch) => format!("at {}", format_rfc3339(epoch)),
-            Err(_) => format!("at {value}"),
+            Ok(epoch) => (
+                format!("at {}", format_rfc3339(epoch)),
+                Some(epoch.saturating_sub(unix_seconds(now))),
+            ),
+            Err(_) => (format!("at {value}"), None),
         };
     }
-    "later".to_string()
+    ("later".to_string(), None)
 }
 
 fn unix_seconds(time: SystemTime) -> u64 {
@@ -342,30 +356,35 @@ impl fmt::Display for Service<'_> {
 pub fn to_tool_error(service: Service<'_>, what: &str, err: RemoteError) -> ToolError {
     match err {
         RemoteError::Unauthorized { status } => ToolError::new(
-            ErrorCode::CredentialsMissing,
+            errors::CREDENTIALS_MISSING,
             format!("{service} credentials were rejected (HTTP {status})"),
         )
         .with_hint(service.credentials_hint()),
         RemoteError::NotFound => {
             ToolError::not_found(format!("{what} not found")).with_hint(service.not_found_hint())
         }
-        RemoteError::RateLimited { retry } => ToolError::new(
-            ErrorCode::RateLimited,
-            format!("{service} API rate limit exceeded"),
-        )
-        .with_hint(format!("Rate limited by {service}. Retry {retry}.")),
-        RemoteError::InvalidUrl(_) => ToolError::new(
-            ErrorCode::NetworkError,
-            format!("{service} API error: {err}"),
-        )
-        .with_hint(format!("Check the configured {service} base URL.")),
+        RemoteError::RateLimited { retry, after_secs } => {
+            let error = ToolError::new(
+                errors::RATE_LIMITED,
+                format!("{service} API rate limit exceeded"),
+            )
+            .with_hint(format!("Rate limited by {service}. Retry {retry}."));
+            match after_secs {
+                Some(secs) => error.with_retry_after(secs),
+                None => error,
+            }
+        }
+        RemoteError::InvalidUrl(_) => {
+            ToolError::new(errors::NETWORK_ERROR, format!("{service} API error: {err}"))
+                .with_hint(format!("Check the configured {service} base URL."))
+        }
         other => {
             let hint = match other.status() {
                 Some(status) => format!("Check your network connection. HTTP status: {status}."),
                 None => "Check your network connection.".to_string(),
             };
             ToolError::new(
-                ErrorCode::NetworkError,
+                errors::NETWORK_ERROR,
                 format!("{service} API error: {other}"),
             )
             .with_hint(hint)
@@ -553,7 +572,10 @@ mod tests {
             now(),
         );
         match err {
-            RemoteError::RateLimited { retry } => assert_eq!(retry, "at 2026-11-22T10:00:42Z"),
+            RemoteError::RateLimited { retry, after_secs } => {
+                assert_eq!(retry, "at 2026-11-22T10:00:42Z");
+                assert_eq!(after_secs, Some(42));
+            }
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -567,8 +589,9 @@ mod tests {
             now(),
         );
         match err {
-            RemoteError::RateLimited { retry } => {
+            RemoteError::RateLimited { retry, after_secs } => {
                 assert_eq!(retry, "in 42 seconds (at 2026-11-22T10:00:42Z)");
+                assert_eq!(after_secs, Some(42));
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -578,12 +601,14 @@ mod tests {
     fn rate_limit_without_headers_says_later() {
         let err = error_from_response(StatusCode::TOO_MANY_REQUESTS, &HeaderMap::new(), b"", now());
         let tool = to_tool_error(Service::Jira, "x", err);
-        assert_eq!(tool.code, ErrorCode::RateLimited);
+        assert_eq!(tool.code, errors::RATE_LIMITED);
         assert_eq!(tool.message, "Jira API rate limit exceeded");
         assert_eq!(
             tool.hint.as_deref(),
             Some("Rate limited by Jira. Retry later.")
         );
+        assert!(tool.retryable());
+        assert_eq!(tool.retry_after_secs, None);
     }
 
     #[test]
@@ -595,11 +620,12 @@ mod tests {
             now(),
         );
         let tool = to_tool_error(Service::GitHub { host: "github.com" }, "x", err);
-        assert_eq!(tool.code, ErrorCode::RateLimited);
+        assert_eq!(tool.code, errors::RATE_LIMITED);
         assert_eq!(
             tool.hint.as_deref(),
             Some("Rate limited by GitHub. Retry in 1 second (at 2026-11-22T10:00:01Z).")
         );
+        assert_eq!(tool.retry_after_secs, Some(1));
     }
 
     #[test]
@@ -611,7 +637,7 @@ mod tests {
             now(),
         );
         let tool = to_tool_error(Service::GitHub { host: "github.com" }, "x", err);
-        assert_eq!(tool.code, ErrorCode::CredentialsMissing);
+        assert_eq!(tool.code, errors::CREDENTIALS_MISSING);
         assert_eq!(tool.message, "GitHub credentials were rejected (HTTP 403)");
         assert_eq!(
             tool.hint.as_deref(),
@@ -635,7 +661,7 @@ mod tests {
             "Pull request #42 in octo/widgets",
             err,
         );
-        assert_eq!(tool.code, ErrorCode::NotFound);
+        assert_eq!(tool.code, errors::NOT_FOUND);
         assert_eq!(tool.message, "Pull request #42 in octo/widgets not found");
         assert_eq!(
             tool.hint.as_deref(),
@@ -660,7 +686,7 @@ mod tests {
             now(),
         );
         let tool = to_tool_error(Service::GitHub { host: "github.com" }, "x", err);
-        assert_eq!(tool.code, ErrorCode::NetworkError);
+        assert_eq!(tool.code, errors::NETWORK_ERROR);
         assert_eq!(
             tool.message,
             "GitHub API error: HTTP 500 Internal Server Error: Server Error"
@@ -707,7 +733,7 @@ mod tests {
                 timeout: Duration::from_secs(30),
             },
         );
-        assert_eq!(tool.code, ErrorCode::NetworkError);
+        assert_eq!(tool.code, errors::NETWORK_ERROR);
         assert_eq!(
             tool.message,
             "GitHub API error: request timed out after 30s"

@@ -6,18 +6,29 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use url::Url;
 
+use super::RemotePage;
 use super::adf;
 use super::http::{Auth, HttpClient, RemoteError, strip_userinfo};
 use super::netrc::{self, Credentials};
-use crate::types::{JiraIssueResponse, ListJiraIssuesResponse};
+use crate::types::JiraIssueResponse;
 
 /// Page size of issue searches.
 const SEARCH_PAGE_SIZE: u32 = 50;
 /// The most pages followed for one answer, a guard against endless page tokens.
 const MAX_PAGES: usize = 20;
+
+/// Where an issue listing resumes: the search page to fetch (its `nextPageToken`; `None` for
+/// the first), how many of its issues were already returned, and how many issues the earlier
+/// pages of the listing returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchPosition {
+    pub token: Option<String>,
+    pub skip: usize,
+    pub seen: u64,
+}
 
 /// The site's base URL from a `$JIRA_HOST` value such as `acme.atlassian.net`,
 /// `https://acme.atlassian.net/` or `http://jira.local:8080/jira`.
@@ -193,19 +204,24 @@ impl JiraClient {
         Ok(issue.into_response(true))
     }
 
-    /// Up to `limit` issues of `project`, optionally filtered by status and assignee (see
-    /// [`build_jql`]), most recently updated first, without descriptions. `truncated` is set
-    /// when more matched.
+    /// One page of up to `limit` issues of `project`, optionally filtered by status and
+    /// assignee (see [`build_jql`]), most recently updated first, without descriptions,
+    /// starting at `from` (the first page when `None`). The search gives no count: the total
+    /// is exact only on the last page.
     pub async fn list_issues(
         &self,
         project: &str,
         status: Option<&str>,
         assignee: Option<&str>,
+        from: Option<&SearchPosition>,
         limit: usize,
-    ) -> Result<ListJiraIssuesResponse, RemoteError> {
+    ) -> Result<RemotePage<JiraIssueResponse, SearchPosition>, RemoteError> {
         let jql = build_jql(project, status, assignee);
+        let (mut token, mut skip, seen) = match from {
+            Some(position) => (position.token.clone(), position.skip, position.seen),
+            None => (None, 0, 0),
+        };
         let mut issues = Vec::new();
-        let mut token: Option<String> = None;
         let mut pages = 0;
         loop {
             let mut url = self.endpoint(&["search", "jql"]);
@@ -221,33 +237,61 @@ impl JiraClient {
             }
             let page: ApiSearchPage = self.http.get_json(url).await?.body;
             pages += 1;
-
-            for issue in page.issues {
-                if issues.len() >= limit {
-                    return Ok(ListJiraIssuesResponse {
-                        issues,
-                        truncated: true,
-                    });
-                }
-                issues.push(issue.into_response(false));
-            }
-            let next = page
+            let page_len = page.issues.len();
+            let wanted = limit.saturating_sub(issues.len());
+            let before = issues.len();
+            issues.extend(
+                page.issues
+                    .into_iter()
+                    .skip(skip)
+                    .take(wanted)
+                    .map(|issue| issue.into_response(false)),
+            );
+            let consumed = skip + (issues.len() - before);
+            let returned = seen + issues.len() as u64;
+            let next_token = page
                 .next_page_token
                 .filter(|t| !t.is_empty() && page.is_last != Some(true));
-            match next {
+            if consumed < page_len {
+                // The page is full before this search page ends: resume inside it.
+                let rest = (page_len - consumed) as u64;
+                let more_pages = next_token.is_some();
+                return Ok(RemotePage {
+                    items: issues,
+                    next: Some(SearchPosition {
+                        token,
+                        skip: consumed,
+                        seen: returned,
+                    }),
+                    total: returned + rest + u64::from(more_pages),
+                    exact: !more_pages,
+                });
+            }
+            match next_token {
                 None => {
-                    return Ok(ListJiraIssuesResponse {
-                        issues,
-                        truncated: false,
+                    return Ok(RemotePage {
+                        items: issues,
+                        next: None,
+                        total: returned,
+                        exact: true,
                     });
                 }
-                Some(_) if issues.len() >= limit || pages >= MAX_PAGES => {
-                    return Ok(ListJiraIssuesResponse {
-                        issues,
-                        truncated: true,
+                Some(next) if issues.len() >= limit || pages >= MAX_PAGES => {
+                    return Ok(RemotePage {
+                        items: issues,
+                        next: Some(SearchPosition {
+                            token: Some(next),
+                            skip: 0,
+                            seen: returned,
+                        }),
+                        total: returned + 1,
+                        exact: false,
                     });
                 }
-                Some(next) => token = Some(next),
+                Some(next) => {
+                    token = Some(next);
+                    skip = 0;
+                }
             }
         }
     }
@@ -472,35 +516,54 @@ mod tests {
     #[tokio::test]
     async fn lists_issues_across_pages() {
         let client = start_mock("api-token").await;
-        let all = client
-            .list_issues("PROJ", None, Some("me"), 100)
+        let all: Vec<String> = (1..=55).map(|n| format!("PROJ-{n}")).collect();
+        for limit in [100, 55, 50, 10, 1] {
+            let mut keys = Vec::new();
+            let mut totals = Vec::new();
+            let mut from: Option<SearchPosition> = None;
+            loop {
+                let page = client
+                    .list_issues("PROJ", None, Some("me"), from.as_ref(), limit)
+                    .await
+                    .unwrap();
+                assert!(page.items.len() <= limit);
+                assert!(page.items.iter().all(|i| i.description.is_none()));
+                keys.extend(page.items.iter().map(|i| i.key.clone()));
+                totals.push((page.total, page.exact));
+                match page.next {
+                    Some(next) => from = Some(next),
+                    None => break,
+                }
+            }
+            assert_eq!(keys, all, "limit {limit}");
+            let (last, rest) = totals.split_last().unwrap();
+            assert_eq!(*last, (55, true), "limit {limit}");
+            assert!(
+                rest.iter()
+                    .all(|&(total, exact)| if exact { total == 55 } else { total < 55 }),
+                "{rest:?}"
+            );
+        }
+        let first = client
+            .list_issues("PROJ", None, Some("me"), None, 100)
             .await
             .unwrap();
-        assert_eq!(all.issues.len(), 55);
-        assert!(!all.truncated);
-        assert_eq!(all.issues[54].key, "PROJ-55");
-        assert!(all.issues.iter().all(|i| i.description.is_none()));
-        assert_eq!(all.issues[0].status, "In Progress");
+        assert_eq!(first.items[0].status, "In Progress");
+        assert_eq!((first.total, first.exact), (55, true));
 
-        let some = client
-            .list_issues("PROJ", None, Some("me"), 10)
+        // Stopping inside the second search page keeps its token to resume there.
+        let part = client
+            .list_issues("PROJ", None, Some("me"), None, 52)
             .await
             .unwrap();
-        assert_eq!(some.issues.len(), 10);
-        assert!(some.truncated);
-
-        let first_page = client
-            .list_issues("PROJ", None, Some("me"), 50)
-            .await
-            .unwrap();
-        assert_eq!(first_page.issues.len(), 50);
-        assert!(first_page.truncated);
-
-        let exact = client
-            .list_issues("PROJ", None, Some("me"), 55)
-            .await
-            .unwrap();
-        assert_eq!(exact.issues.len(), 55);
-        assert!(!exact.truncated);
+        assert_eq!(
+            part.next,
+            Some(SearchPosition {
+                token: Some("tok+/=2".into()),
+                skip: 2,
+                seen: 52
+            })
+        );
+        assert_eq!((part.total, part.exact), (55, true));
     }
 }

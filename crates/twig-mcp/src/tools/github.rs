@@ -3,22 +3,25 @@
 
 use std::sync::Arc;
 
-use mcp_common::{ErrorCode, ToolError};
+use mcp_common::{Limit, Page, Paged, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
     context::ServerContext,
+    errors,
     remote::{
         RemoteError, Service,
-        github::{self, GitHubClient, GitHubRepo},
+        github::{self, GitHubClient, GitHubRepo, PullsPosition},
         to_tool_error,
     },
+    tools::local::cursor_arg,
     types::{ListPullRequestsResponse, PrStatusResponse, PullRequestResponse},
 };
 
-/// The most pull requests `list_pull_requests` returns (`truncated` says when more exist).
-pub const LIST_LIMIT: usize = 100;
+/// Page sizes of `list_pull_requests`: 100 by default (what one answer held before paging),
+/// at most 100 (GitHub's own largest page).
+pub const LIST_LIMIT: Limit = Limit::new(100, 100);
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct PrParams {
@@ -38,6 +41,12 @@ pub struct ListPrParams {
     /// Repository as `owner/name` (defaults to the repository of the `origin` remote).
     #[serde(default)]
     pub repo: Option<String>,
+    /// How many pull requests to return (default 100, at most 100).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// `page.next_cursor` of the previous answer, to continue after it.
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 
 fn api_base(ctx: &ServerContext) -> String {
@@ -77,13 +86,10 @@ async fn client(ctx: &ServerContext) -> Result<Arc<GitHubClient>, ToolError> {
                     .and_then(|u| u.host_str().map(str::to_string))
                     .map(|h| h.strip_prefix("api.").map(str::to_string).unwrap_or(h))
                     .unwrap_or_else(|| "github.com".to_string());
-                ToolError::new(
-                    ErrorCode::CredentialsMissing,
-                    "GitHub credentials not found",
-                )
-                .with_hint(format!(
-                    "Add credentials for {host} to `~/.netrc`. See `twig auth --help`."
-                ))
+                ToolError::new(errors::CREDENTIALS_MISSING, "GitHub credentials not found")
+                    .with_hint(format!(
+                        "Add credentials for {host} to `~/.netrc`. See `twig auth --help`."
+                    ))
             };
             // Without HOME there is no netrc, but the token variables still count.
             let auth = github::credentials(
@@ -214,10 +220,13 @@ pub async fn fetch_pr_status(
         .map_err(|err| github_error(ctx, &pr_label(&repo, number), err))
 }
 
+/// One page of the repository's pull requests. The cursor seals the GitHub page to resume at
+/// and the offset inside it; it is bound to the resolved repository and state.
 pub async fn list_pull_requests(
     ctx: &ServerContext,
     params: ListPrParams,
-) -> Result<ListPullRequestsResponse, ToolError> {
+) -> Result<Paged<ListPullRequestsResponse>, ToolError> {
+    let limit = LIST_LIMIT.resolve(params.limit)?;
     let state = params
         .state
         .as_deref()
@@ -230,9 +239,25 @@ pub async fn list_pull_requests(
         .with_hint("Omit `state` to list open pull requests."));
     }
     let repo = resolve_repo(ctx, params.repo.as_deref())?;
+    let cursors = ctx.cursors.bind(
+        "list_pull_requests",
+        &(api_base(ctx), repo.to_string(), &state),
+    );
+    let from: Option<PullsPosition> = cursors.start(cursor_arg(params.cursor.as_deref()))?;
     let client = client(ctx).await?;
-    client
-        .list_pull_requests(&repo, &state, LIST_LIMIT)
+    let page = client
+        .list_pull_requests(&repo, &state, from.as_ref(), limit)
         .await
-        .map_err(|err| github_error(ctx, &format!("Repository {repo}"), err))
+        .map_err(|err| github_error(ctx, &format!("Repository {repo}"), err))?;
+    let next_cursor = page.next.as_ref().map(|next| cursors.encode(next));
+    Ok(Paged {
+        data: ListPullRequestsResponse {
+            pull_requests: page.items,
+        },
+        page: if page.exact {
+            Page::new(page.total, next_cursor)
+        } else {
+            Page::at_least(page.total, next_cursor)
+        },
+    })
 }

@@ -3,22 +3,25 @@
 
 use std::sync::Arc;
 
-use mcp_common::{ErrorCode, ToolError};
+use mcp_common::{Limit, Page, Paged, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
     context::ServerContext,
+    errors,
     remote::{
         Service,
-        jira::{self, JiraClient},
+        jira::{self, JiraClient, SearchPosition},
         to_tool_error,
     },
+    tools::local::cursor_arg,
     types::{JiraIssueResponse, ListJiraIssuesResponse},
 };
 
-/// The most issues `list_jira_issues` returns (`truncated` says when more exist).
-pub const LIST_LIMIT: usize = 100;
+/// Page sizes of `list_jira_issues`: 100 by default (what one answer held before paging),
+/// at most 100.
+pub const LIST_LIMIT: Limit = Limit::new(100, 100);
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct IssueParams {
@@ -37,10 +40,16 @@ pub struct ListIssuesParams {
     /// Only issues assigned to this user; `me` for yourself.
     #[serde(default)]
     pub assignee: Option<String>,
+    /// How many issues to return (default 100, at most 100).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// `page.next_cursor` of the previous answer, to continue after it.
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 
 fn credentials_missing() -> ToolError {
-    ToolError::new(ErrorCode::CredentialsMissing, "Jira credentials not found")
+    ToolError::new(errors::CREDENTIALS_MISSING, "Jira credentials not found")
         .with_hint(Service::Jira.credentials_hint())
 }
 
@@ -126,10 +135,13 @@ pub async fn fetch_issue(ctx: &ServerContext, key: &str) -> Result<JiraIssueResp
         .map_err(|err| to_tool_error(Service::Jira, &format!("Jira issue {key}"), err))
 }
 
+/// One page of a project's issues. The cursor seals the search page's `nextPageToken` and the
+/// offset inside that page; it is bound to the project and filters.
 pub async fn list_jira_issues(
     ctx: &ServerContext,
     params: ListIssuesParams,
-) -> Result<ListJiraIssuesResponse, ToolError> {
+) -> Result<Paged<ListJiraIssuesResponse>, ToolError> {
+    let limit = LIST_LIMIT.resolve(params.limit)?;
     let project = params.project.trim();
     if project.is_empty() {
         return Err(ToolError::invalid_params("`project` must not be empty")
@@ -143,9 +155,34 @@ pub async fn list_jira_issues(
     };
     let status = nonempty(&params.status);
     let assignee = nonempty(&params.assignee);
+    let cursors = ctx.cursors.bind(
+        "list_jira_issues",
+        &(
+            ctx.settings.jira_host.as_deref(),
+            project,
+            &status,
+            &assignee,
+        ),
+    );
+    let from: Option<SearchPosition> = cursors.start(cursor_arg(params.cursor.as_deref()))?;
     let client = client(ctx).await?;
-    client
-        .list_issues(project, status.as_deref(), assignee.as_deref(), LIST_LIMIT)
+    let page = client
+        .list_issues(
+            project,
+            status.as_deref(),
+            assignee.as_deref(),
+            from.as_ref(),
+            limit,
+        )
         .await
-        .map_err(|err| to_tool_error(Service::Jira, &format!("Jira project {project}"), err))
+        .map_err(|err| to_tool_error(Service::Jira, &format!("Jira project {project}"), err))?;
+    let next_cursor = page.next.as_ref().map(|next| cursors.encode(next));
+    Ok(Paged {
+        data: ListJiraIssuesResponse { issues: page.items },
+        page: if page.exact {
+            Page::new(page.total, next_cursor)
+        } else {
+            Page::at_least(page.total, next_cursor)
+        },
+    })
 }

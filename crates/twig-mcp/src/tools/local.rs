@@ -1,11 +1,13 @@
 //! The local state tools: no network, answered from `.twig/state.json`, the registry and git.
 
-use mcp_common::ToolError;
+use mcp_common::page::page_by_offset;
+use mcp_common::{Limit, Page, Paged, ToolError};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::{
     context::ServerContext,
+    errors,
     graph::BranchGraph,
     state::{LoadedState, load_registry, registry_path},
     types::*,
@@ -142,94 +144,105 @@ pub fn get_branch_stack(
     Ok(BranchStackResponse { stack })
 }
 
-/// Default and largest page of `list_branches`.
-pub const BRANCH_PAGE_DEFAULT: usize = 200;
-pub const BRANCH_PAGE_MAX: usize = 1000;
+/// Page sizes of `list_branches`: 200 by default, at most 1000.
+pub const BRANCH_LIMIT: Limit = Limit::new(200, 1000);
+/// Page sizes of `list_repositories`: 200 by default, at most 1000.
+pub const REPOSITORY_LIMIT: Limit = Limit::new(200, 1000);
+
+/// The `cursor` argument; an empty string is no cursor (the first page), as it always was.
+pub(crate) fn cursor_arg(cursor: Option<&str>) -> Option<&str> {
+    cursor.filter(|c| !c.trim().is_empty())
+}
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ListBranchesParams {
     /// How many branches to return (default 200, at most 1000).
     #[serde(default)]
-    pub limit: Option<usize>,
-    /// `next_cursor` of the previous page, to continue after it.
+    pub limit: Option<u64>,
+    /// `page.next_cursor` of the previous answer, to continue after it.
     #[serde(default)]
     pub cursor: Option<String>,
 }
 
-/// One page of tracked branches, in name order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct BranchPage {
-    pub branches: Vec<BranchMetadataResponse>,
-    /// How many branches twig tracks in all.
-    pub total: usize,
-    /// Pass as `cursor` to get the next page; absent on the last page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-}
-
+/// One page of tracked branches, in name order. The cursor seals the last branch name of the
+/// page, so a branch added or removed between calls neither repeats nor hides another.
 pub fn list_branches(
     ctx: &ServerContext,
     params: ListBranchesParams,
-) -> Result<BranchPage, ToolError> {
-    let limit = match params.limit {
-        None => BRANCH_PAGE_DEFAULT,
-        Some(n) if (1..=BRANCH_PAGE_MAX).contains(&n) => n,
-        Some(n) => {
-            return Err(ToolError::invalid_params(format!(
-                "`limit` must be between 1 and {BRANCH_PAGE_MAX}, got {n}"
-            ))
-            .with_hint("Omit `limit` for pages of 200 branches."));
-        }
-    };
+) -> Result<Paged<ListBranchesResponse>, ToolError> {
+    let limit = BRANCH_LIMIT.resolve(params.limit)?;
+    let cursors = ctx.cursors.bind("list_branches", &());
+    let after: Option<String> = cursors.start(cursor_arg(params.cursor.as_deref()))?;
     let state = ctx.require_state()?;
-    // The cursor is the last branch name of the previous page: stable across state changes.
-    let mut names: Box<dyn Iterator<Item = &str>> = match params.cursor.as_deref() {
-        None | Some("") => Box::new(state.sorted_branches()),
+    let mut names: Box<dyn Iterator<Item = &str>> = match after.as_deref() {
+        None => Box::new(state.sorted_branches()),
         Some(after) => Box::new(state.branches_after(after)),
     };
     let page: Vec<&str> = names.by_ref().take(limit).collect();
-    let next_cursor = names.next().and(page.last()).map(|last| last.to_string());
+    let next_cursor = names
+        .next()
+        .and(page.last())
+        .map(|last| cursors.encode(&last));
     let branches = page
         .iter()
         .map(|name| branch_metadata(Some(&state), name))
         .collect();
-    Ok(BranchPage {
-        branches,
-        total: state.state.branches.len(),
-        next_cursor,
+    Ok(Paged {
+        data: ListBranchesResponse { branches },
+        page: Page::new(state.state.branches.len() as u64, next_cursor),
     })
 }
 
-pub fn list_repositories(ctx: &ServerContext) -> Result<ListRepositoriesResponse, ToolError> {
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ListRepositoriesParams {
+    /// How many repositories to return (default 200, at most 1000).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// `page.next_cursor` of the previous answer, to continue after it.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// One page of the registry, in its own order (the order `twig` registered them).
+pub fn list_repositories(
+    ctx: &ServerContext,
+    params: ListRepositoriesParams,
+) -> Result<Paged<ListRepositoriesResponse>, ToolError> {
+    let limit = REPOSITORY_LIMIT.resolve(params.limit)?;
+    let cursors = ctx.cursors.bind("list_repositories", &());
+    // Check the cursor before reading anything: a bad one is the caller's error.
+    let _: Option<usize> = cursors.start(cursor_arg(params.cursor.as_deref()))?;
     let path = registry_path(
         ctx.settings.xdg_data_home.as_deref(),
         ctx.settings.home.as_deref(),
     )
     .ok_or_else(|| {
         ToolError::new(
-            mcp_common::ErrorCode::Internal,
+            errors::INTERNAL,
             "Failed to load registry: neither XDG_DATA_HOME nor HOME is set",
         )
         .with_hint("Start twig-mcp with HOME (or XDG_DATA_HOME) set, as twig itself needs.")
     })?;
     let entries = load_registry(&path).map_err(|err| {
-        ToolError::new(
-            mcp_common::ErrorCode::Internal,
-            format!("Failed to load registry: {err}"),
+        ToolError::new(errors::INTERNAL, format!("Failed to load registry: {err}")).with_hint(
+            format!(
+                "Check that {} is the JSON array twig writes, or remove it to start over.",
+                path.display()
+            ),
         )
-        .with_hint(format!(
-            "Check that {} is the JSON array twig writes, or remove it to start over.",
-            path.display()
-        ))
     })?;
-    Ok(ListRepositoriesResponse {
-        repositories: entries
-            .into_iter()
-            .map(|e| RepositoryInfo {
-                name: e.name,
-                path: e.path,
-            })
-            .collect(),
+    let all: Vec<RepositoryInfo> = entries
+        .into_iter()
+        .map(|e| RepositoryInfo {
+            name: e.name,
+            path: e.path,
+        })
+        .collect();
+    let (repositories, page) =
+        page_by_offset(&all, &cursors, cursor_arg(params.cursor.as_deref()), limit)?;
+    Ok(Paged {
+        data: ListRepositoriesResponse { repositories },
+        page,
     })
 }
 
