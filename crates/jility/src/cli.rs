@@ -4,17 +4,19 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use mcp_common::{ErrorCode, ToolError};
+use mcp_common::serve::TransportArgs;
+use mcp_common::{Page, Paged, ToolError};
 use serde::Serialize;
 
 use crate::description::EditOperation;
+use crate::errors;
+use crate::local::{LocalTracker, Location, open};
 use crate::params::*;
 use crate::render;
-use crate::store::sqlite::SqliteStore;
-use crate::tracker::Tracker;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -24,9 +26,11 @@ use crate::tracker::Tracker;
     after_help = "The database is .jility/data.db in the working directory or the nearest parent that has one (like git finds .git), or --db / JILITY_DB."
 )]
 pub struct Cli {
-    /// Run as an MCP server over stdio (creates .jility/ in the working directory when none is found).
+    /// Run as an MCP server, over stdio unless --http is given (creates .jility/ in the working directory when none is found).
     #[arg(long)]
     pub mcp_server: bool,
+    #[command(flatten)]
+    pub transport: TransportArgs,
     /// The database file (default: the nearest .jility/data.db).
     #[arg(long, global = true, env = "JILITY_DB", value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -147,6 +151,8 @@ pub enum TicketCommand {
         query: String,
         #[arg(long)]
         limit: Option<i64>,
+        #[arg(long)]
+        cursor: Option<String>,
     },
     /// Link a git commit to a ticket.
     Link {
@@ -223,7 +229,12 @@ pub enum DepCommand {
 #[derive(Debug, Subcommand)]
 pub enum TemplateCommand {
     /// List the built-in and project templates.
-    List,
+    List {
+        #[arg(long)]
+        limit: Option<i64>,
+        #[arg(long)]
+        cursor: Option<String>,
+    },
     /// Create a ticket from a template.
     Create {
         template: String,
@@ -243,90 +254,6 @@ struct Initialized {
     created: bool,
     #[serde(skip)]
     text: String,
-}
-
-/// Where the database is and which directory is the project root.
-pub struct Location {
-    pub db: PathBuf,
-    pub root: PathBuf,
-}
-
-/// The project root of a database path: the directory holding `.jility/`, else the file's
-/// own directory.
-fn root_of(db: &Path) -> PathBuf {
-    let dir = db.parent().unwrap_or(Path::new(".")).to_path_buf();
-    if dir.file_name().is_some_and(|n| n == ".jility") {
-        dir.parent().map(Path::to_path_buf).unwrap_or(dir)
-    } else {
-        dir
-    }
-}
-
-impl Location {
-    pub fn explicit(db: PathBuf) -> Self {
-        Self {
-            root: root_of(&db),
-            db,
-        }
-    }
-
-    /// The nearest `.jility/data.db` from `start` upwards.
-    pub fn find(start: &Path) -> Option<Self> {
-        start.ancestors().find_map(|dir| {
-            let db = dir.join(".jility").join("data.db");
-            db.is_file().then(|| Self {
-                db,
-                root: dir.to_path_buf(),
-            })
-        })
-    }
-
-    pub fn in_dir(dir: &Path) -> Self {
-        Self {
-            db: dir.join(".jility").join("data.db"),
-            root: dir.to_path_buf(),
-        }
-    }
-}
-
-/// Open the database (creating it and its first project when `create`), ready for use.
-pub fn open(location: &Location, create: bool) -> Result<Tracker<SqliteStore>, ToolError> {
-    if create && let Some(dir) = location.db.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            ToolError::internal(format!("Cannot create {}: {e}", dir.display()))
-                .with_hint("Check that the directory is writable, or pass --db.")
-        })?;
-    }
-    if !create && !location.db.is_file() {
-        return Err(no_database(&location.db));
-    }
-    let (store, before) = SqliteStore::open(&location.db, create).map_err(|e| {
-        let database = matches!(e, crate::store::StoreError::Database(_));
-        let err = ToolError::from(e);
-        let hint = if database {
-            Some("Check that the file is a Jility database and is readable and writable.".into())
-        } else {
-            err.hint
-        };
-        ToolError {
-            message: format!(
-                "Cannot open the database {}: {}",
-                location.db.display(),
-                err.message
-            ),
-            hint,
-            ..err
-        }
-    })?;
-    if before > 0 && (before as usize) < crate::store::sqlite::MIGRATIONS.len() {
-        tracing::info!(from = before, "upgraded the database schema");
-    }
-    Ok(Tracker::new(store, location.root.clone()))
-}
-
-fn no_database(path: &Path) -> ToolError {
-    ToolError::not_found(format!("No Jility database at {}", path.display()))
-        .with_hint("Run `jility init` in the project's root, or pass --db PATH / set JILITY_DB.")
 }
 
 pub fn cli_actor() -> String {
@@ -351,25 +278,103 @@ fn emit<T: Serialize>(json: bool, data: &T, text: fn(&T) -> String) -> Result<()
     Ok(())
 }
 
-/// Report an error: to stderr as text, or to stdout as the JSON envelope with `--json`.
+/// Print one page of a list: its markdown, or with `--json` the data with a `page` member
+/// beside its own (`{"tickets": […], "page": {"total", "next_cursor"?}}`), so that
+/// `page.next_cursor` can be passed to `--cursor`.
+fn emit_page<T: Serialize>(
+    json: bool,
+    paged: &Paged<T>,
+    text: fn(&T, &Page) -> String,
+) -> Result<(), ToolError> {
+    let out = if json {
+        let cannot = |e: serde_json::Error| ToolError::internal(format!("Cannot print JSON: {e}"));
+        let mut value = serde_json::to_value(&paged.data).map_err(cannot)?;
+        let page = serde_json::to_value(&paged.page).map_err(cannot)?;
+        match &mut value {
+            serde_json::Value::Object(members) => {
+                members.insert("page".to_string(), page);
+            }
+            _ => value = serde_json::json!({"data": value, "page": page}),
+        }
+        serde_json::to_string_pretty(&value).map_err(cannot)?
+    } else {
+        text(&paged.data, &paged.page)
+    };
+    let _ = writeln!(std::io::stdout().lock(), "{out}");
+    Ok(())
+}
+
+/// Report an error: to stderr as text (the message, then the hint), or to stdout as the
+/// JSON envelope with `--json`.
 pub fn report(json: bool, err: &ToolError) {
     if json {
         let envelope = serde_json::json!({"status": "error", "error": err});
         let _ = writeln!(std::io::stdout().lock(), "{envelope:#}");
     } else {
-        let mut text = format!("❌ Error: {}", err.message);
-        if let Some(hint) = &err.hint {
-            text.push_str("\n\n");
-            text.push_str(hint);
-        }
+        let text = format!("❌ Error: {}\n\n{}", err.message, err.hint_text());
         let _ = writeln!(std::io::stderr().lock(), "{text}");
+    }
+}
+
+/// The whole program: `jility --mcp-server [--http ADDR]`, or one CLI command.
+pub fn main(mut cli: Cli) -> ExitCode {
+    mcp_common::serve::init_tracing(cli.verbose);
+    if let Ok(mode) = std::env::var("JILITY_MODE")
+        && !mode.is_empty()
+        && !mode.eq_ignore_ascii_case("local")
+    {
+        let err = ToolError::new(
+            errors::INVALID_INPUT,
+            format!("JILITY_MODE={mode} is not supported by this build"),
+        )
+        .with_hint("This build serves local mode only: unset JILITY_MODE or set it to `local`.");
+        report(cli.json, &err);
+        return ExitCode::from(2);
+    }
+    if cli.mcp_server {
+        let transport = match cli.transport.transport() {
+            Ok(transport) => transport,
+            Err(err) => {
+                mcp_common::serve::report_start_error("jility", &err);
+                return ExitCode::from(2);
+            }
+        };
+        return match crate::server::serve(cli.db.take(), transport) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                let _ = writeln!(std::io::stderr().lock(), "jility: {err:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if cli.transport.http.is_some() {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "jility: --http serves MCP: give it with --mcp-server"
+        );
+        return ExitCode::from(2);
+    }
+    let Some(command) = cli.command.take() else {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "jility: give a command (init, ticket, dep, template) or --mcp-server; see `jility --help`"
+        );
+        return ExitCode::from(2);
+    };
+    let json = cli.json;
+    match run(cli, command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            report(json, &err);
+            ExitCode::FAILURE
+        }
     }
 }
 
 fn parse_range(text: &str) -> Result<(i64, i64), ToolError> {
     let bad = || {
         ToolError::new(
-            ErrorCode::InvalidInput,
+            errors::INVALID_INPUT,
             format!("'{text}' is not a line range"),
         )
         .with_hint("Write the range as START-END, e.g. --lines 8-10 (or a single line: --lines 8).")
@@ -386,7 +391,7 @@ fn parse_vars(vars: &[String]) -> Result<BTreeMap<String, String>, ToolError> {
             v.split_once('=')
                 .map(|(k, v)| (k.trim().to_string(), v.to_string()))
                 .ok_or_else(|| {
-                    ToolError::new(ErrorCode::InvalidInput, format!("'{v}' is not NAME=VALUE"))
+                    ToolError::new(errors::INVALID_INPUT, format!("'{v}' is not NAME=VALUE"))
                         .with_hint("Give variables as --var resource=users.")
                 })
         })
@@ -499,7 +504,7 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
                     limit,
                     cursor,
                 })?;
-                emit(json, &page, render::page)
+                emit_page(json, &page, render::page)
             }
             TicketCommand::Show { ticket } => emit(json, &t.get_ticket(&ticket)?, render::detail),
             TicketCommand::Edit(e) => edit(&mut t, a, json, e),
@@ -566,9 +571,17 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
                 }
                 None => emit(json, &t.history(&ticket)?, render::history),
             },
-            TicketCommand::Search { query, limit } => emit(
+            TicketCommand::Search {
+                query,
+                limit,
+                cursor,
+            } => emit_page(
                 json,
-                &t.search(&SearchTickets { query, limit })?,
+                &t.search(&SearchTickets {
+                    query,
+                    limit,
+                    cursor,
+                })?,
                 render::search,
             ),
             TicketCommand::Link {
@@ -614,7 +627,11 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
             }
         },
         Command::Template(cmd) => match cmd {
-            TemplateCommand::List => emit(json, &t.templates(), render::templates),
+            TemplateCommand::List { limit, cursor } => emit_page(
+                json,
+                &t.templates(&ListTemplates { limit, cursor })?,
+                render::templates,
+            ),
             TemplateCommand::Create {
                 template,
                 variables,
@@ -634,7 +651,7 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
     }
 }
 
-fn edit(t: &mut Tracker<SqliteStore>, a: &str, json: bool, e: EditArgs) -> Result<(), ToolError> {
+fn edit(t: &mut LocalTracker, a: &str, json: bool, e: EditArgs) -> Result<(), ToolError> {
     // A precise description edit goes through the same operation as the MCP tool.
     let op = if let Some(text) = &e.append {
         Some((EditOperation::Append, text.clone(), None, None))
@@ -693,7 +710,7 @@ fn edit(t: &mut Tracker<SqliteStore>, a: &str, json: bool, e: EditArgs) -> Resul
         || fields.parent_id.is_some()
         || fields.epic_id.is_some();
     if op.is_none() && !has_fields {
-        return Err(ToolError::new(ErrorCode::InvalidInput, "Nothing to edit").with_hint(
+        return Err(ToolError::new(errors::INVALID_INPUT, "Nothing to edit").with_hint(
             "Give --title, --description, --append, --prepend, --lines/--section with --content, --points, --label, --parent or --epic.",
         ));
     }

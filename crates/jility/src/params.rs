@@ -126,7 +126,7 @@ pub struct ListTickets {
     #[serde(default)]
     #[schemars(range(min = 1, max = 200))]
     pub limit: Option<i64>,
-    /// `next_cursor` of the previous page.
+    /// `next_cursor` of the previous page (with the same filters).
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -240,10 +240,13 @@ pub struct SearchTickets {
     /// Words to find in titles, descriptions and comments (all must match; "quoted
     /// phrases" match exactly).
     pub query: String,
-    /// Most hits to return, default 20, at most 100.
+    /// Page size, default 20, at most 100.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<i64>,
+    /// `next_cursor` of the previous page (with the same query).
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -256,9 +259,17 @@ pub struct RevertDescription {
     pub version: i64,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NoParams {}
+pub struct ListTemplates {
+    /// Page size, default 50, at most 200.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
 
 /// Field edits from `jility ticket edit` (the CLI's general-purpose update).
 #[derive(Debug, Clone, Default)]

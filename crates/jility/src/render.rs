@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+use mcp_common::Page;
+
 use crate::model::{Status, Ticket, TicketRef, TicketSummary};
 use crate::tracker::*;
 
@@ -197,13 +199,21 @@ fn summary_line(t: &TicketSummary) -> String {
     )
 }
 
-pub fn page(p: &TicketPage) -> String {
-    let mut out = if p.total_exact {
-        format!("📋 Found {}", plural(p.total, "ticket"))
+/// "More: pass cursor … for the next page." when there is one.
+fn more(out: &mut String, page: &Page) {
+    if let Some(cursor) = &page.next_cursor {
+        let _ = write!(out, "\n\nMore: pass cursor \"{cursor}\" for the next page.");
+    }
+}
+
+pub fn page(p: &TicketPage, page: &Page) -> String {
+    let total = usize::try_from(page.total).unwrap_or(usize::MAX);
+    let mut out = if page.total_exact == Some(false) {
+        format!("📋 Found more than {total} tickets")
     } else {
-        format!("📋 Found more than {} tickets", p.total)
+        format!("📋 Found {}", plural(total, "ticket"))
     };
-    if p.tickets.len() < p.total {
+    if p.tickets.len() < total {
         let _ = write!(out, " (showing {})", p.tickets.len());
     }
     out.push('\n');
@@ -217,10 +227,9 @@ pub fn page(p: &TicketPage) -> String {
             let _ = writeln!(out, "{}", summary_line(t));
         }
     }
-    if let Some(cursor) = &p.next_cursor {
-        let _ = write!(out, "\nMore: pass cursor \"{cursor}\" for the next page.");
-    }
-    out.trim_end().to_string()
+    let mut out = out.trim_end().to_string();
+    more(&mut out, page);
+    out
 }
 
 pub fn claimed(c: &Claimed) -> String {
@@ -446,7 +455,7 @@ pub fn graph(g: &DependencyGraph) -> String {
     out.trim_end().to_string()
 }
 
-pub fn templates(t: &TemplateList) -> String {
+pub fn templates(t: &TemplateList, page: &Page) -> String {
     let mut out = "📋 Available Templates\n\n".to_string();
     for (i, template) in t.templates.iter().enumerate() {
         let vars = if template.variables.is_empty() {
@@ -465,13 +474,16 @@ pub fn templates(t: &TemplateList) -> String {
     for problem in &t.problems {
         let _ = writeln!(out, "\n⚠️ Skipped {}: {}", problem.path, problem.message);
     }
-    out.trim_end().to_string()
+    let mut out = out.trim_end().to_string();
+    more(&mut out, page);
+    out
 }
 
-pub fn search(s: &SearchResults) -> String {
-    let noun = if s.total == 1 { "ticket" } else { "tickets" };
-    let mut out = format!("🔍 Found {} {noun} matching \"{}\"", s.total, s.query);
-    if s.hits.len() < s.total {
+pub fn search(s: &SearchResults, page: &Page) -> String {
+    let total = usize::try_from(page.total).unwrap_or(usize::MAX);
+    let noun = if total == 1 { "ticket" } else { "tickets" };
+    let mut out = format!("🔍 Found {total} {noun} matching \"{}\"", s.query);
+    if s.hits.len() < total {
         let _ = write!(out, " (top {})", s.hits.len());
     }
     out.push('\n');
@@ -489,7 +501,9 @@ pub fn search(s: &SearchResults) -> String {
             let _ = writeln!(out, "   > {snippet}");
         }
     }
-    out.trim_end().to_string()
+    let mut out = out.trim_end().to_string();
+    more(&mut out, page);
+    out
 }
 
 pub fn history(h: &History) -> String {

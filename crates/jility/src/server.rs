@@ -1,18 +1,27 @@
 //! The MCP surface of `jility --mcp-server`: one tool per operation of the tracker. Each
 //! answers with the design's readable markdown as text and the same facts as the JSON
-//! envelope in `structuredContent`.
+//! envelope in `structuredContent`. Every operation runs on a blocking thread
+//! ([`crate::service`]), so a call waiting for the database never holds up another.
+//!
+//! This is the only module that speaks MCP (imports rmcp).
 
-use std::sync::{Arc, Mutex};
+use std::io::Write as _;
+use std::path::PathBuf;
 
-use mcp_common::{ErrorCode, MarkdownReply, Parameters, ToolError, output_schema};
+use mcp_common::serve::{ServeOptions, Transport};
+use mcp_common::{
+    MarkdownReply, Page, Paged, Parameters, ToolError, output_schema, paged_output_schema,
+};
 use rmcp::{
     Peer, RoleServer, ServerHandler, handler::server::router::tool::ToolRouter, model::*, tool,
     tool_handler, tool_router,
 };
 
+use crate::errors;
+use crate::local::{self, LocalTracker, Location};
 use crate::params::*;
 use crate::render;
-use crate::store::sqlite::SqliteStore;
+use crate::service::Service;
 use crate::tracker::*;
 
 pub const INSTRUCTIONS: &str = "Jility is the project's ticket tracker. Tickets are named KEY-N \
@@ -21,29 +30,45 @@ jility_search_tickets; read one with jility_get_ticket; take it with jility_clai
 descriptions precisely with jility_update_description (append, replace_lines, replace_section) \
 instead of rewriting them; move it through backlog → todo → in_progress → review → done with \
 jility_update_status; hand over with jility_assign_ticket. Every change is recorded with its \
-author; jility_get_ticket_history shows every version of a description.";
+author; jility_get_ticket_history shows every version of a description. Lists answer a page: \
+pass page.next_cursor as cursor, with the same other arguments, for the next one.";
 
-type Local = Tracker<SqliteStore>;
+/// What every session of a server shares: the tracker and the configured actor.
+#[derive(Clone)]
+pub struct Shared {
+    service: Service,
+    /// `JILITY_ACTOR`, when set; otherwise each session's client name from its handshake.
+    actor: Option<String>,
+}
 
+impl Shared {
+    pub fn new(tracker: LocalTracker, actor: Option<String>) -> Self {
+        Self {
+            service: Service::new(tracker),
+            actor,
+        }
+    }
+}
+
+/// One MCP session's handler (stdio has one; HTTP makes one per session). Cheap to make:
+/// the state is shared.
 #[derive(Clone)]
 pub struct JilityServer {
-    tracker: Arc<Mutex<Local>>,
-    /// `JILITY_ACTOR`, when set; otherwise the client's name from the handshake.
-    actor: Option<String>,
+    shared: Shared,
     tool_router: ToolRouter<Self>,
 }
 
 /// Bad arguments are this domain's `invalid_input`.
 fn arguments<P>(params: Parameters<P>) -> Result<P, ToolError> {
     params.into_inner().map_err(|e| ToolError {
-        code: ErrorCode::InvalidInput,
+        code: errors::INVALID_INPUT,
         ..e
     })
 }
 
 impl JilityServer {
     fn actor(&self, peer: &Peer<RoleServer>) -> String {
-        if let Some(actor) = &self.actor {
+        if let Some(actor) = &self.shared.actor {
             return actor.clone();
         }
         peer.peer_info()
@@ -52,38 +77,66 @@ impl JilityServer {
             .unwrap_or_else(|| "mcp-client".to_string())
     }
 
-    fn with<T>(&self, f: impl FnOnce(&mut Local) -> Result<T, ToolError>) -> Result<T, ToolError> {
-        // A panic inside an earlier call rolled its transaction back (the transaction is
-        // dropped), so the handle is sound: keep serving instead of failing every call.
-        let mut tracker = self
-            .tracker
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        f(&mut tracker)
-    }
-
-    /// Run a write-or-read operation that needs the actor.
-    fn act<P, T>(
+    /// Run an operation that needs the actor, off the async threads.
+    async fn act<P, T>(
         &self,
         params: Parameters<P>,
         peer: &Peer<RoleServer>,
-        op: impl FnOnce(&mut Local, &str, P) -> Result<T, ToolError>,
+        op: impl FnOnce(&mut LocalTracker, &str, P) -> Result<T, ToolError> + Send + 'static,
         text: fn(&T) -> String,
-    ) -> MarkdownReply<T> {
+    ) -> MarkdownReply<T>
+    where
+        P: Send + 'static,
+        T: Send + 'static,
+    {
         let actor = self.actor(peer);
-        let result = arguments(params).and_then(|p| self.with(|t| op(t, &actor, p)));
+        let result = match arguments(params) {
+            Ok(p) => self.shared.service.run(move |t| op(t, &actor, p)).await,
+            Err(e) => Err(e),
+        };
         reply(result, text)
     }
 
-    /// Run a read operation.
-    fn look<P, T>(
+    /// Run a read operation, off the async threads.
+    async fn look<P, T>(
         &self,
         params: Parameters<P>,
-        op: impl FnOnce(&mut Local, P) -> Result<T, ToolError>,
+        op: impl FnOnce(&mut LocalTracker, P) -> Result<T, ToolError> + Send + 'static,
         text: fn(&T) -> String,
-    ) -> MarkdownReply<T> {
-        let result = arguments(params).and_then(|p| self.with(|t| op(t, p)));
+    ) -> MarkdownReply<T>
+    where
+        P: Send + 'static,
+        T: Send + 'static,
+    {
+        let result = match arguments(params) {
+            Ok(p) => self.shared.service.run(move |t| op(t, p)).await,
+            Err(e) => Err(e),
+        };
         reply(result, text)
+    }
+
+    /// Run a list operation, off the async threads: its page beside the data.
+    async fn page<P, T>(
+        &self,
+        params: Parameters<P>,
+        op: impl FnOnce(&mut LocalTracker, P) -> Result<Paged<T>, ToolError> + Send + 'static,
+        text: fn(&T, &Page) -> String,
+    ) -> MarkdownReply<T>
+    where
+        P: Send + 'static,
+        T: Send + 'static,
+    {
+        let result = match arguments(params) {
+            Ok(p) => self.shared.service.run(move |t| op(t, p)).await,
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(Paged { data, page }) => {
+                let markdown = text(&data, &page);
+                MarkdownReply::paged(data, page, markdown)
+            }
+            Err(err) => MarkdownReply::err(err),
+        }
     }
 }
 
@@ -97,12 +150,49 @@ fn reply<T>(result: Result<T, ToolError>, text: fn(&T) -> String) -> MarkdownRep
     }
 }
 
+/// `jility --mcp-server`: find (or create) the database at `db` (else the nearest
+/// `.jility/data.db`, else one in the working directory), then serve MCP over `transport`
+/// until the client leaves (stdio) or the process is told to stop (HTTP).
+pub fn serve(db: Option<PathBuf>, transport: Transport) -> anyhow::Result<()> {
+    let cwd = std::env::current_dir()?;
+    let location = match db {
+        Some(db) => Location::explicit(db),
+        None => Location::find(&cwd).unwrap_or_else(|| Location::in_dir(&cwd)),
+    };
+    let fresh = !location.db.exists();
+    let mut tracker = local::open(&location, true).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    // A database without a project (new, or made by hand) gets the default one.
+    let (project, created) = tracker
+        .init("TASK", "Default Project", false)
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    if fresh || created {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "jility: created {} (project {}); `jility init --key KEY` gives it another ticket prefix until its first ticket",
+            location.db.display(),
+            project.key
+        );
+    }
+    tracing::info!(db = %location.db.display(), "serving MCP");
+    let actor = std::env::var("JILITY_ACTOR")
+        .ok()
+        .map(|a| a.trim().to_string())
+        .filter(|a| !a.is_empty());
+    let shared = Shared::new(tracker, actor);
+    let runtime = mcp_common::serve::runtime(&transport)?;
+    runtime.block_on(mcp_common::serve::serve(
+        transport,
+        "jility",
+        ServeOptions::default(),
+        move || JilityServer::new(shared.clone()),
+    ))
+}
+
 #[tool_router]
 impl JilityServer {
-    pub fn new(tracker: Local, actor: Option<String>) -> Self {
+    pub fn new(shared: Shared) -> Self {
         Self {
-            tracker: Arc::new(Mutex::new(tracker)),
-            actor,
+            shared,
             tool_router: Self::tool_router(),
         }
     }
@@ -123,6 +213,7 @@ impl JilityServer {
             |t, a, p| t.create_ticket(a, p),
             render::created,
         )
+        .await
     }
 
     #[tool(
@@ -136,6 +227,7 @@ impl JilityServer {
         peer: Peer<RoleServer>,
     ) -> MarkdownReply<BatchCreated> {
         self.act(params, &peer, |t, a, p| t.create_batch(a, p), render::batch)
+            .await
     }
 
     #[tool(
@@ -145,18 +237,19 @@ impl JilityServer {
     )]
     async fn jility_get_ticket(&self, params: Parameters<TicketId>) -> MarkdownReply<TicketDetail> {
         self.look(params, |t, p| t.get_ticket(&p.ticket_id), render::detail)
+            .await
     }
 
     #[tool(
-        description = "Query tickets with filters (status, assignee, labels, parent, epic, unassigned); grouped by status, newest first; `limit` default 50, at most 200; page on with `cursor`.",
+        description = "Query tickets with filters (status, assignee, labels, parent, epic, unassigned); grouped by status, newest first; `limit` default 50, at most 200; `page` gives the total and the `next_cursor` to pass as `cursor` (with the same filters) for the next page.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<TicketPage>()
+        output_schema = paged_output_schema::<TicketPage>()
     )]
     async fn jility_list_tickets(
         &self,
         params: Parameters<ListTickets>,
     ) -> MarkdownReply<TicketPage> {
-        self.look(params, |t, p| t.list(&p), render::page)
+        self.page(params, |t, p| t.list(&p), render::page).await
     }
 
     #[tool(
@@ -170,6 +263,7 @@ impl JilityServer {
         peer: Peer<RoleServer>,
     ) -> MarkdownReply<Claimed> {
         self.act(params, &peer, |t, a, p| t.claim(a, p), render::claimed)
+            .await
     }
 
     #[tool(
@@ -188,6 +282,7 @@ impl JilityServer {
             |t, a, p| t.update_description(a, p),
             render::description_updated,
         )
+        .await
     }
 
     #[tool(
@@ -206,6 +301,7 @@ impl JilityServer {
             |t, a, p| t.update_status(a, p),
             render::status_updated,
         )
+        .await
     }
 
     #[tool(
@@ -224,6 +320,7 @@ impl JilityServer {
             |t, a, p| t.add_comment(a, p),
             render::comment_added,
         )
+        .await
     }
 
     #[tool(
@@ -237,6 +334,7 @@ impl JilityServer {
         peer: Peer<RoleServer>,
     ) -> MarkdownReply<Assigned> {
         self.act(params, &peer, |t, a, p| t.assign(a, p), render::assigned)
+            .await
     }
 
     #[tool(
@@ -255,6 +353,7 @@ impl JilityServer {
             |t, a, p| t.link_commit(a, p),
             render::commit_linked,
         )
+        .await
     }
 
     #[tool(
@@ -273,6 +372,7 @@ impl JilityServer {
             |t, a, p| t.add_dependency(a, p),
             render::dependency_added,
         )
+        .await
     }
 
     #[tool(
@@ -291,6 +391,7 @@ impl JilityServer {
             |t, a, p| t.remove_dependency(a, p),
             render::dependency_removed,
         )
+        .await
     }
 
     #[tool(
@@ -307,18 +408,20 @@ impl JilityServer {
             |t, p| t.dependency_graph(&p.ticket_id),
             render::graph,
         )
+        .await
     }
 
     #[tool(
-        description = "List ticket templates: the built-in ones and the project's own (.jility/templates/*.md), with their variables.",
+        description = "List ticket templates: the built-in ones and the project's own (.jility/templates/*.md), with their variables; `limit` default 50, at most 200; page on with `cursor`.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<TemplateList>()
+        output_schema = paged_output_schema::<TemplateList>()
     )]
     async fn jility_list_templates(
         &self,
-        params: Parameters<NoParams>,
+        params: Parameters<ListTemplates>,
     ) -> MarkdownReply<TemplateList> {
-        self.look(params, |t, _| Ok(t.templates()), render::templates)
+        self.page(params, |t, p| t.templates(&p), render::templates)
+            .await
     }
 
     #[tool(
@@ -337,18 +440,19 @@ impl JilityServer {
             |t, a, p| t.create_from_template(a, p),
             render::created,
         )
+        .await
     }
 
     #[tool(
-        description = "Full-text search across titles, descriptions and comments, best matches first, with a snippet per hit. All words must match; \"quoted phrases\" match exactly; punctuation is ignored.",
+        description = "Full-text search across titles, descriptions and comments, best matches first, with a snippet per hit. All words must match; \"quoted phrases\" match exactly; punctuation is ignored. `limit` default 20, at most 100; page on with `cursor`.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<SearchResults>()
+        output_schema = paged_output_schema::<SearchResults>()
     )]
     async fn jility_search_tickets(
         &self,
         params: Parameters<SearchTickets>,
     ) -> MarkdownReply<SearchResults> {
-        self.look(params, |t, p| t.search(&p), render::search)
+        self.page(params, |t, p| t.search(&p), render::search).await
     }
 
     #[tool(
@@ -361,6 +465,7 @@ impl JilityServer {
         params: Parameters<TicketId>,
     ) -> MarkdownReply<History> {
         self.look(params, |t, p| t.history(&p.ticket_id), render::history)
+            .await
     }
 
     #[tool(
@@ -379,6 +484,7 @@ impl JilityServer {
             |t, a, p| t.revert_description(a, p),
             render::description_updated,
         )
+        .await
     }
 }
 

@@ -5,18 +5,19 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 
-use mcp_common::{ErrorCode, ToolError};
+use mcp_common::{CursorKey, Limit, Page, Paged, ToolError, page::page_by_offset};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::description::{self, DiffStats, Edit};
+use crate::errors;
 use crate::model::{
     Change, Comment, CommitLink, MAX_STORY_POINTS, Status, Ticket, TicketRef, TicketSummary,
 };
 use crate::params::{
     AddComment, AssignTicket, BatchItem, ClaimTicket, CreateBatch, CreateTicket, Dependency,
-    EditTicket, FromTemplate, LinkCommit, ListTickets, RevertDescription, SearchTickets,
-    StatusName, UpdateDescription, UpdateStatus,
+    EditTicket, FromTemplate, LinkCommit, ListTemplates, ListTickets, RevertDescription,
+    SearchTickets, StatusName, UpdateDescription, UpdateStatus,
 };
 use crate::store::{
     ListFilter, NewChange, NewTicket, SearchTerms, Store, StoreTx, TicketRow, TicketUpdate,
@@ -34,21 +35,33 @@ const CHANGES_SHOWN: usize = 20;
 const CHANGE_VALUE_CHARS: usize = 200;
 /// Most tickets a dependency graph walks in each direction.
 const GRAPH_LIMIT: usize = 500;
-pub const LIST_DEFAULT: usize = 50;
-pub const LIST_MAX: usize = 200;
-pub const SEARCH_DEFAULT: usize = 20;
-pub const SEARCH_MAX: usize = 100;
+/// Page sizes of jility_list_tickets, jility_search_tickets and jility_list_templates.
+pub const LIST_LIMIT: Limit = Limit::new(50, 200);
+pub const SEARCH_LIMIT: Limit = Limit::new(20, 100);
+pub const TEMPLATES_LIMIT: Limit = Limit::new(50, 200);
+
+/// The tool names cursors are bound to (the CLI's list commands use the same, so a cursor
+/// from one works in the other).
+pub const LIST_TOOL: &str = "jility_list_tickets";
+pub const SEARCH_TOOL: &str = "jility_search_tickets";
+pub const TEMPLATES_TOOL: &str = "jility_list_templates";
 
 fn invalid(message: impl Into<String>, hint: impl Into<String>) -> ToolError {
-    ToolError::new(ErrorCode::InvalidInput, message).with_hint(hint)
+    ToolError::new(errors::INVALID_INPUT, message).with_hint(hint)
 }
 
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// The tracker: every operation, on a store. Cheap to clone when the store is (a
+/// [`crate::store::sqlite::SqlitePool`] is a handle), which is how async code runs it on
+/// blocking threads ([`crate::service`]).
+#[derive(Clone)]
 pub struct Tracker<S> {
     store: S,
+    /// Seals the cursors of the list operations.
+    cursor_key: CursorKey,
     /// `.jility/templates`, where the project's own templates live.
     templates_dir: PathBuf,
     /// The project root, to show template paths relative to it.
@@ -101,16 +114,11 @@ pub struct TicketDetail {
     pub recent_changes: Vec<Change>,
 }
 
+/// One page of a listing; how many match in all and the next cursor are in `page`
+/// (`total` counted up to 10,000, `total_exact: false` beyond).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TicketPage {
     pub tickets: Vec<TicketSummary>,
-    /// How many tickets match the filters in all (counted up to 10,000).
-    pub total: usize,
-    /// False when more than `total` tickets match (the count stopped at 10,000).
-    pub total_exact: bool,
-    /// Pass as `cursor` for the next page; absent on the last page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -230,6 +238,7 @@ pub struct DependencyGraph {
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TemplateList {
+    /// One page of the templates, built-in ones first, then the project's by name.
     pub templates: Vec<Template>,
     /// Project template files that could not be read (skipped).
     pub problems: Vec<TemplateProblem>,
@@ -246,10 +255,9 @@ pub struct SearchHitOut {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+/// One page of search hits; how many match in all and the next cursor are in `page`.
 pub struct SearchResults {
     pub query: String,
-    /// How many tickets match in all.
-    pub total: usize,
     /// The best hits first.
     pub hits: Vec<SearchHitOut>,
 }
@@ -455,7 +463,7 @@ fn check_names(names: &[String], what: &str) -> Result<Vec<String>, ToolError> {
 pub fn parse_status(name: &StatusName) -> Result<Status, ToolError> {
     Status::parse(name.0.trim()).ok_or_else(|| {
         ToolError::new(
-            ErrorCode::InvalidStatus,
+            errors::INVALID_STATUS,
             format!(
                 "Invalid status '{}'. Valid statuses: {}",
                 name.0,
@@ -466,21 +474,31 @@ pub fn parse_status(name: &StatusName) -> Result<Status, ToolError> {
     })
 }
 
-fn encode_cursor(after: i64) -> String {
-    format!("t{after:x}")
+/// The page size for a requested `limit`: `invalid_params` outside `1..=max`.
+fn page_size(limit: Limit, requested: Option<i64>) -> Result<usize, ToolError> {
+    match requested {
+        Some(n) if n < 1 => Err(ToolError::invalid_params(format!(
+            "limit {n} is out of range: give 1 to {}",
+            limit.max
+        ))
+        .with_hint(format!(
+            "Omit limit for pages of {}, or page with next_cursor.",
+            limit.default
+        ))),
+        other => limit.resolve(other.map(|n| n as u64)),
+    }
 }
 
-fn decode_cursor(cursor: &str) -> Result<i64, ToolError> {
-    cursor
-        .strip_prefix('t')
-        .and_then(|hex| i64::from_str_radix(hex, 16).ok())
-        .filter(|n| *n > 0)
-        .ok_or_else(|| {
-            invalid(
-                format!("'{cursor}' is not a cursor of jility_list_tickets"),
-                "Pass the next_cursor of the previous page unchanged, or omit cursor for the first page.",
-            )
-        })
+/// What a listing's cursor is bound to: every argument that changes which tickets are
+/// listed, as resolved (a parent named by number or UUID is the same parent).
+#[derive(Serialize)]
+struct ListShape<'a> {
+    statuses: Vec<&'static str>,
+    assignee: Option<&'a str>,
+    labels: &'a [String],
+    parent_id: Option<i64>,
+    epic_id: Option<i64>,
+    unassigned: bool,
 }
 
 fn clip(value: Option<String>) -> Option<String> {
@@ -833,12 +851,20 @@ fn resolve_opt(tx: &mut dyn StoreTx, reference: Option<&str>) -> Result<Option<i
 // Operations
 
 impl<S: Store> Tracker<S> {
-    pub fn new(store: S, root: PathBuf) -> Self {
+    /// A tracker on `store` for the project at `root`, sealing its cursors with
+    /// `cursor_key` (see [`crate::local::cursor_key`]).
+    pub fn new(store: S, root: PathBuf, cursor_key: CursorKey) -> Self {
         Self {
             templates_dir: root.join(".jility").join("templates"),
             root,
             store,
+            cursor_key,
         }
+    }
+
+    /// The store this tracker runs on.
+    pub fn store(&self) -> &S {
+        &self.store
     }
 
     /// Create the first project (`jility init`), or report the existing one.
@@ -1077,17 +1103,8 @@ impl<S: Store> Tracker<S> {
         })
     }
 
-    pub fn list(&mut self, p: &ListTickets) -> Result<TicketPage, ToolError> {
-        let limit = match p.limit {
-            None => LIST_DEFAULT,
-            Some(n) if (1..=LIST_MAX as i64).contains(&n) => n as usize,
-            Some(n) => {
-                return Err(invalid(
-                    format!("limit must be between 1 and {LIST_MAX}, got {n}"),
-                    "Use a smaller limit and page with next_cursor.",
-                ));
-            }
-        };
+    pub fn list(&mut self, p: &ListTickets) -> Result<Paged<TicketPage>, ToolError> {
+        let limit = page_size(LIST_LIMIT, p.limit)?;
         let mut statuses = Vec::new();
         for status in p.status.iter().map(parse_status) {
             let status = status?;
@@ -1096,7 +1113,6 @@ impl<S: Store> Tracker<S> {
                 statuses.push(status);
             }
         }
-        let after = p.cursor.as_deref().map(decode_cursor).transpose()?;
         let assignee = p
             .assignee
             .as_deref()
@@ -1110,6 +1126,7 @@ impl<S: Store> Tracker<S> {
             ));
         }
         let labels = check_names(&p.labels, "Labels")?;
+        let key = self.cursor_key.clone();
         self.store.read(|tx| {
             let filter = ListFilter {
                 statuses,
@@ -1119,12 +1136,35 @@ impl<S: Store> Tracker<S> {
                 epic_id: resolve_opt(tx, p.epic_id.as_deref())?,
                 unassigned: p.unassigned,
             };
+            let mut shape_statuses: Vec<&'static str> =
+                filter.statuses.iter().map(|s| s.as_str()).collect();
+            shape_statuses.sort_unstable();
+            let mut shape_labels = filter.labels.clone();
+            shape_labels.sort();
+            let cursors = key.bind(
+                LIST_TOOL,
+                &ListShape {
+                    statuses: shape_statuses,
+                    assignee: filter.assignee.as_deref(),
+                    labels: &shape_labels,
+                    parent_id: filter.parent_id,
+                    epic_id: filter.epic_id,
+                    unassigned: filter.unassigned,
+                },
+            );
+            let after: Option<i64> = cursors.start(p.cursor.as_deref())?;
             let page = tx.list(&filter, after, limit)?;
-            Ok(TicketPage {
-                tickets: page.items,
-                total: page.total,
-                total_exact: page.total_exact,
-                next_cursor: page.next_after.map(encode_cursor),
+            let total = page.total as u64;
+            let next = page.next_after.map(|after| cursors.encode(&after));
+            Ok(Paged {
+                data: TicketPage {
+                    tickets: page.items,
+                },
+                page: if page.total_exact {
+                    Page::new(total, next)
+                } else {
+                    Page::at_least(total, next)
+                },
             })
         })
     }
@@ -1144,7 +1184,7 @@ impl<S: Store> Tracker<S> {
             if !others.is_empty() {
                 let names = others.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
                 return Err(ToolError::new(
-                    ErrorCode::AlreadyAssigned,
+                    errors::ALREADY_ASSIGNED,
                     format!("{number} is already assigned to {names}"),
                 )
                 .with_hint(format!(
@@ -1153,7 +1193,7 @@ impl<S: Store> Tracker<S> {
             }
             if row.status == Status::Done {
                 return Err(ToolError::new(
-                    ErrorCode::InvalidStatus,
+                    errors::INVALID_STATUS,
                     format!("{number} is done; a done ticket cannot be claimed"),
                 )
                 .with_hint("Reopen it first with jility_update_status (todo or in_progress) if work remains."));
@@ -1252,7 +1292,7 @@ impl<S: Store> Tracker<S> {
                     .collect::<Vec<_>>()
                     .join(", ");
                 return Err(ToolError::new(
-                    ErrorCode::InvalidStatus,
+                    errors::INVALID_STATUS,
                     format!(
                         "Cannot move {number} from {} to {}",
                         row.status.label(),
@@ -1453,7 +1493,7 @@ impl<S: Store> Tracker<S> {
                         names.join(" → ")
                     )
                 };
-                return Err(ToolError::new(ErrorCode::DependencyCycle, message).with_hint(
+                return Err(ToolError::new(errors::DEPENDENCY_CYCLE, message).with_hint(
                     "Each arrow reads 'depends on'. Remove one of those dependencies first (jility_remove_dependency), or reverse this one.",
                 ));
             }
@@ -1542,7 +1582,8 @@ impl<S: Store> Tracker<S> {
         })
     }
 
-    pub fn templates(&self) -> TemplateList {
+    /// Every template, and the project template files that could not be read.
+    fn all_templates(&self) -> TemplateList {
         let (templates, problems) = templates::load(&self.templates_dir, &self.root);
         TemplateList {
             templates,
@@ -1550,12 +1591,28 @@ impl<S: Store> Tracker<S> {
         }
     }
 
+    /// One page of the templates (the unreadable files are named on every page).
+    pub fn templates(&self, p: &ListTemplates) -> Result<Paged<TemplateList>, ToolError> {
+        let limit = page_size(TEMPLATES_LIMIT, p.limit)?;
+        let cursors = self.cursor_key.bind(TEMPLATES_TOOL, &());
+        let all = self.all_templates();
+        let (templates, page) =
+            page_by_offset(&all.templates, &cursors, p.cursor.as_deref(), limit)?;
+        Ok(Paged {
+            data: TemplateList {
+                templates,
+                problems: all.problems,
+            },
+            page,
+        })
+    }
+
     pub fn create_from_template(
         &mut self,
         actor: &str,
         p: FromTemplate,
     ) -> Result<Created, ToolError> {
-        let list = self.templates();
+        let list = self.all_templates();
         let Some(template) = list.templates.iter().find(|t| t.name == p.template.trim()) else {
             let names = list
                 .templates
@@ -1598,17 +1655,8 @@ impl<S: Store> Tracker<S> {
         })
     }
 
-    pub fn search(&mut self, p: &SearchTickets) -> Result<SearchResults, ToolError> {
-        let limit = match p.limit {
-            None => SEARCH_DEFAULT,
-            Some(n) if (1..=SEARCH_MAX as i64).contains(&n) => n as usize,
-            Some(n) => {
-                return Err(invalid(
-                    format!("limit must be between 1 and {SEARCH_MAX}, got {n}"),
-                    "Use a smaller limit and a more specific query.",
-                ));
-            }
-        };
+    pub fn search(&mut self, p: &SearchTickets) -> Result<Paged<SearchResults>, ToolError> {
+        let limit = page_size(SEARCH_LIMIT, p.limit)?;
         let terms = search_terms(&p.query);
         if terms.0.is_empty() {
             return Err(invalid(
@@ -1616,21 +1664,29 @@ impl<S: Store> Tracker<S> {
                 "Search for words that appear in titles, descriptions or comments.",
             ));
         }
+        // Bound to the terms as searched: `JWT token` and `jwt, token` are one query.
+        let cursors = self.cursor_key.bind(SEARCH_TOOL, &terms.0);
+        let offset: usize = cursors.start(p.cursor.as_deref())?.unwrap_or(0);
         self.store.read(|tx| {
-            let (hits, total) = tx.search(&terms, limit)?;
-            Ok(SearchResults {
-                query: p.query.clone(),
-                total,
-                hits: hits
-                    .into_iter()
-                    .map(|h| SearchHitOut {
-                        number: h.ticket.number,
-                        title: h.ticket.title,
-                        status: h.ticket.status,
-                        assignees: h.ticket.assignees,
-                        snippet: h.snippet,
-                    })
-                    .collect(),
+            let (hits, total) = tx.search(&terms, offset, limit)?;
+            // The offset counts index rows, as the store's OFFSET does.
+            let end = offset.saturating_add(limit);
+            let next = (end < total).then(|| cursors.encode(&end));
+            Ok(Paged {
+                data: SearchResults {
+                    query: p.query.clone(),
+                    hits: hits
+                        .into_iter()
+                        .map(|h| SearchHitOut {
+                            number: h.ticket.number,
+                            title: h.ticket.title,
+                            status: h.ticket.status,
+                            assignees: h.ticket.assignees,
+                            snippet: h.snippet,
+                        })
+                        .collect(),
+                },
+                page: Page::new(total as u64, next),
             })
         })
     }
@@ -2075,10 +2131,13 @@ mod tests {
     }
 
     #[test]
-    fn cursors_round_trip_and_reject_forgeries() {
-        assert_eq!(decode_cursor(&encode_cursor(12345)).ok(), Some(12345));
-        assert!(decode_cursor("12345").is_err());
-        assert!(decode_cursor("tzz").is_err());
-        assert!(decode_cursor("t-5").is_err());
+    fn page_sizes_outside_the_range_are_invalid_params() {
+        assert_eq!(page_size(LIST_LIMIT, None), Ok(50));
+        assert_eq!(page_size(LIST_LIMIT, Some(200)), Ok(200));
+        for bad in [0, -5, 201] {
+            let err = page_size(LIST_LIMIT, Some(bad)).unwrap_err();
+            assert_eq!(err.code, errors::INVALID_PARAMS, "{bad}");
+            assert!(err.message.contains(&bad.to_string()), "{}", err.message);
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 mod support;
 
-use mcp_common::ErrorCode;
+use jility::errors;
 use serde_json::{Value, json};
 use support::*;
 
@@ -47,7 +47,7 @@ fn init_creates_the_project_once() {
     assert_eq!(v["ticket"]["number"], "API-1");
     // …but not once its tickets are named by the old one.
     let e = p.json_err(&["init", "--key", "OTHER"]);
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     assert!(e.message.contains("API-N"), "{}", e.message);
     assert_eq!(p.json(&["init"])["key"], "API");
 
@@ -65,12 +65,12 @@ fn init_refuses_a_bad_key() {
     let p = Project::new();
     for key in ["1BAD", "WAY-TOO-LONG-KEY", "", "A B"] {
         let e = p.json_err(&["init", "--key", key]);
-        assert_eq!(e.code, ErrorCode::InvalidInput, "{key:?}");
+        assert_eq!(e.code, errors::INVALID_INPUT, "{key:?}");
         assert!(
             e.message.ends_with("is not a valid project key"),
             "{key:?}: {e:?}"
         );
-        assert!(e.hint.unwrap().contains("e.g. TASK or API"));
+        assert!(e.hint.contains("e.g. TASK or API"));
     }
 }
 
@@ -78,14 +78,14 @@ fn init_refuses_a_bad_key() {
 fn a_refused_init_leaves_nothing_behind() {
     let p = Project::new();
     let e = p.json_err(&["init", "--key", "1BAD"]);
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     assert!(
         !p.path(".jility").exists(),
         "a refused init must not create the database"
     );
     // Whatever was left, the next command must not be an internal error.
     let e = p.json_err(&["ticket", "create", "--title", "x"]);
-    assert_ne!(e.code, ErrorCode::Internal, "{e:?}");
+    assert_ne!(e.code, errors::INTERNAL, "{e:?}");
 }
 
 #[test]
@@ -113,11 +113,11 @@ fn commands_outside_a_project_say_to_run_init() {
         &["template", "list"],
     ] {
         let e = p.json_err(args);
-        assert_eq!(e.code, ErrorCode::NotFound, "{args:?}");
-        assert!(e.hint.unwrap().contains("jility init"), "{args:?}");
+        assert_eq!(e.code, errors::NOT_FOUND, "{args:?}");
+        assert!(e.hint.contains("jility init"), "{args:?}");
     }
     let e = p.json_err(&["--db", "missing.db", "ticket", "list"]);
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     assert!(e.message.starts_with("No Jility database at "), "{e:?}");
     assert!(e.message.ends_with("missing.db"), "{e:?}");
     assert!(!p.path(".jility").exists());
@@ -197,15 +197,15 @@ fn ticket_create_list_and_show() {
     let v = p.json(&["ticket", "list", "--parent", "API-1"]);
     assert_eq!(numbers(&v["tickets"]), ["API-2"]);
     let v = p.json(&["ticket", "list", "--epic", "API-1", "--label", "nope"]);
-    assert_eq!(v["total"], 0);
+    assert_eq!(v["page"]["total"], 0);
     let v = p.json(&["ticket", "list", "--limit", "1"]);
     assert_eq!(numbers(&v["tickets"]), ["API-2"]);
-    let cursor = v["next_cursor"].as_str().unwrap();
+    let cursor = v["page"]["next_cursor"].as_str().unwrap();
     let v = p.json(&["ticket", "list", "--limit", "1", "--cursor", cursor]);
     assert_eq!(numbers(&v["tickets"]), ["API-1"]);
-    assert!(v.get("next_cursor").is_none());
+    assert!(v["page"].get("next_cursor").is_none());
     let e = p.json_err(&["ticket", "list", "--limit", "201"]);
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_PARAMS);
 
     let out = p.cli(&["ticket", "show", "API-2"]);
     let text = out.ok();
@@ -279,7 +279,7 @@ fn ticket_edit_fields_and_description() {
         "--content",
         "x",
     ]);
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     assert_eq!(
         p.json(&["ticket", "show", "API-1"])["ticket"]["title"],
         title
@@ -375,7 +375,7 @@ fn ticket_edit_fields_and_description() {
 
     // Errors.
     let e = p.json_err(&["ticket", "edit", "API-1"]);
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     assert_eq!(e.message, "Nothing to edit");
     let e = p.json_err(&[
         "ticket",
@@ -447,13 +447,13 @@ fn move_assign_claim_and_comment() {
          **Changed by:** alice\n**Message:** planned\n"
     );
     let e = p.json_err(&["ticket", "move", "TASK-1", "in-progress"]);
-    assert_eq!(e.code, ErrorCode::InvalidStatus);
+    assert_eq!(e.code, errors::INVALID_STATUS);
     assert!(
         e.message
             .contains("Valid statuses: backlog, todo, in_progress")
     );
     let e = p.json_err(&["ticket", "move", "TASK-1", "done"]);
-    assert_eq!(e.code, ErrorCode::InvalidStatus);
+    assert_eq!(e.code, errors::INVALID_STATUS);
     assert_eq!(e.message, "Cannot move TASK-1 from Todo to Done");
 
     let v = p.json(&["ticket", "claim", "TASK-1", "-m", "mine now"]);
@@ -464,7 +464,7 @@ fn move_assign_claim_and_comment() {
         &[("JILITY_ACTOR", "bob")],
         &["ticket", "claim", "TASK-1"],
     );
-    assert_eq!(e.code, ErrorCode::AlreadyAssigned);
+    assert_eq!(e.code, errors::ALREADY_ASSIGNED);
     assert_eq!(e.message, "TASK-1 is already assigned to alice");
 
     let out = p.cli(&[
@@ -503,7 +503,7 @@ fn move_assign_claim_and_comment() {
         ["mine now", "pair with me", "LGTM @bob", "second"]
     );
     let e = p.json_err(&["ticket", "comment", "TASK-1", " "]);
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
 }
 
 #[test]
@@ -534,7 +534,7 @@ fn history_revert_search_link_and_delete() {
         "first text\n"
     );
     let e = p.json_err(&["ticket", "history", "TASK-1", "--revert", "9"]);
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
 
     p.json(&[
         "ticket",
@@ -553,10 +553,10 @@ fn history_revert_search_link_and_delete() {
         "{text}"
     );
     let v = p.json(&["ticket", "search", "kangaroo", "--limit", "1"]);
-    assert_eq!(v["total"], 2);
+    assert_eq!(v["page"]["total"], 2);
     assert_eq!(numbers(&v["hits"]), ["TASK-1"]);
     let e = p.json_err(&["ticket", "search", "*"]);
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
 
     let out = p.cli(&[
         "ticket",
@@ -579,11 +579,11 @@ fn history_revert_search_link_and_delete() {
     let v = p.json(&["ticket", "delete", "TASK-1"]);
     assert_eq!(v, json!({"number": "TASK-1", "title": "Kangaroo importer"}));
     let e = p.json_err(&["ticket", "show", "TASK-1"]);
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     assert_eq!(e.message, "Ticket TASK-1 was deleted");
     let e = p.json_err(&["ticket", "delete", "TASK-1"]);
-    assert_eq!(e.code, ErrorCode::NotFound);
-    assert_eq!(p.json(&["ticket", "list"])["total"], 1);
+    assert_eq!(e.code, errors::NOT_FOUND);
+    assert_eq!(p.json(&["ticket", "list"])["page"]["total"], 1);
     assert_eq!(
         numbers(&p.json(&["ticket", "search", "kangaroo"])["hits"]),
         ["TASK-2"]
@@ -615,7 +615,7 @@ fn dependencies() {
         "{out:?}"
     );
     let e = p.json_err(&["dep", "add", "TASK-1", "TASK-1"]);
-    assert_eq!(e.code, ErrorCode::DependencyCycle);
+    assert_eq!(e.code, errors::DEPENDENCY_CYCLE);
     let out = p.cli(&["dep", "graph", "TASK-2"]);
     assert_eq!(
         out.ok(),
@@ -630,7 +630,7 @@ fn dependencies() {
         "✅ Removed dependency\n\nTASK-3 no longer depends on TASK-2\n"
     );
     let e = p.json_err(&["dep", "remove", "TASK-3", "TASK-2"]);
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     let v = p.json(&["dep", "add", "TASK-1", "TASK-3"]);
     assert_eq!(v["is_blocked"], true);
 }
@@ -670,7 +670,7 @@ fn templates_builtin_and_from_the_project() {
             .starts_with("## Context\nBug: login crashes on = sign\n")
     );
     let e = p.json_err(&["template", "create", "api-endpoint", "--var", "method=GET"]);
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     assert_eq!(
         e.message,
         "template \"api-endpoint\" needs values for these variables: endpoint, resource"
@@ -678,7 +678,7 @@ fn templates_builtin_and_from_the_project() {
     let e = p.json_err(&["template", "create", "bug-fix", "--var", "summary"]);
     assert_eq!(e.message, "'summary' is not NAME=VALUE");
     let e = p.json_err(&["template", "create", "nope"]);
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
 
     // Project templates: TOML front matter between +++ lines; a file named like a built-in
     // replaces it; a `# ` heading gives the title when the front matter does not.
@@ -794,7 +794,8 @@ fn errors_on_stderr_or_as_json() {
         json!({"status": "error", "error": {
             "code": "not_found",
             "message": "Ticket TASK-5 not found",
-            "hint": "Use jility_list_tickets or jility_search_tickets (CLI: `jility ticket list`) to see available tickets."
+            "hint": "Use jility_list_tickets or jility_search_tickets (CLI: `jility ticket list`) to see available tickets.",
+            "retryable": false
         }})
     );
     // --json may come after the subcommand too.
@@ -816,8 +817,8 @@ fn errors_on_stderr_or_as_json() {
         "--status",
         "in-progress",
     ]);
-    assert_eq!(e.code, ErrorCode::InvalidStatus);
-    assert_eq!(p.json(&["ticket", "list"])["total"], 0);
+    assert_eq!(e.code, errors::INVALID_STATUS);
+    assert_eq!(p.json(&["ticket", "list"])["page"]["total"], 0);
 }
 
 /// The recent changes of `ticket show` without their timestamps.
@@ -883,7 +884,7 @@ fn parent_chains_cannot_loop() {
     p.json(&["ticket", "edit", "API-2", "--parent", "API-1"]);
     p.json(&["ticket", "edit", "API-3", "--parent", "API-2"]);
     let e = p.json_err(&["ticket", "edit", "API-1", "--parent", "API-3"]);
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     assert_eq!(
         e.message,
         "API-3 cannot be the parent of API-1: it is one of its sub-tasks"

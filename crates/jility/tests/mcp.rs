@@ -8,7 +8,7 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use mcp_common::ErrorCode;
+use jility::errors;
 use serde_json::{Value, json};
 use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -40,7 +40,7 @@ fn set(items: &[&str]) -> BTreeSet<String> {
 
 /// The numbers a listing with these arguments shows (one page).
 async fn listed(mcp: &mcp_testkit::McpProcess, args: Value) -> BTreeSet<String> {
-    let page = mcp.data("jility_list_tickets", args).await;
+    let (page, _) = mcp.list("jility_list_tickets", args).await;
     numbers(&page["tickets"]).into_iter().collect()
 }
 
@@ -88,7 +88,23 @@ async fn tool_list_matches_the_snapshot() {
         assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
         let props = schema["properties"].as_object().unwrap();
         let keys: Vec<&String> = props.keys().collect();
-        assert_eq!(keys, ["data", "error", "status"], "{}", tool.name);
+        let paged = [
+            "jility_list_tickets",
+            "jility_search_tickets",
+            "jility_list_templates",
+        ]
+        .contains(&tool.name.as_ref());
+        if paged {
+            assert_eq!(keys, ["data", "error", "page", "status"], "{}", tool.name);
+            let input = tool.input_schema["properties"].as_object().unwrap();
+            assert!(
+                input.contains_key("limit") && input.contains_key("cursor"),
+                "{}: every list tool pages",
+                tool.name
+            );
+        } else {
+            assert_eq!(keys, ["data", "error", "status"], "{}", tool.name);
+        }
         assert!(
             tool.description.as_deref().is_some_and(|d| !d.is_empty()),
             "{}",
@@ -257,7 +273,17 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
             } else {
                 assert_ne!(result.is_error, Some(true), "{tool} {args}: {structured}");
                 assert_eq!(structured["status"], "ok", "{tool}");
-                assert_eq!(keys, ["data", "status"], "{tool}");
+                let paged = [
+                    "jility_list_tickets",
+                    "jility_search_tickets",
+                    "jility_list_templates",
+                ]
+                .contains(&tool);
+                if paged {
+                    assert_eq!(keys, ["data", "page", "status"], "{tool}");
+                } else {
+                    assert_eq!(keys, ["data", "status"], "{tool}");
+                }
                 assert!(
                     text.starts_with(['✅', '📋', '#', '🔗', '🔍', '📜']),
                     "{tool}: {text}"
@@ -290,7 +316,7 @@ async fn the_schema_check_refuses_wrong_shapes() {
     check_schema(&schema, &good).unwrap();
     check_schema(
         &schema,
-        &json!({"status": "error", "error": {"code": "not_found", "message": "m"}}),
+        &json!({"status": "error", "error": {"code": "not_found", "message": "m", "hint": "h", "retryable": false}}),
     )
     .unwrap();
     let mutations: [(&str, Value); 7] = [
@@ -408,7 +434,7 @@ async fn stdout_carries_only_json_rpc_frames() {
     assert_eq!(missing["structuredContent"]["error"]["code"], "not_found");
     assert_eq!(answers[&4]["result"]["tools"].as_array().unwrap().len(), 18);
     assert_eq!(
-        answers[&5]["result"]["structuredContent"]["data"]["total"],
+        answers[&5]["result"]["structuredContent"]["page"]["total"],
         1
     );
 
@@ -499,14 +525,14 @@ async fn db_flag_and_jility_db_choose_the_database() {
     );
     // The CLI reads the same files.
     let v = p.json(&["--db", by_flag.to_str().unwrap(), "ticket", "list"]);
-    assert_eq!(v["total"], 1);
+    assert_eq!(v["page"]["total"], 1);
     assert_eq!(v["tickets"][0]["title"], "Flagged");
     let v = json_ok(
         p.root(),
         &[("JILITY_DB", by_env.to_str().unwrap())],
         &["ticket", "list"],
     );
-    assert_eq!(v["total"], 2);
+    assert_eq!(v["page"]["total"], 2);
 }
 
 #[tokio::test]
@@ -881,7 +907,7 @@ async fn claim_assigns_to_the_caller_and_starts_the_work() {
     let (text, e) = other
         .err("jility_claim_ticket", json!({"ticket_id": n}))
         .await;
-    assert_eq!(e.code, ErrorCode::AlreadyAssigned);
+    assert_eq!(e.code, errors::ALREADY_ASSIGNED);
     assert_eq!(e.message, "TASK-1 is already assigned to agent-1");
     assert!(text.contains("jility_assign_ticket"), "{text}");
     assert_eq!(mcp.ticket(&n).await["assignees"], json!([AGENT]));
@@ -901,7 +927,7 @@ async fn claim_assigns_to_the_caller_and_starts_the_work() {
     let (_, e) = other
         .err("jility_claim_ticket", json!({"ticket_id": done}))
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidStatus);
+    assert_eq!(e.code, errors::INVALID_STATUS);
     assert_eq!(e.message, "TASK-3 is done; a done ticket cannot be claimed");
     assert_eq!(other.ticket(&done).await["assignees"], json!([]));
 }
@@ -955,12 +981,9 @@ async fn update_status_follows_the_workflow() {
             json!({"ticket_id": n, "status": "backlog"}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidStatus);
+    assert_eq!(e.code, errors::INVALID_STATUS);
     assert_eq!(e.message, "Cannot move TASK-1 from Done to Backlog");
-    assert_eq!(
-        e.hint.as_deref(),
-        Some("From done a ticket can move to: todo, in_progress.")
-    );
+    assert_eq!(e.hint, "From done a ticket can move to: todo, in_progress.");
     assert!(text.starts_with("❌ Error: Cannot move TASK-1 from Done to Backlog"));
     assert_eq!(mcp.ticket(&n).await["status"], "done");
 
@@ -971,7 +994,7 @@ async fn update_status_follows_the_workflow() {
             json!({"ticket_id": n, "status": "in-progress"}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidStatus);
+    assert_eq!(e.code, errors::INVALID_STATUS);
     assert_eq!(
         e.message,
         "Invalid status 'in-progress'. Valid statuses: backlog, todo, in_progress, review, done, blocked"
@@ -1007,11 +1030,9 @@ async fn update_status_follows_the_workflow() {
             json!({"ticket_id": n, "status": "done"}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidStatus);
+    assert_eq!(e.code, errors::INVALID_STATUS);
     assert!(
-        e.hint
-            .unwrap()
-            .contains("backlog, todo, in_progress, review"),
+        e.hint.contains("backlog, todo, in_progress, review"),
         "blocked's moves are named"
     );
     let changes =
@@ -1212,7 +1233,7 @@ async fn dependencies_chains_graphs_and_cycles() {
             json!({"ticket_id": a, "depends_on": c}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::DependencyCycle);
+    assert_eq!(e.code, errors::DEPENDENCY_CYCLE);
     assert_eq!(
         e.message,
         "TASK-1 cannot depend on TASK-3: that would create the cycle TASK-1 → TASK-3 → TASK-2 → TASK-1"
@@ -1223,7 +1244,7 @@ async fn dependencies_chains_graphs_and_cycles() {
             json!({"ticket_id": b, "depends_on": "task-2"}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::DependencyCycle);
+    assert_eq!(e.code, errors::DEPENDENCY_CYCLE);
     assert_eq!(e.message, "TASK-2 cannot depend on itself");
 
     // The graph of the end of the chain, and of its middle.
@@ -1283,7 +1304,7 @@ async fn dependencies_chains_graphs_and_cycles() {
             json!({"ticket_id": c, "depends_on": b}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     assert_eq!(e.message, "TASK-3 does not depend on TASK-2");
     // Without the cycle, A may now depend on C.
     mcp.data(
@@ -1396,15 +1417,13 @@ async fn templates_builtin_and_from_the_project() {
             json!({"template": "api-endpoint", "variables": {"method": "GET"}}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     assert_eq!(
         e.message,
         "template \"api-endpoint\" needs values for these variables: endpoint, resource"
     );
     assert!(
         e.hint
-            .as_deref()
-            .unwrap()
             .contains("The template uses: method, endpoint, resource"),
         "{e:?}"
     );
@@ -1424,16 +1443,16 @@ async fn templates_builtin_and_from_the_project() {
             json!({"template": "story", "variables": {}}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     assert_eq!(e.message, "Template 'story' not found");
     assert!(
-        e.hint.as_deref().unwrap().contains(
+        e.hint.contains(
             "api-endpoint, database-migration, react-component, bug-fix, refactor, spike"
         ),
         "{e:?}"
     );
-    let page = mcp.data("jility_list_tickets", json!({})).await;
-    assert_eq!(page["total"], 2);
+    let (_, info) = mcp.list("jility_list_tickets", json!({})).await;
+    assert_eq!(info.total, 2);
 }
 
 #[tokio::test]
@@ -1560,7 +1579,7 @@ async fn history_numbers_versions_from_one_and_revert_adds_one() {
                 json!({"ticket_id": n, "version": version}),
             )
             .await;
-        assert_eq!(e.code, ErrorCode::InvalidInput);
+        assert_eq!(e.code, errors::INVALID_INPUT);
         assert_eq!(
             e.message,
             format!("TASK-1 has no description version {version}; it has versions 1 to 4")
@@ -1673,7 +1692,7 @@ async fn a_long_dependency_chain_is_cut_at_500() {
             json!({"ticket_id": "TASK-1", "depends_on": "TASK-502"}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::DependencyCycle);
+    assert_eq!(e.code, errors::DEPENDENCY_CYCLE);
     assert!(
         e.message
             .starts_with("TASK-1 cannot depend on TASK-502: that would create the cycle TASK-1 → TASK-502 → TASK-501 → "),
@@ -1696,7 +1715,7 @@ async fn not_found_errors() {
     let (text, e) = mcp
         .err("jility_get_ticket", json!({"ticket_id": "TASK-999"}))
         .await;
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     assert_eq!(
         text,
         "❌ Error: Ticket TASK-999 not found\n\nUse jility_list_tickets or jility_search_tickets \
@@ -1705,12 +1724,12 @@ async fn not_found_errors() {
     let (_, e) = mcp
         .err("jility_get_ticket", json!({"ticket_id": "OTHER-1"}))
         .await;
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     let uuid = "6f9619ff-8b86-d011-b42d-00c04fc964ff";
     let (_, e) = mcp
         .err("jility_get_ticket", json!({"ticket_id": uuid}))
         .await;
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
 
     // A deleted ticket (the CLI deletes) is gone for every tool.
     p.cli(&["ticket", "delete", &b]).ok();
@@ -1732,7 +1751,7 @@ async fn not_found_errors() {
         ("jility_get_ticket_history", json!({"ticket_id": b})),
     ] {
         let (_, e) = mcp.err(tool, args).await;
-        assert_eq!(e.code, ErrorCode::NotFound, "{tool}");
+        assert_eq!(e.code, errors::NOT_FOUND, "{tool}");
         assert_eq!(e.message, "Ticket TASK-2 was deleted", "{tool}");
     }
 
@@ -1742,7 +1761,7 @@ async fn not_found_errors() {
             json!({"template": "epic", "variables": {}}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     let c = mcp.create("Third").await;
     let (_, e) = mcp
         .err(
@@ -1750,7 +1769,7 @@ async fn not_found_errors() {
             json!({"ticket_id": a, "depends_on": c}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     assert_eq!(e.message, "TASK-1 does not depend on TASK-3");
     let (_, e) = mcp
         .err(
@@ -1758,9 +1777,9 @@ async fn not_found_errors() {
             json!({"title": "Orphan", "parent_id": "TASK-77"}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     assert_eq!(
-        mcp.data("jility_list_tickets", json!({})).await["total"],
+        mcp.list("jility_list_tickets", json!({})).await.1.total,
         2,
         "the orphan was not created"
     );
@@ -1833,26 +1852,6 @@ async fn invalid_input_errors() {
         ),
         (
             "jility_list_tickets",
-            json!({"cursor": "bogus"}),
-            "'bogus' is not a cursor of jility_list_tickets",
-        ),
-        (
-            "jility_list_tickets",
-            json!({"cursor": "t-5"}),
-            "'t-5' is not a cursor of jility_list_tickets",
-        ),
-        (
-            "jility_list_tickets",
-            json!({"limit": 0}),
-            "limit must be between 1 and 200, got 0",
-        ),
-        (
-            "jility_list_tickets",
-            json!({"limit": 201}),
-            "limit must be between 1 and 200, got 201",
-        ),
-        (
-            "jility_list_tickets",
             json!({"assignee": "bob", "unassigned": true}),
             "assignee and unassigned cannot be combined",
         ),
@@ -1922,11 +1921,6 @@ async fn invalid_input_errors() {
             "The query ''' has no words to search for",
         ),
         (
-            "jility_search_tickets",
-            json!({"query": "target", "limit": 0}),
-            "limit must be between 1 and 100, got 0",
-        ),
-        (
             "jility_add_comment",
             json!({"ticket_id": n, "content": "\n  \n"}),
             "Comment cannot be empty",
@@ -1944,18 +1938,18 @@ async fn invalid_input_errors() {
     ];
     for (tool, args, message) in cases {
         let (text, e) = mcp.err(tool, args.clone()).await;
-        assert_eq!(e.code, ErrorCode::InvalidInput, "{tool} {args}: {e:?}");
+        assert_eq!(e.code, errors::INVALID_INPUT, "{tool} {args}: {e:?}");
         assert!(
             e.message.starts_with(message),
             "{tool} {args}:\n  got {:?}\n want {message:?}",
             e.message
         );
-        assert!(e.hint.is_some(), "{tool} {args}: every error has a hint");
+        assert!(!e.hint.is_empty(), "{tool} {args}: every error has a hint");
         assert!(text.starts_with(&format!("❌ Error: {message}")), "{text}");
     }
     // Nothing was created or changed.
-    let page = mcp.data("jility_list_tickets", json!({})).await;
-    assert_eq!(page["total"], 1);
+    let (_, info) = mcp.list("jility_list_tickets", json!({})).await;
+    assert_eq!(info.total, 1);
     let detail = mcp.data("jility_get_ticket", json!({"ticket_id": n})).await;
     assert_eq!(detail["comment_count"], 0);
     assert_eq!(detail["linked_commits"], json!([]));
@@ -2096,7 +2090,7 @@ async fn replace_lines_at_the_boundaries() {
             json!({"ticket_id": n, "operation": "replace_lines", "start_line": 6, "end_line": 7, "content": "x"}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     assert_eq!(
         e.message,
         "TASK-1: line range 6-7 is out of bounds: the description has 6 lines"
@@ -2119,7 +2113,7 @@ async fn replace_lines_at_the_boundaries() {
         e.message,
         "TASK-2: line range 1-1 is out of bounds: the description is empty (0 lines)"
     );
-    assert!(e.hint.unwrap().contains("append or replace_all"));
+    assert!(e.hint.contains("append or replace_all"));
     assert_eq!(mcp.description(&n).await, "a\nb\nc\nd\ne\nf\n");
 }
 
@@ -2217,10 +2211,9 @@ async fn replace_section_ignores_headers_in_code_and_understands_setext() {
             json!({"ticket_id": n, "operation": "replace_section", "section_header": "not a heading", "content": "x"}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     assert!(
         e.hint
-            .unwrap()
             .starts_with("Available headings: \"## Steps\", \"## Notes\"."),
         "headings are listed"
     );
@@ -2278,7 +2271,7 @@ async fn list_groups_by_status_and_filters() {
     let p = Project::new();
     let mcp = p.start().await;
     six_tickets(&mcp).await;
-    let (text, page) = mcp.ok("jility_list_tickets", json!({})).await;
+    let (text, page, info) = mcp.paged("jility_list_tickets", json!({})).await;
     assert_eq!(
         text,
         "📋 Found 6 tickets\n\n\
@@ -2288,8 +2281,9 @@ async fn list_groups_by_status_and_filters() {
          ## Backlog (1)\n- TASK-4: OAuth support (unassigned) • 8 pts\n\n\
          ## Done (1)\n- TASK-5: Write docs (unassigned)"
     );
-    assert_eq!(page["total"], 6);
-    assert!(page.get("next_cursor").is_none());
+    assert_eq!(info.total, 6);
+    assert!(info.next_cursor.is_none());
+    assert!(info.total_exact.is_none(), "exact totals say nothing more");
     assert_eq!(
         numbers(&page["tickets"]),
         ["TASK-6", "TASK-5", "TASK-4", "TASK-3", "TASK-2", "TASK-1"],
@@ -2331,10 +2325,10 @@ async fn list_groups_by_status_and_filters() {
         ),
     ];
     for (args, expected) in cases {
-        let page = mcp.data("jility_list_tickets", args.clone()).await;
+        let (page, info) = mcp.list("jility_list_tickets", args.clone()).await;
         let got: BTreeSet<String> = numbers(&page["tickets"]).into_iter().collect();
         assert_eq!(got, expected, "{args}");
-        assert_eq!(page["total"], expected.len(), "{args}");
+        assert_eq!(info.total, expected.len() as u64, "{args}");
     }
     let (text, _) = mcp
         .ok("jility_list_tickets", json!({"status": ["review"]}))
@@ -2350,14 +2344,14 @@ async fn list_groups_by_status_and_filters() {
     let (_, e) = mcp
         .err("jility_list_tickets", json!({"status": ["in-progress"]}))
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidStatus);
+    assert_eq!(e.code, errors::INVALID_STATUS);
     let (_, e) = mcp
         .err(
             "jility_create_ticket",
             json!({"title": "Bad status", "status": "started"}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidStatus);
+    assert_eq!(e.code, errors::INVALID_STATUS);
     assert!(
         e.message
             .starts_with("Invalid status 'started'. Valid statuses: ")
@@ -2365,7 +2359,7 @@ async fn list_groups_by_status_and_filters() {
     let (_, e) = mcp
         .err("jility_list_tickets", json!({"parent_id": "TASK-40"}))
         .await;
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
 }
 
 /// Paging with `cursor` visits every ticket exactly once, also when tickets are created
@@ -2383,20 +2377,20 @@ async fn cursor_paging_visits_every_ticket_once() {
             .await;
         assert_eq!(b["tickets"].as_array().unwrap().len(), count);
     }
-    let (text, page) = mcp.ok("jility_list_tickets", json!({})).await;
+    let (text, page, info) = mcp.paged("jility_list_tickets", json!({})).await;
     assert_eq!(page["tickets"].as_array().unwrap().len(), 50);
-    assert_eq!(page["total"], 250);
+    assert_eq!(info.total, 250);
     assert!(
         text.starts_with("📋 Found 250 tickets (showing 50)\n"),
         "{text}"
     );
-    let cursor = page["next_cursor"].as_str().unwrap().to_string();
+    let cursor = info.next_cursor.clone().unwrap();
     assert!(text.ends_with(&format!(
         "More: pass cursor \"{cursor}\" for the next page."
     )));
-    let page = mcp.data("jility_list_tickets", json!({"limit": 200})).await;
+    let (page, info) = mcp.list("jility_list_tickets", json!({"limit": 200})).await;
     assert_eq!(page["tickets"].as_array().unwrap().len(), 200);
-    assert!(page["next_cursor"].is_string());
+    assert!(info.next_cursor.is_some());
 
     let mut seen: Vec<String> = Vec::new();
     let mut cursor: Option<String> = None;
@@ -2406,20 +2400,20 @@ async fn cursor_paging_visits_every_ticket_once() {
         if let Some(c) = &cursor {
             args["cursor"] = json!(c);
         }
-        let page = mcp.data("jility_list_tickets", args).await;
+        let (page, info) = mcp.list("jility_list_tickets", args).await;
         pages += 1;
         seen.extend(numbers(&page["tickets"]));
         if pages == 1 {
-            assert_eq!(page["total"], 250);
+            assert_eq!(info.total, 250);
             // New tickets during paging appear before the cursor, never twice.
             for i in 0..3 {
                 mcp.create(&format!("Late {i}")).await;
             }
         } else {
-            assert_eq!(page["total"], 253);
+            assert_eq!(info.total, 253);
         }
-        match page.get("next_cursor").and_then(Value::as_str) {
-            Some(c) => cursor = Some(c.to_string()),
+        match info.next_cursor {
+            Some(c) => cursor = Some(c),
             None => break,
         }
         assert!(pages < 100, "paging does not end");
@@ -2438,11 +2432,11 @@ async fn cursor_paging_visits_every_ticket_once() {
         if let Some(c) = &cursor {
             args["cursor"] = json!(c);
         }
-        let page = mcp.data("jility_list_tickets", args).await;
-        assert_eq!(page["total"], 84);
+        let (page, info) = mcp.list("jility_list_tickets", args).await;
+        assert_eq!(info.total, 84);
         seen.extend(numbers(&page["tickets"]));
-        match page.get("next_cursor").and_then(Value::as_str) {
-            Some(c) => cursor = Some(c.to_string()),
+        match info.next_cursor {
+            Some(c) => cursor = Some(c),
             None => break,
         }
     }
@@ -2469,16 +2463,16 @@ async fn deleted_tickets_vanish_from_every_view() {
         json!({"ticket_id": "TASK-3", "content": "salted hashes please"}),
     )
     .await;
-    let hits = mcp
-        .data("jility_search_tickets", json!({"query": "hashing"}))
+    let (hits, _) = mcp
+        .list("jility_search_tickets", json!({"query": "hashing"}))
         .await;
     assert_eq!(numbers(&hits["hits"]), ["TASK-3"]);
 
     let out = p.cli(&["ticket", "delete", "TASK-3"]);
     assert_eq!(out.ok().trim(), "🗑️ Deleted TASK-3: Password hashing");
 
-    let page = mcp.data("jility_list_tickets", json!({})).await;
-    assert_eq!(page["total"], 5);
+    let (page, info) = mcp.list("jility_list_tickets", json!({})).await;
+    assert_eq!(info.total, 5);
     assert!(!numbers(&page["tickets"]).contains(&"TASK-3".to_string()));
     assert_eq!(
         listed(&mcp, json!({"labels": ["backend"]})).await,
@@ -2489,15 +2483,15 @@ async fn deleted_tickets_vanish_from_every_view() {
         set(&["TASK-4", "TASK-5"])
     );
     for query in ["hashing", "salted"] {
-        let hits = mcp
-            .data("jility_search_tickets", json!({"query": query}))
+        let (hits, hits_info) = mcp
+            .list("jility_search_tickets", json!({"query": query}))
             .await;
-        assert_eq!(hits["total"], 0, "{query}: {hits}");
+        assert_eq!(hits_info.total, 0, "{query}: {hits}");
     }
     let (_, e) = mcp
         .err("jility_get_ticket", json!({"ticket_id": "TASK-3"}))
         .await;
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     let g = mcp
         .data(
             "jility_get_dependency_graph",
@@ -2593,32 +2587,32 @@ async fn a_batch_with_a_bad_item_creates_nothing() {
     let bad_items = [
         (
             json!({"title": "Too big", "story_points": 20}),
-            ErrorCode::InvalidInput,
+            errors::INVALID_INPUT,
             "Ticket #3 of the batch: Story points must be between 1 and 13, got 20",
         ),
         (
             json!({"title": "Unknown dependency", "depends_on": ["TASK-99"]}),
-            ErrorCode::NotFound,
+            errors::NOT_FOUND,
             "Ticket #3 of the batch: Ticket TASK-99 not found",
         ),
         (
             json!({"title": "Forward reference", "depends_on": ["#5"]}),
-            ErrorCode::InvalidInput,
+            errors::INVALID_INPUT,
             "Ticket #3 of the batch depends on #5, which is not an earlier item",
         ),
         (
             json!({"title": "Self reference", "depends_on": ["#3"]}),
-            ErrorCode::InvalidInput,
+            errors::INVALID_INPUT,
             "Ticket #3 of the batch depends on #3, which is not an earlier item",
         ),
         (
             json!({"title": "Unknown title", "depends_on": ["No such item"]}),
-            ErrorCode::InvalidInput,
+            errors::INVALID_INPUT,
             "Ticket #3 of the batch: 'No such item' is not a ticket reference",
         ),
         (
             json!({"title": ""}),
-            ErrorCode::InvalidInput,
+            errors::INVALID_INPUT,
             "Ticket #3 of the batch: Title cannot be empty",
         ),
     ];
@@ -2639,7 +2633,7 @@ async fn a_batch_with_a_bad_item_creates_nothing() {
             json!({"parent_id": "TASK-50", "tickets": [good("Orphan")]}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     let many: Vec<Value> = (0..201).map(|i| good(&format!("t{i}"))).collect();
     let (_, e) = mcp
         .err("jility_create_tickets_batch", json!({"tickets": many}))
@@ -2649,12 +2643,12 @@ async fn a_batch_with_a_bad_item_creates_nothing() {
         "The batch has 201 tickets; at most 200 are allowed"
     );
 
-    let page = mcp.data("jility_list_tickets", json!({})).await;
-    assert_eq!(page["total"], 1);
-    let hits = mcp
-        .data("jility_search_tickets", json!({"query": "batch"}))
+    let (_, info) = mcp.list("jility_list_tickets", json!({})).await;
+    assert_eq!(info.total, 1);
+    let (hits, hits_info) = mcp
+        .list("jility_search_tickets", json!({"query": "batch"}))
         .await;
-    assert_eq!(hits["total"], 0, "{hits}");
+    assert_eq!(hits_info.total, 0, "{hits}");
     assert_eq!(
         mcp.create("Next").await,
         "TASK-2",
@@ -2704,15 +2698,15 @@ async fn search_ranks_titles_first_with_bold_snippets() {
     let mcp = p.start().await;
     search_fixture(&mcp).await;
 
-    let (text, r) = mcp
-        .ok("jility_search_tickets", json!({"query": "kangaroo"}))
+    let (text, r, r_info) = mcp
+        .paged("jility_search_tickets", json!({"query": "kangaroo"}))
         .await;
     assert_eq!(
         numbers(&r["hits"]),
         ["TASK-5", "TASK-4"],
         "a title match beats three in a description"
     );
-    assert_eq!(r["total"], 2);
+    assert_eq!(r_info.total, 2);
     assert_eq!(r["query"], "kangaroo");
     assert!(text.starts_with("🔍 Found 2 tickets matching \"kangaroo\"\n\n1. **TASK-5** • Kangaroo tracker (backlog)\n   > "), "{text}");
     for hit in r["hits"].as_array().unwrap() {
@@ -2737,15 +2731,15 @@ async fn search_ranks_titles_first_with_bold_snippets() {
         );
     }
     // All words must match, in any order and form (stemming).
-    let r = mcp
-        .data("jility_search_tickets", json!({"query": "token endpoint"}))
+    let (r, _) = mcp
+        .list("jility_search_tickets", json!({"query": "token endpoint"}))
         .await;
     assert_eq!(
         numbers(&r["hits"]).into_iter().collect::<BTreeSet<_>>(),
         set(&["TASK-2", "TASK-3"])
     );
-    let r = mcp
-        .data(
+    let (r, _) = mcp
+        .list(
             "jility_search_tickets",
             json!({"query": "refreshing TOKENS"}),
         )
@@ -2753,8 +2747,8 @@ async fn search_ranks_titles_first_with_bold_snippets() {
     assert_eq!(numbers(&r["hits"]), ["TASK-3"]);
 
     // Comments are searched.
-    let r = mcp
-        .data("jility_search_tickets", json!({"query": "wombat"}))
+    let (r, _) = mcp
+        .list("jility_search_tickets", json!({"query": "wombat"}))
         .await;
     assert_eq!(numbers(&r["hits"]), ["TASK-3"]);
     assert!(
@@ -2766,14 +2760,14 @@ async fn search_ranks_titles_first_with_bold_snippets() {
     );
 
     // The limit cuts the hits, not the total.
-    let (text, r) = mcp
-        .ok(
+    let (text, r, r_info) = mcp
+        .paged(
             "jility_search_tickets",
             json!({"query": "token", "limit": 1}),
         )
         .await;
     assert_eq!(r["hits"].as_array().unwrap().len(), 1);
-    assert_eq!(r["total"], 3);
+    assert_eq!(r_info.total, 3);
     assert!(
         text.starts_with("🔍 Found 3 tickets matching \"token\" (top 1)"),
         "{text}"
@@ -2784,7 +2778,7 @@ async fn search_ranks_titles_first_with_bold_snippets() {
             json!({"query": "token", "limit": 101}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_PARAMS);
 
     // Default limit 20.
     let many: Vec<Value> = (0..25)
@@ -2792,21 +2786,21 @@ async fn search_ranks_titles_first_with_bold_snippets() {
         .collect();
     mcp.data("jility_create_tickets_batch", json!({"tickets": many}))
         .await;
-    let r = mcp
-        .data("jility_search_tickets", json!({"query": "platypus"}))
+    let (r, r_info) = mcp
+        .list("jility_search_tickets", json!({"query": "platypus"}))
         .await;
-    assert_eq!(r["total"], 25);
+    assert_eq!(r_info.total, 25);
     assert_eq!(r["hits"].as_array().unwrap().len(), 20);
 
     // Title edits (CLI) are searched at once.
     p.cli(&["ticket", "edit", "TASK-5", "--title", "Wallaby tracker"])
         .ok();
-    let r = mcp
-        .data("jility_search_tickets", json!({"query": "wallaby"}))
+    let (r, _) = mcp
+        .list("jility_search_tickets", json!({"query": "wallaby"}))
         .await;
     assert_eq!(numbers(&r["hits"]), ["TASK-5"]);
-    let r = mcp
-        .data("jility_search_tickets", json!({"query": "kangaroo"}))
+    let (r, _) = mcp
+        .list("jility_search_tickets", json!({"query": "kangaroo"}))
         .await;
     assert_eq!(numbers(&r["hits"]), ["TASK-4"]);
     // Description edits too.
@@ -2815,8 +2809,8 @@ async fn search_ranks_titles_first_with_bold_snippets() {
         json!({"ticket_id": "TASK-4", "operation": "append", "content": "Also a quokka."}),
     )
     .await;
-    let r = mcp
-        .data("jility_search_tickets", json!({"query": "quokka"}))
+    let (r, _) = mcp
+        .list("jility_search_tickets", json!({"query": "quokka"}))
         .await;
     assert_eq!(numbers(&r["hits"]), ["TASK-4"]);
 }
@@ -2862,14 +2856,14 @@ async fn search_queries_with_punctuation_never_fail() {
         let (_, e) = mcp
             .err("jility_search_tickets", json!({"query": query}))
             .await;
-        assert_eq!(e.code, ErrorCode::InvalidInput, "{query:?}");
+        assert_eq!(e.code, errors::INVALID_INPUT, "{query:?}");
         assert_eq!(
             e.message,
             format!("The query '{query}' has no words to search for")
         );
     }
     // The database survived the SQL-looking query.
-    assert_eq!(mcp.data("jility_list_tickets", json!({})).await["total"], 6);
+    assert_eq!(mcp.list("jility_list_tickets", json!({})).await.1.total, 6);
 }
 
 /// Label and assignee filters read copies of the ticket's status: moves, claims and
@@ -2885,8 +2879,8 @@ async fn filters_follow_status_changes_and_deletions() {
     let listed = |filter: Value| {
         let mcp = &mcp;
         async move {
-            let page = mcp.data("jility_list_tickets", filter).await;
-            (numbers(&page["tickets"]), page["total"].clone())
+            let (page, info) = mcp.list("jility_list_tickets", filter).await;
+            (numbers(&page["tickets"]), json!(info.total))
         }
     };
     mcp.data("jility_claim_ticket", json!({"ticket_id": "TASK-2"}))
@@ -2939,14 +2933,14 @@ async fn totals_beyond_ten_thousand_say_more_than() {
         mcp.data("jility_create_tickets_batch", json!({"tickets": tickets}))
             .await;
     }
-    let (text, page) = mcp
-        .ok(
+    let (text, page, info) = mcp
+        .paged(
             "jility_list_tickets",
             json!({"labels": ["bulk"], "limit": 3}),
         )
         .await;
-    assert_eq!(page["total"], 10_000);
-    assert_eq!(page["total_exact"], false);
+    assert_eq!(info.total, 10_000);
+    assert_eq!(info.total_exact, Some(false));
     assert!(
         text.starts_with("📋 Found more than 10000 tickets (showing 3)"),
         "{text}"
@@ -2955,14 +2949,14 @@ async fn totals_beyond_ten_thousand_say_more_than() {
         numbers(&page["tickets"]),
         ["TASK-10200", "TASK-10199", "TASK-10198"]
     );
-    let (_, page) = mcp
-        .ok(
+    let (_, info) = mcp
+        .list(
             "jility_list_tickets",
             json!({"labels": ["bulk"], "status": ["todo"]}),
         )
         .await;
-    assert_eq!(page["total"], 0);
-    assert_eq!(page["total_exact"], true);
+    assert_eq!(info.total, 0);
+    assert_eq!(info.total_exact, None);
 }
 
 /// Oversized text is refused with a clear error and changes nothing.
@@ -2977,7 +2971,7 @@ async fn oversized_descriptions_and_comments_are_refused() {
             json!({"title": "Big", "description": big}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     assert_eq!(
         e.message,
         "The description is 1025 KiB; at most 1024 KiB are allowed"
@@ -2997,7 +2991,7 @@ async fn oversized_descriptions_and_comments_are_refused() {
             json!({"ticket_id": n, "operation": "append", "content": half}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     assert!(
         e.message.starts_with("The new description of TASK-1 is"),
         "{e:?}"
@@ -3009,14 +3003,14 @@ async fn oversized_descriptions_and_comments_are_refused() {
             json!({"ticket_id": n, "content": "z".repeat((256 << 10) + 1)}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     let (_, e) = mcp
         .err(
             "jility_claim_ticket",
             json!({"ticket_id": n, "message": "z".repeat((256 << 10) + 1)}),
         )
         .await;
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(e.code, errors::INVALID_INPUT);
     let d = mcp.data("jility_get_ticket", json!({"ticket_id": n})).await;
     assert_eq!(d["comment_count"], 0);
     assert_eq!(d["ticket"]["assignees"], json!([]));

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use mcp_common::ErrorCode;
+use jility::errors;
 use rusqlite::{Connection, params};
 use serde_json::json;
 use support::*;
@@ -165,8 +165,8 @@ async fn a_first_version_database_is_upgraded_and_searchable() {
     assert_eq!(d["linked_commits"][0]["hash"], "abc1234");
     assert_eq!(numbers(&d["dependents"]), ["OLD-3"]);
 
-    let page = mcp.data("jility_list_tickets", json!({})).await;
-    assert_eq!(page["total"], 2);
+    let (page, info) = mcp.list("jility_list_tickets", json!({})).await;
+    assert_eq!(info.total, 2);
     assert_eq!(numbers(&page["tickets"]), ["OLD-3", "OLD-1"]);
     // The upgrade copied statuses onto labels and assignees: their filters see old tickets.
     for filter in [
@@ -174,17 +174,17 @@ async fn a_first_version_database_is_upgraded_and_searchable() {
         json!({"assignee": "carol", "status": ["todo", "review"]}),
         json!({"labels": ["legacy"], "assignee": "carol"}),
     ] {
-        let page = mcp.data("jility_list_tickets", filter.clone()).await;
+        let (page, info) = mcp.list("jility_list_tickets", filter.clone()).await;
         assert_eq!(numbers(&page["tickets"]), ["OLD-1"], "{filter}");
-        assert_eq!(page["total"], 1, "{filter}");
+        assert_eq!(info.total, 1, "{filter}");
     }
-    let page = mcp
-        .data(
+    let (_, info) = mcp
+        .list(
             "jility_list_tickets",
             json!({"labels": ["legacy"], "status": ["done"]}),
         )
         .await;
-    assert_eq!(page["total"], 0);
+    assert_eq!(info.total, 0);
     // The upgrade indexed what was there: titles, descriptions and comments of live tickets.
     for (query, expected) in [
         ("kangaroo", vec!["OLD-1"]),
@@ -193,15 +193,15 @@ async fn a_first_version_database_is_upgraded_and_searchable() {
         ("cleanup", vec!["OLD-3"]),
         ("wombat", vec![]),
     ] {
-        let r = mcp
-            .data("jility_search_tickets", json!({"query": query}))
+        let (r, _) = mcp
+            .list("jility_search_tickets", json!({"query": query}))
             .await;
         assert_eq!(numbers(&r["hits"]), expected, "{query}");
     }
     let (_, e) = mcp
         .err("jility_get_ticket", json!({"ticket_id": "OLD-2"}))
         .await;
-    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.code, errors::NOT_FOUND);
     let h = mcp
         .data("jility_get_ticket_history", json!({"ticket_id": "OLD-1"}))
         .await;
@@ -214,12 +214,12 @@ async fn a_first_version_database_is_upgraded_and_searchable() {
         json!({"ticket_id": "OLD-3", "content": "a quokka was here"}),
     )
     .await;
-    let r = mcp
-        .data("jility_search_tickets", json!({"query": "numbat"}))
+    let (r, _) = mcp
+        .list("jility_search_tickets", json!({"query": "numbat"}))
         .await;
     assert_eq!(numbers(&r["hits"]), ["OLD-4"]);
-    let r = mcp
-        .data("jility_search_tickets", json!({"query": "quokka"}))
+    let (r, _) = mcp
+        .list("jility_search_tickets", json!({"query": "quokka"}))
         .await;
     assert_eq!(numbers(&r["hits"]), ["OLD-3"]);
     let stderr = mcp.shutdown().await;
@@ -258,7 +258,7 @@ fn the_cli_upgrades_a_first_version_database_too() {
     assert_eq!(user_version(&p.db()), LATEST);
     // A second run finds nothing to do.
     let v = p.json(&["ticket", "list"]);
-    assert_eq!(v["total"], 2);
+    assert_eq!(v["page"]["total"], 2);
     assert_eq!(user_version(&p.db()), LATEST);
 }
 
@@ -314,8 +314,8 @@ fn assert_refused(p: &Project) {
         )
     );
     assert_eq!(
-        e.hint.as_deref(),
-        Some("Upgrade jility to use this database; it was left untouched.")
+        e.hint,
+        "Upgrade jility to use this database; it was left untouched."
     );
     let e = p.json_err(&["ticket", "create", "--title", "x"]);
     assert!(e.message.contains("newer jility"), "{e:?}");
@@ -365,7 +365,7 @@ fn a_file_that_is_not_a_database_is_reported_and_left_alone() {
     );
     let e = p.json_err(&["ticket", "list"]);
     assert!(e.message.starts_with("Cannot open the database "), "{e:?}");
-    assert!(e.hint.unwrap().contains("Jility database"));
+    assert!(e.hint.contains("Jility database"));
     assert_eq!(
         std::fs::read_to_string(p.db()).unwrap(),
         "this is not SQLite, just text that happens to be here\n"
@@ -440,16 +440,16 @@ async fn concurrent_servers_and_cli_processes_number_tickets_without_gaps() {
     assert_eq!(got, expected, "no number twice, none skipped");
 
     for server in [&a, &b] {
-        let page = server
-            .data("jility_list_tickets", json!({"limit": 200}))
+        let (page, info) = server
+            .list("jility_list_tickets", json!({"limit": 200}))
             .await;
-        assert_eq!(page["total"], n);
+        assert_eq!(info.total, n as u64);
         let listed: BTreeSet<String> = numbers(&page["tickets"]).into_iter().collect();
         let all: BTreeSet<String> = all.iter().cloned().collect();
         assert_eq!(listed, all);
     }
     let v = p.json(&["ticket", "list", "--limit", "200"]);
-    assert_eq!(v["total"], n);
+    assert_eq!(v["page"]["total"], n);
     let conn = Connection::open(p.db()).unwrap();
     let mut stmt = conn
         .prepare("SELECT created_by, count(*) FROM tickets GROUP BY created_by ORDER BY created_by")

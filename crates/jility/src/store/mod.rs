@@ -4,7 +4,9 @@
 
 pub mod sqlite;
 
-use mcp_common::{ErrorCode, ToolError};
+use mcp_common::ToolError;
+
+use crate::errors;
 
 use crate::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
 
@@ -27,11 +29,11 @@ pub enum StoreError {
 impl From<StoreError> for ToolError {
     fn from(err: StoreError) -> Self {
         match err {
-            StoreError::Busy => ToolError::new(ErrorCode::Internal, err.to_string())
+            StoreError::Busy => ToolError::new(errors::DATABASE_BUSY, err.to_string())
                 .with_hint("Retry in a moment; another jility process is writing."),
-            StoreError::NoProject => ToolError::new(ErrorCode::Internal, err.to_string())
+            StoreError::NoProject => ToolError::new(errors::INTERNAL, err.to_string())
                 .with_hint("Run `jility init` to create the first project."),
-            StoreError::TooNew { .. } => ToolError::new(ErrorCode::Internal, err.to_string())
+            StoreError::TooNew { .. } => ToolError::new(errors::INTERNAL, err.to_string())
                 .with_hint("Upgrade jility to use this database; it was left untouched."),
             StoreError::Database(_) => ToolError::internal(err.to_string()),
         }
@@ -226,11 +228,19 @@ pub trait StoreTx {
         after: Option<i64>,
         limit: usize,
     ) -> StoreResult<ListPage>;
-    fn search(&mut self, terms: &SearchTerms, limit: usize)
-    -> StoreResult<(Vec<SearchHit>, usize)>;
+    /// The hits ranked `offset..offset + limit`, best first, and how many match in all.
+    fn search(
+        &mut self,
+        terms: &SearchTerms,
+        offset: usize,
+        limit: usize,
+    ) -> StoreResult<(Vec<SearchHit>, usize)>;
 }
 
 /// A database the domain runs transactions on.
+///
+/// Its methods block (they wait for the database, up to its busy timeout): async code runs
+/// them on a blocking thread, see [`crate::service`].
 pub trait Store {
     /// Run `f` in a read transaction (a consistent snapshot).
     fn read<R>(

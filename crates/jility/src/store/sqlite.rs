@@ -2,7 +2,8 @@
 //! never wait for writers, a busy timeout so concurrent writers queue instead of failing,
 //! and versioned migrations embedded in the binary.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcp_common::ToolError;
@@ -93,6 +94,29 @@ impl SqliteStore {
         Ok(before)
     }
 
+    /// Another connection to a database [`Self::open`] already brought up to date: no
+    /// migration and no journal-mode switch, so it never waits for the write lock (WAL mode
+    /// is a property of the file). A database a newer jility migrated since is refused.
+    pub fn connect(path: &Path) -> StoreResult<Self> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let version: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version as usize > MIGRATIONS.len() {
+            return Err(StoreError::TooNew {
+                found: version,
+                known: MIGRATIONS.len() as u32,
+            });
+        }
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let mut store = Self { conn };
+        if (version as usize) < MIGRATIONS.len() {
+            store.migrate()?;
+        }
+        Ok(store)
+    }
+
     pub fn version(&self) -> StoreResult<u32> {
         Ok(self
             .conn
@@ -149,6 +173,90 @@ impl Store for SqliteStore {
         let result = f(&mut inner)?;
         tx.commit().map_err(StoreError::from)?;
         Ok(result)
+    }
+}
+
+/// Most idle connections a pool keeps; more are opened while calls overlap, and closed after.
+const MAX_IDLE: usize = 8;
+
+/// Connections to one database file, shared by every clone: each transaction takes an idle
+/// connection (or opens one), runs on it and gives it back. The pool's lock is held only to
+/// take or return a connection, never while SQLite works or waits, so a transaction stuck
+/// on another process's write lock holds up nothing but itself: reads proceed on other
+/// connections (WAL), other writes queue in SQLite's busy handler.
+#[derive(Clone)]
+pub struct SqlitePool {
+    inner: Arc<PoolInner>,
+}
+
+struct PoolInner {
+    path: PathBuf,
+    idle: Mutex<Vec<SqliteStore>>,
+}
+
+impl SqlitePool {
+    /// Open (creating when `create` is set) and migrate the database at `path`, as
+    /// [`SqliteStore::open`]; returns the pool and the schema version the file had before.
+    pub fn open(path: &Path, create: bool) -> StoreResult<(Self, u32)> {
+        let (first, before) = SqliteStore::open(path, create)?;
+        let pool = Self {
+            inner: Arc::new(PoolInner {
+                path: path.to_path_buf(),
+                idle: Mutex::new(vec![first]),
+            }),
+        };
+        Ok((pool, before))
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    fn take(&self) -> StoreResult<SqliteStore> {
+        let idle = self
+            .inner
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        match idle {
+            Some(store) => Ok(store),
+            None => SqliteStore::connect(&self.inner.path),
+        }
+    }
+
+    fn give_back(&self, store: SqliteStore) {
+        let mut idle = self
+            .inner
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < MAX_IDLE {
+            idle.push(store);
+        }
+    }
+}
+
+impl Store for SqlitePool {
+    fn read<R>(
+        &mut self,
+        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        let mut store = self.take()?;
+        let result = store.read(f);
+        self.give_back(store);
+        result
+    }
+
+    fn write<R>(
+        &mut self,
+        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        let mut store = self.take()?;
+        let result = store.write(f);
+        self.give_back(store);
+        result
     }
 }
 
@@ -787,6 +895,7 @@ impl StoreTx for Tx<'_> {
     fn search(
         &mut self,
         terms: &SearchTerms,
+        offset: usize,
         limit: usize,
     ) -> StoreResult<(Vec<SearchHit>, usize)> {
         let query = fts_query(terms);
@@ -799,12 +908,12 @@ impl StoreTx for Tx<'_> {
             "SELECT (SELECT snippet(ticket_search, -1, '**', '**', '…', 16) FROM ticket_search \
                      WHERE ticket_search MATCH ?1 AND rowid = hits.id), {SUMMARY_COLUMNS} \
              FROM (SELECT rowid AS id, bm25(ticket_search, 10.0, 4.0, 1.0) AS score FROM ticket_search \
-                   WHERE ticket_search MATCH ?1 ORDER BY score LIMIT ?2) hits \
+                   WHERE ticket_search MATCH ?1 ORDER BY score, rowid LIMIT ?2 OFFSET ?3) hits \
              JOIN tickets t ON t.id = hits.id JOIN projects p ON p.id = t.project_id \
-             WHERE t.deleted_at IS NULL ORDER BY hits.score"
+             WHERE t.deleted_at IS NULL ORDER BY hits.score, hits.id"
         );
         let mut stmt = self.tx.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![query, limit as i64], |r| {
+        let rows = stmt.query_map(params![query, limit as i64, offset as i64], |r| {
             Ok(SearchHit {
                 snippet: r.get(0)?,
                 ticket: summary_row(r, 1)?,

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use mcp_common::ToolError;
+use mcp_common::{Page, WireError};
 use mcp_testkit::McpProcess;
 use serde_json::{Value, json};
 
@@ -79,7 +79,7 @@ impl Project {
     }
 
     /// `jility --json ARGS` here as [`HUMAN`], which must fail; its error.
-    pub fn json_err(&self, args: &[&str]) -> ToolError {
+    pub fn json_err(&self, args: &[&str]) -> WireError {
         json_err(self.root(), &[("JILITY_ACTOR", HUMAN)], args)
     }
 
@@ -156,7 +156,7 @@ pub fn json_ok(cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> Value {
 }
 
 /// `jility --json ARGS`, which must fail with exit 1 and the error envelope on stdout.
-pub fn json_err(cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> ToolError {
+pub fn json_err(cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> WireError {
     let out = run(cwd, env, &with_json(args));
     assert_eq!(out.code, Some(1), "jility {args:?}: {out:?}");
     let v: Value = serde_json::from_str(&out.stdout)
@@ -171,7 +171,14 @@ pub trait Tools {
     /// Call a tool that must succeed: its markdown and `data`.
     async fn ok(&self, tool: &str, args: Value) -> (String, Value);
     /// Call a tool that must fail: its markdown and error.
-    async fn err(&self, tool: &str, args: Value) -> (String, ToolError);
+    async fn err(&self, tool: &str, args: Value) -> (String, WireError);
+    /// Call a list tool that must succeed: its markdown, `data` and `page`.
+    async fn paged(&self, tool: &str, args: Value) -> (String, Value, Page);
+    /// Call a list tool that must succeed: its `data` and `page`.
+    async fn list(&self, tool: &str, args: Value) -> (Value, Page) {
+        let (_, data, page) = self.paged(tool, args).await;
+        (data, page)
+    }
     /// Call a tool that must succeed: its `data`.
     async fn data(&self, tool: &str, args: Value) -> Value {
         self.ok(tool, args).await.1
@@ -212,16 +219,31 @@ impl Tools for McpProcess {
         }
     }
 
-    async fn err(&self, tool: &str, args: Value) -> (String, ToolError) {
+    async fn paged(&self, tool: &str, args: Value) -> (String, Value, Page) {
+        let result = self.call(tool, args.clone()).await;
+        let text = result
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        let structured = result.structured_content.clone().unwrap_or_default();
+        assert_eq!(result.is_error, Some(false), "{tool} {args}: {text}");
+        let envelope: mcp_common::WireResponse<Value> = serde_json::from_value(structured.clone())
+            .unwrap_or_else(|e| panic!("{tool}: envelope does not decode ({e}): {structured}"));
+        match envelope.into_paged() {
+            Ok((data, Some(page))) => (text, data, page),
+            Ok((_, None)) => panic!("{tool} {args}: no page in {structured}"),
+            Err(e) => panic!("{tool} {args}: expected ok, got {e:?}\n{text}"),
+        }
+    }
+
+    async fn err(&self, tool: &str, args: Value) -> (String, WireError) {
         let (text, result) = self.call_markdown::<Value>(tool, args.clone()).await;
         match result {
             Ok(data) => panic!("{tool} {args}: expected an error, got {data}\n{text}"),
             Err(e) => {
-                let mut expected = format!("❌ Error: {}", e.message);
-                if let Some(hint) = &e.hint {
-                    expected.push_str("\n\n");
-                    expected.push_str(hint);
-                }
+                let expected = format!("❌ Error: {}\n\n{}", e.message, e.hint);
                 assert_eq!(text, expected, "{tool}: the text is the error and its hint");
                 (text, e)
             }

@@ -1,0 +1,39 @@
+//! jility's error codes: the wire names its contract (docs/specs, README) uses, each with the
+//! class that decides how a client sees it (`isError` result, retryable or not, HTTP status
+//! for the API server). The generic codes come from `mcp_common::codes`.
+
+use mcp_common::{ErrorClass, ErrorCode, codes};
+
+/// A status that does not exist, or a move the workflow does not allow.
+pub const INVALID_STATUS: ErrorCode = ErrorCode::new("invalid_status", ErrorClass::Conflict);
+/// The ticket is someone else's (claiming it).
+pub const ALREADY_ASSIGNED: ErrorCode = ErrorCode::new("already_assigned", ErrorClass::Conflict);
+/// Arguments that break a rule of the domain (empty title, oversized text, bad range…).
+pub const INVALID_INPUT: ErrorCode = ErrorCode::new("invalid_input", ErrorClass::InvalidArguments);
+/// The dependency would close a cycle.
+pub const DEPENDENCY_CYCLE: ErrorCode = ErrorCode::new("dependency_cycle", ErrorClass::Conflict);
+/// The database is locked by another writer for longer than the busy timeout: retry.
+pub const DATABASE_BUSY: ErrorCode = ErrorCode::new("database_busy", ErrorClass::Unavailable);
+/// A ticket, template or database that does not exist.
+pub const NOT_FOUND: ErrorCode = codes::NOT_FOUND;
+/// A limit out of range, or a cursor that was altered, is foreign, or belongs to another query.
+pub const INVALID_PARAMS: ErrorCode = codes::INVALID_PARAMS;
+/// A bug, or damaged data.
+pub const INTERNAL: ErrorCode = codes::INTERNAL;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_decide_retry_and_status() {
+        assert!(DATABASE_BUSY.class().retryable());
+        for code in [INVALID_STATUS, ALREADY_ASSIGNED, DEPENDENCY_CYCLE] {
+            assert_eq!(code.class().http_status(), 409, "{code}");
+            assert!(!code.class().retryable(), "{code}");
+        }
+        assert_eq!(INVALID_INPUT.class().http_status(), 400);
+        assert_eq!(NOT_FOUND.as_str(), "not_found");
+        assert_eq!(INTERNAL.as_str(), "internal");
+    }
+}

@@ -1,0 +1,27 @@
+//! `jility`: an AI-native ticket tracker on an embedded SQLite database, with a CLI and an
+//! MCP server (`jility --mcp-server`, over stdio or `--http ADDR`).
+//!
+//! The library is what the binaries share:
+//! - [`tracker`]: the domain — every operation, validation, the workflow, the change log —
+//!   written against [`store::Store`]; [`model`], [`params`] (inputs), [`description`]
+//!   (precise edits), [`templates`], [`errors`] (the error codes).
+//! - [`store`]: storage behind a trait; [`store::sqlite`] is the embedded database, with
+//!   [`store::sqlite::SqlitePool`] for concurrent callers.
+//! - [`local`]: finding and opening a project's `.jility/data.db`, and its cursor key.
+//! - [`service`]: the tracker for async code — operations on blocking threads.
+//! - [`render`]: the markdown of every answer (MCP text and CLI output).
+//! - [`server`]: the MCP tools (the only module that imports rmcp); [`cli`]: the command
+//!   line, and [`cli::main`], the whole program behind `main.rs`.
+
+pub mod cli;
+pub mod description;
+pub mod errors;
+pub mod local;
+pub mod model;
+pub mod params;
+pub mod render;
+pub mod server;
+pub mod service;
+pub mod store;
+pub mod templates;
+pub mod tracker;
