@@ -1,6 +1,8 @@
-//! The MCP server of `git mile mcp-server`: the tools `git_mile.list` and `git_mile.show`,
-//! `ping`, and `shutdown`, with the error model of the contract
-//! (`docs/reference/git-mile-mcp.md`).
+//! The MCP server of `git mile mcp-server`: the tools `git_mile.list` and `git_mile.show`
+//! and `ping`, with the error model of the contract (`docs/reference/git-mile-mcp.md`).
+//! `main` serves it through `mcp_common::serve` over stdio (where the kit's transport
+//! answers the contract's `shutdown`) or Streamable HTTP, one [`GitMileServer`] per session
+//! over one [`Shared`] repository and cursor key.
 
 use std::sync::Arc;
 
