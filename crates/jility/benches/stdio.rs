@@ -653,7 +653,15 @@ async fn call_peer(peer: &Peer<RoleClient>, tool: &str, args: Value) -> Value {
         "{tool} {} returned an error: {structured}",
         shown.chars().take(300).collect::<String>()
     );
-    structured["data"].take()
+    // A list's `page` (total, next_cursor) rides beside its data: keep it as `data.page`.
+    let page = structured["page"].take();
+    let mut data = structured["data"].take();
+    if !page.is_null()
+        && let Some(members) = data.as_object_mut()
+    {
+        members.insert("page".to_string(), page);
+    }
+    data
 }
 
 fn number_of(display: &Value) -> usize {
@@ -923,7 +931,7 @@ fn cases(plan: &Plan) -> Vec<Case> {
                     assert!(matches!(t["status"].as_str(), Some("todo" | "in_progress")));
                     assert!(t["labels"].as_array().unwrap().iter().any(|l| l == label));
                 }
-                assert!(data["next_cursor"].is_string());
+                assert!(data["page"]["next_cursor"].is_string());
             }),
         },
         Case {
@@ -933,7 +941,7 @@ fn cases(plan: &Plan) -> Vec<Case> {
             target_ms: Some(SEARCH_TARGET_MS),
             args: Box::new(|i| json!({"query": QUERIES[i % QUERIES.len()]})),
             check: Box::new(|_, data| {
-                let total = data["total"].as_u64().unwrap() as usize;
+                let total = data["page"]["total"].as_u64().unwrap() as usize;
                 let hits = data["hits"].as_array().unwrap();
                 assert!(total > 0, "{data}");
                 assert_eq!(hits.len(), total.min(20), "{data}");
@@ -973,7 +981,7 @@ async fn search_detail(mcp: &McpProcess) -> Vec<(&'static str, u64, Duration)> {
         let mut total = 0;
         for _ in 0..20 {
             let c = call(mcp, "jility_search_tickets", &json!({"query": query})).await;
-            total = c.data["total"].as_u64().unwrap();
+            total = c.data["page"]["total"].as_u64().unwrap();
             samples.push(c.elapsed);
         }
         out.push((*query, total, percentile(&samples, 0.5)));
@@ -1045,8 +1053,13 @@ const COUNT_CAP: usize = 10_000;
 
 /// A listing's `total` for `expected` matching tickets.
 fn assert_total(page: &Value, expected: usize) {
-    assert_eq!(page["total"], expected.min(COUNT_CAP), "{page}");
-    assert_eq!(page["total_exact"], expected <= COUNT_CAP, "{page}");
+    // `total_exact` is only sent (as false) when the count stopped at its cap.
+    assert_eq!(page["page"]["total"], expected.min(COUNT_CAP), "{page}");
+    let exact = page["page"]
+        .get("total_exact")
+        .cloned()
+        .unwrap_or(json!(true));
+    assert_eq!(exact, expected <= COUNT_CAP, "{page}");
 }
 
 /// Every ticket number, by paging through `jility_list_tickets` (newest first); and the page
@@ -1064,7 +1077,7 @@ async fn list_all(mcp: &McpProcess, filter: Value) -> (Vec<usize>, usize, usize)
         }
         let page = call(mcp, "jility_list_tickets", &args).await.data;
         pages += 1;
-        let page_total = page["total"].as_u64().unwrap() as usize;
+        let page_total = page["page"]["total"].as_u64().unwrap() as usize;
         assert_eq!(*total.get_or_insert(page_total), page_total, "total moved");
         numbers.extend(
             page["tickets"]
@@ -1073,7 +1086,7 @@ async fn list_all(mcp: &McpProcess, filter: Value) -> (Vec<usize>, usize, usize)
                 .iter()
                 .map(|t| number_of(&t["number"])),
         );
-        match page["next_cursor"].as_str() {
+        match page["page"]["next_cursor"].as_str() {
             Some(next) => cursor = Some(next.to_string()),
             None => break,
         }

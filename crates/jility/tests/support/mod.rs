@@ -99,6 +99,21 @@ pub async fn start(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> McpProces
         .expect("start jility --mcp-server")
 }
 
+/// `jility --mcp-server ARGS` in `cwd` with exactly `env` (plus PATH), over `wire`
+/// (`Wire::Http` adds `--http 127.0.0.1:0`).
+pub async fn start_over(
+    wire: mcp_testkit::Wire,
+    cwd: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> McpProcess {
+    let mut all = vec!["--mcp-server"];
+    all.extend_from_slice(args);
+    McpProcess::spawn_bin_over(wire, BIN, &all, cwd, env)
+        .await
+        .expect("start jility --mcp-server")
+}
+
 /// What a CLI run printed.
 #[derive(Debug)]
 pub struct Run {
