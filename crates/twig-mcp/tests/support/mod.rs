@@ -9,7 +9,7 @@ use std::{
     process::Command,
 };
 
-use mcp_testkit::McpProcess;
+use mcp_testkit::{McpProcess, Wire};
 use serde_json::{Value, json};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_twig-mcp");
@@ -111,12 +111,33 @@ impl Fixture {
 
     /// Start twig-mcp in `cwd`.
     pub async fn start_in(&self, cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> McpProcess {
+        self.start_over(Wire::Stdio, cwd, args, env).await
+    }
+
+    /// Start twig-mcp in `cwd`, reached over `wire` (`Wire::Http` adds `--http 127.0.0.1:0`).
+    pub async fn start_over(
+        &self,
+        wire: Wire,
+        cwd: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> McpProcess {
         let home = self.home().display().to_string();
         let mut all: Vec<(&str, &str)> = vec![("HOME", home.as_str())];
         all.extend_from_slice(env);
-        McpProcess::spawn_bin(BIN, args, cwd, &all)
-            .await
-            .expect("start twig-mcp")
+        // Over HTTP the harness reads the URL the server announces on stderr while it is
+        // being written (the kit writes that line in several pieces), so it may connect to a
+        // cut URL (`http://127.0.0.1/`). Until the kit writes the line at once or the harness
+        // waits for its end, start again in that case: the failed server is killed on drop.
+        let attempts = if wire == Wire::Http { 5 } else { 1 };
+        let mut last = None;
+        for _ in 0..attempts {
+            match McpProcess::spawn_bin_over(wire, BIN, args, cwd, &all).await {
+                Ok(mcp) => return mcp,
+                Err(err) => last = Some(err),
+            }
+        }
+        panic!("start twig-mcp: {last:?}")
     }
 }
 
