@@ -35,8 +35,6 @@ pub const SCHEME: &str = "duvet://";
 const JSON: &str = "application/json";
 /// The page sizes of list resources.
 const LIMIT: Limit = Limit::new(500, 5000);
-/// What the cursors of list resources are bound to, with the list's path.
-const CURSOR_SCOPE: &str = "resources/read";
 
 /// The fixed roots and one entry per specification.
 pub fn list(model: Option<&Model>) -> Vec<Resource> {
@@ -177,7 +175,8 @@ fn page<T: Serialize + Clone>(
     items: Vec<T>,
     paging: &Paging,
 ) -> Result<ReadResourceResult, McpError> {
-    let cursors = key.bind(CURSOR_SCOPE, &uri_path);
+    // Bound to the list's path: a cursor pages only the list it came from.
+    let cursors = key.bind(uri_path, &());
     let (slice, page) = page_by_offset(&items, &cursors, paging.cursor.as_deref(), paging.limit)
         .map_err(invalid)?;
     let mut meta = json!({"total": page.total});
