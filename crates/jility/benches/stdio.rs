@@ -43,7 +43,7 @@ use std::{
 
 use mcp_testkit::{
     McpProcess,
-    bench::{self, Rng, TimedCall, call, machine, met, mib, ms, ms_scaled, percentile, ping},
+    bench::{self, Rng, TimedCall, machine, met, mib, ms, ms_scaled, percentile, ping},
 };
 use rmcp::{RoleClient, model::CallToolRequestParams, service::Peer};
 use serde_json::{Value, json};
@@ -638,6 +638,41 @@ fn request(tool: &str, args: Value) -> CallToolRequestParams {
 }
 
 /// Call `tool` through `peer` (untimed, for building and loading); panics on an error result.
+/// `mcp_testkit::bench::call`, keeping a list's `page` as `data.page` (the kit's drops it):
+/// one timed `tools/call` that must succeed.
+async fn call(mcp: &McpProcess, tool: &str, args: &Value) -> TimedCall {
+    let start = Instant::now();
+    let result = mcp.call(tool, args.clone()).await;
+    let elapsed = start.elapsed();
+    let text_len = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map_or(0, |t| t.text.len());
+    let structured = result.structured_content.unwrap_or(Value::Null);
+    assert!(
+        result.is_error != Some(true) && structured["status"] == "ok",
+        "{tool} {args} returned an error: {structured}"
+    );
+    TimedCall {
+        elapsed,
+        data: with_page(structured),
+        text_len,
+    }
+}
+
+/// The envelope's `data`, with its `page` (total, next_cursor), if any, as `data.page`.
+fn with_page(mut structured: Value) -> Value {
+    let page = structured["page"].take();
+    let mut data = structured["data"].take();
+    if !page.is_null()
+        && let Some(members) = data.as_object_mut()
+    {
+        members.insert("page".to_string(), page);
+    }
+    data
+}
+
 async fn call_peer(peer: &Peer<RoleClient>, tool: &str, args: Value) -> Value {
     let shown = args.to_string();
     let result = tokio::time::timeout(
@@ -647,21 +682,13 @@ async fn call_peer(peer: &Peer<RoleClient>, tool: &str, args: Value) -> Value {
     .await
     .unwrap_or_else(|_| panic!("{tool} timed out"))
     .unwrap_or_else(|err| panic!("{tool} failed at the protocol level: {err}"));
-    let mut structured = result.structured_content.unwrap_or(Value::Null);
+    let structured = result.structured_content.unwrap_or(Value::Null);
     assert!(
         result.is_error != Some(true) && structured["status"] == "ok",
         "{tool} {} returned an error: {structured}",
         shown.chars().take(300).collect::<String>()
     );
-    // A list's `page` (total, next_cursor) rides beside its data: keep it as `data.page`.
-    let page = structured["page"].take();
-    let mut data = structured["data"].take();
-    if !page.is_null()
-        && let Some(members) = data.as_object_mut()
-    {
-        members.insert("page".to_string(), page);
-    }
-    data
+    with_page(structured)
 }
 
 fn number_of(display: &Value) -> usize {
