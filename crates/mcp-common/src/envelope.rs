@@ -301,16 +301,16 @@ mod tests {
 
     #[test]
     fn ok_envelope_has_data_and_is_not_error() {
-        let result = Reply::<_>(Ok(json!({"branch": "main"}))).into_call_result();
+        let result = Reply::<_>(Ok(json!({"name": "main"}))).into_call_result();
         assert_eq!(result.is_error, Some(false));
         assert_eq!(
             result.structured_content,
-            Some(json!({"status": "ok", "data": {"branch": "main"}}))
+            Some(json!({"status": "ok", "data": {"name": "main"}}))
         );
         let text = result.content[0].as_text().map(|t| t.text.clone());
         assert_eq!(
             text.as_deref(),
-            Some(r#"{"data":{"branch":"main"},"status":"ok"}"#)
+            Some(r#"{"data":{"name":"main"},"status":"ok"}"#)
         );
     }
 
@@ -340,16 +340,14 @@ mod tests {
 
     #[test]
     fn error_envelope_always_has_a_hint_and_retryability() {
-        let result = Reply::<()>(Err(ToolError::not_found(
-            "Not on any branch (detached HEAD state)",
-        )))
-        .into_call_result();
+        let result =
+            Reply::<()>(Err(ToolError::not_found("Nothing by that name"))).into_call_result();
         assert_eq!(result.is_error, Some(true));
         assert_eq!(
             result.structured_content,
             Some(json!({"status": "error", "error": {
                 "code": "not_found",
-                "message": "Not on any branch (detached HEAD state)",
+                "message": "Nothing by that name",
                 "hint": crate::ErrorClass::NotFound.default_hint(),
                 "retryable": false,
             }}))

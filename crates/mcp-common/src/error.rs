@@ -1,7 +1,7 @@
 //! Errors: a code plus a class.
 //!
-//! A server names what went wrong with an [`ErrorCode`]: a wire name (`no_twig_state`,
-//! `dependency_cycle`, …) and an [`ErrorClass`]. The class decides, here and nowhere else,
+//! A server names what went wrong with an [`ErrorCode`]: a wire name (`quota_exceeded`,
+//! `stale_revision`, …) and an [`ErrorClass`]. The class decides, here and nowhere else,
 //! how the failure reaches a client: whether it is a protocol-level error for servers whose
 //! contract asks for those, its JSON-RPC code, its HTTP status, and whether retrying can
 //! help. This crate defines only the generic codes ([`codes`]); each server declares its
@@ -39,7 +39,7 @@ impl ErrorClass {
     }
 
     /// Whether a server whose contract reports bad arguments and internal failures at the
-    /// protocol level (git-mile's) answers this class with a JSON-RPC error rather than an
+    /// protocol level (a strict published contract) answers this class with a JSON-RPC error rather than an
     /// `isError: true` tool result. Every other class, on every server, is an `isError`
     /// tool result that carries the error envelope.
     pub const fn is_protocol_error(self) -> bool {
@@ -47,7 +47,7 @@ impl ErrorClass {
     }
 
     /// The JSON-RPC error code of this class (`-32602` for bad arguments, `-32001` for an
-    /// internal failure as git-mile's contract names it, and codes of the
+    /// internal failure (a "server error" of the implementation-defined range), and codes of the
     /// implementation-defined server range for the others).
     pub const fn json_rpc_code(self) -> i32 {
         match self {
@@ -95,7 +95,7 @@ impl ErrorClass {
 /// A machine-readable error code: its wire name and its class.
 ///
 /// Codes are constants: the generic ones are in [`codes`], a server's domain codes in its
-/// own crate, e.g. `pub const NO_REPO: ErrorCode = ErrorCode::new("no_repo", ErrorClass::NotFound);`.
+/// own crate, e.g. `pub const NO_CONFIG: ErrorCode = ErrorCode::new("no_config", ErrorClass::NotFound);`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ErrorCode {
     name: &'static str,
@@ -107,7 +107,7 @@ impl ErrorCode {
         Self { name, class }
     }
 
-    /// The wire form of the code, e.g. `no_twig_state`.
+    /// The wire form of the code, e.g. `quota_exceeded`.
     pub const fn as_str(self) -> &'static str {
         self.name
     }

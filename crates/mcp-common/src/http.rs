@@ -221,10 +221,9 @@ fn announce(name: &str, local: SocketAddr, token: bool) {
     } else {
         ""
     };
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "{name}: serving MCP over HTTP at http://{local}{MCP_PATH}{auth}"
-    );
+    // One write of the whole line, so that a reader never sees half of it.
+    let line = format!("{name}: serving MCP over HTTP at http://{local}{MCP_PATH}{auth}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// Refuse requests without the bearer token (when one is configured) with 401.

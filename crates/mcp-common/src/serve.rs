@@ -66,7 +66,7 @@ pub enum Transport {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ServeOptions {
     /// Over stdio, answer a `shutdown` request (`null`, after everything before it) and stop
-    /// reading: git-mile's contract has it. Over HTTP a client ends its session instead.
+    /// reading, for servers whose contract defines it. Over HTTP a client ends its session instead.
     pub shutdown_request: bool,
 }
 

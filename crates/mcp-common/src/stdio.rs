@@ -1,4 +1,4 @@
-//! A stdio transport that ends at a `shutdown` request (git-mile's contract has one; see
+//! A stdio transport that ends at a `shutdown` request (for servers whose contract defines one; see
 //! [`crate::serve::ServeOptions`]): nothing after it is read, the requests before it are
 //! answered, then it is answered `null`, and the transport closes.
 //!

@@ -108,9 +108,11 @@ pub async fn announced_url(stderr: &Mutex<Vec<u8>>) -> anyhow::Result<String> {
     loop {
         {
             let text = String::from_utf8_lossy(&stderr.lock().unwrap()).into_owned();
-            if let Some(rest) = text.split("serving MCP over HTTP at ").nth(1) {
-                let url: String = rest.chars().take_while(|c| !c.is_whitespace()).collect();
-                return Ok(url);
+            // Only a whole line counts: the URL ends at the first whitespace after it.
+            if let Some(rest) = text.split("serving MCP over HTTP at ").nth(1)
+                && let Some(end) = rest.find(char::is_whitespace)
+            {
+                return Ok(rest[..end].to_string());
             }
             if tokio::time::Instant::now() > deadline {
                 anyhow::bail!("the server announced no HTTP address; stderr: {text}");

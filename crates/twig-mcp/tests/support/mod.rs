@@ -125,19 +125,9 @@ impl Fixture {
         let home = self.home().display().to_string();
         let mut all: Vec<(&str, &str)> = vec![("HOME", home.as_str())];
         all.extend_from_slice(env);
-        // Over HTTP the harness reads the URL the server announces on stderr while it is
-        // being written (the kit writes that line in several pieces), so it may connect to a
-        // cut URL (`http://127.0.0.1/`). Until the kit writes the line at once or the harness
-        // waits for its end, start again in that case: the failed server is killed on drop.
-        let attempts = if wire == Wire::Http { 5 } else { 1 };
-        let mut last = None;
-        for _ in 0..attempts {
-            match McpProcess::spawn_bin_over(wire, BIN, args, cwd, &all).await {
-                Ok(mcp) => return mcp,
-                Err(err) => last = Some(err),
-            }
-        }
-        panic!("start twig-mcp: {last:?}")
+        McpProcess::spawn_bin_over(wire, BIN, args, cwd, &all)
+            .await
+            .unwrap_or_else(|err| panic!("start twig-mcp: {err:#}"))
     }
 }
 
