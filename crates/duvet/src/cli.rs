@@ -95,7 +95,8 @@ fn mcp(args: McpArgs) -> ExitCode {
         config: args.config,
     };
     let result = runtime.block_on(async move {
-        // One engine (one analysis, one file watcher) and one cursor key for every session.
+        // One engine (one analysis, one file watcher) and one cursor key for every session;
+        // each session its own resource subscriptions (`DuvetServer::session`).
         let engine = Engine::new(root, flags);
         // Analyse in the background right away, so the first answer is ready sooner.
         let warm = engine.clone();
@@ -106,7 +107,7 @@ fn mcp(args: McpArgs) -> ExitCode {
         });
         let server = DuvetServer::new(engine, CursorKey::random());
         let options = ServeOptions::default();
-        mcp_common::serve::serve(transport, NAME, options, move || server.clone()).await
+        mcp_common::serve::serve(transport, NAME, options, move || server.session()).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

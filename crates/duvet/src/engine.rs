@@ -6,6 +6,9 @@
 //! again, see [`FileCache`]), so every request answers from the files as they were when it
 //! arrived or later. The configuration is read again on each rebuild, so edits to
 //! `.duvet/config.toml` (or its creation) take effect too.
+//!
+//! Every change is also published on a [`tokio::sync::watch`] channel ([`Engine::changes`]),
+//! which resource subscriptions follow to tell clients that what they read is out of date.
 
 use std::{
     collections::HashSet,
@@ -41,6 +44,8 @@ pub struct Engine {
     /// The latest build and the generation it was started at.
     latest: Mutex<Option<(u64, Built)>>,
     generation: Arc<AtomicU64>,
+    /// The generation, published for whoever follows changes (see [`Engine::changes`]).
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
     build: tokio::sync::Mutex<()>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
     /// Directories watched recursively, and non-recursively.
@@ -62,6 +67,7 @@ impl Engine {
             cache: FileCache::default(),
             latest: Mutex::new(None),
             generation: Arc::new(AtomicU64::new(1)),
+            changes: Arc::new(tokio::sync::watch::Sender::new(1)),
             build: tokio::sync::Mutex::new(()),
             watcher: Mutex::new(None),
             watched: Mutex::new((HashSet::new(), HashSet::new())),
@@ -89,6 +95,13 @@ impl Engine {
             *latest = Some((generation, built.clone()));
         }
         built.map_err(|reason| no_project(&reason))
+    }
+
+    /// Follow the project's changes: the receiver sees a new value each time a file under
+    /// the watched directories changes (the model is then rebuilt on the next request).
+    /// Its current value counts as seen.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// The latest build if nothing changed since it started.
@@ -132,6 +145,7 @@ impl Engine {
 
     fn start_watcher(&self) {
         let generation = self.generation.clone();
+        let changes = self.changes.clone();
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
             let relevant = match event {
                 Ok(event) => {
@@ -145,7 +159,8 @@ impl Engine {
                 Err(_) => true,
             };
             if relevant {
-                generation.fetch_add(1, Ordering::SeqCst);
+                let now = generation.fetch_add(1, Ordering::SeqCst) + 1;
+                changes.send_replace(now);
             }
         });
         match watcher {

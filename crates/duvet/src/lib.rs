@@ -6,8 +6,9 @@
 //! error codes), `engine` (the live model, rebuilt after file changes), `project` (reading
 //! files), `model` (specifications, requirements, citations, statuses), `matching` (quotes),
 //! `spec` (IETF and Markdown parsing, requirement sentences), `annotation` (source comments
-//! and requirement files), `config` (`.duvet/config.toml` and the legacy flags). Only
-//! `server` and `resources` speak rmcp.
+//! and requirement files), `config` (`.duvet/config.toml` and the legacy flags),
+//! `subscriptions` (resource-update notifications). Only `server`, `resources` and
+//! `subscriptions` speak rmcp.
 
 pub mod annotation;
 pub mod cli;
@@ -20,4 +21,5 @@ pub mod project;
 pub mod resources;
 pub mod server;
 pub mod spec;
+pub mod subscriptions;
 pub mod tools;

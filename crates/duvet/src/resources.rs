@@ -279,6 +279,44 @@ pub fn read(
     }
 }
 
+/// Refuse (as invalid params) a URI that is not one of the tree's: the three roots or a path
+/// of the templates, with or without a page's query. The resource need not exist yet (a
+/// specification may be added later); its updates are announced when the project changes.
+pub fn check_subscribable(uri: &str) -> Result<(), McpError> {
+    let path = uri
+        .strip_prefix("duvet:///")
+        .map(|rest| rest.split_once('?').map_or(rest, |(path, _)| path));
+    let known = path.is_some_and(|path| {
+        let segments: Vec<&str> = path.split('/').collect();
+        if segments.iter().any(|s| s.is_empty()) {
+            return false;
+        }
+        match segments.as_slice() {
+            ["specifications"] | ["requirements"] | ["citations"] => true,
+            ["specifications", _, tail @ ..] => matches!(
+                tail,
+                [] | ["sections"]
+                    | ["sections", _]
+                    | ["sections", _, "requirements"]
+                    | ["sections", _, "requirements", _]
+                    | ["sections", _, "requirements", _, "citations"]
+                    | ["sections", _, "requirements", _, "citations", _, ..]
+            ),
+            _ => false,
+        }
+    });
+    if known {
+        Ok(())
+    } else {
+        Err(McpError::invalid_params(
+            format!(
+                "'{uri}' is not a duvet resource; subscribe to duvet:///specifications, duvet:///requirements, duvet:///citations or a path of the resource templates"
+            ),
+            None,
+        ))
+    }
+}
+
 fn spec_json(spec: &crate::model::Spec) -> Value {
     let mut value = json!({
         "id": spec.id,

@@ -1,8 +1,9 @@
 //! The MCP surface of `duvet mcp`: the eight tools, the resource tree and the system prompt.
 //!
-//! A [`DuvetServer`] is one client's handler. Over HTTP there is one per session, all clones
-//! of one: they share the [`Engine`] (one analysis, one file watcher) and the cursor key (a
-//! cursor from one session pages in another).
+//! A [`DuvetServer`] is one client's handler. Over HTTP there is one per session, all made by
+//! [`DuvetServer::session`] from one: they share the [`Engine`] (one analysis, one file
+//! watcher) and the cursor key (a cursor from one session pages in another), and each keeps
+//! its own resource subscriptions (see [`crate::subscriptions`]).
 
 use std::sync::Arc;
 
@@ -10,14 +11,18 @@ use mcp_common::{
     CursorKey, PagedReply, Parameters, Reply, ToolError, output_schema, paged_output_schema,
 };
 use rmcp::{
-    ErrorData as McpError, RoleServer, ServerHandler, handler::server::router::tool::ToolRouter,
-    model::*, service::RequestContext, tool, tool_handler, tool_router,
+    ErrorData as McpError, RoleServer, ServerHandler,
+    handler::server::router::tool::ToolRouter,
+    model::*,
+    service::{RequestContext, SubscriptionContext},
+    tool, tool_handler, tool_router,
 };
 
 use crate::{
     engine::{Engine, Snapshot},
     model::InvalidCitation,
     resources,
+    subscriptions::Session,
     tools::{self, *},
 };
 
@@ -29,10 +34,22 @@ pub struct DuvetServer {
     engine: Arc<Engine>,
     /// Seals the cursors of the list tools and resources.
     cursor_key: CursorKey,
+    /// This session's resource subscriptions and peer.
+    session: Arc<Session>,
     tool_router: ToolRouter<Self>,
 }
 
 impl DuvetServer {
+    /// A handler for another client session: the same engine, cursor key and tools, its own
+    /// resource subscriptions. Cheap: the serving kit calls it once over stdio and once per
+    /// session (or stateless request) over HTTP.
+    pub fn session(&self) -> Self {
+        Self {
+            session: Arc::new(Session::new()),
+            ..self.clone()
+        }
+    }
+
     /// Run `f` on the project as it is now, for a tool answering a page of a list.
     async fn with_page<T>(
         &self,
@@ -59,12 +76,13 @@ impl DuvetServer {
 
 #[tool_router]
 impl DuvetServer {
-    /// A handler serving `engine`, sealing cursors with `cursor_key`. Make one and clone it
-    /// for each further session, so that all share the engine and the key.
+    /// A handler serving `engine`, sealing cursors with `cursor_key`. Make one and call
+    /// [`Self::session`] for each further session, so that all share the engine and the key.
     pub fn new(engine: Arc<Engine>, cursor_key: CursorKey) -> Self {
         Self {
             engine,
             cursor_key,
+            session: Arc::new(Session::new()),
             tool_router: Self::tool_router(),
         }
     }
@@ -216,6 +234,7 @@ impl ServerHandler for DuvetServer {
                 .enable_tools()
                 .enable_prompts()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -298,5 +317,60 @@ impl ServerHandler for DuvetServer {
             &request.uri,
         )
         .map(Into::into)
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        resources::check_subscribable(&request.uri)?;
+        // Let the project be analysed first: that is when its directories get watched, so a
+        // change after this answer is seen.
+        if let Err(err) = self.engine.snapshot().await {
+            tracing::debug!(%err, "subscribed while there is no project");
+        }
+        self.session
+            .subscribe(&self.engine, request.uri.to_string(), context.peer.clone())
+            .map_err(|err| McpError::internal_error(err, None))
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.session.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| resources::check_subscribable(uri).is_ok())
+                .cloned()
+                .collect::<Vec<_>>()
+        });
+        // The SDK acknowledges the subscription before `listen` runs: follow changes from
+        // now, so that one right after the acknowledgment is not missed.
+        if accepted
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|uris| !uris.is_empty())
+        {
+            self.session.prepare_listen(&self.engine);
+        }
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.session.listen(&self.engine, context).await;
+        Ok(())
     }
 }
