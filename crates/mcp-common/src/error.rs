@@ -254,7 +254,10 @@ impl std::error::Error for ToolError {}
 /// The error object as it is read back from the wire (by tests, and by clients such as a
 /// bridge to an HTTP API): the same fields as [`ToolError`], owned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[schemars(rename = "ToolError")]
+#[schemars(
+    rename = "ToolError",
+    description = "What went wrong: a machine-readable code, a message, a hint on what to do next, and whether the same call may succeed later."
+)]
 #[serde(deny_unknown_fields)]
 pub struct WireError {
     /// Machine-readable error code, e.g. `not_found`.
