@@ -60,14 +60,12 @@ impl Location {
     }
 }
 
-/// The key that seals the cursors of the database at `db`: derived from the file's
-/// canonical path, so the CLI and every server process on the same database (also after a
-/// restart) accept each other's cursors, and a cursor of another database is refused.
-/// The key makes cursors tamper-evident and bound to their query; it is not a secret (a
-/// cursor only ever selects a page of the caller's own data).
+/// The key that seals the cursors of the database at `db`, from a secret beside it
+/// (`.jility/data.cursor-key`, owner-only): the CLI and every server process on the same
+/// database (also after a restart) accept each other's cursors, a cursor of another database
+/// is refused, and nobody who cannot read the file can forge one.
 pub fn cursor_key(db: &Path) -> CursorKey {
-    let path = db.canonicalize().unwrap_or_else(|_| db.to_path_buf());
-    CursorKey::derive(CURSOR_CONTEXT, path.as_os_str().as_encoded_bytes())
+    CursorKey::stored(CURSOR_CONTEXT, &db.with_extension("cursor-key"))
 }
 
 /// Open the database (creating the file and its directory when `create`), ready for use.

@@ -66,13 +66,23 @@ fn arguments<P>(params: Parameters<P>) -> Result<P, ToolError> {
     })
 }
 
+/// The longest actor name taken from a client's handshake.
+const MAX_ACTOR_CHARS: usize = 100;
+
 impl JilityServer {
     fn actor(&self, peer: &Peer<RoleServer>) -> String {
         if let Some(actor) = &self.shared.actor {
             return actor.clone();
         }
+        // A stateless (2026-07-28) request has no handshake: rmcp then reports its own
+        // default implementation, which names no client.
+        let unknown = Implementation::default();
         peer.peer_info()
-            .map(|info| info.client_info.name.trim().to_string())
+            .filter(|info| info.client_info != unknown)
+            .map(|info| {
+                let name = info.client_info.name.trim();
+                name.chars().take(MAX_ACTOR_CHARS).collect::<String>()
+            })
             .filter(|name| !name.is_empty())
             .unwrap_or_else(|| "mcp-client".to_string())
     }
@@ -188,12 +198,16 @@ pub fn serve(db: Option<PathBuf>, transport: Transport) -> anyhow::Result<()> {
     ))
 }
 
+/// The tools with their schemas, built once: over HTTP a handler is made per session.
+static TOOL_ROUTER: std::sync::LazyLock<ToolRouter<JilityServer>> =
+    std::sync::LazyLock::new(JilityServer::tool_router);
+
 #[tool_router]
 impl JilityServer {
     pub fn new(shared: Shared) -> Self {
         Self {
             shared,
-            tool_router: Self::tool_router(),
+            tool_router: TOOL_ROUTER.clone(),
         }
     }
 

@@ -514,6 +514,10 @@ fn clip(value: Option<String>) -> Option<String> {
 
 /// Split what the user typed into search terms: "quoted phrases" and single words, with
 /// punctuation dropped (it is never syntax).
+/// The largest search query, in words and in characters.
+const MAX_QUERY_WORDS: usize = 32;
+const MAX_QUERY_CHARS: usize = 1000;
+
 fn search_terms(query: &str) -> SearchTerms {
     let mut terms = Vec::new();
     for (i, part) in query.split('"').enumerate() {
@@ -1658,6 +1662,18 @@ impl<S: Store> Tracker<S> {
     pub fn search(&mut self, p: &SearchTickets) -> Result<Paged<SearchResults>, ToolError> {
         let limit = page_size(SEARCH_LIMIT, p.limit)?;
         let terms = search_terms(&p.query);
+        let words: usize = terms.0.iter().map(Vec::len).sum();
+        if p.query.chars().count() > MAX_QUERY_CHARS || words > MAX_QUERY_WORDS {
+            // The cost of a full-text query grows fast with its terms; refuse, without
+            // quoting a huge query back.
+            return Err(invalid(
+                format!(
+                    "The query is too long ({words} words, {} characters); at most {MAX_QUERY_WORDS} words and {MAX_QUERY_CHARS} characters",
+                    p.query.chars().count()
+                ),
+                "Search for the few most distinctive words; all of them must match.",
+            ));
+        }
         if terms.0.is_empty() {
             return Err(invalid(
                 format!("The query '{}' has no words to search for", p.query),

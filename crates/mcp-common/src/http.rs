@@ -33,6 +33,10 @@ pub const HOSTS_VAR: &str = "MCP_HTTP_ALLOWED_HOSTS";
 pub const MCP_PATH: &str = "/mcp";
 /// Largest request body accepted (413 beyond).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// After SIGTERM: how long requests in flight have before sessions (and their streams) close.
+const DRAIN_GRACE: Duration = Duration::from_secs(3);
+/// After SIGTERM: when the process stops whatever is still open.
+const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Why the HTTP server cannot start. The message is for the person who started it.
 #[derive(Debug, thiserror::Error)]
@@ -86,7 +90,10 @@ fn list_var(name: &str) -> Vec<String> {
 impl HttpConfig {
     /// The configuration for `--http ADDR`, with the settings of the environment.
     pub fn from_env(addr: &str) -> Result<Self, StartError> {
-        let token = std::env::var(TOKEN_VAR).ok().filter(|t| !t.is_empty());
+        let token = std::env::var(TOKEN_VAR)
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty());
         Self::new(addr, token, list_var(ORIGINS_VAR), list_var(HOSTS_VAR))
     }
 
@@ -199,15 +206,28 @@ where
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(middleware::from_fn_with_state(config.token.clone(), bearer));
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            stop.await;
-            tracing::info!("stopping: closing sessions");
-            sessions.cancel();
-            // Streams close with their sessions; give them a moment.
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        })
-        .await?;
+    let stopping = CancellationToken::new();
+    let trigger = stopping.clone();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        stop.await;
+        tracing::info!("stopping: no new connections; answering the requests in flight");
+        trigger.cancel();
+    });
+    // Requests in flight are answered before their sessions close (a write the client is
+    // told failed must not have been saved); open streams close with the sessions after
+    // the grace period; connections still open at the deadline (a client that never
+    // finishes its request) do not keep the process alive.
+    let closer = async move {
+        stopping.cancelled().await;
+        tokio::time::sleep(DRAIN_GRACE).await;
+        tracing::info!("closing sessions");
+        sessions.cancel();
+        tokio::time::sleep(DRAIN_DEADLINE.saturating_sub(DRAIN_GRACE)).await;
+    };
+    tokio::select! {
+        result = server => result?,
+        () = closer => tracing::warn!("connections still open at the shutdown deadline; stopping anyway"),
+    }
     Ok(())
 }
 
@@ -240,8 +260,9 @@ async fn bearer(
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
+            // The scheme is case-insensitive (RFC 7235).
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then_some(token)
         })
         .map(|t| blake3::hash(t.trim().as_bytes()));
     // blake3::Hash compares in constant time; hashing first makes the lengths equal.

@@ -109,6 +109,20 @@ impl CursorKey {
         Self(blake3::derive_key(context, material))
     }
 
+    /// A key from the secret stored in the file `path` (32 random bytes, made with mode 0600
+    /// when missing or damaged), so that cursors survive restarts and are shared by every
+    /// process that reads the same file, yet cannot be forged by anyone who cannot read it.
+    /// When the secret can be neither read nor stored, a random key for this process.
+    pub fn stored(context: &str, path: &std::path::Path) -> Self {
+        match stored_secret(path) {
+            Ok(secret) => Self::derive(context, &secret),
+            Err(err) => {
+                tracing::warn!(%err, path = %path.display(), "cursor secret not stored; cursors last as long as this process");
+                Self::random()
+            }
+        }
+    }
+
     /// Bind cursors to the query of `tool` described by `shape`: every argument that changes
     /// which items are listed or their order (not `limit`, not `cursor`).
     pub fn bind(&self, tool: &str, shape: &impl Serialize) -> Cursors {
@@ -126,6 +140,55 @@ impl CursorKey {
             query,
         }
     }
+}
+
+/// The 32 bytes of the secret file at `path`, made when missing or damaged. Several
+/// processes may race to make it: a hard link publishes a complete file only if none exists,
+/// and every process then reads the one that won.
+fn stored_secret(path: &std::path::Path) -> std::io::Result<[u8; 32]> {
+    if let Some(secret) = read_secret(path) {
+        return Ok(secret);
+    }
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut fresh = [0u8; 32];
+    fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    let tmp = dir.join(format!(".cursor-secret.{}", uuid::Uuid::new_v4().simple()));
+    let damaged = path.exists();
+    let stored = write_private(&tmp, &fresh).and_then(|()| {
+        if damaged {
+            // A secret of the wrong size is replaced whole.
+            std::fs::rename(&tmp, path)
+        } else {
+            match std::fs::hard_link(&tmp, path) {
+                Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => Err(err),
+                _ => Ok(()),
+            }
+        }
+    });
+    let _ = std::fs::remove_file(&tmp);
+    stored?;
+    read_secret(path).ok_or_else(|| std::io::Error::other("the cursor secret cannot be read back"))
+}
+
+fn read_secret(path: &std::path::Path) -> Option<[u8; 32]> {
+    std::fs::read(path).ok()?.try_into().ok()
+}
+
+/// Write `bytes` to a new file readable by its owner only.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 /// Cursors of one query: encode positions into cursors and decode them back.
@@ -278,6 +341,33 @@ mod tests {
         let cursor = a.bind("t", &()).encode(&7u32);
         assert_eq!(b.bind("t", &()).decode::<u32>(&cursor), Ok(7));
         let c = CursorKey::derive("test cursors", b"other repo");
+        assert_eq!(
+            c.bind("t", &()).decode::<u32>(&cursor),
+            Err(CursorError::Forged)
+        );
+    }
+
+    #[test]
+    fn stored_keys_are_private_shared_and_repaired() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("cursor.key");
+        let a = CursorKey::stored("test", &path);
+        let cursor = a.bind("t", &()).encode(&7u32);
+        let b = CursorKey::stored("test", &path);
+        assert_eq!(b.bind("t", &()).decode::<u32>(&cursor), Ok(7));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        std::fs::write(&path, b"short").unwrap();
+        let c = CursorKey::stored("test", &path);
+        assert_eq!(
+            std::fs::read(&path).unwrap().len(),
+            32,
+            "a damaged secret is replaced"
+        );
         assert_eq!(
             c.bind("t", &()).decode::<u32>(&cursor),
             Err(CursorError::Forged)

@@ -236,6 +236,12 @@ async fn the_bearer_token_is_required_when_set() {
         .unwrap();
     assert_eq!(wrong.status(), 401);
     assert!(!wrong.text().await.unwrap().contains("correct horse"));
+    let upper = post(&server.url, &body)
+        .header("Authorization", "BEARER correct horse")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upper.status(), 200, "the scheme is case-insensitive");
     let right = post(&server.url, &body)
         .bearer_auth("correct horse")
         .send()

@@ -61,52 +61,10 @@ pub fn refusal_message(error: CursorError) -> &'static str {
 
 /// The repository's cursor key, derived from a secret made on first use under
 /// `.git/git-mile/cursor.key`. Cursors then survive server restarts and pass between the
-/// CLI and the server. When the secret cannot be stored (a read-only repository), the path
-/// serves as material: cursors still detect damage and reuse with another query, though not
-/// deliberate forgery.
+/// CLI and the server. When the secret cannot be stored (a read-only repository), cursors
+/// last as long as the process.
 pub fn cursor_key(git_dir: &Path) -> CursorKey {
-    match repository_secret(git_dir) {
-        Ok(secret) => CursorKey::derive(KEY_CONTEXT, &secret),
-        Err(err) => {
-            tracing::debug!(%err, "cursor key not stored; deriving one from the path");
-            CursorKey::derive(KEY_CONTEXT, git_dir.to_string_lossy().as_bytes())
-        }
-    }
-}
-
-/// The 32 random bytes of `.git/git-mile/cursor.key`, made when missing or damaged.
-fn repository_secret(git_dir: &Path) -> std::io::Result<[u8; 32]> {
-    let dir = git_dir.join("git-mile");
-    let path = dir.join("cursor.key");
-    if let Some(secret) = read_secret(&path) {
-        return Ok(secret);
-    }
-    let mut fresh = [0u8; 32];
-    fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-    fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-    let tmp = dir.join(format!(".cursor.key.{}", uuid::Uuid::new_v4().simple()));
-    let damaged = path.exists();
-    let stored = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&tmp, fresh))
-        .and_then(|()| {
-            if damaged {
-                // A secret of the wrong size is replaced whole.
-                std::fs::rename(&tmp, &path)
-            } else {
-                // A hard link creates the secret only if no other process made one first.
-                match std::fs::hard_link(&tmp, &path) {
-                    Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => Err(err),
-                    _ => Ok(()),
-                }
-            }
-        });
-    let _ = std::fs::remove_file(&tmp);
-    // Whoever won a race, every process now reads the same secret.
-    stored.map(|()| read_secret(&path).unwrap_or(fresh))
-}
-
-fn read_secret(path: &Path) -> Option<[u8; 32]> {
-    std::fs::read(path).ok()?.try_into().ok()
+    CursorKey::stored(KEY_CONTEXT, &git_dir.join("git-mile").join("cursor.key"))
 }
 
 #[cfg(test)]
@@ -148,13 +106,16 @@ mod tests {
     }
 
     #[test]
-    fn the_secret_is_stored_once() {
+    fn the_secret_is_stored_in_the_repository() {
         let dir = tempfile::tempdir().unwrap();
-        let first = repository_secret(dir.path()).unwrap();
-        assert_eq!(repository_secret(dir.path()).unwrap(), first);
+        let _ = cursor_key(dir.path());
+        let secret = std::fs::read(dir.path().join("git-mile/cursor.key")).unwrap();
+        assert_eq!(secret.len(), 32);
+        let _ = cursor_key(dir.path());
         assert_eq!(
             std::fs::read(dir.path().join("git-mile/cursor.key")).unwrap(),
-            first
+            secret,
+            "made once"
         );
     }
 }
