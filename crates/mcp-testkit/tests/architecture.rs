@@ -17,7 +17,7 @@ const PROTOCOL_MODULES: [(&str, &[&str]); 4] = [
             "subscriptions.rs",
         ],
     ),
-    ("duvet", &["server.rs", "resources.rs"]),
+    ("duvet", &["server.rs", "resources.rs", "subscriptions.rs"]),
     ("jility", &["server.rs"]),
     ("git-mile", &["server.rs"]),
 ];
