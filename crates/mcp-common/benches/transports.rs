@@ -19,8 +19,8 @@ use mcp_testkit::{McpProcess, Wire, bench};
 use serde_json::{Value, json};
 
 /// Round trips per measured series (each a ping and a call), after warm-up.
-const ROUNDS: usize = 2000;
-const WARM_UP: usize = 200;
+const ROUNDS: usize = 500;
+const WARM_UP: usize = 50;
 const CLIENTS: usize = 32;
 const LOAD: Duration = Duration::from_secs(5);
 
@@ -99,8 +99,10 @@ fn cases(root: &Path) -> Vec<Case> {
         .env("JILITY_ACTOR", "bench")
         .current_dir(&tracker));
 
+    // A small real project: the client suites' fixture.
     let duvet = root.join("duvet");
-    std::fs::create_dir_all(&duvet).unwrap();
+    let fixture = bench::workspace_root().join("clients/fixtures/duvet-project");
+    run(Command::new("cp").arg("-r").arg(&fixture).arg(&duvet));
 
     vec![
         Case {
@@ -223,12 +225,30 @@ async fn measure(case: &Case) -> Row {
 
 fn main() {
     let root = tempfile::tempdir().unwrap();
-    let cases = cases(root.path());
+    // `TRANSPORTS_SERVERS=twig-mcp,jility` measures only those.
+    let only: Option<Vec<String>> = std::env::var("TRANSPORTS_SERVERS")
+        .ok()
+        .map(|v| v.split(',').map(String::from).collect());
+    let cases: Vec<Case> = cases(root.path())
+        .into_iter()
+        .filter(|c| {
+            only.as_ref()
+                .is_none_or(|o| o.iter().any(|s| s == c.server))
+        })
+        .collect();
     let rows: Vec<Row> = bench::multi_thread_runtime().block_on(async {
         let mut rows = Vec::new();
         for case in &cases {
             println!("measuring {} …", case.server);
-            rows.push(measure(case).await);
+            let row = measure(case).await;
+            println!(
+                "{}: stdio call p50 {}, HTTP call p50 {}, 32 clients {:.0} calls/s",
+                row.server,
+                bench::ms(row.stdio_call),
+                bench::ms(row.http_call),
+                row.load.per_second()
+            );
+            rows.push(row);
         }
         rows
     });
