@@ -20,6 +20,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt as _;
 use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -205,9 +206,17 @@ where
     );
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
+        .layer(middleware::from_fn(answer_as_json))
         .layer(middleware::from_fn_with_state(config.token.clone(), bearer));
     let stopping = CancellationToken::new();
     let trigger = stopping.clone();
+    // Without TCP_NODELAY, the last chunk of an SSE answer waits for the client's delayed ACK
+    // (40 ms on Linux) behind Nagle's algorithm, for every client that reads to the end.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(err) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {err}");
+        }
+    });
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         stop.await;
         tracing::info!("stopping: no new connections; answering the requests in flight");
@@ -244,6 +253,96 @@ fn announce(name: &str, local: SocketAddr, token: bool) {
     // One write of the whole line, so that a reader never sees half of it.
     let line = format!("{name}: serving MCP over HTTP at http://{local}{MCP_PATH}{auth}\n");
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// How long an answer may take before its stream is passed on as it is (so that the stream's
+/// keep-alive comments reach the client) instead of waiting for a plain JSON answer.
+const JSON_WAIT: Duration = Duration::from_secs(10);
+
+/// Send a session's answer as `application/json` when it is a single JSON-RPC response.
+///
+/// rmcp answers every POST of a session with an event stream that ends after the response.
+/// Clients that stop reading at the response (rmcp's own client does) cannot reuse the
+/// connection: each call then pays a new TCP connection. The protocol lets a server answer a
+/// request with either content type (clients must accept both), so when the first message
+/// on the stream is the response, it is sent alone as JSON. A stream whose first message is a
+/// notification or a request (progress, sampling) is passed on unchanged, as is one that
+/// takes longer than [`JSON_WAIT`].
+async fn answer_as_json(request: Request, next: Next) -> Response {
+    use futures::{FutureExt as _, StreamExt as _};
+    use http_body_util::BodyExt as _;
+
+    let is_post = request.method() == axum::http::Method::POST;
+    let response = next.run(request).await;
+    let is_stream = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !is_post || !is_stream || response.status() != StatusCode::OK {
+        return response;
+    }
+    let (mut parts, mut body) = response.into_parts();
+    let deadline = tokio::time::Instant::now() + JSON_WAIT;
+    // What has been read, to pass on unchanged if the answer is not a lone response; and the
+    // same bytes parsed as events.
+    let mut seen: Vec<bytes::Bytes> = Vec::new();
+    let (feed, fed) =
+        tokio::sync::mpsc::unbounded_channel::<Result<bytes::Bytes, std::convert::Infallible>>();
+    let mut events = sse_stream::SseStream::from_bytes_stream(
+        tokio_stream::wrappers::UnboundedReceiverStream::new(fed),
+    );
+    let passed_on = |parts: axum::http::response::Parts, seen: Vec<bytes::Bytes>, rest| {
+        let replay = futures::stream::iter(seen.into_iter().map(Ok::<_, axum::Error>));
+        Response::from_parts(
+            parts,
+            axum::body::Body::from_stream(replay.chain(axum::body::Body::into_data_stream(rest))),
+        )
+    };
+    loop {
+        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+            Ok(Some(Ok(frame))) => frame,
+            // The stream ended or failed, or is slow: pass on what there is.
+            Ok(None | Some(Err(_))) | Err(_) => return passed_on(parts, seen, body),
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen.push(data.clone());
+        let _ = feed.send(Ok(data));
+        while let Some(Some(event)) = events.next().now_or_never() {
+            let Ok(event) = event else {
+                return passed_on(parts, seen, body);
+            };
+            // Events without data prime the client for resumption; they carry no message.
+            let Some(message) = event.data.filter(|d| !d.trim().is_empty()) else {
+                continue;
+            };
+            if !is_response(&message) {
+                return passed_on(parts, seen, body);
+            }
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            parts.headers.remove(header::CACHE_CONTROL);
+            return Response::from_parts(parts, axum::body::Body::from(message));
+        }
+    }
+}
+
+/// Whether `message` is a JSON-RPC response (a result or an error), not a request or a
+/// notification.
+fn is_response(message: &str) -> bool {
+    use serde::de::IgnoredAny;
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        method: Option<IgnoredAny>,
+        result: Option<IgnoredAny>,
+        error: Option<IgnoredAny>,
+    }
+    serde_json::from_str::<Probe>(message)
+        .is_ok_and(|p| p.method.is_none() && (p.result.is_some() || p.error.is_some()))
 }
 
 /// Refuse requests without the bearer token (when one is configured) with 401.

@@ -71,13 +71,16 @@ pub struct ServeOptions {
 }
 
 /// The runtime that suits the transport: one thread for stdio (one client, lowest latency
-/// per call, smallest footprint), all cores for HTTP (many clients).
+/// per call, smallest footprint), a worker per core for HTTP (many clients). Where the process
+/// may use only one core (a one-CPU container, or pinned), HTTP gets one thread too: workers
+/// sharing a core gain nothing and pay for every hand-off between them.
 pub fn runtime(transport: &Transport) -> std::io::Result<tokio::runtime::Runtime> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     match transport {
-        Transport::Stdio => tokio::runtime::Builder::new_current_thread()
+        Transport::Http(_) if cores > 1 => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build(),
-        Transport::Http(_) => tokio::runtime::Builder::new_multi_thread()
+        Transport::Stdio | Transport::Http(_) => tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build(),
     }

@@ -4,8 +4,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use mcp_common::http::{HttpConfig, MAX_BODY_BYTES};
-use rmcp::ServerHandler;
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+    Implementation, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 #[derive(Clone)]
@@ -15,6 +19,28 @@ impl ServerHandler for Minimal {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("minimal", "1.0.0"))
+    }
+
+    /// `progress` reports progress (to the request's progress token) before it answers;
+    /// any other tool just answers.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == "progress"
+            && let Some(token) = context.meta.get_progress_token()
+        {
+            context
+                .peer
+                .notify_progress(ProgressNotificationParam::new(token, 0.5))
+                .await
+                .unwrap();
+        }
+        Ok(
+            CallToolResult::success(vec![ContentBlock::text(format!("{} done", request.name))])
+                .into(),
+        )
     }
 }
 
@@ -137,6 +163,92 @@ async fn sessions_for_2025_11_25_clients() {
         .await
         .unwrap();
     assert_eq!(response.status(), 404);
+    server.stop().await;
+}
+
+/// Open a 2025-11-25 session on `url`; its id.
+async fn open_session(url: &str) -> String {
+    let response = post(url, &initialize("2025-11-25")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    response.bytes().await.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let ack = post(url, &initialized)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ack.status(), 202);
+    session
+}
+
+fn content_type(response: &reqwest::Response) -> String {
+    response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_lone_answer_in_a_session_is_plain_json_and_one_with_progress_streams() {
+    let server = Server::start(loopback(None)).await;
+    let initialize = post(&server.url, &initialize("2025-11-25"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(content_type(&initialize), "application/json");
+    assert!(initialize.headers().contains_key("mcp-session-id"));
+    let session = open_session(&server.url).await;
+    let call = |id: u64, name: &str, progress: bool| {
+        let mut params = json!({"name": name, "arguments": {}});
+        if progress {
+            params["_meta"] = json!({"progressToken": "p1"});
+        }
+        post(
+            &server.url,
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
+        )
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+    };
+
+    // The answer alone: JSON, the whole body one message.
+    let response = call(2, "quick", false).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(content_type(&response), "application/json");
+    let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["id"], 2);
+    assert_eq!(body["result"]["content"][0]["text"], "quick done");
+
+    // Progress first: the stream is passed on, progress then the answer, in order.
+    let response = call(3, "progress", true).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(content_type(&response).starts_with("text/event-stream"));
+    let answers = messages(response).await;
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(answers[0]["method"], "notifications/progress");
+    assert_eq!(answers[0]["params"]["progressToken"], "p1");
+    assert_eq!(answers[1]["id"], 3);
+    assert_eq!(answers[1]["result"]["content"][0]["text"], "progress done");
+
+    // A JSON-RPC error alone is plain JSON too.
+    let response = post(
+        &server.url,
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "no/such/method"}),
+    )
+    .header("mcp-session-id", &session)
+    .header("mcp-protocol-version", "2025-11-25")
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(content_type(&response), "application/json");
+    let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["id"], 4);
+    assert_eq!(body["error"]["code"], -32601);
     server.stop().await;
 }
 

@@ -133,7 +133,29 @@ pub fn release_binary(built: Option<&str>, package: &str, bin: &str) -> PathBuf 
         return built;
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(&cargo)
+    let mut build = Command::new(&cargo);
+    // Cargo runs a benchmark with its package's variables set (`CARGO_PKG_NAME`,
+    // `CARGO_MANIFEST_DIR`, …). Build scripts that watch them (ring's does) would see them
+    // change and rebuild half the tree, back and forth with every other build.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_MANIFEST_")
+            || name.starts_with("CARGO_CFG_")
+            || [
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_RUSTC_CURRENT_DIR",
+                "OUT_DIR",
+            ]
+            .contains(&name.as_ref())
+        {
+            build.env_remove(name.as_ref());
+        }
+    }
+    let status = build
         .args(["build", "--release", "-p", package, "--bin", bin])
         .current_dir(workspace_root())
         .status()
@@ -314,6 +336,145 @@ pub async fn throughput(
         elapsed: start.elapsed(),
         latencies,
     }
+}
+
+/// One MCP session held by a lean HTTP client: the load generator of [`http_throughput`].
+/// It speaks the 2025-11-25 session protocol directly (the handshake, then each request
+/// POSTed with `Mcp-Session-Id`), sends pre-serialized requests and scans the answer's bytes
+/// instead of decoding them into types, so that the machine's cores go to the server under
+/// test rather than to the client.
+struct RawSession {
+    http: reqwest::Client,
+    url: String,
+    session: String,
+}
+
+const RAW_PROTOCOL: &str = "2025-11-25";
+
+impl RawSession {
+    async fn open(url: &str) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder().tcp_nodelay(true).build()?;
+        let init = serde_json::json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": RAW_PROTOCOL, "capabilities": {},
+                       "clientInfo": {"name": "mcp-testkit-load", "version": "1"}}
+        });
+        let response = http
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .json(&init)
+            .send()
+            .await?
+            .error_for_status()?;
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| anyhow::anyhow!("the server opened no session"))?
+            .to_string();
+        response.bytes().await?;
+        let me = Self {
+            http,
+            url: url.to_string(),
+            session,
+        };
+        let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        me.post(initialized.to_vec()).await?;
+        Ok(me)
+    }
+
+    async fn post(&self, body: Vec<u8>) -> anyhow::Result<String> {
+        let response = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-session-id", &self.session)
+            .header("mcp-protocol-version", RAW_PROTOCOL)
+            .body(body)
+            .send()
+            .await?
+            .error_for_status()?;
+        Ok(response.text().await?)
+    }
+
+    async fn close(&self) {
+        let _ = self
+            .http
+            .delete(&self.url)
+            .header("mcp-session-id", &self.session)
+            .header("mcp-protocol-version", RAW_PROTOCOL)
+            .send()
+            .await;
+    }
+}
+
+/// `clients` sessions on the Streamable HTTP server at `url` call `tool` with `args` back to
+/// back, all at once, for `duration` (after `warm_up`); each answer must be a result that is
+/// not an error. The clients are lean (see `RawSession`): this measures what the server can
+/// serve, where [`throughput`] measures what rmcp's own clients get.
+pub async fn http_throughput(
+    url: &str,
+    clients: usize,
+    tool: &str,
+    args: &Value,
+    warm_up: Duration,
+    duration: Duration,
+) -> anyhow::Result<Throughput> {
+    let mut sessions = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        sessions.push(std::sync::Arc::new(RawSession::open(url).await?));
+    }
+    let start = Instant::now() + warm_up;
+    let deadline = start + duration;
+    let mut tasks = tokio::task::JoinSet::new();
+    for session in &sessions {
+        let session = session.clone();
+        let tool = tool.to_string();
+        let args = args.clone();
+        tasks.spawn(async move {
+            let mut latencies = Vec::new();
+            let mut id: u64 = 1;
+            loop {
+                let sent = Instant::now();
+                if sent >= deadline {
+                    break;
+                }
+                let request = serde_json::json!({
+                    "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": tool, "arguments": args}
+                });
+                let body = serde_json::to_vec(&request)?;
+                let text = session.post(body).await?;
+                anyhow::ensure!(
+                    text.contains(&format!("\"id\":{id}"))
+                        && text.contains("\"result\"")
+                        && !text.contains("\"isError\":true"),
+                    "{tool}: not an ok result: {}",
+                    text.chars().take(500).collect::<String>()
+                );
+                let done = Instant::now();
+                if sent >= start && done <= deadline {
+                    latencies.push(done - sent);
+                }
+                id += 1;
+            }
+            anyhow::Ok(latencies)
+        });
+    }
+    let mut latencies = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        latencies.extend(done??);
+    }
+    let elapsed = deadline.saturating_duration_since(start);
+    for session in &sessions {
+        session.close().await;
+    }
+    Ok(Throughput {
+        calls: latencies.len() as u64,
+        elapsed,
+        latencies,
+    })
 }
 
 /// A runtime with all cores, for benchmarks whose client side is itself concurrent.

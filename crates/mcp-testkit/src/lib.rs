@@ -186,7 +186,13 @@ impl McpProcess {
         install_crypto_provider();
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
         config.auth_header = token.map(String::from);
-        let transport = StreamableHttpClientTransport::from_config(config);
+        // rmcp's default client opens a connection per request (it turns pooling off); agents'
+        // clients keep theirs alive (Claude Code's fetch does), and so does this one.
+        let http = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        let transport = StreamableHttpClientTransport::with_client(http, config);
         let (tx, rx) = mpsc::unbounded_channel();
         let service = tokio::time::timeout(
             REQUEST_TIMEOUT,
@@ -490,8 +496,11 @@ impl McpProcess {
             stderr,
             stderr_done,
             http_child,
+            pid,
             ..
         } = self;
+        // A client of a server someone else started has no stderr to wait for.
+        let own_process = pid.is_some() || http_child.is_some();
         let done = stderr_done.notified();
         let _ = tokio::time::timeout(REQUEST_TIMEOUT, service.cancel()).await;
         if let Some(mut child) = http_child {
@@ -508,7 +517,9 @@ impl McpProcess {
                 let _ = child.kill().await;
             }
         }
-        let _ = tokio::time::timeout(Duration::from_secs(5), done).await;
+        if own_process {
+            let _ = tokio::time::timeout(Duration::from_secs(5), done).await;
+        }
         String::from_utf8_lossy(&stderr.lock().unwrap()).into_owned()
     }
 }
