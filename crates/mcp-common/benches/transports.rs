@@ -19,7 +19,7 @@ use mcp_testkit::{McpProcess, Wire, bench};
 use serde_json::{Value, json};
 
 /// Round trips per measured series (each a ping and a call), after warm-up.
-const ROUNDS: usize = 500;
+const ROUNDS: usize = 1000;
 const WARM_UP: usize = 50;
 const CLIENTS: usize = 32;
 const LOAD: Duration = Duration::from_secs(5);
@@ -100,7 +100,7 @@ fn cases(root: &Path) -> Vec<Case> {
             cwd: duvet,
             env: vec![home_env.clone()],
             tool: "resolve_spec_id",
-            tool_args: json!({"url": "https://www.rfc-editor.org/rfc/rfc9110"}),
+            tool_args: json!({"url": "https://www.rfc-editor.org/rfc/rfc2324"}),
         });
     }
 
