@@ -1,7 +1,10 @@
 //! Storage: the primitive reads and writes the domain needs, behind a trait so that a
 //! second database (PostgreSQL for the cloud server) serves the same domain
-//! ([`crate::tracker`]) with its own SQL. [`sqlite`] is the embedded implementation.
+//! ([`crate::tracker`]) with its own SQL. [`sqlite`] is the embedded implementation;
+//! [`postgres`] serves many workspaces from one PostgreSQL database (the cloud mode), each
+//! [`postgres::PgStore`] bound to one workspace.
 
+pub mod postgres;
 pub mod sqlite;
 
 use mcp_common::ToolError;
