@@ -9,17 +9,11 @@ use std::time::Duration;
 
 use mcp_testkit::{McpProcess, Wire};
 use rmcp::{
-    ClientHandler, RoleClient, ServiceError, ServiceExt,
-    model::{
-        ErrorCode, ResourceUpdatedNotificationParam, SubscribeRequestParams,
-        UnsubscribeRequestParams,
-    },
-    service::{NotificationContext, RunningService},
-    transport::StreamableHttpClientTransport,
+    ServiceError,
+    model::{ErrorCode, SubscribeRequestParams, UnsubscribeRequestParams},
 };
 use serde_json::Value;
 use support::*;
-use tokio::sync::mpsc;
 
 /// How long an expected update may take to arrive (a bound, not a timing assumption).
 const WAIT: Duration = Duration::from_secs(10);
@@ -35,12 +29,7 @@ const NEW_CITATION: &str =
 
 /// The MCP endpoint the server announced on stderr.
 fn url(mcp: &McpProcess) -> String {
-    let stderr = mcp.stderr();
-    let rest = stderr
-        .split("serving MCP over HTTP at ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no announcement in {stderr}"));
-    rest.split_whitespace().next().unwrap().to_string()
+    mcp.url().expect("an HTTP server").to_string()
 }
 
 /// Every update that arrives until none comes for [`QUIET`].
@@ -146,44 +135,6 @@ async fn stdio_subscribe_edit_unsubscribe() {
     mcp.shutdown().await;
 }
 
-/// A second client of the same server: its own HTTP session, recording the resource updates
-/// it is sent.
-#[derive(Clone)]
-struct Recorder(mpsc::UnboundedSender<String>);
-
-impl ClientHandler for Recorder {
-    async fn on_resource_updated(
-        &self,
-        params: ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let _ = self.0.send(params.uri.to_string());
-    }
-}
-
-async fn another_session(
-    url: &str,
-) -> (
-    RunningService<RoleClient, Recorder>,
-    mpsc::UnboundedReceiver<String>,
-) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let transport = StreamableHttpClientTransport::from_uri(url.to_string());
-    let client = tokio::time::timeout(WAIT, Recorder(tx).serve(transport))
-        .await
-        .expect("connect in time")
-        .expect("connect");
-    (client, rx)
-}
-
-async fn drain_rx(rx: &mut mpsc::UnboundedReceiver<String>) -> Vec<String> {
-    let mut seen = Vec::new();
-    while let Ok(Some(uri)) = tokio::time::timeout(QUIET, rx.recv()).await {
-        seen.push(uri);
-    }
-    seen
-}
-
 #[tokio::test]
 #[allow(deprecated)]
 async fn http_sessions_each_hear_about_their_own_resources() {
@@ -194,15 +145,9 @@ async fn http_sessions_each_hear_about_their_own_resources() {
 
     // A second session subscribes to another resource; a third does not subscribe.
     let url = url(&mcp);
-    let (second, mut second_updates) = another_session(&url).await;
-    tokio::time::timeout(
-        WAIT,
-        second.peer().subscribe(SubscribeRequestParams::new(COFFEE)),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    let (third, mut third_updates) = another_session(&url).await;
+    let second = McpProcess::connect_http(&url, None).await.unwrap();
+    subscribe(&second, COFFEE).await.unwrap();
+    let third = McpProcess::connect_http(&url, None).await.unwrap();
 
     // The Markdown specification changes.
     p.write(
@@ -214,20 +159,15 @@ async fn http_sessions_each_hear_about_their_own_resources() {
         Some(REQUIREMENTS),
         "the first session hears about its resource"
     );
-    let second_seen = tokio::time::timeout(WAIT, second_updates.recv())
-        .await
-        .expect("the second session is told too")
-        .unwrap();
-    assert_eq!(second_seen, COFFEE);
+    assert_eq!(
+        second.next_resource_update(WAIT).await.as_deref(),
+        Some(COFFEE),
+        "the second session is told too"
+    );
     // Each session only hears about what it subscribed to.
     assert!(drain(&mcp).await.iter().all(|uri| uri == REQUIREMENTS));
-    assert!(
-        drain_rx(&mut second_updates)
-            .await
-            .iter()
-            .all(|uri| uri == COFFEE)
-    );
-    assert_eq!(drain_rx(&mut third_updates).await, Vec::<String>::new());
+    assert!(drain(&second).await.iter().all(|uri| uri == COFFEE));
+    assert_eq!(drain(&third).await, Vec::<String>::new());
     let requirements: Value = mcp.read_resource_json(REQUIREMENTS).await;
     assert!(
         requirements.to_string().contains("Cups MUST be warm."),
@@ -235,13 +175,13 @@ async fn http_sessions_each_hear_about_their_own_resources() {
     );
 
     // A session that ends ends its subscriptions, and nothing for the others.
-    let _ = second.cancel().await;
+    second.shutdown().await;
     p.write("src/main.rs", NEW_CITATION);
     assert_eq!(
         mcp.next_resource_update(WAIT).await.as_deref(),
         Some(REQUIREMENTS)
     );
-    let _ = third.cancel().await;
+    third.shutdown().await;
     mcp.shutdown().await;
 }
 
@@ -252,6 +192,7 @@ async fn http_listen_subscribers_of_the_2026_protocol_hear_about_changes() {
         ClientServiceExt,
         model::{ProtocolVersion, ServerNotification, SubscriptionFilter},
         service::ClientLifecycleMode,
+        transport::StreamableHttpClientTransport,
     };
     let p = coffee_project();
     let mcp = p.start_over(Wire::Http, &[]).await;

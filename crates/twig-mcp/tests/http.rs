@@ -9,15 +9,9 @@ use std::time::Duration;
 
 use mcp_common::Page;
 use mcp_testkit::{McpProcess, Wire};
-use rmcp::{
-    ClientHandler, RoleClient, ServiceExt,
-    model::{CallToolRequestParams, ResourceUpdatedNotificationParam, SubscribeRequestParams},
-    service::{NotificationContext, RunningService},
-    transport::StreamableHttpClientTransport,
-};
+use rmcp::model::SubscribeRequestParams;
 use serde_json::{Value, json};
 use support::*;
-use tokio::sync::mpsc;
 use twig_mcp::errors;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -26,65 +20,23 @@ async fn start_http(fx: &Fixture, env: &[(&str, &str)]) -> McpProcess {
     fx.start_over(Wire::Http, &fx.repo_path(), &[], env).await
 }
 
-/// The URL the server announced on stderr (its whole line).
-async fn url_of(mcp: &McpProcess) -> String {
-    for _ in 0..100 {
-        let stderr = mcp.stderr();
-        if let Some(line) = stderr
-            .split("serving MCP over HTTP at ")
-            .nth(1)
-            .and_then(|rest| rest.split_once('\n'))
-            .map(|(line, _)| line.to_string())
-        {
-            return line.split_whitespace().next().unwrap().to_string();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+/// The server's MCP endpoint, as it announced it.
+fn url_of(mcp: &McpProcess) -> String {
+    mcp.url().expect("an HTTP server").to_string()
+}
+
+/// A second client of the same server: its own HTTP session.
+async fn another_session(url: &str) -> McpProcess {
+    McpProcess::connect_http(url, None).await.unwrap()
+}
+
+/// What arrives within a short while.
+async fn drain(mcp: &McpProcess) -> Vec<String> {
+    let mut seen = Vec::new();
+    while let Some(uri) = mcp.next_resource_update(Duration::from_millis(500)).await {
+        seen.push(uri);
     }
-    panic!("no URL announced: {}", mcp.stderr())
-}
-
-/// A second client of the same server: its own HTTP session, recording the resource updates
-/// it is sent.
-#[derive(Clone)]
-struct Recorder(mpsc::UnboundedSender<String>);
-
-impl ClientHandler for Recorder {
-    async fn on_resource_updated(
-        &self,
-        params: ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let _ = self.0.send(params.uri.to_string());
-    }
-}
-
-async fn another_session(
-    url: &str,
-) -> (
-    RunningService<RoleClient, Recorder>,
-    mpsc::UnboundedReceiver<String>,
-) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let transport = StreamableHttpClientTransport::from_uri(url.to_string());
-    let client = tokio::time::timeout(WAIT, Recorder(tx).serve(transport))
-        .await
-        .expect("connect in time")
-        .expect("connect");
-    (client, rx)
-}
-
-async fn call_structured(
-    client: &RunningService<RoleClient, Recorder>,
-    tool: &str,
-    args: Value,
-) -> Value {
-    let params = CallToolRequestParams::new(tool.to_string())
-        .with_arguments(args.as_object().unwrap().clone());
-    let result = tokio::time::timeout(WAIT, client.peer().call_tool(params))
-        .await
-        .unwrap()
-        .unwrap();
-    result.structured_content.unwrap()
+    seen
 }
 
 #[tokio::test]
@@ -92,11 +44,7 @@ async fn http_handshake_and_a_tool() {
     let fx = stacked();
     fx.git(&["checkout", "-q", "feat/auth"]);
     let mcp = start_http(&fx, &[]).await;
-    assert!(
-        url_of(&mcp).await.ends_with("/mcp"),
-        "{}",
-        url_of(&mcp).await
-    );
+    assert!(url_of(&mcp).ends_with("/mcp"), "{}", url_of(&mcp));
     let info = mcp.server_info();
     let server = info.server_info.expect("serverInfo");
     assert_eq!(server.name, "twig-mcp");
@@ -191,33 +139,27 @@ async fn http_paged_walk_and_cursors_shared_by_sessions() {
         .call_paged::<Value>("list_branches", json!({"limit": 3}))
         .await;
     let cursor = page.next_cursor.unwrap();
-    let (other, _updates) = another_session(&url_of(&mcp).await).await;
-    let answer = call_structured(
-        &other,
-        "list_branches",
-        json!({"limit": 3, "cursor": cursor}),
-    )
-    .await;
+    let other = another_session(&url_of(&mcp)).await;
+    let answer = other
+        .call("list_branches", json!({"limit": 3, "cursor": cursor}))
+        .await
+        .structured_content
+        .unwrap();
     assert_eq!(answer["status"], "ok", "{answer}");
     assert_eq!(answer["data"]["branches"][0]["branch"], "gone/remote-only");
     assert_eq!(
         serde_json::from_value::<Page>(answer["page"].clone()).unwrap(),
         Page::new(4, None)
     );
-    let answer = call_structured(&other, "list_branches", json!({"cursor": "forged"})).await;
+    let answer = other
+        .call("list_branches", json!({"cursor": "forged"}))
+        .await
+        .structured_content
+        .unwrap();
     assert_eq!(answer["status"], "error");
     assert_eq!(answer["error"]["code"], "invalid_params");
-    let _ = other.cancel().await;
+    other.shutdown().await;
     mcp.shutdown().await;
-}
-
-/// Drain what arrives within a short while.
-async fn drain(rx: &mut mpsc::UnboundedReceiver<String>) -> Vec<String> {
-    let mut seen = Vec::new();
-    while let Ok(Some(uri)) = tokio::time::timeout(Duration::from_millis(500), rx.recv()).await {
-        seen.push(uri);
-    }
-    seen
 }
 
 #[tokio::test]
@@ -230,14 +172,14 @@ async fn http_subscribers_each_hear_about_state_changes() {
         .await
         .unwrap();
     // A second session subscribes to the other resource; a third does not subscribe.
-    let url = url_of(&mcp).await;
-    let (second, mut second_updates) = another_session(&url).await;
+    let url = url_of(&mcp);
+    let second = another_session(&url).await;
     second
         .peer()
         .subscribe(SubscribeRequestParams::new("twig://repo/branches"))
         .await
         .unwrap();
-    let (third, mut third_updates) = another_session(&url).await;
+    let third = another_session(&url).await;
     assert_eq!(
         mcp.next_resource_update(Duration::from_millis(300)).await,
         None,
@@ -256,31 +198,31 @@ async fn http_subscribers_each_hear_about_state_changes() {
         Some("twig://repo/tree"),
         "the first session hears about its resource"
     );
-    let second_seen = tokio::time::timeout(WAIT, second_updates.recv())
-        .await
-        .expect("the second session is told too")
-        .unwrap();
-    assert_eq!(second_seen, "twig://repo/branches");
+    assert_eq!(
+        second.next_resource_update(WAIT).await.as_deref(),
+        Some("twig://repo/branches"),
+        "the second session is told too"
+    );
     // Each session only hears about what it subscribed to.
     while let Some(uri) = mcp.next_resource_update(Duration::from_millis(500)).await {
         assert_eq!(uri, "twig://repo/tree");
     }
     assert!(
-        drain(&mut second_updates)
+        drain(&second)
             .await
             .iter()
             .all(|uri| uri == "twig://repo/branches")
     );
-    assert!(drain(&mut third_updates).await.is_empty());
+    assert!(drain(&third).await.is_empty());
 
     // A session that ends stops nothing for the others.
-    let _ = second.cancel().await;
+    second.shutdown().await;
     fx.git(&["checkout", "-q", "feat/billing"]);
     assert_eq!(
         mcp.next_resource_update(WAIT).await.as_deref(),
         Some("twig://repo/tree")
     );
-    let _ = third.cancel().await;
+    third.shutdown().await;
     mcp.shutdown().await;
 }
 
@@ -291,10 +233,11 @@ async fn http_listen_subscribers_of_the_2026_protocol_hear_about_changes() {
         ClientServiceExt,
         model::{ProtocolVersion, ServerNotification, SubscriptionFilter},
         service::ClientLifecycleMode,
+        transport::StreamableHttpClientTransport,
     };
     let fx = stacked();
     let mcp = start_http(&fx, &[]).await;
-    let transport = StreamableHttpClientTransport::from_uri(url_of(&mcp).await);
+    let transport = StreamableHttpClientTransport::from_uri(url_of(&mcp));
     let client = tokio::time::timeout(
         WAIT,
         ().serve_with_lifecycle(
