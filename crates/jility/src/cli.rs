@@ -65,6 +65,21 @@ pub enum Command {
     /// Ticket templates.
     #[command(subcommand)]
     Template(TemplateCommand),
+    /// Administer a cloud database (PostgreSQL): workspaces, without any token yet.
+    #[command(subcommand)]
+    Admin(AdminCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Create a workspace and print its first token (full_access, shown only this once).
+    CreateWorkspace {
+        /// The workspace's name (unique in the database).
+        name: String,
+        /// The PostgreSQL database (postgres://user@host:port/db); migrated if need be.
+        #[arg(long, env = "DATABASE_URL", value_name = "URL", hide_env_values = true)]
+        database_url: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -319,9 +334,12 @@ pub fn report(json: bool, err: &ToolError) {
 /// The whole program: `jility --mcp-server [--http ADDR]`, or one CLI command.
 pub fn main(mut cli: Cli) -> ExitCode {
     mcp_common::serve::init_tracing(cli.verbose);
+    // `jility admin` works on a cloud database directly, in any mode.
+    let administers = matches!(cli.command, Some(Command::Admin(_)));
     if let Ok(mode) = std::env::var("JILITY_MODE")
         && !mode.is_empty()
         && !mode.eq_ignore_ascii_case("local")
+        && !administers
     {
         let err = ToolError::new(
             errors::INVALID_INPUT,
@@ -398,9 +416,60 @@ fn parse_vars(vars: &[String]) -> Result<BTreeMap<String, String>, ToolError> {
         .collect()
 }
 
+/// The name of the token `jility admin create-workspace` mints.
+pub const BOOTSTRAP_TOKEN_NAME: &str = "bootstrap";
+
+/// What `jility admin create-workspace --json` prints: `{"workspace","token"}`.
+#[derive(Serialize)]
+struct CreatedWorkspace<'a> {
+    workspace: &'a str,
+    token: &'a str,
+}
+
+/// `jility admin …`: on a PostgreSQL database, with no token needed.
+fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
+    match command {
+        AdminCommand::CreateWorkspace { name, database_url } => {
+            let url = database_url
+                .filter(|url| !url.trim().is_empty())
+                .ok_or_else(|| {
+                    ToolError::new(errors::INVALID_INPUT, "No database URL given").with_hint(
+                        "Pass --database-url postgres://user@host:5432/db or set DATABASE_URL.",
+                    )
+                })?;
+            let db = crate::store::postgres::PgDatabase::connect(&url)?;
+            let tokens = crate::auth::Tokens::new(&db);
+            let (workspace, minted) =
+                tokens.create_workspace(&name, BOOTSTRAP_TOKEN_NAME, &cli_actor())?;
+            let out = if json {
+                serde_json::to_string(&CreatedWorkspace {
+                    workspace: &workspace.name,
+                    token: minted.token.expose(),
+                })
+                .map_err(|e| ToolError::internal(format!("Cannot print JSON: {e}")))?
+            } else {
+                format!(
+                    "✅ Created workspace {}\n\nIts first token ({}, named \"{}\", id {}):\n\n    {}\n\nThis is the only time it is shown: the database keeps only its hash. Keep it secret, hand it to whoever administers the workspace (set JILITY_API_TOKEN, or `jility auth login --token …`), and create narrower tokens for agents with `jility auth create-token`.",
+                    workspace.name,
+                    minted.record.scopes,
+                    minted.record.name,
+                    minted.record.id,
+                    minted.token.expose()
+                )
+            };
+            let _ = writeln!(std::io::stdout().lock(), "{out}");
+            Ok(())
+        }
+    }
+}
+
 /// Run one CLI command against the database found for it.
 pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
     let json = cli.json;
+    let command = match command {
+        Command::Admin(admin_command) => return admin(json, admin_command),
+        other => other,
+    };
     let cwd = std::env::current_dir()
         .map_err(|e| ToolError::internal(format!("Cannot read the working directory: {e}")))?;
     if let Command::Init { key, name } = &command {
@@ -457,7 +526,7 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
     let actor = cli_actor();
     let a = actor.as_str();
     match command {
-        Command::Init { .. } => Ok(()),
+        Command::Init { .. } | Command::Admin(_) => Ok(()),
         Command::Ticket(cmd) => match *cmd {
             TicketCommand::Create {
                 title,

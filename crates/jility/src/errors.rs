@@ -14,6 +14,13 @@ pub const INVALID_INPUT: ErrorCode = ErrorCode::new("invalid_input", ErrorClass:
 pub const DEPENDENCY_CYCLE: ErrorCode = ErrorCode::new("dependency_cycle", ErrorClass::Conflict);
 /// The database is locked by another writer for longer than the busy timeout: retry.
 pub const DATABASE_BUSY: ErrorCode = ErrorCode::new("database_busy", ErrorClass::Unavailable);
+/// A name that is taken already (a workspace).
+pub const ALREADY_EXISTS: ErrorCode = ErrorCode::new("already_exists", ErrorClass::Conflict);
+/// No valid credentials: a missing, malformed, unknown, expired or revoked API token (HTTP
+/// 401): the caller needs a new token, not new rights.
+pub const UNAUTHENTICATED: ErrorCode = codes::UNAUTHENTICATED;
+/// A valid token that lacks the scope the operation needs (the message names it).
+pub const PERMISSION_DENIED: ErrorCode = codes::PERMISSION_DENIED;
 /// A ticket, template or database that does not exist.
 pub const NOT_FOUND: ErrorCode = codes::NOT_FOUND;
 /// A limit out of range, or a cursor that was altered, is foreign, or belongs to another query.

@@ -6,19 +6,24 @@
 //!   written against [`store::Store`]; [`model`], [`params`] (inputs), [`description`]
 //!   (precise edits), [`templates`], [`errors`] (the error codes).
 //! - [`store`]: storage behind a trait; [`store::sqlite`] is the embedded database, with
-//!   [`store::sqlite::SqlitePool`] for concurrent callers.
+//!   [`store::sqlite::SqlitePool`] for concurrent callers; [`store::postgres`] the cloud
+//!   server's, one workspace per store.
+//! - [`auth`]: the cloud server's workspaces and API tokens (hashed at rest, scoped);
+//!   [`ratelimit`]: requests per minute per token, shared through the database.
 //! - [`local`]: finding and opening a project's `.jility/data.db`, and its cursor key.
 //! - [`service`]: the tracker for async code — operations on blocking threads.
 //! - [`render`]: the markdown of every answer (MCP text and CLI output).
 //! - [`server`]: the MCP tools (the only module that imports rmcp); [`cli`]: the command
 //!   line, and [`cli::main`], the whole program behind `main.rs`.
 
+pub mod auth;
 pub mod cli;
 pub mod description;
 pub mod errors;
 pub mod local;
 pub mod model;
 pub mod params;
+pub mod ratelimit;
 pub mod render;
 pub mod server;
 pub mod service;

@@ -28,73 +28,9 @@ use mcp_common::{CursorKey, Paged, ToolError};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+mod pg;
 
-fn base_url() -> String {
-    std::env::var("JILITY_TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_URL.to_string())
-}
-
-/// `url` with its database name replaced by `name`.
-fn with_database(url: &str, name: &str) -> String {
-    let (main, query) = match url.split_once('?') {
-        Some((main, query)) => (main, Some(query)),
-        None => (url, None),
-    };
-    let (server, _) = main
-        .rsplit_once('/')
-        .filter(|(server, _)| server.contains("//") && !server.ends_with('/'))
-        .unwrap_or((main, ""));
-    match query {
-        Some(query) => format!("{server}/{name}?{query}"),
-        None => format!("{server}/{name}"),
-    }
-}
-
-/// A database of its own for one test, dropped (even when the test fails) by `Drop`.
-struct TestDb {
-    admin_url: String,
-    name: String,
-    url: String,
-}
-
-impl TestDb {
-    fn new() -> Self {
-        let admin_url = base_url();
-        let name = format!("jility_t_{}", uuid::Uuid::new_v4().simple());
-        let mut admin = postgres::Client::connect(&admin_url, postgres::NoTls).unwrap_or_else(|e| {
-            panic!("cannot reach the test PostgreSQL at {admin_url} (set JILITY_TEST_DATABASE_URL): {e}")
-        });
-        admin
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .unwrap();
-        let url = with_database(&admin_url, &name);
-        Self {
-            admin_url,
-            name,
-            url,
-        }
-    }
-
-    fn client(&self) -> postgres::Client {
-        postgres::Client::connect(&self.url, postgres::NoTls).unwrap()
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        match postgres::Client::connect(&self.admin_url, postgres::NoTls) {
-            Ok(mut admin) => {
-                if let Err(err) = admin.batch_execute(&format!(
-                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                    self.name
-                )) {
-                    eprintln!("could not drop test database {}: {err}", self.name);
-                }
-            }
-            Err(err) => eprintln!("could not drop test database {}: {err}", self.name),
-        }
-    }
-}
+use pg::{TestDb, with_database};
 
 /// A tracker on a new workspace of `db`, with a project `key`.
 fn pg_tracker(db: &PgDatabase, workspace: &str, key: &str, root: &Path) -> Tracker<PgStore> {

@@ -22,7 +22,9 @@ pub enum ErrorClass {
     NotFound,
     /// The call contradicts the current state (a workflow rule, a cycle, a claim).
     Conflict,
-    /// Credentials are missing or were refused.
+    /// Credentials are missing, unknown, expired or revoked: who is calling is not known.
+    Unauthenticated,
+    /// The caller is known but may not do this (a scope its token lacks).
     PermissionDenied,
     /// A service the call needs cannot be reached right now (network, a busy database).
     Unavailable,
@@ -58,6 +60,7 @@ impl ErrorClass {
             Self::PermissionDenied => -32004,
             Self::Unavailable => -32005,
             Self::RateLimited => -32006,
+            Self::Unauthenticated => -32007,
         }
     }
 
@@ -67,6 +70,7 @@ impl ErrorClass {
             Self::InvalidArguments => 400,
             Self::NotFound => 404,
             Self::Conflict => 409,
+            Self::Unauthenticated => 401,
             Self::PermissionDenied => 403,
             Self::Unavailable => 503,
             Self::RateLimited => 429,
@@ -84,7 +88,12 @@ impl ErrorClass {
                 "Check the name or id; list what exists with the server's list tools."
             }
             Self::Conflict => "Read the current state again, then decide what to change.",
-            Self::PermissionDenied => "Provide valid credentials, then call again.",
+            Self::Unauthenticated => {
+                "Provide a valid token (a new one if it expired or was revoked), then call again."
+            }
+            Self::PermissionDenied => {
+                "Use credentials that allow this (e.g. a token with the scope named), then call again."
+            }
             Self::Unavailable => "The failure is temporary: try again shortly.",
             Self::RateLimited => "Wait until the limit resets (retry_after_secs), then try again.",
             Self::Internal => "This is a bug or damaged data; please report it with the message.",
@@ -149,6 +158,8 @@ pub mod codes {
         ErrorCode::new("invalid_params", ErrorClass::InvalidArguments);
     pub const NOT_FOUND: ErrorCode = ErrorCode::new("not_found", ErrorClass::NotFound);
     pub const CONFLICT: ErrorCode = ErrorCode::new("conflict", ErrorClass::Conflict);
+    pub const UNAUTHENTICATED: ErrorCode =
+        ErrorCode::new("unauthenticated", ErrorClass::Unauthenticated);
     pub const PERMISSION_DENIED: ErrorCode =
         ErrorCode::new("permission_denied", ErrorClass::PermissionDenied);
     pub const UNAVAILABLE: ErrorCode = ErrorCode::new("unavailable", ErrorClass::Unavailable);
@@ -355,6 +366,7 @@ mod tests {
             InvalidArguments,
             NotFound,
             Conflict,
+            Unauthenticated,
             PermissionDenied,
             Unavailable,
             RateLimited,
@@ -365,7 +377,7 @@ mod tests {
         let protocol: Vec<_> = all.iter().filter(|c| c.is_protocol_error()).collect();
         assert_eq!(protocol, [&InvalidArguments, &Internal]);
         let statuses: Vec<_> = all.iter().map(|c| c.http_status()).collect();
-        assert_eq!(statuses, [400, 404, 409, 403, 503, 429, 500]);
+        assert_eq!(statuses, [400, 404, 409, 401, 403, 503, 429, 500]);
         let rpc: std::collections::HashSet<_> = all.iter().map(|c| c.json_rpc_code()).collect();
         assert_eq!(rpc.len(), all.len(), "each class has its own JSON-RPC code");
         assert_eq!(InvalidArguments.json_rpc_code(), -32602);

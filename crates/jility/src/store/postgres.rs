@@ -52,7 +52,11 @@ use super::{
 use crate::model::{Change, Comment, CommitLink, Status, TicketSummary};
 
 /// The schema, one migration per version; `jility_schema_migrations` records which ran.
-pub const MIGRATIONS: &[&str] = &[include_str!("pg_migrations/0001_initial.sql")];
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("pg_migrations/0001_initial.sql"),
+    include_str!("pg_migrations/0002_tokens.sql"),
+    include_str!("pg_migrations/0003_rate_limits.sql"),
+];
 
 /// Listings count matching tickets exactly up to this many, then say "more than".
 const COUNT_CAP: usize = 10_000;
@@ -203,6 +207,17 @@ impl PgDatabase {
             .connection_timeout(LOCK_TIMEOUT)
             .build_unchecked(first);
         Ok(Self { pool })
+    }
+
+    /// Run `f` on a connection of the pool, outside any transaction (`f` may begin one;
+    /// a `postgres::Transaction` dropped unfinished rolls back). For modules that keep
+    /// tables of their own beside the store's, such as [`crate::auth`]'s tokens.
+    pub fn with_client<R, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<R, E>,
+    ) -> Result<R, E> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        f(&mut conn.client)
     }
 
     /// The schema version of the database.

@@ -1,0 +1,809 @@
+//! Cloud mode's credentials: workspaces' API tokens and their scopes.
+//!
+//! **Tokens.** A token is `jil_live_` followed by 40 characters of `[A-Za-z0-9]` drawn from
+//! the operating system's CSPRNG (about 238 bits). It is shown once, when minted. At rest
+//! only its BLAKE3 hash and a display prefix (`jil_live_AbCd`, enough to tell tokens apart
+//! in a listing) are kept, so neither a database dump nor a read of the table yields a usable
+//! token. A fast hash suffices (unlike passwords, the token is random, so there is nothing
+//! to guess), and it makes authentication one indexed lookup: the hash column is uniquely
+//! indexed, and the stored hash is compared again with `blake3::Hash`'s constant-time
+//! equality. The plaintext travels in [`PlainToken`], whose `Debug` shows only the prefix,
+//! so no log line or error message carries a token.
+//!
+//! **Scopes.** `tickets:read`, `tickets:write`, `tickets:delete`, `comments:write` and
+//! `full_access`; `full_access` allows everything, the others only themselves
+//! ([`ScopeSet::allows`]).
+//!
+//! **Failures.** [`Tokens::authenticate`] answers an [`AuthError`]: malformed, unknown,
+//! expired (and when) or revoked (and when). As a [`ToolError`] each is
+//! [`errors::UNAUTHENTICATED`] (class `Unauthenticated`, HTTP 401); a missing scope is
+//! [`errors::PERMISSION_DENIED`] naming the scope ([`ScopeSet::require`]).
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use mcp_common::ToolError;
+use postgres::error::SqlState;
+use postgres::types::Type;
+use postgres::{GenericClient, Row};
+use serde::{Serialize, Serializer};
+
+use crate::errors;
+use crate::store::StoreError;
+use crate::store::postgres::{PgDatabase, Workspace};
+
+/// Every token starts with this.
+pub const TOKEN_PREFIX: &str = "jil_live_";
+
+/// Random characters of a minted token.
+pub const TOKEN_RANDOM_LEN: usize = 40;
+
+/// Random characters a token presented for authentication may have: at least 32 (the
+/// format's promise), at most a bound that keeps junk from being hashed at length.
+const ACCEPTED_RANDOM_LEN: std::ops::RangeInclusive<usize> = 32..=128;
+
+/// Random characters kept in the display prefix.
+const DISPLAY_RANDOM_LEN: usize = 4;
+
+/// The alphabet of the random part.
+const ALPHABET: &[u8; 62] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/// `last_used_at` is written at most this often per token.
+const LAST_USED_GRANULARITY: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
+
+/// Longest token or workspace name.
+const MAX_NAME_CHARS: usize = 100;
+
+/// The columns of a [`TokenRecord`], in [`record_row`]'s order.
+const RECORD_COLUMNS: &str = "id, workspace_id, name, scopes, display_prefix, created_by, \
+     created_at, expires_at, revoked_at, last_used_at";
+
+/// What a token may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    TicketsRead,
+    TicketsWrite,
+    TicketsDelete,
+    CommentsWrite,
+    FullAccess,
+}
+
+impl Scope {
+    /// Every scope, in display order.
+    pub const ALL: [Scope; 5] = [
+        Scope::TicketsRead,
+        Scope::TicketsWrite,
+        Scope::TicketsDelete,
+        Scope::CommentsWrite,
+        Scope::FullAccess,
+    ];
+
+    /// The wire name, e.g. `tickets:read`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Scope::TicketsRead => "tickets:read",
+            Scope::TicketsWrite => "tickets:write",
+            Scope::TicketsDelete => "tickets:delete",
+            Scope::CommentsWrite => "comments:write",
+            Scope::FullAccess => "full_access",
+        }
+    }
+
+    /// Whether holding this scope allows what `needed` guards.
+    pub fn implies(self, needed: Scope) -> bool {
+        self == Scope::FullAccess || self == needed
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Scope {
+    type Err = ToolError;
+
+    fn from_str(text: &str) -> Result<Self, ToolError> {
+        let text = text.trim();
+        Scope::ALL
+            .into_iter()
+            .find(|scope| scope.as_str() == text)
+            .ok_or_else(|| {
+                ToolError::new(errors::INVALID_INPUT, format!("'{text}' is not a scope"))
+                    .with_hint(format!("The scopes are {}.", ScopeSet::all_names()))
+            })
+    }
+}
+
+impl Serialize for Scope {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// The scopes of a token: never empty once made by [`ScopeSet::parse`] or [`ScopeSet::new`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScopeSet(BTreeSet<Scope>);
+
+impl ScopeSet {
+    /// The set of `scopes` (duplicates collapse); an empty set is an error.
+    pub fn new(scopes: impl IntoIterator<Item = Scope>) -> Result<Self, ToolError> {
+        let set: BTreeSet<Scope> = scopes.into_iter().collect();
+        if set.is_empty() {
+            return Err(
+                ToolError::new(errors::INVALID_INPUT, "A token needs at least one scope")
+                    .with_hint(format!("The scopes are {}.", Self::all_names())),
+            );
+        }
+        Ok(Self(set))
+    }
+
+    /// `full_access` alone.
+    pub fn full_access() -> Self {
+        Self(BTreeSet::from([Scope::FullAccess]))
+    }
+
+    /// A comma-separated list, e.g. `tickets:read,comments:write`.
+    pub fn parse(text: &str) -> Result<Self, ToolError> {
+        Self::new(
+            text.split(',')
+                .filter(|part| !part.trim().is_empty())
+                .map(Scope::from_str)
+                .collect::<Result<Vec<_>, _>>()?,
+        )
+    }
+
+    /// Whether these scopes allow what `needed` guards: `full_access` allows everything.
+    pub fn allows(&self, needed: Scope) -> bool {
+        self.0.iter().any(|held| held.implies(needed))
+    }
+
+    /// [`Self::allows`], or a `permission_denied` error naming the missing scope.
+    pub fn require(&self, needed: Scope) -> Result<(), ToolError> {
+        if self.allows(needed) {
+            return Ok(());
+        }
+        Err(ToolError::new(
+            errors::PERMISSION_DENIED,
+            format!("This token lacks the `{needed}` scope"),
+        )
+        .with_hint(format!(
+            "The token has {self}. Use a token with `{needed}` (or `full_access`); an admin can create one with `jility auth create-token --scopes {needed}`."
+        )))
+    }
+
+    pub fn contains(&self, scope: Scope) -> bool {
+        self.0.contains(&scope)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Scope> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// The wire names, for storage.
+    pub fn names(&self) -> Vec<String> {
+        self.0.iter().map(|s| s.as_str().to_string()).collect()
+    }
+
+    fn all_names() -> String {
+        Scope::ALL
+            .iter()
+            .map(|s| format!("`{s}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl fmt::Display for ScopeSet {
+    /// `tickets:read,comments:write`: the form [`ScopeSet::parse`] reads.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.0.iter().map(|s| s.as_str()).collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+impl Serialize for ScopeSet {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter())
+    }
+}
+
+/// A token in plaintext. Its `Debug` shows the display prefix only, so it cannot leak into
+/// a log through `{:?}`; read it with [`PlainToken::expose`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct PlainToken(String);
+
+impl PlainToken {
+    /// A new token from the OS CSPRNG.
+    pub fn mint() -> Result<Self, ToolError> {
+        let mut token = String::with_capacity(TOKEN_PREFIX.len() + TOKEN_RANDOM_LEN);
+        token.push_str(TOKEN_PREFIX);
+        let mut drawn = 0;
+        let mut bytes = [0u8; 64];
+        while drawn < TOKEN_RANDOM_LEN {
+            getrandom::fill(&mut bytes).map_err(|e| {
+                ToolError::internal(format!("The system's random generator failed: {e}"))
+            })?;
+            // Rejection sampling: 248 = 4 × 62, so every accepted byte maps uniformly.
+            for byte in bytes {
+                if drawn == TOKEN_RANDOM_LEN {
+                    break;
+                }
+                if usize::from(byte) < 4 * ALPHABET.len() {
+                    token.push(char::from(ALPHABET[usize::from(byte) % ALPHABET.len()]));
+                    drawn += 1;
+                }
+            }
+        }
+        Ok(Self(token))
+    }
+
+    /// A token as given by a client (not checked: see [`is_well_formed`]).
+    pub fn new(token: impl Into<String>) -> Self {
+        Self(token.into().trim().to_string())
+    }
+
+    /// The token itself: to show once to whoever minted it, or to send to the API.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+
+    /// `jil_live_AbCd`: the part kept at rest and shown in listings.
+    pub fn display_prefix(&self) -> String {
+        display_prefix(&self.0)
+    }
+
+    /// The BLAKE3 hash kept at rest.
+    pub fn hash(&self) -> blake3::Hash {
+        blake3::hash(self.0.as_bytes())
+    }
+}
+
+impl fmt::Debug for PlainToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PlainToken({}…)", self.display_prefix())
+    }
+}
+
+/// Whether `token` has the format of a token: the prefix, then 32 to 128 letters and digits.
+pub fn is_well_formed(token: &str) -> bool {
+    token.strip_prefix(TOKEN_PREFIX).is_some_and(|random| {
+        ACCEPTED_RANDOM_LEN.contains(&random.len())
+            && random.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
+}
+
+fn display_prefix(token: &str) -> String {
+    let random = token.strip_prefix(TOKEN_PREFIX).unwrap_or("");
+    let shown: String = random.chars().take(DISPLAY_RANDOM_LEN).collect();
+    format!("{TOKEN_PREFIX}{shown}")
+}
+
+/// A token as stored: everything but its hash (which never leaves the database) and its
+/// plaintext (which was never stored).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TokenRecord {
+    pub id: i64,
+    pub workspace_id: i64,
+    pub name: String,
+    pub scopes: ScopeSet,
+    /// `jil_live_AbCd`: the first characters of the token, to tell tokens apart.
+    pub display_prefix: String,
+    pub created_by: String,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    pub expires_at: Option<String>,
+    pub revoked_at: Option<String>,
+    pub last_used_at: Option<String>,
+}
+
+impl TokenRecord {
+    /// Whether the token authenticates at `now` (neither revoked nor expired).
+    pub fn is_active(&self, now: DateTime<Utc>) -> bool {
+        self.revoked_at.is_none()
+            && self
+                .expires_at
+                .as_deref()
+                .and_then(parse_time)
+                .is_none_or(|at| at > now)
+    }
+}
+
+/// A token freshly minted: its plaintext, shown once, and its record.
+#[derive(Debug, Clone)]
+pub struct MintedToken {
+    pub token: PlainToken,
+    pub record: TokenRecord,
+}
+
+/// What to mint.
+#[derive(Debug, Clone)]
+pub struct NewToken {
+    pub name: String,
+    pub scopes: ScopeSet,
+    /// When it stops working; `None` never. Must be in the future.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Who minted it (an actor name, or `token:ID` for a token minting another).
+    pub created_by: String,
+}
+
+/// Who a request comes from: a token of a workspace, with its scopes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Principal {
+    pub workspace_id: i64,
+    pub workspace: String,
+    pub token_id: i64,
+    pub token_name: String,
+    pub scopes: ScopeSet,
+}
+
+impl Principal {
+    pub fn allows(&self, needed: Scope) -> bool {
+        self.scopes.allows(needed)
+    }
+
+    /// A `permission_denied` error naming `needed` unless the token has it.
+    pub fn require(&self, needed: Scope) -> Result<(), ToolError> {
+        self.scopes.require(needed)
+    }
+}
+
+/// Why a token was refused. No variant carries the token.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("the API token is malformed")]
+    Malformed,
+    #[error("the API token is not valid")]
+    Unknown,
+    #[error("the API token expired at {at}")]
+    Expired { at: String },
+    #[error("the API token was revoked at {at}")]
+    Revoked { at: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<postgres::Error> for AuthError {
+    fn from(err: postgres::Error) -> Self {
+        AuthError::Store(err.into())
+    }
+}
+
+impl From<AuthError> for ToolError {
+    fn from(err: AuthError) -> Self {
+        let unauthenticated = |message: String, hint: String| {
+            ToolError::new(errors::UNAUTHENTICATED, message).with_hint(hint)
+        };
+        match err {
+            AuthError::Malformed => unauthenticated(
+                "The API token is malformed".into(),
+                format!(
+                    "A jility token is `{TOKEN_PREFIX}` followed by at least 32 letters and digits. Check JILITY_API_TOKEN (or the token given) for a typo or a cut-off copy."
+                ),
+            ),
+            AuthError::Unknown => unauthenticated(
+                "The API token is not valid".into(),
+                "No such token exists on this server. Use a token created for this server (`jility admin create-workspace` or `jility auth create-token`).".into(),
+            ),
+            AuthError::Expired { at } => unauthenticated(
+                format!("The API token expired at {at}"),
+                format!(
+                    "This token expired at {at} and can no longer be used; create a new token (`jility auth create-token`) and use it instead."
+                ),
+            ),
+            AuthError::Revoked { at } => unauthenticated(
+                format!("The API token was revoked at {at}"),
+                format!(
+                    "This token was revoked at {at} and can no longer be used; ask an admin of the workspace for a new token."
+                ),
+            ),
+            AuthError::Store(err) => err.into(),
+        }
+    }
+}
+
+/// Which token to revoke: its id, or the token itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenRef {
+    Id(i64),
+    Token(PlainToken),
+}
+
+impl FromStr for TokenRef {
+    type Err = ToolError;
+
+    /// A token (`jil_live_…`) or a numeric id.
+    fn from_str(text: &str) -> Result<Self, ToolError> {
+        let text = text.trim();
+        if text.starts_with(TOKEN_PREFIX) {
+            return Ok(TokenRef::Token(PlainToken::new(text)));
+        }
+        text.parse().map(TokenRef::Id).map_err(|_| {
+            ToolError::new(
+                errors::INVALID_INPUT,
+                "Give a token's id (a number) or the token itself (jil_live_…)",
+            )
+            .with_hint("List the workspace's tokens and their ids with `jility auth list-tokens`.")
+        })
+    }
+}
+
+/// The tokens of a database's workspaces.
+#[derive(Clone)]
+pub struct Tokens {
+    db: PgDatabase,
+}
+
+impl Tokens {
+    pub fn new(db: &PgDatabase) -> Self {
+        Self { db: db.clone() }
+    }
+
+    /// Create the workspace `name` and mint its first token (`full_access`, named
+    /// `token_name`) in one transaction: both or neither. A name already taken is
+    /// [`errors::ALREADY_EXISTS`].
+    pub fn create_workspace(
+        &self,
+        name: &str,
+        token_name: &str,
+        created_by: &str,
+    ) -> Result<(Workspace, MintedToken), ToolError> {
+        let name = check_name("workspace", name)?;
+        let new = NewToken {
+            name: token_name.to_string(),
+            scopes: ScopeSet::full_access(),
+            expires_at: None,
+            created_by: created_by.to_string(),
+        };
+        check_new_token(&new)?;
+        let created_at = now_text();
+        self.db.with_client(|client| {
+            let mut tx = client.transaction().map_err(store)?;
+            let row = tx
+                .query_one(
+                    "INSERT INTO workspaces (name, created_at) VALUES ($1, $2) RETURNING id",
+                    &[&name, &created_at],
+                )
+                .map_err(|err| {
+                    if err.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+                        ToolError::new(
+                            errors::ALREADY_EXISTS,
+                            format!("A workspace named '{name}' already exists"),
+                        )
+                        .with_hint("Choose another name; nothing was created.")
+                    } else {
+                        store(err)
+                    }
+                })?;
+            let workspace = Workspace {
+                id: row.try_get(0).map_err(store)?,
+                name: name.clone(),
+                created_at: created_at.clone(),
+            };
+            let minted = insert_token(&mut tx, workspace.id, &new)?;
+            tx.commit().map_err(store)?;
+            Ok((workspace, minted))
+        })
+    }
+
+    /// Mint a token for workspace `workspace_id`. Its plaintext is in the answer and
+    /// nowhere else.
+    pub fn create(&self, workspace_id: i64, new: &NewToken) -> Result<MintedToken, ToolError> {
+        check_new_token(new)?;
+        self.db.with_client(|client| {
+            let exists = client
+                .query_opt("SELECT 1 FROM workspaces WHERE id = $1", &[&workspace_id])
+                .map_err(store)?;
+            if exists.is_none() {
+                return Err(ToolError::not_found(format!(
+                    "There is no workspace {workspace_id}"
+                )));
+            }
+            insert_token(client, workspace_id, new)
+        })
+    }
+
+    /// The tokens of workspace `workspace_id`, oldest first (revoked and expired ones
+    /// included, marked so).
+    pub fn list(&self, workspace_id: i64) -> Result<Vec<TokenRecord>, ToolError> {
+        self.db.with_client(|client| {
+            client
+                .query(
+                    &format!(
+                        "SELECT {RECORD_COLUMNS} FROM api_tokens WHERE workspace_id = $1 ORDER BY id"
+                    ),
+                    &[&workspace_id],
+                )
+                .map_err(store)?
+                .iter()
+                .map(record_row)
+                .collect()
+        })
+    }
+
+    /// Revoke a token of workspace `workspace_id`, by id or by the token itself. A token of
+    /// another workspace is not found (and left alone). Revoking a revoked token keeps its
+    /// first revocation time.
+    pub fn revoke(&self, workspace_id: i64, which: &TokenRef) -> Result<TokenRecord, ToolError> {
+        let at = now_text();
+        self.db.with_client(|client| {
+            let row = match which {
+                TokenRef::Id(id) => client.query_opt(
+                    &format!(
+                        "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, $3) \
+                         WHERE workspace_id = $1 AND id = $2 RETURNING {RECORD_COLUMNS}"
+                    ),
+                    &[&workspace_id, id, &at],
+                ),
+                TokenRef::Token(token) => {
+                    let hash = token.hash();
+                    let hash: &[u8] = hash.as_bytes();
+                    client.query_opt(
+                        &format!(
+                            "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, $3) \
+                             WHERE workspace_id = $1 AND token_hash = $2 RETURNING {RECORD_COLUMNS}"
+                        ),
+                        &[&workspace_id, &hash, &at],
+                    )
+                }
+            }
+            .map_err(store)?;
+            match row {
+                Some(row) => record_row(&row),
+                None => Err(match which {
+                    TokenRef::Id(id) => {
+                        ToolError::not_found(format!("There is no token {id} in this workspace"))
+                    }
+                    TokenRef::Token(_) => {
+                        ToolError::not_found("That token is not a token of this workspace")
+                    }
+                }
+                .with_hint(
+                    "List the workspace's tokens and their ids with `jility auth list-tokens`.",
+                )),
+            }
+        })
+    }
+
+    /// Who `token` is: its workspace and scopes, or why it is refused. Records the use
+    /// (`last_used_at`, at most once a minute per token).
+    pub fn authenticate(&self, token: &str) -> Result<Principal, AuthError> {
+        let token = token.trim();
+        if !is_well_formed(token) {
+            return Err(AuthError::Malformed);
+        }
+        let hash = blake3::hash(token.as_bytes());
+        let now = Utc::now();
+        self.db.with_client(|client| {
+            // One round trip: an unnamed statement with its parameter types given.
+            let bytes: &[u8] = hash.as_bytes();
+            let rows = client.query_typed(
+                "SELECT t.id, t.workspace_id, w.name, t.name, t.token_hash, t.scopes, \
+                        t.expires_at, t.revoked_at, t.last_used_at \
+                 FROM api_tokens t JOIN workspaces w ON w.id = t.workspace_id \
+                 WHERE t.token_hash = $1",
+                &[(&bytes, Type::BYTEA)],
+            )?;
+            let Some(row) = rows.first() else {
+                return Err(AuthError::Unknown);
+            };
+            let stored: Vec<u8> = row.try_get(4)?;
+            let stored = <[u8; 32]>::try_from(stored.as_slice())
+                .map(blake3::Hash::from_bytes)
+                .map_err(|_| AuthError::Unknown)?;
+            // blake3::Hash's equality is constant-time.
+            if stored != hash {
+                return Err(AuthError::Unknown);
+            }
+            let token_id: i64 = row.try_get(0)?;
+            if let Some(at) = row.try_get::<_, Option<String>>(7)? {
+                return Err(AuthError::Revoked { at });
+            }
+            if let Some(at) = row.try_get::<_, Option<String>>(6)?
+                && parse_time(&at).is_none_or(|expires| expires <= now)
+            {
+                return Err(AuthError::Expired { at });
+            }
+            let scopes = scopes_from(row.try_get(5)?)?;
+            let last_used = row.try_get::<_, Option<String>>(8)?;
+            if last_used
+                .as_deref()
+                .and_then(parse_time)
+                .is_none_or(|used| now - used >= LAST_USED_GRANULARITY)
+            {
+                let cutoff = time_text(now - LAST_USED_GRANULARITY);
+                // Guarded, so tokens used at once by many requests write it once.
+                if let Err(err) = client.execute(
+                    "UPDATE api_tokens SET last_used_at = $2 \
+                     WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)",
+                    &[&token_id, &time_text(now), &cutoff],
+                ) {
+                    tracing::warn!(token_id, error = %StoreError::from(err), "could not record a token's use");
+                }
+            }
+            Ok(Principal {
+                workspace_id: row.try_get(1)?,
+                workspace: row.try_get(2)?,
+                token_id,
+                token_name: row.try_get(3)?,
+                scopes,
+            })
+        })
+    }
+}
+
+fn store(err: postgres::Error) -> ToolError {
+    StoreError::from(err).into()
+}
+
+fn now_text() -> String {
+    time_text(Utc::now())
+}
+
+/// The stored form of a time: RFC 3339, UTC, milliseconds (sorts as text).
+fn time_text(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn check_name(what: &str, name: &str) -> Result<String, ToolError> {
+    let name = name.trim();
+    if name.is_empty()
+        || name.chars().count() > MAX_NAME_CHARS
+        || name.chars().any(char::is_control)
+    {
+        return Err(ToolError::new(
+            errors::INVALID_INPUT,
+            format!("A {what} needs a name of 1 to {MAX_NAME_CHARS} characters, without control characters"),
+        )
+        .with_hint(format!("Give the {what} a short name, e.g. `acme`.")));
+    }
+    Ok(name.to_string())
+}
+
+fn check_new_token(new: &NewToken) -> Result<(), ToolError> {
+    check_name("token", &new.name)?;
+    if new.created_by.trim().is_empty() {
+        return Err(ToolError::new(
+            errors::INVALID_INPUT,
+            "A token needs its creator's name",
+        ));
+    }
+    if let Some(at) = new.expires_at
+        && at <= Utc::now()
+    {
+        return Err(ToolError::new(
+            errors::INVALID_INPUT,
+            format!("The expiry {} is not in the future", time_text(at)),
+        )
+        .with_hint("Give an expiry in the future, or none for a token that does not expire."));
+    }
+    Ok(())
+}
+
+/// Mint a token and store its hash, on `client` (a transaction or not).
+fn insert_token(
+    client: &mut impl GenericClient,
+    workspace_id: i64,
+    new: &NewToken,
+) -> Result<MintedToken, ToolError> {
+    let token = PlainToken::mint()?;
+    let hash = token.hash();
+    let hash: &[u8] = hash.as_bytes();
+    let prefix = token.display_prefix();
+    let name = new.name.trim().to_string();
+    let created_by = new.created_by.trim().to_string();
+    let expires_at = new.expires_at.map(time_text);
+    let row = client
+        .query_one(
+            &format!(
+                "INSERT INTO api_tokens (workspace_id, name, token_hash, display_prefix, scopes, \
+                                         created_by, created_at, expires_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {RECORD_COLUMNS}"
+            ),
+            &[
+                &workspace_id,
+                &name,
+                &hash,
+                &prefix,
+                &new.scopes.names(),
+                &created_by,
+                &now_text(),
+                &expires_at,
+            ],
+        )
+        .map_err(store)?;
+    let record = record_row(&row)?;
+    tracing::info!(
+        workspace_id,
+        token_id = record.id,
+        prefix = %record.display_prefix,
+        "minted an API token"
+    );
+    Ok(MintedToken { token, record })
+}
+
+fn scopes_from(names: Vec<String>) -> Result<ScopeSet, StoreError> {
+    names
+        .iter()
+        .map(|name| Scope::from_str(name))
+        .collect::<Result<BTreeSet<_>, _>>()
+        .map(ScopeSet)
+        .map_err(|_| StoreError::Database(format!("damaged token scopes: {names:?}")))
+}
+
+fn record_row(row: &Row) -> Result<TokenRecord, ToolError> {
+    let get = |e: postgres::Error| store(e);
+    Ok(TokenRecord {
+        id: row.try_get(0).map_err(get)?,
+        workspace_id: row.try_get(1).map_err(get)?,
+        name: row.try_get(2).map_err(get)?,
+        scopes: scopes_from(row.try_get(3).map_err(get)?)?,
+        display_prefix: row.try_get(4).map_err(get)?,
+        created_by: row.try_get(5).map_err(get)?,
+        created_at: row.try_get(6).map_err(get)?,
+        expires_at: row.try_get(7).map_err(get)?,
+        revoked_at: row.try_get(8).map_err(get)?,
+        last_used_at: row.try_get(9).map_err(get)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_parse_display_and_imply() {
+        for scope in Scope::ALL {
+            assert_eq!(scope.as_str().parse::<Scope>().unwrap(), scope);
+            assert_eq!(scope.to_string(), scope.as_str());
+        }
+        assert!("tickets:admin".parse::<Scope>().is_err());
+        let set = ScopeSet::parse("tickets:read, comments:write,tickets:read").unwrap();
+        assert_eq!(set.to_string(), "tickets:read,comments:write");
+        assert!(set.allows(Scope::CommentsWrite));
+        assert!(!set.allows(Scope::TicketsWrite));
+        assert!(ScopeSet::parse(" , ").is_err());
+        let full = ScopeSet::full_access();
+        assert!(Scope::ALL.iter().all(|s| full.allows(*s)));
+        let err = set.require(Scope::TicketsDelete).unwrap_err();
+        assert_eq!(err.code, errors::PERMISSION_DENIED);
+        assert!(err.message.contains("tickets:delete"));
+    }
+
+    #[test]
+    fn minted_tokens_are_well_formed_and_redacted_in_debug() {
+        let token = PlainToken::mint().unwrap();
+        assert!(is_well_formed(token.expose()));
+        assert_eq!(token.expose().len(), TOKEN_PREFIX.len() + TOKEN_RANDOM_LEN);
+        let debug = format!("{token:?}");
+        assert!(!debug.contains(token.expose()));
+        assert!(debug.contains(&token.display_prefix()));
+        assert_eq!(token.display_prefix().len(), TOKEN_PREFIX.len() + 4);
+        assert!(!is_well_formed("jil_live_short"));
+        assert!(!is_well_formed(&format!("jil_test_{}", "a".repeat(40))));
+        assert!(!is_well_formed(&format!("jil_live_{}!", "a".repeat(40))));
+    }
+
+    #[test]
+    fn token_refs_parse() {
+        assert_eq!("42".parse::<TokenRef>().unwrap(), TokenRef::Id(42));
+        assert!(matches!(
+            "jil_live_abc".parse::<TokenRef>().unwrap(),
+            TokenRef::Token(_)
+        ));
+        assert!("bogus".parse::<TokenRef>().is_err());
+    }
+}
