@@ -68,6 +68,21 @@ pub enum Command {
     /// Administer a cloud database (PostgreSQL): workspaces, without any token yet.
     #[command(subcommand)]
     Admin(AdminCommand),
+    /// Serve the REST API (/api/v1) on a cloud database (PostgreSQL), in any JILITY_MODE.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on (port 0: a free port, announced on stderr).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:3900")]
+    pub listen: std::net::SocketAddr,
+    /// The PostgreSQL database (postgres://user@host:port/db); migrated at start.
+    #[arg(long, env = "DATABASE_URL", value_name = "URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Requests per minute per token, shared by every server process on the database.
+    #[arg(long, value_name = "N", default_value_t = crate::ratelimit::DEFAULT_PER_MINUTE, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: u32,
 }
 
 #[derive(Debug, Subcommand)]
@@ -334,8 +349,8 @@ pub fn report(json: bool, err: &ToolError) {
 /// The whole program: `jility --mcp-server [--http ADDR]`, or one CLI command.
 pub fn main(mut cli: Cli) -> ExitCode {
     mcp_common::serve::init_tracing(cli.verbose);
-    // `jility admin` works on a cloud database directly, in any mode.
-    let administers = matches!(cli.command, Some(Command::Admin(_)));
+    // `jility admin` and `jility serve` work on a cloud database directly, in any mode.
+    let administers = matches!(cli.command, Some(Command::Admin(_) | Command::Serve(_)));
     if let Ok(mode) = std::env::var("JILITY_MODE")
         && !mode.is_empty()
         && !mode.eq_ignore_ascii_case("local")
@@ -463,11 +478,28 @@ fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
     }
 }
 
+/// `jility serve`: the REST API on a PostgreSQL database, until SIGINT or SIGTERM.
+fn serve(args: ServeArgs) -> Result<(), ToolError> {
+    let database_url = args
+        .database_url
+        .filter(|url| !url.trim().is_empty())
+        .ok_or_else(|| {
+            ToolError::new(errors::INVALID_INPUT, "No database URL given")
+                .with_hint("Pass --database-url postgres://user@host:5432/db or set DATABASE_URL.")
+        })?;
+    crate::api::serve(crate::api::ServeConfig {
+        listen: args.listen,
+        database_url,
+        rate_limit: args.rate_limit,
+    })
+}
+
 /// Run one CLI command against the database found for it.
 pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
     let json = cli.json;
     let command = match command {
         Command::Admin(admin_command) => return admin(json, admin_command),
+        Command::Serve(args) => return serve(args),
         other => other,
     };
     let cwd = std::env::current_dir()
@@ -526,7 +558,7 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
     let actor = cli_actor();
     let a = actor.as_str();
     match command {
-        Command::Init { .. } | Command::Admin(_) => Ok(()),
+        Command::Init { .. } | Command::Admin(_) | Command::Serve(_) => Ok(()),
         Command::Ticket(cmd) => match *cmd {
             TicketCommand::Create {
                 title,

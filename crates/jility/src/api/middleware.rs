@@ -1,0 +1,113 @@
+//! What stands in front of every endpoint: the bearer token, then the rate limit.
+//!
+//! - No `Authorization: Bearer …`, or a token that is malformed, unknown, expired or
+//!   revoked: 401 with `WWW-Authenticate: Bearer` and the `unauthenticated` envelope. The
+//!   token itself is never logged nor echoed.
+//! - Then the request counts against its token's limit (keyed by the token's id, counted in
+//!   the database so that every server process shares it). Every authenticated answer
+//!   carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; over the
+//!   limit: 429 with `Retry-After` and the `rate_limited` envelope.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use mcp_common::ToolError;
+
+use super::{ApiError, ApiState};
+use crate::auth::{AuthError, Principal};
+use crate::errors;
+use crate::ratelimit::Decision;
+
+const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+
+/// Authenticate, rate-limit, then hand the request on with its [`Principal`].
+pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Next) -> Response {
+    let token = match bearer(request.headers()) {
+        Ok(token) => token,
+        Err(err) => return unauthorized(err),
+    };
+    let checked = tokio::task::spawn_blocking(move || -> Result<_, ToolError> {
+        let principal = state.tokens.authenticate(&token).map_err(|err| match err {
+            AuthError::Store(_) => ToolError::from(err),
+            refused => {
+                tracing::info!(reason = %refused, "refused a request's token");
+                ToolError::from(refused)
+            }
+        })?;
+        let decision = state
+            .limiter
+            .check(&principal.token_id.to_string())
+            .map_err(ToolError::from)?;
+        Ok((principal, decision))
+    })
+    .await;
+    let (principal, decision) = match checked {
+        Ok(Ok(checked)) => checked,
+        Ok(Err(err)) if err.code == errors::UNAUTHENTICATED => return unauthorized(err),
+        Ok(Err(err)) => return ApiError(err).into_response(),
+        Err(err) => {
+            return ApiError(ToolError::internal(format!(
+                "Checking the token failed: {err}"
+            )))
+            .into_response();
+        }
+    };
+    if !decision.allowed {
+        let mut response = ApiError(decision.error()).into_response();
+        rate_headers(response.headers_mut(), &decision);
+        if let Ok(value) = HeaderValue::from_str(&decision.retry_after_secs.to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return response;
+    }
+    request.extensions_mut().insert::<Principal>(principal);
+    let mut response = next.run(request).await;
+    rate_headers(response.headers_mut(), &decision);
+    response
+}
+
+/// The token of `Authorization: Bearer TOKEN`, or why there is none to check.
+fn bearer(headers: &HeaderMap) -> Result<String, ToolError> {
+    let missing = || {
+        ToolError::new(errors::UNAUTHENTICATED, "This request has no API token").with_hint(
+            "Send the token as `Authorization: Bearer jil_live_…` (a workspace's first token comes from `jility admin create-workspace`).",
+        )
+    };
+    let value = headers.get(header::AUTHORIZATION).ok_or_else(missing)?;
+    let malformed = || {
+        ToolError::new(
+            errors::UNAUTHENTICATED,
+            "The Authorization header is not `Bearer TOKEN`",
+        )
+        .with_hint("Send the token as `Authorization: Bearer jil_live_…`.")
+    };
+    let value = value.to_str().map_err(|_| malformed())?;
+    let (scheme, token) = value.trim().split_once(' ').ok_or_else(malformed)?;
+    if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+        return Err(malformed());
+    }
+    Ok(token.trim().to_string())
+}
+
+fn unauthorized(err: ToolError) -> Response {
+    let mut response = ApiError(err).into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+fn rate_headers(headers: &mut HeaderMap, decision: &Decision) {
+    for (name, value) in [
+        (LIMIT, u64::from(decision.limit).to_string()),
+        (REMAINING, u64::from(decision.remaining).to_string()),
+        (RESET, decision.reset_at.to_string()),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    }
+}
