@@ -721,3 +721,39 @@ fn requests_over_the_rate_limit_get_429() {
         .get(0);
     assert_eq!(count, 0);
 }
+
+#[test]
+fn two_server_processes_on_one_database_honour_each_others_cursors() {
+    let db = TestDb::new();
+    let pool = db.connect();
+    let tokens = Tokens::new(&pool);
+    let (_alpha, a) = workspace(&tokens, "alpha");
+    let (_beta, b) = workspace(&tokens, "beta");
+    let a = Some(a.as_str());
+    let b = Some(b.as_str());
+    // Two processes behind one load balancer.
+    let first = Server::start(&db, &[]);
+    let second = Server::start(&db, &[]);
+    let http = client();
+    for title in ["One", "Two", "Three"] {
+        let body = json!({ "title": title }).to_string();
+        let created = call(&http, &first, Method::POST, "/tickets", a, Some(&body));
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    }
+    let page = call(&http, &first, Method::GET, "/tickets?limit=2", a, None);
+    let cursor = page.body["page"]["next_cursor"]
+        .as_str()
+        .expect("a next page")
+        .to_string();
+    let path = format!("/tickets?limit=2&cursor={}", urlencode(&cursor));
+    let rest = call(&http, &second, Method::GET, &path, a, None);
+    assert_eq!(rest.status, StatusCode::OK, "{}", rest.body);
+    let mut all = numbers(&page.body, "tickets");
+    all.extend(numbers(&rest.body, "tickets"));
+    all.sort();
+    assert_eq!(all, ["TASK-1", "TASK-2", "TASK-3"]);
+    // The same cursor is still bound to its workspace: refused for another.
+    let foreign = call(&http, &second, Method::GET, &path, b, None);
+    assert_eq!(foreign.status, StatusCode::BAD_REQUEST, "{}", foreign.body);
+    assert_eq!(foreign.code(), "invalid_params");
+}

@@ -86,18 +86,20 @@ impl ApiState {
 #[derive(Clone)]
 pub struct Workspaces {
     db: PgDatabase,
-    /// Random per process; each workspace's cursor key is derived from it and the
-    /// workspace's id, so a cursor of one workspace is refused by another.
+    /// Shared by every process on the database (kept in it); each workspace's cursor key is
+    /// derived from it and the workspace's id, so a cursor of one workspace is refused by
+    /// another, and honoured by every process.
     cursor_secret: [u8; 32],
     open: Arc<Mutex<HashMap<i64, Service<PgStore>>>>,
 }
 
 impl Workspaces {
     fn new(db: &PgDatabase) -> Result<Self, ToolError> {
-        let mut cursor_secret = [0u8; 32];
-        getrandom::fill(&mut cursor_secret).map_err(|e| {
+        let mut fresh = [0u8; 32];
+        getrandom::fill(&mut fresh).map_err(|e| {
             ToolError::internal(format!("Cannot draw a random cursor key from the OS: {e}"))
         })?;
+        let cursor_secret = db.shared_secret("cursor_key", fresh)?;
         Ok(Self {
             db: db.clone(),
             cursor_secret,

@@ -56,6 +56,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("pg_migrations/0001_initial.sql"),
     include_str!("pg_migrations/0002_tokens.sql"),
     include_str!("pg_migrations/0003_rate_limits.sql"),
+    include_str!("pg_migrations/0004_server_secrets.sql"),
 ];
 
 /// Listings count matching tickets exactly up to this many, then say "more than".
@@ -218,6 +219,23 @@ impl PgDatabase {
     ) -> Result<R, E> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         f(&mut conn.client)
+    }
+
+    /// The 32-byte secret `name` shared by every process on this database: the one stored,
+    /// or `fresh` stored now when there is none yet (two processes racing agree on the first).
+    pub fn shared_secret(&self, name: &str, fresh: [u8; 32]) -> StoreResult<[u8; 32]> {
+        let mut conn = self.pool.get()?;
+        let row = conn.client.query_one(
+            "WITH put AS (INSERT INTO server_secrets (name, secret) VALUES ($1, $2) \
+             ON CONFLICT (name) DO NOTHING RETURNING secret) \
+             SELECT secret FROM put UNION ALL \
+             SELECT secret FROM server_secrets WHERE name = $1 LIMIT 1",
+            &[&name, &fresh.as_slice()],
+        )?;
+        let secret: Vec<u8> = row.try_get(0)?;
+        secret
+            .try_into()
+            .map_err(|_| StoreError::Database(format!("the server secret {name} is damaged")))
     }
 
     /// The schema version of the database.
