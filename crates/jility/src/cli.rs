@@ -70,6 +70,42 @@ pub enum Command {
     Admin(AdminCommand),
     /// Serve the REST API (/api/v1) on a cloud database (PostgreSQL), in any JILITY_MODE.
     Serve(ServeArgs),
+    /// Manage a cloud workspace's API tokens through the API at JILITY_API_URL, with
+    /// JILITY_API_TOKEN (or the token stored by `auth login`), in any JILITY_MODE.
+    #[command(subcommand)]
+    Auth(AuthCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuthCommand {
+    /// Create a token (needs a full_access token); it is shown only this once.
+    CreateToken {
+        /// The token's name, e.g. the agent that will use it.
+        #[arg(long)]
+        name: String,
+        /// Its scopes, comma-separated: tickets:read, tickets:write, tickets:delete,
+        /// comments:write, full_access.
+        #[arg(long, value_name = "SCOPES", default_value = "tickets:read")]
+        scopes: String,
+        /// Days until it stops working (default: never).
+        #[arg(long, value_name = "DAYS")]
+        expires_in_days: Option<i64>,
+    },
+    /// List the workspace's tokens (needs a full_access token); never their secrets.
+    ListTokens,
+    /// Revoke a token of the workspace, by id or by the token itself (needs full_access).
+    RevokeToken {
+        /// The token's id (see list-tokens) or the token itself (jil_live_…).
+        #[arg(value_name = "ID_OR_TOKEN")]
+        token: String,
+    },
+    /// Store a token in the user's config directory (mode 0600), used when
+    /// JILITY_API_TOKEN is unset.
+    Login {
+        /// The token (jil_live_…); `-` reads it from stdin, out of the process list.
+        #[arg(long, value_name = "TOKEN")]
+        token: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -349,8 +385,12 @@ pub fn report(json: bool, err: &ToolError) {
 /// The whole program: `jility --mcp-server [--http ADDR]`, or one CLI command.
 pub fn main(mut cli: Cli) -> ExitCode {
     mcp_common::serve::init_tracing(cli.verbose);
-    // `jility admin` and `jility serve` work on a cloud database directly, in any mode.
-    let administers = matches!(cli.command, Some(Command::Admin(_) | Command::Serve(_)));
+    // `jility admin` and `jility serve` work on a cloud database directly, and `jility auth`
+    // on the API, in any mode.
+    let administers = matches!(
+        cli.command,
+        Some(Command::Admin(_) | Command::Serve(_) | Command::Auth(_))
+    );
     if let Ok(mode) = std::env::var("JILITY_MODE")
         && !mode.is_empty()
         && !mode.eq_ignore_ascii_case("local")
@@ -494,12 +534,151 @@ fn serve(args: ServeArgs) -> Result<(), ToolError> {
     })
 }
 
+/// `jility auth …`: token management through the API, and `login`.
+fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
+    use crate::client::{ApiClient, store_token};
+    use reqwest::Method;
+    let print = |out: String| {
+        let _ = writeln!(std::io::stdout().lock(), "{out}");
+        Ok(())
+    };
+    let pretty = |value: &serde_json::Value| {
+        serde_json::to_string_pretty(value)
+            .map_err(|e| ToolError::internal(format!("Cannot print JSON: {e}")))
+    };
+    match command {
+        AuthCommand::CreateToken {
+            name,
+            scopes,
+            expires_in_days,
+        } => {
+            let scopes = crate::auth::ScopeSet::parse(&scopes)?;
+            let mut body = serde_json::json!({"name": name, "scopes": scopes.names()});
+            if let Some(days) = expires_in_days {
+                body["expires_in_days"] = days.into();
+            }
+            let created = ApiClient::from_env()?.call(Method::POST, "/tokens", Some(&body))?;
+            if json {
+                return print(pretty(&created)?);
+            }
+            print(format!(
+                "✅ Created token {} (\"{}\", {}{})\n\n    {}\n\nThis is the only time it is shown: the server keeps only its hash. Hand it to its user (JILITY_API_TOKEN, or `jility auth login --token -`).",
+                created["id"],
+                text(&created["name"]),
+                scope_text(&created["scopes"]),
+                match created["expires_at"].as_str() {
+                    Some(at) => format!(", expires {at}"),
+                    None => String::new(),
+                },
+                text(&created["token"]),
+            ))
+        }
+        AuthCommand::ListTokens => {
+            let listed = ApiClient::from_env()?.call(Method::GET, "/tokens", None)?;
+            if json {
+                return print(pretty(&listed)?);
+            }
+            let tokens = listed["tokens"].as_array().cloned().unwrap_or_default();
+            let mut out = format!("# API tokens ({})\n", tokens.len());
+            if !tokens.is_empty() {
+                out.push_str("\n| id | name | prefix | scopes | created | expires | last used | state |\n|---|---|---|---|---|---|---|---|\n");
+            }
+            for t in &tokens {
+                let state = match t["revoked_at"].as_str() {
+                    Some(at) => format!("revoked {at}"),
+                    None => "active".to_string(),
+                };
+                let or_dash = |v: &serde_json::Value| v.as_str().unwrap_or("—").to_string();
+                out.push_str(&format!(
+                    "| {} | {} | {}… | {} | {} | {} | {} | {} |\n",
+                    t["id"],
+                    text(&t["name"]),
+                    text(&t["prefix"]),
+                    scope_text(&t["scopes"]),
+                    text(&t["created_at"]),
+                    or_dash(&t["expires_at"]),
+                    or_dash(&t["last_used_at"]),
+                    state,
+                ));
+            }
+            print(out.trim_end().to_string())
+        }
+        AuthCommand::RevokeToken { token } => {
+            let client = ApiClient::from_env()?;
+            // A token travels in the body, never in a URL; an id in the path.
+            let revoked = match token.parse::<crate::auth::TokenRef>()? {
+                crate::auth::TokenRef::Id(id) => {
+                    client.call(Method::DELETE, &format!("/tokens/{id}"), None)?
+                }
+                crate::auth::TokenRef::Token(plain) => client.call(
+                    Method::DELETE,
+                    "/tokens",
+                    Some(&serde_json::json!({"token": plain.expose()})),
+                )?,
+            };
+            if json {
+                return print(pretty(&revoked)?);
+            }
+            print(format!(
+                "✅ Revoked token {} (\"{}\", {}…) at {}",
+                revoked["id"],
+                text(&revoked["name"]),
+                text(&revoked["prefix"]),
+                text(&revoked["revoked_at"]),
+            ))
+        }
+        AuthCommand::Login { token } => {
+            let token = if token.trim() == "-" {
+                let mut line = String::new();
+                std::io::stdin()
+                    .read_line(&mut line)
+                    .map_err(|e| ToolError::internal(format!("Cannot read stdin: {e}")))?;
+                line
+            } else {
+                token
+            };
+            let token = crate::auth::PlainToken::new(token);
+            let path = store_token(&token)?;
+            if json {
+                return print(pretty(&serde_json::json!({
+                    "stored": path.display().to_string(),
+                    "prefix": token.display_prefix(),
+                }))?);
+            }
+            print(format!(
+                "✅ Stored the token {}… in {} (mode 0600); `jility auth` and the cloud bridge use it when {} is unset.",
+                token.display_prefix(),
+                path.display(),
+                crate::client::TOKEN_VAR,
+            ))
+        }
+    }
+}
+
+fn text(value: &serde_json::Value) -> String {
+    value.as_str().unwrap_or_default().to_string()
+}
+
+fn scope_text(value: &serde_json::Value) -> String {
+    value
+        .as_array()
+        .map(|scopes| {
+            scopes
+                .iter()
+                .filter_map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default()
+}
+
 /// Run one CLI command against the database found for it.
 pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
     let json = cli.json;
     let command = match command {
         Command::Admin(admin_command) => return admin(json, admin_command),
         Command::Serve(args) => return serve(args),
+        Command::Auth(auth_command) => return auth(json, auth_command),
         other => other,
     };
     let cwd = std::env::current_dir()
@@ -558,7 +737,7 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
     let actor = cli_actor();
     let a = actor.as_str();
     match command {
-        Command::Init { .. } | Command::Admin(_) | Command::Serve(_) => Ok(()),
+        Command::Init { .. } | Command::Admin(_) | Command::Serve(_) | Command::Auth(_) => Ok(()),
         Command::Ticket(cmd) => match *cmd {
             TicketCommand::Create {
                 title,

@@ -14,6 +14,8 @@ pub const INVALID_INPUT: ErrorCode = ErrorCode::new("invalid_input", ErrorClass:
 pub const DEPENDENCY_CYCLE: ErrorCode = ErrorCode::new("dependency_cycle", ErrorClass::Conflict);
 /// The database is locked by another writer for longer than the busy timeout: retry.
 pub const DATABASE_BUSY: ErrorCode = ErrorCode::new("database_busy", ErrorClass::Unavailable);
+/// The cloud API cannot be reached (refused, timed out, DNS, TLS): retry later or fix the URL.
+pub const NETWORK_ERROR: ErrorCode = ErrorCode::new("network_error", ErrorClass::Unavailable);
 /// A name that is taken already (a workspace).
 pub const ALREADY_EXISTS: ErrorCode = ErrorCode::new("already_exists", ErrorClass::Conflict);
 /// No valid credentials: a missing, malformed, unknown, expired or revoked API token (HTTP

@@ -14,13 +14,14 @@
 //! - [`service`]: the tracker for async code — operations on blocking threads.
 //! - [`render`]: the markdown of every answer (MCP text and CLI output).
 //! - [`api`]: the REST API of `jility serve` (`/api/v1`, bearer tokens, rate limits), on
-//!   PostgreSQL.
+//!   PostgreSQL; [`client`]: the command line's blocking client of that API (`jility auth`).
 //! - [`server`]: the MCP tools (the only module that imports rmcp); [`cli`]: the command
 //!   line, and [`cli::main`], the whole program behind `main.rs`.
 
 pub mod api;
 pub mod auth;
 pub mod cli;
+pub mod client;
 pub mod description;
 pub mod errors;
 pub mod local;

@@ -16,6 +16,7 @@
 
 mod middleware;
 mod tickets;
+mod tokens;
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -160,6 +161,13 @@ pub fn router(state: ApiState) -> Router {
             axum::routing::post(tickets::comment),
         )
         .route("/search", axum::routing::get(tickets::search))
+        .route(
+            "/tokens",
+            axum::routing::post(tokens::create)
+                .get(tokens::list)
+                .delete(tokens::revoke_by_body),
+        )
+        .route("/tokens/{token}", axum::routing::delete(tokens::revoke))
         .fallback(not_found)
         .with_state(state.clone());
     Router::new()
@@ -175,7 +183,7 @@ pub fn router(state: ApiState) -> Router {
 async fn not_found() -> Response {
     ApiError(
         ToolError::not_found("There is no such endpoint")
-            .with_hint(format!("The API lives under {API_PREFIX}: /tickets, /tickets/{{KEY-N}}, /tickets/{{KEY-N}}/comments, /search.")),
+            .with_hint(format!("The API lives under {API_PREFIX}: /tickets, /tickets/{{KEY-N}}, /tickets/{{KEY-N}}/comments, /search, /tokens, /tokens/{{id}}.")),
     )
     .into_response()
 }
