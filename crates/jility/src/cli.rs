@@ -74,6 +74,16 @@ pub enum Command {
     /// JILITY_API_TOKEN (or the token stored by `auth login`), in any JILITY_MODE.
     #[command(subcommand)]
     Auth(AuthCommand),
+    /// Read the cloud workspace's audit log (writes and authentication failures, newest
+    /// first) through the API at JILITY_API_URL, with a full_access token, in any JILITY_MODE.
+    Audit {
+        /// Entries per page (1 to 200; default 50).
+        #[arg(long, value_name = "N")]
+        limit: Option<u64>,
+        /// The `next_cursor` of the previous page.
+        #[arg(long, value_name = "CURSOR")]
+        cursor: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -386,10 +396,10 @@ pub fn report(json: bool, err: &ToolError) {
 pub fn main(mut cli: Cli) -> ExitCode {
     mcp_common::serve::init_tracing(cli.verbose);
     // `jility admin` and `jility serve` work on a cloud database directly, and `jility auth`
-    // on the API, in any mode.
+    // and `jility audit` on the API, in any mode.
     let administers = matches!(
         cli.command,
-        Some(Command::Admin(_) | Command::Serve(_) | Command::Auth(_))
+        Some(Command::Admin(_) | Command::Serve(_) | Command::Auth(_) | Command::Audit { .. })
     );
     if let Ok(mode) = std::env::var("JILITY_MODE")
         && !mode.is_empty()
@@ -655,6 +665,55 @@ fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
     }
 }
 
+/// `jility audit`: one page of the workspace's audit log, as a markdown table (or the API's
+/// JSON with `--json`).
+fn audit(json: bool, limit: Option<u64>, cursor: Option<&str>) -> Result<(), ToolError> {
+    let listed = crate::client::ApiClient::from_env()?.audit(limit, cursor)?;
+    let out = if json {
+        serde_json::to_string_pretty(&listed)
+            .map_err(|e| ToolError::internal(format!("Cannot print JSON: {e}")))?
+    } else {
+        audit_text(&listed)
+    };
+    let _ = writeln!(std::io::stdout().lock(), "{out}");
+    Ok(())
+}
+
+fn audit_text(listed: &serde_json::Value) -> String {
+    let entries = listed["entries"].as_array().cloned().unwrap_or_default();
+    let page = &listed["page"];
+    let total = match page["total_exact"].as_bool() {
+        Some(false) => format!("{}+", page["total"]),
+        _ => page["total"].to_string(),
+    };
+    let mut out = format!("# Audit log ({} of {total})\n", entries.len());
+    if !entries.is_empty() {
+        out.push_str("\n| id | at | token | actor | operation | ticket | status | detail |\n|---|---|---|---|---|---|---|---|\n");
+    }
+    let or_dash = |v: &serde_json::Value| match v {
+        serde_json::Value::Null => "—".to_string(),
+        serde_json::Value::String(s) => s.replace('|', "\\|"),
+        other => other.to_string(),
+    };
+    for e in &entries {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            e["id"],
+            or_dash(&e["at"]),
+            or_dash(&e["token_id"]),
+            or_dash(&e["actor"]),
+            or_dash(&e["operation"]),
+            or_dash(&e["ticket"]),
+            or_dash(&e["status"]),
+            or_dash(&e["detail"]),
+        ));
+    }
+    if let Some(next) = page["next_cursor"].as_str() {
+        out.push_str(&format!("\nMore: `jility audit --cursor {next}`\n"));
+    }
+    out.trim_end().to_string()
+}
+
 fn text(value: &serde_json::Value) -> String {
     value.as_str().unwrap_or_default().to_string()
 }
@@ -679,6 +738,7 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
         Command::Admin(admin_command) => return admin(json, admin_command),
         Command::Serve(args) => return serve(args),
         Command::Auth(auth_command) => return auth(json, auth_command),
+        Command::Audit { limit, cursor } => return audit(json, limit, cursor.as_deref()),
         other => other,
     };
     let cwd = std::env::current_dir()
@@ -737,7 +797,11 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
     let actor = cli_actor();
     let a = actor.as_str();
     match command {
-        Command::Init { .. } | Command::Admin(_) | Command::Serve(_) | Command::Auth(_) => Ok(()),
+        Command::Init { .. }
+        | Command::Admin(_)
+        | Command::Serve(_)
+        | Command::Auth(_)
+        | Command::Audit { .. } => Ok(()),
         Command::Ticket(cmd) => match *cmd {
             TicketCommand::Create {
                 title,

@@ -1,5 +1,5 @@
 //! A small blocking client of the REST API of `jility serve`, for the command line
-//! (`jility auth …`): where the API is (`JILITY_API_URL`), which token to send
+//! (`jility auth …`, `jility audit`): where the API is (`JILITY_API_URL`), which token to send
 //! (`JILITY_API_TOKEN`, else the one `jility auth login` stored), and the API's answers and
 //! errors as [`ToolError`]s.
 //!
@@ -237,6 +237,25 @@ impl ApiClient {
             });
         }
         Err(api_error(status.as_u16(), &text, &self.base))
+    }
+
+    /// `GET /audit`: one page of the workspace's audit log, newest first
+    /// (`{"entries": […], "page": {…}}`); needs a `full_access` token.
+    pub fn audit(&self, limit: Option<u64>, cursor: Option<&str>) -> Result<Value, ToolError> {
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        if let Some(limit) = limit {
+            query.append_pair("limit", &limit.to_string());
+        }
+        if let Some(cursor) = cursor {
+            query.append_pair("cursor", cursor);
+        }
+        let query = query.finish();
+        let path = if query.is_empty() {
+            "/audit".to_string()
+        } else {
+            format!("/audit?{query}")
+        };
+        self.call(Method::GET, &path, None)
     }
 
     fn unreachable(&self, err: &reqwest::Error) -> ToolError {

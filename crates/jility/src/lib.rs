@@ -9,7 +9,8 @@
 //!   [`store::sqlite::SqlitePool`] for concurrent callers; [`store::postgres`] the cloud
 //!   server's, one workspace per store.
 //! - [`auth`]: the cloud server's workspaces and API tokens (hashed at rest, scoped);
-//!   [`ratelimit`]: requests per minute per token, shared through the database.
+//!   [`ratelimit`]: requests per minute per token, shared through the database; [`audit`]:
+//!   the log of every API write and authentication failure.
 //! - [`local`]: finding and opening a project's `.jility/data.db`, and its cursor key.
 //! - [`service`]: the tracker for async code — operations on blocking threads.
 //! - [`render`]: the markdown of every answer (MCP text and CLI output).
@@ -19,6 +20,7 @@
 //!   line, and [`cli::main`], the whole program behind `main.rs`.
 
 pub mod api;
+pub mod audit;
 pub mod auth;
 pub mod cli;
 pub mod client;

@@ -2,19 +2,22 @@
 //!
 //! - No `Authorization: Bearer …`, or a token that is malformed, unknown, expired or
 //!   revoked: 401 with `WWW-Authenticate: Bearer` and the `unauthenticated` envelope. The
-//!   token itself is never logged nor echoed.
+//!   token itself is never logged nor echoed. Each refusal is recorded in the audit log
+//!   with its reason (`missing`, `malformed`, `unknown`, `expired`, `revoked`): an expired
+//!   or revoked token under its workspace, the others under none.
 //! - Then the request counts against its token's limit (keyed by the token's id, counted in
 //!   the database so that every server process shares it). Every authenticated answer
 //!   carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; over the
 //!   limit: 429 with `Retry-After` and the `rate_limited` envelope.
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use mcp_common::ToolError;
 
 use super::{ApiError, ApiState};
+use crate::audit::{AUTH_FAILED, Audit, NewEntry};
 use crate::auth::{AuthError, Principal};
 use crate::errors;
 use crate::ratelimit::Decision;
@@ -27,13 +30,24 @@ const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Next) -> Response {
     let token = match bearer(request.headers()) {
         Ok(token) => token,
-        Err(err) => return unauthorized(err),
+        Err((err, reason)) => {
+            let audit = state.audit.clone();
+            let recorded = tokio::task::spawn_blocking(move || {
+                audit.record(&refusal(None, reason));
+            })
+            .await;
+            if let Err(err) = recorded {
+                tracing::warn!(error = %err, "could not write an audit entry");
+            }
+            return unauthorized(err);
+        }
     };
     let checked = tokio::task::spawn_blocking(move || -> Result<_, ToolError> {
         let principal = state.tokens.authenticate(&token).map_err(|err| match err {
             AuthError::Store(_) => ToolError::from(err),
             refused => {
                 tracing::info!(reason = %refused, "refused a request's token");
+                record_refusal(&state.audit, &token, &refused);
                 ToolError::from(refused)
             }
         })?;
@@ -69,20 +83,52 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
     response
 }
 
-/// The token of `Authorization: Bearer TOKEN`, or why there is none to check.
-fn bearer(headers: &HeaderMap) -> Result<String, ToolError> {
+/// The audit entry of an authentication failure: its reason (never the token), under the
+/// token's workspace when it has one.
+fn refusal<'a>(owner: Option<&'a (i64, i64, String)>, reason: &'static str) -> NewEntry<'a> {
+    NewEntry {
+        workspace_id: owner.map(|o| o.0),
+        token_id: owner.map(|o| o.1),
+        actor: owner.map(|o| o.2.as_str()),
+        operation: AUTH_FAILED,
+        ticket: None,
+        status: StatusCode::UNAUTHORIZED.as_u16(),
+        detail: Some(reason),
+    }
+}
+
+/// Record that `token` was refused (blocking): an expired or revoked token under its
+/// workspace, an unknown or malformed one under none.
+fn record_refusal(audit: &Audit, token: &str, refused: &AuthError) {
+    let (reason, owner) = match refused {
+        AuthError::Expired { .. } => ("expired", audit.token_owner(token)),
+        AuthError::Revoked { .. } => ("revoked", audit.token_owner(token)),
+        AuthError::Malformed => ("malformed", None),
+        AuthError::Unknown | AuthError::Store(_) => ("unknown", None),
+    };
+    audit.record(&refusal(owner.as_ref(), reason));
+}
+
+/// The token of `Authorization: Bearer TOKEN`, or why there is none to check (and the
+/// reason the audit log records: `missing` or `malformed`).
+fn bearer(headers: &HeaderMap) -> Result<String, (ToolError, &'static str)> {
     let missing = || {
         ToolError::new(errors::UNAUTHENTICATED, "This request has no API token").with_hint(
             "Send the token as `Authorization: Bearer jil_live_…` (a workspace's first token comes from `jility admin create-workspace`).",
         )
     };
-    let value = headers.get(header::AUTHORIZATION).ok_or_else(missing)?;
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| (missing(), "missing"))?;
     let malformed = || {
-        ToolError::new(
-            errors::UNAUTHENTICATED,
-            "The Authorization header is not `Bearer TOKEN`",
+        (
+            ToolError::new(
+                errors::UNAUTHENTICATED,
+                "The Authorization header is not `Bearer TOKEN`",
+            )
+            .with_hint("Send the token as `Authorization: Bearer jil_live_…`."),
+            "malformed",
         )
-        .with_hint("Send the token as `Authorization: Bearer jil_live_…`.")
     };
     let value = value.to_str().map_err(|_| malformed())?;
     let (scheme, token) = value.trim().split_once(' ').ok_or_else(malformed)?;

@@ -12,8 +12,13 @@
 //! (a paged list with the `page` object beside its own members, as `jility … --json`
 //! prints it); on failure `{"error": envelope}` with the status of the error's class.
 //!
+//! Every write (tickets created, commented, deleted; tokens created, revoked), answered or
+//! refused after authentication, and every authentication failure is recorded in the audit
+//! log ([`crate::audit`]); `GET /audit` reads the caller's workspace's entries.
+//!
 //! This module does not speak MCP (no rmcp): it serves the domain over plain HTTP.
 
+mod audit;
 mod middleware;
 mod tickets;
 mod tokens;
@@ -28,9 +33,10 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use mcp_common::{CursorKey, Page, Paged, ToolError};
+use mcp_common::{CursorKey, Cursors, Page, Paged, ToolError};
 use serde::Serialize;
 
+use crate::audit::{Audit, NewEntry};
 use crate::auth::{Principal, Tokens};
 use crate::errors;
 use crate::ratelimit::RateLimiter;
@@ -51,6 +57,9 @@ const DEFAULT_PROJECT_NAME: &str = "Default Project";
 /// The context string of the API's cursor keys (blake3 `derive_key`).
 const CURSOR_CONTEXT: &str = "jility 2026-11 api cursors v1";
 
+/// The context string of the audit log's cursor keys (one per workspace, like the tickets').
+const AUDIT_CURSOR_CONTEXT: &str = "jility 2026-11 audit cursors v1";
+
 /// A workspace has no project directory on the server, so no project templates: the
 /// tracker is given a root that holds none (only the built-in templates exist).
 const NO_TEMPLATES_ROOT: &str = "/nonexistent/jility-cloud";
@@ -70,6 +79,7 @@ pub struct ApiState {
     tokens: Tokens,
     limiter: RateLimiter,
     workspaces: Workspaces,
+    audit: Audit,
 }
 
 impl ApiState {
@@ -78,6 +88,7 @@ impl ApiState {
             tokens: Tokens::new(db),
             limiter: RateLimiter::new(db.clone(), rate_limit),
             workspaces: Workspaces::new(db)?,
+            audit: Audit::new(db),
         })
     }
 }
@@ -137,6 +148,14 @@ impl Workspaces {
         Ok(open.entry(workspace_id).or_insert(opened).clone())
     }
 
+    /// The cursors of `workspace_id`'s audit log: sealed with a key of that workspace, so
+    /// another workspace's cursor is refused.
+    fn audit_cursors(&self, workspace_id: i64) -> Cursors {
+        let mut material = self.cursor_secret.to_vec();
+        material.extend_from_slice(&workspace_id.to_le_bytes());
+        CursorKey::derive(AUDIT_CURSOR_CONTEXT, &material).bind("audit", &workspace_id)
+    }
+
     fn cached(&self, workspace_id: i64) -> Option<Service<PgStore>> {
         self.open
             .lock()
@@ -168,6 +187,7 @@ pub fn router(state: ApiState) -> Router {
                 .delete(tokens::revoke_by_body),
         )
         .route("/tokens/{token}", axum::routing::delete(tokens::revoke))
+        .route("/audit", axum::routing::get(audit::list))
         .fallback(not_found)
         .with_state(state.clone());
     Router::new()
@@ -183,7 +203,7 @@ pub fn router(state: ApiState) -> Router {
 async fn not_found() -> Response {
     ApiError(
         ToolError::not_found("There is no such endpoint")
-            .with_hint(format!("The API lives under {API_PREFIX}: /tickets, /tickets/{{KEY-N}}, /tickets/{{KEY-N}}/comments, /search, /tokens, /tokens/{{id}}.")),
+            .with_hint(format!("The API lives under {API_PREFIX}: /tickets, /tickets/{{KEY-N}}, /tickets/{{KEY-N}}/comments, /search, /tokens, /tokens/{{id}}, /audit.")),
     )
     .into_response()
 }
@@ -250,6 +270,46 @@ impl IntoResponse for ApiError {
         }
         let body = serde_json::json!({ "error": self.0 });
         (status, axum::Json(body)).into_response()
+    }
+}
+
+/// The HTTP status `answer` has or will have.
+pub(crate) fn status_of(answer: &Result<Response, ApiError>) -> u16 {
+    match answer {
+        Ok(response) => response.status().as_u16(),
+        Err(err) => err.0.class().http_status(),
+    }
+}
+
+/// Record a write by `principal` in the audit log, with the `status` answered, on a
+/// blocking thread (awaited, so that the entry is there once the answer is); a failure to
+/// record is logged and does not change the answer.
+pub(crate) async fn audited(
+    state: &ApiState,
+    principal: &Principal,
+    operation: &'static str,
+    ticket: Option<String>,
+    detail: Option<String>,
+    status: u16,
+) {
+    let audit = state.audit.clone();
+    let workspace_id = principal.workspace_id;
+    let token_id = principal.token_id;
+    let actor = principal.token_name.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        audit.record(&NewEntry {
+            workspace_id: Some(workspace_id),
+            token_id: Some(token_id),
+            actor: Some(&actor),
+            operation,
+            ticket: ticket.as_deref(),
+            status,
+            detail: detail.as_deref(),
+        });
+    })
+    .await;
+    if let Err(err) = done {
+        tracing::warn!(operation, error = %err, "could not write an audit entry");
     }
 }
 

@@ -11,7 +11,7 @@ use mcp_common::ToolError;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::{ApiError, ApiState, paged_json};
+use super::{ApiError, ApiState, audited, paged_json, status_of};
 use crate::auth::{Principal, Scope};
 use crate::errors;
 use crate::params::{AddComment, CreateTicket, ListTickets, SearchTickets, StatusName};
@@ -28,14 +28,29 @@ pub async fn create(
     Extension(principal): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Answer {
-    principal.require(Scope::TicketsWrite)?;
-    let params: CreateTicket = json_body(body)?;
-    let service = state.workspaces.service(&principal).await?;
-    let actor = principal.token_name.clone();
-    let created = service
-        .run(move |t| t.create_ticket(&actor, params))
-        .await?;
-    Ok((StatusCode::CREATED, Json(created)).into_response())
+    let mut ticket = None;
+    let answer = async {
+        principal.require(Scope::TicketsWrite)?;
+        let params: CreateTicket = json_body(body)?;
+        let service = state.workspaces.service(&principal).await?;
+        let actor = principal.token_name.clone();
+        let created = service
+            .run(move |t| t.create_ticket(&actor, params))
+            .await?;
+        ticket = Some(created.ticket.number.clone());
+        Ok((StatusCode::CREATED, Json(created)).into_response())
+    }
+    .await;
+    audited(
+        &state,
+        &principal,
+        "tickets.create",
+        ticket,
+        None,
+        status_of(&answer),
+    )
+    .await;
+    answer
 }
 
 /// `GET /api/v1/tickets/{KEY-N}` (`tickets:read`): the ticket with its context.
@@ -92,22 +107,37 @@ pub async fn comment(
     Path(ticket): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Answer {
-    principal.require(Scope::CommentsWrite)?;
-    let NewComment { content } = json_body(body)?;
-    let service = state.workspaces.service(&principal).await?;
-    let actor = principal.token_name.clone();
-    let added = service
-        .run(move |t| {
-            t.add_comment(
-                &actor,
-                AddComment {
-                    ticket_id: ticket,
-                    content,
-                },
-            )
-        })
-        .await?;
-    Ok((StatusCode::CREATED, Json(added)).into_response())
+    let named = ticket.clone();
+    let answer = async {
+        principal.require(Scope::CommentsWrite)?;
+        let NewComment { content } = json_body(body)?;
+        let service = state.workspaces.service(&principal).await?;
+        let actor = principal.token_name.clone();
+        let added = service
+            .run(move |t| {
+                t.add_comment(
+                    &actor,
+                    AddComment {
+                        ticket_id: ticket,
+                        content,
+                    },
+                )
+            })
+            .await?;
+        Ok((StatusCode::CREATED, Json(added)).into_response())
+    }
+    .await;
+    let ticket = audit_ticket(&named);
+    audited(
+        &state,
+        &principal,
+        "tickets.comment",
+        ticket,
+        None,
+        status_of(&answer),
+    )
+    .await;
+    answer
 }
 
 /// `DELETE /api/v1/tickets/{KEY-N}` (`tickets:delete`): a soft delete; the ticket leaves
@@ -117,11 +147,32 @@ pub async fn delete(
     Extension(principal): Extension<Principal>,
     Path(ticket): Path<String>,
 ) -> Answer {
-    principal.require(Scope::TicketsDelete)?;
-    let service = state.workspaces.service(&principal).await?;
-    let actor = principal.token_name.clone();
-    let deleted = service.run(move |t| t.delete(&actor, &ticket)).await?;
-    Ok(Json(deleted).into_response())
+    let named = ticket.clone();
+    let answer = async {
+        principal.require(Scope::TicketsDelete)?;
+        let service = state.workspaces.service(&principal).await?;
+        let actor = principal.token_name.clone();
+        let deleted = service.run(move |t| t.delete(&actor, &ticket)).await?;
+        Ok(Json(deleted).into_response())
+    }
+    .await;
+    let ticket = audit_ticket(&named);
+    audited(
+        &state,
+        &principal,
+        "tickets.delete",
+        ticket,
+        None,
+        status_of(&answer),
+    )
+    .await;
+    answer
+}
+
+/// The ticket an audit entry names: as the caller named it, clipped (it comes from a URL).
+fn audit_ticket(named: &str) -> Option<String> {
+    let named = named.trim();
+    (!named.is_empty()).then(|| named.chars().take(64).collect())
 }
 
 fn invalid(message: impl Into<String>, hint: impl Into<String>) -> ApiError {

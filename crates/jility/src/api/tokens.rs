@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Json, Response};
 use mcp_common::ToolError;
 use serde::{Deserialize, Serialize};
 
-use super::{ApiError, ApiState};
+use super::{ApiError, ApiState, audited, status_of};
 use crate::auth::{
     NewToken, PlainToken, Principal, Scope, ScopeSet, TOKEN_PREFIX, TokenRecord, TokenRef,
 };
@@ -101,6 +101,26 @@ pub async fn create(
     Extension(principal): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Answer {
+    let mut detail = None;
+    let answer = async { mint(&state, &principal, body, &mut detail).await }.await;
+    audited(
+        &state,
+        &principal,
+        "tokens.create",
+        None,
+        detail,
+        status_of(&answer),
+    )
+    .await;
+    answer
+}
+
+async fn mint(
+    state: &ApiState,
+    principal: &Principal,
+    body: Result<Bytes, BytesRejection>,
+    detail: &mut Option<String>,
+) -> Answer {
     principal.require(Scope::FullAccess)?;
     let CreateToken {
         name,
@@ -134,6 +154,10 @@ pub async fn create(
     let tokens = state.tokens.clone();
     let workspace_id = principal.workspace_id;
     let minted = blocking(move || tokens.create(workspace_id, &new)).await?;
+    *detail = Some(format!(
+        "token {} ({})",
+        minted.record.id, minted.record.name
+    ));
     let answer = Minted {
         view: minted.record.into(),
         token: minted.token.into_string(),
@@ -165,9 +189,23 @@ pub async fn revoke(
     Extension(principal): Extension<Principal>,
     Path(which): Path<String>,
 ) -> Answer {
-    principal.require(Scope::FullAccess)?;
-    let which: TokenRef = which.parse()?;
-    revoke_ref(state, &principal, which).await
+    let mut detail = None;
+    let answer = async {
+        principal.require(Scope::FullAccess)?;
+        let which: TokenRef = which.parse()?;
+        revoke_ref(&state, &principal, which, &mut detail).await
+    }
+    .await;
+    audited(
+        &state,
+        &principal,
+        "tokens.revoke",
+        None,
+        detail,
+        status_of(&answer),
+    )
+    .await;
+    answer
 }
 
 /// `DELETE /api/v1/tokens` (`full_access`) with `{"token": "jil_live_…"}` or `{"id": N}`:
@@ -177,6 +215,28 @@ pub async fn revoke_by_body(
     Extension(principal): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Answer {
+    let mut detail = None;
+    let answer = async {
+        let which = revoke_body(&principal, body)?;
+        revoke_ref(&state, &principal, which, &mut detail).await
+    }
+    .await;
+    audited(
+        &state,
+        &principal,
+        "tokens.revoke",
+        None,
+        detail,
+        status_of(&answer),
+    )
+    .await;
+    answer
+}
+
+fn revoke_body(
+    principal: &Principal,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<TokenRef, ApiError> {
     principal.require(Scope::FullAccess)?;
     let which = match json_body::<RevokeToken>(body)? {
         RevokeToken {
@@ -194,13 +254,23 @@ pub async fn revoke_by_body(
             ));
         }
     };
-    revoke_ref(state, &principal, which).await
+    Ok(which)
 }
 
-async fn revoke_ref(state: ApiState, principal: &Principal, which: TokenRef) -> Answer {
+/// Revoke `which`; `detail` names the token revoked (by id, never by the token).
+async fn revoke_ref(
+    state: &ApiState,
+    principal: &Principal,
+    which: TokenRef,
+    detail: &mut Option<String>,
+) -> Answer {
+    if let TokenRef::Id(id) = &which {
+        *detail = Some(format!("token {id}"));
+    }
     let tokens = state.tokens.clone();
     let workspace_id = principal.workspace_id;
     let record = blocking(move || tokens.revoke(workspace_id, &which)).await?;
+    *detail = Some(format!("token {} ({})", record.id, record.name));
     tracing::info!(
         workspace_id,
         token_id = record.id,

@@ -57,6 +57,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("pg_migrations/0002_tokens.sql"),
     include_str!("pg_migrations/0003_rate_limits.sql"),
     include_str!("pg_migrations/0004_server_secrets.sql"),
+    include_str!("pg_migrations/0005_audit.sql"),
 ];
 
 /// Listings count matching tickets exactly up to this many, then say "more than".

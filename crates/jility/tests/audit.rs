@@ -1,0 +1,465 @@
+//! The audit log of `jility serve` (`GET /api/v1/audit`, `jility audit`), against a real
+//! PostgreSQL: every write (answered or refused after authentication) and every
+//! authentication failure is recorded with its token, actor, operation, ticket and status;
+//! expired and revoked tokens under their workspace, unknown ones under none; `full_access`
+//! required; tenant isolation; paging; no token in a dump of the database; the CLI.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)] // assertions in tests; the server's log is passed on to stderr
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use chrono::{SecondsFormat, TimeDelta, Utc};
+use jility::auth::{NewToken, ScopeSet, Tokens};
+use jility::store::postgres::Workspace;
+use reqwest::Method;
+use reqwest::StatusCode;
+use reqwest::blocking::Client;
+use serde_json::{Value, json};
+
+mod pg;
+
+use pg::TestDb;
+
+/// A `jility serve` process, killed when dropped.
+struct Server {
+    child: Child,
+    /// `http://127.0.0.1:PORT/api/v1`.
+    url: String,
+}
+
+impl Server {
+    fn start(db: &TestDb) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_jility"))
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--database-url",
+                &db.url,
+            ])
+            .env("JILITY_MODE", "cloud")
+            .env_remove("DATABASE_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = line.strip_prefix("jility: serving the API at ") {
+                    let _ = tx.send(url.to_string());
+                }
+                eprintln!("server: {line}");
+            }
+        });
+        let Ok(url) = rx.recv_timeout(Duration::from_secs(60)) else {
+            let _ = child.kill();
+            panic!("the server did not announce its address");
+        };
+        Self { child, url }
+    }
+
+    /// `http://127.0.0.1:PORT`, as JILITY_API_URL takes it.
+    fn root(&self) -> &str {
+        self.url.strip_suffix("/api/v1").unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Answer {
+    status: StatusCode,
+    body: Value,
+}
+
+impl Answer {
+    fn code(&self) -> &str {
+        let err = &self.body["error"];
+        for member in ["code", "message", "hint", "retryable"] {
+            assert!(!err[member].is_null(), "no {member} in {}", self.body);
+        }
+        err["code"].as_str().unwrap()
+    }
+}
+
+fn client() -> Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+fn call(
+    http: &Client,
+    server: &Server,
+    method: Method,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+) -> Answer {
+    let mut request = http
+        .request(method, format!("{}{path}", server.url))
+        .bearer_auth(token);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().unwrap();
+    let status = response.status();
+    let text = response.text().unwrap();
+    let body = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("the answer ({status}) is not JSON ({e}): {text}"));
+    Answer { status, body }
+}
+
+fn workspace(tokens: &Tokens, name: &str) -> (Workspace, String) {
+    let (workspace, minted) = tokens
+        .create_workspace(name, "bootstrap", "tester")
+        .unwrap();
+    (workspace, minted.token.expose().to_string())
+}
+
+/// `jility …` with the API's URL and `token` (none: `JILITY_API_TOKEN` unset), HOME and
+/// XDG_CONFIG_HOME in `home`.
+fn jility(args: &[&str], api: &str, token: Option<&str>, home: &std::path::Path) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_jility"));
+    command
+        .args(args)
+        .env("JILITY_API_URL", api)
+        .env("JILITY_MODE", "cloud")
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env_remove("JILITY_API_TOKEN")
+        .stdin(Stdio::null());
+    if let Some(token) = token {
+        command.env("JILITY_API_TOKEN", token);
+    }
+    command.output().unwrap()
+}
+
+fn stdout_json(output: &Output) -> Value {
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "failed: {text}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// Every entry of the workspace's audit log, page by page with `limit`, checking that no
+/// entry comes twice.
+fn audit_pages(http: &Client, server: &Server, token: &str, limit: usize) -> Vec<Value> {
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = HashSet::new();
+    for _ in 0..100 {
+        let mut path = format!("/audit?limit={limit}");
+        if let Some(c) = &cursor {
+            path.push_str(&format!("&cursor={c}"));
+        }
+        let page = call(http, server, Method::GET, &path, token, None);
+        assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+        let entries = page.body["entries"].as_array().unwrap();
+        assert!(entries.len() <= limit);
+        for e in entries {
+            assert!(seen.insert(e["id"].as_i64().unwrap()), "entry twice: {e}");
+            all.push(e.clone());
+        }
+        match page.body["page"]["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => return all,
+        }
+    }
+    panic!("the audit log does not end");
+}
+
+fn expect(entry: &Value, operation: &str, token_id: i64, actor: &str, status: u16) {
+    assert_eq!(entry["operation"], operation, "{entry}");
+    assert_eq!(entry["token_id"], token_id, "{entry}");
+    assert_eq!(entry["actor"], actor, "{entry}");
+    assert_eq!(entry["status"], status, "{entry}");
+    assert!(
+        entry["at"].as_str().is_some_and(|at| at.ends_with('Z')),
+        "{entry}"
+    );
+}
+
+#[test]
+fn writes_and_refusals_are_audited() {
+    let db = TestDb::new();
+    let pool = db.connect();
+    let tokens = Tokens::new(&pool);
+    let (alpha, admin) = workspace(&tokens, "alpha");
+    let (_beta, beta) = workspace(&tokens, "beta");
+    let admin_id = tokens.list(alpha.id).unwrap()[0].id;
+    // A token that will have expired (made directly: its creation is not an API write).
+    let old = tokens
+        .create(
+            alpha.id,
+            &NewToken {
+                name: "old".into(),
+                scopes: ScopeSet::full_access(),
+                expires_at: Some(Utc::now() + TimeDelta::days(1)),
+                created_by: "tester".into(),
+            },
+        )
+        .unwrap();
+    let past = (Utc::now() - TimeDelta::minutes(5)).to_rfc3339_opts(SecondsFormat::Millis, true);
+    db.client()
+        .execute(
+            "UPDATE api_tokens SET expires_at = $2 WHERE id = $1",
+            &[&old.record.id, &past],
+        )
+        .unwrap();
+    let server = Server::start(&db);
+    let http = client();
+
+    // The writes: a ticket created, commented, deleted; tokens created and revoked.
+    let created = call(
+        &http,
+        &server,
+        Method::POST,
+        "/tickets",
+        &admin,
+        Some(json!({"title": "Audit me"})),
+    );
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let key = created.body["ticket"]["number"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let commented = call(
+        &http,
+        &server,
+        Method::POST,
+        &format!("/tickets/{key}/comments"),
+        &admin,
+        Some(json!({"content": "noted"})),
+    );
+    assert_eq!(commented.status, StatusCode::CREATED, "{}", commented.body);
+    let deleted = call(
+        &http,
+        &server,
+        Method::DELETE,
+        &format!("/tickets/{key}"),
+        &admin,
+        None,
+    );
+    assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
+    let mint = |name: &str, scopes: Value| {
+        let minted = call(
+            &http,
+            &server,
+            Method::POST,
+            "/tokens",
+            &admin,
+            Some(json!({"name": name, "scopes": scopes})),
+        );
+        assert_eq!(minted.status, StatusCode::CREATED, "{}", minted.body);
+        (
+            minted.body["token"].as_str().unwrap().to_string(),
+            minted.body["id"].as_i64().unwrap(),
+        )
+    };
+    let (reader, reader_id) = mint("reader", json!(["tickets:read"]));
+    let (doomed, doomed_id) = mint("doomed", json!(["full_access"]));
+    let revoked = call(
+        &http,
+        &server,
+        Method::DELETE,
+        &format!("/tokens/{doomed_id}"),
+        &admin,
+        None,
+    );
+    assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.body);
+    // A write refused after authentication.
+    let refused = call(
+        &http,
+        &server,
+        Method::POST,
+        "/tickets",
+        &reader,
+        Some(json!({"title": "nope"})),
+    );
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    // Reads are not audited.
+    let read = call(&http, &server, Method::GET, "/tickets", &reader, None);
+    assert_eq!(read.status, StatusCode::OK, "{}", read.body);
+    // Authentication failures: expired, revoked, unknown, missing.
+    for token in [old.token.expose(), doomed.as_str()] {
+        let failed = call(&http, &server, Method::GET, "/tickets", token, None);
+        assert_eq!(failed.status, StatusCode::UNAUTHORIZED, "{}", failed.body);
+    }
+    let unknown = format!("jil_live_{}", "Q".repeat(40));
+    let failed = call(&http, &server, Method::GET, "/tickets", &unknown, None);
+    assert_eq!(failed.status, StatusCode::UNAUTHORIZED, "{}", failed.body);
+    let missing = http.get(format!("{}/tickets", server.url)).send().unwrap();
+    assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
+
+    // The log, newest first.
+    let listed = call(&http, &server, Method::GET, "/audit", &admin, None);
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    let entries = listed.body["entries"].as_array().unwrap().clone();
+    assert_eq!(entries.len(), 9, "{}", listed.body);
+    assert_eq!(listed.body["page"]["total"], 9, "{}", listed.body);
+    assert!(listed.body["page"].get("next_cursor").is_none());
+    let ids: Vec<i64> = entries.iter().map(|e| e["id"].as_i64().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] > w[1]), "newest first: {ids:?}");
+    let e = &entries;
+    expect(&e[0], "auth.failed", doomed_id, "doomed", 401);
+    assert_eq!(e[0]["detail"], "revoked");
+    expect(&e[1], "auth.failed", old.record.id, "old", 401);
+    assert_eq!(e[1]["detail"], "expired");
+    expect(&e[2], "tickets.create", reader_id, "reader", 403);
+    assert!(e[2]["ticket"].is_null());
+    expect(&e[3], "tokens.revoke", admin_id, "bootstrap", 200);
+    assert!(
+        e[3]["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&doomed_id.to_string())
+    );
+    expect(&e[4], "tokens.create", admin_id, "bootstrap", 201);
+    expect(&e[5], "tokens.create", admin_id, "bootstrap", 201);
+    expect(&e[6], "tickets.delete", admin_id, "bootstrap", 200);
+    expect(&e[7], "tickets.comment", admin_id, "bootstrap", 201);
+    expect(&e[8], "tickets.create", admin_id, "bootstrap", 201);
+    for entry in &e[6..] {
+        assert_eq!(entry["ticket"], key.as_str(), "{entry}");
+    }
+
+    // Unknown and missing tokens belong to no workspace.
+    let text = listed.body.to_string();
+    assert!(!text.contains("\"unknown\"") && !text.contains("\"missing\""));
+    let rows = db
+        .client()
+        .query(
+            "SELECT detail FROM audit_log WHERE workspace_id IS NULL ORDER BY id",
+            &[],
+        )
+        .unwrap();
+    let details: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+    assert_eq!(details, ["unknown", "missing"]);
+
+    // full_access only.
+    let denied = call(&http, &server, Method::GET, "/audit", &reader, None);
+    assert_eq!(denied.status, StatusCode::FORBIDDEN, "{}", denied.body);
+    assert_eq!(denied.code(), "permission_denied");
+
+    // Workspace B sees none of A's entries, and cannot use A's cursor.
+    let foreign = call(&http, &server, Method::GET, "/audit", &beta, None);
+    assert_eq!(foreign.status, StatusCode::OK, "{}", foreign.body);
+    assert_eq!(foreign.body["entries"], json!([]), "{}", foreign.body);
+    assert_eq!(foreign.body["page"]["total"], 0);
+    let first = call(&http, &server, Method::GET, "/audit?limit=2", &admin, None);
+    let cursor = first.body["page"]["next_cursor"].as_str().unwrap();
+    let stolen = call(
+        &http,
+        &server,
+        Method::GET,
+        &format!("/audit?limit=2&cursor={cursor}"),
+        &beta,
+        None,
+    );
+    assert_eq!(stolen.status, StatusCode::BAD_REQUEST, "{}", stolen.body);
+    let bad = call(&http, &server, Method::GET, "/audit?limit=0", &admin, None);
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+
+    // Paging by 2 visits every entry once, in order.
+    let paged = audit_pages(&http, &server, &admin, 2);
+    assert_eq!(paged, entries);
+
+    // The CLI prints the same entries.
+    let home = tempfile::tempdir().unwrap();
+    let out = jility(
+        &["audit", "--json"],
+        server.root(),
+        Some(&admin),
+        home.path(),
+    );
+    let printed = stdout_json(&out);
+    assert_eq!(printed["entries"], json!(entries));
+    let out = jility(
+        &["audit", "--limit", "2"],
+        server.root(),
+        Some(&admin),
+        home.path(),
+    );
+    assert!(out.status.success());
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("| auth.failed |"), "{table}");
+    assert!(table.contains("jility audit --cursor "), "{table}");
+    let out = jility(
+        &["audit", "--json"],
+        server.root(),
+        Some(&reader),
+        home.path(),
+    );
+    assert!(!out.status.success());
+
+    // A failing audit insert does not fail the request.
+    db.client()
+        .batch_execute("ALTER TABLE audit_log RENAME TO audit_log_away")
+        .unwrap();
+    let unaudited = call(
+        &http,
+        &server,
+        Method::POST,
+        "/tickets",
+        &admin,
+        Some(json!({"title": "Still works"})),
+    );
+    assert_eq!(unaudited.status, StatusCode::CREATED, "{}", unaudited.body);
+    db.client()
+        .batch_execute("ALTER TABLE audit_log_away RENAME TO audit_log")
+        .unwrap();
+
+    // No token anywhere in a dump of the database.
+    let pg_dump = std::env::var("PG_DUMP").unwrap_or_else(|_| "/usr/bin/pg_dump".to_string());
+    let dump = Command::new(&pg_dump)
+        .args(["--no-password", "--dbname", &db.url])
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run pg_dump ({pg_dump}; install the PostgreSQL client or set PG_DUMP): {e}"
+            )
+        });
+    assert!(
+        dump.status.success(),
+        "pg_dump failed: {}",
+        String::from_utf8_lossy(&dump.stderr)
+    );
+    let dump = String::from_utf8_lossy(&dump.stdout);
+    assert!(dump.contains("audit_log") && dump.contains("auth.failed"));
+    for secret in [
+        admin.as_str(),
+        beta.as_str(),
+        reader.as_str(),
+        doomed.as_str(),
+        old.token.expose(),
+        unknown.as_str(),
+    ] {
+        assert!(!dump.contains(secret), "the dump contains a token");
+        assert!(
+            !dump.contains(&secret[13..]),
+            "the dump contains part of a token"
+        );
+    }
+}
