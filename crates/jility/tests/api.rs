@@ -11,185 +11,18 @@
     clippy::print_stderr
 )] // assertions in tests; the server's log is passed on to stderr
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-use jility::auth::{MintedToken, NewToken, ScopeSet, TokenRef, Tokens};
-use jility::store::postgres::Workspace;
+use jility::auth::{TokenRef, Tokens};
 use reqwest::Method;
 use reqwest::StatusCode;
-use reqwest::blocking::Client;
-use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 
+mod cloud;
 mod pg;
 
+use cloud::*;
 use pg::TestDb;
-
-/// A `jility serve` process, killed when dropped.
-struct Server {
-    child: Child,
-    /// `http://127.0.0.1:PORT/api/v1`.
-    url: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Server {
-    fn start(db: &TestDb, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_jility"))
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--database-url",
-                &db.url,
-            ])
-            .args(extra)
-            // `serve` runs whatever the mode says.
-            .env("JILITY_MODE", "cloud")
-            .env_remove("DATABASE_URL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
-        let lines = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if let Some(url) = line.strip_prefix("jility: serving the API at ") {
-                    let _ = tx.send(url.to_string());
-                }
-                eprintln!("server: {line}");
-                lines.lock().unwrap().push(line);
-            }
-        });
-        let url = match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(url) => url,
-            Err(_) => {
-                let _ = child.kill();
-                panic!(
-                    "the server did not announce its address: {:?}",
-                    log.lock().unwrap()
-                );
-            }
-        };
-        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/api/v1"));
-        assert!(!url.contains(":0/"), "the real port is announced: {url}");
-        Self { child, url, log }
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap().join("\n")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Value,
-}
-
-impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-
-    /// The error envelope of a failed answer.
-    fn error(&self) -> &Value {
-        let err = &self.body["error"];
-        assert!(err.is_object(), "not an error envelope: {}", self.body);
-        for member in ["code", "message", "hint", "retryable"] {
-            assert!(!err[member].is_null(), "no {member} in {err}");
-        }
-        err
-    }
-
-    fn code(&self) -> &str {
-        self.error()["code"].as_str().unwrap()
-    }
-
-    fn message(&self) -> &str {
-        self.error()["message"].as_str().unwrap()
-    }
-}
-
-fn client() -> Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap()
-}
-
-/// One request with `token` as bearer (raw `Authorization` value when it has a space).
-fn call(
-    client: &Client,
-    server: &Server,
-    method: Method,
-    path: &str,
-    token: Option<&str>,
-    body: Option<&str>,
-) -> Answer {
-    let mut request = client.request(method, format!("{}{path}", server.url));
-    if let Some(token) = token {
-        let value = if token.contains(' ') {
-            token.to_string()
-        } else {
-            format!("Bearer {token}")
-        };
-        request = request.header("authorization", value);
-    }
-    if let Some(body) = body {
-        request = request
-            .header("content-type", "application/json")
-            .body(body.to_string());
-    }
-    let response = request.send().unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let text = response.text().unwrap();
-    let body = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("the answer ({status}) is not JSON ({e}): {text}"));
-    Answer {
-        status,
-        headers,
-        body,
-    }
-}
-
-fn workspace(tokens: &Tokens, name: &str) -> (Workspace, String) {
-    let (workspace, minted) = tokens
-        .create_workspace(name, "bootstrap", "tester")
-        .unwrap();
-    (workspace, minted.token.expose().to_string())
-}
-
-fn token(tokens: &Tokens, workspace: &Workspace, name: &str, scopes: &str) -> MintedToken {
-    tokens
-        .create(
-            workspace.id,
-            &NewToken {
-                name: name.to_string(),
-                scopes: ScopeSet::parse(scopes).unwrap(),
-                expires_at: None,
-                created_by: "tester".to_string(),
-            },
-        )
-        .unwrap()
-}
 
 fn numbers(list: &Value, member: &str) -> Vec<String> {
     list[member]
@@ -494,17 +327,6 @@ fn every_endpoint_answers_within_its_workspace_only() {
     let a_list = call(&http, &server, Method::GET, "/tickets", a, None);
     assert_eq!(numbers(&a_list.body, "tickets"), ["TASK-1"]);
     assert_eq!(a_list.body["tickets"][0]["title"], "Fix the login form");
-}
-
-fn urlencode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 #[test]

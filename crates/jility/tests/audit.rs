@@ -11,157 +11,20 @@
 )] // assertions in tests; the server's log is passed on to stderr
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::Command;
 
 use chrono::{SecondsFormat, TimeDelta, Utc};
 use jility::auth::{NewToken, ScopeSet, Tokens};
-use jility::store::postgres::Workspace;
 use reqwest::Method;
 use reqwest::StatusCode;
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
 
+mod cloud;
 mod pg;
 
+use cloud::*;
 use pg::TestDb;
-
-/// A `jility serve` process, killed when dropped.
-struct Server {
-    child: Child,
-    /// `http://127.0.0.1:PORT/api/v1`.
-    url: String,
-}
-
-impl Server {
-    fn start(db: &TestDb) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_jility"))
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--database-url",
-                &db.url,
-            ])
-            .env("JILITY_MODE", "cloud")
-            .env_remove("DATABASE_URL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if let Some(url) = line.strip_prefix("jility: serving the API at ") {
-                    let _ = tx.send(url.to_string());
-                }
-                eprintln!("server: {line}");
-            }
-        });
-        let Ok(url) = rx.recv_timeout(Duration::from_secs(60)) else {
-            let _ = child.kill();
-            panic!("the server did not announce its address");
-        };
-        Self { child, url }
-    }
-
-    /// `http://127.0.0.1:PORT`, as JILITY_API_URL takes it.
-    fn root(&self) -> &str {
-        self.url.strip_suffix("/api/v1").unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-struct Answer {
-    status: StatusCode,
-    body: Value,
-}
-
-impl Answer {
-    fn code(&self) -> &str {
-        let err = &self.body["error"];
-        for member in ["code", "message", "hint", "retryable"] {
-            assert!(!err[member].is_null(), "no {member} in {}", self.body);
-        }
-        err["code"].as_str().unwrap()
-    }
-}
-
-fn client() -> Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap()
-}
-
-fn call(
-    http: &Client,
-    server: &Server,
-    method: Method,
-    path: &str,
-    token: &str,
-    body: Option<Value>,
-) -> Answer {
-    let mut request = http
-        .request(method, format!("{}{path}", server.url))
-        .bearer_auth(token);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().unwrap();
-    let status = response.status();
-    let text = response.text().unwrap();
-    let body = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("the answer ({status}) is not JSON ({e}): {text}"));
-    Answer { status, body }
-}
-
-fn workspace(tokens: &Tokens, name: &str) -> (Workspace, String) {
-    let (workspace, minted) = tokens
-        .create_workspace(name, "bootstrap", "tester")
-        .unwrap();
-    (workspace, minted.token.expose().to_string())
-}
-
-/// `jility …` with the API's URL and `token` (none: `JILITY_API_TOKEN` unset), HOME and
-/// XDG_CONFIG_HOME in `home`.
-fn jility(args: &[&str], api: &str, token: Option<&str>, home: &std::path::Path) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_jility"));
-    command
-        .args(args)
-        .env("JILITY_API_URL", api)
-        .env("JILITY_MODE", "cloud")
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env_remove("JILITY_API_TOKEN")
-        .stdin(Stdio::null());
-    if let Some(token) = token {
-        command.env("JILITY_API_TOKEN", token);
-    }
-    command.output().unwrap()
-}
-
-fn stdout_json(output: &Output) -> Value {
-    let text = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "failed: {text}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
 
 /// Every entry of the workspace's audit log, page by page with `limit`, checking that no
 /// entry comes twice.
@@ -174,7 +37,7 @@ fn audit_pages(http: &Client, server: &Server, token: &str, limit: usize) -> Vec
         if let Some(c) = &cursor {
             path.push_str(&format!("&cursor={c}"));
         }
-        let page = call(http, server, Method::GET, &path, token, None);
+        let page = call_json(http, server, Method::GET, &path, token, None);
         assert_eq!(page.status, StatusCode::OK, "{}", page.body);
         let entries = page.body["entries"].as_array().unwrap();
         assert!(entries.len() <= limit);
@@ -228,11 +91,11 @@ fn writes_and_refusals_are_audited() {
             &[&old.record.id, &past],
         )
         .unwrap();
-    let server = Server::start(&db);
+    let server = Server::start(&db, &[]);
     let http = client();
 
     // The writes: a ticket created, commented, deleted; tokens created and revoked.
-    let created = call(
+    let created = call_json(
         &http,
         &server,
         Method::POST,
@@ -245,7 +108,7 @@ fn writes_and_refusals_are_audited() {
         .as_str()
         .unwrap()
         .to_string();
-    let commented = call(
+    let commented = call_json(
         &http,
         &server,
         Method::POST,
@@ -254,7 +117,7 @@ fn writes_and_refusals_are_audited() {
         Some(json!({"content": "noted"})),
     );
     assert_eq!(commented.status, StatusCode::CREATED, "{}", commented.body);
-    let deleted = call(
+    let deleted = call_json(
         &http,
         &server,
         Method::DELETE,
@@ -264,7 +127,7 @@ fn writes_and_refusals_are_audited() {
     );
     assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
     let mint = |name: &str, scopes: Value| {
-        let minted = call(
+        let minted = call_json(
             &http,
             &server,
             Method::POST,
@@ -280,7 +143,7 @@ fn writes_and_refusals_are_audited() {
     };
     let (reader, reader_id) = mint("reader", json!(["tickets:read"]));
     let (doomed, doomed_id) = mint("doomed", json!(["full_access"]));
-    let revoked = call(
+    let revoked = call_json(
         &http,
         &server,
         Method::DELETE,
@@ -290,7 +153,7 @@ fn writes_and_refusals_are_audited() {
     );
     assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.body);
     // A write refused after authentication.
-    let refused = call(
+    let refused = call_json(
         &http,
         &server,
         Method::POST,
@@ -300,21 +163,21 @@ fn writes_and_refusals_are_audited() {
     );
     assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
     // Reads are not audited.
-    let read = call(&http, &server, Method::GET, "/tickets", &reader, None);
+    let read = call_json(&http, &server, Method::GET, "/tickets", &reader, None);
     assert_eq!(read.status, StatusCode::OK, "{}", read.body);
     // Authentication failures: expired, revoked, unknown, missing.
     for token in [old.token.expose(), doomed.as_str()] {
-        let failed = call(&http, &server, Method::GET, "/tickets", token, None);
+        let failed = call_json(&http, &server, Method::GET, "/tickets", token, None);
         assert_eq!(failed.status, StatusCode::UNAUTHORIZED, "{}", failed.body);
     }
     let unknown = format!("jil_live_{}", "Q".repeat(40));
-    let failed = call(&http, &server, Method::GET, "/tickets", &unknown, None);
+    let failed = call_json(&http, &server, Method::GET, "/tickets", &unknown, None);
     assert_eq!(failed.status, StatusCode::UNAUTHORIZED, "{}", failed.body);
     let missing = http.get(format!("{}/tickets", server.url)).send().unwrap();
     assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
 
     // The log, newest first.
-    let listed = call(&http, &server, Method::GET, "/audit", &admin, None);
+    let listed = call_json(&http, &server, Method::GET, "/audit", &admin, None);
     assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
     let entries = listed.body["entries"].as_array().unwrap().clone();
     assert_eq!(entries.len(), 9, "{}", listed.body);
@@ -359,18 +222,18 @@ fn writes_and_refusals_are_audited() {
     assert_eq!(details, ["unknown", "missing"]);
 
     // full_access only.
-    let denied = call(&http, &server, Method::GET, "/audit", &reader, None);
+    let denied = call_json(&http, &server, Method::GET, "/audit", &reader, None);
     assert_eq!(denied.status, StatusCode::FORBIDDEN, "{}", denied.body);
     assert_eq!(denied.code(), "permission_denied");
 
     // Workspace B sees none of A's entries, and cannot use A's cursor.
-    let foreign = call(&http, &server, Method::GET, "/audit", &beta, None);
+    let foreign = call_json(&http, &server, Method::GET, "/audit", &beta, None);
     assert_eq!(foreign.status, StatusCode::OK, "{}", foreign.body);
     assert_eq!(foreign.body["entries"], json!([]), "{}", foreign.body);
     assert_eq!(foreign.body["page"]["total"], 0);
-    let first = call(&http, &server, Method::GET, "/audit?limit=2", &admin, None);
+    let first = call_json(&http, &server, Method::GET, "/audit?limit=2", &admin, None);
     let cursor = first.body["page"]["next_cursor"].as_str().unwrap();
-    let stolen = call(
+    let stolen = call_json(
         &http,
         &server,
         Method::GET,
@@ -379,7 +242,7 @@ fn writes_and_refusals_are_audited() {
         None,
     );
     assert_eq!(stolen.status, StatusCode::BAD_REQUEST, "{}", stolen.body);
-    let bad = call(&http, &server, Method::GET, "/audit?limit=0", &admin, None);
+    let bad = call_json(&http, &server, Method::GET, "/audit?limit=0", &admin, None);
     assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
 
     // Paging by 2 visits every entry once, in order.
@@ -418,7 +281,7 @@ fn writes_and_refusals_are_audited() {
     db.client()
         .batch_execute("ALTER TABLE audit_log RENAME TO audit_log_away")
         .unwrap();
-    let unaudited = call(
+    let unaudited = call_json(
         &http,
         &server,
         Method::POST,

@@ -10,133 +10,20 @@
     clippy::print_stderr
 )] // assertions in tests; the server's log is passed on to stderr
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use jility::auth::{NewToken, ScopeSet, Tokens};
-use jility::store::postgres::Workspace;
 use reqwest::Method;
 use reqwest::StatusCode;
-use reqwest::blocking::Client;
 use serde_json::{Value, json};
 
+mod cloud;
 mod pg;
 
+use cloud::*;
 use pg::TestDb;
-
-/// A `jility serve` process, killed when dropped.
-struct Server {
-    child: Child,
-    /// `http://127.0.0.1:PORT/api/v1`.
-    url: String,
-}
-
-impl Server {
-    fn start(db: &TestDb) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_jility"))
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--database-url",
-                &db.url,
-            ])
-            .env("JILITY_MODE", "cloud")
-            .env_remove("DATABASE_URL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if let Some(url) = line.strip_prefix("jility: serving the API at ") {
-                    let _ = tx.send(url.to_string());
-                }
-                eprintln!("server: {line}");
-            }
-        });
-        let Ok(url) = rx.recv_timeout(Duration::from_secs(60)) else {
-            let _ = child.kill();
-            panic!("the server did not announce its address");
-        };
-        Self { child, url }
-    }
-
-    /// `http://127.0.0.1:PORT`, as JILITY_API_URL takes it.
-    fn root(&self) -> &str {
-        self.url.strip_suffix("/api/v1").unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-struct Answer {
-    status: StatusCode,
-    body: Value,
-}
-
-impl Answer {
-    fn code(&self) -> &str {
-        let err = &self.body["error"];
-        for member in ["code", "message", "hint", "retryable"] {
-            assert!(!err[member].is_null(), "no {member} in {}", self.body);
-        }
-        err["code"].as_str().unwrap()
-    }
-
-    fn message(&self) -> &str {
-        self.body["error"]["message"].as_str().unwrap()
-    }
-}
-
-fn client() -> Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap()
-}
-
-fn call(
-    http: &Client,
-    server: &Server,
-    method: Method,
-    path: &str,
-    token: &str,
-    body: Option<Value>,
-) -> Answer {
-    let mut request = http
-        .request(method, format!("{}{path}", server.url))
-        .bearer_auth(token);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().unwrap();
-    let status = response.status();
-    let text = response.text().unwrap();
-    let body = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("the answer ({status}) is not JSON ({e}): {text}"));
-    Answer { status, body }
-}
-
-fn workspace(tokens: &Tokens, name: &str) -> (Workspace, String) {
-    let (workspace, minted) = tokens
-        .create_workspace(name, "bootstrap", "tester")
-        .unwrap();
-    (workspace, minted.token.expose().to_string())
-}
 
 #[test]
 fn tokens_are_minted_listed_and_revoked_through_the_api() {
@@ -145,11 +32,11 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
     let tokens = Tokens::new(&pool);
     let (alpha, admin) = workspace(&tokens, "alpha");
     let (_beta, beta) = workspace(&tokens, "beta");
-    let server = Server::start(&db);
+    let server = Server::start(&db, &[]);
     let http = client();
 
     // Mint a read-only token.
-    let created = call(
+    let created = call_json(
         &http,
         &server,
         Method::POST,
@@ -168,9 +55,9 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
     let reader_id = created.body["id"].as_i64().unwrap();
 
     // It reads but does not write.
-    let read = call(&http, &server, Method::GET, "/tickets", &reader, None);
+    let read = call_json(&http, &server, Method::GET, "/tickets", &reader, None);
     assert_eq!(read.status, StatusCode::OK, "{}", read.body);
-    let write = call(
+    let write = call_json(
         &http,
         &server,
         Method::POST,
@@ -183,7 +70,7 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
     assert!(write.message().contains("tickets:write"));
 
     // The listing shows it, without any secret.
-    let listed = call(&http, &server, Method::GET, "/tokens", &admin, None);
+    let listed = call_json(&http, &server, Method::GET, "/tokens", &admin, None);
     assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
     let all = listed.body["tokens"].as_array().unwrap();
     assert_eq!(all.len(), 2, "bootstrap and reader: {}", listed.body);
@@ -197,10 +84,10 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
     assert!(!text.contains("hash"));
 
     // Workspace B can neither see nor revoke it.
-    let foreign = call(&http, &server, Method::GET, "/tokens", &beta, None);
+    let foreign = call_json(&http, &server, Method::GET, "/tokens", &beta, None);
     assert_eq!(foreign.body["tokens"].as_array().unwrap().len(), 1);
     assert!(!foreign.body.to_string().contains("reader"));
-    let foreign_revoke = call(
+    let foreign_revoke = call_json(
         &http,
         &server,
         Method::DELETE,
@@ -210,7 +97,7 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
     );
     assert_eq!(foreign_revoke.status, StatusCode::NOT_FOUND);
     assert_eq!(foreign_revoke.code(), "not_found");
-    let foreign_by_token = call(
+    let foreign_by_token = call_json(
         &http,
         &server,
         Method::DELETE,
@@ -220,7 +107,7 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
     );
     assert_eq!(foreign_by_token.status, StatusCode::NOT_FOUND);
     assert_eq!(
-        call(&http, &server, Method::GET, "/tickets", &reader, None).status,
+        call_json(&http, &server, Method::GET, "/tickets", &reader, None).status,
         StatusCode::OK,
         "still works after B's attempts"
     );
@@ -256,7 +143,7 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
                 Some(json!({"id": reader_id})),
             ),
         ] {
-            let answer = call(&http, &server, method.clone(), &path, narrow, body);
+            let answer = call_json(&http, &server, method.clone(), &path, narrow, body);
             assert_eq!(answer.status, StatusCode::FORBIDDEN, "{method} {path}");
             assert_eq!(answer.code(), "permission_denied");
             assert!(answer.message().contains("full_access"));
@@ -275,7 +162,7 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
         json!({"name": "x", "scopes": ["tickets:read"], "admin": true}),
         json!("name"),
     ] {
-        let answer = call(
+        let answer = call_json(
             &http,
             &server,
             Method::POST,
@@ -291,7 +178,7 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
         );
         assert_eq!(answer.code(), "invalid_input", "{body}");
     }
-    let bad_scope = call(
+    let bad_scope = call_json(
         &http,
         &server,
         Method::POST,
@@ -301,10 +188,10 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
     );
     assert!(bad_scope.message().contains("tickets:admin"));
     for path in ["/tokens/abc", "/tokens/-"] {
-        let answer = call(&http, &server, Method::DELETE, path, &admin, None);
+        let answer = call_json(&http, &server, Method::DELETE, path, &admin, None);
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{path}");
     }
-    let neither = call(
+    let neither = call_json(
         &http,
         &server,
         Method::DELETE,
@@ -313,7 +200,7 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
         Some(json!({})),
     );
     assert_eq!(neither.status, StatusCode::BAD_REQUEST);
-    let missing = call(
+    let missing = call_json(
         &http,
         &server,
         Method::DELETE,
@@ -324,7 +211,7 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
 
     // Revoke it: the record answers, and the token now gets 401 "revoked".
-    let revoked = call(
+    let revoked = call_json(
         &http,
         &server,
         Method::DELETE,
@@ -336,12 +223,12 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
     assert_eq!(revoked.body["id"], reader_id);
     let revoked_at = revoked.body["revoked_at"].as_str().unwrap().to_string();
     assert!(revoked.body.get("token").is_none());
-    let refused = call(&http, &server, Method::GET, "/tickets", &reader, None);
+    let refused = call_json(&http, &server, Method::GET, "/tickets", &reader, None);
     assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
     assert_eq!(refused.code(), "unauthenticated");
     assert!(refused.message().contains("revoked"), "{}", refused.body);
     assert!(refused.message().contains(&revoked_at));
-    let listed = call(&http, &server, Method::GET, "/tokens", &admin, None);
+    let listed = call_json(&http, &server, Method::GET, "/tokens", &admin, None);
     let entry = listed.body["tokens"]
         .as_array()
         .unwrap()
@@ -352,7 +239,7 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
     assert_eq!(entry["revoked_at"], revoked_at.as_str());
 
     // Revoking by the token itself (in the body), and a token revoking itself.
-    let other = call(
+    let other = call_json(
         &http,
         &server,
         Method::POST,
@@ -361,7 +248,7 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
         Some(json!({"name": "other", "scopes": ["full_access"]})),
     );
     let other_token = other.body["token"].as_str().unwrap().to_string();
-    let by_token = call(
+    let by_token = call_json(
         &http,
         &server,
         Method::DELETE,
@@ -371,37 +258,9 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
     );
     assert_eq!(by_token.status, StatusCode::OK, "{}", by_token.body);
     assert_eq!(by_token.body["id"], other.body["id"]);
-    let after = call(&http, &server, Method::GET, "/tokens", &other_token, None);
+    let after = call_json(&http, &server, Method::GET, "/tokens", &other_token, None);
     assert_eq!(after.status, StatusCode::UNAUTHORIZED);
     assert!(after.message().contains("revoked"));
-}
-
-/// `jility …` with the API's URL and `token` (none: `JILITY_API_TOKEN` unset), HOME and
-/// XDG_CONFIG_HOME in `home`.
-fn jility(args: &[&str], api: &str, token: Option<&str>, home: &std::path::Path) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_jility"));
-    command
-        .args(args)
-        .env("JILITY_API_URL", api)
-        .env("JILITY_MODE", "cloud")
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env_remove("JILITY_API_TOKEN")
-        .stdin(Stdio::null());
-    if let Some(token) = token {
-        command.env("JILITY_API_TOKEN", token);
-    }
-    command.output().unwrap()
-}
-
-fn stdout_json(output: &Output) -> Value {
-    let text = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "failed: {text}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
 #[test]
@@ -410,7 +269,7 @@ fn the_cli_manages_tokens_through_the_api() {
     let pool = db.connect();
     let tokens = Tokens::new(&pool);
     let (_alpha, admin) = workspace(&tokens, "alpha");
-    let server = Server::start(&db);
+    let server = Server::start(&db, &[]);
     let home = tempfile::tempdir().unwrap();
     let api = server.root();
 

@@ -1,0 +1,252 @@
+//! `jility serve` for the cloud tests: the process on a test database, and requests to its
+//! API and the CLI against it.
+#![allow(dead_code, clippy::unwrap_used, clippy::panic, clippy::print_stderr)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+use jility::auth::{MintedToken, NewToken, ScopeSet, Tokens};
+use jility::store::postgres::Workspace;
+use reqwest::blocking::Client;
+use reqwest::header::HeaderMap;
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+use crate::pg::TestDb;
+
+/// A `jility serve` process, killed when dropped.
+pub struct Server {
+    child: Child,
+    /// `http://127.0.0.1:PORT/api/v1`.
+    pub url: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    pub fn start(db: &TestDb, extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_jility"))
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--database-url",
+                &db.url,
+            ])
+            .args(extra)
+            // `serve` runs whatever the mode says.
+            .env("JILITY_MODE", "cloud")
+            .env_remove("DATABASE_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let lines = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = line.strip_prefix("jility: serving the API at ") {
+                    let _ = tx.send(url.to_string());
+                }
+                eprintln!("server: {line}");
+                lines.lock().unwrap().push(line);
+            }
+        });
+        let url = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(url) => url,
+            Err(_) => {
+                let _ = child.kill();
+                panic!(
+                    "the server did not announce its address: {:?}",
+                    log.lock().unwrap()
+                );
+            }
+        };
+        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/api/v1"));
+        assert!(!url.contains(":0/"), "the real port is announced: {url}");
+        Self { child, url, log }
+    }
+
+    /// `http://127.0.0.1:PORT`, as JILITY_API_URL takes it.
+    pub fn root(&self) -> &str {
+        self.url.strip_suffix("/api/v1").unwrap()
+    }
+
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Answer {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The error envelope of a failed answer.
+    pub fn error(&self) -> &Value {
+        let err = &self.body["error"];
+        assert!(err.is_object(), "not an error envelope: {}", self.body);
+        for member in ["code", "message", "hint", "retryable"] {
+            assert!(!err[member].is_null(), "no {member} in {err}");
+        }
+        err
+    }
+
+    pub fn code(&self) -> &str {
+        self.error()["code"].as_str().unwrap()
+    }
+
+    pub fn message(&self) -> &str {
+        self.error()["message"].as_str().unwrap()
+    }
+}
+
+pub fn client() -> Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+/// One request with `token` as bearer (raw `Authorization` value when it has a space).
+pub fn call(
+    client: &Client,
+    server: &Server,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> Answer {
+    let mut request = client.request(method, format!("{}{path}", server.url));
+    if let Some(token) = token {
+        let value = if token.contains(' ') {
+            token.to_string()
+        } else {
+            format!("Bearer {token}")
+        };
+        request = request.header("authorization", value);
+    }
+    if let Some(body) = body {
+        request = request
+            .header("content-type", "application/json")
+            .body(body.to_string());
+    }
+    let response = request.send().unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let text = response.text().unwrap();
+    let body = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("the answer ({status}) is not JSON ({e}): {text}"));
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+pub fn workspace(tokens: &Tokens, name: &str) -> (Workspace, String) {
+    let (workspace, minted) = tokens
+        .create_workspace(name, "bootstrap", "tester")
+        .unwrap();
+    (workspace, minted.token.expose().to_string())
+}
+
+pub fn token(tokens: &Tokens, workspace: &Workspace, name: &str, scopes: &str) -> MintedToken {
+    tokens
+        .create(
+            workspace.id,
+            &NewToken {
+                name: name.to_string(),
+                scopes: ScopeSet::parse(scopes).unwrap(),
+                expires_at: None,
+                created_by: "tester".to_string(),
+            },
+        )
+        .unwrap()
+}
+
+pub fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// One request with `token` as bearer and `body` as JSON.
+pub fn call_json(
+    http: &Client,
+    server: &Server,
+    method: Method,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+) -> Answer {
+    let mut request = http
+        .request(method, format!("{}{path}", server.url))
+        .bearer_auth(token);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let text = response.text().unwrap();
+    let body = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("the answer ({status}) is not JSON ({e}): {text}"));
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// `jility …` with the API's URL and `token` (none: `JILITY_API_TOKEN` unset), HOME and
+/// XDG_CONFIG_HOME in `home`.
+pub fn jility(args: &[&str], api: &str, token: Option<&str>, home: &std::path::Path) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_jility"));
+    command
+        .args(args)
+        .env("JILITY_API_URL", api)
+        .env("JILITY_MODE", "cloud")
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env_remove("JILITY_API_TOKEN")
+        .stdin(Stdio::null());
+    if let Some(token) = token {
+        command.env("JILITY_API_TOKEN", token);
+    }
+    command.output().unwrap()
+}
+
+pub fn stdout_json(output: &Output) -> Value {
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "failed: {text}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
