@@ -19,6 +19,7 @@
 //! This module does not speak MCP (no rmcp): it serves the domain over plain HTTP.
 
 mod audit;
+mod body;
 mod middleware;
 mod tickets;
 mod tokens;

@@ -7,19 +7,17 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Json, Response};
-use mcp_common::ToolError;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 
+use super::body::{clip, invalid, json_body};
 use super::{ApiError, ApiState, audited, paged_json, status_of};
 use crate::auth::{Principal, Scope};
-use crate::errors;
 use crate::params::{AddComment, CreateTicket, ListTickets, SearchTickets, StatusName};
 
 type Answer = Result<Response, ApiError>;
 
-/// The longest part of a parse error quoted back (a body's own text is never echoed whole).
-const MAX_ERROR_CHARS: usize = 300;
+const CREATE_SHAPE: &str = "Send a JSON object with the create-ticket fields, e.g. `{\"title\": \"…\", \"description\": \"…\", \"labels\": [\"bug\"]}` (Content-Type: application/json).";
+const COMMENT_SHAPE: &str = "Send `{\"content\": \"…\"}` (Content-Type: application/json).";
 
 /// `POST /api/v1/tickets` (`tickets:write`): the create-ticket parameters; 201 with the
 /// created ticket.
@@ -31,7 +29,7 @@ pub async fn create(
     let mut ticket = None;
     let answer = async {
         principal.require(Scope::TicketsWrite)?;
-        let params: CreateTicket = json_body(body)?;
+        let params: CreateTicket = json_body(body, CREATE_SHAPE)?;
         let service = state.workspaces.service(&principal).await?;
         let actor = principal.token_name.clone();
         let created = service
@@ -110,7 +108,7 @@ pub async fn comment(
     let named = ticket.clone();
     let answer = async {
         principal.require(Scope::CommentsWrite)?;
-        let NewComment { content } = json_body(body)?;
+        let NewComment { content } = json_body(body, COMMENT_SHAPE)?;
         let service = state.workspaces.service(&principal).await?;
         let actor = principal.token_name.clone();
         let added = service
@@ -173,49 +171,6 @@ pub async fn delete(
 fn audit_ticket(named: &str) -> Option<String> {
     let named = named.trim();
     (!named.is_empty()).then(|| named.chars().take(64).collect())
-}
-
-fn invalid(message: impl Into<String>, hint: impl Into<String>) -> ApiError {
-    ApiError(ToolError::new(errors::INVALID_INPUT, message).with_hint(hint))
-}
-
-fn clip(text: &str) -> String {
-    if text.chars().count() <= MAX_ERROR_CHARS {
-        return text.to_string();
-    }
-    let mut clipped: String = text.chars().take(MAX_ERROR_CHARS).collect();
-    clipped.push('…');
-    clipped
-}
-
-/// A JSON request body of type `T`, or 400 with the envelope (also for one too large).
-fn json_body<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T, ApiError> {
-    let bytes = body.map_err(|rejection| {
-        let status = rejection.status();
-        let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
-            format!(
-                "The request body is larger than {} bytes",
-                super::MAX_BODY_BYTES
-            )
-        } else {
-            format!(
-                "Cannot read the request body: {}",
-                clip(&rejection.body_text())
-            )
-        };
-        invalid(message, "Send a smaller JSON body.")
-    })?;
-    serde_json::from_slice(&bytes).map_err(|err| {
-        let what = if err.is_syntax() || err.is_eof() {
-            "The request body is not valid JSON"
-        } else {
-            "The request body does not have the expected shape"
-        };
-        invalid(
-            format!("{what}: {}", clip(&err.to_string())),
-            "Send a JSON object with the fields this endpoint takes (Content-Type: application/json).",
-        )
-    })
 }
 
 fn query_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
@@ -308,6 +263,7 @@ fn search_params(query: &str) -> Result<SearchTickets, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::body::MAX_ERROR_CHARS;
 
     #[test]
     fn list_filters_parse_from_the_query() {
@@ -343,7 +299,7 @@ mod tests {
     #[test]
     fn parse_errors_are_clipped() {
         let huge = format!("{{\"title\": 1, \"{}\": 2}}", "x".repeat(10_000));
-        let err = json_body::<CreateTicket>(Ok(Bytes::from(huge))).unwrap_err();
+        let err = json_body::<CreateTicket>(Ok(Bytes::from(huge)), CREATE_SHAPE).unwrap_err();
         assert!(err.0.message.chars().count() < MAX_ERROR_CHARS + 100);
     }
 }

@@ -12,19 +12,19 @@ use axum::response::{IntoResponse, Json, Response};
 use mcp_common::ToolError;
 use serde::{Deserialize, Serialize};
 
+use super::body::{invalid, json_body};
 use super::{ApiError, ApiState, audited, status_of};
 use crate::auth::{
     NewToken, PlainToken, Principal, Scope, ScopeSet, TOKEN_PREFIX, TokenRecord, TokenRef,
 };
-use crate::errors;
 
 type Answer = Result<Response, ApiError>;
 
+const REVOKE_SHAPE: &str = "Send `{\"token\": \"jil_live_…\"}` or `{\"id\": 7}`.";
+const MINT_SHAPE: &str = "Send `{\"name\": \"…\", \"scopes\": [\"tickets:read\"], \"expires_in_days\": 30}` (expires_in_days optional).";
+
 /// The longest expiry a token may be given, in days (ten years).
 pub const MAX_EXPIRES_IN_DAYS: i64 = 3650;
-
-/// The longest part of a parse error quoted back.
-const MAX_ERROR_CHARS: usize = 300;
 
 /// The body of `POST /api/v1/tokens`.
 #[derive(Debug, Deserialize)]
@@ -126,7 +126,7 @@ async fn mint(
         name,
         scopes,
         expires_in_days,
-    } = json_body(body)?;
+    } = json_body(body, MINT_SHAPE)?;
     let scopes = ScopeSet::new(
         scopes
             .iter()
@@ -238,7 +238,7 @@ fn revoke_body(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<TokenRef, ApiError> {
     principal.require(Scope::FullAccess)?;
-    let which = match json_body::<RevokeToken>(body)? {
+    let which = match json_body::<RevokeToken>(body, REVOKE_SHAPE)? {
         RevokeToken {
             token: Some(token),
             id: None,
@@ -288,45 +288,6 @@ async fn blocking<T: Send + 'static>(
         .await
         .map_err(|e| ToolError::internal(format!("The token operation failed: {e}")))?
         .map_err(ApiError)
-}
-
-fn invalid(message: impl Into<String>, hint: impl Into<String>) -> ApiError {
-    ApiError(ToolError::new(errors::INVALID_INPUT, message).with_hint(hint))
-}
-
-fn clip(text: &str) -> String {
-    if text.chars().count() <= MAX_ERROR_CHARS {
-        return text.to_string();
-    }
-    let mut clipped: String = text.chars().take(MAX_ERROR_CHARS).collect();
-    clipped.push('…');
-    clipped
-}
-
-/// A JSON request body of type `T`, or 400 with the envelope.
-fn json_body<T: serde::de::DeserializeOwned>(
-    body: Result<Bytes, BytesRejection>,
-) -> Result<T, ApiError> {
-    let bytes = body.map_err(|rejection| {
-        invalid(
-            format!(
-                "Cannot read the request body: {}",
-                clip(&rejection.body_text())
-            ),
-            "Send a small JSON body.",
-        )
-    })?;
-    serde_json::from_slice(&bytes).map_err(|err| {
-        let what = if err.is_syntax() || err.is_eof() {
-            "The request body is not valid JSON"
-        } else {
-            "The request body does not have the expected shape"
-        };
-        invalid(
-            format!("{what}: {}", clip(&err.to_string())),
-            "Send `{\"name\": \"…\", \"scopes\": [\"tickets:read\"], \"expires_in_days\": 30}` (expires_in_days optional).",
-        )
-    })
 }
 
 #[cfg(test)]
