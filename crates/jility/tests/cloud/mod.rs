@@ -204,23 +204,16 @@ pub fn call_json(
     token: &str,
     body: Option<Value>,
 ) -> Answer {
-    let mut request = http
-        .request(method, format!("{}{path}", server.url))
-        .bearer_auth(token);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let text = response.text().unwrap();
-    let body = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("the answer ({status}) is not JSON ({e}): {text}"));
-    Answer {
-        status,
-        headers,
-        body,
-    }
+    let authorization = format!("Bearer {token}");
+    let body = body.map(|b| b.to_string());
+    call(
+        http,
+        server,
+        method,
+        path,
+        Some(&authorization),
+        body.as_deref(),
+    )
 }
 
 /// `jility …` with the API's URL and `token` (none: `JILITY_API_TOKEN` unset), HOME and
