@@ -22,8 +22,8 @@ use crate::store::postgres::PgDatabase;
 /// The operation of an authentication failure.
 pub const AUTH_FAILED: &str = "auth.failed";
 
-/// Counting a workspace's entries stops here ("at least").
-const COUNT_CAP: i64 = 10_000;
+/// Counting a workspace's entries stops at the listings' cap ("at least").
+const COUNT_CAP: i64 = crate::store::COUNT_CAP as i64;
 
 /// Longest `detail` kept, in characters.
 const MAX_DETAIL_CHARS: usize = 200;

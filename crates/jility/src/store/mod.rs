@@ -45,6 +45,10 @@ impl From<StoreError> for ToolError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// Listings (tickets, the audit log) count what matches exactly up to this many, then say
+/// "more than" (`total_exact: false`): counting further costs more than it tells.
+pub const COUNT_CAP: usize = 10_000;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Project {
     pub id: i64,

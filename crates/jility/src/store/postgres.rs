@@ -46,8 +46,8 @@ use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Row, Statement};
 
 use super::{
-    ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchTerms, Store, StoreError,
-    StoreResult, StoreTx, TicketRow, TicketUpdate,
+    COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchTerms, Store,
+    StoreError, StoreResult, StoreTx, TicketRow, TicketUpdate,
 };
 use crate::model::{Change, Comment, CommitLink, Status, TicketSummary};
 
@@ -59,9 +59,6 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("pg_migrations/0004_server_secrets.sql"),
     include_str!("pg_migrations/0005_audit.sql"),
 ];
-
-/// Listings count matching tickets exactly up to this many, then say "more than".
-const COUNT_CAP: usize = 10_000;
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)
 /// before the transaction fails as busy.

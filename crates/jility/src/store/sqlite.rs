@@ -10,8 +10,8 @@ use mcp_common::ToolError;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::{
-    ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchTerms, Store, StoreError,
-    StoreResult, StoreTx, TicketRow, TicketUpdate,
+    COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchTerms, Store,
+    StoreError, StoreResult, StoreTx, TicketRow, TicketUpdate,
 };
 use crate::model::{Change, Comment, CommitLink, Status, TicketSummary};
 
@@ -22,9 +22,6 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_list_indexes.sql"),
     include_str!("migrations/0004_copy_status_on_insert.sql"),
 ];
-
-/// Listings count matching tickets exactly up to this many, then say "more than".
-const COUNT_CAP: usize = 10_000;
 
 /// How long a writer waits for another process's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
