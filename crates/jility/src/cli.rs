@@ -129,6 +129,12 @@ pub struct ServeArgs {
     /// Requests per minute per token, shared by every server process on the database.
     #[arg(long, value_name = "N", default_value_t = crate::ratelimit::DEFAULT_PER_MINUTE, value_parser = clap::value_parser!(u32).range(1..))]
     pub rate_limit: u32,
+    /// Terminate TLS with this PEM certificate chain (with --tls-key).
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -401,16 +407,26 @@ pub fn main(mut cli: Cli) -> ExitCode {
         cli.command,
         Some(Command::Admin(_) | Command::Serve(_) | Command::Auth(_) | Command::Audit { .. })
     );
-    if let Ok(mode) = std::env::var("JILITY_MODE")
-        && !mode.is_empty()
-        && !mode.eq_ignore_ascii_case("local")
-        && !administers
-    {
+    let cloud = match std::env::var("JILITY_MODE") {
+        Ok(mode) if mode.eq_ignore_ascii_case("cloud") => true,
+        Ok(mode) if mode.is_empty() || mode.eq_ignore_ascii_case("local") => false,
+        Ok(mode) => {
+            let err = ToolError::new(
+                errors::INVALID_INPUT,
+                format!("JILITY_MODE={} is not a mode", errors::clip(&mode)),
+            )
+            .with_hint("Set JILITY_MODE to `local` (the project's .jility/data.db) or `cloud` (the API at JILITY_API_URL).");
+            report(cli.json, &err);
+            return ExitCode::from(2);
+        }
+        Err(_) => false,
+    };
+    if cloud && !administers && !cli.mcp_server {
         let err = ToolError::new(
             errors::INVALID_INPUT,
-            format!("JILITY_MODE={mode} is not supported by this build"),
+            "In cloud mode this command is not available: the ticket commands work on a local database",
         )
-        .with_hint("This build serves local mode only: unset JILITY_MODE or set it to `local`.");
+        .with_hint("Use `jility --mcp-server` (the bridge), `jility auth …` and `jility audit` in cloud mode, or unset JILITY_MODE for the local commands.");
         report(cli.json, &err);
         return ExitCode::from(2);
     }
@@ -422,7 +438,12 @@ pub fn main(mut cli: Cli) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        return match crate::server::serve(cli.db.take(), transport) {
+        let served = if cloud {
+            crate::bridge::serve(transport)
+        } else {
+            crate::server::serve(cli.db.take(), transport)
+        };
+        return match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
                 let _ = writeln!(std::io::stderr().lock(), "jility: {err:#}");
@@ -541,6 +562,7 @@ fn serve(args: ServeArgs) -> Result<(), ToolError> {
         listen: args.listen,
         database_url,
         rate_limit: args.rate_limit,
+        tls: args.tls_cert.zip(args.tls_key),
     })
 }
 

@@ -26,9 +26,9 @@ pub const URL_VAR: &str = "JILITY_API_URL";
 pub const TOKEN_VAR: &str = "JILITY_API_TOKEN";
 
 /// How long connecting may take before the API counts as unreachable.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a whole request may take.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The file `jility auth login` writes: `$XDG_CONFIG_HOME/jility/token`, else
 /// `$HOME/.config/jility/token`.
@@ -259,33 +259,39 @@ impl ApiClient {
     }
 
     fn unreachable(&self, err: &reqwest::Error) -> ToolError {
-        // reqwest's message names the URL only (the token is in a header), and the chain
-        // of causes says why (refused, timed out, TLS…).
-        let mut cause = String::new();
-        let mut source: Option<&dyn std::error::Error> = std::error::Error::source(err);
-        while let Some(e) = source {
-            cause = e.to_string();
-            source = e.source();
-        }
-        let why = if err.is_timeout() {
-            "timed out".to_string()
-        } else if cause.is_empty() {
-            "no answer".to_string()
-        } else {
-            cause
-        };
-        let message = format!("Cannot reach the jility API at {} ({why})", self.base);
-        // Belt and braces: whatever the causes say, the token is not in the message.
-        let message = message.replace(self.token.expose(), "jil_live_…");
-        ToolError::new(errors::NETWORK_ERROR, message).with_hint(format!(
-            "Check that `jility serve` runs there and that {URL_VAR} is right; then retry."
-        ))
+        unreachable(&self.base, &self.token, err)
     }
+}
+
+/// [`errors::NETWORK_ERROR`] for a request to the API at `base` that got no answer: naming
+/// the URL and why (refused, timed out, TLS…), never the token.
+pub(crate) fn unreachable(base: &str, token: &PlainToken, err: &reqwest::Error) -> ToolError {
+    // reqwest's message names the URL only (the token is in a header), and the chain of
+    // causes says why.
+    let mut cause = String::new();
+    let mut source: Option<&dyn std::error::Error> = std::error::Error::source(err);
+    while let Some(e) = source {
+        cause = e.to_string();
+        source = e.source();
+    }
+    let why = if err.is_timeout() {
+        "timed out".to_string()
+    } else if cause.is_empty() {
+        "no answer".to_string()
+    } else {
+        cause
+    };
+    let message = format!("Cannot reach the jility API at {base} ({why})");
+    // Belt and braces: whatever the causes say, the token is not in the message.
+    let message = message.replace(token.expose(), "jil_live_…");
+    ToolError::new(errors::NETWORK_ERROR, message).with_hint(format!(
+        "Check that `jility serve` runs there and that {URL_VAR} is right; then retry."
+    ))
 }
 
 /// The API's error envelope (`{"error": {code, message, hint, …}}`) as a [`ToolError`]: the
 /// code's class from jility's codes, else from the HTTP status.
-fn api_error(status: u16, text: &str, base: &str) -> ToolError {
+pub(crate) fn api_error(status: u16, text: &str, base: &str) -> ToolError {
     let wire = serde_json::from_str::<Value>(text)
         .ok()
         .and_then(|v| serde_json::from_value::<WireError>(v.get("error")?.clone()).ok());
@@ -309,7 +315,8 @@ fn api_error(status: u16, text: &str, base: &str) -> ToolError {
         errors::INTERNAL,
         codes::CONFLICT,
         codes::UNAVAILABLE,
-        codes::RATE_LIMITED,
+        errors::RATE_LIMIT,
+        errors::NETWORK_ERROR,
     ];
     let code = known
         .into_iter()
@@ -327,7 +334,7 @@ fn code_for_status(status: u16) -> ErrorCode {
         403 => codes::PERMISSION_DENIED,
         404 => codes::NOT_FOUND,
         409 => codes::CONFLICT,
-        429 => codes::RATE_LIMITED,
+        429 => errors::RATE_LIMIT,
         502..=504 => codes::UNAVAILABLE,
         _ => codes::INTERNAL,
     }

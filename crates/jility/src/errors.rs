@@ -16,6 +16,8 @@ pub const DEPENDENCY_CYCLE: ErrorCode = ErrorCode::new("dependency_cycle", Error
 pub const DATABASE_BUSY: ErrorCode = ErrorCode::new("database_busy", ErrorClass::Unavailable);
 /// The cloud API cannot be reached (refused, timed out, DNS, TLS): retry later or fix the URL.
 pub const NETWORK_ERROR: ErrorCode = ErrorCode::new("network_error", ErrorClass::Unavailable);
+/// Too many requests with one token (HTTP 429): retryable, after `retry_after_secs`.
+pub const RATE_LIMIT: ErrorCode = ErrorCode::new("rate_limit", ErrorClass::RateLimited);
 /// A name that is taken already (a workspace).
 pub const ALREADY_EXISTS: ErrorCode = ErrorCode::new("already_exists", ErrorClass::Conflict);
 /// No valid credentials: a missing, malformed, unknown, expired or revoked API token (HTTP
@@ -29,6 +31,20 @@ pub const NOT_FOUND: ErrorCode = codes::NOT_FOUND;
 pub const INVALID_PARAMS: ErrorCode = codes::INVALID_PARAMS;
 /// A bug, or damaged data.
 pub const INTERNAL: ErrorCode = codes::INTERNAL;
+
+/// Longest excerpt of someone's input (or a parser's message about it) in an error: input
+/// is never echoed whole.
+pub const MAX_ERROR_CHARS: usize = 300;
+
+/// `text` cut to [`MAX_ERROR_CHARS`], marked with `…` when cut.
+pub fn clip(text: &str) -> String {
+    if text.chars().count() <= MAX_ERROR_CHARS {
+        return text.to_string();
+    }
+    let mut clipped: String = text.chars().take(MAX_ERROR_CHARS).collect();
+    clipped.push('…');
+    clipped
+}
 
 #[cfg(test)]
 mod tests {

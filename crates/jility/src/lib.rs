@@ -16,18 +16,26 @@
 //! - [`render`]: the markdown of every answer (MCP text and CLI output).
 //! - [`api`]: the REST API of `jility serve` (`/api/v1`, bearer tokens, rate limits), on
 //!   PostgreSQL; [`client`]: the command line's blocking client of that API (`jility auth`).
-//! - [`server`]: the MCP tools (the only module that imports rmcp); [`cli`]: the command
-//!   line, and [`cli::main`], the whole program behind `main.rs`.
+//! - [`ops`]: the table of operations (tool name, scope, REST route, cache time, tracker
+//!   call) that the MCP tools, the REST API and the bridge all read.
+//! - [`events`]: change events across every `jility serve` process (PostgreSQL NOTIFY).
+//! - [`bridge`]: the cloud bridge (`JILITY_MODE=cloud jility --mcp-server`): the tools
+//!   through the API, with a cache kept fresh by the API's event stream.
+//! - [`server`]: the MCP tools, on any backend (local, bridge, `/mcp` of `jility serve`);
+//!   [`cli`]: the command line, and [`cli::main`], the whole program behind `main.rs`.
 
 pub mod api;
 pub mod audit;
 pub mod auth;
+pub mod bridge;
 pub mod cli;
 pub mod client;
 pub mod description;
 pub mod errors;
+pub mod events;
 pub mod local;
 pub mod model;
+pub mod ops;
 pub mod params;
 pub mod ratelimit;
 pub mod render;

@@ -6,7 +6,9 @@
 //! processes never both see a free slot that only one may take. What a caller learns
 //! ([`Decision`]) is what the `X-RateLimit-*` headers and a 429's `Retry-After` carry.
 
-use mcp_common::{ToolError, codes};
+use mcp_common::ToolError;
+
+use crate::errors;
 
 use crate::store::StoreError;
 use crate::store::postgres::PgDatabase;
@@ -31,10 +33,10 @@ pub struct Decision {
 }
 
 impl Decision {
-    /// The `rate_limited` error of a refused request: retryable, with the wait.
+    /// The `rate_limit` error of a refused request: retryable, with the wait.
     pub fn error(&self) -> ToolError {
         ToolError::new(
-            codes::RATE_LIMITED,
+            errors::RATE_LIMIT,
             format!(
                 "rate limit reached: {} requests per minute for this token",
                 self.limit

@@ -7,18 +7,23 @@
 
 use std::io::Write as _;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use mcp_common::serve::{ServeOptions, Transport};
 use mcp_common::{
     MarkdownReply, Page, Paged, Parameters, ToolError, output_schema, paged_output_schema,
 };
 use rmcp::{
-    Peer, RoleServer, ServerHandler, handler::server::router::tool::ToolRouter, model::*, tool,
-    tool_handler, tool_router,
+    Peer, RoleServer, ServerHandler, handler::server::router::tool::ToolRouter, model::*,
+    service::RequestContext, tool, tool_handler, tool_router,
 };
 
+use crate::api::ApiState;
+use crate::auth::Principal;
+use crate::bridge::Bridge;
 use crate::errors;
 use crate::local::{self, LocalTracker, Location};
+use crate::ops::{self, Operation};
 use crate::params::*;
 use crate::render;
 use crate::service::Service;
@@ -33,19 +38,48 @@ jility_update_status; hand over with jility_assign_ticket. Every change is recor
 author; jility_get_ticket_history shows every version of a description. Lists answer a page: \
 pass page.next_cursor as cursor, with the same other arguments, for the next one.";
 
-/// What every session of a server shares: the tracker and the configured actor.
+/// Where the tools' operations run.
+#[derive(Clone)]
+enum Backend {
+    /// The project's SQLite database (`jility --mcp-server`).
+    Local(Service),
+    /// The cloud API, through the caching bridge (`JILITY_MODE=cloud jility --mcp-server`).
+    Cloud(Arc<Bridge>),
+    /// The API server's own database, for the caller whose token the request carries
+    /// (`/mcp` on `jility serve`).
+    Hosted(Box<ApiState>),
+}
+
+/// What every session of a server shares: where operations run and the configured actor.
 #[derive(Clone)]
 pub struct Shared {
-    service: Service,
+    backend: Backend,
     /// `JILITY_ACTOR`, when set; otherwise each session's client name from its handshake.
+    /// (In the cloud, the token's name is the actor.)
     actor: Option<String>,
 }
 
 impl Shared {
     pub fn new(tracker: LocalTracker, actor: Option<String>) -> Self {
         Self {
-            service: Service::new(tracker),
+            backend: Backend::Local(Service::new(tracker)),
             actor,
+        }
+    }
+
+    /// The tools of the cloud bridge.
+    pub fn cloud(bridge: Arc<Bridge>) -> Self {
+        Self {
+            backend: Backend::Cloud(bridge),
+            actor: None,
+        }
+    }
+
+    /// The tools of `jility serve`'s `/mcp`.
+    pub fn hosted(state: ApiState) -> Self {
+        Self {
+            backend: Backend::Hosted(Box::new(state)),
+            actor: None,
         }
     }
 }
@@ -69,6 +103,20 @@ fn arguments<P>(params: Parameters<P>) -> Result<P, ToolError> {
 /// The longest actor name taken from a client's handshake.
 const MAX_ACTOR_CHARS: usize = 100;
 
+/// The caller of a request to `/mcp` on `jility serve`: the API's authentication put it in
+/// the HTTP request, which rmcp hands on.
+fn principal_of(context: &RequestContext<RoleServer>) -> Result<Principal, ToolError> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Principal>())
+        .cloned()
+        .ok_or_else(|| {
+            ToolError::new(errors::UNAUTHENTICATED, "The request carries no API token")
+                .with_hint("Send `Authorization: Bearer jil_live_…` with every request.")
+        })
+}
+
 impl JilityServer {
     fn actor(&self, peer: &Peer<RoleServer>) -> String {
         if let Some(actor) = &self.shared.actor {
@@ -87,60 +135,53 @@ impl JilityServer {
             .unwrap_or_else(|| "mcp-client".to_string())
     }
 
-    /// Run an operation that needs the actor, off the async threads.
-    async fn act<P, T>(
+    /// Run operation `O` on the backend.
+    async fn exec<O: Operation>(
         &self,
-        params: Parameters<P>,
-        peer: &Peer<RoleServer>,
-        op: impl FnOnce(&mut LocalTracker, &str, P) -> Result<T, ToolError> + Send + 'static,
-        text: fn(&T) -> String,
-    ) -> MarkdownReply<T>
-    where
-        P: Send + 'static,
-        T: Send + 'static,
-    {
-        let actor = self.actor(peer);
-        let result = match arguments(params) {
-            Ok(p) => self.shared.service.run(move |t| op(t, &actor, p)).await,
-            Err(e) => Err(e),
-        };
-        reply(result, text)
+        params: Parameters<O::Params>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<O::Output, ToolError> {
+        match &self.shared.backend {
+            Backend::Local(service) => {
+                let params = arguments(params)?;
+                let actor = self.actor(&context.peer);
+                service.run(move |t| O::run(t, &actor, params)).await
+            }
+            Backend::Cloud(bridge) => bridge.exec::<O>(arguments(params)?).await,
+            Backend::Hosted(state) => {
+                let principal = principal_of(context)?;
+                crate::api::execute::<O>(state, &principal, arguments(params)).await
+            }
+        }
     }
 
-    /// Run a read operation, off the async threads.
-    async fn look<P, T>(
+    /// A tool's answer: the operation's result with its markdown.
+    async fn call<O: Operation>(
         &self,
-        params: Parameters<P>,
-        op: impl FnOnce(&mut LocalTracker, P) -> Result<T, ToolError> + Send + 'static,
-        text: fn(&T) -> String,
-    ) -> MarkdownReply<T>
-    where
-        P: Send + 'static,
-        T: Send + 'static,
-    {
-        let result = match arguments(params) {
-            Ok(p) => self.shared.service.run(move |t| op(t, p)).await,
-            Err(e) => Err(e),
-        };
-        reply(result, text)
+        params: Parameters<O::Params>,
+        context: RequestContext<RoleServer>,
+        text: fn(&O::Output) -> String,
+    ) -> MarkdownReply<O::Output> {
+        match self.exec::<O>(params, &context).await {
+            Ok(data) => {
+                let markdown = text(&data);
+                MarkdownReply::ok(data, markdown)
+            }
+            Err(err) => MarkdownReply::err(err),
+        }
     }
 
-    /// Run a list operation, off the async threads: its page beside the data.
-    async fn page<P, T>(
+    /// A list tool's answer: its page beside the data.
+    async fn page<O, T>(
         &self,
-        params: Parameters<P>,
-        op: impl FnOnce(&mut LocalTracker, P) -> Result<Paged<T>, ToolError> + Send + 'static,
+        params: Parameters<O::Params>,
+        context: RequestContext<RoleServer>,
         text: fn(&T, &Page) -> String,
     ) -> MarkdownReply<T>
     where
-        P: Send + 'static,
-        T: Send + 'static,
+        O: Operation<Output = Paged<T>>,
     {
-        let result = match arguments(params) {
-            Ok(p) => self.shared.service.run(move |t| op(t, p)).await,
-            Err(e) => Err(e),
-        };
-        match result {
+        match self.exec::<O>(params, &context).await {
             Ok(Paged { data, page }) => {
                 let markdown = text(&data, &page);
                 MarkdownReply::paged(data, page, markdown)
@@ -148,15 +189,17 @@ impl JilityServer {
             Err(err) => MarkdownReply::err(err),
         }
     }
-}
 
-fn reply<T>(result: Result<T, ToolError>, text: fn(&T) -> String) -> MarkdownReply<T> {
-    match result {
-        Ok(data) => {
-            let markdown = text(&data);
-            MarkdownReply::ok(data, markdown)
+    /// Whether the caller may use the tool `name`: always, but at `/mcp` on `jility serve`
+    /// only with a token whose scopes allow it.
+    fn allowed(&self, name: &str, context: &RequestContext<RoleServer>) -> bool {
+        match &self.shared.backend {
+            Backend::Hosted(_) => match (ops::scope_of_tool(name), principal_of(context)) {
+                (Some(scope), Ok(principal)) => principal.allows(scope),
+                _ => false,
+            },
+            _ => true,
         }
-        Err(err) => MarkdownReply::err(err),
     }
 }
 
@@ -219,15 +262,10 @@ impl JilityServer {
     async fn jility_create_ticket(
         &self,
         params: Parameters<CreateTicket>,
-        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<Created> {
-        self.act(
-            params,
-            &peer,
-            |t, a, p| t.create_ticket(a, p),
-            render::created,
-        )
-        .await
+        self.call::<ops::CreateTicket>(params, context, render::created)
+            .await
     }
 
     #[tool(
@@ -238,9 +276,9 @@ impl JilityServer {
     async fn jility_create_tickets_batch(
         &self,
         params: Parameters<CreateBatch>,
-        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<BatchCreated> {
-        self.act(params, &peer, |t, a, p| t.create_batch(a, p), render::batch)
+        self.call::<ops::CreateBatch>(params, context, render::batch)
             .await
     }
 
@@ -249,8 +287,12 @@ impl JilityServer {
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<TicketDetail>()
     )]
-    async fn jility_get_ticket(&self, params: Parameters<TicketId>) -> MarkdownReply<TicketDetail> {
-        self.look(params, |t, p| t.get_ticket(&p.ticket_id), render::detail)
+    async fn jility_get_ticket(
+        &self,
+        params: Parameters<TicketId>,
+        context: RequestContext<RoleServer>,
+    ) -> MarkdownReply<TicketDetail> {
+        self.call::<ops::GetTicket>(params, context, render::detail)
             .await
     }
 
@@ -262,8 +304,10 @@ impl JilityServer {
     async fn jility_list_tickets(
         &self,
         params: Parameters<ListTickets>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<TicketPage> {
-        self.page(params, |t, p| t.list(&p), render::page).await
+        self.page::<ops::ListTickets, _>(params, context, render::page)
+            .await
     }
 
     #[tool(
@@ -274,9 +318,9 @@ impl JilityServer {
     async fn jility_claim_ticket(
         &self,
         params: Parameters<ClaimTicket>,
-        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<Claimed> {
-        self.act(params, &peer, |t, a, p| t.claim(a, p), render::claimed)
+        self.call::<ops::ClaimTicket>(params, context, render::claimed)
             .await
     }
 
@@ -288,15 +332,10 @@ impl JilityServer {
     async fn jility_update_description(
         &self,
         params: Parameters<UpdateDescription>,
-        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<DescriptionUpdated> {
-        self.act(
-            params,
-            &peer,
-            |t, a, p| t.update_description(a, p),
-            render::description_updated,
-        )
-        .await
+        self.call::<ops::UpdateDescription>(params, context, render::description_updated)
+            .await
     }
 
     #[tool(
@@ -307,15 +346,10 @@ impl JilityServer {
     async fn jility_update_status(
         &self,
         params: Parameters<UpdateStatus>,
-        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<StatusUpdated> {
-        self.act(
-            params,
-            &peer,
-            |t, a, p| t.update_status(a, p),
-            render::status_updated,
-        )
-        .await
+        self.call::<ops::UpdateStatus>(params, context, render::status_updated)
+            .await
     }
 
     #[tool(
@@ -326,15 +360,10 @@ impl JilityServer {
     async fn jility_add_comment(
         &self,
         params: Parameters<AddComment>,
-        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<CommentAdded> {
-        self.act(
-            params,
-            &peer,
-            |t, a, p| t.add_comment(a, p),
-            render::comment_added,
-        )
-        .await
+        self.call::<ops::AddComment>(params, context, render::comment_added)
+            .await
     }
 
     #[tool(
@@ -345,9 +374,9 @@ impl JilityServer {
     async fn jility_assign_ticket(
         &self,
         params: Parameters<AssignTicket>,
-        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<Assigned> {
-        self.act(params, &peer, |t, a, p| t.assign(a, p), render::assigned)
+        self.call::<ops::AssignTicket>(params, context, render::assigned)
             .await
     }
 
@@ -359,15 +388,10 @@ impl JilityServer {
     async fn jility_link_commit(
         &self,
         params: Parameters<LinkCommit>,
-        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<CommitLinked> {
-        self.act(
-            params,
-            &peer,
-            |t, a, p| t.link_commit(a, p),
-            render::commit_linked,
-        )
-        .await
+        self.call::<ops::LinkCommit>(params, context, render::commit_linked)
+            .await
     }
 
     #[tool(
@@ -378,15 +402,10 @@ impl JilityServer {
     async fn jility_add_dependency(
         &self,
         params: Parameters<Dependency>,
-        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<DependencyAdded> {
-        self.act(
-            params,
-            &peer,
-            |t, a, p| t.add_dependency(a, p),
-            render::dependency_added,
-        )
-        .await
+        self.call::<ops::AddDependency>(params, context, render::dependency_added)
+            .await
     }
 
     #[tool(
@@ -397,15 +416,10 @@ impl JilityServer {
     async fn jility_remove_dependency(
         &self,
         params: Parameters<Dependency>,
-        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<DependencyRemoved> {
-        self.act(
-            params,
-            &peer,
-            |t, a, p| t.remove_dependency(a, p),
-            render::dependency_removed,
-        )
-        .await
+        self.call::<ops::RemoveDependency>(params, context, render::dependency_removed)
+            .await
     }
 
     #[tool(
@@ -416,13 +430,10 @@ impl JilityServer {
     async fn jility_get_dependency_graph(
         &self,
         params: Parameters<TicketId>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<DependencyGraph> {
-        self.look(
-            params,
-            |t, p| t.dependency_graph(&p.ticket_id),
-            render::graph,
-        )
-        .await
+        self.call::<ops::DependencyGraph>(params, context, render::graph)
+            .await
     }
 
     #[tool(
@@ -433,8 +444,9 @@ impl JilityServer {
     async fn jility_list_templates(
         &self,
         params: Parameters<ListTemplates>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<TemplateList> {
-        self.page(params, |t, p| t.templates(&p), render::templates)
+        self.page::<ops::ListTemplates, _>(params, context, render::templates)
             .await
     }
 
@@ -446,15 +458,10 @@ impl JilityServer {
     async fn jility_create_from_template(
         &self,
         params: Parameters<FromTemplate>,
-        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<Created> {
-        self.act(
-            params,
-            &peer,
-            |t, a, p| t.create_from_template(a, p),
-            render::created,
-        )
-        .await
+        self.call::<ops::CreateFromTemplate>(params, context, render::created)
+            .await
     }
 
     #[tool(
@@ -465,8 +472,10 @@ impl JilityServer {
     async fn jility_search_tickets(
         &self,
         params: Parameters<SearchTickets>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<SearchResults> {
-        self.page(params, |t, p| t.search(&p), render::search).await
+        self.page::<ops::SearchTickets, _>(params, context, render::search)
+            .await
     }
 
     #[tool(
@@ -477,8 +486,9 @@ impl JilityServer {
     async fn jility_get_ticket_history(
         &self,
         params: Parameters<TicketId>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<History> {
-        self.look(params, |t, p| t.history(&p.ticket_id), render::history)
+        self.call::<ops::History>(params, context, render::history)
             .await
     }
 
@@ -490,20 +500,65 @@ impl JilityServer {
     async fn jility_revert_description(
         &self,
         params: Parameters<RevertDescription>,
-        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> MarkdownReply<DescriptionUpdated> {
-        self.act(
-            params,
-            &peer,
-            |t, a, p| t.revert_description(a, p),
-            render::description_updated,
-        )
-        .await
+        self.call::<ops::RevertDescription>(params, context, render::description_updated)
+            .await
     }
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for JilityServer {
+    /// The tools the caller may use (at `/mcp` on `jility serve`: what its token's scopes
+    /// allow, so a read-only token sees no write tools).
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self
+            .tool_router
+            .list_all()
+            .into_iter()
+            .filter(|tool| self.allowed(&tool.name, &context))
+            .collect();
+        let mut result = ListToolsResult::with_all_items(tools);
+        if context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
+        {
+            result.ttl_ms = Some(0);
+            // At `/mcp` the list depends on the caller's token.
+            result.cache_scope = Some(match self.shared.backend {
+                Backend::Hosted(_) => CacheScope::Private,
+                _ => CacheScope::Public,
+            });
+        }
+        Ok(result)
+    }
+
+    /// A call of a tool the caller may not use is `permission_denied`, naming the scope,
+    /// before its arguments are looked at.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !self.allowed(&request.name, &context)
+            && let Some(scope) = ops::scope_of_tool(&request.name)
+        {
+            let err = match principal_of(&context) {
+                Ok(principal) => principal.require(scope).err(),
+                Err(err) => Some(err),
+            };
+            if let Some(err) = err {
+                return Ok(MarkdownReply::<()>::err(err).into_call_result().into());
+            }
+        }
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        self.tool_router.call(tcc).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(

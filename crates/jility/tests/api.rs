@@ -520,7 +520,7 @@ fn requests_over_the_rate_limit_get_429() {
         "{}",
         refused.body
     );
-    assert_eq!(refused.code(), "rate_limited");
+    assert_eq!(refused.code(), "rate_limit");
     assert_eq!(refused.error()["retryable"], true);
     let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
     assert!((1..=60).contains(&retry), "Retry-After {retry}");

@@ -568,28 +568,47 @@ async fn a_server_in_a_subdirectory_uses_the_parents_project() {
 }
 
 #[tokio::test]
-async fn cloud_mode_is_refused_clearly() {
+async fn cloud_mode_needs_its_api_and_a_token_and_nothing_local() {
     let p = Project::new();
-    let out = run(
-        p.root(),
-        &[("JILITY_MODE", "cloud"), ("JILITY_ACTOR", AGENT)],
-        &["--mcp-server"],
-    );
-    assert!(!out.success(), "{out:?}");
-    assert_ne!(out.code, None, "exits, not killed: {out:?}");
-    assert!(out.stdout.is_empty(), "{out:?}");
-    assert!(
-        out.stderr
-            .contains("JILITY_MODE=cloud is not supported by this build"),
-        "{out:?}"
-    );
-    assert!(out.stderr.contains("local"), "{out:?}");
-    assert!(!p.path(".jility").exists());
+    let config = p.root().to_str().unwrap();
+    let base = [
+        ("JILITY_MODE", "cloud"),
+        ("XDG_CONFIG_HOME", config),
+        ("JILITY_API_TOKEN", ""),
+    ];
+    let with = |extra: &[(&'static str, &'static str)]| {
+        let mut env: Vec<(&str, &str)> = base.to_vec();
+        env.extend_from_slice(extra);
+        env
+    };
+    let cases: [(&[(&str, &str)], &str); 3] = [
+        (&[("JILITY_API_URL", "")], "JILITY_API_URL is not set"),
+        (
+            &[("JILITY_API_URL", "http://tickets.example.com")],
+            "HTTPS only",
+        ),
+        (&[("JILITY_API_URL", "http://127.0.0.1:9")], "No API token"),
+    ];
+    for (extra, expected) in cases {
+        let out = run(p.root(), &with(extra), &["--mcp-server"]);
+        assert!(!out.success(), "{out:?}");
+        assert_ne!(out.code, None, "exits, not killed: {out:?}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+        assert!(out.stderr.contains(expected), "{expected}: {out:?}");
+        assert!(!p.path(".jility").exists());
+    }
+    // The local commands are not the cloud's.
     let out = run(p.root(), &[("JILITY_MODE", "cloud")], &["--json", "init"]);
     assert_eq!(out.code, Some(2), "{out:?}");
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["error"]["code"], "invalid_input");
     assert!(!p.path(".jility").exists());
+    let out = run(p.root(), &[("JILITY_MODE", "space")], &["--mcp-server"]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr.contains("JILITY_MODE=space is not a mode"),
+        "{out:?}"
+    );
 
     // `local` (and empty) are this build's mode.
     for mode in ["local", ""] {

@@ -31,7 +31,7 @@ fn the_limit_counts_every_request_of_a_token_and_says_when_to_retry() {
         assert!(!refused.allowed);
         assert_eq!(refused.remaining, 0);
         let error = refused.error();
-        assert_eq!(error.code.as_str(), "rate_limited");
+        assert_eq!(error.code.as_str(), "rate_limit");
         assert!(error.retryable());
         assert_eq!(error.retry_after_secs, Some(refused.retry_after_secs));
         assert!(

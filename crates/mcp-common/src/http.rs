@@ -133,6 +133,25 @@ impl HttpConfig {
         })
     }
 
+    /// The configuration of a server that authenticates its callers itself (with
+    /// [`mcp_endpoint`]): no kit token; on loopback only loopback `Host` names, elsewhere any.
+    pub fn behind_auth(addr: SocketAddr) -> Self {
+        let allowed_hosts = addr.ip().is_loopback().then(|| {
+            vec![
+                "localhost".to_string(),
+                "127.0.0.1".to_string(),
+                "::1".to_string(),
+            ]
+        });
+        Self {
+            addr,
+            token: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts,
+            max_body_bytes: MAX_BODY_BYTES,
+        }
+    }
+
     /// The origins a browser page may call from: the server's own (on its port), and the
     /// extra ones configured.
     fn origins(&self, port: u16) -> Vec<String> {
@@ -188,25 +207,7 @@ where
 {
     let local = listener.local_addr()?;
     let sessions = CancellationToken::new();
-    let mut rmcp_config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(sessions.child_token())
-        .with_max_request_body_bytes(config.max_body_bytes)
-        // Stateless (2026-07-28) answers as plain JSON where nothing else is sent first.
-        .with_json_response(true)
-        .with_allowed_origins(config.origins(local.port()))
-        .enforce_origin_validation();
-    rmcp_config = match &config.allowed_hosts {
-        Some(hosts) => rmcp_config.with_allowed_hosts(hosts.clone()),
-        None => rmcp_config.disable_allowed_hosts(),
-    };
-    let service = StreamableHttpService::new(
-        move || Ok(factory()),
-        Arc::new(LocalSessionManager::default()),
-        rmcp_config,
-    );
-    let app = axum::Router::new()
-        .nest_service(MCP_PATH, service)
-        .layer(middleware::from_fn(answer_as_json))
+    let app = mcp_endpoint(config, local.port(), sessions.child_token(), factory)
         .layer(middleware::from_fn_with_state(config.token.clone(), bearer));
     let stopping = CancellationToken::new();
     let trigger = stopping.clone();
@@ -238,6 +239,41 @@ where
         () = closer => tracing::warn!("connections still open at the shutdown deadline; stopping anyway"),
     }
     Ok(())
+}
+
+/// The MCP endpoint alone (at [`MCP_PATH`]), for a server that serves more than MCP and
+/// authenticates callers itself: rmcp's Streamable HTTP service with this kit's settings
+/// (origins and hosts checked, body limit, a lone answer as JSON). Its sessions close when
+/// `sessions` is cancelled. The configuration's token is not checked here.
+pub fn mcp_endpoint<H, F>(
+    config: &HttpConfig,
+    port: u16,
+    sessions: CancellationToken,
+    factory: F,
+) -> axum::Router
+where
+    H: ServerHandler + Send + 'static,
+    F: Fn() -> H + Send + Sync + 'static,
+{
+    let mut rmcp_config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(sessions)
+        .with_max_request_body_bytes(config.max_body_bytes)
+        // Stateless (2026-07-28) answers as plain JSON where nothing else is sent first.
+        .with_json_response(true)
+        .with_allowed_origins(config.origins(port))
+        .enforce_origin_validation();
+    rmcp_config = match &config.allowed_hosts {
+        Some(hosts) => rmcp_config.with_allowed_hosts(hosts.clone()),
+        None => rmcp_config.disable_allowed_hosts(),
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(factory()),
+        Arc::new(LocalSessionManager::default()),
+        rmcp_config,
+    );
+    axum::Router::new()
+        .nest_service(MCP_PATH, service)
+        .layer(middleware::from_fn(answer_as_json))
 }
 
 /// Tell whoever started the server where it listens (the port may have been chosen by the

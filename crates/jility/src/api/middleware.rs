@@ -8,7 +8,7 @@
 //! - Then the request counts against its token's limit (keyed by the token's id, counted in
 //!   the database so that every server process shares it). Every authenticated answer
 //!   carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; over the
-//!   limit: 429 with `Retry-After` and the `rate_limited` envelope.
+//!   limit: 429 with `Retry-After` and the `rate_limit` envelope.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};

@@ -20,9 +20,13 @@
 
 mod audit;
 mod body;
+mod events;
 mod middleware;
-mod tickets;
+mod operations;
+mod tls;
 mod tokens;
+
+pub(crate) use operations::execute;
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -34,12 +38,16 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use mcp_common::{CursorKey, Cursors, Page, Paged, ToolError};
-use serde::Serialize;
+use axum::serve::ListenerExt as _;
+use mcp_common::{CursorKey, Cursors, ToolError};
+use tokio_util::sync::CancellationToken;
 
 use crate::audit::{Audit, NewEntry};
 use crate::auth::{Principal, Tokens};
 use crate::errors;
+use crate::events::Events;
+use crate::for_each_operation;
+use crate::ops::{self, Operation as _};
 use crate::ratelimit::RateLimiter;
 use crate::service::Service;
 use crate::store::postgres::{PgDatabase, PgStore};
@@ -72,24 +80,33 @@ pub struct ServeConfig {
     pub database_url: String,
     /// Requests per minute per token.
     pub rate_limit: u32,
+    /// The PEM certificate chain and private key to terminate TLS with, if any.
+    pub tls: Option<(PathBuf, PathBuf)>,
 }
 
 /// What every request shares.
 #[derive(Clone)]
 pub struct ApiState {
+    db: PgDatabase,
     tokens: Tokens,
     limiter: RateLimiter,
     workspaces: Workspaces,
     audit: Audit,
+    events: Events,
+    /// Cancelled when the server stops: open event streams end.
+    shutdown: CancellationToken,
 }
 
 impl ApiState {
     pub fn new(db: &PgDatabase, rate_limit: u32) -> Result<Self, ToolError> {
         Ok(Self {
+            db: db.clone(),
             tokens: Tokens::new(db),
             limiter: RateLimiter::new(db.clone(), rate_limit),
             workspaces: Workspaces::new(db)?,
             audit: Audit::new(db),
+            events: Events::start(db),
+            shutdown: CancellationToken::new(),
         })
     }
 }
@@ -165,22 +182,17 @@ impl Workspaces {
     }
 }
 
-/// The API's routes, with authentication and rate limiting in front of every one.
-pub fn router(state: ApiState) -> Router {
-    let api = Router::new()
-        .route(
-            "/tickets",
-            axum::routing::post(tickets::create).get(tickets::list),
-        )
-        .route(
-            "/tickets/{ticket}",
-            axum::routing::get(tickets::get).delete(tickets::delete),
-        )
-        .route(
-            "/tickets/{ticket}/comments",
-            axum::routing::post(tickets::comment),
-        )
-        .route("/search", axum::routing::get(tickets::search))
+/// The API's routes and `/mcp`, with authentication and rate limiting in front of every one.
+pub fn router(state: ApiState, mcp: Router) -> Router {
+    let mut api = Router::new();
+    macro_rules! add {
+        ($op:ident) => {
+            api = api.route(ops::$op::PATH, operations::route::<ops::$op>());
+        };
+    }
+    for_each_operation!(add);
+    let api = api
+        .route("/events", axum::routing::get(events::stream))
         .route(
             "/tokens",
             axum::routing::post(tokens::create)
@@ -193,6 +205,7 @@ pub fn router(state: ApiState) -> Router {
         .with_state(state.clone());
     Router::new()
         .nest(API_PREFIX, api)
+        .merge(mcp)
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
             state,
@@ -201,17 +214,28 @@ pub fn router(state: ApiState) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
+/// `GET /api/v1/openapi.json` needs no token: it says what the API is, not what it holds.
 async fn not_found() -> Response {
     ApiError(
         ToolError::not_found("There is no such endpoint")
-            .with_hint(format!("The API lives under {API_PREFIX}: /tickets, /tickets/{{KEY-N}}, /tickets/{{KEY-N}}/comments, /search, /tokens, /tokens/{{id}}, /audit.")),
+            .with_hint(format!("The API lives under {API_PREFIX} (its OpenAPI document: {API_PREFIX}/openapi.json); MCP is at /mcp.")),
     )
     .into_response()
 }
 
+/// After SIGTERM: how long requests in flight have before MCP sessions and event streams
+/// close; and when the process stops whatever is still open.
+const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+const DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// `jility serve`: connect (migrating the database), bind, announce the address on stderr,
-/// and serve until SIGINT or SIGTERM, answering the requests in flight before stopping.
+/// and serve the API and MCP (over TLS when configured) until SIGINT or SIGTERM, answering
+/// the requests in flight before stopping.
 pub fn serve(config: ServeConfig) -> Result<(), ToolError> {
+    let acceptor = match &config.tls {
+        Some((cert, key)) => Some(tls::acceptor(cert, key)?),
+        None => None,
+    };
     let db = PgDatabase::connect(&config.database_url)?;
     let state = ApiState::new(&db, config.rate_limit)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -233,22 +257,65 @@ pub fn serve(config: ServeConfig) -> Result<(), ToolError> {
         let local = listener
             .local_addr()
             .map_err(|e| ToolError::internal(format!("Cannot read the bound address: {e}")))?;
-        announce(local);
-        tracing::info!(%local, rate_limit = config.rate_limit, "serving the API");
-        axum::serve(listener, router(state))
-            .with_graceful_shutdown(async {
-                mcp_common::serve::termination().await;
-                tracing::info!("stopping: no new connections; answering the requests in flight");
-            })
-            .await
-            .map_err(|e| ToolError::internal(format!("The server failed: {e}")))
+        let sessions = state.shutdown.child_token();
+        let hosted = state.clone();
+        let mcp = mcp_common::http::mcp_endpoint(
+            &mcp_common::http::HttpConfig::behind_auth(local),
+            local.port(),
+            sessions,
+            move || crate::server::JilityServer::new(crate::server::Shared::hosted(hosted.clone())),
+        );
+        let app = router(state.clone(), mcp);
+        let scheme = if acceptor.is_some() { "https" } else { "http" };
+        announce(scheme, local);
+        tracing::info!(%local, rate_limit = config.rate_limit, tls = acceptor.is_some(), "serving the API");
+        let stopping = CancellationToken::new();
+        let trigger = stopping.clone();
+        let stop = async move {
+            mcp_common::serve::termination().await;
+            tracing::info!("stopping: no new connections; answering the requests in flight");
+            trigger.cancel();
+        };
+        let shutdown = state.shutdown.clone();
+        let closer = async move {
+            stopping.cancelled().await;
+            tokio::time::sleep(DRAIN_GRACE).await;
+            shutdown.cancel();
+            tokio::time::sleep(DRAIN_DEADLINE.saturating_sub(DRAIN_GRACE)).await;
+        };
+        let served = async move {
+            match acceptor {
+                Some(acceptor) => {
+                    axum::serve(tls::TlsListener::new(listener, acceptor), app)
+                        .with_graceful_shutdown(stop)
+                        .await
+                }
+                None => {
+                    let listener = listener.tap_io(|tcp| {
+                        if let Err(err) = tcp.set_nodelay(true) {
+                            tracing::debug!("cannot set TCP_NODELAY: {err}");
+                        }
+                    });
+                    axum::serve(listener, app).with_graceful_shutdown(stop).await
+                }
+            }
+        };
+        tokio::select! {
+            result = served => result.map_err(|e| ToolError::internal(format!("The server failed: {e}"))),
+            () = closer => {
+                tracing::warn!("connections still open at the shutdown deadline; stopping anyway");
+                Ok(())
+            }
+        }
     })
 }
 
 /// Tell whoever started the server where it listens (the port may be the system's choice).
-fn announce(local: SocketAddr) {
+fn announce(scheme: &str, local: SocketAddr) {
     // One write of the whole line, so that a reader never sees half of it.
-    let line = format!("jility: serving the API at http://{local}{API_PREFIX}\n");
+    let line = format!(
+        "jility: serving the API at {scheme}://{local}{API_PREFIX} and MCP at {scheme}://{local}/mcp\n"
+    );
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
@@ -312,19 +379,4 @@ pub(crate) async fn audited(
     if let Err(err) = done {
         tracing::warn!(operation, error = %err, "could not write an audit entry");
     }
-}
-
-/// A paged list as the API answers it: the data's members and `page` beside them.
-pub(crate) fn paged_json<T: Serialize>(paged: Paged<T>) -> Result<serde_json::Value, ToolError> {
-    let Paged { data, page } = paged;
-    let cannot = |e: serde_json::Error| ToolError::internal(format!("Cannot encode JSON: {e}"));
-    let mut value = serde_json::to_value(&data).map_err(cannot)?;
-    let page: serde_json::Value = serde_json::to_value::<&Page>(&page).map_err(cannot)?;
-    match &mut value {
-        serde_json::Value::Object(members) => {
-            members.insert("page".to_string(), page);
-        }
-        _ => value = serde_json::json!({"data": value, "page": page}),
-    }
-    Ok(value)
 }

@@ -165,6 +165,8 @@ pub struct Workspace {
 #[derive(Clone)]
 pub struct PgDatabase {
     pool: Pool,
+    /// How to connect, for connections outside the pool ([`PgDatabase::dedicated`]).
+    config: Config,
 }
 
 impl PgDatabase {
@@ -198,14 +200,20 @@ impl PgDatabase {
         };
         let mut conn = r2d2::ManageConnection::connect(&first)?;
         migrate(&mut conn.client)?;
-        first.config = config;
+        first.config = config.clone();
         let pool = r2d2::Pool::builder()
             .max_size(max_connections.max(1))
             .min_idle(Some(0))
             .test_on_check_out(false)
             .connection_timeout(LOCK_TIMEOUT)
             .build_unchecked(first);
-        Ok(Self { pool })
+        Ok(Self { pool, config })
+    }
+
+    /// A connection of its own, outside the pool: for a session that waits on the server
+    /// for long (`LISTEN`, [`crate::events`]) and must not hold a pooled one.
+    pub fn dedicated(&self) -> StoreResult<Client> {
+        Ok(self.config.connect(NoTls)?)
     }
 
     /// Run `f` on a connection of the pool, outside any transaction (`f` may begin one;

@@ -51,7 +51,13 @@ impl Server {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
                 if let Some(url) = line.strip_prefix("jility: serving the API at ") {
-                    let _ = tx.send(url.to_string());
+                    // "URL/api/v1 and MCP at URL/mcp"
+                    let _ = tx.send(
+                        url.split_whitespace()
+                            .next()
+                            .unwrap_or_default()
+                            .to_string(),
+                    );
                 }
                 eprintln!("server: {line}");
                 lines.lock().unwrap().push(line);
@@ -67,7 +73,11 @@ impl Server {
                 );
             }
         };
-        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/api/v1"));
+        assert!(
+            (url.starts_with("http://127.0.0.1:") || url.starts_with("https://127.0.0.1:"))
+                && url.ends_with("/api/v1"),
+            "{url}"
+        );
         assert!(!url.contains(":0/"), "the real port is announced: {url}");
         Self { child, url, log }
     }

@@ -1,0 +1,67 @@
+//! `GET /api/v1/events` (`tickets:read`): the workspace's changes as server-sent events.
+//!
+//! - `ready` first, once the subscription is in place: every change after it is sent;
+//! - `change` for each write of the caller's workspace (`{"operation","tickets","actor","at"}`),
+//!   never another workspace's;
+//! - `reset` when events may have been missed (this process lost its database listener,
+//!   or the client fell behind): drop whatever was built on them.
+//!
+//! A stream lasts at most [`MAX_STREAM`], so that a token revoked meanwhile stops receiving
+//! when the client reconnects; it also ends when the server stops.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Extension;
+use axum::extract::State;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use futures::{Stream, StreamExt as _, stream};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{ApiError, ApiState};
+use crate::auth::{Principal, Scope};
+use crate::events::Event;
+
+/// Longest life of one stream.
+const MAX_STREAM: Duration = Duration::from_secs(600);
+/// Keep-alive comments, so that proxies and clients see a live stream.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+pub async fn stream(
+    State(state): State<ApiState>,
+    Extension(principal): Extension<Principal>,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    principal.require(Scope::TicketsRead)?;
+    let receiver = state.events.subscribe();
+    let workspace = principal.workspace_id;
+    let ready = stream::once(async { Ok(SseEvent::default().event("ready").data("{}")) });
+    let changes = stream::unfold(receiver, move |mut receiver| async move {
+        loop {
+            let event = match receiver.recv().await {
+                Ok(Event::Change(change)) if change.workspace_id == Some(workspace) => {
+                    let mut change = (*change).clone();
+                    change.workspace_id = None;
+                    match SseEvent::default().event("change").json_data(&change) {
+                        Ok(event) => event,
+                        Err(_) => SseEvent::default().event("reset").data("{}"),
+                    }
+                }
+                Ok(Event::Change(_)) => continue,
+                Ok(Event::Reset) | Err(RecvError::Lagged(_)) => {
+                    SseEvent::default().event("reset").data("{}")
+                }
+                Err(RecvError::Closed) => return None,
+            };
+            return Some((Ok(event), receiver));
+        }
+    });
+    let shutdown = state.shutdown.clone();
+    let end = async move {
+        tokio::select! {
+            () = tokio::time::sleep(MAX_STREAM) => {}
+            () = shutdown.cancelled() => {}
+        }
+    };
+    let events = ready.chain(changes).take_until(Box::pin(end));
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}

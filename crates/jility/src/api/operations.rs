@@ -1,0 +1,124 @@
+//! Every tracker operation's endpoint ([`crate::ops`]), through one handler: read the
+//! arguments from the path, query and body, then [`execute`] them on the caller's workspace.
+//! The MCP tools served at `/mcp` call [`execute`] too, so both surfaces check the same
+//! scope, write the same audit entries and publish the same events.
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Json, Response};
+use axum::routing::MethodRouter;
+use mcp_common::ToolError;
+use serde_json::Value;
+
+use super::body::read_body;
+use super::{ApiError, ApiState};
+use crate::auth::Principal;
+use crate::events::{self, Change};
+use crate::ops::{self, Operation, Verb};
+
+/// The route of `O`: its method, to the generic handler.
+pub(super) fn route<O: Operation>() -> MethodRouter<ApiState> {
+    let handler = handle::<O>;
+    match O::VERB {
+        Verb::Get => axum::routing::get(handler),
+        Verb::Post => axum::routing::post(handler),
+        Verb::Delete => axum::routing::delete(handler),
+    }
+}
+
+async fn handle<O: Operation>(
+    State(state): State<ApiState>,
+    Extension(principal): Extension<Principal>,
+    segments: Option<Path<Vec<(String, String)>>>,
+    RawQuery(query): RawQuery,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let segments = segments.map(|Path(s)| s).unwrap_or_default();
+    let params = match O::VERB {
+        Verb::Get => ops::params_from_request::<O>(segments, query.as_deref().unwrap_or(""), None),
+        _ => read_body(body).and_then(|body| {
+            ops::params_from_request::<O>(segments, query.as_deref().unwrap_or(""), Some(&body))
+        }),
+    };
+    let output = execute::<O>(&state, &principal, params).await?;
+    let status = if O::CREATES {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(O::encode(&output)?)).into_response())
+}
+
+/// Run `O` with `params` as `principal`, on its workspace only: the scope first, then the
+/// arguments, then the tracker. A write (done or refused) is recorded in the audit log, and
+/// a done one published as an event; both are in place before the caller is answered.
+pub(crate) async fn execute<O: Operation>(
+    state: &ApiState,
+    principal: &Principal,
+    params: Result<O::Params, ToolError>,
+) -> Result<O::Output, ToolError> {
+    let named = params.as_ref().ok().and_then(named_ticket::<O>);
+    let result = async {
+        principal.require(O::SCOPE)?;
+        let params = params?;
+        let service = state.workspaces.service(principal).await?;
+        let actor = principal.token_name.clone();
+        service.run(move |t| O::run(t, &actor, params)).await
+    }
+    .await;
+    if !O::writes() {
+        return result;
+    }
+    let mut tickets: Vec<String> = named
+        .iter()
+        .filter(|n| ops::is_ticket_number(n))
+        .cloned()
+        .collect();
+    let mut main = named;
+    let status = match &result {
+        Ok(output) => {
+            if let Ok(value) = O::encode(output) {
+                if main.is_none() {
+                    main = value
+                        .pointer("/ticket/number")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                }
+                ops::ticket_numbers(&value, &mut tickets);
+            }
+            if O::CREATES { 201 } else { 200 }
+        }
+        Err(err) => err.class().http_status(),
+    };
+    if main.is_none() {
+        main = tickets.first().cloned();
+    }
+    let change = result.is_ok().then(|| {
+        Change::new(
+            principal.workspace_id,
+            O::NAME,
+            tickets,
+            &principal.token_name,
+        )
+    });
+    let db = state.db.clone();
+    super::audited(state, principal, O::AUDIT, main, None, status).await;
+    if let Some(change) = change {
+        let published = tokio::task::spawn_blocking(move || events::publish(&db, &change)).await;
+        if let Err(err) = published {
+            tracing::warn!(error = %err, "could not publish an event");
+        }
+    }
+    result
+}
+
+/// The ticket the arguments name (`ticket_id`), clipped: for the audit entry of a write
+/// that fails before it finds the ticket.
+fn named_ticket<O: Operation>(params: &O::Params) -> Option<String> {
+    let value = serde_json::to_value(params).ok()?;
+    let named = value.get("ticket_id")?.as_str()?.trim();
+    (!named.is_empty()).then(|| named.chars().take(64).collect())
+}
