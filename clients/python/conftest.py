@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from harness import remote_mock  # noqa: E402
+from harness import cleanup_fixtures, remote_mock  # noqa: E402
 
 
 @pytest.fixture
@@ -21,3 +21,11 @@ def mock() -> Iterator[str]:
     """The local GitHub/Jira mock twig-mcp's network tools talk to."""
     with remote_mock() as url:
         yield url
+
+
+@pytest.fixture(autouse=True)
+def _cleanup_fixtures() -> Iterator[None]:
+    """Stop the processes and drop the databases a test's fixtures made (jility's cloud
+    variants), also when the test failed."""
+    yield
+    cleanup_fixtures()

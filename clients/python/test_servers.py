@@ -14,21 +14,25 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from harness import (
+    CASES,
     SCENARIOS,
-    SERVERS,
+    TRANSPORTS,
+    VARIANTS,
     Server,
     check_error_object,
     check_page,
     connect,
     dig,
+    http_client,
+    http_endpoint,
     jility_seed,
     make,
+    scenario_of,
     substitute,
     validate,
 )
 
 pytestmark = pytest.mark.anyio
-TRANSPORTS = ["stdio", "http"]
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 
@@ -50,7 +54,7 @@ async def call(client: Client, tools: dict[str, Any], server: str, spec: dict[st
     name = spec["tool"]
     args = substitute(spec["args"], variables)
     what = f"{server} {name} {json.dumps(args)}"
-    envelope = SCENARIOS[server]["envelope"]
+    envelope = SCENARIOS[scenario_of(server)]["envelope"]
     if spec["expect"] == "rpc_error":
         with pytest.raises(MCPError) as caught:
             await client.call_tool(name, args)
@@ -98,13 +102,12 @@ async def call(client: Client, tools: dict[str, Any], server: str, spec: dict[st
     return structured
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.parametrize("name", SERVERS)
+@pytest.mark.parametrize(("name", "transport"), CASES)
 async def test_handshake_and_tool_list(name: str, transport: str, tmp_path: Path, mock: str) -> None:
     server = make(name, tmp_path, mock)
-    scenario = SCENARIOS[name]
+    scenario = SCENARIOS[scenario_of(name)]
     async with connect(server, transport) as client:
-        assert client.server_info is not None and client.server_info.name == name
+        assert client.server_info is not None and client.server_info.name == scenario_of(name)
         assert client.server_info.version
         caps = client.server_capabilities
         assert caps.tools is not None
@@ -136,16 +139,19 @@ async def test_handshake_and_tool_list(name: str, transport: str, tmp_path: Path
                 assert got.messages, prompt.name
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.parametrize("name", SERVERS)
+@pytest.mark.parametrize(("name", "transport"), CASES)
 async def test_every_tool(name: str, transport: str, tmp_path: Path, mock: str) -> None:
     server = make(name, tmp_path, mock)
-    scenario = SCENARIOS[name]
+    scenario = SCENARIOS[scenario_of(name)]
     variables = dict(server.vars)
     async with connect(server, transport) as client:
         tools = await all_tools(client)
         for spec in scenario["calls"]:
             await call(client, tools, name, spec, variables)
+        if server.actor is not None:
+            # jility records who wrote: JILITY_ACTOR locally, the token's name in the cloud.
+            ticket = (await client.call_tool("jility_get_ticket", {"ticket_id": "API-1"})).structured_content
+            assert ticket["data"]["ticket"]["created_by"] == server.actor, ticket["data"]["ticket"]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -175,7 +181,7 @@ async def walk(client: Client, server: str, spec: dict[str, Any], variables: dic
         assert not result.is_error, f"{server} {page_args}: {structured}"
         pages += 1
         assert pages <= 100, "the walk does not end"
-        if SCENARIOS[server]["envelope"]:
+        if SCENARIOS[scenario_of(server)]["envelope"]:
             data = structured["data"]
             page = structured.get("page")
             check_page(page, f"{server} {spec['tool']}")
@@ -201,13 +207,12 @@ async def walk(client: Client, server: str, spec: dict[str, Any], variables: dic
     return items
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.parametrize("name", SERVERS)
+@pytest.mark.parametrize(("name", "transport"), CASES)
 async def test_paged_walk(name: str, transport: str, tmp_path: Path, mock: str) -> None:
     server = make(name, tmp_path, mock)
-    if name == "jility":
+    if scenario_of(name) == "jility":
         jility_seed(server, 5)
-    spec = SCENARIOS[name]["paged"]
+    spec = SCENARIOS[scenario_of(name)]["paged"]
     async with connect(server, transport) as client:
         first = await walk(client, name, spec, server.vars)
         # Same query, same answer: the walk is repeatable.
@@ -215,27 +220,26 @@ async def test_paged_walk(name: str, transport: str, tmp_path: Path, mock: str) 
         assert first == again
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.parametrize("name", SERVERS)
+@pytest.mark.parametrize(("name", "transport"), CASES)
 async def test_forged_cursor(name: str, transport: str, tmp_path: Path, mock: str) -> None:
     server = make(name, tmp_path, mock)
-    if name == "jility":
+    if scenario_of(name) == "jility":
         jility_seed(server, 3)
-    spec = SCENARIOS[name]["forged_cursor"]
+    spec = SCENARIOS[scenario_of(name)]["forged_cursor"]
     args = substitute(spec["args"], server.vars)
     async with connect(server, transport) as client:
         tools = await all_tools(client)
         # A real cursor, altered by one character, and one that was never a cursor.
         first = await client.call_tool(spec["tool"], {**args, "limit": 1})
         structured = first.structured_content
-        real = structured["page"].get("next_cursor") if SCENARIOS[name]["envelope"] else structured.get("nextCursor")
+        real = structured["page"].get("next_cursor") if SCENARIOS[scenario_of(name)]["envelope"] else structured.get("nextCursor")
         forged = ["AAAAnot-a-cursor"]
         if real:
             flipped = real[:-1] + ("A" if real[-1] != "A" else "B")
             forged.append(flipped)
         for cursor in forged:
             what = f"{name} {spec['tool']} cursor={cursor!r}"
-            if SCENARIOS[name]["envelope"]:
+            if SCENARIOS[scenario_of(name)]["envelope"]:
                 result = await client.call_tool(spec["tool"], {**args, "cursor": cursor})
                 assert result.is_error, f"{what}: accepted: {result.structured_content}"
                 validate(result.structured_content, tools[spec["tool"]].output_schema, what)
@@ -251,8 +255,7 @@ async def test_forged_cursor(name: str, transport: str, tmp_path: Path, mock: st
                 assert caught.value.data["code"] == "invalid_cursor", f"{what}: {caught.value.data}"
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.parametrize("name", SERVERS)
+@pytest.mark.parametrize(("name", "transport"), CASES)
 async def test_sdk_default_mode(name: str, transport: str, tmp_path: Path, mock: str) -> None:
     """The SDK's default connection mode ('auto': probe server/discover, fall back to
     initialize), as an application that does not choose one connects."""
@@ -260,28 +263,26 @@ async def test_sdk_default_mode(name: str, transport: str, tmp_path: Path, mock:
     async with connect(server, transport, mode="auto") as client:
         tools = await all_tools(client)
         assert tools
-        first = SCENARIOS[name]["calls"][0]
+        first = SCENARIOS[scenario_of(name)]["calls"][0]
         await call(client, tools, name, first, dict(server.vars))
 
 
-@pytest.mark.parametrize("name", SERVERS)
+@pytest.mark.parametrize("name", [n for n, t in CASES if t == "http"])
 async def test_http_sessions_share_cursors(name: str, tmp_path: Path, mock: str) -> None:
     """A cursor from one HTTP session continues the walk in another session of the same
     process (the kit keeps one cursor key per process)."""
-    from harness import http_process
-
     server = make(name, tmp_path, mock)
-    if name == "jility":
+    if scenario_of(name) == "jility":
         jility_seed(server, 3)
-    spec = SCENARIOS[name]["paged"]
+    spec = SCENARIOS[scenario_of(name)]["paged"]
     args = {**substitute(spec["args"], server.vars), "limit": 1}
-    envelope = SCENARIOS[name]["envelope"]
-    with http_process(server) as url:
-        async with Client(url, mode="legacy") as one:
+    envelope = SCENARIOS[scenario_of(name)]["envelope"]
+    with http_endpoint(server) as url:
+        async with http_client(server, url) as one:
             first = (await one.call_tool(spec["tool"], args)).structured_content
         cursor = first["page"]["next_cursor"] if envelope else first["nextCursor"]
         assert cursor
-        async with Client(url, mode="legacy") as two:
+        async with http_client(server, url) as two:
             second = await two.call_tool(spec["tool"], {**args, "cursor": cursor})
         assert not second.is_error, second.structured_content
         a = first["data"] if envelope else first["items"]
@@ -303,15 +304,14 @@ async def test_git_mile_as_git_subcommand(tmp_path: Path, mock: str) -> None:
         assert len(result.structured_content["items"]) == 3
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.parametrize("name", [s for s in SERVERS if "other_query" in SCENARIOS[s]])
+@pytest.mark.parametrize(("name", "transport"), [(n, t) for n, t in CASES if "other_query" in SCENARIOS[scenario_of(n)]])
 async def test_cursor_of_another_query(name: str, transport: str, tmp_path: Path, mock: str) -> None:
     """A genuine cursor is bound to its query: with other filters or order it is refused."""
     server = make(name, tmp_path, mock)
-    if name == "jility":
+    if scenario_of(name) == "jility":
         jility_seed(server, 3)
-    spec = SCENARIOS[name]["other_query"]
-    envelope = SCENARIOS[name]["envelope"]
+    spec = SCENARIOS[scenario_of(name)]["other_query"]
+    envelope = SCENARIOS[scenario_of(name)]["envelope"]
     async with connect(server, transport) as client:
         first = (await client.call_tool(spec["tool"], {**spec["first"], "limit": 1})).structured_content
         cursor = first["page"]["next_cursor"] if envelope else first["nextCursor"]
@@ -330,12 +330,15 @@ async def test_cursor_of_another_query(name: str, transport: str, tmp_path: Path
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_cursor_of_another_server(transport: str, tmp_path: Path, mock: str) -> None:
-    """A cursor of twig-mcp's list_branches means nothing to jility (or duvet): refused."""
+    """A cursor of twig-mcp's list_branches means nothing to jility (local, bridge, cloud) or
+    duvet: refused."""
     twig = make("twig-mcp", tmp_path / "twig", mock)
     async with connect(twig, transport) as client:
         first = (await client.call_tool("list_branches", {"limit": 1})).structured_content
     cursor = first["page"]["next_cursor"]
-    for name, tool, args in [("jility", "jility_list_tickets", {}), ("duvet", "list_uncited_requirements", {})]:
+    targets = [("jility", "jility_list_tickets", {}), ("duvet", "list_uncited_requirements", {})]
+    targets += [(n, "jility_list_tickets", {}) for n, t in CASES if n in VARIANTS and t == transport]
+    for name, tool, args in targets:
         server = make(name, tmp_path / name, mock)
         async with connect(server, transport) as client:
             result = await client.call_tool(tool, {**args, "cursor": cursor})

@@ -4,6 +4,7 @@
 // clean environment without credentials. Mirrors clients/python/harness.py.
 
 import { execFileSync, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -22,6 +23,27 @@ export const SCENARIOS = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'scenari
 export const SERVERS = ['twig-mcp', 'duvet', 'jility', 'git-mile'];
 export const TRANSPORTS = ['stdio', 'http'];
 const ANNOUNCE = /serving MCP over HTTP at (http:\/\/\S+\/mcp)/;
+
+// Variants: the same server reached another way, running the scenario of the server they name.
+//   jility-cloud   `jility serve` on a fresh PostgreSQL database, its /mcp endpoint (Streamable
+//                  HTTP, `Authorization: Bearer` with the workspace's first token): remote only
+//   jility-bridge  `JILITY_MODE=cloud jility --mcp-server` (stdio, and `--http`) talking to the
+//                  API of such a `jility serve`
+export const VARIANTS = { 'jility-cloud': 'jility', 'jility-bridge': 'jility' };
+const VARIANT_TRANSPORTS = { 'jility-cloud': ['http'] };
+const SERVE_ANNOUNCE = /serving the API at (http:\/\/\S+)\/api\/v1 and MCP at (http:\/\/\S+\/mcp)/;
+// The PostgreSQL server the cloud variants make their databases on (scripts/test ensures it).
+const DATABASE_URL = process.env.JILITY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** The scenario a server or variant runs: `jility-cloud` runs jility's. */
+export function scenarioOf(name) {
+  return VARIANTS[name] ?? name;
+}
+
+/** The transports a server or variant is tested over. */
+export function transportsOf(name) {
+  return VARIANT_TRANSPORTS[name] ?? TRANSPORTS;
+}
 
 const GIT_ENV = {
   GIT_CONFIG_NOSYSTEM: '1',
@@ -57,10 +79,56 @@ function run(cmd, args, cwd, env) {
 }
 
 const tempDirs = [];
+const databases = new Set();
 process.on('exit', () => {
+  // Databases a test did not get to drop (the run was interrupted).
+  for (const name of databases) {
+    try {
+      dropDatabase(name);
+    } catch {
+      // nothing more to do on the way out
+    }
+  }
   if (process.env.KEEP_FIXTURES) return;
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
+
+// What fixtures made besides temp dirs (processes, databases), undone by cleanup(): the
+// suites call it after every test (afterEach), also when the test failed.
+const cleanups = [];
+
+/** Undo what the fixtures made, newest first; every step runs even if an earlier one threw. */
+export async function cleanup() {
+  const errors = [];
+  while (cleanups.length) {
+    try {
+      await cleanups.pop()();
+    } catch (err) {
+      errors.push(err);
+    }
+  }
+  if (errors.length) throw errors[0];
+}
+
+function psql(sql) {
+  execFileSync('psql', [DATABASE_URL, '-v', 'ON_ERROR_STOP=1', '-qtAc', sql], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+}
+
+function dropDatabase(name) {
+  psql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  databases.delete(name);
+}
+
+/** A fresh PostgreSQL database (`jility_sdk_<random>`), dropped by cleanup(); its URL. */
+export function pgDatabase() {
+  const name = `jility_sdk_${crypto.randomBytes(6).toString('hex')}`;
+  psql(`CREATE DATABASE ${name}`);
+  databases.add(name);
+  cleanups.push(() => dropDatabase(name));
+  const url = new URL(DATABASE_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
 
 /** A temp dir removed when the process exits (kept with KEEP_FIXTURES=1). */
 export function tempDir(label) {
@@ -138,11 +206,61 @@ export function jilityFixture(tmp) {
   fs.mkdirSync(project);
   const env = baseEnv(home);
   run(binary('jility'), ['--json', 'init', '--key', 'API'], project, { ...env, JILITY_ACTOR: 'alice' });
-  return { name: 'jility', command: binary('jility'), args: ['--mcp-server'], cwd: project, env: { ...env, JILITY_ACTOR: 'agent-1' }, vars: {} };
+  return { name: 'jility', command: binary('jility'), args: ['--mcp-server'], cwd: project, env: { ...env, JILITY_ACTOR: 'agent-1' }, vars: {}, actor: 'agent-1' };
 }
 
-/** `count` tickets made with the CLI (for paging). */
-export function jilitySeed(server, count) {
+/**
+ * A fresh database with workspace `API` (`jility admin create-workspace`) and `jility serve`
+ * on it; `jility-cloud` connects to its /mcp with the bootstrap token, `jility-bridge` is
+ * `JILITY_MODE=cloud jility --mcp-server` pointed at its API. Everything goes at cleanup().
+ */
+export async function jilityCloudFixture(tmp, name) {
+  const home = path.join(tmp, 'home');
+  fs.mkdirSync(home, { recursive: true });
+  const project = path.join(tmp, 'project'); // the bridge's working directory: no .jility anywhere
+  fs.mkdirSync(project);
+  const env = baseEnv(home);
+  const database = pgDatabase();
+  const jility = binary('jility');
+  const { token } = JSON.parse(run(jility, ['admin', 'create-workspace', 'acme', '--database-url', database, '--key', 'API', '--json'], project, env));
+  const proc = await announcedProcess(
+    'jility serve',
+    jility,
+    ['serve', '--listen', '127.0.0.1:0', '--database-url', database, '--rate-limit', '100000'],
+    { cwd: project, env },
+    SERVE_ANNOUNCE,
+  );
+  cleanups.push(proc.stop);
+  const [, api, mcp] = proc.match;
+  const common = { name, command: jility, cwd: project, vars: {}, actor: 'bootstrap', api, token };
+  if (name === 'jility-cloud') {
+    // Writes are the token's: create-workspace names its token `bootstrap`.
+    return { ...common, args: [], env, url: mcp, headers: { Authorization: `Bearer ${token}` } };
+  }
+  return { ...common, args: ['--mcp-server'], env: { ...env, JILITY_MODE: 'cloud', JILITY_API_URL: api, JILITY_API_TOKEN: token } };
+}
+
+/** A request to the cloud API (`/api/v1` + path) with a bearer token: {status, body}. */
+export async function apiRequest(server, method, route, body, token = server.token) {
+  const response = await fetch(`${server.api}/api/v1${route}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+/** `count` tickets made with the CLI (for paging); in the cloud (where the ticket CLI does
+ * not work) with `POST /api/v1/tickets`. */
+export async function jilitySeed(server, count) {
+  if (server.api) {
+    for (let i = 1; i <= count; i++) {
+      const { status, body } = await apiRequest(server, 'POST', '/tickets', { title: `Seeded ticket ${i}` });
+      if (status !== 200 && status !== 201) throw new Error(`POST /api/v1/tickets: ${status} ${JSON.stringify(body)}`);
+    }
+    return;
+  }
   for (let i = 1; i <= count; i++) {
     run(binary('jility'), ['--json', 'ticket', 'create', '--title', `Seeded ticket ${i}`], server.cwd, { ...server.env, JILITY_ACTOR: 'alice' });
   }
@@ -163,7 +281,8 @@ export function gitMileFixture(tmp) {
   return { name: 'git-mile', command: gm, args: ['mcp-server'], cwd: repo, env, vars: { milestone, issue1, issue2, issue3 } };
 }
 
-export function make(name, tmp, mock, credentials = true) {
+/** The fixture of a server or variant (async: the cloud variants start `jility serve`). */
+export async function make(name, tmp, mock, credentials = true) {
   switch (name) {
     case 'twig-mcp':
       return twigFixture(tmp, mock, credentials);
@@ -173,6 +292,9 @@ export function make(name, tmp, mock, credentials = true) {
       return jilityFixture(tmp);
     case 'git-mile':
       return gitMileFixture(tmp);
+    case 'jility-cloud':
+    case 'jility-bridge':
+      return jilityCloudFixture(tmp, name);
     default:
       throw new Error(name);
   }
@@ -182,27 +304,30 @@ export function make(name, tmp, mock, credentials = true) {
 // Connecting
 // ---------------------------------------------------------------------------------------------
 
-/** Start the server with `--http ADDR`; resolves to {url, stop, stderr()}. */
-export async function httpProcess(server, { addr = '127.0.0.1:0', env = server.env } = {}) {
-  const child = spawn(server.command, [...server.args, '--http', addr], {
-    cwd: server.cwd,
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+/** Spawn a process and wait until its stderr matches `pattern`: {match, stop, stderr()}. */
+async function announcedProcess(what, command, args, { cwd, env }, pattern) {
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${server.name} did not announce its HTTP address: ${stderr}`)), 60_000);
+  const match = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${what} did not announce its address: ${stderr}`));
+    }, 60_000);
     child.stderr.on('data', (chunk) => {
       stderr += chunk.toString();
-      const match = ANNOUNCE.exec(stderr);
-      if (match) {
+      const found = pattern.exec(stderr);
+      if (found) {
         clearTimeout(timer);
-        resolve(match[1]);
+        resolve(found);
       }
+    });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`${server.name} --http exited with ${code}: ${stderr}`));
+      reject(new Error(`${what} exited with ${code}: ${stderr}`));
     });
   });
   child.removeAllListeners('exit');
@@ -214,20 +339,39 @@ export async function httpProcess(server, { addr = '127.0.0.1:0', env = server.e
     await exited;
     clearTimeout(timer);
   };
-  return { url, stop, stderr: () => stderr };
+  return { match, stop, stderr: () => stderr };
+}
+
+/** Start the server with `--http ADDR`; resolves to {url, stop, stderr()}. */
+export async function httpProcess(server, { addr = '127.0.0.1:0', env = server.env } = {}) {
+  const proc = await announcedProcess(`${server.name} --http`, server.command, [...server.args, '--http', addr], { cwd: server.cwd, env }, ANNOUNCE);
+  return { url: proc.match[1], stop: proc.stop, stderr: proc.stderr };
+}
+
+/** The server's Streamable HTTP endpoint: jility-cloud's /mcp (served already; stop does
+ * nothing), else a `--http` process: {url, stop}. */
+export async function httpEndpoint(server) {
+  if (server.url) return { url: server.url, stop: async () => {} };
+  return httpProcess(server);
+}
+
+/** An SDK transport to `url`, sending the server's headers (jility-cloud: its bearer token). */
+export function httpTransport(server, url) {
+  return new StreamableHTTPClientTransport(new URL(url), server.headers ? { requestInit: { headers: server.headers } } : undefined);
 }
 
 /** A connected SDK client: {client, close}. */
 export async function connect(server, transport) {
   const client = new Client({ name: 'typescript-client-tests', version: '1.0.0' });
   if (transport === 'stdio') {
+    if (server.url) throw new Error(`${server.name} is remote only`);
     const t = new StdioClientTransport({ command: server.command, args: server.args, cwd: server.cwd, env: server.env, stderr: 'ignore' });
     await client.connect(t);
     return { client, close: () => client.close() };
   }
-  const proc = await httpProcess(server);
+  const proc = await httpEndpoint(server);
   try {
-    await client.connect(new StreamableHTTPClientTransport(new URL(proc.url)));
+    await client.connect(httpTransport(server, proc.url));
   } catch (err) {
     await proc.stop();
     throw err;

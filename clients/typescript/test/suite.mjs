@@ -4,11 +4,11 @@
 // (ok and, where its arguments can make it fail, error), so any mismatch fails a test here.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
-import { SCENARIOS, TRANSPORTS, connect, dig, httpProcess, jilitySeed, make, remoteMock, substitute, tempDir } from './harness.mjs';
+import { SCENARIOS, cleanup, connect, dig, httpEndpoint, httpTransport, jilitySeed, make, remoteMock, scenarioOf, substitute, tempDir, transportsOf } from './harness.mjs';
 
 const SCHEMA_FAILURE = /output schema|structured content/i;
 
@@ -42,7 +42,7 @@ function checkErrorObject(error, what) {
 async function call(client, server, spec, vars) {
   const args = substitute(spec.args, vars);
   const what = `${server} ${spec.tool} ${JSON.stringify(args)}`;
-  const envelope = SCENARIOS[server].envelope;
+  const envelope = SCENARIOS[scenarioOf(server)].envelope;
   if (spec.expect === 'rpc_error') {
     await assert.rejects(
       client.callTool({ name: spec.tool, arguments: args }),
@@ -102,7 +102,7 @@ async function call(client, server, spec, vars) {
 }
 
 function pageOf(server, structured) {
-  if (SCENARIOS[server].envelope) {
+  if (SCENARIOS[scenarioOf(server)].envelope) {
     const data = structured.data;
     const items = Array.isArray(data) ? data : Object.values(data).find(Array.isArray);
     assert.ok(structured.page && Number.isInteger(structured.page.total), `page missing: ${JSON.stringify(structured).slice(0, 300)}`);
@@ -138,8 +138,10 @@ async function walk(client, server, spec, vars) {
   return items;
 }
 
+/** The suite of a server, or of a variant (e.g. 'jility-cloud': jility's scenario, reached
+ * another way; see harness.mjs VARIANTS). */
 export function serverSuite(name) {
-  const scenario = SCENARIOS[name];
+  const scenario = SCENARIOS[scenarioOf(name)];
   let mock;
   before(async () => {
     mock = await remoteMock();
@@ -147,14 +149,16 @@ export function serverSuite(name) {
   after(async () => {
     await mock.close();
   });
+  // Stop the processes and drop the databases the test's fixture made, also when it failed.
+  afterEach(cleanup);
 
-  for (const transport of TRANSPORTS) {
+  for (const transport of transportsOf(name)) {
     describe(`${name} over ${transport}`, () => {
       it('initializes, lists its tools, and answers every tool call as its outputSchema says', async () => {
-        const server = make(name, tempDir(name), mock.url);
+        const server = await make(name, tempDir(name), mock.url);
         const { client, close } = await connect(server, transport);
         try {
-          assert.equal(client.getServerVersion()?.name, name);
+          assert.equal(client.getServerVersion()?.name, scenarioOf(name));
           const caps = client.getServerCapabilities();
           assert.ok(caps.tools);
           assert.equal(Boolean(caps.resources), scenario.capabilities.includes('resources'));
@@ -166,6 +170,11 @@ export function serverSuite(name) {
           for (const tool of tools.values()) assert.ok(tool.outputSchema, `${tool.name} has no outputSchema`);
           const vars = { ...server.vars };
           for (const spec of scenario.calls) await call(client, name, spec, vars);
+          if (server.actor) {
+            // jility records who wrote: JILITY_ACTOR locally, the token's name in the cloud.
+            const got = await client.callTool({ name: 'jility_get_ticket', arguments: { ticket_id: 'API-1' } });
+            assert.equal(got.structuredContent.data.ticket.created_by, server.actor, JSON.stringify(got.structuredContent.data.ticket));
+          }
           if (caps.resources) {
             const resources = await client.listResources();
             assert.ok(resources.resources.length > 0);
@@ -192,7 +201,7 @@ export function serverSuite(name) {
 
       if (scenario.calls_without_credentials) {
         it('network tools without credentials answer credentials_missing', async () => {
-          const server = make(name, tempDir(name), mock.url, false);
+          const server = await make(name, tempDir(name), mock.url, false);
           const { client, close } = await connect(server, transport);
           try {
             await allTools(client);
@@ -207,8 +216,8 @@ export function serverSuite(name) {
       }
 
       it('walks a list with cursors; forged cursors are refused', async () => {
-        const server = make(name, tempDir(name), mock.url);
-        if (name === 'jility') jilitySeed(server, 5);
+        const server = await make(name, tempDir(name), mock.url);
+        if (scenarioOf(name) === 'jility') await jilitySeed(server, 5);
         const { client, close } = await connect(server, transport);
         try {
           const tools = await allTools(client);
@@ -245,22 +254,21 @@ export function serverSuite(name) {
   }
 
   it(`${name}: a cursor from one HTTP session continues in another session`, async () => {
-    const server = make(name, tempDir(name), mock.url);
-    if (name === 'jility') jilitySeed(server, 3);
+    const server = await make(name, tempDir(name), mock.url);
+    if (scenarioOf(name) === 'jility') await jilitySeed(server, 3);
     const spec = scenario.paged;
     const args = { ...substitute(spec.args, server.vars), limit: 1 };
-    const proc = await httpProcess(server);
+    const proc = await httpEndpoint(server);
     try {
       const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-      const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
       const one = new Client({ name: 'one', version: '1.0.0' });
-      await one.connect(new StreamableHTTPClientTransport(new URL(proc.url)));
+      await one.connect(httpTransport(server, proc.url));
       await one.listTools();
       const first = pageOf(name, (await one.callTool({ name: spec.tool, arguments: args })).structuredContent);
       await one.close();
       assert.ok(first.next);
       const two = new Client({ name: 'two', version: '1.0.0' });
-      await two.connect(new StreamableHTTPClientTransport(new URL(proc.url)));
+      await two.connect(httpTransport(server, proc.url));
       await two.listTools();
       const result = await two.callTool({ name: spec.tool, arguments: { ...args, cursor: first.next } });
       await two.close();

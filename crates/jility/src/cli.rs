@@ -146,6 +146,9 @@ pub enum AdminCommand {
         /// The PostgreSQL database (postgres://user@host:port/db); migrated if need be.
         #[arg(long, env = "DATABASE_URL", value_name = "URL", hide_env_values = true)]
         database_url: Option<String>,
+        /// The ticket prefix of the workspace's project (tickets are KEY-1, KEY-2, …).
+        #[arg(long, default_value = "TASK")]
+        key: String,
     },
 }
 
@@ -515,7 +518,12 @@ struct CreatedWorkspace<'a> {
 /// `jility admin …`: on a PostgreSQL database, with no token needed.
 fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
     match command {
-        AdminCommand::CreateWorkspace { name, database_url } => {
+        AdminCommand::CreateWorkspace {
+            name,
+            database_url,
+            key,
+        } => {
+            let key = crate::tracker::check_key(&key)?;
             let url = database_url
                 .filter(|url| !url.trim().is_empty())
                 .ok_or_else(|| {
@@ -527,6 +535,15 @@ fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
             let tokens = crate::auth::Tokens::new(&db);
             let (workspace, minted) =
                 tokens.create_workspace(&name, BOOTSTRAP_TOKEN_NAME, &cli_actor())?;
+            // Its project now, with the key asked for (the server would make a TASK one on
+            // the first request).
+            let store = crate::store::postgres::PgStore::open(&db, workspace.id)?;
+            let mut tracker = crate::tracker::Tracker::new(
+                store,
+                std::path::PathBuf::from(crate::api::NO_TEMPLATES_ROOT),
+                mcp_common::CursorKey::random(),
+            );
+            tracker.init(&key, crate::api::DEFAULT_PROJECT_NAME, false)?;
             let out = if json {
                 serde_json::to_string(&CreatedWorkspace {
                     workspace: &workspace.name,

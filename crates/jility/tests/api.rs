@@ -579,3 +579,50 @@ fn two_server_processes_on_one_database_honour_each_others_cursors() {
     assert_eq!(foreign.status, StatusCode::BAD_REQUEST, "{}", foreign.body);
     assert_eq!(foreign.code(), "invalid_params");
 }
+
+#[test]
+fn the_openapi_document_is_public_and_describes_every_route() {
+    let db = TestDb::new();
+    let server = Server::start(&db, &[]);
+    // No token needed, no rate-limit count.
+    let answer = client()
+        .get(format!("{}/openapi.json", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    assert_eq!(
+        answer.headers()["content-type"].to_str().unwrap(),
+        "application/json"
+    );
+    let doc: Value = answer.json().unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, method) in [
+        ("/tickets", "post"),
+        ("/tickets", "get"),
+        ("/tickets/{ticket_id}", "get"),
+        ("/tickets/{ticket_id}", "delete"),
+        ("/tickets/{ticket_id}/claim", "post"),
+        ("/tickets/{ticket_id}/dependencies/{depends_on}", "delete"),
+        ("/search", "get"),
+        ("/templates/{template}/tickets", "post"),
+        ("/tokens", "post"),
+        ("/audit", "get"),
+        ("/events", "get"),
+    ] {
+        assert!(
+            paths.get(path).and_then(|p| p.get(method)).is_some(),
+            "{method} {path} missing"
+        );
+    }
+    assert_eq!(
+        paths["/tickets/{ticket_id}/claim"]["post"]["x-required-scope"],
+        "tickets:write"
+    );
+    // Everything else still needs a token.
+    let refused = client()
+        .get(format!("{}/tickets", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+}

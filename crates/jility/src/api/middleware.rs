@@ -1,4 +1,5 @@
-//! What stands in front of every endpoint: the bearer token, then the rate limit.
+//! What stands in front of every endpoint (but the public OpenAPI document): the bearer
+//! token, then the rate limit.
 //!
 //! - No `Authorization: Bearer …`, or a token that is malformed, unknown, expired or
 //!   revoked: 401 with `WWW-Authenticate: Bearer` and the `unauthenticated` envelope. The
@@ -28,6 +29,10 @@ const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 
 /// Authenticate, rate-limit, then hand the request on with its [`Principal`].
 pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Next) -> Response {
+    // The API's description is public: it says what the API is, not what it holds.
+    if request.method() == axum::http::Method::GET && request.uri().path() == super::OPENAPI_PATH {
+        return next.run(request).await;
+    }
     let token = match bearer(request.headers()) {
         Ok(token) => token,
         Err((err, reason)) => {

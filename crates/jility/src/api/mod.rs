@@ -1,27 +1,32 @@
-//! The REST API of `jility serve`, under `/api/v1`: the tracker's operations over HTTP, on
-//! PostgreSQL, for the workspaces of the database.
+//! `jility serve`: the REST API under `/api/v1` and MCP at `/mcp`, on PostgreSQL, for the
+//! workspaces of the database.
 //!
-//! Every request passes through [`middleware::guard`] first: the bearer token is
-//! authenticated ([`crate::auth::Tokens::authenticate`], on a blocking thread) and the
-//! request counted against the token's rate limit ([`crate::ratelimit`]); the
-//! [`Principal`] then rides in the request's extensions. Each endpoint checks its scope and
-//! runs its operation on the tracker of the principal's workspace only ([`Workspaces`]),
-//! through the same [`crate::tracker::Tracker`] as local mode: only the store differs.
+//! Every request passes through [`middleware::guard`] first (but the public OpenAPI
+//! document): the bearer token is authenticated ([`crate::auth::Tokens::authenticate`], on a
+//! blocking thread) and the request counted against the token's rate limit
+//! ([`crate::ratelimit`]); the [`Principal`] then rides in the request's extensions. Every
+//! operation of [`crate::ops`] has its route, served by one handler
+//! ([`operations::execute`]): the scope is checked, then the operation runs on the tracker of
+//! the principal's workspace only ([`Workspaces`]), through the same
+//! [`crate::tracker::Tracker`] as local mode: only the store differs. The MCP tools at `/mcp`
+//! ([`crate::server`], mounted with the kit's `mcp_endpoint`) call the same `execute`.
 //!
 //! Answers are JSON: on success the data the MCP tools put in `structuredContent`'s `data`
 //! (a paged list with the `page` object beside its own members, as `jility … --json`
 //! prints it); on failure `{"error": envelope}` with the status of the error's class.
 //!
-//! Every write (tickets created, commented, deleted; tokens created, revoked), answered or
-//! refused after authentication, and every authentication failure is recorded in the audit
-//! log ([`crate::audit`]); `GET /audit` reads the caller's workspace's entries.
+//! Every write, answered or refused after authentication, and every authentication failure
+//! is recorded in the audit log ([`crate::audit`]); every done write is published as an
+//! event ([`crate::events`], `GET /events`).
 //!
-//! This module does not speak MCP (no rmcp): it serves the domain over plain HTTP.
+//! This module does not import rmcp: it serves the domain over plain HTTP and mounts the
+//! MCP endpoint the kit builds.
 
 mod audit;
 mod body;
 mod events;
 mod middleware;
+mod openapi;
 mod operations;
 mod tls;
 mod tokens;
@@ -56,12 +61,15 @@ use crate::tracker::Tracker;
 /// Where the API lives.
 pub const API_PREFIX: &str = "/api/v1";
 
+/// The API's OpenAPI document (no token needed).
+pub const OPENAPI_PATH: &str = "/api/v1/openapi.json";
+
 /// Largest request body accepted (beyond: 400 `invalid_input`, saying so).
 pub const MAX_BODY_BYTES: usize = mcp_common::http::MAX_BODY_BYTES;
 
 /// The project a workspace gets on its first request, as local mode's server does.
-const DEFAULT_PROJECT_KEY: &str = "TASK";
-const DEFAULT_PROJECT_NAME: &str = "Default Project";
+pub(crate) const DEFAULT_PROJECT_KEY: &str = "TASK";
+pub(crate) const DEFAULT_PROJECT_NAME: &str = "Default Project";
 
 /// The context string of the API's cursor keys (blake3 `derive_key`).
 const CURSOR_CONTEXT: &str = "jility 2026-11 api cursors v1";
@@ -71,7 +79,7 @@ const AUDIT_CURSOR_CONTEXT: &str = "jility 2026-11 audit cursors v1";
 
 /// A workspace has no project directory on the server, so no project templates: the
 /// tracker is given a root that holds none (only the built-in templates exist).
-const NO_TEMPLATES_ROOT: &str = "/nonexistent/jility-cloud";
+pub(crate) const NO_TEMPLATES_ROOT: &str = "/nonexistent/jility-cloud";
 
 /// How `jility serve` runs.
 #[derive(Debug, Clone)]
@@ -201,6 +209,10 @@ pub fn router(state: ApiState, mcp: Router) -> Router {
         )
         .route("/tokens/{token}", axum::routing::delete(tokens::revoke))
         .route("/audit", axum::routing::get(audit::list))
+        .route(
+            OPENAPI_PATH.trim_start_matches(API_PREFIX),
+            axum::routing::get(openapi_document),
+        )
         .fallback(not_found)
         .with_state(state.clone());
     Router::new()
@@ -214,7 +226,18 @@ pub fn router(state: ApiState, mcp: Router) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
-/// `GET /api/v1/openapi.json` needs no token: it says what the API is, not what it holds.
+/// `GET /api/v1/openapi.json`: the API's description, generated from the operations table
+/// once per process.
+async fn openapi_document() -> Response {
+    static DOCUMENT: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| openapi::document().to_string());
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        DOCUMENT.as_str(),
+    )
+        .into_response()
+}
+
 async fn not_found() -> Response {
     ApiError(
         ToolError::not_found("There is no such endpoint")
