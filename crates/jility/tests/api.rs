@@ -491,14 +491,7 @@ fn requests_over_the_rate_limit_get_429() {
     let (_alpha, full) = workspace(&tokens, "alpha");
     let server = Server::start(&db, &["--rate-limit", "3"]);
     let http = client();
-    // The window is a minute on the database's clock: keep clear of its end.
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    if now % 60 > 50 {
-        std::thread::sleep(Duration::from_secs(61 - now % 60));
-    }
+    let now = clear_of_window_end();
     for remaining in [2, 1, 0] {
         let answer = call(&http, &server, Method::GET, "/tickets", Some(&full), None);
         assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
@@ -542,6 +535,50 @@ fn requests_over_the_rate_limit_get_429() {
         .unwrap()
         .get(0);
     assert_eq!(count, 0);
+}
+
+/// The rate window is a minute on the database's clock: wait until well clear of its end,
+/// so that a test's requests fall in one window. The time now, in seconds.
+fn clear_of_window_end() -> u64 {
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    let at = now();
+    if at % 60 > 50 {
+        std::thread::sleep(Duration::from_secs(61 - at % 60));
+    }
+    now()
+}
+
+#[test]
+fn two_server_processes_share_one_rate_limit() {
+    let db = TestDb::new();
+    let pool = db.connect();
+    let (_alpha, full) = workspace(&Tokens::new(&pool), "alpha");
+    let one = Server::start(&db, &["--rate-limit", "4"]);
+    let two = Server::start(&db, &["--rate-limit", "4"]);
+    let http = client();
+    clear_of_window_end();
+    let mut remaining = Vec::new();
+    for server in [&one, &two, &one, &two] {
+        let answer = call(&http, server, Method::GET, "/tickets", Some(&full), None);
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        remaining.push(answer.header("x-ratelimit-remaining").unwrap().to_string());
+    }
+    assert_eq!(remaining, ["3", "2", "1", "0"], "one count across both");
+    for server in [&one, &two] {
+        let refused = call(&http, server, Method::GET, "/tickets", Some(&full), None);
+        assert_eq!(
+            refused.status,
+            StatusCode::TOO_MANY_REQUESTS,
+            "{}",
+            refused.body
+        );
+        assert_eq!(refused.code(), "rate_limit");
+    }
 }
 
 #[test]
