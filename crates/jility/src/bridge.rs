@@ -34,6 +34,9 @@ use crate::server::{JilityServer, Shared};
 
 /// Most cached answers; beyond, the expired ones go, then all.
 const MAX_ENTRIES: usize = 10_000;
+/// Silence after which the event stream counts as dead (the server's keep-alives come
+/// every 15 s).
+const STREAM_IDLE: Duration = Duration::from_secs(40);
 /// Waits between attempts to follow the event stream.
 const FIRST_RETRY: Duration = Duration::from_millis(250);
 const LAST_RETRY: Duration = Duration::from_secs(30);
@@ -289,7 +292,16 @@ impl Bridge {
             let text = response.text().await.unwrap_or_default();
             return Err(client::api_error(status.as_u16(), &text, &self.base));
         }
-        let mut events = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
+        // The server sends a keep-alive every 15 s: a stream silent for longer than
+        // STREAM_IDLE is a dead connection (a network that dropped without closing it).
+        let bytes = Box::pin(response.bytes_stream());
+        let guarded = futures::stream::unfold(bytes, |mut bytes| async move {
+            match tokio::time::timeout(STREAM_IDLE, bytes.next()).await {
+                Ok(Some(chunk)) => Some((chunk, bytes)),
+                Ok(None) | Err(_) => None,
+            }
+        });
+        let mut events = Box::pin(sse_stream::SseStream::from_bytes_stream(guarded));
         let mut ready = false;
         while let Some(event) = events.next().await {
             let Ok(event) = event else {

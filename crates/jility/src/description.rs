@@ -527,7 +527,7 @@ fn replace_section(
     let index = match matches.as_slice() {
         [] => {
             return Err(EditError::SectionNotFound {
-                header: header.to_string(),
+                header: crate::errors::clip(header),
                 headings: listing(),
             });
         }
@@ -551,7 +551,7 @@ fn replace_section(
     };
     let Some(heading) = headings.get(index) else {
         return Err(EditError::SectionNotFound {
-            header: header.to_string(),
+            header: crate::errors::clip(header),
             headings: listing(),
         });
     };

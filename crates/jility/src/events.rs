@@ -25,6 +25,9 @@ pub const CHANNEL: &str = "jility_events";
 /// changed".
 const MAX_TICKETS: usize = 200;
 
+/// How long [`Events::start`] waits for the listener's first connection.
+const START_WAIT: Duration = Duration::from_secs(10);
+
 /// How many events a slow subscriber may fall behind before it is sent a `reset`.
 const BUFFER: usize = 1024;
 
@@ -73,16 +76,27 @@ pub struct Events {
 
 impl Events {
     /// Listen on the database (on a thread of its own, reconnecting when the connection is
-    /// lost) and relay what it hears.
+    /// lost) and relay what it hears. Returns once it listens (or after [`START_WAIT`]), so
+    /// that no subscriber of this process misses a change made after its `ready`.
     pub fn start(db: &PgDatabase) -> Self {
         let (sender, _) = broadcast::channel(BUFFER);
         let relay = sender.clone();
         let db = db.clone();
+        let (listening, started) = std::sync::mpsc::channel();
         let spawned = std::thread::Builder::new()
             .name("jility-events".into())
-            .spawn(move || listen(&db, &relay));
-        if let Err(err) = spawned {
-            tracing::error!(error = %err, "cannot start the event listener; /events will stay silent");
+            .spawn(move || listen(&db, &relay, listening));
+        match spawned {
+            Ok(_) => {
+                if started.recv_timeout(START_WAIT).is_err() {
+                    tracing::warn!(
+                        "not listening for events yet; subscribers may miss changes until then"
+                    );
+                }
+            }
+            Err(err) => {
+                tracing::error!(error = %err, "cannot start the event listener; /events will stay silent");
+            }
         }
         Self { sender }
     }
@@ -92,7 +106,11 @@ impl Events {
     }
 }
 
-fn listen(db: &PgDatabase, relay: &broadcast::Sender<Event>) {
+fn listen(
+    db: &PgDatabase,
+    relay: &broadcast::Sender<Event>,
+    listening: std::sync::mpsc::Sender<()>,
+) {
     let mut first = true;
     let mut backoff = Duration::from_millis(200);
     loop {
@@ -106,6 +124,7 @@ fn listen(db: &PgDatabase, relay: &broadcast::Sender<Event>) {
                     let _ = relay.send(Event::Reset);
                 }
                 first = false;
+                let _ = listening.send(());
                 backoff = Duration::from_millis(200);
                 let mut notifications = client.notifications();
                 let mut iter = notifications.blocking_iter();

@@ -673,13 +673,25 @@ macro_rules! for_each_operation {
     };
 }
 
-/// The scope a tool needs, by the tool's name.
-pub fn scope_of_tool(name: &str) -> Option<Scope> {
+/// What the table says of one operation, found by its tool's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Described {
+    pub scope: Scope,
+    pub audit: &'static str,
+    pub writes: bool,
+}
+
+/// The operation whose MCP tool is `name`.
+pub fn describe_tool(name: &str) -> Option<Described> {
     let mut found = None;
     macro_rules! check {
         ($op:ident) => {
             if $op::NAME == name {
-                found = Some($op::SCOPE);
+                found = Some(Described {
+                    scope: $op::SCOPE,
+                    audit: $op::AUDIT,
+                    writes: $op::writes(),
+                });
             }
         };
     }
@@ -778,11 +790,12 @@ mod tests {
 
     #[test]
     fn every_tool_has_a_scope() {
-        assert_eq!(scope_of_tool("jility_get_ticket"), Some(Scope::TicketsRead));
-        assert_eq!(
-            scope_of_tool("jility_add_comment"),
-            Some(Scope::CommentsWrite)
-        );
-        assert_eq!(scope_of_tool("nope"), None);
+        let get = describe_tool("jility_get_ticket").unwrap();
+        assert_eq!((get.scope, get.writes), (Scope::TicketsRead, false));
+        let comment = describe_tool("jility_add_comment").unwrap();
+        assert_eq!(comment.scope, Scope::CommentsWrite);
+        assert_eq!(comment.audit, "tickets.comment");
+        assert!(comment.writes);
+        assert_eq!(describe_tool("nope"), None);
     }
 }

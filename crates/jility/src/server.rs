@@ -194,8 +194,8 @@ impl JilityServer {
     /// only with a token whose scopes allow it.
     fn allowed(&self, name: &str, context: &RequestContext<RoleServer>) -> bool {
         match &self.shared.backend {
-            Backend::Hosted(_) => match (ops::scope_of_tool(name), principal_of(context)) {
-                (Some(scope), Ok(principal)) => principal.allows(scope),
+            Backend::Hosted(_) => match (ops::describe_tool(name), principal_of(context)) {
+                (Some(op), Ok(principal)) => principal.allows(op.scope),
                 _ => false,
             },
             _ => true,
@@ -545,13 +545,26 @@ impl ServerHandler for JilityServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if !self.allowed(&request.name, &context)
-            && let Some(scope) = ops::scope_of_tool(&request.name)
+            && let Some(op) = ops::describe_tool(&request.name)
         {
-            let err = match principal_of(&context) {
-                Ok(principal) => principal.require(scope).err(),
-                Err(err) => Some(err),
+            let refusal = match principal_of(&context) {
+                Ok(principal) => principal
+                    .require(op.scope)
+                    .err()
+                    .map(|err| (err, Some(principal))),
+                Err(err) => Some((err, None)),
             };
-            if let Some(err) = err {
+            if let Some((err, principal)) = refusal {
+                // Recorded like the same write refused over REST.
+                if let (Backend::Hosted(state), Some(principal), true) =
+                    (&self.shared.backend, principal, op.writes)
+                {
+                    let ticket = request
+                        .arguments
+                        .as_ref()
+                        .and_then(|args| args.get("ticket_id")?.as_str().map(str::to_string));
+                    crate::api::audit_refusal(state, &principal, op.audit, ticket, &err).await;
+                }
                 return Ok(MarkdownReply::<()>::err(err).into_call_result().into());
             }
         }

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::description::{self, DiffStats, Edit};
-use crate::errors;
+use crate::errors::{self, clip};
 use crate::model::{
     Change, Comment, CommitLink, MAX_STORY_POINTS, Status, Ticket, TicketRef, TicketSummary,
 };
@@ -347,7 +347,7 @@ fn not_found(reference: &str) -> ToolError {
 fn resolve(tx: &mut dyn StoreTx, reference: &str) -> Result<TicketRow, ToolError> {
     let key = parse_key(reference).ok_or_else(|| {
         invalid(
-            format!("'{reference}' is not a ticket reference"),
+            format!("'{}' is not a ticket reference", clip(reference)),
             "Refer to tickets as KEY-N (e.g. TASK-42) or by UUID.",
         )
     })?;
@@ -381,7 +381,7 @@ pub fn check_key(key: &str) -> Result<String, ToolError> {
         || !key.starts_with(|c: char| c.is_ascii_alphabetic())
     {
         return Err(invalid(
-            format!("'{key}' is not a valid project key"),
+            format!("'{}' is not a valid project key", clip(&key)),
             "Use 1 to 10 letters and digits starting with a letter, e.g. TASK or API.",
         ));
     }
@@ -449,7 +449,7 @@ fn check_names(names: &[String], what: &str) -> Result<Vec<String>, ToolError> {
         }
         if name.chars().count() > 100 || name.contains(['\n', '\u{1f}']) {
             return Err(invalid(
-                format!("{what} '{name}' is too long or has line breaks"),
+                format!("{what} '{}' is too long or has line breaks", clip(name)),
                 "Use short names.",
             ));
         }
@@ -466,7 +466,7 @@ pub fn parse_status(name: &StatusName) -> Result<Status, ToolError> {
             errors::INVALID_STATUS,
             format!(
                 "Invalid status '{}'. Valid statuses: {}",
-                name.0,
+                clip(&name.0),
                 Status::valid_list()
             ),
         )
@@ -501,7 +501,7 @@ struct ListShape<'a> {
     unassigned: bool,
 }
 
-fn clip(value: Option<String>) -> Option<String> {
+fn clip_value(value: Option<String>) -> Option<String> {
     value.map(|v| {
         if v.chars().count() > CHANGE_VALUE_CHARS {
             let cut: String = v.chars().take(CHANGE_VALUE_CHARS).collect();
@@ -1433,7 +1433,7 @@ impl<S: Store> Tracker<S> {
         let hash = p.commit_hash.trim().to_ascii_lowercase();
         if !(4..=64).contains(&hash.len()) || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(invalid(
-                format!("'{}' is not a commit hash", p.commit_hash),
+                format!("'{}' is not a commit hash", clip(&p.commit_hash)),
                 "Give the commit's hash: 4 to 64 hexadecimal digits (e.g. from `git rev-parse --short HEAD`).",
             ));
         }
@@ -1624,8 +1624,13 @@ impl<S: Store> Tracker<S> {
                 .map(|t| t.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ");
-            return Err(ToolError::not_found(format!("Template '{}' not found", p.template))
-                .with_hint(format!("Available templates: {names}. Project templates live in .jility/templates/*.md.")));
+            return Err(ToolError::not_found(format!(
+                "Template '{}' not found",
+                clip(&p.template)
+            ))
+            .with_hint(format!(
+                "Available templates: {names}. Project templates live in .jility/templates/*.md."
+            )));
         };
         let rendered = templates::render(template, &p.variables).map_err(|e| {
             let hint = match &e {
@@ -1676,7 +1681,7 @@ impl<S: Store> Tracker<S> {
         }
         if terms.0.is_empty() {
             return Err(invalid(
-                format!("The query '{}' has no words to search for", p.query),
+                format!("The query '{}' has no words to search for", clip(&p.query)),
                 "Search for words that appear in titles, descriptions or comments.",
             ));
         }
@@ -2001,8 +2006,8 @@ fn clip_change(mut c: Change) -> Change {
         c.old_value = None;
         c.new_value = None;
     }
-    c.old_value = clip(c.old_value);
-    c.new_value = clip(c.new_value);
+    c.old_value = clip_value(c.old_value);
+    c.new_value = clip_value(c.new_value);
     c
 }
 

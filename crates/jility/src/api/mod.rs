@@ -31,7 +31,7 @@ mod operations;
 mod tls;
 mod tokens;
 
-pub(crate) use operations::execute;
+pub(crate) use operations::{audit_refusal, execute};
 
 use std::collections::HashMap;
 use std::io::Write as _;

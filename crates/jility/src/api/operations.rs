@@ -115,6 +115,29 @@ pub(crate) async fn execute<O: Operation>(
     result
 }
 
+/// Record a write refused before it ran (a hidden tool called at `/mcp`), as the same
+/// refusal over REST is recorded.
+pub(crate) async fn audit_refusal(
+    state: &ApiState,
+    principal: &Principal,
+    operation: &'static str,
+    ticket: Option<String>,
+    err: &ToolError,
+) {
+    let ticket = ticket
+        .map(|t| t.trim().chars().take(64).collect::<String>())
+        .filter(|t| !t.is_empty());
+    super::audited(
+        state,
+        principal,
+        operation,
+        ticket,
+        None,
+        err.class().http_status(),
+    )
+    .await;
+}
+
 /// The ticket the arguments name (`ticket_id`), clipped: for the audit entry of a write
 /// that fails before it finds the ticket.
 fn named_ticket<O: Operation>(params: &O::Params) -> Option<String> {

@@ -1326,8 +1326,11 @@ impl StoreTx for Tx<'_> {
             .query(&sql, &refs(&values))?
             .iter()
             .map(|r| {
+                let snippet: String = r.try_get(0)?;
                 Ok(SearchHit {
-                    snippet: r.try_get(0)?,
+                    // ts_headline marks each word of a phrase alone (`**login** **form**`);
+                    // local mode marks the phrase once (`**login form**`).
+                    snippet: snippet.replace("** **", " "),
                     ticket: summary_row(r, 1)?,
                 })
             })

@@ -26,14 +26,13 @@ pub struct Server {
 
 impl Server {
     pub fn start(db: &TestDb, extra: &[&str]) -> Self {
+        Self::start_at(db, "127.0.0.1:0", extra)
+    }
+
+    /// A server listening on `listen` (e.g. the port of one that stopped).
+    pub fn start_at(db: &TestDb, listen: &str, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_jility"))
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--database-url",
-                &db.url,
-            ])
+            .args(["serve", "--listen", listen, "--database-url", &db.url])
             .args(extra)
             // `serve` runs whatever the mode says.
             .env("JILITY_MODE", "cloud")
@@ -73,13 +72,21 @@ impl Server {
                 );
             }
         };
+        // Owned first, so that a failed check below still stops the process (Drop).
+        let server = Self { child, url, log };
         assert!(
-            (url.starts_with("http://127.0.0.1:") || url.starts_with("https://127.0.0.1:"))
-                && url.ends_with("/api/v1"),
-            "{url}"
+            (server.url.starts_with("http://127.0.0.1:")
+                || server.url.starts_with("https://127.0.0.1:"))
+                && server.url.ends_with("/api/v1"),
+            "{}",
+            server.url
         );
-        assert!(!url.contains(":0/"), "the real port is announced: {url}");
-        Self { child, url, log }
+        assert!(
+            !server.url.contains(":0/"),
+            "the real port is announced: {}",
+            server.url
+        );
+        server
     }
 
     /// `http://127.0.0.1:PORT`, as JILITY_API_URL takes it.
