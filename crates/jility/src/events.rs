@@ -43,6 +43,10 @@ pub struct Change {
     /// The name of the token that made it.
     pub actor: String,
     pub at: String,
+    /// Set on the event of a token's revocation (never relayed): the streams of that token
+    /// end, so that nothing built on them (the bridge's cache) outlives the token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_token: Option<i64>,
 }
 
 impl Change {
@@ -56,6 +60,15 @@ impl Change {
             tickets,
             actor: actor.chars().take(100).collect(),
             at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            revoked_token: None,
+        }
+    }
+
+    /// The revocation of token `token_id` of workspace `workspace_id`, by `actor`.
+    pub fn revocation(workspace_id: i64, token_id: i64, actor: &str) -> Self {
+        Self {
+            revoked_token: Some(token_id),
+            ..Self::new(workspace_id, "token_revoked", Vec::new(), actor)
         }
     }
 }

@@ -1072,6 +1072,45 @@ where
     }
 }
 
+/// A revoked token reads nothing more, not even from the bridge's cache: the server ends the
+/// token's event stream, and the bridge stops answering from its cache when that happens.
+#[test]
+fn a_revoked_tokens_bridge_stops_answering_from_its_cache() {
+    let db = TestDb::new();
+    let pool = db.connect();
+    let tokens = Tokens::new(&pool);
+    let (ws, admin) = workspace(&tokens, "revoking");
+    let a_token = token(&tokens, &ws, AGENT, AGENT_SCOPES);
+    let server = Server::start(&db, &[]);
+    let home = tempfile::tempdir().unwrap();
+    let api = server.root().to_string();
+    let secret = a_token.token.expose().to_string();
+
+    block_on(async {
+        let a = bridge(&api, &secret, home.path()).await;
+        ok(&a, "jility_create_ticket", json!({"title": "Secret plans"})).await;
+        until_cached(&a, &db.url, &api, &secret, 1, Duration::from_secs(15)).await;
+        let (status, revoked) = rest(
+            &api,
+            reqwest::Method::DELETE,
+            &format!("/tokens/{}", a_token.record.id),
+            &admin,
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{revoked}");
+        // Well before the 30 s a cached ticket lives, A's reads are refused.
+        let refused = poll(Duration::from_secs(10), || async {
+            let answer = call(&a, "jility_get_ticket", json!({"ticket_id": "TASK-1"})).await;
+            answer.is_error.then(|| answer.error())
+        })
+        .await
+        .expect("the bridge kept answering a revoked token's reads from its cache");
+        assert_eq!(refused.code, "unauthenticated", "{refused:?}");
+        assert!(refused.message.contains("revoked"), "{refused:?}");
+    });
+}
+
 // ---------------------------------------------------------------------------------------
 // 3. A bridge's own writes invalidate its cache at once.
 

@@ -6,8 +6,9 @@
 //! - `reset` when events may have been missed (this process lost its database listener,
 //!   or the client fell behind): drop whatever was built on them.
 //!
-//! A stream lasts at most [`MAX_STREAM`], so that a token revoked meanwhile stops receiving
-//! when the client reconnects; it also ends when the server stops.
+//! A stream ends when its token is revoked (through the API, by any server process on the
+//! database), after at most [`MAX_STREAM`] (so that an expired token stops receiving when
+//! the client reconnects), and when the server stops.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -34,10 +35,14 @@ pub async fn stream(
     principal.require(Scope::TicketsRead)?;
     let receiver = state.events.subscribe();
     let workspace = principal.workspace_id;
+    let token = principal.token_id;
     let ready = stream::once(async { Ok(SseEvent::default().event("ready").data("{}")) });
     let changes = stream::unfold(receiver, move |mut receiver| async move {
         loop {
             let event = match receiver.recv().await {
+                // The caller's token was revoked: its stream ends (it cannot reconnect).
+                Ok(Event::Change(change)) if change.revoked_token == Some(token) => return None,
+                Ok(Event::Change(change)) if change.revoked_token.is_some() => continue,
                 Ok(Event::Change(change)) if change.workspace_id == Some(workspace) => {
                     let mut change = (*change).clone();
                     change.workspace_id = None;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::body::{invalid, json_body};
 use super::{ApiError, ApiState, audited, status_of};
+use crate::events::{self, Change};
 use crate::auth::{
     NewToken, PlainToken, Principal, Scope, ScopeSet, TOKEN_PREFIX, TokenRecord, TokenRef,
 };
@@ -271,6 +272,12 @@ async fn revoke_ref(
     let workspace_id = principal.workspace_id;
     let record = blocking(move || tokens.revoke(workspace_id, &which)).await?;
     *detail = Some(format!("token {} ({})", record.id, record.name));
+    // End the token's event streams on every server process.
+    let db = state.db.clone();
+    let revocation = Change::revocation(workspace_id, record.id, &principal.token_name);
+    if let Err(err) = tokio::task::spawn_blocking(move || events::publish(&db, &revocation)).await {
+        tracing::warn!(error = %err, "could not publish a revocation");
+    }
     tracing::info!(
         workspace_id,
         token_id = record.id,
