@@ -244,6 +244,12 @@ impl Bridge {
             });
         }
         let mut err = client::api_error(status.as_u16(), &text, &self.base);
+        // Whatever the server (or something posing as it) says, the token is not passed on.
+        let secret = self.token.expose();
+        if !secret.is_empty() {
+            err.message = err.message.replace(secret, "jil_live_…");
+            err.hint = err.hint.map(|h| h.replace(secret, "jil_live_…"));
+        }
         if err.code == errors::RATE_LIMIT && err.retry_after_secs.is_none() {
             err.retry_after_secs = retry_after;
         }

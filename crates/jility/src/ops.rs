@@ -234,6 +234,10 @@ fn shape_hint<O: Operation>() -> String {
     )
 }
 
+/// Longest path argument the bridge sends (a ticket reference or a template's name is far
+/// shorter).
+const MAX_SEGMENT_BYTES: usize = 1_000;
+
 /// The request the bridge sends for `params`.
 pub fn request_of<O: Operation>(params: &O::Params) -> Result<Request, ToolError> {
     let mut args = match serde_json::to_value(params).map_err(cannot_encode)? {
@@ -254,7 +258,18 @@ pub fn request_of<O: Operation>(params: &O::Params) -> Result<Request, ToolError
                         )));
                     }
                 };
-                path.extend(form_urlencoded::byte_serialize(value.as_bytes()));
+                if value.trim().is_empty() || value.len() > MAX_SEGMENT_BYTES {
+                    return Err(invalid(
+                        format!("`{name}` must be given, in at most {MAX_SEGMENT_BYTES} bytes"),
+                        "Name the ticket as KEY-N (e.g. TASK-42) or by its UUID.",
+                    ));
+                }
+                match value.as_str() {
+                    // Dots alone would be read as a path step by every URL parser.
+                    "." => path.push_str("%2E"),
+                    ".." => path.push_str("%2E%2E"),
+                    _ => path.extend(form_urlencoded::byte_serialize(value.as_bytes())),
+                }
             }
             None => path.push_str(part),
         }
@@ -766,6 +781,19 @@ mod tests {
         )
         .unwrap();
         assert_eq!(back.depends_on, "a/b?c");
+        let dots = params::Dependency {
+            ticket_id: "..".into(),
+            depends_on: ".".into(),
+        };
+        let request = request_of::<RemoveDependency>(&dots).unwrap();
+        assert_eq!(request.path, "/tickets/%2E%2E/dependencies/%2E");
+        let empty = params::TicketId {
+            ticket_id: " ".into(),
+        };
+        assert_eq!(
+            request_of::<GetTicket>(&empty).unwrap_err().code,
+            errors::INVALID_INPUT
+        );
         // A path argument given again in the body is refused, not silently overridden.
         let body = Bytes::from_static(br#"{"ticket_id":"TASK-9","content":"x"}"#);
         let err = params_from_request::<AddComment>(

@@ -437,8 +437,21 @@ fn check_points(points: Option<i64>) -> Result<Option<u8>, ToolError> {
 }
 
 /// Trim, drop empties and duplicates, keep order.
+/// Most labels, and most assignees, of one ticket.
+const MAX_NAMES: usize = 100;
+
 fn check_names(names: &[String], what: &str) -> Result<Vec<String>, ToolError> {
+    if names.len() > MAX_NAMES {
+        return Err(invalid(
+            format!(
+                "{} {what} given; a ticket has at most {MAX_NAMES}",
+                names.len()
+            ),
+            format!("Give at most {MAX_NAMES} {what}."),
+        ));
+    }
     let mut out: Vec<String> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     for name in names {
         let name = name.trim();
         if name.is_empty() {
@@ -447,13 +460,13 @@ fn check_names(names: &[String], what: &str) -> Result<Vec<String>, ToolError> {
                 format!("Remove the empty entry from the {what} list."),
             ));
         }
-        if name.chars().count() > 100 || name.contains(['\n', '\u{1f}']) {
+        if name.chars().count() > 100 || name.contains(['\n', '\u{1f}', '\0']) {
             return Err(invalid(
                 format!("{what} '{}' is too long or has line breaks", clip(name)),
                 "Use short names.",
             ));
         }
-        if !out.iter().any(|n| n == name) {
+        if seen.insert(name) {
             out.push(name.to_string());
         }
     }

@@ -1514,3 +1514,70 @@ fn a_write_through_one_server_reaches_subscribers_of_another() {
     // B's subscriber on the first server heard neither.
     b_on_first.quiet(Duration::from_secs(1));
 }
+
+/// Inputs that would cost the server dearly or that PostgreSQL cannot store are refused as
+/// bad input, before any work: a NUL character anywhere (body, query), more than 100 labels
+/// or assignees.
+#[test]
+fn costly_or_unstorable_inputs_are_refused_up_front() {
+    let db = TestDb::new();
+    let pool = db.connect();
+    let (_ws, token) = workspace(&Tokens::new(&pool), "guarded");
+    let server = Server::start(&db, &["--rate-limit", "100000"]);
+    let http = client();
+    let refused = |answer: Answer, needle: &str| {
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.body);
+        assert_eq!(answer.code(), "invalid_input");
+        assert!(answer.message().contains(needle), "{}", answer.body);
+        assert!(answer.body.to_string().len() < 2_000, "{}", answer.body);
+    };
+    for body in [
+        json!({"title": "a\u{0}b"}),
+        json!({"title": "ok", "labels": ["x\u{0}"]}),
+        json!({"title": "ok", "description": "\u{0}"}),
+    ] {
+        let answer = call(
+            &http,
+            &server,
+            Method::POST,
+            "/tickets",
+            Some(&token),
+            Some(&body.to_string()),
+        );
+        refused(answer, "NUL");
+    }
+    let answer = call(
+        &http,
+        &server,
+        Method::GET,
+        "/tickets?label=a%00b",
+        Some(&token),
+        None,
+    );
+    refused(answer, "NUL");
+    let many: Vec<String> = (0..101).map(|i| format!("l{i}")).collect();
+    for member in ["labels", "assignees"] {
+        let body = json!({"title": "many", member: many});
+        let answer = call(
+            &http,
+            &server,
+            Method::POST,
+            "/tickets",
+            Some(&token),
+            Some(&body.to_string()),
+        );
+        refused(answer, "at most 100");
+    }
+    // A hundred is fine; nothing refused above was stored.
+    let body = json!({"title": "hundred", "labels": many[..100]});
+    let answer = call(
+        &http,
+        &server,
+        Method::POST,
+        "/tickets",
+        Some(&token),
+        Some(&body.to_string()),
+    );
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
+    assert_eq!(answer.body["ticket"]["number"], "TASK-1");
+}

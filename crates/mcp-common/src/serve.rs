@@ -20,12 +20,21 @@ pub fn level_for_verbosity(verbosity: u8) -> tracing::Level {
     }
 }
 
+/// Libraries whose debug logs carry their statements' parameters (stored secrets among
+/// them): never below INFO from `-v` alone.
+const QUIET_LIBRARIES: &[&str] = &["tokio_postgres", "postgres"];
+
 /// Log to stderr (stdout carries protocol frames only) at the level of the `-v` count.
 /// `RUST_LOG`, when set, overrides the level with its own directives.
 pub fn init_tracing(verbosity: u8) {
     let level = level_for_verbosity(verbosity);
-    let filter = EnvFilter::try_from_env("RUST_LOG")
-        .unwrap_or_else(|_| EnvFilter::new(level.as_str().to_ascii_lowercase()));
+    let mut directives = level.as_str().to_ascii_lowercase();
+    if level > tracing::Level::INFO {
+        for library in QUIET_LIBRARIES {
+            directives.push_str(&format!(",{library}=info"));
+        }
+    }
+    let filter = EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| EnvFilter::new(directives));
     // A second initialisation (tests) is harmless, so its error is ignored.
     let _ = fmt()
         .with_writer(std::io::stderr)

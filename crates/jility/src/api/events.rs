@@ -4,7 +4,8 @@
 //! - `change` for each write of the caller's workspace (`{"operation","tickets","actor","at"}`),
 //!   never another workspace's;
 //! - `reset` when events may have been missed (this process lost its database listener,
-//!   or the client fell behind): drop whatever was built on them.
+//!   or the client fell behind): drop whatever was built on them. The stream ends after
+//!   it; the client reconnects (and its token is checked again).
 //!
 //! A stream ends when its token is revoked (through the API, by any server process on the
 //! database), after at most [`MAX_STREAM`] (so that an expired token stops receiving when
@@ -37,7 +38,10 @@ pub async fn stream(
     let workspace = principal.workspace_id;
     let token = principal.token_id;
     let ready = stream::once(async { Ok(SseEvent::default().event("ready").data("{}")) });
-    let changes = stream::unfold(receiver, move |mut receiver| async move {
+    // After a `reset` the stream ends: the client reconnects, and its token is checked again
+    // (a revocation may have been among the events missed).
+    let changes = stream::unfold(Some(receiver), move |receiver| async move {
+        let mut receiver = receiver?;
         loop {
             let event = match receiver.recv().await {
                 // The caller's token was revoked: its stream ends (it cannot reconnect).
@@ -53,11 +57,11 @@ pub async fn stream(
                 }
                 Ok(Event::Change(_)) => continue,
                 Ok(Event::Reset) | Err(RecvError::Lagged(_)) => {
-                    SseEvent::default().event("reset").data("{}")
+                    return Some((Ok(SseEvent::default().event("reset").data("{}")), None));
                 }
                 Err(RecvError::Closed) => return None,
             };
-            return Some((Ok(event), receiver));
+            return Some((Ok(event), Some(receiver)));
         }
     });
     let shutdown = state.shutdown.clone();

@@ -60,6 +60,7 @@ pub(crate) async fn execute<O: Operation>(
     principal: &Principal,
     params: Result<O::Params, ToolError>,
 ) -> Result<O::Output, ToolError> {
+    let params = params.and_then(|p| without_nul(&p).map(|()| p));
     let named = params.as_ref().ok().and_then(named_ticket::<O>);
     let result = async {
         principal.require(O::SCOPE)?;
@@ -136,6 +137,27 @@ pub(crate) async fn audit_refusal(
         err.class().http_status(),
     )
     .await;
+}
+
+/// PostgreSQL text cannot hold a NUL character: arguments with one are refused here, as
+/// bad input, rather than failing in the database.
+fn without_nul<P: serde::Serialize>(params: &P) -> Result<(), ToolError> {
+    fn has_nul(value: &Value) -> bool {
+        match value {
+            Value::String(s) => s.contains('\0'),
+            Value::Array(items) => items.iter().any(has_nul),
+            Value::Object(members) => members.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+            _ => false,
+        }
+    }
+    match serde_json::to_value(params) {
+        Ok(value) if has_nul(&value) => Err(ToolError::new(
+            crate::errors::INVALID_INPUT,
+            "The arguments contain a NUL character (\\u0000)",
+        )
+        .with_hint("Remove the NUL characters; text may hold any other character.")),
+        _ => Ok(()),
+    }
 }
 
 /// The ticket the arguments name (`ticket_id`), clipped: for the audit entry of a write

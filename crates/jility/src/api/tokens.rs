@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use super::body::{invalid, json_body};
 use super::{ApiError, ApiState, audited, status_of};
-use crate::events::{self, Change};
 use crate::auth::{
     NewToken, PlainToken, Principal, Scope, ScopeSet, TOKEN_PREFIX, TokenRecord, TokenRef,
 };
+use crate::events::{self, Change};
 
 type Answer = Result<Response, ApiError>;
 
