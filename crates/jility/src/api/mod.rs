@@ -110,7 +110,7 @@ impl ApiState {
         Ok(Self {
             db: db.clone(),
             tokens: Tokens::new(db),
-            limiter: RateLimiter::new(db.clone(), rate_limit),
+            limiter: RateLimiter::new(db.counters(), rate_limit),
             workspaces: Workspaces::new(db)?,
             audit: Audit::new(db),
             events: Events::start(db),

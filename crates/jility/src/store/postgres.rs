@@ -210,6 +210,28 @@ impl PgDatabase {
         Ok(Self { pool, config })
     }
 
+    /// A second pool on the same database whose commits do not wait for the disk
+    /// (`synchronous_commit = off`): for counters that may lose their last fraction of a
+    /// second in a crash (rate-limit windows), never for tickets, tokens or the audit log.
+    /// Saves a WAL flush per request.
+    pub fn counters(&self) -> Self {
+        let mut config = self.config.clone();
+        let options = format!(
+            "{} -c synchronous_commit=off",
+            config.get_options().unwrap_or_default()
+        );
+        config.options(options.trim());
+        let pool = r2d2::Pool::builder()
+            .max_size(self.pool.max_size())
+            .min_idle(Some(0))
+            .test_on_check_out(false)
+            .connection_timeout(LOCK_TIMEOUT)
+            .build_unchecked(Manager {
+                config: config.clone(),
+            });
+        Self { pool, config }
+    }
+
     /// A connection of its own, outside the pool: for a session that waits on the server
     /// for long (`LISTEN`, [`crate::events`]) and must not hold a pooled one.
     pub fn dedicated(&self) -> StoreResult<Client> {
