@@ -663,3 +663,25 @@ fn the_openapi_document_is_public_and_describes_every_route() {
         .unwrap();
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
 }
+
+#[test]
+fn sigterm_stops_the_server_cleanly_after_it_served() {
+    let db = TestDb::new();
+    let pool = db.connect();
+    let (_alpha, full) = workspace(&Tokens::new(&pool), "alpha");
+    let server = Server::start(&db, &[]);
+    let http = client();
+    // Every pool in use: the API's, the rate limiter's, the workspace's tracker.
+    let created = call(
+        &http,
+        &server,
+        Method::POST,
+        "/tickets",
+        Some(&full),
+        Some(r#"{"title":"before the stop"}"#),
+    );
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let (status, log) = server.terminate();
+    assert!(status.success(), "{status:?}: {log}");
+    assert!(!log.contains("panicked"), "{log}");
+}

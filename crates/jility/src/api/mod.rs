@@ -265,7 +265,10 @@ pub fn serve(config: ServeConfig) -> Result<(), ToolError> {
         .enable_all()
         .build()
         .map_err(|e| ToolError::internal(format!("Cannot start the async runtime: {e}")))?;
-    runtime.block_on(async move {
+    // The database's connections (sync clients, each with a runtime of its own) must be
+    // closed outside this runtime: these handles outlive it and are dropped last.
+    let keep = (db, state.clone());
+    let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|e| {
@@ -330,7 +333,10 @@ pub fn serve(config: ServeConfig) -> Result<(), ToolError> {
                 Ok(())
             }
         }
-    })
+    });
+    drop(runtime);
+    drop(keep);
+    served
 }
 
 /// Tell whoever started the server where it listens (the port may be the system's choice).

@@ -58,6 +58,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("pg_migrations/0003_rate_limits.sql"),
     include_str!("pg_migrations/0004_server_secrets.sql"),
     include_str!("pg_migrations/0005_audit.sql"),
+    include_str!("pg_migrations/0006_ticket_lookups.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)

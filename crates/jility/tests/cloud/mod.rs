@@ -97,6 +97,19 @@ impl Server {
     pub fn log(&self) -> String {
         self.log.lock().unwrap().join("\n")
     }
+
+    /// Send SIGTERM and wait for the process: its exit status and its log.
+    pub fn terminate(mut self) -> (std::process::ExitStatus, String) {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = self.child.wait().unwrap();
+        // The log thread ends with the process's stderr.
+        std::thread::sleep(Duration::from_millis(200));
+        (status, self.log())
+    }
 }
 
 impl Drop for Server {

@@ -1,0 +1,1547 @@
+//! Benchmark of jility's cloud mode: `jility serve` (the REST API on PostgreSQL) and the
+//! caching MCP bridge (`JILITY_MODE=cloud jility --mcp-server`), on the same 100,000-ticket
+//! database as `benches/stdio.rs`, with local mode measured beside it in the same run.
+//!
+//! The database is built once through the product: the release `jility serve` on a fresh
+//! PostgreSQL database `jility_bench_v<CLOUD_DB_VERSION>_template`, a workspace made with
+//! `jility admin create-workspace`, and a bridge to it that is sent the same calls as the
+//! stdio benchmark's builder (`support::build`: batches and single creates, then 20,000
+//! comments). When the build is complete the database's comment says so; a database without
+//! that comment (a build that was cut short) is dropped and built again. Each run copies it
+//! (`CREATE DATABASE jility_bench_run_<pid> TEMPLATE …`), mints its own tokens on the copy
+//! with the library (the database keeps only their hashes), and drops the copy at the end,
+//! also when the run fails.
+//!
+//! Building needs statistics: without them PostgreSQL reads a ticket's labels through the
+//! wrong index and each write gets slower as the database grows. A server that runs
+//! autovacuum gathers them as it goes; on one that does not (the test server), the build runs
+//! `ANALYZE` every 30 s as autoanalyze would, and every build ends with `VACUUM (ANALYZE)`.
+//!
+//! Measures, in one run, in this order:
+//! 1. **Latency through one bridge** (rmcp client over stdio, `mcp-testkit`), each call
+//!    preceded by an MCP `ping` (the baseline): `jility_get_ticket` of the same ticket (the
+//!    bridge's cache answers once it follows the API's event stream: it gets a second to
+//!    start), of a different random ticket each call (the API answers),
+//!    `jility_search_tickets` with a different 1–2 word query each call (so the cache cannot
+//!    answer), and `jility_create_ticket`.
+//! 2. **REST, one request at a time** on a keep-alive connection: random reads, and the same
+//!    search queries (`GET /search?q=`), with the search latency by number of matches.
+//! 3. **REST throughput**: `GET /api/v1/tickets/{KEY-N}` for a random N, from 32 concurrent
+//!    clients (async reqwest, keep-alive, `TCP_NODELAY`, each its own connection and token),
+//!    10 s after a 2 s warm-up; requests per second, latency percentiles, and where the CPUs
+//!    went (`jility serve`, PostgreSQL, the load generator, the rest). Every answer must be
+//!    200 and name the ticket asked for; one in [`PARSE_EVERY`] is decoded and checked. Then,
+//!    as a diagnostic, the same with all 32 clients on one token.
+//! 4. **Concurrent writers**: 4 bridges (each with its own token), all started before the
+//!    clock starts, each sent 1,000 `jility_create_ticket` calls at once with the others;
+//!    tickets per second, then a check through another bridge that none is lost (paging
+//!    through every ticket with `jility_list_tickets`, 200 a page: the count, the numbers
+//!    unique and contiguous, each writer's tickets under its assignee).
+//! 5. **Local mode beside it**: the same cases on a copy of the stdio benchmark's cached
+//!    SQLite database (built now if missing) with `jility --mcp-server`, with its own pings,
+//!    and the same 4 × 1,000 concurrent writers, checked the same way.
+//!
+//! Whatever `jility serve` and the MCP servers report on stderr that looks like a problem (a
+//! warning, an error, a panic, a failed exit on SIGTERM) is quoted at the end of the report.
+//!
+//! Prints a Markdown report and writes it to `target/jility-cloud-bench.md`.
+//!
+//! Run (PostgreSQL at the admin URL, default `postgres://postgres@127.0.0.1:5432/test`):
+//! `JILITY_BENCH_DATABASE_URL=postgres://… cargo bench -p jility --bench cloud`
+
+// The benchmark reports to the terminal and aborts on any setup failure.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
+mod support;
+
+use std::{
+    collections::HashSet,
+    fmt::Write as _,
+    io::{BufRead as _, BufReader},
+    path::Path,
+    process::{Child, Command, Stdio},
+    sync::{Arc, Mutex, mpsc},
+    time::{Duration, Instant},
+};
+
+use jility::auth::{NewToken, ScopeSet, Tokens};
+use jility::store::postgres::PgDatabase;
+use mcp_testkit::{
+    McpProcess,
+    bench::{self, Rng, machine, met, mib, ms, ms_scaled, percentile},
+};
+use serde_json::{Value, json};
+use tokio::task::JoinSet;
+
+use support::{
+    AREAS, BROWSERS, CAUSES, COMMENTS, CONDITIONS, Case, DEPENDENCIES, EVIDENCE, FEATURES, GOALS,
+    ITERS, ITERS_SEARCH, KEY, LOAD_CREATES, LOAD_PROCESSES, Load, MODULES, PAGE, Plan, Planned,
+    QUERIES, Row, SYMPTOMS, TEAMS, TICKETS, Verified, WARMUP, copy_database, ensure_database,
+    measure, number_of,
+};
+
+// ---- the database and the runs --------------------------------------------------------------
+
+/// The version of the cached PostgreSQL database (its name carries it): bump it when the
+/// generator or the way it is built changes. (A database from before a schema migration is
+/// upgraded by the server, on each run's copy.)
+const CLOUD_DB_VERSION: u32 = 1;
+/// The admin connection (its database is only used to create and drop others).
+const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+/// The database comment of a complete build starts with this.
+const BUILT_MARK: &str = "jility benchmark database, complete:";
+/// The workspace the tickets are in.
+const WORKSPACE: &str = "bench";
+/// Requests per minute per token: high enough never to refuse one.
+const RATE_LIMIT: &str = "1000000000";
+
+/// REST clients reading at once, and how long they do.
+const CLIENTS: usize = 32;
+const WARM_UP: Duration = Duration::from_secs(2);
+const MEASURE: Duration = Duration::from_secs(10);
+/// One answer in so many is decoded and checked in full (every answer is checked to be 200
+/// and to name its ticket).
+const PARSE_EVERY: usize = 64;
+
+/// The ticket `jility_get_ticket` reads again and again (the bridge's cache answers).
+const SAME_TICKET: usize = 42_424;
+
+// ---- targets --------------------------------------------------------------------------------
+
+const THROUGHPUT_TARGET: f64 = 2_000.0;
+const THROUGHPUT_P99_TARGET_MS: f64 = 20.0;
+/// Cached `jility_get_ticket` p50 at most this many times the bridge's ping p50.
+const CACHED_GET_TARGET_RATIO: f64 = 3.0;
+const GET_TARGET_MS: f64 = 2.0;
+const CREATE_TARGET_MS: f64 = 5.0;
+const SEARCH_TARGET_MS: f64 = 20.0;
+
+// ---- PostgreSQL -----------------------------------------------------------------------------
+
+fn admin_url() -> String {
+    std::env::var("JILITY_BENCH_DATABASE_URL")
+        .ok()
+        .filter(|url| !url.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_ADMIN_URL.to_string())
+}
+
+/// `url` with its database name replaced by `name`.
+fn with_database(url: &str, name: &str) -> String {
+    let (main, query) = match url.split_once('?') {
+        Some((main, query)) => (main, Some(query)),
+        None => (url, None),
+    };
+    let (server, _) = main
+        .rsplit_once('/')
+        .filter(|(server, _)| server.contains("//") && !server.ends_with('/'))
+        .unwrap_or((main, ""));
+    match query {
+        Some(query) => format!("{server}/{name}?{query}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
+fn connect_admin() -> postgres::Client {
+    let url = admin_url();
+    postgres::Client::connect(&url, postgres::NoTls).unwrap_or_else(|err| {
+        panic!("cannot reach PostgreSQL at {url} (set JILITY_BENCH_DATABASE_URL): {err}")
+    })
+}
+
+fn template_name() -> String {
+    format!("jility_bench_v{CLOUD_DB_VERSION}_template")
+}
+
+/// The comment of database `name`, if it exists.
+fn database_comment(admin: &mut postgres::Client, name: &str) -> Option<Option<String>> {
+    admin
+        .query_opt(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1",
+            &[&name],
+        )
+        .unwrap()
+        .map(|row| row.get(0))
+}
+
+fn database_bytes(name: &str) -> u64 {
+    let bytes: i64 = connect_admin()
+        .query_one(
+            "SELECT pg_database_size(oid) FROM pg_database WHERE datname = $1",
+            &[&name],
+        )
+        .unwrap()
+        .get(0);
+    bytes as u64
+}
+
+/// The cached template database (built now when missing or incomplete): how it was built.
+fn ensure_template(bin: &Path, plan: &Plan) -> String {
+    let name = template_name();
+    let mut admin = connect_admin();
+    if let Some(Some(comment)) = database_comment(&mut admin, &name)
+        && let Some(built) = comment.strip_prefix(BUILT_MARK)
+    {
+        let built = built.trim().to_string();
+        eprintln!("cloud database: cached as {name} ({built})");
+        return built;
+    }
+    eprintln!(
+        "cloud database: building {TICKETS} tickets and {COMMENTS} comments through `jility \
+         serve` and the bridge in {name} …"
+    );
+    // Two statements: neither may run in a transaction block.
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .unwrap();
+    admin
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap();
+    drop(admin);
+    let t = Instant::now();
+    let url = with_database(&admin_url(), &name);
+    let server = Server::start(bin, &url);
+    let token = create_workspace(bin, &url);
+    let home = temp_dir("jility-cloud-build-");
+    // Without statistics the planner reads a ticket's labels through the wrong index (the
+    // whole workspace's), and each write gets slower as the database grows. A server that
+    // runs autovacuum gathers them as it goes; on one that does not (the test server), do
+    // what its autoanalyze would.
+    let analyzer = (!autovacuum()).then(|| Analyzer::start(&url));
+    let calls = bench::runtime().block_on(async {
+        let bridge = bridge(bin, server.root(), &token, home.path()).await;
+        let calls = support::build(&bridge, plan).await;
+        let stderr = bridge.shutdown().await;
+        if let Some(last) = stderr.trim().lines().last() {
+            eprintln!("  bridge stderr: {last}");
+        }
+        calls
+    });
+    let log = server.stop();
+    let analyzed = analyzer.map(Analyzer::stop);
+    // And as after any bulk load: fresh statistics and visibility map for the copies.
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    db.batch_execute("VACUUM (ANALYZE)").unwrap();
+    drop(db);
+    let took = t.elapsed();
+    // Every call succeeded (the builder checks each answer), so the database is complete;
+    // what the server said is shown, not judged.
+    for line in problems(&log) {
+        eprintln!("  server: {line}");
+    }
+    let analyzed = analyzed.map_or(String::new(), |n| {
+        format!(
+            "; autovacuum is off on this server, so the benchmark ran ANALYZE every {} s \
+             ({n} times) during the build",
+            ANALYZE_EVERY.as_secs()
+        )
+    });
+    let built = format!(
+        "built through the cloud bridge ({calls} calls) in {:.0} s on {}, {}, then VACUUM \
+         ANALYZE{analyzed}",
+        took.as_secs_f64(),
+        chrono::Utc::now().format("%Y-%m-%d"),
+        machine()
+    );
+    connect_admin()
+        .batch_execute(&format!(
+            "COMMENT ON DATABASE {name} IS '{BUILT_MARK} {}'",
+            built.replace('\'', "''")
+        ))
+        .unwrap();
+    eprintln!("cloud database: {built}");
+    built
+}
+
+/// Whether the PostgreSQL server runs autovacuum.
+fn autovacuum() -> bool {
+    let on: String = connect_admin()
+        .query_one("SHOW autovacuum", &[])
+        .unwrap()
+        .get(0);
+    on == "on"
+}
+
+/// How often [`Analyzer`] gathers statistics: about as often as autoanalyze would on a table
+/// growing as fast.
+const ANALYZE_EVERY: Duration = Duration::from_secs(30);
+
+/// `ANALYZE` of a database every [`ANALYZE_EVERY`] until stopped, on a connection of its own
+/// opened each time (none is left open between runs).
+struct Analyzer {
+    stop: mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<u32>,
+}
+
+impl Analyzer {
+    fn start(url: &str) -> Self {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let url = url.to_string();
+        let thread = std::thread::spawn(move || {
+            let mut runs = 0;
+            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(ANALYZE_EVERY) {
+                let analyzed = postgres::Client::connect(&url, postgres::NoTls)
+                    .and_then(|mut db| db.batch_execute("ANALYZE"));
+                match analyzed {
+                    Ok(()) => runs += 1,
+                    Err(err) => eprintln!("  ANALYZE failed: {err}"),
+                }
+            }
+            runs
+        });
+        Self { stop, thread }
+    }
+
+    /// Stop it; how many times it ran.
+    fn stop(self) -> u32 {
+        let _ = self.stop.send(());
+        self.thread.join().unwrap()
+    }
+}
+
+/// `jility admin create-workspace WORKSPACE --json` on `url`: the workspace's first token.
+fn create_workspace(bin: &Path, url: &str) -> String {
+    let out = clean(bin)
+        .args([
+            "--json",
+            "admin",
+            "create-workspace",
+            WORKSPACE,
+            "--database-url",
+            url,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "jility admin create-workspace failed ({}): {stdout} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let created: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|err| panic!("create-workspace printed no JSON ({err}): {stdout}"));
+    assert_eq!(created["workspace"], WORKSPACE, "{created}");
+    created["token"].as_str().unwrap().to_string()
+}
+
+/// This run's copy of the template, dropped (connections and all) when it goes out of scope,
+/// also when the run panics.
+struct RunDb {
+    name: String,
+    url: String,
+}
+
+impl RunDb {
+    /// Copy the template; returns the copy and how long the copy took.
+    fn create() -> (Self, Duration) {
+        let name = format!("jility_bench_run_{}", std::process::id());
+        let template = template_name();
+        let mut admin = connect_admin();
+        // Copies left by runs that were killed (their process is gone), and any of this pid.
+        let runs = admin
+            .query(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'jility\\_bench\\_run\\_%'",
+                &[],
+            )
+            .unwrap();
+        for row in runs {
+            let stale: String = row.get(0);
+            let pid = stale.trim_start_matches("jility_bench_run_");
+            if stale == name || !Path::new("/proc").join(pid).exists() {
+                eprintln!("dropping {stale}, left by an earlier run");
+                admin
+                    .batch_execute(&format!("DROP DATABASE IF EXISTS {stale} WITH (FORCE)"))
+                    .unwrap();
+            }
+        }
+        let t = Instant::now();
+        let mut attempt = 0;
+        // The template must have no connection; one that is closing may linger for a moment.
+        while let Err(err) =
+            admin.batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {template}"))
+        {
+            attempt += 1;
+            assert!(attempt < 10, "cannot copy {template}: {err}");
+            eprintln!("copying {template}: {err}; retrying");
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        let took = t.elapsed();
+        let url = with_database(&admin_url(), &name);
+        (Self { name, url }, took)
+    }
+}
+
+impl Drop for RunDb {
+    fn drop(&mut self) {
+        let dropped = postgres::Client::connect(&admin_url(), postgres::NoTls).and_then(|mut a| {
+            a.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ))
+        });
+        match dropped {
+            Ok(()) => eprintln!("dropped {}", self.name),
+            Err(err) => eprintln!("could not drop {}: {err}", self.name),
+        }
+    }
+}
+
+/// Tokens minted on the run's copy (full access), by name: a token's name is the actor of
+/// what it writes.
+fn mint_tokens(url: &str, names: &[String]) -> Vec<String> {
+    let db = PgDatabase::connect_with(url, 1).unwrap();
+    let workspace = db
+        .workspace_by_name(WORKSPACE)
+        .unwrap()
+        .unwrap_or_else(|| panic!("no workspace {WORKSPACE} in the copy"));
+    let tokens = Tokens::new(&db);
+    names
+        .iter()
+        .map(|name| {
+            tokens
+                .create(
+                    workspace.id,
+                    &NewToken {
+                        name: name.clone(),
+                        scopes: ScopeSet::full_access(),
+                        expires_at: None,
+                        created_by: "benchmark".to_string(),
+                    },
+                )
+                .unwrap()
+                .token
+                .expose()
+                .to_string()
+        })
+        .collect()
+}
+
+// ---- the processes --------------------------------------------------------------------------
+
+/// `bin` with a clean environment (only `PATH`), so that nothing of the developer's leaks in.
+fn clean(bin: &Path) -> Command {
+    let mut command = Command::new(bin);
+    command.env_clear();
+    if let Ok(path) = std::env::var("PATH") {
+        command.env("PATH", path);
+    }
+    command
+}
+
+fn temp_dir(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(support::target_dir())
+        .expect("create a temp dir")
+}
+
+/// A release `jility serve` on a database, killed when dropped.
+struct Server {
+    child: Child,
+    /// `http://127.0.0.1:PORT/api/v1`.
+    url: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    fn start(bin: &Path, database_url: &str) -> Self {
+        let mut child = clean(bin)
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--database-url",
+                database_url,
+                "--rate-limit",
+                RATE_LIMIT,
+            ])
+            .env("JILITY_MODE", "cloud")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let lines = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                // "jility: serving the API at URL/api/v1 and MCP at URL/mcp"
+                if let Some(rest) = line.strip_prefix("jility: serving the API at ") {
+                    let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_string());
+                }
+                lines.lock().unwrap().push(line);
+            }
+        });
+        let Ok(url) = rx.recv_timeout(Duration::from_secs(120)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "jility serve announced no address: {}",
+                log.lock().unwrap().join("\n")
+            );
+        };
+        assert!(url.ends_with("/api/v1"), "{url}");
+        Self { child, url, log }
+    }
+
+    /// `http://127.0.0.1:PORT`, as `JILITY_API_URL` takes it.
+    fn root(&self) -> &str {
+        self.url.strip_suffix("/api/v1").unwrap()
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Stop it as an operator would (SIGTERM; killed after 10 s); its stderr.
+    fn stop(mut self) -> String {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                break Some(status);
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // The reader thread ends with the pipe.
+        std::thread::sleep(Duration::from_millis(50));
+        let mut log = self.log.lock().unwrap().join("\n");
+        match status {
+            Some(status) if status.success() => {}
+            Some(status) => {
+                let _ = write!(
+                    log,
+                    "\n(failed: jility serve exited with {status} on SIGTERM)"
+                );
+            }
+            None => log.push_str("\n(failed: jility serve did not stop within 10 s of SIGTERM)"),
+        }
+        log
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A bridge to the API at `root` with `token`, its config directory in `home`.
+async fn bridge(bin: &Path, root: &str, token: &str, home: &Path) -> McpProcess {
+    let home_text = home.to_str().unwrap();
+    McpProcess::spawn_bin(
+        bin,
+        &["--mcp-server"],
+        home,
+        &[
+            ("JILITY_MODE", "cloud"),
+            ("JILITY_API_URL", root),
+            ("JILITY_API_TOKEN", token),
+            ("XDG_CONFIG_HOME", home_text),
+            ("HOME", home_text),
+        ],
+    )
+    .await
+    .expect("start the bridge")
+}
+
+/// Lines of a log that tell of a problem.
+fn problems(log: &str) -> Vec<String> {
+    let lines: Vec<&str> = log.lines().collect();
+    let flagged = |l: &str| {
+        let lower = l.to_lowercase();
+        ["error", "warn", "panick", "fail"]
+            .iter()
+            .any(|w| lower.contains(w))
+    };
+    // A panic: its message and the start of its backtrace, whole.
+    let panic = lines.iter().position(|l| l.contains("panicked at"));
+    let before = panic.unwrap_or(lines.len());
+    let mut out: Vec<String> = lines[..before]
+        .iter()
+        .filter(|l| flagged(l))
+        .map(|l| l.to_string())
+        .collect();
+    if let Some(at) = panic {
+        let after = &lines[at..];
+        out.extend(after.iter().take(16).map(|l| l.to_string()));
+        out.extend(
+            after
+                .iter()
+                .skip(16)
+                .filter(|l| l.starts_with("(failed"))
+                .map(|l| l.to_string()),
+        );
+    }
+    out
+}
+
+// ---- what is asked --------------------------------------------------------------------------
+
+/// `n` distinct ticket numbers, random over the database, none of them [`SAME_TICKET`].
+fn distinct_numbers(seed: u64, n: usize) -> Vec<usize> {
+    let mut rng = Rng(seed);
+    let mut seen = HashSet::from([SAME_TICKET]);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let number = rng.range(1, TICKETS);
+        if seen.insert(number) {
+            out.push(number);
+        }
+    }
+    out
+}
+
+/// `n` distinct search queries of 1–2 words from the generator's vocabulary (the stdio
+/// benchmark's queries among them), shuffled.
+fn search_queries(n: usize) -> Vec<String> {
+    const STOP: &[&str] = &[
+        "when", "with", "from", "that", "this", "than", "more", "their", "after", "before", "into",
+        "over", "about", "have", "used", "does", "your", "they", "them", "will", "only", "some",
+        "what", "which", "where", "there", "each", "during",
+    ];
+    let words = |phrase: &str| -> Vec<String> {
+        phrase
+            .split_whitespace()
+            .map(|w| w.trim_matches('`').to_lowercase())
+            .filter(|w| {
+                w.len() >= 4 && w.chars().all(|c| c.is_ascii_alphabetic()) && !STOP.contains(&&**w)
+            })
+            .collect()
+    };
+    let mut seen = HashSet::new();
+    let mut queries: Vec<String> = Vec::new();
+    let mut add = |query: String, queries: &mut Vec<String>| {
+        if seen.insert(query.clone()) {
+            queries.push(query);
+        }
+    };
+    for query in QUERIES {
+        add(query.to_string(), &mut queries);
+    }
+    let lists: &[&[&str]] = &[
+        AREAS,
+        SYMPTOMS,
+        FEATURES,
+        CONDITIONS,
+        CAUSES,
+        MODULES,
+        DEPENDENCIES,
+        GOALS,
+        TEAMS,
+        EVIDENCE,
+        BROWSERS,
+    ];
+    for phrase in lists.iter().flat_map(|l| l.iter()) {
+        let words = words(phrase);
+        for word in &words {
+            add(word.clone(), &mut queries);
+        }
+        for pair in words.windows(2) {
+            add(pair.join(" "), &mut queries);
+        }
+    }
+    // More pairs if need be: a symptom in an area, as titles have them.
+    let mut rng = Rng(0x5EA7_C4E5);
+    while queries.len() < n {
+        let symptom = words(rng.pick(SYMPTOMS));
+        let area = words(rng.pick(AREAS));
+        if let (Some(s), Some(a)) = (symptom.first(), area.first()) {
+            add(format!("{s} {a}"), &mut queries);
+        }
+    }
+    // Shuffled (Fisher–Yates), so that single words and pairs alternate.
+    for i in (1..queries.len()).rev() {
+        queries.swap(i, rng.below(i + 1));
+    }
+    queries.truncate(n);
+    queries
+}
+
+/// The latency cases, measured through the bridge and through the local server alike.
+fn cases(queries: &[String]) -> Vec<Case> {
+    let numbers = distinct_numbers(0x0C10_0D6E, WARMUP + ITERS);
+    let numbers_check = numbers.clone();
+    let queries = queries.to_vec();
+    let mut create_rng = Rng(0xC10D_C4EA);
+    let created: Vec<Planned> = (0..WARMUP + ITERS)
+        .map(|_| Planned::generate(&mut create_rng, "todo"))
+        .collect();
+    let titles: Vec<String> = created.iter().map(|t| t.title.clone()).collect();
+    let search_check = |_: usize, data: &Value| {
+        let total = data["page"]["total"].as_u64().unwrap() as usize;
+        let hits = data["hits"].as_array().unwrap();
+        assert_eq!(hits.len(), total.min(20), "{data}");
+    };
+    vec![
+        Case {
+            label: format!("`jility_get_ticket`, the same ticket ({KEY}-{SAME_TICKET})"),
+            tool: "jility_get_ticket",
+            iters: ITERS,
+            target_ms: None,
+            args: Box::new(|_| json!({"ticket_id": format!("{KEY}-{SAME_TICKET}")})),
+            check: Box::new(|_, data| {
+                assert_eq!(number_of(&data["ticket"]["number"]), SAME_TICKET);
+                assert!(data["ticket"]["description"].as_str().unwrap().len() > 100);
+            }),
+        },
+        Case {
+            label: "`jility_get_ticket`, a different random ticket each call".into(),
+            tool: "jility_get_ticket",
+            iters: ITERS,
+            target_ms: Some(GET_TARGET_MS),
+            args: Box::new(move |i| json!({"ticket_id": format!("{KEY}-{}", numbers[i])})),
+            check: Box::new(move |i, data| {
+                assert_eq!(number_of(&data["ticket"]["number"]), numbers_check[i]);
+                assert!(data["ticket"]["description"].as_str().unwrap().len() > 100);
+            }),
+        },
+        Case {
+            label: "`jility_search_tickets`, a different 1–2 word query each call".into(),
+            tool: "jility_search_tickets",
+            iters: ITERS_SEARCH,
+            target_ms: Some(SEARCH_TARGET_MS),
+            args: Box::new(move |i| json!({"query": queries[i]})),
+            check: Box::new(search_check),
+        },
+        Case {
+            label: "`jility_create_ticket` (status todo, ~0.5 KiB description)".into(),
+            tool: "jility_create_ticket",
+            iters: ITERS,
+            target_ms: Some(CREATE_TARGET_MS),
+            args: Box::new(move |i| created[i].args(true)),
+            check: Box::new(move |i, data| {
+                assert_eq!(data["ticket"]["title"], titles[i].as_str());
+                assert_eq!(data["ticket"]["status"], "todo");
+            }),
+        },
+    ]
+}
+
+/// The cases' rows through one MCP server, and the pings that preceded their calls.
+async fn latencies(mcp: &McpProcess, cases: &[Case], side: &str) -> (Vec<Row>, Vec<Duration>) {
+    let mut pings = Vec::new();
+    let mut rows = Vec::new();
+    for case in cases {
+        let t = Instant::now();
+        rows.push(measure(mcp, case, &mut pings).await);
+        eprintln!("{side}: {}: {:.1?}", case.label, t.elapsed());
+    }
+    (rows, pings)
+}
+
+// ---- REST -----------------------------------------------------------------------------------
+
+fn http_client() -> reqwest::Client {
+    mcp_testkit::install_crypto_provider();
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+/// `GET {base}{path}` with `token`: the status and the body.
+async fn get(http: &reqwest::Client, url: &str, token: &str) -> (u16, String) {
+    let response = http
+        .get(url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap_or_else(|err| panic!("GET {url}: {err}"));
+    let status = response.status().as_u16();
+    let body = response
+        .text()
+        .await
+        .unwrap_or_else(|err| panic!("GET {url}: {err}"));
+    (status, body)
+}
+
+fn urlencode(text: &str) -> String {
+    form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+struct Sequential {
+    p50: Duration,
+    p99: Duration,
+    /// Per measured request, its page's `total` (searches) and its latency.
+    totals: Vec<u64>,
+    samples: Vec<Duration>,
+}
+
+/// One client, one request at a time: `WARMUP` then `iters` requests of `path(i)`, each
+/// checked by `check`.
+async fn sequential(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    iters: usize,
+    path: impl Fn(usize) -> String,
+    check: impl Fn(usize, &Value),
+) -> Sequential {
+    let mut samples = Vec::with_capacity(iters);
+    let mut totals = Vec::with_capacity(iters);
+    for i in 0..WARMUP + iters {
+        let url = format!("{base}{}", path(i));
+        let t = Instant::now();
+        let (status, body) = get(http, &url, token).await;
+        let elapsed = t.elapsed();
+        assert_eq!(status, 200, "GET {url}: {body}");
+        let value: Value = serde_json::from_str(&body).unwrap();
+        check(i, &value);
+        if i >= WARMUP {
+            samples.push(elapsed);
+            totals.push(value["page"]["total"].as_u64().unwrap_or(0));
+        }
+    }
+    Sequential {
+        p50: percentile(&samples, 0.50),
+        p99: percentile(&samples, 0.99),
+        totals,
+        samples,
+    }
+}
+
+struct Throughput {
+    /// Requests answered in the measured window.
+    requests: usize,
+    window: Duration,
+    p50: Duration,
+    p99: Duration,
+    /// Answers decoded and checked in full, over the whole run.
+    parsed: usize,
+    /// Answers checked (status and number), over the whole run.
+    checked: usize,
+    /// Where the machine's CPUs went during the window.
+    cpu: Option<CpuSplit>,
+}
+
+/// CPU time, in clock ticks: the machine's (all CPUs, busy and idle) and two processes'.
+#[derive(Clone, Copy)]
+struct CpuTicks {
+    total: u64,
+    idle: u64,
+    server: u64,
+    generator: u64,
+    /// Every `postgres` process's (the server's backends, the run's and any other's).
+    postgres: u64,
+}
+
+/// How many CPUs' worth each part used over an interval.
+struct CpuSplit {
+    server: f64,
+    generator: f64,
+    postgres: f64,
+    /// Whatever else the machine runs.
+    rest: f64,
+    idle: f64,
+}
+
+/// `(total, idle)` ticks of all CPUs, from `/proc/stat`.
+fn machine_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<u64> = stat
+        .lines()
+        .next()?
+        .strip_prefix("cpu ")?
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is inside user).
+    let total = fields.iter().take(8).sum();
+    let idle = fields.get(3)? + fields.get(4).copied().unwrap_or(0);
+    Some((total, idle))
+}
+
+/// User and system ticks of process `pid` (`self` for this one), from `/proc/<pid>/stat`.
+fn process_ticks(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name (in parentheses): state is field 3, utime 14, stime 15.
+    let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(rest.get(11)?.parse::<u64>().ok()? + rest.get(12)?.parse::<u64>().ok()?)
+}
+
+/// The ticks of every process named `postgres` (a backend that exits meanwhile is lost).
+fn postgres_ticks() -> u64 {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|comm| comm.trim() == "postgres")
+        })
+        .filter_map(|pid| process_ticks(&pid))
+        .sum()
+}
+
+fn cpu_ticks(server: u32) -> Option<CpuTicks> {
+    let (total, idle) = machine_ticks()?;
+    Some(CpuTicks {
+        total,
+        idle,
+        server: process_ticks(&server.to_string())?,
+        generator: process_ticks("self")?,
+        postgres: postgres_ticks(),
+    })
+}
+
+impl CpuTicks {
+    fn split(self, until: CpuTicks) -> Option<CpuSplit> {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let total = until.total.checked_sub(self.total).filter(|t| *t > 0)? as f64;
+        let share = |ticks: u64| ticks as f64 * cpus / total;
+        let server = share(until.server.saturating_sub(self.server));
+        let generator = share(until.generator.saturating_sub(self.generator));
+        let postgres = share(until.postgres.saturating_sub(self.postgres));
+        let idle = share(until.idle.saturating_sub(self.idle));
+        Some(CpuSplit {
+            server,
+            generator,
+            postgres,
+            rest: (cpus - server - generator - postgres - idle).max(0.0),
+            idle,
+        })
+    }
+}
+
+/// `CLIENTS` clients (client `c` with `tokens[c % len]`) each send `GET /tickets/{KEY-N}` of a
+/// random N back to back: requests answered within the window after the warm-up, and their
+/// latencies.
+async fn read_throughput(base: &str, tokens: &[String], seed: u64, server: u32) -> Throughput {
+    let start = Instant::now() + WARM_UP;
+    let deadline = start + MEASURE;
+    let cpu = tokio::spawn(async move {
+        tokio::time::sleep_until(start.into()).await;
+        let first = cpu_ticks(server);
+        tokio::time::sleep_until(deadline.into()).await;
+        first?.split(cpu_ticks(server)?)
+    });
+    let mut tasks = JoinSet::new();
+    for c in 0..CLIENTS {
+        // A client of its own per task: its own connection, kept alive.
+        let http = http_client();
+        let token = tokens[c % tokens.len()].clone();
+        let base = base.to_string();
+        tasks.spawn(async move {
+            let mut rng = Rng(seed + c as u64);
+            let mut latencies = Vec::new();
+            let (mut checked, mut parsed) = (0, 0);
+            loop {
+                let sent = Instant::now();
+                if sent >= deadline {
+                    break;
+                }
+                let number = rng.range(1, TICKETS);
+                let url = format!("{base}/tickets/{KEY}-{number}");
+                let (status, body) = get(&http, &url, &token).await;
+                let done = Instant::now();
+                assert_eq!(status, 200, "GET {url}: {body}");
+                assert!(
+                    body.contains(&format!("\"number\":\"{KEY}-{number}\"")),
+                    "GET {url} answered another ticket: {}",
+                    body.chars().take(300).collect::<String>()
+                );
+                if checked % PARSE_EVERY == 0 {
+                    let value: Value = serde_json::from_str(&body).unwrap();
+                    assert_eq!(number_of(&value["ticket"]["number"]), number, "{url}");
+                    assert!(!value["ticket"]["title"].as_str().unwrap().is_empty());
+                    assert!(value["ticket"]["description"].as_str().unwrap().len() > 100);
+                    parsed += 1;
+                }
+                checked += 1;
+                if sent >= start && done <= deadline {
+                    latencies.push(done - sent);
+                }
+            }
+            (latencies, checked, parsed)
+        });
+    }
+    let mut latencies = Vec::new();
+    let (mut checked, mut parsed) = (0, 0);
+    while let Some(done) = tasks.join_next().await {
+        let (l, c, p) = done.unwrap();
+        latencies.extend(l);
+        checked += c;
+        parsed += p;
+    }
+    Throughput {
+        requests: latencies.len(),
+        window: MEASURE,
+        p50: percentile(&latencies, 0.50),
+        p99: percentile(&latencies, 0.99),
+        parsed,
+        checked,
+        cpu: cpu.await.unwrap(),
+    }
+}
+
+impl Throughput {
+    fn per_second(&self) -> f64 {
+        self.requests as f64 / self.window.as_secs_f64()
+    }
+}
+
+// ---- main -----------------------------------------------------------------------------------
+
+fn main() {
+    let started = Instant::now();
+    let bin = support::server_binary();
+    let t = Instant::now();
+    let plan = Plan::generate();
+    eprintln!(
+        "plan: {TICKETS} tickets, {COMMENTS} comments, generated in {:.1?}",
+        t.elapsed()
+    );
+    let cloud_built = ensure_template(&bin, &plan);
+    let (local_cache, local_built) = ensure_database(&bin, &plan);
+    drop(plan);
+
+    let (db, copied) = RunDb::create();
+    let db_bytes = database_bytes(&db.name);
+    eprintln!(
+        "copied {} to {} ({}) in {copied:.1?}",
+        template_name(),
+        db.name,
+        mib(db_bytes / 1024)
+    );
+    let mut names = vec!["bench".to_string(), "verify".to_string()];
+    names.extend((0..LOAD_PROCESSES).map(|k| support::loader("load", k)));
+    names.extend((0..CLIENTS).map(|c| format!("reader-{c}")));
+    let tokens = mint_tokens(&db.url, &names);
+    let server = Server::start(&bin, &db.url);
+    let (local_dir, local_bytes) = copy_database(&local_cache);
+
+    let cloud = bench::runtime().block_on(cloud(&bin, &server, &tokens));
+    let server_memory = bench::read_memory(server.pid());
+    let server_log = server.stop();
+    let local = bench::runtime().block_on(local(&bin, local_dir.path()));
+    let setup = Setup {
+        cloud_built,
+        local_built,
+        copied,
+        db_bytes,
+        local_bytes,
+        server_memory,
+        server_log,
+    };
+    let report = report(&setup, &cloud, &local);
+    println!("{report}");
+    eprintln!("{}", bench::write_report("jility-cloud-bench.md", &report));
+    drop(db);
+    eprintln!("total time {:.1?}", started.elapsed());
+}
+
+struct Setup {
+    cloud_built: String,
+    local_built: String,
+    copied: Duration,
+    db_bytes: u64,
+    local_bytes: u64,
+    server_memory: Option<bench::Memory>,
+    server_log: String,
+}
+
+/// What one side (cloud or local) measured.
+struct Side {
+    rows: Vec<Row>,
+    pings: Vec<Duration>,
+    load: Load,
+    verified: Verified,
+    /// Everything the MCP server processes wrote to stderr that tells of a problem.
+    problems: Vec<String>,
+    /// The MCP server's (the bridge's, or the local server's) memory after the latency runs.
+    memory: Option<bench::Memory>,
+}
+
+struct Cloud {
+    side: Side,
+    rest_get: Sequential,
+    rest_search: Sequential,
+    throughput: Throughput,
+    shared_token: Throughput,
+}
+
+fn queries() -> Vec<String> {
+    search_queries(WARMUP + ITERS_SEARCH)
+}
+
+async fn cloud(bin: &Path, server: &Server, tokens: &[String]) -> Cloud {
+    let home = temp_dir("jility-cloud-home-");
+    let root = server.root();
+    let base = server.url.as_str();
+    let (main_token, verify_token) = (&tokens[0], &tokens[1]);
+    let load_tokens = &tokens[2..2 + LOAD_PROCESSES];
+    let reader_tokens = &tokens[2 + LOAD_PROCESSES..];
+    let queries = queries();
+    let cases = cases(&queries);
+
+    // Through one bridge. It caches only once it follows the API's event stream, which it
+    // does in the background without saying so: give it a moment.
+    let mcp = bridge(bin, root, main_token, home.path()).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (rows, pings) = latencies(&mcp, &cases, "cloud").await;
+    let memory = mcp.pid().and_then(bench::read_memory);
+    let mut problems = problems(&mcp.shutdown().await);
+
+    // REST, one request at a time: the same reads and searches.
+    let http = http_client();
+    // Other tickets than the bridge read, so that none is in PostgreSQL's cache for that.
+    let numbers = distinct_numbers(0x4E57_0D6E, WARMUP + ITERS);
+    let t = Instant::now();
+    let rest_get = sequential(
+        &http,
+        base,
+        main_token,
+        ITERS,
+        |i| format!("/tickets/{KEY}-{}", numbers[i]),
+        |i, v| assert_eq!(number_of(&v["ticket"]["number"]), numbers[i]),
+    )
+    .await;
+    eprintln!("cloud: REST get: {:.1?}", t.elapsed());
+    let t = Instant::now();
+    let rest_search = sequential(
+        &http,
+        base,
+        main_token,
+        ITERS_SEARCH,
+        |i| format!("/search?q={}", urlencode(&queries[i])),
+        |_, v| {
+            let total = v["page"]["total"].as_u64().unwrap() as usize;
+            assert_eq!(v["hits"].as_array().unwrap().len(), total.min(20), "{v}");
+        },
+    )
+    .await;
+    eprintln!("cloud: REST search: {:.1?}", t.elapsed());
+
+    // Many readers at once.
+    let t = Instant::now();
+    let throughput = read_throughput(base, reader_tokens, 0x7E57_0000, server.pid()).await;
+    eprintln!(
+        "cloud: {CLIENTS} readers, a token each: {:.0} requests/s ({:.1?})",
+        throughput.per_second(),
+        t.elapsed()
+    );
+    let t = Instant::now();
+    let shared_token = read_throughput(
+        base,
+        std::slice::from_ref(main_token),
+        0x5A4E_0000,
+        server.pid(),
+    )
+    .await;
+    eprintln!(
+        "cloud: {CLIENTS} readers, one token: {:.0} requests/s ({:.1?})",
+        shared_token.per_second(),
+        t.elapsed()
+    );
+
+    // Concurrent writers: every bridge up before the clock starts.
+    let mut bridges = Vec::new();
+    for token in load_tokens {
+        bridges.push(bridge(bin, root, token, home.path()).await);
+    }
+    let t = Instant::now();
+    let load = support::load_on(bridges, "load").await;
+    eprintln!(
+        "cloud: {LOAD_PROCESSES} bridges × {LOAD_CREATES} creates: {:.1?}",
+        t.elapsed()
+    );
+    let expected = TICKETS + WARMUP + ITERS + LOAD_PROCESSES * LOAD_CREATES;
+    let mcp = bridge(bin, root, verify_token, home.path()).await;
+    let verified = support::verify_on(&mcp, expected, &[&load]).await;
+    eprintln!(
+        "cloud: verified {} tickets in {:.1?}",
+        verified.listed, verified.took
+    );
+    problems.extend(self::problems(&mcp.shutdown().await));
+    Cloud {
+        side: Side {
+            rows,
+            pings,
+            load,
+            verified,
+            problems,
+            memory,
+        },
+        rest_get,
+        rest_search,
+        throughput,
+        shared_token,
+    }
+}
+
+async fn local(bin: &Path, root: &Path) -> Side {
+    let queries = queries();
+    let cases = cases(&queries);
+    let mcp = support::start(bin, root).await;
+    let (rows, pings) = latencies(&mcp, &cases, "local").await;
+    let memory = mcp.pid().and_then(bench::read_memory);
+    let problems = problems(&mcp.shutdown().await);
+    let t = Instant::now();
+    let load = support::load(bin, root, LOAD_PROCESSES, "load").await;
+    eprintln!(
+        "local: {LOAD_PROCESSES} processes × {LOAD_CREATES} creates: {:.1?}",
+        t.elapsed()
+    );
+    let expected = TICKETS + WARMUP + ITERS + LOAD_PROCESSES * LOAD_CREATES;
+    let verified = support::verify(bin, root, expected, &[&load]).await;
+    eprintln!(
+        "local: verified {} tickets in {:.1?}",
+        verified.listed, verified.took
+    );
+    Side {
+        rows,
+        pings,
+        load,
+        verified,
+        problems,
+        memory,
+    }
+}
+
+// ---- the report -----------------------------------------------------------------------------
+
+fn report(setup: &Setup, cloud: &Cloud, local: &Side) -> String {
+    let mut out = String::new();
+    let c = &cloud.side;
+    let cloud_ping = percentile(&c.pings, 0.50);
+    let local_ping = percentile(&local.pings, 0.50);
+    let ratio = |d: Duration, ping: Duration| d.as_secs_f64() / ping.as_secs_f64();
+    let under = |d: Duration, max_ms: f64| met(d.as_secs_f64() * 1e3 <= max_ms);
+    writeln!(
+        out,
+        "jility cloud benchmark: `jility serve` on PostgreSQL (rate limit {RATE_LIMIT}/min, so \
+         never refused) and the caching MCP bridge, with local mode beside it; {TICKETS} \
+         tickets and {COMMENTS} comments, the stdio benchmark's generator. Cloud database {} \
+         ({}); each run copies it (`CREATE DATABASE … TEMPLATE`, {}). Local database {} ({}), \
+         copied likewise. Server, bridges, PostgreSQL and the load generator on one machine: \
+         {}.\n",
+        mib(setup.db_bytes / 1024),
+        setup.cloud_built,
+        ms_scaled(setup.copied),
+        mib(setup.local_bytes / 1024),
+        setup.local_built,
+        machine(),
+    )
+    .unwrap();
+    writeln!(out, "| measure | cloud | local | target | met |").unwrap();
+    writeln!(out, "|---|---:|---:|---|---|").unwrap();
+    writeln!(
+        out,
+        "| MCP `ping` p50 (baseline; {} / {} round trips) | {} | {} | — | — |",
+        c.pings.len(),
+        local.pings.len(),
+        ms(cloud_ping),
+        ms(local_ping)
+    )
+    .unwrap();
+    let (cached, cached_local) = (&c.rows[0], &local.rows[0]);
+    writeln!(
+        out,
+        "| `jility_get_ticket`, same ticket (bridge cache) p50 | {} ({:.1}× ping) | {} ({:.1}× \
+         ping) | ≤ {CACHED_GET_TARGET_RATIO}× ping p50 | {} |",
+        ms(cached.p50),
+        ratio(cached.p50, cloud_ping),
+        ms(cached_local.p50),
+        ratio(cached_local.p50, local_ping),
+        met(ratio(cached.p50, cloud_ping) <= CACHED_GET_TARGET_RATIO)
+    )
+    .unwrap();
+    for (row, local_row) in c.rows.iter().zip(&local.rows).skip(1) {
+        let max = row.target_ms.unwrap();
+        writeln!(
+            out,
+            "| {} p50 | {} | {} | ≤ {max} ms | {} |",
+            row.label,
+            ms(row.p50),
+            ms(local_row.p50),
+            under(row.p50, max)
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "| REST `GET /search?q=` (same queries, 1 client) p50 | {} | — | ≤ {SEARCH_TARGET_MS} ms \
+         | {} |",
+        ms(cloud.rest_search.p50),
+        under(cloud.rest_search.p50, SEARCH_TARGET_MS)
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "| REST `GET /tickets/{{KEY-N}}` (random, 1 client) p50 | {} | — | — | — |",
+        ms(cloud.rest_get.p50)
+    )
+    .unwrap();
+    let tp = &cloud.throughput;
+    writeln!(
+        out,
+        "| REST `GET /tickets/{{KEY-N}}`, {CLIENTS} clients: requests/s | {:.0} | — | ≥ \
+         {THROUGHPUT_TARGET:.0} | {} |",
+        tp.per_second(),
+        met(tp.per_second() >= THROUGHPUT_TARGET)
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "| … its latency p50 / p99 | {} / {} | — | p99 ≤ {THROUGHPUT_P99_TARGET_MS} ms | {} |",
+        ms(tp.p50),
+        ms(tp.p99),
+        under(tp.p99, THROUGHPUT_P99_TARGET_MS)
+    )
+    .unwrap();
+    let per_second = |l: &Load| (l.processes * LOAD_CREATES) as f64 / l.wall.as_secs_f64();
+    writeln!(
+        out,
+        "| {LOAD_PROCESSES} writers × {LOAD_CREATES} `jility_create_ticket`: tickets/s | {:.0} | \
+         {:.0} | — | — |",
+        per_second(&c.load),
+        per_second(&local.load)
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "| … create p50 / p99 under that load | {} / {} | {} / {} | — | — |",
+        ms(c.load.p50),
+        ms(c.load.p99),
+        ms(local.load.p50),
+        ms(local.load.p99)
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "| … none lost (every ticket listed once, pages of {PAGE}) | yes: {} in {} | yes: {} in \
+         {} | none lost | yes |",
+        c.verified.listed,
+        ms_scaled(c.verified.took),
+        local.verified.listed,
+        ms_scaled(local.verified.took)
+    )
+    .unwrap();
+
+    // The details.
+    writeln!(
+        out,
+        "\nLatency through MCP: {WARMUP} warm-up calls per case, then {ITERS} calls \
+         ({ITERS_SEARCH} for search), each preceded by a `ping`; request sent to result decoded \
+         by the rmcp client. Cloud: one bridge (`JILITY_MODE=cloud jility --mcp-server`, \
+         stdio) to the API; local: `jility --mcp-server` on the SQLite database.\n"
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "| case | cloud p50 | cloud p99 | cloud p50 / ping | local p50 | local p99 | local p50 / \
+         ping |\n|---|---:|---:|---:|---:|---:|---:|"
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "| `ping` | {} | {} | 1.0× | {} | {} | 1.0× |",
+        ms(cloud_ping),
+        ms(percentile(&c.pings, 0.99)),
+        ms(local_ping),
+        ms(percentile(&local.pings, 0.99))
+    )
+    .unwrap();
+    for (row, local_row) in c.rows.iter().zip(&local.rows) {
+        writeln!(
+            out,
+            "| {} | {} | {} | {:.1}× | {} | {} | {:.1}× |",
+            row.label,
+            ms(row.p50),
+            ms(row.p99),
+            ratio(row.p50, cloud_ping),
+            ms(local_row.p50),
+            ms(local_row.p99),
+            ratio(local_row.p50, local_ping)
+        )
+        .unwrap();
+    }
+    let totals = &cloud.rest_search.totals;
+    let mut sorted = totals.clone();
+    sorted.sort_unstable();
+    writeln!(
+        out,
+        "\nSearch queries: {} distinct queries of 1–2 words from the generator's vocabulary \
+         (the stdio benchmark's {} among them), a different one each call, so the bridge's \
+         cache never answers; matching tickets per query (measured ones): median {}, {} with \
+         none, up to {} (a page holds 20). REST: the same queries, one client on a keep-alive \
+         connection (p99 {}); random reads likewise p99 {}.",
+        WARMUP + ITERS_SEARCH,
+        QUERIES.len(),
+        sorted[sorted.len() / 2],
+        sorted.iter().filter(|t| **t == 0).count(),
+        sorted.last().unwrap(),
+        ms(cloud.rest_search.p99),
+        ms(cloud.rest_get.p99),
+    )
+    .unwrap();
+    // What a search costs grows with the tickets it matches (they are all ranked).
+    let mut buckets = Vec::new();
+    for (lo, hi) in [
+        (0, 1_000),
+        (1_001, 5_000),
+        (5_001, 20_000),
+        (20_001, u64::MAX),
+    ] {
+        let samples: Vec<Duration> = totals
+            .iter()
+            .zip(&cloud.rest_search.samples)
+            .filter(|(t, _)| (lo..=hi).contains(*t))
+            .map(|(_, d)| *d)
+            .collect();
+        if samples.is_empty() {
+            continue;
+        }
+        let range = if hi == u64::MAX {
+            format!("more than {}", lo - 1)
+        } else {
+            format!("{lo}–{hi}")
+        };
+        buckets.push(format!(
+            "{range} matches: {} queries, p50 {}, p99 {}",
+            samples.len(),
+            ms_scaled(percentile(&samples, 0.50)),
+            ms_scaled(percentile(&samples, 0.99))
+        ));
+    }
+    writeln!(
+        out,
+        "REST search latency by the number of matching tickets: {}.",
+        buckets.join("; ")
+    )
+    .unwrap();
+    let cached_vs_api = ratio(cached.p50, c.rows[1].p50);
+    writeln!(
+        out,
+        "\nThe bridge's cache: the same ticket read again takes {:.0}% of a read the API \
+         answers{}.",
+        cached_vs_api * 100.0,
+        if cached_vs_api > 0.5 {
+            " — **the cache did not answer** (is the bridge following the event stream?)"
+        } else {
+            ""
+        }
+    )
+    .unwrap();
+    let shared = &cloud.shared_token;
+    writeln!(
+        out,
+        "\nREST throughput: {CLIENTS} clients (async reqwest, each its own keep-alive \
+         connection with `TCP_NODELAY` and its own token), each sending `GET \
+         /api/v1/tickets/{KEY}-N` for a random N back to back; counted in a {:.0} s window \
+         after a {:.0} s warm-up: {} requests. Every answer was checked to be 200 and to name \
+         its ticket ({} answers), one in {PARSE_EVERY} decoded and checked in full ({}). \
+         Diagnostic, the same {CLIENTS} clients sharing one token (each request counts \
+         against the token's rate-limit row in PostgreSQL): {:.0} requests/s, p50 {}, p99 {} \
+         ({} answers checked).",
+        tp.window.as_secs_f64(),
+        WARM_UP.as_secs_f64(),
+        tp.requests,
+        tp.checked,
+        tp.parsed,
+        shared.per_second(),
+        ms(shared.p50),
+        ms(shared.p99),
+        shared.checked,
+    )
+    .unwrap();
+    if let Some(cpu) = &tp.cpu {
+        writeln!(
+            out,
+            "\nWhere the CPUs went during that window (in CPUs, of {}): `jility serve` {:.2}, \
+             PostgreSQL {:.2}, the load generator {:.2}, everything else the machine was running \
+             {:.2}, idle {:.2}.",
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cpu.server,
+            cpu.postgres,
+            cpu.generator,
+            cpu.rest,
+            cpu.idle
+        )
+        .unwrap();
+    }
+    for (name, side, what, fresh) in [
+        (
+            "Cloud",
+            c,
+            "bridges (each with its own token)",
+            "another bridge",
+        ),
+        (
+            "Local",
+            local,
+            "`jility --mcp-server` processes on the same database",
+            "another server",
+        ),
+    ] {
+        writeln!(
+            out,
+            "\n{name} writers: {LOAD_PROCESSES} {what}, all started before the clock starts, \
+             each sent {LOAD_CREATES} `jility_create_ticket` calls one after another, at the \
+             same time as the others: {} in all; then, through {fresh}, paging through \
+             every ticket with `jility_list_tickets` ({} pages of {PAGE}, {}) lists {} tickets \
+             numbered {KEY}-1 to {KEY}-{} each once; the {} created at once are {KEY}-{} to \
+             {KEY}-{} (contiguous), and each writer's {LOAD_CREATES} are listed under its \
+             assignee.",
+            ms_scaled(side.load.wall),
+            side.verified.pages,
+            ms_scaled(side.verified.took),
+            side.verified.listed,
+            side.verified.listed,
+            LOAD_PROCESSES * LOAD_CREATES,
+            side.verified.span.0,
+            side.verified.span.1,
+        )
+        .unwrap();
+    }
+    let memory = |m: Option<bench::Memory>| {
+        m.map_or("?".to_string(), |m| {
+            format!("{} (peak {})", mib(m.rss), mib(m.peak))
+        })
+    };
+    writeln!(
+        out,
+        "\nMemory (VmRSS) after the runs: `jility serve` {}, the bridge {}, the local server {}.",
+        memory(setup.server_memory),
+        memory(c.memory),
+        memory(local.memory),
+    )
+    .unwrap();
+    let mut problems: Vec<String> = problems(&setup.server_log);
+    problems.extend(c.problems.iter().cloned());
+    problems.extend(local.problems.iter().cloned());
+    if !problems.is_empty() {
+        let shown: Vec<&str> = problems.iter().take(40).map(String::as_str).collect();
+        writeln!(
+            out,
+            "\nProblems the processes reported on stderr ({} lines):\n```\n{}\n```",
+            problems.len(),
+            shown.join("\n")
+        )
+        .unwrap();
+    }
+    out
+}
