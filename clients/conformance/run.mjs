@@ -45,7 +45,7 @@ const failures = [];
 const mock = await remoteMock();
 try {
   for (const name of servers) {
-    const server = make(name, tempDir(name), mock.url);
+    const server = await make(name, tempDir(name), mock.url);
     const proc = await httpProcess(server);
     try {
       for (const scenario of scenariosFor(name)) {
