@@ -60,8 +60,20 @@ pub(crate) async fn execute<O: Operation>(
     principal: &Principal,
     params: Result<O::Params, ToolError>,
 ) -> Result<O::Output, ToolError> {
-    let params = params.and_then(|p| without_nul(&p).map(|()| p));
-    let named = params.as_ref().ok().and_then(named_ticket::<O>);
+    // The arguments as JSON, once: checked for NUL characters, and the ticket they name.
+    let args = params
+        .as_ref()
+        .ok()
+        .and_then(|p| serde_json::to_value(p).ok());
+    let params = params.and_then(|p| match &args {
+        Some(args) if has_nul(args) => Err(ToolError::new(
+            crate::errors::INVALID_INPUT,
+            "The arguments contain a NUL character (\\u0000)",
+        )
+        .with_hint("Remove the NUL characters; text may hold any other character.")),
+        _ => Ok(p),
+    });
+    let named = args.as_ref().and_then(named_ticket);
     let result = async {
         principal.require(O::SCOPE)?;
         let params = params?;
@@ -139,31 +151,20 @@ pub(crate) async fn audit_refusal(
     .await;
 }
 
-/// PostgreSQL text cannot hold a NUL character: arguments with one are refused here, as
-/// bad input, rather than failing in the database.
-fn without_nul<P: serde::Serialize>(params: &P) -> Result<(), ToolError> {
-    fn has_nul(value: &Value) -> bool {
-        match value {
-            Value::String(s) => s.contains('\0'),
-            Value::Array(items) => items.iter().any(has_nul),
-            Value::Object(members) => members.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
-            _ => false,
-        }
-    }
-    match serde_json::to_value(params) {
-        Ok(value) if has_nul(&value) => Err(ToolError::new(
-            crate::errors::INVALID_INPUT,
-            "The arguments contain a NUL character (\\u0000)",
-        )
-        .with_hint("Remove the NUL characters; text may hold any other character.")),
-        _ => Ok(()),
+/// Whether a string of `value` holds a NUL character: PostgreSQL text cannot, so such
+/// arguments are refused as bad input rather than failing in the database.
+fn has_nul(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(has_nul),
+        Value::Object(members) => members.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+        _ => false,
     }
 }
 
 /// The ticket the arguments name (`ticket_id`), clipped: for the audit entry of a write
 /// that fails before it finds the ticket.
-fn named_ticket<O: Operation>(params: &O::Params) -> Option<String> {
-    let value = serde_json::to_value(params).ok()?;
-    let named = value.get("ticket_id")?.as_str()?.trim();
+fn named_ticket(args: &Value) -> Option<String> {
+    let named = args.get("ticket_id")?.as_str()?.trim();
     (!named.is_empty()).then(|| named.chars().take(64).collect())
 }
