@@ -496,6 +496,8 @@ impl PgStore {
                 statements,
                 ws: self.workspace,
                 failed: false,
+                read_only: !write,
+                context: None,
             };
             let result = f(&mut tx);
             open.failed = tx.failed;
@@ -581,7 +583,39 @@ struct Tx<'a> {
     /// The workspace: `$1` of every statement.
     ws: i64,
     failed: bool,
+    /// A read transaction (one snapshot): what it fetched cannot change under it.
+    read_only: bool,
+    /// In a read transaction, the parts of one ticket's context fetched in one statement
+    /// when its assignees are asked for (reading a whole ticket), so that its labels,
+    /// comment count and dependencies cost no further round trip.
+    context: Option<Context>,
 }
+
+/// The parts of a ticket's context [`Tx::context`] fetches together.
+struct Context {
+    id: i64,
+    labels: Vec<String>,
+    comment_count: i64,
+    dependency_ids: Vec<i64>,
+    dependent_ids: Vec<i64>,
+}
+
+/// A ticket's assignees, in the order `assignees` gives them.
+const ASSIGNEES_SQL: &str = "SELECT assignee FROM ticket_assignees \
+     WHERE workspace_id = $1 AND ticket_id = $2 \
+     ORDER BY assigned_at COLLATE \"C\", assignee COLLATE \"C\"";
+const LABELS_SQL: &str = "SELECT label FROM ticket_labels \
+     WHERE workspace_id = $1 AND ticket_id = $2 ORDER BY label COLLATE \"C\"";
+const COMMENT_COUNT_SQL: &str =
+    "SELECT count(*) FROM comments WHERE workspace_id = $1 AND ticket_id = $2";
+const DEPENDENCY_IDS_SQL: &str = "SELECT d.depends_on_id FROM dependencies d \
+     JOIN tickets t ON t.workspace_id = d.workspace_id AND t.id = d.depends_on_id \
+     WHERE d.workspace_id = $1 AND d.ticket_id = $2 AND t.deleted_at IS NULL \
+     ORDER BY t.project_id, t.number";
+const DEPENDENT_IDS_SQL: &str = "SELECT d.ticket_id FROM dependencies d \
+     JOIN tickets t ON t.workspace_id = d.workspace_id AND t.id = d.ticket_id \
+     WHERE d.workspace_id = $1 AND d.depends_on_id = $2 AND t.deleted_at IS NULL \
+     ORDER BY t.project_id, t.number";
 
 impl Tx<'_> {
     fn statement(&mut self, sql: &str) -> StoreResult<Statement> {
@@ -626,6 +660,31 @@ impl Tx<'_> {
             .client
             .execute(&statement, params)
             .inspect_err(|_| self.failed = true)?)
+    }
+
+    /// In a read transaction: ticket `id`'s assignees, and the rest of its context kept for
+    /// the calls that follow; one round trip for what would take five.
+    fn context(&mut self, id: i64) -> StoreResult<Vec<String>> {
+        let ws = self.ws;
+        let sql = format!(
+            "SELECT ARRAY({ASSIGNEES_SQL}), ARRAY({LABELS_SQL}), ({COMMENT_COUNT_SQL}), \
+             ARRAY({DEPENDENCY_IDS_SQL}), ARRAY({DEPENDENT_IDS_SQL})"
+        );
+        let row = self.query_one(&sql, &[&ws, &id])?;
+        let assignees: Vec<String> = row.try_get(0)?;
+        self.context = Some(Context {
+            id,
+            labels: row.try_get(1)?,
+            comment_count: row.try_get(2)?,
+            dependency_ids: row.try_get(3)?,
+            dependent_ids: row.try_get(4)?,
+        });
+        Ok(assignees)
+    }
+
+    /// The fetched context of ticket `id`, if this read transaction has it.
+    fn cached(&self, id: i64) -> Option<&Context> {
+        self.context.as_ref().filter(|c| self.read_only && c.id == id)
     }
 
     fn ids(&mut self, sql: &str, id: i64) -> StoreResult<Vec<i64>> {
@@ -947,11 +1006,10 @@ impl StoreTx for Tx<'_> {
     }
 
     fn assignees(&mut self, id: i64) -> StoreResult<Vec<String>> {
-        self.strings(
-            "SELECT assignee FROM ticket_assignees WHERE workspace_id = $1 AND ticket_id = $2 \
-             ORDER BY assigned_at COLLATE \"C\", assignee COLLATE \"C\"",
-            id,
-        )
+        if self.read_only {
+            return self.context(id);
+        }
+        self.strings(ASSIGNEES_SQL, id)
     }
 
     fn set_assignees(
@@ -983,11 +1041,10 @@ impl StoreTx for Tx<'_> {
     }
 
     fn labels(&mut self, id: i64) -> StoreResult<Vec<String>> {
-        self.strings(
-            "SELECT label FROM ticket_labels WHERE workspace_id = $1 AND ticket_id = $2 \
-             ORDER BY label COLLATE \"C\"",
-            id,
-        )
+        if let Some(context) = self.cached(id) {
+            return Ok(context.labels.clone());
+        }
+        self.strings(LABELS_SQL, id)
     }
 
     fn set_labels(&mut self, id: i64, labels: &[String]) -> StoreResult<()> {
@@ -1030,12 +1087,10 @@ impl StoreTx for Tx<'_> {
 
     fn comments(&mut self, id: i64, limit: usize) -> StoreResult<(Vec<Comment>, usize)> {
         let ws = self.ws;
-        let total: i64 = self
-            .query_one(
-                "SELECT count(*) FROM comments WHERE workspace_id = $1 AND ticket_id = $2",
-                &[&ws, &id],
-            )?
-            .try_get(0)?;
+        let total: i64 = match self.cached(id) {
+            Some(context) => context.comment_count,
+            None => self.query_one(COMMENT_COUNT_SQL, &[&ws, &id])?.try_get(0)?,
+        };
         let limit = limit as i64;
         let mut comments = self
             .query(
@@ -1079,23 +1134,17 @@ impl StoreTx for Tx<'_> {
     }
 
     fn dependency_ids(&mut self, id: i64) -> StoreResult<Vec<i64>> {
-        self.ids(
-            "SELECT d.depends_on_id FROM dependencies d \
-             JOIN tickets t ON t.workspace_id = d.workspace_id AND t.id = d.depends_on_id \
-             WHERE d.workspace_id = $1 AND d.ticket_id = $2 AND t.deleted_at IS NULL \
-             ORDER BY t.project_id, t.number",
-            id,
-        )
+        if let Some(context) = self.cached(id) {
+            return Ok(context.dependency_ids.clone());
+        }
+        self.ids(DEPENDENCY_IDS_SQL, id)
     }
 
     fn dependent_ids(&mut self, id: i64) -> StoreResult<Vec<i64>> {
-        self.ids(
-            "SELECT d.ticket_id FROM dependencies d \
-             JOIN tickets t ON t.workspace_id = d.workspace_id AND t.id = d.ticket_id \
-             WHERE d.workspace_id = $1 AND d.depends_on_id = $2 AND t.deleted_at IS NULL \
-             ORDER BY t.project_id, t.number",
-            id,
-        )
+        if let Some(context) = self.cached(id) {
+            return Ok(context.dependent_ids.clone());
+        }
+        self.ids(DEPENDENT_IDS_SQL, id)
     }
 
     fn link_commit(
