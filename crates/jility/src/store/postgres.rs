@@ -684,7 +684,9 @@ impl Tx<'_> {
 
     /// The fetched context of ticket `id`, if this read transaction has it.
     fn cached(&self, id: i64) -> Option<&Context> {
-        self.context.as_ref().filter(|c| self.read_only && c.id == id)
+        self.context
+            .as_ref()
+            .filter(|c| self.read_only && c.id == id)
     }
 
     fn ids(&mut self, sql: &str, id: i64) -> StoreResult<Vec<i64>> {
