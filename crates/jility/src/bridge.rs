@@ -166,7 +166,9 @@ impl Bridge {
             if let Ok(value) = &value {
                 ops::ticket_numbers(value, &mut tickets);
             }
-            ops::ticket_numbers(&request.body.clone().unwrap_or(Value::Null), &mut tickets);
+            if let Some(body) = &request.body {
+                ops::ticket_numbers(body, &mut tickets);
+            }
             for segment in request.path.split('/') {
                 if ops::is_ticket_number(segment) && !tickets.iter().any(|t| t == segment) {
                     tickets.push(segment.to_string());

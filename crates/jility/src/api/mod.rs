@@ -389,7 +389,22 @@ pub(crate) async fn audited(
     detail: Option<String>,
     status: u16,
 ) {
+    audited_then(state, principal, operation, ticket, detail, status, None).await;
+}
+
+/// [`audited`], then publish `change` (a done write) to every server process, in the same
+/// trip to a blocking thread: both are in place before the caller is answered.
+pub(crate) async fn audited_then(
+    state: &ApiState,
+    principal: &Principal,
+    operation: &'static str,
+    ticket: Option<String>,
+    detail: Option<String>,
+    status: u16,
+    change: Option<crate::events::Change>,
+) {
     let audit = state.audit.clone();
+    let db = state.db.clone();
     let workspace_id = principal.workspace_id;
     let token_id = principal.token_id;
     let actor = principal.token_name.clone();
@@ -403,9 +418,12 @@ pub(crate) async fn audited(
             status,
             detail: detail.as_deref(),
         });
+        if let Some(change) = change {
+            crate::events::publish(&db, &change);
+        }
     })
     .await;
     if let Err(err) = done {
-        tracing::warn!(operation, error = %err, "could not write an audit entry");
+        tracing::warn!(operation, error = %err, "could not write an audit entry or an event");
     }
 }

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::body::read_body;
 use super::{ApiError, ApiState};
 use crate::auth::Principal;
-use crate::events::{self, Change};
+use crate::events::Change;
 use crate::ops::{self, Operation, Verb};
 
 /// The route of `O`: its method, to the generic handler.
@@ -117,14 +117,7 @@ pub(crate) async fn execute<O: Operation>(
             &principal.token_name,
         )
     });
-    let db = state.db.clone();
-    super::audited(state, principal, O::AUDIT, main, None, status).await;
-    if let Some(change) = change {
-        let published = tokio::task::spawn_blocking(move || events::publish(&db, &change)).await;
-        if let Err(err) = published {
-            tracing::warn!(error = %err, "could not publish an event");
-        }
-    }
+    super::audited_then(state, principal, O::AUDIT, main, None, status, change).await;
     result
 }
 
