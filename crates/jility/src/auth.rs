@@ -342,6 +342,9 @@ pub struct Principal {
     pub token_id: i64,
     pub token_name: String,
     pub scopes: ScopeSet,
+    /// When the token stops working (`None`: never).
+    #[serde(skip)]
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 impl Principal {
@@ -606,11 +609,13 @@ impl Tokens {
             if let Some(at) = row.try_get::<_, Option<String>>(7)? {
                 return Err(AuthError::Revoked { at });
             }
-            if let Some(at) = row.try_get::<_, Option<String>>(6)?
-                && parse_time(&at).is_none_or(|expires| expires <= now)
-            {
-                return Err(AuthError::Expired { at });
-            }
+            let expires_at = match row.try_get::<_, Option<String>>(6)? {
+                Some(at) => match parse_time(&at).filter(|expires| *expires > now) {
+                    Some(expires) => Some(expires),
+                    None => return Err(AuthError::Expired { at }),
+                },
+                None => None,
+            };
             let scopes = scopes_from(row.try_get(5)?)?;
             let last_used = row.try_get::<_, Option<String>>(8)?;
             if last_used
@@ -634,6 +639,7 @@ impl Tokens {
                 token_id,
                 token_name: row.try_get(3)?,
                 scopes,
+                expires_at,
             })
         })
     }

@@ -585,13 +585,19 @@ fn cycle_path(tx: &mut dyn StoreTx, from: i64, to: i64) -> Result<Option<Vec<i64
 }
 
 fn ticket_ref(tx: &mut dyn StoreTx, id: i64) -> Result<TicketRef, ToolError> {
-    tx.ticket_by_id(id)?
-        .map(|row| row.as_ref())
+    refs(tx, &[id])?
+        .pop()
         .ok_or_else(|| ToolError::internal(format!("ticket row {id} vanished")))
 }
 
 fn refs(tx: &mut dyn StoreTx, ids: &[i64]) -> Result<Vec<TicketRef>, ToolError> {
-    ids.iter().map(|id| ticket_ref(tx, *id)).collect()
+    tx.ticket_refs(ids)?
+        .into_iter()
+        .zip(ids)
+        .map(|(found, id)| {
+            found.ok_or_else(|| ToolError::internal(format!("ticket row {id} vanished")))
+        })
+        .collect()
 }
 
 /// The direct dependencies (`up`) or dependents of a ticket.

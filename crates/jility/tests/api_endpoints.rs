@@ -1371,6 +1371,21 @@ impl Subscription {
         data
     }
 
+    /// The stream ends (within [`EVENT_WAIT`]), whatever arrives before.
+    fn ends(&self) {
+        let deadline = std::time::Instant::now() + EVENT_WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    panic!("the stream did not end within {EVENT_WAIT:?}")
+                }
+            }
+        }
+    }
+
     /// Nothing more arrives within `wait`.
     fn quiet(&self, wait: Duration) {
         if let Ok(event) = self.events.recv_timeout(wait) {
@@ -1513,6 +1528,80 @@ fn a_write_through_one_server_reaches_subscribers_of_another() {
     assert_eq!(on_first.change()["operation"], "jility_claim_ticket");
     // B's subscriber on the first server heard neither.
     b_on_first.quiet(Duration::from_secs(1));
+}
+
+/// Each server keeps a token's principal for a few seconds after authenticating it, and a
+/// revocation through one server is heard by every other before its next request: the
+/// revoking server refuses the token at once, and another server refuses it as soon as it
+/// has heard the revocation (when the token's own event stream there ends), not when the
+/// kept principal runs out.
+#[test]
+fn a_revocation_through_one_server_is_heard_by_every_server() {
+    let (fx, others) = Fixture::with_servers(2);
+    let second = &others[0];
+    let minted = fx.call(
+        Method::POST,
+        "/tokens",
+        &fx.a,
+        Some(json!({"name": "short-lived", "scopes": ["tickets:read"]})),
+    );
+    assert_eq!(minted.status, StatusCode::CREATED, "{}", minted.body);
+    let token = minted.body["token"].as_str().unwrap().to_string();
+    let id = minted.body["id"].as_i64().unwrap();
+    // Both servers authenticate it, and keep its principal.
+    for server in [&fx.server, second] {
+        for _ in 0..2 {
+            let read = call_json(
+                &fx.http,
+                server,
+                Method::GET,
+                "/tickets/TASK-1",
+                &token,
+                None,
+            );
+            assert_eq!(read.status, StatusCode::OK, "{}", read.body);
+        }
+    }
+    let stream_on_second = Subscription::open(second, &token);
+
+    let revoked = fx.call(Method::DELETE, &format!("/tokens/{id}"), &fx.a, None);
+    assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.body);
+    let on_first = call_json(
+        &fx.http,
+        &fx.server,
+        Method::GET,
+        "/tickets/TASK-1",
+        &token,
+        None,
+    );
+    assert_eq!(
+        on_first.status,
+        StatusCode::UNAUTHORIZED,
+        "{}",
+        on_first.body
+    );
+    assert!(on_first.message().contains("revoked"), "{}", on_first.body);
+
+    stream_on_second.ends();
+    let on_second = call_json(
+        &fx.http,
+        second,
+        Method::GET,
+        "/tickets/TASK-1",
+        &token,
+        None,
+    );
+    assert_eq!(
+        on_second.status,
+        StatusCode::UNAUTHORIZED,
+        "{}",
+        on_second.body
+    );
+    assert!(
+        on_second.message().contains("revoked"),
+        "{}",
+        on_second.body
+    );
 }
 
 /// Inputs that would cost the server dearly or that PostgreSQL cannot store are refused as

@@ -542,6 +542,23 @@ fn scenario<S: Store>(t: &mut Tracker<S>) -> Vec<(&'static str, Value)> {
             json!({"query": query, "hits": numbers, "total": total}),
         );
     }
+    // More comments and changes than a ticket's page shows (50 and 20): the newest are
+    // shown, the count is all of them.
+    for n in 0..55 {
+        outcome(t.add_comment(
+            "dave",
+            AddComment {
+                ticket_id: "TASK-2".into(),
+                content: format!("note {n}"),
+            },
+        ));
+    }
+    let busy = outcome(t.get_ticket("TASK-2"));
+    assert_eq!(busy["comment_count"], 56, "{busy}");
+    assert_eq!(busy["comments"].as_array().map(Vec::len), Some(50));
+    assert_eq!(busy["comments"][49]["content"], "note 54");
+    assert_eq!(busy["recent_changes"].as_array().map(Vec::len), Some(20));
+    step("get a ticket with many comments", busy);
     step("delete 3", outcome(t.delete("alice", "TASK-3")));
     step("get deleted", outcome(t.get_ticket("TASK-3")));
     step("delete again", outcome(t.delete("alice", "TASK-3")));

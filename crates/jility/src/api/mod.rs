@@ -28,6 +28,7 @@ mod events;
 mod middleware;
 mod openapi;
 mod operations;
+mod principals;
 mod tls;
 mod tokens;
 
@@ -101,19 +102,24 @@ pub struct ApiState {
     workspaces: Workspaces,
     audit: Audit,
     events: Events,
+    /// Recently authenticated tokens.
+    principals: principals::Principals,
     /// Cancelled when the server stops: open event streams end.
     shutdown: CancellationToken,
 }
 
 impl ApiState {
     pub fn new(db: &PgDatabase, rate_limit: u32) -> Result<Self, ToolError> {
+        let principals = principals::Principals::default();
+        let forget = principals.clone();
         Ok(Self {
             db: db.clone(),
             tokens: Tokens::new(db),
             limiter: RateLimiter::new(db.counters(), rate_limit),
             workspaces: Workspaces::new(db)?,
             audit: Audit::new(db),
-            events: Events::start(db),
+            events: Events::start(db, Arc::new(move |token| forget.forget_token(token))),
+            principals,
             shutdown: CancellationToken::new(),
         })
     }

@@ -272,6 +272,8 @@ async fn revoke_ref(
     let workspace_id = principal.workspace_id;
     let record = blocking(move || tokens.revoke(workspace_id, &which)).await?;
     *detail = Some(format!("token {} ({})", record.id, record.name));
+    // No request of this process authenticates with it from now on.
+    state.principals.forget_token(record.id);
     // End the token's event streams on every server process.
     let db = state.db.clone();
     let revocation = Change::revocation(workspace_id, record.id, &principal.token_name);

@@ -177,6 +177,14 @@ pub trait StoreTx {
     ) -> StoreResult<Option<TicketRow>>;
     fn ticket_by_uuid(&mut self, uuid: &str) -> StoreResult<Option<TicketRow>>;
     fn ticket_by_id(&mut self, id: i64) -> StoreResult<Option<TicketRow>>;
+    /// The number, title and status of each ticket of `ids`, in their order (`None` for an
+    /// id with no row, deleted tickets included). A store may answer from what it fetched
+    /// with the ticket whose neighbours these are, or in one query.
+    fn ticket_refs(&mut self, ids: &[i64]) -> StoreResult<Vec<Option<TicketRef>>> {
+        ids.iter()
+            .map(|id| Ok(self.ticket_by_id(*id)?.map(|row| row.as_ref())))
+            .collect()
+    }
     fn update_ticket(
         &mut self,
         id: i64,

@@ -49,7 +49,7 @@ use super::{
     COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchTerms, Store,
     StoreError, StoreResult, StoreTx, TicketRow, TicketUpdate,
 };
-use crate::model::{Change, Comment, CommitLink, Status, TicketSummary};
+use crate::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
 
 /// The schema, one migration per version; `jility_schema_migrations` records which ran.
 pub const MIGRATIONS: &[&str] = &[
@@ -585,20 +585,34 @@ struct Tx<'a> {
     failed: bool,
     /// A read transaction (one snapshot): what it fetched cannot change under it.
     read_only: bool,
-    /// In a read transaction, the parts of one ticket's context fetched in one statement
-    /// when its assignees are asked for (reading a whole ticket), so that its labels,
-    /// comment count and dependencies cost no further round trip.
+    /// In a read transaction, the context of the ticket it looked up by number or uuid,
+    /// fetched in the same statement as the ticket ([`Tx::ticket_in_context`]), so that
+    /// reading a whole ticket is one round trip instead of a dozen.
     context: Option<Context>,
 }
 
-/// The parts of a ticket's context [`Tx::context`] fetches together.
+/// What a read needs beside a ticket's row to show it whole: its assignees, labels,
+/// newest comments and changes, commits, dependencies and the neighbours it names.
 struct Context {
     id: i64,
+    assignees: Vec<String>,
     labels: Vec<String>,
     comment_count: i64,
     dependency_ids: Vec<i64>,
     dependent_ids: Vec<i64>,
+    /// The newest comments, newest first: at most [`PREFETCH_COMMENTS`].
+    comments: Vec<Comment>,
+    commits: Vec<CommitLink>,
+    /// The newest changes, newest first: at most [`PREFETCH_CHANGES`].
+    changes: Vec<Change>,
+    /// Parent, epic, dependencies and dependents by id.
+    refs: HashMap<i64, TicketRef>,
 }
+
+/// How many of a ticket's newest comments and changes a whole-ticket read fetches with it
+/// (what `get_ticket` shows); a read asking for more queries them.
+const PREFETCH_COMMENTS: usize = 50;
+const PREFETCH_CHANGES: usize = 20;
 
 /// A ticket's assignees, in the order `assignees` gives them.
 const ASSIGNEES_SQL: &str = "SELECT assignee FROM ticket_assignees \
@@ -608,14 +622,15 @@ const LABELS_SQL: &str = "SELECT label FROM ticket_labels \
      WHERE workspace_id = $1 AND ticket_id = $2 ORDER BY label COLLATE \"C\"";
 const COMMENT_COUNT_SQL: &str =
     "SELECT count(*) FROM comments WHERE workspace_id = $1 AND ticket_id = $2";
+// (The other end is `o`, not `t`: [`context_columns`] puts these under a ticket `t`.)
 const DEPENDENCY_IDS_SQL: &str = "SELECT d.depends_on_id FROM dependencies d \
-     JOIN tickets t ON t.workspace_id = d.workspace_id AND t.id = d.depends_on_id \
-     WHERE d.workspace_id = $1 AND d.ticket_id = $2 AND t.deleted_at IS NULL \
-     ORDER BY t.project_id, t.number";
+     JOIN tickets o ON o.workspace_id = d.workspace_id AND o.id = d.depends_on_id \
+     WHERE d.workspace_id = $1 AND d.ticket_id = $2 AND o.deleted_at IS NULL \
+     ORDER BY o.project_id, o.number";
 const DEPENDENT_IDS_SQL: &str = "SELECT d.ticket_id FROM dependencies d \
-     JOIN tickets t ON t.workspace_id = d.workspace_id AND t.id = d.ticket_id \
-     WHERE d.workspace_id = $1 AND d.depends_on_id = $2 AND t.deleted_at IS NULL \
-     ORDER BY t.project_id, t.number";
+     JOIN tickets o ON o.workspace_id = d.workspace_id AND o.id = d.ticket_id \
+     WHERE d.workspace_id = $1 AND d.depends_on_id = $2 AND o.deleted_at IS NULL \
+     ORDER BY o.project_id, o.number";
 
 impl Tx<'_> {
     fn statement(&mut self, sql: &str) -> StoreResult<Statement> {
@@ -662,24 +677,62 @@ impl Tx<'_> {
             .inspect_err(|_| self.failed = true)?)
     }
 
-    /// In a read transaction: ticket `id`'s assignees, and the rest of its context kept for
-    /// the calls that follow; one round trip for what would take five.
-    fn context(&mut self, id: i64) -> StoreResult<Vec<String>> {
+    /// The ticket `condition` (on `t`, with `values` as `$2…`) finds; in a read
+    /// transaction with its whole [`Context`] fetched in the same statement and kept for
+    /// the calls that follow.
+    fn ticket_in_context(
+        &mut self,
+        condition: &str,
+        values: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<Option<TicketRow>> {
         let ws = self.ws;
+        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(values.len() + 1);
+        params.push(&ws);
+        params.extend_from_slice(values);
+        let columns = if self.read_only {
+            format!("{TICKET_COLUMNS}, {}", context_columns())
+        } else {
+            TICKET_COLUMNS.to_string()
+        };
         let sql = format!(
-            "SELECT ARRAY({ASSIGNEES_SQL}), ARRAY({LABELS_SQL}), ({COMMENT_COUNT_SQL}), \
-             ARRAY({DEPENDENCY_IDS_SQL}), ARRAY({DEPENDENT_IDS_SQL})"
+            "SELECT {columns} FROM tickets t \
+             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+             WHERE t.workspace_id = $1 AND {condition}"
         );
-        let row = self.query_one(&sql, &[&ws, &id])?;
-        let assignees: Vec<String> = row.try_get(0)?;
-        self.context = Some(Context {
-            id,
-            labels: row.try_get(1)?,
-            comment_count: row.try_get(2)?,
-            dependency_ids: row.try_get(3)?,
-            dependent_ids: row.try_get(4)?,
-        });
-        Ok(assignees)
+        let Some(row) = self.query_opt(&sql, &params)? else {
+            return Ok(None);
+        };
+        let ticket = ticket_row(&row)?;
+        if !self.read_only {
+            return Ok(Some(ticket));
+        }
+        let at = TICKET_COLUMN_COUNT;
+        let refs: Vec<(i64, String, String, String)> = json_column(&row, at + 8)?;
+        let mut context = Context {
+            id: ticket.id,
+            assignees: row.try_get(at)?,
+            labels: row.try_get(at + 1)?,
+            comment_count: row.try_get(at + 2)?,
+            dependency_ids: row.try_get(at + 3)?,
+            dependent_ids: row.try_get(at + 4)?,
+            comments: json_column(&row, at + 5)?,
+            commits: json_column(&row, at + 6)?,
+            changes: json_column(&row, at + 7)?,
+            refs: HashMap::with_capacity(refs.len()),
+        };
+        for (id, number, title, status) in refs {
+            let status = status_of(&status)?;
+            context.refs.insert(
+                id,
+                TicketRef {
+                    number,
+                    title,
+                    status,
+                },
+            );
+        }
+        self.context = Some(context);
+        Ok(Some(ticket))
     }
 
     /// The fetched context of ticket `id`, if this read transaction has it.
@@ -736,6 +789,54 @@ impl Tx<'_> {
 const TICKET_COLUMNS: &str = "t.id, t.uuid, p.key, t.number, t.title, t.description, t.status, \
      t.story_points, t.parent_id, t.epic_id, t.created_by, t.created_at, t.updated_by, \
      t.updated_at, t.deleted_at";
+const TICKET_COLUMN_COUNT: usize = 15;
+
+/// The columns of a [`Context`] of the ticket `t`, after its [`TICKET_COLUMNS`]: the
+/// statements its parts have on their own, with `t.id` for their `$2`, and the lists as
+/// JSON in an explicit order (`seq`, which the model's types ignore; `json_agg` of
+/// nothing is NULL).
+fn context_columns() -> &'static str {
+    static COLUMNS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let of_t = |sql: &str| sql.replace("$2", "t.id");
+        format!(
+            "ARRAY({}), ARRAY({}), ({}), ARRAY({}), ARRAY({}), \
+             (SELECT json_agg(c ORDER BY c.seq DESC)::text FROM (SELECT id AS seq, \
+                uuid AS id, author, content, created_at \
+                FROM comments WHERE workspace_id = $1 AND ticket_id = t.id \
+                ORDER BY seq DESC LIMIT {PREFETCH_COMMENTS}) c), \
+             (SELECT json_agg(c ORDER BY c.seq)::text FROM (SELECT id AS seq, \
+                commit_hash AS hash, commit_message AS message, linked_at, linked_by \
+                FROM commit_links WHERE workspace_id = $1 AND ticket_id = t.id) c), \
+             (SELECT json_agg(c ORDER BY c.seq DESC)::text FROM (SELECT id AS seq, \
+                change_type AS type, old_value, new_value, detail, message, changed_by, \
+                changed_at FROM ticket_changes WHERE workspace_id = $1 AND ticket_id = t.id \
+                ORDER BY seq DESC LIMIT {PREFETCH_CHANGES}) c), \
+             (SELECT json_agg(json_build_array(r.id, rp.key || '-' || r.number, r.title, \
+                r.status))::text FROM tickets r JOIN projects rp \
+                ON rp.workspace_id = r.workspace_id AND rp.id = r.project_id \
+                WHERE r.workspace_id = $1 AND r.id = ANY(ARRAY[t.parent_id, t.epic_id] \
+                || ARRAY(SELECT depends_on_id FROM dependencies \
+                         WHERE workspace_id = $1 AND ticket_id = t.id) \
+                || ARRAY(SELECT ticket_id FROM dependencies \
+                         WHERE workspace_id = $1 AND depends_on_id = t.id)))",
+            of_t(ASSIGNEES_SQL),
+            of_t(LABELS_SQL),
+            of_t(COMMENT_COUNT_SQL),
+            of_t(DEPENDENCY_IDS_SQL),
+            of_t(DEPENDENT_IDS_SQL),
+        )
+    });
+    &COLUMNS
+}
+
+/// A JSON text column decoded (NULL: the empty value).
+fn json_column<T: serde::de::DeserializeOwned + Default>(row: &Row, at: usize) -> StoreResult<T> {
+    match row.try_get::<_, Option<String>>(at)? {
+        Some(text) => serde_json::from_str(&text)
+            .map_err(|e| StoreError::Database(format!("a ticket's context did not decode: {e}"))),
+        None => Ok(T::default()),
+    }
+}
 
 fn status_of(text: &str) -> StoreResult<Status> {
     Status::parse(text).ok_or_else(|| StoreError::Database(format!("unknown status {text:?}")))
@@ -940,23 +1041,47 @@ impl StoreTx for Tx<'_> {
         project_key: &str,
         number: i64,
     ) -> StoreResult<Option<TicketRow>> {
-        let sql = format!(
-            "SELECT {TICKET_COLUMNS} FROM tickets t \
-             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
-             WHERE t.workspace_id = $1 AND p.key = $2 AND t.number = $3"
-        );
-        let ws = self.ws;
-        self.query_opt(&sql, &[&ws, &project_key, &number])?
-            .map(|r| ticket_row(&r))
-            .transpose()
+        self.ticket_in_context("p.key = $2 AND t.number = $3", &[&project_key, &number])
     }
 
     fn ticket_by_uuid(&mut self, uuid: &str) -> StoreResult<Option<TicketRow>> {
-        self.ticket("t.uuid = $2", &uuid)
+        self.ticket_in_context("t.uuid = $2", &[&uuid])
     }
 
     fn ticket_by_id(&mut self, id: i64) -> StoreResult<Option<TicketRow>> {
         self.ticket("t.id = $2", &id)
+    }
+
+    fn ticket_refs(&mut self, ids: &[i64]) -> StoreResult<Vec<Option<TicketRef>>> {
+        // A read of a whole ticket names its neighbours: they came with it.
+        if self.read_only
+            && let Some(context) = &self.context
+            && ids.iter().all(|id| context.refs.contains_key(id))
+        {
+            return Ok(ids.iter().map(|id| context.refs.get(id).cloned()).collect());
+        }
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ws = self.ws;
+        let mut found = HashMap::with_capacity(ids.len());
+        for row in self.query(
+            "SELECT t.id, p.key || '-' || t.number, t.title, t.status FROM tickets t \
+             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+             WHERE t.workspace_id = $1 AND t.id = ANY($2)",
+            &[&ws, &ids],
+        )? {
+            let status: String = row.try_get(3)?;
+            found.insert(
+                row.try_get::<_, i64>(0)?,
+                TicketRef {
+                    number: row.try_get(1)?,
+                    title: row.try_get(2)?,
+                    status: status_of(&status)?,
+                },
+            );
+        }
+        Ok(ids.iter().map(|id| found.get(id).cloned()).collect())
     }
 
     fn update_ticket(
@@ -1008,8 +1133,8 @@ impl StoreTx for Tx<'_> {
     }
 
     fn assignees(&mut self, id: i64) -> StoreResult<Vec<String>> {
-        if self.read_only {
-            return self.context(id);
+        if let Some(context) = self.cached(id) {
+            return Ok(context.assignees.clone());
         }
         self.strings(ASSIGNEES_SQL, id)
     }
@@ -1089,10 +1214,14 @@ impl StoreTx for Tx<'_> {
 
     fn comments(&mut self, id: i64, limit: usize) -> StoreResult<(Vec<Comment>, usize)> {
         let ws = self.ws;
-        let total: i64 = match self.cached(id) {
-            Some(context) => context.comment_count,
-            None => self.query_one(COMMENT_COUNT_SQL, &[&ws, &id])?.try_get(0)?,
-        };
+        if let Some(context) = self.cached(id)
+            && (limit <= PREFETCH_COMMENTS || context.comments.len() < PREFETCH_COMMENTS)
+        {
+            let mut comments: Vec<Comment> = context.comments.iter().take(limit).cloned().collect();
+            comments.reverse();
+            return Ok((comments, count(context.comment_count)));
+        }
+        let total: i64 = self.query_one(COMMENT_COUNT_SQL, &[&ws, &id])?.try_get(0)?;
         let limit = limit as i64;
         let mut comments = self
             .query(
@@ -1167,6 +1296,9 @@ impl StoreTx for Tx<'_> {
     }
 
     fn commits(&mut self, id: i64) -> StoreResult<Vec<CommitLink>> {
+        if let Some(context) = self.cached(id) {
+            return Ok(context.commits.clone());
+        }
         let ws = self.ws;
         self.query(
             "SELECT commit_hash, commit_message, linked_at, linked_by FROM commit_links \
@@ -1207,6 +1339,11 @@ impl StoreTx for Tx<'_> {
     }
 
     fn changes(&mut self, id: i64, limit: usize) -> StoreResult<Vec<Change>> {
+        if let Some(context) = self.cached(id)
+            && (limit <= PREFETCH_CHANGES || context.changes.len() < PREFETCH_CHANGES)
+        {
+            return Ok(context.changes.iter().take(limit).cloned().collect());
+        }
         let ws = self.ws;
         let limit = limit as i64;
         let sql = format!(
