@@ -48,6 +48,9 @@
 //!
 //! Run (PostgreSQL at the admin URL, default `postgres://postgres@127.0.0.1:5432/test`):
 //! `JILITY_BENCH_DATABASE_URL=postgres://… cargo bench -p jility --bench cloud`
+//!
+//! While tuning the server, `JILITY_BENCH_ONLY=rest` measures only the REST parts (2 and 3)
+//! and prints them, without the report.
 
 // The benchmark reports to the terminal and aborts on any setup failure.
 #![allow(
@@ -91,7 +94,7 @@ use support::{
 /// The version of the cached PostgreSQL database (its name carries it): bump it when the
 /// generator or the way it is built changes. (A database from before a schema migration is
 /// upgraded by the server, on each run's copy.)
-const CLOUD_DB_VERSION: u32 = 1;
+const CLOUD_DB_VERSION: u32 = 2;
 /// The admin connection (its database is only used to create and drop others).
 const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 /// The database comment of a complete build starts with this.
@@ -1033,6 +1036,12 @@ fn main() {
     let server = Server::start(&bin, &db.url);
     let (local_dir, local_bytes) = copy_database(&local_cache);
 
+    if std::env::var("JILITY_BENCH_ONLY").as_deref() == Ok("rest") {
+        bench::runtime().block_on(rest_only(&server, &tokens));
+        eprintln!("{}", server.stop());
+        drop(db);
+        return;
+    }
     let cloud = bench::runtime().block_on(cloud(&bin, &server, &tokens));
     let server_memory = bench::read_memory(server.pid());
     let server_log = server.stop();
@@ -1190,6 +1199,87 @@ async fn cloud(bin: &Path, server: &Server, tokens: &[String]) -> Cloud {
         throughput,
         shared_token,
     }
+}
+
+/// What a search costs grows with the tickets it matches: the latencies of `search` by
+/// its queries' number of matches.
+fn search_buckets(search: &Sequential) -> Vec<String> {
+    let totals = &search.totals;
+    let mut buckets = Vec::new();
+    for (lo, hi) in [
+        (0, 1_000),
+        (1_001, 5_000),
+        (5_001, 20_000),
+        (20_001, u64::MAX),
+    ] {
+        let samples: Vec<Duration> = totals
+            .iter()
+            .zip(&search.samples)
+            .filter(|(t, _)| (lo..=hi).contains(*t))
+            .map(|(_, d)| *d)
+            .collect();
+        if samples.is_empty() {
+            continue;
+        }
+        let range = if hi == u64::MAX {
+            format!("more than {}", lo - 1)
+        } else {
+            format!("{lo}–{hi}")
+        };
+        buckets.push(format!(
+            "{range} matches: {} queries, p50 {}, p99 {}",
+            samples.len(),
+            ms_scaled(percentile(&samples, 0.50)),
+            ms_scaled(percentile(&samples, 0.99))
+        ));
+    }
+    buckets
+}
+
+/// Parts 2 and 3 only, printed as they come (`JILITY_BENCH_ONLY=rest`).
+async fn rest_only(server: &Server, tokens: &[String]) {
+    let base = server.url.as_str();
+    let http = http_client();
+    let numbers = distinct_numbers(0x4E57_0D6E, WARMUP + ITERS);
+    let get = sequential(
+        &http,
+        base,
+        &tokens[0],
+        ITERS,
+        |i| format!("/tickets/{KEY}-{}", numbers[i]),
+        |i, v| assert_eq!(number_of(&v["ticket"]["number"]), numbers[i]),
+    )
+    .await;
+    eprintln!("REST get, 1 client: p50 {}", ms(get.p50));
+    let queries = queries();
+    let search = sequential(
+        &http,
+        base,
+        &tokens[0],
+        ITERS_SEARCH,
+        |i| format!("/search?q={}", urlencode(&queries[i])),
+        |_, _| {},
+    )
+    .await;
+    eprintln!(
+        "REST search, 1 client: p50 {}; {}",
+        ms(search.p50),
+        search_buckets(&search).join("; ")
+    );
+    let readers = &tokens[2 + LOAD_PROCESSES..];
+    let t = read_throughput(base, readers, 0x7E57_0000, server.pid()).await;
+    let cpu = t.cpu.as_ref().map_or(String::new(), |c| {
+        format!(
+            "; CPUs: server {:.2}, postgres {:.2}, generator {:.2}, rest {:.2}, idle {:.2}",
+            c.server, c.postgres, c.generator, c.rest, c.idle
+        )
+    });
+    eprintln!(
+        "REST get, {CLIENTS} clients: {:.0}/s, p50 {} p99 {}{cpu}",
+        t.per_second(),
+        ms(t.p50),
+        ms(t.p99)
+    );
 }
 
 async fn local(bin: &Path, root: &Path) -> Side {
@@ -1398,35 +1488,7 @@ fn report(setup: &Setup, cloud: &Cloud, local: &Side) -> String {
         ms(cloud.rest_get.p99),
     )
     .unwrap();
-    // What a search costs grows with the tickets it matches (they are all ranked).
-    let mut buckets = Vec::new();
-    for (lo, hi) in [
-        (0, 1_000),
-        (1_001, 5_000),
-        (5_001, 20_000),
-        (20_001, u64::MAX),
-    ] {
-        let samples: Vec<Duration> = totals
-            .iter()
-            .zip(&cloud.rest_search.samples)
-            .filter(|(t, _)| (lo..=hi).contains(*t))
-            .map(|(_, d)| *d)
-            .collect();
-        if samples.is_empty() {
-            continue;
-        }
-        let range = if hi == u64::MAX {
-            format!("more than {}", lo - 1)
-        } else {
-            format!("{lo}–{hi}")
-        };
-        buckets.push(format!(
-            "{range} matches: {} queries, p50 {}, p99 {}",
-            samples.len(),
-            ms_scaled(percentile(&samples, 0.50)),
-            ms_scaled(percentile(&samples, 0.99))
-        ));
-    }
+    let buckets = search_buckets(&cloud.rest_search);
     writeln!(
         out,
         "REST search latency by the number of matching tickets: {}.",

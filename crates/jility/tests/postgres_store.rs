@@ -718,6 +718,16 @@ fn search_matches_every_word_phrases_exactly_and_ranks_title_first() {
         (vec!["TASK-2".into(), "TASK-3".into()], 2)
     );
     assert_eq!(search_numbers(&mut t, "signals").1, 0);
+    // A page past the end (its cursor was made before the deletion): no hits, the total.
+    let past = t
+        .search(&SearchTickets {
+            query: "zebra".into(),
+            limit: Some(2),
+            cursor: first.page.next_cursor.clone(),
+        })
+        .unwrap();
+    assert!(past.data.hits.is_empty());
+    assert_eq!(past.page.total, 2);
     t.edit(
         "alice",
         EditTicket {

@@ -30,8 +30,9 @@
 //! holding an advisory lock, so processes starting together apply each once. A database
 //! migrated by a newer jility is refused ([`StoreError::TooNew`]) before anything is written.
 //!
-//! **Search.** A stored `tsvector` column (title weight A, description B, comments C) with a
-//! GIN index, in the `jility` configuration: English stems with no stop words (and accents
+//! **Search.** A ticket's words as a `tsvector` (title weight A, description B, comments C),
+//! kept by a trigger in a narrow table of their own (`ticket_search`, live tickets only)
+//! with a GIN index, in the `jility` configuration: English stems with no stop words (and accents
 //! folded when `unaccent` is available), like local mode's porter tokenizer. Every term must
 //! match; a phrase is `phraseto_tsquery` (adjacent words); hits are ranked by `ts_rank`
 //! with weights 1.0 / 0.4 / 0.1 (local mode's bm25 weights 10 / 4 / 1) and get a
@@ -59,6 +60,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("pg_migrations/0004_server_secrets.sql"),
     include_str!("pg_migrations/0005_audit.sql"),
     include_str!("pg_migrations/0006_ticket_lookups.sql"),
+    include_str!("pg_migrations/0007_unlogged_rate_limits.sql"),
+    include_str!("pg_migrations/0008_search_table.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)
@@ -1488,64 +1491,66 @@ impl StoreTx for Tx<'_> {
         let (query, words) = ts_query(terms);
         let mut values: Vec<Param> = vec![Box::new(self.ws)];
         values.extend(words.into_iter().map(|w| Box::new(w) as Param));
-        let total: i64 = {
-            let sql = format!(
-                "SELECT count(*) FROM tickets t \
-                 WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.search @@ {query}"
-            );
-            self.query_one(&sql, &refs(&values))?.try_get(0)?
-        };
         values.push(Box::new(limit as i64));
         let limit_mark = values.len();
         values.push(Box::new(offset as i64));
         let offset_mark = values.len();
         // The snippet comes from the first field that matches the whole query on its own
-        // (title, description, comments), else from all of them together.
+        // (title, description, comments: the words of weight A, B, C), else from all of
+        // them together.
         let headline = |text: &str| {
             format!("ts_headline('{TS_CONFIG}', {text}, q.query, '{HEADLINE_OPTIONS}')")
         };
-        let matches = |text: &str| {
-            format!("to_tsvector('{TS_CONFIG}', jility_search_text({text})) @@ q.query")
-        };
+        let matches = |weight: char| format!("ts_filter(s.search, '{{{weight}}}') @@ q.query");
         let comments = "coalesce((SELECT string_agg(c.content, E'\\n' ORDER BY c.id) \
              FROM comments c WHERE c.workspace_id = t.workspace_id AND c.ticket_id = t.id), '')";
         let everything = format!("concat_ws(E'\\n', t.title, t.description, {comments})");
+        // One pass over the matches ranks and counts them; the page's hits then join
+        // their tickets. The count's row stands alone when the page is empty.
         let sql = format!(
-            "WITH q AS (SELECT {query} AS query) \
-             SELECT CASE WHEN {title_matches} THEN {title_headline} \
-                         WHEN {description_matches} THEN {description_headline} \
-                         WHEN {comments_match} THEN {comments_headline} \
-                         ELSE {all_headline} END, \
-                    {SUMMARY_COLUMNS} \
-             FROM (SELECT t.id, ts_rank({RANK_WEIGHTS}, t.search, q.query, 1) AS score \
-                   FROM tickets t, q \
-                   WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND t.search @@ q.query \
-                   ORDER BY score DESC, t.id LIMIT ${limit_mark} OFFSET ${offset_mark}) hits \
-             CROSS JOIN q \
-             JOIN tickets t ON t.workspace_id = $1 AND t.id = hits.id \
-             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
-             ORDER BY hits.score DESC, hits.id",
-            title_matches = matches("t.title"),
+            "WITH q AS (SELECT {query} AS query), \
+             matched AS MATERIALIZED (SELECT s.ticket_id AS id, \
+                    ts_rank({RANK_WEIGHTS}, s.search, q.query, 1) AS score \
+                FROM ticket_search s, q WHERE s.workspace_id = $1 AND s.search @@ q.query), \
+             hits AS (SELECT id, score FROM matched ORDER BY score DESC, id \
+                LIMIT ${limit_mark} OFFSET ${offset_mark}) \
+             SELECT total.n, page.* FROM (SELECT count(*) AS n FROM matched) total \
+             LEFT JOIN LATERAL ( \
+                SELECT CASE WHEN {title_matches} THEN {title_headline} \
+                            WHEN {description_matches} THEN {description_headline} \
+                            WHEN {comments_match} THEN {comments_headline} \
+                            ELSE {all_headline} END, \
+                       {SUMMARY_COLUMNS}, hits.score, hits.id \
+                FROM hits CROSS JOIN q \
+                JOIN ticket_search s ON s.ticket_id = hits.id \
+                JOIN tickets t ON t.workspace_id = $1 AND t.id = hits.id \
+                JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+             ) page ON true \
+             ORDER BY page.score DESC, page.id",
+            title_matches = matches('a'),
             title_headline = headline("t.title"),
-            description_matches = matches("t.description"),
+            description_matches = matches('b'),
             description_headline = headline("t.description"),
-            comments_match = matches(comments),
+            comments_match = matches('c'),
             comments_headline = headline(comments),
             all_headline = headline(&everything),
         );
-        let hits = self
-            .query(&sql, &refs(&values))?
-            .iter()
-            .map(|r| {
-                let snippet: String = r.try_get(0)?;
-                Ok(SearchHit {
-                    // ts_headline marks each word of a phrase alone (`**login** **form**`);
-                    // local mode marks the phrase once (`**login form**`).
-                    snippet: snippet.replace("** **", " "),
-                    ticket: summary_row(r, 1)?,
-                })
-            })
-            .collect::<StoreResult<Vec<_>>>()?;
+        let rows = self.query(&sql, &refs(&values))?;
+        let mut total: i64 = 0;
+        let mut hits = Vec::with_capacity(rows.len());
+        for r in &rows {
+            total = r.try_get(0)?;
+            // The count's row alone (no hit on this page): no snippet.
+            let Some(snippet) = r.try_get::<_, Option<String>>(1)? else {
+                continue;
+            };
+            hits.push(SearchHit {
+                // ts_headline marks each word of a phrase alone (`**login** **form**`);
+                // local mode marks the phrase once (`**login form**`).
+                snippet: snippet.replace("** **", " "),
+                ticket: summary_row(r, 2)?,
+            });
+        }
         Ok((hits, count(total)))
     }
 }
