@@ -534,9 +534,14 @@ impl Tokens {
     /// Revoke a token of workspace `workspace_id`, by id or by the token itself. A token of
     /// another workspace is not found (and left alone). Revoking a revoked token keeps its
     /// first revocation time.
+    ///
+    /// The revocation is published as an event in the same transaction (delivered when it
+    /// commits), so that every server process stops accepting the token at once, whoever
+    /// revoked it.
     pub fn revoke(&self, workspace_id: i64, which: &TokenRef) -> Result<TokenRecord, ToolError> {
         let at = now_text();
         self.db.with_client(|client| {
+            let mut client = client.transaction().map_err(store)?;
             let row = match which {
                 TokenRef::Id(id) => client.query_opt(
                     &format!(
@@ -559,7 +564,20 @@ impl Tokens {
             }
             .map_err(store)?;
             match row {
-                Some(row) => record_row(&row),
+                Some(row) => {
+                    let record = record_row(&row)?;
+                    let change = crate::events::Change::revocation(workspace_id, record.id, "");
+                    let payload = serde_json::to_string(&change)
+                        .map_err(|e| ToolError::internal(format!("cannot encode an event: {e}")))?;
+                    client
+                        .execute(
+                            "SELECT pg_notify($1, $2)",
+                            &[&crate::events::CHANNEL, &payload],
+                        )
+                        .map_err(store)?;
+                    client.commit().map_err(store)?;
+                    Ok(record)
+                }
                 None => Err(match which {
                     TokenRef::Id(id) => {
                         ToolError::not_found(format!("There is no token {id} in this workspace"))

@@ -7,14 +7,8 @@
 //! have been missed: after reconnecting, the process sends every subscriber a `reset`, and a
 //! subscriber that falls behind gets one too, so that a cache built on the events (the
 //! bridge's) is dropped rather than left stale.
-//!
-//! What the process itself builds on the events (the principals of recently seen tokens,
-//! [`crate::api`]) asks [`Events::generation`]: it changes whenever the listener connects
-//! or loses its connection, and is `None` while it does not listen. A revocation is handed
-//! to the process's revocation hook on the listener's thread before anything is relayed.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use postgres::fallible_iterator::FallibleIterator as _;
@@ -91,43 +85,20 @@ pub enum Event {
 #[derive(Clone)]
 pub struct Events {
     sender: broadcast::Sender<Event>,
-    link: Arc<Link>,
 }
-
-/// The state of the listener's connection: a counter bumped on every connect and every
-/// loss, odd while listening.
-#[derive(Default)]
-struct Link {
-    generation: AtomicU64,
-}
-
-impl Link {
-    fn bump(&self) {
-        self.generation.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-/// Called with the id of every token revoked on the database, by any process.
-pub type RevocationHook = Arc<dyn Fn(i64) + Send + Sync>;
 
 impl Events {
     /// Listen on the database (on a thread of its own, reconnecting when the connection is
     /// lost) and relay what it hears. Returns once it listens (or after [`START_WAIT`]), so
     /// that no subscriber of this process misses a change made after its `ready`.
-    pub fn start(db: &PgDatabase, revoked: RevocationHook) -> Self {
+    pub fn start(db: &PgDatabase) -> Self {
         let (sender, _) = broadcast::channel(BUFFER);
         let relay = sender.clone();
         let db = db.clone();
-        let link = Arc::new(Link::default());
-        let listener = Listener {
-            relay,
-            link: link.clone(),
-            revoked,
-        };
         let (listening, started) = std::sync::mpsc::channel();
         let spawned = std::thread::Builder::new()
             .name("jility-events".into())
-            .spawn(move || listener.listen(&db, listening));
+            .spawn(move || listen(&db, &relay, listening));
         match spawned {
             Ok(_) => {
                 if started.recv_timeout(START_WAIT).is_err() {
@@ -140,79 +111,62 @@ impl Events {
                 tracing::error!(error = %err, "cannot start the event listener; /events will stay silent");
             }
         }
-        Self { sender, link }
+        Self { sender }
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.sender.subscribe()
     }
-
-    /// While this process listens: a number that stays the same as long as it has heard
-    /// every event since. `None` while it does not listen.
-    pub fn generation(&self) -> Option<u64> {
-        let generation = self.link.generation.load(Ordering::SeqCst);
-        (generation % 2 == 1).then_some(generation)
-    }
 }
 
-struct Listener {
-    relay: broadcast::Sender<Event>,
-    link: Arc<Link>,
-    revoked: RevocationHook,
-}
-
-impl Listener {
-    fn listen(&self, db: &PgDatabase, listening: std::sync::mpsc::Sender<()>) {
-        let relay = &self.relay;
-        let mut first = true;
-        let mut backoff = Duration::from_millis(200);
-        loop {
-            match db.dedicated().and_then(|mut client| {
-                client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
-                Ok(client)
-            }) {
-                Ok(mut client) => {
-                    self.link.bump();
-                    if !first {
-                        tracing::info!("listening for events again; telling subscribers to resync");
-                        let _ = relay.send(Event::Reset);
-                    }
-                    first = false;
-                    let _ = listening.send(());
-                    backoff = Duration::from_millis(200);
-                    let mut notifications = client.notifications();
-                    let mut iter = notifications.blocking_iter();
-                    loop {
-                        match iter.next() {
-                            Ok(Some(notification)) => {
-                                match serde_json::from_str::<Change>(notification.payload()) {
-                                    Ok(change) => {
-                                        if let Some(token) = change.revoked_token {
-                                            (self.revoked)(token);
-                                        }
-                                        let _ = relay.send(Event::Change(Arc::new(change)));
-                                    }
-                                    Err(err) => {
-                                        tracing::warn!(error = %err, "an event that is not a change");
-                                    }
+fn listen(
+    db: &PgDatabase,
+    relay: &broadcast::Sender<Event>,
+    listening: std::sync::mpsc::Sender<()>,
+) {
+    let mut first = true;
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        match db.dedicated().and_then(|mut client| {
+            client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
+            Ok(client)
+        }) {
+            Ok(mut client) => {
+                if !first {
+                    tracing::info!("listening for events again; telling subscribers to resync");
+                    let _ = relay.send(Event::Reset);
+                }
+                first = false;
+                let _ = listening.send(());
+                backoff = Duration::from_millis(200);
+                let mut notifications = client.notifications();
+                let mut iter = notifications.blocking_iter();
+                loop {
+                    match iter.next() {
+                        Ok(Some(notification)) => {
+                            match serde_json::from_str::<Change>(notification.payload()) {
+                                Ok(change) => {
+                                    let _ = relay.send(Event::Change(Arc::new(change)));
+                                }
+                                Err(err) => {
+                                    tracing::warn!(error = %err, "an event that is not a change");
                                 }
                             }
-                            Ok(None) => break,
-                            Err(err) => {
-                                tracing::warn!(error = %err, "lost the event connection");
-                                break;
-                            }
+                        }
+                        Ok(None) => break,
+                        Err(err) => {
+                            tracing::warn!(error = %err, "lost the event connection");
+                            break;
                         }
                     }
-                    self.link.bump();
-                }
-                Err(err) => {
-                    tracing::warn!(error = %err, "cannot listen for events; retrying");
                 }
             }
-            std::thread::sleep(backoff);
-            backoff = (backoff * 2).min(Duration::from_secs(10));
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot listen for events; retrying");
+            }
         }
+        std::thread::sleep(backoff);
+        backoff = (backoff * 2).min(Duration::from_secs(10));
     }
 }
 

@@ -72,6 +72,20 @@ impl RateLimiter {
     /// Count one request of `key` (an API token's id) and say whether it may proceed.
     /// Blocks on the database: async callers run it on a blocking thread.
     pub fn check(&self, key: &str) -> Result<Decision, StoreError> {
+        self.count(key, None).map(|(decision, _)| decision)
+    }
+
+    /// [`Self::check`] for API token `token_id`, and, in the same round trip, when the
+    /// token was revoked (`None`: it is not).
+    pub fn check_token(&self, token_id: i64) -> Result<(Decision, Option<String>), StoreError> {
+        self.count(&token_id.to_string(), Some(token_id))
+    }
+
+    fn count(
+        &self,
+        key: &str,
+        token: Option<i64>,
+    ) -> Result<(Decision, Option<String>), StoreError> {
         self.db.with_client(|client| {
             let row = client
                 .query_one(
@@ -79,10 +93,12 @@ impl RateLimiter {
                      INSERT INTO rate_limit_windows AS w (key, window_start, count) \
                      SELECT $1, (floor(at / $2) * $2)::bigint, 1 FROM now \
                      ON CONFLICT (key, window_start) DO UPDATE SET count = w.count + 1 \
-                     RETURNING w.count, w.window_start, (SELECT at FROM now)",
-                    &[&key, &(WINDOW_SECS as f64)],
+                     RETURNING w.count, w.window_start, (SELECT at FROM now), \
+                        (SELECT t.revoked_at FROM api_tokens t WHERE t.id = $3)",
+                    &[&key, &(WINDOW_SECS as f64), &token],
                 )
                 .map_err(StoreError::from)?;
+            let revoked_at: Option<String> = row.try_get(3).map_err(StoreError::from)?;
             let count: i32 = row.try_get(0).map_err(StoreError::from)?;
             let window_start: i64 = row.try_get(1).map_err(StoreError::from)?;
             let now: f64 = row.try_get(2).map_err(StoreError::from)?;
@@ -95,7 +111,7 @@ impl RateLimiter {
                     )
                     .map_err(StoreError::from)?;
             }
-            Ok(self.decide(count, window_start, now))
+            Ok((self.decide(count, window_start, now), revoked_at))
         })
     }
 

@@ -6,7 +6,8 @@
 //!   token itself is never logged nor echoed. Each refusal is recorded in the audit log
 //!   with its reason (`missing`, `malformed`, `unknown`, `expired`, `revoked`): an expired
 //!   or revoked token under its workspace, the others under none.
-//! - A token authenticated a moment ago is not looked up again ([`super::principals`]).
+//! - A token authenticated a moment ago is not looked up again ([`super::principals`]);
+//!   whether it was revoked since is asked with the rate-limit count, below.
 //! - Then the request counts against its token's limit (keyed by the token's id, counted in
 //!   the database so that every server process shares it). Every authenticated answer
 //!   carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; over the
@@ -48,30 +49,33 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
             return unauthorized(err);
         }
     };
-    let known = state.principals.get(&token, &state.events);
+    let known = state.principals.get(&token);
     let checked = tokio::task::spawn_blocking(move || -> Result<_, ToolError> {
+        let refuse = |refused: AuthError| {
+            tracing::info!(reason = %refused, "refused a request's token");
+            record_refusal(&state.audit, &token, &refused);
+            ToolError::from(refused)
+        };
         let principal = match known {
             Some(principal) => principal,
             None => {
-                let mark = state.principals.mark();
                 let principal = state.tokens.authenticate(&token).map_err(|err| match err {
                     AuthError::Store(_) => ToolError::from(err),
-                    refused => {
-                        tracing::info!(reason = %refused, "refused a request's token");
-                        record_refusal(&state.audit, &token, &refused);
-                        ToolError::from(refused)
-                    }
+                    refused => refuse(refused),
                 })?;
-                state
-                    .principals
-                    .keep(&token, &principal, &state.events, mark);
+                state.principals.keep(&token, &principal);
                 principal
             }
         };
-        let decision = state
+        // Counted, and asked whether the token was revoked since, in one round trip.
+        let (decision, revoked_at) = state
             .limiter
-            .check(&principal.token_id.to_string())
+            .check_token(principal.token_id)
             .map_err(ToolError::from)?;
+        if let Some(at) = revoked_at {
+            state.principals.forget_token(principal.token_id);
+            return Err(refuse(AuthError::Revoked { at }));
+        }
         Ok((principal, decision))
     })
     .await;

@@ -117,16 +117,14 @@ pub struct ApiState {
 
 impl ApiState {
     pub fn new(db: &PgDatabase, rate_limit: u32) -> Result<Self, ToolError> {
-        let principals = principals::Principals::default();
-        let forget = principals.clone();
         Ok(Self {
             db: db.clone(),
             tokens: Tokens::new(db),
             limiter: RateLimiter::new(db.counters(), rate_limit),
             workspaces: Workspaces::new(db)?,
             audit: Audit::new(db),
-            events: Events::start(db, Arc::new(move |token| forget.forget_token(token))),
-            principals,
+            events: Events::start(db),
+            principals: principals::Principals::default(),
             shutdown: CancellationToken::new(),
         })
     }

@@ -17,7 +17,6 @@ use super::{ApiError, ApiState, audited, status_of};
 use crate::auth::{
     NewToken, PlainToken, Principal, Scope, ScopeSet, TOKEN_PREFIX, TokenRecord, TokenRef,
 };
-use crate::events::{self, Change};
 
 type Answer = Result<Response, ApiError>;
 
@@ -272,14 +271,9 @@ async fn revoke_ref(
     let workspace_id = principal.workspace_id;
     let record = blocking(move || tokens.revoke(workspace_id, &which)).await?;
     *detail = Some(format!("token {} ({})", record.id, record.name));
-    // No request of this process authenticates with it from now on.
+    // Every process refuses it from its next request on (each request asks whether its
+    // token was revoked); its event streams end on the event `Tokens::revoke` published.
     state.principals.forget_token(record.id);
-    // End the token's event streams on every server process.
-    let db = state.db.clone();
-    let revocation = Change::revocation(workspace_id, record.id, &principal.token_name);
-    if let Err(err) = tokio::task::spawn_blocking(move || events::publish(&db, &revocation)).await {
-        tracing::warn!(error = %err, "could not publish a revocation");
-    }
     tracing::info!(
         workspace_id,
         token_id = record.id,
