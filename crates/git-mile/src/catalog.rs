@@ -129,7 +129,8 @@ impl Snapshot {
         self.entities.is_empty()
     }
 
-    fn row<'a>(&'a self, entity: &'a Entity) -> Row<'a> {
+    /// `entity` with what this snapshot knows around it (its stats, its milestone's title).
+    pub fn row<'a>(&'a self, entity: &'a Entity) -> Row<'a> {
         let open_issues = match entity.kind {
             Kind::Milestone => Some(self.open_issues.get(&entity.id).copied().unwrap_or(0)),
             Kind::Issue => None,

@@ -128,11 +128,14 @@ pub enum Command {
         #[arg(default_value = "origin")]
         remote: String,
     },
-    /// Serve the MCP tools git_mile.list and git_mile.show over stdio (or Streamable HTTP
-    /// at /mcp with --http ADDR).
+    /// Serve the MCP tools (git_mile.list, git_mile.show, git_mile.create, git_mile.update,
+    /// git_mile.comment) over stdio, or Streamable HTTP at /mcp with --http ADDR.
     McpServer {
         #[command(flatten)]
         transport: mcp_common::serve::TransportArgs,
+        /// Offer only the reads (git_mile.list and git_mile.show), as the original surface.
+        #[arg(long)]
+        read_only: bool,
     },
 }
 
@@ -189,16 +192,14 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
                 (Kind::Issue, Some(m)) => Some(ops::resolve(&catalog, &[Kind::Milestone], m)?.1),
                 _ => None,
             };
-            let mut written = ops::create(store, kind, title, description, labels)?;
-            if let Some(milestone) = milestone {
-                let attached = ops::attach(store, &written.id, &milestone).map_err(|err| {
-                    OpError::Incomplete(format!(
-                        "created issue {} but could not attach it: {err}",
-                        written.id
-                    ))
-                })?;
-                written.events.extend(attached.events);
-            }
+            let written = ops::create(
+                store,
+                kind,
+                title,
+                description,
+                labels,
+                milestone.as_deref(),
+            )?;
             emit(json, &written, |w| w.id.clone())
         }
         Command::List {

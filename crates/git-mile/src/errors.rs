@@ -47,9 +47,21 @@ pub const REPOSITORY_ERROR: ErrorCode = ErrorCode::new("repository_error", Error
 const DAMAGE_HINT: &str = "The repository may be damaged: run `git fsck` in it. If it is sound, \
 this is a bug; please report it with the message.";
 
-/// `git_mile.show` found no `kind` with `id`.
+/// At most [`EXCERPT`] characters of `text` a client sent, for a message that quotes it: a
+/// huge argument is never echoed back whole.
+pub fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),
+    }
+}
+
+const EXCERPT: usize = 200;
+
+/// No `kind` has `id`.
 pub fn not_found(kind: Kind, id: &str) -> ToolError {
     let kind = kind.as_str();
+    let id = excerpt(id);
     ToolError::new(
         NOT_FOUND,
         format!("{kind} `{id}` not found; list them with git_mile.list {{\"entity\":\"{kind}\"}}"),
@@ -61,6 +73,7 @@ pub fn not_found(kind: Kind, id: &str) -> ToolError {
 
 /// `id` is the start of several `kind` ids.
 pub fn ambiguous_id(kind: Kind, id: &str, candidates: &[String]) -> ToolError {
+    let id = excerpt(id);
     ToolError::new(
         AMBIGUOUS_ID,
         format!(
@@ -142,6 +155,16 @@ mod tests {
         for code in [UNREADABLE, REPOSITORY_ERROR, codes::INTERNAL] {
             assert_eq!(code.class().json_rpc_code(), -32001, "{code}");
         }
+    }
+
+    #[test]
+    fn excerpts_are_short() {
+        assert_eq!(excerpt("abc"), "abc");
+        let long = "é".repeat(1000);
+        let cut = excerpt(&long);
+        assert!(cut.starts_with(&"é".repeat(200)), "{cut}");
+        assert!(cut.ends_with("… (2000 bytes)"), "{cut}");
+        assert!(not_found(Kind::Issue, &long).message.len() < 700);
     }
 
     #[test]

@@ -14,3 +14,4 @@ pub mod server;
 pub mod store;
 pub mod sync;
 pub mod views;
+pub mod writes;

@@ -14,8 +14,12 @@ const NAME: &str = "git-mile";
 fn main() -> ExitCode {
     let cli = Cli::parse();
     mcp_common::serve::init_tracing(cli.verbose.min(3));
-    if let Command::McpServer { transport } = &cli.command {
-        return serve(&cli, transport);
+    if let Command::McpServer {
+        transport,
+        read_only,
+    } = &cli.command
+    {
+        return serve(&cli, transport, *read_only);
     }
     match git_mile::cli::run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -29,9 +33,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// `git mile mcp-server [--http ADDR]`: stdio (with the contract's `shutdown`) by default,
-/// Streamable HTTP at `/mcp` with `--http`.
-fn serve(cli: &Cli, args: &TransportArgs) -> ExitCode {
+/// `git mile mcp-server [--http ADDR] [--read-only]`: stdio (with the contract's `shutdown`)
+/// by default, Streamable HTTP at `/mcp` with `--http`.
+fn serve(cli: &Cli, args: &TransportArgs, read_only: bool) -> ExitCode {
     let transport = match args.transport() {
         Ok(transport) => transport,
         Err(err) => {
@@ -55,7 +59,7 @@ fn serve(cli: &Cli, args: &TransportArgs) -> ExitCode {
     };
     // One repository and one cursor key for every session: a cursor from one HTTP session
     // works in another (and after a restart, and with the CLI).
-    let shared = Shared::new(catalog);
+    let shared = Shared::new(catalog, read_only);
     let result = runtime.block_on(async move {
         shared.warm_up();
         mcp_common::serve::serve(

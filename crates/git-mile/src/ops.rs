@@ -48,6 +48,9 @@ pub struct Written {
     pub id: String,
     /// The events appended, by type (empty when nothing needed to change).
     pub events: Vec<&'static str>,
+    /// The entity after them.
+    #[serde(skip)]
+    pub entity: Entity,
 }
 
 fn what(kinds: &[Kind]) -> &'static str {
@@ -163,12 +166,16 @@ fn check_label(label: &str) -> OpResult<String> {
     Ok(label.to_string())
 }
 
+/// Create an entity; an issue may start attached to `milestone` (a full milestone id). Its
+/// events (`created`, then `attached`) are written together: the entity appears whole or
+/// not at all.
 pub fn create(
     store: &GitStore,
     kind: Kind,
     title: &str,
     description: &str,
     labels: &[String],
+    milestone: Option<&str>,
 ) -> OpResult<Written> {
     let title = check_title(title)?;
     check_text("description", description)?;
@@ -179,33 +186,155 @@ pub fn create(
             clean.push(label);
         }
     }
-    let (id, _) = store.create(
+    let mut changes = vec![Change::Created {
         kind,
-        Change::Created {
-            kind,
-            title,
-            description: description.to_string(),
-            labels: clean,
-        },
-    )?;
+        title,
+        description: description.to_string(),
+        labels: clean,
+    }];
+    if let Some(milestone) = milestone {
+        if kind != Kind::Issue {
+            return Err(OpError::Invalid(
+                "only issues are attached to milestones".into(),
+            ));
+        }
+        load(store, Kind::Milestone, milestone)?;
+        changes.push(Change::Attached {
+            milestone: milestone.to_string(),
+        });
+    }
+    let names = changes.iter().map(Change::type_name).collect();
+    let (id, entity) = store.create(kind, changes)?;
     Ok(Written {
         kind,
         id,
-        events: vec!["created"],
+        events: names,
+        entity,
     })
 }
 
-/// Append `changes` in order; each is one commit.
-fn append_all(store: &GitStore, kind: Kind, id: &str, changes: Vec<Change>) -> OpResult<Written> {
-    let mut events = Vec::with_capacity(changes.len());
-    for change in changes {
-        events.push(change.type_name());
-        store.append(kind, id, change)?;
-    }
+/// Change `kind` `id` by compare-and-swap: `plan` sees its current state and says what to
+/// append (nothing: nothing is written).
+fn write(
+    store: &GitStore,
+    kind: Kind,
+    id: &str,
+    plan: impl FnMut(&Entity) -> OpResult<Vec<Change>>,
+) -> OpResult<Written> {
+    let (events, entity) = store.write(kind, id, plan).map_err(|err| match err {
+        OpError::Store(StoreError::NotFound { kind, id }) => OpError::NotFound { what: kind, id },
+        other => other,
+    })?;
     Ok(Written {
         kind,
         id: id.to_string(),
-        events,
+        events: events.iter().map(|e| e.change.type_name()).collect(),
+        entity,
+    })
+}
+
+/// What `git_mile.update` (and the CLI's edit, label, open, close, attach and detach) may
+/// change; `None` and empty lists leave a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Update {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub status: Option<Status>,
+    pub add_labels: Vec<String>,
+    pub remove_labels: Vec<String>,
+    /// Issues only: `Some(Some(id))` attaches to that milestone (a full id), `Some(None)`
+    /// detaches.
+    pub milestone: Option<Option<String>>,
+}
+
+impl Update {
+    /// Whether it asks for anything at all.
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
+/// Apply `update` to `kind` `id`: every argument is checked before anything is written, then
+/// one event is appended per field that differs from the entity's current state (none when
+/// nothing differs), all in one compare-and-swap.
+pub fn update(store: &GitStore, kind: Kind, id: &str, update: &Update) -> OpResult<Written> {
+    let title = update.title.as_deref().map(check_title).transpose()?;
+    if let Some(description) = &update.description {
+        check_text("description", description)?;
+    }
+    let add = update
+        .add_labels
+        .iter()
+        .map(|l| check_label(l))
+        .collect::<OpResult<Vec<_>>>()?;
+    let remove = update
+        .remove_labels
+        .iter()
+        .map(|l| check_label(l))
+        .collect::<OpResult<Vec<_>>>()?;
+    if let Some(both) = add.iter().find(|l| remove.contains(l)) {
+        return Err(OpError::Invalid(format!(
+            "label `{both}` is both added and removed"
+        )));
+    }
+    if let Some(milestone) = &update.milestone {
+        if kind != Kind::Issue {
+            return Err(OpError::Invalid(
+                "only issues are attached to milestones".into(),
+            ));
+        }
+        if let Some(milestone) = milestone {
+            load(store, Kind::Milestone, milestone)?;
+        }
+    }
+    write(store, kind, id, |current| {
+        let mut changes = Vec::new();
+        if let Some(title) = &title
+            && *title != current.title
+        {
+            changes.push(Change::TitleEdited {
+                title: title.clone(),
+            });
+        }
+        if let Some(description) = &update.description
+            && *description != current.description
+        {
+            changes.push(Change::DescriptionEdited {
+                description: description.clone(),
+            });
+        }
+        if let Some(status) = update.status
+            && status != current.status
+        {
+            changes.push(Change::StatusChanged { status });
+        }
+        let mut labels = current.labels.clone();
+        for label in &add {
+            if labels.insert(label.clone()) {
+                changes.push(Change::LabelAdded {
+                    label: label.clone(),
+                });
+            }
+        }
+        for label in &remove {
+            if labels.remove(label) {
+                changes.push(Change::LabelRemoved {
+                    label: label.clone(),
+                });
+            }
+        }
+        match (&update.milestone, &current.milestone) {
+            (Some(Some(wanted)), now) if now.as_ref() != Some(wanted) => {
+                changes.push(Change::Attached {
+                    milestone: wanted.clone(),
+                });
+            }
+            (Some(None), Some(now)) => changes.push(Change::Detached {
+                milestone: now.clone(),
+            }),
+            _ => {}
+        }
+        Ok(changes)
     })
 }
 
@@ -221,40 +350,27 @@ pub fn edit(
             "nothing to edit: give --title and/or --description".into(),
         ));
     }
-    let current = load(store, kind, id)?;
-    let mut changes = Vec::new();
-    if let Some(title) = title {
-        let title = check_title(title)?;
-        if title != current.title {
-            changes.push(Change::TitleEdited { title });
-        }
-    }
-    if let Some(description) = description {
-        check_text("description", description)?;
-        if description != current.description {
-            changes.push(Change::DescriptionEdited {
-                description: description.to_string(),
-            });
-        }
-    }
-    append_all(store, kind, id, changes)
+    let changes = Update {
+        title: title.map(str::to_string),
+        description: description.map(str::to_string),
+        ..Update::default()
+    };
+    update(store, kind, id, &changes)
 }
 
+/// Add a comment; `body` is kept as given.
 pub fn comment(store: &GitStore, kind: Kind, id: &str, body: &str) -> OpResult<Written> {
     if body.trim().is_empty() {
         return Err(OpError::Invalid("the comment is empty".into()));
     }
     check_text("comment", body)?;
-    load(store, kind, id)?;
-    append_all(
-        store,
-        kind,
-        id,
-        vec![Change::CommentAdded {
-            comment: uuid::Uuid::new_v4().to_string(),
+    let comment = uuid::Uuid::new_v4().to_string();
+    write(store, kind, id, |_| {
+        Ok(vec![Change::CommentAdded {
+            comment: comment.clone(),
             body: body.to_string(),
-        }],
-    )
+        }])
+    })
 }
 
 pub fn label(
@@ -269,54 +385,36 @@ pub fn label(
             "nothing to change: give --add LABEL and/or --remove LABEL".into(),
         ));
     }
-    let current = load(store, kind, id)?;
-    let mut labels = current.labels.clone();
-    let mut changes = Vec::new();
-    for label in add {
-        let label = check_label(label)?;
-        if labels.insert(label.clone()) {
-            changes.push(Change::LabelAdded { label });
-        }
-    }
-    for label in remove {
-        let label = check_label(label)?;
-        if labels.remove(&label) {
-            changes.push(Change::LabelRemoved { label });
-        }
-    }
-    append_all(store, kind, id, changes)
+    let changes = Update {
+        add_labels: add.to_vec(),
+        remove_labels: remove.to_vec(),
+        ..Update::default()
+    };
+    update(store, kind, id, &changes)
 }
 
 pub fn set_status(store: &GitStore, kind: Kind, id: &str, status: Status) -> OpResult<Written> {
-    let current = load(store, kind, id)?;
-    let changes = if current.status == status {
-        Vec::new()
-    } else {
-        vec![Change::StatusChanged { status }]
+    let changes = Update {
+        status: Some(status),
+        ..Update::default()
     };
-    append_all(store, kind, id, changes)
+    update(store, kind, id, &changes)
 }
 
 pub fn attach(store: &GitStore, issue: &str, milestone: &str) -> OpResult<Written> {
-    let current = load(store, Kind::Issue, issue)?;
-    load(store, Kind::Milestone, milestone)?;
-    let changes = if current.milestone.as_deref() == Some(milestone) {
-        Vec::new()
-    } else {
-        vec![Change::Attached {
-            milestone: milestone.to_string(),
-        }]
+    let changes = Update {
+        milestone: Some(Some(milestone.to_string())),
+        ..Update::default()
     };
-    append_all(store, Kind::Issue, issue, changes)
+    update(store, Kind::Issue, issue, &changes)
 }
 
 pub fn detach(store: &GitStore, issue: &str) -> OpResult<Written> {
-    let current = load(store, Kind::Issue, issue)?;
-    let changes = match current.milestone {
-        Some(milestone) => vec![Change::Detached { milestone }],
-        None => Vec::new(),
+    let changes = Update {
+        milestone: Some(None),
+        ..Update::default()
     };
-    append_all(store, Kind::Issue, issue, changes)
+    update(store, Kind::Issue, issue, &changes)
 }
 
 /// Open a catalog over the repository at `repo` (else the working directory's).

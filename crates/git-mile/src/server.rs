@@ -1,5 +1,5 @@
-//! The MCP server of `git mile mcp-server`: the tools `git_mile.list` and `git_mile.show`
-//! and `ping`, with the error model of the contract (`docs/reference/git-mile-mcp.md`).
+//! The MCP server of `git mile mcp-server`: the tools `git_mile.list` and `git_mile.show`,
+//! the writes of [`crate::writes`] (unless `--read-only`), and `ping`, with the error model of the contract (`docs/reference/git-mile-mcp.md`).
 //! `main` serves it through `mcp_common::serve` over stdio (where the kit's transport
 //! answers the contract's `shutdown`) or Streamable HTTP, one [`GitMileServer`] per session
 //! over one [`Shared`] repository and cursor key.
@@ -26,6 +26,7 @@ use crate::listing::{self, ListRequest, MAX_LIMIT};
 use crate::model::Kind;
 use crate::query::cursor::cursor_key;
 use crate::views::{EntityView, ListResponse};
+use crate::writes::{self, COMMENT, CREATE, UPDATE};
 
 pub const LIST: &str = "git_mile.list";
 pub const SHOW: &str = "git_mile.show";
@@ -72,16 +73,18 @@ impl From<ToolError> for Failure {
     }
 }
 
-/// What every session of a server process shares: the repository and the cursor key.
+/// What every session of a server process shares: the repository, the cursor key, and
+/// whether the writes are offered.
 pub struct Shared {
     catalog: Result<Arc<Catalog>, String>,
     cursor_key: CursorKey,
+    read_only: bool,
 }
 
 impl Shared {
     /// `catalog` is the repository to serve, or why there is none (the server still starts
-    /// and says so on each call).
-    pub fn new(catalog: Result<Arc<Catalog>, String>) -> Arc<Self> {
+    /// and says so on each call). `read_only` offers the two reads only.
+    pub fn new(catalog: Result<Arc<Catalog>, String>, read_only: bool) -> Arc<Self> {
         let cursor_key = match &catalog {
             Ok(catalog) => cursor_key(catalog.store().git_dir()),
             // Without a repository no cursor was ever issued: any is refused.
@@ -90,6 +93,7 @@ impl Shared {
         Arc::new(Self {
             catalog,
             cursor_key,
+            read_only,
         })
     }
 
@@ -119,13 +123,17 @@ impl GitMileServer {
         Self { shared }
     }
 
-    async fn snapshot(&self) -> Result<Arc<Snapshot>, ToolError> {
-        let catalog = self
+    fn catalog(&self) -> Result<Arc<Catalog>, ToolError> {
+        Ok(self
             .shared
             .catalog
             .as_ref()
             .map_err(|why| errors::no_repository(why))?
-            .clone();
+            .clone())
+    }
+
+    async fn snapshot(&self) -> Result<Arc<Snapshot>, ToolError> {
+        let catalog = self.catalog()?;
         tokio::task::spawn_blocking(move || catalog.snapshot())
             .await
             .map_err(errors::internal)?
@@ -167,6 +175,24 @@ impl GitMileServer {
     }
 }
 
+impl GitMileServer {
+    /// Run a write on a blocking thread (it reads and writes git objects and refs) and
+    /// answer the entity it leaves.
+    async fn write<A: serde::de::DeserializeOwned + Send + 'static>(
+        &self,
+        tool: &str,
+        args: Value,
+        run: fn(&Catalog, A) -> Result<EntityView, ToolError>,
+    ) -> Result<Payload, Failure> {
+        let args: A = decode(tool, args)?;
+        let catalog = self.catalog()?;
+        let view = tokio::task::spawn_blocking(move || run(&catalog, args))
+            .await
+            .map_err(errors::internal)??;
+        Ok(Payload::of(&view)?)
+    }
+}
+
 /// A tool's answer: `structuredContent`, and its JSON text with the fields in the order of
 /// the contract (a `Value` would sort them).
 struct Payload {
@@ -192,10 +218,11 @@ impl Payload {
 /// A tool-level failure as the contract has it: `isError: true`, and the error object as the
 /// JSON text `{"error":{"code","message","hint","retryable"}}`.
 ///
-/// There is no `structuredContent`: it would have to validate against the tool's
-/// `outputSchema` (the entity or the page), which clients check on error results too (Claude
-/// Code's TypeScript SDK refuses the result otherwise), and the error object is not an entity
-/// or a page.
+/// The reads' results carry no `structuredContent`: it would have to validate against their
+/// `outputSchema` (the entity or the page, unchanged from the original surface), which
+/// clients check on error results too (Claude Code's TypeScript SDK refuses the result
+/// otherwise), and the error object is neither. The writes' `outputSchema` admits it, so
+/// theirs carry it too ([`write_error_result`]).
 pub fn error_result(err: &ToolError) -> CallToolResult {
     #[derive(serde::Serialize)]
     struct Body<'a> {
@@ -206,6 +233,16 @@ pub fn error_result(err: &ToolError) -> CallToolResult {
         json!({"error": {"code": err.code.as_str(), "message": err.message}}).to_string()
     });
     CallToolResult::error(vec![rmcp::model::ContentBlock::text(text)])
+}
+
+/// A write's tool-level failure: [`error_result`] with the error object as
+/// `structuredContent` too.
+fn write_error_result(err: &ToolError) -> CallToolResult {
+    let mut result = error_result(err);
+    result.structured_content = serde_json::to_value(mcp_common::WireError::from(err))
+        .ok()
+        .map(|error| json!({ "error": error }));
+    result
 }
 
 fn decode<T: serde::de::DeserializeOwned>(tool: &str, args: Value) -> Result<T, Failure> {
@@ -228,10 +265,25 @@ fn entity_schema() -> Value {
     })
 }
 
-/// The two tools, built once: their schemas do not change while the server runs.
+/// Every tool, the two reads first, built once: their schemas do not change while the
+/// server runs.
 pub fn tools() -> &'static [Tool] {
-    static TOOLS: std::sync::LazyLock<Vec<Tool>> = std::sync::LazyLock::new(build_tools);
+    static TOOLS: std::sync::LazyLock<Vec<Tool>> = std::sync::LazyLock::new(|| {
+        let mut tools = build_tools();
+        tools.extend(writes::tools());
+        tools
+    });
     &TOOLS
+}
+
+/// The tools a server offers: the two reads alone when it is read-only.
+pub fn offered(read_only: bool) -> &'static [Tool] {
+    let all = tools();
+    if read_only { &all[..2] } else { all }
+}
+
+fn is_write(name: &str) -> bool {
+    matches!(name, CREATE | UPDATE | COMMENT)
 }
 
 fn build_tools() -> Vec<Tool> {
@@ -316,7 +368,11 @@ impl ServerHandler for GitMileServer {
                 env!("CARGO_PKG_NAME"),
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(if self.shared.read_only {
+                INSTRUCTIONS.to_string()
+            } else {
+                format!("{INSTRUCTIONS}{}", writes::INSTRUCTIONS)
+            })
     }
 
     async fn list_tools(
@@ -324,11 +380,16 @@ impl ServerHandler for GitMileServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools().to_vec()))
+        Ok(ListToolsResult::with_all_items(
+            offered(self.shared.read_only).to_vec(),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools().iter().find(|t| t.name == name).cloned()
+        offered(self.shared.read_only)
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
     }
 
     async fn call_tool(
@@ -337,13 +398,25 @@ impl ServerHandler for GitMileServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = match request.name.as_ref() {
+        let name = request.name.as_ref();
+        let read_only = self.shared.read_only;
+        let outcome = match name {
             LIST => self.list(args).await,
             SHOW => self.show(args).await,
+            CREATE if !read_only => self.write(CREATE, args, writes::create).await,
+            UPDATE if !read_only => self.write(UPDATE, args, writes::update).await,
+            COMMENT if !read_only => self.write(COMMENT, args, writes::comment).await,
             other => {
+                let offered: Vec<&str> =
+                    offered(read_only).iter().map(|t| t.name.as_ref()).collect();
+                let why = if is_write(other) {
+                    "this server is read-only (--read-only)".to_string()
+                } else {
+                    format!("unknown tool `{}`", errors::excerpt(other))
+                };
                 return Err(ErrorData::new(
                     ErrorCode::METHOD_NOT_FOUND,
-                    format!("unknown tool `{other}`: the tools are {LIST} and {SHOW}"),
+                    format!("{why}: the tools are {}", offered.join(", ")),
                     None,
                 ));
             }
@@ -359,6 +432,7 @@ impl ServerHandler for GitMileServer {
                 }
                 Err(err.to_json_rpc())
             }
+            Err(Failure::Tool(err)) if is_write(name) => Ok(write_error_result(&err).into()),
             Err(Failure::Tool(err)) => Ok(error_result(&err).into()),
         }
     }
@@ -421,7 +495,8 @@ fn unknown_method(method: &str) -> ErrorData {
     ErrorData::new(
         ErrorCode::METHOD_NOT_FOUND,
         format!(
-            "unknown method `{method}`: this server offers tools/list, tools/call ({LIST}, {SHOW}), ping and shutdown"
+            "unknown method `{}`: this server offers tools/list, tools/call ({LIST}, {SHOW}, and unless read-only {CREATE}, {UPDATE}, {COMMENT}), ping and shutdown",
+            errors::excerpt(method)
         ),
         None,
     )

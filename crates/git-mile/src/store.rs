@@ -11,7 +11,8 @@ use gix::refs::transaction::{Change as RefChange, LogChange, PreviousValue, RefE
 use gix::refs::{FullName, Target};
 
 use crate::event::{Actor, Change, Event, merge_message};
-use crate::model::Kind;
+use crate::model::{Entity, Kind};
+use crate::replay::replay;
 
 pub const REF_PREFIX: &str = "refs/git-mile/";
 
@@ -364,67 +365,102 @@ impl GitStore {
         })
     }
 
-    /// Create a new entity with its `created` event; returns its id.
-    pub fn create(&self, kind: Kind, change: Change) -> StoreResult<(String, Event)> {
+    /// Create an entity whose history starts with `changes` (the first is its `created`
+    /// event): every commit is written first and the ref is created once, so the entity
+    /// appears whole or not at all. Returns its id and its state.
+    pub fn create(&self, kind: Kind, changes: Vec<Change>) -> StoreResult<(String, Entity)> {
         let actor = self.actor()?;
         let id = uuid::Uuid::new_v4().to_string();
-        let event = Event::new(actor.clone(), change);
         let repo = self.local();
-        let message = event.to_message(kind, &id).map_err(git)?;
-        let commit = self.write_commit(&repo, Self::signature(&actor), &message, &[])?;
-        match self.swap(&repo, &ref_name(kind, &id), None, commit)? {
-            Swap::Done => Ok((id, event)),
+        let name = ref_name(kind, &id);
+        let events = timed_events(&actor, changes, None)?;
+        let tip = self.write_chain(&repo, &actor, kind, &id, &events, None)?;
+        let Some(tip) = tip else {
+            return Err(StoreError::Git(format!("{name}: nothing to create")));
+        };
+        let entity = replay(kind, &id, events)
+            .ok_or_else(|| StoreError::Git(format!("{name}: no creation event")))?;
+        match self.swap(&repo, &name, None, tip)? {
+            Swap::Done => Ok((id, entity)),
             Swap::Contended => Err(StoreError::Git(format!(
-                "could not create {}: it exists already",
-                ref_name(kind, &id)
+                "could not create {name}: it exists already"
             ))),
-            Swap::Failed(why) => Err(StoreError::Git(format!(
-                "could not create {}: {why}",
-                ref_name(kind, &id)
-            ))),
+            Swap::Failed(why) => Err(StoreError::Git(format!("could not create {name}: {why}"))),
         }
     }
 
-    /// Append one event to an existing entity, retrying when another writer moved its ref.
+    /// Change an existing entity by compare-and-swap: `plan` sees the entity as its ref's
+    /// tip has it and says which changes to append (none: nothing is written). The changes
+    /// become one commit each, chained, and the ref moves once, so they land together or
+    /// not at all. When another writer moved the ref meanwhile, the entity is read again and
+    /// `plan` asked again, until [`CAS_PATIENCE`] is spent.
     ///
-    /// The event is timed after every event already in the history it extends, even when
+    /// Events are timed after every event already in the history they extend, even when
     /// this machine's clock is behind another's: the fold orders events by time, and what is
     /// written after seeing an event must come after it.
-    pub fn append(&self, kind: Kind, id: &str, change: Change) -> StoreResult<Event> {
+    ///
+    /// Returns the events written and the entity after them.
+    pub fn write<E: From<StoreError>>(
+        &self,
+        kind: Kind,
+        id: &str,
+        mut plan: impl FnMut(&Entity) -> Result<Vec<Change>, E>,
+    ) -> Result<(Vec<Event>, Entity), E> {
         let actor = self.actor()?;
         let repo = self.local();
         let name = ref_name(kind, id);
-        let mut event = Event::new(actor.clone(), change);
-        let now = event.ts;
+        let not_found = || StoreError::NotFound {
+            kind: kind.as_str(),
+            id: id.to_string(),
+        };
         let mut backoff = Backoff::new();
         loop {
-            let tip = self.tip(kind, id)?.ok_or_else(|| StoreError::NotFound {
-                kind: kind.as_str(),
-                id: id.to_string(),
-            })?;
-            let latest = self.events(tip)?.into_iter().map(|e| e.ts).max();
-            event.ts = match latest {
-                Some(latest) if latest >= now => latest
-                    .checked_add_signed(chrono::Duration::microseconds(1))
-                    .ok_or_else(|| {
-                        StoreError::Git(format!(
-                            "{name} holds an event timed {latest}, after which nothing can be timed; \
-                             a clock or a tool that wrote it was wrong"
-                        ))
-                    })?,
-                _ => now,
+            let tip = self.tip(kind, id)?.ok_or_else(not_found)?;
+            let history = self.events(tip)?;
+            let latest = history.iter().map(|e| e.ts).max();
+            let current = replay(kind, id, history.clone()).ok_or_else(not_found)?;
+            let changes = plan(&current)?;
+            if changes.is_empty() {
+                return Ok((Vec::new(), current));
+            }
+            let events = timed_events(&actor, changes, latest)?;
+            let Some(new) = self.write_chain(&repo, &actor, kind, id, &events, Some(tip))? else {
+                return Ok((Vec::new(), current));
             };
-            let message = event.to_message(kind, id).map_err(git)?;
-            let commit = self.write_commit(&repo, Self::signature(&actor), &message, &[tip])?;
-            match self.swap(&repo, &name, Some(tip), commit)? {
-                Swap::Done => return Ok(event),
+            match self.swap(&repo, &name, Some(tip), new)? {
+                Swap::Done => {
+                    let mut all = history;
+                    all.extend(events.iter().cloned());
+                    let entity = replay(kind, id, all).ok_or_else(not_found)?;
+                    return Ok((events, entity));
+                }
                 Swap::Contended => {}
-                Swap::Failed(why) => return Err(StoreError::Git(format!("{name}: {why}"))),
+                Swap::Failed(why) => {
+                    return Err(StoreError::Git(format!("{name}: {why}")).into());
+                }
             }
             if !backoff.wait() {
-                return Err(StoreError::Contended(name));
+                return Err(StoreError::Contended(name).into());
             }
         }
+    }
+
+    /// One commit per event, each the parent of the next, on top of `parent`; the last one.
+    fn write_chain(
+        &self,
+        repo: &gix::Repository,
+        actor: &Actor,
+        kind: Kind,
+        id: &str,
+        events: &[Event],
+        mut parent: Option<ObjectId>,
+    ) -> StoreResult<Option<ObjectId>> {
+        for event in events {
+            let message = event.to_message(kind, id).map_err(git)?;
+            let parents: Vec<ObjectId> = parent.into_iter().collect();
+            parent = Some(self.write_commit(repo, Self::signature(actor), &message, &parents)?);
+        }
+        Ok(parent)
     }
 
     /// Bring `theirs` (a fetched tip of the same entity) into the local ref: create it,
@@ -462,6 +498,34 @@ impl GitStore {
             }
         }
     }
+}
+
+/// `changes` as events by `actor`, timed now and each after the one before, and all after
+/// `after` (the latest event of the history they extend).
+fn timed_events(
+    actor: &Actor,
+    changes: Vec<Change>,
+    after: Option<chrono::DateTime<chrono::Utc>>,
+) -> StoreResult<Vec<Event>> {
+    let tick = chrono::Duration::microseconds(1);
+    let mut previous = after;
+    let mut events = Vec::with_capacity(changes.len());
+    for change in changes {
+        let mut event = Event::new(actor.clone(), change);
+        if let Some(previous) = previous
+            && previous >= event.ts
+        {
+            event.ts = previous.checked_add_signed(tick).ok_or_else(|| {
+                StoreError::Git(format!(
+                    "the history holds an event timed {previous}, after which nothing can be \
+                     timed; a clock or a tool that wrote it was wrong"
+                ))
+            })?;
+        }
+        previous = Some(event.ts);
+        events.push(event);
+    }
+    Ok(events)
 }
 
 /// How a compare-and-swap of a ref went.

@@ -96,7 +96,17 @@ async fn handshake_list_show_and_errors_over_http() {
         .iter()
         .map(|t| t.name.to_string())
         .collect();
-    assert_eq!(names, ["git_mile.list", "git_mile.show"]);
+    assert_eq!(
+        names,
+        [
+            "git_mile.comment",
+            "git_mile.create",
+            "git_mile.list",
+            "git_mile.show",
+            "git_mile.update",
+        ],
+        "the test kit lists tools sorted by name"
+    );
     mcp.ping().await;
 
     let peer = mcp.peer();

@@ -1,6 +1,6 @@
-//! The wire protocol frame by frame: the reference session of the contract
-//! (`docs/reference/examples/mcp-session-list-show.json`) replayed against the server,
-//! protocol negotiation, and `shutdown`.
+//! The wire protocol frame by frame: the reference sessions of the contract
+//! (`docs/reference/examples/`: the reads against `--read-only`, the writes against the
+//! default server) replayed against the server, protocol negotiation, and `shutdown`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
@@ -13,14 +13,40 @@ use serde_json::{Value, json};
 use support::world::{i, m};
 use support::{RawSession, Sandbox, world_repo};
 
-fn session_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../docs/reference/examples/mcp-session-list-show.json")
+/// A recorded session of the contract (`docs/reference/examples/`): its file, the server's
+/// arguments, and the client's frames.
+struct Reference {
+    file: &'static str,
+    server_args: &'static [&'static str],
+    frames: fn() -> Vec<Value>,
 }
 
-/// The client side of the reference session.
-fn client_frames() -> Vec<Value> {
-    let call = |id: u64, name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+/// The original surface: handshake, list and show, against `--read-only` (which offers
+/// exactly the original two tools).
+const READS: Reference = Reference {
+    file: "mcp-session-list-show.json",
+    server_args: &["--read-only"],
+    frames: read_frames,
+};
+
+/// The writes: create, update and comment, against the default server.
+const WRITES: Reference = Reference {
+    file: "mcp-session-create-update-comment.json",
+    server_args: &[],
+    frames: write_frames,
+};
+
+fn session_path(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/reference/examples")
+        .join(file)
+}
+
+fn call(id: u64, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+}
+
+fn handshake() -> Vec<Value> {
     vec![
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2024-11-05",
@@ -29,6 +55,13 @@ fn client_frames() -> Vec<Value> {
         }}),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+    ]
+}
+
+/// The client side of the reads' session.
+fn read_frames() -> Vec<Value> {
+    let mut frames = handshake();
+    frames.extend([
         call(3, "git_mile.list", json!({"entity": "milestone"})),
         call(
             4,
@@ -45,12 +78,72 @@ fn client_frames() -> Vec<Value> {
         call(6, "git_mile.show", json!({"entity": "issue", "id": i(1)})),
         json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}),
         json!({"jsonrpc": "2.0", "id": 8, "method": "shutdown"}),
-    ]
+    ]);
+    frames
 }
 
-/// What may differ between two runs: the server's version and cursors (signed with a key
-/// of the repository). Tool results are compared as the JSON their text carries.
-fn normalize(value: &Value) -> Value {
+/// Stands for the id `git_mile.create` answered, in the writes' client frames.
+const CREATED: &str = "${created}";
+
+/// The client side of the writes' session: an issue filed into a milestone, updated (title,
+/// status, labels), commented on, updated with what it already has (nothing is written),
+/// detached; an unknown id; the closed issue listed.
+fn write_frames() -> Vec<Value> {
+    let mut frames = handshake();
+    frames.extend([
+        call(
+            3,
+            "git_mile.create",
+            json!({
+                "entity": "issue", "title": "Session expires during checkout",
+                "description": "The token is not refreshed while the cart page is open.",
+                "labels": ["bug", "auth"], "milestone": m(1)
+            }),
+        ),
+        call(
+            4,
+            "git_mile.update",
+            json!({
+                "entity": "issue", "id": CREATED, "title": "Token not refreshed on the cart page",
+                "status": "closed", "addLabels": ["fixed"], "removeLabels": ["auth"]
+            }),
+        ),
+        call(
+            5,
+            "git_mile.comment",
+            json!({"entity": "issue", "id": CREATED, "body": "Fixed by refreshing on focus."}),
+        ),
+        call(
+            6,
+            "git_mile.update",
+            json!({"entity": "issue", "id": CREATED, "status": "closed", "addLabels": ["bug"]}),
+        ),
+        call(
+            7,
+            "git_mile.update",
+            json!({"entity": "issue", "id": CREATED, "milestone": null}),
+        ),
+        call(
+            8,
+            "git_mile.comment",
+            json!({"entity": "issue", "id": "0123456789", "body": "Anyone?"}),
+        ),
+        call(
+            9,
+            "git_mile.list",
+            json!({"entity": "issue", "filter": "labels contains \"fixed\"", "includeClosed": true}),
+        ),
+        json!({"jsonrpc": "2.0", "id": 10, "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": 11, "method": "shutdown"}),
+    ]);
+    frames
+}
+
+/// What may differ between two runs: the server's version, cursors (signed with a key of
+/// the repository), the id a create made and the times of events written during the run
+/// (the fixture's are whole seconds; the run's have a fraction). Tool results are compared
+/// as the JSON their text carries.
+fn normalize(value: &Value, created: Option<&str>) -> Value {
     match value {
         Value::Object(map) => {
             let mut out = serde_json::Map::new();
@@ -63,31 +156,62 @@ fn normalize(value: &Value) -> Value {
                         Value::Object(info)
                     }
                     ("text", Value::String(text)) => match serde_json::from_str::<Value>(text) {
-                        Ok(inner @ Value::Object(_)) => json!({"json": normalize(&inner)}),
-                        _ => v.clone(),
+                        Ok(inner @ Value::Object(_)) => json!({"json": normalize(&inner, created)}),
+                        _ => normalize(v, created),
                     },
-                    _ => normalize(v),
+                    _ => normalize(v, created),
                 };
                 out.insert(key.clone(), v);
             }
             Value::Object(out)
         }
-        Value::Array(items) => Value::Array(items.iter().map(normalize).collect()),
+        Value::Array(items) => Value::Array(items.iter().map(|v| normalize(v, created)).collect()),
+        Value::String(text) => {
+            if created.is_some_and(|id| text == id) {
+                json!("<created-id>")
+            } else if chrono::DateTime::parse_from_rfc3339(text).is_ok() && text.contains('.') {
+                json!("<written-at>")
+            } else {
+                value.clone()
+            }
+        }
         other => other.clone(),
     }
 }
 
-/// Run the client frames against a fresh server over the fixture; the whole exchange.
-fn run_session(frames: &[Value]) -> (Vec<Value>, Option<std::process::ExitStatus>) {
+/// The id `git_mile.create` answered in a session's log, if it has one.
+fn created_id(log: &[Value]) -> Option<String> {
+    log.windows(2).find_map(|pair| {
+        (pair[0]["payload"]["params"]["name"] == "git_mile.create")
+            .then(|| pair[1]["payload"]["result"]["structuredContent"]["id"].as_str())
+            .flatten()
+            .map(str::to_string)
+    })
+}
+
+/// Run `frames` against a fresh server over the fixture; the whole exchange. `${created}` in
+/// a frame becomes the id the last `git_mile.create` answered.
+fn run_session(
+    server_args: &[&str],
+    frames: &[Value],
+) -> (Vec<Value>, Option<std::process::ExitStatus>) {
     let sandbox = Sandbox::new();
     let repo = world_repo(&sandbox, "repo");
-    let mut session = RawSession::start(&sandbox, &repo);
+    let mut session = RawSession::start_with(&sandbox, &repo, server_args);
     let mut log = Vec::new();
+    let mut created = String::new();
     for frame in frames {
-        session.send(frame);
+        let frame: Value =
+            serde_json::from_str(&frame.to_string().replace(CREATED, &created)).unwrap();
+        session.send(&frame);
         log.push(json!({"direction": "client", "payload": frame}));
         if frame.get("id").is_some() {
             let answer = session.recv();
+            if frame["params"]["name"] == "git_mile.create"
+                && let Some(id) = answer["result"]["structuredContent"]["id"].as_str()
+            {
+                created = id.to_string();
+            }
             log.push(json!({"direction": "server", "payload": answer}));
         }
     }
@@ -97,30 +221,40 @@ fn run_session(frames: &[Value]) -> (Vec<Value>, Option<std::process::ExitStatus
     (log, status)
 }
 
-#[test]
-fn reference_session_replays() {
-    let text = std::fs::read_to_string(session_path()).expect("the reference session exists");
+fn replays(reference: &Reference) {
+    let path = session_path(reference.file);
+    let text = std::fs::read_to_string(&path).expect("the reference session exists");
     let recorded: Vec<Value> = serde_json::from_str(&text).expect("the session is JSON");
+    let recorded_id = created_id(&recorded);
     let client: Vec<Value> = recorded
         .iter()
         .filter(|e| e["direction"] == "client")
-        .map(|e| e["payload"].clone())
+        .map(|e| {
+            let text = e["payload"].to_string();
+            let text = match &recorded_id {
+                Some(id) => text.replace(id.as_str(), CREATED),
+                None => text,
+            };
+            serde_json::from_str(&text).unwrap()
+        })
         .collect();
     assert_eq!(
         client,
-        client_frames(),
+        (reference.frames)(),
         "the recorded client frames are the test's"
     );
-    let (live, status) = run_session(&client);
+    let (live, status) = run_session(reference.server_args, &client);
+    let live_id = created_id(&live);
     assert_eq!(live.len(), recorded.len());
     for (recorded, live) in recorded.iter().zip(&live) {
         assert_eq!(recorded["direction"], live["direction"]);
         assert_eq!(
-            normalize(&recorded["payload"]),
-            normalize(&live["payload"]),
-            "frame differs from the reference session: refresh it with \
+            normalize(&recorded["payload"], recorded_id.as_deref()),
+            normalize(&live["payload"], live_id.as_deref()),
+            "frame differs from the reference session {}: refresh it with \
              `GIT_MILE_RECORD=1 cargo test -p git-mile --test session record` if the change is intended \
-             (and note it under MCP in CHANGELOG.md)"
+             (and note it under MCP in CHANGELOG.md)",
+            reference.file
         );
     }
     assert!(
@@ -129,17 +263,30 @@ fn reference_session_replays() {
     );
 }
 
-/// Writes the reference session from a real run: `GIT_MILE_RECORD=1 cargo test -p git-mile
+#[test]
+fn reference_session_of_the_reads_replays() {
+    replays(&READS);
+}
+
+#[test]
+fn reference_session_of_the_writes_replays() {
+    replays(&WRITES);
+}
+
+/// Writes the reference sessions from a real run: `GIT_MILE_RECORD=1 cargo test -p git-mile
 /// --test session record`.
 #[test]
-fn record_reference_session() {
+fn record_reference_sessions() {
     if std::env::var_os("GIT_MILE_RECORD").is_none() {
         return;
     }
-    let (log, _) = run_session(&client_frames());
-    let text = serde_json::to_string_pretty(&log).unwrap();
-    std::fs::create_dir_all(session_path().parent().unwrap()).unwrap();
-    std::fs::write(session_path(), text + "\n").unwrap();
+    for reference in [READS, WRITES] {
+        let (log, _) = run_session(reference.server_args, &(reference.frames)());
+        let text = serde_json::to_string_pretty(&log).unwrap();
+        let path = session_path(reference.file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text + "\n").unwrap();
+    }
 }
 
 #[test]

@@ -162,11 +162,17 @@ pub struct RawSession {
 
 impl RawSession {
     pub fn start(sandbox: &Sandbox, cwd: &Path) -> Self {
+        Self::start_with(sandbox, cwd, &[])
+    }
+
+    /// `git mile mcp-server ARGS`.
+    pub fn start_with(sandbox: &Sandbox, cwd: &Path, args: &[&str]) -> Self {
         use std::io::BufRead;
         use std::process::Stdio;
         let mut child = sandbox
             .command(bin(), cwd)
             .arg("mcp-server")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

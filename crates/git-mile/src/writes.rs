@@ -1,0 +1,376 @@
+//! The write tools of `git mile mcp-server`: `git_mile.create`, `git_mile.update` and
+//! `git_mile.comment`. Each checks its arguments, resolves the ids it is given as
+//! `git_mile.show` does, writes through the store's compare-and-swap (one event per change,
+//! authored with the user's git identity, all of a call's events in one ref update), and
+//! answers the entity as `git_mile.show` shows it. `--read-only` leaves them out.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Value, json};
+
+use mcp_common::{ErrorCode, ToolError, WireError, codes};
+
+use crate::catalog::Catalog;
+use crate::errors;
+use crate::model::{Kind, Status};
+use crate::ops::{self, OpError, Update, Written};
+use crate::store::StoreError;
+use crate::views::EntityView;
+
+pub const CREATE: &str = "git_mile.create";
+pub const UPDATE: &str = "git_mile.update";
+pub const COMMENT: &str = "git_mile.comment";
+
+/// What the server's instructions add when the write tools are offered.
+pub const INSTRUCTIONS: &str = " git_mile.create files an issue or a milestone, git_mile.update \
+changes title, description, status (open|closed), labels (addLabels/removeLabels) or an issue's \
+milestone (an id, or null to detach), and git_mile.comment adds a comment; each answers the \
+entity as git_mile.show does and is authored with the user's git identity.";
+
+/// The user's git identity is not configured: nothing can be authored.
+pub const NO_IDENTITY: ErrorCode = ErrorCode::new("no_identity", mcp_common::ErrorClass::NotFound);
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateArgs {
+    entity: Kind,
+    title: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    labels: Option<Vec<String>>,
+    #[serde(default)]
+    milestone: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateArgs {
+    entity: Kind,
+    id: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    /// A string, checked after decoding: an unknown status is an invalid argument (-32602),
+    /// not an undecodable call.
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default, rename = "addLabels")]
+    add_labels: Option<Vec<String>>,
+    #[serde(default, rename = "removeLabels")]
+    remove_labels: Option<Vec<String>>,
+    /// Absent: unchanged; `null`: detach; an id: attach.
+    #[serde(default, deserialize_with = "present")]
+    milestone: Option<Option<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommentArgs {
+    entity: Kind,
+    id: String,
+    body: String,
+}
+
+/// A field that is present, even as `null` (`Some(None)`), against one that is absent
+/// (`None`, by `#[serde(default)]`).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(deserializer).map(Some)
+}
+
+/// What a write answers: the entity, or (on an `isError` result) the error object.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // only its schema is used; answers are built from their parts
+enum WriteOutput {
+    Entity(EntityView),
+    Failure { error: WireError },
+}
+
+fn invalid(message: impl Into<String>) -> ToolError {
+    ToolError::new(codes::INVALID_PARAMS, message)
+}
+
+/// A failed operation as the contract reports it.
+fn failure(kind: Kind, err: OpError) -> ToolError {
+    match err {
+        OpError::Invalid(message) => invalid(message),
+        OpError::NotFound { what, id } => match what {
+            "milestone" => errors::not_found(Kind::Milestone, &id),
+            "issue" => errors::not_found(Kind::Issue, &id),
+            _ => errors::not_found(kind, &id),
+        },
+        OpError::Ambiguous { id, candidates } => errors::ambiguous_id(kind, &id, &candidates),
+        OpError::Unreadable { what, id, why } => {
+            let kind = if what == "milestone" {
+                Kind::Milestone
+            } else {
+                kind
+            };
+            errors::unreadable(kind, id, why)
+        }
+        OpError::Store(StoreError::NoIdentity) => ToolError::new(
+            NO_IDENTITY,
+            "no git identity to author the change: user.name and user.email are not set for this repository",
+        )
+        .with_hint(
+            "Set them (git config --global user.name \"…\"; git config --global user.email …) and restart the server; nothing was written.",
+        ),
+        OpError::Store(StoreError::Contended(name)) => {
+            let id = name.rsplit('/').next().unwrap_or(&name).to_string();
+            ToolError::new(
+                codes::CONFLICT,
+                format!(
+                    "{} `{id}` kept changing under this write: other writers moved {name} for 10 s; nothing was written",
+                    kind.as_str()
+                ),
+            )
+            .with_hint(
+                "Something is writing this entity without pause (a script, a pull in a loop): show it again once that stops, then decide what to change.",
+            )
+        }
+        OpError::Store(StoreError::NotFound { kind: what, id }) => {
+            let kind = if what == "milestone" {
+                Kind::Milestone
+            } else {
+                kind
+            };
+            errors::not_found(kind, &id)
+        }
+        OpError::Store(err) => errors::repository(&err),
+        OpError::Incomplete(message) => errors::internal(message),
+    }
+}
+
+fn nonempty(what: &str, value: &str) -> Result<(), ToolError> {
+    if value.trim().is_empty() {
+        return Err(invalid(format!("{what} is empty")));
+    }
+    Ok(())
+}
+
+/// `git_mile.create`: arguments checked, milestone resolved, entity written whole.
+pub fn create(catalog: &Catalog, args: CreateArgs) -> Result<EntityView, ToolError> {
+    let kind = args.entity;
+    nonempty("title", &args.title)?;
+    let milestone = match (&args.milestone, kind) {
+        (Some(_), Kind::Milestone) => {
+            return Err(invalid(
+                "milestone applies to issues only: a milestone cannot be attached to another",
+            ));
+        }
+        (Some(m), Kind::Issue) => Some(
+            ops::resolve(catalog, &[Kind::Milestone], m)
+                .map_err(|err| failure(Kind::Milestone, err))?
+                .1,
+        ),
+        (None, _) => None,
+    };
+    let written = ops::create(
+        catalog.store(),
+        kind,
+        &args.title,
+        args.description.as_deref().unwrap_or(""),
+        args.labels.as_deref().unwrap_or(&[]),
+        milestone.as_deref(),
+    )
+    .map_err(|err| failure(kind, err))?;
+    view(catalog, &written)
+}
+
+/// `git_mile.update`: every argument checked before anything is written; one event per field
+/// that differs, none when nothing does.
+pub fn update(catalog: &Catalog, args: UpdateArgs) -> Result<EntityView, ToolError> {
+    let kind = args.entity;
+    let status = args
+        .status
+        .as_deref()
+        .map(|status| match status {
+            "open" => Ok(Status::Open),
+            "closed" => Ok(Status::Closed),
+            other => Err(invalid(format!(
+                "unknown status `{}`: give \"open\" or \"closed\"",
+                errors::excerpt(other)
+            ))),
+        })
+        .transpose()?;
+    if let Some(title) = &args.title {
+        nonempty("title", title)?;
+    }
+    let mut update = Update {
+        title: args.title,
+        description: args.description,
+        status,
+        add_labels: args.add_labels.unwrap_or_default(),
+        remove_labels: args.remove_labels.unwrap_or_default(),
+        milestone: None,
+    };
+    if update.is_empty() && args.milestone.is_none() {
+        return Err(invalid(
+            "nothing to update: give at least one of title, description, status, addLabels, removeLabels, milestone",
+        ));
+    }
+    if kind == Kind::Milestone && args.milestone.is_some() {
+        return Err(invalid(
+            "milestone applies to issues only: a milestone cannot be attached to another",
+        ));
+    }
+    let (_, id) = ops::resolve(catalog, &[kind], &args.id).map_err(|err| failure(kind, err))?;
+    update.milestone = match args.milestone {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(m)) => Some(Some(
+            ops::resolve(catalog, &[Kind::Milestone], &m)
+                .map_err(|err| failure(Kind::Milestone, err))?
+                .1,
+        )),
+    };
+    let written =
+        ops::update(catalog.store(), kind, &id, &update).map_err(|err| failure(kind, err))?;
+    view(catalog, &written)
+}
+
+/// `git_mile.comment`: one `comment_added` event.
+pub fn comment(catalog: &Catalog, args: CommentArgs) -> Result<EntityView, ToolError> {
+    let kind = args.entity;
+    nonempty("body", &args.body)?;
+    let (_, id) = ops::resolve(catalog, &[kind], &args.id).map_err(|err| failure(kind, err))?;
+    let written =
+        ops::comment(catalog.store(), kind, &id, &args.body).map_err(|err| failure(kind, err))?;
+    view(catalog, &written)
+}
+
+/// The written entity as `git_mile.show` has it: its state after the write, with its stats
+/// and its milestone's title from the catalog.
+fn view(catalog: &Catalog, written: &Written) -> Result<EntityView, ToolError> {
+    let snapshot = catalog.snapshot().map_err(|err| errors::repository(&err))?;
+    Ok(EntityView::from_row(&snapshot.row(&written.entity)))
+}
+
+fn object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn entity_schema() -> Value {
+    json!({
+        "type": "string",
+        "enum": ["issue", "milestone"],
+        "description": "Which kind of entity."
+    })
+}
+
+fn id_schema() -> Value {
+    json!({
+        "type": "string",
+        "description": "The entity's id (a UUID), or a unique prefix of at least 4 characters, as git_mile.show takes it."
+    })
+}
+
+fn labels_schema(description: &str) -> Value {
+    json!({
+        "type": "array",
+        "items": { "type": "string", "minLength": 1, "maxLength": 100 },
+        "description": description
+    })
+}
+
+/// The `outputSchema` of the writes: the entity as `git_mile.show` answers it or, on an
+/// `isError` result, `{"error": {code, message, hint, retryable}}`. The root says `type:
+/// object` as MCP requires.
+fn output_schema() -> Arc<JsonObject> {
+    let mut value = serde_json::to_value(schemars::schema_for!(WriteOutput)).unwrap_or(Value::Null);
+    mcp_common::envelope::strip_numeric_formats(&mut value);
+    if let Value::Object(map) = &mut value {
+        map.insert("type".into(), json!("object"));
+    }
+    object(value)
+}
+
+/// The three write tools.
+pub fn tools() -> Vec<Tool> {
+    let create_input = json!({
+        "type": "object",
+        "properties": {
+            "entity": entity_schema(),
+            "title": { "type": "string", "minLength": 1, "maxLength": ops::MAX_TITLE, "description": "One line." },
+            "description": { "type": "string", "description": "Markdown; default empty." },
+            "labels": labels_schema("Labels to start with."),
+            "milestone": { "type": "string", "description": "Issues only: the milestone to attach it to (id or unique prefix)." }
+        },
+        "required": ["entity", "title"],
+        "additionalProperties": false
+    });
+    let update_input = json!({
+        "type": "object",
+        "properties": {
+            "entity": entity_schema(),
+            "id": id_schema(),
+            "title": { "type": "string", "minLength": 1, "maxLength": ops::MAX_TITLE, "description": "New title (one line)." },
+            "description": { "type": "string", "description": "New description (replaces the old one)." },
+            "status": { "type": "string", "enum": ["open", "closed"], "description": "Close or reopen." },
+            "addLabels": labels_schema("Labels to add (those it has already are ignored)."),
+            "removeLabels": labels_schema("Labels to remove (those it lacks are ignored)."),
+            "milestone": {
+                "type": ["string", "null"],
+                "description": "Issues only: attach to this milestone (id or unique prefix), replacing any other; null detaches."
+            }
+        },
+        "required": ["entity", "id"],
+        "additionalProperties": false
+    });
+    let comment_input = json!({
+        "type": "object",
+        "properties": {
+            "entity": entity_schema(),
+            "id": id_schema(),
+            "body": { "type": "string", "minLength": 1, "description": "The comment (Markdown)." }
+        },
+        "required": ["entity", "id", "body"],
+        "additionalProperties": false
+    });
+    let output = output_schema();
+    let mut create = Tool::new(
+        CREATE,
+        "File a git-mile issue or milestone, authored with the user's git identity. Returns the new entity as git_mile.show does (its id included).",
+        object(create_input),
+    );
+    create.annotations = Some(
+        ToolAnnotations::with_title("Create a git-mile entity")
+            .read_only(false)
+            .destructive(false)
+            .idempotent(false),
+    );
+    create.output_schema = Some(output.clone());
+    let mut update = Tool::new(
+        UPDATE,
+        "Change a git-mile issue or milestone: title, description, status, labels, an issue's milestone. Only what differs is written (one event per change); returns the entity as git_mile.show does.",
+        object(update_input),
+    );
+    update.annotations = Some(
+        ToolAnnotations::with_title("Update a git-mile entity")
+            .read_only(false)
+            .destructive(false)
+            .idempotent(true),
+    );
+    update.output_schema = Some(output.clone());
+    let mut comment = Tool::new(
+        COMMENT,
+        "Add a comment to a git-mile issue or milestone, authored with the user's git identity. Returns the entity as git_mile.show does.",
+        object(comment_input),
+    );
+    comment.annotations = Some(
+        ToolAnnotations::with_title("Comment on a git-mile entity")
+            .read_only(false)
+            .destructive(false)
+            .idempotent(false),
+    );
+    comment.output_schema = Some(output);
+    vec![create, update, comment]
+}
