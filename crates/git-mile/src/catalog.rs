@@ -5,19 +5,22 @@
 //! Re-reading every ref on every call would cost milliseconds on large repositories, so the
 //! in-memory catalog is trusted while the modification times of the ref directories and of
 //! `packed-refs` are unchanged (a ref update renames a lock file into one of them), except
-//! within [`RACY_WINDOW`] of the last read, where a change could share a timestamp.
+//! within [`RACY_WINDOW`] of the last read, where a change could share a timestamp. When
+//! they moved but `packed-refs` did not (a write, a pull), only the loose refs whose files
+//! changed are read again ([`LooseRefs`]); the others keep their tips.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Entity, Kind, Status};
 use crate::query::{Field, Fields, Value};
+use crate::refscan::{LooseRefs, RACY_WINDOW};
 use crate::replay::replay;
 use crate::store::{EntityRef, GitStore, StoreError, StoreResult};
 
@@ -25,10 +28,6 @@ use crate::store::{EntityRef, GitStore, StoreError, StoreResult};
 /// then ignored and rebuilt.
 const CACHE_VERSION: u32 = 2;
 const CACHE_FILE: &str = "cache-v2.json";
-
-/// A directory modification this close to the last read may hide a second change made in
-/// the same timestamp tick, so it is not trusted.
-const RACY_WINDOW: Duration = Duration::from_secs(2);
 
 /// Counts that are not stored but derived from the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -223,6 +222,11 @@ impl Stamp {
         )
     }
 
+    /// The part of the stamp that is `packed-refs`.
+    fn packed(&self) -> Option<&(SystemTime, u64)> {
+        self.0.last().and_then(Option::as_ref)
+    }
+
     /// Could a change have happened without moving these times? (Made within the racy
     /// window before `read_at`.)
     fn racy(&self, read_at: SystemTime) -> bool {
@@ -246,6 +250,8 @@ type Tips = HashMap<(Kind, String), (ObjectId, Folded)>;
 struct Loaded {
     stamp: Stamp,
     read_at: SystemTime,
+    /// The loose ref files as of `read_at` (`None` when they could not be listed).
+    loose: Option<LooseRefs>,
     tips: Tips,
     snapshot: Arc<Snapshot>,
 }
@@ -321,7 +327,20 @@ impl Catalog {
             return Ok(loaded.snapshot.clone());
         }
         let read_at = SystemTime::now();
-        let refs = self.store.refs()?;
+        // Listed before any ref is read: a ref that changes after this is seen as changed by
+        // the next look.
+        let loose = LooseRefs::scan(self.store.git_dir())
+            .map_err(|err| tracing::debug!(%err, "could not list the loose refs"))
+            .ok();
+        let refs = match (state.as_ref(), &loose) {
+            (Some(loaded), Some(now)) if loaded.stamp.packed() == stamp.packed() => {
+                match &loaded.loose {
+                    Some(before) => self.refs_changed(loaded, before, now)?,
+                    None => self.store.refs()?,
+                }
+            }
+            _ => self.store.refs()?,
+        };
         if let Some(loaded) = state.as_mut()
             && refs.len() == loaded.tips.len()
             && refs.iter().all(|r| {
@@ -333,6 +352,7 @@ impl Catalog {
         {
             loaded.stamp = stamp;
             loaded.read_at = read_at;
+            loaded.loose = loose;
             return Ok(loaded.snapshot.clone());
         }
 
@@ -387,10 +407,42 @@ impl Catalog {
         *state = Some(Loaded {
             stamp,
             read_at,
+            loose,
             tips,
             snapshot: snapshot.clone(),
         });
         Ok(snapshot)
+    }
+
+    /// Every entity ref, from what `loaded` knew and the refs whose loose files changed
+    /// between the looks `before` and `now` (read again; `packed-refs` has not changed).
+    fn refs_changed(
+        &self,
+        loaded: &Loaded,
+        before: &LooseRefs,
+        now: &LooseRefs,
+    ) -> StoreResult<Vec<EntityRef>> {
+        let mut tips: HashMap<&(Kind, String), ObjectId> = loaded
+            .tips
+            .iter()
+            .map(|(key, (tip, _))| (key, *tip))
+            .collect();
+        let changed = before.changed_since(now);
+        tracing::trace!(changed = changed.len(), "loose refs changed");
+        for key in changed {
+            match self.store.tip(key.0, &key.1)? {
+                Some(tip) => tips.insert(key, tip),
+                None => tips.remove(key),
+            };
+        }
+        Ok(tips
+            .into_iter()
+            .map(|((kind, id), tip)| EntityRef {
+                kind: *kind,
+                id: id.clone(),
+                tip,
+            })
+            .collect())
     }
 
     /// Fold `refs`, on every core when there are many; one result per ref, in order.

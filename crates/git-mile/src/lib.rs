@@ -9,6 +9,7 @@ pub mod listing;
 pub mod model;
 pub mod ops;
 pub mod query;
+pub mod refscan;
 pub mod replay;
 pub mod server;
 pub mod store;

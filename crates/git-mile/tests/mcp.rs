@@ -6,60 +6,13 @@
 mod support;
 
 use mcp_testkit::McpProcess;
-use rmcp::ErrorData;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::ServiceError;
 use serde_json::{Value, json};
 use support::world::{i, m};
-use support::{Sandbox, world_repo};
-
-async fn call_raw(mcp: &McpProcess, tool: &str, args: Value) -> Result<CallToolResult, ErrorData> {
-    let mut params = CallToolRequestParams::new(tool.to_string());
-    if let Value::Object(map) = args {
-        params = params.with_arguments(map);
-    }
-    match mcp.peer().call_tool(params).await {
-        Ok(result) => Ok(result),
-        Err(ServiceError::McpError(error)) => Err(error),
-        Err(other) => panic!("transport failure: {other}"),
-    }
-}
-
-/// A successful call's JSON (text copy and structuredContent agree).
-async fn ok(mcp: &McpProcess, tool: &str, args: Value) -> Value {
-    let result = call_raw(mcp, tool, args.clone())
-        .await
-        .unwrap_or_else(|e| panic!("{tool} {args} failed: {e:?}"));
-    assert_ne!(result.is_error, Some(true), "{tool} {args}: {result:?}");
-    let text = result.content[0]
-        .as_text()
-        .expect("text content")
-        .text
-        .clone();
-    let value: Value = serde_json::from_str(&text).expect("text is JSON");
-    assert_eq!(Some(&value), result.structured_content.as_ref());
-    value
-}
+use support::{Sandbox, call_raw, data_of, ok, rpc_error, world_repo};
 
 async fn code_of(mcp: &McpProcess, tool: &str, args: Value) -> (i32, String) {
     let error = rpc_error(mcp, tool, args).await;
     (error.code.0, error.message.to_string())
-}
-
-async fn rpc_error(mcp: &McpProcess, tool: &str, args: Value) -> ErrorData {
-    match call_raw(mcp, tool, args.clone()).await {
-        Err(error) => error,
-        Ok(result) => panic!("{tool} {args} succeeded: {result:?}"),
-    }
-}
-
-/// The error object a `-32602`/`-32001` error carries in `data` (additive to the contract).
-fn data_of(error: &ErrorData) -> mcp_common::WireError {
-    let data = error.data.clone().expect("the error object in data");
-    let wire: mcp_common::WireError = serde_json::from_value(data).expect("a wire error");
-    assert_eq!(wire.message, error.message, "{wire:?}");
-    assert!(!wire.retryable && !wire.hint.is_empty(), "{wire:?}");
-    wire
 }
 
 /// Ids listed by a filter over issues (closed ones included), in the default order.
@@ -721,6 +674,31 @@ async fn a_long_running_server_sees_every_change() {
         listed.contains(&"Renamed".to_string()) && !listed.contains(&"Brand new".to_string()),
         "{listed:?}"
     );
+    // A ref file rewritten in place (same inode; no git command does this) is seen with the
+    // next change of the ref directories: only the files whose times moved are read again.
+    let ref_file = repo.join(format!(".git/refs/git-mile/issue/{made}"));
+    let parent = sandbox.git(
+        &repo,
+        &["rev-parse", &format!("refs/git-mile/issue/{made}^")],
+    );
+    std::fs::write(&ref_file, parent).unwrap();
+    sandbox.create(&repo, "milestone", "Another", &[]);
+    settle();
+    let listed = titles(&ok(&mcp, "git_mile.list", all()).await);
+    assert!(
+        listed.contains(&"Brand new".to_string()) && !listed.contains(&"Renamed".to_string()),
+        "{listed:?}"
+    );
+    // Written by this server: seen at once, by the same server and by the next list.
+    let renamed = ok(
+        &mcp,
+        "git_mile.update",
+        json!({"entity": "issue", "id": made, "title": "Renamed"}),
+    )
+    .await;
+    assert_eq!(renamed["title"], "Renamed");
+    let listed = titles(&ok(&mcp, "git_mile.list", all()).await);
+    assert!(listed.contains(&"Renamed".to_string()), "{listed:?}");
     // Packing the refs, then changing a packed one.
     sandbox.git(&repo, &["pack-refs", "--all"]);
     settle();

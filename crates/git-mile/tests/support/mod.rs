@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use mcp_testkit::McpProcess;
+use rmcp::ErrorData;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::ServiceError;
 use serde_json::Value;
 
 pub fn bin() -> &'static str {
@@ -450,4 +453,53 @@ pub fn error_object(result: &rmcp::model::CallToolResult) -> Value {
     assert!(!error["hint"].as_str().unwrap().is_empty(), "{error}");
     assert_eq!(error["retryable"], Value::Bool(false), "{error}");
     error.clone()
+}
+
+/// A `tools/call`: its result, or the JSON-RPC error.
+pub async fn call_raw(
+    mcp: &McpProcess,
+    tool: &str,
+    args: Value,
+) -> Result<CallToolResult, ErrorData> {
+    let mut params = CallToolRequestParams::new(tool.to_string());
+    if let Value::Object(map) = args {
+        params = params.with_arguments(map);
+    }
+    match mcp.peer().call_tool(params).await {
+        Ok(result) => Ok(result),
+        Err(ServiceError::McpError(error)) => Err(error),
+        Err(other) => panic!("transport failure: {other}"),
+    }
+}
+
+/// A successful call's JSON (text copy and structuredContent agree).
+pub async fn ok(mcp: &McpProcess, tool: &str, args: Value) -> Value {
+    let result = call_raw(mcp, tool, args.clone())
+        .await
+        .unwrap_or_else(|e| panic!("{tool} {args} failed: {e:?}"));
+    assert_ne!(result.is_error, Some(true), "{tool} {args}: {result:?}");
+    let text = result.content[0]
+        .as_text()
+        .expect("text content")
+        .text
+        .clone();
+    let value: Value = serde_json::from_str(&text).expect("text is JSON");
+    assert_eq!(Some(&value), result.structured_content.as_ref());
+    value
+}
+
+pub async fn rpc_error(mcp: &McpProcess, tool: &str, args: Value) -> ErrorData {
+    match call_raw(mcp, tool, args.clone()).await {
+        Err(error) => error,
+        Ok(result) => panic!("{tool} {args} succeeded: {result:?}"),
+    }
+}
+
+/// The error object a `-32602`/`-32001` error carries in `data` (additive to the contract).
+pub fn data_of(error: &ErrorData) -> mcp_common::WireError {
+    let data = error.data.clone().expect("the error object in data");
+    let wire: mcp_common::WireError = serde_json::from_value(data).expect("a wire error");
+    assert_eq!(wire.message, error.message, "{wire:?}");
+    assert!(!wire.retryable && !wire.hint.is_empty(), "{wire:?}");
+    wire
 }
