@@ -1,6 +1,7 @@
 """Every server through the official Python MCP SDK, over stdio and over Streamable HTTP:
 handshake, tool listing, every tool called (ok and error results, checked against the tool's
-outputSchema), a paged walk with cursors, and forged cursors refused."""
+outputSchema), a paged walk with cursors, forged cursors refused, and a server's read-only mode
+(scenario `read_only`: `git mile mcp-server --read-only`)."""
 
 from __future__ import annotations
 
@@ -67,19 +68,23 @@ async def call(client: Client, tools: dict[str, Any], server: str, spec: dict[st
     structured = result.structured_content
     text = "".join(getattr(block, "text", "") for block in result.content)
     if structured is None and result.is_error and not envelope:
-        # git-mile's tool errors carry the error object as JSON text only: its outputSchema
-        # describes the entity or the page, not the error.
+        # git_mile.list and git_mile.show carry the error object as JSON text only: their
+        # outputSchema describes the entity or the page, not the error.
         error = json.loads(text)["error"]
         check_error_object(error, what)
         assert spec["expect"] == "error", f"{what}: expected ok, got {text[:500]}"
         if "code" in spec:
             assert error["code"] == spec["code"], f"{what}: expected {spec['code']}, got {text[:500]}"
+        assert "fields" not in spec and "capture" not in spec, f"{what}: no structuredContent to look into"
         return {"error": error}
     assert structured is not None, f"{what}: no structuredContent (text: {text[:300]})"
     schema = tools[name].output_schema
     assert schema is not None, f"{what}: the tool declares no outputSchema"
     validate(structured, schema, what)
     dump = json.dumps(structured, ensure_ascii=False)
+    if not envelope:
+        # git-mile answers the same JSON as text and as structuredContent (errors included).
+        assert json.loads(text) == structured, f"{what}: the text is not the JSON of structuredContent: {text[:500]}"
     if spec["expect"] == "ok":
         assert not result.is_error, f"{what}: expected ok, got {dump[:500]}"
         if envelope:
@@ -92,11 +97,20 @@ async def call(client: Client, tools: dict[str, Any], server: str, spec: dict[st
             assert structured.get("status") == "error", f"{what}: {dump[:500]}"
             check_error_object(error, what)
         else:
-            assert isinstance(error, dict) and isinstance(error.get("code"), str), f"{what}: {dump[:500]}"
+            # git-mile's writes: structuredContent is {"error": {...}} (the error branch of
+            # their outputSchema's anyOf), nothing else.
+            assert set(structured) == {"error"}, f"{what}: {dump[:500]}"
+            check_error_object(error, what)
         if "code" in spec:
             assert error["code"] == spec["code"], f"{what}: expected {spec['code']}, got {dump[:500]}"
     if "contains" in spec:
         assert spec["contains"] in dump, f"{what}: {spec['contains']!r} not in {dump[:800]}"
+    for path, expected in substitute(spec.get("fields", {}), variables).items():
+        try:
+            got = dig(structured, path)
+        except (KeyError, IndexError, TypeError):
+            raise AssertionError(f"{what}: no {path} in {dump[:800]}") from None
+        assert got == expected, f"{what}: {path} is {got!r}, expected {expected!r}"
     for var, path in spec.get("capture", {}).items():
         variables[var] = str(dig(structured, path))
     return structured
@@ -152,6 +166,21 @@ async def test_every_tool(name: str, transport: str, tmp_path: Path, mock: str) 
             # jility records who wrote: JILITY_ACTOR locally, the token's name in the cloud.
             ticket = (await client.call_tool("jility_get_ticket", {"ticket_id": "API-1"})).structured_content
             assert ticket["data"]["ticket"]["created_by"] == server.actor, ticket["data"]["ticket"]
+
+
+@pytest.mark.parametrize(("name", "transport"), [(n, t) for n, t in CASES if "read_only" in SCENARIOS[scenario_of(n)]])
+async def test_read_only(name: str, transport: str, tmp_path: Path, mock: str) -> None:
+    """The server started with the scenario's read_only args (`git mile mcp-server
+    --read-only`) lists exactly the read tools and refuses the others."""
+    server = make(name, tmp_path, mock)
+    spec = SCENARIOS[scenario_of(name)]["read_only"]
+    server.args = [*server.args, *spec["args"]]
+    variables = dict(server.vars)
+    async with connect(server, transport) as client:
+        tools = await all_tools(client)
+        assert sorted(tools) == sorted(spec["tools"]), f"{name} {spec['args']}: lists {sorted(tools)}"
+        for call_spec in spec["calls"]:
+            await call(client, tools, name, call_spec, variables)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -70,16 +70,24 @@ async function call(client, server, spec, vars) {
   const structured = result.structuredContent;
   const text = (result.content ?? []).map((b) => b.text ?? '').join('');
   if (structured === undefined && result.isError && !envelope) {
-    // git-mile's tool errors carry the error object as JSON text only: its outputSchema
-    // describes the entity or the page, not the error.
+    // git_mile.list and git_mile.show carry the error object as JSON text only: their
+    // outputSchema describes the entity or the page, not the error.
     const error = JSON.parse(text).error;
     checkErrorObject(error, what);
     assert.equal(spec.expect, 'error', `${what}: expected ok, got ${text.slice(0, 500)}`);
     if (spec.code) assert.equal(error.code, spec.code, `${what}: ${text.slice(0, 500)}`);
+    assert.ok(!spec.fields && !spec.capture, `${what}: no structuredContent to look into`);
     return { error };
   }
   assert.ok(structured !== undefined, `${what}: no structuredContent (text: ${text.slice(0, 300)})`);
+  // callTool checked structuredContent against the outputSchema, with the validator listTools
+  // cached for the tool; without one it would have checked nothing.
+  assert.ok(client.getToolOutputValidator(spec.tool), `${what}: the SDK has no outputSchema validator for the tool`);
   const dump = JSON.stringify(structured);
+  if (!envelope) {
+    // git-mile answers the same JSON as text and as structuredContent (errors included).
+    assert.deepEqual(JSON.parse(text), structured, `${what}: the text is not the JSON of structuredContent`);
+  }
   if (spec.expect === 'ok') {
     assert.ok(!result.isError, `${what}: expected ok, got ${dump.slice(0, 500)}`);
     if (envelope) {
@@ -92,11 +100,18 @@ async function call(client, server, spec, vars) {
       assert.equal(structured.status, 'error', `${what}: ${dump.slice(0, 500)}`);
       checkErrorObject(structured.error, what);
     } else {
-      assert.equal(typeof structured.error?.code, 'string', `${what}: ${dump.slice(0, 500)}`);
+      // git-mile's writes: structuredContent is {error: {...}} (the error branch of their
+      // outputSchema's anyOf, which the SDK accepted above), nothing else.
+      assert.deepEqual(Object.keys(structured), ['error'], `${what}: ${dump.slice(0, 500)}`);
+      checkErrorObject(structured.error, what);
     }
     if (spec.code) assert.equal(structured.error.code, spec.code, `${what}: ${dump.slice(0, 500)}`);
   }
   if (spec.contains) assert.ok(dump.includes(spec.contains), `${what}: ${JSON.stringify(spec.contains)} not in ${dump.slice(0, 800)}`);
+  for (const [dotted, expected] of Object.entries(substitute(spec.fields ?? {}, vars))) {
+    const got = dotted.split('.').reduce((value, part) => (value != null && typeof value === 'object' ? value[part] : undefined), structured);
+    assert.deepEqual(got, expected, `${what}: ${dotted} is ${JSON.stringify(got)}, expected ${JSON.stringify(expected)}`);
+  }
   for (const [name, dotted] of Object.entries(spec.capture ?? {})) vars[name] = String(dig(structured, dotted));
   return structured;
 }
@@ -209,6 +224,21 @@ export function serverSuite(name) {
               const structured = await call(client, name, spec, {});
               assert.equal(structured.error.retryable, false);
             }
+          } finally {
+            await close();
+          }
+        });
+      }
+
+      if (scenario.read_only) {
+        it(`started with ${scenario.read_only.args.join(' ')}, lists only ${scenario.read_only.tools.join(', ')} and refuses the others`, async () => {
+          const server = await make(name, tempDir(name), mock.url);
+          const { client, close } = await connect({ ...server, args: [...server.args, ...scenario.read_only.args] }, transport);
+          try {
+            const tools = await allTools(client);
+            assert.deepEqual([...tools.keys()].sort(), [...scenario.read_only.tools].sort());
+            const vars = { ...server.vars };
+            for (const spec of scenario.read_only.calls) await call(client, name, spec, vars);
           } finally {
             await close();
           }

@@ -10,6 +10,11 @@
 //!   replayed from its commits) and with the cache file of a previous run;
 //! - warm p50/p99 of `git_mile.list` with a filter and a sort (rotating over 4 queries) and of
 //!   `git_mile.show`, each call preceded by a `ping`; ratios to the ping p50 of the same run;
+//! - the writes on the same server, each preceded by a `ping`: `git_mile.create` of an issue
+//!   (a title and a label), `git_mile.comment` on a random issue, `git_mile.update` adding then
+//!   removing a label, and a `git_mile.list` (filter + sort) right after a write (a comment on
+//!   an issue of its first page, which it must show counted; only the list is timed), each
+//!   answer checked;
 //! - `git mile create issue` from the CLI (through `git`, as a user runs it), p50/p99.
 //!
 //! Prints a Markdown report and writes it to `target/git-mile-bench.md`.
@@ -50,6 +55,11 @@ const LIST_TARGET_MS: f64 = 20.0;
 const SHOW_TARGET_MS: f64 = 2.0;
 const FIRST_TARGET_MS: f64 = 300.0;
 const CREATE_TARGET_MS: f64 = 50.0;
+const WRITE_WARMUP: usize = 20;
+const WRITE_ITERS: usize = 150;
+const MCP_CREATE_TARGET_MS: f64 = 15.0;
+const COMMENT_TARGET_MS: f64 = 15.0;
+const LIST_AFTER_WRITE_TARGET_MS: f64 = 20.0;
 
 const LABELS: &[&str] = &[
     "bug",
@@ -376,6 +386,7 @@ async fn run(bin: &Path, cached: &Path, events: usize) -> String {
         target: Some(SHOW_TARGET_MS),
     });
     let memory = bench::read_memory(pid);
+    writes(&mcp, &mut pings, &mut rows).await;
     mcp.shutdown().await;
     let ping_p50 = percentile(&pings, 0.5);
 
@@ -445,15 +456,16 @@ async fn run(bin: &Path, cached: &Path, events: usize) -> String {
     .unwrap();
     for row in &rows {
         let target = row.target.map_or(String::new(), |t| format!("≤ {t} ms"));
-        let ok = row.target.is_none_or(|t| row.p50.as_secs_f64() * 1e3 <= t);
+        let ok = row
+            .target
+            .map_or("", |t| met(row.p50.as_secs_f64() * 1e3 <= t));
         writeln!(
             report,
-            "| {} | {} | {} | {:.1}× | {target} | {} |",
+            "| {} | {} | {} | {:.1}× | {target} | {ok} |",
             row.what,
             ms_scaled(row.p50),
             ms_scaled(row.p99),
             row.p50.as_secs_f64() / ping_p50.as_secs_f64(),
-            met(ok)
         )
         .unwrap();
     }
@@ -496,4 +508,146 @@ async fn run(bin: &Path, cached: &Path, events: usize) -> String {
         .unwrap();
     }
     report
+}
+
+/// The write tools on the warm server, each call preceded by a `ping` (added to `pings`):
+/// `WRITE_WARMUP` calls, then `WRITE_ITERS` timed ones, each answer checked.
+async fn writes(mcp: &McpProcess, pings: &mut Vec<Duration>, rows: &mut Vec<Row>) {
+    let mut rng = Rng(0x77726974);
+    let random_issue = |rng: &mut Rng| fixed_id(0x49, rng.below(ISSUES as usize) as u64);
+
+    // git_mile.create: an issue with a title and a label.
+    let mut samples = Vec::new();
+    for n in 0..WRITE_WARMUP + WRITE_ITERS {
+        pings.push(ping(mcp).await);
+        let title = format!("Bench MCP issue {n}");
+        let (d, made) = call(
+            mcp,
+            "git_mile.create",
+            &json!({"entity": "issue", "title": title, "labels": ["bench"]}),
+        )
+        .await;
+        assert_eq!(made["title"], json!(title), "{made}");
+        assert_eq!(made["kind"], "issue", "{made}");
+        assert_eq!(made["status"], "open", "{made}");
+        assert_eq!(made["labels"], json!(["bench"]), "{made}");
+        assert!(
+            made["id"].as_str().is_some_and(|id| id.len() == 36),
+            "{made}"
+        );
+        if n >= WRITE_WARMUP {
+            samples.push(d);
+        }
+    }
+    rows.push(Row {
+        what: "`git_mile.create` of an issue (title, a label)".into(),
+        p50: percentile(&samples, 0.5),
+        p99: percentile(&samples, 0.99),
+        target: Some(MCP_CREATE_TARGET_MS),
+    });
+
+    // git_mile.comment on a random existing issue.
+    let mut samples = Vec::new();
+    for n in 0..WRITE_WARMUP + WRITE_ITERS {
+        pings.push(ping(mcp).await);
+        let id = random_issue(&mut rng);
+        let body = format!("Bench comment {n}: checked again.");
+        let (d, shown) = call(
+            mcp,
+            "git_mile.comment",
+            &json!({"entity": "issue", "id": id, "body": body}),
+        )
+        .await;
+        assert_eq!(shown["id"], json!(id), "{shown}");
+        let comments = shown["comments"].as_array().expect("comments");
+        assert!(comments.iter().any(|c| c["body"] == json!(body)), "{shown}");
+        assert_eq!(
+            shown["stats"]["comment_count"],
+            json!(comments.len()),
+            "{shown}"
+        );
+        if n >= WRITE_WARMUP {
+            samples.push(d);
+        }
+    }
+    rows.push(Row {
+        what: "`git_mile.comment` on a random issue".into(),
+        p50: percentile(&samples, 0.5),
+        p99: percentile(&samples, 0.99),
+        target: Some(COMMENT_TARGET_MS),
+    });
+
+    // git_mile.update: a label added to a random issue, then removed from it.
+    let mut samples = Vec::new();
+    let mut id = String::new();
+    for n in 0..WRITE_WARMUP + WRITE_ITERS {
+        pings.push(ping(mcp).await);
+        let add = n % 2 == 0;
+        if add {
+            id = random_issue(&mut rng);
+        }
+        let args = if add {
+            json!({"entity": "issue", "id": id, "addLabels": ["bench-toggle"]})
+        } else {
+            json!({"entity": "issue", "id": id, "removeLabels": ["bench-toggle"]})
+        };
+        let (d, shown) = call(mcp, "git_mile.update", &args).await;
+        assert_eq!(shown["id"], json!(id), "{shown}");
+        let has = shown["labels"]
+            .as_array()
+            .expect("labels")
+            .iter()
+            .any(|l| l == "bench-toggle");
+        assert_eq!(has, add, "{args} answered {shown}");
+        if n >= WRITE_WARMUP {
+            samples.push(d);
+        }
+    }
+    rows.push(Row {
+        what: "`git_mile.update`, a label added then removed (alternating)".into(),
+        p50: percentile(&samples, 0.5),
+        p99: percentile(&samples, 0.99),
+        target: None,
+    });
+
+    // git_mile.list right after a write: a comment on an issue of the list's first page (it
+    // stays on it: its `updated` can only grow, and only the page's issues are written), then
+    // the list, which must show the issue with the comment counted; only the list is timed.
+    let query = &list_queries()[0];
+    let (_, mut page) = call(mcp, "git_mile.list", query).await;
+    let mut samples = Vec::new();
+    for n in 0..WRITE_WARMUP + WRITE_ITERS {
+        let items = page["items"].as_array().expect("items");
+        assert!(!items.is_empty(), "the list found nothing");
+        let id = items[rng.below(items.len())]["id"].clone();
+        pings.push(ping(mcp).await);
+        let (_, shown) = call(
+            mcp,
+            "git_mile.comment",
+            &json!({"entity": "issue", "id": id, "body": format!("Bench comment before a list {n}.")}),
+        )
+        .await;
+        let count = shown["stats"]["comment_count"].clone();
+        let (d, listed) = call(mcp, "git_mile.list", query).await;
+        let item = listed["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .find(|item| item["id"] == id)
+            .unwrap_or_else(|| panic!("the list after a comment on {id} lost it: {listed}"));
+        assert_eq!(
+            item["stats"]["comment_count"], count,
+            "the list after a comment on {id} missed it: {listed}"
+        );
+        page = listed;
+        if n >= WRITE_WARMUP {
+            samples.push(d);
+        }
+    }
+    rows.push(Row {
+        what: "`git_mile.list`, filter + sort, right after a write (a comment)".into(),
+        p50: percentile(&samples, 0.5),
+        p99: percentile(&samples, 0.99),
+        target: Some(LIST_AFTER_WRITE_TARGET_MS),
+    });
 }
