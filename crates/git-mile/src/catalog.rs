@@ -3,26 +3,23 @@
 //! only the entities whose tip moved are replayed again.
 //!
 //! Re-reading every ref on every call would cost milliseconds on large repositories, so the
-//! in-memory catalog is trusted while the modification times of the ref directories and of
-//! `packed-refs` are unchanged (a ref update renames a lock file into one of them), except
-//! within [`RACY_WINDOW`] of the last read, where a change could share a timestamp. When
-//! they moved but `packed-refs` did not (a write, a pull), only the loose refs whose files
-//! changed are read again ([`LooseRefs`]); the others keep their tips.
+//! catalog asks a [`Tracker`] what changed since it last looked (the kernel on Linux, file
+//! metadata elsewhere) and reads only those refs again; when nothing changed it answers from
+//! memory without touching git.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
 
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Entity, Kind, Status};
 use crate::query::{Field, Fields, Value};
-use crate::refscan::{LooseRefs, RACY_WINDOW};
 use crate::replay::replay;
 use crate::store::{EntityRef, GitStore, StoreError, StoreResult};
+use crate::tracking::{Look, Tracker};
 
 /// Bumped whenever the folding of events or the entity model changes: older caches are
 /// then ignored and rebuilt.
@@ -199,46 +196,6 @@ impl Snapshot {
     }
 }
 
-/// Modification times of the places a ref update touches.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Stamp(Vec<Option<(SystemTime, u64)>>);
-
-impl Stamp {
-    fn read(git_dir: &Path) -> Self {
-        let paths = [
-            git_dir.join("refs/git-mile"),
-            git_dir.join("refs/git-mile/issue"),
-            git_dir.join("refs/git-mile/milestone"),
-            git_dir.join("packed-refs"),
-        ];
-        Self(
-            paths
-                .iter()
-                .map(|p| {
-                    let meta = std::fs::metadata(p).ok()?;
-                    Some((meta.modified().ok()?, meta.len()))
-                })
-                .collect(),
-        )
-    }
-
-    /// The part of the stamp that is `packed-refs`.
-    fn packed(&self) -> Option<&(SystemTime, u64)> {
-        self.0.last().and_then(Option::as_ref)
-    }
-
-    /// Could a change have happened without moving these times? (Made within the racy
-    /// window before `read_at`.)
-    fn racy(&self, read_at: SystemTime) -> bool {
-        self.0.iter().flatten().any(|(mtime, _)| {
-            read_at
-                .duration_since(*mtime)
-                .map(|age| age < RACY_WINDOW)
-                .unwrap_or(true)
-        })
-    }
-}
-
 /// What a ref's history folds to: its entity, or why it holds none (no creation event, or
 /// objects that cannot be read). Kept for unreadable refs too, so they are not read again
 /// until their tip moves.
@@ -247,11 +204,14 @@ type Folded = Result<Arc<Entity>, Arc<str>>;
 /// Every ref's tip and what it folded to.
 type Tips = HashMap<(Kind, String), (ObjectId, Folded)>;
 
+/// What the catalog knows: how it learns of changes, and what it read last.
+#[derive(Default)]
+struct State {
+    tracker: Option<Tracker>,
+    loaded: Option<Loaded>,
+}
+
 struct Loaded {
-    stamp: Stamp,
-    read_at: SystemTime,
-    /// The loose ref files as of `read_at` (`None` when they could not be listed).
-    loose: Option<LooseRefs>,
     tips: Tips,
     snapshot: Arc<Snapshot>,
 }
@@ -289,7 +249,7 @@ const REWRITE_AFTER: usize = 100;
 pub struct Catalog {
     store: Arc<GitStore>,
     cache_path: PathBuf,
-    state: Mutex<Option<Loaded>>,
+    state: Mutex<State>,
     last_refresh: Mutex<Option<Refresh>>,
 }
 
@@ -299,7 +259,7 @@ impl Catalog {
         Self {
             store,
             cache_path,
-            state: Mutex::new(None),
+            state: Mutex::new(State::default()),
             last_refresh: Mutex::new(None),
         }
     }
@@ -315,50 +275,81 @@ impl Catalog {
 
     /// Every entity as the refs say now.
     pub fn snapshot(&self) -> StoreResult<Arc<Snapshot>> {
-        let mut state = self
+        let mut guard = self
             .state
             .lock()
             .map_err(|_| StoreError::Git("catalog lock poisoned".into()))?;
-        let stamp = Stamp::read(self.store.git_dir());
-        if let Some(loaded) = state.as_ref()
-            && loaded.stamp == stamp
-            && !stamp.racy(loaded.read_at)
-        {
-            return Ok(loaded.snapshot.clone());
+        let state = &mut *guard;
+        let tracker = state
+            .tracker
+            .get_or_insert_with(|| Tracker::new(self.store.git_dir()));
+        let look = tracker.look();
+        let refreshed = self.refresh(&mut state.loaded, look);
+        if refreshed.is_err() {
+            // The changes of that look were not taken in: start again with a new tracker,
+            // whose first look reads everything.
+            state.tracker = None;
         }
-        let read_at = SystemTime::now();
-        // Listed before any ref is read: a ref that changes after this is seen as changed by
-        // the next look.
-        let loose = LooseRefs::scan(self.store.git_dir())
-            .map_err(|err| tracing::debug!(%err, "could not list the loose refs"))
-            .ok();
-        let refs = match (state.as_ref(), &loose) {
-            (Some(loaded), Some(now)) if loaded.stamp.packed() == stamp.packed() => {
-                match &loaded.loose {
-                    Some(before) => self.refs_changed(loaded, before, now)?,
-                    None => self.store.refs()?,
+        refreshed
+    }
+
+    /// Which kind of tracker tells this catalog of changes (for logs and tests).
+    pub fn tracker(&self) -> Option<&'static str> {
+        let state = self.state.lock().ok()?;
+        state.tracker.as_ref().map(Tracker::name)
+    }
+
+    /// Bring `loaded` up to date with what `look` found.
+    fn refresh(&self, loaded: &mut Option<Loaded>, look: Look) -> StoreResult<Arc<Snapshot>> {
+        let refs = match (loaded.as_ref(), look) {
+            (Some(known), Look::Unchanged) => return Ok(known.snapshot.clone()),
+            (Some(known), Look::Changed(keys)) => {
+                let mut moved = Vec::new();
+                for key in keys {
+                    let tip = self.store.tip(key.0, &key.1)?;
+                    if known.tips.get(&key).map(|(tip, _)| *tip) != tip {
+                        moved.push((key, tip));
+                    }
                 }
+                if moved.is_empty() {
+                    return Ok(known.snapshot.clone());
+                }
+                let mut tips: HashMap<&(Kind, String), ObjectId> = known
+                    .tips
+                    .iter()
+                    .map(|(key, (tip, _))| (key, *tip))
+                    .collect();
+                for (key, tip) in &moved {
+                    match tip {
+                        Some(tip) => tips.insert(key, *tip),
+                        None => tips.remove(key),
+                    };
+                }
+                tips.into_iter()
+                    .map(|((kind, id), tip)| EntityRef {
+                        kind: *kind,
+                        id: id.clone(),
+                        tip,
+                    })
+                    .collect()
             }
             _ => self.store.refs()?,
         };
-        if let Some(loaded) = state.as_mut()
-            && refs.len() == loaded.tips.len()
+        if let Some(known) = loaded.as_ref()
+            && refs.len() == known.tips.len()
             && refs.iter().all(|r| {
-                loaded
+                known
                     .tips
                     .get(&(r.kind, r.id.clone()))
                     .is_some_and(|(tip, _)| *tip == r.tip)
             })
         {
-            loaded.stamp = stamp;
-            loaded.read_at = read_at;
-            loaded.loose = loose;
-            return Ok(loaded.snapshot.clone());
+            return Ok(known.snapshot.clone());
         }
 
         // What did not move comes from memory, else from the disk cache.
-        let from_disk = state.is_none();
-        let known = match state.take() {
+        let from_disk = loaded.is_none();
+        let known = match loaded.take() {
             Some(loaded) => loaded.tips,
             None => self.read_cache(),
         };
@@ -404,45 +395,11 @@ impl Catalog {
         if let Ok(mut last) = self.last_refresh.lock() {
             *last = Some(refresh);
         }
-        *state = Some(Loaded {
-            stamp,
-            read_at,
-            loose,
+        *loaded = Some(Loaded {
             tips,
             snapshot: snapshot.clone(),
         });
         Ok(snapshot)
-    }
-
-    /// Every entity ref, from what `loaded` knew and the refs whose loose files changed
-    /// between the looks `before` and `now` (read again; `packed-refs` has not changed).
-    fn refs_changed(
-        &self,
-        loaded: &Loaded,
-        before: &LooseRefs,
-        now: &LooseRefs,
-    ) -> StoreResult<Vec<EntityRef>> {
-        let mut tips: HashMap<&(Kind, String), ObjectId> = loaded
-            .tips
-            .iter()
-            .map(|(key, (tip, _))| (key, *tip))
-            .collect();
-        let changed = before.changed_since(now);
-        tracing::trace!(changed = changed.len(), "loose refs changed");
-        for key in changed {
-            match self.store.tip(key.0, &key.1)? {
-                Some(tip) => tips.insert(key, tip),
-                None => tips.remove(key),
-            };
-        }
-        Ok(tips
-            .into_iter()
-            .map(|((kind, id), tip)| EntityRef {
-                kind: *kind,
-                id: id.clone(),
-                tip,
-            })
-            .collect())
     }
 
     /// Fold `refs`, on every core when there are many; one result per ref, in order.

@@ -647,7 +647,15 @@ async fn outside_a_repository_the_server_starts_and_says_so() {
 
 #[tokio::test]
 async fn a_long_running_server_sees_every_change() {
-    let (sandbox, repo, mcp) = world_server().await;
+    // Told by inotify (the default on Linux), and by file metadata.
+    sees_every_change(&[]).await;
+    sees_every_change(&[("GIT_MILE_NO_INOTIFY", "1")]).await;
+}
+
+async fn sees_every_change(env: &[(&str, &str)]) {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mcp = sandbox.server_with_env(&repo, &[], env).await;
     let all = || json!({"entity": "issue", "includeClosed": true, "limit": 200, "sort": ["title"]});
     let titles = |v: &Value| -> Vec<String> {
         v["items"]

@@ -145,7 +145,18 @@ impl Sandbox {
 
     /// Start `git mile mcp-server` in `cwd` with a real MCP client attached.
     pub async fn server(&self, cwd: &Path, extra: &[&str]) -> McpProcess {
-        let env = base_env(self.dir.path());
+        self.server_with_env(cwd, extra, &[]).await
+    }
+
+    /// [`Self::server`] with more environment variables.
+    pub async fn server_with_env(
+        &self,
+        cwd: &Path,
+        extra: &[&str],
+        more_env: &[(&str, &str)],
+    ) -> McpProcess {
+        let mut env = base_env(self.dir.path());
+        env.extend(more_env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let mut args = vec!["mcp-server"];
         args.extend_from_slice(extra);
