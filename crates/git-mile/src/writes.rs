@@ -157,6 +157,9 @@ fn nonempty(what: &str, value: &str) -> Result<(), ToolError> {
 pub fn create(catalog: &Catalog, args: CreateArgs) -> Result<EntityView, ToolError> {
     let kind = args.entity;
     nonempty("title", &args.title)?;
+    if let Some(milestone) = &args.milestone {
+        nonempty("milestone", milestone)?;
+    }
     let milestone = match (&args.milestone, kind) {
         (Some(_), Kind::Milestone) => {
             return Err(invalid(
@@ -198,8 +201,12 @@ pub fn update(catalog: &Catalog, args: UpdateArgs) -> Result<EntityView, ToolErr
             ))),
         })
         .transpose()?;
+    nonempty("id", &args.id)?;
     if let Some(title) = &args.title {
         nonempty("title", title)?;
+    }
+    if let Some(Some(milestone)) = &args.milestone {
+        nonempty("milestone", milestone)?;
     }
     let mut update = Update {
         title: args.title,
@@ -237,6 +244,7 @@ pub fn update(catalog: &Catalog, args: UpdateArgs) -> Result<EntityView, ToolErr
 /// `git_mile.comment`: one `comment_added` event.
 pub fn comment(catalog: &Catalog, args: CommentArgs) -> Result<EntityView, ToolError> {
     let kind = args.entity;
+    nonempty("id", &args.id)?;
     nonempty("body", &args.body)?;
     let (_, id) = ops::resolve(catalog, &[kind], &args.id).map_err(|err| failure(kind, err))?;
     let written =

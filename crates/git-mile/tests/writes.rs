@@ -216,6 +216,10 @@ async fn create_refuses_bad_arguments_and_writes_nothing() {
             json!({"entity": "milestone", "title": "t", "milestone": m(1)}),
             "issues only",
         ),
+        (
+            json!({"entity": "issue", "title": "t", "milestone": " "}),
+            "milestone is empty",
+        ),
     ] {
         let message = invalid(&mcp, "git_mile.create", args.clone()).await;
         assert!(message.contains(says), "{args}: {message}");
@@ -369,6 +373,14 @@ async fn update_refuses_bad_arguments_and_unknown_ids_and_writes_nothing() {
             "unknown status `done`",
         ),
         (json!({"entity": "issue", "id": issue}), "nothing to update"),
+        (
+            json!({"entity": "issue", "id": "", "status": "closed"}),
+            "id is empty",
+        ),
+        (
+            json!({"entity": "issue", "id": issue, "milestone": ""}),
+            "milestone is empty",
+        ),
         (
             json!({"entity": "issue", "id": issue, "title": ""}),
             "title is empty",
@@ -527,6 +539,13 @@ async fn comment_adds_one_event_and_refuses_empty_bodies_and_unknown_ids() {
         .await;
         assert!(message.contains("body is empty"), "{message}");
     }
+    let message = invalid(
+        &mcp,
+        "git_mile.comment",
+        json!({"entity": "issue", "id": "  ", "body": "b"}),
+    )
+    .await;
+    assert!(message.contains("id is empty"), "{message}");
     let message = invalid(
         &mcp,
         "git_mile.comment",
