@@ -19,7 +19,7 @@ const PROTOCOL_MODULES: [(&str, &[&str]); 4] = [
     ),
     ("duvet", &["server.rs", "resources.rs", "subscriptions.rs"]),
     ("jility", &["server.rs"]),
-    ("git-mile", &["server.rs"]),
+    ("git-mile", &["server.rs", "writes.rs"]),
 ];
 
 fn crates_dir() -> PathBuf {
