@@ -196,6 +196,22 @@ impl Snapshot {
     }
 }
 
+/// The snapshot of what `tips` folded to.
+fn snapshot_of(tips: &Tips) -> Snapshot {
+    let mut entities: Vec<Arc<Entity>> = Vec::with_capacity(tips.len());
+    let mut unreadable = BTreeMap::new();
+    for (key, (_, folded)) in tips {
+        match folded {
+            Ok(entity) => entities.push(entity.clone()),
+            Err(why) => {
+                unreadable.insert(key.clone(), why.clone());
+            }
+        }
+    }
+    entities.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));
+    Snapshot::build(entities, unreadable)
+}
+
 /// What a ref's history folds to: its entity, or why it holds none (no creation event, or
 /// objects that cannot be read). Kept for unreadable refs too, so they are not read again
 /// until their tip moves.
@@ -214,6 +230,8 @@ struct State {
 struct Loaded {
     tips: Tips,
     snapshot: Arc<Snapshot>,
+    /// Entities replayed since the cache file was last written.
+    unsaved: usize,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -242,8 +260,8 @@ pub struct Refresh {
     pub reused: usize,
 }
 
-/// A refresh in memory rewrites the cache file only after this many replays; smaller
-/// changes are replayed again by the next process that starts, which then writes it.
+/// A running process rewrites the cache file once it has replayed this many entities since
+/// it last wrote it; fewer are replayed again by the next process that starts.
 const REWRITE_AFTER: usize = 100;
 
 pub struct Catalog {
@@ -301,40 +319,14 @@ impl Catalog {
 
     /// Bring `loaded` up to date with what `look` found.
     fn refresh(&self, loaded: &mut Option<Loaded>, look: Look) -> StoreResult<Arc<Snapshot>> {
-        let refs = match (loaded.as_ref(), look) {
-            (Some(known), Look::Unchanged) => return Ok(known.snapshot.clone()),
-            (Some(known), Look::Changed(keys)) => {
-                let mut moved = Vec::new();
-                for key in keys {
-                    let tip = self.store.tip(key.0, &key.1)?;
-                    if known.tips.get(&key).map(|(tip, _)| *tip) != tip {
-                        moved.push((key, tip));
-                    }
-                }
-                if moved.is_empty() {
-                    return Ok(known.snapshot.clone());
-                }
-                let mut tips: HashMap<&(Kind, String), ObjectId> = known
-                    .tips
-                    .iter()
-                    .map(|(key, (tip, _))| (key, *tip))
-                    .collect();
-                for (key, tip) in &moved {
-                    match tip {
-                        Some(tip) => tips.insert(key, *tip),
-                        None => tips.remove(key),
-                    };
-                }
-                tips.into_iter()
-                    .map(|((kind, id), tip)| EntityRef {
-                        kind: *kind,
-                        id: id.clone(),
-                        tip,
-                    })
-                    .collect()
+        if let Some(known) = loaded.as_mut() {
+            match look {
+                Look::Unchanged => return Ok(known.snapshot.clone()),
+                Look::Changed(keys) => return self.apply(known, keys),
+                Look::Everything => {}
             }
-            _ => self.store.refs()?,
-        };
+        }
+        let refs = self.store.refs()?;
         if let Some(known) = loaded.as_ref()
             && refs.len() == known.tips.len()
             && refs.iter().all(|r| {
@@ -349,9 +341,9 @@ impl Catalog {
 
         // What did not move comes from memory, else from the disk cache.
         let from_disk = loaded.is_none();
-        let known = match loaded.take() {
-            Some(loaded) => loaded.tips,
-            None => self.read_cache(),
+        let (known, unsaved) = match loaded.take() {
+            Some(loaded) => (loaded.tips, loaded.unsaved),
+            None => (self.read_cache(), 0),
         };
         let mut tips: Tips = HashMap::with_capacity(refs.len());
         let mut stale: Vec<&EntityRef> = Vec::new();
@@ -371,35 +363,76 @@ impl Catalog {
         for (r, folded) in stale.iter().zip(self.replay_all(&stale)?) {
             tips.insert((r.kind, r.id.clone()), (r.tip, folded));
         }
-        let mut entities: Vec<Arc<Entity>> = Vec::with_capacity(tips.len());
-        let mut unreadable = BTreeMap::new();
-        for (key, (_, folded)) in &tips {
-            match folded {
-                Ok(entity) => entities.push(entity.clone()),
-                Err(why) => {
-                    unreadable.insert(key.clone(), why.clone());
-                }
-            }
-        }
-        entities.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));
-        let snapshot = Arc::new(Snapshot::build(entities, unreadable));
+        let snapshot = Arc::new(snapshot_of(&tips));
+        let mut unsaved = unsaved + refresh.replayed;
         let cache_outdated = if from_disk {
             refresh.replayed > 0 || known.len() != tips.len()
         } else {
-            refresh.replayed >= REWRITE_AFTER
+            unsaved >= REWRITE_AFTER
         };
         if cache_outdated {
             self.write_cache(&tips);
+            unsaved = 0;
         }
+        self.record(refresh);
+        *loaded = Some(Loaded {
+            tips,
+            snapshot: snapshot.clone(),
+            unsaved,
+        });
+        Ok(snapshot)
+    }
+
+    /// Take in the refs `keys` that may have changed: only those whose tip moved are
+    /// replayed, in place.
+    fn apply(&self, known: &mut Loaded, keys: Vec<(Kind, String)>) -> StoreResult<Arc<Snapshot>> {
+        let mut gone = Vec::new();
+        let mut stale = Vec::new();
+        for (kind, id) in keys {
+            let tip = self.store.tip(kind, &id)?;
+            let key = (kind, id);
+            if known.tips.get(&key).map(|(tip, _)| *tip) == tip {
+                continue;
+            }
+            match tip {
+                Some(tip) => stale.push(EntityRef {
+                    kind: key.0,
+                    id: key.1,
+                    tip,
+                }),
+                None => gone.push(key),
+            }
+        }
+        if stale.is_empty() && gone.is_empty() {
+            return Ok(known.snapshot.clone());
+        }
+        let stale_refs: Vec<&EntityRef> = stale.iter().collect();
+        let folded = self.replay_all(&stale_refs)?;
+        let replayed = stale_refs.len();
+        for key in &gone {
+            known.tips.remove(key);
+        }
+        for (r, folded) in stale.into_iter().zip(folded) {
+            known.tips.insert((r.kind, r.id), (r.tip, folded));
+        }
+        known.snapshot = Arc::new(snapshot_of(&known.tips));
+        known.unsaved += replayed;
+        if known.unsaved >= REWRITE_AFTER {
+            self.write_cache(&known.tips);
+            known.unsaved = 0;
+        }
+        self.record(Refresh {
+            replayed,
+            reused: known.tips.len() - replayed,
+        });
+        Ok(known.snapshot.clone())
+    }
+
+    fn record(&self, refresh: Refresh) {
         tracing::debug!(?refresh, "catalog refreshed");
         if let Ok(mut last) = self.last_refresh.lock() {
             *last = Some(refresh);
         }
-        *loaded = Some(Loaded {
-            tips,
-            snapshot: snapshot.clone(),
-        });
-        Ok(snapshot)
     }
 
     /// Fold `refs`, on every core when there are many; one result per ref, in order.

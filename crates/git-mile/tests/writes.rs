@@ -845,3 +845,44 @@ async fn writes_then_pull_from_a_clone_that_wrote_too_converge() {
     assert_eq!(worktree_state(&sandbox, &a), before_a);
     mcp.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_server_that_writes_keeps_the_cache_file_current() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let refresh = || {
+        let output = sandbox.mile(&repo, &["list", "-vv"]);
+        assert!(output.status.success());
+        String::from_utf8_lossy(&output.stderr)
+            .lines()
+            .find(|l| l.contains("catalog refreshed"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mcp = sandbox.server(&repo, &[]).await;
+    show(&mcp, "issue", &i(1)).await;
+    // 99 writes to one issue: the next process replays that one entity.
+    for n in 0..99 {
+        ok(
+            &mcp,
+            "git_mile.comment",
+            json!({"entity": "issue", "id": i(1), "body": format!("note {n}")}),
+        )
+        .await;
+    }
+    assert!(
+        refresh().contains("replayed: 1, reused: 6"),
+        "{}",
+        refresh()
+    );
+    // The 100th replay since the server wrote the cache file writes it again.
+    ok(
+        &mcp,
+        "git_mile.comment",
+        json!({"entity": "issue", "id": i(2), "body": "the 100th"}),
+    )
+    .await;
+    let line = refresh();
+    assert!(line.contains("replayed: 0, reused: 7"), "{line}");
+    mcp.shutdown().await;
+}
