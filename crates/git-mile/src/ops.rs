@@ -15,6 +15,9 @@ use crate::store::{GitStore, StoreError};
 pub const MAX_TITLE: usize = 500;
 /// Largest description or comment body accepted, in bytes (each lives in a commit message).
 pub const MAX_TEXT: usize = 256 * 1024;
+/// Most labels one call may add (or remove): each is an event, and an entity's every event
+/// is read again by every later write.
+pub const MAX_LABELS: usize = 100;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpError {
@@ -130,6 +133,11 @@ pub fn load(store: &GitStore, kind: Kind, id: &str) -> OpResult<Entity> {
     replay(kind, id, store.events(tip)?).ok_or_else(not_found)
 }
 
+/// Characters that break a line or control a terminal: none may be in a title or a label.
+fn breaks_a_line(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
 fn check_title(title: &str) -> OpResult<String> {
     let title = title.trim();
     if title.is_empty() {
@@ -140,8 +148,10 @@ fn check_title(title: &str) -> OpResult<String> {
             "the title is longer than {MAX_TITLE} characters"
         )));
     }
-    if title.contains(['\n', '\r']) {
-        return Err(OpError::Invalid("the title must be one line".into()));
+    if title.contains(breaks_a_line) {
+        return Err(OpError::Invalid(
+            "the title must be one line, without control characters".into(),
+        ));
     }
     Ok(title.to_string())
 }
@@ -158,12 +168,58 @@ fn check_text(what: &str, text: &str) -> OpResult<()> {
 
 fn check_label(label: &str) -> OpResult<String> {
     let label = label.trim();
-    if label.is_empty() || label.chars().count() > 100 || label.contains(char::is_control) {
+    if label.is_empty() || label.chars().count() > 100 || label.contains(breaks_a_line) {
         return Err(OpError::Invalid(format!(
-            "invalid label `{label}`: labels are 1 to 100 characters on one line"
+            "invalid label `{}`: labels are 1 to 100 characters on one line",
+            crate::errors::excerpt(label)
         )));
     }
     Ok(label.to_string())
+}
+
+/// The labels of one call, checked: at most [`MAX_LABELS`], each valid.
+fn check_labels(what: &str, labels: &[String]) -> OpResult<Vec<String>> {
+    if labels.len() > MAX_LABELS {
+        return Err(OpError::Invalid(format!(
+            "{} {what} given; one call takes at most {MAX_LABELS}",
+            labels.len()
+        )));
+    }
+    labels.iter().map(|l| check_label(l)).collect()
+}
+
+/// The arguments of [`create`], checked without reading the repository.
+pub fn check_create(title: &str, description: &str, labels: &[String]) -> OpResult<()> {
+    check_title(title)?;
+    check_text("description", description)?;
+    check_labels("labels", labels)?;
+    Ok(())
+}
+
+/// The arguments of [`update`], checked without reading the repository.
+pub fn check_update(update: &Update) -> OpResult<()> {
+    if let Some(title) = &update.title {
+        check_title(title)?;
+    }
+    if let Some(description) = &update.description {
+        check_text("description", description)?;
+    }
+    let add = check_labels("labels to add", &update.add_labels)?;
+    let remove = check_labels("labels to remove", &update.remove_labels)?;
+    if let Some(both) = add.iter().find(|l| remove.contains(l)) {
+        return Err(OpError::Invalid(format!(
+            "label `{both}` is both added and removed"
+        )));
+    }
+    Ok(())
+}
+
+/// The body of [`comment`], checked without reading the repository.
+pub fn check_comment(body: &str) -> OpResult<()> {
+    if body.trim().is_empty() {
+        return Err(OpError::Invalid("the comment is empty".into()));
+    }
+    check_text("comment", body)
 }
 
 /// Create an entity; an issue may start attached to `milestone` (a full milestone id). Its
@@ -180,8 +236,7 @@ pub fn create(
     let title = check_title(title)?;
     check_text("description", description)?;
     let mut clean = Vec::new();
-    for label in labels {
-        let label = check_label(label)?;
+    for label in check_labels("labels", labels)? {
         if !clean.contains(&label) {
             clean.push(label);
         }
@@ -258,25 +313,10 @@ impl Update {
 /// one event is appended per field that differs from the entity's current state (none when
 /// nothing differs), all in one compare-and-swap.
 pub fn update(store: &GitStore, kind: Kind, id: &str, update: &Update) -> OpResult<Written> {
+    check_update(update)?;
     let title = update.title.as_deref().map(check_title).transpose()?;
-    if let Some(description) = &update.description {
-        check_text("description", description)?;
-    }
-    let add = update
-        .add_labels
-        .iter()
-        .map(|l| check_label(l))
-        .collect::<OpResult<Vec<_>>>()?;
-    let remove = update
-        .remove_labels
-        .iter()
-        .map(|l| check_label(l))
-        .collect::<OpResult<Vec<_>>>()?;
-    if let Some(both) = add.iter().find(|l| remove.contains(l)) {
-        return Err(OpError::Invalid(format!(
-            "label `{both}` is both added and removed"
-        )));
-    }
+    let add = check_labels("labels to add", &update.add_labels)?;
+    let remove = check_labels("labels to remove", &update.remove_labels)?;
     if let Some(milestone) = &update.milestone {
         if kind != Kind::Issue {
             return Err(OpError::Invalid(
@@ -360,10 +400,7 @@ pub fn edit(
 
 /// Add a comment; `body` is kept as given.
 pub fn comment(store: &GitStore, kind: Kind, id: &str, body: &str) -> OpResult<Written> {
-    if body.trim().is_empty() {
-        return Err(OpError::Invalid("the comment is empty".into()));
-    }
-    check_text("comment", body)?;
+    check_comment(body)?;
     let comment = uuid::Uuid::new_v4().to_string();
     write(store, kind, id, |_| {
         Ok(vec![Change::CommentAdded {

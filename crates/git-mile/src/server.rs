@@ -176,15 +176,17 @@ impl GitMileServer {
 }
 
 impl GitMileServer {
-    /// Run a write on a blocking thread (it reads and writes git objects and refs) and
-    /// answer the entity it leaves.
-    async fn write<A: serde::de::DeserializeOwned + Send + 'static>(
+    /// Check a write's arguments (before anything is read: a bad one is -32602 even where
+    /// there is no repository), then run it on a blocking thread (it reads and writes git
+    /// objects and refs) and answer the entity it leaves.
+    async fn write<A: serde::de::DeserializeOwned, C: Send + 'static>(
         &self,
         tool: &str,
         args: Value,
-        run: fn(&Catalog, A) -> Result<EntityView, ToolError>,
+        check: fn(A) -> Result<C, ToolError>,
+        run: fn(&Catalog, C) -> Result<EntityView, ToolError>,
     ) -> Result<Payload, Failure> {
-        let args: A = decode(tool, args)?;
+        let args = check(decode(tool, args)?)?;
         let catalog = self.catalog()?;
         let view = tokio::task::spawn_blocking(move || run(&catalog, args))
             .await
@@ -403,9 +405,18 @@ impl ServerHandler for GitMileServer {
         let outcome = match name {
             LIST => self.list(args).await,
             SHOW => self.show(args).await,
-            CREATE if !read_only => self.write(CREATE, args, writes::create).await,
-            UPDATE if !read_only => self.write(UPDATE, args, writes::update).await,
-            COMMENT if !read_only => self.write(COMMENT, args, writes::comment).await,
+            CREATE if !read_only => {
+                self.write(CREATE, args, writes::check_create, writes::create)
+                    .await
+            }
+            UPDATE if !read_only => {
+                self.write(UPDATE, args, writes::check_update, writes::update)
+                    .await
+            }
+            COMMENT if !read_only => {
+                self.write(COMMENT, args, writes::check_comment, writes::comment)
+                    .await
+            }
             other => {
                 let offered: Vec<&str> =
                     offered(read_only).iter().map(|t| t.name.as_ref()).collect();

@@ -35,6 +35,9 @@ pub enum StoreError {
     NotFound { kind: &'static str, id: String },
     #[error("another writer kept moving {0}; try again")]
     Contended(String),
+    /// A lock file that stayed: another git process holds it, or a crashed one left it.
+    #[error("{ref_name} cannot be written: {why}")]
+    Locked { ref_name: String, why: String },
     #[error("git error: {0}")]
     Git(String),
 }
@@ -56,8 +59,20 @@ fn open_error(path: &Path, err: &(dyn std::error::Error + 'static)) -> StoreErro
     StoreError::NoRepo(format!("{}: {err}", path.display()))
 }
 
-fn git<E: std::fmt::Display>(err: E) -> StoreError {
-    StoreError::Git(err.to_string())
+/// A git failure with its causes (gix's messages often name the operation, and their
+/// sources the reason, e.g. a read-only file system).
+fn git<E: std::error::Error>(err: E) -> StoreError {
+    let mut message = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause = cause.to_string();
+        if !message.contains(&cause) {
+            message.push_str(": ");
+            message.push_str(&cause);
+        }
+        source = source.and_then(std::error::Error::source);
+    }
+    StoreError::Git(message)
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -119,7 +134,13 @@ impl Backoff {
 pub struct GitStore {
     repo: gix::ThreadSafeRepository,
     git_dir: PathBuf,
+    /// Writers of this process to the same ref take turns (a ref maps to one of these by
+    /// its name): compare-and-swap settles races between processes, but a hundred threads
+    /// of one server spinning on one ref would starve some of them past [`CAS_PATIENCE`].
+    turns: [std::sync::Mutex<()>; TURNS],
 }
+
+const TURNS: usize = 64;
 
 impl GitStore {
     /// The repository at `path` or, when none is given, the one containing the working
@@ -149,7 +170,11 @@ impl GitStore {
                 git_dir.display()
             )));
         }
-        Ok(Self { repo, git_dir })
+        Ok(Self {
+            repo,
+            git_dir,
+            turns: std::array::from_fn(|_| std::sync::Mutex::new(())),
+        })
     }
 
     fn local(&self) -> gix::Repository {
@@ -170,7 +195,9 @@ impl GitStore {
             .map_err(|_| StoreError::NoIdentity)?;
         let name = sig.name.to_string();
         let email = sig.email.to_string();
-        if name.trim().is_empty() {
+        // What git itself refuses in a signature: such an identity cannot author anything.
+        let unusable = |s: &str| s.contains(['<', '>', '\n', '\0']);
+        if name.trim().is_empty() || unusable(&name) || unusable(&email) {
             return Err(StoreError::NoIdentity);
         }
         Ok(Actor { name, email })
@@ -307,20 +334,28 @@ impl GitStore {
             Err(err) => {
                 // A held lock or a moved ref means another writer: read again and retry.
                 // Anything else (permissions, a full disk) is the caller's to report.
-                let lock = self.git_dir.join(format!("{name}.lock"));
-                if let Some(age) = std::fs::metadata(&lock)
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    && age > STALE_LOCK
-                {
-                    return Ok(Swap::Failed(format!(
-                        "{} exists since {}s: another git process holds it, or a crashed one left \
-                         it; if no git or git mile command is running, remove the file",
-                        lock.display(),
-                        age.as_secs()
-                    )));
+                let ref_lock = self.git_dir.join(format!("{name}.lock"));
+                let packed_lock = self.git_dir.join("packed-refs.lock");
+                for lock in [&ref_lock, &packed_lock] {
+                    if let Some(age) = std::fs::metadata(lock)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        && age > STALE_LOCK
+                    {
+                        return Ok(Swap::Locked(format!(
+                            "{} exists since {}s: another git process holds it, or a crashed \
+                             one left it; if no git or git mile command is running, remove the file",
+                            lock.display(),
+                            age.as_secs()
+                        )));
+                    }
                 }
+                let lock = if packed_lock.exists() {
+                    packed_lock
+                } else {
+                    ref_lock
+                };
                 let current = repo
                     .try_find_reference(name)
                     .ok()
@@ -386,6 +421,10 @@ impl GitStore {
                 "could not create {name}: it exists already"
             ))),
             Swap::Failed(why) => Err(StoreError::Git(format!("could not create {name}: {why}"))),
+            Swap::Locked(why) => Err(StoreError::Locked {
+                ref_name: name,
+                why,
+            }),
         }
     }
 
@@ -409,6 +448,7 @@ impl GitStore {
         let actor = self.actor()?;
         let repo = self.local();
         let name = ref_name(kind, id);
+        let _turn = self.turn(&name);
         let not_found = || StoreError::NotFound {
             kind: kind.as_str(),
             id: id.to_string(),
@@ -438,11 +478,27 @@ impl GitStore {
                 Swap::Failed(why) => {
                     return Err(StoreError::Git(format!("{name}: {why}")).into());
                 }
+                Swap::Locked(why) => {
+                    return Err(StoreError::Locked {
+                        ref_name: name,
+                        why,
+                    }
+                    .into());
+                }
             }
             if !backoff.wait() {
                 return Err(StoreError::Contended(name).into());
             }
         }
+    }
+
+    /// This process's turn to write the ref `name` (held until dropped).
+    fn turn(&self, name: &str) -> std::sync::MutexGuard<'_, ()> {
+        let stripe = blake3::hash(name.as_bytes()).as_bytes()[0] as usize % TURNS;
+        // A writer that panicked left nothing half-done in the ref (the swap is atomic).
+        self.turns[stripe]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// One commit per event, each the parent of the next, on top of `parent`; the last one.
@@ -468,6 +524,7 @@ impl GitStore {
     pub fn merge(&self, kind: Kind, id: &str, theirs: ObjectId) -> StoreResult<MergeOutcome> {
         let repo = self.local();
         let name = ref_name(kind, id);
+        let _turn = self.turn(&name);
         let mut backoff = Backoff::new();
         loop {
             let ours = self.tip(kind, id)?;
@@ -492,6 +549,12 @@ impl GitStore {
                 Swap::Done => return Ok(outcome),
                 Swap::Contended => {}
                 Swap::Failed(why) => return Err(StoreError::Git(format!("{name}: {why}"))),
+                Swap::Locked(why) => {
+                    return Err(StoreError::Locked {
+                        ref_name: name,
+                        why,
+                    });
+                }
             }
             if !backoff.wait() {
                 return Err(StoreError::Contended(name));
@@ -533,6 +596,8 @@ enum Swap {
     Done,
     /// Another writer moved the ref or holds its lock: read again and retry.
     Contended,
+    /// A lock file stayed longer than a writer holds one: why.
+    Locked(String),
     /// A failure retrying cannot cure.
     Failed(String),
 }

@@ -115,7 +115,7 @@ fn failure(kind: Kind, err: OpError) -> ToolError {
         }
         OpError::Store(StoreError::NoIdentity) => ToolError::new(
             NO_IDENTITY,
-            "no git identity to author the change: user.name and user.email are not set for this repository",
+            "no git identity to author the change: user.name and user.email are not set for this repository (or hold characters git refuses: < > or a line break)",
         )
         .with_hint(
             "Set them (git config --global user.name \"…\"; git config --global user.email …) and restart the server; nothing was written.",
@@ -131,6 +131,19 @@ fn failure(kind: Kind, err: OpError) -> ToolError {
             )
             .with_hint(
                 "Something is writing this entity without pause (a script, a pull in a loop): show it again once that stops, then decide what to change.",
+            )
+        }
+        OpError::Store(StoreError::Locked { ref_name, why }) => {
+            let id = ref_name.rsplit('/').next().unwrap_or(&ref_name).to_string();
+            ToolError::new(
+                codes::CONFLICT,
+                format!(
+                    "{} `{id}` cannot be written: {why}; nothing was written",
+                    kind.as_str()
+                ),
+            )
+            .with_hint(
+                "If no git or git mile command is running in this repository, remove the lock file the message names, then call again.",
             )
         }
         OpError::Store(StoreError::NotFound { kind: what, id }) => {
@@ -153,25 +166,38 @@ fn nonempty(what: &str, value: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// `git_mile.create`: arguments checked, milestone resolved, entity written whole.
-pub fn create(catalog: &Catalog, args: CreateArgs) -> Result<EntityView, ToolError> {
+/// `git_mile.create`'s arguments, checked without reading the repository.
+pub fn check_create(args: CreateArgs) -> Result<CreateArgs, ToolError> {
     let kind = args.entity;
     nonempty("title", &args.title)?;
-    if let Some(milestone) = &args.milestone {
-        nonempty("milestone", milestone)?;
-    }
-    let milestone = match (&args.milestone, kind) {
+    match (&args.milestone, kind) {
         (Some(_), Kind::Milestone) => {
             return Err(invalid(
                 "milestone applies to issues only: a milestone cannot be attached to another",
             ));
         }
-        (Some(m), Kind::Issue) => Some(
+        (Some(milestone), Kind::Issue) => nonempty("milestone", milestone)?,
+        (None, _) => {}
+    }
+    ops::check_create(
+        &args.title,
+        args.description.as_deref().unwrap_or(""),
+        args.labels.as_deref().unwrap_or(&[]),
+    )
+    .map_err(|err| failure(kind, err))?;
+    Ok(args)
+}
+
+/// `git_mile.create`: the milestone resolved, the entity written whole.
+pub fn create(catalog: &Catalog, args: CreateArgs) -> Result<EntityView, ToolError> {
+    let kind = args.entity;
+    let milestone = match &args.milestone {
+        Some(m) => Some(
             ops::resolve(catalog, &[Kind::Milestone], m)
                 .map_err(|err| failure(Kind::Milestone, err))?
                 .1,
         ),
-        (None, _) => None,
+        None => None,
     };
     let written = ops::create(
         catalog.store(),
@@ -185,9 +211,17 @@ pub fn create(catalog: &Catalog, args: CreateArgs) -> Result<EntityView, ToolErr
     view(catalog, &written)
 }
 
-/// `git_mile.update`: every argument checked before anything is written; one event per field
-/// that differs, none when nothing does.
-pub fn update(catalog: &Catalog, args: UpdateArgs) -> Result<EntityView, ToolError> {
+/// An update whose arguments were checked: the ids still to resolve.
+pub struct CheckedUpdate {
+    kind: Kind,
+    id: String,
+    update: Update,
+    /// As given: absent, `null`, or a milestone id to resolve.
+    milestone: Option<Option<String>>,
+}
+
+/// `git_mile.update`'s arguments, checked without reading the repository.
+pub fn check_update(args: UpdateArgs) -> Result<CheckedUpdate, ToolError> {
     let kind = args.entity;
     let status = args
         .status
@@ -208,7 +242,7 @@ pub fn update(catalog: &Catalog, args: UpdateArgs) -> Result<EntityView, ToolErr
     if let Some(Some(milestone)) = &args.milestone {
         nonempty("milestone", milestone)?;
     }
-    let mut update = Update {
+    let update = Update {
         title: args.title,
         description: args.description,
         status,
@@ -226,8 +260,26 @@ pub fn update(catalog: &Catalog, args: UpdateArgs) -> Result<EntityView, ToolErr
             "milestone applies to issues only: a milestone cannot be attached to another",
         ));
     }
-    let (_, id) = ops::resolve(catalog, &[kind], &args.id).map_err(|err| failure(kind, err))?;
-    update.milestone = match args.milestone {
+    ops::check_update(&update).map_err(|err| failure(kind, err))?;
+    Ok(CheckedUpdate {
+        kind,
+        id: args.id,
+        update,
+        milestone: args.milestone,
+    })
+}
+
+/// `git_mile.update`: the ids resolved, then one event per field that differs, none when
+/// nothing does.
+pub fn update(catalog: &Catalog, checked: CheckedUpdate) -> Result<EntityView, ToolError> {
+    let CheckedUpdate {
+        kind,
+        id,
+        mut update,
+        milestone,
+    } = checked;
+    let (_, id) = ops::resolve(catalog, &[kind], &id).map_err(|err| failure(kind, err))?;
+    update.milestone = match milestone {
         None => None,
         Some(None) => Some(None),
         Some(Some(m)) => Some(Some(
@@ -241,11 +293,17 @@ pub fn update(catalog: &Catalog, args: UpdateArgs) -> Result<EntityView, ToolErr
     view(catalog, &written)
 }
 
+/// `git_mile.comment`'s arguments, checked without reading the repository.
+pub fn check_comment(args: CommentArgs) -> Result<CommentArgs, ToolError> {
+    nonempty("id", &args.id)?;
+    nonempty("body", &args.body)?;
+    ops::check_comment(&args.body).map_err(|err| failure(args.entity, err))?;
+    Ok(args)
+}
+
 /// `git_mile.comment`: one `comment_added` event.
 pub fn comment(catalog: &Catalog, args: CommentArgs) -> Result<EntityView, ToolError> {
     let kind = args.entity;
-    nonempty("id", &args.id)?;
-    nonempty("body", &args.body)?;
     let (_, id) = ops::resolve(catalog, &[kind], &args.id).map_err(|err| failure(kind, err))?;
     let written =
         ops::comment(catalog.store(), kind, &id, &args.body).map_err(|err| failure(kind, err))?;
@@ -284,6 +342,7 @@ fn id_schema() -> Value {
 fn labels_schema(description: &str) -> Value {
     json!({
         "type": "array",
+        "maxItems": ops::MAX_LABELS,
         "items": { "type": "string", "minLength": 1, "maxLength": 100 },
         "description": description
     })

@@ -467,3 +467,51 @@ fn shutdown_exits_when_stdio_is_a_socket() {
     };
     assert!(status.success(), "{status:?}");
 }
+
+/// Writes a client pipelined before `shutdown` (or before closing stdin) are all run and
+/// answered, however long they take, and then the server ends cleanly.
+#[test]
+fn pipelined_writes_are_all_answered_before_the_end() {
+    const N: u64 = 150;
+    for ending in ["shutdown", "end of input"] {
+        let sandbox = Sandbox::new();
+        let repo = world_repo(&sandbox, "repo");
+        let mut session = RawSession::start(&sandbox, &repo);
+        session.initialize("2025-06-18");
+        for n in 0..N {
+            session.send(&call(
+                100 + n,
+                "git_mile.comment",
+                json!({"entity": "issue", "id": i(4), "body": format!("note {n}")}),
+            ));
+        }
+        match ending {
+            "shutdown" => session.send(&json!({"jsonrpc": "2.0", "id": 999, "method": "shutdown"})),
+            _ => session.close_stdin(),
+        }
+        let mut answered = std::collections::BTreeSet::new();
+        for _ in 0..N {
+            let answer = session.recv();
+            assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+            assert!(
+                answer["result"]["structuredContent"]["id"].is_string(),
+                "{answer}"
+            );
+            assert!(answered.insert(answer["id"].as_u64().unwrap()), "{answer}");
+        }
+        assert_eq!(answered.len() as u64, N, "{ending}");
+        if ending == "shutdown" {
+            assert_eq!(
+                session.recv(),
+                json!({"jsonrpc": "2.0", "id": 999, "result": null})
+            );
+        }
+        session.assert_ends_cleanly();
+        let shown = sandbox.mile_json(&repo, &["show", &i(4)]);
+        assert_eq!(
+            shown["comments"].as_array().unwrap().len() as u64,
+            N,
+            "{ending}"
+        );
+    }
+}

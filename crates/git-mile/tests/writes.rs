@@ -886,3 +886,132 @@ async fn a_server_that_writes_keeps_the_cache_file_current() {
     assert!(line.contains("replayed: 0, reused: 7"), "{line}");
     mcp.shutdown().await;
 }
+
+#[tokio::test]
+async fn arguments_are_checked_before_the_repository_is_read() {
+    let sandbox = Sandbox::new();
+    let nowhere = sandbox.path("not-a-repo");
+    std::fs::create_dir_all(&nowhere).unwrap();
+    let mcp = sandbox.server(&nowhere, &[]).await;
+    let many: Vec<String> = (0..101).map(|n| format!("l{n}")).collect();
+    let huge = "x".repeat(1_000_000);
+    for (tool, args, says) in [
+        (
+            "git_mile.update",
+            json!({"entity": "issue", "id": "abcd", "title": "x".repeat(600)}),
+            "longer than 500",
+        ),
+        (
+            "git_mile.update",
+            json!({"entity": "issue", "id": "abcd", "addLabels": many}),
+            "101 labels to add given",
+        ),
+        (
+            "git_mile.update",
+            json!({"entity": "issue", "id": "abcd", "removeLabels": [" "]}),
+            "invalid label",
+        ),
+        (
+            "git_mile.update",
+            json!({"entity": "issue", "id": "abcd", "description": "d".repeat(300 * 1024)}),
+            "larger than 256 KiB",
+        ),
+        (
+            "git_mile.comment",
+            json!({"entity": "issue", "id": "abcd", "body": "b".repeat(300 * 1024)}),
+            "larger than 256 KiB",
+        ),
+        (
+            "git_mile.create",
+            json!({"entity": "issue", "title": "a\u{2028}b", "milestone": "zzzz"}),
+            "one line",
+        ),
+        (
+            "git_mile.create",
+            json!({"entity": "issue", "title": "bell\u{7}"}),
+            "control characters",
+        ),
+        (
+            "git_mile.create",
+            json!({"entity": "issue", "title": "t", "labels": [huge]}),
+            "invalid label",
+        ),
+    ] {
+        let message = invalid(&mcp, tool, args).await;
+        assert!(message.contains(says), "{tool}: {message}");
+        assert!(
+            message.len() < 600,
+            "no echo of the input: {}",
+            message.len()
+        );
+    }
+    // Valid arguments reach the repository, and learn there is none.
+    let error = tool_error(
+        &mcp,
+        "git_mile.comment",
+        json!({"entity": "issue", "id": "abcd", "body": "b"}),
+    )
+    .await;
+    assert_eq!(error["code"], "no_repository");
+    mcp.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_lock_left_behind_is_a_conflict_at_once_and_an_unusable_identity_writes_nothing() {
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mcp = sandbox.server(&repo, &[]).await;
+    let refs = || sandbox.git(&repo, &["for-each-ref", "refs/git-mile"]);
+    let before = refs();
+    for lock in [
+        format!(".git/refs/git-mile/issue/{}.lock", i(2)),
+        ".git/packed-refs.lock".to_string(),
+    ] {
+        let path = repo.join(&lock);
+        std::fs::write(&path, "").unwrap();
+        let old = std::process::Command::new("touch")
+            .args(["-d", "1 minute ago"])
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(old.success());
+        let started = std::time::Instant::now();
+        let error = tool_error(
+            &mcp,
+            "git_mile.comment",
+            json!({"entity": "issue", "id": i(2), "body": "b"}),
+        )
+        .await;
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "at once"
+        );
+        assert_eq!(error["code"], "conflict", "{lock}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains(&format!("issue `{}`", i(2))), "{message}");
+        assert!(message.contains(&lock[5..]), "names the lock: {message}");
+        assert!(
+            error["hint"]
+                .as_str()
+                .unwrap()
+                .contains("remove the lock file")
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+    assert_eq!(refs(), before);
+    mcp.shutdown().await;
+
+    // An identity git would refuse in a signature.
+    let mcp = sandbox
+        .server_with_env(&repo, &[], &[("GIT_AUTHOR_NAME", "Ev<il>")])
+        .await;
+    let error = tool_error(
+        &mcp,
+        "git_mile.create",
+        json!({"entity": "issue", "title": "t"}),
+    )
+    .await;
+    assert_eq!(error["code"], "no_identity", "{error}");
+    assert_eq!(refs(), before);
+    mcp.shutdown().await;
+}

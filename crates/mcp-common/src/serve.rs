@@ -116,11 +116,9 @@ where
 }
 
 async fn serve_stdio<H: ServerHandler>(handler: H, options: ServeOptions) -> anyhow::Result<()> {
-    let started = if options.shutdown_request {
-        handler.serve(crate::stdio::stdio()).await
-    } else {
-        handler.serve(rmcp::transport::io::stdio_pipes()).await
-    };
+    let started = handler
+        .serve(crate::stdio::stdio(options.shutdown_request))
+        .await;
     let service = match started {
         Ok(service) => service,
         // Input that ends before `initialize` (or with `shutdown`) is a clean end.
