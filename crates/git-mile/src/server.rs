@@ -252,14 +252,15 @@ fn decode<T: serde::de::DeserializeOwned>(tool: &str, args: Value) -> Result<T, 
         .map_err(|err| Failure::Decode(format!("invalid arguments for {tool}: {err}")))
 }
 
-fn schema(value: Value) -> Arc<JsonObject> {
+/// A JSON Schema as rmcp holds it (anything but an object becomes `{}`).
+pub(crate) fn schema(value: Value) -> Arc<JsonObject> {
     match value {
         Value::Object(map) => Arc::new(map),
         _ => Arc::new(JsonObject::new()),
     }
 }
 
-fn entity_schema() -> Value {
+pub(crate) fn entity_schema() -> Value {
     json!({
         "type": "string",
         "enum": ["issue", "milestone"],
@@ -357,9 +358,14 @@ fn build_tools() -> Vec<Tool> {
     vec![list, show]
 }
 
-fn output_schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {
+/// The `outputSchema` of a tool whose answer is `T`, with root `type: object` as MCP requires
+/// (a schema of alternatives has none of its own).
+pub(crate) fn output_schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {
     let mut value = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
     mcp_common::envelope::strip_numeric_formats(&mut value);
+    if let Value::Object(map) = &mut value {
+        map.entry("type").or_insert_with(|| json!("object"));
+    }
     schema(value)
 }
 

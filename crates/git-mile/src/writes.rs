@@ -4,9 +4,7 @@
 //! authored with the user's git identity, all of a call's events in one ref update), and
 //! answers the entity as `git_mile.show` shows it. `--read-only` leaves them out.
 
-use std::sync::Arc;
-
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
@@ -17,6 +15,7 @@ use crate::catalog::Catalog;
 use crate::errors;
 use crate::model::{Kind, Status};
 use crate::ops::{self, OpError, Update, Written};
+use crate::server::{entity_schema, output_schema, schema};
 use crate::store::StoreError;
 use crate::views::EntityView;
 
@@ -317,21 +316,6 @@ fn view(catalog: &Catalog, written: &Written) -> Result<EntityView, ToolError> {
     Ok(EntityView::from_row(&snapshot.row(&written.entity)))
 }
 
-fn object(value: Value) -> Arc<JsonObject> {
-    match value {
-        Value::Object(map) => Arc::new(map),
-        _ => Arc::new(JsonObject::new()),
-    }
-}
-
-fn entity_schema() -> Value {
-    json!({
-        "type": "string",
-        "enum": ["issue", "milestone"],
-        "description": "Which kind of entity."
-    })
-}
-
 fn id_schema() -> Value {
     json!({
         "type": "string",
@@ -346,18 +330,6 @@ fn labels_schema(description: &str) -> Value {
         "items": { "type": "string", "minLength": 1, "maxLength": 100 },
         "description": description
     })
-}
-
-/// The `outputSchema` of the writes: the entity as `git_mile.show` answers it or, on an
-/// `isError` result, `{"error": {code, message, hint, retryable}}`. The root says `type:
-/// object` as MCP requires.
-fn output_schema() -> Arc<JsonObject> {
-    let mut value = serde_json::to_value(schemars::schema_for!(WriteOutput)).unwrap_or(Value::Null);
-    mcp_common::envelope::strip_numeric_formats(&mut value);
-    if let Value::Object(map) = &mut value {
-        map.insert("type".into(), json!("object"));
-    }
-    object(value)
 }
 
 /// The three write tools.
@@ -402,11 +374,12 @@ pub fn tools() -> Vec<Tool> {
         "required": ["entity", "id", "body"],
         "additionalProperties": false
     });
-    let output = output_schema();
+    // The entity as `git_mile.show` answers it or, on an `isError` result, `{"error": …}`.
+    let output = output_schema::<WriteOutput>();
     let mut create = Tool::new(
         CREATE,
         "File a git-mile issue or milestone, authored with the user's git identity. Returns the new entity as git_mile.show does (its id included).",
-        object(create_input),
+        schema(create_input),
     );
     create.annotations = Some(
         ToolAnnotations::with_title("Create a git-mile entity")
@@ -418,7 +391,7 @@ pub fn tools() -> Vec<Tool> {
     let mut update = Tool::new(
         UPDATE,
         "Change a git-mile issue or milestone: title, description, status, labels, an issue's milestone. Only what differs is written (one event per change); returns the entity as git_mile.show does.",
-        object(update_input),
+        schema(update_input),
     );
     update.annotations = Some(
         ToolAnnotations::with_title("Update a git-mile entity")
@@ -430,7 +403,7 @@ pub fn tools() -> Vec<Tool> {
     let mut comment = Tool::new(
         COMMENT,
         "Add a comment to a git-mile issue or milestone, authored with the user's git identity. Returns the entity as git_mile.show does.",
-        object(comment_input),
+        schema(comment_input),
     );
     comment.annotations = Some(
         ToolAnnotations::with_title("Comment on a git-mile entity")
