@@ -1578,7 +1578,8 @@ fn samples(project: &Project) -> Samples {
     let identifiers = (0..64)
         .map(|_| {
             let r = &project.reqs[rng.below(project.reqs.len())];
-            blake3::hash(r.text.as_bytes()).to_hex().to_string()
+            let spec = duvet::model::source_key(&project.specs[r.spec].url);
+            duvet::model::requirement_identifier(&format!("{spec}#{}", r.section), &r.text)
         })
         .collect();
     let urls = project

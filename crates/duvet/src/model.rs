@@ -126,6 +126,9 @@ pub struct SectionEntry {
 #[derive(Debug, Clone)]
 pub struct Spec {
     pub id: String,
+    /// The key the specification is known under ([`source_key`]): part of its requirements'
+    /// identifiers.
+    pub key: String,
     pub name: String,
     /// The URL or path the project uses for it.
     pub url: String,
@@ -138,7 +141,7 @@ pub struct Spec {
 
 #[derive(Debug, Clone)]
 pub struct Requirement {
-    /// Hex BLAKE3 of the normalized text.
+    /// Hex BLAKE3 of the requirement's place and normalized text (see [`requirement_identifier`]).
     pub identifier: String,
     /// The normalized text.
     pub text: String,
@@ -225,7 +228,10 @@ pub struct Model {
     /// The spelling each specification was added under (most targets repeat it), so that a
     /// lookup need not compute the canonical key.
     spec_by_spelling: HashMap<String, usize>,
-    by_identifier: HashMap<String, Vec<usize>>,
+    by_identifier: HashMap<String, usize>,
+    /// The BLAKE3 of the text alone (the identifier of earlier versions) → the requirements
+    /// with that text, in document order.
+    by_text: HashMap<blake3::Hash, Vec<usize>>,
     by_citation_id: HashMap<String, usize>,
     /// `file:line` of invalid citations → index into `invalid`.
     invalid_by_id: HashMap<String, usize>,
@@ -248,6 +254,22 @@ pub fn source_key(source: &str) -> String {
         .or_else(|| trimmed.strip_prefix("http://"))
         .unwrap_or(trimmed);
     without_scheme.trim_start_matches("./").to_string()
+}
+
+/// The fewest characters of an identifier that [`Model::find_requirements`] takes as a prefix.
+pub const MIN_PREFIX: usize = 6;
+
+/// A requirement's identifier: the lowercase hex BLAKE3 of its place — `<spec key>#<section
+/// id>`, the spec key being [`source_key`] (for a URL, the path of Duvet's cache file, e.g.
+/// `www.rfc-editor.org/rfc/rfc9000.txt`; for a file, its path as configured) — a line feed,
+/// and its normalized text. Unique in the project (a section lists a text once), the same in
+/// every run while the text and its place are unchanged, whatever else the project holds.
+pub fn requirement_identifier(place: &str, text: &str) -> String {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(place.as_bytes());
+    hasher.update(b"\n");
+    hasher.update(text.as_bytes());
+    hasher.finalize().to_hex().to_string()
 }
 
 /// Split `target` into its specification part and its section fragment.
@@ -387,11 +409,12 @@ impl Model {
             Err(err) => (Vec::new(), Some(err.clone()), String::new()),
         };
         let index = self.specs.len();
-        self.spec_by_source.insert(key, index);
+        self.spec_by_source.insert(key.clone(), index);
         self.spec_by_spelling
             .insert(input.source.trim().to_string(), index);
         self.specs.push(Spec {
             id,
+            key,
             name,
             url: input.source,
             description,
@@ -403,14 +426,25 @@ impl Model {
     }
 
     fn add_requirement(&mut self, spec: usize, section: usize, text: String, level: Option<Level>) {
-        let identifier = requirements::identifier(&text);
-        let existing = self.by_identifier.get(&identifier).is_some_and(|list| {
-            list.iter().any(|&r| {
-                self.requirements[r].spec == spec && self.requirements[r].section == section
-            })
-        });
-        if existing || text.is_empty() {
+        if text.is_empty() {
             return;
+        }
+        let place = format!(
+            "{}#{}",
+            self.specs[spec].key, self.specs[spec].sections[section].id
+        );
+        let mut identifier = requirement_identifier(&place, &text);
+        let mut n = 2;
+        while let Some(&other) = self.by_identifier.get(&identifier) {
+            if self.requirements[other].spec == spec && self.requirements[other].section == section
+            {
+                // The same text listed twice in one section is one requirement.
+                return;
+            }
+            // Two sections of one specification with the same id (a malformed document):
+            // the later ones are told apart by their rank, deterministically.
+            identifier = requirement_identifier(&format!("{place}~{n}"), &text);
+            n += 1;
         }
         let entry = &self.specs[spec].sections[section];
         // Sentences extracted from the text occur in it; listed ones usually do.
@@ -445,10 +479,11 @@ impl Model {
             },
         });
         self.specs[spec].sections[section].requirements.push(index);
-        self.by_identifier
-            .entry(identifier)
+        self.by_text
+            .entry(blake3::hash(self.requirements[index].text.as_bytes()))
             .or_default()
             .push(index);
+        self.by_identifier.insert(identifier, index);
     }
 
     /// The specification and section a target names.
@@ -468,8 +503,9 @@ impl Model {
         let section = section.ok_or(Unresolved::NoSection)?;
         let index = self.section_index(spec, section).ok_or_else(|| {
             Unresolved::MissingSection(format!(
-                "Section not found: '{section}' is not a section of {}",
-                entry.name
+                "Section not found: '{section}' is not a section of {}{}",
+                entry.name,
+                did_you_mean(&self.section_suggestions(spec, section))
             ))
         })?;
         Ok((spec, index))
@@ -631,6 +667,37 @@ impl Model {
             })
     }
 
+    /// The ids of sections that `id` (which names none) probably means: the same number or
+    /// name under another prefix (`A.7` or `section-A.7` for `appendix-A.7`, `appendix-3`
+    /// for `section-3`) or in another case. Upstream Duvet 0.4 drops such citations silently.
+    pub fn section_suggestions(&self, spec: usize, id: &str) -> Vec<&str> {
+        /// The id without its `section-`/`appendix-` prefix (any case) or trailing dot.
+        fn bare(id: &str) -> &str {
+            let id = id.trim().trim_end_matches('.');
+            for prefix in ["section-", "appendix-"] {
+                if id.len() > prefix.len()
+                    && id.is_char_boundary(prefix.len())
+                    && id[..prefix.len()].eq_ignore_ascii_case(prefix)
+                {
+                    return &id[prefix.len()..];
+                }
+            }
+            id
+        }
+        let wanted = bare(id);
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        self.specs.get(spec).map_or_else(Vec::new, |spec| {
+            spec.sections
+                .iter()
+                .filter(|s| s.id != id.trim() && bare(&s.id).eq_ignore_ascii_case(wanted))
+                .map(|s| s.id.as_str())
+                .take(3)
+                .collect()
+        })
+    }
+
     /// For a requirement listed against a specification whose text is not available: the
     /// section it names, created empty.
     fn placeholder_section(&mut self, target: &str) -> Option<(usize, usize)> {
@@ -656,12 +723,45 @@ impl Model {
         self.invalid_by_id.get(id).map(|&i| &self.invalid[i])
     }
 
-    /// Requirements with this identifier (usually one).
-    pub fn requirements_with_id(&self, identifier: &str) -> &[usize] {
-        self.by_identifier
-            .get(identifier.trim())
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+    /// The requirements an identifier names, among `within` (a section's requirements) or
+    /// all of them, in document order: the requirement with this identifier; else, for the
+    /// identifier of earlier versions (the BLAKE3 of the text alone), every requirement with
+    /// that text; else those whose identifier starts with it (at least
+    /// [`MIN_PREFIX`] characters). More than one means the identifier is ambiguous.
+    pub fn find_requirements(&self, identifier: &str, within: Option<&[usize]>) -> Vec<usize> {
+        let id = identifier.trim().to_ascii_lowercase();
+        let in_scope = |r: &usize| within.is_none_or(|w| w.contains(r));
+        if let Some(&r) = self.by_identifier.get(&id)
+            && in_scope(&r)
+        {
+            return vec![r];
+        }
+        if let Ok(hash) = blake3::Hash::from_hex(&id) {
+            let same_text: Vec<usize> = self
+                .by_text
+                .get(&hash)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(in_scope)
+                .collect();
+            if !same_text.is_empty() {
+                return same_text;
+            }
+        }
+        if id.len() < MIN_PREFIX {
+            return Vec::new();
+        }
+        match within {
+            Some(within) => within
+                .iter()
+                .copied()
+                .filter(|&r| self.requirements[r].identifier.starts_with(&id))
+                .collect(),
+            None => (0..self.requirements.len())
+                .filter(|&r| self.requirements[r].identifier.starts_with(&id))
+                .collect(),
+        }
     }
 
     pub fn citation(&self, id: &str) -> Option<&Citation> {
@@ -703,6 +803,15 @@ impl Model {
             )
         });
         order
+    }
+}
+
+/// `; did you mean X?` (or `X or Y`) for suggestions, nothing without.
+pub fn did_you_mean(suggestions: &[&str]) -> String {
+    if suggestions.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", suggestions.join(" or "))
     }
 }
 
@@ -791,5 +900,99 @@ fn document_title(text: &str, format: Format) -> String {
             }
             String::new()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAME: &str = "The value MUST be set to 0.";
+
+    /// A model of one declared Markdown specification `spec.md` with these sections.
+    fn model(sections: &[(&str, &str)]) -> Model {
+        let sections: Vec<Section> = sections
+            .iter()
+            .map(|(id, text)| Section {
+                id: id.to_string(),
+                title: id.to_string(),
+                lines: vec![text.to_string()],
+            })
+            .collect();
+        let parsed = ParsedSpec {
+            title: "Spec".to_string(),
+            sentences: sections.iter().map(requirements::extract).collect(),
+            sections,
+        };
+        Model::build(Inputs {
+            specs: vec![SpecInput {
+                source: "spec.md".to_string(),
+                file: PathBuf::from("spec.md"),
+                parsed: Ok(Arc::new(parsed)),
+                declared: true,
+            }],
+            extract_requirements: true,
+            ..Inputs::default()
+        })
+    }
+
+    fn identifiers(model: &Model) -> Vec<&str> {
+        model
+            .requirements
+            .iter()
+            .map(|r| r.identifier.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn the_same_text_in_two_sections_has_two_identifiers() {
+        let m = model(&[("one", SAME), ("two", &format!("Other text. {SAME}"))]);
+        let one = requirement_identifier("spec.md#one", SAME);
+        let two = requirement_identifier("spec.md#two", SAME);
+        assert_eq!(identifiers(&m), [one.as_str(), two.as_str()]);
+        assert_eq!(m.find_requirements(&one, None), [0]);
+        assert_eq!(m.find_requirements(&two.to_uppercase(), None), [1]);
+        // The hash of the text alone names both, or the one of a section.
+        let text = requirements::identifier(SAME);
+        assert_eq!(m.find_requirements(&text, None), [0, 1]);
+        let second = &m.specs[0].sections[1].requirements;
+        assert_eq!(m.find_requirements(&text, Some(second)), [1]);
+        // Identifiers of another section are not found within this one.
+        assert!(m.find_requirements(&one, Some(second)).is_empty());
+        // Prefixes: at least MIN_PREFIX characters.
+        assert_eq!(m.find_requirements(&one[..MIN_PREFIX], None), [0]);
+        assert!(m.find_requirements(&one[..MIN_PREFIX - 1], None).is_empty());
+    }
+
+    #[test]
+    fn sections_with_one_id_are_told_apart_by_rank() {
+        let m = model(&[("one", SAME), ("one", SAME)]);
+        assert_eq!(
+            identifiers(&m),
+            [
+                requirement_identifier("spec.md#one", SAME),
+                requirement_identifier("spec.md#one~2", SAME),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_section_id_under_another_prefix_is_suggested() {
+        let m = model(&[
+            ("section-1", "Text."),
+            ("appendix-A.7", "Text."),
+            ("Ordering", "Text."),
+        ]);
+        assert_eq!(m.section_suggestions(0, "A.7"), ["appendix-A.7"]);
+        assert_eq!(m.section_suggestions(0, "section-a.7"), ["appendix-A.7"]);
+        assert_eq!(m.section_suggestions(0, "appendix-1"), ["section-1"]);
+        assert_eq!(m.section_suggestions(0, "ordering"), ["Ordering"]);
+        assert!(m.section_suggestions(0, "B.1").is_empty());
+        assert!(m.section_suggestions(0, "section-").is_empty());
+        let err = m.resolve_target("spec.md#A.7").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "Section not found: 'A.7' is not a section of spec; did you mean appendix-A.7?"
+        );
     }
 }

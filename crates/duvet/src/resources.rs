@@ -265,7 +265,11 @@ pub fn read(
                 }
                 ["sections", section_id, tail @ ..] => {
                     let c = model.section_index(s, section_id).ok_or_else(|| {
-                        not_found(format!("Section '{section_id}' not found in {}", spec.name))
+                        not_found(format!(
+                            "Section '{section_id}' not found in {}{}",
+                            spec.name,
+                            crate::model::did_you_mean(&model.section_suggestions(s, section_id))
+                        ))
                     })?;
                     let section = &spec.sections[c];
                     read_section(model, root, key, &uri_path, section, tail, &paging)
@@ -359,16 +363,17 @@ fn read_section(
             page(key, uri_path, items, paging)
         }
         ["requirements", identifier, tail @ ..] => {
-            let r = section
-                .requirements
-                .iter()
-                .copied()
-                .find(|&r| model.requirements[r].identifier == *identifier)
-                .ok_or_else(|| {
-                    not_found(format!(
-                        "Requirement '{identifier}' not found in {}",
-                        section.id
-                    ))
+            let r = tools::find_requirement(model, identifier, Some(&section.requirements))
+                .map_err(|err| {
+                    // Several requirements of the section: say which (invalid params).
+                    if err.code == crate::errors::AMBIGUOUS_REQUIREMENT {
+                        invalid(err)
+                    } else {
+                        not_found(format!(
+                            "Requirement '{identifier}' not found in {}",
+                            section.id
+                        ))
+                    }
                 })?;
             let req = &model.requirements[r];
             match tail {

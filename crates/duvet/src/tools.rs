@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     annotation::{AnnotationType, CommentStyle, Level},
     config::ProjectConfig,
+    errors,
     model::{InvalidCitation, Model, Status, StatusKind, path_text},
 };
 
@@ -59,7 +60,8 @@ fn page_of<A: Clone, B>(
 /// A requirement in lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RequirementRef {
-    /// Hex BLAKE3 of the requirement's normalized text.
+    /// The requirement's identifier: hex BLAKE3 of its place (`<spec key>#<section id>`) and
+    /// normalized text, unique in the project and stable while both are unchanged.
     pub identifier: String,
     /// `/specifications/{spec_id}/sections/{section_id}/requirements/{identifier}`.
     pub full_path: String,
@@ -241,7 +243,9 @@ pub fn search_requirements(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RequirementParams {
-    /// Requirement identifier (hex BLAKE3), or a unique prefix of at least 6 characters.
+    /// Requirement identifier (hex), or a unique prefix of at least 6 characters. The hash of
+    /// the text alone (the identifier of earlier versions) is accepted while one requirement
+    /// has that text.
     pub req_identifier: String,
 }
 
@@ -256,36 +260,51 @@ pub struct RequirementStatus {
     pub status: Status,
 }
 
-/// The requirement an identifier (or unique prefix) names.
-pub fn find_requirement(model: &Model, identifier: &str) -> Result<usize, ToolError> {
-    let id = identifier.trim().to_ascii_lowercase();
+/// How many candidates an ambiguous identifier's error lists.
+const CANDIDATES_LISTED: usize = 20;
+
+/// The requirement an identifier (the full one, the text hash of earlier versions, or a unique
+/// prefix) names, among `within` (a section's requirements) or all of them. Several matches
+/// are [`errors::AMBIGUOUS_REQUIREMENT`], listing their paths.
+pub fn find_requirement(
+    model: &Model,
+    identifier: &str,
+    within: Option<&[usize]>,
+) -> Result<usize, ToolError> {
+    let id = identifier.trim();
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(ToolError::invalid_params(format!(
             "'{identifier}' is not a requirement identifier (hex digits)"
         ))
         .with_hint("Use an identifier from search_requirements or list_uncited_requirements."));
     }
-    if let Some(&r) = model.requirements_with_id(&id).first() {
-        return Ok(r);
-    }
-    let candidates: Vec<usize> = if id.len() >= 6 {
-        (0..model.requirements.len())
-            .filter(|&r| model.requirements[r].identifier.starts_with(&id))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    match candidates.as_slice() {
+    match model.find_requirements(id, within).as_slice() {
         [r] => Ok(*r),
         [] => Err(
             ToolError::not_found(format!("Requirement '{identifier}' not found"))
                 .with_hint("Use search_requirements to find requirement identifiers."),
         ),
-        many => Err(ToolError::invalid_params(format!(
-            "'{identifier}' matches {} requirements",
-            many.len()
-        ))
-        .with_hint("Pass more characters of the identifier.")),
+        many => {
+            let mut listed: Vec<String> = many
+                .iter()
+                .take(CANDIDATES_LISTED)
+                .map(|&r| model.requirement_path(r))
+                .collect();
+            if many.len() > CANDIDATES_LISTED {
+                listed.push(format!("and {} more", many.len() - CANDIDATES_LISTED));
+            }
+            Err(ToolError::new(
+                errors::AMBIGUOUS_REQUIREMENT,
+                format!(
+                    "'{identifier}' matches {} requirements: {}",
+                    many.len(),
+                    listed.join(", ")
+                ),
+            )
+            .with_hint(
+                "Call again with the identifier of the one you mean: the last segment of its path.",
+            ))
+        }
     }
 }
 
@@ -293,7 +312,7 @@ pub fn get_requirement_status(
     model: &Model,
     params: RequirementParams,
 ) -> Result<RequirementStatus, ToolError> {
-    let r = find_requirement(model, &params.req_identifier)?;
+    let r = find_requirement(model, &params.req_identifier, None)?;
     let req = &model.requirements[r];
     Ok(RequirementStatus {
         identifier: req.identifier.clone(),

@@ -16,8 +16,14 @@ use support::*;
 const ACCEPT: &str = "A coffee pot server MUST accept both the BREW and POST method equivalently.";
 const IDENTIFY: &str = "A client MUST identify the pot.";
 
+/// The identifier of a requirement of the coffee project: the hash of its place and text.
 fn id(text: &str) -> String {
-    blake3::hash(text.as_bytes()).to_hex().to_string()
+    let place = match text {
+        ACCEPT => "www.rfc-editor.org/rfc/rfc2324.txt#section-2.1.1",
+        IDENTIFY => "specs/coffee.md#ordering",
+        other => panic!("no place for {other}"),
+    };
+    req_id(place, text)
 }
 
 fn texts(list: &Value) -> Vec<String> {

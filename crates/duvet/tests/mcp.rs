@@ -18,8 +18,17 @@ const QUICKLY: &str = "The server SHOULD respond quickly.";
 const BEANS: &str = "Payments MAY be made in beans.";
 const REFUNDS: &str = "Refunds MUST NOT be issued.";
 
+/// The identifier of a requirement of the coffee project: the hash of its place and text.
 fn id(text: &str) -> String {
-    blake3::hash(text.as_bytes()).to_hex().to_string()
+    let place = match text {
+        ACCEPT | TRADEMARK => "www.rfc-editor.org/rfc/rfc2324.txt#section-2.1.1",
+        CLIENTS => "www.rfc-editor.org/rfc/rfc2324.txt#section-2.1.2",
+        IDENTIFY | QUICKLY => "specs/coffee.md#ordering",
+        BEANS | "Payments MAY be made" => "specs/coffee.md#payment",
+        REFUNDS => "specs/coffee.md#payment-1",
+        other => panic!("no place for {other}"),
+    };
+    req_id(place, text)
 }
 
 fn texts(list: &Value) -> Vec<String> {
@@ -137,6 +146,15 @@ async fn statuses_follow_how_much_text_the_annotations_cover() {
         )
         .await;
     assert_eq!(s["status"], "not_started");
+    // So does the identifier of earlier versions (the hash of the text alone) while one
+    // requirement has the text; the answer gives the current identifier.
+    let s: Value = mcp
+        .call_ok(
+            "get_requirement_status",
+            json!({"req_identifier": text_hash(IDENTIFY)}),
+        )
+        .await;
+    assert_eq!(s["identifier"], id(IDENTIFY));
     let err = mcp
         .call_err(
             "get_requirement_status",

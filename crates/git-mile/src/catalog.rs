@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Entity, Kind, Status};
 use crate::query::{Field, Fields, Value};
 use crate::replay::replay;
-use crate::store::{EntityRef, GitStore, StoreError, StoreResult};
+use crate::store::{BrokenRef, EntityRef, GitStore, StoreError, StoreResult, Tip};
 use crate::tracking::{Look, Tracker};
 
 /// Bumped whenever the folding of events or the entity model changes: older caches are
@@ -217,8 +217,23 @@ fn snapshot_of(tips: &Tips) -> Snapshot {
 /// until their tip moves.
 type Folded = Result<Arc<Entity>, Arc<str>>;
 
-/// Every ref's tip and what it folded to.
-type Tips = HashMap<(Kind, String), (ObjectId, Folded)>;
+/// Every ref's tip and what it folded to. A ref file git cannot read or decode has no tip
+/// (`None`), and folds to why.
+type Tips = HashMap<(Kind, String), (Option<ObjectId>, Folded)>;
+
+/// Is `entry` what the catalog holds for a ref file that cannot be read for `why`?
+fn is_broken_for(entry: Option<&(Option<ObjectId>, Folded)>, why: &str) -> bool {
+    matches!(entry, Some((None, Err(known))) if **known == *why)
+}
+
+fn warn_broken(broken: &BrokenRef) {
+    tracing::warn!(
+        kind = broken.kind.as_str(),
+        id = %broken.id,
+        why = %broken.why,
+        "ref file git cannot read; left out"
+    );
+}
 
 /// What the catalog knows: how it learns of changes, and what it read last.
 #[derive(Default)]
@@ -326,15 +341,19 @@ impl Catalog {
                 Look::Everything => {}
             }
         }
-        let refs = self.store.refs()?;
+        let scan = self.store.refs()?;
+        let (refs, broken) = (&scan.refs, &scan.broken);
         if let Some(known) = loaded.as_ref()
-            && refs.len() == known.tips.len()
+            && refs.len() + broken.len() == known.tips.len()
             && refs.iter().all(|r| {
                 known
                     .tips
                     .get(&(r.kind, r.id.clone()))
-                    .is_some_and(|(tip, _)| *tip == r.tip)
+                    .is_some_and(|(tip, _)| *tip == Some(r.tip))
             })
+            && broken
+                .iter()
+                .all(|b| is_broken_for(known.tips.get(&(b.kind, b.id.clone())), &b.why))
         {
             return Ok(known.snapshot.clone());
         }
@@ -345,13 +364,13 @@ impl Catalog {
             Some(loaded) => (loaded.tips, loaded.unsaved),
             None => (self.read_cache(), 0),
         };
-        let mut tips: Tips = HashMap::with_capacity(refs.len());
+        let mut tips: Tips = HashMap::with_capacity(refs.len() + broken.len());
         let mut stale: Vec<&EntityRef> = Vec::new();
-        for r in &refs {
+        for r in refs {
             let key = (r.kind, r.id.clone());
             match known.get(&key) {
-                Some((tip, folded)) if *tip == r.tip => {
-                    tips.insert(key, (r.tip, folded.clone()));
+                Some((tip, folded)) if *tip == Some(r.tip) => {
+                    tips.insert(key, (Some(r.tip), folded.clone()));
                 }
                 _ => stale.push(r),
             }
@@ -361,12 +380,22 @@ impl Catalog {
             reused: tips.len(),
         };
         for (r, folded) in stale.iter().zip(self.replay_all(&stale)?) {
-            tips.insert((r.kind, r.id.clone()), (r.tip, folded));
+            tips.insert((r.kind, r.id.clone()), (Some(r.tip), folded));
+        }
+        // A ref file git cannot read is left out and named, as git warns and goes on.
+        for b in broken {
+            let key = (b.kind, b.id.clone());
+            if !is_broken_for(known.get(&key), &b.why) {
+                warn_broken(b);
+            }
+            tips.insert(key, (None, Err(Arc::from(b.why.as_str()))));
         }
         let snapshot = Arc::new(snapshot_of(&tips));
         let mut unsaved = unsaved + refresh.replayed;
         let cache_outdated = if from_disk {
-            refresh.replayed > 0 || known.len() != tips.len()
+            // (The cache holds no entry for a ref file that cannot be read.)
+            let cached = tips.values().filter(|(tip, _)| tip.is_some()).count();
+            refresh.replayed > 0 || known.len() != cached
         } else {
             unsaved >= REWRITE_AFTER
         };
@@ -388,22 +417,29 @@ impl Catalog {
     fn apply(&self, known: &mut Loaded, keys: Vec<(Kind, String)>) -> StoreResult<Arc<Snapshot>> {
         let mut gone = Vec::new();
         let mut stale = Vec::new();
+        let mut broken = Vec::new();
         for (kind, id) in keys {
-            let tip = self.store.tip(kind, &id)?;
+            let tip = self.store.read_tip(kind, &id)?;
             let key = (kind, id);
-            if known.tips.get(&key).map(|(tip, _)| *tip) == tip {
-                continue;
-            }
+            let entry = known.tips.get(&key);
             match tip {
-                Some(tip) => stale.push(EntityRef {
+                Tip::Missing if entry.is_none() => {}
+                Tip::Missing => gone.push(key),
+                Tip::At(tip) if entry.is_some_and(|(known, _)| *known == Some(tip)) => {}
+                Tip::At(tip) => stale.push(EntityRef {
                     kind: key.0,
                     id: key.1,
                     tip,
                 }),
-                None => gone.push(key),
+                Tip::Broken(why) if is_broken_for(entry, &why) => {}
+                Tip::Broken(why) => broken.push(BrokenRef {
+                    kind: key.0,
+                    id: key.1,
+                    why,
+                }),
             }
         }
-        if stale.is_empty() && gone.is_empty() {
+        if stale.is_empty() && gone.is_empty() && broken.is_empty() {
             return Ok(known.snapshot.clone());
         }
         let stale_refs: Vec<&EntityRef> = stale.iter().collect();
@@ -413,7 +449,13 @@ impl Catalog {
             known.tips.remove(key);
         }
         for (r, folded) in stale.into_iter().zip(folded) {
-            known.tips.insert((r.kind, r.id), (r.tip, folded));
+            known.tips.insert((r.kind, r.id), (Some(r.tip), folded));
+        }
+        for b in broken {
+            warn_broken(&b);
+            known
+                .tips
+                .insert((b.kind, b.id), (None, Err(Arc::from(b.why))));
         }
         known.snapshot = Arc::new(snapshot_of(&known.tips));
         known.unsaved += replayed;
@@ -470,7 +512,7 @@ impl Catalog {
                     Ok(events) => replay(r.kind, &r.id, events)
                         .map(Arc::new)
                         .ok_or_else(|| Arc::from("its history holds no creation event")),
-                    Err(err) => Err(Arc::from(err.to_string())),
+                    Err(err) => Err(Arc::from(crate::errors::excerpt(&err.to_string()))),
                 };
                 if let Err(why) = &folded {
                     tracing::warn!(kind = r.kind.as_str(), id = %r.id, %why, "unreadable ref; left out");
@@ -487,6 +529,7 @@ impl Catalog {
         let file: CacheFile = match serde_json::from_slice(&bytes) {
             Ok(file) => file,
             Err(err) => {
+                let err = crate::errors::excerpt(&err.to_string());
                 tracing::warn!(path = %self.cache_path.display(), %err, "cache unreadable; rebuilding");
                 return HashMap::new();
             }
@@ -506,11 +549,11 @@ impl Catalog {
                 }
                 let folded = match (entry.entity, entry.unreadable) {
                     (Some(entity), _) => Ok(Arc::new(entity)),
-                    (None, Some(why)) => Err(Arc::from(why)),
+                    (None, Some(why)) => Err(Arc::from(crate::errors::excerpt(&why))),
                     // Neither: not a cache this version wrote; read the ref again.
                     (None, None) => return None,
                 };
-                Some(((entry.kind, entry.id), (tip, folded)))
+                Some(((entry.kind, entry.id), (Some(tip), folded)))
             })
             .collect()
     }
@@ -518,14 +561,18 @@ impl Catalog {
     /// Write the cache beside the refs: a temporary file renamed into place, so readers see
     /// either the old cache or the new one. Failure (a read-only repository) only costs speed.
     fn write_cache(&self, tips: &Tips) {
+        // A ref file that cannot be read has no tip to validate an entry: it is found again
+        // by the next full read.
         let mut entries: Vec<CacheEntry> = tips
             .iter()
-            .map(|((kind, id), (tip, folded))| CacheEntry {
-                kind: *kind,
-                id: id.clone(),
-                tip: tip.to_hex().to_string(),
-                entity: folded.as_deref().ok().cloned(),
-                unreadable: folded.as_ref().err().map(|why| why.to_string()),
+            .filter_map(|((kind, id), (tip, folded))| {
+                Some(CacheEntry {
+                    kind: *kind,
+                    id: id.clone(),
+                    tip: tip.as_ref()?.to_hex().to_string(),
+                    entity: folded.as_deref().ok().cloned(),
+                    unreadable: folded.as_ref().err().map(|why| why.to_string()),
+                })
             })
             .collect();
         entries.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));

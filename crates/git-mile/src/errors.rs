@@ -58,6 +58,34 @@ pub fn excerpt(text: &str) -> String {
 
 const EXCERPT: usize = 200;
 
+/// The longest message [`quoting_excerpts`] lets through, in characters.
+const MAX_MESSAGE: usize = 600;
+
+/// `message` (a decoder's, which quotes what it could not decode) with every long text of
+/// `sent` it quotes cut to an [`excerpt`]: as written, and as `{:?}` writes it (serde's
+/// "invalid type: string \"…\""). Whatever it still holds past [`MAX_MESSAGE`] characters
+/// is cut too, so that no message carries a huge argument whole.
+pub fn quoting_excerpts<'a>(message: &str, sent: impl IntoIterator<Item = &'a str>) -> String {
+    let mut message = message.to_string();
+    for text in sent {
+        let Some((end, _)) = text.char_indices().nth(EXCERPT) else {
+            continue;
+        };
+        let head = &text[..end];
+        let debug = format!("{text:?}");
+        if message.contains(&debug) {
+            message = message.replace(&debug, &format!("{head:?}… ({} bytes)", text.len()));
+        }
+        if message.contains(text) {
+            message = message.replace(text, &excerpt(text));
+        }
+    }
+    match message.char_indices().nth(MAX_MESSAGE) {
+        None => message,
+        Some((end, _)) => format!("{}… ({} bytes)", &message[..end], message.len()),
+    }
+}
+
 /// No `kind` has `id`.
 pub fn not_found(kind: Kind, id: &str) -> ToolError {
     let kind = kind.as_str();
@@ -105,12 +133,13 @@ pub fn unreadable(kind: Kind, id: String, why: String) -> ToolError {
 
 /// Reading the repository failed; the message holds the debug summary (as the contract says).
 pub fn repository(err: &StoreError) -> ToolError {
-    ToolError::new(REPOSITORY_ERROR, format!("{err:?}")).with_hint(DAMAGE_HINT)
+    ToolError::new(REPOSITORY_ERROR, quoting_excerpts(&format!("{err:?}"), []))
+        .with_hint(DAMAGE_HINT)
 }
 
 /// A failure of the server itself (a task that panicked, a response that did not serialize).
 pub fn internal(what: impl std::fmt::Debug) -> ToolError {
-    ToolError::internal(format!("{what:?}"))
+    ToolError::internal(quoting_excerpts(&format!("{what:?}"), []))
 }
 
 impl From<&ListError> for ToolError {
@@ -165,6 +194,21 @@ mod tests {
         assert!(cut.starts_with(&"é".repeat(200)), "{cut}");
         assert!(cut.ends_with("… (2000 bytes)"), "{cut}");
         assert!(not_found(Kind::Issue, &long).message.len() < 700);
+    }
+
+    #[test]
+    fn quoted_texts_are_cut() {
+        let long = "x\"y".repeat(1000);
+        let message = format!("unknown field `{long}`, expected `entity`; string {long:?}");
+        let cut = quoting_excerpts(&message, [long.as_str(), "short"]);
+        assert!(cut.len() < 600, "{cut}");
+        assert!(cut.starts_with("unknown field `x\"y"), "{cut}");
+        assert!(cut.contains("(3000 bytes)`, expected `entity`"), "{cut}");
+        assert!(cut.contains("string \"x\\\"y"), "{cut}");
+        // Whatever else is long is cut all the same.
+        let other = "z".repeat(5000);
+        assert!(quoting_excerpts(&other, []).len() < 700);
+        assert_eq!(quoting_excerpts("short", [long.as_str()]), "short");
     }
 
     #[test]

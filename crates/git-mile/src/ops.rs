@@ -21,9 +21,13 @@ pub const MAX_LABELS: usize = 100;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpError {
-    #[error("{what} `{id}` not found")]
+    #[error("{what} `{}` not found", crate::errors::excerpt(.id))]
     NotFound { what: &'static str, id: String },
-    #[error("`{id}` matches several entities ({}); give more characters", .candidates.join(", "))]
+    #[error(
+        "`{}` matches several entities ({}); give more characters",
+        crate::errors::excerpt(.id),
+        .candidates.join(", ")
+    )]
     Ambiguous { id: String, candidates: Vec<String> },
     #[error(
         "{what} `{id}` cannot be read ({why}): the repository may be damaged; `git fsck` tells more"
@@ -39,7 +43,21 @@ pub enum OpError {
     #[error("{0}")]
     Incomplete(String),
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(StoreError),
+}
+
+impl From<StoreError> for OpError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            // A ref file git cannot read: the same failure as a history that cannot be read.
+            StoreError::Unreadable { kind, id, why } => OpError::Unreadable {
+                what: kind,
+                id,
+                why,
+            },
+            other => OpError::Store(other),
+        }
+    }
 }
 
 pub type OpResult<T> = Result<T, OpError>;

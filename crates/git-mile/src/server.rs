@@ -247,9 +247,31 @@ fn write_error_result(err: &ToolError) -> CallToolResult {
     result
 }
 
+/// `args` as a tool's arguments; `-32600` when they do not decode. The decoder's message
+/// quotes what it refused (an unknown field's name, a value of the wrong type): at most an
+/// excerpt of it is kept.
 fn decode<T: serde::de::DeserializeOwned>(tool: &str, args: Value) -> Result<T, Failure> {
-    serde_json::from_value(args)
-        .map_err(|err| Failure::Decode(format!("invalid arguments for {tool}: {err}")))
+    T::deserialize(&args).map_err(|err| {
+        let mut sent = Vec::new();
+        texts(&args, &mut sent);
+        let message = errors::quoting_excerpts(&err.to_string(), sent);
+        Failure::Decode(format!("invalid arguments for {tool}: {message}"))
+    })
+}
+
+/// Every text in `value`: its strings and the names of its fields.
+fn texts<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(text) => out.push(text),
+        Value::Array(items) => items.iter().for_each(|item| texts(item, out)),
+        Value::Object(fields) => {
+            for (name, value) in fields {
+                out.push(name);
+                texts(value, out);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
 }
 
 /// A JSON Schema as rmcp holds it (anything but an object becomes `{}`).

@@ -38,6 +38,15 @@ pub enum StoreError {
     /// A lock file that stayed: another git process holds it, or a crashed one left it.
     #[error("{ref_name} cannot be written: {why}")]
     Locked { ref_name: String, why: String },
+    /// An entity ref whose file git cannot read or decode.
+    #[error(
+        "{kind} `{id}` cannot be read ({why}): the repository may be damaged; `git fsck` tells more"
+    )]
+    Unreadable {
+        kind: &'static str,
+        id: String,
+        why: String,
+    },
     #[error("git error: {0}")]
     Git(String),
 }
@@ -75,7 +84,47 @@ fn git<E: std::error::Error>(err: E) -> StoreError {
     StoreError::Git(message)
 }
 
+/// Why a ref could not be read, with gix's causes, cut short: gix quotes the file's content,
+/// which may be anything.
+fn reason<E: std::error::Error>(err: E) -> String {
+    match git(err) {
+        StoreError::Git(message) => crate::errors::excerpt(&message),
+        other => crate::errors::excerpt(&other.to_string()),
+    }
+}
+
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// An entity ref whose file git cannot read or decode: it points nowhere git-mile can follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokenRef {
+    pub kind: Kind,
+    pub id: String,
+    /// Why (at most a few hundred characters).
+    pub why: String,
+}
+
+/// The entity refs under a prefix: those that point at something, and those git cannot read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefScan {
+    pub refs: Vec<EntityRef>,
+    pub broken: Vec<BrokenRef>,
+}
+
+impl RefScan {
+    pub fn is_empty(&self) -> bool {
+        self.refs.is_empty() && self.broken.is_empty()
+    }
+}
+
+/// Where one entity's ref points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tip {
+    Missing,
+    At(ObjectId),
+    /// A ref file git cannot read or decode: why.
+    Broken(String),
+}
 
 /// One entity's ref as found in the repository.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,41 +253,110 @@ impl GitStore {
     }
 
     /// Every entity ref.
-    pub fn refs(&self) -> StoreResult<Vec<EntityRef>> {
+    pub fn refs(&self) -> StoreResult<RefScan> {
         self.refs_under(REF_PREFIX)
     }
 
     /// Entity refs laid out as under `refs/git-mile/` but below `prefix` (which ends in `/`),
-    /// such as fetched ones.
-    pub fn refs_under(&self, prefix: &str) -> StoreResult<Vec<EntityRef>> {
+    /// such as fetched ones. A ref file git cannot read or decode (`echo junk > .git/refs/…`)
+    /// is reported among [`RefScan::broken`], as git only warns about it: the others are still
+    /// read. A failure that names no ref (an unreadable `packed-refs`) fails the whole scan.
+    pub fn refs_under(&self, prefix: &str) -> StoreResult<RefScan> {
         let repo = self.local();
         let platform = repo.references().map_err(git)?;
         let iter = platform.prefixed(prefix.as_bytes()).map_err(git)?;
-        let mut out = Vec::new();
+        let mut scan = RefScan::default();
         for reference in iter {
-            let reference = reference.map_err(git)?;
+            let reference = match reference {
+                Ok(reference) => reference,
+                Err(err) => {
+                    let Some(name) = self.failed_ref(&repo, &err) else {
+                        return Err(git(err));
+                    };
+                    match parse_ref_name(prefix, &name) {
+                        Some((kind, id)) => scan.broken.push(BrokenRef {
+                            kind,
+                            id,
+                            why: reason(err),
+                        }),
+                        // Not a name git-mile writes: ignored, as when it can be read.
+                        None => {
+                            tracing::debug!(%name, why = %reason(err), "unreadable ref ignored")
+                        }
+                    }
+                    continue;
+                }
+            };
             let name = reference.name().as_bstr().to_string();
             let Some((kind, id)) = parse_ref_name(prefix, &name) else {
                 continue;
             };
             if let Some(tip) = reference.target().try_id() {
-                out.push(EntityRef {
+                scan.refs.push(EntityRef {
                     kind,
                     id,
                     tip: tip.to_owned(),
                 });
             }
         }
-        Ok(out)
+        Ok(scan)
     }
 
-    /// The tip of one entity's ref.
-    pub fn tip(&self, kind: Kind, id: &str) -> StoreResult<Option<ObjectId>> {
+    /// The name of the ref (`refs/…`) a failed read was about, when gix says which: a loose
+    /// ref file that could not be decoded, or not read.
+    fn failed_ref(&self, repo: &gix::Repository, err: &gix::Error) -> Option<String> {
+        let relative = match err.downcast_any_ref::<gix::refs::file::find::ReferenceDecode>() {
+            Some(decode) => decode.relative_path.clone(),
+            None => match err.metadata_merged().get("path") {
+                Some(gix::error::MetadataValue::Path(path)) => path
+                    .strip_prefix(&self.git_dir)
+                    .or_else(|_| path.strip_prefix(repo.git_dir()))
+                    .ok()?
+                    .to_path_buf(),
+                _ => return None,
+            },
+        };
+        let parts: Option<Vec<&str>> = relative
+            .components()
+            .map(|c| match c {
+                std::path::Component::Normal(part) => part.to_str(),
+                _ => None,
+            })
+            .collect();
+        let name = parts?.join("/");
+        name.starts_with("refs/").then_some(name)
+    }
+
+    /// Where one entity's ref points: nowhere, at a commit, or into a file git cannot
+    /// read or decode (the repository is damaged; the reason is said).
+    pub fn read_tip(&self, kind: Kind, id: &str) -> StoreResult<Tip> {
         let repo = self.local();
-        let reference = repo
-            .try_find_reference(ref_name(kind, id).as_str())
-            .map_err(git)?;
-        Ok(reference.and_then(|r| r.target().try_id().map(|id| id.to_owned())))
+        let name = ref_name(kind, id);
+        match repo.try_find_reference(name.as_str()) {
+            Ok(reference) => Ok(
+                match reference.and_then(|r| r.target().try_id().map(|id| id.to_owned())) {
+                    Some(tip) => Tip::At(tip),
+                    None => Tip::Missing,
+                },
+            ),
+            Err(err) if self.failed_ref(&repo, &err).as_deref() == Some(name.as_str()) => {
+                Ok(Tip::Broken(reason(err)))
+            }
+            Err(err) => Err(git(err)),
+        }
+    }
+
+    /// The tip of one entity's ref; a ref git cannot read is [`StoreError::Unreadable`].
+    pub fn tip(&self, kind: Kind, id: &str) -> StoreResult<Option<ObjectId>> {
+        match self.read_tip(kind, id)? {
+            Tip::Missing => Ok(None),
+            Tip::At(tip) => Ok(Some(tip)),
+            Tip::Broken(why) => Err(StoreError::Unreadable {
+                kind: kind.as_str(),
+                id: id.to_string(),
+                why,
+            }),
+        }
     }
 
     /// Every event reachable from `tip` (merge commits carry none).

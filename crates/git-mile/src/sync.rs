@@ -6,7 +6,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::replay::replay;
-use crate::store::{EntityRef, GitStore, MergeOutcome, StoreError, StoreResult};
+use crate::store::{EntityRef, GitStore, MergeOutcome, REF_PREFIX, StoreError, StoreResult};
 
 /// Where fetched entity refs of one remote are kept, like remote-tracking branches.
 const FETCH_PREFIX: &str = "refs/git-mile-remotes/";
@@ -82,9 +82,19 @@ fn run_git(store: &GitStore, args: &[&str]) -> StoreResult<String> {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {
         let stderr = String::from_utf8_lossy(&output.stderr);
+        // The command's name, after the options (`-c key=value`) before it.
+        let mut words = args.iter().copied();
+        let mut command = "";
+        while let Some(word) = words.next() {
+            if word == "-c" {
+                words.next();
+            } else {
+                command = word;
+                break;
+            }
+        }
         Err(StoreError::Git(format!(
-            "git {} failed: {}",
-            args.first().copied().unwrap_or(""),
+            "git {command} failed: {}",
             stderr.trim()
         )))
     }
@@ -95,23 +105,53 @@ pub fn pull(store: &GitStore, remote: &str) -> StoreResult<PullReport> {
     check_remote(remote)?;
     let prefix = format!("{FETCH_PREFIX}{}/", namespace(remote));
     let refspec = format!("+refs/git-mile/*:{prefix}*");
-    run_git(
-        store,
-        &[
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            remote,
-            &refspec,
-        ],
-    )?;
+    // git fetch dies on a local ref file it cannot decode ("bad object", in its connectivity
+    // check) although it only warns elsewhere: such refs of ours are hidden from it, so the
+    // other entities are pulled all the same (the damaged one is reported below).
+    let mut hidden = Vec::new();
+    for broken in store.refs()?.broken {
+        hidden.push(format!(
+            "fetch.hideRefs={REF_PREFIX}{}/{}",
+            broken.kind.as_str(),
+            broken.id
+        ));
+    }
+    // A fetched ref is a copy of the remote's that this fetch writes again; one git cannot
+    // read would make it fail ("reference broken"): it goes.
+    for broken in store.refs_under(&prefix)?.broken {
+        let name = format!("{prefix}{}/{}", broken.kind.as_str(), broken.id);
+        if let Err(err) = std::fs::remove_file(store.git_dir().join(&name)) {
+            tracing::warn!(%name, %err, "could not remove a fetched ref git cannot read");
+        }
+    }
+    let mut args: Vec<&str> = Vec::new();
+    for hide in &hidden {
+        args.extend(["-c", hide.as_str()]);
+    }
+    args.extend([
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        remote,
+        &refspec,
+    ]);
+    run_git(store, &args)?;
     let mut report = PullReport {
         remote: remote.to_string(),
         ..PullReport::default()
     };
-    for fetched in store.refs_under(&prefix)? {
-        match pull_one(store, &fetched) {
+    let fetched_refs = store.refs_under(&prefix)?;
+    for broken in &fetched_refs.broken {
+        let kind = broken.kind.as_str();
+        tracing::warn!(kind, id = %broken.id, why = %broken.why, "not pulled");
+        report.skipped.push(format!(
+            "{kind} {}: the fetched ref cannot be read ({})",
+            broken.id, broken.why
+        ));
+    }
+    for fetched in &fetched_refs.refs {
+        match pull_one(store, fetched) {
             Ok(MergeOutcome::Created) => report.created += 1,
             Ok(MergeOutcome::FastForward) => report.fast_forwarded += 1,
             Ok(MergeOutcome::Merged) => report.merged += 1,
@@ -143,7 +183,7 @@ fn pull_one(store: &GitStore, fetched: &EntityRef) -> StoreResult<MergeOutcome> 
 /// Push every entity ref. A ref that diverged on the remote is refused by git: pull first.
 pub fn push(store: &GitStore, remote: &str) -> StoreResult<PushReport> {
     check_remote(remote)?;
-    if store.refs()?.is_empty() {
+    if store.refs()?.refs.is_empty() {
         // git refuses a wildcard refspec that matches nothing; there is nothing to push.
         return Ok(PushReport {
             remote: remote.to_string(),

@@ -592,14 +592,24 @@ async fn error_codes() {
         assert_eq!(data_of(&error).code, "unreadable");
     }
 
-    // -32001: an internal failure (a ref file git cannot read).
+    // A ref file git cannot decode (git only warns about it) is left out and named too;
+    // showing it is -32001 (tests/hostile.rs covers it further).
+    let junk = "99999999-0000-4000-8000-000000000008";
     std::fs::write(
-        repo.join(".git/refs/git-mile/issue/99999999-0000-4000-8000-000000000008"),
+        repo.join(format!(".git/refs/git-mile/issue/{junk}")),
         "not an object id\n",
     )
     .unwrap();
-    let (code, message) = code_of(&mcp, "git_mile.list", json!({"entity": "issue"})).await;
-    assert_eq!(code, -32001, "{message}");
+    let page = ok(&mcp, "git_mile.list", json!({"entity": "issue"})).await;
+    assert_eq!(page["unreadable"], json!([junk, broken]), "{page}");
+    let error = rpc_error(
+        &mcp,
+        "git_mile.show",
+        json!({"entity": "issue", "id": junk}),
+    )
+    .await;
+    assert_eq!(error.code.0, -32001, "{}", error.message);
+    assert_eq!(data_of(&error).code, "unreadable");
     mcp.shutdown().await;
 }
 

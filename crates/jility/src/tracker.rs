@@ -317,18 +317,43 @@ enum TicketKey {
     Uuid(String),
 }
 
+/// Whether `text` is a ticket number as written: ASCII digits only — no sign, no blanks —
+/// and not empty (`str::parse` alone would take `+1`).
+fn all_digits(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The number of a ticket reference: ASCII digits only, above 0, within `i64`. Leading zeros
+/// are accepted and name the same ticket (`TASK-01` is `TASK-1`): the number is still
+/// unambiguous, and every answer names the ticket in its canonical form `TASK-1`.
+fn parse_number(text: &str) -> Option<i64> {
+    all_digits(text)
+        .then(|| text.parse::<i64>().ok())
+        .flatten()
+        .filter(|n| *n > 0)
+}
+
+/// An item of a batch named by its position, `#N` (1-based; digits only).
+fn batch_position(reference: &str) -> Option<usize> {
+    reference
+        .strip_prefix('#')
+        .filter(|n| all_digits(n))
+        .and_then(|n| n.parse::<usize>().ok())
+}
+
+/// A ticket reference: `KEY-N`, a bare `N` (default project), either with a leading `#`, or
+/// a UUID. Blanks around the whole reference are ignored, blanks inside it are not.
 fn parse_key(text: &str) -> Option<TicketKey> {
     let text = text.trim();
     if let Ok(uuid) = uuid::Uuid::parse_str(text) {
         return Some(TicketKey::Uuid(uuid.hyphenated().to_string()));
     }
     let text = text.strip_prefix('#').unwrap_or(text);
-    if let Ok(number) = text.parse::<i64>() {
-        return (number > 0).then_some(TicketKey::Number { key: None, number });
+    if all_digits(text) {
+        return parse_number(text).map(|number| TicketKey::Number { key: None, number });
     }
     let (key, number) = text.rsplit_once('-')?;
-    let number = number.parse::<i64>().ok().filter(|n| *n > 0)?;
-    let key = key.trim();
+    let number = parse_number(number)?;
     (!key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then(|| {
         TicketKey::Number {
             key: Some(key.to_ascii_uppercase()),
@@ -402,10 +427,21 @@ fn check_title(title: &str) -> Result<String, ToolError> {
             "Keep the title short and put details in the description.",
         ));
     }
-    if title.contains(['\n', '\r']) {
+    if title.contains(['\n', '\r', '\u{2028}', '\u{2029}', '\u{85}']) {
         return Err(invalid(
             "Title cannot contain line breaks",
             "Put details in the description.",
+        ));
+    }
+    // NUL and the other control characters (C0, DEL, C1) are refused; a tab is ordinary
+    // whitespace. A title of control characters alone is refused here too (trim keeps them).
+    if let Some(c) = title.chars().find(|c| c.is_control() && *c != '\t') {
+        return Err(invalid(
+            format!(
+                "Title cannot contain control characters (found U+{:04X})",
+                u32::from(c)
+            ),
+            "Use printable text in the title; remove NUL and other control characters.",
         ));
     }
     Ok(title.to_string())
@@ -1013,6 +1049,34 @@ impl<S: Store> Tracker<S> {
                 check_names(labels, "Labels").map_err(at_item)?,
             ));
         }
+        // A dependency named by title must name one item: a title that several items of the
+        // batch share is refused (it used to link the first silently), before anything is
+        // written.
+        for (i, item) in p.tickets.iter().enumerate() {
+            for dep in &item.depends_on {
+                let dep = dep.trim();
+                if batch_position(dep).is_some() || parse_key(dep).is_some() {
+                    continue;
+                }
+                let items: Vec<String> = drafts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, draft)| draft.0 == dep)
+                    .map(|(j, _)| format!("#{}", j + 1))
+                    .collect();
+                if items.len() > 1 {
+                    return Err(invalid(
+                        format!(
+                            "Ticket #{} of the batch depends on '{}', a title that items {} of the batch share",
+                            i + 1,
+                            clip(dep),
+                            items.join(", ")
+                        ),
+                        "Name the item by its position instead (#1 is the first item of the batch), or give the items distinct titles.",
+                    ));
+                }
+            }
+        }
         let at = now();
         self.store.write(|tx| {
             let parent = match p.parent_id.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
@@ -1026,7 +1090,7 @@ impl<S: Store> Tracker<S> {
                 let mut depends_on = Vec::new();
                 for dep in &item.depends_on {
                     let dep = dep.trim();
-                    let earlier = if let Some(pos) = dep.strip_prefix('#').and_then(|n| n.parse::<usize>().ok()) {
+                    let earlier = if let Some(pos) = batch_position(dep) {
                         if pos == 0 || pos > i {
                             return Err(invalid(
                                 format!(
@@ -2150,6 +2214,38 @@ mod tests {
         assert_eq!(parse_key("TASK-"), None);
         assert_eq!(parse_key("-3"), None);
         assert_eq!(parse_key("a b-3"), None);
+        // The number is digits only: no sign, no blanks inside.
+        for bad in [
+            "TASK-+1",
+            "TASK--1",
+            "TASK- 1",
+            "TASK -1",
+            "TASK-1 2",
+            "TASK-\u{a0}1",
+            "TASK-١",
+            "+1",
+            "#+1",
+            " +1",
+            "TASK-99999999999999999999",
+        ] {
+            assert_eq!(parse_key(bad), None, "{bad}");
+        }
+        // Leading zeros name the same ticket.
+        assert_eq!(
+            parse_key("TASK-007"),
+            Some(TicketKey::Number {
+                key: Some("TASK".into()),
+                number: 7
+            })
+        );
+        assert_eq!(
+            parse_key("#01"),
+            Some(TicketKey::Number {
+                key: None,
+                number: 1
+            })
+        );
+        assert_eq!(parse_key("TASK-000"), None);
         assert!(matches!(
             parse_key("6F9619FF-8B86-D011-B42D-00C04FC964FF"),
             Some(TicketKey::Uuid(u)) if u == "6f9619ff-8b86-d011-b42d-00c04fc964ff"

@@ -685,3 +685,113 @@ fn sigterm_stops_the_server_cleanly_after_it_served() {
     assert!(status.success(), "{status:?}: {log}");
     assert!(!log.contains("panicked"), "{log}");
 }
+
+/// The ticket rules of local mode hold on PostgreSQL through the API: a title with NUL (or
+/// another control character) is `invalid_input` (400), not a database error; a ticket
+/// number is digits only; a batch dependency on a title two items share is refused, and
+/// nothing of the batch is written.
+#[test]
+fn the_api_refuses_control_characters_signed_numbers_and_ambiguous_batch_titles() {
+    let db = TestDb::new();
+    let pool = db.connect();
+    let (_alpha, full) = workspace(&Tokens::new(&pool), "alpha");
+    let server = Server::start(&db, &[]);
+    let http = client();
+    let post =
+        |path: &str, body: Value| call_json(&http, &server, Method::POST, path, &full, Some(body));
+
+    // NUL cannot reach PostgreSQL: the API refuses it in any argument, before the tracker.
+    for title in ["\0", "\0\0", "Fix\0 login"] {
+        for (path, body) in [
+            ("/tickets", json!({"title": title})),
+            (
+                "/tickets/batch",
+                json!({"tickets": [{"title": "Fine"}, {"title": title}]}),
+            ),
+        ] {
+            let refused = post(path, body);
+            assert_eq!(
+                refused.status,
+                StatusCode::BAD_REQUEST,
+                "{title:?}: {}",
+                refused.body
+            );
+            assert_eq!(refused.code(), "invalid_input");
+            assert!(refused.message().contains("NUL"), "{}", refused.message());
+        }
+    }
+    // The other control characters are the tracker's title rule, as in local mode.
+    for (title, code) in [
+        ("\u{1b}[2J", "U+001B"),
+        ("a\u{7f}", "U+007F"),
+        ("\u{1}", "U+0001"),
+    ] {
+        let want = format!("Title cannot contain control characters (found {code})");
+        let refused = post("/tickets", json!({"title": title}));
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{title:?}: {}",
+            refused.body
+        );
+        assert_eq!(refused.code(), "invalid_input");
+        assert_eq!(refused.message(), want);
+        let refused = post(
+            "/tickets/batch",
+            json!({"tickets": [{"title": "Fine"}, {"title": title}]}),
+        );
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+        assert_eq!(refused.message(), format!("Ticket #2 of the batch: {want}"));
+    }
+
+    let ambiguous = post(
+        "/tickets/batch",
+        json!({"tickets": [{"title": "Set up"}, {"title": "Set up"},
+                           {"title": "Build", "depends_on": ["Set up"]}]}),
+    );
+    assert_eq!(
+        ambiguous.status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        ambiguous.body
+    );
+    assert_eq!(ambiguous.code(), "invalid_input");
+    assert_eq!(
+        ambiguous.message(),
+        "Ticket #3 of the batch depends on 'Set up', a title that items #1, #2 of the batch share"
+    );
+    let all = call(&http, &server, Method::GET, "/tickets", Some(&full), None);
+    assert_eq!(
+        all.body["page"]["total"], 0,
+        "nothing was written: {}",
+        all.body
+    );
+
+    let created = post("/tickets", json!({"title": "Tab\tseparated"}));
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(
+        created.body["ticket"]["number"], "TASK-1",
+        "no number was used"
+    );
+    for bad in ["TASK-+1", "TASK--1", "TASK- 1", "+1"] {
+        let path = format!("/tickets/{}", urlencode(bad));
+        let refused = call(&http, &server, Method::GET, &path, Some(&full), None);
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{bad}: {}",
+            refused.body
+        );
+        assert_eq!(refused.code(), "invalid_input", "{bad}");
+    }
+    let same = call(
+        &http,
+        &server,
+        Method::GET,
+        "/tickets/TASK-01",
+        Some(&full),
+        None,
+    );
+    assert_eq!(same.status, StatusCode::OK, "{}", same.body);
+    assert_eq!(same.body["ticket"]["number"], "TASK-1");
+}

@@ -3065,3 +3065,208 @@ async fn search_refuses_huge_queries_without_quoting_them() {
         .await;
     assert_eq!(page.total, 0);
 }
+
+// ---------------------------------------------------------------------------------------
+// Hostile input: control characters in titles, signed numbers, ambiguous batch titles
+
+/// A title of NUL characters, or with NUL or another control character in it, is
+/// `invalid_input` in every operation that sets a title; a tab is ordinary whitespace.
+#[tokio::test]
+async fn titles_with_control_characters_are_refused() {
+    let p = Project::new();
+    let mcp = p.start().await;
+    let cases = [
+        ("\0", "U+0000"),
+        ("\0\0\0", "U+0000"),
+        ("  \0  ", "U+0000"),
+        ("Fix\0 the login", "U+0000"),
+        ("Bell \u{7}", "U+0007"),
+        ("\u{1b}[2J Clear screen", "U+001B"),
+        ("Delete \u{7f}", "U+007F"),
+        ("C1 \u{9b}31m", "U+009B"),
+    ];
+    for (title, code) in cases {
+        let want = format!("Title cannot contain control characters (found {code})");
+        let (_, e) = mcp
+            .err("jility_create_ticket", json!({"title": title}))
+            .await;
+        assert_eq!(e.code, errors::INVALID_INPUT, "{title:?}: {e:?}");
+        assert_eq!(e.message, want, "{title:?}");
+        assert!(e.hint.contains("control characters"), "{}", e.hint);
+
+        let (_, e) = mcp
+            .err(
+                "jility_create_tickets_batch",
+                json!({"tickets": [{"title": "Fine"}, {"title": title}]}),
+            )
+            .await;
+        assert_eq!(e.code, errors::INVALID_INPUT, "{title:?}: {e:?}");
+        assert_eq!(e.message, format!("Ticket #2 of the batch: {want}"));
+    }
+    // Unicode line breaks are line breaks.
+    for title in ["a\u{2028}b", "a\u{2029}b", "a\u{85}b"] {
+        let (_, e) = mcp
+            .err("jility_create_ticket", json!({"title": title}))
+            .await;
+        assert_eq!(e.message, "Title cannot contain line breaks", "{title:?}");
+    }
+    // Through a template: the rendered title is checked the same way.
+    let (_, e) = mcp
+        .err(
+            "jility_create_from_template",
+            json!({"template": "bug-fix", "variables": {"summary": "crash \0"}}),
+        )
+        .await;
+    assert_eq!(e.code, errors::INVALID_INPUT, "{e:?}");
+    assert!(e.message.contains("U+0000"), "{}", e.message);
+    // Nothing was created; a tab is ordinary whitespace.
+    let (_, info) = mcp.list("jility_list_tickets", json!({})).await;
+    assert_eq!(info.total, 0);
+    let n = mcp.create("Tab\tseparated").await;
+    assert_eq!(n, "TASK-1");
+    assert_eq!(mcp.ticket(&n).await["title"], "Tab\tseparated");
+
+    // Update (the CLI's edit): the same rule.
+    for title in ["\u{1}", "Bell \u{7}", "\u{1b}[31mred"] {
+        let e = p.json_err(&["ticket", "edit", "TASK-1", "--title", title]);
+        assert_eq!(e.code, errors::INVALID_INPUT, "{title:?}: {e:?}");
+        assert!(
+            e.message
+                .starts_with("Title cannot contain control characters"),
+            "{}",
+            e.message
+        );
+    }
+    assert_eq!(mcp.ticket("TASK-1").await["title"], "Tab\tseparated");
+}
+
+/// The number of a ticket reference is digits only: no sign, no blanks. Leading zeros name
+/// the same ticket.
+#[tokio::test]
+async fn ticket_numbers_are_digits_only() {
+    let p = Project::new();
+    let mcp = p.start().await;
+    assert_eq!(mcp.create("First").await, "TASK-1");
+    assert_eq!(mcp.create("Second").await, "TASK-2");
+    for bad in [
+        "TASK-+1",
+        "TASK--1",
+        "TASK- 1",
+        "TASK -1",
+        "TASK-1 2",
+        "+1",
+        "#+1",
+        "TASK-0x1",
+        "TASK-1e0",
+        "TASK-\u{a0}1",
+    ] {
+        let (_, e) = mcp
+            .err("jility_get_ticket", json!({"ticket_id": bad}))
+            .await;
+        assert_eq!(e.code, errors::INVALID_INPUT, "{bad:?}: {e:?}");
+        assert_eq!(
+            e.message,
+            format!("'{bad}' is not a ticket reference"),
+            "{bad:?}"
+        );
+        let (_, e) = mcp
+            .err(
+                "jility_add_dependency",
+                json!({"ticket_id": "TASK-2", "depends_on": bad}),
+            )
+            .await;
+        assert_eq!(e.code, errors::INVALID_INPUT, "{bad:?}: {e:?}");
+    }
+    // Blanks around the whole reference are ignored, as always.
+    let v = mcp
+        .data("jility_get_ticket", json!({"ticket_id": " TASK-1\t"}))
+        .await;
+    assert_eq!(v["ticket"]["number"], "TASK-1");
+    // Leading zeros: the same ticket, named canonically in the answer.
+    for same in ["TASK-01", "TASK-0001", "#01", "01"] {
+        let v = mcp
+            .data("jility_get_ticket", json!({"ticket_id": same}))
+            .await;
+        assert_eq!(v["ticket"]["number"], "TASK-1", "{same}");
+    }
+    let (_, e) = mcp
+        .err("jility_get_ticket", json!({"ticket_id": "TASK-00"}))
+        .await;
+    assert_eq!(e.code, errors::INVALID_INPUT);
+    // A batch item named by position is `#N` with digits only: `#+1` is no position.
+    let (_, e) = mcp
+        .err(
+            "jility_create_tickets_batch",
+            json!({"tickets": [{"title": "A"}, {"title": "B", "depends_on": ["#+1"]}]}),
+        )
+        .await;
+    assert_eq!(e.code, errors::INVALID_INPUT, "{e:?}");
+    assert_eq!(
+        e.message,
+        "Ticket #2 of the batch: '#+1' is not a ticket reference"
+    );
+    // No dependency was added, nothing created.
+    let graph = mcp
+        .data(
+            "jility_get_dependency_graph",
+            json!({"ticket_id": "TASK-2"}),
+        )
+        .await;
+    assert_eq!(graph["dependencies"], json!([]), "{graph}");
+    assert_eq!(mcp.list("jility_list_tickets", json!({})).await.1.total, 2);
+}
+
+/// A batch item that depends on a title two items of the batch share is refused, naming the
+/// title and the items; nothing of the batch is written. Positions still work.
+#[tokio::test]
+async fn a_batch_dependency_on_a_shared_title_is_ambiguous() {
+    let p = Project::new();
+    let mcp = p.start().await;
+    mcp.create("Existing").await;
+    for tickets in [
+        json!([{"title": "Set up"}, {"title": "Set up"}, {"title": "Build", "depends_on": ["Set up"]}]),
+        json!([{"title": "Set up"}, {"title": "Build", "depends_on": [" Set up "]}, {"title": "  Set up"}]),
+    ] {
+        let (_, e) = mcp
+            .err("jility_create_tickets_batch", json!({"tickets": tickets}))
+            .await;
+        assert_eq!(e.code, errors::INVALID_INPUT, "{e:?}");
+        assert!(
+            e.message.starts_with("Ticket #"),
+            "names the dependent item: {}",
+            e.message
+        );
+        assert!(e.message.contains("'Set up'"), "{}", e.message);
+        assert!(
+            e.message.contains("#1, #2") || e.message.contains("#1, #3"),
+            "{}",
+            e.message
+        );
+        assert!(e.hint.contains("#1"), "{}", e.hint);
+    }
+    let (_, e) = mcp
+        .err(
+            "jility_create_tickets_batch",
+            json!({"tickets": [{"title": "Set up"}, {"title": "Set up"}, {"title": "Build", "depends_on": ["Set up"]}]}),
+        )
+        .await;
+    assert_eq!(
+        e.message,
+        "Ticket #3 of the batch depends on 'Set up', a title that items #1, #2 of the batch share"
+    );
+    // Nothing was written: no ticket, no number used.
+    assert_eq!(mcp.list("jility_list_tickets", json!({})).await.1.total, 1);
+    // By position the same batch is fine, and a title that one item has still works.
+    let v = mcp
+        .data(
+            "jility_create_tickets_batch",
+            json!({"tickets": [{"title": "Set up"}, {"title": "Set up"},
+                               {"title": "Build", "depends_on": ["#2"]},
+                               {"title": "Ship", "depends_on": ["Build"]}]}),
+        )
+        .await;
+    let tickets = v["tickets"].as_array().unwrap();
+    assert_eq!(tickets[0]["number"], "TASK-2");
+    assert_eq!(tickets[2]["depends_on"], json!(["TASK-3"]));
+    assert_eq!(tickets[3]["depends_on"], json!(["TASK-4"]));
+}

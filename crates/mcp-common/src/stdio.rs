@@ -1,43 +1,175 @@
-//! The stdio transport of every server: its input ends only once every tool call read
-//! before the end has been answered, and (for servers whose contract defines one; see
-//! [`crate::serve::ServeOptions`]) at a `shutdown` request: nothing after it is read, the
-//! requests before it are answered, then it is answered `null`, and the transport closes.
+//! The stdio transport of every server, and the protocol edge in front of rmcp.
 //!
-//! rmcp's service stops reading at the end of its input and gives the handlers still running
-//! 5 s to answer before it cancels them, so a client that pipelined a hundred writes and then
-//! closed stdin (or sent `shutdown`) would lose the answers of the slow ones, and some would
-//! never run. Here the end of input is held back until the tool calls handed to the service
-//! have been answered (or cancelled by the client), for at most [`DRAIN_LIMIT`].
+//! rmcp reads a line, decodes it as a client message, and drops what does not decode; its
+//! handshake ends the process when anything but a request arrives before `initialize`. A
+//! client that sends a line with a lone UTF-16 surrogate, `NaN`, arguments nested too deep,
+//! or params of the wrong type would wait forever for an answer; one that sends
+//! `notifications/initialized` first would see the server exit. So every line is read and
+//! checked here first ([`Edge`]), and rmcp only ever receives messages that decode:
 //!
-//! `shutdown` is handled here rather than by a request handler so that it works at any
-//! point of the session (before `initialize` too) and so that requests the client pipelined
-//! after it are never started: the service sees the end of its input right after it, writes
-//! the answers still in flight, and closes the transport, which answers `shutdown` last.
+//! - a line that is not JSON gets `-32700` with the id, when the id can still be read from
+//!   it ([`recover_id`]), else `"id": null`; a line longer than [`MAX_LINE`] gets `-32600`
+//!   with `"id": null`; a message that is not a JSON-RPC 2.0 object, or whose id is neither
+//!   a string nor an integer, gets `-32600` (with its id when there is a usable one);
+//! - a request whose params do not decode gets `-32600` with its id;
+//! - notifications and responses before `initialize` are dropped; a second `initialize` is
+//!   refused (`-32600`) and the session goes on unchanged;
+//! - errors quote at most an excerpt of an offending value ([`excerpt`]).
+//!
+//! The end of input is held back until every tool call read before it has been answered
+//! (rmcp alone gives them 5 s, then cancels them, so a client that pipelined slow writes
+//! and closed stdin lost their answers), for at most [`DRAIN_LIMIT`]. For servers whose
+//! contract defines `shutdown` ([`crate::serve::ServeOptions`]), input also ends at it:
+//! nothing after it is read, the requests before it are answered, then it is answered
+//! `null`, and the transport closes.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use rmcp::RoleServer;
-use rmcp::model::{ClientNotification, ClientRequest, CustomResult, JsonRpcMessage, RequestId};
-use rmcp::model::{ServerJsonRpcMessage, ServerResult};
+use rmcp::model::{
+    ClientNotification, ClientRequest, CustomResult, JsonRpcMessage, NumberOrString, RequestId,
+    ServerJsonRpcMessage, ServerResult,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::io::{StdioReader, StdioWriter};
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio_util::codec::{Decoder, FramedRead};
 
 pub const SHUTDOWN: &str = "shutdown";
 
 /// How long the end of input waits for the tool calls still running.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(120);
 
-/// A transport whose input ends once the tool calls before its end are answered, and, when
-/// asked, at `shutdown`.
-pub struct UntilShutdown<T> {
-    inner: T,
-    /// Whether `shutdown` ends the input (the contract of the server defines it).
+/// The longest line read, as the HTTP transport's body limit: a longer one is refused.
+pub const MAX_LINE: usize = 4 * 1024 * 1024;
+
+/// How much of an offending value an error quotes.
+const EXCERPT: usize = 200;
+
+/// Method names longer than this name no method (MCP's are a few dozen characters).
+const MAX_METHOD: usize = 256;
+
+/// JSON-RPC's codes for what never reaches a handler.
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
+
+/// At most [`EXCERPT`] characters of `text`, and its length when it was cut.
+pub fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),
+    }
+}
+
+/// Standard input and output (as pipes where they are pipes) behind the edge;
+/// `shutdown_request`: the input also ends at `shutdown`.
+pub fn stdio(
     shutdown_request: bool,
-    /// `initialize` was received: the service loop runs, and closes the transport at the end.
-    initialized: bool,
+) -> Edge<rmcp::transport::io::StdioReader, rmcp::transport::io::StdioWriter> {
+    let (read, write) = rmcp::transport::io::stdio_pipes();
+    Edge::new(read, write, shutdown_request)
+}
+
+/// One line of input, or the news that one was longer than [`MAX_LINE`] (its rest is
+/// skipped).
+#[derive(Debug)]
+enum Line {
+    Text(bytes::BytesMut),
+    TooLong,
+}
+
+/// Newline-delimited lines of at most [`MAX_LINE`] bytes. tokio-util's codecs end the stream
+/// at a line that is too long; this one reports it and reads on from the next line.
+#[derive(Debug, Default)]
+struct Lines {
+    /// Skipping the rest of a line that was too long.
+    discarding: bool,
+    /// How much of the buffer holds no newline.
+    scanned: usize,
+}
+
+impl Decoder for Lines {
+    type Item = Line;
+    type Error = std::io::Error;
+
+    fn decode(&mut self, buf: &mut bytes::BytesMut) -> Result<Option<Line>, std::io::Error> {
+        loop {
+            let newline = buf[self.scanned..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map(|at| at + self.scanned);
+            match (self.discarding, newline) {
+                (false, Some(at)) if at > MAX_LINE => {
+                    let _ = buf.split_to(at + 1);
+                    self.scanned = 0;
+                    return Ok(Some(Line::TooLong));
+                }
+                (false, Some(at)) => {
+                    let mut line = buf.split_to(at + 1);
+                    line.truncate(at);
+                    self.scanned = 0;
+                    return Ok(Some(Line::Text(line)));
+                }
+                (false, None) if buf.len() > MAX_LINE => {
+                    buf.clear();
+                    self.scanned = 0;
+                    self.discarding = true;
+                    return Ok(Some(Line::TooLong));
+                }
+                (false, None) => {
+                    self.scanned = buf.len();
+                    return Ok(None);
+                }
+                (true, Some(at)) => {
+                    let _ = buf.split_to(at + 1);
+                    self.scanned = 0;
+                    self.discarding = false;
+                }
+                (true, None) => {
+                    buf.clear();
+                    self.scanned = 0;
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    fn decode_eof(&mut self, buf: &mut bytes::BytesMut) -> Result<Option<Line>, std::io::Error> {
+        if let Some(line) = self.decode(buf)? {
+            return Ok(Some(line));
+        }
+        if buf.is_empty() || self.discarding {
+            buf.clear();
+            return Ok(None);
+        }
+        self.scanned = 0;
+        Ok(Some(Line::Text(buf.split())))
+    }
+}
+
+/// Where the session is, as far as the edge needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Nothing but requests is passed on: rmcp's handshake ends on anything else.
+    BeforeInitialize,
+    /// rmcp's service loop runs.
+    Running,
+}
+
+/// The stdio transport: newline-delimited JSON-RPC, checked before rmcp sees it.
+pub struct Edge<R, W> {
+    lines: FramedRead<R, Lines>,
+    writer: Arc<tokio::sync::Mutex<W>>,
+    shutdown_request: bool,
+    phase: Phase,
+    /// Requests other than `ping` passed on before `initialize` (rmcp's stateless
+    /// lifecycle starts with the first it answers with a result).
+    early: HashSet<RequestId>,
     /// When the input ended (end of stdin, or `shutdown`): nothing more is read.
     ended: Option<tokio::time::Instant>,
     /// The `shutdown` request to answer when the transport closes.
@@ -46,25 +178,65 @@ pub struct UntilShutdown<T> {
     in_flight: HashSet<RequestId>,
 }
 
-/// Standard input and output (as pipes where they are pipes); `shutdown_request`: the input
-/// also ends at `shutdown`.
-pub fn stdio(
-    shutdown_request: bool,
-) -> UntilShutdown<AsyncRwTransport<RoleServer, StdioReader, StdioWriter>> {
-    let (read, write) = rmcp::transport::io::stdio_pipes();
-    UntilShutdown::new(AsyncRwTransport::new_server(read, write), shutdown_request)
+/// Why a line is answered here rather than passed on: the id to answer (`None`: `null`),
+/// the JSON-RPC code and the message.
+#[derive(Debug, PartialEq)]
+struct Refusal {
+    id: Option<Value>,
+    code: i64,
+    message: String,
+    /// A notification (a method without an id): JSON-RPC answers none, not even an error.
+    quiet: bool,
 }
 
-impl<T> UntilShutdown<T> {
-    pub fn new(inner: T, shutdown_request: bool) -> Self {
+impl Refusal {
+    fn new(id: Option<Value>, code: i64, message: impl Into<String>) -> Self {
         Self {
-            inner,
+            id,
+            code,
+            message: message.into(),
+            quiet: false,
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin + Send + 'static> Edge<R, W> {
+    pub fn new(read: R, write: W, shutdown_request: bool) -> Self {
+        Self {
+            lines: FramedRead::new(read, Lines::default()),
+            writer: Arc::new(tokio::sync::Mutex::new(write)),
             shutdown_request,
-            initialized: false,
+            phase: Phase::BeforeInitialize,
+            early: HashSet::new(),
             ended: None,
             shutdown: None,
             in_flight: HashSet::new(),
         }
+    }
+
+    /// Write one frame now (the edge's own answers).
+    async fn write(&mut self, frame: &Value) {
+        let mut line = frame.to_string().into_bytes();
+        line.push(b'\n');
+        let mut writer = self.writer.lock().await;
+        if let Err(err) = async {
+            writer.write_all(&line).await?;
+            writer.flush().await
+        }
+        .await
+        {
+            tracing::warn!(%err, "could not write to stdout");
+        }
+    }
+
+    async fn refuse(&mut self, refusal: Refusal) {
+        tracing::debug!(code = refusal.code, message = %refusal.message, "refused at the edge");
+        self.write(&json!({
+            "jsonrpc": "2.0",
+            "id": refusal.id,
+            "error": {"code": refusal.code, "message": refusal.message},
+        }))
+        .await;
     }
 
     /// The end of the input, once the tool calls before it are answered. rmcp polls this
@@ -80,6 +252,85 @@ impl<T> UntilShutdown<T> {
         }
         None
     }
+
+    /// What to do with a message that decoded: pass it on (`Some`), or not (it was
+    /// answered or dropped here).
+    async fn admit(
+        &mut self,
+        message: RxJsonRpcMessage<RoleServer>,
+    ) -> Option<RxJsonRpcMessage<RoleServer>> {
+        match &message {
+            JsonRpcMessage::Request(request) => {
+                let id = request.id.clone();
+                match &request.request {
+                    ClientRequest::InitializeRequest(_) => {
+                        if self.phase == Phase::Running {
+                            self.refuse(Refusal::new(
+                                Some(id_value(&id)),
+                                INVALID_REQUEST,
+                                "the session is initialized already: a second initialize is refused, and the session goes on as it was",
+                            ))
+                            .await;
+                            return None;
+                        }
+                        self.phase = Phase::Running;
+                    }
+                    ClientRequest::CallToolRequest(_) => {
+                        self.in_flight.insert(id.clone());
+                    }
+                    ClientRequest::CustomRequest(custom)
+                        if self.shutdown_request && custom.method == SHUTDOWN =>
+                    {
+                        tracing::info!("shutdown requested");
+                        match self.phase {
+                            Phase::Running => self.shutdown = Some(id),
+                            // Before `initialize` nothing is in flight and nothing closes
+                            // the transport: answer now.
+                            Phase::BeforeInitialize => self.write_null(id).await,
+                        }
+                        self.ended = Some(tokio::time::Instant::now());
+                        return None;
+                    }
+                    ClientRequest::PingRequest(_) => {}
+                    _ => {
+                        if self.phase == Phase::BeforeInitialize {
+                            self.early.insert(id.clone());
+                        }
+                    }
+                }
+                Some(message)
+            }
+            // Before `initialize`, rmcp's handshake ends the process on anything but a
+            // request: drop them.
+            _ if self.phase == Phase::BeforeInitialize => {
+                tracing::debug!("dropped a notification or response before initialize");
+                None
+            }
+            // A call the client cancelled is not answered.
+            JsonRpcMessage::Notification(notification) => {
+                if let ClientNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    self.in_flight.remove(id);
+                }
+                Some(message)
+            }
+            _ => Some(message),
+        }
+    }
+
+    async fn write_null(&mut self, id: RequestId) {
+        self.write(&json!({"jsonrpc": "2.0", "id": id_value(&id), "result": null}))
+            .await;
+    }
+}
+
+fn id_value(id: &RequestId) -> Value {
+    match id {
+        NumberOrString::Number(n) => json!(n),
+        NumberOrString::String(s) => json!(s.as_ref()),
+    }
 }
 
 fn null_answer(id: RequestId) -> ServerJsonRpcMessage {
@@ -89,8 +340,234 @@ fn null_answer(id: RequestId) -> ServerJsonRpcMessage {
     )
 }
 
-impl<T: Transport<RoleServer>> Transport<RoleServer> for UntilShutdown<T> {
-    type Error = T::Error;
+/// A line as a client message, or why it is answered at the edge.
+fn decode(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
+    let value: Value = serde_json::from_slice(line).map_err(|err| {
+        Refusal::new(
+            recover_id(line),
+            PARSE_ERROR,
+            format!("parse error: the message is not JSON that can be read ({err})"),
+        )
+    })?;
+    let quiet = value
+        .as_object()
+        .is_some_and(|o| o.contains_key("method") && !o.contains_key("id"));
+    check(&value).map_err(|refusal| Refusal { quiet, ..refusal })
+}
+
+/// A JSON message as a client message, or why not.
+fn check(value: &Value) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
+    let Value::Object(object) = value else {
+        let what = if value.is_array() {
+            "a batch (an array); send one message per line"
+        } else {
+            "not a JSON object"
+        };
+        return Err(Refusal::new(
+            None,
+            INVALID_REQUEST,
+            format!("invalid request: the message is {what}"),
+        ));
+    };
+    // The id, when it is one JSON-RPC allows (a string or an integer).
+    let id = match object.get("id") {
+        None => None,
+        Some(id @ Value::String(_)) => Some(id.clone()),
+        Some(id @ Value::Number(n)) if n.is_i64() => Some(id.clone()),
+        Some(other) => {
+            return Err(Refusal::new(
+                None,
+                INVALID_REQUEST,
+                format!(
+                    "invalid request: the id must be a string or an integer, not `{}`",
+                    excerpt(&other.to_string())
+                ),
+            ));
+        }
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(Refusal::new(
+            id,
+            INVALID_REQUEST,
+            "invalid request: \"jsonrpc\" must be \"2.0\"",
+        ));
+    }
+    match object.get("method") {
+        Some(Value::String(method)) if method.len() > MAX_METHOD => {
+            return Err(Refusal::new(
+                id,
+                METHOD_NOT_FOUND,
+                format!("unknown method `{}`", excerpt(method)),
+            ));
+        }
+        Some(Value::String(_)) | None => {}
+        Some(other) => {
+            return Err(Refusal::new(
+                id,
+                INVALID_REQUEST,
+                format!(
+                    "invalid request: the method must be a string, not `{}`",
+                    excerpt(&other.to_string())
+                ),
+            ));
+        }
+    }
+    if let Some(params) = object.get("params")
+        && !params.is_object()
+    {
+        return Err(Refusal::new(
+            id,
+            INVALID_REQUEST,
+            "invalid request: params must be an object",
+        ));
+    }
+    let method = object
+        .get("method")
+        .and_then(Value::as_str)
+        .map(excerpt)
+        .unwrap_or_default();
+    serde_json::from_value(value.clone()).map_err(|err| {
+        Refusal::new(
+            id,
+            INVALID_REQUEST,
+            format!(
+                "invalid request: the message `{method}` cannot be decoded ({})",
+                excerpt(&err.to_string())
+            ),
+        )
+    })
+}
+
+/// The id of a message that is not valid JSON, when it can still be read: a top-level
+/// `"id"` member whose value is a string or an integer. Written by hand because no JSON
+/// crate reads past the first error, and the id matters most exactly then (a client waits
+/// for an answer with it). The scan skips other members' values whatever their depth
+/// (without recursion) and gives up at the first thing it does not understand.
+fn recover_id(line: &[u8]) -> Option<Value> {
+    let mut scan = Scan { text: line, at: 0 };
+    scan.space();
+    scan.expect(b'{')?;
+    loop {
+        scan.space();
+        let key = scan.string()?;
+        scan.space();
+        scan.expect(b':')?;
+        scan.space();
+        if key == b"id" {
+            return scan.scalar_id();
+        }
+        scan.skip_value()?;
+        scan.space();
+        match scan.next()? {
+            b',' => continue,
+            _ => return None,
+        }
+    }
+}
+
+struct Scan<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.text.get(self.at).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let byte = self.peek()?;
+        self.at += 1;
+        Some(byte)
+    }
+
+    fn space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            self.at += 1;
+        }
+    }
+
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        (self.next()? == byte).then_some(())
+    }
+
+    /// A string's raw bytes (escapes left as they are).
+    fn string(&mut self) -> Option<&'a [u8]> {
+        self.expect(b'"')?;
+        let start = self.at;
+        loop {
+            match self.next()? {
+                b'\\' => {
+                    self.next()?;
+                }
+                b'"' => return Some(&self.text[start..self.at - 1]),
+                _ => {}
+            }
+        }
+    }
+
+    /// An id: a string without escapes, or an integer.
+    fn scalar_id(&mut self) -> Option<Value> {
+        match self.peek()? {
+            b'"' => {
+                let raw = self.string()?;
+                if raw.contains(&b'\\') {
+                    return None;
+                }
+                let text = std::str::from_utf8(raw).ok()?;
+                Some(Value::String(text.to_string()))
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = self.at;
+                self.at += 1;
+                while matches!(self.peek(), Some(b'0'..=b'9')) {
+                    self.at += 1;
+                }
+                if matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+                    return None;
+                }
+                let digits = std::str::from_utf8(&self.text[start..self.at]).ok()?;
+                digits.parse::<i64>().ok().map(Value::from)
+            }
+            _ => None,
+        }
+    }
+
+    /// Any value, nested to any depth.
+    fn skip_value(&mut self) -> Option<()> {
+        let mut depth = 0usize;
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    self.string()?;
+                }
+                b'{' | b'[' => {
+                    self.at += 1;
+                    depth += 1;
+                }
+                b'}' | b']' => {
+                    if depth == 0 {
+                        return Some(());
+                    }
+                    self.at += 1;
+                    depth -= 1;
+                }
+                b',' if depth == 0 => return Some(()),
+                _ => self.at += 1,
+            }
+            if depth == 0 && matches!(self.peek(), Some(b',' | b'}')) {
+                return Some(());
+            }
+        }
+    }
+}
+
+impl<R, W> Transport<RoleServer> for Edge<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = std::io::Error;
 
     fn send(
         &mut self,
@@ -99,67 +576,85 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for UntilShutdown<T> {
         match &item {
             JsonRpcMessage::Response(response) => {
                 self.in_flight.remove(&response.id);
+                // rmcp answered a request before `initialize` with a result: its stateless
+                // lifecycle has started.
+                if self.early.remove(&response.id) {
+                    self.phase = Phase::Running;
+                }
             }
             JsonRpcMessage::Error(error) => {
                 if let Some(id) = &error.id {
                     self.in_flight.remove(id);
+                    self.early.remove(id);
                 }
             }
             _ => {}
         }
-        self.inner.send(item)
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            line.push(b'\n');
+            line
+        });
+        let writer = self.writer.clone();
+        async move {
+            let line = line.map_err(std::io::Error::other)?;
+            let mut writer = writer.lock().await;
+            writer.write_all(&line).await?;
+            writer.flush().await
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        if self.ended.is_some() {
-            return self.end().await;
-        }
-        let Some(message) = self.inner.receive().await else {
-            return self.end().await;
-        };
-        match &message {
-            JsonRpcMessage::Request(request) => match &request.request {
-                ClientRequest::InitializeRequest(_) => self.initialized = true,
-                ClientRequest::CallToolRequest(_) => {
-                    self.in_flight.insert(request.id.clone());
+        loop {
+            if self.ended.is_some() {
+                return self.end().await;
+            }
+            let line = match self.lines.next().await {
+                None => return self.end().await,
+                Some(Ok(Line::Text(line))) => line,
+                Some(Ok(Line::TooLong)) => {
+                    self.refuse(Refusal::new(
+                        None,
+                        INVALID_REQUEST,
+                        format!(
+                            "invalid request: a message longer than {} MiB",
+                            MAX_LINE / 1024 / 1024
+                        ),
+                    ))
+                    .await;
+                    continue;
                 }
-                ClientRequest::CustomRequest(custom)
-                    if self.shutdown_request && custom.method == SHUTDOWN =>
-                {
-                    tracing::info!("shutdown requested");
-                    if self.initialized {
-                        self.shutdown = Some(request.id.clone());
-                    } else if let Err(err) = self.inner.send(null_answer(request.id.clone())).await
-                    {
-                        // Before `initialize` nothing is in flight and nothing closes the
-                        // transport: answer now.
-                        tracing::warn!(%err, "could not answer shutdown");
-                    }
+                Some(Err(err)) => {
+                    tracing::warn!(%err, "reading stdin failed");
                     return self.end().await;
                 }
-                _ => {}
-            },
-            // A call the client cancelled is not answered.
-            JsonRpcMessage::Notification(notification) => {
-                if let ClientNotification::CancelledNotification(cancelled) =
-                    &notification.notification
-                    && let Some(id) = &cancelled.params.request_id
-                {
-                    self.in_flight.remove(id);
-                }
+            };
+            let mut line: &[u8] = &line;
+            line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
+            line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
             }
-            _ => {}
+            match decode(line) {
+                Ok(message) => {
+                    if let Some(message) = self.admit(message).await {
+                        return Some(message);
+                    }
+                }
+                Err(refusal) if refusal.quiet => {
+                    tracing::debug!(message = %refusal.message, "dropped a notification that does not decode");
+                }
+                Err(refusal) => self.refuse(refusal).await,
+            }
         }
-        Some(message)
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        if let Some(id) = self.shutdown.take()
-            && let Err(err) = self.inner.send(null_answer(id)).await
-        {
-            tracing::warn!(%err, "could not answer shutdown");
+        if let Some(id) = self.shutdown.take() {
+            let _ = self.send(null_answer(id)).await;
         }
-        self.inner.close().await
+        let mut writer = self.writer.lock().await;
+        writer.flush().await?;
+        writer.shutdown().await
     }
 }
 
@@ -168,8 +663,8 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use super::*;
-    use rmcp::model::{CallToolResult, ServerResult};
-    use tokio::io::AsyncWriteExt;
+    use rmcp::model::CallToolResult;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
     const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
@@ -186,26 +681,49 @@ mod tests {
         )
     }
 
-    /// A transport over an in-memory pipe, and the client's end of it.
-    fn pipe(
-        shutdown_request: bool,
-    ) -> (
-        UntilShutdown<impl Transport<RoleServer>>,
-        tokio::io::DuplexStream,
-        tokio::io::DuplexStream,
-    ) {
-        let (client_out, server_in) = tokio::io::duplex(1 << 16);
-        let (server_out, client_in) = tokio::io::duplex(1 << 16);
-        let inner = AsyncRwTransport::new_server(server_in, server_out);
+    type Server = Edge<DuplexStream, DuplexStream>;
+
+    /// An edge over in-memory pipes, the client's writing end and its reader of answers.
+    fn pipe(shutdown_request: bool) -> (Server, DuplexStream, BufReader<DuplexStream>) {
+        let (client_out, server_in) = tokio::io::duplex(1 << 24);
+        let (server_out, client_in) = tokio::io::duplex(1 << 24);
         (
-            UntilShutdown::new(inner, shutdown_request),
+            Edge::new(server_in, server_out, shutdown_request),
             client_out,
-            client_in,
+            BufReader::new(client_in),
         )
     }
 
-    async fn still_open(transport: &mut UntilShutdown<impl Transport<RoleServer>>) -> bool {
+    async fn still_open(transport: &mut Server) -> bool {
         tokio::time::timeout(Duration::from_millis(200), transport.receive())
+            .await
+            .is_err()
+    }
+
+    /// The messages passed on until the edge waits for more input.
+    async fn passed(transport: &mut Server) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Ok(Some(message)) =
+            tokio::time::timeout(Duration::from_millis(200), transport.receive()).await
+        {
+            out.push(serde_json::to_value(&message).unwrap()["method"].to_string());
+        }
+        out
+    }
+
+    /// The next frame the edge wrote to the client.
+    async fn frame(answers: &mut BufReader<DuplexStream>) -> Value {
+        let mut line = String::new();
+        tokio::time::timeout(Duration::from_secs(5), answers.read_line(&mut line))
+            .await
+            .expect("an answer")
+            .unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    async fn nothing_more(answers: &mut BufReader<DuplexStream>) -> bool {
+        let mut line = String::new();
+        tokio::time::timeout(Duration::from_millis(200), answers.read_line(&mut line))
             .await
             .is_err()
     }
@@ -231,7 +749,7 @@ mod tests {
 
     #[tokio::test]
     async fn shutdown_waits_too_and_a_cancelled_call_is_not_waited_for() {
-        let (mut transport, mut client, _answers) = pipe(true);
+        let (mut transport, mut client, mut answers) = pipe(true);
         let cancel =
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#;
         let lines = format!(
@@ -252,5 +770,135 @@ mod tests {
             transport.receive().await.is_none(),
             "nothing after shutdown"
         );
+        transport.close().await.unwrap();
+        assert_eq!(frame(&mut answers).await["id"], 2);
+        assert_eq!(
+            frame(&mut answers).await,
+            json!({"jsonrpc": "2.0", "id": 9, "result": null})
+        );
+    }
+
+    #[tokio::test]
+    async fn hostile_lines_get_one_answer_each_with_their_id_when_it_can_be_read() {
+        let (mut transport, mut client, mut answers) = pipe(false);
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"a":{}{}}},"id":10}}"#,
+            "[".repeat(300),
+            "]".repeat(300)
+        );
+        let mut bad_utf8 = br#"{"jsonrpc":"2.0","id":11,"method":"ping","params":{"x":"a"#.to_vec();
+        bad_utf8.extend_from_slice(b"\xff\xfe\"}}");
+        let long_method = format!(
+            r#"{{"jsonrpc":"2.0","id":14,"method":"{}"}}"#,
+            "m".repeat(1_000_000)
+        );
+        let huge = format!(
+            r#"{{"jsonrpc":"2.0","id":15,"method":"{}"}}"#,
+            "m".repeat(MAX_LINE + 10)
+        );
+        // A line, and the id and code of its answer (none: no answer).
+        type Case = (Vec<u8>, Option<(Value, i64)>);
+        let cases: Vec<Case> = vec![
+            // Before initialize: a notification and a stray response are dropped.
+            (
+                br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec(),
+                None,
+            ),
+            (br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(), None),
+            (b"not json".to_vec(), Some((Value::Null, -32700))),
+            (
+                br#"{"jsonrpc":"2.0","id":7,"method":"ping","params":{"a":"\ud800"}}"#.to_vec(),
+                Some((json!(7), -32700)),
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":"n","method":"ping","params":{"x":NaN}}"#.to_vec(),
+                Some((json!("n"), -32700)),
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":1e999}}"#.to_vec(),
+                Some((json!(9), -32700)),
+            ),
+            (deep.into_bytes(), Some((json!(10), -32700))),
+            (bad_utf8, Some((json!(11), -32700))),
+            (
+                br#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":"x"}"#.to_vec(),
+                Some((json!(12), -32600)),
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#.to_vec(),
+                Some((Value::Null, -32600)),
+            ),
+            (
+                br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#.to_vec(),
+                Some((Value::Null, -32600)),
+            ),
+            (
+                br#"{"jsonrpc":"1.0","id":13,"method":"ping"}"#.to_vec(),
+                Some((json!(13), -32600)),
+            ),
+            (long_method.into_bytes(), Some((json!(14), -32601))),
+            (huge.into_bytes(), Some((Value::Null, -32600))),
+            // A notification that does not decode gets no answer.
+            (
+                br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#.to_vec(),
+                None,
+            ),
+        ];
+        for (line, expected) in cases {
+            let shown = String::from_utf8_lossy(&line[..line.len().min(80)]).to_string();
+            client.write_all(&line).await.unwrap();
+            client.write_all(b"\n").await.unwrap();
+            assert!(passed(&mut transport).await.is_empty(), "{shown}");
+            match expected {
+                None => assert!(nothing_more(&mut answers).await, "{shown}"),
+                Some((id, code)) => {
+                    let answer = frame(&mut answers).await;
+                    assert_eq!(answer["id"], id, "{shown}: {answer}");
+                    assert_eq!(answer["error"]["code"], code, "{shown}: {answer}");
+                    assert!(answer.to_string().len() < 1_000, "{shown}: excerpted");
+                    assert!(nothing_more(&mut answers).await, "one answer: {shown}");
+                }
+            }
+        }
+        // The session goes on: initialize passes, a second one is refused, ping passes.
+        client
+            .write_all(format!("{INITIALIZE}\n").as_bytes())
+            .await
+            .unwrap();
+        assert_eq!(passed(&mut transport).await, ["\"initialize\""]);
+        let second = INITIALIZE.replace("\"id\":1", "\"id\":2");
+        client
+            .write_all(
+                format!("{second}\n{{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}}\n")
+                    .as_bytes(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(passed(&mut transport).await, ["\"ping\""]);
+        let refused = frame(&mut answers).await;
+        assert_eq!(refused["id"], 2);
+        assert_eq!(refused["error"]["code"], -32600);
+    }
+
+    #[test]
+    fn ids_are_recovered_from_lines_that_do_not_parse() {
+        for (line, id) in [
+            (r#"{"id": 5, "x": NaN}"#, Some(json!(5))),
+            (
+                r#"{"a": {"b": [1, "}", {"c": "\"]"}]}, "id": "s-1", oops"#,
+                Some(json!("s-1")),
+            ),
+            (
+                r#"{"params": [[[[[[[["x"]]]]]]]], "id": -3 ,"#,
+                Some(json!(-3)),
+            ),
+            (r#"{"id": 1.5}"#, None),
+            (r#"{"id": "a\"b"}"#, None),
+            (r#"[{"id": 1}]"#, None),
+            (r#"{"x": "\ud800", "id": 4}"#, Some(json!(4))),
+            ("", None),
+        ] {
+            assert_eq!(recover_id(line.as_bytes()), id, "{line}");
+        }
     }
 }

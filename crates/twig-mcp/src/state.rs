@@ -127,8 +127,19 @@ impl LoadedState {
             .map(|r| r.branch.as_str())
     }
 
-    /// Walk from `start` up the primary parents to the root, guarding against cycles.
-    pub fn ancestry(&self, start: &str) -> Vec<String> {
+    /// Whether twig's state names `branch` anywhere: tracked, declared as a child or a parent,
+    /// or configured as a root.
+    pub fn names(&self, branch: &str) -> bool {
+        self.state.branches.contains_key(branch)
+            || self.parents(branch).next().is_some()
+            || self.root_names().any(|root| root == branch)
+            || self.state.dependencies.iter().any(|d| d.parent == branch)
+    }
+
+    /// Walk from `start` up the primary parents to the root, guarding against cycles, and
+    /// stop after `max` branches (at least `start` itself). The flag is true when the chain
+    /// was cut there: the last branch returned has a parent that is not in the chain.
+    pub fn ancestry(&self, start: &str, max: usize) -> (Vec<String>, bool) {
         let mut chain = vec![start.to_string()];
         let mut seen: HashSet<&str> = HashSet::from([start]);
         let mut current = start;
@@ -136,10 +147,13 @@ impl LoadedState {
             if !seen.insert(parent) {
                 break;
             }
+            if chain.len() >= max {
+                return (chain, true);
+            }
             chain.push(parent.to_string());
             current = parent;
         }
-        chain
+        (chain, false)
     }
 }
 
@@ -318,7 +332,17 @@ mod tests {
     fn ancestry_stops_at_cycles() {
         let loaded = LoadedState::new(serde_json::from_str(STATE).unwrap());
         // feat/b → feat/a → main → feat/b (cycle)
-        assert_eq!(loaded.ancestry("feat/b"), ["feat/b", "feat/a", "main"]);
+        let (chain, cut) = loaded.ancestry("feat/b", 100);
+        assert_eq!(chain, ["feat/b", "feat/a", "main"]);
+        assert!(!cut, "a cycle is not a cut");
+        assert_eq!(loaded.ancestry("feat/b", 3), (chain, false));
+        assert_eq!(
+            loaded.ancestry("feat/b", 2),
+            (vec!["feat/b".to_string(), "feat/a".to_string()], true)
+        );
+        assert_eq!(loaded.ancestry("feat/b", 0).0, ["feat/b"]);
+        assert!(loaded.names("main") && loaded.names("develop") && loaded.names("feat/c"));
+        assert!(!loaded.names("nope"));
     }
 
     /// Set the file's modification time well in the past.

@@ -48,6 +48,9 @@ pub struct BranchTreeNode {
 pub struct BranchStackResponse {
     /// Ordered from the queried branch (index 0) up to the root.
     pub stack: Vec<BranchMetadataResponse>,
+    /// True when the chain was cut (longer than 200 branches): the last entry has ancestors
+    /// that are not shown; ask again from its `parent_branch` to continue.
+    pub truncated: bool,
 }
 
 /// Response for `list_branches` (one page) and the `twig://repo/branches` resource (all).

@@ -201,6 +201,7 @@ async fn branch_stack_walks_first_parents_and_survives_cycles() {
         .map(|e| e["branch"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["c", "b", "a"], "cycle a → c must stop the walk");
+    assert_eq!(data["truncated"], false, "a cycle is not a cut");
     assert_eq!(data["stack"][0]["parent_branch"], "b");
     assert_eq!(data["stack"][0]["jira_issue"], "C-1");
 
@@ -214,6 +215,103 @@ async fn branch_stack_walks_first_parents_and_survives_cycles() {
     let err = mcp.call_err("get_branch_stack", json!({})).await;
     assert_eq!(err.code, errors::NOT_FOUND);
     assert_eq!(err.message, "Not on any branch (detached HEAD)");
+}
+
+fn stack_names(data: &Value) -> Vec<String> {
+    data["stack"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["branch"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn branch_stack_of_an_unknown_branch_is_not_found() {
+    let fx = stacked();
+    let mcp = fx.start(&[], &[]).await;
+    for unknown in ["nope", "feat/auth-u", "FEAT/AUTH"] {
+        let err = mcp
+            .call_err("get_branch_stack", json!({"branch": unknown}))
+            .await;
+        assert_eq!(err.code, errors::NOT_FOUND, "{unknown}: {err:?}");
+        assert_eq!(
+            err.message,
+            format!("Branch '{unknown}' not found in twig state or repository")
+        );
+        assert!(err.hint.contains("list_branches"), "{}", err.hint);
+        assert!(!err.retryable);
+    }
+    // Known branches still answer: tracked, local only (untracked), tracked but not local,
+    // and a root that is only named by the state and git.
+    for (known, expected) in [
+        ("feat/auth-ui", vec!["feat/auth-ui", "feat/auth", "main"]),
+        ("scratch", vec!["scratch"]),
+        ("gone/remote-only", vec!["gone/remote-only"]),
+        ("main", vec!["main"]),
+        (" feat/auth ", vec!["feat/auth", "main"]),
+    ] {
+        let data: Value = mcp
+            .call_ok("get_branch_stack", json!({"branch": known}))
+            .await;
+        assert_eq!(stack_names(&data), expected, "{known}");
+        assert_eq!(data["truncated"], false);
+    }
+    // A local branch created mid-session is seen.
+    fx.git(&["branch", "late"]);
+    let data: Value = mcp
+        .call_ok("get_branch_stack", json!({"branch": "late"}))
+        .await;
+    assert_eq!(stack_names(&data), ["late"]);
+}
+
+#[tokio::test]
+async fn branch_stack_of_a_long_chain_is_bounded_and_says_so() {
+    // b00000 ← b00001 ← … ← b19999: a 20,000-branch chain, tracked in the state only.
+    const CHAIN: usize = 20_000;
+    let fx = Fixture::repo(&[]);
+    let name = |i: usize| format!("b{i:05}");
+    let names: Vec<String> = (0..CHAIN).map(name).collect();
+    let deps: Vec<(String, String)> = (1..CHAIN).map(|i| (name(i), name(i - 1))).collect();
+    let dep_refs: Vec<(&str, &str)> = deps.iter().map(|(c, p)| (c.as_str(), p.as_str())).collect();
+    fx.write_state(&state(
+        names.iter().map(|n| branch(n, None, None)).collect(),
+        &dep_refs,
+        &[("b00000", true)],
+        json!([]),
+    ));
+    let mcp = fx.start(&[], &[]).await;
+    let data: Value = mcp
+        .call_ok("get_branch_stack", json!({"branch": name(CHAIN - 1)}))
+        .await;
+    let stack = stack_names(&data);
+    assert_eq!(stack.len(), twig_mcp::tools::local::MAX_STACK);
+    assert_eq!(stack.len(), 200);
+    assert_eq!(stack[0], name(CHAIN - 1));
+    assert_eq!(stack[199], name(CHAIN - 200));
+    assert_eq!(data["truncated"], true);
+    // The last entry says where to continue.
+    let next = data["stack"][199]["parent_branch"].as_str().unwrap();
+    assert_eq!(next, name(CHAIN - 201));
+    let data: Value = mcp
+        .call_ok("get_branch_stack", json!({"branch": next}))
+        .await;
+    assert_eq!(stack_names(&data)[0], next);
+    assert_eq!(data["truncated"], true);
+
+    // Exactly the bound is not a cut; one more is.
+    let data: Value = mcp
+        .call_ok("get_branch_stack", json!({"branch": name(199)}))
+        .await;
+    assert_eq!(stack_names(&data).len(), 200);
+    assert_eq!(stack_names(&data).last().unwrap(), "b00000");
+    assert_eq!(data["truncated"], false);
+    let data: Value = mcp
+        .call_ok("get_branch_stack", json!({"branch": name(200)}))
+        .await;
+    assert_eq!(stack_names(&data).len(), 200);
+    assert_eq!(stack_names(&data).last().unwrap(), "b00001");
+    assert_eq!(data["truncated"], true);
 }
 
 fn branch_names(data: &Value) -> Vec<String> {
@@ -293,9 +391,16 @@ async fn list_branches_refuses_bad_cursors_and_limits() {
         .await;
     let cursor = info.next_cursor.unwrap();
 
-    // A branch name (the old cursor) or an altered cursor is refused, not answered.
+    // A branch name (the old cursor), a made-up or blank one, or an altered cursor is
+    // refused, not answered (with an empty page or the first page).
     for forged in [
         "feat/auth".to_string(),
+        "zzz".to_string(),
+        "~".to_string(),
+        " ".to_string(),
+        "\u{a0}\t".to_string(),
+        "AQAAAAAAAAAAInp6eiIAAAAAAAAAAAAAAAAAAAAA".to_string(),
+        format!(" {cursor}x "),
         format!("{cursor}x"),
         cursor.chars().rev().collect(),
     ] {

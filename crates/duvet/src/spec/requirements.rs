@@ -50,8 +50,10 @@ pub fn normalize(text: &str) -> String {
     out
 }
 
-/// The identifier of a requirement text: the lowercase hex BLAKE3 hash of its [`normalize`]d
-/// form, so texts differing only in whitespace share an identifier.
+/// The hash of a requirement text: the lowercase hex BLAKE3 hash of its [`normalize`]d form,
+/// so texts differing only in whitespace share it. This was a requirement's identifier before
+/// the same sentence in two sections needed two; identifiers now hash the place too
+/// ([`crate::model::requirement_identifier`]), and this form is still accepted in lookups.
 pub fn identifier(text: &str) -> String {
     blake3::hash(normalize(text).as_bytes())
         .to_hex()
@@ -68,7 +70,7 @@ pub struct RequirementSentence {
 }
 
 impl RequirementSentence {
-    /// The sentence's [`identifier`].
+    /// The hash of the sentence's text ([`identifier`]).
     pub fn identifier(&self) -> String {
         identifier(&self.text)
     }

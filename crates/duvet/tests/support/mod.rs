@@ -82,6 +82,20 @@ Payments MAY be made in beans.
 Refunds MUST NOT be issued.
 ";
 
+/// A requirement's identifier as documented: the hex BLAKE3 of its place
+/// (`<spec key>#<section id>`), a line feed and its normalized text. Computed here, not by the
+/// crate, so that a change of the scheme fails the tests.
+pub fn req_id(place: &str, text: &str) -> String {
+    blake3::hash(format!("{place}\n{text}").as_bytes())
+        .to_hex()
+        .to_string()
+}
+
+/// The hash of a requirement's text alone: the identifier of earlier versions.
+pub fn text_hash(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex().to_string()
+}
+
 /// A project directory in a temp dir.
 pub struct Project {
     pub dir: tempfile::TempDir,

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{Field, FieldType, Fields, Value};
+use crate::errors::excerpt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SortKey {
@@ -141,8 +142,9 @@ impl SortSpec {
         let mut keys: Vec<SortKey> = Vec::new();
         for item in items {
             let given = item.as_ref();
+            // Messages quote at most an excerpt of what was sent.
             let error = |reason: String| SortError {
-                given: given.to_string(),
+                given: excerpt(given),
                 reason,
             };
             let (name, order) = match given.trim().split_once(':') {
@@ -151,7 +153,8 @@ impl SortSpec {
             };
             let field = Field::parse(name).ok_or_else(|| {
                 error(format!(
-                    "unknown field `{name}`; sortable fields: {}",
+                    "unknown field `{}`; sortable fields: {}",
+                    excerpt(name),
                     sortable_names()
                 ))
             })?;
@@ -165,7 +168,10 @@ impl SortSpec {
                 None | Some("asc") => false,
                 Some("desc") => true,
                 Some(other) => {
-                    return Err(error(format!("order `{other}` is neither asc nor desc")));
+                    return Err(error(format!(
+                        "order `{}` is neither asc nor desc",
+                        excerpt(other)
+                    )));
                 }
             };
             if keys.iter().any(|k| k.field == field) {

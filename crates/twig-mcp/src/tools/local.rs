@@ -121,27 +121,47 @@ pub struct StackParams {
     pub branch: Option<String>,
 }
 
+/// The most branches one stack shows: a longer chain is cut there and `truncated` is set
+/// (as `get_branch_tree` does with its depth and size bounds). The walk stops there too.
+pub const MAX_STACK: usize = 200;
+
 pub fn get_branch_stack(
     ctx: &ServerContext,
     params: StackParams,
 ) -> Result<BranchStackResponse, ToolError> {
-    let start = match params.branch.as_deref() {
+    let (start, named) = match params.branch.as_deref() {
         Some(branch) => {
             ctx.require_repo()?;
-            require_name(branch, "branch")?.to_string()
+            (require_name(branch, "branch")?.to_string(), true)
         }
-        None => ctx.current_branch()?.ok_or_else(|| {
-            ToolError::not_found("Not on any branch (detached HEAD)")
-                .with_hint("Check out a branch, or pass `branch` explicitly.")
-        })?,
+        None => {
+            let current = ctx.current_branch()?.ok_or_else(|| {
+                ToolError::not_found("Not on any branch (detached HEAD)")
+                    .with_hint("Check out a branch, or pass `branch` explicitly.")
+            })?;
+            (current, false)
+        }
     };
     let state = ctx.require_state()?;
-    let stack = state
-        .ancestry(&start)
+    // A named branch must exist, as in the other tools: in twig's state or as a local branch.
+    if named && !state.names(&start) {
+        let repo = ctx.require_repo()?;
+        let local = repo.local_branches().map_err(ToolError::internal)?;
+        if local.binary_search(&start).is_err() {
+            return Err(ToolError::not_found(format!(
+                "Branch '{start}' not found in twig state or repository"
+            ))
+            .with_hint(
+                "Use `list_branches` to see tracked branches, pass the name of a local branch, or omit `branch` to start at the current branch.",
+            ));
+        }
+    }
+    let (chain, truncated) = state.ancestry(&start, MAX_STACK);
+    let stack = chain
         .iter()
         .map(|branch| branch_metadata(Some(&state), branch))
         .collect();
-    Ok(BranchStackResponse { stack })
+    Ok(BranchStackResponse { stack, truncated })
 }
 
 /// Page sizes of `list_branches`: 200 by default, at most 1000.
@@ -150,8 +170,10 @@ pub const BRANCH_LIMIT: Limit = Limit::new(200, 1000);
 pub const REPOSITORY_LIMIT: Limit = Limit::new(200, 1000);
 
 /// The `cursor` argument; an empty string is no cursor (the first page), as it always was.
+/// Anything else, blanks included, must be a cursor this server sealed for the query:
+/// `Cursors::start` refuses the rest as `invalid_params`, never answering a made-up position.
 pub(crate) fn cursor_arg(cursor: Option<&str>) -> Option<&str> {
-    cursor.filter(|c| !c.trim().is_empty())
+    cursor.filter(|c| !c.is_empty())
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
