@@ -7,6 +7,7 @@
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
 pub mod bench;
+pub mod edge;
 
 use std::{
     path::Path,

@@ -1,0 +1,298 @@
+//! The protocol-edge rules every server holds over stdio, checked frame by frame against a
+//! built binary: hostile lines before and after `initialize`, each request whose id can be
+//! read answered exactly once with that id, nothing fatal, a second `initialize` refused,
+//! nothing huge echoed to stdout or stderr, and a clean exit at the end of input.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test harness
+
+use std::io::{BufRead, Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// A line, and the id and JSON-RPC code of its answer (`None`: it gets no answer).
+type Case = (Vec<u8>, Option<(Value, i64)>);
+
+fn line(text: &str) -> Vec<u8> {
+    text.as_bytes().to_vec()
+}
+
+/// Lines no request handler should ever see, and how the edge answers them.
+fn hostile() -> Vec<Case> {
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"x","arguments":{{"a":{}{}}}}},"id":110}}"#,
+        "[".repeat(300),
+        "]".repeat(300)
+    );
+    let mut bad_utf8 = line(r#"{"jsonrpc":"2.0","id":111,"method":"ping","params":{"x":"a"#);
+    bad_utf8.extend_from_slice(b"\xff\xfe\"}}");
+    vec![
+        (line("this is not json"), Some((Value::Null, -32700))),
+        (
+            line(r#"{"jsonrpc":"2.0","id":107,"method":"tools/call","params":{"name":"\ud800"}}"#),
+            Some((json!(107), -32700)),
+        ),
+        (
+            line(r#"{"jsonrpc":"2.0","id":"nan","method":"ping","params":{"x":NaN}}"#),
+            Some((json!("nan"), -32700)),
+        ),
+        (
+            line(r#"{"jsonrpc":"2.0","id":109,"method":"ping","params":{"x":1e999}}"#),
+            Some((json!(109), -32700)),
+        ),
+        (line(&deep), Some((json!(110), -32700))),
+        (bad_utf8, Some((json!(111), -32700))),
+        (
+            line(r#"{"jsonrpc":"2.0","id":112,"method":"tools/call","params":"x"}"#),
+            Some((json!(112), -32600)),
+        ),
+        (
+            line(r#"{"jsonrpc":"2.0","id":113,"method":"tools/list","params":[1]}"#),
+            Some((json!(113), -32600)),
+        ),
+        (
+            line(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#),
+            Some((Value::Null, -32600)),
+        ),
+        (
+            line(r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#),
+            Some((Value::Null, -32600)),
+        ),
+        (
+            line(r#"[{"jsonrpc":"2.0","id":114,"method":"ping"}]"#),
+            Some((Value::Null, -32600)),
+        ),
+        (
+            line(r#"{"jsonrpc":"1.0","id":115,"method":"ping"}"#),
+            Some((json!(115), -32600)),
+        ),
+        (
+            line(r#"{"id":116,"method":"ping"}"#),
+            Some((json!(116), -32600)),
+        ),
+        (
+            line(&format!(
+                r#"{{"jsonrpc":"2.0","id":117,"method":"{}"}}"#,
+                "m".repeat(1_000_000)
+            )),
+            Some((json!(117), -32601)),
+        ),
+        (
+            line(&format!(
+                r#"{{"jsonrpc":"2.0","id":118,"method":"ping","params":{{"pad":"{}"}}}}"#,
+                "x".repeat(5 * 1024 * 1024)
+            )),
+            Some((Value::Null, -32600)),
+        ),
+        // A notification that does not decode gets no answer.
+        (
+            line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#),
+            None,
+        ),
+    ]
+}
+
+struct Session {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: Receiver<String>,
+    stderr: std::thread::JoinHandle<usize>,
+    /// Everything the server wrote to stdout, for the last check.
+    seen: Vec<String>,
+}
+
+impl Session {
+    fn start(mut command: Command) -> Self {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the server starts");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        // Drained (a server blocked on a full stderr pipe would look hung), and measured.
+        let stderr = std::thread::spawn(move || {
+            let mut buffer = [0u8; 65536];
+            let mut total = 0;
+            while let Ok(n) = stderr.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                total += n;
+            }
+            total
+        });
+        Self {
+            child,
+            stdin,
+            lines,
+            stderr,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write a line");
+        stdin.write_all(b"\n").expect("write a line");
+        stdin.flush().expect("flush");
+    }
+
+    fn recv(&mut self, what: &str) -> Value {
+        match self.lines.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) => {
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("{what}: stdout carried a non-JSON line ({e})"));
+                self.seen.push(line);
+                value
+            }
+            Err(RecvTimeoutError::Timeout) => panic!("{what}: no answer within 20 s"),
+            Err(RecvTimeoutError::Disconnected) => {
+                panic!("{what}: the server closed stdout (exited?)")
+            }
+        }
+    }
+
+    /// Nothing more arrives for a while.
+    fn quiet(&mut self, what: &str) {
+        match self.lines.recv_timeout(Duration::from_millis(150)) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(line) => panic!("{what}: unexpected frame {}", excerpt(&line)),
+            Err(RecvTimeoutError::Disconnected) => panic!("{what}: the server exited"),
+        }
+    }
+
+    /// `ping` with `id` is answered `{}`: the session is alive and unchanged.
+    fn alive(&mut self, id: &str, what: &str) {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+                .to_string()
+                .as_bytes(),
+        );
+        let answer = self.recv(what);
+        assert_eq!(answer["id"], id, "{what}: {answer}");
+        assert_eq!(answer["result"], json!({}), "{what}: {answer}");
+    }
+}
+
+fn excerpt(text: &str) -> String {
+    text.chars().take(300).collect()
+}
+
+/// Run the edge checks against the stdio server `command` starts (its program, arguments,
+/// working directory and environment set by the caller). Panics on the first rule broken.
+pub fn check_stdio_edge(command: Command) {
+    let mut session = Session::start(command);
+
+    // Before `initialize`: notifications and stray responses are not fatal, and get no
+    // answer; a ping is answered.
+    for early in [
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"stray"}}"#,
+    ] {
+        session.send(early.as_bytes());
+        session.quiet(early);
+    }
+    session.alive("before-initialize", "a ping before initialize");
+
+    for (bytes, expected) in hostile().into_iter().chain(hostile()) {
+        let what = excerpt(&String::from_utf8_lossy(&bytes));
+        session.send(&bytes);
+        match expected {
+            None => session.quiet(&what),
+            Some((id, code)) => {
+                let answer = session.recv(&what);
+                assert_eq!(answer["jsonrpc"], "2.0", "{what}: {answer}");
+                assert_eq!(answer["id"], id, "{what}: {answer}");
+                assert_eq!(answer["error"]["code"], code, "{what}: {answer}");
+                assert!(
+                    answer.to_string().len() < 2_000,
+                    "{what}: the answer echoes the input ({} bytes)",
+                    answer.to_string().len()
+                );
+                session.quiet(&what);
+            }
+        }
+        session.alive("between", &what);
+    }
+
+    // The handshake, then a second `initialize` naming a version nobody speaks: refused,
+    // and the session goes on as it was.
+    session.send(
+        json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "edge", "version": "1"}
+        }})
+        .to_string()
+        .as_bytes(),
+    );
+    let init = session.recv("initialize");
+    assert_eq!(init["id"], "init", "{init}");
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    session.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    session.send(
+        json!({"jsonrpc": "2.0", "id": "again", "method": "initialize", "params": {
+            "protocolVersion": "1999-01-01", "capabilities": {},
+            "clientInfo": {"name": "edge", "version": "1"}
+        }})
+        .to_string()
+        .as_bytes(),
+    );
+    let again = session.recv("a second initialize");
+    assert_eq!(again["id"], "again", "{again}");
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    session.alive("after", "a ping after a second initialize");
+    session.send(br#"{"jsonrpc":"2.0","id":"tools","method":"tools/list"}"#);
+    let tools = session.recv("tools/list");
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
+
+    // After `initialize` the same lines get the same answers, and stray messages are
+    // ignored.
+    for (bytes, expected) in hostile() {
+        let what = excerpt(&String::from_utf8_lossy(&bytes));
+        session.send(&bytes);
+        if let Some((id, code)) = expected {
+            let answer = session.recv(&what);
+            assert_eq!(answer["id"], id, "{what}: {answer}");
+            assert_eq!(answer["error"]["code"], code, "{what}: {answer}");
+        }
+        session.quiet(&what);
+    }
+    session.send(br#"{"jsonrpc":"2.0","id":77,"result":{}}"#);
+    session.alive("end", "a ping after a stray response");
+
+    // The end of input ends the server cleanly, and it wrote nothing huge anywhere.
+    session.stdin = None;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = session.child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not exit after the end of input"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "exit status {status}");
+    let stderr = session.stderr.join().expect("stderr reader");
+    assert!(
+        stderr < 256 * 1024,
+        "stderr holds {stderr} bytes: input was echoed into the log"
+    );
+}
