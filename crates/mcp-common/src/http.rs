@@ -274,6 +274,74 @@ where
     axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(middleware::from_fn(answer_as_json))
+        .layer(middleware::from_fn_with_state(
+            config.max_body_bytes,
+            check_message,
+        ))
+}
+
+/// The protocol edge over HTTP ([`crate::edge`]): a POSTed message reaches rmcp only when it
+/// decodes. One that does not is answered here, `400` with the JSON-RPC error (its id, or
+/// `"id": null` when it cannot be read; a notification gets `202` and nothing), and an
+/// `initialize` inside a session that is initialized already is refused (`-32600`), the
+/// session going on unchanged.
+async fn check_message(State(limit): State<usize>, request: Request, next: Next) -> Response {
+    use crate::edge::{INVALID_REQUEST, Refusal, decode};
+    use rmcp::model::{ClientRequest, JsonRpcMessage};
+
+    let json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if request.method() != axum::http::Method::POST || !json {
+        // rmcp answers other methods and content types.
+        return next.run(request).await;
+    }
+    let in_session = request.headers().contains_key("mcp-session-id");
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            let refusal = Refusal::new(
+                None,
+                INVALID_REQUEST,
+                format!("invalid request: a message longer than {limit} bytes"),
+            );
+            return refused(StatusCode::PAYLOAD_TOO_LARGE, &refusal);
+        }
+    };
+    match decode(&bytes) {
+        Err(refusal) if refusal.quiet => StatusCode::ACCEPTED.into_response(),
+        Err(refusal) => refused(StatusCode::BAD_REQUEST, &refusal),
+        Ok(JsonRpcMessage::Request(request))
+            if in_session && matches!(request.request, ClientRequest::InitializeRequest(_)) =>
+        {
+            let id = serde_json::to_value(&request.id).ok();
+            refused(
+                StatusCode::BAD_REQUEST,
+                &Refusal::new(
+                    id,
+                    INVALID_REQUEST,
+                    "the session is initialized already: a second initialize is refused, and the session goes on as it was",
+                ),
+            )
+        }
+        Ok(_) => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await
+        }
+    }
+}
+
+fn refused(status: StatusCode, refusal: &crate::edge::Refusal) -> Response {
+    tracing::debug!(code = refusal.code, message = %refusal.message, "refused at the edge");
+    let mut response = (status, refusal.frame().to_string()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// Tell whoever started the server where it listens (the port may have been chosen by the

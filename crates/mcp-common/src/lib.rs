@@ -11,6 +11,7 @@
 //! - [`serve`]: logging, the `--http ADDR` flag, and one entry point that serves a handler
 //!   factory over stdio or Streamable HTTP ([`http`]), with [`stdio`]'s optional `shutdown`.
 
+pub mod edge;
 pub mod envelope;
 pub mod error;
 pub mod http;

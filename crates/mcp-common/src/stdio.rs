@@ -39,32 +39,12 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::{Decoder, FramedRead};
 
+use crate::edge::{INVALID_REQUEST, MAX_LINE, Refusal, decode};
+
 pub const SHUTDOWN: &str = "shutdown";
 
 /// How long the end of input waits for the tool calls still running.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(120);
-
-/// The longest line read, as the HTTP transport's body limit: a longer one is refused.
-pub const MAX_LINE: usize = 4 * 1024 * 1024;
-
-/// How much of an offending value an error quotes.
-const EXCERPT: usize = 200;
-
-/// Method names longer than this name no method (MCP's are a few dozen characters).
-const MAX_METHOD: usize = 256;
-
-/// JSON-RPC's codes for what never reaches a handler.
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
-const METHOD_NOT_FOUND: i64 = -32601;
-
-/// At most [`EXCERPT`] characters of `text`, and its length when it was cut.
-pub fn excerpt(text: &str) -> String {
-    match text.char_indices().nth(EXCERPT) {
-        None => text.to_string(),
-        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),
-    }
-}
 
 /// Standard input and output (as pipes where they are pipes) behind the edge;
 /// `shutdown_request`: the input also ends at `shutdown`.
@@ -178,28 +158,6 @@ pub struct Edge<R, W> {
     in_flight: HashSet<RequestId>,
 }
 
-/// Why a line is answered here rather than passed on: the id to answer (`None`: `null`),
-/// the JSON-RPC code and the message.
-#[derive(Debug, PartialEq)]
-struct Refusal {
-    id: Option<Value>,
-    code: i64,
-    message: String,
-    /// A notification (a method without an id): JSON-RPC answers none, not even an error.
-    quiet: bool,
-}
-
-impl Refusal {
-    fn new(id: Option<Value>, code: i64, message: impl Into<String>) -> Self {
-        Self {
-            id,
-            code,
-            message: message.into(),
-            quiet: false,
-        }
-    }
-}
-
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin + Send + 'static> Edge<R, W> {
     pub fn new(read: R, write: W, shutdown_request: bool) -> Self {
         Self {
@@ -231,12 +189,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin + Send + 'static> Edge<R, W> {
 
     async fn refuse(&mut self, refusal: Refusal) {
         tracing::debug!(code = refusal.code, message = %refusal.message, "refused at the edge");
-        self.write(&json!({
-            "jsonrpc": "2.0",
-            "id": refusal.id,
-            "error": {"code": refusal.code, "message": refusal.message},
-        }))
-        .await;
+        self.write(&refusal.frame()).await;
     }
 
     /// The end of the input, once the tool calls before it are answered. rmcp polls this
@@ -338,228 +291,6 @@ fn null_answer(id: RequestId) -> ServerJsonRpcMessage {
         ServerResult::CustomResult(CustomResult(serde_json::Value::Null)),
         id,
     )
-}
-
-/// A line as a client message, or why it is answered at the edge.
-fn decode(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
-    let value: Value = serde_json::from_slice(line).map_err(|err| {
-        Refusal::new(
-            recover_id(line),
-            PARSE_ERROR,
-            format!("parse error: the message is not JSON that can be read ({err})"),
-        )
-    })?;
-    let quiet = value
-        .as_object()
-        .is_some_and(|o| o.contains_key("method") && !o.contains_key("id"));
-    check(&value).map_err(|refusal| Refusal { quiet, ..refusal })
-}
-
-/// A JSON message as a client message, or why not.
-fn check(value: &Value) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
-    let Value::Object(object) = value else {
-        let what = if value.is_array() {
-            "a batch (an array); send one message per line"
-        } else {
-            "not a JSON object"
-        };
-        return Err(Refusal::new(
-            None,
-            INVALID_REQUEST,
-            format!("invalid request: the message is {what}"),
-        ));
-    };
-    // The id, when it is one JSON-RPC allows (a string or an integer).
-    let id = match object.get("id") {
-        None => None,
-        Some(id @ Value::String(_)) => Some(id.clone()),
-        Some(id @ Value::Number(n)) if n.is_i64() => Some(id.clone()),
-        Some(other) => {
-            return Err(Refusal::new(
-                None,
-                INVALID_REQUEST,
-                format!(
-                    "invalid request: the id must be a string or an integer, not `{}`",
-                    excerpt(&other.to_string())
-                ),
-            ));
-        }
-    };
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(Refusal::new(
-            id,
-            INVALID_REQUEST,
-            "invalid request: \"jsonrpc\" must be \"2.0\"",
-        ));
-    }
-    match object.get("method") {
-        Some(Value::String(method)) if method.len() > MAX_METHOD => {
-            return Err(Refusal::new(
-                id,
-                METHOD_NOT_FOUND,
-                format!("unknown method `{}`", excerpt(method)),
-            ));
-        }
-        Some(Value::String(_)) | None => {}
-        Some(other) => {
-            return Err(Refusal::new(
-                id,
-                INVALID_REQUEST,
-                format!(
-                    "invalid request: the method must be a string, not `{}`",
-                    excerpt(&other.to_string())
-                ),
-            ));
-        }
-    }
-    if let Some(params) = object.get("params")
-        && !params.is_object()
-    {
-        return Err(Refusal::new(
-            id,
-            INVALID_REQUEST,
-            "invalid request: params must be an object",
-        ));
-    }
-    let method = object
-        .get("method")
-        .and_then(Value::as_str)
-        .map(excerpt)
-        .unwrap_or_default();
-    serde_json::from_value(value.clone()).map_err(|err| {
-        Refusal::new(
-            id,
-            INVALID_REQUEST,
-            format!(
-                "invalid request: the message `{method}` cannot be decoded ({})",
-                excerpt(&err.to_string())
-            ),
-        )
-    })
-}
-
-/// The id of a message that is not valid JSON, when it can still be read: a top-level
-/// `"id"` member whose value is a string or an integer. Written by hand because no JSON
-/// crate reads past the first error, and the id matters most exactly then (a client waits
-/// for an answer with it). The scan skips other members' values whatever their depth
-/// (without recursion) and gives up at the first thing it does not understand.
-fn recover_id(line: &[u8]) -> Option<Value> {
-    let mut scan = Scan { text: line, at: 0 };
-    scan.space();
-    scan.expect(b'{')?;
-    loop {
-        scan.space();
-        let key = scan.string()?;
-        scan.space();
-        scan.expect(b':')?;
-        scan.space();
-        if key == b"id" {
-            return scan.scalar_id();
-        }
-        scan.skip_value()?;
-        scan.space();
-        match scan.next()? {
-            b',' => continue,
-            _ => return None,
-        }
-    }
-}
-
-struct Scan<'a> {
-    text: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Scan<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.text.get(self.at).copied()
-    }
-
-    fn next(&mut self) -> Option<u8> {
-        let byte = self.peek()?;
-        self.at += 1;
-        Some(byte)
-    }
-
-    fn space(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\r' | b'\n')) {
-            self.at += 1;
-        }
-    }
-
-    fn expect(&mut self, byte: u8) -> Option<()> {
-        (self.next()? == byte).then_some(())
-    }
-
-    /// A string's raw bytes (escapes left as they are).
-    fn string(&mut self) -> Option<&'a [u8]> {
-        self.expect(b'"')?;
-        let start = self.at;
-        loop {
-            match self.next()? {
-                b'\\' => {
-                    self.next()?;
-                }
-                b'"' => return Some(&self.text[start..self.at - 1]),
-                _ => {}
-            }
-        }
-    }
-
-    /// An id: a string without escapes, or an integer.
-    fn scalar_id(&mut self) -> Option<Value> {
-        match self.peek()? {
-            b'"' => {
-                let raw = self.string()?;
-                if raw.contains(&b'\\') {
-                    return None;
-                }
-                let text = std::str::from_utf8(raw).ok()?;
-                Some(Value::String(text.to_string()))
-            }
-            b'-' | b'0'..=b'9' => {
-                let start = self.at;
-                self.at += 1;
-                while matches!(self.peek(), Some(b'0'..=b'9')) {
-                    self.at += 1;
-                }
-                if matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
-                    return None;
-                }
-                let digits = std::str::from_utf8(&self.text[start..self.at]).ok()?;
-                digits.parse::<i64>().ok().map(Value::from)
-            }
-            _ => None,
-        }
-    }
-
-    /// Any value, nested to any depth.
-    fn skip_value(&mut self) -> Option<()> {
-        let mut depth = 0usize;
-        loop {
-            match self.peek()? {
-                b'"' => {
-                    self.string()?;
-                }
-                b'{' | b'[' => {
-                    self.at += 1;
-                    depth += 1;
-                }
-                b'}' | b']' => {
-                    if depth == 0 {
-                        return Some(());
-                    }
-                    self.at += 1;
-                    depth -= 1;
-                }
-                b',' if depth == 0 => return Some(()),
-                _ => self.at += 1,
-            }
-            if depth == 0 && matches!(self.peek(), Some(b',' | b'}')) {
-                return Some(());
-            }
-        }
-    }
 }
 
 impl<R, W> Transport<RoleServer> for Edge<R, W>
@@ -878,27 +609,5 @@ mod tests {
         let refused = frame(&mut answers).await;
         assert_eq!(refused["id"], 2);
         assert_eq!(refused["error"]["code"], -32600);
-    }
-
-    #[test]
-    fn ids_are_recovered_from_lines_that_do_not_parse() {
-        for (line, id) in [
-            (r#"{"id": 5, "x": NaN}"#, Some(json!(5))),
-            (
-                r#"{"a": {"b": [1, "}", {"c": "\"]"}]}, "id": "s-1", oops"#,
-                Some(json!("s-1")),
-            ),
-            (
-                r#"{"params": [[[[[[[["x"]]]]]]]], "id": -3 ,"#,
-                Some(json!(-3)),
-            ),
-            (r#"{"id": 1.5}"#, None),
-            (r#"{"id": "a\"b"}"#, None),
-            (r#"[{"id": 1}]"#, None),
-            (r#"{"x": "\ud800", "id": 4}"#, Some(json!(4))),
-            ("", None),
-        ] {
-            assert_eq!(recover_id(line.as_bytes()), id, "{line}");
-        }
     }
 }

@@ -296,3 +296,114 @@ pub fn check_stdio_edge(command: Command) {
         "stderr holds {stderr} bytes: input was echoed into the log"
     );
 }
+
+/// One POST to a Streamable HTTP endpoint: its status, and the JSON-RPC message it answered
+/// with (from a JSON body, or the first `data:` of an event stream; `Null` when none).
+async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: Vec<u8>,
+) -> (u16, Value, Option<String>) {
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(body);
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = request.send().await.expect("the server answers");
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let text = response.text().await.unwrap_or_default();
+    let message = serde_json::from_str(&text).unwrap_or_else(|_| {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .find_map(|d| serde_json::from_str(d.trim()).ok())
+            .unwrap_or(Value::Null)
+    });
+    (status, message, session)
+}
+
+/// The edge checks over Streamable HTTP at `url` (`…/mcp`): hostile bodies are answered
+/// `400` with the JSON-RPC error and the id where it can be read (`413` past the body
+/// limit; `202` for a notification that does not decode), and a second `initialize` in a
+/// session is refused while the session goes on.
+pub async fn check_http_edge(url: &str) {
+    let client = reqwest::Client::new();
+    for (body, expected) in hostile() {
+        let what = excerpt(&String::from_utf8_lossy(&body));
+        let too_big = body.len() > 4 * 1024 * 1024;
+        let (status, answer, _) = post(&client, url, None, body).await;
+        match expected {
+            None => assert_eq!(status, 202, "{what}: {answer}"),
+            Some((id, code)) => {
+                assert!(
+                    answer.to_string().len() < 2_000,
+                    "{what}: the answer echoes the input: {}",
+                    excerpt(&answer.to_string())
+                );
+                let expected_status = if too_big { 413 } else { 400 };
+                assert_eq!(status, expected_status, "{what}: {answer}");
+                assert_eq!(answer["jsonrpc"], "2.0", "{what}: {answer}");
+                assert_eq!(answer["id"], id, "{what}: {answer}");
+                assert_eq!(answer["error"]["code"], code, "{what}: {answer}");
+            }
+        }
+    }
+    let initialize = |id: &str, version: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "edge", "version": "1"}
+        }})
+        .to_string()
+        .into_bytes()
+    };
+    let (status, init, session) = post(&client, url, None, initialize("init", "2025-06-18")).await;
+    assert_eq!(status, 200, "{init}");
+    assert_eq!(init["id"], "init", "{init}");
+    let session = session.expect("a session id");
+    let (status, _, _) = post(
+        &client,
+        url,
+        Some(&session),
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(status, 202);
+    let (status, again, _) = post(
+        &client,
+        url,
+        Some(&session),
+        initialize("again", "1999-01-01"),
+    )
+    .await;
+    assert_eq!(status, 400, "{again}");
+    assert_eq!(again["id"], "again", "{again}");
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    let (status, pong, _) = post(
+        &client,
+        url,
+        Some(&session),
+        br#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(status, 200, "{pong}");
+    assert_eq!(pong, json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+    // In the session, the same hostile bodies get the same answers.
+    for (body, expected) in hostile().into_iter().take(8) {
+        let what = excerpt(&String::from_utf8_lossy(&body));
+        let (status, answer, _) = post(&client, url, Some(&session), body).await;
+        if let Some((id, code)) = expected {
+            assert_eq!(status, 400, "{what}: {answer}");
+            assert_eq!(answer["id"], id, "{what}: {answer}");
+            assert_eq!(answer["error"]["code"], code, "{what}: {answer}");
+        }
+    }
+}
