@@ -29,6 +29,11 @@ const QUIET_LIBRARIES: &[&str] = &["tokio_postgres", "postgres"];
 pub fn init_tracing(verbosity: u8) {
     let level = level_for_verbosity(verbosity);
     let mut directives = level.as_str().to_ascii_lowercase();
+    if level < tracing::Level::INFO {
+        // rmcp's service warns of every error it answers, quoting the request id whole (a
+        // megabyte, from a hostile client); the servers log their own failures.
+        directives.push_str(",rmcp::service=error");
+    }
     if level > tracing::Level::INFO {
         for library in QUIET_LIBRARIES {
             directives.push_str(&format!(",{library}=info"));
