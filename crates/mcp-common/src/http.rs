@@ -308,7 +308,12 @@ async fn check_message(State(limit): State<usize>, request: Request, next: Next)
                 INVALID_REQUEST,
                 format!("invalid request: a message longer than {limit} bytes"),
             );
-            return refused(StatusCode::PAYLOAD_TOO_LARGE, &refusal);
+            // The rest of the body is not read: the connection cannot carry another request.
+            let mut response = refused(StatusCode::PAYLOAD_TOO_LARGE, &refusal);
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
         }
     };
     match decode(&bytes) {

@@ -343,7 +343,7 @@ pub async fn check_http_edge(url: &str) {
         if too_big {
             // Refused once the limit is read: the client may see the 413, or, still
             // sending, the connection closed under it.
-            let sent = client
+            let sent = reqwest::Client::new()
                 .post(url)
                 .header("content-type", "application/json")
                 .header("accept", "application/json, text/event-stream")
