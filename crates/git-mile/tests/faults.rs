@@ -28,6 +28,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use mcp_testkit::bench::Rng;
 use serde_json::{Value, json};
 use support::{RawSession, Sandbox, bin};
 
@@ -43,28 +44,6 @@ const ISSUES: usize = 3;
 /// Comment calls in flight per server.
 const WINDOW: usize = 6;
 const BASE_SEED: u64 = 0x6769_742d_6d69_6c65;
-
-/// SplitMix64: small, deterministic, good enough to draw kill moments and targets.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `lo..=hi` (close enough for these ranges).
-    fn between(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-}
 
 fn base_seed() -> u64 {
     std::env::var("GIT_MILE_FAULTS_SEED")
@@ -255,7 +234,7 @@ fn round(
     seed: u64,
     ledger: &mut Ledger,
 ) -> RoundStats {
-    let mut rng = Rng::new(seed);
+    let mut rng = Rng(seed);
     let (tx, rx) = mpsc::channel::<Frame>();
     let mut writers: Vec<Writer> = (0..WRITERS)
         .map(|w| Writer::spawn(sandbox, repo, logs, w, &format!("round{round}"), tx.clone()))
@@ -267,7 +246,7 @@ fn round(
 
     let start = Instant::now();
     let kill_at: Vec<Instant> = (0..WRITERS)
-        .map(|_| start + Duration::from_millis(rng.between(40, 450)))
+        .map(|_| start + Duration::from_millis(rng.range(40, 450) as u64))
         .collect();
     let mut killed = [false; WRITERS];
     let mut in_flight = [0usize; WRITERS];
@@ -294,7 +273,7 @@ fn round(
             while in_flight[w] < WINDOW {
                 let id = next_id[w];
                 next_id[w] += 1;
-                let issue = &issues[rng.between(0, issues.len() as u64 - 1) as usize];
+                let issue = &issues[rng.below(issues.len())];
                 let body = format!("r{round}w{w}c{id}");
                 assert!(
                     writer.send(&comment_call(id, issue, &body)),

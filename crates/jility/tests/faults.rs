@@ -29,6 +29,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use mcp_testkit::bench::Rng;
 use serde_json::{Value, json};
 use support::{BIN, Project};
 
@@ -46,28 +47,6 @@ const WINDOW: usize = 4;
 /// Cold starts killed before the rounds.
 const COLD_KILLS: u64 = 4;
 const BASE_SEED: u64 = 0x6a69_6c69_7479_0009;
-
-/// SplitMix64: small, deterministic, good enough to draw kill moments.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `lo..=hi` (close enough for these ranges).
-    fn between(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-}
 
 fn base_seed() -> u64 {
     std::env::var("JILITY_FAULTS_SEED")
@@ -292,7 +271,7 @@ struct RoundStats {
 
 /// One kill round: two servers write batches until each is killed at its drawn moment.
 fn round(p: &Project, logs: &Path, round: u64, seed: u64, ledger: &mut Ledger) -> RoundStats {
-    let mut rng = Rng::new(seed);
+    let mut rng = Rng(seed);
     let (tx, rx) = mpsc::channel::<Frame>();
     let mut stash = Vec::new();
     let mut writers: Vec<Writer> = (0..WRITERS)
@@ -306,7 +285,7 @@ fn round(p: &Project, logs: &Path, round: u64, seed: u64, ledger: &mut Ledger) -
 
     let start = Instant::now();
     let kill_at: Vec<Instant> = (0..WRITERS)
-        .map(|_| start + Duration::from_millis(rng.between(40, 450)))
+        .map(|_| start + Duration::from_millis(rng.range(40, 450) as u64))
         .collect();
     let mut killed = [false; WRITERS];
     let mut in_flight = [0usize; WRITERS];
@@ -548,10 +527,10 @@ fn kill_9_in_the_middle_of_batches_leaves_whole_batches() {
     // Cold starts: killed while the database is created, migrated and given its project.
     let mut cold = Vec::new();
     for k in 0..COLD_KILLS {
-        let mut rng = Rng::new(seed ^ (0xc01d << 16) ^ k);
+        let mut rng = Rng(seed ^ (0xc01d << 16) ^ k);
         let (tx, _rx) = mpsc::channel::<Frame>();
         let mut writer = Writer::spawn(p.root(), logs.path(), 0, &format!("cold{k}"), tx);
-        let after = rng.between(0, 20);
+        let after = rng.range(0, 20) as u64;
         std::thread::sleep(Duration::from_millis(after));
         writer.kill();
         cold.push((after, p.db().exists()));

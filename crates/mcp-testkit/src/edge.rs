@@ -424,3 +424,36 @@ pub async fn check_http_edge(url: &str) {
         }
     }
 }
+
+/// [`check_stdio_edge`] against `bin ARGS`, started in an empty temporary directory that is
+/// also its HOME, with no other environment but PATH.
+pub fn check_stdio_binary(bin: &str, args: &[&str]) {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut command = Command::new(bin);
+    command
+        .args(args)
+        .current_dir(home.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    check_stdio_edge(command);
+}
+
+/// [`check_http_edge`] against `bin ARGS --http 127.0.0.1:0`, started as for
+/// [`check_stdio_binary`]; the server still answers a ping at the end.
+pub async fn check_http_binary(bin: &str, args: &[&str]) {
+    let home = tempfile::tempdir().expect("tempdir");
+    let home_path = home.path().display().to_string();
+    let mcp = crate::McpProcess::spawn_bin_over(
+        crate::Wire::Http,
+        bin,
+        args,
+        home.path(),
+        &[("HOME", home_path.as_str())],
+    )
+    .await
+    .expect("the server starts");
+    let url = mcp.url().expect("an HTTP server").to_string();
+    check_http_edge(&url).await;
+    mcp.ping().await;
+}
