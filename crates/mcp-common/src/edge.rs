@@ -32,12 +32,13 @@ pub fn excerpt(text: &str) -> String {
 /// Why a line is answered here rather than passed on: the id to answer (`None`: `null`),
 /// the JSON-RPC code and the message.
 #[derive(Debug, PartialEq)]
-pub(crate) struct Refusal {
-    pub(crate) id: Option<Value>,
-    pub(crate) code: i64,
-    pub(crate) message: String,
+#[doc(hidden)]
+pub struct Refusal {
+    pub id: Option<Value>,
+    pub code: i64,
+    pub message: String,
     /// A notification (a method without an id): JSON-RPC answers none, not even an error.
-    pub(crate) quiet: bool,
+    pub quiet: bool,
 }
 
 impl Refusal {
@@ -63,7 +64,8 @@ impl Refusal {
 }
 
 /// A line as a client message, or why it is answered at the edge.
-pub(crate) fn decode(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
+#[doc(hidden)]
+pub fn decode(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
     let value: Value = serde_json::from_slice(line).map_err(|err| {
         Refusal::new(
             recover_id(line),
@@ -165,7 +167,8 @@ fn check(value: &Value) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
 /// crate reads past the first error, and the id matters most exactly then (a client waits
 /// for an answer with it). The scan skips other members' values whatever their depth
 /// (without recursion) and gives up at the first thing it does not understand.
-pub(crate) fn recover_id(line: &[u8]) -> Option<Value> {
+#[doc(hidden)]
+pub fn recover_id(line: &[u8]) -> Option<Value> {
     let mut scan = Scan { text: line, at: 0 };
     scan.space();
     scan.expect(b'{')?;

@@ -76,14 +76,15 @@ fn read(home: &Path) -> Option<Netrc> {
 
 /// The usable entries of a netrc file, in file order.
 #[derive(Debug, Default)]
-struct Netrc {
-    machines: Vec<(String, Credentials)>,
-    default: Option<Credentials>,
+#[doc(hidden)]
+pub struct Netrc {
+    pub machines: Vec<(String, Credentials)>,
+    pub default: Option<Credentials>,
 }
 
 impl Netrc {
     /// The first machine entry named `host` (case-insensitive).
-    fn machine(&self, host: &str) -> Option<&Credentials> {
+    pub fn machine(&self, host: &str) -> Option<&Credentials> {
         self.machines
             .iter()
             .find(|(name, _)| name.eq_ignore_ascii_case(host))
@@ -92,7 +93,7 @@ impl Netrc {
 
     /// Parse netrc text. Malformed parts (a keyword missing its value, unknown tokens) are
     /// skipped rather than failing the whole file, as other netrc readers do.
-    fn parse(text: &str) -> Self {
+    pub fn parse(text: &str) -> Self {
         let mut netrc = Netrc::default();
         let mut tokens = Tokenizer::new(text);
         let mut current: Option<Entry> = None;

@@ -1,0 +1,3 @@
+;;= https://example.com/spec.md#eval
+;;# Forms MUST be evaluated left to right.
+(defun f ())
