@@ -21,14 +21,12 @@
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mcp_testkit::bench::Rng;
+use mcp_testkit::killable::{Frame, Killable as Writer, seed};
 use serde_json::{Value, json};
 use support::{RawSession, Sandbox, bin};
 
@@ -45,95 +43,23 @@ const ISSUES: usize = 3;
 const WINDOW: usize = 6;
 const BASE_SEED: u64 = 0x6769_742d_6d69_6c65;
 
-fn base_seed() -> u64 {
-    std::env::var("GIT_MILE_FAULTS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(BASE_SEED)
-}
-
-/// A frame a server wrote: which server, the frame.
-type Frame = (usize, Value);
-
-/// One `git mile mcp-server` spoken to over raw pipes, so that it can be killed at any
-/// moment while requests are in flight.
-struct Writer {
+/// `git mile mcp-server` in `repo`, its stderr in `logs`.
+fn spawn_writer(
+    sandbox: &Sandbox,
+    repo: &Path,
+    logs: &Path,
     index: usize,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    reader: Option<JoinHandle<()>>,
-    log: PathBuf,
-}
-
-impl Writer {
-    fn spawn(
-        sandbox: &Sandbox,
-        repo: &Path,
-        logs: &Path,
-        index: usize,
-        label: &str,
-        tx: mpsc::Sender<Frame>,
-    ) -> Self {
-        let log = logs.join(format!("{label}-w{index}.stderr"));
-        let mut child = sandbox
-            .command(bin(), repo)
-            .arg("mcp-server")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("start git mile mcp-server");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let frame =
-                    serde_json::from_str(&line).unwrap_or_else(|_| json!({"not_json": line}));
-                if tx.send((index, frame)).is_err() {
-                    break;
-                }
-            }
-        });
-        Self {
-            index,
-            child,
-            stdin,
-            reader: Some(reader),
-            log,
-        }
-    }
-
-    /// Send one frame; false when the pipe is closed (the process is gone).
-    fn send(&mut self, frame: &Value) -> bool {
-        let Some(stdin) = self.stdin.as_mut() else {
-            return false;
-        };
-        writeln!(stdin, "{frame}")
-            .and_then(|()| stdin.flush())
-            .is_ok()
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// SIGKILL, then read whatever it wrote before dying (the reader runs to end of file).
-    fn kill(&mut self) {
-        self.child.kill().expect("SIGKILL");
-        self.child.wait().unwrap();
-        self.stdin = None;
-        if let Some(reader) = self.reader.take() {
-            reader.join().unwrap();
-        }
-    }
-}
-
-impl Drop for Writer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    label: &str,
+    tx: mpsc::Sender<Frame>,
+) -> Writer {
+    let mut command = sandbox.command(bin(), repo);
+    command.arg("mcp-server");
+    Writer::spawn(
+        command,
+        logs.join(format!("{label}-w{index}.stderr")),
+        index,
+        tx,
+    )
 }
 
 fn initialize(writer: &mut Writer, rx: &mpsc::Receiver<Frame>) {
@@ -237,7 +163,7 @@ fn round(
     let mut rng = Rng(seed);
     let (tx, rx) = mpsc::channel::<Frame>();
     let mut writers: Vec<Writer> = (0..WRITERS)
-        .map(|w| Writer::spawn(sandbox, repo, logs, w, &format!("round{round}"), tx.clone()))
+        .map(|w| spawn_writer(sandbox, repo, logs, w, &format!("round{round}"), tx.clone()))
         .collect();
     drop(tx);
     for writer in &mut writers {
@@ -453,7 +379,7 @@ fn call(session: &mut RawSession, id: u64, tool: &str, args: Value) -> Value {
 #[test]
 fn kill_9_in_the_middle_of_comments_loses_no_acknowledged_comment() {
     let started = Instant::now();
-    let seed = base_seed();
+    let seed = seed("GIT_MILE_FAULTS_SEED", BASE_SEED);
     let sandbox = Sandbox::new();
     let repo = sandbox.repo("repo");
     let git_dir = repo.join(".git");

@@ -22,14 +22,13 @@
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mcp_testkit::bench::Rng;
+use mcp_testkit::killable::{Frame, Killable as Writer, seed};
 use serde_json::{Value, json};
 use support::{BIN, Project};
 
@@ -48,108 +47,27 @@ const WINDOW: usize = 4;
 const COLD_KILLS: u64 = 4;
 const BASE_SEED: u64 = 0x6a69_6c69_7479_0009;
 
-fn base_seed() -> u64 {
-    std::env::var("JILITY_FAULTS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(BASE_SEED)
-}
-
-/// A frame a server wrote: which server, the frame.
-type Frame = (usize, Value);
-
-/// One `jility --mcp-server` spoken to over raw pipes, so that it can be killed at any
-/// moment while requests are in flight.
-struct Writer {
+/// `jility --mcp-server` in `root` as actor `writer-{index}`, its stderr in `logs`.
+fn spawn_writer(
+    root: &Path,
+    logs: &Path,
     index: usize,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    reader: Option<JoinHandle<()>>,
-    log: std::path::PathBuf,
-}
-
-impl Writer {
-    fn spawn(root: &Path, logs: &Path, index: usize, label: &str, tx: mpsc::Sender<Frame>) -> Self {
-        let log = logs.join(format!("{label}-w{index}.stderr"));
-        let mut child = Command::new(BIN)
-            .arg("--mcp-server")
-            .current_dir(root)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("JILITY_ACTOR", format!("writer-{index}"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("start jility --mcp-server");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let frame =
-                    serde_json::from_str(&line).unwrap_or_else(|_| json!({"not_json": line}));
-                if tx.send((index, frame)).is_err() {
-                    break;
-                }
-            }
-        });
-        Self {
-            index,
-            child,
-            stdin,
-            reader: Some(reader),
-            log,
-        }
-    }
-
-    /// Send one frame; false when the pipe is closed (the process is gone).
-    fn send(&mut self, frame: &Value) -> bool {
-        let Some(stdin) = self.stdin.as_mut() else {
-            return false;
-        };
-        writeln!(stdin, "{frame}")
-            .and_then(|()| stdin.flush())
-            .is_ok()
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// SIGKILL, then read whatever it wrote before dying (the reader runs to end of file).
-    fn kill(&mut self) {
-        self.child.kill().expect("SIGKILL");
-        self.child.wait().unwrap();
-        self.stdin = None;
-        if let Some(reader) = self.reader.take() {
-            reader.join().unwrap();
-        }
-    }
-
-    /// Close stdin: the server answers what is in flight and exits; its exit status.
-    fn finish(&mut self) -> std::process::ExitStatus {
-        self.stdin = None;
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            assert!(Instant::now() < deadline, "the server did not exit");
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        if let Some(reader) = self.reader.take() {
-            reader.join().unwrap();
-        }
-        status
-    }
-}
-
-impl Drop for Writer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    label: &str,
+    tx: mpsc::Sender<Frame>,
+) -> Writer {
+    let mut command = Command::new(BIN);
+    command
+        .arg("--mcp-server")
+        .current_dir(root)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("JILITY_ACTOR", format!("writer-{index}"));
+    Writer::spawn(
+        command,
+        logs.join(format!("{label}-w{index}.stderr")),
+        index,
+        tx,
+    )
 }
 
 /// The frame answering `id` of writer `index` (other frames are kept in `stash`).
@@ -275,7 +193,7 @@ fn round(p: &Project, logs: &Path, round: u64, seed: u64, ledger: &mut Ledger) -
     let (tx, rx) = mpsc::channel::<Frame>();
     let mut stash = Vec::new();
     let mut writers: Vec<Writer> = (0..WRITERS)
-        .map(|w| Writer::spawn(p.root(), logs, w, &format!("round{round}"), tx.clone()))
+        .map(|w| spawn_writer(p.root(), logs, w, &format!("round{round}"), tx.clone()))
         .collect();
     drop(tx);
     for writer in &mut writers {
@@ -519,7 +437,7 @@ fn check(p: &Project, ledger: &Ledger, context: &str) -> Stored {
 #[test]
 fn kill_9_in_the_middle_of_batches_leaves_whole_batches() {
     let started = Instant::now();
-    let seed = base_seed();
+    let seed = seed("JILITY_FAULTS_SEED", BASE_SEED);
     let p = Project::new();
     let logs = tempfile::tempdir().unwrap();
     let mut ledger = Ledger::default();
@@ -529,7 +447,7 @@ fn kill_9_in_the_middle_of_batches_leaves_whole_batches() {
     for k in 0..COLD_KILLS {
         let mut rng = Rng(seed ^ (0xc01d << 16) ^ k);
         let (tx, _rx) = mpsc::channel::<Frame>();
-        let mut writer = Writer::spawn(p.root(), logs.path(), 0, &format!("cold{k}"), tx);
+        let mut writer = spawn_writer(p.root(), logs.path(), 0, &format!("cold{k}"), tx);
         let after = rng.range(0, 20) as u64;
         std::thread::sleep(Duration::from_millis(after));
         writer.kill();
@@ -559,7 +477,7 @@ fn kill_9_in_the_middle_of_batches_leaves_whole_batches() {
     // right after the last one, then ends cleanly at the end of its input.
     let (tx, rx) = mpsc::channel::<Frame>();
     let mut stash = Vec::new();
-    let mut writer = Writer::spawn(p.root(), logs.path(), 9, "final", tx);
+    let mut writer = spawn_writer(p.root(), logs.path(), 9, "final", tx);
     initialize(&mut writer, &rx, &mut stash);
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "jility_list_tickets", "arguments": {"limit": 1}}});

@@ -8,6 +8,7 @@
 
 pub mod bench;
 pub mod edge;
+pub mod killable;
 
 use std::{
     path::Path,
