@@ -216,9 +216,19 @@ pub fn check_create(title: &str, description: &str, labels: &[String]) -> OpResu
 
 /// The arguments of [`update`], checked without reading the repository.
 pub fn check_update(update: &Update) -> OpResult<()> {
-    if let Some(title) = &update.title {
-        check_title(title)?;
-    }
+    checked_update(update).map(|_| ())
+}
+
+/// An update's values as they will be written: the trimmed title, the labels to add and
+/// to remove.
+struct CheckedUpdate {
+    title: Option<String>,
+    add: Vec<String>,
+    remove: Vec<String>,
+}
+
+fn checked_update(update: &Update) -> OpResult<CheckedUpdate> {
+    let title = update.title.as_deref().map(check_title).transpose()?;
     if let Some(description) = &update.description {
         check_text("description", description)?;
     }
@@ -229,7 +239,7 @@ pub fn check_update(update: &Update) -> OpResult<()> {
             "label `{both}` is both added and removed"
         )));
     }
-    Ok(())
+    Ok(CheckedUpdate { title, add, remove })
 }
 
 /// The body of [`comment`], checked without reading the repository.
@@ -331,10 +341,7 @@ impl Update {
 /// one event is appended per field that differs from the entity's current state (none when
 /// nothing differs), all in one compare-and-swap.
 pub fn update(store: &GitStore, kind: Kind, id: &str, update: &Update) -> OpResult<Written> {
-    check_update(update)?;
-    let title = update.title.as_deref().map(check_title).transpose()?;
-    let add = check_labels("labels to add", &update.add_labels)?;
-    let remove = check_labels("labels to remove", &update.remove_labels)?;
+    let CheckedUpdate { title, add, remove } = checked_update(update)?;
     if let Some(milestone) = &update.milestone {
         if kind != Kind::Issue {
             return Err(OpError::Invalid(

@@ -95,23 +95,21 @@ fn invalid(message: impl Into<String>) -> ToolError {
 }
 
 /// A failed operation as the contract reports it.
+/// The kind an error of `ops` names (`what`), else the call's own.
+fn named(what: &str, kind: Kind) -> Kind {
+    match what {
+        "milestone" => Kind::Milestone,
+        "issue" => Kind::Issue,
+        _ => kind,
+    }
+}
+
 fn failure(kind: Kind, err: OpError) -> ToolError {
     match err {
         OpError::Invalid(message) => invalid(message),
-        OpError::NotFound { what, id } => match what {
-            "milestone" => errors::not_found(Kind::Milestone, &id),
-            "issue" => errors::not_found(Kind::Issue, &id),
-            _ => errors::not_found(kind, &id),
-        },
+        OpError::NotFound { what, id } => errors::not_found(named(what, kind), &id),
         OpError::Ambiguous { id, candidates } => errors::ambiguous_id(kind, &id, &candidates),
-        OpError::Unreadable { what, id, why } => {
-            let kind = if what == "milestone" {
-                Kind::Milestone
-            } else {
-                kind
-            };
-            errors::unreadable(kind, id, why)
-        }
+        OpError::Unreadable { what, id, why } => errors::unreadable(named(what, kind), id, why),
         OpError::Store(StoreError::NoIdentity) => ToolError::new(
             NO_IDENTITY,
             "no git identity to author the change: user.name and user.email are not set for this repository (or hold characters git refuses: < > or a line break)",
@@ -146,12 +144,7 @@ fn failure(kind: Kind, err: OpError) -> ToolError {
             )
         }
         OpError::Store(StoreError::NotFound { kind: what, id }) => {
-            let kind = if what == "milestone" {
-                Kind::Milestone
-            } else {
-                kind
-            };
-            errors::not_found(kind, &id)
+            errors::not_found(named(what, kind), &id)
         }
         OpError::Store(err) => errors::repository(&err),
         OpError::Incomplete(message) => errors::internal(message),

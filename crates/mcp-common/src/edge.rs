@@ -76,12 +76,13 @@ pub fn decode(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
     let quiet = value
         .as_object()
         .is_some_and(|o| o.contains_key("method") && !o.contains_key("id"));
-    check(&value).map_err(|refusal| Refusal { quiet, ..refusal })
+    check(value).map_err(|refusal| Refusal { quiet, ..refusal })
 }
 
-/// A JSON message as a client message, or why not.
-fn check(value: &Value) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
-    let Value::Object(object) = value else {
+/// A JSON message as a client message, or why not. Takes the message: it is decoded in place,
+/// not copied, on every call's path.
+fn check(value: Value) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
+    let Value::Object(object) = &value else {
         let what = if value.is_array() {
             "a batch (an array); send one message per line"
         } else {
@@ -150,7 +151,7 @@ fn check(value: &Value) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
         .and_then(Value::as_str)
         .map(excerpt)
         .unwrap_or_default();
-    serde_json::from_value(value.clone()).map_err(|err| {
+    serde_json::from_value(value).map_err(|err| {
         Refusal::new(
             id,
             INVALID_REQUEST,
