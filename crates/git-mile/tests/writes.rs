@@ -1015,3 +1015,61 @@ async fn a_lock_left_behind_is_a_conflict_at_once_and_an_unusable_identity_write
     assert_eq!(refs(), before);
     mcp.shutdown().await;
 }
+
+#[tokio::test]
+async fn cursors_after_the_longest_titles_page_on() {
+    // Found by fuzzing: an issue's title and its milestone's title, 500 four-byte characters
+    // each, made a cursor of ~5,400 characters that the server refused as forged on the next
+    // page.
+    let sandbox = Sandbox::new();
+    let repo = world_repo(&sandbox, "repo");
+    let mcp = sandbox.server(&repo, &[]).await;
+    let long = |c: &str| c.repeat(500);
+    let milestone = ok(
+        &mcp,
+        "git_mile.create",
+        json!({"entity": "milestone", "title": long("🦀")}),
+    )
+    .await;
+    let mut made = Vec::new();
+    for c in ["🦊", "🦋", "🦉"] {
+        let issue = ok(
+            &mcp,
+            "git_mile.create",
+            json!({"entity": "issue", "title": long(c), "milestone": milestone["id"]}),
+        )
+        .await;
+        made.push(issue["id"].as_str().unwrap().to_string());
+    }
+    let filter = format!("milestone == \"{}\"", milestone["id"].as_str().unwrap());
+    let args = |cursor: Option<&str>| {
+        let mut a = json!({
+            "entity": "issue", "filter": filter,
+            "sort": ["title", "milestone"], "limit": 1
+        });
+        if let Some(c) = cursor {
+            a["cursor"] = json!(c);
+        }
+        a
+    };
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut longest = 0;
+    loop {
+        let page = ok(&mcp, "git_mile.list", args(cursor.as_deref())).await;
+        for item in page["items"].as_array().unwrap() {
+            seen.push(item["id"].as_str().unwrap().to_string());
+        }
+        match page["nextCursor"].as_str() {
+            Some(next) => {
+                longest = longest.max(next.len());
+                cursor = Some(next.to_string());
+            }
+            None => break,
+        }
+    }
+    assert!(longest > 4096, "the cursors were {longest} characters long");
+    // 🦉 U+1F989 < 🦊 U+1F98A < 🦋 U+1F98B.
+    assert_eq!(seen, [made[2].clone(), made[0].clone(), made[1].clone()]);
+    mcp.shutdown().await;
+}

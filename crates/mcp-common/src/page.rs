@@ -18,8 +18,12 @@ const MAC_LEN: usize = 16;
 /// Length of the query fingerprint kept in a cursor, in bytes.
 const QUERY_LEN: usize = 8;
 const VERSION: u8 = 1;
-/// Longest cursor accepted, in characters: anything longer was not made here.
-const MAX_CURSOR_LEN: usize = 4096;
+/// Longest cursor accepted, in characters: the longest message the protocol edge takes
+/// ([`crate::edge::MAX_LINE`]). A position is the sort values of one item (git-mile: up to
+/// two 500-character titles, escaped), so a cursor may well pass a few KiB; a smaller limit
+/// here refused the server's own cursors as forged (found by fuzzing, see
+/// `docs/reliability.md`). Longer input never reaches a tool: the edge refuses it first.
+pub const MAX_CURSOR_LEN: usize = crate::edge::MAX_LINE;
 
 /// Where a page of a list stands in the whole list; sent beside `data` in the envelope.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -332,6 +336,18 @@ mod tests {
             open.decode::<(String, u32)>(&altered),
             Err(CursorError::Forged)
         );
+    }
+
+    #[test]
+    fn long_positions_round_trip_and_only_over_long_cursors_are_refused() {
+        let cursors = CursorKey::random().bind("list", &());
+        // Two 500-character titles of 4-byte characters: a cursor of ~5,400 characters.
+        let position = ("🦀".repeat(500), "🦀".repeat(500));
+        let cursor = cursors.encode(&position);
+        assert!(cursor.len() > 4096, "{}", cursor.len());
+        assert_eq!(cursors.decode(&cursor), Ok(position));
+        let over = "A".repeat(MAX_CURSOR_LEN + 4);
+        assert_eq!(cursors.decode::<u32>(&over), Err(CursorError::Forged));
     }
 
     #[test]
