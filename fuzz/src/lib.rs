@@ -22,6 +22,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("duvet_markdown", duvet_markdown),
     ("duvet_annotation", duvet_annotation),
     ("duvet_toml", duvet_toml),
+    ("duvet_config", duvet_config),
     ("jility_replace_lines", jility_replace_lines),
     ("jility_replace_section", jility_replace_section),
     ("jility_front_matter", jility_front_matter),
@@ -358,6 +359,51 @@ pub fn duvet_annotation(data: &[u8]) {
             malformed.windows(2).all(|w| w[0].line <= w[1].line),
             "problems out of order"
         );
+    }
+}
+
+/// duvet's project configuration: the text as `.duvet/config.toml` (`config::load`), as a
+/// `--source-pattern` flag, and as a specification URL whose cached copy must stay inside the
+/// cache directory (`config::cache_path`: a path from a config file never leaves it).
+pub fn duvet_config(data: &[u8]) {
+    use duvet::config::{Flags, cache_path, load, parse_source_pattern};
+    use std::path::Component;
+
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let inside = |cache: &Path, url: &str| {
+        if let Some(path) = cache_path(cache, url) {
+            assert!(path.starts_with(cache), "{} leaves {}", path.display(), cache.display());
+            let below = path.strip_prefix(cache).expect("starts with the cache");
+            assert!(
+                below.components().all(|c| matches!(c, Component::Normal(_))),
+                "{} climbs out",
+                path.display()
+            );
+        }
+    };
+    inside(Path::new("/cache/specs"), text);
+    if let Ok(source) = parse_source_pattern(text) {
+        assert!(!source.pattern.trim().is_empty(), "empty pattern accepted");
+    }
+
+    // One project directory per process, its config rewritten for every input.
+    static ROOT: OnceLock<std::path::PathBuf> = OnceLock::new();
+    let root = ROOT.get_or_init(|| {
+        let root = std::env::temp_dir().join(format!("duvet-config-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(root.join(".duvet")).expect("a temporary project");
+        root
+    });
+    std::fs::write(root.join(".duvet/config.toml"), data).expect("the config is written");
+    if let Ok(config) = load(root, &Flags::default()) {
+        assert!(config.spec_cache_dir.starts_with(&config.root));
+        for spec in &config.specifications {
+            inside(&config.spec_cache_dir, &spec.source);
+        }
+        for source in &config.sources {
+            assert!(!source.pattern.trim().is_empty(), "empty pattern accepted");
+        }
     }
 }
 
