@@ -39,6 +39,12 @@ pub const INVALID_LIMIT: ErrorCode = ErrorCode::new("invalid_limit", ErrorClass:
 pub const INVALID_CURSOR: ErrorCode =
     ErrorCode::new("invalid_cursor", ErrorClass::InvalidArguments);
 
+/// A write that lost the directory it was writing into each time it tried, because another
+/// git process (`git gc`, `git prune`, `git pack-refs`) kept removing empty directories of the
+/// repository meanwhile: nothing was written, and the same call works once that process is
+/// done. A tool-level failure, and retryable (the class `Unavailable`), unlike `conflict`.
+pub const REPOSITORY_BUSY: ErrorCode = ErrorCode::new("repository_busy", ErrorClass::Unavailable);
+
 /// An entity whose history cannot be read: the repository is damaged (`-32001`).
 pub const UNREADABLE: ErrorCode = ErrorCode::new("unreadable", ErrorClass::Internal);
 /// The repository cannot be read (`-32001`).
@@ -173,8 +179,19 @@ mod tests {
     #[test]
     fn classes_follow_the_contract() {
         // Tool-level results.
-        for code in [NOT_FOUND, AMBIGUOUS_ID, NO_REPOSITORY] {
+        for code in [NOT_FOUND, AMBIGUOUS_ID, NO_REPOSITORY, REPOSITORY_BUSY] {
             assert!(!code.class().is_protocol_error(), "{code}");
+        }
+        // Only a write that git's own cleanup got in the way of is worth calling again as it is.
+        assert!(REPOSITORY_BUSY.class().retryable());
+        for code in [
+            NOT_FOUND,
+            AMBIGUOUS_ID,
+            NO_REPOSITORY,
+            UNREADABLE,
+            REPOSITORY_ERROR,
+        ] {
+            assert!(!code.class().retryable(), "{code}");
         }
         // -32602.
         for code in [INVALID_FILTER, INVALID_SORT, INVALID_LIMIT, INVALID_CURSOR] {

@@ -20,6 +20,9 @@ pub const REF_PREFIX: &str = "refs/git-mile/";
 const CAS_PATIENCE: Duration = Duration::from_secs(10);
 /// A ref lock file older than this is not another writer at work: a crashed process left it.
 const STALE_LOCK: Duration = Duration::from_secs(5);
+/// How many times one object, or one ref's lock file, is written while the directory it goes
+/// into keeps vanishing under the write (see [`retry_vanished`]).
+const VANISHED_ATTEMPTS: usize = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -47,6 +50,15 @@ pub enum StoreError {
         id: String,
         why: String,
     },
+    /// A write whose directory vanished under it each time it was tried: `git gc`, `git prune`
+    /// or `git pack-refs` kept removing empty directories of the repository meanwhile.
+    /// Nothing was written (the ref did not move); the same write will work once they are done.
+    #[error(
+        "{what} could not be written: the directory it goes into vanished under the write \
+         {VANISHED_ATTEMPTS} times (another git process, such as `git gc`, is removing empty \
+         directories of the repository): {why}"
+    )]
+    Vanished { what: &'static str, why: String },
     #[error("git error: {0}")]
     Git(String),
 }
@@ -82,6 +94,46 @@ fn git<E: std::error::Error>(err: E) -> StoreError {
         source = source.and_then(std::error::Error::source);
     }
     StoreError::Git(message)
+}
+
+/// Whether `err` is a write that lost its directory: a file could not be created in, or
+/// renamed into, a directory that does not exist (`ENOENT`), while `base`, the directory that
+/// holds it (`.git/objects`, `.git/refs`), still exists.
+///
+/// git removes empty directories as it cleans up: `git gc` and `git prune` the fan-out
+/// directories of `.git/objects/` (`.git/objects/4b/`) once they hold no loose object, `git
+/// pack-refs` (run by `git gc`) the directories of `.git/refs/` whose refs it packed. A writer
+/// that has just made such a directory, or found it there, loses it when the removal comes
+/// between that and the creation of its file: gix then fails with `ENOENT`. Writing again
+/// makes the directory anew.
+fn vanished(err: &gix::Error, base: &Path) -> bool {
+    err.iter_errors().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+    }) && base.is_dir()
+}
+
+/// `attempt` (the write of one object, or one ref update), tried again while it fails
+/// because its directory [`vanished`], at most [`VANISHED_ATTEMPTS`] times in all; any other
+/// failure is returned at once. Only for writes that may safely be done again: an object is
+/// named by its content, so writing it twice writes the same file; a ref update whose lock
+/// file could not be created changed nothing (gix moves the ref last, by renaming its lock
+/// file, which lives in the very directory that would have to vanish).
+fn retry_vanished<T>(
+    base: &Path,
+    mut attempt: impl FnMut() -> Result<T, gix::Error>,
+) -> Result<T, gix::Error> {
+    let mut tries = 1;
+    loop {
+        match attempt() {
+            Err(err) if tries < VANISHED_ATTEMPTS && vanished(&err, base) => {
+                tracing::debug!(tries, why = %err, "a directory vanished under a write; again");
+                tries += 1;
+            }
+            done => return done,
+        }
+    }
 }
 
 /// Why a ref could not be read, with gix's causes, cut short: gix quotes the file's content,
@@ -406,10 +458,7 @@ impl GitStore {
         message: &str,
         parents: &[ObjectId],
     ) -> StoreResult<ObjectId> {
-        let empty_tree = repo
-            .write_object(gix::objs::Tree::empty())
-            .map_err(git)?
-            .detach();
+        let empty_tree = self.write_object(repo, &gix::objs::Tree::empty())?;
         let commit = gix::objs::Commit {
             tree: empty_tree,
             parents: parents.iter().copied().collect(),
@@ -419,7 +468,27 @@ impl GitStore {
             message: message.into(),
             extra_headers: Vec::new(),
         };
-        Ok(repo.write_object(&commit).map_err(git)?.detach())
+        self.write_object(repo, &commit)
+    }
+
+    /// Write one object, again when `git gc` removed its fan-out directory under the write
+    /// ([`retry_vanished`]).
+    fn write_object(
+        &self,
+        repo: &gix::Repository,
+        object: &impl gix::objs::WriteTo,
+    ) -> StoreResult<ObjectId> {
+        let objects = self.repo.objects_dir();
+        retry_vanished(objects, || repo.write_object(object).map(|id| id.detach())).map_err(|err| {
+            if vanished(&err, objects) {
+                StoreError::Vanished {
+                    what: "an object",
+                    why: reason(err),
+                }
+            } else {
+                git(err)
+            }
+        })
     }
 
     /// Point the ref at `new` if it still points at `expected` (`None`: must not exist).
@@ -447,8 +516,12 @@ impl GitStore {
             name: full,
             deref: false,
         };
-        match repo.edit_reference(edit) {
+        // The lock file goes into the ref's directory, which `git pack-refs` removes when it
+        // packed every ref it held: made again on the next attempt.
+        let refs = self.git_dir.join("refs");
+        match retry_vanished(&refs, || repo.edit_reference(edit.clone())) {
             Ok(_) => Ok(Swap::Done),
+            Err(err) if vanished(&err, &refs) => Ok(Swap::Vanished(reason(err))),
             Err(err) => {
                 // A held lock or a moved ref means another writer: read again and retry.
                 // Anything else (permissions, a full disk) is the caller's to report.
@@ -539,6 +612,7 @@ impl GitStore {
                 "could not create {name}: it exists already"
             ))),
             Swap::Failed(why) => Err(StoreError::Git(format!("could not create {name}: {why}"))),
+            Swap::Vanished(why) => Err(StoreError::Vanished { what: "a ref", why }),
             Swap::Locked(why) => Err(StoreError::Locked {
                 ref_name: name,
                 why,
@@ -595,6 +669,9 @@ impl GitStore {
                 Swap::Contended => {}
                 Swap::Failed(why) => {
                     return Err(StoreError::Git(format!("{name}: {why}")).into());
+                }
+                Swap::Vanished(why) => {
+                    return Err(StoreError::Vanished { what: "a ref", why }.into());
                 }
                 Swap::Locked(why) => {
                     return Err(StoreError::Locked {
@@ -667,6 +744,7 @@ impl GitStore {
                 Swap::Done => return Ok(outcome),
                 Swap::Contended => {}
                 Swap::Failed(why) => return Err(StoreError::Git(format!("{name}: {why}"))),
+                Swap::Vanished(why) => return Err(StoreError::Vanished { what: "a ref", why }),
                 Swap::Locked(why) => {
                     return Err(StoreError::Locked {
                         ref_name: name,
@@ -716,6 +794,8 @@ enum Swap {
     Contended,
     /// A lock file stayed longer than a writer holds one: why.
     Locked(String),
+    /// The ref's directory vanished under each attempt to lock it (`git pack-refs`): why.
+    Vanished(String),
     /// A failure retrying cannot cure.
     Failed(String),
 }
@@ -726,4 +806,213 @@ pub enum MergeOutcome {
     Created,
     FastForward,
     Merged,
+}
+
+#[cfg(test)]
+#[cfg(unix)] // a link to nowhere stands for a directory removed under a write
+mod tests {
+    use super::*;
+    use crate::event::Change;
+
+    /// A repository without any object yet, with an identity to author events.
+    fn fresh() -> (tempfile::TempDir, GitStore) {
+        let dir = tempfile::tempdir().unwrap();
+        for args in [
+            &["init", "-q"][..],
+            &["config", "user.name", "Ann Example"],
+            &["config", "user.email", "ann@example.com"],
+        ] {
+            let status = std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .env_remove("GIT_DIR")
+                .status()
+                .unwrap();
+            assert!(status.success(), "git {args:?}");
+        }
+        let store = GitStore::open(Some(dir.path())).unwrap();
+        (dir, store)
+    }
+
+    fn created(title: &str) -> Vec<Change> {
+        vec![Change::Created {
+            kind: Kind::Issue,
+            title: title.into(),
+            description: String::new(),
+            labels: Vec::new(),
+        }]
+    }
+
+    const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+    /// `git gc` removing the fan-out directory of an object at the moment gix writes the
+    /// object, made to happen on every try: `.git/objects/4b` (where the empty tree, the first
+    /// object of every event commit, goes) is a link to nowhere. gix's `mkdir` finds it there
+    /// (`EEXIST`, which gix takes for "the directory exists"), then the rename of the object's
+    /// temporary file into it fails with `ENOENT`: the very failure of a directory removed
+    /// between the two.
+    fn fan_out_removed_under_every_write(dir: &Path, store: &GitStore) -> PathBuf {
+        let objects = store.repo.objects_dir().to_path_buf();
+        let fan_out = objects.join(&EMPTY_TREE[..2]);
+        assert!(!fan_out.exists(), "a fresh repository has no {fan_out:?}");
+        std::os::unix::fs::symlink(dir.join("removed-by-gc"), &fan_out).unwrap();
+        fan_out
+    }
+
+    fn write_empty_tree(repo: &gix::Repository) -> Result<ObjectId, gix::Error> {
+        repo.write_object(gix::objs::Tree::empty())
+            .map(|id| id.detach())
+    }
+
+    #[test]
+    fn an_object_whose_directory_vanished_under_its_write_is_written_again() {
+        let (dir, store) = fresh();
+        let fan_out = fan_out_removed_under_every_write(dir.path(), &store);
+        let objects = store.repo.objects_dir().to_path_buf();
+        let repo = store.local();
+
+        // Unfixed, this failure was the end of the write: a -32001 for an MCP client.
+        let err = write_empty_tree(&repo).unwrap_err();
+        assert!(vanished(&err, &objects), "{err}");
+        assert!(
+            err.to_string().contains("Could not persist loose object"),
+            "{err}"
+        );
+
+        // gc removed the directory once, then was done: the second try makes it anew.
+        let mut tries = 0;
+        let id = retry_vanished(&objects, || {
+            tries += 1;
+            if tries == 2 {
+                std::fs::remove_file(&fan_out).unwrap();
+            }
+            write_empty_tree(&repo)
+        })
+        .unwrap();
+        assert_eq!(tries, 2);
+        assert_eq!(id.to_string(), EMPTY_TREE);
+        assert!(fan_out.join(&EMPTY_TREE[2..]).is_file());
+        assert!(repo.has_object(id));
+    }
+
+    #[test]
+    fn a_directory_that_keeps_vanishing_is_tried_a_bounded_number_of_times_and_said() {
+        let (dir, store) = fresh();
+        let fan_out = fan_out_removed_under_every_write(dir.path(), &store);
+        let objects = store.repo.objects_dir().to_path_buf();
+        let repo = store.local();
+
+        let mut tries = 0;
+        let err = retry_vanished(&objects, || {
+            tries += 1;
+            write_empty_tree(&repo)
+        })
+        .unwrap_err();
+        assert_eq!(tries, VANISHED_ATTEMPTS);
+        assert!(vanished(&err, &objects), "{err}");
+        // Each try's temporary file goes with its failure (the last one's is held by the error).
+        drop(err);
+        let temporary = || -> Vec<_> {
+            std::fs::read_dir(&objects)
+                .unwrap()
+                .map(|entry| entry.unwrap().file_name())
+                .filter(|name| name.to_string_lossy().starts_with(".tmp"))
+                .collect()
+        };
+        assert!(temporary().is_empty(), "{:?}", temporary());
+
+        // Through a whole write: nothing is created, and the failure is told apart from the
+        // others (it is the one a caller may simply try again).
+        match store.create(Kind::Issue, created("t")) {
+            Err(StoreError::Vanished { what, why }) => {
+                assert_eq!(what, "an object");
+                assert!(why.contains("No such file or directory"), "{why}");
+            }
+            other => panic!("not Vanished: {other:?}"),
+        }
+        assert!(store.refs().unwrap().is_empty());
+        assert!(temporary().is_empty(), "{:?}", temporary());
+
+        // Once gc is done, the same write works.
+        std::fs::remove_file(&fan_out).unwrap();
+        let (id, entity) = store.create(Kind::Issue, created("t")).unwrap();
+        assert_eq!(entity.title, "t");
+        assert_eq!(store.refs().unwrap().refs[0].id, id);
+        assert!(fan_out.join(&EMPTY_TREE[2..]).is_file());
+    }
+
+    #[test]
+    fn other_write_failures_are_not_tried_again() {
+        // The fan-out "directory" is a file: ENOTDIR, nothing transient.
+        let (_dir, store) = fresh();
+        let objects = store.repo.objects_dir().to_path_buf();
+        std::fs::write(objects.join(&EMPTY_TREE[..2]), "").unwrap();
+        let repo = store.local();
+        let mut tries = 0;
+        let err = retry_vanished(&objects, || {
+            tries += 1;
+            write_empty_tree(&repo)
+        })
+        .unwrap_err();
+        assert_eq!(tries, 1, "{err}");
+        assert!(!vanished(&err, &objects), "{err}");
+        assert!(matches!(
+            store.create(Kind::Issue, created("t")),
+            Err(StoreError::Git(_))
+        ));
+
+        // The objects directory itself is gone (the repository was removed under the
+        // server): an ENOENT too, but no directory of git's own cleanup.
+        let (_dir, store) = fresh();
+        let objects = store.repo.objects_dir().to_path_buf();
+        std::fs::rename(&objects, objects.with_extension("gone")).unwrap();
+        let repo = store.local();
+        let mut tries = 0;
+        let err = retry_vanished(&objects, || {
+            tries += 1;
+            write_empty_tree(&repo)
+        })
+        .unwrap_err();
+        assert_eq!(tries, 1, "{err}");
+        assert!(!vanished(&err, &objects), "{err}");
+    }
+
+    #[test]
+    fn a_ref_lock_whose_directory_vanished_is_taken_again() {
+        // gix's lock of `refs/git-mile/issue/<id>` fails with ENOENT when `git pack-refs`
+        // removes `refs/git-mile/issue/` between gix's `mkdir` and its `open`: the same
+        // retry, the same bound.
+        let (_dir, store) = fresh();
+        let refs = store.git_dir().join("refs");
+        let enoent = || {
+            Err::<(), _>(gix::Error::from_error(std::io::Error::from(
+                std::io::ErrorKind::NotFound,
+            )))
+        };
+        let mut tries = 0;
+        retry_vanished(&refs, || {
+            tries += 1;
+            if tries < 3 { enoent() } else { Ok(()) }
+        })
+        .unwrap();
+        assert_eq!(tries, 3);
+        let mut tries = 0;
+        let err = retry_vanished(&refs, || {
+            tries += 1;
+            enoent()
+        })
+        .unwrap_err();
+        assert_eq!(tries, VANISHED_ATTEMPTS);
+        assert!(vanished(&err, &refs));
+        let mut tries = 0;
+        let err = retry_vanished(&refs, || {
+            tries += 1;
+            Err::<(), _>(gix::Error::from_error(std::io::Error::from(
+                std::io::ErrorKind::PermissionDenied,
+            )))
+        })
+        .unwrap_err();
+        assert_eq!(tries, 1);
+        assert!(!vanished(&err, &refs));
+    }
 }

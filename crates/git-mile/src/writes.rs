@@ -143,6 +143,15 @@ fn failure(kind: Kind, err: OpError) -> ToolError {
                 "If no git or git mile command is running in this repository, remove the lock file the message names, then call again.",
             )
         }
+        // git's own cleanup removed, again and again, a directory the write went into: the
+        // same call works once it is done, so it is retryable, unlike a conflict.
+        OpError::Store(err @ StoreError::Vanished { .. }) => ToolError::new(
+            errors::REPOSITORY_BUSY,
+            format!("{err}; nothing was written"),
+        )
+        .with_hint(
+            "Another git process (git gc, git prune, git pack-refs) is cleaning up this repository: call again in a moment.",
+        ),
         OpError::Store(StoreError::NotFound { kind: what, id }) => {
             errors::not_found(named(what, kind), &id)
         }

@@ -1073,3 +1073,58 @@ async fn cursors_after_the_longest_titles_page_on() {
     assert_eq!(seen, [made[2].clone(), made[0].clone(), made[1].clone()]);
     mcp.shutdown().await;
 }
+
+/// `git gc` (or `git prune`) removes an empty fan-out directory of `.git/objects/` at the
+/// moment a write puts an object into it. Made to happen on every try, deterministically:
+/// `.git/objects/4b`, where the empty tree of every event commit goes, is a link to nowhere,
+/// so gix's `mkdir` finds it there and the rename of the object into it fails with ENOENT,
+/// as when the directory was removed between the two. The server tries each object again (a
+/// bounded number of times, see the store's unit tests for the try that succeeds); when the
+/// directory keeps vanishing, the call fails as retryable, a tool-level `repository_busy`
+/// (not a -32001 internal error), nothing written; once gc is done, the same call works.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_write_that_git_gc_keeps_removing_a_directory_under_is_retryable() {
+    let sandbox = Sandbox::new();
+    // No commit: no object at all yet, so the empty tree is written by the first event.
+    let repo = sandbox.path("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    sandbox.git(&repo, &["init", "-q", "-b", "main"]);
+    sandbox.identity(&repo, "Ann Example", "ann@example.com");
+    let fan_out = repo.join(".git/objects/4b");
+    assert!(!fan_out.exists());
+    std::os::unix::fs::symlink(sandbox.path("removed-by-gc"), &fan_out).unwrap();
+
+    let mcp = sandbox.server(&repo, &[]).await;
+    let create = json!({"entity": "issue", "title": "written while gc runs"});
+    let result = call_raw(&mcp, "git_mile.create", create.clone())
+        .await
+        .unwrap_or_else(|e| panic!("not a tool-level failure: {e:?}"));
+    let error = write_error(&result);
+    assert_eq!(error["code"], "repository_busy", "{error}");
+    assert_eq!(error["retryable"], true, "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("vanished"), "{message}");
+    assert!(message.contains("nothing was written"), "{message}");
+    assert!(
+        error["hint"].as_str().unwrap().contains("git gc"),
+        "{error}"
+    );
+    assert_eq!(sandbox.git(&repo, &["for-each-ref", "refs/git-mile"]), "");
+
+    // gc is done: the same call, as the error said, works.
+    std::fs::remove_file(&fan_out).unwrap();
+    let issue = ok(&mcp, "git_mile.create", create).await;
+    assert_eq!(issue["title"], "written while gc runs");
+    let id = issue["id"].as_str().unwrap();
+    let commented = ok(
+        &mcp,
+        "git_mile.comment",
+        json!({"entity": "issue", "id": id, "body": "b"}),
+    )
+    .await;
+    assert_eq!(commented["stats"]["comment_count"], 1);
+    assert_eq!(commits(&sandbox, &repo, "issue", id), 2);
+    sandbox.git(&repo, &["fsck", "--strict"]);
+    mcp.shutdown().await;
+}

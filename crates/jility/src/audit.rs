@@ -8,6 +8,12 @@
 //!   (`missing`, `malformed`, `unknown`, `expired`, `revoked`). An expired or revoked token
 //!   is found by its hash ([`Audit::token_owner`]) and recorded under its workspace; the
 //!   others have no workspace and appear in no workspace's log.
+//! - Authentication failures are bounded before they get here ([`crate::api`]'s
+//!   `refusals`): per client address, or per expired or revoked token, a few a minute get
+//!   an entry of their own and the rest one summary entry (`N more refusals suppressed
+//!   (unknown N, …) from … in the minute from …`), so that requests without a valid token
+//!   cannot fill the database. Writes of authenticated tokens are each one request under
+//!   the token's rate limit, and all recorded.
 //! - [`Audit::list`] reads one workspace's entries, newest first, by id.
 
 use chrono::{SecondsFormat, Utc};
@@ -120,9 +126,13 @@ impl Audit {
         if !is_well_formed(token) {
             return None;
         }
-        let hash = blake3::hash(token.as_bytes());
+        self.owner_of_hash(blake3::hash(token.as_bytes()).as_bytes())
+    }
+
+    /// [`Self::token_owner`] by the token's BLAKE3 hash (blocking).
+    pub fn owner_of_hash(&self, hash: &[u8; 32]) -> Option<(i64, i64, String)> {
         let found = self.db.with_client(|client| -> Result<_, StoreError> {
-            let bytes: &[u8] = hash.as_bytes();
+            let bytes: &[u8] = hash;
             let rows = client.query_typed(
                 "SELECT workspace_id, id, name FROM api_tokens WHERE token_hash = $1",
                 &[(&bytes, Type::BYTEA)],

@@ -2,7 +2,9 @@
 //! PostgreSQL: every write (answered or refused after authentication) and every
 //! authentication failure is recorded with its token, actor, operation, ticket and status;
 //! expired and revoked tokens under their workspace, unknown ones under none; `full_access`
-//! required; tenant isolation; paging; no token in a dump of the database; the CLI.
+//! required; tenant isolation; paging; no token in a dump of the database; the CLI; floods
+//! of refused requests cause a few entries per source and minute and one that counts the
+//! rest.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -325,4 +327,257 @@ fn writes_and_refusals_are_audited() {
             "the dump contains part of a token"
         );
     }
+}
+
+/// Refusals given their own entry per source and minute (`api::refusals::PER_SOURCE`).
+const PER_SOURCE: usize = 10;
+
+/// How many refusals the `auth.failed` entries `details` stand for: one each, or the count
+/// a summary (`N more refusals suppressed (…) …`) gives.
+fn refusals_counted(details: &[String]) -> u64 {
+    details
+        .iter()
+        .map(|d| {
+            if d.contains(" suppressed (") {
+                d.split_whitespace().next().unwrap().parse::<u64>().unwrap()
+            } else {
+                assert!(
+                    ["missing", "malformed", "unknown", "expired", "revoked"].contains(&d.as_str()),
+                    "{d}"
+                );
+                1
+            }
+        })
+        .sum()
+}
+
+/// The details of the authentication failures under no workspace, oldest first.
+fn anonymous_refusals(db: &TestDb) -> Vec<String> {
+    db.client()
+        .query(
+            "SELECT detail FROM audit_log WHERE workspace_id IS NULL \
+             AND operation = 'auth.failed' ORDER BY id",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+/// Sleep until a minute has at least `secs` seconds left (on this machine's clock, which
+/// is the server's), so that what follows falls in one window.
+fn wait_for_room_in_the_minute(secs: i64) {
+    let into = Utc::now().timestamp_millis().rem_euclid(60_000);
+    if 60_000 - into < secs * 1000 {
+        std::thread::sleep(std::time::Duration::from_millis(
+            u64::try_from(60_000 - into + 500).unwrap(),
+        ));
+    }
+}
+
+/// A client without a valid token cannot fill the database: 500 requests with made-up
+/// tokens (each a different one) and 100 with a revoked token cause a few entries each, and
+/// one entry per source counts the rest (written at the latest when the server stops), so
+/// that no refusal goes uncounted; a refusal then a valid request, and writes during the
+/// flood, are audited as before; no token appears in the log or the server's output.
+#[test]
+fn refusal_floods_are_bounded_and_counted() {
+    let db = TestDb::new();
+    let pool = db.connect();
+    let tokens = Tokens::new(&pool);
+    let (alpha, admin) = workspace(&tokens, "alpha");
+    let admin_id = tokens.list(alpha.id).unwrap()[0].id;
+    let doomed = token(&tokens, &alpha, "doomed", "full_access");
+    let doomed_id = doomed.record.id;
+    let doomed = doomed.token.expose().to_string();
+    let server = Server::start(&db, &[]);
+    let http = client();
+
+    // A client gets its token wrong, then right: both are in the log.
+    let wrong = format!("jil_live_{}", "W".repeat(40));
+    let refused = call_json(&http, &server, Method::GET, "/tickets", &wrong, None);
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "{}", refused.body);
+    let created = call_json(
+        &http,
+        &server,
+        Method::POST,
+        "/tickets",
+        &admin,
+        Some(json!({"title": "after a typo"})),
+    );
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(anonymous_refusals(&db), ["unknown"]);
+    let revoked = call_json(
+        &http,
+        &server,
+        Method::DELETE,
+        &format!("/tokens/{doomed_id}"),
+        &admin,
+        None,
+    );
+    assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.body);
+
+    // The flood: a new made-up token each time, then a revoked one, with writes between.
+    let mut made_up = Vec::new();
+    for i in 0..500 {
+        let bogus = format!("jil_live_{i:040}");
+        let answer = call_json(&http, &server, Method::POST, "/tickets", &bogus, None);
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{}", answer.body);
+        assert_eq!(answer.code(), "unauthenticated");
+        made_up.push(bogus);
+        if i % 100 == 99 {
+            let write = call_json(
+                &http,
+                &server,
+                Method::POST,
+                "/tickets",
+                &admin,
+                Some(json!({"title": format!("during the flood {i}")})),
+            );
+            assert_eq!(write.status, StatusCode::CREATED, "{}", write.body);
+        }
+    }
+    for _ in 0..100 {
+        let answer = call_json(&http, &server, Method::GET, "/tickets", &doomed, None);
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{}", answer.body);
+    }
+    // Still refused, and answered as before, after the entries ran out.
+    let missing = http.get(format!("{}/tickets", server.url)).send().unwrap();
+    assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        missing
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok()),
+        Some("Bearer")
+    );
+
+    // Every write is in the workspace's log, the flood or not.
+    let listed = audit_pages(&http, &server, &admin, 200);
+    let creates = listed
+        .iter()
+        .filter(|e| e["operation"] == "tickets.create")
+        .count();
+    assert_eq!(creates, 6, "{listed:?}");
+    assert!(listed.iter().all(|e| e["token_id"] != json!(null)));
+
+    // Stopping the server records what it counted.
+    let (status, log) = server.terminate();
+    assert!(status.success(), "{status:?}: {log}");
+    assert!(log.contains("too many refused requests"), "{log}");
+
+    // Under no workspace: 502 refusals from 127.0.0.1, in a few entries (two windows at
+    // most: ten each and a summary), all counted.
+    let anonymous = anonymous_refusals(&db);
+    assert!(anonymous.len() <= 2 * (PER_SOURCE + 1), "{anonymous:?}");
+    assert_eq!(refusals_counted(&anonymous), 502, "{anonymous:?}");
+    let summaries: Vec<&String> = anonymous
+        .iter()
+        .filter(|d| d.contains("suppressed"))
+        .collect();
+    assert!(!summaries.is_empty(), "{anonymous:?}");
+    for summary in &summaries {
+        assert!(
+            summary.contains(" more refusals suppressed (")
+                && summary.contains(" from 127.0.0.1 in the minute from "),
+            "{summary}"
+        );
+    }
+
+    // In the workspace's log, through the API of a server started again: the revoked token's
+    // 100 refusals, in a few entries under its name, all counted.
+    let server = Server::start(&db, &[]);
+    let listed = audit_pages(&http, &server, &admin, 200);
+    let of_doomed: Vec<&Value> = listed
+        .iter()
+        .filter(|e| e["operation"] == "auth.failed")
+        .collect();
+    for entry in &of_doomed {
+        expect(entry, "auth.failed", doomed_id, "doomed", 401);
+    }
+    assert!(of_doomed.len() <= 2 * (PER_SOURCE + 1), "{of_doomed:?}");
+    let details: Vec<String> = of_doomed
+        .iter()
+        .map(|e| e["detail"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(refusals_counted(&details), 100, "{details:?}");
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains(" more refusals suppressed (revoked ")
+                && d.contains(" from this token ")),
+        "{details:?}"
+    );
+    assert!(
+        listed
+            .iter()
+            .any(|e| e["operation"] == "tokens.revoke" && e["token_id"] == admin_id)
+    );
+
+    // No token in the log nor in the server's output.
+    let everything: Vec<String> = db
+        .client()
+        .query("SELECT coalesce(detail, '') FROM audit_log", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let everything = everything.join("\n");
+    let (_, log2) = server.terminate();
+    for secret in made_up
+        .iter()
+        .chain([&wrong, &doomed, &admin])
+        .map(String::as_str)
+    {
+        assert!(!everything.contains(&secret[9..]), "a token in the log");
+        assert!(
+            !log.contains(&secret[9..]),
+            "a token in the server's output"
+        );
+        assert!(
+            !log2.contains(&secret[9..]),
+            "a token in the server's output"
+        );
+    }
+}
+
+/// The refusals suppressed in a minute are recorded when that minute ends, with the server
+/// running; in the next minute, the source's refusals have entries of their own again.
+#[test]
+fn suppressed_refusals_are_recorded_when_the_minute_ends() {
+    let db = TestDb::new();
+    let server = Server::start(&db, &[]);
+    let http = client();
+    wait_for_room_in_the_minute(15);
+    for _ in 0..30 {
+        let answer = http.get(format!("{}/tickets", server.url)).send().unwrap();
+        assert_eq!(answer.status(), StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(anonymous_refusals(&db), vec!["missing"; PER_SOURCE]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(75);
+    let details = loop {
+        let details = anonymous_refusals(&db);
+        if details.len() > PER_SOURCE {
+            break details;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no summary a minute later: {details:?}\n{}",
+            server.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    };
+    assert_eq!(details.len(), PER_SOURCE + 1, "{details:?}");
+    assert!(
+        details[PER_SOURCE].starts_with("20 more refusals suppressed (missing 20) from 127.0.0.1"),
+        "{details:?}"
+    );
+    // A new minute: an entry of its own again.
+    let answer = http.get(format!("{}/tickets", server.url)).send().unwrap();
+    assert_eq!(answer.status(), StatusCode::UNAUTHORIZED);
+    let details = anonymous_refusals(&db);
+    assert_eq!(details.len(), PER_SOURCE + 2, "{details:?}");
+    assert_eq!(details[PER_SOURCE + 1], "missing");
+    assert_eq!(refusals_counted(&details), 31);
 }

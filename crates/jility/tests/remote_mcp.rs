@@ -537,6 +537,88 @@ fn mcp_refuses_missing_malformed_unknown_revoked_and_expired_tokens_with_401() {
     }
 }
 
+#[test]
+fn a_session_answers_only_to_the_token_that_opened_it() {
+    let db = TestDb::new();
+    let pool = db.connect();
+    let tokens = Tokens::new(&pool);
+    let (alpha, owner) = workspace(&tokens, "alpha");
+    let colleague = token(&tokens, &alpha, "colleague", "full_access");
+    let (_beta, stranger) = workspace(&tokens, "beta");
+    let server = start(&db);
+    let http = client();
+
+    let (status, headers, text) = initialize(&http, &server, Some(&format!("Bearer {owner}")));
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let session = headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session id")
+        .to_string();
+    let send = |method: Method, token: &str, body: Option<Value>| {
+        let mut request = http
+            .request(method, mcp_url(&server))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-session-id", &session)
+            .header("authorization", format!("Bearer {token}"));
+        if let Some(body) = body {
+            request = request.body(body.to_string());
+        }
+        let response = request.send().unwrap();
+        (response.status(), response.text().unwrap())
+    };
+    let ping = |id: i64| Some(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+    let (status, text) = send(
+        Method::POST,
+        &owner,
+        Some(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})),
+    );
+    assert_eq!(status, StatusCode::ACCEPTED, "{text}");
+
+    // Another workspace's token, and another token of the same workspace, are told that the
+    // session does not exist, whatever they ask of it.
+    for other in [stranger.as_str(), colleague.token.expose()] {
+        for (method, body) in [
+            (Method::POST, ping(2)),
+            (Method::GET, None),
+            (Method::DELETE, None),
+        ] {
+            let (status, text) = send(method.clone(), other, body);
+            assert_eq!(status, StatusCode::NOT_FOUND, "{method}: {text}");
+            let refusal: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(refusal["error"]["code"], -32001, "{method}: {refusal}");
+        }
+    }
+    // The owner's session goes on, and ends when the owner ends it.
+    let (status, text) = send(Method::POST, &owner, ping(3));
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(text.contains(r#""id":3"#), "{text}");
+    let (status, text) = send(Method::DELETE, &owner, None);
+    assert!(status.is_success(), "{status}: {text}");
+    let (status, text) = send(Method::POST, &owner, ping(4));
+    assert_eq!(status, StatusCode::NOT_FOUND, "{text}");
+}
+
+#[test]
+fn slow_clients_are_cut_off_at_the_read_timeout() {
+    let db = TestDb::new();
+    let pool = db.connect();
+    let tokens = Tokens::new(&pool);
+    let (_alpha, owner) = workspace(&tokens, "alpha");
+    let server = Server::start_with(
+        &db,
+        "127.0.0.1:0",
+        &["--rate-limit", RATE_LIMIT],
+        &[("MCP_HTTP_READ_TIMEOUT_SECS", "1")],
+    );
+    runtime().block_on(mcp_testkit::edge::check_http_deadlines(
+        &mcp_url(&server),
+        Some(&owner),
+    ));
+}
+
 // ---------------------------------------------------------------------------------------
 // 4. Every tool, as the token's name
 

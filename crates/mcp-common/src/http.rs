@@ -11,6 +11,11 @@
 //!   `http://localhost:6274`) besides the server's own.
 //! - `MCP_HTTP_ALLOWED_HOSTS`: the `Host` names to accept off loopback (comma-separated);
 //!   without it a token-guarded server accepts any `Host`.
+//! - `MCP_HTTP_READ_TIMEOUT_SECS`: how long a client has to send a request's headers, and
+//!   then its body (default 30; [`crate::connections`]).
+//!
+//! A session answers only to the credentials that opened it; every refusal has a JSON-RPC
+//! error body.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -218,7 +223,8 @@ where
             tracing::debug!("cannot set TCP_NODELAY: {err}");
         }
     });
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    let read_timeout = crate::connections::read_timeout();
+    let server = crate::connections::serve_app(listener, app, read_timeout, async move {
         stop.await;
         tracing::info!("stopping: no new connections; answering the requests in flight");
         trigger.cancel();
@@ -235,7 +241,7 @@ where
         tokio::time::sleep(DRAIN_DEADLINE.saturating_sub(DRAIN_GRACE)).await;
     };
     tokio::select! {
-        result = server => result?,
+        () = server => {}
         () = closer => tracing::warn!("connections still open at the shutdown deadline; stopping anyway"),
     }
     Ok(())
@@ -266,18 +272,191 @@ where
         Some(hosts) => rmcp_config.with_allowed_hosts(hosts.clone()),
         None => rmcp_config.disable_allowed_hosts(),
     };
-    let service = StreamableHttpService::new(
-        move || Ok(factory()),
-        Arc::new(LocalSessionManager::default()),
-        rmcp_config,
-    );
+    let manager = Arc::new(LocalSessionManager::default());
+    let service = StreamableHttpService::new(move || Ok(factory()), manager.clone(), rmcp_config);
     axum::Router::new()
         .nest_service(MCP_PATH, service)
+        .layer(middleware::from_fn_with_state(
+            SessionOwners::new(manager),
+            own_sessions,
+        ))
         .layer(middleware::from_fn(answer_as_json))
         .layer(middleware::from_fn_with_state(
             config.max_body_bytes,
             check_message,
         ))
+        .layer(middleware::from_fn(errors_as_json))
+}
+
+/// Who opened each session: a hash of the `Authorization` header that came with its
+/// `initialize`. A session answers only to the same credentials: anyone else who learns its id
+/// (a log, a proxy) is told the session does not exist, and cannot read its streams or act in
+/// it.
+#[derive(Clone)]
+struct SessionOwners {
+    owners: Arc<std::sync::Mutex<Owners>>,
+    manager: Arc<LocalSessionManager>,
+}
+
+struct Owners {
+    by_session: std::collections::HashMap<String, blake3::Hash>,
+    /// When the map holds this many, entries of sessions that ended are dropped.
+    prune_at: usize,
+}
+
+const PRUNE_FLOOR: usize = 1024;
+
+impl SessionOwners {
+    fn new(manager: Arc<LocalSessionManager>) -> Self {
+        Self {
+            owners: Arc::new(std::sync::Mutex::new(Owners {
+                by_session: std::collections::HashMap::new(),
+                prune_at: PRUNE_FLOOR,
+            })),
+            manager,
+        }
+    }
+
+    fn owners(&self) -> std::sync::MutexGuard<'_, Owners> {
+        // The map stays consistent whatever panicked while holding it.
+        self.owners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn owner(&self, session: &str) -> Option<blake3::Hash> {
+        self.owners().by_session.get(session).copied()
+    }
+
+    async fn insert(&self, session: String, owner: blake3::Hash) {
+        let full = {
+            let mut owners = self.owners();
+            owners.by_session.insert(session, owner);
+            owners.by_session.len() >= owners.prune_at
+        };
+        if full {
+            // Sessions end without telling (idle timeout, shutdown): forget their owners.
+            let live: std::collections::HashSet<String> = self
+                .manager
+                .sessions
+                .read()
+                .await
+                .keys()
+                .map(ToString::to_string)
+                .collect();
+            let mut owners = self.owners();
+            owners.by_session.retain(|id, _| live.contains(id));
+            owners.prune_at = (owners.by_session.len() * 2).max(PRUNE_FLOOR);
+        }
+    }
+
+    fn remove(&self, session: &str) {
+        self.owners().by_session.remove(session);
+    }
+}
+
+/// Bind each new session to its caller's credentials, and refuse a session's requests from
+/// anyone else as rmcp refuses an unknown session (404).
+async fn own_sessions(
+    State(owners): State<SessionOwners>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let caller = blake3::hash(
+        request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(HeaderValue::as_bytes)
+            .unwrap_or_default(),
+    );
+    let session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let Some(session) = session else {
+        let response = next.run(request).await;
+        if let Some(made) = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+        {
+            owners.insert(made.to_string(), caller).await;
+        }
+        return response;
+    };
+    // blake3::Hash compares in constant time.
+    if owners.owner(&session).is_some_and(|owner| owner != caller) {
+        tracing::debug!("a session was used with other credentials than opened it");
+        return refused(
+            StatusCode::NOT_FOUND,
+            &crate::edge::Refusal::new(None, SESSION_NOT_FOUND, "session not found"),
+        );
+    }
+    let ends = request.method() == axum::http::Method::DELETE;
+    // rmcp answers the end of a session it does not know with 202, as if it had ended it.
+    if ends
+        && !owners
+            .manager
+            .sessions
+            .read()
+            .await
+            .contains_key(session.as_str())
+    {
+        return refused(
+            StatusCode::NOT_FOUND,
+            &crate::edge::Refusal::new(None, SESSION_NOT_FOUND, "session not found"),
+        );
+    }
+    let response = next.run(request).await;
+    if ends && response.status().is_success() {
+        owners.remove(&session);
+    }
+    response
+}
+
+/// The session header of Streamable HTTP.
+const SESSION_HEADER: &str = "mcp-session-id";
+/// The JSON-RPC code of "session not found" (as the TypeScript SDK's servers answer it).
+const SESSION_NOT_FOUND: i64 = -32001;
+
+/// Give every refusal of the MCP endpoint a JSON-RPC error body (`"id": null`). rmcp answers
+/// transport-level refusals (no session id, unknown session, unacceptable `Accept`, wrong
+/// content type, origin or host refused) in plain text; clients parse JSON.
+async fn errors_as_json(request: Request, next: Next) -> Response {
+    use crate::edge::{INVALID_REQUEST, Refusal, excerpt};
+
+    let response = next.run(request).await;
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let text = text.trim();
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("refused").to_string()
+    } else {
+        excerpt(text)
+    };
+    let code = match status {
+        StatusCode::NOT_FOUND => SESSION_NOT_FOUND,
+        s if s.is_server_error() => -32603,
+        _ => INVALID_REQUEST,
+    };
+    let frame = Refusal::new(None, code, message).frame().to_string();
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(frame))
 }
 
 /// The protocol edge over HTTP ([`crate::edge`]): a POSTed message reaches rmcp only when it
@@ -302,14 +481,20 @@ async fn check_message(State(limit): State<usize>, request: Request, next: Next)
     let (parts, body) = request.into_parts();
     let bytes = match axum::body::to_bytes(body, limit).await {
         Ok(bytes) => bytes,
-        Err(_) => {
-            let refusal = Refusal::new(
-                None,
-                INVALID_REQUEST,
-                format!("invalid request: a message longer than {limit} bytes"),
-            );
+        Err(err) => {
+            let (status, message) = if crate::connections::timed_out(&err) {
+                (
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!("invalid request: {}", crate::connections::BodyTimedOut),
+                )
+            } else {
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("invalid request: a message longer than {limit} bytes"),
+                )
+            };
             // The rest of the body is not read: the connection cannot carry another request.
-            let mut response = refused(StatusCode::PAYLOAD_TOO_LARGE, &refusal);
+            let mut response = refused(status, &Refusal::new(None, INVALID_REQUEST, message));
             response
                 .headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));

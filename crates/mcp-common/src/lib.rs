@@ -10,7 +10,10 @@
 //!   `invalid_params` envelope instead of an opaque JSON-RPC error.
 //! - [`serve`]: logging, the `--http ADDR` flag, and one entry point that serves a handler
 //!   factory over stdio or Streamable HTTP ([`http`]), with [`stdio`]'s optional `shutdown`.
+//! - [`edge`]: what every message must be before a handler sees it, over both transports.
+//! - [`connections`]: HTTP connections served with read deadlines and drained on stop.
 
+pub mod connections;
 pub mod edge;
 pub mod envelope;
 pub mod error;

@@ -413,6 +413,76 @@ pub async fn check_http_edge(url: &str) {
     .await;
     assert_eq!(status, 200, "{pong}");
     assert_eq!(pong, json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+    // The session answers only to the credentials that opened it (none here): other
+    // credentials are told it does not exist, and it goes on for its owner.
+    let stranger = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("mcp-session-id", &session)
+        .header("authorization", "Bearer someone-else")
+        .body(r#"{"jsonrpc":"2.0","id":"s","method":"ping"}"#)
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(stranger.status().as_u16(), 404);
+    let refusal: Value = stranger.json().await.expect("a JSON body");
+    assert_eq!(refusal["error"]["code"], -32001, "{refusal}");
+    let (status, pong, _) = post(
+        &client,
+        url,
+        Some(&session),
+        br#"{"jsonrpc":"2.0","id":"p2","method":"ping"}"#.to_vec(),
+    )
+    .await;
+    assert_eq!((status, &pong["id"]), (200, &json!("p2")), "{pong}");
+    // Transport-level refusals have JSON-RPC bodies too.
+    let refusals = [
+        (
+            "no session",
+            client.get(url).header("accept", "text/event-stream"),
+        ),
+        (
+            "unknown session",
+            client
+                .delete(url)
+                .header("mcp-session-id", "00000000-0000-4000-8000-000000000000"),
+        ),
+        (
+            "not acceptable",
+            client
+                .post(url)
+                .header("content-type", "application/json")
+                .header("accept", "text/plain")
+                .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+        ),
+        (
+            "wrong content type",
+            client
+                .post(url)
+                .header("content-type", "text/plain")
+                .header("accept", "application/json, text/event-stream")
+                .body("ping"),
+        ),
+    ];
+    for (what, request) in refusals {
+        let response = request.send().await.expect("the server answers");
+        let status = response.status();
+        assert!(status.is_client_error(), "{what}: {status}");
+        let text = response.text().await.unwrap_or_default();
+        let body: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|_| panic!("{what}: {status} with a body that is not JSON: {text}"));
+        assert_eq!(body["jsonrpc"], "2.0", "{what}: {body}");
+        assert_eq!(body["id"], Value::Null, "{what}: {body}");
+        assert!(body["error"]["code"].is_i64(), "{what}: {body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{what}: {body}"
+        );
+    }
     // In the session, the same hostile bodies get the same answers.
     for (body, expected) in hostile().into_iter().take(8) {
         let what = excerpt(&String::from_utf8_lossy(&body));
@@ -439,8 +509,96 @@ pub fn check_stdio_binary(bin: &str, args: &[&str]) {
     check_stdio_edge(command);
 }
 
+/// The read deadlines of a Streamable HTTP server at `url` started with
+/// `MCP_HTTP_READ_TIMEOUT_SECS=1`: a connection that sends nothing, one that sends half its
+/// headers, and one that sends half its body are all closed (the last after a `408` with the
+/// JSON-RPC error), so that slow clients cannot hold the server's connections. `token` is sent
+/// as the bearer token where the server needs one.
+pub async fn check_http_deadlines(url: &str, token: Option<&str>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("host:port")
+        .to_string();
+    let path = format!(
+        "/{}",
+        url.trim_start_matches("http://")
+            .split_once('/')
+            .map_or("", |(_, p)| p)
+    );
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let authorization =
+        token.map_or_else(String::new, |t| format!("authorization: Bearer {t}\r\n"));
+    let slow = [
+        ("idle", String::new()),
+        (
+            "half the headers",
+            format!("POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Ty"),
+        ),
+        (
+            "half the body",
+            format!(
+                "POST {path} HTTP/1.1\r\nHost: {addr}\r\n{authorization}content-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{}",
+                body.len(),
+                &body[..10]
+            ),
+        ),
+    ];
+    let mut waits = Vec::new();
+    for (what, sent) in slow {
+        let addr = addr.clone();
+        waits.push(tokio::spawn(async move {
+            let mut stream = tokio::net::TcpStream::connect(&addr)
+                .await
+                .expect("connects");
+            stream.write_all(sent.as_bytes()).await.expect("writes");
+            let mut answer = Vec::new();
+            // Far longer than the 1 s deadline: a server without one keeps the connection.
+            let read =
+                tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut answer))
+                    .await;
+            assert!(
+                read.is_ok(),
+                "{what}: the connection is still open after 20 s"
+            );
+            (what, String::from_utf8_lossy(&answer).to_string())
+        }));
+    }
+    for wait in waits {
+        let (what, answer) = wait.await.expect("the check runs");
+        if what == "half the body" {
+            assert!(answer.starts_with("HTTP/1.1 408"), "{what}: {answer}");
+            let json = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+            let json: Value =
+                serde_json::from_str(json.trim()).unwrap_or_else(|_| panic!("{what}: {answer}"));
+            assert_eq!(json["error"]["code"], -32600, "{what}: {json}");
+        }
+    }
+    // And it goes on serving.
+    let initialize = json!({"jsonrpc": "2.0", "id": "after", "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "edge", "version": "1"}
+    }});
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize.to_string());
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("the server answers");
+    assert_eq!(response.status().as_u16(), 200);
+    let text = response.text().await.unwrap_or_default();
+    assert!(text.contains(r#""id":"after""#), "{text}");
+}
+
 /// [`check_http_edge`] against `bin ARGS --http 127.0.0.1:0`, started as for
-/// [`check_stdio_binary`]; the server still answers a ping at the end.
+/// [`check_stdio_binary`]; the server still answers a ping at the end. Then
+/// [`check_http_deadlines`] against a second server started with a read timeout of 1 s.
 pub async fn check_http_binary(bin: &str, args: &[&str]) {
     let home = tempfile::tempdir().expect("tempdir");
     let home_path = home.path().display().to_string();
@@ -456,4 +614,19 @@ pub async fn check_http_binary(bin: &str, args: &[&str]) {
     let url = mcp.url().expect("an HTTP server").to_string();
     check_http_edge(&url).await;
     mcp.ping().await;
+
+    let hasty = crate::McpProcess::spawn_bin_over(
+        crate::Wire::Http,
+        bin,
+        args,
+        home.path(),
+        &[
+            ("HOME", home_path.as_str()),
+            ("MCP_HTTP_READ_TIMEOUT_SECS", "1"),
+        ],
+    )
+    .await
+    .expect("the server starts");
+    check_http_deadlines(hasty.url().expect("an HTTP server"), None).await;
+    drop(hasty);
 }

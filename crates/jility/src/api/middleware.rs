@@ -5,7 +5,9 @@
 //!   revoked: 401 with `WWW-Authenticate: Bearer` and the `unauthenticated` envelope. The
 //!   token itself is never logged nor echoed. Each refusal is recorded in the audit log
 //!   with its reason (`missing`, `malformed`, `unknown`, `expired`, `revoked`): an expired
-//!   or revoked token under its workspace, the others under none.
+//!   or revoked token under its workspace, the others under none; past a few a minute from
+//!   one client address (or of one expired or revoked token), the further ones are counted
+//!   and recorded as one entry when the minute ends ([`super::refusals`]).
 //! - A token authenticated a moment ago is not looked up again ([`super::principals`]);
 //!   whether it was revoked since is asked with the rate-limit count, below.
 //! - Then the request counts against its token's limit (keyed by the token's id, counted in
@@ -13,14 +15,16 @@
 //!   carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; over the
 //!   limit: 429 with `Retry-After` and the `rate_limit` envelope.
 
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use std::net::{IpAddr, SocketAddr};
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use mcp_common::ToolError;
 
+use super::refusals::{Reason, Source};
 use super::{ApiError, ApiState};
-use crate::audit::{AUTH_FAILED, Audit, NewEntry};
 use crate::auth::{AuthError, Principal};
 use crate::errors;
 use crate::ratelimit::Decision;
@@ -35,12 +39,16 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
     if request.method() == axum::http::Method::GET && request.uri().path() == super::OPENAPI_PATH {
         return next.run(request).await;
     }
+    let client = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip());
     let token = match bearer(request.headers()) {
         Ok(token) => token,
         Err((err, reason)) => {
-            let audit = state.audit.clone();
+            let (audit, refusals) = (state.audit.clone(), state.refusals.clone());
             let recorded = tokio::task::spawn_blocking(move || {
-                audit.record(&refusal(None, reason));
+                refusals.record(&audit, Source::client(client), reason);
             })
             .await;
             if let Err(err) = recorded {
@@ -53,7 +61,7 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
     let checked = tokio::task::spawn_blocking(move || -> Result<_, ToolError> {
         let refuse = |refused: AuthError| {
             tracing::info!(reason = %refused, "refused a request's token");
-            record_refusal(&state.audit, &token, &refused);
+            record_refusal(&state, client, &token, &refused);
             ToolError::from(refused)
         };
         let principal = match known {
@@ -104,35 +112,22 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
     response
 }
 
-/// The audit entry of an authentication failure: its reason (never the token), under the
-/// token's workspace when it has one.
-fn refusal<'a>(owner: Option<&'a (i64, i64, String)>, reason: &'static str) -> NewEntry<'a> {
-    NewEntry {
-        workspace_id: owner.map(|o| o.0),
-        token_id: owner.map(|o| o.1),
-        actor: owner.map(|o| o.2.as_str()),
-        operation: AUTH_FAILED,
-        ticket: None,
-        status: StatusCode::UNAUTHORIZED.as_u16(),
-        detail: Some(reason),
-    }
-}
-
 /// Record that `token` was refused (blocking): an expired or revoked token under its
-/// workspace, an unknown or malformed one under none.
-fn record_refusal(audit: &Audit, token: &str, refused: &AuthError) {
-    let (reason, owner) = match refused {
-        AuthError::Expired { .. } => ("expired", audit.token_owner(token)),
-        AuthError::Revoked { .. } => ("revoked", audit.token_owner(token)),
-        AuthError::Malformed => ("malformed", None),
-        AuthError::Unknown | AuthError::Store(_) => ("unknown", None),
+/// workspace, an unknown or malformed one under none; within the bounds of
+/// [`super::refusals`].
+fn record_refusal(state: &ApiState, client: Option<IpAddr>, token: &str, refused: &AuthError) {
+    let (reason, source) = match refused {
+        AuthError::Expired { .. } => (Reason::Expired, Source::token(token)),
+        AuthError::Revoked { .. } => (Reason::Revoked, Source::token(token)),
+        AuthError::Malformed => (Reason::Malformed, Source::client(client)),
+        AuthError::Unknown | AuthError::Store(_) => (Reason::Unknown, Source::client(client)),
     };
-    audit.record(&refusal(owner.as_ref(), reason));
+    state.refusals.record(&state.audit, source, reason);
 }
 
 /// The token of `Authorization: Bearer TOKEN`, or why there is none to check (and the
 /// reason the audit log records: `missing` or `malformed`).
-fn bearer(headers: &HeaderMap) -> Result<String, (ToolError, &'static str)> {
+fn bearer(headers: &HeaderMap) -> Result<String, (ToolError, Reason)> {
     let missing = || {
         ToolError::new(errors::UNAUTHENTICATED, "This request has no API token").with_hint(
             "Send the token as `Authorization: Bearer jil_live_…` (a workspace's first token comes from `jility admin create-workspace`).",
@@ -140,7 +135,7 @@ fn bearer(headers: &HeaderMap) -> Result<String, (ToolError, &'static str)> {
     };
     let value = headers
         .get(header::AUTHORIZATION)
-        .ok_or_else(|| (missing(), "missing"))?;
+        .ok_or_else(|| (missing(), Reason::Missing))?;
     let malformed = || {
         (
             ToolError::new(
@@ -148,7 +143,7 @@ fn bearer(headers: &HeaderMap) -> Result<String, (ToolError, &'static str)> {
                 "The Authorization header is not `Bearer TOKEN`",
             )
             .with_hint("Send the token as `Authorization: Bearer jil_live_…`."),
-            "malformed",
+            Reason::Malformed,
         )
     };
     let value = value.to_str().map_err(|_| malformed())?;

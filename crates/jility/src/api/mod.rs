@@ -16,8 +16,10 @@
 //! prints it); on failure `{"error": envelope}` with the status of the error's class.
 //!
 //! Every write, answered or refused after authentication, and every authentication failure
-//! is recorded in the audit log ([`crate::audit`]); every done write is published as an
-//! event ([`crate::events`], `GET /events`).
+//! is recorded in the audit log ([`crate::audit`]; authentication failures past a few a
+//! minute per client address, or per expired or revoked token, as one summary entry:
+//! [`refusals`]); every done write is published as an event ([`crate::events`],
+//! `GET /events`).
 //!
 //! This module does not import rmcp: it serves the domain over plain HTTP and mounts the
 //! MCP endpoint the kit builds.
@@ -29,6 +31,7 @@ mod middleware;
 mod openapi;
 mod operations;
 mod principals;
+mod refusals;
 mod tls;
 mod tokens;
 
@@ -111,6 +114,8 @@ pub struct ApiState {
     events: Events,
     /// Recently authenticated tokens.
     principals: principals::Principals,
+    /// The refusals of the current minute, per source: how many get audit entries.
+    refusals: refusals::Refusals,
     /// Cancelled when the server stops: open event streams end.
     shutdown: CancellationToken,
 }
@@ -125,6 +130,7 @@ impl ApiState {
             audit: Audit::new(db),
             events: Events::start(db),
             principals: principals::Principals::default(),
+            refusals: refusals::Refusals::default(),
             shutdown: CancellationToken::new(),
         })
     }
@@ -317,6 +323,12 @@ pub fn serve(config: ServeConfig) -> Result<(), ToolError> {
             tracing::info!("stopping: no new connections; answering the requests in flight");
             trigger.cancel();
         };
+        // The refusals suppressed in a minute are recorded when it ends, and at the end.
+        let summaries = tokio::spawn(refusals::record_at_window_ends(
+            state.refusals.clone(),
+            state.audit.clone(),
+        ));
+        let (refused, audit) = (state.refusals.clone(), state.audit.clone());
         let shutdown = state.shutdown.clone();
         let closer = async move {
             stopping.cancelled().await;
@@ -324,12 +336,14 @@ pub fn serve(config: ServeConfig) -> Result<(), ToolError> {
             shutdown.cancel();
             tokio::time::sleep(DRAIN_DEADLINE.saturating_sub(DRAIN_GRACE)).await;
         };
+        // Read deadlines for headers and bodies (MCP_HTTP_READ_TIMEOUT_SECS), as for every
+        // HTTP server of the workspace; handlers see the client's address (`ConnectInfo`).
+        let read_timeout = mcp_common::connections::read_timeout();
         let served = async move {
             match acceptor {
                 Some(acceptor) => {
-                    axum::serve(tls::TlsListener::new(listener, acceptor), app)
-                        .with_graceful_shutdown(stop)
-                        .await
+                    let listener = tls::TlsListener::new(listener, acceptor);
+                    mcp_common::connections::serve_app(listener, app, read_timeout, stop).await;
                 }
                 None => {
                     let listener = listener.tap_io(|tcp| {
@@ -337,17 +351,28 @@ pub fn serve(config: ServeConfig) -> Result<(), ToolError> {
                             tracing::debug!("cannot set TCP_NODELAY: {err}");
                         }
                     });
-                    axum::serve(listener, app).with_graceful_shutdown(stop).await
+                    mcp_common::connections::serve_app(listener, app, read_timeout, stop).await;
                 }
             }
         };
-        tokio::select! {
-            result = served => result.map_err(|e| ToolError::internal(format!("The server failed: {e}"))),
+        let result = tokio::select! {
+            () = served => Ok(()),
             () = closer => {
                 tracing::warn!("connections still open at the shutdown deadline; stopping anyway");
                 Ok(())
             }
+        };
+        summaries.abort();
+        let pending = refused.drain();
+        if !pending.is_empty() {
+            let written = tokio::task::spawn_blocking(move || {
+                refusals::write_summaries(&audit, &pending);
+            });
+            if tokio::time::timeout(DRAIN_GRACE, written).await.is_err() {
+                tracing::warn!("could not record the refusals suppressed this minute in time");
+            }
         }
+        result
     });
     drop(runtime);
     drop(keep);

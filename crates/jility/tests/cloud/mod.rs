@@ -31,9 +31,15 @@ impl Server {
 
     /// A server listening on `listen` (e.g. the port of one that stopped).
     pub fn start_at(db: &TestDb, listen: &str, extra: &[&str]) -> Self {
+        Self::start_with(db, listen, extra, &[])
+    }
+
+    /// A server listening on `listen`, with `env` added to its environment.
+    pub fn start_with(db: &TestDb, listen: &str, extra: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_jility"))
             .args(["serve", "--listen", listen, "--database-url", &db.url])
             .args(extra)
+            .envs(env.iter().copied())
             // `serve` runs whatever the mode says.
             .env("JILITY_MODE", "cloud")
             .env_remove("DATABASE_URL")

@@ -1,0 +1,225 @@
+//! The connections of an HTTP server: accepted, served with deadlines, and drained on stop.
+//!
+//! `axum::serve` sets no timer, so a client that sends its headers (or its body) a byte at a
+//! time, or opens connections and sends nothing, holds a task and a file descriptor for as long
+//! as it likes. Here every connection is served by hyper with a timer: the headers of a request
+//! (on a kept-alive connection: the next request) must arrive within [`HEADER_READ_TIMEOUT`], a
+//! request's body within [`BODY_READ_TIMEOUT`] of its headers. Handlers see the peer's address
+//! as `axum::extract::ConnectInfo<L::Addr>`.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::extract::{ConnectInfo, Request};
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// How long a client has to send the headers of a request, counted from the moment the server
+/// waits for it (an idle kept-alive connection is closed after this long), and then its body.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// The environment variable that sets the read timeout, in seconds.
+pub const READ_TIMEOUT_VAR: &str = "MCP_HTTP_READ_TIMEOUT_SECS";
+
+/// The read timeout of the environment ([`READ_TIMEOUT_VAR`]), else [`DEFAULT_READ_TIMEOUT`].
+pub fn read_timeout() -> Duration {
+    let Ok(value) = std::env::var(READ_TIMEOUT_VAR) else {
+        return DEFAULT_READ_TIMEOUT;
+    };
+    match value.trim().parse::<u64>() {
+        Ok(secs @ 1..=3600) => Duration::from_secs(secs),
+        _ => {
+            tracing::warn!(
+                "{READ_TIMEOUT_VAR} must be a number of seconds from 1 to 3600; using {} s",
+                DEFAULT_READ_TIMEOUT.as_secs()
+            );
+            DEFAULT_READ_TIMEOUT
+        }
+    }
+}
+
+/// The error a request body yields once the read timeout has passed.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive in time")]
+pub struct BodyTimedOut;
+
+/// Whether `error` (from reading a request body) is a [`BodyTimedOut`].
+pub fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source = Some(error);
+    while let Some(error) = source {
+        if error.is::<BodyTimedOut>() {
+            return true;
+        }
+        source = error.source();
+    }
+    false
+}
+
+/// Serve `app` on the connections of `listener`, with `read_timeout` for each request's
+/// headers and for its body, until `stop` resolves; then accept no more and wait until the
+/// open connections finish their requests and close.
+pub async fn serve_app<L>(
+    mut listener: L,
+    app: axum::Router,
+    read_timeout: Duration,
+    stop: impl Future<Output = ()> + Send,
+) where
+    L: axum::serve::Listener,
+    L::Addr: Clone + Send + Sync + 'static,
+{
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(read_timeout);
+    builder.http2().timer(TokioTimer::new());
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let (io, addr) = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut stop => break,
+        };
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+            let (mut parts, body) = request.into_parts();
+            parts.extensions.insert(ConnectInfo(addr.clone()));
+            let body = axum::body::Body::new(Deadline::new(body, read_timeout));
+            tower::ServiceExt::oneshot(app.clone(), Request::from_parts(parts, body))
+        });
+        let io = FirstByte::new(io, read_timeout);
+        let connection = builder
+            .serve_connection_with_upgrades(TokioIo::new(io), service)
+            .into_owned();
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                tracing::trace!("connection ended: {err}");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}
+
+/// A connection that fails its reads when its first byte does not arrive in time. hyper's
+/// header timeout starts only once the protocol is known, and the protocol is read from the
+/// first bytes: without this, a connection that sends nothing would be kept for ever.
+struct FirstByte<I> {
+    io: I,
+    /// Until the first byte arrives.
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<I> FirstByte<I> {
+    fn new(io: I, limit: Duration) -> Self {
+        Self {
+            io,
+            timer: Some(Box::pin(tokio::time::sleep(limit))),
+        }
+    }
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for FirstByte<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        let before = buf.filled().len();
+        let read = Pin::new(&mut this.io).poll_read(cx, buf);
+        let Some(timer) = this.timer.as_mut() else {
+            return read;
+        };
+        match read {
+            Poll::Ready(Ok(())) if buf.filled().len() > before => {
+                this.timer = None;
+                Poll::Ready(Ok(()))
+            }
+            Poll::Pending if timer.as_mut().poll(cx).is_ready() => Poll::Ready(Err(
+                std::io::Error::new(std::io::ErrorKind::TimedOut, "no request arrived in time"),
+            )),
+            other => other,
+        }
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for FirstByte<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+}
+
+/// A request body that fails with [`BodyTimedOut`] when it is not read to its end in time.
+struct Deadline<B> {
+    body: B,
+    timer: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl<B> Deadline<B> {
+    fn new(body: B, limit: Duration) -> Self {
+        Self {
+            body,
+            timer: Box::pin(tokio::time::sleep(limit)),
+        }
+    }
+}
+
+impl<B> Body for Deadline<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<axum::BoxError>,
+{
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        if let Poll::Ready(frame) = Pin::new(&mut this.body).poll_frame(cx) {
+            return Poll::Ready(frame.map(|frame| frame.map_err(Into::into)));
+        }
+        match this.timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyTimedOut)))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
