@@ -19,8 +19,8 @@ const MAC_LEN: usize = 16;
 const QUERY_LEN: usize = 8;
 const VERSION: u8 = 1;
 /// Longest cursor accepted, in characters: the longest message the protocol edge takes
-/// ([`crate::edge::MAX_LINE`]). A position is the sort values of one item (git-mile: up to
-/// two 500-character titles, escaped), so a cursor may well pass a few KiB; a smaller limit
+/// ([`crate::edge::MAX_LINE`]). A position may hold the sort values of one item (e.g. two
+/// 500-character titles, escaped), so a cursor may well pass a few KiB; a smaller limit
 /// here refused the server's own cursors as forged (found by fuzzing, see
 /// `docs/reliability.md`). Longer input never reaches a tool: the edge refuses it first.
 pub const MAX_CURSOR_LEN: usize = crate::edge::MAX_LINE;
