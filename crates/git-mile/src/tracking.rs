@@ -277,8 +277,8 @@ pub struct Watch {
     inotify: inotify::Inotify,
     git_dir: PathBuf,
     git_wd: inotify::WatchDescriptor,
-    /// The watched entity ref directories.
-    dirs: HashMap<inotify::WatchDescriptor, Kind>,
+    /// The watched entity ref directories, with the inode each was watched at.
+    dirs: HashMap<inotify::WatchDescriptor, (Kind, Option<u64>)>,
     /// Entity ref directories not watched (absent when last looked for).
     missing: Vec<Kind>,
     /// The first look reads everything: nothing was read before the watch.
@@ -329,7 +329,7 @@ impl Watch {
                 | WatchMask::ONLYDIR;
             match self.inotify.watches().add(&dir, mask) {
                 Ok(wd) => {
-                    self.dirs.insert(wd, kind);
+                    self.dirs.insert(wd, (kind, inode(&dir)));
                     added = true;
                 }
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => still.push(kind),
@@ -372,7 +372,7 @@ impl Watch {
                     if event.name.is_some_and(|name| name == "packed-refs") {
                         everything = true;
                     }
-                } else if let Some(kind) = self.dirs.get(&event.wd).copied() {
+                } else if let Some((kind, _)) = self.dirs.get(&event.wd).copied() {
                     if event.mask.intersects(
                         EventMask::IGNORED | EventMask::DELETE_SELF | EventMask::MOVE_SELF,
                     ) {
@@ -386,8 +386,18 @@ impl Watch {
                 }
             }
         }
+        // The kernel tells that a watched directory was removed only once its inode is
+        // released, which may come after the removal of the files in it (seen under load): a
+        // directory that is no longer the one watched counts as gone now.
+        for (wd, (kind, watched)) in &self.dirs {
+            let dir = self.git_dir.join("refs/git-mile").join(kind.as_str());
+            if inode(&dir) != *watched || watched.is_none() {
+                gone.push(wd.clone());
+                everything = true;
+            }
+        }
         for wd in gone {
-            if let Some(kind) = self.dirs.remove(&wd) {
+            if let Some((kind, _)) = self.dirs.remove(&wd) {
                 let _ = self.inotify.watches().remove(wd);
                 if !self.missing.contains(&kind) {
                     self.missing.push(kind);
@@ -404,6 +414,13 @@ impl Watch {
             Look::Changed(changed.into_iter().collect())
         }
     }
+}
+
+/// The inode of `path`, if it exists.
+#[cfg(target_os = "linux")]
+fn inode(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|meta| meta.ino())
 }
 
 #[cfg(test)]
