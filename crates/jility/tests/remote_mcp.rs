@@ -602,7 +602,7 @@ fn a_session_answers_only_to_the_token_that_opened_it() {
 }
 
 #[test]
-fn slow_clients_are_cut_off_at_the_read_timeout() {
+fn slow_clients_are_cut_off_and_sessions_are_bounded() {
     let db = TestDb::new();
     let pool = db.connect();
     let tokens = Tokens::new(&pool);
@@ -611,9 +611,12 @@ fn slow_clients_are_cut_off_at_the_read_timeout() {
         &db,
         "127.0.0.1:0",
         &["--rate-limit", RATE_LIMIT],
-        &[("MCP_HTTP_READ_TIMEOUT_SECS", "1")],
+        &[
+            ("MCP_HTTP_READ_TIMEOUT_SECS", "1"),
+            ("MCP_HTTP_MAX_SESSIONS", "3"),
+        ],
     );
-    runtime().block_on(mcp_testkit::edge::check_http_deadlines(
+    runtime().block_on(mcp_testkit::edge::check_http_limits(
         &mcp_url(&server),
         Some(&owner),
     ));

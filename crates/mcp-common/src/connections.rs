@@ -1,11 +1,22 @@
 //! The connections of an HTTP server: accepted, served with deadlines, and drained on stop.
 //!
 //! `axum::serve` sets no timer, so a client that sends its headers (or its body) a byte at a
-//! time, or opens connections and sends nothing, holds a task and a file descriptor for as long
-//! as it likes. Here every connection is served by hyper with a timer: the headers of a request
-//! (on a kept-alive connection: the next request) must arrive within [`HEADER_READ_TIMEOUT`], a
-//! request's body within [`BODY_READ_TIMEOUT`] of its headers. Handlers see the peer's address
-//! as `axum::extract::ConnectInfo<L::Addr>`.
+//! time, opens connections and sends nothing, or never reads its answers, holds a task, a file
+//! descriptor and the answer's memory for as long as it likes. Here every connection is served
+//! by hyper's HTTP/1.1 with a timer, from the moment it is accepted:
+//! - the headers of a request (on a kept-alive connection: the next request) must arrive
+//!   within the read timeout, else the connection is closed;
+//! - its body within the same time of its headers, else the body fails with [`BodyTimedOut`]
+//!   (the MCP endpoint answers `408`);
+//! - an answer the client does not read for that long (the server cannot write) ends the
+//!   connection.
+//!
+//! HTTP/1.1 only: hyper has no header or idle timer for HTTP/2, and telling the two apart
+//! means waiting for 24 bytes without one (a client that sent one byte held its connection
+//! for ever). MCP clients speak HTTP/1.1.
+//!
+//! The timeout is [`DEFAULT_READ_TIMEOUT`], or `MCP_HTTP_READ_TIMEOUT_SECS` (1 to 3600).
+//! Handlers see the peer's address as `axum::extract::ConnectInfo<L::Addr>`.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -44,11 +55,14 @@ pub fn read_timeout() -> Duration {
 #[error("the request body did not arrive in time")]
 pub struct BodyTimedOut;
 
-/// Whether `error` (from reading a request body) is a [`BodyTimedOut`].
-pub fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
+/// Whether an error of type `E` is among the causes of `error` (e.g. [`BodyTimedOut`] of a
+/// request body that could not be read).
+pub fn caused_by<E: std::error::Error + 'static>(
+    error: &(dyn std::error::Error + 'static),
+) -> bool {
     let mut source = Some(error);
     while let Some(error) = source {
-        if error.is::<BodyTimedOut>() {
+        if error.is::<E>() {
             return true;
         }
         source = error.source();
@@ -68,14 +82,12 @@ pub async fn serve_app<L>(
     L: axum::serve::Listener,
     L::Addr: Clone + Send + Sync + 'static,
 {
-    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use hyper_util::rt::{TokioIo, TokioTimer};
 
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let mut builder = hyper::server::conn::http1::Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(read_timeout);
-    builder.http2().timer(TokioTimer::new());
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut stop = std::pin::pin!(stop);
     loop {
@@ -90,10 +102,8 @@ pub async fn serve_app<L>(
             let body = axum::body::Body::new(Deadline::new(body, read_timeout));
             tower::ServiceExt::oneshot(app.clone(), Request::from_parts(parts, body))
         });
-        let io = FirstByte::new(io, read_timeout);
-        let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(io), service)
-            .into_owned();
+        let io = StalledWrites::new(io, read_timeout);
+        let connection = builder.serve_connection(TokioIo::new(io), service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             if let Err(err) = connection.await {
@@ -105,60 +115,71 @@ pub async fn serve_app<L>(
     graceful.shutdown().await;
 }
 
-/// A connection that fails its reads when its first byte does not arrive in time. hyper's
-/// header timeout starts only once the protocol is known, and the protocol is read from the
-/// first bytes: without this, a connection that sends nothing would be kept for ever.
-struct FirstByte<I> {
+/// A connection whose writes fail once the client has read nothing for the timeout while an
+/// answer waits to be sent (a client that never reads would keep the answer in memory).
+struct StalledWrites<I> {
     io: I,
-    /// Until the first byte arrives.
-    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    limit: Duration,
+    /// Since when writing has waited for the client, if it does.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
-impl<I> FirstByte<I> {
+impl<I> StalledWrites<I> {
     fn new(io: I, limit: Duration) -> Self {
         Self {
             io,
-            timer: Some(Box::pin(tokio::time::sleep(limit))),
+            limit,
+            stalled: None,
+        }
+    }
+
+    /// What a write that returned `written` means, given the stall it may have made.
+    fn watch<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        written: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        if written.is_ready() {
+            self.stalled = None;
+            return written;
+        }
+        let limit = self.limit;
+        let timer = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client read nothing of its answer in time",
+            ))),
+            Poll::Pending => Poll::Pending,
         }
     }
 }
 
-impl<I: AsyncRead + Unpin> AsyncRead for FirstByte<I> {
+impl<I: AsyncRead + Unpin> AsyncRead for StalledWrites<I> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        let this = &mut *self;
-        let before = buf.filled().len();
-        let read = Pin::new(&mut this.io).poll_read(cx, buf);
-        let Some(timer) = this.timer.as_mut() else {
-            return read;
-        };
-        match read {
-            Poll::Ready(Ok(())) if buf.filled().len() > before => {
-                this.timer = None;
-                Poll::Ready(Ok(()))
-            }
-            Poll::Pending if timer.as_mut().poll(cx).is_ready() => Poll::Ready(Err(
-                std::io::Error::new(std::io::ErrorKind::TimedOut, "no request arrived in time"),
-            )),
-            other => other,
-        }
+        Pin::new(&mut self.io).poll_read(cx, buf)
     }
 }
 
-impl<I: AsyncWrite + Unpin> AsyncWrite for FirstByte<I> {
+impl<I: AsyncWrite + Unpin> AsyncWrite for StalledWrites<I> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
+        let written = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.watch(cx, written)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
+        let flushed = Pin::new(&mut self.io).poll_flush(cx);
+        self.watch(cx, flushed)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -170,7 +191,8 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for FirstByte<I> {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+        let written = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.watch(cx, written)
     }
 
     fn is_write_vectored(&self) -> bool {

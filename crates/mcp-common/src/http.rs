@@ -13,6 +13,7 @@
 //!   without it a token-guarded server accepts any `Host`.
 //! - `MCP_HTTP_READ_TIMEOUT_SECS`: how long a client has to send a request's headers, and
 //!   then its body (default 30; [`crate::connections`]).
+//! - `MCP_HTTP_MAX_SESSIONS`: the most sessions kept at once (default 4096).
 //!
 //! A session answers only to the credentials that opened it; every refusal has a JSON-RPC
 //! error body.
@@ -70,6 +71,8 @@ pub struct HttpConfig {
     /// `None`: accept any `Host` (only off loopback, behind the token).
     pub allowed_hosts: Option<Vec<String>>,
     pub max_body_bytes: usize,
+    /// Most sessions kept at once ([`MAX_SESSIONS`], or `MCP_HTTP_MAX_SESSIONS`).
+    pub max_sessions: usize,
 }
 
 impl std::fmt::Debug for HttpConfig {
@@ -135,6 +138,7 @@ impl HttpConfig {
             allowed_origins: extra_origins,
             allowed_hosts,
             max_body_bytes: MAX_BODY_BYTES,
+            max_sessions: max_sessions(),
         })
     }
 
@@ -154,6 +158,7 @@ impl HttpConfig {
             allowed_origins: Vec::new(),
             allowed_hosts,
             max_body_bytes: MAX_BODY_BYTES,
+            max_sessions: max_sessions(),
         }
     }
 
@@ -277,7 +282,7 @@ where
     axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(middleware::from_fn_with_state(
-            SessionOwners::new(manager),
+            SessionOwners::new(manager, config.max_sessions),
             own_sessions,
         ))
         .layer(middleware::from_fn(answer_as_json))
@@ -296,6 +301,8 @@ where
 struct SessionOwners {
     owners: Arc<std::sync::Mutex<Owners>>,
     manager: Arc<LocalSessionManager>,
+    /// Most sessions kept at once.
+    most: usize,
 }
 
 struct Owners {
@@ -307,13 +314,14 @@ struct Owners {
 const PRUNE_FLOOR: usize = 1024;
 
 impl SessionOwners {
-    fn new(manager: Arc<LocalSessionManager>) -> Self {
+    fn new(manager: Arc<LocalSessionManager>, most: usize) -> Self {
         Self {
             owners: Arc::new(std::sync::Mutex::new(Owners {
                 by_session: std::collections::HashMap::new(),
                 prune_at: PRUNE_FLOOR,
             })),
             manager,
+            most,
         }
     }
 
@@ -355,26 +363,87 @@ impl SessionOwners {
     }
 }
 
+/// The credentials a request comes with, as the session owner is recorded: a hash of its
+/// `Authorization` header with the scheme's case and the spacing normalised (`bearer  x` is
+/// `Bearer x`, as the token checks read it).
+fn credentials(request: &Request) -> blake3::Hash {
+    let value = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes)
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(value);
+    let mut words = text.split_whitespace();
+    let scheme = words.next().unwrap_or_default().to_ascii_lowercase();
+    let rest: Vec<&str> = words.collect();
+    blake3::hash(format!("{scheme} {}", rest.join(" ")).as_bytes())
+}
+
+/// Most sessions one server keeps at once by default (each holds a handler and its channels,
+/// ~50 KB); past it, new sessions are refused with `503` until some end (idle ones after 5
+/// minutes).
+pub const MAX_SESSIONS: usize = 4096;
+/// The environment variable that sets the most sessions kept at once.
+pub const MAX_SESSIONS_VAR: &str = "MCP_HTTP_MAX_SESSIONS";
+
+/// [`MAX_SESSIONS_VAR`] (1 to 1,000,000), else [`MAX_SESSIONS`].
+fn max_sessions() -> usize {
+    let Ok(value) = std::env::var(MAX_SESSIONS_VAR) else {
+        return MAX_SESSIONS;
+    };
+    match value.trim().parse::<usize>() {
+        Ok(n @ 1..=1_000_000) => n,
+        _ => {
+            tracing::warn!(
+                "{MAX_SESSIONS_VAR} must be a number from 1 to 1000000; using {MAX_SESSIONS}"
+            );
+            MAX_SESSIONS
+        }
+    }
+}
+
 /// Bind each new session to its caller's credentials, and refuse a session's requests from
-/// anyone else as rmcp refuses an unknown session (404).
+/// anyone else as rmcp refuses an unknown session (404). An `initialize` inside a live
+/// session is refused (`-32600`), the session going on unchanged; in an unknown one, it is
+/// `404` as any request there. New sessions past the most kept at once are refused.
 async fn own_sessions(
     State(owners): State<SessionOwners>,
     request: Request,
     next: Next,
 ) -> Response {
-    let caller = blake3::hash(
-        request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .map(HeaderValue::as_bytes)
-            .unwrap_or_default(),
-    );
+    use crate::edge::{INVALID_REQUEST, Refusal};
+
+    let caller = credentials(&request);
+    let initialize = request.extensions().get::<Initialize>().cloned();
     let session = request
         .headers()
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
+    let not_found = || {
+        refused(
+            StatusCode::NOT_FOUND,
+            &Refusal::new(None, SESSION_NOT_FOUND, "session not found"),
+        )
+    };
     let Some(session) = session else {
+        let most = owners.most;
+        if initialize.is_some() && owners.manager.sessions.read().await.len() >= most {
+            tracing::warn!("{most} sessions are open: a new one is refused");
+            let id = initialize.map(|Initialize(id)| id);
+            let mut response = refused(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &Refusal::new(
+                    id,
+                    SERVER_BUSY,
+                    format!("the server keeps {most} sessions already: try again later"),
+                ),
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+            return response;
+        }
         let response = next.run(request).await;
         if let Some(made) = response
             .headers()
@@ -388,25 +457,31 @@ async fn own_sessions(
     // blake3::Hash compares in constant time.
     if owners.owner(&session).is_some_and(|owner| owner != caller) {
         tracing::debug!("a session was used with other credentials than opened it");
-        return refused(
-            StatusCode::NOT_FOUND,
-            &crate::edge::Refusal::new(None, SESSION_NOT_FOUND, "session not found"),
-        );
+        return not_found();
     }
     let ends = request.method() == axum::http::Method::DELETE;
-    // rmcp answers the end of a session it does not know with 202, as if it had ended it.
-    if ends
-        && !owners
+    if ends || initialize.is_some() {
+        // rmcp answers the end of a session it does not know with 202, as if it had ended it,
+        // and a second initialize by replacing the session's client.
+        if !owners
             .manager
             .sessions
             .read()
             .await
             .contains_key(session.as_str())
-    {
-        return refused(
-            StatusCode::NOT_FOUND,
-            &crate::edge::Refusal::new(None, SESSION_NOT_FOUND, "session not found"),
-        );
+        {
+            return not_found();
+        }
+        if let Some(Initialize(id)) = initialize {
+            return refused(
+                StatusCode::BAD_REQUEST,
+                &Refusal::new(
+                    Some(id),
+                    INVALID_REQUEST,
+                    "the session is initialized already: a second initialize is refused, and the session goes on as it was",
+                ),
+            );
+        }
     }
     let response = next.run(request).await;
     if ends && response.status().is_success() {
@@ -419,6 +494,8 @@ async fn own_sessions(
 const SESSION_HEADER: &str = "mcp-session-id";
 /// The JSON-RPC code of "session not found" (as the TypeScript SDK's servers answer it).
 const SESSION_NOT_FOUND: i64 = -32001;
+/// The JSON-RPC code of a request refused because the server is at a limit for now.
+const SERVER_BUSY: i64 = -32000;
 
 /// Give every refusal of the MCP endpoint a JSON-RPC error body (`"id": null`). rmcp answers
 /// transport-level refusals (no session id, unknown session, unacceptable `Accept`, wrong
@@ -461,36 +538,38 @@ async fn errors_as_json(request: Request, next: Next) -> Response {
 
 /// The protocol edge over HTTP ([`crate::edge`]): a POSTed message reaches rmcp only when it
 /// decodes. One that does not is answered here, `400` with the JSON-RPC error (its id, or
-/// `"id": null` when it cannot be read; a notification gets `202` and nothing), and an
-/// `initialize` inside a session that is initialized already is refused (`-32600`), the
-/// session going on unchanged.
+/// `"id": null` when it cannot be read; a notification gets `202` and nothing); a body that
+/// is too large is `413`, one that arrives too late `408`. An `initialize` is marked for
+/// [`own_sessions`].
 async fn check_message(State(limit): State<usize>, request: Request, next: Next) -> Response {
+    use crate::connections::caused_by;
     use crate::edge::{INVALID_REQUEST, Refusal, decode};
     use rmcp::model::{ClientRequest, JsonRpcMessage};
 
-    let json = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if request.method() != axum::http::Method::POST || !json {
-        // rmcp answers other methods and content types.
+    // Every POST, whatever its content type says: rmcp reads content types its own way
+    // (`Application/JSON` passed it by a check of this kind), and refuses the wrong ones after.
+    if request.method() != axum::http::Method::POST {
+        // rmcp answers other methods.
         return next.run(request).await;
     }
-    let in_session = request.headers().contains_key("mcp-session-id");
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let bytes = match axum::body::to_bytes(body, limit).await {
         Ok(bytes) => bytes,
         Err(err) => {
-            let (status, message) = if crate::connections::timed_out(&err) {
+            let (status, message) = if caused_by::<crate::connections::BodyTimedOut>(&err) {
                 (
                     StatusCode::REQUEST_TIMEOUT,
                     format!("invalid request: {}", crate::connections::BodyTimedOut),
                 )
-            } else {
+            } else if caused_by::<http_body_util::LengthLimitError>(&err) {
                 (
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!("invalid request: a message longer than {limit} bytes"),
+                )
+            } else {
+                (
+                    StatusCode::BAD_REQUEST,
+                    "invalid request: the body could not be read".to_string(),
                 )
             };
             // The rest of the body is not read: the connection cannot carry another request.
@@ -504,25 +583,24 @@ async fn check_message(State(limit): State<usize>, request: Request, next: Next)
     match decode(&bytes) {
         Err(refusal) if refusal.quiet => StatusCode::ACCEPTED.into_response(),
         Err(refusal) => refused(StatusCode::BAD_REQUEST, &refusal),
-        Ok(JsonRpcMessage::Request(request))
-            if in_session && matches!(request.request, ClientRequest::InitializeRequest(_)) =>
-        {
-            let id = serde_json::to_value(&request.id).ok();
-            refused(
-                StatusCode::BAD_REQUEST,
-                &Refusal::new(
-                    id,
-                    INVALID_REQUEST,
-                    "the session is initialized already: a second initialize is refused, and the session goes on as it was",
-                ),
-            )
-        }
-        Ok(_) => {
+        Ok(message) => {
+            if let JsonRpcMessage::Request(request) = &message
+                && matches!(request.request, ClientRequest::InitializeRequest(_))
+            {
+                // For `own_sessions`, which knows whether the session exists.
+                parts.extensions.insert(Initialize(
+                    serde_json::to_value(&request.id).unwrap_or(serde_json::Value::Null),
+                ));
+            }
             next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
                 .await
         }
     }
 }
+
+/// Marks a POST whose message is an `initialize` (its id).
+#[derive(Clone)]
+struct Initialize(serde_json::Value);
 
 fn refused(status: StatusCode, refusal: &crate::edge::Refusal) -> Response {
     tracing::debug!(code = refusal.code, message = %refusal.message, "refused at the edge");

@@ -437,6 +437,80 @@ pub async fn check_http_edge(url: &str) {
     )
     .await;
     assert_eq!((status, &pong["id"]), (200, &json!("p2")), "{pong}");
+    // The same credentials, spelt differently, are the same caller; other ones are not.
+    let (status, _, other_session) =
+        post(&client, url, None, initialize("other", "2025-06-18")).await;
+    assert_eq!(status, 200);
+    let other_session = other_session.expect("a session id");
+    let authorised = |authorization: &'static str, id: &'static str| {
+        client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .header("authorization", authorization)
+            .body(format!(r#"{{"jsonrpc":"2.0","id":"{id}","method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"edge","version":"1"}}}}}}"#))
+    };
+    let opened = authorised("Bearer abc", "a").send().await.expect("answers");
+    assert_eq!(opened.status().as_u16(), 200);
+    let owned = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    for (authorization, expected) in [
+        ("bearer   abc", 200),
+        ("BEARER abc", 200),
+        ("Bearer abd", 404),
+    ] {
+        let answer = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-session-id", &owned)
+            .header("authorization", authorization)
+            .body(r#"{"jsonrpc":"2.0","id":"o","method":"ping"}"#)
+            .send()
+            .await
+            .expect("answers");
+        assert_eq!(answer.status().as_u16(), expected, "{authorization}");
+    }
+    // A second initialize whatever the content type's spelling, and in an unknown session.
+    let shouted = client
+        .post(url)
+        .header("content-type", "Application/JSON")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("mcp-session-id", &other_session)
+        .body(initialize("shout", "2025-06-18"))
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(shouted.status().as_u16(), 400);
+    let refusal: Value = shouted.json().await.expect("JSON");
+    assert_eq!(
+        (&refusal["id"], &refusal["error"]["code"]),
+        (&json!("shout"), &json!(-32600)),
+        "{refusal}"
+    );
+    let (status, answer, _) = post(
+        &client,
+        url,
+        Some("00000000-0000-4000-8000-00000000dead"),
+        initialize("lost", "2025-06-18"),
+    )
+    .await;
+    assert_eq!(status, 404, "{answer}");
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    let odd = client
+        .post(url)
+        .header("content-type", "text/plain")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":"odd","method":"ping","params":[]}"#)
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(odd.status().as_u16(), 400, "the edge checks every POST");
     // Transport-level refusals have JSON-RPC bodies too.
     let refusals = [
         (
@@ -509,12 +583,13 @@ pub fn check_stdio_binary(bin: &str, args: &[&str]) {
     check_stdio_edge(command);
 }
 
-/// The read deadlines of a Streamable HTTP server at `url` started with
-/// `MCP_HTTP_READ_TIMEOUT_SECS=1`: a connection that sends nothing, one that sends half its
+/// The limits of a Streamable HTTP server at `url` started with `MCP_HTTP_READ_TIMEOUT_SECS=1`
+/// and `MCP_HTTP_MAX_SESSIONS=3`. Read deadlines: a connection that sends nothing, one that sends half its
 /// headers, and one that sends half its body are all closed (the last after a `408` with the
-/// JSON-RPC error), so that slow clients cannot hold the server's connections. `token` is sent
-/// as the bearer token where the server needs one.
-pub async fn check_http_deadlines(url: &str, token: Option<&str>) {
+/// JSON-RPC error), and one that does not read its answers is cut off, so that slow clients
+/// cannot hold the server's connections. Sessions: a fourth is refused (`503`) until one
+/// ends. `token` is sent as the bearer token where the server needs one.
+pub async fn check_http_limits(url: &str, token: Option<&str>) {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
     let addr = url
@@ -577,6 +652,44 @@ pub async fn check_http_deadlines(url: &str, token: Option<&str>) {
             assert_eq!(json["error"]["code"], -32600, "{what}: {json}");
         }
     }
+    // A client that sends two requests whose answers are large (a 3.5 MiB id, echoed) and
+    // reads nothing for a while: the server, unable to write, cuts it off after the timeout,
+    // so the second answer never arrives whole. (Without the cut, the client reads both in
+    // full once it reads.)
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket
+        .set_recv_buffer_size(8 * 1024)
+        .expect("a small receive buffer");
+    let mut stream = socket
+        .connect(addr.parse().expect("an address"))
+        .await
+        .expect("connects");
+    let id = "x".repeat(3 * 1024 * 1024 + 512 * 1024);
+    let body = format!(r#"{{"jsonrpc":"2.0","id":"{id}","method":"ping","params":[]}}"#);
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\n{authorization}content-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let sent = tokio::time::timeout(Duration::from_secs(10), async {
+        stream.write_all(request.as_bytes()).await?;
+        stream.write_all(request.as_bytes()).await
+    })
+    .await;
+    assert!(
+        matches!(sent, Ok(Ok(()))),
+        "the two requests were not taken: {sent:?}"
+    );
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let mut answers = Vec::new();
+    let read =
+        tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut answers)).await;
+    assert!(read.is_ok(), "the connection is still open");
+    assert!(
+        answers.len() < 2 * id.len(),
+        "a client that read nothing for 4 s got both answers ({} bytes)",
+        answers.len()
+    );
+    drop(stream);
     // And it goes on serving.
     let initialize = json!({"jsonrpc": "2.0", "id": "after", "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
@@ -594,11 +707,65 @@ pub async fn check_http_deadlines(url: &str, token: Option<&str>) {
     assert_eq!(response.status().as_u16(), 200);
     let text = response.text().await.unwrap_or_default();
     assert!(text.contains(r#""id":"after""#), "{text}");
+
+    // At most 3 sessions (MCP_HTTP_MAX_SESSIONS=3): the one above and two more; the next is
+    // refused until one ends.
+    let client = reqwest::Client::new();
+    let open = |id: &'static str| {
+        let mut request = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(
+                json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "edge", "version": "1"}
+                }})
+                .to_string(),
+            );
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send()
+    };
+    // (The caller may hold a session of its own: open until refused.)
+    let mut sessions = Vec::new();
+    let mut refused = None;
+    for id in ["s2", "s3", "s4"] {
+        let response = open(id).await.expect("answers");
+        if response.status().as_u16() == 503 {
+            refused = Some((id, response));
+            break;
+        }
+        assert_eq!(response.status().as_u16(), 200, "{id}");
+        sessions.push(
+            response.headers()["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    let (id, refused) = refused.expect("a fourth session is refused");
+    assert!(!sessions.is_empty(), "refused before 3 sessions");
+    assert!(refused.headers().contains_key("retry-after"));
+    let refusal: Value = refused.json().await.expect("JSON");
+    assert_eq!(
+        (&refusal["id"], &refusal["error"]["code"]),
+        (&json!(id), &json!(-32000)),
+        "{refusal}"
+    );
+    let mut end = client.delete(url).header("mcp-session-id", &sessions[0]);
+    if let Some(token) = token {
+        end = end.bearer_auth(token);
+    }
+    assert!(end.send().await.expect("answers").status().is_success());
+    assert_eq!(open("s5").await.expect("answers").status().as_u16(), 200);
 }
 
 /// [`check_http_edge`] against `bin ARGS --http 127.0.0.1:0`, started as for
 /// [`check_stdio_binary`]; the server still answers a ping at the end. Then
-/// [`check_http_deadlines`] against a second server started with a read timeout of 1 s.
+/// [`check_http_limits`] against a second server started with a read timeout of 1 s and
+/// at most 3 sessions.
 pub async fn check_http_binary(bin: &str, args: &[&str]) {
     let home = tempfile::tempdir().expect("tempdir");
     let home_path = home.path().display().to_string();
@@ -623,10 +790,11 @@ pub async fn check_http_binary(bin: &str, args: &[&str]) {
         &[
             ("HOME", home_path.as_str()),
             ("MCP_HTTP_READ_TIMEOUT_SECS", "1"),
+            ("MCP_HTTP_MAX_SESSIONS", "3"),
         ],
     )
     .await
     .expect("the server starts");
-    check_http_deadlines(hasty.url().expect("an HTTP server"), None).await;
+    check_http_limits(hasty.url().expect("an HTTP server"), None).await;
     drop(hasty);
 }

@@ -36,8 +36,9 @@ const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(50);
 /// Largest PEM file read: a certificate chain or a key is a few kilobytes.
 const MAX_PEM_BYTES: u64 = 1024 * 1024;
 
-/// The protocols offered in ALPN, preferred first.
-const ALPN: [&[u8]; 2] = [b"h2", b"http/1.1"];
+/// The protocols offered in ALPN: HTTP/1.1 only, the one the server speaks (it has read
+/// deadlines; see `mcp_common::connections`).
+const ALPN: [&[u8]; 1] = [b"http/1.1"];
 
 const CERT_HINT: &str = "Give the server's certificate chain as a PEM file: its own certificate \
      first (-----BEGIN CERTIFICATE-----), then any intermediates.";
@@ -47,7 +48,7 @@ const KEY_HINT: &str = "Give the certificate's private key as an unencrypted PEM
 
 /// The TLS side of the server: the certificate chain in `cert` and its private key in `key`
 /// (PEM files; the key PKCS#8, PKCS#1 or SEC1, unencrypted), no client certificates, ALPN
-/// `h2` and `http/1.1`, on the ring provider.
+/// `http/1.1`, on the ring provider.
 ///
 /// The files are read synchronously (once, at startup). Errors (`invalid_input`) name the
 /// file and what is wrong with it, never its contents.
