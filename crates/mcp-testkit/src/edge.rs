@@ -297,6 +297,15 @@ pub fn check_stdio_edge(command: Command) {
     );
 }
 
+/// A POST of a JSON-RPC message to a Streamable HTTP endpoint, with the headers a client sends.
+fn mcp_post(client: &reqwest::Client, url: &str) -> reqwest::RequestBuilder {
+    client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+}
+
 /// One POST to a Streamable HTTP endpoint: its status, and the JSON-RPC message it answered
 /// with (from a JSON body, or the first `data:` of an event stream; `Null` when none).
 async fn post(
@@ -305,12 +314,7 @@ async fn post(
     session: Option<&str>,
     body: Vec<u8>,
 ) -> (u16, Value, Option<String>) {
-    let mut request = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .body(body);
+    let mut request = mcp_post(client, url).body(body);
     if let Some(session) = session {
         request = request.header("mcp-session-id", session);
     }
@@ -415,11 +419,7 @@ pub async fn check_http_edge(url: &str) {
     assert_eq!(pong, json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
     // The session answers only to the credentials that opened it (none here): other
     // credentials are told it does not exist, and it goes on for its owner.
-    let stranger = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
+    let stranger = mcp_post(&client, url)
         .header("mcp-session-id", &session)
         .header("authorization", "Bearer someone-else")
         .body(r#"{"jsonrpc":"2.0","id":"s","method":"ping"}"#)
@@ -443,11 +443,7 @@ pub async fn check_http_edge(url: &str) {
     assert_eq!(status, 200);
     let other_session = other_session.expect("a session id");
     let authorised = |authorization: &'static str, id: &'static str| {
-        client
-            .post(url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-06-18")
+        mcp_post(&client, url)
             .header("authorization", authorization)
             .body(format!(r#"{{"jsonrpc":"2.0","id":"{id}","method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"edge","version":"1"}}}}}}"#))
     };
@@ -462,11 +458,7 @@ pub async fn check_http_edge(url: &str) {
         ("BEARER abc", 200),
         ("Bearer abd", 404),
     ] {
-        let answer = client
-            .post(url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-06-18")
+        let answer = mcp_post(&client, url)
             .header("mcp-session-id", &owned)
             .header("authorization", authorization)
             .body(r#"{"jsonrpc":"2.0","id":"o","method":"ping"}"#)
