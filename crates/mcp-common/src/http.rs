@@ -303,10 +303,16 @@ struct SessionOwners {
     manager: Arc<LocalSessionManager>,
     /// Most sessions kept at once.
     most: usize,
+    /// Sessions being opened (counted against `most` until rmcp has made them).
+    opening: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 struct Owners {
     by_session: std::collections::HashMap<String, blake3::Hash>,
+    /// The ids of the requests of each session whose answers are still being sent: rmcp
+    /// answers only the last of several requests with one id, so the others would wait (and
+    /// hold their connections) until the session ends.
+    in_flight: std::collections::HashSet<(String, String)>,
     /// When the map holds this many, entries of sessions that ended are dropped.
     prune_at: usize,
 }
@@ -318,10 +324,12 @@ impl SessionOwners {
         Self {
             owners: Arc::new(std::sync::Mutex::new(Owners {
                 by_session: std::collections::HashMap::new(),
+                in_flight: std::collections::HashSet::new(),
                 prune_at: PRUNE_FLOOR,
             })),
             manager,
             most,
+            opening: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         }
     }
 
@@ -365,18 +373,25 @@ impl SessionOwners {
 
 /// The credentials a request comes with, as the session owner is recorded: a hash of its
 /// `Authorization` header with the scheme's case and the spacing normalised (`bearer  x` is
-/// `Bearer x`, as the token checks read it).
+/// `Bearer x`, as the token checks read it); the credentials themselves byte for byte.
 fn credentials(request: &Request) -> blake3::Hash {
     let value = request
         .headers()
         .get(header::AUTHORIZATION)
         .map(HeaderValue::as_bytes)
-        .unwrap_or_default();
-    let text = String::from_utf8_lossy(value);
-    let mut words = text.split_whitespace();
-    let scheme = words.next().unwrap_or_default().to_ascii_lowercase();
-    let rest: Vec<&str> = words.collect();
-    blake3::hash(format!("{scheme} {}", rest.join(" ")).as_bytes())
+        .unwrap_or_default()
+        .trim_ascii();
+    // The scheme, case-folded, and the credentials after the spaces that follow it, as sent.
+    let split = value
+        .iter()
+        .position(u8::is_ascii_whitespace)
+        .unwrap_or(value.len());
+    let (scheme, rest) = value.split_at(split);
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&scheme.to_ascii_lowercase());
+    hasher.update(b" ");
+    hasher.update(rest.trim_ascii());
+    hasher.finalize()
 }
 
 /// Most sessions one server keeps at once by default (each holds a handler and its channels,
@@ -428,8 +443,14 @@ async fn own_sessions(
     };
     let Some(session) = session else {
         let most = owners.most;
-        if initialize.is_some() && owners.manager.sessions.read().await.len() >= most {
-            tracing::warn!("{most} sessions are open: a new one is refused");
+        // Counted before rmcp makes it, so that initializes sent together cannot pass the
+        // limit together.
+        let opening = initialize.as_ref().map(|_| Opening::new(&owners.opening));
+        let open = owners.manager.sessions.read().await.len();
+        if let Some(opening) = &opening
+            && open + opening.ahead >= most
+        {
+            tracing::debug!("{most} sessions are open: a new one is refused");
             let id = initialize.map(|Initialize(id)| id);
             let mut response = refused(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -459,6 +480,27 @@ async fn own_sessions(
         tracing::debug!("a session was used with other credentials than opened it");
         return not_found();
     }
+    // One answer per id at a time in a session: a request whose id is in flight is refused.
+    let in_flight = match request.extensions().get::<RequestId>() {
+        Some(RequestId(id)) => {
+            let key = (session.clone(), id.to_string());
+            if !owners.owners().in_flight.insert(key.clone()) {
+                return refused(
+                    StatusCode::BAD_REQUEST,
+                    &Refusal::new(
+                        Some(id.clone()),
+                        INVALID_REQUEST,
+                        "a request with this id is in flight in this session already: give each request its own id",
+                    ),
+                );
+            }
+            Some(InFlight {
+                owners: owners.clone(),
+                key,
+            })
+        }
+        None => None,
+    };
     let ends = request.method() == axum::http::Method::DELETE;
     if ends || initialize.is_some() {
         // rmcp answers the end of a session it does not know with 202, as if it had ended it,
@@ -487,7 +529,74 @@ async fn own_sessions(
     if ends && response.status().is_success() {
         owners.remove(&session);
     }
-    response
+    match in_flight {
+        // The id is free again once the answer has been sent (or the client went away).
+        Some(in_flight) => response.map(|body| {
+            axum::body::Body::new(Guarded {
+                body,
+                _in_flight: in_flight,
+            })
+        }),
+        None => response,
+    }
+}
+
+/// One session being opened, counted in `opening` while it lives.
+struct Opening<'a> {
+    count: &'a std::sync::atomic::AtomicUsize,
+    /// How many were being opened before this one.
+    ahead: usize,
+}
+
+impl<'a> Opening<'a> {
+    fn new(count: &'a std::sync::atomic::AtomicUsize) -> Self {
+        let ahead = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self { count, ahead }
+    }
+}
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A request id in flight in a session; freed when dropped.
+struct InFlight {
+    owners: SessionOwners,
+    key: (String, String),
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.owners.owners().in_flight.remove(&self.key);
+    }
+}
+
+/// An answer's body that holds its request's [`InFlight`] until it is sent or dropped.
+struct Guarded {
+    body: axum::body::Body,
+    _in_flight: InFlight,
+}
+
+impl http_body::Body for Guarded {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, axum::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// The session header of Streamable HTTP.
@@ -584,13 +693,13 @@ async fn check_message(State(limit): State<usize>, request: Request, next: Next)
         Err(refusal) if refusal.quiet => StatusCode::ACCEPTED.into_response(),
         Err(refusal) => refused(StatusCode::BAD_REQUEST, &refusal),
         Ok(message) => {
-            if let JsonRpcMessage::Request(request) = &message
-                && matches!(request.request, ClientRequest::InitializeRequest(_))
-            {
-                // For `own_sessions`, which knows whether the session exists.
-                parts.extensions.insert(Initialize(
-                    serde_json::to_value(&request.id).unwrap_or(serde_json::Value::Null),
-                ));
+            if let JsonRpcMessage::Request(request) = &message {
+                // For `own_sessions`, which knows the session.
+                let id = serde_json::to_value(&request.id).unwrap_or(serde_json::Value::Null);
+                if matches!(request.request, ClientRequest::InitializeRequest(_)) {
+                    parts.extensions.insert(Initialize(id.clone()));
+                }
+                parts.extensions.insert(RequestId(id));
             }
             next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
                 .await
@@ -601,6 +710,10 @@ async fn check_message(State(limit): State<usize>, request: Request, next: Next)
 /// Marks a POST whose message is an `initialize` (its id).
 #[derive(Clone)]
 struct Initialize(serde_json::Value);
+
+/// The id of a POSTed request.
+#[derive(Clone)]
+struct RequestId(serde_json::Value);
 
 fn refused(status: StatusCode, refusal: &crate::edge::Refusal) -> Response {
     tracing::debug!(code = refusal.code, message = %refusal.message, "refused at the edge");

@@ -503,6 +503,29 @@ pub async fn check_http_edge(url: &str) {
         .await
         .expect("answers");
     assert_eq!(odd.status().as_u16(), 400, "the edge checks every POST");
+    // Requests sent together with one id: each is answered or refused, none left waiting
+    // (rmcp answers only the last of them).
+    let same = futures::future::join_all((0..10).map(|_| {
+        tokio::time::timeout(
+            Duration::from_secs(20),
+            post(
+                &client,
+                url,
+                Some(&session),
+                br#"{"jsonrpc":"2.0","id":"same","method":"tools/list"}"#.to_vec(),
+            ),
+        )
+    }))
+    .await;
+    for answer in same {
+        let (status, answer, _) = answer.expect("a request sharing its id was never answered");
+        assert_eq!(answer["id"], "same", "{answer}");
+        match status {
+            200 => assert!(answer["result"].is_object(), "{answer}"),
+            400 => assert_eq!(answer["error"]["code"], -32600, "{answer}"),
+            other => panic!("{other}: {answer}"),
+        }
+    }
     // Transport-level refusals have JSON-RPC bodies too.
     let refusals = [
         (
@@ -720,6 +743,35 @@ pub async fn check_http_limits(url: &str, token: Option<&str>) {
         }
         request.send()
     };
+    // Initializes sent together do not pass the limit together: the one above and at most
+    // two of these.
+    let burst = futures::future::join_all((0..8).map(|_| open("burst"))).await;
+    let mut burst_sessions = Vec::new();
+    for response in burst {
+        let response = response.expect("answers");
+        match response.status().as_u16() {
+            200 => burst_sessions.push(
+                response.headers()["mcp-session-id"]
+                    .to_str()
+                    .unwrap()
+                    .to_string(),
+            ),
+            503 => {}
+            other => panic!("a burst initialize got {other}"),
+        }
+    }
+    assert!(
+        burst_sessions.len() <= 2,
+        "{} sessions opened together past the limit of 3",
+        burst_sessions.len() + 1
+    );
+    for session in &burst_sessions {
+        let mut end = client.delete(url).header("mcp-session-id", session);
+        if let Some(token) = token {
+            end = end.bearer_auth(token);
+        }
+        assert!(end.send().await.expect("answers").status().is_success());
+    }
     // (The caller may hold a session of its own: open until refused.)
     let mut sessions = Vec::new();
     let mut refused = None;
