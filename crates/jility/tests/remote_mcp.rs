@@ -620,6 +620,25 @@ fn slow_clients_are_cut_off_and_sessions_are_bounded() {
         &mcp_url(&server),
         Some(&owner),
     ));
+    // The API's own routes: a body that does not arrive in time is refused with a hint that
+    // says so (not "send a smaller body").
+    use std::io::{Read as _, Write as _};
+    let rest = server.url.trim_start_matches("http://");
+    let (addr, path) = rest.split_once('/').unwrap();
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST /{path}/tickets HTTP/1.1\r\nHost: {addr}\r\nauthorization: Bearer {owner}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{{\"title\""
+    )
+    .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("did not arrive"), "{answer}");
+    assert!(answer.contains("MCP_HTTP_READ_TIMEOUT_SECS"), "{answer}");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -340,10 +340,6 @@ impl SessionOwners {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn owner(&self, session: &str) -> Option<blake3::Hash> {
-        self.owners().by_session.get(session).copied()
-    }
-
     async fn insert(&self, session: String, owner: blake3::Hash) {
         let full = {
             let mut owners = self.owners();
@@ -475,31 +471,39 @@ async fn own_sessions(
         }
         return response;
     };
-    // blake3::Hash compares in constant time.
-    if owners.owner(&session).is_some_and(|owner| owner != caller) {
-        tracing::debug!("a session was used with other credentials than opened it");
-        return not_found();
-    }
-    // One answer per id at a time in a session: a request whose id is in flight is refused.
-    let in_flight = match request.extensions().get::<RequestId>() {
-        Some(RequestId(id)) => {
-            let key = (session.clone(), id.to_string());
-            if !owners.owners().in_flight.insert(key.clone()) {
-                return refused(
-                    StatusCode::BAD_REQUEST,
-                    &Refusal::new(
-                        Some(id.clone()),
-                        INVALID_REQUEST,
-                        "a request with this id is in flight in this session already: give each request its own id",
-                    ),
-                );
-            }
-            Some(InFlight {
-                owners: owners.clone(),
-                key,
-            })
+    // Under one lock: the owner's check, then the request's id taken for as long as its
+    // answer is being sent (one answer per id at a time in a session), unless it is taken.
+    let in_flight = {
+        let mut held = owners.owners();
+        // blake3::Hash compares in constant time.
+        if held
+            .by_session
+            .get(&session)
+            .is_some_and(|owner| *owner != caller)
+        {
+            tracing::debug!("a session was used with other credentials than opened it");
+            return not_found();
         }
-        None => None,
+        match request.extensions().get::<RequestId>() {
+            None => None,
+            Some(RequestId(id)) => {
+                let key = (session.clone(), id.to_string());
+                if !held.in_flight.insert(key.clone()) {
+                    return refused(
+                        StatusCode::BAD_REQUEST,
+                        &Refusal::new(
+                            Some(id.clone()),
+                            INVALID_REQUEST,
+                            "a request with this id is in flight in this session already: give each request its own id",
+                        ),
+                    );
+                }
+                Some(InFlight {
+                    owners: owners.clone(),
+                    key,
+                })
+            }
+        }
     };
     let ends = request.method() == axum::http::Method::DELETE;
     if ends || initialize.is_some() {

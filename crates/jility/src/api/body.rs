@@ -15,9 +15,21 @@ pub(crate) fn invalid(message: impl Into<String>, hint: impl Into<String>) -> Ap
 }
 
 /// The bytes of a request body, or the `invalid_input` error for one that cannot be read
-/// (too large, cut off).
+/// (too large, cut off, too late).
 pub(crate) fn read_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ToolError> {
     body.map_err(|rejection| {
+        use mcp_common::connections::{BodyTimedOut, caused_by};
+        if caused_by::<BodyTimedOut>(&rejection) {
+            return ToolError::new(
+                errors::INVALID_INPUT,
+                "The request body did not arrive within the server's read timeout",
+            )
+            .with_hint(format!(
+                "Send the whole body right after the headers (the server waits {} s, {}), then try again.",
+                mcp_common::connections::read_timeout().as_secs(),
+                mcp_common::connections::READ_TIMEOUT_VAR
+            ));
+        }
         let status = rejection.status();
         let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
             format!(
