@@ -233,7 +233,7 @@ mod tests {
         let err = ToolError::from(&ListError::Cursor(CursorError::OtherQuery));
         assert_eq!(err.code, INVALID_CURSOR);
         assert!(err.message.contains("different query"), "{}", err.message);
-        let rpc = err.to_json_rpc();
+        let rpc = mcp_common::ToJsonRpc::to_json_rpc(&err);
         assert_eq!(rpc.code.0, -32602);
         assert_eq!(rpc.message, err.message);
     }

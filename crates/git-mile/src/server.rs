@@ -18,7 +18,7 @@ use rmcp::{ErrorData, model::JsonObject};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use mcp_common::{CursorKey, ErrorClass, ToolError};
+use mcp_common::{CursorKey, ErrorClass, ToJsonRpc as _, ToolError};
 
 use crate::catalog::{Catalog, Lookup, Snapshot};
 use crate::errors;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 /// The longest message read (a stdio line; the HTTP transport's body limit is the same by
 /// default): a longer one is refused.
-pub const MAX_LINE: usize = 4 * 1024 * 1024;
+pub const MAX_LINE: usize = crate::MAX_MESSAGE_BYTES;
 
 /// How much of an offending value an error quotes.
 const EXCERPT: usize = 200;
@@ -23,10 +23,7 @@ pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 
 /// At most [`EXCERPT`] characters of `text`, and its length when it was cut.
 pub fn excerpt(text: &str) -> String {
-    match text.char_indices().nth(EXCERPT) {
-        None => text.to_string(),
-        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),
-    }
+    crate::text::excerpt(text, EXCERPT)
 }
 
 /// Why a line is answered here rather than passed on: the id to answer (`None`: `null`),

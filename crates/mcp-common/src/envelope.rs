@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ToolError, WireError};
-use crate::page::Page;
+use crate::page::{Page, Paged};
 
 /// The envelope as it is sent: `{"status":"ok","data":…,"page"?}` or
 /// `{"status":"error","error":…}`.
@@ -119,13 +119,6 @@ impl<T: Serialize> IntoCallToolResult for Reply<T> {
     fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
         Ok(self.into_call_result().into())
     }
-}
-
-/// One page of a list: the data (usually an array) and where it stands in the whole list.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Paged<T> {
-    pub data: T,
-    pub page: Page,
 }
 
 /// What a list tool returns: the envelope's `data` is the page, and a `page` member beside

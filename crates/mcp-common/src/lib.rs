@@ -1,11 +1,11 @@
 //! The service kit shared by every MCP server of this workspace: one way to fail, to page and
 //! to serve. It names no server's domain.
 //!
-//! - [`error`]: an error is a code plus a class; the class decides `isError`/protocol error,
-//!   the JSON-RPC code, the HTTP status and whether retrying helps. Generic codes only.
+//! - [`error`], [`page`], [`text`]: re-exported from `mcp-common-core`, the kit's light core
+//!   (errors with classes, signed cursors, excerpts) that domain crates use without the rest;
+//!   [`jsonrpc`] turns such an error into rmcp's JSON-RPC error.
 //! - [`envelope`]: the `{"status":"ok","data":…,"page"?}` / `{"status":"error","error":…}`
 //!   envelope, as `structuredContent` with a text copy, and its `outputSchema`.
-//! - [`page`]: `limit` plus signed, query-bound cursors, and the `page` object.
 //! - [`params`]: a tool-argument extractor that turns malformed arguments into an
 //!   `invalid_params` envelope instead of an opaque JSON-RPC error.
 //! - [`serve`]: logging, the `--http ADDR` flag, and one entry point that serves a handler
@@ -16,17 +16,20 @@
 pub mod connections;
 pub mod edge;
 pub mod envelope;
-pub mod error;
 pub mod http;
-pub mod page;
+pub mod jsonrpc;
 pub mod params;
 pub mod serve;
 pub mod stdio;
 
 pub use envelope::{
-    MarkdownReply, Paged, PagedReply, Reply, ToolResponse, WireResponse, output_schema,
+    MarkdownReply, PagedReply, Reply, ToolResponse, WireResponse, output_schema,
     paged_output_schema,
 };
-pub use error::{ErrorClass, ErrorCode, ToolError, WireError, codes};
-pub use page::{CursorKey, Cursors, Limit, Page};
+pub use jsonrpc::ToJsonRpc;
+pub use mcp_common_core::MAX_MESSAGE_BYTES;
+pub use mcp_common_core::{
+    CursorKey, Cursors, ErrorClass, ErrorCode, Limit, Page, Paged, ToolError, WireError, clip,
+    codes, error, excerpt, page, text,
+};
 pub use params::Parameters;

@@ -19,11 +19,18 @@ const MAC_LEN: usize = 16;
 const QUERY_LEN: usize = 8;
 const VERSION: u8 = 1;
 /// Longest cursor accepted, in characters: the longest message the protocol edge takes
-/// ([`crate::edge::MAX_LINE`]). A position may hold the sort values of one item (e.g. two
+/// ([`crate::MAX_MESSAGE_BYTES`]). A position may hold the sort values of one item (e.g. two
 /// 500-character titles, escaped), so a cursor may well pass a few KiB; a smaller limit
 /// here refused the server's own cursors as forged (found by fuzzing, see
 /// `docs/reliability.md`). Longer input never reaches a tool: the edge refuses it first.
-pub const MAX_CURSOR_LEN: usize = crate::edge::MAX_LINE;
+pub const MAX_CURSOR_LEN: usize = crate::MAX_MESSAGE_BYTES;
+
+/// One page of a list: the data (usually an array) and where it stands in the whole list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paged<T> {
+    pub data: T,
+    pub page: Page,
+}
 
 /// Where a page of a list stands in the whole list; sent beside `data` in the envelope.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -226,17 +226,6 @@ impl ToolError {
             .as_deref()
             .unwrap_or(self.code.class.default_hint())
     }
-
-    /// This error as a JSON-RPC error (for the classes a strict contract reports at the
-    /// protocol level). The message and hint travel; the envelope rides in `data`.
-    pub fn to_json_rpc(&self) -> rmcp::ErrorData {
-        let data = serde_json::to_value(self).ok();
-        rmcp::ErrorData::new(
-            rmcp::model::ErrorCode(self.code.class.json_rpc_code()),
-            self.message.clone(),
-            data,
-        )
-    }
 }
 
 impl Serialize for ToolError {
@@ -382,14 +371,5 @@ mod tests {
         assert_eq!(rpc.len(), all.len(), "each class has its own JSON-RPC code");
         assert_eq!(InvalidArguments.json_rpc_code(), -32602);
         assert_eq!(Internal.json_rpc_code(), -32001);
-    }
-
-    #[test]
-    fn json_rpc_form_keeps_the_envelope_in_data() {
-        let err = ToolError::invalid_params("bad filter").with_hint("fix it");
-        let rpc = err.to_json_rpc();
-        assert_eq!(rpc.code.0, -32602);
-        assert_eq!(rpc.message, "bad filter");
-        assert_eq!(rpc.data.unwrap()["hint"], "fix it");
     }
 }
