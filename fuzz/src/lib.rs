@@ -437,7 +437,7 @@ pub fn duvet_toml(data: &[u8]) {
 // ---------------------------------------------------------------------------------------------
 // jility: description edits and template front matter.
 
-use jility::description::{Edit, EditOperation};
+use jility_core::description::{Edit, EditOperation};
 
 /// The lines of `text` as `replace_lines` numbers them (the oracle of the round trip below).
 fn numbered_lines(text: &str) -> (Vec<&str>, bool) {
@@ -480,14 +480,14 @@ pub fn jility_replace_lines(data: &[u8]) {
         end_line: Some(end),
         section_header: None,
     };
-    let count = jility::description::line_count(original);
-    match jility::description::apply(original, &edit(content, start, end)) {
+    let count = jility_core::description::line_count(original);
+    match jility_core::description::apply(original, &edit(content, start, end)) {
         Ok(applied) => {
             assert!(
                 1 <= start && start <= end && end <= count,
                 "accepted {start}-{end} of {count}"
             );
-            let _ = jility::description::diff(original, &applied.text, "a", "b");
+            let _ = jility_core::description::diff(original, &applied.text, "a", "b");
         }
         Err(error) => {
             assert!(
@@ -503,7 +503,7 @@ pub fn jility_replace_lines(data: &[u8]) {
         let eol = if crlf { "\r\n" } else { "\n" };
         let mut same = lines[start - 1..end].join(eol);
         same.push_str(eol);
-        let applied = jility::description::apply(original, &edit(&same, start, end))
+        let applied = jility_core::description::apply(original, &edit(&same, start, end))
             .expect("a valid range is accepted");
         assert_eq!(
             applied.text, original,
@@ -527,9 +527,9 @@ pub fn jility_replace_section(data: &[u8]) {
         end_line: None,
         section_header: Some(header),
     };
-    match jility::description::apply(original, &edit) {
+    match jility_core::description::apply(original, &edit) {
         Ok(applied) => {
-            let _ = jility::description::diff(original, &applied.text, "a", "b");
+            let _ = jility_core::description::diff(original, &applied.text, "a", "b");
         }
         Err(error) => {
             let _ = error.to_string();
@@ -545,16 +545,16 @@ pub fn jility_front_matter(data: &[u8]) {
         return;
     };
     if let Ok(template) =
-        jility::templates::parse("fuzz", text, Some(".jility/templates/fuzz.md".into()))
+        jility_core::templates::parse("fuzz", text, Some(".jility/templates/fuzz.md".into()))
     {
         let variables: BTreeMap<String, String> = template
             .variables
             .iter()
             .map(|name| (name.clone(), "x".to_string()))
             .collect();
-        match jility::templates::render(&template, &variables) {
+        match jility_core::templates::render(&template, &variables) {
             Ok(rendered) => assert!(!rendered.title.is_empty()),
-            Err(jility::templates::RenderError::EmptyTitle { .. }) => {}
+            Err(jility_core::templates::RenderError::EmptyTitle { .. }) => {}
             Err(error) => panic!("every variable was given: {error}"),
         }
     }

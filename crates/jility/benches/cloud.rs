@@ -73,8 +73,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use jility::auth::{NewToken, ScopeSet, Tokens};
-use jility::store::postgres::PgDatabase;
+use jility_cloud::auth::{NewToken, ScopeSet, Tokens};
+use jility_cloud::store::PgDatabase;
 use mcp_testkit::{
     McpProcess,
     bench::{self, Rng, machine, met, mib, ms, ms_scaled, percentile},

@@ -12,11 +12,11 @@ use mcp_common::serve::TransportArgs;
 use mcp_common::{Page, Paged, ToolError};
 use serde::Serialize;
 
-use crate::description::EditOperation;
-use crate::errors;
-use crate::local::{LocalTracker, Location, open};
-use crate::params::*;
-use crate::render;
+use jility_core::description::EditOperation;
+use jility_core::errors;
+use jility_core::params::*;
+use jility_core::render;
+use jility_sqlite::local::{LocalTracker, Location, open};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -127,7 +127,7 @@ pub struct ServeArgs {
     #[arg(long, env = "DATABASE_URL", value_name = "URL", hide_env_values = true)]
     pub database_url: Option<String>,
     /// Requests per minute per token, shared by every server process on the database.
-    #[arg(long, value_name = "N", default_value_t = crate::ratelimit::DEFAULT_PER_MINUTE, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = jility_cloud::ratelimit::DEFAULT_PER_MINUTE, value_parser = clap::value_parser!(u32).range(1..))]
     pub rate_limit: u32,
     /// Terminate TLS with this PEM certificate chain (with --tls-key).
     #[arg(long, value_name = "PEM", requires = "tls_key")]
@@ -442,9 +442,9 @@ pub fn main(mut cli: Cli) -> ExitCode {
             }
         };
         let served = if cloud {
-            crate::bridge::serve(transport)
+            crate::app::serve_bridge(transport)
         } else {
-            crate::server::serve(cli.db.take(), transport)
+            crate::app::serve_local(cli.db.take(), transport)
         };
         return match served {
             Ok(()) => ExitCode::SUCCESS,
@@ -523,7 +523,7 @@ fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
             database_url,
             key,
         } => {
-            let key = crate::tracker::check_key(&key)?;
+            let key = jility_core::tracker::check_key(&key)?;
             let url = database_url
                 .filter(|url| !url.trim().is_empty())
                 .ok_or_else(|| {
@@ -531,19 +531,19 @@ fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
                         "Pass --database-url postgres://user@host:5432/db or set DATABASE_URL.",
                     )
                 })?;
-            let db = crate::store::postgres::PgDatabase::connect(&url)?;
-            let tokens = crate::auth::Tokens::new(&db);
+            let db = jility_cloud::store::PgDatabase::connect(&url)?;
+            let tokens = jility_cloud::auth::Tokens::new(&db);
             let (workspace, minted) =
                 tokens.create_workspace(&name, BOOTSTRAP_TOKEN_NAME, &cli_actor())?;
             // Its project now, with the key asked for (the server would make a TASK one on
             // the first request).
-            let store = crate::store::postgres::PgStore::open(&db, workspace.id)?;
-            let mut tracker = crate::tracker::Tracker::new(
+            let store = jility_cloud::store::PgStore::open(&db, workspace.id)?;
+            let mut tracker = jility_core::tracker::Tracker::new(
                 store,
-                std::path::PathBuf::from(crate::api::NO_TEMPLATES_ROOT),
+                std::path::PathBuf::from(jility_cloud::api::NO_TEMPLATES_ROOT),
                 mcp_common::CursorKey::random(),
             );
-            tracker.init(&key, crate::api::DEFAULT_PROJECT_NAME, false)?;
+            tracker.init(&key, jility_cloud::api::DEFAULT_PROJECT_NAME, false)?;
             let out = if json {
                 serde_json::to_string(&CreatedWorkspace {
                     workspace: &workspace.name,
@@ -575,7 +575,7 @@ fn serve(args: ServeArgs) -> Result<(), ToolError> {
             ToolError::new(errors::INVALID_INPUT, "No database URL given")
                 .with_hint("Pass --database-url postgres://user@host:5432/db or set DATABASE_URL.")
         })?;
-    crate::api::serve(crate::api::ServeConfig {
+    crate::app::serve_cloud(jility_cloud::api::ServeConfig {
         listen: args.listen,
         database_url,
         rate_limit: args.rate_limit,
@@ -585,7 +585,7 @@ fn serve(args: ServeArgs) -> Result<(), ToolError> {
 
 /// `jility auth …`: token management through the API, and `login`.
 fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
-    use crate::client::{ApiClient, store_token};
+    use jility_bridge::client::{ApiClient, store_token};
     use reqwest::Method;
     let print = |out: String| {
         let _ = writeln!(std::io::stdout().lock(), "{out}");
@@ -601,7 +601,7 @@ fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
             scopes,
             expires_in_days,
         } => {
-            let scopes = crate::auth::ScopeSet::parse(&scopes)?;
+            let scopes = jility_core::token::ScopeSet::parse(&scopes)?;
             let mut body = serde_json::json!({"name": name, "scopes": scopes.names()});
             if let Some(days) = expires_in_days {
                 body["expires_in_days"] = days.into();
@@ -655,11 +655,11 @@ fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
         AuthCommand::RevokeToken { token } => {
             let client = ApiClient::from_env()?;
             // A token travels in the body, never in a URL; an id in the path.
-            let revoked = match token.parse::<crate::auth::TokenRef>()? {
-                crate::auth::TokenRef::Id(id) => {
+            let revoked = match token.parse::<jility_core::token::TokenRef>()? {
+                jility_core::token::TokenRef::Id(id) => {
                     client.call(Method::DELETE, &format!("/tokens/{id}"), None)?
                 }
-                crate::auth::TokenRef::Token(plain) => client.call(
+                jility_core::token::TokenRef::Token(plain) => client.call(
                     Method::DELETE,
                     "/tokens",
                     Some(&serde_json::json!({"token": plain.expose()})),
@@ -686,7 +686,7 @@ fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
             } else {
                 token
             };
-            let token = crate::auth::PlainToken::new(token);
+            let token = jility_core::token::PlainToken::new(token);
             let path = store_token(&token)?;
             if json {
                 return print(pretty(&serde_json::json!({
@@ -698,7 +698,7 @@ fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
                 "✅ Stored the token {}… in {} (mode 0600); `jility auth` and the cloud bridge use it when {} is unset.",
                 token.display_prefix(),
                 path.display(),
-                crate::client::TOKEN_VAR,
+                jility_bridge::client::TOKEN_VAR,
             ))
         }
     }
@@ -707,7 +707,7 @@ fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
 /// `jility audit`: one page of the workspace's audit log, as a markdown table (or the API's
 /// JSON with `--json`).
 fn audit(json: bool, limit: Option<u64>, cursor: Option<&str>) -> Result<(), ToolError> {
-    let listed = crate::client::ApiClient::from_env()?.audit(limit, cursor)?;
+    let listed = jility_bridge::client::ApiClient::from_env()?.audit(limit, cursor)?;
     let out = if json {
         serde_json::to_string_pretty(&listed)
             .map_err(|e| ToolError::internal(format!("Cannot print JSON: {e}")))?
@@ -788,7 +788,7 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
             None => Location::in_dir(&cwd),
         };
         let explicit = key.is_some();
-        let key = crate::tracker::check_key(key.as_deref().unwrap_or("TASK"))?;
+        let key = jility_core::tracker::check_key(key.as_deref().unwrap_or("TASK"))?;
         let mut tracker = open(&location, true)?;
         let name = name.clone().unwrap_or_else(|| {
             location

@@ -1,15 +1,21 @@
 //! The MCP surface of `jility --mcp-server`: one tool per operation of the tracker. Each
 //! answers with the design's readable markdown as text and the same facts as the JSON
 //! envelope in `structuredContent`. Every operation runs on a blocking thread
-//! ([`crate::service`]), so a call waiting for the database never holds up another.
+//! ([`jility_core::service`]), so a call waiting for the database never holds up another.
 //!
 //! This is the only module that speaks MCP (imports rmcp).
 
-use std::io::Write as _;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
-use mcp_common::serve::{ServeOptions, Transport};
+use jility_core::backend::{Backend, Caller};
+use jility_core::errors;
+use jility_core::ops::{self, Operation};
+use jility_core::params::*;
+use jility_core::render;
+use jility_core::token::Principal;
+use jility_core::tracker::*;
 use mcp_common::{
     MarkdownReply, Page, Paged, Parameters, ToolError, output_schema, paged_output_schema,
 };
@@ -17,17 +23,6 @@ use rmcp::{
     Peer, RoleServer, ServerHandler, handler::server::router::tool::ToolRouter, model::*,
     service::RequestContext, tool, tool_handler, tool_router,
 };
-
-use crate::api::ApiState;
-use crate::auth::Principal;
-use crate::bridge::Bridge;
-use crate::errors;
-use crate::local::{self, LocalTracker, Location};
-use crate::ops::{self, Operation};
-use crate::params::*;
-use crate::render;
-use crate::service::Service;
-use crate::tracker::*;
 
 pub const INSTRUCTIONS: &str = "Jility is the project's ticket tracker. Tickets are named KEY-N \
 (e.g. TASK-42). Find work with jility_list_tickets (filters, grouped by status) or \
@@ -38,57 +33,28 @@ jility_update_status; hand over with jility_assign_ticket. Every change is recor
 author; jility_get_ticket_history shows every version of a description. Lists answer a page: \
 pass page.next_cursor as cursor, with the same other arguments, for the next one.";
 
-/// Where the tools' operations run.
-#[derive(Clone)]
-enum Backend {
-    /// The project's SQLite database (`jility --mcp-server`).
-    Local(Service),
-    /// The cloud API, through the caching bridge (`JILITY_MODE=cloud jility --mcp-server`).
-    Cloud(Arc<Bridge>),
-    /// The API server's own database, for the caller whose token the request carries
-    /// (`/mcp` on `jility serve`).
-    Hosted(Box<ApiState>),
-}
-
 /// What every session of a server shares: where operations run and the configured actor.
 #[derive(Clone)]
-pub struct Shared {
-    backend: Backend,
+pub struct Shared<B> {
+    backend: B,
     /// `JILITY_ACTOR`, when set; otherwise each session's client name from its handshake.
     /// (In the cloud, the token's name is the actor.)
     actor: Option<String>,
 }
 
-impl Shared {
-    pub fn new(tracker: LocalTracker, actor: Option<String>) -> Self {
-        Self {
-            backend: Backend::Local(Service::new(tracker)),
-            actor,
-        }
-    }
-
-    /// The tools of the cloud bridge.
-    pub fn cloud(bridge: Arc<Bridge>) -> Self {
-        Self {
-            backend: Backend::Cloud(bridge),
-            actor: None,
-        }
-    }
-
-    /// The tools of `jility serve`'s `/mcp`.
-    pub fn hosted(state: ApiState) -> Self {
-        Self {
-            backend: Backend::Hosted(Box::new(state)),
-            actor: None,
-        }
+impl<B: Backend> Shared<B> {
+    /// The tools on `backend`, authored by `actor` where the backend takes the caller's
+    /// word for it (local mode).
+    pub fn new(backend: B, actor: Option<String>) -> Self {
+        Self { backend, actor }
     }
 }
 
 /// One MCP session's handler (stdio has one; HTTP makes one per session). Cheap to make:
 /// the state is shared.
 #[derive(Clone)]
-pub struct JilityServer {
-    shared: Shared,
+pub struct JilityServer<B> {
+    shared: Shared<B>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -105,19 +71,15 @@ const MAX_ACTOR_CHARS: usize = 100;
 
 /// The caller of a request to `/mcp` on `jility serve`: the API's authentication put it in
 /// the HTTP request, which rmcp hands on.
-fn principal_of(context: &RequestContext<RoleServer>) -> Result<Principal, ToolError> {
+fn principal_of(context: &RequestContext<RoleServer>) -> Option<Principal> {
     context
         .extensions
-        .get::<axum::http::request::Parts>()
+        .get::<http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<Principal>())
         .cloned()
-        .ok_or_else(|| {
-            ToolError::new(errors::UNAUTHENTICATED, "The request carries no API token")
-                .with_hint("Send `Authorization: Bearer jil_live_…` with every request.")
-        })
 }
 
-impl JilityServer {
+impl<B: Backend> JilityServer<B> {
     fn actor(&self, peer: &Peer<RoleServer>) -> String {
         if let Some(actor) = &self.shared.actor {
             return actor.clone();
@@ -135,24 +97,25 @@ impl JilityServer {
             .unwrap_or_else(|| "mcp-client".to_string())
     }
 
+    /// Who calls, as the backend needs to know.
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
+        Caller {
+            actor: self.actor(&context.peer),
+            principal: principal_of(context),
+        }
+    }
+
     /// Run operation `O` on the backend.
     async fn exec<O: Operation>(
         &self,
         params: Parameters<O::Params>,
         context: &RequestContext<RoleServer>,
     ) -> Result<O::Output, ToolError> {
-        match &self.shared.backend {
-            Backend::Local(service) => {
-                let params = arguments(params)?;
-                let actor = self.actor(&context.peer);
-                service.run(move |t| O::run(t, &actor, params)).await
-            }
-            Backend::Cloud(bridge) => bridge.exec::<O>(arguments(params)?).await,
-            Backend::Hosted(state) => {
-                let principal = principal_of(context)?;
-                crate::api::execute::<O>(state, &principal, arguments(params)).await
-            }
-        }
+        let caller = self.caller(context);
+        self.shared
+            .backend
+            .exec::<O>(&caller, arguments(params))
+            .await
     }
 
     /// A tool's answer: the operation's result with its markdown.
@@ -190,67 +153,35 @@ impl JilityServer {
         }
     }
 
-    /// Whether the caller may use the tool `name`: always, but at `/mcp` on `jility serve`
-    /// only with a token whose scopes allow it.
-    fn allowed(&self, name: &str, context: &RequestContext<RoleServer>) -> bool {
-        match &self.shared.backend {
-            Backend::Hosted(_) => match (ops::describe_tool(name), principal_of(context)) {
-                (Some(op), Ok(principal)) => principal.allows(op.scope),
-                _ => false,
-            },
-            _ => true,
-        }
+    /// Whether the caller may use the tool `name` (at `/mcp` on `jility serve`: only with a
+    /// token whose scopes allow it).
+    fn allowed(&self, name: &str, caller: &Caller) -> bool {
+        ops::describe_tool(name).is_none_or(|op| self.shared.backend.allows(caller, op))
     }
 }
 
-/// `jility --mcp-server`: find (or create) the database at `db` (else the nearest
-/// `.jility/data.db`, else one in the working directory), then serve MCP over `transport`
-/// until the client leaves (stdio) or the process is told to stop (HTTP).
-pub fn serve(db: Option<PathBuf>, transport: Transport) -> anyhow::Result<()> {
-    let cwd = std::env::current_dir()?;
-    let location = match db {
-        Some(db) => Location::explicit(db),
-        None => Location::find(&cwd).unwrap_or_else(|| Location::in_dir(&cwd)),
-    };
-    let fresh = !location.db.exists();
-    let mut tracker = local::open(&location, true).map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    // A database without a project (new, or made by hand) gets the default one.
-    let (project, created) = tracker
-        .init("TASK", "Default Project", false)
-        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    if fresh || created {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "jility: created {} (project {}); `jility init --key KEY` gives it another ticket prefix until its first ticket",
-            location.db.display(),
-            project.key
-        );
+/// The tools with their schemas, built once per backend type: over HTTP a handler is made
+/// per session.
+fn tool_router<B: Backend>() -> ToolRouter<JilityServer<B>> {
+    static ROUTERS: LazyLock<Mutex<HashMap<TypeId, Box<dyn Any + Send + Sync>>>> =
+        LazyLock::new(Mutex::default);
+    let mut routers = ROUTERS.lock().unwrap_or_else(PoisonError::into_inner);
+    let router = routers
+        .entry(TypeId::of::<B>())
+        .or_insert_with(|| Box::new(Arc::new(JilityServer::<B>::tool_router())));
+    match router.downcast_ref::<Arc<ToolRouter<JilityServer<B>>>>() {
+        Some(router) => ToolRouter::clone(router),
+        // Unreachable (the entry of B's type holds B's router); built afresh all the same.
+        None => JilityServer::<B>::tool_router(),
     }
-    tracing::info!(db = %location.db.display(), "serving MCP");
-    let actor = std::env::var("JILITY_ACTOR")
-        .ok()
-        .map(|a| a.trim().to_string())
-        .filter(|a| !a.is_empty());
-    let shared = Shared::new(tracker, actor);
-    let runtime = mcp_common::serve::runtime(&transport)?;
-    runtime.block_on(mcp_common::serve::serve(
-        transport,
-        "jility",
-        ServeOptions::default(),
-        move || JilityServer::new(shared.clone()),
-    ))
 }
-
-/// The tools with their schemas, built once: over HTTP a handler is made per session.
-static TOOL_ROUTER: std::sync::LazyLock<ToolRouter<JilityServer>> =
-    std::sync::LazyLock::new(JilityServer::tool_router);
 
 #[tool_router]
-impl JilityServer {
-    pub fn new(shared: Shared) -> Self {
+impl<B: Backend> JilityServer<B> {
+    pub fn new(shared: Shared<B>) -> Self {
         Self {
             shared,
-            tool_router: TOOL_ROUTER.clone(),
+            tool_router: tool_router(),
         }
     }
 
@@ -508,7 +439,7 @@ impl JilityServer {
 }
 
 #[tool_handler(router = self.tool_router)]
-impl ServerHandler for JilityServer {
+impl<B: Backend> ServerHandler for JilityServer<B> {
     /// The tools the caller may use (at `/mcp` on `jility serve`: what its token's scopes
     /// allow, so a read-only token sees no write tools).
     async fn list_tools(
@@ -516,11 +447,12 @@ impl ServerHandler for JilityServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let caller = self.caller(&context);
         let tools = self
             .tool_router
             .list_all()
             .into_iter()
-            .filter(|tool| self.allowed(&tool.name, &context))
+            .filter(|tool| self.allowed(&tool.name, &caller))
             .collect();
         let mut result = ListToolsResult::with_all_items(tools);
         if context
@@ -529,9 +461,10 @@ impl ServerHandler for JilityServer {
         {
             result.ttl_ms = Some(0);
             // At `/mcp` the list depends on the caller's token.
-            result.cache_scope = Some(match self.shared.backend {
-                Backend::Hosted(_) => CacheScope::Private,
-                _ => CacheScope::Public,
+            result.cache_scope = Some(if B::PER_CALLER {
+                CacheScope::Private
+            } else {
+                CacheScope::Public
             });
         }
         Ok(result)
@@ -544,28 +477,16 @@ impl ServerHandler for JilityServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if !self.allowed(&request.name, &context)
-            && let Some(op) = ops::describe_tool(&request.name)
-        {
-            let refusal = match principal_of(&context) {
-                Ok(principal) => principal
-                    .require(op.scope)
-                    .err()
-                    .map(|err| (err, Some(principal))),
-                Err(err) => Some((err, None)),
-            };
-            if let Some((err, principal)) = refusal {
-                // Recorded like the same write refused over REST.
-                if let (Backend::Hosted(state), Some(principal), true) =
-                    (&self.shared.backend, principal, op.writes)
-                {
-                    let ticket = request
-                        .arguments
-                        .as_ref()
-                        .and_then(|args| args.get("ticket_id")?.as_str().map(str::to_string));
-                    crate::api::audit_refusal(state, &principal, op.audit, ticket, &err).await;
+        if let Some(op) = ops::describe_tool(&request.name) {
+            let caller = self.caller(&context);
+            if !self.shared.backend.allows(&caller, op) {
+                let ticket = request
+                    .arguments
+                    .as_ref()
+                    .and_then(|args| args.get("ticket_id")?.as_str().map(str::to_string));
+                if let Some(err) = self.shared.backend.refuse(&caller, op, ticket).await {
+                    return Ok(MarkdownReply::<()>::err(err).into_call_result().into());
                 }
-                return Ok(MarkdownReply::<()>::err(err).into_call_result().into());
             }
         }
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);

@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use jility::auth::{TokenRef, Tokens};
+use jility_cloud::auth::{TokenRef, Tokens};
 use reqwest::Method;
 use reqwest::StatusCode;
 use serde_json::{Value, json};

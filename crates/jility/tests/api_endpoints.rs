@@ -17,7 +17,7 @@ use std::io::{BufRead, BufReader};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use jility::auth::Tokens;
+use jility_cloud::auth::Tokens;
 use reqwest::Method;
 use reqwest::StatusCode;
 use reqwest::blocking::Client;

@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::process::Command;
 
 use chrono::{SecondsFormat, TimeDelta, Utc};
-use jility::auth::{NewToken, ScopeSet, Tokens};
+use jility_cloud::auth::{NewToken, ScopeSet, Tokens};
 use reqwest::Method;
 use reqwest::StatusCode;
 use reqwest::blocking::Client;

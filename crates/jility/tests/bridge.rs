@@ -24,7 +24,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::{SecondsFormat, TimeDelta, Utc};
-use jility::auth::{NewToken, ScopeSet, TokenRef, Tokens};
+use jility_cloud::auth::{NewToken, ScopeSet, TokenRef, Tokens};
 use mcp_common::WireError;
 use mcp_testkit::McpProcess;
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 
 mod support;
 
-use jility::errors;
+use jility_core::errors;
 use serde_json::{Value, json};
 use support::*;
 

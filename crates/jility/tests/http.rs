@@ -4,7 +4,7 @@
 
 mod support;
 
-use jility::errors;
+use jility_core::errors;
 use mcp_testkit::{McpProcess, Wire};
 use serde_json::{Value, json};
 use support::*;

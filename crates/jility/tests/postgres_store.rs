@@ -14,16 +14,16 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::{Arc, Barrier};
 
-use jility::errors;
-use jility::params::{
+use jility_cloud::store::{PgDatabase, PgStore};
+use jility_core::errors;
+use jility_core::params::{
     AddComment, AssignTicket, BatchItem, ClaimTicket, CreateBatch, CreateTicket, Dependency,
     EditTicket, FromTemplate, LinkCommit, ListTemplates, ListTickets, RevertDescription,
     SearchTickets, StatusName, UpdateDescription, UpdateStatus,
 };
-use jility::store::postgres::{PgDatabase, PgStore};
-use jility::store::sqlite::SqlitePool;
-use jility::store::{NewChange, Store, StoreError, StoreTx, TicketUpdate};
-use jility::tracker::Tracker;
+use jility_core::store::{NewChange, Store, StoreError, StoreTx, TicketUpdate};
+use jility_core::tracker::Tracker;
+use jility_sqlite::store::SqlitePool;
 use mcp_common::{CursorKey, Paged, ToolError};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -215,7 +215,7 @@ fn scenario<S: Store>(t: &mut Tracker<S>) -> Vec<(&'static str, Value)> {
             "alice",
             UpdateDescription {
                 ticket_id: "TASK-1".into(),
-                operation: jility::description::EditOperation::ReplaceSection,
+                operation: jility_core::description::EditOperation::ReplaceSection,
                 content: "1. Form\n2. Session cookie".into(),
                 start_line: None,
                 end_line: None,
@@ -230,7 +230,7 @@ fn scenario<S: Store>(t: &mut Tracker<S>) -> Vec<(&'static str, Value)> {
             "bob",
             UpdateDescription {
                 ticket_id: "TASK-1".into(),
-                operation: jility::description::EditOperation::Append,
+                operation: jility_core::description::EditOperation::Append,
                 content: "Note: rate limit the form.".into(),
                 start_line: None,
                 end_line: None,
@@ -1157,7 +1157,7 @@ fn migration_rows(test_db: &TestDb) -> i64 {
 
 #[test]
 fn migrations_run_once_even_when_processes_start_together() {
-    let known = jility::store::postgres::MIGRATIONS.len() as u32;
+    let known = jility_cloud::store::MIGRATIONS.len() as u32;
 
     // Two at once on a fresh database.
     let test_db = TestDb::new();

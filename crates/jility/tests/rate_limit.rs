@@ -7,8 +7,8 @@ mod pg;
 
 use std::sync::{Arc, Barrier};
 
-use jility::ratelimit::RateLimiter;
-use jility::store::postgres::PgDatabase;
+use jility_cloud::ratelimit::RateLimiter;
+use jility_cloud::store::PgDatabase;
 use pg::TestDb;
 
 #[test]

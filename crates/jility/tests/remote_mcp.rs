@@ -18,7 +18,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use jility::auth::{TokenRef, Tokens};
+use jility_cloud::auth::{TokenRef, Tokens};
 use mcp_testkit::McpProcess;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};

@@ -8,13 +8,13 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use jility::errors;
+use jility_core::errors;
 use rusqlite::{Connection, params};
 use serde_json::json;
 use support::*;
 
-const V1: &str = include_str!("../src/store/migrations/0001_initial.sql");
-const V2: &str = include_str!("../src/store/migrations/0002_search.sql");
+const V1: &str = include_str!("../../jility-sqlite/src/migrations/0001_initial.sql");
+const V2: &str = include_str!("../../jility-sqlite/src/migrations/0002_search.sql");
 const AT: &str = "2024-10-20T10:00:00.000Z";
 
 /// The schema version this jility writes.

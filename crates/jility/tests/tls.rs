@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use jility::auth::Tokens;
+use jility_cloud::auth::Tokens;
 use reqwest::StatusCode;
 
 mod cloud;

@@ -14,7 +14,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use jility::auth::{NewToken, ScopeSet, Tokens};
+use jility_cloud::auth::{NewToken, ScopeSet, Tokens};
 use reqwest::Method;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -46,7 +46,7 @@ fn tokens_are_minted_listed_and_revoked_through_the_api() {
     );
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
     let reader = created.body["token"].as_str().unwrap().to_string();
-    assert!(jility::auth::is_well_formed(&reader));
+    assert!(jility_cloud::auth::is_well_formed(&reader));
     assert_eq!(created.body["name"], "reader");
     assert_eq!(created.body["scopes"], json!(["tickets:read"]));
     assert!(reader.starts_with(created.body["prefix"].as_str().unwrap()));
@@ -291,7 +291,7 @@ fn the_cli_manages_tokens_through_the_api() {
         home.path(),
     ));
     let agent = created["token"].as_str().unwrap().to_string();
-    assert!(jility::auth::is_well_formed(&agent));
+    assert!(jility_cloud::auth::is_well_formed(&agent));
     assert_eq!(created["scopes"], json!(["tickets:read", "comments:write"]));
     assert!(created["expires_at"].is_string());
     let agent_id = created["id"].as_i64().unwrap();

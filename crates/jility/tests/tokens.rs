@@ -15,10 +15,10 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use chrono::{SecondsFormat, TimeDelta, Utc};
-use jility::auth::{
+use jility_cloud::auth::{
     AuthError, NewToken, PlainToken, Scope, ScopeSet, TOKEN_PREFIX, TokenRef, Tokens,
 };
-use jility::errors;
+use jility_core::errors;
 use mcp_common::{ErrorClass, ToolError};
 use serde_json::Value;
 
@@ -71,7 +71,7 @@ fn minted_tokens_have_the_format_and_differ() {
         assert!(random.bytes().all(|b| b.is_ascii_alphanumeric()), "{text}");
         chars.extend(random.chars());
         assert!(seen.insert(text.to_string()), "a token came twice");
-        assert!(jility::auth::is_well_formed(text));
+        assert!(jility_cloud::auth::is_well_formed(text));
         assert!(!format!("{token:?}").contains(random));
     }
     // 8,000 draws from 62 characters: all of them show up (a missing one is ~1e-54 likely).

@@ -7,8 +7,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-use jility::auth::{MintedToken, NewToken, ScopeSet, Tokens};
-use jility::store::postgres::Workspace;
+use jility_cloud::auth::{MintedToken, NewToken, ScopeSet, Tokens};
+use jility_cloud::store::Workspace;
 use reqwest::blocking::Client;
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};

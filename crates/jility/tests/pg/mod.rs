@@ -55,8 +55,8 @@ impl TestDb {
     }
 
     /// The store's pool on this database (migrated), with a few connections.
-    pub fn connect(&self) -> jility::store::postgres::PgDatabase {
-        jility::store::postgres::PgDatabase::connect_with(&self.url, 4).unwrap()
+    pub fn connect(&self) -> jility_cloud::store::PgDatabase {
+        jility_cloud::store::PgDatabase::connect_with(&self.url, 4).unwrap()
     }
 }
 

@@ -1,0 +1,346 @@
+//! The cloud bridge: `JILITY_MODE=cloud jility --mcp-server` serves the same tools as local
+//! mode, each call becoming its operation's request to the API at `JILITY_API_URL`
+//! ([`jility_core::ops::request_of`]), with the token of `JILITY_API_TOKEN` (else the one
+//! `jility auth login` stored). The answers are decoded into the tracker's own types, so
+//! the markdown and `structuredContent` are local mode's.
+//!
+//! Reads are cached: a ticket, its graph and history 30 s, lists 10 s, search and
+//! templates 60 s ([`Operation::CACHE_SECS`]). An entry is dropped when
+//! - this bridge writes: everything the write touched (every ticket its answer names) and
+//!   every list and search;
+//! - the API's event stream (`GET /api/v1/events`, followed in the background) reports
+//!   another agent's write, the same way; a `reset` drops everything.
+//!
+//! The cache answers only while the event stream is followed: when it is down (the API
+//! restarts, the network drops), every read goes to the API, so nothing stale is served.
+//! A read that was in flight while a write was reported is not cached.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt as _;
+use jility_core::backend::{Backend, Caller};
+use mcp_common_core::ToolError;
+use reqwest::Method;
+use serde_json::Value;
+
+use crate::client::{self, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
+use jility_core::errors;
+use jility_core::ops::{self, Operation, Verb};
+use jility_core::token::PlainToken;
+
+/// Most cached answers; beyond, the expired ones go, then all.
+const MAX_ENTRIES: usize = 10_000;
+/// Silence after which the event stream counts as dead (the server's keep-alives come
+/// every 15 s).
+const STREAM_IDLE: Duration = Duration::from_secs(40);
+/// Waits between attempts to follow the event stream.
+const FIRST_RETRY: Duration = Duration::from_millis(250);
+const LAST_RETRY: Duration = Duration::from_secs(30);
+
+/// A cached answer.
+struct Entry {
+    value: Value,
+    until: Instant,
+    /// Every ticket number the answer names.
+    tickets: Vec<String>,
+    /// A list or a search: any write may change it.
+    collection: bool,
+}
+
+#[derive(Default)]
+struct Cache {
+    entries: HashMap<String, Entry>,
+    /// Counts invalidations: an answer fetched across one is not stored.
+    generation: u64,
+}
+
+impl Cache {
+    /// Drop what a write of `tickets` may have changed (everything when it names none).
+    fn invalidate(&mut self, tickets: &[String]) {
+        self.generation += 1;
+        if tickets.is_empty() {
+            self.entries.clear();
+            return;
+        }
+        self.entries.retain(|_, entry| {
+            !entry.collection && !entry.tickets.iter().any(|t| tickets.contains(t))
+        });
+    }
+
+    fn clear(&mut self) {
+        self.generation += 1;
+        self.entries.clear();
+    }
+}
+
+/// The bridge: the API's address, the token, the HTTP clients and the cache.
+pub struct Bridge {
+    base: String,
+    token: PlainToken,
+    http: reqwest::Client,
+    /// Without a request timeout: the event stream lasts.
+    stream_http: reqwest::Client,
+    cache: Mutex<Cache>,
+    /// Whether the event stream is followed (its `ready` seen and the connection alive).
+    following: AtomicBool,
+}
+
+impl Bridge {
+    /// The API's base URL (`…/api/v1`).
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// A bridge to the API at `base` (`…/api/v1`, checked by [`client::api_base`]).
+    pub fn new(base: String, token: PlainToken) -> Result<Arc<Self>, ToolError> {
+        // reqwest is built without a bundled crypto provider: install ring as the process
+        // default (harmless when one is installed already).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let build = |timeout: Option<Duration>| {
+            let mut builder = reqwest::Client::builder()
+                .user_agent(concat!("jility-bridge/", env!("CARGO_PKG_VERSION")))
+                .connect_timeout(CONNECT_TIMEOUT)
+                .tcp_nodelay(true);
+            if let Some(timeout) = timeout {
+                builder = builder.timeout(timeout);
+            }
+            builder
+                .build()
+                .map_err(|e| ToolError::internal(format!("Cannot build the HTTP client: {e}")))
+        };
+        Ok(Arc::new(Self {
+            http: build(Some(REQUEST_TIMEOUT))?,
+            stream_http: build(None)?,
+            base,
+            token,
+            cache: Mutex::new(Cache::default()),
+            following: AtomicBool::new(false),
+        }))
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        // A panic while holding the lock cannot leave the map inconsistent for our uses.
+        self.cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Run `O` through the API (or answer it from the cache).
+    pub async fn exec<O: Operation>(&self, params: O::Params) -> Result<O::Output, ToolError> {
+        let request = ops::request_of::<O>(&params)?;
+        let key = (O::CACHE_SECS > 0).then(|| format!("{}?{}", request.path, request.query));
+        let generation = {
+            let cache = self.cache();
+            if let Some(key) = &key
+                && self.following.load(Ordering::Acquire)
+                && let Some(entry) = cache.entries.get(key)
+                && entry.until > Instant::now()
+            {
+                return O::decode(entry.value.clone());
+            }
+            cache.generation
+        };
+        let value = self.send(&request).await;
+        if O::writes() {
+            // Whatever happened (an error may come after the write), drop what it touched.
+            let mut tickets: Vec<String> = Vec::new();
+            if let Ok(value) = &value {
+                ops::ticket_numbers(value, &mut tickets);
+            }
+            if let Some(body) = &request.body {
+                ops::ticket_numbers(body, &mut tickets);
+            }
+            for segment in request.path.split('/') {
+                if ops::is_ticket_number(segment) && !tickets.iter().any(|t| t == segment) {
+                    tickets.push(segment.to_string());
+                }
+            }
+            // A write that names no ticket number (by UUID) may have touched anything.
+            self.cache().invalidate(&tickets);
+        }
+        let value = value?;
+        if let Some(key) = key {
+            let mut cache = self.cache();
+            if cache.generation == generation && self.following.load(Ordering::Acquire) {
+                let mut tickets = Vec::new();
+                ops::ticket_numbers(&value, &mut tickets);
+                if cache.entries.len() >= MAX_ENTRIES {
+                    let now = Instant::now();
+                    cache.entries.retain(|_, e| e.until > now);
+                    if cache.entries.len() >= MAX_ENTRIES {
+                        cache.entries.clear();
+                    }
+                }
+                cache.entries.insert(
+                    key,
+                    Entry {
+                        value: value.clone(),
+                        until: Instant::now() + Duration::from_secs(O::CACHE_SECS),
+                        tickets,
+                        collection: !O::PATH.contains("{ticket_id}"),
+                    },
+                );
+            }
+        }
+        O::decode(value)
+    }
+
+    /// One request to the API: its JSON answer, or the API's error, or `network_error`.
+    async fn send(&self, request: &ops::Request) -> Result<Value, ToolError> {
+        let mut url = format!("{}{}", self.base, request.path);
+        if !request.query.is_empty() {
+            url.push('?');
+            url.push_str(&request.query);
+        }
+        let method = match request.verb {
+            Verb::Get => Method::GET,
+            Verb::Post => Method::POST,
+            Verb::Delete => Method::DELETE,
+        };
+        let mut http = self
+            .http
+            .request(method, &url)
+            .bearer_auth(self.token.expose());
+        if let Some(body) = &request.body {
+            http = http.json(body);
+        }
+        let response = http
+            .send()
+            .await
+            .map_err(|e| client::unreachable(&self.base, &self.token, &e))?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let text = response
+            .text()
+            .await
+            .map_err(|e| client::unreachable(&self.base, &self.token, &e))?;
+        if status.is_success() {
+            return serde_json::from_str(&text).map_err(|e| {
+                ToolError::internal(format!(
+                    "The API at {} answered {status} with something that is not JSON: {e}",
+                    self.base
+                ))
+            });
+        }
+        let mut err = client::api_error(status.as_u16(), &text, &self.base);
+        // Whatever the server (or something posing as it) says, the token is not passed on.
+        let secret = self.token.expose();
+        if !secret.is_empty() {
+            err.message = err.message.replace(secret, "jil_live_…");
+            err.hint = err.hint.map(|h| h.replace(secret, "jil_live_…"));
+        }
+        if err.code == errors::RATE_LIMIT && err.retry_after_secs.is_none() {
+            err.retry_after_secs = retry_after;
+        }
+        Err(err)
+    }
+
+    /// Follow the API's event stream in the background, for as long as the process runs,
+    /// reconnecting (with growing waits) when it drops.
+    pub fn follow_events(self: &Arc<Self>) {
+        let bridge = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut wait = FIRST_RETRY;
+            loop {
+                let Some(this) = bridge.upgrade() else {
+                    return;
+                };
+                let followed = this.follow_once().await;
+                this.following.store(false, Ordering::Release);
+                this.cache().clear();
+                match followed {
+                    // It was up and ended (the server's stream has a lifetime): reconnect now.
+                    Ok(true) => wait = FIRST_RETRY,
+                    Ok(false) => {}
+                    Err(err) => tracing::debug!(error = %err, "the event stream is down"),
+                }
+                drop(this);
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(LAST_RETRY);
+            }
+        });
+    }
+
+    /// Follow the stream until it ends: `Ok(true)` when it had been ready.
+    async fn follow_once(&self) -> Result<bool, ToolError> {
+        let url = format!("{}/events", self.base);
+        let response = self
+            .stream_http
+            .get(&url)
+            .bearer_auth(self.token.expose())
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .send()
+            .await
+            .map_err(|e| client::unreachable(&self.base, &self.token, &e))?;
+        let status = response.status();
+        if !status.is_success() {
+            let text = response.text().await.unwrap_or_default();
+            return Err(client::api_error(status.as_u16(), &text, &self.base));
+        }
+        // The server sends a keep-alive every 15 s: a stream silent for longer than
+        // STREAM_IDLE is a dead connection (a network that dropped without closing it).
+        let bytes = Box::pin(response.bytes_stream());
+        let guarded = futures::stream::unfold(bytes, |mut bytes| async move {
+            match tokio::time::timeout(STREAM_IDLE, bytes.next()).await {
+                Ok(Some(chunk)) => Some((chunk, bytes)),
+                Ok(None) | Err(_) => None,
+            }
+        });
+        let mut events = Box::pin(sse_stream::SseStream::from_bytes_stream(guarded));
+        let mut ready = false;
+        while let Some(event) = events.next().await {
+            let Ok(event) = event else {
+                break;
+            };
+            match event.event.as_deref() {
+                Some("ready") => {
+                    // From here on every write is reported: the cache may answer.
+                    self.cache().clear();
+                    self.following.store(true, Ordering::Release);
+                    ready = true;
+                }
+                Some("change") => {
+                    let tickets = event
+                        .data
+                        .as_deref()
+                        .and_then(|d| serde_json::from_str::<Value>(d).ok())
+                        .and_then(|v| {
+                            v.get("tickets")?.as_array().map(|items| {
+                                items
+                                    .iter()
+                                    .filter_map(|t| t.as_str().map(str::to_string))
+                                    .collect::<Vec<_>>()
+                            })
+                        })
+                        .unwrap_or_default();
+                    self.cache().invalidate(&tickets);
+                }
+                Some("reset") => self.cache().clear(),
+                _ => {}
+            }
+        }
+        Ok(ready)
+    }
+}
+
+/// The bridge as the backend of the MCP tools (`JILITY_MODE=cloud jility --mcp-server`):
+/// every call is its operation's request, as the token's owner.
+#[derive(Clone)]
+pub struct BridgeBackend(pub Arc<Bridge>);
+
+impl Backend for BridgeBackend {
+    async fn exec<O: Operation>(
+        &self,
+        _caller: &Caller,
+        params: Result<O::Params, ToolError>,
+    ) -> Result<O::Output, ToolError> {
+        self.0.exec::<O>(params?).await
+    }
+}

@@ -1,0 +1,175 @@
+//! What stands in front of every endpoint (but the public OpenAPI document): the bearer
+//! token, then the rate limit.
+//!
+//! - No `Authorization: Bearer …`, or a token that is malformed, unknown, expired or
+//!   revoked: 401 with `WWW-Authenticate: Bearer` and the `unauthenticated` envelope. The
+//!   token itself is never logged nor echoed. Each refusal is recorded in the audit log
+//!   with its reason (`missing`, `malformed`, `unknown`, `expired`, `revoked`): an expired
+//!   or revoked token under its workspace, the others under none; past a few a minute from
+//!   one client address (or of one expired or revoked token), the further ones are counted
+//!   and recorded as one entry when the minute ends ([`super::refusals`]).
+//! - A token authenticated a moment ago is not looked up again ([`super::principals`]);
+//!   whether it was revoked since is asked with the rate-limit count, below.
+//! - Then the request counts against its token's limit (keyed by the token's id, counted in
+//!   the database so that every server process shares it). Every authenticated answer
+//!   carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; over the
+//!   limit: 429 with `Retry-After` and the `rate_limit` envelope.
+
+use std::net::{IpAddr, SocketAddr};
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use mcp_common::ToolError;
+
+use super::refusals::{Reason, Source};
+use super::{ApiError, ApiState};
+use crate::auth::{AuthError, Principal};
+use crate::ratelimit::Decision;
+use jility_core::errors;
+
+const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+
+/// Authenticate, rate-limit, then hand the request on with its [`Principal`].
+pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Next) -> Response {
+    // The API's description is public: it says what the API is, not what it holds.
+    if request.method() == axum::http::Method::GET && request.uri().path() == super::OPENAPI_PATH {
+        return next.run(request).await;
+    }
+    let client = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip());
+    let token = match bearer(request.headers()) {
+        Ok(token) => token,
+        Err((err, reason)) => {
+            let (audit, refusals) = (state.audit.clone(), state.refusals.clone());
+            let recorded = tokio::task::spawn_blocking(move || {
+                refusals.record(&audit, Source::client(client), reason);
+            })
+            .await;
+            if let Err(err) = recorded {
+                tracing::warn!(error = %err, "could not write an audit entry");
+            }
+            return unauthorized(err);
+        }
+    };
+    let known = state.principals.get(&token);
+    let checked = tokio::task::spawn_blocking(move || -> Result<_, ToolError> {
+        let refuse = |refused: AuthError| {
+            tracing::info!(reason = %refused, "refused a request's token");
+            record_refusal(&state, client, &token, &refused);
+            ToolError::from(refused)
+        };
+        let principal = match known {
+            Some(principal) => principal,
+            None => {
+                let principal = state.tokens.authenticate(&token).map_err(|err| match err {
+                    AuthError::Store(_) => ToolError::from(err),
+                    refused => refuse(refused),
+                })?;
+                state.principals.keep(&token, &principal);
+                principal
+            }
+        };
+        // Counted, and asked whether the token was revoked since, in one round trip.
+        let (decision, revoked_at) = state
+            .limiter
+            .check_token(principal.token_id)
+            .map_err(ToolError::from)?;
+        if let Some(at) = revoked_at {
+            state.principals.forget_token(principal.token_id);
+            return Err(refuse(AuthError::Revoked { at }));
+        }
+        Ok((principal, decision))
+    })
+    .await;
+    let (principal, decision) = match checked {
+        Ok(Ok(checked)) => checked,
+        Ok(Err(err)) if err.code == errors::UNAUTHENTICATED => return unauthorized(err),
+        Ok(Err(err)) => return ApiError(err).into_response(),
+        Err(err) => {
+            return ApiError(ToolError::internal(format!(
+                "Checking the token failed: {err}"
+            )))
+            .into_response();
+        }
+    };
+    if !decision.allowed {
+        let mut response = ApiError(decision.error()).into_response();
+        rate_headers(response.headers_mut(), &decision);
+        if let Ok(value) = HeaderValue::from_str(&decision.retry_after_secs.to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return response;
+    }
+    request.extensions_mut().insert::<Principal>(principal);
+    let mut response = next.run(request).await;
+    rate_headers(response.headers_mut(), &decision);
+    response
+}
+
+/// Record that `token` was refused (blocking): an expired or revoked token under its
+/// workspace, an unknown or malformed one under none; within the bounds of
+/// [`super::refusals`].
+fn record_refusal(state: &ApiState, client: Option<IpAddr>, token: &str, refused: &AuthError) {
+    let (reason, source) = match refused {
+        AuthError::Expired { .. } => (Reason::Expired, Source::token(token)),
+        AuthError::Revoked { .. } => (Reason::Revoked, Source::token(token)),
+        AuthError::Malformed => (Reason::Malformed, Source::client(client)),
+        AuthError::Unknown | AuthError::Store(_) => (Reason::Unknown, Source::client(client)),
+    };
+    state.refusals.record(&state.audit, source, reason);
+}
+
+/// The token of `Authorization: Bearer TOKEN`, or why there is none to check (and the
+/// reason the audit log records: `missing` or `malformed`).
+fn bearer(headers: &HeaderMap) -> Result<String, (ToolError, Reason)> {
+    let missing = || {
+        ToolError::new(errors::UNAUTHENTICATED, "This request has no API token").with_hint(
+            "Send the token as `Authorization: Bearer jil_live_…` (a workspace's first token comes from `jility admin create-workspace`).",
+        )
+    };
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| (missing(), Reason::Missing))?;
+    let malformed = || {
+        (
+            ToolError::new(
+                errors::UNAUTHENTICATED,
+                "The Authorization header is not `Bearer TOKEN`",
+            )
+            .with_hint("Send the token as `Authorization: Bearer jil_live_…`."),
+            Reason::Malformed,
+        )
+    };
+    let value = value.to_str().map_err(|_| malformed())?;
+    let (scheme, token) = value.trim().split_once(' ').ok_or_else(malformed)?;
+    if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+        return Err(malformed());
+    }
+    Ok(token.trim().to_string())
+}
+
+fn unauthorized(err: ToolError) -> Response {
+    let mut response = ApiError(err).into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+fn rate_headers(headers: &mut HeaderMap, decision: &Decision) {
+    for (name, value) in [
+        (LIMIT, u64::from(decision.limit).to_string()),
+        (REMAINING, u64::from(decision.remaining).to_string()),
+        (RESET, decision.reset_at.to_string()),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    }
+}

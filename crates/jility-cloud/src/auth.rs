@@ -1,0 +1,441 @@
+//! Cloud mode's credentials at rest: workspaces' API tokens, minted, authenticated, listed
+//! and revoked in PostgreSQL. Their format and scopes are the core's ([`jility_core::token`],
+//! re-exported here).
+//!
+//! **Tokens.** A token is `jil_live_` followed by 40 characters of `[A-Za-z0-9]` drawn from
+//! the operating system's CSPRNG (about 238 bits). It is shown once, when minted. At rest
+//! only its BLAKE3 hash and a display prefix (`jil_live_AbCd`, enough to tell tokens apart
+//! in a listing) are kept, so neither a database dump nor a read of the table yields a usable
+//! token. A fast hash suffices (unlike passwords, the token is random, so there is nothing
+//! to guess), and it makes authentication one indexed lookup: the hash column is uniquely
+//! indexed, and the stored hash is compared again with `blake3::Hash`'s constant-time
+//! equality. The plaintext travels in [`PlainToken`], whose `Debug` shows only the prefix,
+//! so no log line or error message carries a token.
+//!
+//! **Scopes.** `tickets:read`, `tickets:write`, `tickets:delete`, `comments:write` and
+//! `full_access`; `full_access` allows everything, the others only themselves
+//! ([`ScopeSet::allows`]).
+//!
+//! **Failures.** [`Tokens::authenticate`] answers an [`AuthError`]: malformed, unknown,
+//! expired (and when) or revoked (and when). As a [`ToolError`] each is
+//! [`errors::UNAUTHENTICATED`] (class `Unauthenticated`, HTTP 401); a missing scope is
+//! [`errors::PERMISSION_DENIED`] naming the scope ([`ScopeSet::require`]).
+
+use std::collections::BTreeSet;
+use std::str::FromStr;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use mcp_common::ToolError;
+use postgres::error::SqlState;
+use postgres::types::Type;
+use postgres::{GenericClient, Row};
+
+use crate::store::{PgDatabase, Workspace};
+use jility_core::errors;
+use jility_core::store::StoreError;
+
+pub use jility_core::token::*;
+
+/// `last_used_at` is written at most this often per token.
+const LAST_USED_GRANULARITY: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
+
+/// Longest token or workspace name.
+const MAX_NAME_CHARS: usize = 100;
+
+/// The columns of a [`TokenRecord`], in [`record_row`]'s order.
+const RECORD_COLUMNS: &str = "id, workspace_id, name, scopes, display_prefix, created_by, \
+     created_at, expires_at, revoked_at, last_used_at";
+
+/// Why a token was refused. No variant carries the token.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("the API token is malformed")]
+    Malformed,
+    #[error("the API token is not valid")]
+    Unknown,
+    #[error("the API token expired at {at}")]
+    Expired { at: String },
+    #[error("the API token was revoked at {at}")]
+    Revoked { at: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<postgres::Error> for AuthError {
+    fn from(err: postgres::Error) -> Self {
+        AuthError::Store(crate::store::db(err))
+    }
+}
+
+impl From<AuthError> for ToolError {
+    fn from(err: AuthError) -> Self {
+        let unauthenticated = |message: String, hint: String| {
+            ToolError::new(errors::UNAUTHENTICATED, message).with_hint(hint)
+        };
+        match err {
+            AuthError::Malformed => unauthenticated(
+                "The API token is malformed".into(),
+                format!(
+                    "A jility token is `{TOKEN_PREFIX}` followed by at least 32 letters and digits. Check JILITY_API_TOKEN (or the token given) for a typo or a cut-off copy."
+                ),
+            ),
+            AuthError::Unknown => unauthenticated(
+                "The API token is not valid".into(),
+                "No such token exists on this server. Use a token created for this server (`jility admin create-workspace` or `jility auth create-token`).".into(),
+            ),
+            AuthError::Expired { at } => unauthenticated(
+                format!("The API token expired at {at}"),
+                format!(
+                    "This token expired at {at} and can no longer be used; create a new token (`jility auth create-token`) and use it instead."
+                ),
+            ),
+            AuthError::Revoked { at } => unauthenticated(
+                format!("The API token was revoked at {at}"),
+                format!(
+                    "This token was revoked at {at} and can no longer be used; ask an admin of the workspace for a new token."
+                ),
+            ),
+            AuthError::Store(err) => err.into(),
+        }
+    }
+}
+
+/// The tokens of a database's workspaces.
+#[derive(Clone)]
+pub struct Tokens {
+    db: PgDatabase,
+}
+
+impl Tokens {
+    pub fn new(db: &PgDatabase) -> Self {
+        Self { db: db.clone() }
+    }
+
+    /// Create the workspace `name` and mint its first token (`full_access`, named
+    /// `token_name`) in one transaction: both or neither. A name already taken is
+    /// [`errors::ALREADY_EXISTS`].
+    pub fn create_workspace(
+        &self,
+        name: &str,
+        token_name: &str,
+        created_by: &str,
+    ) -> Result<(Workspace, MintedToken), ToolError> {
+        let name = check_name("workspace", name)?;
+        let new = NewToken {
+            name: token_name.to_string(),
+            scopes: ScopeSet::full_access(),
+            expires_at: None,
+            created_by: created_by.to_string(),
+        };
+        check_new_token(&new)?;
+        let created_at = now_text();
+        self.db.with_client(|client| {
+            let mut tx = client.transaction().map_err(store)?;
+            let row = tx
+                .query_one(
+                    "INSERT INTO workspaces (name, created_at) VALUES ($1, $2) RETURNING id",
+                    &[&name, &created_at],
+                )
+                .map_err(|err| {
+                    if err.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+                        ToolError::new(
+                            errors::ALREADY_EXISTS,
+                            format!("A workspace named '{name}' already exists"),
+                        )
+                        .with_hint("Choose another name; nothing was created.")
+                    } else {
+                        store(err)
+                    }
+                })?;
+            let workspace = Workspace {
+                id: row.try_get(0).map_err(store)?,
+                name: name.clone(),
+                created_at: created_at.clone(),
+            };
+            let minted = insert_token(&mut tx, workspace.id, &new)?;
+            tx.commit().map_err(store)?;
+            Ok((workspace, minted))
+        })
+    }
+
+    /// Mint a token for workspace `workspace_id`. Its plaintext is in the answer and
+    /// nowhere else.
+    pub fn create(&self, workspace_id: i64, new: &NewToken) -> Result<MintedToken, ToolError> {
+        check_new_token(new)?;
+        self.db.with_client(|client| {
+            let exists = client
+                .query_opt("SELECT 1 FROM workspaces WHERE id = $1", &[&workspace_id])
+                .map_err(store)?;
+            if exists.is_none() {
+                return Err(ToolError::not_found(format!(
+                    "There is no workspace {workspace_id}"
+                )));
+            }
+            insert_token(client, workspace_id, new)
+        })
+    }
+
+    /// The tokens of workspace `workspace_id`, oldest first (revoked and expired ones
+    /// included, marked so).
+    pub fn list(&self, workspace_id: i64) -> Result<Vec<TokenRecord>, ToolError> {
+        self.db.with_client(|client| {
+            client
+                .query(
+                    &format!(
+                        "SELECT {RECORD_COLUMNS} FROM api_tokens WHERE workspace_id = $1 ORDER BY id"
+                    ),
+                    &[&workspace_id],
+                )
+                .map_err(store)?
+                .iter()
+                .map(record_row)
+                .collect()
+        })
+    }
+
+    /// Revoke a token of workspace `workspace_id`, by id or by the token itself. A token of
+    /// another workspace is not found (and left alone). Revoking a revoked token keeps its
+    /// first revocation time.
+    ///
+    /// The revocation is published as an event in the same transaction (delivered when it
+    /// commits), so that every server process stops accepting the token at once, whoever
+    /// revoked it.
+    pub fn revoke(&self, workspace_id: i64, which: &TokenRef) -> Result<TokenRecord, ToolError> {
+        let at = now_text();
+        self.db.with_client(|client| {
+            let mut client = client.transaction().map_err(store)?;
+            let row = match which {
+                TokenRef::Id(id) => client.query_opt(
+                    &format!(
+                        "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, $3) \
+                         WHERE workspace_id = $1 AND id = $2 RETURNING {RECORD_COLUMNS}"
+                    ),
+                    &[&workspace_id, id, &at],
+                ),
+                TokenRef::Token(token) => {
+                    let hash = token.hash();
+                    let hash: &[u8] = hash.as_bytes();
+                    client.query_opt(
+                        &format!(
+                            "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, $3) \
+                             WHERE workspace_id = $1 AND token_hash = $2 RETURNING {RECORD_COLUMNS}"
+                        ),
+                        &[&workspace_id, &hash, &at],
+                    )
+                }
+            }
+            .map_err(store)?;
+            match row {
+                Some(row) => {
+                    let record = record_row(&row)?;
+                    let change = crate::events::Change::revocation(workspace_id, record.id, "");
+                    let payload = serde_json::to_string(&change)
+                        .map_err(|e| ToolError::internal(format!("cannot encode an event: {e}")))?;
+                    client
+                        .execute(
+                            "SELECT pg_notify($1, $2)",
+                            &[&crate::events::CHANNEL, &payload],
+                        )
+                        .map_err(store)?;
+                    client.commit().map_err(store)?;
+                    Ok(record)
+                }
+                None => Err(match which {
+                    TokenRef::Id(id) => {
+                        ToolError::not_found(format!("There is no token {id} in this workspace"))
+                    }
+                    TokenRef::Token(_) => {
+                        ToolError::not_found("That token is not a token of this workspace")
+                    }
+                }
+                .with_hint(
+                    "List the workspace's tokens and their ids with `jility auth list-tokens`.",
+                )),
+            }
+        })
+    }
+
+    /// Who `token` is: its workspace and scopes, or why it is refused. Records the use
+    /// (`last_used_at`, at most once a minute per token).
+    pub fn authenticate(&self, token: &str) -> Result<Principal, AuthError> {
+        let token = token.trim();
+        if !is_well_formed(token) {
+            return Err(AuthError::Malformed);
+        }
+        let hash = blake3::hash(token.as_bytes());
+        let now = Utc::now();
+        self.db.with_client(|client| {
+            // One round trip: an unnamed statement with its parameter types given.
+            let bytes: &[u8] = hash.as_bytes();
+            let rows = client.query_typed(
+                "SELECT t.id, t.workspace_id, w.name, t.name, t.token_hash, t.scopes, \
+                        t.expires_at, t.revoked_at, t.last_used_at \
+                 FROM api_tokens t JOIN workspaces w ON w.id = t.workspace_id \
+                 WHERE t.token_hash = $1",
+                &[(&bytes, Type::BYTEA)],
+            )?;
+            let Some(row) = rows.first() else {
+                return Err(AuthError::Unknown);
+            };
+            let stored: Vec<u8> = row.try_get(4)?;
+            let stored = <[u8; 32]>::try_from(stored.as_slice())
+                .map(blake3::Hash::from_bytes)
+                .map_err(|_| AuthError::Unknown)?;
+            // blake3::Hash's equality is constant-time.
+            if stored != hash {
+                return Err(AuthError::Unknown);
+            }
+            let token_id: i64 = row.try_get(0)?;
+            if let Some(at) = row.try_get::<_, Option<String>>(7)? {
+                return Err(AuthError::Revoked { at });
+            }
+            let expires_at = match row.try_get::<_, Option<String>>(6)? {
+                Some(at) => match parse_time(&at).filter(|expires| *expires > now) {
+                    Some(expires) => Some(expires),
+                    None => return Err(AuthError::Expired { at }),
+                },
+                None => None,
+            };
+            let scopes = scopes_from(row.try_get(5)?)?;
+            let last_used = row.try_get::<_, Option<String>>(8)?;
+            if last_used
+                .as_deref()
+                .and_then(parse_time)
+                .is_none_or(|used| now - used >= LAST_USED_GRANULARITY)
+            {
+                let cutoff = time_text(now - LAST_USED_GRANULARITY);
+                // Guarded, so tokens used at once by many requests write it once.
+                if let Err(err) = client.execute(
+                    "UPDATE api_tokens SET last_used_at = $2 \
+                     WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)",
+                    &[&token_id, &time_text(now), &cutoff],
+                ) {
+                    tracing::warn!(token_id, error = %crate::store::db(err), "could not record a token's use");
+                }
+            }
+            Ok(Principal {
+                workspace_id: row.try_get(1)?,
+                workspace: row.try_get(2)?,
+                token_id,
+                token_name: row.try_get(3)?,
+                scopes,
+                expires_at,
+            })
+        })
+    }
+}
+
+fn store(err: postgres::Error) -> ToolError {
+    crate::store::db(err).into()
+}
+
+fn now_text() -> String {
+    time_text(Utc::now())
+}
+
+/// The stored form of a time: RFC 3339, UTC, milliseconds (sorts as text).
+fn time_text(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn check_name(what: &str, name: &str) -> Result<String, ToolError> {
+    let name = name.trim();
+    if name.is_empty()
+        || name.chars().count() > MAX_NAME_CHARS
+        || name.chars().any(char::is_control)
+    {
+        return Err(ToolError::new(
+            errors::INVALID_INPUT,
+            format!("A {what} needs a name of 1 to {MAX_NAME_CHARS} characters, without control characters"),
+        )
+        .with_hint(format!("Give the {what} a short name, e.g. `acme`.")));
+    }
+    Ok(name.to_string())
+}
+
+fn check_new_token(new: &NewToken) -> Result<(), ToolError> {
+    check_name("token", &new.name)?;
+    if new.created_by.trim().is_empty() {
+        return Err(ToolError::new(
+            errors::INVALID_INPUT,
+            "A token needs its creator's name",
+        ));
+    }
+    if let Some(at) = new.expires_at
+        && at <= Utc::now()
+    {
+        return Err(ToolError::new(
+            errors::INVALID_INPUT,
+            format!("The expiry {} is not in the future", time_text(at)),
+        )
+        .with_hint("Give an expiry in the future, or none for a token that does not expire."));
+    }
+    Ok(())
+}
+
+/// Mint a token and store its hash, on `client` (a transaction or not).
+fn insert_token(
+    client: &mut impl GenericClient,
+    workspace_id: i64,
+    new: &NewToken,
+) -> Result<MintedToken, ToolError> {
+    let token = PlainToken::mint()?;
+    let hash = token.hash();
+    let hash: &[u8] = hash.as_bytes();
+    let prefix = token.display_prefix();
+    let name = new.name.trim().to_string();
+    let created_by = new.created_by.trim().to_string();
+    let expires_at = new.expires_at.map(time_text);
+    let row = client
+        .query_one(
+            &format!(
+                "INSERT INTO api_tokens (workspace_id, name, token_hash, display_prefix, scopes, \
+                                         created_by, created_at, expires_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {RECORD_COLUMNS}"
+            ),
+            &[
+                &workspace_id,
+                &name,
+                &hash,
+                &prefix,
+                &new.scopes.names(),
+                &created_by,
+                &now_text(),
+                &expires_at,
+            ],
+        )
+        .map_err(store)?;
+    let record = record_row(&row)?;
+    tracing::info!(
+        workspace_id,
+        token_id = record.id,
+        prefix = %record.display_prefix,
+        "minted an API token"
+    );
+    Ok(MintedToken { token, record })
+}
+
+fn scopes_from(names: Vec<String>) -> Result<ScopeSet, StoreError> {
+    names
+        .iter()
+        .map(|name| Scope::from_str(name))
+        .collect::<Result<BTreeSet<_>, _>>()
+        .map(ScopeSet::from)
+        .map_err(|_| StoreError::Database(format!("damaged token scopes: {names:?}")))
+}
+
+fn record_row(row: &Row) -> Result<TokenRecord, ToolError> {
+    let get = |e: postgres::Error| store(e);
+    Ok(TokenRecord {
+        id: row.try_get(0).map_err(get)?,
+        workspace_id: row.try_get(1).map_err(get)?,
+        name: row.try_get(2).map_err(get)?,
+        scopes: scopes_from(row.try_get(3).map_err(get)?)?,
+        display_prefix: row.try_get(4).map_err(get)?,
+        created_by: row.try_get(5).map_err(get)?,
+        created_at: row.try_get(6).map_err(get)?,
+        expires_at: row.try_get(7).map_err(get)?,
+        revoked_at: row.try_get(8).map_err(get)?,
+        last_used_at: row.try_get(9).map_err(get)?,
+    })
+}

@@ -1,0 +1,22 @@
+//! `jility-cloud`: jility's cloud mode — a team's tracker on PostgreSQL, served by
+//! `jility serve`.
+//!
+//! - [`store`]: the PostgreSQL store, one workspace per [`store::PgStore`] (every statement
+//!   binds it), with its migrations.
+//! - [`auth`]: workspaces' API tokens at rest (hashed, scoped, expiring, revocable);
+//!   [`ratelimit`]: requests per minute per token, shared through the database;
+//!   [`audit`]: the log of every API write and authentication failure;
+//!   [`events`]: changes published with PostgreSQL `NOTIFY` to every server process.
+//! - [`api`]: the REST API under `/api/v1` on axum, its OpenAPI document and TLS; it mounts
+//!   the MCP endpoint it is handed (built by the binary) behind the same authentication, and
+//!   [`api::ApiState`] is the backend of those MCP tools ([`jility_core::Backend`]).
+
+pub mod api;
+pub mod audit;
+pub mod auth;
+pub mod events;
+pub mod ratelimit;
+pub mod store;
+
+pub use api::{ApiState, ServeConfig};
+pub use store::{PgDatabase, PgStore};

@@ -1,0 +1,1594 @@
+//! The cloud store: one PostgreSQL database holds many workspaces, and a [`PgStore`] is
+//! bound to one of them. Every statement it runs names its workspace — by-id and by-uuid
+//! lookups, comments, dependencies, changes, listings, search and numbering alike — and
+//! every reference between rows is a composite foreign key on `(workspace_id, id)`, so even
+//! a wrong id handed to the store cannot reach or link another workspace's rows.
+//!
+//! **Connections.** [`PgDatabase`] is a small pool (r2d2) of blocking `postgres` clients,
+//! shared by every clone and every store made from it. The domain's trait is blocking and
+//! runs on blocking threads ([`jility_core::service`]), so the synchronous client fits; a pool
+//! (rather than one client per store) lets each transaction take a connection of its own,
+//! so a call that waits on the database holds up nothing but itself, as
+//! [`jility_sqlite::SqlitePool`] does in local mode. Each connection keeps its prepared
+//! statements, so a repeated query costs one round trip.
+//!
+//! **Transactions.** Reads run in `REPEATABLE READ READ ONLY` (one consistent snapshot).
+//! Writes run in `READ COMMITTED` and first take a transaction-scoped advisory lock on
+//! their workspace: the writers of one workspace run one at a time, across every process on
+//! the database, exactly like local mode's single SQLite writer, so the domain's
+//! read-check-write sequences (workflow, cycles, versions) never interleave, while other
+//! workspaces write in parallel. Ticket numbers come from `UPDATE … RETURNING` on the
+//! project's counter inside that transaction. Waits are bounded by `lock_timeout` (30 s,
+//! like SQLite's busy timeout); a timeout, a serialization failure or a deadlock is
+//! [`StoreError::Busy`] (retryable for the caller). [`Store::write`] takes an `FnOnce`, so
+//! the store cannot rerun a transaction whose body already ran: it retries only what
+//! comes before the body (checking out a connection and `BEGIN`), e.g. after a connection
+//! the server dropped.
+//!
+//! **Schema.** Migrations are embedded (`pg_migrations/NNNN_name.sql`), recorded in
+//! `jility_schema_migrations`, and applied at [`PgDatabase::connect`] in one transaction
+//! holding an advisory lock, so processes starting together apply each once. A database
+//! migrated by a newer jility is refused ([`StoreError::TooNew`]) before anything is written.
+//!
+//! **Search.** A ticket's words as a `tsvector` (title weight A, description B, comments C),
+//! kept by a trigger in a narrow table of their own (`ticket_search`, live tickets only)
+//! with a GIN index, in the `jility` configuration: English stems with no stop words (and accents
+//! folded when `unaccent` is available), like local mode's porter tokenizer. Every term must
+//! match; a phrase is `phraseto_tsquery` (adjacent words); hits are ranked by `ts_rank`
+//! with weights 1.0 / 0.4 / 0.1 (local mode's bm25 weights 10 / 4 / 1) and get a
+//! `ts_headline` snippet with `**` markers.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use mcp_common::ToolError;
+use postgres::error::SqlState;
+use postgres::types::ToSql;
+use postgres::{Client, Config, NoTls, Row, Statement};
+
+use jility_core::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
+use jility_core::store::{
+    COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchTerms, Store,
+    StoreError, StoreResult, StoreTx, TicketRow, TicketUpdate,
+};
+
+/// The schema, one migration per version; `jility_schema_migrations` records which ran.
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("pg_migrations/0001_initial.sql"),
+    include_str!("pg_migrations/0002_tokens.sql"),
+    include_str!("pg_migrations/0003_rate_limits.sql"),
+    include_str!("pg_migrations/0004_server_secrets.sql"),
+    include_str!("pg_migrations/0005_audit.sql"),
+    include_str!("pg_migrations/0006_ticket_lookups.sql"),
+    include_str!("pg_migrations/0007_unlogged_rate_limits.sql"),
+    include_str!("pg_migrations/0008_search_table.sql"),
+];
+
+/// How long a statement waits for a lock (another writer of the workspace, a migration)
+/// before the transaction fails as busy.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default number of connections a [`PgDatabase`] opens at most.
+pub const DEFAULT_POOL_SIZE: u32 = 16;
+
+/// Most prepared statements a connection keeps (listing filters make a few shapes each).
+const MAX_STATEMENTS: usize = 256;
+
+/// Advisory lock keys: one bigint for migrations; (class, workspace) pairs for writers.
+/// PostgreSQL keeps the one-key and two-key forms apart, so they never collide.
+const MIGRATION_LOCK: i64 = 0x6a69_6c69_7479; // "jility"
+const WRITER_LOCK_CLASS: i32 = 0x006a_696c;
+
+/// Text search configuration made by the first migration.
+const TS_CONFIG: &str = "jility";
+
+/// Weights of `ts_rank`, in the order D, C, B, A: comments 0.1, descriptions 0.4,
+/// titles 1.0 (local mode's bm25 weights 1 / 4 / 10).
+const RANK_WEIGHTS: &str = "'{0, 0.1, 0.4, 1.0}'::float4[]";
+
+/// `ts_headline` options: at most 16 words around the best match, `**` around hits (local
+/// mode's `snippet(…, '**', '**', '…', 16)`).
+const HEADLINE_OPTIONS: &str = "StartSel=\"**\", StopSel=\"**\", MaxWords=16, MinWords=6, \
+     ShortWord=0, MaxFragments=1, FragmentDelimiter=\" … \"";
+
+/// A driver error as the domain's [`StoreError`] (serialization failures, deadlocks, lock
+/// and statement timeouts: [`StoreError::Busy`]).
+pub fn db(err: postgres::Error) -> StoreError {
+    {
+        let busy = [
+            SqlState::T_R_SERIALIZATION_FAILURE,
+            SqlState::T_R_DEADLOCK_DETECTED,
+            SqlState::LOCK_NOT_AVAILABLE,
+            SqlState::QUERY_CANCELED,
+        ];
+        if err.code().is_some_and(|code| busy.contains(code)) {
+            return StoreError::Busy;
+        }
+        match err.as_db_error() {
+            Some(db) => StoreError::Database(format!(
+                "{} ({}){}",
+                db.message(),
+                db.code().code(),
+                db.detail().map(|d| format!(": {d}")).unwrap_or_default()
+            )),
+            None => match std::error::Error::source(&err) {
+                Some(source) => StoreError::Database(format!("{err}: {source}")),
+                None => StoreError::Database(err.to_string()),
+            },
+        }
+    }
+}
+
+/// A pool that gives no connection, as the domain's [`StoreError`].
+fn no_connection(err: r2d2::Error) -> StoreError {
+    StoreError::Database(format!("no database connection: {err}"))
+}
+
+/// A connection of the pool and the statements prepared on it.
+struct PgConnection {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+/// Opens the pool's connections.
+struct Manager {
+    config: Config,
+}
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = PgConnection;
+    type Error = postgres::Error;
+
+    fn connect(&self) -> Result<PgConnection, postgres::Error> {
+        Ok(PgConnection {
+            client: self.config.connect(NoTls)?,
+            statements: HashMap::new(),
+        })
+    }
+
+    fn is_valid(&self, conn: &mut PgConnection) -> Result<(), postgres::Error> {
+        conn.client.batch_execute("")
+    }
+
+    fn has_broken(&self, conn: &mut PgConnection) -> bool {
+        conn.client.is_closed()
+    }
+}
+
+type Pool = r2d2::Pool<Manager>;
+type Pooled = r2d2::PooledConnection<Manager>;
+
+/// A tenant of the database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    pub id: i64,
+    pub name: String,
+    pub created_at: String,
+}
+
+/// A PostgreSQL database of many workspaces: a pool of connections, shared by every clone.
+#[derive(Clone)]
+pub struct PgDatabase {
+    pool: Pool,
+    /// How to connect, for connections outside the pool ([`PgDatabase::dedicated`]).
+    config: Config,
+}
+
+impl PgDatabase {
+    /// Connect to `url` (`postgres://user@host:port/db`, no TLS), bring the schema up to
+    /// date, and keep a pool of up to [`DEFAULT_POOL_SIZE`] connections.
+    pub fn connect(url: &str) -> StoreResult<Self> {
+        Self::connect_with(url, DEFAULT_POOL_SIZE)
+    }
+
+    /// [`Self::connect`] with a pool of up to `max_connections` connections.
+    pub fn connect_with(url: &str, max_connections: u32) -> StoreResult<Self> {
+        let mut config: Config = url
+            .parse()
+            .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
+        let timeout = format!("-c lock_timeout={}", LOCK_TIMEOUT.as_millis());
+        let options = match config.get_options() {
+            Some(existing) if !existing.trim().is_empty() => format!("{existing} {timeout}"),
+            _ => timeout,
+        };
+        config.options(&options);
+        if config.get_application_name().is_none() {
+            config.application_name("jility");
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        // Connect once directly: a wrong URL or a refused login fails now with its own
+        // message (the pool would retry until its timeout), and the migrations run on it.
+        let mut first = Manager {
+            config: config.clone(),
+        };
+        let mut conn = r2d2::ManageConnection::connect(&first).map_err(crate::store::db)?;
+        migrate(&mut conn.client)?;
+        first.config = config.clone();
+        let pool = r2d2::Pool::builder()
+            .max_size(max_connections.max(1))
+            .min_idle(Some(0))
+            .test_on_check_out(false)
+            .connection_timeout(LOCK_TIMEOUT)
+            .build_unchecked(first);
+        Ok(Self { pool, config })
+    }
+
+    /// A second pool on the same database whose commits do not wait for the disk
+    /// (`synchronous_commit = off`): for counters that may lose their last fraction of a
+    /// second in a crash (rate-limit windows), never for tickets, tokens or the audit log.
+    /// Saves a WAL flush per request.
+    pub fn counters(&self) -> Self {
+        let mut config = self.config.clone();
+        let options = format!(
+            "{} -c synchronous_commit=off",
+            config.get_options().unwrap_or_default()
+        );
+        config.options(options.trim());
+        let pool = r2d2::Pool::builder()
+            .max_size(self.pool.max_size())
+            .min_idle(Some(0))
+            .test_on_check_out(false)
+            .connection_timeout(LOCK_TIMEOUT)
+            .build_unchecked(Manager {
+                config: config.clone(),
+            });
+        Self { pool, config }
+    }
+
+    /// A connection of its own, outside the pool: for a session that waits on the server
+    /// for long (`LISTEN`, [`crate::events`]) and must not hold a pooled one.
+    pub fn dedicated(&self) -> StoreResult<Client> {
+        self.config.connect(NoTls).map_err(crate::store::db)
+    }
+
+    /// Run `f` on a connection of the pool, outside any transaction (`f` may begin one;
+    /// a `postgres::Transaction` dropped unfinished rolls back). For modules that keep
+    /// tables of their own beside the store's, such as [`crate::auth`]'s tokens.
+    pub fn with_client<R, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<R, E>,
+    ) -> Result<R, E> {
+        let mut conn = self.pool.get().map_err(no_connection)?;
+        f(&mut conn.client)
+    }
+
+    /// The 32-byte secret `name` shared by every process on this database: the one stored,
+    /// or `fresh` stored now when there is none yet (two processes racing agree on the first).
+    pub fn shared_secret(&self, name: &str, fresh: [u8; 32]) -> StoreResult<[u8; 32]> {
+        let mut conn = self.pool.get().map_err(no_connection)?;
+        let row = conn
+            .client
+            .query_one(
+                "WITH put AS (INSERT INTO server_secrets (name, secret) VALUES ($1, $2) \
+             ON CONFLICT (name) DO NOTHING RETURNING secret) \
+             SELECT secret FROM put UNION ALL \
+             SELECT secret FROM server_secrets WHERE name = $1 LIMIT 1",
+                &[&name, &fresh.as_slice()],
+            )
+            .map_err(crate::store::db)?;
+        let secret: Vec<u8> = row.try_get(0).map_err(crate::store::db)?;
+        secret
+            .try_into()
+            .map_err(|_| StoreError::Database(format!("the server secret {name} is damaged")))
+    }
+
+    /// The schema version of the database.
+    pub fn version(&self) -> StoreResult<u32> {
+        let mut conn = self.pool.get().map_err(no_connection)?;
+        schema_version(&mut conn.client)
+    }
+
+    /// Create the workspace `name`; a name already taken is an error.
+    pub fn create_workspace(&self, name: &str) -> StoreResult<Workspace> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(StoreError::Database(
+                "a workspace needs a non-empty name".into(),
+            ));
+        }
+        let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let mut conn = self.pool.get().map_err(no_connection)?;
+        let row = conn
+            .client
+            .query_one(
+                "INSERT INTO workspaces (name, created_at) VALUES ($1, $2) RETURNING id",
+                &[&name, &at],
+            )
+            .map_err(crate::store::db)?;
+        Ok(Workspace {
+            id: row.try_get(0).map_err(crate::store::db)?,
+            name: name.to_string(),
+            created_at: at,
+        })
+    }
+
+    /// The workspace named `name`.
+    pub fn workspace_by_name(&self, name: &str) -> StoreResult<Option<Workspace>> {
+        let mut conn = self.pool.get().map_err(no_connection)?;
+        conn.client
+            .query_opt(
+                "SELECT id, name, created_at FROM workspaces WHERE name = $1",
+                &[&name.trim()],
+            )
+            .map_err(crate::store::db)?
+            .map(|row| workspace_row(&row))
+            .transpose()
+    }
+
+    /// The workspace with this id.
+    pub fn workspace(&self, id: i64) -> StoreResult<Option<Workspace>> {
+        let mut conn = self.pool.get().map_err(no_connection)?;
+        conn.client
+            .query_opt(
+                "SELECT id, name, created_at FROM workspaces WHERE id = $1",
+                &[&id],
+            )
+            .map_err(crate::store::db)?
+            .map(|row| workspace_row(&row))
+            .transpose()
+    }
+
+    /// Every workspace, oldest first.
+    pub fn workspaces(&self) -> StoreResult<Vec<Workspace>> {
+        let mut conn = self.pool.get().map_err(no_connection)?;
+        conn.client
+            .query(
+                "SELECT id, name, created_at FROM workspaces ORDER BY id",
+                &[],
+            )
+            .map_err(crate::store::db)?
+            .iter()
+            .map(workspace_row)
+            .collect()
+    }
+}
+
+fn workspace_row(row: &Row) -> StoreResult<Workspace> {
+    Ok(Workspace {
+        id: row.try_get(0).map_err(crate::store::db)?,
+        name: row.try_get(1).map_err(crate::store::db)?,
+        created_at: row.try_get(2).map_err(crate::store::db)?,
+    })
+}
+
+fn schema_version(client: &mut Client) -> StoreResult<u32> {
+    let exists: bool = client
+        .query_one(
+            "SELECT to_regclass('jility_schema_migrations') IS NOT NULL",
+            &[],
+        )
+        .map_err(crate::store::db)?
+        .try_get(0)
+        .map_err(crate::store::db)?;
+    if !exists {
+        return Ok(0);
+    }
+    let version: i32 = client
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM jility_schema_migrations",
+            &[],
+        )
+        .map_err(crate::store::db)?
+        .try_get(0)
+        .map_err(crate::store::db)?;
+    Ok(u32::try_from(version).unwrap_or(0))
+}
+
+/// Apply the migrations the database lacks, all in one transaction under an advisory
+/// lock: a second process starting at the same moment waits, then finds nothing to do.
+/// Returns the version the database had before.
+fn migrate(client: &mut Client) -> StoreResult<u32> {
+    let known = MIGRATIONS.len() as u32;
+    // Fast path without the lock: up to date (or too new) is read, not written.
+    let found = schema_version(client)?;
+    if found > known {
+        return Err(StoreError::TooNew { found, known });
+    }
+    if found == known {
+        return Ok(found);
+    }
+    let mut tx = client.transaction().map_err(crate::store::db)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(crate::store::db)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS jility_schema_migrations (
+             version    INTEGER PRIMARY KEY,
+             applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+         )",
+    )
+    .map_err(crate::store::db)?;
+    let version: i32 = tx
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM jility_schema_migrations",
+            &[],
+        )
+        .map_err(crate::store::db)?
+        .try_get(0)
+        .map_err(crate::store::db)?;
+    let before = u32::try_from(version).unwrap_or(0);
+    if before > known {
+        tx.rollback().map_err(crate::store::db)?;
+        return Err(StoreError::TooNew {
+            found: before,
+            known,
+        });
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(before as usize) {
+        let version = i32::try_from(index + 1).unwrap_or(i32::MAX);
+        tx.batch_execute(sql).map_err(crate::store::db)?;
+        tx.execute(
+            "INSERT INTO jility_schema_migrations (version) VALUES ($1)",
+            &[&version],
+        )
+        .map_err(crate::store::db)?;
+        tracing::info!(version, "applied PostgreSQL schema migration");
+    }
+    tx.commit().map_err(crate::store::db)?;
+    Ok(before)
+}
+
+/// The store of one workspace: every transaction it runs sees and changes that workspace
+/// only. Cheap to clone (a handle on the pool).
+#[derive(Clone)]
+pub struct PgStore {
+    db: PgDatabase,
+    workspace: i64,
+}
+
+impl PgStore {
+    /// The store of workspace `workspace_id`; an unknown workspace is an error.
+    pub fn open(db: &PgDatabase, workspace_id: i64) -> StoreResult<Self> {
+        match db.workspace(workspace_id)? {
+            Some(_) => Ok(Self {
+                db: db.clone(),
+                workspace: workspace_id,
+            }),
+            None => Err(StoreError::Database(format!(
+                "there is no workspace {workspace_id}"
+            ))),
+        }
+    }
+
+    /// The workspace this store is bound to.
+    pub fn workspace_id(&self) -> i64 {
+        self.workspace
+    }
+
+    /// The database it runs on.
+    pub fn database(&self) -> &PgDatabase {
+        &self.db
+    }
+
+    /// A connection with a transaction begun on it (and, for a writer, the workspace's
+    /// writer lock held). Nothing of the caller's has run yet, so a connection that turns
+    /// out to be dead is replaced and the start retried once.
+    fn begin(&self, write: bool) -> StoreResult<Open> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut conn = self.db.pool.get().map_err(no_connection)?;
+            let started = if write {
+                // Workspace ids beyond 31 bits share a lock with another workspace:
+                // harmless, they only queue together. Both numbers are ours, so they are
+                // written into the text: BEGIN and the lock are one round trip.
+                let key = (self.workspace & 0x7fff_ffff) as i32;
+                conn.client.batch_execute(&format!(
+                    "BEGIN ISOLATION LEVEL READ COMMITTED, READ WRITE; \
+                     SELECT pg_advisory_xact_lock({WRITER_LOCK_CLASS}, {key})"
+                ))
+            } else {
+                conn.client
+                    .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            };
+            match started {
+                Ok(()) => {
+                    return Ok(Open {
+                        conn: Some(conn),
+                        failed: false,
+                    });
+                }
+                Err(err) if conn.client.is_closed() && attempt < 2 => {
+                    tracing::warn!(error = %err, "database connection lost; reconnecting");
+                    continue;
+                }
+                Err(err) => {
+                    // Leave the connection clean for its next user.
+                    let _ = conn.client.batch_execute("ROLLBACK");
+                    return Err(db(err));
+                }
+            }
+        }
+    }
+
+    fn run<R>(
+        &mut self,
+        write: bool,
+        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        let mut open = self.begin(write)?;
+        let result = {
+            let Some(conn) = open.conn.as_mut() else {
+                return Err(StoreError::Database("no connection".into()).into());
+            };
+            let PgConnection { client, statements } = &mut **conn;
+            let mut tx = Tx {
+                client,
+                statements,
+                ws: self.workspace,
+                failed: false,
+                read_only: !write,
+                context: None,
+            };
+            let result = f(&mut tx);
+            open.failed = tx.failed;
+            result
+        };
+        match result {
+            Ok(value) if write => {
+                open.commit()?;
+                Ok(value)
+            }
+            Ok(value) => {
+                open.rollback();
+                Ok(value)
+            }
+            Err(err) => {
+                open.rollback();
+                Err(err)
+            }
+        }
+    }
+}
+
+/// A connection inside a transaction; rolled back if dropped unfinished (an early return
+/// or a panic in the caller's code), so no connection goes back to the pool mid-transaction.
+struct Open {
+    conn: Option<Pooled>,
+    /// A statement failed: PostgreSQL aborted the transaction, and COMMIT would silently
+    /// roll it back.
+    failed: bool,
+}
+
+impl Open {
+    fn commit(mut self) -> StoreResult<()> {
+        let Some(mut conn) = self.conn.take() else {
+            return Err(StoreError::Database("no connection".into()));
+        };
+        if self.failed {
+            let _ = conn.client.batch_execute("ROLLBACK");
+            return Err(StoreError::Database(
+                "a statement of the transaction failed; nothing was written".into(),
+            ));
+        }
+        conn.client
+            .batch_execute("COMMIT")
+            .map_err(crate::store::db)?;
+        Ok(())
+    }
+
+    fn rollback(mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            let _ = conn.client.batch_execute("ROLLBACK");
+        }
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            let _ = conn.client.batch_execute("ROLLBACK");
+        }
+    }
+}
+
+impl Store for PgStore {
+    fn read<R>(
+        &mut self,
+        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        self.run(false, f)
+    }
+
+    fn write<R>(
+        &mut self,
+        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        self.run(true, f)
+    }
+}
+
+type Param = Box<dyn ToSql + Sync>;
+
+struct Tx<'a> {
+    client: &'a mut Client,
+    statements: &'a mut HashMap<String, Statement>,
+    /// The workspace: `$1` of every statement.
+    ws: i64,
+    failed: bool,
+    /// A read transaction (one snapshot): what it fetched cannot change under it.
+    read_only: bool,
+    /// In a read transaction, the context of the ticket it looked up by number or uuid,
+    /// fetched in the same statement as the ticket ([`Tx::ticket_in_context`]), so that
+    /// reading a whole ticket is one round trip instead of a dozen.
+    context: Option<Context>,
+}
+
+/// What a read needs beside a ticket's row to show it whole: its assignees, labels,
+/// newest comments and changes, commits, dependencies and the neighbours it names.
+struct Context {
+    id: i64,
+    assignees: Vec<String>,
+    labels: Vec<String>,
+    comment_count: i64,
+    dependency_ids: Vec<i64>,
+    dependent_ids: Vec<i64>,
+    /// The newest comments, newest first: at most [`PREFETCH_COMMENTS`].
+    comments: Vec<Comment>,
+    commits: Vec<CommitLink>,
+    /// The newest changes, newest first: at most [`PREFETCH_CHANGES`].
+    changes: Vec<Change>,
+    /// Parent, epic, dependencies and dependents by id.
+    refs: HashMap<i64, TicketRef>,
+}
+
+/// How many of a ticket's newest comments and changes a whole-ticket read fetches with it
+/// (what `get_ticket` shows); a read asking for more queries them.
+const PREFETCH_COMMENTS: usize = 50;
+const PREFETCH_CHANGES: usize = 20;
+
+/// A ticket's assignees, in the order `assignees` gives them.
+const ASSIGNEES_SQL: &str = "SELECT assignee FROM ticket_assignees \
+     WHERE workspace_id = $1 AND ticket_id = $2 \
+     ORDER BY assigned_at COLLATE \"C\", assignee COLLATE \"C\"";
+const LABELS_SQL: &str = "SELECT label FROM ticket_labels \
+     WHERE workspace_id = $1 AND ticket_id = $2 ORDER BY label COLLATE \"C\"";
+const COMMENT_COUNT_SQL: &str =
+    "SELECT count(*) FROM comments WHERE workspace_id = $1 AND ticket_id = $2";
+// (The other end is `o`, not `t`: [`context_columns`] puts these under a ticket `t`.)
+const DEPENDENCY_IDS_SQL: &str = "SELECT d.depends_on_id FROM dependencies d \
+     JOIN tickets o ON o.workspace_id = d.workspace_id AND o.id = d.depends_on_id \
+     WHERE d.workspace_id = $1 AND d.ticket_id = $2 AND o.deleted_at IS NULL \
+     ORDER BY o.project_id, o.number";
+const DEPENDENT_IDS_SQL: &str = "SELECT d.ticket_id FROM dependencies d \
+     JOIN tickets o ON o.workspace_id = d.workspace_id AND o.id = d.ticket_id \
+     WHERE d.workspace_id = $1 AND d.depends_on_id = $2 AND o.deleted_at IS NULL \
+     ORDER BY o.project_id, o.number";
+
+impl Tx<'_> {
+    fn statement(&mut self, sql: &str) -> StoreResult<Statement> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self
+            .client
+            .prepare(sql)
+            .inspect_err(|_| self.failed = true)
+            .map_err(crate::store::db)?;
+        if self.statements.len() >= MAX_STATEMENTS {
+            self.statements.clear();
+        }
+        self.statements.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+
+    fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Vec<Row>> {
+        let statement = self.statement(sql)?;
+        self.client
+            .query(&statement, params)
+            .inspect_err(|_| self.failed = true)
+            .map_err(crate::store::db)
+    }
+
+    fn query_opt(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Option<Row>> {
+        let statement = self.statement(sql)?;
+        self.client
+            .query_opt(&statement, params)
+            .inspect_err(|_| self.failed = true)
+            .map_err(crate::store::db)
+    }
+
+    fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Row> {
+        self.query_opt(sql, params)?
+            .ok_or_else(|| StoreError::Database("the query returned no row".into()))
+    }
+
+    fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<u64> {
+        let statement = self.statement(sql)?;
+        self.client
+            .execute(&statement, params)
+            .inspect_err(|_| self.failed = true)
+            .map_err(crate::store::db)
+    }
+
+    /// The ticket `condition` (on `t`, with `values` as `$2…`) finds; in a read
+    /// transaction with its whole [`Context`] fetched in the same statement and kept for
+    /// the calls that follow.
+    fn ticket_in_context(
+        &mut self,
+        condition: &str,
+        values: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<Option<TicketRow>> {
+        let ws = self.ws;
+        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(values.len() + 1);
+        params.push(&ws);
+        params.extend_from_slice(values);
+        let columns = if self.read_only {
+            format!("{TICKET_COLUMNS}, {}", context_columns())
+        } else {
+            TICKET_COLUMNS.to_string()
+        };
+        let sql = format!(
+            "SELECT {columns} FROM tickets t \
+             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+             WHERE t.workspace_id = $1 AND {condition}"
+        );
+        let Some(row) = self.query_opt(&sql, &params)? else {
+            return Ok(None);
+        };
+        let ticket = ticket_row(&row)?;
+        if !self.read_only {
+            return Ok(Some(ticket));
+        }
+        let at = TICKET_COLUMN_COUNT;
+        let refs: Vec<(i64, String, String, String)> = json_column(&row, at + 8)?;
+        let mut context = Context {
+            id: ticket.id,
+            assignees: row.try_get(at).map_err(crate::store::db)?,
+            labels: row.try_get(at + 1).map_err(crate::store::db)?,
+            comment_count: row.try_get(at + 2).map_err(crate::store::db)?,
+            dependency_ids: row.try_get(at + 3).map_err(crate::store::db)?,
+            dependent_ids: row.try_get(at + 4).map_err(crate::store::db)?,
+            comments: json_column(&row, at + 5)?,
+            commits: json_column(&row, at + 6)?,
+            changes: json_column(&row, at + 7)?,
+            refs: HashMap::with_capacity(refs.len()),
+        };
+        for (id, number, title, status) in refs {
+            let status = status_of(&status)?;
+            context.refs.insert(
+                id,
+                TicketRef {
+                    number,
+                    title,
+                    status,
+                },
+            );
+        }
+        self.context = Some(context);
+        Ok(Some(ticket))
+    }
+
+    /// The fetched context of ticket `id`, if this read transaction has it.
+    fn cached(&self, id: i64) -> Option<&Context> {
+        self.context
+            .as_ref()
+            .filter(|c| self.read_only && c.id == id)
+    }
+
+    fn ids(&mut self, sql: &str, id: i64) -> StoreResult<Vec<i64>> {
+        let ws = self.ws;
+        self.query(sql, &[&ws, &id])?
+            .iter()
+            .map(|r| r.try_get(0).map_err(crate::store::db))
+            .collect()
+    }
+
+    fn strings(&mut self, sql: &str, id: i64) -> StoreResult<Vec<String>> {
+        let ws = self.ws;
+        self.query(sql, &[&ws, &id])?
+            .iter()
+            .map(|r| r.try_get(0).map_err(crate::store::db))
+            .collect()
+    }
+
+    fn ticket(
+        &mut self,
+        condition: &str,
+        value: &(dyn ToSql + Sync),
+    ) -> StoreResult<Option<TicketRow>> {
+        let sql = format!(
+            "SELECT {TICKET_COLUMNS} FROM tickets t \
+             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+             WHERE t.workspace_id = $1 AND {condition}"
+        );
+        let ws = self.ws;
+        self.query_opt(&sql, &[&ws, value])?
+            .map(|r| ticket_row(&r))
+            .transpose()
+    }
+
+    /// A write that must touch a ticket of this workspace.
+    fn expect_ticket(&mut self, changed: u64, id: i64) -> StoreResult<()> {
+        if changed == 0 {
+            self.failed = true;
+            return Err(StoreError::Database(format!(
+                "there is no ticket {id} in this workspace"
+            )));
+        }
+        Ok(())
+    }
+}
+
+const TICKET_COLUMNS: &str = "t.id, t.uuid, p.key, t.number, t.title, t.description, t.status, \
+     t.story_points, t.parent_id, t.epic_id, t.created_by, t.created_at, t.updated_by, \
+     t.updated_at, t.deleted_at";
+const TICKET_COLUMN_COUNT: usize = 15;
+
+/// The columns of a [`Context`] of the ticket `t`, after its [`TICKET_COLUMNS`]: the
+/// statements its parts have on their own, with `t.id` for their `$2`, and the lists as
+/// JSON in an explicit order (`seq`, which the model's types ignore; `json_agg` of
+/// nothing is NULL).
+fn context_columns() -> &'static str {
+    static COLUMNS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let of_t = |sql: &str| sql.replace("$2", "t.id");
+        format!(
+            "ARRAY({}), ARRAY({}), ({}), ARRAY({}), ARRAY({}), \
+             (SELECT json_agg(c ORDER BY c.seq DESC)::text FROM (SELECT id AS seq, \
+                uuid AS id, author, content, created_at \
+                FROM comments WHERE workspace_id = $1 AND ticket_id = t.id \
+                ORDER BY seq DESC LIMIT {PREFETCH_COMMENTS}) c), \
+             (SELECT json_agg(c ORDER BY c.seq)::text FROM (SELECT id AS seq, \
+                commit_hash AS hash, commit_message AS message, linked_at, linked_by \
+                FROM commit_links WHERE workspace_id = $1 AND ticket_id = t.id) c), \
+             (SELECT json_agg(c ORDER BY c.seq DESC)::text FROM (SELECT id AS seq, \
+                change_type AS type, old_value, new_value, detail, message, changed_by, \
+                changed_at FROM ticket_changes WHERE workspace_id = $1 AND ticket_id = t.id \
+                ORDER BY seq DESC LIMIT {PREFETCH_CHANGES}) c), \
+             (SELECT json_agg(json_build_array(r.id, rp.key || '-' || r.number, r.title, \
+                r.status))::text FROM tickets r JOIN projects rp \
+                ON rp.workspace_id = r.workspace_id AND rp.id = r.project_id \
+                WHERE r.workspace_id = $1 AND r.id = ANY(ARRAY[t.parent_id, t.epic_id] \
+                || ARRAY(SELECT depends_on_id FROM dependencies \
+                         WHERE workspace_id = $1 AND ticket_id = t.id) \
+                || ARRAY(SELECT ticket_id FROM dependencies \
+                         WHERE workspace_id = $1 AND depends_on_id = t.id)))",
+            of_t(ASSIGNEES_SQL),
+            of_t(LABELS_SQL),
+            of_t(COMMENT_COUNT_SQL),
+            of_t(DEPENDENCY_IDS_SQL),
+            of_t(DEPENDENT_IDS_SQL),
+        )
+    });
+    &COLUMNS
+}
+
+/// A JSON text column decoded (NULL: the empty value).
+fn json_column<T: serde::de::DeserializeOwned + Default>(row: &Row, at: usize) -> StoreResult<T> {
+    match row
+        .try_get::<_, Option<String>>(at)
+        .map_err(crate::store::db)?
+    {
+        Some(text) => serde_json::from_str(&text)
+            .map_err(|e| StoreError::Database(format!("a ticket's context did not decode: {e}"))),
+        None => Ok(T::default()),
+    }
+}
+
+fn status_of(text: &str) -> StoreResult<Status> {
+    Status::parse(text).ok_or_else(|| StoreError::Database(format!("unknown status {text:?}")))
+}
+
+fn points_of(points: Option<i16>) -> Option<u8> {
+    points.and_then(|p| u8::try_from(p).ok())
+}
+
+fn ticket_row(row: &Row) -> StoreResult<TicketRow> {
+    let status: String = row.try_get(6).map_err(crate::store::db)?;
+    Ok(TicketRow {
+        id: row.try_get(0).map_err(crate::store::db)?,
+        uuid: row.try_get(1).map_err(crate::store::db)?,
+        project_key: row.try_get(2).map_err(crate::store::db)?,
+        number: row.try_get(3).map_err(crate::store::db)?,
+        title: row.try_get(4).map_err(crate::store::db)?,
+        description: row.try_get(5).map_err(crate::store::db)?,
+        status: status_of(&status)?,
+        story_points: points_of(row.try_get(7).map_err(crate::store::db)?),
+        parent_id: row.try_get(8).map_err(crate::store::db)?,
+        epic_id: row.try_get(9).map_err(crate::store::db)?,
+        created_by: row.try_get(10).map_err(crate::store::db)?,
+        created_at: row.try_get(11).map_err(crate::store::db)?,
+        updated_by: row.try_get(12).map_err(crate::store::db)?,
+        updated_at: row.try_get(13).map_err(crate::store::db)?,
+        deleted_at: row.try_get(14).map_err(crate::store::db)?,
+    })
+}
+
+/// Columns of a summary of `t`: number, title, status, points, assignees and labels (in
+/// byte order, as local mode sorts them), updated_at.
+const SUMMARY_COLUMNS: &str = "p.key || '-' || t.number, t.title, t.status, t.story_points, \
+     ARRAY(SELECT a.assignee FROM ticket_assignees a \
+           WHERE a.workspace_id = t.workspace_id AND a.ticket_id = t.id \
+           ORDER BY a.assignee COLLATE \"C\"), \
+     ARRAY(SELECT l.label FROM ticket_labels l \
+           WHERE l.workspace_id = t.workspace_id AND l.ticket_id = t.id \
+           ORDER BY l.label COLLATE \"C\"), \
+     t.updated_at";
+
+fn summary_row(row: &Row, offset: usize) -> StoreResult<TicketSummary> {
+    let status: String = row.try_get(offset + 2).map_err(crate::store::db)?;
+    Ok(TicketSummary {
+        number: row.try_get(offset).map_err(crate::store::db)?,
+        title: row.try_get(offset + 1).map_err(crate::store::db)?,
+        status: status_of(&status)?,
+        story_points: points_of(row.try_get(offset + 3).map_err(crate::store::db)?),
+        assignees: row.try_get(offset + 4).map_err(crate::store::db)?,
+        labels: row.try_get(offset + 5).map_err(crate::store::db)?,
+        updated_at: row.try_get(offset + 6).map_err(crate::store::db)?,
+    })
+}
+
+const CHANGE_COLUMNS: &str =
+    "change_type, old_value, new_value, detail, message, changed_by, changed_at";
+
+fn change_row(row: &Row) -> StoreResult<Change> {
+    Ok(Change {
+        change_type: row.try_get(0).map_err(crate::store::db)?,
+        old_value: row.try_get(1).map_err(crate::store::db)?,
+        new_value: row.try_get(2).map_err(crate::store::db)?,
+        detail: row.try_get(3).map_err(crate::store::db)?,
+        message: row.try_get(4).map_err(crate::store::db)?,
+        changed_by: row.try_get(5).map_err(crate::store::db)?,
+        changed_at: row.try_get(6).map_err(crate::store::db)?,
+    })
+}
+
+fn project_row(row: &Row) -> StoreResult<Project> {
+    Ok(Project {
+        id: row.try_get(0).map_err(crate::store::db)?,
+        key: row.try_get(1).map_err(crate::store::db)?,
+        name: row.try_get(2).map_err(crate::store::db)?,
+    })
+}
+
+fn count(value: i64) -> usize {
+    usize::try_from(value).unwrap_or(0)
+}
+
+fn refs(values: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
+    values
+        .iter()
+        .map(|v| v.as_ref() as &(dyn ToSql + Sync))
+        .collect()
+}
+
+/// The tsquery of the terms, `$2…`: each term a phrase (`phraseto_tsquery`: its words in
+/// order, adjacent; one word is just that word), all of them required (`&&`). The words go
+/// in as parameters, through the same parser and dictionaries as the documents, so nothing
+/// the user typed is ever read as query syntax.
+fn ts_query(terms: &SearchTerms) -> (String, Vec<String>) {
+    let mut parts = Vec::with_capacity(terms.0.len());
+    let mut values = Vec::with_capacity(terms.0.len());
+    for phrase in &terms.0 {
+        values.push(phrase.join(" "));
+        parts.push(format!(
+            "phraseto_tsquery('{TS_CONFIG}', ${})",
+            values.len() + 1
+        ));
+    }
+    if parts.is_empty() {
+        parts.push("''::tsquery".to_string());
+    }
+    (format!("({})", parts.join(" && ")), values)
+}
+
+impl StoreTx for Tx<'_> {
+    fn default_project(&mut self) -> StoreResult<Project> {
+        let ws = self.ws;
+        match self.query_opt(
+            "SELECT id, key, name FROM projects WHERE workspace_id = $1 ORDER BY id LIMIT 1",
+            &[&ws],
+        )? {
+            Some(row) => project_row(&row),
+            None => Err(StoreError::NoProject),
+        }
+    }
+
+    fn projects(&mut self) -> StoreResult<Vec<Project>> {
+        let ws = self.ws;
+        self.query(
+            "SELECT id, key, name FROM projects WHERE workspace_id = $1 ORDER BY id",
+            &[&ws],
+        )?
+        .iter()
+        .map(project_row)
+        .collect()
+    }
+
+    fn create_project(&mut self, key: &str, name: &str, at: &str) -> StoreResult<Project> {
+        let ws = self.ws;
+        let row = self.query_one(
+            "INSERT INTO projects (workspace_id, key, name, created_at) VALUES ($1, $2, $3, $4) \
+             RETURNING id",
+            &[&ws, &key, &name, &at],
+        )?;
+        Ok(Project {
+            id: row.try_get(0).map_err(crate::store::db)?,
+            key: key.to_string(),
+            name: name.to_string(),
+        })
+    }
+
+    fn rekey_project(&mut self, project_id: i64, key: &str) -> StoreResult<bool> {
+        let ws = self.ws;
+        let changed = self.execute(
+            "UPDATE projects SET key = $3 WHERE workspace_id = $1 AND id = $2 AND next_number = 1",
+            &[&ws, &project_id, &key],
+        )?;
+        Ok(changed > 0)
+    }
+
+    fn allocate_number(&mut self, project_id: i64) -> StoreResult<i64> {
+        // The row lock this UPDATE takes is held to the end of the transaction: a
+        // concurrent writer (any process) waits for it, then reads the committed counter.
+        let ws = self.ws;
+        match self.query_opt(
+            "UPDATE projects SET next_number = next_number + 1 \
+             WHERE workspace_id = $1 AND id = $2 RETURNING next_number - 1",
+            &[&ws, &project_id],
+        )? {
+            Some(row) => Ok(row.try_get(0).map_err(crate::store::db)?),
+            None => {
+                self.failed = true;
+                Err(StoreError::Database(format!(
+                    "there is no project {project_id} in this workspace"
+                )))
+            }
+        }
+    }
+
+    fn insert_ticket(&mut self, t: &NewTicket<'_>) -> StoreResult<i64> {
+        let ws = self.ws;
+        let points = t.story_points.map(i16::from);
+        let row = self.query_one(
+            "INSERT INTO tickets (workspace_id, uuid, project_id, number, title, description, \
+             status, story_points, parent_id, epic_id, created_by, created_at, updated_by, \
+             updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $11, $12) \
+             RETURNING id",
+            &[
+                &ws,
+                &t.uuid,
+                &t.project_id,
+                &t.number,
+                &t.title,
+                &t.description,
+                &t.status.as_str(),
+                &points,
+                &t.parent_id,
+                &t.epic_id,
+                &t.actor,
+                &t.at,
+            ],
+        )?;
+        row.try_get(0).map_err(crate::store::db)
+    }
+
+    fn ticket_by_number(
+        &mut self,
+        project_key: &str,
+        number: i64,
+    ) -> StoreResult<Option<TicketRow>> {
+        self.ticket_in_context("p.key = $2 AND t.number = $3", &[&project_key, &number])
+    }
+
+    fn ticket_by_uuid(&mut self, uuid: &str) -> StoreResult<Option<TicketRow>> {
+        self.ticket_in_context("t.uuid = $2", &[&uuid])
+    }
+
+    fn ticket_by_id(&mut self, id: i64) -> StoreResult<Option<TicketRow>> {
+        self.ticket("t.id = $2", &id)
+    }
+
+    fn ticket_refs(&mut self, ids: &[i64]) -> StoreResult<Vec<Option<TicketRef>>> {
+        // A read of a whole ticket names its neighbours: they came with it.
+        if self.read_only
+            && let Some(context) = &self.context
+            && ids.iter().all(|id| context.refs.contains_key(id))
+        {
+            return Ok(ids.iter().map(|id| context.refs.get(id).cloned()).collect());
+        }
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ws = self.ws;
+        let mut found = HashMap::with_capacity(ids.len());
+        for row in self.query(
+            "SELECT t.id, p.key || '-' || t.number, t.title, t.status FROM tickets t \
+             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+             WHERE t.workspace_id = $1 AND t.id = ANY($2)",
+            &[&ws, &ids],
+        )? {
+            let status: String = row.try_get(3).map_err(crate::store::db)?;
+            found.insert(
+                row.try_get::<_, i64>(0).map_err(crate::store::db)?,
+                TicketRef {
+                    number: row.try_get(1).map_err(crate::store::db)?,
+                    title: row.try_get(2).map_err(crate::store::db)?,
+                    status: status_of(&status)?,
+                },
+            );
+        }
+        Ok(ids.iter().map(|id| found.get(id).cloned()).collect())
+    }
+
+    fn update_ticket(
+        &mut self,
+        id: i64,
+        u: &TicketUpdate,
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<()> {
+        let mut values: Vec<Param> = vec![
+            Box::new(self.ws),
+            Box::new(id),
+            Box::new(actor.to_string()),
+            Box::new(at.to_string()),
+        ];
+        let mut sets = vec!["updated_by = $3".to_string(), "updated_at = $4".to_string()];
+        let mut push = |column: &str, value: Param| {
+            values.push(value);
+            sets.push(format!("{column} = ${}", values.len()));
+        };
+        if let Some(title) = &u.title {
+            push("title", Box::new(title.clone()));
+        }
+        if let Some(description) = &u.description {
+            push("description", Box::new(description.clone()));
+        }
+        if let Some(status) = u.status {
+            push("status", Box::new(status.as_str()));
+        }
+        if let Some(points) = u.story_points {
+            push("story_points", Box::new(points.map(i16::from)));
+        }
+        if let Some(parent) = u.parent_id {
+            push("parent_id", Box::new(parent));
+        }
+        if let Some(epic) = u.epic_id {
+            push("epic_id", Box::new(epic));
+        }
+        if u.deleted {
+            push("deleted_by", Box::new(actor.to_string()));
+            push("deleted_at", Box::new(at.to_string()));
+        }
+        let sql = format!(
+            "UPDATE tickets SET {} WHERE workspace_id = $1 AND id = $2",
+            sets.join(", ")
+        );
+        let changed = self.execute(&sql, &refs(&values))?;
+        self.expect_ticket(changed, id)
+    }
+
+    fn assignees(&mut self, id: i64) -> StoreResult<Vec<String>> {
+        if let Some(context) = self.cached(id) {
+            return Ok(context.assignees.clone());
+        }
+        self.strings(ASSIGNEES_SQL, id)
+    }
+
+    fn set_assignees(
+        &mut self,
+        id: i64,
+        assignees: &[String],
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<()> {
+        let ws = self.ws;
+        let current = self.assignees(id)?;
+        for gone in current.iter().filter(|a| !assignees.contains(a)) {
+            self.execute(
+                "DELETE FROM ticket_assignees \
+                 WHERE workspace_id = $1 AND ticket_id = $2 AND assignee = $3",
+                &[&ws, &id, gone],
+            )?;
+        }
+        for new in assignees.iter().filter(|a| !current.contains(a)) {
+            // The composite foreign key refuses a ticket of another workspace.
+            self.execute(
+                "INSERT INTO ticket_assignees \
+                 (workspace_id, ticket_id, assignee, assigned_by, assigned_at) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+                &[&ws, &id, new, &actor, &at],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn labels(&mut self, id: i64) -> StoreResult<Vec<String>> {
+        if let Some(context) = self.cached(id) {
+            return Ok(context.labels.clone());
+        }
+        self.strings(LABELS_SQL, id)
+    }
+
+    fn set_labels(&mut self, id: i64, labels: &[String]) -> StoreResult<()> {
+        let ws = self.ws;
+        self.execute(
+            "DELETE FROM ticket_labels WHERE workspace_id = $1 AND ticket_id = $2",
+            &[&ws, &id],
+        )?;
+        for label in labels {
+            self.execute(
+                "INSERT INTO ticket_labels (workspace_id, ticket_id, label) VALUES ($1, $2, $3) \
+                 ON CONFLICT DO NOTHING",
+                &[&ws, &id, label],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn insert_comment(
+        &mut self,
+        id: i64,
+        author: &str,
+        content: &str,
+        at: &str,
+    ) -> StoreResult<Comment> {
+        let ws = self.ws;
+        let uuid = uuid::Uuid::new_v4().to_string();
+        self.execute(
+            "INSERT INTO comments (workspace_id, uuid, ticket_id, author, content, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[&ws, &uuid, &id, &author, &content, &at],
+        )?;
+        Ok(Comment {
+            id: uuid,
+            author: author.to_string(),
+            content: content.to_string(),
+            created_at: at.to_string(),
+        })
+    }
+
+    fn comments(&mut self, id: i64, limit: usize) -> StoreResult<(Vec<Comment>, usize)> {
+        let ws = self.ws;
+        if let Some(context) = self.cached(id)
+            && (limit <= PREFETCH_COMMENTS || context.comments.len() < PREFETCH_COMMENTS)
+        {
+            let mut comments: Vec<Comment> = context.comments.iter().take(limit).cloned().collect();
+            comments.reverse();
+            return Ok((comments, count(context.comment_count)));
+        }
+        let total: i64 = self
+            .query_one(COMMENT_COUNT_SQL, &[&ws, &id])?
+            .try_get(0)
+            .map_err(crate::store::db)?;
+        let limit = limit as i64;
+        let mut comments = self
+            .query(
+                "SELECT uuid, author, content, created_at FROM comments \
+                 WHERE workspace_id = $1 AND ticket_id = $2 ORDER BY id DESC LIMIT $3",
+                &[&ws, &id, &limit],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(Comment {
+                    id: r.try_get(0).map_err(crate::store::db)?,
+                    author: r.try_get(1).map_err(crate::store::db)?,
+                    content: r.try_get(2).map_err(crate::store::db)?,
+                    created_at: r.try_get(3).map_err(crate::store::db)?,
+                })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        comments.reverse();
+        Ok((comments, count(total)))
+    }
+
+    fn add_dependency(&mut self, id: i64, on: i64, actor: &str, at: &str) -> StoreResult<bool> {
+        let ws = self.ws;
+        // Both ends are checked against the workspace by the composite foreign keys.
+        let inserted = self.execute(
+            "INSERT INTO dependencies (workspace_id, ticket_id, depends_on_id, created_by, \
+             created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            &[&ws, &id, &on, &actor, &at],
+        )?;
+        Ok(inserted > 0)
+    }
+
+    fn remove_dependency(&mut self, id: i64, on: i64) -> StoreResult<bool> {
+        let ws = self.ws;
+        let removed = self.execute(
+            "DELETE FROM dependencies \
+             WHERE workspace_id = $1 AND ticket_id = $2 AND depends_on_id = $3",
+            &[&ws, &id, &on],
+        )?;
+        Ok(removed > 0)
+    }
+
+    fn dependency_ids(&mut self, id: i64) -> StoreResult<Vec<i64>> {
+        if let Some(context) = self.cached(id) {
+            return Ok(context.dependency_ids.clone());
+        }
+        self.ids(DEPENDENCY_IDS_SQL, id)
+    }
+
+    fn dependent_ids(&mut self, id: i64) -> StoreResult<Vec<i64>> {
+        if let Some(context) = self.cached(id) {
+            return Ok(context.dependent_ids.clone());
+        }
+        self.ids(DEPENDENT_IDS_SQL, id)
+    }
+
+    fn link_commit(
+        &mut self,
+        id: i64,
+        hash: &str,
+        message: Option<&str>,
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<bool> {
+        let ws = self.ws;
+        let inserted = self.execute(
+            "INSERT INTO commit_links (workspace_id, ticket_id, commit_hash, commit_message, \
+             linked_by, linked_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+            &[&ws, &id, &hash, &message, &actor, &at],
+        )?;
+        Ok(inserted > 0)
+    }
+
+    fn commits(&mut self, id: i64) -> StoreResult<Vec<CommitLink>> {
+        if let Some(context) = self.cached(id) {
+            return Ok(context.commits.clone());
+        }
+        let ws = self.ws;
+        self.query(
+            "SELECT commit_hash, commit_message, linked_at, linked_by FROM commit_links \
+             WHERE workspace_id = $1 AND ticket_id = $2 ORDER BY id",
+            &[&ws, &id],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(CommitLink {
+                hash: r.try_get(0).map_err(crate::store::db)?,
+                message: r.try_get(1).map_err(crate::store::db)?,
+                linked_at: r.try_get(2).map_err(crate::store::db)?,
+                linked_by: r.try_get(3).map_err(crate::store::db)?,
+            })
+        })
+        .collect()
+    }
+
+    fn record_change(&mut self, id: i64, c: &NewChange<'_>) -> StoreResult<()> {
+        let ws = self.ws;
+        self.execute(
+            "INSERT INTO ticket_changes (workspace_id, ticket_id, change_type, old_value, \
+             new_value, detail, message, changed_by, changed_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            &[
+                &ws,
+                &id,
+                &c.change_type,
+                &c.old_value,
+                &c.new_value,
+                &c.detail,
+                &c.message,
+                &c.actor,
+                &c.at,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn changes(&mut self, id: i64, limit: usize) -> StoreResult<Vec<Change>> {
+        if let Some(context) = self.cached(id)
+            && (limit <= PREFETCH_CHANGES || context.changes.len() < PREFETCH_CHANGES)
+        {
+            return Ok(context.changes.iter().take(limit).cloned().collect());
+        }
+        let ws = self.ws;
+        let limit = limit as i64;
+        let sql = format!(
+            "SELECT {CHANGE_COLUMNS} FROM ticket_changes \
+             WHERE workspace_id = $1 AND ticket_id = $2 ORDER BY id DESC LIMIT $3"
+        );
+        self.query(&sql, &[&ws, &id, &limit])?
+            .iter()
+            .map(change_row)
+            .collect()
+    }
+
+    fn description_versions(&mut self, id: i64) -> StoreResult<Vec<Change>> {
+        let ws = self.ws;
+        let sql = format!(
+            "SELECT {CHANGE_COLUMNS} FROM ticket_changes \
+             WHERE workspace_id = $1 AND ticket_id = $2 AND change_type = 'description_changed' \
+             ORDER BY id"
+        );
+        self.query(&sql, &[&ws, &id])?
+            .iter()
+            .map(change_row)
+            .collect()
+    }
+
+    fn list(
+        &mut self,
+        filter: &ListFilter,
+        after: Option<i64>,
+        limit: usize,
+    ) -> StoreResult<ListPage> {
+        let mut values: Vec<Param> = vec![Box::new(self.ws)];
+        let mut bind = |value: Param| {
+            values.push(value);
+            format!("${}", values.len())
+        };
+        let mut conditions = vec![
+            "t.workspace_id = $1".to_string(),
+            "t.deleted_at IS NULL".to_string(),
+        ];
+        for label in &filter.labels {
+            let mark = bind(Box::new(label.clone()));
+            conditions.push(format!(
+                "EXISTS (SELECT 1 FROM ticket_labels l WHERE l.workspace_id = $1 \
+                 AND l.ticket_id = t.id AND l.label = {mark})"
+            ));
+        }
+        if let Some(assignee) = &filter.assignee {
+            let mark = bind(Box::new(assignee.clone()));
+            conditions.push(format!(
+                "EXISTS (SELECT 1 FROM ticket_assignees a WHERE a.workspace_id = $1 \
+                 AND a.ticket_id = t.id AND a.assignee = {mark})"
+            ));
+        }
+        for (column, value) in [("parent_id", filter.parent_id), ("epic_id", filter.epic_id)] {
+            let Some(value) = value else { continue };
+            let mark = bind(Box::new(value));
+            conditions.push(format!("t.{column} = {mark}"));
+        }
+        if filter.unassigned {
+            conditions.push(
+                "NOT EXISTS (SELECT 1 FROM ticket_assignees a WHERE a.workspace_id = $1 \
+                 AND a.ticket_id = t.id)"
+                    .to_string(),
+            );
+        }
+        let statuses: Vec<Status> = if filter.statuses.is_empty() {
+            Status::ALL.to_vec()
+        } else {
+            filter.statuses.clone()
+        };
+        let status_marks: Vec<String> = statuses
+            .iter()
+            .map(|s| bind(Box::new(s.as_str())))
+            .collect();
+        let filter_sql = conditions.join(" AND ");
+        let all_statuses = status_marks.join(", ");
+
+        let count_cap = bind(Box::new((COUNT_CAP + 1) as i64));
+        let total: i64 = {
+            let sql = format!(
+                "SELECT count(*) FROM (SELECT 1 FROM tickets t WHERE {filter_sql} \
+                 AND t.status IN ({all_statuses}) LIMIT {count_cap}) c"
+            );
+            self.query_one(&sql, &refs(&values))?
+                .try_get(0)
+                .map_err(crate::store::db)?
+        };
+        // The count's cap is not a parameter of the page query.
+        values.pop();
+        let mut bind = |value: Param| {
+            values.push(value);
+            format!("${}", values.len())
+        };
+        let after_sql = after
+            .map(|after| format!(" AND t.id < {}", bind(Box::new(after))))
+            .unwrap_or_default();
+        let page_limit = bind(Box::new((limit + 1) as i64));
+        // Newest first. One index range per status (workspace, status, id), each read in
+        // ticket order and cut at the page size, then merged: no sort of every match.
+        let branches: Vec<String> = status_marks
+            .iter()
+            .map(|mark| {
+                format!(
+                    "(SELECT t.id FROM tickets t WHERE {filter_sql} AND t.status = {mark}\
+                     {after_sql} ORDER BY t.id DESC LIMIT {page_limit})"
+                )
+            })
+            .collect();
+        let sql = format!(
+            "SELECT t.id, {SUMMARY_COLUMNS} FROM \
+             (SELECT id FROM ({}) ids ORDER BY id DESC LIMIT {page_limit}) page \
+             JOIN tickets t ON t.workspace_id = $1 AND t.id = page.id \
+             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+             ORDER BY t.id DESC",
+            branches.join(" UNION ALL ")
+        );
+        let mut rows = self
+            .query(&sql, &refs(&values))?
+            .iter()
+            .map(|r| {
+                Ok((
+                    r.try_get::<_, i64>(0).map_err(crate::store::db)?,
+                    summary_row(r, 1)?,
+                ))
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        let next_after = if rows.len() > limit {
+            rows.truncate(limit);
+            rows.last().map(|(id, _)| *id)
+        } else {
+            None
+        };
+        let total = count(total);
+        Ok(ListPage {
+            items: rows.into_iter().map(|(_, s)| s).collect(),
+            total: total.min(COUNT_CAP),
+            total_exact: total <= COUNT_CAP,
+            next_after,
+        })
+    }
+
+    fn search(
+        &mut self,
+        terms: &SearchTerms,
+        offset: usize,
+        limit: usize,
+    ) -> StoreResult<(Vec<SearchHit>, usize)> {
+        let (query, words) = ts_query(terms);
+        let mut values: Vec<Param> = vec![Box::new(self.ws)];
+        values.extend(words.into_iter().map(|w| Box::new(w) as Param));
+        values.push(Box::new(limit as i64));
+        let limit_mark = values.len();
+        values.push(Box::new(offset as i64));
+        let offset_mark = values.len();
+        // The snippet comes from the first field that matches the whole query on its own
+        // (title, description, comments: the words of weight A, B, C), else from all of
+        // them together.
+        let headline = |text: &str| {
+            format!("ts_headline('{TS_CONFIG}', {text}, q.query, '{HEADLINE_OPTIONS}')")
+        };
+        let matches = |weight: char| format!("ts_filter(s.search, '{{{weight}}}') @@ q.query");
+        let comments = "coalesce((SELECT string_agg(c.content, E'\\n' ORDER BY c.id) \
+             FROM comments c WHERE c.workspace_id = t.workspace_id AND c.ticket_id = t.id), '')";
+        let everything = format!("concat_ws(E'\\n', t.title, t.description, {comments})");
+        // One pass over the matches ranks and counts them; the page's hits then join
+        // their tickets. The count's row stands alone when the page is empty.
+        let sql = format!(
+            "WITH q AS (SELECT {query} AS query), \
+             matched AS MATERIALIZED (SELECT s.ticket_id AS id, \
+                    ts_rank({RANK_WEIGHTS}, s.search, q.query, 1) AS score \
+                FROM ticket_search s, q WHERE s.workspace_id = $1 AND s.search @@ q.query), \
+             hits AS (SELECT id, score FROM matched ORDER BY score DESC, id \
+                LIMIT ${limit_mark} OFFSET ${offset_mark}) \
+             SELECT total.n, page.* FROM (SELECT count(*) AS n FROM matched) total \
+             LEFT JOIN LATERAL ( \
+                SELECT CASE WHEN {title_matches} THEN {title_headline} \
+                            WHEN {description_matches} THEN {description_headline} \
+                            WHEN {comments_match} THEN {comments_headline} \
+                            ELSE {all_headline} END, \
+                       {SUMMARY_COLUMNS}, hits.score, hits.id \
+                FROM hits CROSS JOIN q \
+                JOIN ticket_search s ON s.ticket_id = hits.id \
+                JOIN tickets t ON t.workspace_id = $1 AND t.id = hits.id \
+                JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+             ) page ON true \
+             ORDER BY page.score DESC, page.id",
+            title_matches = matches('a'),
+            title_headline = headline("t.title"),
+            description_matches = matches('b'),
+            description_headline = headline("t.description"),
+            comments_match = matches('c'),
+            comments_headline = headline(comments),
+            all_headline = headline(&everything),
+        );
+        let rows = self.query(&sql, &refs(&values))?;
+        let mut total: i64 = 0;
+        let mut hits = Vec::with_capacity(rows.len());
+        for r in &rows {
+            total = r.try_get(0).map_err(crate::store::db)?;
+            // The count's row alone (no hit on this page): no snippet.
+            let Some(snippet) = r
+                .try_get::<_, Option<String>>(1)
+                .map_err(crate::store::db)?
+            else {
+                continue;
+            };
+            hits.push(SearchHit {
+                // ts_headline marks each word of a phrase alone (`**login** **form**`);
+                // local mode marks the phrase once (`**login form**`).
+                snippet: snippet.replace("** **", " "),
+                ticket: summary_row(r, 2)?,
+            });
+        }
+        Ok((hits, count(total)))
+    }
+}

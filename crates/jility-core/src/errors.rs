@@ -1,0 +1,64 @@
+//! jility's error codes: the wire names its contract (docs/specs, README) uses, each with the
+//! class that decides how a client sees it (`isError` result, retryable or not, HTTP status
+//! for the API server). The generic codes come from `mcp_common_core::codes`.
+
+use mcp_common_core::{ErrorClass, ErrorCode, codes};
+
+/// A status that does not exist, or a move the workflow does not allow.
+pub const INVALID_STATUS: ErrorCode = ErrorCode::new("invalid_status", ErrorClass::Conflict);
+/// The ticket is someone else's (claiming it).
+pub const ALREADY_ASSIGNED: ErrorCode = ErrorCode::new("already_assigned", ErrorClass::Conflict);
+/// Arguments that break a rule of the domain (empty title, oversized text, bad range…).
+pub const INVALID_INPUT: ErrorCode = ErrorCode::new("invalid_input", ErrorClass::InvalidArguments);
+/// The dependency would close a cycle.
+pub const DEPENDENCY_CYCLE: ErrorCode = ErrorCode::new("dependency_cycle", ErrorClass::Conflict);
+/// The database is locked by another writer for longer than the busy timeout: retry.
+pub const DATABASE_BUSY: ErrorCode = ErrorCode::new("database_busy", ErrorClass::Unavailable);
+/// The cloud API cannot be reached (refused, timed out, DNS, TLS): retry later or fix the URL.
+pub const NETWORK_ERROR: ErrorCode = ErrorCode::new("network_error", ErrorClass::Unavailable);
+/// Too many requests with one token (HTTP 429): retryable, after `retry_after_secs`.
+pub const RATE_LIMIT: ErrorCode = ErrorCode::new("rate_limit", ErrorClass::RateLimited);
+/// A name that is taken already (a workspace).
+pub const ALREADY_EXISTS: ErrorCode = ErrorCode::new("already_exists", ErrorClass::Conflict);
+/// No valid credentials: a missing, malformed, unknown, expired or revoked API token (HTTP
+/// 401): the caller needs a new token, not new rights.
+pub const UNAUTHENTICATED: ErrorCode = codes::UNAUTHENTICATED;
+/// A valid token that lacks the scope the operation needs (the message names it).
+pub const PERMISSION_DENIED: ErrorCode = codes::PERMISSION_DENIED;
+/// A ticket, template or database that does not exist.
+pub const NOT_FOUND: ErrorCode = codes::NOT_FOUND;
+/// A limit out of range, or a cursor that was altered, is foreign, or belongs to another query.
+pub const INVALID_PARAMS: ErrorCode = codes::INVALID_PARAMS;
+/// A bug, or damaged data.
+pub const INTERNAL: ErrorCode = codes::INTERNAL;
+
+/// Longest excerpt of someone's input (or a parser's message about it) in an error: input
+/// is never echoed whole.
+pub const MAX_ERROR_CHARS: usize = 300;
+
+/// `text` cut to [`MAX_ERROR_CHARS`], marked with `…` when cut.
+pub fn clip(text: &str) -> String {
+    if text.chars().count() <= MAX_ERROR_CHARS {
+        return text.to_string();
+    }
+    let mut clipped: String = text.chars().take(MAX_ERROR_CHARS).collect();
+    clipped.push('…');
+    clipped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_decide_retry_and_status() {
+        assert!(DATABASE_BUSY.class().retryable());
+        for code in [INVALID_STATUS, ALREADY_ASSIGNED, DEPENDENCY_CYCLE] {
+            assert_eq!(code.class().http_status(), 409, "{code}");
+            assert!(!code.class().retryable(), "{code}");
+        }
+        assert_eq!(INVALID_INPUT.class().http_status(), 400);
+        assert_eq!(NOT_FOUND.as_str(), "not_found");
+        assert_eq!(INTERNAL.as_str(), "internal");
+    }
+}

@@ -1,0 +1,831 @@
+//! The tracker's operations as one table: for each, its name (the MCP tool's), the scope a
+//! cloud token needs, its REST route, how long the bridge may cache its answer, and the
+//! tracker call that does it. Every surface reads this table instead of restating it:
+//! - the MCP tools (the `jility` binary's adapter) run an operation on whichever backend serves them
+//!   (the local database, the cloud API through the bridge, or the API server's own
+//!   workspace at `/mcp`);
+//! - the REST API (`jility-cloud`) routes every operation to one generic handler;
+//! - the bridge (`jility-bridge`) turns a tool call into the operation's request;
+//! - the OpenAPI document is generated from it.
+//!
+//! A request's parameters are the tool's arguments: the route's `{…}` segments are
+//! arguments of the same name, the rest travels as the JSON body (writes) or the query
+//! (the three listings).
+
+use mcp_common_core::{Page, Paged, ToolError};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::errors::{self, clip};
+use crate::params;
+use crate::store::Store;
+use crate::token::Scope;
+use crate::tracker::{self, Tracker};
+
+/// Where the REST API lives (`jility serve`); the routes below are under it.
+pub const API_PREFIX: &str = "/api/v1";
+
+/// The HTTP method of an operation's route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Get,
+    Post,
+    Delete,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "GET",
+            Verb::Post => "POST",
+            Verb::Delete => "DELETE",
+        }
+    }
+}
+
+/// A request of an operation as the bridge sends it: the path under `/api/v1` (segments
+/// percent-encoded), the query (without `?`, maybe empty) and the JSON body of a write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub verb: Verb,
+    pub path: String,
+    pub query: String,
+    pub body: Option<Value>,
+}
+
+/// One operation of the tracker.
+pub trait Operation: Send + Sync + 'static {
+    /// Its arguments (the tool's input schema).
+    type Params: Serialize + DeserializeOwned + JsonSchema + Send + 'static;
+    /// Its answer as the tracker returns it.
+    type Output: Send + 'static;
+
+    /// The MCP tool's name (also the operation's name in events and the OpenAPI document).
+    const NAME: &'static str;
+    /// Its name in the audit log (writes).
+    const AUDIT: &'static str;
+    /// What a cloud token must hold to run it.
+    const SCOPE: Scope;
+    const VERB: Verb;
+    /// The route under `/api/v1`; `{name}` segments are arguments.
+    const PATH: &'static str;
+    /// How long the bridge may answer it from its cache (0: never cached; every write).
+    const CACHE_SECS: u64;
+    /// Whether success is `201 Created`.
+    const CREATES: bool = false;
+    /// One line for the OpenAPI document.
+    const SUMMARY: &'static str;
+
+    fn run<S: Store>(
+        t: &mut Tracker<S>,
+        actor: &str,
+        p: Self::Params,
+    ) -> Result<Self::Output, ToolError>;
+
+    /// The answer as JSON (a page: the data's members with `page` beside them).
+    fn encode(out: &Self::Output) -> Result<Value, ToolError>;
+    /// The answer back from that JSON (the bridge).
+    fn decode(value: Value) -> Result<Self::Output, ToolError>;
+
+    /// The arguments of a GET from its query (only the listings take one).
+    fn from_query(query: &str) -> Result<Map<String, Value>, ToolError> {
+        if query.is_empty() {
+            Ok(Map::new())
+        } else {
+            Err(invalid(
+                format!(
+                    "{} {} takes no query parameters",
+                    Self::VERB.as_str(),
+                    Self::PATH
+                ),
+                "Leave out the query string.",
+            ))
+        }
+    }
+
+    /// The query a GET sends for `args` (its members that are not path segments).
+    fn to_query(args: &Map<String, Value>) -> Result<String, ToolError> {
+        match args.keys().next() {
+            None => Ok(String::new()),
+            Some(name) => Err(ToolError::internal(format!(
+                "{} has no query parameter `{name}`",
+                Self::NAME
+            ))),
+        }
+    }
+
+    /// Whether this operation changes anything.
+    fn writes() -> bool {
+        Self::VERB != Verb::Get
+    }
+}
+
+fn invalid(message: impl Into<String>, hint: impl Into<String>) -> ToolError {
+    ToolError::new(errors::INVALID_INPUT, message).with_hint(hint)
+}
+
+fn cannot_encode(e: serde_json::Error) -> ToolError {
+    ToolError::internal(format!("Cannot encode JSON: {e}"))
+}
+
+fn plain_encode<T: Serialize>(out: &T) -> Result<Value, ToolError> {
+    serde_json::to_value(out).map_err(cannot_encode)
+}
+
+fn plain_decode<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ToolError> {
+    serde_json::from_value(value).map_err(|e| {
+        ToolError::internal(format!(
+            "The API's answer to {name} does not have the expected shape: {e}"
+        ))
+        .with_hint("The bridge and the server may be of different versions; update both.")
+    })
+}
+
+/// A page as the API answers it: the data's members and `page` beside them.
+pub fn paged_encode<T: Serialize>(out: &Paged<T>) -> Result<Value, ToolError> {
+    let mut value = serde_json::to_value(&out.data).map_err(cannot_encode)?;
+    let page = serde_json::to_value(&out.page).map_err(cannot_encode)?;
+    match &mut value {
+        Value::Object(members) => {
+            members.insert("page".to_string(), page);
+        }
+        _ => value = serde_json::json!({"data": value, "page": page}),
+    }
+    Ok(value)
+}
+
+fn paged_decode<T: DeserializeOwned>(name: &str, mut value: Value) -> Result<Paged<T>, ToolError> {
+    let page = value
+        .as_object_mut()
+        .and_then(|members| members.remove("page"))
+        .ok_or_else(|| ToolError::internal(format!("The API's answer to {name} has no page")))?;
+    let page: Page = plain_decode(name, page)?;
+    Ok(Paged {
+        data: plain_decode(name, value)?,
+        page,
+    })
+}
+
+/// The parameters of a request: the route's segments as arguments of the same name, merged
+/// into the JSON body (writes) or the query's arguments (reads), then read as `O::Params`.
+pub fn params_from_request<O: Operation>(
+    segments: Vec<(String, String)>,
+    query: &str,
+    body: Option<&[u8]>,
+) -> Result<O::Params, ToolError> {
+    let mut args = if O::VERB == Verb::Get {
+        O::from_query(query)?
+    } else {
+        if !query.is_empty() {
+            return Err(invalid(
+                format!("{} {} takes no query parameters", O::VERB.as_str(), O::PATH),
+                "Send the arguments as the JSON body.",
+            ));
+        }
+        match body.filter(|b| !b.iter().all(u8::is_ascii_whitespace)) {
+            None => Map::new(),
+            Some(bytes) => match serde_json::from_slice::<Value>(bytes) {
+                Ok(Value::Object(members)) => members,
+                Ok(_) => {
+                    return Err(invalid(
+                        "The request body must be a JSON object",
+                        shape_hint::<O>(),
+                    ));
+                }
+                Err(e) => {
+                    return Err(invalid(
+                        format!(
+                            "The request body is not valid JSON: {}",
+                            clip(&e.to_string())
+                        ),
+                        shape_hint::<O>(),
+                    ));
+                }
+            },
+        }
+    };
+    for (name, value) in segments {
+        if args.contains_key(&name) {
+            return Err(invalid(
+                format!("`{name}` is given twice: in the path and in the body"),
+                format!("Leave `{name}` out of the body; the path names it."),
+            ));
+        }
+        args.insert(name, Value::String(value));
+    }
+    serde_json::from_value(Value::Object(args)).map_err(|e| {
+        invalid(
+            format!(
+                "The arguments do not have the expected shape: {}",
+                clip(&e.to_string())
+            ),
+            shape_hint::<O>(),
+        )
+    })
+}
+
+fn shape_hint<O: Operation>() -> String {
+    format!(
+        "{} {}{} takes the arguments of the MCP tool {} (see /api/v1/openapi.json); the path's segments name the ticket.",
+        O::VERB.as_str(),
+        crate::ops::API_PREFIX,
+        O::PATH,
+        O::NAME
+    )
+}
+
+/// Longest path argument the bridge sends (a ticket reference or a template's name is far
+/// shorter).
+const MAX_SEGMENT_BYTES: usize = 1_000;
+
+/// The request the bridge sends for `params`.
+pub fn request_of<O: Operation>(params: &O::Params) -> Result<Request, ToolError> {
+    let mut args = match serde_json::to_value(params).map_err(cannot_encode)? {
+        Value::Object(members) => members,
+        _ => return Err(ToolError::internal("Arguments must encode as an object")),
+    };
+    let mut path = String::new();
+    for part in O::PATH.split('/').filter(|p| !p.is_empty()) {
+        path.push('/');
+        match part.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+            Some(name) => {
+                let value = match args.remove(name) {
+                    Some(Value::String(value)) => value,
+                    _ => {
+                        return Err(ToolError::internal(format!(
+                            "{} has no text argument `{name}` for its path",
+                            O::NAME
+                        )));
+                    }
+                };
+                if value.trim().is_empty() || value.len() > MAX_SEGMENT_BYTES {
+                    return Err(invalid(
+                        format!("`{name}` must be given, in at most {MAX_SEGMENT_BYTES} bytes"),
+                        "Name the ticket as KEY-N (e.g. TASK-42) or by its UUID.",
+                    ));
+                }
+                match value.as_str() {
+                    // Dots alone would be read as a path step by every URL parser.
+                    "." => path.push_str("%2E"),
+                    ".." => path.push_str("%2E%2E"),
+                    _ => path.extend(form_urlencoded::byte_serialize(value.as_bytes())),
+                }
+            }
+            None => path.push_str(part),
+        }
+    }
+    let (query, body) = if O::VERB == Verb::Get {
+        (O::to_query(&args)?, None)
+    } else {
+        (String::new(), Some(Value::Object(args)))
+    };
+    Ok(Request {
+        verb: O::VERB,
+        path,
+        query,
+        body,
+    })
+}
+
+/// Every ticket number (`KEY-N`) an answer mentions: what a write touched, for events and
+/// the bridge's cache.
+pub fn ticket_numbers(value: &Value, into: &mut Vec<String>) {
+    const MOST: usize = 1_000;
+    match value {
+        Value::String(s)
+            if is_ticket_number(s) && into.len() < MOST && !into.iter().any(|t| t == s) =>
+        {
+            into.push(s.clone());
+        }
+        Value::Array(items) => items.iter().for_each(|v| ticket_numbers(v, into)),
+        Value::Object(members) => members.values().for_each(|v| ticket_numbers(v, into)),
+        _ => {}
+    }
+}
+
+/// `KEY-N`: an upper-case key (letters and digits, starting with a letter), `-`, a number.
+pub fn is_ticket_number(text: &str) -> bool {
+    let Some((key, number)) = text.split_once('-') else {
+        return false;
+    };
+    key.len() <= 10
+        && key.starts_with(|c: char| c.is_ascii_uppercase())
+        && key
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && !number.is_empty()
+        && number.len() <= 18
+        && number.chars().all(|c| c.is_ascii_digit())
+}
+
+// ---------------------------------------------------------------------------------------
+// Query strings of the three listings.
+
+fn query_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    form_urlencoded::parse(query.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned()))
+}
+
+fn several(value: &str) -> impl Iterator<Item = Value> + '_ {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| Value::String(v.to_string()))
+}
+
+fn number(name: &str, value: &str) -> Result<Value, ToolError> {
+    value.trim().parse::<i64>().map(Value::from).map_err(|_| {
+        invalid(
+            format!("The query parameter `{name}` must be a whole number"),
+            format!("Give `{name}` as a number, e.g. `{name}=20`."),
+        )
+    })
+}
+
+fn boolean(name: &str, value: &str) -> Result<Value, ToolError> {
+    match value.trim() {
+        "" | "true" | "1" => Ok(Value::Bool(true)),
+        "false" | "0" => Ok(Value::Bool(false)),
+        _ => Err(invalid(
+            format!("The query parameter `{name}` must be true or false"),
+            format!("Give `{name}=true` or leave it out."),
+        )),
+    }
+}
+
+fn unknown_parameter(name: &str, known: &str) -> ToolError {
+    invalid(
+        format!("Unknown query parameter `{}`", clip(name)),
+        format!("The parameters are {known}."),
+    )
+}
+
+/// Append `args` to a query: strings and numbers as they are, arrays as repeated pairs,
+/// `true` as `name=true`; `null` and `false` are left out.
+fn encode_query(args: &Map<String, Value>, rename: &[(&str, &str)]) -> String {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    for (name, value) in args {
+        let name = rename
+            .iter()
+            .find(|(from, _)| from == name)
+            .map_or(name.as_str(), |(_, to)| to);
+        match value {
+            Value::String(s) => {
+                query.append_pair(name, s);
+            }
+            Value::Number(n) => {
+                query.append_pair(name, &n.to_string());
+            }
+            Value::Bool(true) => {
+                query.append_pair(name, "true");
+            }
+            Value::Array(items) => {
+                for item in items {
+                    if let Value::String(s) = item {
+                        query.append_pair(name, s);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    query.finish()
+}
+
+fn append(args: &mut Map<String, Value>, name: &str, values: impl Iterator<Item = Value>) {
+    let entry = args
+        .entry(name.to_string())
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(items) = entry {
+        items.extend(values);
+    }
+}
+
+fn list_query(query: &str) -> Result<Map<String, Value>, ToolError> {
+    const KNOWN: &str =
+        "`status`, `assignee`, `label`, `parent_id`, `epic_id`, `unassigned`, `limit` and `cursor`";
+    let mut args = Map::new();
+    for (name, value) in query_pairs(query) {
+        match name.as_str() {
+            "status" => append(&mut args, "status", several(&value)),
+            "label" | "labels" => append(&mut args, "labels", several(&value)),
+            "assignee" | "cursor" => {
+                args.insert(name, Value::String(value));
+            }
+            "parent_id" | "parent" => {
+                args.insert("parent_id".into(), Value::String(value));
+            }
+            "epic_id" | "epic" => {
+                args.insert("epic_id".into(), Value::String(value));
+            }
+            "unassigned" => {
+                args.insert(name.clone(), boolean(&name, &value)?);
+            }
+            "limit" => {
+                args.insert(name.clone(), number(&name, &value)?);
+            }
+            _ => return Err(unknown_parameter(&name, KNOWN)),
+        }
+    }
+    Ok(args)
+}
+
+fn search_query(query: &str) -> Result<Map<String, Value>, ToolError> {
+    const KNOWN: &str = "`q`, `limit` and `cursor`";
+    let mut args = Map::new();
+    for (name, value) in query_pairs(query) {
+        match name.as_str() {
+            "q" | "query" => {
+                args.insert("query".into(), Value::String(value));
+            }
+            "cursor" => {
+                args.insert(name, Value::String(value));
+            }
+            "limit" => {
+                args.insert(name.clone(), number(&name, &value)?);
+            }
+            _ => return Err(unknown_parameter(&name, KNOWN)),
+        }
+    }
+    if !args.contains_key("query") {
+        return Err(invalid(
+            "A search needs the query parameter `q`",
+            "Search with `/api/v1/search?q=words`.",
+        ));
+    }
+    Ok(args)
+}
+
+fn page_query(query: &str) -> Result<Map<String, Value>, ToolError> {
+    let mut args = Map::new();
+    for (name, value) in query_pairs(query) {
+        match name.as_str() {
+            "cursor" => {
+                args.insert(name, Value::String(value));
+            }
+            "limit" => {
+                args.insert(name.clone(), number(&name, &value)?);
+            }
+            _ => return Err(unknown_parameter(&name, "`limit` and `cursor`")),
+        }
+    }
+    Ok(args)
+}
+
+// ---------------------------------------------------------------------------------------
+// The table.
+
+/// Declare an operation: a unit type implementing [`Operation`].
+macro_rules! operation {
+    (
+        $(#[$doc:meta])*
+        $ty:ident: $params:ty => $output:ty, $name:literal, $audit:literal, $scope:ident,
+        $verb:ident $path:literal, cache $cache:literal, $summary:literal,
+        $(creates $creates:literal,)?
+        $(query ($from:path, $rename:expr),)?
+        $(paged $paged:ty,)?
+        |$t:ident, $a:ident, $p:ident| $run:expr
+    ) => {
+        $(#[$doc])*
+        pub struct $ty;
+
+        impl Operation for $ty {
+            type Params = $params;
+            type Output = $output;
+            const NAME: &'static str = $name;
+            const AUDIT: &'static str = $audit;
+            const SCOPE: Scope = Scope::$scope;
+            const VERB: Verb = Verb::$verb;
+            const PATH: &'static str = $path;
+            const CACHE_SECS: u64 = $cache;
+            const SUMMARY: &'static str = $summary;
+            $(const CREATES: bool = $creates;)?
+
+            #[allow(unused_variables)]
+            fn run<S: Store>(
+                $t: &mut Tracker<S>,
+                $a: &str,
+                $p: Self::Params,
+            ) -> Result<Self::Output, ToolError> {
+                $run
+            }
+
+            fn encode(out: &Self::Output) -> Result<Value, ToolError> {
+                operation!(@encode out $(, $paged)?)
+            }
+
+            fn decode(value: Value) -> Result<Self::Output, ToolError> {
+                operation!(@decode value, $name $(, $paged)?)
+            }
+
+            $(
+                fn from_query(query: &str) -> Result<Map<String, Value>, ToolError> {
+                    $from(query)
+                }
+
+                fn to_query(args: &Map<String, Value>) -> Result<String, ToolError> {
+                    Ok(encode_query(args, $rename))
+                }
+            )?
+        }
+    };
+    (@encode $out:ident) => { plain_encode($out) };
+    (@encode $out:ident, $paged:ty) => { paged_encode($out) };
+    (@decode $value:ident, $name:literal) => { plain_decode($name, $value) };
+    (@decode $value:ident, $name:literal, $paged:ty) => { paged_decode($name, $value) };
+}
+
+operation!(
+    CreateTicket: params::CreateTicket => tracker::Created, "jility_create_ticket",
+    "tickets.create", TicketsWrite, Post "/tickets", cache 0,
+    "Create a ticket", creates true,
+    |t, a, p| t.create_ticket(a, p)
+);
+operation!(
+    CreateBatch: params::CreateBatch => tracker::BatchCreated, "jility_create_tickets_batch",
+    "tickets.create_batch", TicketsWrite, Post "/tickets/batch", cache 0,
+    "Create several tickets, all or none", creates true,
+    |t, a, p| t.create_batch(a, p)
+);
+operation!(
+    GetTicket: params::TicketId => tracker::TicketDetail, "jility_get_ticket",
+    "tickets.get", TicketsRead, Get "/tickets/{ticket_id}", cache 30,
+    "A ticket with its comments, dependencies, commits and recent changes",
+    |t, a, p| t.get_ticket(&p.ticket_id)
+);
+operation!(
+    ListTickets: params::ListTickets => Paged<tracker::TicketPage>, "jility_list_tickets",
+    "tickets.list", TicketsRead, Get "/tickets", cache 10,
+    "One page of tickets, filtered, grouped by status",
+    query (list_query, &[("labels", "label")]),
+    paged tracker::TicketPage,
+    |t, a, p| t.list(&p)
+);
+operation!(
+    ClaimTicket: params::ClaimTicket => tracker::Claimed, "jility_claim_ticket",
+    "tickets.claim", TicketsWrite, Post "/tickets/{ticket_id}/claim", cache 0,
+    "Claim a ticket: assign it to the caller and start it",
+    |t, a, p| t.claim(a, p)
+);
+operation!(
+    UpdateDescription: params::UpdateDescription => tracker::DescriptionUpdated,
+    "jility_update_description", "tickets.update_description", TicketsWrite,
+    Post "/tickets/{ticket_id}/description", cache 0,
+    "Edit a ticket's description precisely (a new version)",
+    |t, a, p| t.update_description(a, p)
+);
+operation!(
+    UpdateStatus: params::UpdateStatus => tracker::StatusUpdated, "jility_update_status",
+    "tickets.update_status", TicketsWrite, Post "/tickets/{ticket_id}/status", cache 0,
+    "Move a ticket through the workflow",
+    |t, a, p| t.update_status(a, p)
+);
+operation!(
+    AddComment: params::AddComment => tracker::CommentAdded, "jility_add_comment",
+    "tickets.comment", CommentsWrite, Post "/tickets/{ticket_id}/comments", cache 0,
+    "Comment on a ticket", creates true,
+    |t, a, p| t.add_comment(a, p)
+);
+operation!(
+    AssignTicket: params::AssignTicket => tracker::Assigned, "jility_assign_ticket",
+    "tickets.assign", TicketsWrite, Post "/tickets/{ticket_id}/assign", cache 0,
+    "Assign, reassign or unassign a ticket",
+    |t, a, p| t.assign(a, p)
+);
+operation!(
+    LinkCommit: params::LinkCommit => tracker::CommitLinked, "jility_link_commit",
+    "tickets.link_commit", TicketsWrite, Post "/tickets/{ticket_id}/commits", cache 0,
+    "Link a git commit to a ticket", creates true,
+    |t, a, p| t.link_commit(a, p)
+);
+operation!(
+    AddDependency: params::Dependency => tracker::DependencyAdded, "jility_add_dependency",
+    "tickets.add_dependency", TicketsWrite, Post "/tickets/{ticket_id}/dependencies", cache 0,
+    "Make a ticket depend on another", creates true,
+    |t, a, p| t.add_dependency(a, p)
+);
+operation!(
+    RemoveDependency: params::Dependency => tracker::DependencyRemoved,
+    "jility_remove_dependency", "tickets.remove_dependency", TicketsWrite,
+    Delete "/tickets/{ticket_id}/dependencies/{depends_on}", cache 0,
+    "Remove a dependency",
+    |t, a, p| t.remove_dependency(a, p)
+);
+operation!(
+    DependencyGraph: params::TicketId => tracker::DependencyGraph,
+    "jility_get_dependency_graph", "tickets.graph", TicketsRead,
+    Get "/tickets/{ticket_id}/graph", cache 30,
+    "What blocks a ticket and what it blocks, transitively",
+    |t, a, p| t.dependency_graph(&p.ticket_id)
+);
+operation!(
+    ListTemplates: params::ListTemplates => Paged<tracker::TemplateList>,
+    "jility_list_templates", "templates.list", TicketsRead, Get "/templates", cache 60,
+    "One page of ticket templates",
+    query (page_query, &[]),
+    paged tracker::TemplateList,
+    |t, a, p| t.templates(&p)
+);
+operation!(
+    CreateFromTemplate: params::FromTemplate => tracker::Created,
+    "jility_create_from_template", "tickets.create_from_template", TicketsWrite,
+    Post "/templates/{template}/tickets", cache 0,
+    "Create a ticket from a template", creates true,
+    |t, a, p| t.create_from_template(a, p)
+);
+operation!(
+    SearchTickets: params::SearchTickets => Paged<tracker::SearchResults>,
+    "jility_search_tickets", "tickets.search", TicketsRead, Get "/search", cache 60,
+    "Full-text search, best matches first, with snippets",
+    query (search_query, &[("query", "q")]),
+    paged tracker::SearchResults,
+    |t, a, p| t.search(&p)
+);
+operation!(
+    History: params::TicketId => tracker::History, "jility_get_ticket_history",
+    "tickets.history", TicketsRead, Get "/tickets/{ticket_id}/history", cache 30,
+    "Every version of a ticket's description, with diffs",
+    |t, a, p| t.history(&p.ticket_id)
+);
+operation!(
+    RevertDescription: params::RevertDescription => tracker::DescriptionUpdated,
+    "jility_revert_description", "tickets.revert_description", TicketsWrite,
+    Post "/tickets/{ticket_id}/revert", cache 0,
+    "Restore an earlier version of a description (as a new version)",
+    |t, a, p| t.revert_description(a, p)
+);
+operation!(
+    /// Not an MCP tool (the API's and the CLI's): soft-delete a ticket.
+    DeleteTicket: params::TicketId => tracker::Deleted, "delete_ticket",
+    "tickets.delete", TicketsDelete, Delete "/tickets/{ticket_id}", cache 0,
+    "Delete a ticket (soft: it leaves every view, its rows stay)",
+    |t, a, p| t.delete(a, &p.ticket_id)
+);
+
+/// Calls `$m!(Type)` for every operation (the MCP tools' eighteen, then delete).
+#[macro_export]
+macro_rules! for_each_operation {
+    ($m:ident) => {
+        $m!(CreateTicket);
+        $m!(CreateBatch);
+        $m!(GetTicket);
+        $m!(ListTickets);
+        $m!(ClaimTicket);
+        $m!(UpdateDescription);
+        $m!(UpdateStatus);
+        $m!(AddComment);
+        $m!(AssignTicket);
+        $m!(LinkCommit);
+        $m!(AddDependency);
+        $m!(RemoveDependency);
+        $m!(DependencyGraph);
+        $m!(ListTemplates);
+        $m!(CreateFromTemplate);
+        $m!(SearchTickets);
+        $m!(History);
+        $m!(RevertDescription);
+        $m!(DeleteTicket);
+    };
+}
+
+/// What the table says of one operation, found by its tool's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Described {
+    pub scope: Scope,
+    pub audit: &'static str,
+    pub writes: bool,
+}
+
+/// The operation whose MCP tool is `name`.
+pub fn describe_tool(name: &str) -> Option<Described> {
+    let mut found = None;
+    macro_rules! check {
+        ($op:ident) => {
+            if $op::NAME == name {
+                found = Some(Described {
+                    scope: $op::SCOPE,
+                    audit: $op::AUDIT,
+                    writes: $op::writes(),
+                });
+            }
+        };
+    }
+    for_each_operation!(check);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::StatusName;
+
+    fn status_names(names: &[&str]) -> Vec<StatusName> {
+        names.iter().map(|n| StatusName(n.to_string())).collect()
+    }
+
+    #[test]
+    fn list_queries_round_trip() {
+        let args = list_query(
+            "status=todo,review&status=done&label=a&labels=b%20c&assignee=al&unassigned&limit=5&cursor=x",
+        )
+        .unwrap();
+        let p: params::ListTickets = serde_json::from_value(Value::Object(args)).unwrap();
+        assert_eq!(p.status, status_names(&["todo", "review", "done"]));
+        assert_eq!(p.labels, vec!["a".to_string(), "b c".to_string()]);
+        assert_eq!(p.assignee.as_deref(), Some("al"));
+        assert!(p.unassigned);
+        assert_eq!(p.limit, Some(5));
+        let request = request_of::<ListTickets>(&p).unwrap();
+        assert_eq!(request.path, "/tickets");
+        let back = params_from_request::<ListTickets>(vec![], &request.query, None).unwrap();
+        assert_eq!(
+            serde_json::to_value(back).unwrap(),
+            serde_json::to_value(&p).unwrap()
+        );
+        assert!(list_query("bogus=1").is_err());
+        assert!(list_query("limit=many").is_err());
+    }
+
+    #[test]
+    fn search_needs_q_and_round_trips() {
+        assert!(search_query("").is_err());
+        let p = params::SearchTickets {
+            query: "\"exact phrase\" & more".into(),
+            limit: Some(3),
+            cursor: None,
+        };
+        let request = request_of::<SearchTickets>(&p).unwrap();
+        assert!(request.query.contains("q=%22exact"), "{}", request.query);
+        let back = params_from_request::<SearchTickets>(vec![], &request.query, None).unwrap();
+        assert_eq!(back.query, p.query);
+        assert_eq!(back.limit, Some(3));
+    }
+
+    #[test]
+    fn path_segments_are_arguments() {
+        let p = params::Dependency {
+            ticket_id: "TASK-1".into(),
+            depends_on: "a/b?c".into(),
+        };
+        let request = request_of::<RemoveDependency>(&p).unwrap();
+        assert_eq!(request.verb, Verb::Delete);
+        assert_eq!(request.path, "/tickets/TASK-1/dependencies/a%2Fb%3Fc");
+        assert_eq!(request.body, Some(serde_json::json!({})));
+        let back = params_from_request::<RemoveDependency>(
+            vec![
+                ("ticket_id".into(), "TASK-1".into()),
+                ("depends_on".into(), "a/b?c".into()),
+            ],
+            "",
+            None,
+        )
+        .unwrap();
+        assert_eq!(back.depends_on, "a/b?c");
+        let dots = params::Dependency {
+            ticket_id: "..".into(),
+            depends_on: ".".into(),
+        };
+        let request = request_of::<RemoveDependency>(&dots).unwrap();
+        assert_eq!(request.path, "/tickets/%2E%2E/dependencies/%2E");
+        let empty = params::TicketId {
+            ticket_id: " ".into(),
+        };
+        assert_eq!(
+            request_of::<GetTicket>(&empty).unwrap_err().code,
+            errors::INVALID_INPUT
+        );
+        // A path argument given again in the body is refused, not silently overridden.
+        let body: &[u8] = br#"{"ticket_id":"TASK-9","content":"x"}"#;
+        let err = params_from_request::<AddComment>(
+            vec![("ticket_id".into(), "TASK-1".into())],
+            "",
+            Some(body),
+        )
+        .unwrap_err();
+        assert!(err.message.contains("twice"), "{}", err.message);
+        assert!(params_from_request::<GetTicket>(vec![], "x=1", None).is_err());
+    }
+
+    #[test]
+    fn ticket_numbers_are_found() {
+        let mut found = Vec::new();
+        ticket_numbers(
+            &serde_json::json!({"a": "TASK-1", "b": ["WEB2-30", "task-1", "X-", "TASK-1"], "c": {"d": "Z-9"}}),
+            &mut found,
+        );
+        assert_eq!(found, vec!["TASK-1", "WEB2-30", "Z-9"]);
+    }
+
+    #[test]
+    fn every_tool_has_a_scope() {
+        let get = describe_tool("jility_get_ticket").unwrap();
+        assert_eq!((get.scope, get.writes), (Scope::TicketsRead, false));
+        let comment = describe_tool("jility_add_comment").unwrap();
+        assert_eq!(comment.scope, Scope::CommentsWrite);
+        assert_eq!(comment.audit, "tickets.comment");
+        assert!(comment.writes);
+        assert_eq!(describe_tool("nope"), None);
+    }
+}

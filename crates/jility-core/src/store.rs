@@ -1,0 +1,268 @@
+//! Storage: the primitive reads and writes the domain needs, behind a trait so that a
+//! second database (PostgreSQL for the cloud server) serves the same domain
+//! ([`crate::tracker`]) with its own SQL. `jility-sqlite` has the embedded implementation;
+//! `jility-cloud` serves many workspaces from one PostgreSQL database (the cloud mode), each
+//! of its stores bound to one workspace.
+
+use mcp_common_core::ToolError;
+
+use crate::errors;
+
+use crate::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
+
+/// A storage failure. The domain turns it into an `internal` error (or a clear "database is
+/// busy" one) at its boundary.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the database is busy: another process held its write lock for too long")]
+    Busy,
+    #[error("the database is not initialized (no project)")]
+    NoProject,
+    #[error(
+        "the database was made by a newer jility (schema version {found}; this one knows up to {known})"
+    )]
+    TooNew { found: u32, known: u32 },
+    #[error("database error: {0}")]
+    Database(String),
+}
+
+impl From<StoreError> for ToolError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::Busy => ToolError::new(errors::DATABASE_BUSY, err.to_string())
+                .with_hint("Retry in a moment; another jility process is writing."),
+            StoreError::NoProject => ToolError::new(errors::INTERNAL, err.to_string())
+                .with_hint("Run `jility init` to create the first project."),
+            StoreError::TooNew { .. } => ToolError::new(errors::INTERNAL, err.to_string())
+                .with_hint("Upgrade jility to use this database; it was left untouched."),
+            StoreError::Database(_) => ToolError::internal(err.to_string()),
+        }
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Listings (tickets, the audit log) count what matches exactly up to this many, then say
+/// "more than" (`total_exact: false`): counting further costs more than it tells.
+pub const COUNT_CAP: usize = 10_000;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    pub id: i64,
+    pub key: String,
+    pub name: String,
+}
+
+/// A ticket row as stored, with its project's key.
+#[derive(Debug, Clone)]
+pub struct TicketRow {
+    pub id: i64,
+    pub uuid: String,
+    pub project_key: String,
+    pub number: i64,
+    pub title: String,
+    pub description: String,
+    pub status: Status,
+    pub story_points: Option<u8>,
+    pub parent_id: Option<i64>,
+    pub epic_id: Option<i64>,
+    pub created_by: String,
+    pub created_at: String,
+    pub updated_by: String,
+    pub updated_at: String,
+    pub deleted_at: Option<String>,
+}
+
+impl TicketRow {
+    /// `KEY-N`.
+    pub fn display_number(&self) -> String {
+        format!("{}-{}", self.project_key, self.number)
+    }
+
+    pub fn as_ref(&self) -> TicketRef {
+        TicketRef {
+            number: self.display_number(),
+            title: self.title.clone(),
+            status: self.status,
+        }
+    }
+}
+
+pub struct NewTicket<'a> {
+    pub uuid: &'a str,
+    pub project_id: i64,
+    pub number: i64,
+    pub title: &'a str,
+    pub description: &'a str,
+    pub status: Status,
+    pub story_points: Option<u8>,
+    pub parent_id: Option<i64>,
+    pub epic_id: Option<i64>,
+    pub actor: &'a str,
+    pub at: &'a str,
+}
+
+/// Fields to change on a ticket; `None` leaves a field as it is.
+#[derive(Debug, Default, Clone)]
+pub struct TicketUpdate {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub status: Option<Status>,
+    pub story_points: Option<Option<u8>>,
+    pub parent_id: Option<Option<i64>>,
+    pub epic_id: Option<Option<i64>>,
+    pub deleted: bool,
+}
+
+pub struct NewChange<'a> {
+    pub change_type: &'a str,
+    pub old_value: Option<&'a str>,
+    pub new_value: Option<&'a str>,
+    pub detail: Option<&'a str>,
+    pub message: Option<&'a str>,
+    pub actor: &'a str,
+    pub at: &'a str,
+}
+
+/// The filters of a listing; all given filters must hold.
+#[derive(Debug, Default, Clone)]
+pub struct ListFilter {
+    pub statuses: Vec<Status>,
+    pub assignee: Option<String>,
+    /// Tickets carrying every one of these labels.
+    pub labels: Vec<String>,
+    pub parent_id: Option<i64>,
+    pub epic_id: Option<i64>,
+    pub unassigned: bool,
+}
+
+pub struct ListPage {
+    pub items: Vec<TicketSummary>,
+    /// How many tickets match, counted up to a cap.
+    pub total: usize,
+    /// False when more than `total` match (the count stopped at its cap).
+    pub total_exact: bool,
+    /// The storage position of the last item, when more items follow.
+    pub next_after: Option<i64>,
+}
+
+/// A search query as terms: each term is a phrase of one or more words, all of which must
+/// match. Each store writes them in its own full-text dialect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchTerms(pub Vec<Vec<String>>);
+
+pub struct SearchHit {
+    pub ticket: TicketSummary,
+    pub snippet: String,
+}
+
+/// One transaction's worth of storage operations.
+pub trait StoreTx {
+    fn default_project(&mut self) -> StoreResult<Project>;
+    fn projects(&mut self) -> StoreResult<Vec<Project>>;
+    fn create_project(&mut self, key: &str, name: &str, at: &str) -> StoreResult<Project>;
+    /// Give a project that never had a ticket another key; `false` when it has had one.
+    fn rekey_project(&mut self, project_id: i64, key: &str) -> StoreResult<bool>;
+    /// The next ticket number of the project, taken inside this write transaction.
+    fn allocate_number(&mut self, project_id: i64) -> StoreResult<i64>;
+
+    fn insert_ticket(&mut self, ticket: &NewTicket<'_>) -> StoreResult<i64>;
+    fn ticket_by_number(
+        &mut self,
+        project_key: &str,
+        number: i64,
+    ) -> StoreResult<Option<TicketRow>>;
+    fn ticket_by_uuid(&mut self, uuid: &str) -> StoreResult<Option<TicketRow>>;
+    fn ticket_by_id(&mut self, id: i64) -> StoreResult<Option<TicketRow>>;
+    /// The number, title and status of each ticket of `ids`, in their order (`None` for an
+    /// id with no row, deleted tickets included). A store may answer from what it fetched
+    /// with the ticket whose neighbours these are, or in one query.
+    fn ticket_refs(&mut self, ids: &[i64]) -> StoreResult<Vec<Option<TicketRef>>> {
+        ids.iter()
+            .map(|id| Ok(self.ticket_by_id(*id)?.map(|row| row.as_ref())))
+            .collect()
+    }
+    fn update_ticket(
+        &mut self,
+        id: i64,
+        update: &TicketUpdate,
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<()>;
+
+    fn assignees(&mut self, id: i64) -> StoreResult<Vec<String>>;
+    fn set_assignees(
+        &mut self,
+        id: i64,
+        assignees: &[String],
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<()>;
+    fn labels(&mut self, id: i64) -> StoreResult<Vec<String>>;
+    fn set_labels(&mut self, id: i64, labels: &[String]) -> StoreResult<()>;
+
+    fn insert_comment(
+        &mut self,
+        id: i64,
+        author: &str,
+        content: &str,
+        at: &str,
+    ) -> StoreResult<Comment>;
+    /// The newest `limit` comments, oldest first, and how many there are in all.
+    fn comments(&mut self, id: i64, limit: usize) -> StoreResult<(Vec<Comment>, usize)>;
+
+    fn add_dependency(&mut self, id: i64, on: i64, actor: &str, at: &str) -> StoreResult<bool>;
+    fn remove_dependency(&mut self, id: i64, on: i64) -> StoreResult<bool>;
+    /// The live tickets `id` depends on.
+    fn dependency_ids(&mut self, id: i64) -> StoreResult<Vec<i64>>;
+    /// The live tickets that depend on `id`.
+    fn dependent_ids(&mut self, id: i64) -> StoreResult<Vec<i64>>;
+
+    fn link_commit(
+        &mut self,
+        id: i64,
+        hash: &str,
+        message: Option<&str>,
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<bool>;
+    fn commits(&mut self, id: i64) -> StoreResult<Vec<CommitLink>>;
+
+    fn record_change(&mut self, id: i64, change: &NewChange<'_>) -> StoreResult<()>;
+    /// The newest `limit` changes, newest first.
+    fn changes(&mut self, id: i64, limit: usize) -> StoreResult<Vec<Change>>;
+    /// Every description change, oldest first: version 1 is the original description.
+    fn description_versions(&mut self, id: i64) -> StoreResult<Vec<Change>>;
+
+    fn list(
+        &mut self,
+        filter: &ListFilter,
+        after: Option<i64>,
+        limit: usize,
+    ) -> StoreResult<ListPage>;
+    /// The hits ranked `offset..offset + limit`, best first, and how many match in all.
+    fn search(
+        &mut self,
+        terms: &SearchTerms,
+        offset: usize,
+        limit: usize,
+    ) -> StoreResult<(Vec<SearchHit>, usize)>;
+}
+
+/// A database the domain runs transactions on.
+///
+/// Its methods block (they wait for the database, up to its busy timeout): async code runs
+/// them on a blocking thread, see [`crate::service`].
+pub trait Store {
+    /// Run `f` in a read transaction (a consistent snapshot).
+    fn read<R>(
+        &mut self,
+        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError>;
+    /// Run `f` in a write transaction: committed when `f` returns `Ok`, rolled back
+    /// (nothing written) when it returns `Err`.
+    fn write<R>(
+        &mut self,
+        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError>;
+}
