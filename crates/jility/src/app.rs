@@ -12,7 +12,6 @@ use std::path::PathBuf;
 
 use jility_core::Service;
 use jility_sqlite::local::{self, Location};
-use mcp_common::ToolError;
 use mcp_common::serve::{ServeOptions, Transport};
 
 use crate::server::{JilityServer, Shared};
@@ -81,7 +80,7 @@ pub fn serve_bridge(transport: Transport) -> anyhow::Result<()> {
 /// `jility serve`: the REST API on PostgreSQL, with the MCP tools at `/mcp` behind the
 /// same authentication, on the API's state (each call as its token's principal).
 #[cfg(feature = "cloud")]
-pub fn serve_cloud(config: jility_cloud::ServeConfig) -> Result<(), ToolError> {
+pub fn serve_cloud(config: jility_cloud::ServeConfig) -> Result<(), mcp_common::ToolError> {
     jility_cloud::api::serve(config, |state, local, sessions| {
         let shared = Shared::new(state, None);
         mcp_common::http::mcp_endpoint(

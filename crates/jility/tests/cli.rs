@@ -895,3 +895,36 @@ fn parent_chains_cannot_loop() {
     let v = p.json(&["ticket", "edit", "API-3", "--parent", "API-1"]);
     assert_eq!(v["ticket"]["parent"], "API-1");
 }
+
+/// A build without the `cloud` feature (`cargo build -p jility --no-default-features`) is local
+/// mode alone: cloud mode is refused with a reason, and the cloud commands do not exist.
+#[cfg(not(feature = "cloud"))]
+#[test]
+fn a_local_only_build_refuses_cloud_mode() {
+    let p = Project::new();
+    let out = run(p.root(), &[("JILITY_MODE", "cloud")], &["--mcp-server"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("built without cloud mode"),
+        "{}",
+        out.stderr
+    );
+    for command in ["serve", "admin", "auth", "audit"] {
+        let out = run(p.root(), &[], &[command, "--help"]);
+        assert_eq!(out.code, Some(2), "{command}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("unrecognized subcommand"),
+            "{}",
+            out.stderr
+        );
+    }
+    let help = run(p.root(), &[], &["--help"]);
+    assert!(help.success());
+    assert!(
+        !help.stdout.contains("Serve the REST API"),
+        "{}",
+        help.stdout
+    );
+    // Local mode works as in the full build.
+    assert!(p.json(&["init", "--key", "LOC"])["created"] == json!(true));
+}

@@ -1,0 +1,379 @@
+//! The cloud mode's commands: `jility admin` and `jility serve` on a PostgreSQL database,
+//! `jility auth` and `jility audit` through the API at `JILITY_API_URL` (built with the
+//! default `cloud` feature).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use mcp_common::ToolError;
+use serde::Serialize;
+
+use jility_core::errors;
+
+use super::cli_actor;
+
+/// The commands of cloud mode, in any `JILITY_MODE`.
+#[derive(Debug, Subcommand)]
+pub enum CloudCommand {
+    /// Administer a cloud database (PostgreSQL): workspaces, without any token yet.
+    #[command(subcommand)]
+    Admin(AdminCommand),
+    /// Serve the REST API (/api/v1) on a cloud database (PostgreSQL), in any JILITY_MODE.
+    Serve(ServeArgs),
+    /// Manage a cloud workspace's API tokens through the API at JILITY_API_URL, with
+    /// JILITY_API_TOKEN (or the token stored by `auth login`), in any JILITY_MODE.
+    #[command(subcommand)]
+    Auth(AuthCommand),
+    /// Read the cloud workspace's audit log (writes and authentication failures, newest
+    /// first) through the API at JILITY_API_URL, with a full_access token, in any JILITY_MODE.
+    Audit {
+        /// Entries per page (1 to 200; default 50).
+        #[arg(long, value_name = "N")]
+        limit: Option<u64>,
+        /// The `next_cursor` of the previous page.
+        #[arg(long, value_name = "CURSOR")]
+        cursor: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuthCommand {
+    /// Create a token (needs a full_access token); it is shown only this once.
+    CreateToken {
+        /// The token's name, e.g. the agent that will use it.
+        #[arg(long)]
+        name: String,
+        /// Its scopes, comma-separated: tickets:read, tickets:write, tickets:delete,
+        /// comments:write, full_access.
+        #[arg(long, value_name = "SCOPES", default_value = "tickets:read")]
+        scopes: String,
+        /// Days until it stops working (default: never).
+        #[arg(long, value_name = "DAYS")]
+        expires_in_days: Option<i64>,
+    },
+    /// List the workspace's tokens (needs a full_access token); never their secrets.
+    ListTokens,
+    /// Revoke a token of the workspace, by id or by the token itself (needs full_access).
+    RevokeToken {
+        /// The token's id (see list-tokens) or the token itself (jil_live_…).
+        #[arg(value_name = "ID_OR_TOKEN")]
+        token: String,
+    },
+    /// Store a token in the user's config directory (mode 0600), used when
+    /// JILITY_API_TOKEN is unset.
+    Login {
+        /// The token (jil_live_…); `-` reads it from stdin, out of the process list.
+        #[arg(long, value_name = "TOKEN")]
+        token: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on (port 0: a free port, announced on stderr).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:3900")]
+    pub listen: std::net::SocketAddr,
+    /// The PostgreSQL database (postgres://user@host:port/db); migrated at start.
+    #[arg(long, env = "DATABASE_URL", value_name = "URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Requests per minute per token, shared by every server process on the database.
+    #[arg(long, value_name = "N", default_value_t = jility_cloud::ratelimit::DEFAULT_PER_MINUTE, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: u32,
+    /// Terminate TLS with this PEM certificate chain (with --tls-key).
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Create a workspace and print its first token (full_access, shown only this once).
+    CreateWorkspace {
+        /// The workspace's name (unique in the database).
+        name: String,
+        /// The PostgreSQL database (postgres://user@host:port/db); migrated if need be.
+        #[arg(long, env = "DATABASE_URL", value_name = "URL", hide_env_values = true)]
+        database_url: Option<String>,
+        /// The ticket prefix of the workspace's project (tickets are KEY-1, KEY-2, …).
+        #[arg(long, default_value = "TASK")]
+        key: String,
+    },
+}
+
+/// The name of the token `jility admin create-workspace` mints.
+pub const BOOTSTRAP_TOKEN_NAME: &str = "bootstrap";
+
+/// What `jility admin create-workspace --json` prints: `{"workspace","token"}`.
+#[derive(Serialize)]
+struct CreatedWorkspace<'a> {
+    workspace: &'a str,
+    token: &'a str,
+}
+
+/// `jility admin …`: on a PostgreSQL database, with no token needed.
+fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
+    match command {
+        AdminCommand::CreateWorkspace {
+            name,
+            database_url,
+            key,
+        } => {
+            let key = jility_core::tracker::check_key(&key)?;
+            let url = database_url
+                .filter(|url| !url.trim().is_empty())
+                .ok_or_else(|| {
+                    ToolError::new(errors::INVALID_INPUT, "No database URL given").with_hint(
+                        "Pass --database-url postgres://user@host:5432/db or set DATABASE_URL.",
+                    )
+                })?;
+            let db = jility_cloud::store::PgDatabase::connect(&url)?;
+            let tokens = jility_cloud::auth::Tokens::new(&db);
+            let (workspace, minted) =
+                tokens.create_workspace(&name, BOOTSTRAP_TOKEN_NAME, &cli_actor())?;
+            // Its project now, with the key asked for (the server would make a TASK one on
+            // the first request).
+            let store = jility_cloud::store::PgStore::open(&db, workspace.id)?;
+            let mut tracker = jility_core::tracker::Tracker::new(
+                store,
+                std::path::PathBuf::from(jility_cloud::api::NO_TEMPLATES_ROOT),
+                mcp_common::CursorKey::random(),
+            );
+            tracker.init(&key, jility_cloud::api::DEFAULT_PROJECT_NAME, false)?;
+            let out = if json {
+                serde_json::to_string(&CreatedWorkspace {
+                    workspace: &workspace.name,
+                    token: minted.token.expose(),
+                })
+                .map_err(|e| ToolError::internal(format!("Cannot print JSON: {e}")))?
+            } else {
+                format!(
+                    "✅ Created workspace {}\n\nIts first token ({}, named \"{}\", id {}):\n\n    {}\n\nThis is the only time it is shown: the database keeps only its hash. Keep it secret, hand it to whoever administers the workspace (set JILITY_API_TOKEN, or `jility auth login --token …`), and create narrower tokens for agents with `jility auth create-token`.",
+                    workspace.name,
+                    minted.record.scopes,
+                    minted.record.name,
+                    minted.record.id,
+                    minted.token.expose()
+                )
+            };
+            let _ = writeln!(std::io::stdout().lock(), "{out}");
+            Ok(())
+        }
+    }
+}
+
+/// `jility serve`: the REST API on a PostgreSQL database, until SIGINT or SIGTERM.
+fn serve(args: ServeArgs) -> Result<(), ToolError> {
+    let database_url = args
+        .database_url
+        .filter(|url| !url.trim().is_empty())
+        .ok_or_else(|| {
+            ToolError::new(errors::INVALID_INPUT, "No database URL given")
+                .with_hint("Pass --database-url postgres://user@host:5432/db or set DATABASE_URL.")
+        })?;
+    crate::app::serve_cloud(jility_cloud::api::ServeConfig {
+        listen: args.listen,
+        database_url,
+        rate_limit: args.rate_limit,
+        tls: args.tls_cert.zip(args.tls_key),
+    })
+}
+
+/// `jility auth …`: token management through the API, and `login`.
+fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
+    use jility_bridge::client::{ApiClient, store_token};
+    use reqwest::Method;
+    let print = |out: String| {
+        let _ = writeln!(std::io::stdout().lock(), "{out}");
+        Ok(())
+    };
+    let pretty = |value: &serde_json::Value| {
+        serde_json::to_string_pretty(value)
+            .map_err(|e| ToolError::internal(format!("Cannot print JSON: {e}")))
+    };
+    match command {
+        AuthCommand::CreateToken {
+            name,
+            scopes,
+            expires_in_days,
+        } => {
+            let scopes = jility_core::token::ScopeSet::parse(&scopes)?;
+            let mut body = serde_json::json!({"name": name, "scopes": scopes.names()});
+            if let Some(days) = expires_in_days {
+                body["expires_in_days"] = days.into();
+            }
+            let created = ApiClient::from_env()?.call(Method::POST, "/tokens", Some(&body))?;
+            if json {
+                return print(pretty(&created)?);
+            }
+            print(format!(
+                "✅ Created token {} (\"{}\", {}{})\n\n    {}\n\nThis is the only time it is shown: the server keeps only its hash. Hand it to its user (JILITY_API_TOKEN, or `jility auth login --token -`).",
+                created["id"],
+                text(&created["name"]),
+                scope_text(&created["scopes"]),
+                match created["expires_at"].as_str() {
+                    Some(at) => format!(", expires {at}"),
+                    None => String::new(),
+                },
+                text(&created["token"]),
+            ))
+        }
+        AuthCommand::ListTokens => {
+            let listed = ApiClient::from_env()?.call(Method::GET, "/tokens", None)?;
+            if json {
+                return print(pretty(&listed)?);
+            }
+            let tokens = listed["tokens"].as_array().cloned().unwrap_or_default();
+            let mut out = format!("# API tokens ({})\n", tokens.len());
+            if !tokens.is_empty() {
+                out.push_str("\n| id | name | prefix | scopes | created | expires | last used | state |\n|---|---|---|---|---|---|---|---|\n");
+            }
+            for t in &tokens {
+                let state = match t["revoked_at"].as_str() {
+                    Some(at) => format!("revoked {at}"),
+                    None => "active".to_string(),
+                };
+                let or_dash = |v: &serde_json::Value| v.as_str().unwrap_or("—").to_string();
+                out.push_str(&format!(
+                    "| {} | {} | {}… | {} | {} | {} | {} | {} |\n",
+                    t["id"],
+                    text(&t["name"]),
+                    text(&t["prefix"]),
+                    scope_text(&t["scopes"]),
+                    text(&t["created_at"]),
+                    or_dash(&t["expires_at"]),
+                    or_dash(&t["last_used_at"]),
+                    state,
+                ));
+            }
+            print(out.trim_end().to_string())
+        }
+        AuthCommand::RevokeToken { token } => {
+            let client = ApiClient::from_env()?;
+            // A token travels in the body, never in a URL; an id in the path.
+            let revoked = match token.parse::<jility_core::token::TokenRef>()? {
+                jility_core::token::TokenRef::Id(id) => {
+                    client.call(Method::DELETE, &format!("/tokens/{id}"), None)?
+                }
+                jility_core::token::TokenRef::Token(plain) => client.call(
+                    Method::DELETE,
+                    "/tokens",
+                    Some(&serde_json::json!({"token": plain.expose()})),
+                )?,
+            };
+            if json {
+                return print(pretty(&revoked)?);
+            }
+            print(format!(
+                "✅ Revoked token {} (\"{}\", {}…) at {}",
+                revoked["id"],
+                text(&revoked["name"]),
+                text(&revoked["prefix"]),
+                text(&revoked["revoked_at"]),
+            ))
+        }
+        AuthCommand::Login { token } => {
+            let token = if token.trim() == "-" {
+                let mut line = String::new();
+                std::io::stdin()
+                    .read_line(&mut line)
+                    .map_err(|e| ToolError::internal(format!("Cannot read stdin: {e}")))?;
+                line
+            } else {
+                token
+            };
+            let token = jility_core::token::PlainToken::new(token);
+            let path = store_token(&token)?;
+            if json {
+                return print(pretty(&serde_json::json!({
+                    "stored": path.display().to_string(),
+                    "prefix": token.display_prefix(),
+                }))?);
+            }
+            print(format!(
+                "✅ Stored the token {}… in {} (mode 0600); `jility auth` and the cloud bridge use it when {} is unset.",
+                token.display_prefix(),
+                path.display(),
+                jility_bridge::client::TOKEN_VAR,
+            ))
+        }
+    }
+}
+
+/// `jility audit`: one page of the workspace's audit log, as a markdown table (or the API's
+/// JSON with `--json`).
+fn audit(json: bool, limit: Option<u64>, cursor: Option<&str>) -> Result<(), ToolError> {
+    let listed = jility_bridge::client::ApiClient::from_env()?.audit(limit, cursor)?;
+    let out = if json {
+        serde_json::to_string_pretty(&listed)
+            .map_err(|e| ToolError::internal(format!("Cannot print JSON: {e}")))?
+    } else {
+        audit_text(&listed)
+    };
+    let _ = writeln!(std::io::stdout().lock(), "{out}");
+    Ok(())
+}
+
+fn audit_text(listed: &serde_json::Value) -> String {
+    let entries = listed["entries"].as_array().cloned().unwrap_or_default();
+    let page = &listed["page"];
+    let total = match page["total_exact"].as_bool() {
+        Some(false) => format!("{}+", page["total"]),
+        _ => page["total"].to_string(),
+    };
+    let mut out = format!("# Audit log ({} of {total})\n", entries.len());
+    if !entries.is_empty() {
+        out.push_str("\n| id | at | token | actor | operation | ticket | status | detail |\n|---|---|---|---|---|---|---|---|\n");
+    }
+    let or_dash = |v: &serde_json::Value| match v {
+        serde_json::Value::Null => "—".to_string(),
+        serde_json::Value::String(s) => s.replace('|', "\\|"),
+        other => other.to_string(),
+    };
+    for e in &entries {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            e["id"],
+            or_dash(&e["at"]),
+            or_dash(&e["token_id"]),
+            or_dash(&e["actor"]),
+            or_dash(&e["operation"]),
+            or_dash(&e["ticket"]),
+            or_dash(&e["status"]),
+            or_dash(&e["detail"]),
+        ));
+    }
+    if let Some(next) = page["next_cursor"].as_str() {
+        out.push_str(&format!("\nMore: `jility audit --cursor {next}`\n"));
+    }
+    out.trim_end().to_string()
+}
+
+fn text(value: &serde_json::Value) -> String {
+    value.as_str().unwrap_or_default().to_string()
+}
+
+fn scope_text(value: &serde_json::Value) -> String {
+    value
+        .as_array()
+        .map(|scopes| {
+            scopes
+                .iter()
+                .filter_map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default()
+}
+
+/// Run a cloud command.
+pub fn run(json: bool, command: CloudCommand) -> Result<(), ToolError> {
+    match command {
+        CloudCommand::Admin(admin_command) => admin(json, admin_command),
+        CloudCommand::Serve(args) => serve(args),
+        CloudCommand::Auth(auth_command) => auth(json, auth_command),
+        CloudCommand::Audit { limit, cursor } => audit(json, limit, cursor.as_deref()),
+    }
+}
