@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use mcp_common::{
     CursorKey, PagedReply, Parameters, Reply, ToolError, output_schema, paged_output_schema,
+    subscribe,
 };
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
@@ -350,20 +351,11 @@ impl ServerHandler for DuvetServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let mut accepted = SubscriptionFilter::new();
-        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
-            uris.iter()
-                .filter(|uri| resources::check_subscribable(uri).is_ok())
-                .cloned()
-                .collect::<Vec<_>>()
-        });
+        let accepted =
+            subscribe::accepted_filter(requested, |uri| resources::check_subscribable(uri).is_ok());
         // The SDK acknowledges the subscription before `listen` runs: follow changes from
         // now, so that one right after the acknowledgment is not missed.
-        if accepted
-            .resource_subscriptions
-            .as_ref()
-            .is_some_and(|uris| !uris.is_empty())
-        {
+        if subscribe::has_resources(&accepted) {
             self.session.prepare_listen(&self.engine);
         }
         Some(accepted)

@@ -16,14 +16,13 @@
 //! handler is dropped or its client is gone.
 
 use std::{
-    collections::BTreeSet,
     sync::{Arc, Mutex, Weak},
     time::Duration,
 };
 
+use mcp_common::subscribe::{self, SessionSubscriptions};
 use rmcp::{
     RoleServer,
-    model::ResourceUpdatedNotificationParam,
     service::{Peer, SubscriptionContext},
 };
 use tokio::sync::{oneshot, watch};
@@ -36,33 +35,15 @@ pub const DEBOUNCE: Duration = Duration::from_millis(100);
 /// The subscriptions of one client session.
 #[derive(Default)]
 pub struct Session {
-    inner: Mutex<SessionInner>,
-}
-
-#[derive(Default)]
-struct SessionInner {
-    uris: BTreeSet<String>,
-    peer: Option<Peer<RoleServer>>,
-    /// Dropped with the session, which ends its forwarding task; `Some` once it runs.
-    stop: Option<oneshot::Sender<()>>,
+    legacy: SessionSubscriptions,
     /// Changes followed from the moment a `subscriptions/listen` was acknowledged, so that
     /// one between the acknowledgment and the stream's start is not missed.
-    listen_from: Option<watch::Receiver<u64>>,
+    listen_from: Mutex<Option<watch::Receiver<u64>>>,
 }
 
 impl Session {
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// What to tell and whom; `None` once the session's client is gone.
-    fn targets(&self) -> Option<(Vec<String>, Peer<RoleServer>)> {
-        let inner = self.inner.lock().ok()?;
-        let peer = inner.peer.clone()?;
-        if peer.is_transport_closed() {
-            return None;
-        }
-        Some((inner.uris.iter().cloned().collect(), peer))
     }
 
     /// Subscribe this session to `uri` (already checked); changes reach it through `peer`.
@@ -72,55 +53,37 @@ impl Session {
         uri: String,
         peer: Peer<RoleServer>,
     ) -> Result<(), String> {
-        let mut inner = self
-            .inner
-            .lock()
-            .map_err(|_| "subscription state is poisoned".to_string())?;
-        inner.uris.insert(uri);
-        inner.peer = Some(peer);
-        if inner.stop.is_some() {
-            return Ok(());
+        if let Some(stopped) = self.legacy.accept(uri, peer)? {
+            tokio::spawn(forward(
+                engine.clone(),
+                engine.changes(),
+                Arc::downgrade(self),
+                stopped,
+            ));
         }
-        let (stop, stopped) = oneshot::channel();
-        inner.stop = Some(stop);
-        drop(inner);
-        tokio::spawn(forward(
-            engine.clone(),
-            engine.changes(),
-            Arc::downgrade(self),
-            stopped,
-        ));
         Ok(())
     }
 
     pub fn unsubscribe(&self, uri: &str) {
-        if let Ok(mut inner) = self.inner.lock() {
-            inner.uris.remove(uri);
-        }
+        self.legacy.remove(uri);
     }
 
     /// Start following changes for a `subscriptions/listen` about to be served.
     pub fn prepare_listen(&self, engine: &Engine) {
-        if let Ok(mut inner) = self.inner.lock() {
-            inner.listen_from = Some(engine.changes());
+        if let Ok(mut listen_from) = self.listen_from.lock() {
+            *listen_from = Some(engine.changes());
         }
     }
 
     /// Serve one `subscriptions/listen` stream until the client cancels it.
     pub async fn listen(&self, engine: &Arc<Engine>, context: SubscriptionContext) {
-        let uris: Vec<String> = context
-            .accepted()
-            .resource_subscriptions
-            .clone()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|uri| resources::check_subscribable(uri).is_ok())
-            .collect();
+        let uris =
+            subscribe::listened_uris(&context, |uri| resources::check_subscribable(uri).is_ok());
         let prepared = self
-            .inner
+            .listen_from
             .lock()
             .ok()
-            .and_then(|mut inner| inner.listen_from.take());
+            .and_then(|mut listen_from| listen_from.take());
         if uris.is_empty() {
             context.cancelled().await;
             return;
@@ -130,14 +93,8 @@ impl Session {
             tokio::select! {
                 _ = context.cancelled() => return,
                 changed = settled(engine, &mut changes) => {
-                    if !changed {
+                    if !changed || !subscribe::notify_listener(&context, &uris).await {
                         return;
-                    }
-                    for uri in &uris {
-                        if let Err(err) = context.sink().notify_resource_updated(uri.clone()).await {
-                            tracing::debug!(%err, "could not send a resource update");
-                            return;
-                        }
                     }
                 }
             }
@@ -176,14 +133,11 @@ async fn forward(
                 }
             }
         }
-        let Some((uris, peer)) = session.upgrade().and_then(|s| s.targets()) else {
+        let Some(session) = session.upgrade() else {
             break;
         };
-        for uri in uris {
-            let param = ResourceUpdatedNotificationParam::new(uri);
-            if let Err(err) = peer.notify_resource_updated(param).await {
-                tracing::debug!(%err, "could not send a resource update");
-            }
+        if !session.legacy.notify().await {
+            break;
         }
     }
     tracing::debug!("subscription forwarding ended");

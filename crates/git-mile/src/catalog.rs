@@ -512,7 +512,7 @@ impl Catalog {
                     Ok(events) => replay(r.kind, &r.id, events)
                         .map(Arc::new)
                         .ok_or_else(|| Arc::from("its history holds no creation event")),
-                    Err(err) => Err(Arc::from(crate::errors::excerpt(&err.to_string()))),
+                    Err(err) => Err(Arc::from(crate::quote::excerpt(&err.to_string()))),
                 };
                 if let Err(why) = &folded {
                     tracing::warn!(kind = r.kind.as_str(), id = %r.id, %why, "unreadable ref; left out");
@@ -529,7 +529,7 @@ impl Catalog {
         let file: CacheFile = match serde_json::from_slice(&bytes) {
             Ok(file) => file,
             Err(err) => {
-                let err = crate::errors::excerpt(&err.to_string());
+                let err = crate::quote::excerpt(&err.to_string());
                 tracing::warn!(path = %self.cache_path.display(), %err, "cache unreadable; rebuilding");
                 return HashMap::new();
             }
@@ -549,7 +549,7 @@ impl Catalog {
                 }
                 let folded = match (entry.entity, entry.unreadable) {
                     (Some(entity), _) => Ok(Arc::new(entity)),
-                    (None, Some(why)) => Err(Arc::from(crate::errors::excerpt(&why))),
+                    (None, Some(why)) => Err(Arc::from(crate::quote::excerpt(&why))),
                     // Neither: not a cache this version wrote; read the ref again.
                     (None, None) => return None,
                 };

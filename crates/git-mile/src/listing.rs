@@ -60,7 +60,7 @@ impl Plan {
             None => DEFAULT_LIMIT,
             Some(n) => whole_number(n)
                 .filter(|l| (1..=MAX_LIMIT).contains(l))
-                .ok_or_else(|| ListError::Limit(crate::errors::excerpt(&n.to_string())))?,
+                .ok_or_else(|| ListError::Limit(crate::quote::excerpt(&n.to_string())))?,
         };
         let raw_filter = request.filter.as_deref().unwrap_or("");
         let filter_text = raw_filter.trim();

@@ -21,11 +21,11 @@ pub const MAX_LABELS: usize = 100;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpError {
-    #[error("{what} `{}` not found", crate::errors::excerpt(.id))]
+    #[error("{what} `{}` not found", crate::quote::excerpt(.id))]
     NotFound { what: &'static str, id: String },
     #[error(
         "`{}` matches several entities ({}); give more characters",
-        crate::errors::excerpt(.id),
+        crate::quote::excerpt(.id),
         .candidates.join(", ")
     )]
     Ambiguous { id: String, candidates: Vec<String> },
@@ -189,7 +189,7 @@ fn check_label(label: &str) -> OpResult<String> {
     if label.is_empty() || label.chars().count() > 100 || label.contains(breaks_a_line) {
         return Err(OpError::Invalid(format!(
             "invalid label `{}`: labels are 1 to 100 characters on one line",
-            crate::errors::excerpt(label)
+            crate::quote::excerpt(label)
         )));
     }
     Ok(label.to_string())

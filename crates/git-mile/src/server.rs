@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
@@ -14,7 +15,6 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ErrorData, model::JsonObject};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -25,6 +25,8 @@ use crate::errors;
 use crate::listing::{self, ListRequest, MAX_LIMIT};
 use crate::model::Kind;
 use crate::query::cursor::cursor_key;
+use crate::quote;
+use crate::schema::{entity_schema, output_schema, schema};
 use crate::views::{EntityView, ListResponse};
 use crate::writes::{self, COMMENT, CREATE, UPDATE};
 
@@ -254,7 +256,7 @@ fn decode<T: serde::de::DeserializeOwned>(tool: &str, args: Value) -> Result<T, 
     T::deserialize(&args).map_err(|err| {
         let mut sent = Vec::new();
         texts(&args, &mut sent);
-        let message = errors::quoting_excerpts(&err.to_string(), sent);
+        let message = quote::quoting_excerpts(&err.to_string(), sent);
         Failure::Decode(format!("invalid arguments for {tool}: {message}"))
     })
 }
@@ -274,22 +276,6 @@ fn texts<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
     }
 }
 
-/// A JSON Schema as rmcp holds it (anything but an object becomes `{}`).
-pub(crate) fn schema(value: Value) -> Arc<JsonObject> {
-    match value {
-        Value::Object(map) => Arc::new(map),
-        _ => Arc::new(JsonObject::new()),
-    }
-}
-
-pub(crate) fn entity_schema() -> Value {
-    json!({
-        "type": "string",
-        "enum": ["issue", "milestone"],
-        "description": "Which kind of entity."
-    })
-}
-
 /// Every tool, the two reads first, built once: their schemas do not change while the
 /// server runs.
 pub fn tools() -> &'static [Tool] {
@@ -301,14 +287,46 @@ pub fn tools() -> &'static [Tool] {
     &TOOLS
 }
 
-/// The tools a server offers: the two reads alone when it is read-only.
-pub fn offered(read_only: bool) -> &'static [Tool] {
-    let all = tools();
-    if read_only { &all[..2] } else { all }
+/// What a tool does to the repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
 }
 
-fn is_write(name: &str) -> bool {
-    matches!(name, CREATE | UPDATE | COMMENT)
+/// Every tool, tagged once as a read or a write: `--read-only` offers and serves the reads
+/// alone ([`offers`]), in tools/list and in calls alike.
+pub const ACCESS: [(&str, Access); 5] = [
+    (LIST, Access::Read),
+    (SHOW, Access::Read),
+    (CREATE, Access::Write),
+    (UPDATE, Access::Write),
+    (COMMENT, Access::Write),
+];
+
+/// The access of the tool `name`, `None` for a name that is no tool.
+pub fn access(name: &str) -> Option<Access> {
+    ACCESS
+        .iter()
+        .find(|(tool, _)| *tool == name)
+        .map(|(_, access)| *access)
+}
+
+/// Whether a server offers the tool `name`: a read always, a write unless it is read-only.
+pub fn offers(name: &str, read_only: bool) -> bool {
+    match access(name) {
+        Some(Access::Read) => true,
+        Some(Access::Write) => !read_only,
+        None => false,
+    }
+}
+
+/// The tools a server offers, in the order of [`tools`]: the reads alone when it is
+/// read-only.
+pub fn offered(read_only: bool) -> impl Iterator<Item = &'static Tool> {
+    tools()
+        .iter()
+        .filter(move |tool| offers(&tool.name, read_only))
 }
 
 fn build_tools() -> Vec<Tool> {
@@ -380,17 +398,6 @@ fn build_tools() -> Vec<Tool> {
     vec![list, show]
 }
 
-/// The `outputSchema` of a tool whose answer is `T`, with root `type: object` as MCP requires
-/// (a schema of alternatives has none of its own).
-pub(crate) fn output_schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {
-    let mut value = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
-    mcp_common::envelope::strip_numeric_formats(&mut value);
-    if let Value::Object(map) = &mut value {
-        map.entry("type").or_insert_with(|| json!("object"));
-    }
-    schema(value)
-}
-
 impl ServerHandler for GitMileServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -411,13 +418,12 @@ impl ServerHandler for GitMileServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(
-            offered(self.shared.read_only).to_vec(),
+            offered(self.shared.read_only).cloned().collect(),
         ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         offered(self.shared.read_only)
-            .iter()
             .find(|t| t.name == name)
             .cloned()
     }
@@ -430,34 +436,31 @@ impl ServerHandler for GitMileServer {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let name = request.name.as_ref();
         let read_only = self.shared.read_only;
+        let access = access(name);
+        if access == Some(Access::Write) && read_only {
+            return Err(no_such_tool(
+                "this server is read-only (--read-only)",
+                read_only,
+            ));
+        }
         let outcome = match name {
             LIST => self.list(args).await,
             SHOW => self.show(args).await,
-            CREATE if !read_only => {
+            CREATE => {
                 self.write(CREATE, args, writes::check_create, writes::create)
                     .await
             }
-            UPDATE if !read_only => {
+            UPDATE => {
                 self.write(UPDATE, args, writes::check_update, writes::update)
                     .await
             }
-            COMMENT if !read_only => {
+            COMMENT => {
                 self.write(COMMENT, args, writes::check_comment, writes::comment)
                     .await
             }
             other => {
-                let offered: Vec<&str> =
-                    offered(read_only).iter().map(|t| t.name.as_ref()).collect();
-                let why = if is_write(other) {
-                    "this server is read-only (--read-only)".to_string()
-                } else {
-                    format!("unknown tool `{}`", errors::excerpt(other))
-                };
-                return Err(ErrorData::new(
-                    ErrorCode::METHOD_NOT_FOUND,
-                    format!("{why}: the tools are {}", offered.join(", ")),
-                    None,
-                ));
+                let why = format!("unknown tool `{}`", quote::excerpt(other));
+                return Err(no_such_tool(&why, read_only));
             }
         };
         match outcome {
@@ -471,7 +474,9 @@ impl ServerHandler for GitMileServer {
                 }
                 Err(err.to_json_rpc())
             }
-            Err(Failure::Tool(err)) if is_write(name) => Ok(write_error_result(&err).into()),
+            Err(Failure::Tool(err)) if access == Some(Access::Write) => {
+                Ok(write_error_result(&err).into())
+            }
             Err(Failure::Tool(err)) => Ok(error_result(&err).into()),
         }
     }
@@ -530,12 +535,22 @@ impl ServerHandler for GitMileServer {
     }
 }
 
+/// A call of a tool this server does not offer (`-32601`): `why`, and the tools it offers.
+fn no_such_tool(why: &str, read_only: bool) -> ErrorData {
+    let offered: Vec<&str> = offered(read_only).map(|t| t.name.as_ref()).collect();
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("{why}: the tools are {}", offered.join(", ")),
+        None,
+    )
+}
+
 fn unknown_method(method: &str) -> ErrorData {
     ErrorData::new(
         ErrorCode::METHOD_NOT_FOUND,
         format!(
             "unknown method `{}`: this server offers tools/list, tools/call ({LIST}, {SHOW}, and unless read-only {CREATE}, {UPDATE}, {COMMENT}), ping and shutdown",
-            errors::excerpt(method)
+            quote::excerpt(method)
         ),
         None,
     )
@@ -553,4 +568,34 @@ fn expected_params(method: &str) -> Option<&'static str> {
         "ping" => "nothing or an object",
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_is_tagged_as_its_annotations_say() {
+        let names: Vec<&str> = tools().iter().map(|t| t.name.as_ref()).collect();
+        let tagged: Vec<&str> = ACCESS.iter().map(|(name, _)| *name).collect();
+        assert_eq!(names, tagged);
+        for tool in tools() {
+            let read_only_hint = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
+            assert_eq!(
+                read_only_hint,
+                Some(access(&tool.name) == Some(Access::Read)),
+                "{}",
+                tool.name
+            );
+        }
+    }
+
+    #[test]
+    fn read_only_offers_the_reads_alone() {
+        let names =
+            |read_only| -> Vec<&str> { offered(read_only).map(|t| t.name.as_ref()).collect() };
+        assert_eq!(names(true), [LIST, SHOW]);
+        assert_eq!(names(false), [LIST, SHOW, CREATE, UPDATE, COMMENT]);
+        assert!(!offers("git_mile.other", false));
+    }
 }

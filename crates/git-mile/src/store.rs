@@ -140,8 +140,8 @@ fn retry_vanished<T>(
 /// which may be anything.
 fn reason<E: std::error::Error>(err: E) -> String {
     match git(err) {
-        StoreError::Git(message) => crate::errors::excerpt(&message),
-        other => crate::errors::excerpt(&other.to_string()),
+        StoreError::Git(message) => crate::quote::excerpt(&message),
+        other => crate::quote::excerpt(&other.to_string()),
     }
 }
 

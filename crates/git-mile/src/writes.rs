@@ -15,7 +15,8 @@ use crate::catalog::Catalog;
 use crate::errors;
 use crate::model::{Kind, Status};
 use crate::ops::{self, OpError, Update, Written};
-use crate::server::{entity_schema, output_schema, schema};
+use crate::quote;
+use crate::schema::{entity_schema, output_schema, schema};
 use crate::store::StoreError;
 use crate::views::EntityView;
 
@@ -232,7 +233,7 @@ pub fn check_update(args: UpdateArgs) -> Result<CheckedUpdate, ToolError> {
             "closed" => Ok(Status::Closed),
             other => Err(invalid(format!(
                 "unknown status `{}`: give \"open\" or \"closed\"",
-                errors::excerpt(other)
+                quote::excerpt(other)
             ))),
         })
         .transpose()?;

@@ -191,7 +191,7 @@ where
     let listener = bind(&config).await?;
     let local = listener.local_addr()?;
     announce(name, local, config.token.is_some());
-    serve_on(listener, &config, factory, crate::serve::termination()).await
+    serve_on(listener, &config, factory, crate::signal::termination()).await
 }
 
 /// Listen on the configured address.

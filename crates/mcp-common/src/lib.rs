@@ -12,6 +12,9 @@
 //!   factory over stdio or Streamable HTTP ([`http`]), with [`stdio`]'s optional `shutdown`.
 //! - [`edge`]: what every message must be before a handler sees it, over both transports.
 //! - [`connections`]: HTTP connections served with read deadlines and drained on stop.
+//! - [`signal`]: the termination signals that stop a server.
+//! - [`subscribe`]: resource subscriptions as a server accepts them, in both protocol
+//!   generations.
 
 pub mod connections;
 pub mod edge;
@@ -20,7 +23,9 @@ pub mod http;
 pub mod jsonrpc;
 pub mod params;
 pub mod serve;
+pub mod signal;
 pub mod stdio;
+pub mod subscribe;
 
 pub use envelope::{
     MarkdownReply, PagedReply, Reply, ToolResponse, WireResponse, output_schema,

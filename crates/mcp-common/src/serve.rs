@@ -10,6 +10,9 @@ use tracing_subscriber::{EnvFilter, fmt};
 
 use crate::http::{HttpConfig, StartError};
 
+/// Kept under its old path for the servers that call it from here.
+pub use crate::signal::termination;
+
 /// The log level for a `-v` count: 0 → WARN, 1 → INFO, 2 → DEBUG, 3 or more → TRACE.
 pub fn level_for_verbosity(verbosity: u8) -> tracing::Level {
     match verbosity {
@@ -136,29 +139,6 @@ async fn serve_stdio<H: ServerHandler>(handler: H, options: ServeOptions) -> any
     let reason = service.waiting().await?;
     tracing::info!(?reason, "client disconnected");
     Ok(())
-}
-
-/// Resolves on SIGINT or SIGTERM (Ctrl-C elsewhere).
-pub async fn termination() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 /// Write a startup failure for the person who started the server: `name: message`.

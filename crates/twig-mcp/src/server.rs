@@ -2,6 +2,7 @@
 
 use std::{collections::HashSet, sync::Arc};
 
+use mcp_common::subscribe::{self, SessionSubscriptions};
 use mcp_common::{PagedReply, Parameters, Reply, output_schema, paged_output_schema};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
@@ -14,7 +15,7 @@ use rmcp::{
 use crate::{
     context::ServerContext,
     prompts, resources,
-    subscriptions::{LegacySession, Subscriptions},
+    subscriptions::Subscriptions,
     tools::{github, jira, local},
     types::*,
 };
@@ -43,7 +44,7 @@ pub struct TwigMcpServer {
     /// The file watcher and its stream of changes: one per process.
     subscriptions: Arc<Subscriptions>,
     /// This session's `resources/subscribe` subscriptions and peer.
-    legacy: Arc<LegacySession>,
+    legacy: Arc<SessionSubscriptions>,
     tool_router: Arc<ToolRouter<Self>>,
 }
 
@@ -53,7 +54,7 @@ impl TwigMcpServer {
     /// stdio and once per session (or stateless request) over HTTP.
     pub fn session(&self) -> Self {
         Self {
-            legacy: Arc::new(LegacySession::new()),
+            legacy: Arc::new(SessionSubscriptions::new()),
             ..self.clone()
         }
     }
@@ -76,7 +77,7 @@ impl TwigMcpServer {
             subscriptions: Arc::new(Subscriptions::new(ctx.clone())),
             ctx,
             disabled: Arc::new(disabled),
-            legacy: Arc::new(LegacySession::new()),
+            legacy: Arc::new(SessionSubscriptions::new()),
             tool_router: Arc::new(tool_router),
         }
     }
@@ -376,20 +377,12 @@ impl ServerHandler for TwigMcpServer {
         if !self.enabled(Feature::Resources) {
             return None;
         }
-        let mut accepted = SubscriptionFilter::new();
-        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
-            uris.iter()
-                .filter(|uri| resources::check_subscribable(uri).is_ok())
-                .cloned()
-                .collect::<Vec<_>>()
-        });
+        let accepted =
+            subscribe::accepted_filter(requested, |uri| resources::check_subscribable(uri).is_ok());
         // The SDK acknowledges the subscription before `listen` runs: start watching now, so
         // that a change right after the acknowledgment is not missed (file events are
         // debounced before they are announced, which covers the start of `listen`).
-        if accepted
-            .resource_subscriptions
-            .as_ref()
-            .is_some_and(|uris| !uris.is_empty())
+        if subscribe::has_resources(&accepted)
             && let Err(err) = self.subscriptions.ensure_watcher()
         {
             tracing::warn!(%err, "cannot watch for resource changes");

@@ -9,20 +9,19 @@
 //!
 //! One [`Subscriptions`] (the watcher and the stream of changes) serves the whole process;
 //! each client session (one over stdio, any number over HTTP) keeps its own legacy
-//! subscriptions in a [`LegacySession`] and is told through its own peer, as each `listen`
+//! subscriptions in a [`SessionSubscriptions`] and is told through its own peer, as each `listen`
 //! stream is through its own sink.
 
 use std::{
-    collections::BTreeSet,
     path::{Path, PathBuf},
-    sync::{Arc, Mutex, Weak},
+    sync::{Arc, Mutex},
     time::Duration,
 };
 
+use mcp_common::subscribe::{self, SessionSubscriptions};
 use notify::{EventKind, RecursiveMode, Watcher};
 use rmcp::{
     RoleServer,
-    model::ResourceUpdatedNotificationParam,
     service::{Peer, SubscriptionContext},
 };
 use tokio::sync::{broadcast, mpsc};
@@ -40,39 +39,6 @@ enum Signal {
 #[derive(Default)]
 struct Inner {
     watcher: Option<notify::RecommendedWatcher>,
-}
-
-/// The legacy (`resources/subscribe`) subscriptions of one client session.
-#[derive(Default)]
-pub struct LegacySession {
-    inner: Mutex<LegacyInner>,
-}
-
-#[derive(Default)]
-struct LegacyInner {
-    uris: BTreeSet<String>,
-    peer: Option<Peer<RoleServer>>,
-    /// The task that forwards changes to this session runs.
-    forwarding: bool,
-}
-
-impl LegacySession {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// What to tell and whom; `None` once the session's client is gone.
-    fn targets(&self) -> Option<(Vec<String>, Option<Peer<RoleServer>>)> {
-        let inner = self.inner.lock().ok()?;
-        if inner
-            .peer
-            .as_ref()
-            .is_some_and(|peer| peer.is_transport_closed())
-        {
-            return None;
-        }
-        Some((inner.uris.iter().cloned().collect(), inner.peer.clone()))
-    }
 }
 
 pub struct Subscriptions {
@@ -180,38 +146,31 @@ impl Subscriptions {
     /// ends when the session is dropped or its client is gone.
     pub fn subscribe_legacy(
         &self,
-        session: &Arc<LegacySession>,
+        session: &Arc<SessionSubscriptions>,
         uri: String,
         peer: Peer<RoleServer>,
     ) -> Result<(), String> {
         self.ensure_watcher()?;
-        let mut inner = session
-            .inner
-            .lock()
-            .map_err(|_| "subscription state is poisoned".to_string())?;
-        inner.uris.insert(uri);
-        inner.peer = Some(peer);
-        if inner.forwarding {
+        let Some(mut stopped) = session.accept(uri, peer)? else {
             return Ok(());
-        }
-        inner.forwarding = true;
+        };
         let mut changes = self.changes.subscribe();
-        let session: Weak<LegacySession> = Arc::downgrade(session);
+        let session = Arc::downgrade(session);
         tokio::spawn(async move {
             loop {
-                match changes.recv().await {
-                    Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(broadcast::error::RecvError::Closed) => break,
+                tokio::select! {
+                    _ = &mut stopped => break,
+                    received = changes.recv() => {
+                        if matches!(received, Err(broadcast::error::RecvError::Closed)) {
+                            break;
+                        }
+                    }
                 }
-                let Some((uris, peer)) = session.upgrade().and_then(|s| s.targets()) else {
+                let Some(session) = session.upgrade() else {
                     break;
                 };
-                let Some(peer) = peer else { continue };
-                for uri in uris {
-                    let param = ResourceUpdatedNotificationParam::new(uri);
-                    if let Err(err) = peer.notify_resource_updated(param).await {
-                        tracing::debug!(%err, "could not send a resource update");
-                    }
+                if !session.notify().await {
+                    break;
                 }
             }
             tracing::debug!("legacy subscription forwarding ended");
@@ -219,22 +178,14 @@ impl Subscriptions {
         Ok(())
     }
 
-    pub fn unsubscribe_legacy(&self, session: &LegacySession, uri: &str) {
-        if let Ok(mut inner) = session.inner.lock() {
-            inner.uris.remove(uri);
-        }
+    pub fn unsubscribe_legacy(&self, session: &SessionSubscriptions, uri: &str) {
+        session.remove(uri);
     }
 
     /// Serve one `subscriptions/listen` stream until the client cancels it.
     pub async fn listen(&self, context: SubscriptionContext) -> Result<(), String> {
-        let uris: Vec<String> = context
-            .accepted()
-            .resource_subscriptions
-            .clone()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|uri| resources::check_subscribable(uri).is_ok())
-            .collect();
+        let uris =
+            subscribe::listened_uris(&context, |uri| resources::check_subscribable(uri).is_ok());
         if uris.is_empty() {
             context.cancelled().await;
             return Ok(());
@@ -245,14 +196,10 @@ impl Subscriptions {
             tokio::select! {
                 _ = context.cancelled() => return Ok(()),
                 received = changes.recv() => {
-                    if matches!(received, Err(broadcast::error::RecvError::Closed)) {
+                    if matches!(received, Err(broadcast::error::RecvError::Closed))
+                        || !subscribe::notify_listener(&context, &uris).await
+                    {
                         return Ok(());
-                    }
-                    for uri in &uris {
-                        if let Err(err) = context.sink().notify_resource_updated(uri.clone()).await {
-                            tracing::debug!(%err, "could not send a resource update");
-                            return Ok(());
-                        }
                     }
                 }
             }

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{Field, FieldType, Fields, Value};
-use crate::errors::excerpt;
+use crate::quote::excerpt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SortKey {

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mcp_common::ToolError;
+use mcp_common::{ToolError, clip};
 
 use crate::errors;
 use reqwest::StatusCode;
@@ -250,12 +250,7 @@ fn error_message(body: &[u8]) -> Option<String> {
 /// The first `max` characters of `text` (whitespace collapsed), with `…` when cut.
 fn excerpt(text: &str, max: usize) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if collapsed.chars().count() <= max {
-        return collapsed;
-    }
-    let mut cut: String = collapsed.chars().take(max).collect();
-    cut.push('…');
-    cut
+    clip(&collapsed, max)
 }
 
 /// Format Unix seconds as an RFC 3339 UTC timestamp, e.g. `2026-11-22T10:00:00Z`.

@@ -1,0 +1,36 @@
+//! The JSON Schemas of the tools' definitions, as rmcp holds them: what the reads
+//! ([`crate::server`]) and the writes ([`crate::writes`]) describe their arguments and
+//! answers with.
+
+use std::sync::Arc;
+
+use rmcp::model::JsonObject;
+use serde_json::{Value, json};
+
+/// A JSON Schema as rmcp holds it (anything but an object becomes `{}`).
+pub(crate) fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+/// The `entity` argument of every tool.
+pub(crate) fn entity_schema() -> Value {
+    json!({
+        "type": "string",
+        "enum": ["issue", "milestone"],
+        "description": "Which kind of entity."
+    })
+}
+
+/// The `outputSchema` of a tool whose answer is `T`, with root `type: object` as MCP requires
+/// (a schema of alternatives has none of its own).
+pub(crate) fn output_schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {
+    let mut value = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    mcp_common::envelope::strip_numeric_formats(&mut value);
+    if let Value::Object(map) = &mut value {
+        map.entry("type").or_insert_with(|| json!("object"));
+    }
+    schema(value)
+}
