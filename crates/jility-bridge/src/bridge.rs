@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use crate::client::{self, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
 use jility_core::errors;
-use jility_core::ops::{self, Operation, Verb};
+use jility_core::ops::{self, Operation, Touches as _, Verb};
 use jility_core::token::PlainToken;
 
 /// Most cached answers; beyond, the expired ones go, then all.
@@ -143,25 +143,33 @@ impl Bridge {
             }
             cache.generation
         };
-        let value = self.send(&request).await;
         if O::writes() {
-            // Whatever happened (an error may come after the write), drop what it touched.
-            let mut tickets: Vec<String> = Vec::new();
-            if let Ok(value) = &value {
-                ops::ticket_numbers(value, &mut tickets);
-            }
-            if let Some(body) = &request.body {
-                ops::ticket_numbers(body, &mut tickets);
-            }
-            for segment in request.path.split('/') {
-                if ops::is_ticket_number(segment) && !tickets.iter().any(|t| t == segment) {
-                    tickets.push(segment.to_string());
+            let output = match self.send(&request).await {
+                Ok(value) => O::decode(value),
+                Err(err) => Err(err),
+            };
+            // Drop what the write touched, as its answer declares; when it failed (an error
+            // may come after the write), what the request named.
+            let tickets = match &output {
+                Ok(output) => output.touched(),
+                Err(_) => {
+                    let mut named: Vec<String> = Vec::new();
+                    if let Some(body) = &request.body {
+                        ops::ticket_numbers(body, &mut named);
+                    }
+                    for segment in request.path.split('/') {
+                        if ops::is_ticket_number(segment) && !named.iter().any(|t| t == segment) {
+                            named.push(segment.to_string());
+                        }
+                    }
+                    named
                 }
-            }
+            };
             // A write that names no ticket number (by UUID) may have touched anything.
             self.cache().invalidate(&tickets);
+            return output;
         }
-        let value = value?;
+        let value = self.send(&request).await?;
         if let Some(key) = key {
             let mut cache = self.cache();
             if cache.generation == generation && self.following.load(Ordering::Acquire) {

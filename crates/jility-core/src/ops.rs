@@ -59,8 +59,8 @@ pub struct Request {
 pub trait Operation: Send + Sync + 'static {
     /// Its arguments (the tool's input schema).
     type Params: Serialize + DeserializeOwned + JsonSchema + Send + 'static;
-    /// Its answer as the tracker returns it.
-    type Output: Send + 'static;
+    /// Its answer as the tracker returns it; it says which tickets the operation touched.
+    type Output: Touches + Send + 'static;
 
     /// The MCP tool's name (also the operation's name in events and the OpenAPI document).
     const NAME: &'static str;
@@ -77,6 +77,10 @@ pub trait Operation: Send + Sync + 'static {
     const CREATES: bool = false;
     /// One line for the OpenAPI document.
     const SUMMARY: &'static str;
+    /// Whether its answer is a page (`Paged<…>`: a list tool).
+    const PAGED: bool = false;
+    /// Whether it is an MCP tool (every operation but the API's and the CLI's delete).
+    const TOOL: bool = true;
 
     fn run<S: Store>(
         t: &mut Tracker<S>,
@@ -289,8 +293,8 @@ pub fn request_of<O: Operation>(params: &O::Params) -> Result<Request, ToolError
     })
 }
 
-/// Every ticket number (`KEY-N`) an answer mentions: what a write touched, for events and
-/// the bridge's cache.
+/// Every ticket number (`KEY-N`) an answer mentions: what the bridge's cache indexes a
+/// cached read by.
 pub fn ticket_numbers(value: &Value, into: &mut Vec<String>) {
     const MOST: usize = 1_000;
     match value {
@@ -318,6 +322,113 @@ pub fn is_ticket_number(text: &str) -> bool {
         && !number.is_empty()
         && number.len() <= 18
         && number.chars().all(|c| c.is_ascii_digit())
+}
+
+// ---------------------------------------------------------------------------------------
+// What a write touched.
+
+/// The tickets (by number) an operation changed, as its answer names them: every server
+/// process's event stream reports them, and the bridge drops what it cached of them. A read
+/// touches none. Named here for each answer, so that a new answer type must say it.
+pub trait Touches {
+    fn touched(&self) -> Vec<String>;
+}
+
+/// The numbers of `numbers`, each once, in order.
+fn each_once<'a>(numbers: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for number in numbers {
+        if !all.contains(number) {
+            all.push(number.clone());
+        }
+    }
+    all
+}
+
+/// A ticket and the tickets its row links to.
+fn ticket_and_links(t: &crate::model::Ticket) -> Vec<&String> {
+    [Some(&t.number), t.parent.as_ref(), t.epic.as_ref()]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+macro_rules! touches_nothing {
+    ($($ty:ty),*) => {
+        $(impl Touches for $ty {
+            fn touched(&self) -> Vec<String> {
+                Vec::new()
+            }
+        })*
+    };
+}
+touches_nothing!(
+    tracker::TicketDetail,
+    tracker::DependencyGraph,
+    tracker::History
+);
+
+impl<T> Touches for Paged<T> {
+    fn touched(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+impl Touches for tracker::Created {
+    fn touched(&self) -> Vec<String> {
+        each_once(ticket_and_links(&self.ticket))
+    }
+}
+
+impl Touches for tracker::BatchCreated {
+    fn touched(&self) -> Vec<String> {
+        each_once(
+            self.tickets
+                .iter()
+                .flat_map(|t| std::iter::once(&t.number).chain(&t.depends_on))
+                .chain(self.parent.as_ref().map(|p| &p.number)),
+        )
+    }
+}
+
+impl Touches for tracker::Claimed {
+    fn touched(&self) -> Vec<String> {
+        vec![self.ticket.number.clone()]
+    }
+}
+
+macro_rules! touches_its_number {
+    ($($ty:ty),*) => {
+        $(impl Touches for $ty {
+            fn touched(&self) -> Vec<String> {
+                vec![self.number.clone()]
+            }
+        })*
+    };
+}
+touches_its_number!(
+    tracker::DescriptionUpdated,
+    tracker::StatusUpdated,
+    tracker::CommentAdded,
+    tracker::Assigned,
+    tracker::CommitLinked,
+    tracker::Deleted
+);
+
+impl Touches for tracker::DependencyAdded {
+    fn touched(&self) -> Vec<String> {
+        each_once(
+            [&self.ticket.number, &self.depends_on.number]
+                .into_iter()
+                .chain(self.chain.iter().map(|t| &t.number)),
+        )
+    }
+}
+
+impl Touches for tracker::DependencyRemoved {
+    fn touched(&self) -> Vec<String> {
+        each_once([&self.ticket.number, &self.depends_on.number])
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -484,6 +595,7 @@ macro_rules! operation {
         $ty:ident: $params:ty => $output:ty, $name:literal, $audit:literal, $scope:ident,
         $verb:ident $path:literal, cache $cache:literal, $summary:literal,
         $(creates $creates:literal,)?
+        $(tool $tool:literal,)?
         $(query ($from:path, $rename:expr),)?
         $(paged $paged:ty,)?
         |$t:ident, $a:ident, $p:ident| $run:expr
@@ -502,6 +614,8 @@ macro_rules! operation {
             const CACHE_SECS: u64 = $cache;
             const SUMMARY: &'static str = $summary;
             $(const CREATES: bool = $creates;)?
+            $(const TOOL: bool = $tool;)?
+            $(const PAGED: bool = operation!(@paged $paged);)?
 
             #[allow(unused_variables)]
             fn run<S: Store>(
@@ -531,189 +645,210 @@ macro_rules! operation {
             )?
         }
     };
+    (@paged $paged:ty) => { true };
     (@encode $out:ident) => { plain_encode($out) };
     (@encode $out:ident, $paged:ty) => { paged_encode($out) };
     (@decode $value:ident, $name:literal) => { plain_decode($name, $value) };
     (@decode $value:ident, $name:literal, $paged:ty) => { paged_decode($name, $value) };
 }
 
-operation!(
-    CreateTicket: params::CreateTicket => tracker::Created, "jility_create_ticket",
-    "tickets.create", TicketsWrite, Post "/tickets", cache 0,
-    "Create a ticket", creates true,
-    |t, a, p| t.create_ticket(a, p)
-);
-operation!(
-    CreateBatch: params::CreateBatch => tracker::BatchCreated, "jility_create_tickets_batch",
-    "tickets.create_batch", TicketsWrite, Post "/tickets/batch", cache 0,
-    "Create several tickets, all or none", creates true,
-    |t, a, p| t.create_batch(a, p)
-);
-operation!(
-    GetTicket: params::TicketId => tracker::TicketDetail, "jility_get_ticket",
-    "tickets.get", TicketsRead, Get "/tickets/{ticket_id}", cache 30,
-    "A ticket with its comments, dependencies, commits and recent changes",
-    |t, a, p| t.get_ticket(&p.ticket_id)
-);
-operation!(
-    ListTickets: params::ListTickets => Paged<tracker::TicketPage>, "jility_list_tickets",
-    "tickets.list", TicketsRead, Get "/tickets", cache 10,
-    "One page of tickets, filtered, grouped by status",
-    query (list_query, &[("labels", "label")]),
-    paged tracker::TicketPage,
-    |t, a, p| t.list(&p)
-);
-operation!(
-    ClaimTicket: params::ClaimTicket => tracker::Claimed, "jility_claim_ticket",
-    "tickets.claim", TicketsWrite, Post "/tickets/{ticket_id}/claim", cache 0,
-    "Claim a ticket: assign it to the caller and start it",
-    |t, a, p| t.claim(a, p)
-);
-operation!(
-    UpdateDescription: params::UpdateDescription => tracker::DescriptionUpdated,
-    "jility_update_description", "tickets.update_description", TicketsWrite,
-    Post "/tickets/{ticket_id}/description", cache 0,
-    "Edit a ticket's description precisely (a new version)",
-    |t, a, p| t.update_description(a, p)
-);
-operation!(
-    UpdateStatus: params::UpdateStatus => tracker::StatusUpdated, "jility_update_status",
-    "tickets.update_status", TicketsWrite, Post "/tickets/{ticket_id}/status", cache 0,
-    "Move a ticket through the workflow",
-    |t, a, p| t.update_status(a, p)
-);
-operation!(
-    AddComment: params::AddComment => tracker::CommentAdded, "jility_add_comment",
-    "tickets.comment", CommentsWrite, Post "/tickets/{ticket_id}/comments", cache 0,
-    "Comment on a ticket", creates true,
-    |t, a, p| t.add_comment(a, p)
-);
-operation!(
-    AssignTicket: params::AssignTicket => tracker::Assigned, "jility_assign_ticket",
-    "tickets.assign", TicketsWrite, Post "/tickets/{ticket_id}/assign", cache 0,
-    "Assign, reassign or unassign a ticket",
-    |t, a, p| t.assign(a, p)
-);
-operation!(
-    LinkCommit: params::LinkCommit => tracker::CommitLinked, "jility_link_commit",
-    "tickets.link_commit", TicketsWrite, Post "/tickets/{ticket_id}/commits", cache 0,
-    "Link a git commit to a ticket", creates true,
-    |t, a, p| t.link_commit(a, p)
-);
-operation!(
-    AddDependency: params::Dependency => tracker::DependencyAdded, "jility_add_dependency",
-    "tickets.add_dependency", TicketsWrite, Post "/tickets/{ticket_id}/dependencies", cache 0,
-    "Make a ticket depend on another", creates true,
-    |t, a, p| t.add_dependency(a, p)
-);
-operation!(
-    RemoveDependency: params::Dependency => tracker::DependencyRemoved,
-    "jility_remove_dependency", "tickets.remove_dependency", TicketsWrite,
-    Delete "/tickets/{ticket_id}/dependencies/{depends_on}", cache 0,
-    "Remove a dependency",
-    |t, a, p| t.remove_dependency(a, p)
-);
-operation!(
-    DependencyGraph: params::TicketId => tracker::DependencyGraph,
-    "jility_get_dependency_graph", "tickets.graph", TicketsRead,
-    Get "/tickets/{ticket_id}/graph", cache 30,
-    "What blocks a ticket and what it blocks, transitively",
-    |t, a, p| t.dependency_graph(&p.ticket_id)
-);
-operation!(
-    ListTemplates: params::ListTemplates => Paged<tracker::TemplateList>,
-    "jility_list_templates", "templates.list", TicketsRead, Get "/templates", cache 60,
-    "One page of ticket templates",
-    query (page_query, &[]),
-    paged tracker::TemplateList,
-    |t, a, p| t.templates(&p)
-);
-operation!(
-    CreateFromTemplate: params::FromTemplate => tracker::Created,
-    "jility_create_from_template", "tickets.create_from_template", TicketsWrite,
-    Post "/templates/{template}/tickets", cache 0,
-    "Create a ticket from a template", creates true,
-    |t, a, p| t.create_from_template(a, p)
-);
-operation!(
-    SearchTickets: params::SearchTickets => Paged<tracker::SearchResults>,
-    "jility_search_tickets", "tickets.search", TicketsRead, Get "/search", cache 60,
-    "Full-text search, best matches first, with snippets",
-    query (search_query, &[("query", "q")]),
-    paged tracker::SearchResults,
-    |t, a, p| t.search(&p)
-);
-operation!(
-    History: params::TicketId => tracker::History, "jility_get_ticket_history",
-    "tickets.history", TicketsRead, Get "/tickets/{ticket_id}/history", cache 30,
-    "Every version of a ticket's description, with diffs",
-    |t, a, p| t.history(&p.ticket_id)
-);
-operation!(
-    RevertDescription: params::RevertDescription => tracker::DescriptionUpdated,
-    "jility_revert_description", "tickets.revert_description", TicketsWrite,
-    Post "/tickets/{ticket_id}/revert", cache 0,
-    "Restore an earlier version of a description (as a new version)",
-    |t, a, p| t.revert_description(a, p)
-);
-operation!(
-    /// Not an MCP tool (the API's and the CLI's): soft-delete a ticket.
-    DeleteTicket: params::TicketId => tracker::Deleted, "delete_ticket",
-    "tickets.delete", TicketsDelete, Delete "/tickets/{ticket_id}", cache 0,
-    "Delete a ticket (soft: it leaves every view, its rows stay)",
-    |t, a, p| t.delete(a, &p.ticket_id)
-);
-
-/// Calls `$m!(Type)` for every operation (the MCP tools' eighteen, then delete).
-#[macro_export]
-macro_rules! for_each_operation {
-    ($m:ident) => {
-        $m!(CreateTicket);
-        $m!(CreateBatch);
-        $m!(GetTicket);
-        $m!(ListTickets);
-        $m!(ClaimTicket);
-        $m!(UpdateDescription);
-        $m!(UpdateStatus);
-        $m!(AddComment);
-        $m!(AssignTicket);
-        $m!(LinkCommit);
-        $m!(AddDependency);
-        $m!(RemoveDependency);
-        $m!(DependencyGraph);
-        $m!(ListTemplates);
-        $m!(CreateFromTemplate);
-        $m!(SearchTickets);
-        $m!(History);
-        $m!(RevertDescription);
-        $m!(DeleteTicket);
+/// The table: every operation once. Each entry declares its type and its row (see
+/// [`operation!`]); [`for_each_operation!`](crate::for_each_operation) walks the entries in
+/// this order, so the REST routes, the OpenAPI document and the tools' lookup
+/// ([`describe_tool`]) can miss none.
+macro_rules! operations {
+    ($( $(#[$doc:meta])* $ty:ident { $($row:tt)* } )*) => {
+        $( operation!($(#[$doc])* $ty: $($row)*); )*
+        operations!(@list ($) $($ty)*);
+    };
+    (@list ($d:tt) $($ty:ident)*) => {
+        /// Calls `$m!(Type)` for every operation of the table (the MCP tools', then delete).
+        #[macro_export]
+        macro_rules! for_each_operation {
+            ($d m:ident) => { $( $d m!($ty); )* };
+        }
     };
 }
 
-/// What the table says of one operation, found by its tool's name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Described {
-    pub scope: Scope,
-    pub audit: &'static str,
-    pub writes: bool,
+operations! {
+    CreateTicket {
+        params::CreateTicket => tracker::Created, "jility_create_ticket",
+        "tickets.create", TicketsWrite, Post "/tickets", cache 0,
+        "Create a ticket", creates true,
+        |t, a, p| t.create_ticket(a, p)
+    }
+    CreateBatch {
+        params::CreateBatch => tracker::BatchCreated, "jility_create_tickets_batch",
+        "tickets.create_batch", TicketsWrite, Post "/tickets/batch", cache 0,
+        "Create several tickets, all or none", creates true,
+        |t, a, p| t.create_batch(a, p)
+    }
+    GetTicket {
+        params::TicketId => tracker::TicketDetail, "jility_get_ticket",
+        "tickets.get", TicketsRead, Get "/tickets/{ticket_id}", cache 30,
+        "A ticket with its comments, dependencies, commits and recent changes",
+        |t, a, p| t.get_ticket(&p.ticket_id)
+    }
+    ListTickets {
+        params::ListTickets => Paged<tracker::TicketPage>, "jility_list_tickets",
+        "tickets.list", TicketsRead, Get "/tickets", cache 10,
+        "One page of tickets, filtered, grouped by status",
+        query (list_query, &[("labels", "label")]),
+        paged tracker::TicketPage,
+        |t, a, p| t.list(&p)
+    }
+    ClaimTicket {
+        params::ClaimTicket => tracker::Claimed, "jility_claim_ticket",
+        "tickets.claim", TicketsWrite, Post "/tickets/{ticket_id}/claim", cache 0,
+        "Claim a ticket: assign it to the caller and start it",
+        |t, a, p| t.claim(a, p)
+    }
+    UpdateDescription {
+        params::UpdateDescription => tracker::DescriptionUpdated,
+        "jility_update_description", "tickets.update_description", TicketsWrite,
+        Post "/tickets/{ticket_id}/description", cache 0,
+        "Edit a ticket's description precisely (a new version)",
+        |t, a, p| t.update_description(a, p)
+    }
+    UpdateStatus {
+        params::UpdateStatus => tracker::StatusUpdated, "jility_update_status",
+        "tickets.update_status", TicketsWrite, Post "/tickets/{ticket_id}/status", cache 0,
+        "Move a ticket through the workflow",
+        |t, a, p| t.update_status(a, p)
+    }
+    AddComment {
+        params::AddComment => tracker::CommentAdded, "jility_add_comment",
+        "tickets.comment", CommentsWrite, Post "/tickets/{ticket_id}/comments", cache 0,
+        "Comment on a ticket", creates true,
+        |t, a, p| t.add_comment(a, p)
+    }
+    AssignTicket {
+        params::AssignTicket => tracker::Assigned, "jility_assign_ticket",
+        "tickets.assign", TicketsWrite, Post "/tickets/{ticket_id}/assign", cache 0,
+        "Assign, reassign or unassign a ticket",
+        |t, a, p| t.assign(a, p)
+    }
+    LinkCommit {
+        params::LinkCommit => tracker::CommitLinked, "jility_link_commit",
+        "tickets.link_commit", TicketsWrite, Post "/tickets/{ticket_id}/commits", cache 0,
+        "Link a git commit to a ticket", creates true,
+        |t, a, p| t.link_commit(a, p)
+    }
+    AddDependency {
+        params::Dependency => tracker::DependencyAdded, "jility_add_dependency",
+        "tickets.add_dependency", TicketsWrite, Post "/tickets/{ticket_id}/dependencies", cache 0,
+        "Make a ticket depend on another", creates true,
+        |t, a, p| t.add_dependency(a, p)
+    }
+    RemoveDependency {
+        params::Dependency => tracker::DependencyRemoved,
+        "jility_remove_dependency", "tickets.remove_dependency", TicketsWrite,
+        Delete "/tickets/{ticket_id}/dependencies/{depends_on}", cache 0,
+        "Remove a dependency",
+        |t, a, p| t.remove_dependency(a, p)
+    }
+    DependencyGraph {
+        params::TicketId => tracker::DependencyGraph,
+        "jility_get_dependency_graph", "tickets.graph", TicketsRead,
+        Get "/tickets/{ticket_id}/graph", cache 30,
+        "What blocks a ticket and what it blocks, transitively",
+        |t, a, p| t.dependency_graph(&p.ticket_id)
+    }
+    ListTemplates {
+        params::ListTemplates => Paged<tracker::TemplateList>,
+        "jility_list_templates", "templates.list", TicketsRead, Get "/templates", cache 60,
+        "One page of ticket templates",
+        query (page_query, &[]),
+        paged tracker::TemplateList,
+        |t, a, p| t.templates(&p)
+    }
+    CreateFromTemplate {
+        params::FromTemplate => tracker::Created,
+        "jility_create_from_template", "tickets.create_from_template", TicketsWrite,
+        Post "/templates/{template}/tickets", cache 0,
+        "Create a ticket from a template", creates true,
+        |t, a, p| t.create_from_template(a, p)
+    }
+    SearchTickets {
+        params::SearchTickets => Paged<tracker::SearchResults>,
+        "jility_search_tickets", "tickets.search", TicketsRead, Get "/search", cache 60,
+        "Full-text search, best matches first, with snippets",
+        query (search_query, &[("query", "q")]),
+        paged tracker::SearchResults,
+        |t, a, p| t.search(&p)
+    }
+    History {
+        params::TicketId => tracker::History, "jility_get_ticket_history",
+        "tickets.history", TicketsRead, Get "/tickets/{ticket_id}/history", cache 30,
+        "Every version of a ticket's description, with diffs",
+        |t, a, p| t.history(&p.ticket_id)
+    }
+    RevertDescription {
+        params::RevertDescription => tracker::DescriptionUpdated,
+        "jility_revert_description", "tickets.revert_description", TicketsWrite,
+        Post "/tickets/{ticket_id}/revert", cache 0,
+        "Restore an earlier version of a description (as a new version)",
+        |t, a, p| t.revert_description(a, p)
+    }
+    /// Not an MCP tool (the API's and the CLI's): soft-delete a ticket.
+    DeleteTicket {
+        params::TicketId => tracker::Deleted, "delete_ticket",
+        "tickets.delete", TicketsDelete, Delete "/tickets/{ticket_id}", cache 0,
+        "Delete a ticket (soft: it leaves every view, its rows stay)",
+        |t, a, p| t.delete(a, &p.ticket_id)
+    }
 }
 
-/// The operation whose MCP tool is `name`.
-pub fn describe_tool(name: &str) -> Option<Described> {
-    let mut found = None;
-    macro_rules! check {
-        ($op:ident) => {
-            if $op::NAME == name {
-                found = Some(Described {
-                    scope: $op::SCOPE,
-                    audit: $op::AUDIT,
-                    writes: $op::writes(),
-                });
-            }
-        };
+/// What the table says of one operation, without its types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Described {
+    /// The MCP tool's name.
+    pub name: &'static str,
+    pub scope: Scope,
+    pub audit: &'static str,
+    pub verb: Verb,
+    pub writes: bool,
+    /// Whether its answer is a page.
+    pub paged: bool,
+    /// Whether it is an MCP tool.
+    pub tool: bool,
+}
+
+impl Described {
+    fn of<O: Operation>() -> Self {
+        Self {
+            name: O::NAME,
+            scope: O::SCOPE,
+            audit: O::AUDIT,
+            verb: O::VERB,
+            writes: O::writes(),
+            paged: O::PAGED,
+            tool: O::TOOL,
+        }
     }
-    for_each_operation!(check);
-    found
+}
+
+/// Every operation of the table, in its order.
+pub fn table() -> &'static [Described] {
+    static TABLE: std::sync::LazyLock<Vec<Described>> = std::sync::LazyLock::new(|| {
+        let mut all = Vec::new();
+        macro_rules! describe {
+            ($op:ident) => {
+                all.push(Described::of::<$op>());
+            };
+        }
+        for_each_operation!(describe);
+        all
+    });
+    &TABLE
+}
+
+/// The operation whose MCP tool is `name` (none for an operation that is no tool).
+pub fn describe_tool(name: &str) -> Option<Described> {
+    table()
+        .iter()
+        .find(|op| op.tool && op.name == name)
+        .copied()
 }
 
 #[cfg(test)]
@@ -827,5 +962,15 @@ mod tests {
         assert_eq!(comment.audit, "tickets.comment");
         assert!(comment.writes);
         assert_eq!(describe_tool("nope"), None);
+        // Delete is the API's and the CLI's, not a tool.
+        assert_eq!(describe_tool("delete_ticket"), None);
+        assert_eq!(table().len(), 19);
+        assert_eq!(table().iter().filter(|op| op.tool).count(), 18);
+        assert!(
+            table()
+                .iter()
+                .all(|op| op.paged == op.name.starts_with("jility_list")
+                    || op.name == "jility_search_tickets")
+        );
     }
 }

@@ -4,10 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-const SERVERS: [&str; 4] = ["twig-mcp", "duvet", "jility", "git-mile"];
-
 /// The modules of each server crate that face the protocol and may import rmcp.
-const PROTOCOL_MODULES: [(&str, &[&str]); 4] = [
+const PROTOCOL_MODULES: [(&str, &[&str]); 8] = [
     (
         "twig-mcp",
         &[
@@ -19,6 +17,10 @@ const PROTOCOL_MODULES: [(&str, &[&str]); 4] = [
     ),
     ("duvet", &["server.rs", "resources.rs", "subscriptions.rs"]),
     ("jility", &["server.rs"]),
+    ("jility-core", &[]),
+    ("jility-sqlite", &[]),
+    ("jility-cloud", &[]),
+    ("jility-bridge", &[]),
     ("git-mile", &["server.rs", "writes.rs", "schema.rs"]),
 ];
 
@@ -50,27 +52,166 @@ fn dependencies(krate: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Each crate of the workspace and the crates of the workspace it may depend on (not
+/// counting dev-dependencies): the kit's light core under the kit, jility's layers under its
+/// binary, and no server under another.
+const LAYERS: [(&str, &[&str]); 11] = [
+    ("mcp-common-core", &[]),
+    ("mcp-common", &["mcp-common-core"]),
+    ("mcp-testkit", &["mcp-common"]),
+    ("twig-mcp", &["mcp-common"]),
+    ("duvet", &["mcp-common"]),
+    ("git-mile", &["mcp-common"]),
+    ("jility-core", &["mcp-common-core"]),
+    ("jility-sqlite", &["jility-core", "mcp-common-core"]),
+    ("jility-bridge", &["jility-core", "mcp-common-core"]),
+    ("jility-cloud", &["jility-core", "mcp-common"]),
+    (
+        "jility",
+        &[
+            "jility-bridge",
+            "jility-cloud",
+            "jility-core",
+            "jility-sqlite",
+            "mcp-common",
+        ],
+    ),
+];
+
 #[test]
 fn dependencies_point_one_way() {
-    let workspace: Vec<&str> = ["mcp-common", "mcp-testkit"]
-        .into_iter()
-        .chain(SERVERS)
+    let mut members: Vec<String> = std::fs::read_dir(crates_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| crates_dir().join(name).join("Cargo.toml").is_file())
         .collect();
-    let inner = |krate: &str| -> Vec<String> {
-        dependencies(krate)
+    members.sort();
+    let mut layered: Vec<String> = LAYERS.iter().map(|(k, _)| k.to_string()).collect();
+    layered.sort();
+    assert_eq!(members, layered, "every crate has its row in LAYERS");
+    for (krate, allowed) in LAYERS {
+        let mut inner: Vec<String> = dependencies(krate)
             .into_iter()
-            .filter(|d| workspace.contains(&d.as_str()))
-            .collect()
-    };
-    assert_eq!(inner("mcp-common"), Vec::<String>::new());
-    assert_eq!(inner("mcp-testkit"), vec!["mcp-common".to_string()]);
-    for server in SERVERS {
+            .filter(|d| members.contains(d))
+            .collect();
+        inner.sort();
         assert_eq!(
-            inner(server),
-            vec!["mcp-common".to_string()],
-            "{server} may depend on mcp-common only (mcp-testkit as a dev-dependency)"
+            inner, allowed,
+            "{krate} may depend on {allowed:?} only (mcp-testkit as a dev-dependency)"
         );
     }
+}
+
+/// The packages `krate` is built with (its normal dependencies, transitively), from Cargo.lock.
+fn built_with(krate: &str) -> std::collections::BTreeSet<String> {
+    let lock = std::fs::read_to_string(crates_dir().join("..").join("Cargo.lock")).unwrap();
+    let lock: toml::Table = lock.parse().unwrap();
+    let packages: std::collections::HashMap<String, Vec<String>> = lock["package"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let deps = p
+                .get("dependencies")
+                .and_then(|d| d.as_array())
+                .map(|d| {
+                    d.iter()
+                        // "name version" when the lock holds several versions of a name.
+                        .map(|d| d.as_str().unwrap().split(' ').next().unwrap().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            (p["name"].as_str().unwrap().to_string(), deps)
+        })
+        .collect();
+    // Cargo.lock lists dev-dependencies too: start from the manifest's normal ones.
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo = dependencies(krate);
+    while let Some(name) = todo.pop() {
+        let name = name.replace('_', "-");
+        let name = if packages.contains_key(&name) {
+            name
+        } else {
+            name.replace('-', "_")
+        };
+        if seen.insert(name.clone()) {
+            todo.extend(packages.get(&name).cloned().unwrap_or_default());
+        }
+    }
+    seen
+}
+
+/// jility's domain and local store are built without a database server's client, an HTTP
+/// stack or MCP: "only the store differs between local and cloud mode" is then the
+/// compiler's to keep, and a local-only build leaves those out.
+#[test]
+fn jility_domain_builds_without_transports() {
+    let forbidden = [
+        "axum",
+        "hyper",
+        "postgres",
+        "r2d2",
+        "reqwest",
+        "rusqlite",
+        "rmcp",
+        "tokio-rustls",
+    ];
+    for (krate, also_allowed) in [
+        ("jility-core", &[][..]),
+        ("jility-sqlite", &["rusqlite"][..]),
+        ("mcp-common-core", &[][..]),
+    ] {
+        // The walk does reach what a crate is built with.
+        assert!(built_with("jility-cloud").contains("postgres"));
+        assert!(built_with("jility-sqlite").contains("rusqlite"));
+        let built = built_with(krate);
+        assert!(built.contains("serde"), "{krate}: the lock was read");
+        for name in forbidden {
+            assert!(
+                also_allowed.contains(&name) || !built.contains(name),
+                "{krate} is built with {name}"
+            );
+        }
+    }
+}
+
+/// jility's composition root: only `app.rs` names both the MCP adapter and a backend; the
+/// adapter (`server.rs`) names none of the backends' crates.
+#[test]
+fn only_the_root_wires_the_adapter_to_backends() {
+    let src = crates_dir().join("jility").join("src");
+    let backends = [
+        "jility_cloud",
+        "jility_bridge",
+        "jility_sqlite",
+        "Service::new",
+    ];
+    let adapter = ["crate::server", "JilityServer"];
+    for file in rust_files(&src) {
+        let relative = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let code: String = std::fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let names_backend = backends.iter().any(|b| code.contains(b));
+        let names_adapter = adapter.iter().any(|a| code.contains(a));
+        if relative == "server.rs" {
+            assert!(!names_backend, "the adapter names a backend");
+        } else if names_backend && names_adapter {
+            assert_eq!(
+                relative, "app.rs",
+                "{relative} wires the adapter to a backend"
+            );
+        }
+    }
+    let app = std::fs::read_to_string(src.join("app.rs")).unwrap();
+    assert!(app.contains("JilityServer") && app.contains("jility_cloud"));
 }
 
 #[test]
@@ -127,10 +268,6 @@ fn the_kit_names_no_server_domain() {
     }
 }
 
-/// Crate directories whose import loops are not checked yet, by the start of their name:
-/// jility's loops are being broken up. Empty it once they are.
-const LOOPS_NOT_YET_CHECKED: &[&str] = &["jility"];
-
 /// No file of a crate imports itself through others: the files of each `crates/*/src` and
 /// their imports make a graph, and none of its strongly connected components may hold more
 /// than one file. Each loop is named by its ties (file -> file).
@@ -165,12 +302,6 @@ fn no_import_loops() {
     let mut loops = Vec::new();
     for krate in crates {
         let name = krate.file_name().unwrap().to_string_lossy().into_owned();
-        if LOOPS_NOT_YET_CHECKED
-            .iter()
-            .any(|prefix| name.starts_with(prefix))
-        {
-            continue;
-        }
         for ties in imports::loops(&krate.join("src")) {
             let ties: Vec<String> = ties
                 .iter()

@@ -22,7 +22,7 @@ use jility_core::ops::Described;
 
 use crate::auth::Principal;
 use crate::events::Change;
-use jility_core::ops::{self, Operation, Verb};
+use jility_core::ops::{self, Operation, Touches as _, Verb};
 
 /// The route of `O`: its method, to the generic handler.
 pub(super) fn route<O: Operation>() -> MethodRouter<ApiState> {
@@ -98,14 +98,14 @@ pub(crate) async fn execute<O: Operation>(
     let mut main = named;
     let status = match &result {
         Ok(output) => {
-            if let Ok(value) = O::encode(output) {
-                if main.is_none() {
-                    main = value
-                        .pointer("/ticket/number")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
+            let touched = output.touched();
+            if main.is_none() {
+                main = touched.first().cloned();
+            }
+            for ticket in touched {
+                if !tickets.contains(&ticket) {
+                    tickets.push(ticket);
                 }
-                ops::ticket_numbers(&value, &mut tickets);
             }
             if O::CREATES { 201 } else { 200 }
         }
