@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::errors::{self, clip};
 use crate::params;
+use crate::render;
 use crate::store::Store;
 use crate::token::Scope;
 use crate::tracker::{self, Tracker};
@@ -80,7 +81,20 @@ pub trait Operation: Send + Sync + 'static {
     /// Whether its answer is a page (`Paged<…>`: a list tool).
     const PAGED: bool = false;
     /// Whether it is an MCP tool (every operation but the API's and the CLI's delete).
-    const TOOL: bool = true;
+    const TOOL: bool = false;
+    /// The MCP tool's description (empty for an operation that is no tool).
+    const DESCRIPTION: &'static str = "";
+    /// The tool's `destructiveHint` (writes only), and its `idempotentHint`.
+    const DESTRUCTIVE: Option<bool> = None;
+    const IDEMPOTENT: bool = false;
+
+    /// What the answer carries as data (a page's items; else the whole answer).
+    type Data: Serialize + JsonSchema + Send + 'static;
+
+    /// The answer's markdown (the tool's text, the CLI's output).
+    fn markdown(out: &Self::Output) -> String;
+    /// The answer as its data and, for a listing, its page.
+    fn split(out: Self::Output) -> (Self::Data, Option<Page>);
 
     fn run<S: Store>(
         t: &mut Tracker<S>,
@@ -595,9 +609,10 @@ macro_rules! operation {
         $ty:ident: $params:ty => $output:ty, $name:literal, $audit:literal, $scope:ident,
         $verb:ident $path:literal, cache $cache:literal, $summary:literal,
         $(creates $creates:literal,)?
-        $(tool $tool:literal,)?
+        $(tool $description:literal, $(destructive $destructive:literal,)? idempotent $idempotent:literal,)?
         $(query ($from:path, $rename:expr),)?
         $(paged $paged:ty,)?
+        render $render:path,
         |$t:ident, $a:ident, $p:ident| $run:expr
     ) => {
         $(#[$doc])*
@@ -614,7 +629,21 @@ macro_rules! operation {
             const CACHE_SECS: u64 = $cache;
             const SUMMARY: &'static str = $summary;
             $(const CREATES: bool = $creates;)?
-            $(const TOOL: bool = $tool;)?
+            $(
+                const TOOL: bool = true;
+                const DESCRIPTION: &'static str = $description;
+                $(const DESTRUCTIVE: Option<bool> = Some($destructive);)?
+                const IDEMPOTENT: bool = $idempotent;
+            )?
+            type Data = operation!(@data $output $(, $paged)?);
+
+            fn markdown(out: &Self::Output) -> String {
+                operation!(@markdown $render, out $(, $paged)?)
+            }
+
+            fn split(out: Self::Output) -> (Self::Data, Option<Page>) {
+                operation!(@split out $(, $paged)?)
+            }
             $(const PAGED: bool = operation!(@paged $paged);)?
 
             #[allow(unused_variables)]
@@ -646,6 +675,12 @@ macro_rules! operation {
         }
     };
     (@paged $paged:ty) => { true };
+    (@data $output:ty) => { $output };
+    (@data $output:ty, $paged:ty) => { $paged };
+    (@markdown $render:path, $out:ident) => { $render($out) };
+    (@markdown $render:path, $out:ident, $paged:ty) => { $render(&$out.data, &$out.page) };
+    (@split $out:ident) => { ($out, None) };
+    (@split $out:ident, $paged:ty) => { ($out.data, Some($out.page)) };
     (@encode $out:ident) => { plain_encode($out) };
     (@encode $out:ident, $paged:ty) => { paged_encode($out) };
     (@decode $value:ident, $name:literal) => { plain_decode($name, $value) };
@@ -675,32 +710,45 @@ operations! {
         params::CreateTicket => tracker::Created, "jility_create_ticket",
         "tickets.create", TicketsWrite, Post "/tickets", cache 0,
         "Create a ticket", creates true,
+        tool "Create a new ticket with title, markdown description, story points (1-13), status, assignees, labels, parent and epic.",
+        destructive false, idempotent false,
+        render render::created,
         |t, a, p| t.create_ticket(a, p)
     }
     CreateBatch {
         params::CreateBatch => tracker::BatchCreated, "jility_create_tickets_batch",
         "tickets.create_batch", TicketsWrite, Post "/tickets/batch", cache 0,
         "Create several tickets, all or none", creates true,
+        tool "Create several tickets at once, all or none (e.g. when breaking down an epic). Items may depend on existing tickets or on earlier items of the batch (`#1` or the item's exact title).",
+        destructive false, idempotent false,
+        render render::batch,
         |t, a, p| t.create_batch(a, p)
     }
     GetTicket {
         params::TicketId => tracker::TicketDetail, "jility_get_ticket",
         "tickets.get", TicketsRead, Get "/tickets/{ticket_id}", cache 30,
         "A ticket with its comments, dependencies, commits and recent changes",
+        tool "Get full ticket context: the ticket, its comments, dependencies, dependents, linked commits and recent changes.", idempotent true,
+        render render::detail,
         |t, a, p| t.get_ticket(&p.ticket_id)
     }
     ListTickets {
         params::ListTickets => Paged<tracker::TicketPage>, "jility_list_tickets",
         "tickets.list", TicketsRead, Get "/tickets", cache 10,
         "One page of tickets, filtered, grouped by status",
+        tool "Query tickets with filters (status, assignee, labels, parent, epic, unassigned); grouped by status, newest first; `limit` default 50, at most 200; `page` gives the total and the `next_cursor` to pass as `cursor` (with the same filters) for the next page.", idempotent true,
         query (list_query, &[("labels", "label")]),
         paged tracker::TicketPage,
+        render render::page,
         |t, a, p| t.list(&p)
     }
     ClaimTicket {
         params::ClaimTicket => tracker::Claimed, "jility_claim_ticket",
         "tickets.claim", TicketsWrite, Post "/tickets/{ticket_id}/claim", cache 0,
         "Claim a ticket: assign it to the caller and start it",
+        tool "Claim a ticket: assign it to yourself and move it from backlog/todo to in_progress. Fails with already_assigned when someone else has it.",
+        destructive false, idempotent true,
+        render render::claimed,
         |t, a, p| t.claim(a, p)
     }
     UpdateDescription {
@@ -708,36 +756,54 @@ operations! {
         "jility_update_description", "tickets.update_description", TicketsWrite,
         Post "/tickets/{ticket_id}/description", cache 0,
         "Edit a ticket's description precisely (a new version)",
+        tool "Precisely edit a ticket's description (token-efficient): replace_all, append, prepend, replace_lines (1-indexed inclusive start_line..end_line) or replace_section (a markdown header such as '## Acceptance Criteria'; its body up to the next header of the same or higher level is replaced). Each edit is stored as a new version with its message.",
+        destructive true, idempotent false,
+        render render::description_updated,
         |t, a, p| t.update_description(a, p)
     }
     UpdateStatus {
         params::UpdateStatus => tracker::StatusUpdated, "jility_update_status",
         "tickets.update_status", TicketsWrite, Post "/tickets/{ticket_id}/status", cache 0,
         "Move a ticket through the workflow",
+        tool "Move a ticket through the workflow: backlog → todo → in_progress → review → done, blocked from and back to any open status, done reopens to todo or in_progress. Other moves fail with invalid_status naming the allowed ones.",
+        destructive false, idempotent true,
+        render render::status_updated,
         |t, a, p| t.update_status(a, p)
     }
     AddComment {
         params::AddComment => tracker::CommentAdded, "jility_add_comment",
         "tickets.comment", CommentsWrite, Post "/tickets/{ticket_id}/comments", cache 0,
         "Comment on a ticket", creates true,
+        tool "Add a markdown comment to a ticket (supports @mentions).",
+        destructive false, idempotent false,
+        render render::comment_added,
         |t, a, p| t.add_comment(a, p)
     }
     AssignTicket {
         params::AssignTicket => tracker::Assigned, "jility_assign_ticket",
         "tickets.assign", TicketsWrite, Post "/tickets/{ticket_id}/assign", cache 0,
         "Assign, reassign or unassign a ticket",
+        tool "Assign or reassign a ticket to humans or agents (several = pairing; empty list = unassign). The handoff message becomes a comment.",
+        destructive false, idempotent false,
+        render render::assigned,
         |t, a, p| t.assign(a, p)
     }
     LinkCommit {
         params::LinkCommit => tracker::CommitLinked, "jility_link_commit",
         "tickets.link_commit", TicketsWrite, Post "/tickets/{ticket_id}/commits", cache 0,
         "Link a git commit to a ticket", creates true,
+        tool "Link a git commit to a ticket for traceability.",
+        destructive false, idempotent true,
+        render render::commit_linked,
         |t, a, p| t.link_commit(a, p)
     }
     AddDependency {
         params::Dependency => tracker::DependencyAdded, "jility_add_dependency",
         "tickets.add_dependency", TicketsWrite, Post "/tickets/{ticket_id}/dependencies", cache 0,
         "Make a ticket depend on another", creates true,
+        tool "Mark that a ticket depends on another (the other must be completed first). Refuses cycles with dependency_cycle, naming the cycle.",
+        destructive false, idempotent true,
+        render render::dependency_added,
         |t, a, p| t.add_dependency(a, p)
     }
     RemoveDependency {
@@ -745,6 +811,9 @@ operations! {
         "jility_remove_dependency", "tickets.remove_dependency", TicketsWrite,
         Delete "/tickets/{ticket_id}/dependencies/{depends_on}", cache 0,
         "Remove a dependency",
+        tool "Remove a dependency relationship.",
+        destructive true, idempotent false,
+        render render::dependency_removed,
         |t, a, p| t.remove_dependency(a, p)
     }
     DependencyGraph {
@@ -752,14 +821,18 @@ operations! {
         "jility_get_dependency_graph", "tickets.graph", TicketsRead,
         Get "/tickets/{ticket_id}/graph", cache 30,
         "What blocks a ticket and what it blocks, transitively",
+        tool "Get the dependency tree of a ticket: what blocks it and what it blocks, directly and transitively.", idempotent true,
+        render render::graph,
         |t, a, p| t.dependency_graph(&p.ticket_id)
     }
     ListTemplates {
         params::ListTemplates => Paged<tracker::TemplateList>,
         "jility_list_templates", "templates.list", TicketsRead, Get "/templates", cache 60,
         "One page of ticket templates",
+        tool "List ticket templates: the built-in ones and the project's own (.jility/templates/*.md), with their variables; `limit` default 50, at most 200; page on with `cursor`.", idempotent true,
         query (page_query, &[]),
         paged tracker::TemplateList,
+        render render::templates,
         |t, a, p| t.templates(&p)
     }
     CreateFromTemplate {
@@ -767,20 +840,27 @@ operations! {
         "jility_create_from_template", "tickets.create_from_template", TicketsWrite,
         Post "/templates/{template}/tickets", cache 0,
         "Create a ticket from a template", creates true,
+        tool "Create a ticket from a template, filling its {{variables}}; every variable the template uses must be given.",
+        destructive false, idempotent false,
+        render render::created,
         |t, a, p| t.create_from_template(a, p)
     }
     SearchTickets {
         params::SearchTickets => Paged<tracker::SearchResults>,
         "jility_search_tickets", "tickets.search", TicketsRead, Get "/search", cache 60,
         "Full-text search, best matches first, with snippets",
+        tool "Full-text search across titles, descriptions and comments, best matches first, with a snippet per hit. All words must match; \"quoted phrases\" match exactly; punctuation is ignored. `limit` default 20, at most 100; page on with `cursor`.", idempotent true,
         query (search_query, &[("query", "q")]),
         paged tracker::SearchResults,
+        render render::search,
         |t, a, p| t.search(&p)
     }
     History {
         params::TicketId => tracker::History, "jility_get_ticket_history",
         "tickets.history", TicketsRead, Get "/tickets/{ticket_id}/history", cache 30,
         "Every version of a ticket's description, with diffs",
+        tool "The versions of a ticket's description, numbered from 1 (the original), each with its diff against the previous one, author, time and message.", idempotent true,
+        render render::history,
         |t, a, p| t.history(&p.ticket_id)
     }
     RevertDescription {
@@ -788,6 +868,9 @@ operations! {
         "jility_revert_description", "tickets.revert_description", TicketsWrite,
         Post "/tickets/{ticket_id}/revert", cache 0,
         "Restore an earlier version of a description (as a new version)",
+        tool "Restore an earlier version of a ticket's description; recorded as a new version (nothing is lost).",
+        destructive false, idempotent false,
+        render render::description_updated,
         |t, a, p| t.revert_description(a, p)
     }
     /// Not an MCP tool (the API's and the CLI's): soft-delete a ticket.
@@ -795,6 +878,7 @@ operations! {
         params::TicketId => tracker::Deleted, "delete_ticket",
         "tickets.delete", TicketsDelete, Delete "/tickets/{ticket_id}", cache 0,
         "Delete a ticket (soft: it leaves every view, its rows stay)",
+        render render::deleted,
         |t, a, p| t.delete(a, &p.ticket_id)
     }
 }

@@ -7,22 +7,19 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use jility_core::backend::{Backend, Caller};
 use jility_core::errors;
-use jility_core::ops::{self, Operation};
-use jility_core::params::*;
-use jility_core::render;
+use jility_core::ops::{self, Operation, Verb};
 use jility_core::token::Principal;
-use jility_core::tracker::*;
-use mcp_common::{
-    MarkdownReply, Page, Paged, Parameters, ToolError, output_schema, paged_output_schema,
-};
-use rmcp::{
-    Peer, RoleServer, ServerHandler, handler::server::router::tool::ToolRouter, model::*,
-    service::RequestContext, tool, tool_handler, tool_router,
-};
+use mcp_common::{MarkdownReply, Parameters, ToolError, output_schema, paged_output_schema};
+use rmcp::handler::server::common::{FromContextPart as _, schema_for_input};
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer, ServerHandler, model::*, tool_handler};
 
 pub const INSTRUCTIONS: &str = "Jility is the project's ticket tracker. Tickets are named KEY-N \
 (e.g. TASK-42). Find work with jility_list_tickets (filters, grouped by status) or \
@@ -118,36 +115,20 @@ impl<B: Backend> JilityServer<B> {
             .await
     }
 
-    /// A tool's answer: the operation's result with its markdown.
-    async fn call<O: Operation>(
+    /// A tool's answer: the operation's result with its markdown, and a listing's page
+    /// beside its data.
+    async fn answer<O: Operation>(
         &self,
         params: Parameters<O::Params>,
         context: RequestContext<RoleServer>,
-        text: fn(&O::Output) -> String,
-    ) -> MarkdownReply<O::Output> {
+    ) -> MarkdownReply<O::Data> {
         match self.exec::<O>(params, &context).await {
-            Ok(data) => {
-                let markdown = text(&data);
-                MarkdownReply::ok(data, markdown)
-            }
-            Err(err) => MarkdownReply::err(err),
-        }
-    }
-
-    /// A list tool's answer: its page beside the data.
-    async fn page<O, T>(
-        &self,
-        params: Parameters<O::Params>,
-        context: RequestContext<RoleServer>,
-        text: fn(&T, &Page) -> String,
-    ) -> MarkdownReply<T>
-    where
-        O: Operation<Output = Paged<T>>,
-    {
-        match self.exec::<O>(params, &context).await {
-            Ok(Paged { data, page }) => {
-                let markdown = text(&data, &page);
-                MarkdownReply::paged(data, page, markdown)
+            Ok(output) => {
+                let markdown = O::markdown(&output);
+                match O::split(output) {
+                    (data, Some(page)) => MarkdownReply::paged(data, page, markdown),
+                    (data, None) => MarkdownReply::ok(data, markdown),
+                }
             }
             Err(err) => MarkdownReply::err(err),
         }
@@ -168,273 +149,73 @@ fn tool_router<B: Backend>() -> ToolRouter<JilityServer<B>> {
     let mut routers = ROUTERS.lock().unwrap_or_else(PoisonError::into_inner);
     let router = routers
         .entry(TypeId::of::<B>())
-        .or_insert_with(|| Box::new(Arc::new(JilityServer::<B>::tool_router())));
+        .or_insert_with(|| Box::new(Arc::new(tools::<B>())));
     match router.downcast_ref::<Arc<ToolRouter<JilityServer<B>>>>() {
         Some(router) => ToolRouter::clone(router),
         // Unreachable (the entry of B's type holds B's router); built afresh all the same.
-        None => JilityServer::<B>::tool_router(),
+        None => tools::<B>(),
     }
 }
 
-#[tool_router]
+/// One tool per operation of the table that is a tool, in the table's order: the table is
+/// the only list of them.
+fn tools<B: Backend>() -> ToolRouter<JilityServer<B>> {
+    let mut router = ToolRouter::new();
+    macro_rules! add {
+        ($op:ident) => {
+            if <ops::$op as Operation>::TOOL {
+                router.add_route(ToolRoute::new_dyn(tool::<ops::$op>(), call::<B, ops::$op>));
+            }
+        };
+    }
+    jility_core::for_each_operation!(add);
+    router
+}
+
+/// The tool of `O`: its name, description and arguments' schema, its answer's schema (the
+/// envelope, with a page for a listing), and its hints: read-only exactly for the GET routes.
+fn tool<O: Operation>() -> Tool {
+    let input = schema_for_input::<Parameters<O::Params>>().unwrap_or_else(|err| {
+        tracing::error!(tool = O::NAME, %err, "the arguments' schema cannot be generated");
+        Arc::new(JsonObject::new())
+    });
+    let output = if O::PAGED {
+        paged_output_schema::<O::Data>()
+    } else {
+        output_schema::<O::Data>()
+    };
+    let read_only = O::VERB == Verb::Get;
+    Tool::new_with_raw(O::NAME, Some(O::DESCRIPTION.into()), input)
+        .with_raw_output_schema(output)
+        .with_annotations(ToolAnnotations::from_raw(
+            None,
+            Some(read_only),
+            if read_only { None } else { O::DESTRUCTIVE },
+            Some(O::IDEMPOTENT),
+            Some(false),
+        ))
+}
+
+/// A call of `O`'s tool: its arguments (or why they cannot be read), run on the backend.
+fn call<B: Backend, O: Operation>(
+    mut context: ToolCallContext<'_, JilityServer<B>>,
+) -> Pin<Box<dyn Future<Output = Result<CallToolResponse, ErrorData>> + Send + '_>> {
+    Box::pin(async move {
+        let params = Parameters::<O::Params>::from_context_part(&mut context)?;
+        let reply = context
+            .service
+            .answer::<O>(params, context.request_context)
+            .await;
+        Ok(reply.into_call_result().into())
+    })
+}
+
 impl<B: Backend> JilityServer<B> {
     pub fn new(shared: Shared<B>) -> Self {
         Self {
             shared,
             tool_router: tool_router(),
         }
-    }
-
-    #[tool(
-        description = "Create a new ticket with title, markdown description, story points (1-13), status, assignees, labels, parent and epic.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = output_schema::<Created>()
-    )]
-    async fn jility_create_ticket(
-        &self,
-        params: Parameters<CreateTicket>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<Created> {
-        self.call::<ops::CreateTicket>(params, context, render::created)
-            .await
-    }
-
-    #[tool(
-        description = "Create several tickets at once, all or none (e.g. when breaking down an epic). Items may depend on existing tickets or on earlier items of the batch (`#1` or the item's exact title).",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = output_schema::<BatchCreated>()
-    )]
-    async fn jility_create_tickets_batch(
-        &self,
-        params: Parameters<CreateBatch>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<BatchCreated> {
-        self.call::<ops::CreateBatch>(params, context, render::batch)
-            .await
-    }
-
-    #[tool(
-        description = "Get full ticket context: the ticket, its comments, dependencies, dependents, linked commits and recent changes.",
-        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<TicketDetail>()
-    )]
-    async fn jility_get_ticket(
-        &self,
-        params: Parameters<TicketId>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<TicketDetail> {
-        self.call::<ops::GetTicket>(params, context, render::detail)
-            .await
-    }
-
-    #[tool(
-        description = "Query tickets with filters (status, assignee, labels, parent, epic, unassigned); grouped by status, newest first; `limit` default 50, at most 200; `page` gives the total and the `next_cursor` to pass as `cursor` (with the same filters) for the next page.",
-        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = paged_output_schema::<TicketPage>()
-    )]
-    async fn jility_list_tickets(
-        &self,
-        params: Parameters<ListTickets>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<TicketPage> {
-        self.page::<ops::ListTickets, _>(params, context, render::page)
-            .await
-    }
-
-    #[tool(
-        description = "Claim a ticket: assign it to yourself and move it from backlog/todo to in_progress. Fails with already_assigned when someone else has it.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<Claimed>()
-    )]
-    async fn jility_claim_ticket(
-        &self,
-        params: Parameters<ClaimTicket>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<Claimed> {
-        self.call::<ops::ClaimTicket>(params, context, render::claimed)
-            .await
-    }
-
-    #[tool(
-        description = "Precisely edit a ticket's description (token-efficient): replace_all, append, prepend, replace_lines (1-indexed inclusive start_line..end_line) or replace_section (a markdown header such as '## Acceptance Criteria'; its body up to the next header of the same or higher level is replaced). Each edit is stored as a new version with its message.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = output_schema::<DescriptionUpdated>()
-    )]
-    async fn jility_update_description(
-        &self,
-        params: Parameters<UpdateDescription>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<DescriptionUpdated> {
-        self.call::<ops::UpdateDescription>(params, context, render::description_updated)
-            .await
-    }
-
-    #[tool(
-        description = "Move a ticket through the workflow: backlog → todo → in_progress → review → done, blocked from and back to any open status, done reopens to todo or in_progress. Other moves fail with invalid_status naming the allowed ones.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<StatusUpdated>()
-    )]
-    async fn jility_update_status(
-        &self,
-        params: Parameters<UpdateStatus>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<StatusUpdated> {
-        self.call::<ops::UpdateStatus>(params, context, render::status_updated)
-            .await
-    }
-
-    #[tool(
-        description = "Add a markdown comment to a ticket (supports @mentions).",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = output_schema::<CommentAdded>()
-    )]
-    async fn jility_add_comment(
-        &self,
-        params: Parameters<AddComment>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<CommentAdded> {
-        self.call::<ops::AddComment>(params, context, render::comment_added)
-            .await
-    }
-
-    #[tool(
-        description = "Assign or reassign a ticket to humans or agents (several = pairing; empty list = unassign). The handoff message becomes a comment.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = output_schema::<Assigned>()
-    )]
-    async fn jility_assign_ticket(
-        &self,
-        params: Parameters<AssignTicket>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<Assigned> {
-        self.call::<ops::AssignTicket>(params, context, render::assigned)
-            .await
-    }
-
-    #[tool(
-        description = "Link a git commit to a ticket for traceability.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<CommitLinked>()
-    )]
-    async fn jility_link_commit(
-        &self,
-        params: Parameters<LinkCommit>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<CommitLinked> {
-        self.call::<ops::LinkCommit>(params, context, render::commit_linked)
-            .await
-    }
-
-    #[tool(
-        description = "Mark that a ticket depends on another (the other must be completed first). Refuses cycles with dependency_cycle, naming the cycle.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<DependencyAdded>()
-    )]
-    async fn jility_add_dependency(
-        &self,
-        params: Parameters<Dependency>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<DependencyAdded> {
-        self.call::<ops::AddDependency>(params, context, render::dependency_added)
-            .await
-    }
-
-    #[tool(
-        description = "Remove a dependency relationship.",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false),
-        output_schema = output_schema::<DependencyRemoved>()
-    )]
-    async fn jility_remove_dependency(
-        &self,
-        params: Parameters<Dependency>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<DependencyRemoved> {
-        self.call::<ops::RemoveDependency>(params, context, render::dependency_removed)
-            .await
-    }
-
-    #[tool(
-        description = "Get the dependency tree of a ticket: what blocks it and what it blocks, directly and transitively.",
-        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<DependencyGraph>()
-    )]
-    async fn jility_get_dependency_graph(
-        &self,
-        params: Parameters<TicketId>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<DependencyGraph> {
-        self.call::<ops::DependencyGraph>(params, context, render::graph)
-            .await
-    }
-
-    #[tool(
-        description = "List ticket templates: the built-in ones and the project's own (.jility/templates/*.md), with their variables; `limit` default 50, at most 200; page on with `cursor`.",
-        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = paged_output_schema::<TemplateList>()
-    )]
-    async fn jility_list_templates(
-        &self,
-        params: Parameters<ListTemplates>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<TemplateList> {
-        self.page::<ops::ListTemplates, _>(params, context, render::templates)
-            .await
-    }
-
-    #[tool(
-        description = "Create a ticket from a template, filling its {{variables}}; every variable the template uses must be given.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = output_schema::<Created>()
-    )]
-    async fn jility_create_from_template(
-        &self,
-        params: Parameters<FromTemplate>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<Created> {
-        self.call::<ops::CreateFromTemplate>(params, context, render::created)
-            .await
-    }
-
-    #[tool(
-        description = "Full-text search across titles, descriptions and comments, best matches first, with a snippet per hit. All words must match; \"quoted phrases\" match exactly; punctuation is ignored. `limit` default 20, at most 100; page on with `cursor`.",
-        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = paged_output_schema::<SearchResults>()
-    )]
-    async fn jility_search_tickets(
-        &self,
-        params: Parameters<SearchTickets>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<SearchResults> {
-        self.page::<ops::SearchTickets, _>(params, context, render::search)
-            .await
-    }
-
-    #[tool(
-        description = "The versions of a ticket's description, numbered from 1 (the original), each with its diff against the previous one, author, time and message.",
-        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<History>()
-    )]
-    async fn jility_get_ticket_history(
-        &self,
-        params: Parameters<TicketId>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<History> {
-        self.call::<ops::History>(params, context, render::history)
-            .await
-    }
-
-    #[tool(
-        description = "Restore an earlier version of a ticket's description; recorded as a new version (nothing is lost).",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = output_schema::<DescriptionUpdated>()
-    )]
-    async fn jility_revert_description(
-        &self,
-        params: Parameters<RevertDescription>,
-        context: RequestContext<RoleServer>,
-    ) -> MarkdownReply<DescriptionUpdated> {
-        self.call::<ops::RevertDescription>(params, context, render::description_updated)
-            .await
     }
 }
 
