@@ -229,10 +229,5 @@ fn store(err: postgres::Error) -> ToolError {
 }
 
 fn clip(text: &str) -> String {
-    if text.chars().count() <= MAX_DETAIL_CHARS {
-        return text.to_string();
-    }
-    let mut clipped: String = text.chars().take(MAX_DETAIL_CHARS).collect();
-    clipped.push('…');
-    clipped
+    mcp_common::clip(text, MAX_DETAIL_CHARS)
 }

@@ -38,12 +38,7 @@ pub const MAX_ERROR_CHARS: usize = 300;
 
 /// `text` cut to [`MAX_ERROR_CHARS`], marked with `…` when cut.
 pub fn clip(text: &str) -> String {
-    if text.chars().count() <= MAX_ERROR_CHARS {
-        return text.to_string();
-    }
-    let mut clipped: String = text.chars().take(MAX_ERROR_CHARS).collect();
-    clipped.push('…');
-    clipped
+    mcp_common_core::clip(text, MAX_ERROR_CHARS)
 }
 
 #[cfg(test)]
