@@ -1,0 +1,525 @@
+//! Tickets: the project (`init`), creating, reading, listing and searching tickets,
+//! assigning, comments, commit links and deleting.
+
+use mcp_common_core::{Page, Paged, ToolError};
+use serde::Serialize;
+
+use super::change_log::{Entry, change, record};
+use super::checks::{
+    MAX_QUERY_CHARS, MAX_QUERY_WORDS, check_key, check_names, check_points, check_size,
+    check_title, invalid, page_size, parse_status, resolve, resolve_opt, search_terms, ticket_ref,
+};
+use super::dependencies::direct;
+use super::{
+    Assigned, CommentAdded, CommitLinked, Created, Deleted, Initialized, LIST_LIMIT, LIST_TOOL,
+    MAX_COMMENT_BYTES, MAX_DESCRIPTION_BYTES, SEARCH_LIMIT, SEARCH_TOOL, SearchHitOut,
+    SearchResults, TicketDetail, TicketPage, Tracker, now,
+};
+use crate::errors::clip;
+use crate::model::{Change, Status, Ticket};
+use crate::params::{
+    AddComment, AssignTicket, CreateTicket, LinkCommit, ListTickets, SearchTickets,
+};
+use crate::store::{ListFilter, NewTicket, Store, StoreTx, TicketRow, TicketUpdate};
+
+const COMMENTS_SHOWN: usize = 50;
+const CHANGES_SHOWN: usize = 20;
+/// Longest value a change shows inline in `recent_changes`; longer ones are cut.
+const CHANGE_VALUE_CHARS: usize = 200;
+
+impl<S: Store> Tracker<S> {
+    /// `jility init`: create the first project, unless there is one. `explicit_key`: the
+    /// user asked for this key, so an existing project that never had a ticket takes it,
+    /// and one that has had tickets refuses (its tickets are named by the old key).
+    pub fn init(
+        &mut self,
+        key: &str,
+        name: &str,
+        explicit_key: bool,
+    ) -> Result<(Initialized, bool), ToolError> {
+        let key = check_key(key)?;
+        self.store.write(|tx| {
+            if let Some(existing) = tx.projects()?.into_iter().next() {
+                let mut project_key = existing.key;
+                if explicit_key && project_key != key {
+                    if !tx.rekey_project(existing.id, &key)? {
+                        return Err(invalid(
+                            format!(
+                                "This database's project already has tickets named {project_key}-N; its key cannot change to {key}"
+                            ),
+                            "Keep the key, or start another database with `jility --db OTHER.db init --key KEY`.",
+                        ));
+                    }
+                    project_key = key.clone();
+                }
+                return Ok((
+                    Initialized {
+                        key: project_key,
+                        name: existing.name,
+                    },
+                    false,
+                ));
+            }
+            let project = tx.create_project(&key, name, &now())?;
+            Ok((
+                Initialized {
+                    key: project.key,
+                    name: project.name,
+                },
+                true,
+            ))
+        })
+    }
+
+    pub fn create_ticket(&mut self, actor: &str, p: CreateTicket) -> Result<Created, ToolError> {
+        let title = check_title(&p.title)?;
+        check_size(
+            p.description.as_deref().unwrap_or_default(),
+            "The description",
+            MAX_DESCRIPTION_BYTES,
+        )?;
+        let story_points = check_points(p.story_points)?;
+        let status = match &p.status {
+            Some(s) => parse_status(s)?,
+            None => Status::Backlog,
+        };
+        let assignees = check_names(&p.assignees, "Assignees")?;
+        let labels = check_names(&p.labels, "Labels")?;
+        let at = now();
+        self.store.write(|tx| {
+            let draft = Draft {
+                title,
+                description: p.description.unwrap_or_default(),
+                status,
+                story_points,
+                assignees,
+                labels,
+                parent_id: resolve_opt(tx, p.parent_id.as_deref())?,
+                epic_id: resolve_opt(tx, p.epic_id.as_deref())?,
+            };
+            let row = insert(tx, &draft, actor, &at)?;
+            Ok(Created {
+                ticket: full_ticket(tx, &row)?,
+                template: None,
+            })
+        })
+    }
+
+    pub fn get_ticket(&mut self, reference: &str) -> Result<TicketDetail, ToolError> {
+        self.store.read(|tx| {
+            let row = resolve(tx, reference)?;
+            let ticket = full_ticket(tx, &row)?;
+            let (comments, comment_count) = tx.comments(row.id, COMMENTS_SHOWN)?;
+            let dependencies = direct(tx, row.id, true)?;
+            let dependents = direct(tx, row.id, false)?;
+            let linked_commits = tx.commits(row.id)?;
+            let recent_changes = tx
+                .changes(row.id, CHANGES_SHOWN)?
+                .into_iter()
+                .map(clip_change)
+                .collect();
+            Ok(TicketDetail {
+                ticket,
+                comments,
+                comment_count,
+                dependencies,
+                dependents,
+                linked_commits,
+                recent_changes,
+            })
+        })
+    }
+
+    pub fn list(&mut self, p: &ListTickets) -> Result<Paged<TicketPage>, ToolError> {
+        let limit = page_size(LIST_LIMIT, p.limit)?;
+        let mut statuses = Vec::new();
+        for status in p.status.iter().map(parse_status) {
+            let status = status?;
+            // A status named twice is one filter, not two (each would list its tickets).
+            if !statuses.contains(&status) {
+                statuses.push(status);
+            }
+        }
+        let assignee = p
+            .assignee
+            .as_deref()
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(str::to_string);
+        if assignee.is_some() && p.unassigned {
+            return Err(invalid(
+                "assignee and unassigned cannot be combined",
+                "Use one of them.",
+            ));
+        }
+        let labels = check_names(&p.labels, "Labels")?;
+        let key = self.cursor_key.clone();
+        self.store.read(|tx| {
+            let filter = ListFilter {
+                statuses,
+                assignee,
+                labels,
+                parent_id: resolve_opt(tx, p.parent_id.as_deref())?,
+                epic_id: resolve_opt(tx, p.epic_id.as_deref())?,
+                unassigned: p.unassigned,
+            };
+            let mut shape_statuses: Vec<&'static str> =
+                filter.statuses.iter().map(|s| s.as_str()).collect();
+            shape_statuses.sort_unstable();
+            let mut shape_labels = filter.labels.clone();
+            shape_labels.sort();
+            let cursors = key.bind(
+                LIST_TOOL,
+                &ListShape {
+                    statuses: shape_statuses,
+                    assignee: filter.assignee.as_deref(),
+                    labels: &shape_labels,
+                    parent_id: filter.parent_id,
+                    epic_id: filter.epic_id,
+                    unassigned: filter.unassigned,
+                },
+            );
+            let after: Option<i64> = cursors.start(p.cursor.as_deref())?;
+            let page = tx.list(&filter, after, limit)?;
+            let total = page.total as u64;
+            let next = page.next_after.map(|after| cursors.encode(&after));
+            Ok(Paged {
+                data: TicketPage {
+                    tickets: page.items,
+                },
+                page: if page.total_exact {
+                    Page::new(total, next)
+                } else {
+                    Page::at_least(total, next)
+                },
+            })
+        })
+    }
+
+    pub fn search(&mut self, p: &SearchTickets) -> Result<Paged<SearchResults>, ToolError> {
+        let limit = page_size(SEARCH_LIMIT, p.limit)?;
+        let terms = search_terms(&p.query);
+        let words: usize = terms.0.iter().map(Vec::len).sum();
+        if p.query.chars().count() > MAX_QUERY_CHARS || words > MAX_QUERY_WORDS {
+            // The cost of a full-text query grows fast with its terms; refuse, without
+            // quoting a huge query back.
+            return Err(invalid(
+                format!(
+                    "The query is too long ({words} words, {} characters); at most {MAX_QUERY_WORDS} words and {MAX_QUERY_CHARS} characters",
+                    p.query.chars().count()
+                ),
+                "Search for the few most distinctive words; all of them must match.",
+            ));
+        }
+        if terms.0.is_empty() {
+            return Err(invalid(
+                format!("The query '{}' has no words to search for", clip(&p.query)),
+                "Search for words that appear in titles, descriptions or comments.",
+            ));
+        }
+        // Bound to the terms as searched: `JWT token` and `jwt, token` are one query.
+        let cursors = self.cursor_key.bind(SEARCH_TOOL, &terms.0);
+        let offset: usize = cursors.start(p.cursor.as_deref())?.unwrap_or(0);
+        self.store.read(|tx| {
+            let (hits, total) = tx.search(&terms, offset, limit)?;
+            // The offset counts index rows, as the store's OFFSET does.
+            let end = offset.saturating_add(limit);
+            let next = (end < total).then(|| cursors.encode(&end));
+            Ok(Paged {
+                data: SearchResults {
+                    query: p.query.clone(),
+                    hits: hits
+                        .into_iter()
+                        .map(|h| SearchHitOut {
+                            number: h.ticket.number,
+                            title: h.ticket.title,
+                            status: h.ticket.status,
+                            assignees: h.ticket.assignees,
+                            snippet: h.snippet,
+                        })
+                        .collect(),
+                },
+                page: Page::new(total as u64, next),
+            })
+        })
+    }
+
+    pub fn assign(&mut self, actor: &str, p: AssignTicket) -> Result<Assigned, ToolError> {
+        check_size(
+            p.message.as_deref().unwrap_or_default(),
+            "The message",
+            MAX_COMMENT_BYTES,
+        )?;
+        let current = check_names(&p.assignees, "Assignees")?;
+        let message = p
+            .message
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .map(str::to_string);
+        let at = now();
+        self.store.write(|tx| {
+            let row = resolve(tx, &p.ticket_id)?;
+            let previous = tx.assignees(row.id)?;
+            let mut same = previous.clone();
+            same.sort();
+            let mut wanted = current.clone();
+            wanted.sort();
+            if same != wanted {
+                tx.set_assignees(row.id, &current, actor, &at)?;
+                let (old, new) = (previous.join(", "), current.join(", "));
+                record(
+                    tx,
+                    row.id,
+                    actor,
+                    &at,
+                    Entry {
+                        old: Some(&old),
+                        new: Some(&new),
+                        message: message.as_deref(),
+                        ..change("assignees_changed")
+                    },
+                )?;
+                tx.update_ticket(row.id, &TicketUpdate::default(), actor, &at)?;
+            }
+            let comment_added = if let Some(message) = &message {
+                tx.insert_comment(row.id, actor, message, &at)?;
+                record(tx, row.id, actor, &at, change("comment_added"))?;
+                true
+            } else {
+                false
+            };
+            Ok(Assigned {
+                number: row.display_number(),
+                previous,
+                current: tx.assignees(row.id)?,
+                message,
+                comment_added,
+                changed_by: actor.to_string(),
+            })
+        })
+    }
+
+    pub fn add_comment(&mut self, actor: &str, p: AddComment) -> Result<CommentAdded, ToolError> {
+        if p.content.trim().is_empty() {
+            return Err(invalid(
+                "Comment cannot be empty",
+                "Write the comment's text in `content`.",
+            ));
+        }
+        check_size(&p.content, "The comment", MAX_COMMENT_BYTES)?;
+        let at = now();
+        self.store.write(|tx| {
+            let row = resolve(tx, &p.ticket_id)?;
+            let comment = tx.insert_comment(row.id, actor, &p.content, &at)?;
+            record(
+                tx,
+                row.id,
+                actor,
+                &at,
+                Entry {
+                    new: Some(&comment.id),
+                    ..change("comment_added")
+                },
+            )?;
+            tx.update_ticket(row.id, &TicketUpdate::default(), actor, &at)?;
+            Ok(CommentAdded {
+                number: row.display_number(),
+                comment,
+            })
+        })
+    }
+
+    pub fn link_commit(&mut self, actor: &str, p: LinkCommit) -> Result<CommitLinked, ToolError> {
+        let hash = p.commit_hash.trim().to_ascii_lowercase();
+        if !(4..=64).contains(&hash.len()) || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(invalid(
+                format!("'{}' is not a commit hash", clip(&p.commit_hash)),
+                "Give the commit's hash: 4 to 64 hexadecimal digits (e.g. from `git rev-parse --short HEAD`).",
+            ));
+        }
+        let message = p
+            .commit_message
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty());
+        let at = now();
+        self.store.write(|tx| {
+            let row = resolve(tx, &p.ticket_id)?;
+            let inserted = tx.link_commit(row.id, &hash, message, actor, &at)?;
+            if inserted {
+                record(
+                    tx,
+                    row.id,
+                    actor,
+                    &at,
+                    Entry {
+                        new: Some(&hash),
+                        detail: message,
+                        ..change("commit_linked")
+                    },
+                )?;
+                tx.update_ticket(row.id, &TicketUpdate::default(), actor, &at)?;
+            }
+            let commit = tx
+                .commits(row.id)?
+                .into_iter()
+                .find(|c| c.hash == hash)
+                .ok_or_else(|| ToolError::internal("the linked commit vanished"))?;
+            Ok(CommitLinked {
+                number: row.display_number(),
+                commit,
+                already_linked: !inserted,
+            })
+        })
+    }
+
+    /// `jility ticket delete`: a soft delete; the rows stay, the ticket leaves every view.
+    pub fn delete(&mut self, actor: &str, reference: &str) -> Result<Deleted, ToolError> {
+        let at = now();
+        self.store.write(|tx| {
+            let row = resolve(tx, reference)?;
+            tx.update_ticket(
+                row.id,
+                &TicketUpdate {
+                    deleted: true,
+                    ..Default::default()
+                },
+                actor,
+                &at,
+            )?;
+            record(tx, row.id, actor, &at, change("deleted"))?;
+            Ok(Deleted {
+                number: row.display_number(),
+                title: row.title,
+            })
+        })
+    }
+}
+
+pub(super) fn full_ticket(tx: &mut dyn StoreTx, row: &TicketRow) -> Result<Ticket, ToolError> {
+    let parent = match row.parent_id {
+        Some(id) => Some(ticket_ref(tx, id)?.number),
+        None => None,
+    };
+    let epic = match row.epic_id {
+        Some(id) => Some(ticket_ref(tx, id)?.number),
+        None => None,
+    };
+    Ok(Ticket {
+        id: row.uuid.clone(),
+        number: row.display_number(),
+        title: row.title.clone(),
+        description: row.description.clone(),
+        status: row.status,
+        story_points: row.story_points,
+        assignees: tx.assignees(row.id)?,
+        labels: tx.labels(row.id)?,
+        parent,
+        epic,
+        created_at: row.created_at.clone(),
+        created_by: row.created_by.clone(),
+        updated_at: row.updated_at.clone(),
+        updated_by: row.updated_by.clone(),
+    })
+}
+
+/// A validated new ticket, ready to insert.
+pub(super) struct Draft {
+    pub(super) title: String,
+    pub(super) description: String,
+    pub(super) status: Status,
+    pub(super) story_points: Option<u8>,
+    pub(super) assignees: Vec<String>,
+    pub(super) labels: Vec<String>,
+    pub(super) parent_id: Option<i64>,
+    pub(super) epic_id: Option<i64>,
+}
+
+pub(super) fn insert(
+    tx: &mut dyn StoreTx,
+    draft: &Draft,
+    actor: &str,
+    at: &str,
+) -> Result<TicketRow, ToolError> {
+    let project = tx.default_project()?;
+    let number = tx.allocate_number(project.id)?;
+    let uuid = uuid::Uuid::new_v4().to_string();
+    let id = tx.insert_ticket(&NewTicket {
+        uuid: &uuid,
+        project_id: project.id,
+        number,
+        title: &draft.title,
+        description: &draft.description,
+        status: draft.status,
+        story_points: draft.story_points,
+        parent_id: draft.parent_id,
+        epic_id: draft.epic_id,
+        actor,
+        at,
+    })?;
+    if !draft.assignees.is_empty() {
+        tx.set_assignees(id, &draft.assignees, actor, at)?;
+    }
+    if !draft.labels.is_empty() {
+        tx.set_labels(id, &draft.labels)?;
+    }
+    record(
+        tx,
+        id,
+        actor,
+        at,
+        Entry {
+            new: Some(&draft.title),
+            ..change("created")
+        },
+    )?;
+    // Version 1 of the description is the original, even when empty.
+    record(
+        tx,
+        id,
+        actor,
+        at,
+        Entry {
+            new: Some(&draft.description),
+            detail: Some("created"),
+            ..change("description_changed")
+        },
+    )?;
+    tx.ticket_by_id(id)?
+        .ok_or_else(|| ToolError::internal("the new ticket vanished"))
+}
+
+/// What a listing's cursor is bound to: every argument that changes which tickets are
+/// listed, as resolved (a parent named by number or UUID is the same parent).
+#[derive(Serialize)]
+struct ListShape<'a> {
+    statuses: Vec<&'static str>,
+    assignee: Option<&'a str>,
+    labels: &'a [String],
+    parent_id: Option<i64>,
+    epic_id: Option<i64>,
+    unassigned: bool,
+}
+
+fn clip_change(mut c: Change) -> Change {
+    if c.change_type == "description_changed" {
+        // Whole descriptions belong to the history tool, not to a summary.
+        c.old_value = None;
+        c.new_value = None;
+    }
+    c.old_value = clip_value(c.old_value);
+    c.new_value = clip_value(c.new_value);
+    c
+}
+
+fn clip_value(value: Option<String>) -> Option<String> {
+    value.map(|v| {
+        if v.chars().count() > CHANGE_VALUE_CHARS {
+            let cut: String = v.chars().take(CHANGE_VALUE_CHARS).collect();
+            format!("{cut}…")
+        } else {
+            v
+        }
+    })
+}
