@@ -514,12 +514,5 @@ fn clip_change(mut c: Change) -> Change {
 }
 
 fn clip_value(value: Option<String>) -> Option<String> {
-    value.map(|v| {
-        if v.chars().count() > CHANGE_VALUE_CHARS {
-            let cut: String = v.chars().take(CHANGE_VALUE_CHARS).collect();
-            format!("{cut}…")
-        } else {
-            v
-        }
-    })
+    value.map(|v| mcp_common_core::clip(&v, CHANGE_VALUE_CHARS))
 }
