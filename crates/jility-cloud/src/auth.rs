@@ -21,7 +21,6 @@
 //! [`errors::UNAUTHENTICATED`] (class `Unauthenticated`, HTTP 401); a missing scope is
 //! [`errors::PERMISSION_DENIED`] naming the scope ([`ScopeSet::require`]).
 
-use std::collections::BTreeSet;
 use std::str::FromStr;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -419,9 +418,10 @@ fn scopes_from(names: Vec<String>) -> Result<ScopeSet, StoreError> {
     names
         .iter()
         .map(|name| Scope::from_str(name))
-        .collect::<Result<BTreeSet<_>, _>>()
-        .map(ScopeSet::from)
-        .map_err(|_| StoreError::Database(format!("damaged token scopes: {names:?}")))
+        .collect::<Result<Vec<_>, _>>()
+        .ok()
+        .and_then(|scopes| ScopeSet::new(scopes).ok())
+        .ok_or_else(|| StoreError::Database(format!("damaged token scopes: {names:?}")))
 }
 
 fn record_row(row: &Row) -> Result<TokenRecord, ToolError> {

@@ -9,7 +9,7 @@
 //! runs on blocking threads ([`jility_core::service`]), so the synchronous client fits; a pool
 //! (rather than one client per store) lets each transaction take a connection of its own,
 //! so a call that waits on the database holds up nothing but itself, as
-//! [`jility_sqlite::SqlitePool`] does in local mode. Each connection keeps its prepared
+//! `jility_sqlite::SqlitePool` does in local mode. Each connection keeps its prepared
 //! statements, so a repeated query costs one round trip.
 //!
 //! **Transactions.** Reads run in `REPEATABLE READ READ ONLY` (one consistent snapshot).
@@ -93,7 +93,7 @@ const HEADLINE_OPTIONS: &str = "StartSel=\"**\", StopSel=\"**\", MaxWords=16, Mi
 
 /// A driver error as the domain's [`StoreError`] (serialization failures, deadlocks, lock
 /// and statement timeouts: [`StoreError::Busy`]).
-pub fn db(err: postgres::Error) -> StoreError {
+pub(crate) fn db(err: postgres::Error) -> StoreError {
     {
         let busy = [
             SqlState::T_R_SERIALIZATION_FAILURE,

@@ -307,8 +307,8 @@ pub fn request_of<O: Operation>(params: &O::Params) -> Result<Request, ToolError
     })
 }
 
-/// Every ticket number (`KEY-N`) an answer mentions: what the bridge's cache indexes a
-/// cached read by.
+/// Every ticket number (`KEY-N`) a JSON value mentions: what the bridge's cache indexes a
+/// cached read by, and what a failed write's request named.
 pub fn ticket_numbers(value: &Value, into: &mut Vec<String>) {
     const MOST: usize = 1_000;
     match value {
@@ -343,9 +343,16 @@ pub fn is_ticket_number(text: &str) -> bool {
 
 /// The tickets (by number) an operation changed, as its answer names them: every server
 /// process's event stream reports them, and the bridge drops what it cached of them. A read
-/// touches none. Named here for each answer, so that a new answer type must say it.
+/// touches none. Named here for each answer, so that a new answer type must say it. The
+/// order is the answer's members' (alphabetical, as the answer's JSON lists them).
 pub trait Touches {
     fn touched(&self) -> Vec<String>;
+
+    /// The ticket the write was about, for its audit entry when its arguments name none: the
+    /// answer's `ticket`, else the first ticket it touched.
+    fn main_ticket(&self) -> Option<String> {
+        self.touched().into_iter().next()
+    }
 }
 
 /// The numbers of `numbers`, each once, in order.
@@ -357,14 +364,6 @@ fn each_once<'a>(numbers: impl IntoIterator<Item = &'a String>) -> Vec<String> {
         }
     }
     all
-}
-
-/// A ticket and the tickets its row links to.
-fn ticket_and_links(t: &crate::model::Ticket) -> Vec<&String> {
-    [Some(&t.number), t.parent.as_ref(), t.epic.as_ref()]
-        .into_iter()
-        .flatten()
-        .collect()
 }
 
 macro_rules! touches_nothing {
@@ -390,17 +389,27 @@ impl<T> Touches for Paged<T> {
 
 impl Touches for tracker::Created {
     fn touched(&self) -> Vec<String> {
-        each_once(ticket_and_links(&self.ticket))
+        let t = &self.ticket;
+        each_once(
+            [t.epic.as_ref(), Some(&t.number), t.parent.as_ref()]
+                .into_iter()
+                .flatten(),
+        )
+    }
+
+    fn main_ticket(&self) -> Option<String> {
+        Some(self.ticket.number.clone())
     }
 }
 
 impl Touches for tracker::BatchCreated {
     fn touched(&self) -> Vec<String> {
         each_once(
-            self.tickets
-                .iter()
-                .flat_map(|t| std::iter::once(&t.number).chain(&t.depends_on))
-                .chain(self.parent.as_ref().map(|p| &p.number)),
+            self.parent.as_ref().map(|p| &p.number).into_iter().chain(
+                self.tickets
+                    .iter()
+                    .flat_map(|t| t.depends_on.iter().chain(std::iter::once(&t.number))),
+            ),
         )
     }
 }
@@ -432,16 +441,25 @@ touches_its_number!(
 impl Touches for tracker::DependencyAdded {
     fn touched(&self) -> Vec<String> {
         each_once(
-            [&self.ticket.number, &self.depends_on.number]
-                .into_iter()
-                .chain(self.chain.iter().map(|t| &t.number)),
+            self.chain
+                .iter()
+                .map(|t| &t.number)
+                .chain([&self.depends_on.number, &self.ticket.number]),
         )
+    }
+
+    fn main_ticket(&self) -> Option<String> {
+        Some(self.ticket.number.clone())
     }
 }
 
 impl Touches for tracker::DependencyRemoved {
     fn touched(&self) -> Vec<String> {
-        each_once([&self.ticket.number, &self.depends_on.number])
+        each_once([&self.depends_on.number, &self.ticket.number])
+    }
+
+    fn main_ticket(&self) -> Option<String> {
+        Some(self.ticket.number.clone())
     }
 }
 
@@ -1035,6 +1053,40 @@ mod tests {
             &mut found,
         );
         assert_eq!(found, vec!["TASK-1", "WEB2-30", "Z-9"]);
+    }
+
+    #[test]
+    fn answers_declare_what_they_touched_in_their_members_order() {
+        let r = |n: &str| crate::model::TicketRef {
+            number: n.into(),
+            title: "t".into(),
+            status: crate::model::Status::Todo,
+        };
+        let added = tracker::DependencyAdded {
+            ticket: r("A-1"),
+            depends_on: r("A-2"),
+            chain: vec![r("A-3"), r("A-2")],
+            is_blocked: true,
+            already_existed: false,
+        };
+        assert_eq!(added.touched(), ["A-3", "A-2", "A-1"]);
+        assert_eq!(added.main_ticket().as_deref(), Some("A-1"));
+        let batch = tracker::BatchCreated {
+            tickets: vec![tracker::BatchTicket {
+                number: "A-9".into(),
+                title: "x".into(),
+                story_points: None,
+                assignees: vec![],
+                labels: vec![],
+                depends_on: vec!["A-5".into()],
+            }],
+            parent: Some(r("A-4")),
+            total_story_points: 0,
+        };
+        // As the answer's JSON lists them: the parent, then each item's dependencies and
+        // the item; the audit entry names the first.
+        assert_eq!(batch.touched(), ["A-4", "A-5", "A-9"]);
+        assert_eq!(batch.main_ticket().as_deref(), Some("A-4"));
     }
 
     #[test]

@@ -107,12 +107,6 @@ impl Serialize for Scope {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScopeSet(BTreeSet<Scope>);
 
-impl From<BTreeSet<Scope>> for ScopeSet {
-    fn from(scopes: BTreeSet<Scope>) -> Self {
-        Self(scopes)
-    }
-}
-
 impl ScopeSet {
     /// The set of `scopes` (duplicates collapse); an empty set is an error.
     pub fn new(scopes: impl IntoIterator<Item = Scope>) -> Result<Self, ToolError> {

@@ -343,11 +343,7 @@ impl Token {
 }
 
 fn quote(text: &str) -> String {
-    let mut shown: String = text.chars().take(MAX_FOUND_CHARS).collect();
-    if text.chars().count() > MAX_FOUND_CHARS {
-        shown.push('…');
-    }
-    format!("`{shown}`")
+    format!("`{}`", mcp_common::clip(text, MAX_FOUND_CHARS))
 }
 
 /// Parses `YYYY-MM-DD` (a whole day) or `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`.

@@ -71,7 +71,7 @@ pub const OPENAPI_PATH: &str = "/api/v1/openapi.json";
 pub const MAX_BODY_BYTES: usize = mcp_common::http::MAX_BODY_BYTES;
 
 /// The project a workspace gets on its first request, as local mode's server does.
-pub const DEFAULT_PROJECT_KEY: &str = "TASK";
+const DEFAULT_PROJECT_KEY: &str = "TASK";
 pub const DEFAULT_PROJECT_NAME: &str = "Default Project";
 
 /// The context string of the API's cursor keys (blake3 `derive_key`).

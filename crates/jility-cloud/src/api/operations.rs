@@ -98,10 +98,10 @@ pub(crate) async fn execute<O: Operation>(
     let mut main = named;
     let status = match &result {
         Ok(output) => {
-            let touched = output.touched();
             if main.is_none() {
-                main = touched.first().cloned();
+                main = output.main_ticket();
             }
+            let touched = output.touched();
             for ticket in touched {
                 if !tickets.contains(&ticket) {
                     tickets.push(ticket);

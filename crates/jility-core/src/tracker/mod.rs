@@ -49,7 +49,7 @@ fn now() -> String {
 }
 
 /// The tracker: every operation, on a store. Cheap to clone when the store is (a
-/// [`crate::store::sqlite::SqlitePool`] is a handle), which is how async code runs it on
+/// `jility_sqlite::SqlitePool` is a handle), which is how async code runs it on
 /// blocking threads ([`crate::service`]).
 #[derive(Clone)]
 pub struct Tracker<S> {
@@ -64,7 +64,7 @@ pub struct Tracker<S> {
 
 impl<S: Store> Tracker<S> {
     /// A tracker on `store` for the project at `root`, sealing its cursors with
-    /// `cursor_key` (see [`crate::local::cursor_key`]).
+    /// `cursor_key` (see `jility_sqlite::local::cursor_key`).
     pub fn new(store: S, root: PathBuf, cursor_key: CursorKey) -> Self {
         Self {
             templates_dir: root.join(".jility").join("templates"),

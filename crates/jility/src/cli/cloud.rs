@@ -13,7 +13,8 @@ use jility_core::errors;
 
 use super::cli_actor;
 
-/// The commands of cloud mode, in any `JILITY_MODE`.
+// The commands of cloud mode, in any `JILITY_MODE` (flattened into the root's commands: a
+// doc comment here would become the root command's about).
 #[derive(Debug, Subcommand)]
 pub enum CloudCommand {
     /// Administer a cloud database (PostgreSQL): workspaces, without any token yet.
