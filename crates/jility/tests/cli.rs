@@ -896,9 +896,10 @@ fn parent_chains_cannot_loop() {
     assert_eq!(v["ticket"]["parent"], "API-1");
 }
 
-/// A build without the `cloud` feature (`cargo build -p jility --no-default-features`) is local
-/// mode alone: cloud mode is refused with a reason, and the cloud commands do not exist.
-#[cfg(not(feature = "cloud"))]
+/// A build without the default features (`cargo build -p jility --no-default-features`) is
+/// local mode over stdio alone: cloud mode is refused with a reason, and neither the cloud
+/// commands nor `--http` exist.
+#[cfg(not(feature = "http"))]
 #[test]
 fn a_local_only_build_refuses_cloud_mode() {
     let p = Project::new();

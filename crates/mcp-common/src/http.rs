@@ -33,7 +33,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 /// The environment variable holding the bearer token.
-pub const TOKEN_VAR: &str = "MCP_HTTP_TOKEN";
+pub use crate::serve::TOKEN_VAR;
 pub const ORIGINS_VAR: &str = "MCP_HTTP_ALLOWED_ORIGINS";
 pub const HOSTS_VAR: &str = "MCP_HTTP_ALLOWED_HOSTS";
 /// The path MCP is served at.
@@ -45,21 +45,7 @@ const DRAIN_GRACE: Duration = Duration::from_secs(3);
 /// After SIGTERM: when the process stops whatever is still open.
 const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
 
-/// Why the HTTP server cannot start. The message is for the person who started it.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error("`{0}` is not an address to listen on: give HOST:PORT, e.g. 127.0.0.1:8808")]
-    BadAddress(String),
-    #[error(
-        "refusing to serve MCP over HTTP on {0} without a token: binding an address other than loopback requires a bearer token in the environment variable {TOKEN_VAR} (e.g. `{TOKEN_VAR}=$(openssl rand -hex 32)`), or bind 127.0.0.1"
-    )]
-    TokenRequired(SocketAddr),
-    #[error("cannot listen on {addr}: {source}")]
-    Bind {
-        addr: SocketAddr,
-        source: std::io::Error,
-    },
-}
+pub use crate::serve::StartError;
 
 /// Where and how to serve over HTTP.
 #[derive(Clone)]

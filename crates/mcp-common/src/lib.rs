@@ -12,13 +12,18 @@
 //!   factory over stdio or Streamable HTTP ([`http`]), with [`stdio`]'s optional `shutdown`.
 //! - [`edge`]: what every message must be before a handler sees it, over both transports.
 //! - [`connections`]: HTTP connections served with read deadlines and drained on stop.
+//!
+//! Streamable HTTP ([`http`], [`connections`], `--http`) is the default `http` feature; a
+//! build without it serves stdio alone, without axum or hyper.
 //! - [`signal`]: the termination signals that stop a server.
 //! - [`subscribe`]: resource subscriptions as a server accepts them, in both protocol
 //!   generations.
 
+#[cfg(feature = "http")]
 pub mod connections;
 pub mod edge;
 pub mod envelope;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod jsonrpc;
 pub mod params;

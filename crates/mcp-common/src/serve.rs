@@ -3,12 +3,14 @@
 //! Streamable HTTP (`--http ADDR`).
 
 use std::io::Write as _;
+use std::net::SocketAddr;
 
 use rmcp::service::ServerInitializeError;
 use rmcp::{ServerHandler, ServiceExt};
 use tracing_subscriber::{EnvFilter, fmt};
 
-use crate::http::{HttpConfig, StartError};
+#[cfg(feature = "http")]
+use crate::http::HttpConfig;
 
 /// Kept under its old path for the servers that call it from here.
 pub use crate::signal::termination;
@@ -51,11 +53,31 @@ pub fn init_tracing(verbosity: u8) {
         .try_init();
 }
 
+/// Why the HTTP server cannot start. The message is for the person who started it.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("`{0}` is not an address to listen on: give HOST:PORT, e.g. 127.0.0.1:8808")]
+    BadAddress(String),
+    #[error(
+        "refusing to serve MCP over HTTP on {0} without a token: binding an address other than loopback requires a bearer token in the environment variable {TOKEN_VAR} (e.g. `{TOKEN_VAR}=$(openssl rand -hex 32)`), or bind 127.0.0.1"
+    )]
+    TokenRequired(SocketAddr),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// The environment variable of the bearer token an HTTP server off loopback requires.
+pub const TOKEN_VAR: &str = "MCP_HTTP_TOKEN";
+
 /// The transport flag every server binary takes.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct TransportArgs {
     /// Serve MCP over Streamable HTTP at ADDR (e.g. 127.0.0.1:8808; port 0 picks one), at
     /// path /mcp, instead of stdio. Binding other than loopback requires MCP_HTTP_TOKEN.
+    #[cfg(feature = "http")]
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
 }
@@ -63,10 +85,11 @@ pub struct TransportArgs {
 impl TransportArgs {
     /// The transport these flags ask for, with the HTTP settings of the environment.
     pub fn transport(&self) -> Result<Transport, StartError> {
-        match &self.http {
-            None => Ok(Transport::Stdio),
-            Some(addr) => HttpConfig::from_env(addr).map(Transport::Http),
+        #[cfg(feature = "http")]
+        if let Some(addr) = &self.http {
+            return HttpConfig::from_env(addr).map(Transport::Http);
         }
+        Ok(Transport::Stdio)
     }
 }
 
@@ -76,6 +99,7 @@ pub enum Transport {
     /// One client on stdin/stdout.
     Stdio,
     /// Many clients over Streamable HTTP.
+    #[cfg(feature = "http")]
     Http(HttpConfig),
 }
 
@@ -92,12 +116,14 @@ pub struct ServeOptions {
 /// may use only one core (a one-CPU container, or pinned), HTTP gets one thread too: workers
 /// sharing a core gain nothing and pay for every hand-off between them.
 pub fn runtime(transport: &Transport) -> std::io::Result<tokio::runtime::Runtime> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     match transport {
-        Transport::Http(_) if cores > 1 => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build(),
-        Transport::Stdio | Transport::Http(_) => tokio::runtime::Builder::new_current_thread()
+        #[cfg(feature = "http")]
+        Transport::Http(_) if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 => {
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+        }
+        _ => tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build(),
     }
@@ -117,8 +143,11 @@ where
     H: ServerHandler + Send + 'static,
     F: Fn() -> H + Send + Sync + 'static,
 {
+    #[cfg(not(feature = "http"))]
+    let _ = name;
     match transport {
         Transport::Stdio => serve_stdio(factory(), options).await,
+        #[cfg(feature = "http")]
         Transport::Http(config) => crate::http::serve(config, name, factory).await,
     }
 }

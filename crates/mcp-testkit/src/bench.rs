@@ -132,11 +132,25 @@ pub fn release_binary(built: Option<&str>, package: &str, bin: &str) -> PathBuf 
     {
         return built;
     }
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = Command::new(&cargo);
-    // Cargo runs a benchmark with its package's variables set (`CARGO_PKG_NAME`,
-    // `CARGO_MANIFEST_DIR`, …). Build scripts that watch them (ring's does) would see them
-    // change and rebuild half the tree, back and forth with every other build.
+    let status = cargo()
+        .args(["build", "--release", "-p", package, "--bin", bin])
+        .status()
+        .unwrap_or_else(|err| panic!("cannot run cargo: {err}"));
+    assert!(
+        status.success(),
+        "`cargo build --release -p {package} --bin {bin}` failed ({status}); cannot benchmark"
+    );
+    let path = target_dir().join("release").join(bin);
+    assert!(path.is_file(), "{} was not built", path.display());
+    path
+}
+
+/// `cargo` (the one running this test or benchmark), in the workspace's root, without the
+/// variables Cargo sets for the running package (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, …):
+/// build scripts that watch them (ring's does) would see them change and rebuild half the
+/// tree, back and forth with every other build.
+pub fn cargo() -> Command {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
         if name.starts_with("CARGO_PKG_")
@@ -152,21 +166,11 @@ pub fn release_binary(built: Option<&str>, package: &str, bin: &str) -> PathBuf 
             ]
             .contains(&name.as_ref())
         {
-            build.env_remove(name.as_ref());
+            command.env_remove(name.as_ref());
         }
     }
-    let status = build
-        .args(["build", "--release", "-p", package, "--bin", bin])
-        .current_dir(workspace_root())
-        .status()
-        .unwrap_or_else(|err| panic!("cannot run {}: {err}", cargo.to_string_lossy()));
-    assert!(
-        status.success(),
-        "`cargo build --release -p {package} --bin {bin}` failed ({status}); cannot benchmark"
-    );
-    let path = target_dir().join("release").join(bin);
-    assert!(path.is_file(), "{} was not built", path.display());
-    path
+    command.current_dir(workspace_root());
+    command
 }
 
 /// The single-threaded runtime a benchmark drives its client with (the server runs in its own

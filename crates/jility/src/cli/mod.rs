@@ -29,8 +29,21 @@ use jility_sqlite::local::{LocalTracker, Location, open};
     after_help = "The database is .jility/data.db in the working directory or the nearest parent that has one (like git finds .git), or --db / JILITY_DB."
 )]
 pub struct Cli {
-    /// Run as an MCP server, over stdio unless --http is given (creates .jility/ in the working directory when none is found).
-    #[arg(long)]
+    // Its help names `--http` only where the build has it.
+    #[cfg_attr(
+        feature = "http",
+        arg(
+            long,
+            help = "Run as an MCP server, over stdio unless --http is given (creates .jility/ in the working directory when none is found)"
+        )
+    )]
+    #[cfg_attr(
+        not(feature = "http"),
+        arg(
+            long,
+            help = "Run as an MCP server over stdio (creates .jility/ in the working directory when none is found)"
+        )
+    )]
     pub mcp_server: bool,
     #[command(flatten)]
     pub transport: TransportArgs,
@@ -388,6 +401,7 @@ pub fn main(mut cli: Cli) -> ExitCode {
             }
         };
     }
+    #[cfg(feature = "http")]
     if cli.transport.http.is_some() {
         let _ = writeln!(
             std::io::stderr().lock(),
