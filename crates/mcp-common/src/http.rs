@@ -33,7 +33,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 /// The environment variable holding the bearer token.
-pub use crate::serve::TOKEN_VAR;
+pub use crate::start::TOKEN_VAR;
 pub const ORIGINS_VAR: &str = "MCP_HTTP_ALLOWED_ORIGINS";
 pub const HOSTS_VAR: &str = "MCP_HTTP_ALLOWED_HOSTS";
 /// The path MCP is served at.
@@ -45,7 +45,7 @@ const DRAIN_GRACE: Duration = Duration::from_secs(3);
 /// After SIGTERM: when the process stops whatever is still open.
 const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
 
-pub use crate::serve::StartError;
+pub use crate::start::StartError;
 
 /// Where and how to serve over HTTP.
 #[derive(Clone)]

@@ -29,6 +29,7 @@ pub mod jsonrpc;
 pub mod params;
 pub mod serve;
 pub mod signal;
+pub mod start;
 pub mod stdio;
 pub mod subscribe;
 

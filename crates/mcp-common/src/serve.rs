@@ -3,7 +3,6 @@
 //! Streamable HTTP (`--http ADDR`).
 
 use std::io::Write as _;
-use std::net::SocketAddr;
 
 use rmcp::service::ServerInitializeError;
 use rmcp::{ServerHandler, ServiceExt};
@@ -11,6 +10,8 @@ use tracing_subscriber::{EnvFilter, fmt};
 
 #[cfg(feature = "http")]
 use crate::http::HttpConfig;
+
+pub use crate::start::StartError;
 
 /// Kept under its old path for the servers that call it from here.
 pub use crate::signal::termination;
@@ -52,25 +53,6 @@ pub fn init_tracing(verbosity: u8) {
         .with_env_filter(filter)
         .try_init();
 }
-
-/// Why the HTTP server cannot start. The message is for the person who started it.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error("`{0}` is not an address to listen on: give HOST:PORT, e.g. 127.0.0.1:8808")]
-    BadAddress(String),
-    #[error(
-        "refusing to serve MCP over HTTP on {0} without a token: binding an address other than loopback requires a bearer token in the environment variable {TOKEN_VAR} (e.g. `{TOKEN_VAR}=$(openssl rand -hex 32)`), or bind 127.0.0.1"
-    )]
-    TokenRequired(SocketAddr),
-    #[error("cannot listen on {addr}: {source}")]
-    Bind {
-        addr: SocketAddr,
-        source: std::io::Error,
-    },
-}
-
-/// The environment variable of the bearer token an HTTP server off loopback requires.
-pub const TOKEN_VAR: &str = "MCP_HTTP_TOKEN";
 
 /// The transport flag every server binary takes.
 #[derive(Debug, Clone, Default, clap::Args)]

@@ -282,7 +282,8 @@ fn the_kit_names_no_server_domain() {
 ///   that file: `crate::a::b::Item` imports `a/b.rs`. Other paths (`std::…`, other crates,
 ///   `Self::…`, an enum's variants) import nothing of the crate.
 /// - A `mod x;` declaration alone is no import, nor is a re-export (`pub use`,
-///   `pub(crate) use`, even where the file uses the names too): it hands names on.
+///   `pub(crate) use`): it hands names on; but a re-exported name the file also uses in its
+///   own code is an import of it.
 /// - No file imports its own module or a module around it (its folder's `mod.rs`, the
 ///   crate's root): a child's `use super::Thing` is a part of a module using the module's own
 ///   items, so a parent and a child that use each other (`mod x; use x::f;` in the parent,
@@ -583,10 +584,19 @@ mod imports {
                     .iter()
                     .position(|t| t == ";")
                     .map_or(tokens.len(), |n| i + n);
-                if !reexport(tokens, i) {
-                    let mut at = i + 1;
-                    use_tree(&tokens[..end], &mut at, Vec::new(), &mut paths);
+                let mut tree = Vec::new();
+                let mut at = i + 1;
+                use_tree(&tokens[..end], &mut at, Vec::new(), &mut tree);
+                if reexport(tokens, i) {
+                    // A name handed on is no import, unless the file uses it too.
+                    let used = |name: &String| {
+                        let all = tokens.iter().filter(|t| *t == name).count();
+                        let here = tokens[i..end].iter().filter(|t| *t == name).count();
+                        all > here
+                    };
+                    tree.retain(|path| path.last().is_some_and(used));
                 }
+                paths.extend(tree);
                 i = end + 1;
                 continue;
             }
