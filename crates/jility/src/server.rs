@@ -149,9 +149,9 @@ fn tool_router<B: Backend>() -> ToolRouter<JilityServer<B>> {
     let mut routers = ROUTERS.lock().unwrap_or_else(PoisonError::into_inner);
     let router = routers
         .entry(TypeId::of::<B>())
-        .or_insert_with(|| Box::new(Arc::new(tools::<B>())));
-    match router.downcast_ref::<Arc<ToolRouter<JilityServer<B>>>>() {
-        Some(router) => ToolRouter::clone(router),
+        .or_insert_with(|| Box::new(tools::<B>()));
+    match router.downcast_ref::<ToolRouter<JilityServer<B>>>() {
+        Some(router) => router.clone(),
         // Unreachable (the entry of B's type holds B's router); built afresh all the same.
         None => tools::<B>(),
     }
