@@ -187,8 +187,17 @@ fn page<T: Serialize + Clone>(
     content(uri_path, &slice, Some(meta))
 }
 
-/// Read `uri`.
+/// Read `uri`; a resource that does not exist is `-32002` with `data.uri` (SEP-2164).
 pub fn read(
+    model: &Model,
+    root: &Path,
+    key: &CursorKey,
+    uri: &str,
+) -> Result<ReadResourceResult, McpError> {
+    read_uri(model, root, key, uri).map_err(|err| mcp_common::protocol::with_uri(err, uri))
+}
+
+fn read_uri(
     model: &Model,
     root: &Path,
     key: &CursorKey,

@@ -84,7 +84,8 @@ impl DuvetServer {
             engine,
             cursor_key,
             session: Arc::new(Session::new()),
-            tool_router: Self::tool_router(),
+            // Input schemas in the single-type form every client's dialect accepts.
+            tool_router: mcp_common::protocol::portable_router(Self::tool_router()),
         }
     }
 
@@ -229,6 +230,15 @@ impl DuvetServer {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for DuvetServer {
+    /// A call of a tool this server does not offer names it and lists the tools.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        mcp_common::protocol::call_routed(&self.tool_router, self, request, context).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
@@ -306,9 +316,9 @@ impl ServerHandler for DuvetServer {
     ) -> Result<ReadResourceResponse, McpError> {
         // Resources answer protocol errors; carry the tool error's hint in the message.
         let snapshot = self.engine.snapshot().await.map_err(|err| {
-            McpError::resource_not_found(
+            mcp_common::protocol::resource_not_found(
+                &request.uri,
                 format!("{}: {} {}", err.code, err.message, err.hint_text()),
-                None,
             )
         })?;
         resources::read(

@@ -10,7 +10,7 @@ use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CustomRequest, CustomResult, ErrorCode, Implementation, ListPromptsResult,
+    CustomRequest, CustomResult, ErrorCode, GetMeta as _, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
@@ -521,9 +521,18 @@ impl ServerHandler for GitMileServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         let method = request.method.as_str();
+        // A request of the stateless generation (2026-07-28 on, its version in `_meta`, as
+        // the `MCP-Protocol-Version` header says over HTTP) has no `initialize`: that is an
+        // unknown method (`-32601`, HTTP 404), whatever its params, as rmcp answers for the
+        // servers it routes. The version is looked at before the params are.
+        let stateless = context.meta.protocol_version().is_some()
+            || request.get_meta().protocol_version().is_some();
+        if method == "initialize" && stateless {
+            return Err(unknown_method(method));
+        }
         match expected_params(method) {
             Some(expected) => Err(ErrorData::new(
                 ErrorCode::INVALID_REQUEST,

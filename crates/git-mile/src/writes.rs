@@ -359,8 +359,10 @@ pub fn tools() -> Vec<Tool> {
             "status": { "type": "string", "enum": ["open", "closed"], "description": "Close or reopen." },
             "addLabels": labels_schema("Labels to add (those it has already are ignored)."),
             "removeLabels": labels_schema("Labels to remove (those it lacks are ignored)."),
+            // `null` is meaningful here (detach), so it is an explicit alternative: a type
+            // array is what single-type dialects reject.
             "milestone": {
-                "type": ["string", "null"],
+                "anyOf": [{ "type": "string" }, { "type": "null" }],
                 "description": "Issues only: attach to this milestone (id or unique prefix), replacing any other; null detaches."
             }
         },

@@ -169,7 +169,8 @@ fn tools<B: Backend>() -> ToolRouter<JilityServer<B>> {
         };
     }
     jility_core::for_each_operation!(add);
-    router
+    // Input schemas in the single-type form every client's dialect accepts.
+    mcp_common::protocol::portable_router(router)
 }
 
 /// The tool of `O`: its name, description and arguments' schema, its answer's schema (the
@@ -258,6 +259,16 @@ impl<B: Backend> ServerHandler for JilityServer<B> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if !self.tool_router.has_route(&request.name) {
+            // Named, with the tools this caller may use.
+            let caller = self.caller(&context);
+            let tools = self.tool_router.list_all();
+            let offered = tools
+                .iter()
+                .filter(|tool| self.allowed(&tool.name, &caller))
+                .map(|tool| tool.name.as_ref());
+            return Err(mcp_common::protocol::unknown_tool(&request.name, offered));
+        }
         if let Some(op) = ops::describe_tool(&request.name) {
             let caller = self.caller(&context);
             if !self.shared.backend.allows(&caller, op) {
@@ -274,6 +285,40 @@ impl<B: Backend> ServerHandler for JilityServer<B> {
         self.tool_router.call(tcc).await
     }
 
+    /// Only tools are declared, so the prompt, resource and completion methods (which rmcp
+    /// would answer with empty lists) are unknown methods, as in every mode.
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Err(not_declared("prompts/list"))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Err(not_declared("resources/list"))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Err(not_declared("resources/templates/list"))
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        Err(not_declared("completion/complete"))
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(
@@ -282,4 +327,9 @@ impl<B: Backend> ServerHandler for JilityServer<B> {
             ))
             .with_instructions(INSTRUCTIONS)
     }
+}
+
+/// `-32601` for a method of a capability jility does not declare.
+fn not_declared(method: &str) -> ErrorData {
+    mcp_common::protocol::not_declared(method, "tools (tools/list, tools/call) and ping")
 }

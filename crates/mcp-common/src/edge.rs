@@ -188,6 +188,22 @@ pub fn recover_id(line: &[u8]) -> Option<Value> {
     }
 }
 
+/// How much of the start of an over-long message [`recover_id_prefix`] scans for its id.
+pub const ID_SCAN: usize = 64 * 1024;
+
+/// The id of a message longer than the limit ([`MAX_LINE`]), read from its first [`ID_SCAN`]
+/// bytes only, so that the refusal can carry it (a client waits for an answer with its id)
+/// without the whole message being held. No JSON crate parses a truncated prefix (each
+/// reports the early end as an error and returns nothing), hence [`recover_id`]'s hand-made
+/// scanner: it follows strings with their escapes and nesting depth without recursion, and
+/// gives up (`None`, the answer then has `"id": null`) where the prefix ends before a
+/// top-level `"id"` member is read whole. A leading byte order mark is skipped.
+pub fn recover_id_prefix(message: &[u8]) -> Option<Value> {
+    let prefix = message.get(..ID_SCAN).unwrap_or(message);
+    let prefix = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
+    recover_id(prefix)
+}
+
 struct Scan<'a> {
     text: &'a [u8],
     at: usize,
@@ -246,7 +262,12 @@ impl<'a> Scan<'a> {
                 while matches!(self.peek(), Some(b'0'..=b'9')) {
                     self.at += 1;
                 }
-                if matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+                // The integer must end here: in a prefix cut short, `12` may be the start
+                // of `123`, and a fraction or exponent makes no integer.
+                if !matches!(
+                    self.peek(),
+                    Some(b' ' | b'\t' | b'\r' | b'\n' | b',' | b'}')
+                ) {
                     return None;
                 }
                 let digits = std::str::from_utf8(&self.text[start..self.at]).ok()?;
@@ -310,6 +331,60 @@ mod tests {
             ("", None),
         ] {
             assert_eq!(recover_id(line.as_bytes()), id, "{line}");
+        }
+    }
+
+    #[test]
+    fn the_id_of_an_over_long_message_is_read_from_its_start_alone() {
+        let long = "m".repeat(MAX_LINE + 10);
+        let cases = [
+            (
+                format!(r#"{{"jsonrpc":"2.0","id":7,"method":"{long}"}}"#),
+                Some(json!(7)),
+            ),
+            (
+                format!(r#"{{"id" : "a-1" , "method":"{long}"}}"#),
+                Some(json!("a-1")),
+            ),
+            (
+                format!("\u{feff}{{\"id\":3,\"m\":\"{long}\"}}"),
+                Some(json!(3)),
+            ),
+            (
+                format!(r#"{{"jsonrpc":"2.0","method":"{long}","id":7}}"#),
+                None,
+            ),
+            (format!(r#"{{"params":{{"id":5,"x":"{long}"}}}}"#), None),
+            (format!(r#"{{"p":"\"id\":5","x":"{long}"}}"#), None),
+        ];
+        for (message, id) in cases {
+            assert_eq!(
+                recover_id_prefix(message.as_bytes()),
+                id,
+                "{}",
+                excerpt(&message)
+            );
+        }
+        // An id cut by the end of the scanned prefix is not read as a shorter one.
+        let mut cut = format!(r#"{{"x":"{}","id":"#, "a".repeat(ID_SCAN - 17));
+        cut.push_str("123456789}");
+        assert_eq!(recover_id_prefix(cut.as_bytes()), None);
+    }
+
+    #[test]
+    fn the_prefix_scan_never_panics_on_arbitrary_bytes() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let alphabet = br#"{}[]",:\ id0123456789-.eE"#;
+        for len in 0..2000 {
+            let bytes: Vec<u8> = (0..len % 97)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    alphabet[(state % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            let _ = recover_id_prefix(&bytes);
         }
     }
 }

@@ -638,7 +638,7 @@ async fn errors_as_json(request: Request, next: Next) -> Response {
 /// The protocol edge over HTTP ([`crate::edge`]): a POSTed message reaches rmcp only when it
 /// decodes. One that does not is answered here, `400` with the JSON-RPC error (its id, or
 /// `"id": null` when it cannot be read; a notification gets `202` and nothing); a body that
-/// is too large is `413`, one that arrives too late `408`. An `initialize` is marked for
+/// is too large is `413` (with the id read from its start, when it can be), one that arrives too late `408`. An `initialize` is marked for
 /// [`own_sessions`].
 async fn check_message(State(limit): State<usize>, request: Request, next: Next) -> Response {
     use crate::connections::caused_by;
@@ -652,27 +652,36 @@ async fn check_message(State(limit): State<usize>, request: Request, next: Next)
         return next.run(request).await;
     }
     let (mut parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, limit).await {
+    // An over-long body is answered with the id at its start, when it can be read there.
+    let (id, failure) = match crate::body::read(body, limit).await {
+        crate::body::Body::Whole(bytes) => (None, Ok(bytes)),
+        crate::body::Body::TooLong(id) => (
+            id,
+            Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("invalid request: a message longer than {limit} bytes"),
+            )),
+        ),
+        crate::body::Body::Failed(err) if caused_by::<crate::connections::BodyTimedOut>(&err) => (
+            None,
+            Err((
+                StatusCode::REQUEST_TIMEOUT,
+                format!("invalid request: {}", crate::connections::BodyTimedOut),
+            )),
+        ),
+        crate::body::Body::Failed(_) => (
+            None,
+            Err((
+                StatusCode::BAD_REQUEST,
+                "invalid request: the body could not be read".to_string(),
+            )),
+        ),
+    };
+    let bytes = match failure {
         Ok(bytes) => bytes,
-        Err(err) => {
-            let (status, message) = if caused_by::<crate::connections::BodyTimedOut>(&err) {
-                (
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!("invalid request: {}", crate::connections::BodyTimedOut),
-                )
-            } else if caused_by::<http_body_util::LengthLimitError>(&err) {
-                (
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("invalid request: a message longer than {limit} bytes"),
-                )
-            } else {
-                (
-                    StatusCode::BAD_REQUEST,
-                    "invalid request: the body could not be read".to_string(),
-                )
-            };
+        Err((status, message)) => {
             // The rest of the body is not read: the connection cannot carry another request.
-            let mut response = refused(status, &Refusal::new(None, INVALID_REQUEST, message));
+            let mut response = refused(status, &Refusal::new(id, INVALID_REQUEST, message));
             response
                 .headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));

@@ -11,6 +11,8 @@
 //! - [`serve`]: logging, the `--http ADDR` flag, and one entry point that serves a handler
 //!   factory over stdio or Streamable HTTP ([`http`]), with [`stdio`]'s optional `shutdown`.
 //! - [`edge`]: what every message must be before a handler sees it, over both transports.
+//! - [`protocol`]: the protocol-level answers every server gives alike (unknown tools,
+//!   undeclared methods, resources not found) and portable input schemas.
 //! - [`connections`]: HTTP connections served with read deadlines and drained on stop.
 //!
 //! Streamable HTTP ([`http`], [`connections`], `--http`) is the default `http` feature; a
@@ -20,6 +22,8 @@
 //!   generations.
 
 #[cfg(feature = "http")]
+mod body;
+#[cfg(feature = "http")]
 pub mod connections;
 pub mod edge;
 pub mod envelope;
@@ -27,6 +31,7 @@ pub mod envelope;
 pub mod http;
 pub mod jsonrpc;
 pub mod params;
+pub mod protocol;
 pub mod serve;
 pub mod signal;
 pub mod start;

@@ -9,7 +9,7 @@
 //!
 //! - a line that is not JSON gets `-32700` with the id, when the id can still be read from
 //!   it ([`recover_id`]), else `"id": null`; a line longer than [`MAX_LINE`] gets `-32600`
-//!   with `"id": null`; a message that is not a JSON-RPC 2.0 object, or whose id is neither
+//!   with the id read from its first 64 KiB ([`recover_id_prefix`]), else `"id": null`; a message that is not a JSON-RPC 2.0 object, or whose id is neither
 //!   a string nor an integer, gets `-32600` (with its id when there is a usable one);
 //! - a request whose params do not decode gets `-32600` with its id;
 //! - notifications and responses before `initialize` are dropped; a second `initialize` is
@@ -39,7 +39,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::{Decoder, FramedRead};
 
-use crate::edge::{INVALID_REQUEST, MAX_LINE, Refusal, decode};
+use crate::edge::{INVALID_REQUEST, MAX_LINE, Refusal, decode, recover_id_prefix};
 
 pub const SHUTDOWN: &str = "shutdown";
 
@@ -60,7 +60,8 @@ pub fn stdio(
 #[derive(Debug)]
 enum Line {
     Text(bytes::BytesMut),
-    TooLong,
+    /// The id read from the start of the line, when it could be ([`recover_id_prefix`]).
+    TooLong(Option<Value>),
 }
 
 /// Newline-delimited lines of at most [`MAX_LINE`] bytes. tokio-util's codecs end the stream
@@ -85,9 +86,10 @@ impl Decoder for Lines {
                 .map(|at| at + self.scanned);
             match (self.discarding, newline) {
                 (false, Some(at)) if at > MAX_LINE => {
+                    let id = recover_id_prefix(&buf[..at]);
                     let _ = buf.split_to(at + 1);
                     self.scanned = 0;
-                    return Ok(Some(Line::TooLong));
+                    return Ok(Some(Line::TooLong(id)));
                 }
                 (false, Some(at)) => {
                     let mut line = buf.split_to(at + 1);
@@ -96,10 +98,11 @@ impl Decoder for Lines {
                     return Ok(Some(Line::Text(line)));
                 }
                 (false, None) if buf.len() > MAX_LINE => {
+                    let id = recover_id_prefix(buf);
                     buf.clear();
                     self.scanned = 0;
                     self.discarding = true;
-                    return Ok(Some(Line::TooLong));
+                    return Ok(Some(Line::TooLong(id)));
                 }
                 (false, None) => {
                     self.scanned = buf.len();
@@ -342,9 +345,9 @@ where
             let line = match self.lines.next().await {
                 None => return self.end().await,
                 Some(Ok(Line::Text(line))) => line,
-                Some(Ok(Line::TooLong)) => {
+                Some(Ok(Line::TooLong(id))) => {
                     self.refuse(Refusal::new(
-                        None,
+                        id,
                         INVALID_REQUEST,
                         format!(
                             "invalid request: a message longer than {} MiB",
@@ -568,7 +571,7 @@ mod tests {
                 Some((json!(13), -32600)),
             ),
             (long_method.into_bytes(), Some((json!(14), -32601))),
-            (huge.into_bytes(), Some((Value::Null, -32600))),
+            (huge.into_bytes(), Some((json!(15), -32600))),
             // A notification that does not decode gets no answer.
             (
                 br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#.to_vec(),

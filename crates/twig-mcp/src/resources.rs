@@ -98,11 +98,11 @@ pub async fn read(
         let name = name?;
         to_json(&branch_context(ctx, name, include).await)
     } else {
-        return Err(McpError::resource_not_found(
+        return Err(mcp_common::protocol::resource_not_found(
+            uri,
             format!(
                 "Unknown resource '{uri}'. Resources: {TREE_URI}, {BRANCHES_URI}, {CONTEXT_TEMPLATE}"
             ),
-            None,
         ));
     }?;
     Ok(ReadResourceResult::new(vec![

@@ -78,7 +78,8 @@ impl TwigMcpServer {
             ctx,
             disabled: Arc::new(disabled),
             legacy: Arc::new(SessionSubscriptions::new()),
-            tool_router: Arc::new(tool_router),
+            // Input schemas in the single-type form every client's dialect accepts.
+            tool_router: Arc::new(mcp_common::protocol::portable_router(tool_router)),
         }
     }
 
@@ -260,6 +261,15 @@ impl TwigMcpServer {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TwigMcpServer {
+    /// A call of a tool this server does not offer names it and lists the tools.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        mcp_common::protocol::call_routed(&self.tool_router, self, request, context).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
