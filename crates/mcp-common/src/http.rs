@@ -638,8 +638,8 @@ async fn errors_as_json(request: Request, next: Next) -> Response {
 /// The protocol edge over HTTP ([`crate::edge`]): a POSTed message reaches rmcp only when it
 /// decodes. One that does not is answered here, `400` with the JSON-RPC error (its id, or
 /// `"id": null` when it cannot be read; a notification gets `202` and nothing); a body that
-/// is too large is `413` (with the id read from its start, when it can be), one that arrives too late `408`. An `initialize` is marked for
-/// [`own_sessions`].
+/// is too large is `413` (with the id read from its start, when it can be), one that arrives
+/// too late `408`. An `initialize` is marked for [`own_sessions`].
 async fn check_message(State(limit): State<usize>, request: Request, next: Next) -> Response {
     use crate::connections::caused_by;
     use crate::edge::{INVALID_REQUEST, Refusal, decode};
