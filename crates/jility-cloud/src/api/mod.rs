@@ -33,6 +33,7 @@ mod openapi;
 mod operations;
 mod principals;
 mod refusals;
+mod rejections;
 mod tls;
 mod tokens;
 
@@ -206,8 +207,12 @@ impl Workspaces {
     }
 }
 
-/// The API's routes and `/mcp`, with authentication and rate limiting in front of every one.
-pub fn router(state: ApiState, mcp: Router) -> Router {
+/// The API's routes and `/mcp`, with authentication and rate limiting in front of every one;
+/// before them, more than one `Host` is refused and OAuth's discovery paths answer that the
+/// server takes bearer tokens ([`mcp_common::http::before_auth`]), a REST path refuses a
+/// foreign `Origin` ([`middleware::origin`]); every refusal of a REST path is the envelope
+/// ([`rejections`]). `local` is the bound address (its own origins).
+pub fn router(state: ApiState, mcp: Router, local: SocketAddr) -> Router {
     let mut api = Router::new();
     macro_rules! add {
         ($op:ident) => {
@@ -239,6 +244,12 @@ pub fn router(state: ApiState, mcp: Router) -> Router {
             state,
             middleware::guard,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            middleware::Origins::of(local),
+            middleware::origin,
+        ))
+        .layer(axum::middleware::from_fn(rejections::as_envelope))
+        .layer(axum::middleware::from_fn(mcp_common::http::before_auth))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
@@ -310,7 +321,7 @@ where
             .map_err(|e| ToolError::internal(format!("Cannot read the bound address: {e}")))?;
         let sessions = state.shutdown.child_token();
         let mcp = mcp(state.clone(), local, sessions);
-        let app = router(state.clone(), mcp);
+        let app = router(state.clone(), mcp, local);
         let scheme = if acceptor.is_some() { "https" } else { "http" };
         announce(scheme, local);
         tracing::info!(%local, rate_limit = config.rate_limit, tls = acceptor.is_some(), "serving the API");
