@@ -19,7 +19,7 @@
 //! transport has a JSON-RPC error body. What is answered before MCP is reached (a missing or
 //! wrong token, `401 unauthenticated`; more than one `Host`; OAuth's discovery paths, `404`
 //! without a token; another path than `/mcp`, `404` behind the token) is the JSON error
-//! envelope ([`preflight`]).
+//! envelope ([`before_auth`], [`unauthenticated`], [`not_found`]).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;

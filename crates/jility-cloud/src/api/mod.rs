@@ -1,8 +1,11 @@
 //! `jility serve`: the REST API under `/api/v1` and MCP at `/mcp`, on PostgreSQL, for the
 //! workspaces of the database.
 //!
-//! Every request passes through [`middleware::guard`] first (but the public OpenAPI
-//! document): the bearer token is authenticated ([`crate::auth::Tokens::authenticate`], on a
+//! Before anything else a request with more than one `Host` is refused and OAuth's
+//! discovery paths answer that the server takes bearer tokens
+//! ([`mcp_common::http::before_auth`]), and a REST path refuses a foreign `Origin`
+//! ([`middleware::origin`]). Every request then passes through [`middleware::guard`] (but
+//! the public OpenAPI document): the bearer token is authenticated ([`crate::auth::Tokens::authenticate`], on a
 //! blocking thread) and the request counted against the token's rate limit
 //! ([`crate::ratelimit`]); the [`Principal`] then rides in the request's extensions. Every
 //! operation of [`jility_core::ops`] has its route, served by one handler
@@ -14,7 +17,9 @@
 //!
 //! Answers are JSON: on success the data the MCP tools put in `structuredContent`'s `data`
 //! (a paged list with the `page` object beside its own members, as `jility … --json`
-//! prints it); on failure `{"error": envelope}` with the status of the error's class.
+//! prints it); on failure `{"error": envelope}` with the status of the error's class, also
+//! for what axum refuses before a handler runs ([`rejections`]: a path that cannot be
+//! decoded, a wrong method, a body it cannot read).
 //!
 //! Every write, answered or refused after authentication, and every authentication failure
 //! is recorded in the audit log ([`crate::audit`]; authentication failures past a few a
