@@ -1,6 +1,7 @@
 """The HTTP guards of every server (mcp_common::http): DNS-rebinding protection (foreign
 Origin or Host: 403), the 4 MiB body limit (413), the bearer token (MCP_HTTP_TOKEN: required
-off loopback, 401 without it or with a wrong one)."""
+off loopback, 401 `unauthenticated` without it or with a wrong one, as jility serve names it),
+and OAuth's discovery paths (404 saying the server takes bearer tokens, without a token)."""
 
 from __future__ import annotations
 
@@ -107,5 +108,15 @@ def test_bearer_token(name: str, addr: str, tmp_path: Path, mock: str) -> None:
         wrong = post(url, Authorization="Bearer not-the-token")
         assert wrong.status_code == 401, (wrong.status_code, wrong.text[:300])
         assert TOKEN not in wrong.text
+        for refused in (missing, wrong):
+            assert refused.json()["error"]["code"] == "unauthenticated", refused.text[:300]
+            assert refused.headers["www-authenticate"].startswith("Bearer"), refused.headers
+        # An OAuth client's discovery after the 401 is told there is no OAuth, without a token.
+        root = url.removesuffix("/mcp")
+        for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server", "/register"):
+            probe = httpx.get(root + path, timeout=30)
+            assert probe.status_code == 404, (path, probe.status_code, probe.text[:300])
+            assert probe.json()["error"]["code"] == "not_found", probe.text[:300]
+            assert "bearer token" in probe.json()["error"]["message"], probe.text[:300]
         right = post(url, Authorization=f"Bearer {TOKEN}")
         assert initialized(right), (right.status_code, right.text[:500])

@@ -46,8 +46,11 @@ it('jility-cloud: /mcp answers 401 without a token and with a wrong one', async 
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   for (const extra of [{}, { Authorization: 'Bearer jil_live_not-a-token' }]) {
     const response = await fetch(server.url, { method: 'POST', headers: { ...headers, ...extra }, body: initialize });
-    await response.text();
+    const body = await response.json();
     assert.equal(response.status, 401, JSON.stringify(extra));
+    // The same code as the --http edge of every server gives a missing or wrong token.
+    assert.equal(body.error.code, 'unauthenticated', JSON.stringify(body));
+    assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer/);
   }
   // The SDK's client without the header cannot connect.
   await assert.rejects(connect({ ...server, headers: undefined }, 'http'));

@@ -15,8 +15,11 @@
 //!   then its body (default 30; [`crate::connections`]).
 //! - `MCP_HTTP_MAX_SESSIONS`: the most sessions kept at once (default 4096).
 //!
-//! A session answers only to the credentials that opened it; every refusal has a JSON-RPC
-//! error body.
+//! A session answers only to the credentials that opened it; every refusal of the MCP
+//! transport has a JSON-RPC error body. What is answered before MCP is reached (a missing or
+//! wrong token, `401 unauthenticated`; more than one `Host`; OAuth's discovery paths, `404`
+//! without a token; another path than `/mcp`, `404` behind the token) is the JSON error
+//! envelope ([`before_auth`], [`unauthenticated`], [`not_found`]).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -46,6 +49,12 @@ const DRAIN_GRACE: Duration = Duration::from_secs(3);
 const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
 
 pub use crate::start::StartError;
+
+mod preflight;
+pub use preflight::{
+    INVALID_REQUEST, before_auth, envelope, error_response, is_oauth_path, no_oauth, not_found,
+    unauthenticated,
+};
 
 /// Where and how to serve over HTTP.
 #[derive(Clone)]
@@ -149,8 +158,8 @@ impl HttpConfig {
     }
 
     /// The origins a browser page may call from: the server's own (on its port), and the
-    /// extra ones configured.
-    fn origins(&self, port: u16) -> Vec<String> {
+    /// extra ones configured (`jility serve` checks its REST paths against the same list).
+    pub fn origins(&self, port: u16) -> Vec<String> {
         let mut origins: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
             .iter()
             .map(|host| format!("http://{host}:{port}"))
@@ -203,8 +212,12 @@ where
 {
     let local = listener.local_addr()?;
     let sessions = CancellationToken::new();
+    // Unknown paths are `not_found` behind the token; duplicate `Host` headers and OAuth's
+    // paths are answered before it ([`preflight`]).
     let app = mcp_endpoint(config, local.port(), sessions.child_token(), factory)
-        .layer(middleware::from_fn_with_state(config.token.clone(), bearer));
+        .fallback(unknown_path)
+        .layer(middleware::from_fn_with_state(config.token.clone(), bearer))
+        .layer(middleware::from_fn(preflight::before_auth));
     let stopping = CancellationToken::new();
     let trigger = stopping.clone();
     // Without TCP_NODELAY, the last chunk of an SSE answer waits for the client's delayed ACK
@@ -829,7 +842,8 @@ fn is_response(message: &str) -> bool {
         .is_ok_and(|p| p.method.is_none() && (p.result.is_some() || p.error.is_some()))
 }
 
-/// Refuse requests without the bearer token (when one is configured) with 401.
+/// Refuse requests without the bearer token (when one is configured) with 401 and the
+/// `unauthenticated` envelope, as `jility serve` names a missing or wrong token.
 async fn bearer(
     State(token): State<Option<Arc<blake3::Hash>>>,
     headers: HeaderMap,
@@ -857,18 +871,20 @@ async fn bearer(
     } else {
         "a bearer token is required"
     };
-    let body = serde_json::json!({"error": {
-        "code": "unauthorized",
-        "message": message,
-        "hint": format!("Send `Authorization: Bearer <token>` with the token the server was started with ({TOKEN_VAR})."),
-        "retryable": false,
-    }});
-    let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    let hint = format!(
+        "Send `Authorization: Bearer <token>` with the token the server was started with ({TOKEN_VAR})."
+    );
+    let mut response = preflight::unauthenticated(message, &hint);
     response.headers_mut().insert(
         header::WWW_AUTHENTICATE,
         HeaderValue::from_static("Bearer realm=\"mcp\""),
     );
     response
+}
+
+/// A path other than [`MCP_PATH`] (with the token, or on a server without one).
+async fn unknown_path() -> Response {
+    preflight::not_found(&format!("MCP is served at {MCP_PATH}."))
 }
 
 #[cfg(test)]

@@ -341,6 +341,9 @@ async fn the_bearer_token_is_required_when_set() {
     let text = missing.text().await.unwrap();
     assert!(text.contains("MCP_HTTP_TOKEN"), "{text}");
     assert!(!text.contains("correct horse"), "{text}");
+    // The code jility serve gives a missing token too.
+    let refusal: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(refusal["error"]["code"], "unauthenticated", "{refusal}");
     let wrong = post(&server.url, &body)
         .bearer_auth("correct horsf")
         .send()

@@ -1,7 +1,9 @@
 //! `GET /api/v1/audit?limit=…&cursor=…` (`full_access`): one page of the audit log of the
 //! caller's workspace, newest first: `{"entries": […], "page": {…}}`. The cursor is the id
 //! of the page's last entry, sealed with a key of the workspace ([`super::Workspaces`]), so
-//! a forged cursor or another workspace's is `invalid_params`.
+//! a forged cursor or another workspace's is `invalid_params`. `limit` is read as the other
+//! listings read it: not a whole number is `invalid_input`, a whole number outside
+//! `1..=200` (negative ones included) `invalid_params`.
 
 use axum::Extension;
 use axum::extract::{RawQuery, State};
@@ -30,7 +32,7 @@ pub async fn list(
 ) -> Result<Response, ApiError> {
     principal.require(Scope::FullAccess)?;
     let (limit, cursor) = params(query.as_deref().unwrap_or_default())?;
-    let limit = AUDIT_LIMIT.resolve(limit)?;
+    let limit = page_size(limit)?;
     let workspace_id = principal.workspace_id;
     let cursors = state.workspaces.audit_cursors(workspace_id);
     let before: Option<i64> = cursors.start(cursor.as_deref())?;
@@ -54,7 +56,23 @@ pub async fn list(
     .into_response())
 }
 
-fn params(query: &str) -> Result<(Option<u64>, Option<String>), ApiError> {
+/// The page size for a requested `limit`, with the codes and words of the tickets' listing
+/// (`jility_core`'s tracker): `invalid_params` outside `1..=max`, zero and negatives included.
+fn page_size(requested: Option<i64>) -> Result<usize, ToolError> {
+    match requested {
+        Some(n) if n < 1 => Err(ToolError::invalid_params(format!(
+            "limit {n} is out of range: give 1 to {}",
+            AUDIT_LIMIT.max
+        ))
+        .with_hint(format!(
+            "Omit limit for pages of {}, or page with next_cursor.",
+            AUDIT_LIMIT.default
+        ))),
+        other => AUDIT_LIMIT.resolve(other.map(i64::unsigned_abs)),
+    }
+}
+
+fn params(query: &str) -> Result<(Option<i64>, Option<String>), ApiError> {
     let invalid = |message: String, hint: &str| {
         ApiError(ToolError::new(errors::INVALID_INPUT, message).with_hint(hint))
     };
@@ -63,7 +81,7 @@ fn params(query: &str) -> Result<(Option<u64>, Option<String>), ApiError> {
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
         match name.as_ref() {
             "limit" => {
-                limit = Some(value.trim().parse::<u64>().map_err(|_| {
+                limit = Some(value.trim().parse::<i64>().map_err(|_| {
                     invalid(
                         "The query parameter `limit` must be a whole number".into(),
                         "Give `limit` as a number, e.g. `limit=20`.",
@@ -94,5 +112,12 @@ mod tests {
         assert_eq!(cursor.as_deref(), Some("abc"));
         assert!(params("limit=x").is_err());
         assert!(params("bogus=1").is_err());
+        let negative = params("limit=-1")
+            .ok()
+            .and_then(|(limit, _)| page_size(limit).err());
+        assert_eq!(
+            negative.map(|e| e.code),
+            Some(mcp_common::codes::INVALID_PARAMS)
+        );
     }
 }

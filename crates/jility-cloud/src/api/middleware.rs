@@ -1,6 +1,9 @@
 //! What stands in front of every endpoint (but the public OpenAPI document): the bearer
-//! token, then the rate limit.
+//! token, then the rate limit; before them, on the REST paths, the browser `Origin`.
 //!
+//! - A request of a REST path with an `Origin` header that is not one of the server's own
+//!   (the origins its `/mcp` accepts, over http or https): 403 and the `permission_denied`
+//!   envelope ([`origin`]). `/mcp` checks origins itself and answers with a JSON-RPC body.
 //! - No `Authorization: Bearer …`, or a token that is malformed, unknown, expired or
 //!   revoked: 401 with `WWW-Authenticate: Bearer` and the `unauthenticated` envelope. The
 //!   token itself is never logged nor echoed. Each refusal is recorded in the audit log
@@ -32,6 +35,60 @@ use jility_core::errors;
 const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
 const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
 const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+
+/// The browser origins a REST path accepts (see [`origin`]).
+#[derive(Clone)]
+pub struct Origins(std::sync::Arc<[String]>);
+
+impl Origins {
+    /// The origins of a server bound to `local`: those its `/mcp` accepts, and their https
+    /// twins (the server may terminate TLS).
+    pub fn of(local: SocketAddr) -> Self {
+        let own = mcp_common::http::HttpConfig::behind_auth(local).origins(local.port());
+        let secure = own
+            .iter()
+            .filter_map(|o| {
+                o.strip_prefix("http://")
+                    .map(|rest| format!("https://{rest}"))
+            })
+            .collect::<Vec<_>>();
+        Self(own.into_iter().chain(secure).collect())
+    }
+
+    fn allows(&self, origin: &str) -> bool {
+        let origin = origin.trim().trim_end_matches('/');
+        self.0.iter().any(|o| o.eq_ignore_ascii_case(origin))
+    }
+}
+
+/// Refuse a REST request sent by a page of another origin (a middleware, before the token
+/// is looked at): 403, `permission_denied`. Requests without `Origin` (programs, the CLI)
+/// pass, as do `/mcp`'s, whose transport checks them.
+pub async fn origin(State(origins): State<Origins>, request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    let mcp = mcp_common::http::MCP_PATH;
+    if path == mcp || path.starts_with(&format!("{mcp}/")) {
+        return next.run(request).await;
+    }
+    let refused = request.headers().get(header::ORIGIN).and_then(|value| {
+        let text = value.to_str().unwrap_or("");
+        (!origins.allows(text)).then(|| jility_core::errors::clip(text))
+    });
+    let Some(shown) = refused else {
+        return next.run(request).await;
+    };
+    tracing::info!(origin = %shown, "refused a request from a foreign origin");
+    ApiError(
+        ToolError::new(
+            errors::PERMISSION_DENIED,
+            format!("Requests from the browser origin `{shown}` are not accepted"),
+        )
+        .with_hint(
+            "Call the API from a program (which sends no Origin header) or from a page of this server's own origin.",
+        ),
+    )
+    .into_response()
+}
 
 /// Authenticate, rate-limit, then hand the request on with its [`Principal`].
 pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Next) -> Response {

@@ -1,8 +1,11 @@
 //! `jility serve`: the REST API under `/api/v1` and MCP at `/mcp`, on PostgreSQL, for the
 //! workspaces of the database.
 //!
-//! Every request passes through [`middleware::guard`] first (but the public OpenAPI
-//! document): the bearer token is authenticated ([`crate::auth::Tokens::authenticate`], on a
+//! Before anything else a request with more than one `Host` is refused and OAuth's
+//! discovery paths answer that the server takes bearer tokens
+//! ([`mcp_common::http::before_auth`]), and a REST path refuses a foreign `Origin`
+//! ([`middleware::origin`]). Every request then passes through [`middleware::guard`] (but
+//! the public OpenAPI document): the bearer token is authenticated ([`crate::auth::Tokens::authenticate`], on a
 //! blocking thread) and the request counted against the token's rate limit
 //! ([`crate::ratelimit`]); the [`Principal`] then rides in the request's extensions. Every
 //! operation of [`jility_core::ops`] has its route, served by one handler
@@ -14,7 +17,9 @@
 //!
 //! Answers are JSON: on success the data the MCP tools put in `structuredContent`'s `data`
 //! (a paged list with the `page` object beside its own members, as `jility … --json`
-//! prints it); on failure `{"error": envelope}` with the status of the error's class.
+//! prints it); on failure `{"error": envelope}` with the status of the error's class, also
+//! for what axum refuses before a handler runs ([`rejections`]: a path that cannot be
+//! decoded, a wrong method, a body it cannot read).
 //!
 //! Every write, answered or refused after authentication, and every authentication failure
 //! is recorded in the audit log ([`crate::audit`]; authentication failures past a few a
@@ -33,6 +38,7 @@ mod openapi;
 mod operations;
 mod principals;
 mod refusals;
+mod rejections;
 mod tls;
 mod tokens;
 
@@ -206,8 +212,12 @@ impl Workspaces {
     }
 }
 
-/// The API's routes and `/mcp`, with authentication and rate limiting in front of every one.
-pub fn router(state: ApiState, mcp: Router) -> Router {
+/// The API's routes and `/mcp`, with authentication and rate limiting in front of every one;
+/// before them, more than one `Host` is refused and OAuth's discovery paths answer that the
+/// server takes bearer tokens ([`mcp_common::http::before_auth`]), a REST path refuses a
+/// foreign `Origin` ([`middleware::origin`]); every refusal of a REST path is the envelope
+/// ([`rejections`]). `local` is the bound address (its own origins).
+pub fn router(state: ApiState, mcp: Router, local: SocketAddr) -> Router {
     let mut api = Router::new();
     macro_rules! add {
         ($op:ident) => {
@@ -239,6 +249,12 @@ pub fn router(state: ApiState, mcp: Router) -> Router {
             state,
             middleware::guard,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            middleware::Origins::of(local),
+            middleware::origin,
+        ))
+        .layer(axum::middleware::from_fn(rejections::as_envelope))
+        .layer(axum::middleware::from_fn(mcp_common::http::before_auth))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
@@ -310,7 +326,7 @@ where
             .map_err(|e| ToolError::internal(format!("Cannot read the bound address: {e}")))?;
         let sessions = state.shutdown.child_token();
         let mcp = mcp(state.clone(), local, sessions);
-        let app = router(state.clone(), mcp);
+        let app = router(state.clone(), mcp, local);
         let scheme = if acceptor.is_some() { "https" } else { "http" };
         announce(scheme, local);
         tracing::info!(%local, rate_limit = config.rate_limit, tls = acceptor.is_some(), "serving the API");
