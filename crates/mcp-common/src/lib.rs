@@ -12,6 +12,7 @@
 //!   factory over stdio or Streamable HTTP ([`http`]), with [`stdio`]'s optional `shutdown`.
 //! - [`edge`]: what every message must be before a handler sees it, over both transports.
 //! - [`connections`]: HTTP connections served with read deadlines and drained on stop.
+//! - [`sessions`]: the HTTP sessions' owners, fair shares and bounds.
 //!
 //! Streamable HTTP ([`http`], [`connections`], `--http`) is the default `http` feature; a
 //! build without it serves stdio alone, without axum or hyper.
@@ -28,6 +29,8 @@ pub mod http;
 pub mod jsonrpc;
 pub mod params;
 pub mod serve;
+#[cfg(feature = "http")]
+pub mod sessions;
 pub mod signal;
 pub mod start;
 pub mod stdio;
