@@ -2,15 +2,18 @@
 //! a ceiling per workspace, counted in PostgreSQL so that every `jility serve` process on one
 //! database shares them.
 //!
-//! A sliding window, exact: each key (a token, a workspace) keeps the times of the requests
-//! it was allowed in the last 60 s on the database's clock (table `rate_limit_logs`), and a
-//! request passes only when its token and its workspace both allowed fewer than their limits
-//! in the 60 s before it; then it counts for both, else for neither. So no 60 s span holds
-//! more than a token's limit of its requests, across a minute boundary or not, and minting
-//! more tokens does not raise a workspace past its ceiling. One statement (the function
-//! `jility_rate_take`, migration 0010) counts both under row locks, so two processes never
-//! both take the last slot; what a caller learns ([`Decision`]) is what the `X-RateLimit-*`
-//! headers and a 429's `Retry-After` carry.
+//! A sliding window: each key (a token, a workspace) keeps how many requests it was allowed
+//! in each second of the last 61 on the database's clock (table `rate_limit_counts`; at most
+//! 61 buckets whatever the limit), and a request passes only when its token and its
+//! workspace both allowed fewer than their limits in its second and the 60 before it; then
+//! it counts for both, else for neither. That span covers at least the 60 s before the
+//! request, so no 60 s span holds more than a token's limit of its requests, across a minute
+//! boundary or not (a refused caller may wait up to a second longer than an exact count
+//! would make it), and minting more tokens does not raise a workspace past its ceiling. One
+//! statement (the function `jility_rate_take`, migration 0010) counts both under row locks,
+//! so two processes never both take the last slot, and the token's revocation is read in the
+//! same round trip; what a caller learns ([`Decision`]) is what the `X-RateLimit-*` headers
+//! and a 429's `Retry-After` carry.
 //!
 //! The workspace ceiling is [`DEFAULT_WORKSPACE_FACTOR`] times a token's limit unless
 //! `JILITY_WORKSPACE_RATE_LIMIT` sets it (requests per minute).
@@ -30,7 +33,8 @@ pub const DEFAULT_WORKSPACE_FACTOR: u32 = 5;
 /// The environment variable that sets a workspace's ceiling (requests per minute).
 pub const WORKSPACE_LIMIT_VAR: &str = "JILITY_WORKSPACE_RATE_LIMIT";
 
-const WINDOW_SECS: f64 = 60.0;
+/// The window, in one-second buckets before the current one.
+const WINDOW_SECS: i32 = 60;
 
 /// Which limit a decision is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +54,7 @@ pub struct Decision {
     pub limit: u32,
     /// Requests left in the last 60 s after this one (`X-RateLimit-Remaining`).
     pub remaining: u32,
-    /// When the oldest request counted leaves the window (a slot frees), in Unix seconds
+    /// When the oldest second counted leaves the window (a slot frees), in Unix seconds
     /// (`X-RateLimit-Reset`).
     pub reset_at: i64,
     /// Seconds until a slot frees, at least 1 (`Retry-After` when refused).
