@@ -47,8 +47,8 @@ const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
 
 pub use crate::start::StartError;
 
+use crate::sessions::{Initialize, RequestId, SESSION_NOT_FOUND, SessionOwners, own_sessions};
 pub use crate::sessions::{MAX_SESSIONS, MAX_SESSIONS_VAR, SessionLimits, SessionTenant};
-use crate::sessions::{SessionOwners, own_sessions};
 
 /// Where and how to serve over HTTP.
 #[derive(Clone)]
@@ -283,13 +283,6 @@ where
         .layer(middleware::from_fn(errors_as_json))
 }
 
-/// The session header of Streamable HTTP.
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
-/// The JSON-RPC code of "session not found" (as the TypeScript SDK's servers answer it).
-pub(crate) const SESSION_NOT_FOUND: i64 = -32001;
-/// The JSON-RPC code of a request refused because the server is at a limit for now.
-pub(crate) const SERVER_BUSY: i64 = -32000;
-
 /// Give every refusal of the MCP endpoint a JSON-RPC error body (`"id": null`). rmcp answers
 /// transport-level refusals (no session id, unknown session, unacceptable `Accept`, wrong
 /// content type, origin or host refused) in plain text; clients parse JSON.
@@ -391,15 +384,7 @@ async fn check_message(State(limit): State<usize>, request: Request, next: Next)
     }
 }
 
-/// Marks a POST whose message is an `initialize` (its id).
-#[derive(Clone)]
-pub(crate) struct Initialize(pub(crate) serde_json::Value);
-
-/// The id of a POSTed request.
-#[derive(Clone)]
-pub(crate) struct RequestId(pub(crate) serde_json::Value);
-
-pub(crate) fn refused(status: StatusCode, refusal: &crate::edge::Refusal) -> Response {
+fn refused(status: StatusCode, refusal: &crate::edge::Refusal) -> Response {
     tracing::debug!(code = refusal.code, message = %refusal.message, "refused at the edge");
     let mut response = (status, refusal.frame().to_string()).into_response();
     response.headers_mut().insert(

@@ -1,13 +1,16 @@
 //! The sessions of the Streamable HTTP endpoint ([`crate::http`]): who owns each one, how
 //! many each caller may keep, and which idle ones end to make room.
 //!
+//! [`crate::http`]'s message check marks each POSTed request with its id (`RequestId`)
+//! and an `initialize` with `Initialize` before `own_sessions` sees it.
+//!
 //! - **Owners.** A session answers only to the credentials that opened it (a hash of the
 //!   `Authorization` header of its `initialize`): anyone else who learns its id is told the
 //!   session does not exist.
 //! - **Fair shares.** Sessions are counted per server, per tenant and per token, each with
 //!   a limit ([`SessionLimits`]). The tenant is what the server that authenticates its
-//!   callers says it is (a [`SessionTenant`] extension on the request: `jility serve` puts
-//!   the caller's workspace there); without one, the credentials are the tenant. A new
+//!   callers says it is (a [`SessionTenant`] extension on the request: a multi-tenant server
+//!   puts the caller's tenant there); without one, the credentials are the tenant. A new
 //!   session past the server's limit is `503`; past its tenant's or token's share, `429`;
 //!   both with `Retry-After` and a JSON-RPC error body with the `initialize`'s id.
 //!   Initializes in flight count, so a burst cannot pass a limit together.
@@ -16,7 +19,7 @@
 //!   flight, no stream open); otherwise sessions live until rmcp's keep-alive (5 minutes
 //!   idle) ends them.
 //! - **Memory.** What a session holds is bounded by rmcp's [`SessionConfig`] as
-//!   [`manager`] sets it: [`CHANNEL_CAPACITY`] messages queued per channel, and the caches
+//!   `manager` sets it: [`CHANNEL_CAPACITY`] messages queued per channel, and the caches
 //!   of finished requests (for resumption) kept [`COMPLETED_CACHE_TTL`].
 //!
 //! Settings (environment):
@@ -42,7 +45,31 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 
-use crate::http::{Initialize, RequestId, SERVER_BUSY, SESSION_HEADER, SESSION_NOT_FOUND, refused};
+/// The session header of Streamable HTTP.
+const SESSION_HEADER: &str = "mcp-session-id";
+/// The JSON-RPC code of "session not found" (as the TypeScript SDK's servers answer it).
+pub(crate) const SESSION_NOT_FOUND: i64 = -32001;
+/// The JSON-RPC code of a request refused because the server is at a limit for now.
+const SERVER_BUSY: i64 = -32000;
+
+/// Marks a POST whose message is an `initialize` (its id), for `own_sessions`.
+#[derive(Clone)]
+pub(crate) struct Initialize(pub(crate) serde_json::Value);
+
+/// The id of a POSTed request, for `own_sessions`.
+#[derive(Clone)]
+pub(crate) struct RequestId(pub(crate) serde_json::Value);
+
+/// A refusal answered with `status` and its JSON-RPC error.
+fn refused(status: StatusCode, refusal: &crate::edge::Refusal) -> Response {
+    tracing::debug!(code = refusal.code, message = %refusal.message, "refused a session's request");
+    let mut response = (status, refusal.frame().to_string()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
 
 /// Most sessions one server keeps at once by default (each holds a handler and its channels,
 /// ~50 KB); past it, new sessions are refused with `503` until some end.
@@ -68,8 +95,8 @@ const INIT_TIMEOUT: Duration = Duration::from_secs(30);
 const RETRY_AFTER_SECS: u64 = 30;
 
 /// The tenant a request's session counts for, as the server that authenticated the caller
-/// names it (an extension it puts on the request before the MCP endpoint; `jility serve`
-/// uses the workspace). Without it, the credentials are the tenant.
+/// names it (an extension it puts on the request before the MCP endpoint, e.g. the
+/// caller's account or workspace). Without it, the credentials are the tenant.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SessionTenant(pub String);
 
