@@ -16,6 +16,9 @@
 //! `full_access`; `full_access` allows everything, the others only themselves
 //! ([`ScopeSet::allows`]).
 //!
+//! **Limits.** Through the API a workspace has at most [`DEFAULT_MAX_LIVE_TOKENS`] live
+//! tokens (`JILITY_MAX_LIVE_TOKENS`); past it a mint is [`TOO_MANY_TOKENS`] (409).
+//!
 //! **Failures.** [`Tokens::authenticate`] answers an [`AuthError`]: malformed, unknown,
 //! expired (and when) or revoked (and when). As a [`ToolError`] each is
 //! [`errors::UNAUTHENTICATED`] (class `Unauthenticated`, HTTP 401); a missing scope is
@@ -37,6 +40,34 @@ pub use jility_core::token::*;
 
 /// `last_used_at` is written at most this often per token.
 const LAST_USED_GRANULARITY: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
+
+/// A mint refused because the workspace has as many live tokens as it may
+/// ([`Tokens::create_limited`]). Not retryable as it is: a token must be revoked first.
+pub const TOO_MANY_TOKENS: mcp_common::ErrorCode =
+    mcp_common::ErrorCode::new("too_many_tokens", mcp_common::ErrorClass::Conflict);
+
+/// Live (unexpired, unrevoked) tokens a workspace may have by default when minting through
+/// the API: plenty for a team's people, bots and CI, too few to multiply its share of the
+/// server (sessions and requests are limited per workspace as well).
+pub const DEFAULT_MAX_LIVE_TOKENS: u32 = 50;
+/// The environment variable of `jility serve` that sets the live tokens a workspace may have.
+pub const MAX_LIVE_TOKENS_VAR: &str = "JILITY_MAX_LIVE_TOKENS";
+
+/// [`MAX_LIVE_TOKENS_VAR`] (a positive number), else [`DEFAULT_MAX_LIVE_TOKENS`].
+pub fn max_live_tokens() -> u32 {
+    match std::env::var(MAX_LIVE_TOKENS_VAR) {
+        Err(_) => DEFAULT_MAX_LIVE_TOKENS,
+        Ok(value) => match value.trim().parse::<u32>() {
+            Ok(n) if n >= 1 => n,
+            _ => {
+                tracing::warn!(
+                    "{MAX_LIVE_TOKENS_VAR} must be a positive number; using {DEFAULT_MAX_LIVE_TOKENS}"
+                );
+                DEFAULT_MAX_LIVE_TOKENS
+            }
+        },
+    }
+}
 
 /// Longest token or workspace name.
 const MAX_NAME_CHARS: usize = 100;
@@ -171,6 +202,54 @@ impl Tokens {
                 )));
             }
             insert_token(client, workspace_id, new)
+        })
+    }
+
+    /// [`Self::create`], refused when workspace `workspace_id` has `most` live tokens
+    /// (neither expired nor revoked) already: [`TOO_MANY_TOKENS`]. The workspace's row is
+    /// locked while its tokens are counted, so mints sent together cannot pass the limit
+    /// together.
+    pub fn create_limited(
+        &self,
+        workspace_id: i64,
+        new: &NewToken,
+        most: u32,
+    ) -> Result<MintedToken, ToolError> {
+        check_new_token(new)?;
+        self.db.with_client(|client| {
+            let mut tx = client.transaction().map_err(store)?;
+            let exists = tx
+                .query_opt(
+                    "SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE",
+                    &[&workspace_id],
+                )
+                .map_err(store)?;
+            if exists.is_none() {
+                return Err(ToolError::not_found(format!(
+                    "There is no workspace {workspace_id}"
+                )));
+            }
+            let live: i64 = tx
+                .query_one(
+                    "SELECT count(*) FROM api_tokens WHERE workspace_id = $1 \
+                     AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)",
+                    &[&workspace_id, &now_text()],
+                )
+                .map_err(store)?
+                .try_get(0)
+                .map_err(store)?;
+            if live >= i64::from(most) {
+                return Err(ToolError::new(
+                    TOO_MANY_TOKENS,
+                    format!("This workspace has {live} live tokens; at most {most} are allowed"),
+                )
+                .with_hint(
+                    "Revoke tokens that are no longer used (DELETE /api/v1/tokens/{id}; GET /api/v1/tokens lists them), then mint again.",
+                ));
+            }
+            let minted = insert_token(&mut tx, workspace_id, new)?;
+            tx.commit().map_err(store)?;
+            Ok(minted)
         })
     }
 

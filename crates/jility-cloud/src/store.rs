@@ -62,6 +62,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("pg_migrations/0006_ticket_lookups.sql"),
     include_str!("pg_migrations/0007_unlogged_rate_limits.sql"),
     include_str!("pg_migrations/0008_search_table.sql"),
+    include_str!("pg_migrations/0010_sliding_rate_limits.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)

@@ -614,6 +614,10 @@ fn slow_clients_are_cut_off_and_sessions_are_bounded() {
         &[
             ("MCP_HTTP_READ_TIMEOUT_SECS", "1"),
             ("MCP_HTTP_MAX_SESSIONS", "3"),
+            // One token here: its shares (by default half and a quarter) made the whole
+            // server, so that the server's own limit is what is checked.
+            ("MCP_HTTP_MAX_SESSIONS_PER_TENANT", "3"),
+            ("MCP_HTTP_MAX_SESSIONS_PER_TOKEN", "3"),
         ],
     );
     runtime().block_on(mcp_testkit::edge::check_http_limits(

@@ -13,9 +13,10 @@
 //!   without it a token-guarded server accepts any `Host`.
 //! - `MCP_HTTP_READ_TIMEOUT_SECS`: how long a client has to send a request's headers, and
 //!   then its body (default 30; [`crate::connections`]).
-//! - `MCP_HTTP_MAX_SESSIONS`: the most sessions kept at once (default 4096).
+//! - `MCP_HTTP_MAX_SESSIONS` and the shares of a tenant and a token: [`crate::sessions`].
 //!
-//! A session answers only to the credentials that opened it; every refusal of the MCP
+//! A session answers only to the credentials that opened it, and counts against its
+//! tenant's and token's shares ([`crate::sessions`]); every refusal of the MCP
 //! transport has a JSON-RPC error body. What is answered before MCP is reached (a missing or
 //! wrong token, `401 unauthenticated`; more than one `Host`; OAuth's discovery paths, `404`
 //! without a token; another path than `/mcp`, `404` behind the token) is the JSON error
@@ -31,7 +32,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt as _;
 use rmcp::ServerHandler;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -55,6 +55,8 @@ pub use preflight::{
     INVALID_REQUEST, before_auth, envelope, error_response, is_oauth_path, no_oauth, not_found,
     unauthenticated,
 };
+use crate::sessions::{Initialize, RequestId, SESSION_NOT_FOUND, SessionOwners, own_sessions};
+pub use crate::sessions::{MAX_SESSIONS, MAX_SESSIONS_VAR, SessionLimits, SessionTenant};
 
 /// Where and how to serve over HTTP.
 #[derive(Clone)]
@@ -66,8 +68,9 @@ pub struct HttpConfig {
     /// `None`: accept any `Host` (only off loopback, behind the token).
     pub allowed_hosts: Option<Vec<String>>,
     pub max_body_bytes: usize,
-    /// Most sessions kept at once ([`MAX_SESSIONS`], or `MCP_HTTP_MAX_SESSIONS`).
-    pub max_sessions: usize,
+    /// How many sessions are kept at once, in all and per tenant and token
+    /// ([`crate::sessions`]).
+    pub sessions: SessionLimits,
 }
 
 impl std::fmt::Debug for HttpConfig {
@@ -133,7 +136,7 @@ impl HttpConfig {
             allowed_origins: extra_origins,
             allowed_hosts,
             max_body_bytes: MAX_BODY_BYTES,
-            max_sessions: max_sessions(),
+            sessions: SessionLimits::from_env(false),
         })
     }
 
@@ -153,7 +156,7 @@ impl HttpConfig {
             allowed_origins: Vec::new(),
             allowed_hosts,
             max_body_bytes: MAX_BODY_BYTES,
-            max_sessions: max_sessions(),
+            sessions: SessionLimits::from_env(true),
         }
     }
 
@@ -276,12 +279,12 @@ where
         Some(hosts) => rmcp_config.with_allowed_hosts(hosts.clone()),
         None => rmcp_config.disable_allowed_hosts(),
     };
-    let manager = Arc::new(LocalSessionManager::default());
+    let manager = crate::sessions::manager();
     let service = StreamableHttpService::new(move || Ok(factory()), manager.clone(), rmcp_config);
     axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(middleware::from_fn_with_state(
-            SessionOwners::new(manager, config.max_sessions),
+            SessionOwners::new(manager, config.sessions),
             own_sessions,
         ))
         .layer(middleware::from_fn(answer_as_json))
@@ -291,323 +294,6 @@ where
         ))
         .layer(middleware::from_fn(errors_as_json))
 }
-
-/// Who opened each session: a hash of the `Authorization` header that came with its
-/// `initialize`. A session answers only to the same credentials: anyone else who learns its id
-/// (a log, a proxy) is told the session does not exist, and cannot read its streams or act in
-/// it.
-#[derive(Clone)]
-struct SessionOwners {
-    owners: Arc<std::sync::Mutex<Owners>>,
-    manager: Arc<LocalSessionManager>,
-    /// Most sessions kept at once.
-    most: usize,
-    /// Sessions being opened (counted against `most` until rmcp has made them).
-    opening: Arc<std::sync::atomic::AtomicUsize>,
-}
-
-struct Owners {
-    by_session: std::collections::HashMap<String, blake3::Hash>,
-    /// The ids of the requests of each session whose answers are still being sent: rmcp
-    /// answers only the last of several requests with one id, so the others would wait (and
-    /// hold their connections) until the session ends.
-    in_flight: std::collections::HashSet<(String, String)>,
-    /// When the map holds this many, entries of sessions that ended are dropped.
-    prune_at: usize,
-}
-
-const PRUNE_FLOOR: usize = 1024;
-
-impl SessionOwners {
-    fn new(manager: Arc<LocalSessionManager>, most: usize) -> Self {
-        Self {
-            owners: Arc::new(std::sync::Mutex::new(Owners {
-                by_session: std::collections::HashMap::new(),
-                in_flight: std::collections::HashSet::new(),
-                prune_at: PRUNE_FLOOR,
-            })),
-            manager,
-            most,
-            opening: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
-        }
-    }
-
-    fn owners(&self) -> std::sync::MutexGuard<'_, Owners> {
-        // The map stays consistent whatever panicked while holding it.
-        self.owners
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    async fn insert(&self, session: String, owner: blake3::Hash) {
-        let full = {
-            let mut owners = self.owners();
-            owners.by_session.insert(session, owner);
-            owners.by_session.len() >= owners.prune_at
-        };
-        if full {
-            // Sessions end without telling (idle timeout, shutdown): forget their owners.
-            let live: std::collections::HashSet<String> = self
-                .manager
-                .sessions
-                .read()
-                .await
-                .keys()
-                .map(ToString::to_string)
-                .collect();
-            let mut owners = self.owners();
-            owners.by_session.retain(|id, _| live.contains(id));
-            owners.prune_at = (owners.by_session.len() * 2).max(PRUNE_FLOOR);
-        }
-    }
-
-    fn remove(&self, session: &str) {
-        self.owners().by_session.remove(session);
-    }
-}
-
-/// The credentials a request comes with, as the session owner is recorded: a hash of its
-/// `Authorization` header with the scheme's case and the spacing normalised (`bearer  x` is
-/// `Bearer x`, as the token checks read it); the credentials themselves byte for byte.
-fn credentials(request: &Request) -> blake3::Hash {
-    let value = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .map(HeaderValue::as_bytes)
-        .unwrap_or_default()
-        .trim_ascii();
-    // The scheme, case-folded, and the credentials after the spaces that follow it, as sent.
-    let split = value
-        .iter()
-        .position(u8::is_ascii_whitespace)
-        .unwrap_or(value.len());
-    let (scheme, rest) = value.split_at(split);
-    let mut hasher = blake3::Hasher::new();
-    hasher.update(&scheme.to_ascii_lowercase());
-    hasher.update(b" ");
-    hasher.update(rest.trim_ascii());
-    hasher.finalize()
-}
-
-/// Most sessions one server keeps at once by default (each holds a handler and its channels,
-/// ~50 KB); past it, new sessions are refused with `503` until some end (idle ones after 5
-/// minutes).
-pub const MAX_SESSIONS: usize = 4096;
-/// The environment variable that sets the most sessions kept at once.
-pub const MAX_SESSIONS_VAR: &str = "MCP_HTTP_MAX_SESSIONS";
-
-/// [`MAX_SESSIONS_VAR`] (1 to 1,000,000), else [`MAX_SESSIONS`].
-fn max_sessions() -> usize {
-    let Ok(value) = std::env::var(MAX_SESSIONS_VAR) else {
-        return MAX_SESSIONS;
-    };
-    match value.trim().parse::<usize>() {
-        Ok(n @ 1..=1_000_000) => n,
-        _ => {
-            tracing::warn!(
-                "{MAX_SESSIONS_VAR} must be a number from 1 to 1000000; using {MAX_SESSIONS}"
-            );
-            MAX_SESSIONS
-        }
-    }
-}
-
-/// Bind each new session to its caller's credentials, and refuse a session's requests from
-/// anyone else as rmcp refuses an unknown session (404). An `initialize` inside a live
-/// session is refused (`-32600`), the session going on unchanged; in an unknown one, it is
-/// `404` as any request there. New sessions past the most kept at once are refused.
-async fn own_sessions(
-    State(owners): State<SessionOwners>,
-    request: Request,
-    next: Next,
-) -> Response {
-    use crate::edge::{INVALID_REQUEST, Refusal};
-
-    let caller = credentials(&request);
-    let initialize = request.extensions().get::<Initialize>().cloned();
-    let session = request
-        .headers()
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let not_found = || {
-        refused(
-            StatusCode::NOT_FOUND,
-            &Refusal::new(None, SESSION_NOT_FOUND, "session not found"),
-        )
-    };
-    let Some(session) = session else {
-        let most = owners.most;
-        // Counted before rmcp makes it, so that initializes sent together cannot pass the
-        // limit together.
-        let opening = initialize.as_ref().map(|_| Opening::new(&owners.opening));
-        let open = owners.manager.sessions.read().await.len();
-        if let Some(opening) = &opening
-            && open + opening.ahead >= most
-        {
-            tracing::debug!("{most} sessions are open: a new one is refused");
-            let id = initialize.map(|Initialize(id)| id);
-            let mut response = refused(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &Refusal::new(
-                    id,
-                    SERVER_BUSY,
-                    format!("the server keeps {most} sessions already: try again later"),
-                ),
-            );
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
-            return response;
-        }
-        let response = next.run(request).await;
-        if let Some(made) = response
-            .headers()
-            .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-        {
-            owners.insert(made.to_string(), caller).await;
-        }
-        return response;
-    };
-    // Under one lock: the owner's check, then the request's id taken for as long as its
-    // answer is being sent (one answer per id at a time in a session), unless it is taken.
-    let in_flight = {
-        let mut held = owners.owners();
-        // blake3::Hash compares in constant time.
-        if held
-            .by_session
-            .get(&session)
-            .is_some_and(|owner| *owner != caller)
-        {
-            tracing::debug!("a session was used with other credentials than opened it");
-            return not_found();
-        }
-        match request.extensions().get::<RequestId>() {
-            None => None,
-            Some(RequestId(id)) => {
-                let key = (session.clone(), id.to_string());
-                if !held.in_flight.insert(key.clone()) {
-                    return refused(
-                        StatusCode::BAD_REQUEST,
-                        &Refusal::new(
-                            Some(id.clone()),
-                            INVALID_REQUEST,
-                            "a request with this id is in flight in this session already: give each request its own id",
-                        ),
-                    );
-                }
-                Some(InFlight {
-                    owners: owners.clone(),
-                    key,
-                })
-            }
-        }
-    };
-    let ends = request.method() == axum::http::Method::DELETE;
-    if ends || initialize.is_some() {
-        // rmcp answers the end of a session it does not know with 202, as if it had ended it,
-        // and a second initialize by replacing the session's client.
-        if !owners
-            .manager
-            .sessions
-            .read()
-            .await
-            .contains_key(session.as_str())
-        {
-            return not_found();
-        }
-        if let Some(Initialize(id)) = initialize {
-            return refused(
-                StatusCode::BAD_REQUEST,
-                &Refusal::new(
-                    Some(id),
-                    INVALID_REQUEST,
-                    "the session is initialized already: a second initialize is refused, and the session goes on as it was",
-                ),
-            );
-        }
-    }
-    let response = next.run(request).await;
-    if ends && response.status().is_success() {
-        owners.remove(&session);
-    }
-    match in_flight {
-        // The id is free again once the answer has been sent (or the client went away).
-        Some(in_flight) => response.map(|body| {
-            axum::body::Body::new(Guarded {
-                body,
-                _in_flight: in_flight,
-            })
-        }),
-        None => response,
-    }
-}
-
-/// One session being opened, counted in `opening` while it lives.
-struct Opening<'a> {
-    count: &'a std::sync::atomic::AtomicUsize,
-    /// How many were being opened before this one.
-    ahead: usize,
-}
-
-impl<'a> Opening<'a> {
-    fn new(count: &'a std::sync::atomic::AtomicUsize) -> Self {
-        let ahead = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Self { count, ahead }
-    }
-}
-
-impl Drop for Opening<'_> {
-    fn drop(&mut self) {
-        self.count.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
-/// A request id in flight in a session; freed when dropped.
-struct InFlight {
-    owners: SessionOwners,
-    key: (String, String),
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.owners.owners().in_flight.remove(&self.key);
-    }
-}
-
-/// An answer's body that holds its request's [`InFlight`] until it is sent or dropped.
-struct Guarded {
-    body: axum::body::Body,
-    _in_flight: InFlight,
-}
-
-impl http_body::Body for Guarded {
-    type Data = bytes::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, axum::Error>>> {
-        std::pin::Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.body.size_hint()
-    }
-}
-
-/// The session header of Streamable HTTP.
-const SESSION_HEADER: &str = "mcp-session-id";
-/// The JSON-RPC code of "session not found" (as the TypeScript SDK's servers answer it).
-const SESSION_NOT_FOUND: i64 = -32001;
-/// The JSON-RPC code of a request refused because the server is at a limit for now.
-const SERVER_BUSY: i64 = -32000;
 
 /// Give every refusal of the MCP endpoint a JSON-RPC error body (`"id": null`). rmcp answers
 /// transport-level refusals (no session id, unknown session, unacceptable `Accept`, wrong
@@ -718,14 +404,6 @@ async fn check_message(State(limit): State<usize>, request: Request, next: Next)
         }
     }
 }
-
-/// Marks a POST whose message is an `initialize` (its id).
-#[derive(Clone)]
-struct Initialize(serde_json::Value);
-
-/// The id of a POSTed request.
-#[derive(Clone)]
-struct RequestId(serde_json::Value);
 
 fn refused(status: StatusCode, refusal: &crate::edge::Refusal) -> Response {
     tracing::debug!(code = refusal.code, message = %refusal.message, "refused at the edge");

@@ -14,6 +14,7 @@
 //! - [`protocol`]: the protocol-level answers every server gives alike (unknown tools,
 //!   undeclared methods, resources not found) and portable input schemas.
 //! - [`connections`]: HTTP connections served with read deadlines and drained on stop.
+//! - [`sessions`]: the HTTP sessions' owners, fair shares and bounds.
 //!
 //! Streamable HTTP ([`http`], [`connections`], `--http`) is the default `http` feature; a
 //! build without it serves stdio alone, without axum or hyper.
@@ -33,6 +34,8 @@ pub mod jsonrpc;
 pub mod params;
 pub mod protocol;
 pub mod serve;
+#[cfg(feature = "http")]
+pub mod sessions;
 pub mod signal;
 pub mod start;
 pub mod stdio;

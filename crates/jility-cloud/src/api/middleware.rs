@@ -13,8 +13,9 @@
 //!   and recorded as one entry when the minute ends ([`super::refusals`]).
 //! - A token authenticated a moment ago is not looked up again ([`super::principals`]);
 //!   whether it was revoked since is asked with the rate-limit count, below.
-//! - Then the request counts against its token's limit (keyed by the token's id, counted in
-//!   the database so that every server process shares it). Every authenticated answer
+//! - Then the request counts against its token's limit and its workspace's ceiling (a
+//!   sliding 60 s window counted in the database so that every server process shares it;
+//!   [`crate::ratelimit`]). Every authenticated answer
 //!   carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; over the
 //!   limit: 429 with `Retry-After` and the `rate_limit` envelope.
 
@@ -90,7 +91,8 @@ pub async fn origin(State(origins): State<Origins>, request: Request, next: Next
     .into_response()
 }
 
-/// Authenticate, rate-limit, then hand the request on with its [`Principal`].
+/// Authenticate, rate-limit, then hand the request on with its [`Principal`] (and its
+/// workspace as the tenant its MCP sessions count for, [`mcp_common::http::SessionTenant`]).
 pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Next) -> Response {
     // The API's description is public: it says what the API is, not what it holds.
     if request.method() == axum::http::Method::GET && request.uri().path() == super::OPENAPI_PATH {
@@ -135,7 +137,7 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
         // Counted, and asked whether the token was revoked since, in one round trip.
         let (decision, revoked_at) = state
             .limiter
-            .check_token(principal.token_id)
+            .check_token(principal.token_id, principal.workspace_id)
             .map_err(ToolError::from)?;
         if let Some(at) = revoked_at {
             state.principals.forget_token(principal.token_id);
@@ -163,6 +165,13 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
         }
         return response;
     }
+    // MCP sessions count against the workspace's share of the server.
+    request
+        .extensions_mut()
+        .insert(mcp_common::http::SessionTenant(format!(
+            "workspace:{}",
+            principal.workspace_id
+        )));
     request.extensions_mut().insert::<Principal>(principal);
     let mut response = next.run(request).await;
     rate_headers(response.headers_mut(), &decision);

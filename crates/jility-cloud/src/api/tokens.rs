@@ -95,7 +95,9 @@ struct Listing {
 }
 
 /// `POST /api/v1/tokens` (`full_access`): `{"name", "scopes": […], "expires_in_days"?}`;
-/// 201 with the token's record and its plaintext (`token`), shown only here.
+/// 201 with the token's record and its plaintext (`token`), shown only here; 409
+/// `too_many_tokens` when the workspace has as many live tokens as it may
+/// ([`crate::auth::Tokens::create_limited`]).
 pub async fn create(
     State(state): State<ApiState>,
     Extension(principal): Extension<Principal>,
@@ -153,7 +155,8 @@ async fn mint(
     };
     let tokens = state.tokens.clone();
     let workspace_id = principal.workspace_id;
-    let minted = blocking(move || tokens.create(workspace_id, &new)).await?;
+    let most = crate::auth::max_live_tokens();
+    let minted = blocking(move || tokens.create_limited(workspace_id, &new, most)).await?;
     *detail = Some(format!(
         "token {} ({})",
         minted.record.id, minted.record.name
