@@ -307,6 +307,7 @@ pub(crate) fn api_error(status: u16, text: &str, base: &str) -> ToolError {
         errors::ALREADY_ASSIGNED,
         errors::DEPENDENCY_CYCLE,
         errors::DATABASE_BUSY,
+        errors::DATABASE_UNAVAILABLE,
         errors::ALREADY_EXISTS,
         errors::UNAUTHENTICATED,
         errors::PERMISSION_DENIED,

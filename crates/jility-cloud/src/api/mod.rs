@@ -14,7 +14,8 @@
 //!
 //! Answers are JSON: on success the data the MCP tools put in `structuredContent`'s `data`
 //! (a paged list with the `page` object beside its own members, as `jility … --json`
-//! prints it); on failure `{"error": envelope}` with the status of the error's class.
+//! prints it); on failure `{"error": envelope}` with the status of the error's class, and
+//! `Retry-After` when the error says when to retry (`database_unavailable`: 503).
 //!
 //! Every write, answered or refused after authentication, and every authentication failure
 //! is recorded in the audit log ([`crate::audit`]; authentication failures past a few a
@@ -404,7 +405,17 @@ impl IntoResponse for ApiError {
             tracing::warn!(code = %self.0.code, message = %self.0.message, "request failed");
         }
         let body = serde_json::json!({ "error": self.0 });
-        (status, axum::Json(body)).into_response()
+        let mut response = (status, axum::Json(body)).into_response();
+        // A retryable failure that says when (a database that cannot be reached, a rate
+        // limit) tells HTTP clients too.
+        if let Some(secs) = self.0.retry_after_secs.filter(|_| self.0.retryable())
+            && let Ok(value) = axum::http::HeaderValue::from_str(&secs.to_string())
+        {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, value);
+        }
+        response
     }
 }
 
