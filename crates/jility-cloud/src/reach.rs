@@ -10,9 +10,9 @@
 //!
 //! **Bounded waits.** A new connection gives up after [`CONNECT_TIMEOUT`] (unless the
 //! database URL sets `connect_timeout`); a checkout from the pool after
-//! [`CHECKOUT_TIMEOUT`]. While the last attempt to connect failed ([`Health`]), a checkout
-//! that finds no idle connection waits only [`DOWN_CHECKOUT_TIMEOUT`]: a request during an
-//! outage is answered at once, while the pool keeps trying to connect in the background
+//! [`CHECKOUT_TIMEOUT`]. A checkout waits in slices of [`CHECKOUT_SLICE`] and gives up
+//! after the first slice that ends with the last attempt to connect failed ([`Health`]): a
+//! request during an outage is answered at once, while the pool keeps trying to connect in the background
 //! (every [`CHECKOUT_TIMEOUT`]`/2` at most), so the first request after PostgreSQL returns
 //! finds a connection. Idle connections are probed by TCP keepalives ([`KEEPALIVE_IDLE`]),
 //! so a peer that vanished without a word is noticed.
@@ -33,8 +33,9 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// `database_unavailable` (all connections failing) or `database_busy` (all in use).
 pub const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// How long a checkout waits while the database is known to be unreachable.
-pub const DOWN_CHECKOUT_TIMEOUT: Duration = Duration::from_millis(250);
+/// A checkout waits in slices this long, and stops after one that ends with the database
+/// unreachable.
+pub const CHECKOUT_SLICE: Duration = Duration::from_millis(100);
 
 /// Idle time before TCP keepalive probes start on a connection (then every
 /// [`KEEPALIVE_INTERVAL`], [`KEEPALIVE_RETRIES`] times).
@@ -68,15 +69,6 @@ impl Health {
 
     pub(crate) fn down(&self) -> bool {
         self.down.load(Ordering::Relaxed)
-    }
-
-    /// How long a checkout waits now.
-    pub(crate) fn checkout_timeout(&self) -> Duration {
-        if self.down() {
-            DOWN_CHECKOUT_TIMEOUT
-        } else {
-            CHECKOUT_TIMEOUT
-        }
     }
 
     /// A checkout that timed out: unreachable if connecting fails, else every connection
@@ -139,7 +131,6 @@ mod tests {
         let health = Health::default();
         health.record(&Err(&err));
         assert!(health.down());
-        assert_eq!(health.checkout_timeout(), DOWN_CHECKOUT_TIMEOUT);
         health.record(&Ok(()));
         assert!(!health.down());
     }

@@ -226,10 +226,20 @@ impl PgDatabase {
     }
 
     /// A connection of the pool, within the checkout timeout ([`crate::reach`]).
+    /// Waits in slices: the pool does not wake its waiters when an attempt to connect
+    /// fails, so each slice asks whether the database went down meanwhile.
     fn checkout(&self) -> StoreResult<Pooled> {
-        self.pool
-            .get_timeout(self.health.checkout_timeout())
-            .map_err(|err| self.health.no_connection(&err))
+        let deadline = std::time::Instant::now() + reach::CHECKOUT_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.pool.get_timeout(reach::CHECKOUT_SLICE.min(left)) {
+                Ok(conn) => return Ok(conn),
+                Err(err) if self.health.down() || left.is_zero() => {
+                    return Err(self.health.no_connection(&err));
+                }
+                Err(_) => continue,
+            }
+        }
     }
 
     /// A second pool on the same database whose commits do not wait for the disk
@@ -375,6 +385,8 @@ fn pool(max_size: u32, manager: Manager) -> Pool {
         .min_idle(Some(0))
         .test_on_check_out(false)
         .connection_timeout(reach::CHECKOUT_TIMEOUT)
+        // Not a line per failed attempt: [`Health`] logs when the database goes and returns.
+        .error_handler(Box::new(r2d2::NopErrorHandler))
         .build_unchecked(manager)
 }
 
