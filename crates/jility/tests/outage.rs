@@ -48,6 +48,8 @@ const ANSWER_BOUND: Duration = Duration::from_secs(8);
 const OUTAGE: Duration = Duration::from_secs(4);
 /// How long every channel may take to succeed again once the cluster is back.
 const RECOVERY_BOUND: Duration = Duration::from_secs(20);
+/// The database URL's password: never in the server's log nor in an answer.
+const PASSWORD: &str = "outage-s3cret-pw";
 /// Pause between a channel's requests (the machine is shared).
 const PACE: Duration = Duration::from_millis(40);
 
@@ -199,8 +201,13 @@ impl Cluster {
         );
     }
 
+    /// The cluster's URL, with a password (trust authentication ignores it) that no log
+    /// line or answer may show.
     fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+        format!(
+            "postgres://postgres:{PASSWORD}@127.0.0.1:{}/postgres",
+            self.port
+        )
     }
 }
 
@@ -342,6 +349,61 @@ fn mcp_session(http: &reqwest::blocking::Client, url: &str, token: &str) -> Stri
     );
     assert!(done.status().is_success(), "{:?}", done.status());
     session
+}
+
+/// Whether a write made now reaches a fresh subscriber of `GET /events` (that is, the
+/// server's database listener is live): open the stream, wait for `ready`, create a ticket
+/// (acknowledged in `record`), wait a few seconds for its `change`.
+fn events_flow(server: &Server, token: &str, record: &Record, attempt: u32) -> bool {
+    let http = reqwest::blocking::Client::builder()
+        .timeout(None)
+        .build()
+        .unwrap();
+    let Ok(response) = http
+        .get(format!("{}/events", server.url))
+        .bearer_auth(token)
+        .header("accept", "text/event-stream")
+        .send()
+    else {
+        return false;
+    };
+    if response.status() != 200 {
+        return false;
+    }
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        for line in std::io::BufReader::new(response).lines() {
+            let Ok(line) = line else { break };
+            if let Some(name) = line.strip_prefix("event:")
+                && tx.send(name.trim().to_string()).is_err()
+            {
+                break;
+            }
+        }
+    });
+    if rx.recv_timeout(Duration::from_secs(5)).as_deref() != Ok("ready") {
+        return false;
+    }
+    let title = format!("events-{attempt}");
+    let created = client()
+        .post(format!("{}/tickets", server.url))
+        .bearer_auth(token)
+        .json(&json!({"title": title}))
+        .send();
+    match created {
+        Ok(response) if response.status() == 201 => record.ack(title),
+        _ => return false,
+    }
+    let until = Instant::now() + Duration::from_secs(3);
+    while let Ok(name) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+        match name.as_str() {
+            "change" => return true,
+            "reset" => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 // ---------------------------------------------------------------------------------------
@@ -668,6 +730,22 @@ fn a_database_outage_is_answered_unavailable_in_bounded_time_and_recovers_withou
                 .join(", ")
         ));
     }
+    // The event listener reconnected by itself: a write reaches a subscriber again.
+    let back = Instant::now();
+    let mut attempt = 0;
+    while !events_flow(&server, &token, &record, attempt) {
+        attempt += 1;
+        assert!(
+            back.elapsed() < Duration::from_secs(30),
+            "no event reached a subscriber within 30 s after the database came back\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    figures.push(format!(
+        "events: a write reached a new /events subscriber {:?} after the last recovery was checked ({attempt} failed attempts before)",
+        back.elapsed()
+    ));
     stop.store(true, Ordering::Relaxed);
     for thread in threads {
         thread.join().unwrap();
@@ -720,6 +798,7 @@ fn a_database_outage_is_answered_unavailable_in_bounded_time_and_recovers_withou
             "os error",
             "Connection refused",
             "postgres://",
+            PASSWORD,
         ] {
             assert!(
                 !text.contains(wording),
@@ -747,6 +826,7 @@ fn a_database_outage_is_answered_unavailable_in_bounded_time_and_recovers_withou
     // The server logged PostgreSQL's reason, without secrets, and is still serving.
     let log = server.log();
     assert!(log.contains("the database cannot be reached"), "{log}");
+    assert!(!log.contains(PASSWORD), "the password is in the log");
     let after = cloud::call_json(
         &http,
         &server,
