@@ -87,11 +87,16 @@ struct Cluster {
 impl Cluster {
     /// initdb a cluster in a temp dir and start it on a free port.
     fn create(bin: PathBuf) -> Self {
-        let dir = tempfile::Builder::new()
-            .prefix("jility-outage-")
-            .tempdir()
-            .unwrap();
         let as_postgres = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+        let mut prefix = tempfile::Builder::new();
+        prefix.prefix("jility-outage-");
+        // The `postgres` user must reach the directory: under /tmp, not root's TMPDIR.
+        let dir = if as_postgres {
+            prefix.tempdir_in("/tmp")
+        } else {
+            prefix.tempdir()
+        }
+        .unwrap();
         if as_postgres {
             let id = |flag: &str| -> u32 {
                 let out = Command::new("id")
