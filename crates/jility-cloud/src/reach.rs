@@ -10,12 +10,16 @@
 //!
 //! **Bounded waits.** A new connection gives up after [`CONNECT_TIMEOUT`] (unless the
 //! database URL sets `connect_timeout`); a checkout from the pool after
-//! [`CHECKOUT_TIMEOUT`]. A checkout waits in slices of [`CHECKOUT_SLICE`] and gives up
-//! after the first slice that ends with the last attempt to connect failed ([`Health`]): a
-//! request during an outage is answered at once, while the pool keeps trying to connect in the background
-//! (every [`CHECKOUT_TIMEOUT`]`/2` at most), so the first request after PostgreSQL returns
-//! finds a connection. Idle connections are probed by TCP keepalives ([`KEEPALIVE_IDLE`]),
-//! so a peer that vanished without a word is noticed.
+//! [`CHECKOUT_TIMEOUT`] (then `database_busy`: every connection in use). A checkout waits
+//! in slices of [`CHECKOUT_SLICE`] and gives up after the first slice that ends with the
+//! last attempt to connect failed ([`Health`]): a request during an outage is answered in
+//! a few hundred milliseconds, while the pool keeps trying to connect in the background
+//! (every [`CHECKOUT_TIMEOUT`]`/2` at most), so requests succeed again within about a
+//! second and a half of PostgreSQL's return. Idle connections are probed by TCP keepalives
+//! ([`KEEPALIVE_IDLE`]), so a peer that vanished without a word is noticed. These are
+//! constants, not settings; the connect timeout and keepalives follow the database URL
+//! when it sets them. A server that keeps its connections open but stops answering (e.g.
+//! SIGSTOP) is not bounded here.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
