@@ -307,6 +307,7 @@ pub(crate) fn api_error(status: u16, text: &str, base: &str) -> ToolError {
         errors::ALREADY_ASSIGNED,
         errors::DEPENDENCY_CYCLE,
         errors::DATABASE_BUSY,
+        errors::DATABASE_UNAVAILABLE,
         errors::ALREADY_EXISTS,
         errors::UNAUTHENTICATED,
         errors::PERMISSION_DENIED,
@@ -354,6 +355,15 @@ mod tests {
         assert_eq!(err.code, codes::UNAUTHENTICATED);
         assert_eq!(err.message, "The API token was revoked at X");
         assert_eq!(err.hint_text(), "ask");
+        // A database the API cannot reach keeps its code (and stays retryable).
+        let err = api_error(
+            503,
+            r#"{"error":{"code":"database_unavailable","message":"The database cannot be reached","hint":"retry","retryable":true,"retry_after_secs":2}}"#,
+            "http://h/api/v1",
+        );
+        assert_eq!(err.code, errors::DATABASE_UNAVAILABLE);
+        assert!(err.retryable());
+        assert_eq!(err.retry_after_secs, Some(2));
         let err = api_error(502, "<html>bad gateway</html>", "http://h/api/v1");
         assert_eq!(err.code, codes::UNAVAILABLE);
         assert!(err.message.contains("502"));

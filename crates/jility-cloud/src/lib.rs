@@ -16,6 +16,7 @@ pub mod audit;
 pub mod auth;
 pub mod events;
 pub mod ratelimit;
+pub mod reach;
 pub mod store;
 
 pub use api::{ApiState, ServeConfig};

@@ -10,7 +10,10 @@
 //! (rather than one client per store) lets each transaction take a connection of its own,
 //! so a call that waits on the database holds up nothing but itself, as
 //! `jility_sqlite::SqlitePool` does in local mode. Each connection keeps its prepared
-//! statements, so a repeated query costs one round trip.
+//! statements, so a repeated query costs one round trip. Every wait on the network is
+//! bounded ([`crate::reach`]): connecting, checking a connection out of the pool (3 s, at
+//! once while the database is known to be down), keepalives on idle connections; a database
+//! that cannot be reached is [`StoreError::Unavailable`] (`database_unavailable`, retryable).
 //!
 //! **Transactions.** Reads run in `REPEATABLE READ READ ONLY` (one consistent snapshot).
 //! Writes run in `READ COMMITTED` and first take a transaction-scoped advisory lock on
@@ -46,6 +49,7 @@ use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Row, Statement};
 
+use crate::reach::{self, Health};
 use jility_core::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
 use jility_core::store::{
     COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchTerms, Store,
@@ -92,8 +96,9 @@ const RANK_WEIGHTS: &str = "'{0, 0.1, 0.4, 1.0}'::float4[]";
 const HEADLINE_OPTIONS: &str = "StartSel=\"**\", StopSel=\"**\", MaxWords=16, MinWords=6, \
      ShortWord=0, MaxFragments=1, FragmentDelimiter=\" … \"";
 
-/// A driver error as the domain's [`StoreError`] (serialization failures, deadlocks, lock
-/// and statement timeouts: [`StoreError::Busy`]).
+/// A driver error as the domain's [`StoreError`]: a database that cannot be reached is
+/// [`StoreError::Unavailable`] ([`crate::reach`]); serialization failures, deadlocks, lock
+/// and statement timeouts, too many connections are [`StoreError::Busy`].
 pub(crate) fn db(err: postgres::Error) -> StoreError {
     {
         let busy = [
@@ -101,28 +106,30 @@ pub(crate) fn db(err: postgres::Error) -> StoreError {
             SqlState::T_R_DEADLOCK_DETECTED,
             SqlState::LOCK_NOT_AVAILABLE,
             SqlState::QUERY_CANCELED,
+            SqlState::TOO_MANY_CONNECTIONS,
         ];
         if err.code().is_some_and(|code| busy.contains(code)) {
             return StoreError::Busy;
         }
-        match err.as_db_error() {
-            Some(db) => StoreError::Database(format!(
+        let unreachable = crate::reach::is_unreachable(&err);
+        let detail = match err.as_db_error() {
+            Some(db) => format!(
                 "{} ({}){}",
                 db.message(),
                 db.code().code(),
                 db.detail().map(|d| format!(": {d}")).unwrap_or_default()
-            )),
+            ),
             None => match std::error::Error::source(&err) {
-                Some(source) => StoreError::Database(format!("{err}: {source}")),
-                None => StoreError::Database(err.to_string()),
+                Some(source) => format!("{err}: {source}"),
+                None => err.to_string(),
             },
+        };
+        if unreachable {
+            StoreError::Unavailable(detail)
+        } else {
+            StoreError::Database(detail)
         }
     }
-}
-
-/// A pool that gives no connection, as the domain's [`StoreError`].
-fn no_connection(err: r2d2::Error) -> StoreError {
-    StoreError::Database(format!("no database connection: {err}"))
 }
 
 /// A connection of the pool and the statements prepared on it.
@@ -131,9 +138,10 @@ struct PgConnection {
     statements: HashMap<String, Statement>,
 }
 
-/// Opens the pool's connections.
+/// Opens the pool's connections, and records whether the database could be reached.
 struct Manager {
     config: Config,
+    health: Health,
 }
 
 impl r2d2::ManageConnection for Manager {
@@ -141,8 +149,10 @@ impl r2d2::ManageConnection for Manager {
     type Error = postgres::Error;
 
     fn connect(&self) -> Result<PgConnection, postgres::Error> {
+        let client = self.config.connect(NoTls);
+        self.health.record(&client.as_ref().map(|_| ()));
         Ok(PgConnection {
-            client: self.config.connect(NoTls)?,
+            client: client?,
             statements: HashMap::new(),
         })
     }
@@ -173,6 +183,8 @@ pub struct PgDatabase {
     pool: Pool,
     /// How to connect, for connections outside the pool ([`PgDatabase::dedicated`]).
     config: Config,
+    /// Whether the database can be reached, shared with [`PgDatabase::counters`].
+    health: Health,
 }
 
 impl PgDatabase {
@@ -196,24 +208,39 @@ impl PgDatabase {
         if config.get_application_name().is_none() {
             config.application_name("jility");
         }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
+        reach::bound(&mut config);
+        let health = Health::default();
         // Connect once directly: a wrong URL or a refused login fails now with its own
         // message (the pool would retry until its timeout), and the migrations run on it.
-        let mut first = Manager {
+        let first = Manager {
             config: config.clone(),
+            health: health.clone(),
         };
         let mut conn = r2d2::ManageConnection::connect(&first).map_err(crate::store::db)?;
         migrate(&mut conn.client)?;
-        first.config = config.clone();
-        let pool = r2d2::Pool::builder()
-            .max_size(max_connections.max(1))
-            .min_idle(Some(0))
-            .test_on_check_out(false)
-            .connection_timeout(LOCK_TIMEOUT)
-            .build_unchecked(first);
-        Ok(Self { pool, config })
+        let pool = pool(max_connections, first);
+        Ok(Self {
+            pool,
+            config,
+            health,
+        })
+    }
+
+    /// A connection of the pool, within the checkout timeout ([`crate::reach`]).
+    /// Waits in slices: the pool does not wake its waiters when an attempt to connect
+    /// fails, so each slice asks whether the database went down meanwhile.
+    fn checkout(&self) -> StoreResult<Pooled> {
+        let deadline = std::time::Instant::now() + reach::CHECKOUT_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.pool.get_timeout(reach::CHECKOUT_SLICE.min(left)) {
+                Ok(conn) => return Ok(conn),
+                Err(err) if self.health.down() || left.is_zero() => {
+                    return Err(self.health.no_connection(&err));
+                }
+                Err(_) => continue,
+            }
+        }
     }
 
     /// A second pool on the same database whose commits do not wait for the disk
@@ -227,21 +254,26 @@ impl PgDatabase {
             config.get_options().unwrap_or_default()
         );
         config.options(options.trim());
-        let pool = r2d2::Pool::builder()
-            .max_size(self.pool.max_size())
-            .min_idle(Some(0))
-            .test_on_check_out(false)
-            .connection_timeout(LOCK_TIMEOUT)
-            .build_unchecked(Manager {
+        let pool = pool(
+            self.pool.max_size(),
+            Manager {
                 config: config.clone(),
-            });
-        Self { pool, config }
+                health: self.health.clone(),
+            },
+        );
+        Self {
+            pool,
+            config,
+            health: self.health.clone(),
+        }
     }
 
     /// A connection of its own, outside the pool: for a session that waits on the server
     /// for long (`LISTEN`, [`crate::events`]) and must not hold a pooled one.
     pub fn dedicated(&self) -> StoreResult<Client> {
-        self.config.connect(NoTls).map_err(crate::store::db)
+        let client = self.config.connect(NoTls);
+        self.health.record(&client.as_ref().map(|_| ()));
+        client.map_err(crate::store::db)
     }
 
     /// Run `f` on a connection of the pool, outside any transaction (`f` may begin one;
@@ -251,14 +283,14 @@ impl PgDatabase {
         &self,
         f: impl FnOnce(&mut Client) -> Result<R, E>,
     ) -> Result<R, E> {
-        let mut conn = self.pool.get().map_err(no_connection)?;
+        let mut conn = self.checkout()?;
         f(&mut conn.client)
     }
 
     /// The 32-byte secret `name` shared by every process on this database: the one stored,
     /// or `fresh` stored now when there is none yet (two processes racing agree on the first).
     pub fn shared_secret(&self, name: &str, fresh: [u8; 32]) -> StoreResult<[u8; 32]> {
-        let mut conn = self.pool.get().map_err(no_connection)?;
+        let mut conn = self.checkout()?;
         let row = conn
             .client
             .query_one(
@@ -277,7 +309,7 @@ impl PgDatabase {
 
     /// The schema version of the database.
     pub fn version(&self) -> StoreResult<u32> {
-        let mut conn = self.pool.get().map_err(no_connection)?;
+        let mut conn = self.checkout()?;
         schema_version(&mut conn.client)
     }
 
@@ -290,7 +322,7 @@ impl PgDatabase {
             ));
         }
         let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        let mut conn = self.pool.get().map_err(no_connection)?;
+        let mut conn = self.checkout()?;
         let row = conn
             .client
             .query_one(
@@ -307,7 +339,7 @@ impl PgDatabase {
 
     /// The workspace named `name`.
     pub fn workspace_by_name(&self, name: &str) -> StoreResult<Option<Workspace>> {
-        let mut conn = self.pool.get().map_err(no_connection)?;
+        let mut conn = self.checkout()?;
         conn.client
             .query_opt(
                 "SELECT id, name, created_at FROM workspaces WHERE name = $1",
@@ -320,7 +352,7 @@ impl PgDatabase {
 
     /// The workspace with this id.
     pub fn workspace(&self, id: i64) -> StoreResult<Option<Workspace>> {
-        let mut conn = self.pool.get().map_err(no_connection)?;
+        let mut conn = self.checkout()?;
         conn.client
             .query_opt(
                 "SELECT id, name, created_at FROM workspaces WHERE id = $1",
@@ -333,7 +365,7 @@ impl PgDatabase {
 
     /// Every workspace, oldest first.
     pub fn workspaces(&self) -> StoreResult<Vec<Workspace>> {
-        let mut conn = self.pool.get().map_err(no_connection)?;
+        let mut conn = self.checkout()?;
         conn.client
             .query(
                 "SELECT id, name, created_at FROM workspaces ORDER BY id",
@@ -344,6 +376,19 @@ impl PgDatabase {
             .map(workspace_row)
             .collect()
     }
+}
+
+/// A pool of up to `max_size` connections opened by `manager`, none kept idle, whose
+/// background attempts to connect retry every [`reach::CHECKOUT_TIMEOUT`]`/2` at most.
+fn pool(max_size: u32, manager: Manager) -> Pool {
+    r2d2::Pool::builder()
+        .max_size(max_size.max(1))
+        .min_idle(Some(0))
+        .test_on_check_out(false)
+        .connection_timeout(reach::CHECKOUT_TIMEOUT)
+        // Not a line per failed attempt: [`Health`] logs when the database goes and returns.
+        .error_handler(Box::new(r2d2::NopErrorHandler))
+        .build_unchecked(manager)
 }
 
 fn workspace_row(row: &Row) -> StoreResult<Workspace> {
@@ -469,7 +514,7 @@ impl PgStore {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let mut conn = self.db.pool.get().map_err(no_connection)?;
+            let mut conn = self.db.checkout()?;
             let started = if write {
                 // Workspace ids beyond 31 bits share a lock with another workspace:
                 // harmless, they only queue together. Both numbers are ours, so they are

@@ -14,6 +14,11 @@ pub const INVALID_INPUT: ErrorCode = ErrorCode::new("invalid_input", ErrorClass:
 pub const DEPENDENCY_CYCLE: ErrorCode = ErrorCode::new("dependency_cycle", ErrorClass::Conflict);
 /// The database is locked by another writer for longer than the busy timeout: retry.
 pub const DATABASE_BUSY: ErrorCode = ErrorCode::new("database_busy", ErrorClass::Unavailable);
+/// The database server cannot be reached (refused, reset, shut down, no connection within the
+/// pool's checkout timeout): retryable, after `retry_after_secs`. Never carries the driver's
+/// wording (the server logs it).
+pub const DATABASE_UNAVAILABLE: ErrorCode =
+    ErrorCode::new("database_unavailable", ErrorClass::Unavailable);
 /// The cloud API cannot be reached (refused, timed out, DNS, TLS): retry later or fix the URL.
 pub const NETWORK_ERROR: ErrorCode = ErrorCode::new("network_error", ErrorClass::Unavailable);
 /// Too many requests with one token (HTTP 429): retryable, after `retry_after_secs`.
@@ -48,6 +53,8 @@ mod tests {
     #[test]
     fn classes_decide_retry_and_status() {
         assert!(DATABASE_BUSY.class().retryable());
+        assert!(DATABASE_UNAVAILABLE.class().retryable());
+        assert_eq!(DATABASE_UNAVAILABLE.class().http_status(), 503);
         for code in [INVALID_STATUS, ALREADY_ASSIGNED, DEPENDENCY_CYCLE] {
             assert_eq!(code.class().http_status(), 409, "{code}");
             assert!(!code.class().retryable(), "{code}");

@@ -10,8 +10,8 @@ use crate::errors;
 
 use crate::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
 
-/// A storage failure. The domain turns it into an `internal` error (or a clear "database is
-/// busy" one) at its boundary.
+/// A storage failure. The domain turns it into an `internal` error (or a clear, retryable
+/// "database is busy" or "database cannot be reached" one) at its boundary.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("the database is busy: another process held its write lock for too long")]
@@ -22,9 +22,19 @@ pub enum StoreError {
         "the database was made by a newer jility (schema version {found}; this one knows up to {known})"
     )]
     TooNew { found: u32, known: u32 },
+    /// The database server cannot be reached: connection refused or reset, the server shut
+    /// down (`57P01`, `57P02`, `57P03`), a connection exception (`08…`), no connection within
+    /// the pool's checkout timeout. The text is the driver's, for the server's log only: the
+    /// caller gets [`errors::DATABASE_UNAVAILABLE`] without it.
+    #[error("the database cannot be reached: {0}")]
+    Unavailable(String),
     #[error("database error: {0}")]
     Database(String),
 }
+
+/// Seconds a client is told to wait before retrying when the database cannot be reached
+/// (`Retry-After`, `retry_after_secs`): about what a restart of PostgreSQL takes.
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
 
 impl From<StoreError> for ToolError {
     fn from(err: StoreError) -> Self {
@@ -35,6 +45,17 @@ impl From<StoreError> for ToolError {
                 .with_hint("Run `jility init` to create the first project."),
             StoreError::TooNew { .. } => ToolError::new(errors::INTERNAL, err.to_string())
                 .with_hint("Upgrade jility to use this database; it was left untouched."),
+            StoreError::Unavailable(detail) => {
+                // The driver's wording stays in the server's log (it names no password:
+                // neither the driver's errors nor the pool's carry the connection string).
+                tracing::warn!(detail = %detail, "the database cannot be reached");
+                ToolError::new(
+                    errors::DATABASE_UNAVAILABLE,
+                    "The database cannot be reached",
+                )
+                .with_hint("the database cannot be reached; retry in a few seconds")
+                .with_retry_after(UNAVAILABLE_RETRY_AFTER_SECS)
+            }
             StoreError::Database(_) => ToolError::internal(err.to_string()),
         }
     }

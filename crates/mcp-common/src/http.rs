@@ -51,12 +51,12 @@ const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
 pub use crate::start::StartError;
 
 mod preflight;
+use crate::sessions::{Initialize, RequestId, SESSION_NOT_FOUND, SessionOwners, own_sessions};
+pub use crate::sessions::{MAX_SESSIONS, MAX_SESSIONS_VAR, SessionLimits, SessionTenant};
 pub use preflight::{
     INVALID_REQUEST, before_auth, envelope, error_response, is_oauth_path, no_oauth, not_found,
     unauthenticated,
 };
-use crate::sessions::{Initialize, RequestId, SESSION_NOT_FOUND, SessionOwners, own_sessions};
-pub use crate::sessions::{MAX_SESSIONS, MAX_SESSIONS_VAR, SessionLimits, SessionTenant};
 
 /// Where and how to serve over HTTP.
 #[derive(Clone)]

@@ -17,7 +17,10 @@
 //!   sliding 60 s window counted in the database so that every server process shares it;
 //!   [`crate::ratelimit`]). Every authenticated answer
 //!   carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; over the
-//!   limit: 429 with `Retry-After` and the `rate_limit` envelope.
+//!   limit: 429 with `Retry-After` and the `rate_limit` envelope. A database that cannot be
+//!   reached is 503 `database_unavailable` with `Retry-After` when the token must be looked
+//!   up; a token authenticated a moment ago goes on uncounted instead (its operation then
+//!   fails the same way, or as a tool at `/mcp`).
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -32,6 +35,7 @@ use super::{ApiError, ApiState};
 use crate::auth::{AuthError, Principal};
 use crate::ratelimit::Decision;
 use jility_core::errors;
+use jility_core::store::StoreError;
 
 const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
 const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
@@ -135,15 +139,25 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
             }
         };
         // Counted, and asked whether the token was revoked since, in one round trip.
-        let (decision, revoked_at) = state
+        let (decision, revoked_at) = match state
             .limiter
             .check_token(principal.token_id, principal.workspace_id)
-            .map_err(ToolError::from)?;
+         {
+            Ok(checked) => checked,
+            // The database cannot be reached: a token authenticated moments ago goes on
+            // uncounted, so that what needs no database (MCP's handshake, `tools/list`) is
+            // served and a tool call fails as a tool (`database_unavailable`, retryable).
+            Err(StoreError::Unavailable(detail)) => {
+                tracing::warn!(detail = %detail, "cannot count a request: the database cannot be reached");
+                return Ok((principal, None));
+            }
+            Err(err) => return Err(err.into()),
+        };
         if let Some(at) = revoked_at {
             state.principals.forget_token(principal.token_id);
             return Err(refuse(AuthError::Revoked { at }));
         }
-        Ok((principal, decision))
+        Ok((principal, Some(decision)))
     })
     .await;
     let (principal, decision) = match checked {
@@ -156,6 +170,10 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
             )))
             .into_response();
         }
+    };
+    let Some(decision) = decision else {
+        request.extensions_mut().insert::<Principal>(principal);
+        return next.run(request).await;
     };
     if !decision.allowed {
         let mut response = ApiError(decision.error()).into_response();

@@ -19,7 +19,8 @@
 //! (a paged list with the `page` object beside its own members, as `jility … --json`
 //! prints it); on failure `{"error": envelope}` with the status of the error's class, also
 //! for what axum refuses before a handler runs ([`rejections`]: a path that cannot be
-//! decoded, a wrong method, a body it cannot read).
+//! decoded, a wrong method, a body it cannot read), and `Retry-After` when the error says
+//! when to retry (`database_unavailable`: 503).
 //!
 //! Every write, answered or refused after authentication, and every authentication failure
 //! is recorded in the audit log ([`crate::audit`]; authentication failures past a few a
@@ -420,7 +421,17 @@ impl IntoResponse for ApiError {
             tracing::warn!(code = %self.0.code, message = %self.0.message, "request failed");
         }
         let body = serde_json::json!({ "error": self.0 });
-        (status, axum::Json(body)).into_response()
+        let mut response = (status, axum::Json(body)).into_response();
+        // A retryable failure that says when (a database that cannot be reached, a rate
+        // limit) tells HTTP clients too.
+        if let Some(secs) = self.0.retry_after_secs.filter(|_| self.0.retryable())
+            && let Ok(value) = axum::http::HeaderValue::from_str(&secs.to_string())
+        {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, value);
+        }
+        response
     }
 }
 

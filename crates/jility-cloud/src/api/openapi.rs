@@ -104,7 +104,7 @@ const ERROR_RESPONSES: [(ErrorClass, &str, &str); 8] = [
     (
         ErrorClass::Unavailable,
         "Unavailable",
-        "A service the request needs is unavailable for now (e.g. a busy database): retry later.",
+        "A service the request needs is unavailable for now: the database is busy (`database_busy`) or cannot be reached (`database_unavailable`, with `Retry-After`): retry later.",
     ),
 ];
 
@@ -720,6 +720,10 @@ impl Builder {
             match class {
                 ErrorClass::Unauthenticated => {
                     response["headers"] = json!({"WWW-Authenticate": {"$ref": "#/components/headers/WWW-Authenticate"}});
+                }
+                ErrorClass::Unavailable => {
+                    response["headers"] =
+                        json!({"Retry-After": {"$ref": "#/components/headers/Retry-After"}});
                 }
                 ErrorClass::RateLimited => {
                     response["headers"] = json!({

@@ -34,7 +34,13 @@ pub struct TestDb {
 
 impl TestDb {
     pub fn new() -> Self {
-        let admin_url = base_url();
+        Self::on(&base_url())
+    }
+
+    /// A database of its own on the server at `admin_url` (e.g. a private cluster a test
+    /// started).
+    pub fn on(admin_url: &str) -> Self {
+        let admin_url = admin_url.to_string();
         let name = format!("jility_t_{}", uuid::Uuid::new_v4().simple());
         let mut admin = postgres::Client::connect(&admin_url, postgres::NoTls).unwrap_or_else(|e| {
             panic!("cannot reach the test PostgreSQL at {admin_url} (set JILITY_TEST_DATABASE_URL): {e}")
