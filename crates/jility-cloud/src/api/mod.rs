@@ -28,6 +28,7 @@
 mod audit;
 mod body;
 mod events;
+mod idempotency;
 mod middleware;
 mod openapi;
 mod operations;
