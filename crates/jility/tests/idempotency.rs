@@ -1,0 +1,867 @@
+//! `Idempotency-Key` on the writes of `jility serve`, through the built binary against a
+//! real PostgreSQL: a replay answers the first answer and writes nothing (every creating or
+//! appending endpoint); the same key with another request is `409`; keys of two workspaces
+//! (and two tokens) are independent; a malformed key is `400`; requests racing with one key
+//! write once; and, with a TCP proxy that SIGKILLs the server the moment the answer of a
+//! write starts to come back (after its commit) and drops the connection, a client that
+//! retries with the same key, and the bridge (which retries a lost write once), leave no
+//! duplicate.
+//!
+//! Each test makes its own database on the server at `JILITY_TEST_DATABASE_URL` (default
+//! `postgres://postgres@127.0.0.1:5432/test`) and drops it when done, failed or not.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)] // assertions in tests; the servers' logs and the figures are passed on to stderr
+
+mod cloud;
+mod pg;
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use jility_cloud::auth::Tokens;
+use reqwest::Method;
+use reqwest::StatusCode;
+use reqwest::blocking::Client;
+use serde_json::{Value, json};
+
+use cloud::{Answer, Server, client, token, workspace};
+use pg::TestDb;
+
+const BIN: &str = env!("CARGO_BIN_EXE_jility");
+const KEY: &str = "idempotency-key";
+const REPLAYED: &str = "idempotent-replayed";
+
+/// `method path` with `body` (sent as is) and `key` as the Idempotency-Key (none: no header;
+/// several: one header each).
+fn keyed(
+    http: &Client,
+    api: &str,
+    method: Method,
+    path: &str,
+    token: &str,
+    keys: &[&str],
+    body: &str,
+) -> reqwest::Result<Answer> {
+    let mut request = http
+        .request(method, format!("{api}{path}"))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    for key in keys {
+        request = request.header(KEY, *key);
+    }
+    let response = request.send()?;
+    let status = response.status();
+    let headers = response.headers().clone();
+    let text = response.text()?;
+    let body = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("the answer ({status}) is not JSON ({e}): {text}"));
+    Ok(Answer {
+        status,
+        headers,
+        body,
+    })
+}
+
+fn ok(http: &Client, server: &Server, path: &str, token: &str, key: &str, body: &str) -> Answer {
+    keyed(http, &server.url, Method::POST, path, token, &[key], body).unwrap()
+}
+
+/// Every live ticket of the workspace (by the token's eyes), as `(number, title)`.
+fn tickets(http: &Client, api: &str, token: &str) -> Vec<(String, String)> {
+    let response = http
+        .get(format!("{api}/tickets?limit=200"))
+        .bearer_auth(token)
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let list: Value = response.json().unwrap();
+    let all: Vec<(String, String)> = list["tickets"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tickets in {list}"))
+        .iter()
+        .map(|t| {
+            (
+                t["number"].as_str().unwrap().to_string(),
+                t["title"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(all.len() < 200, "more tickets than one page: {}", all.len());
+    all
+}
+
+fn ticket(http: &Client, api: &str, token: &str, number: &str) -> Value {
+    let response = http
+        .get(format!("{api}/tickets/{number}"))
+        .bearer_auth(token)
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response.json().unwrap()
+}
+
+fn assert_replay(first: &Answer, again: &Answer, what: &str) {
+    assert!(
+        first.status.is_success(),
+        "{what}: {} {}",
+        first.status,
+        first.body
+    );
+    assert_eq!(
+        first.header(REPLAYED),
+        None,
+        "{what}: the first answer is no replay"
+    );
+    assert_eq!(again.status, first.status, "{what}: {}", again.body);
+    assert_eq!(
+        again.body, first.body,
+        "{what}: the replay is the first answer"
+    );
+    assert_eq!(again.header(REPLAYED), Some("true"), "{what}");
+}
+
+#[test]
+fn a_replay_answers_the_first_answer_and_writes_once() {
+    let db = TestDb::new();
+    let tokens = Tokens::new(&db.connect());
+    let (_, admin) = workspace(&tokens, "acme");
+    let server = Server::start(&db, &[]);
+    let http = client();
+
+    // Tickets: the same request again, its members reordered and spaced otherwise.
+    let first = ok(
+        &http,
+        &server,
+        "/tickets",
+        &admin,
+        "k-create",
+        r#"{"title":"Fix login","labels":["auth","bug"]}"#,
+    );
+    let again = ok(
+        &http,
+        &server,
+        "/tickets",
+        &admin,
+        "k-create",
+        r#"{ "labels": ["auth", "bug"], "title": "Fix login" }"#,
+    );
+    assert_eq!(first.status, StatusCode::CREATED);
+    assert_replay(&first, &again, "POST /tickets");
+    let number = first.body["ticket"]["number"].as_str().unwrap().to_string();
+
+    // Every other creating or appending endpoint, each sent three times.
+    let cases: Vec<(String, &str)> = vec![
+        (
+            "/tickets/batch".into(),
+            r##"{"tickets":[{"title":"Part one"},{"title":"Part two","depends_on":["#1"]}]}"##,
+        ),
+        (
+            format!("/tickets/{number}/comments"),
+            r#"{"content":"Seen on Safari"}"#,
+        ),
+        (
+            format!("/tickets/{number}/commits"),
+            r#"{"commit_hash":"abcdef12","commit_message":"Fix"}"#,
+        ),
+        (
+            "/templates/bug-fix/tickets".into(),
+            r#"{"variables":{"summary":"crash on save"}}"#,
+        ),
+        (
+            format!("/tickets/{number}/description"),
+            r#"{"operation":"append","content":"More detail.","message":"note"}"#,
+        ),
+        (
+            format!("/tickets/{number}/assign"),
+            r#"{"assignees":["bob"],"message":"Over to you"}"#,
+        ),
+    ];
+    for (i, (path, body)) in cases.iter().enumerate() {
+        let key = format!("k-{i}");
+        let first = ok(&http, &server, path, &admin, &key, body);
+        for _ in 0..2 {
+            let again = ok(&http, &server, path, &admin, &key, body);
+            assert_replay(&first, &again, &format!("POST {path}"));
+        }
+    }
+
+    // Written once each: 1 + 2 (batch) + 1 (template) tickets, one comment of each kind,
+    // one commit, one appended paragraph.
+    let all = tickets(&http, &server.url, &admin);
+    assert_eq!(all.len(), 4, "{all:?}");
+    let detail = ticket(&http, &server.url, &admin, &number);
+    let comments = detail["comments"].as_array().unwrap();
+    let texts: Vec<&str> = comments
+        .iter()
+        .map(|c| c["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts.iter().filter(|t| **t == "Seen on Safari").count(),
+        1,
+        "{texts:?}"
+    );
+    assert_eq!(
+        texts.iter().filter(|t| t.contains("Over to you")).count(),
+        1,
+        "{texts:?}"
+    );
+    assert_eq!(detail["linked_commits"].as_array().unwrap().len(), 1);
+    let description = detail["ticket"]["description"].as_str().unwrap();
+    assert_eq!(
+        description.matches("More detail.").count(),
+        1,
+        "{description}"
+    );
+
+    // A replay is neither audited nor published as a write: one audit entry per write.
+    let audit = http
+        .get(format!("{}/audit?limit=100", server.url))
+        .bearer_auth(&admin)
+        .send()
+        .unwrap()
+        .json::<Value>()
+        .unwrap();
+    let creates = audit["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["operation"] == "tickets.create")
+        .count();
+    assert_eq!(creates, 1, "{audit}");
+
+    // Without a key, the same request writes again (keys are what make retries safe).
+    let plain = cloud::call_json(
+        &http,
+        &server,
+        Method::POST,
+        "/tickets",
+        &admin,
+        Some(json!({"title": "Fix login"})),
+    );
+    assert_eq!(plain.status, StatusCode::CREATED);
+    assert_eq!(tickets(&http, &server.url, &admin).len(), 5);
+}
+
+#[test]
+fn the_same_key_with_another_request_is_409() {
+    let db = TestDb::new();
+    let tokens = Tokens::new(&db.connect());
+    let (_, admin) = workspace(&tokens, "acme");
+    let server = Server::start(&db, &[]);
+    let http = client();
+
+    let first = ok(
+        &http,
+        &server,
+        "/tickets",
+        &admin,
+        "shared",
+        r#"{"title":"One"}"#,
+    );
+    assert_eq!(first.status, StatusCode::CREATED);
+    for (path, body) in [
+        ("/tickets", r#"{"title":"Two"}"#),
+        ("/tickets", r#"{"title":"One","labels":["x"]}"#),
+        ("/tickets/batch", r#"{"tickets":[{"title":"One"}]}"#),
+        ("/tickets/TASK-1/comments", r#"{"content":"One"}"#),
+    ] {
+        let reused = ok(&http, &server, path, &admin, "shared", body);
+        assert_eq!(
+            reused.status,
+            StatusCode::CONFLICT,
+            "{path}: {}",
+            reused.body
+        );
+        assert_eq!(reused.code(), "idempotency_key_reused", "{}", reused.body);
+        assert_eq!(reused.error()["retryable"], false);
+        assert!(reused.message().contains("shared"), "{}", reused.message());
+        assert!(reused.error()["hint"].as_str().unwrap().contains("new key"));
+        assert_eq!(reused.header(REPLAYED), None);
+    }
+    // Nothing was written by the refused ones; the first request still replays.
+    assert_eq!(tickets(&http, &server.url, &admin).len(), 1);
+    let again = ok(
+        &http,
+        &server,
+        "/tickets",
+        &admin,
+        "shared",
+        r#"{"title":"One"}"#,
+    );
+    assert_replay(&first, &again, "after the conflicts");
+    let detail = ticket(&http, &server.url, &admin, "TASK-1");
+    assert!(detail["comments"].as_array().unwrap().is_empty());
+
+    // A failed write is not kept: nothing was written, so the key runs again when sent
+    // again (here once the ticket it names exists).
+    let missing = ok(
+        &http,
+        &server,
+        "/tickets/TASK-2/comments",
+        &admin,
+        "later",
+        r#"{"content":"hi"}"#,
+    );
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.body);
+    ok(
+        &http,
+        &server,
+        "/tickets",
+        &admin,
+        "two",
+        r#"{"title":"Two"}"#,
+    );
+    let done = ok(
+        &http,
+        &server,
+        "/tickets/TASK-2/comments",
+        &admin,
+        "later",
+        r#"{"content":"hi"}"#,
+    );
+    assert_eq!(done.status, StatusCode::CREATED, "{}", done.body);
+    assert_eq!(done.header(REPLAYED), None);
+}
+
+#[test]
+fn keys_of_two_workspaces_and_of_two_tokens_are_independent() {
+    let db = TestDb::new();
+    let tokens = Tokens::new(&db.connect());
+    let (acme, a) = workspace(&tokens, "acme");
+    let (_, b) = workspace(&tokens, "globex");
+    let a2 = token(&tokens, &acme, "second-agent", "tickets:read,tickets:write");
+    let a2 = a2.token.expose().to_string();
+    let server = Server::start(&db, &[]);
+    let http = client();
+
+    let body = r#"{"title":"Same key, same body"}"#;
+    let in_a = ok(&http, &server, "/tickets", &a, "k1", body);
+    let in_b = ok(&http, &server, "/tickets", &b, "k1", body);
+    let by_a2 = ok(&http, &server, "/tickets", &a2, "k1", body);
+    for (answer, what) in [
+        (&in_a, "acme"),
+        (&in_b, "globex"),
+        (&by_a2, "acme's second token"),
+    ] {
+        assert_eq!(
+            answer.status,
+            StatusCode::CREATED,
+            "{what}: {}",
+            answer.body
+        );
+        assert_eq!(
+            answer.header(REPLAYED),
+            None,
+            "{what}: not a replay of another's answer"
+        );
+    }
+    let uuid = |answer: &Answer| answer.body["ticket"]["id"].as_str().unwrap().to_string();
+    assert_ne!(uuid(&in_a), uuid(&in_b));
+    assert_ne!(uuid(&in_a), uuid(&by_a2));
+    assert_eq!(tickets(&http, &server.url, &a).len(), 2);
+    assert_eq!(tickets(&http, &server.url, &b).len(), 1);
+    // Each replays its own.
+    let again_b = ok(&http, &server, "/tickets", &b, "k1", body);
+    assert_replay(&in_b, &again_b, "globex");
+    // Another body under the same key elsewhere is no conflict.
+    let other = ok(&http, &server, "/tickets", &b, "k2", r#"{"title":"x"}"#);
+    assert_eq!(other.status, StatusCode::CREATED);
+    let other_a = ok(&http, &server, "/tickets", &a, "k2", r#"{"title":"y"}"#);
+    assert_eq!(other_a.status, StatusCode::CREATED);
+}
+
+#[test]
+fn a_key_too_long_or_not_printable_ascii_is_400() {
+    let db = TestDb::new();
+    let tokens = Tokens::new(&db.connect());
+    let (_, admin) = workspace(&tokens, "acme");
+    let server = Server::start(&db, &[]);
+    let http = client();
+    let body = r#"{"title":"t"}"#;
+    let long = "k".repeat(256);
+    for (keys, what) in [
+        (vec![long.as_str()], "256 characters"),
+        (vec!["a\tb"], "a tab"),
+        (vec!["\"\""], "an empty string"),
+        (vec!["a", "b"], "two headers"),
+    ] {
+        let answer = keyed(
+            &http,
+            &server.url,
+            Method::POST,
+            "/tickets",
+            &admin,
+            &keys,
+            body,
+        )
+        .unwrap();
+        assert_eq!(
+            answer.status,
+            StatusCode::BAD_REQUEST,
+            "{what}: {}",
+            answer.body
+        );
+        assert_eq!(answer.code(), "invalid_input", "{what}");
+        assert!(
+            answer.message().contains("Idempotency-Key"),
+            "{what}: {}",
+            answer.message()
+        );
+        assert!(
+            answer.error()["hint"].as_str().unwrap().contains("255"),
+            "{what}"
+        );
+        assert!(
+            !answer.body.to_string().contains(&long),
+            "{what}: the key is not echoed"
+        );
+    }
+    // Non-ASCII bytes in the header.
+    let answer = http
+        .post(format!("{}/tickets", server.url))
+        .bearer_auth(&admin)
+        .header(
+            KEY,
+            reqwest::header::HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap(),
+        )
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        tickets(&http, &server.url, &admin).is_empty(),
+        "nothing written"
+    );
+    // 255 characters, and the structured-field form, are keys.
+    let max = "k".repeat(255);
+    let fine = ok(&http, &server, "/tickets", &admin, &max, body);
+    assert_eq!(fine.status, StatusCode::CREATED, "{}", fine.body);
+    let quoted = ok(&http, &server, "/tickets", &admin, "\"q-1\"", body);
+    assert_eq!(quoted.status, StatusCode::CREATED);
+    let bare = ok(&http, &server, "/tickets", &admin, "q-1", body);
+    assert_replay(&quoted, &bare, "\"q-1\" and q-1 are one key");
+    assert_eq!(tickets(&http, &server.url, &admin).len(), 2);
+}
+
+#[test]
+fn requests_racing_with_one_key_write_once() {
+    let db = TestDb::new();
+    let tokens = Tokens::new(&db.connect());
+    let (_, admin) = workspace(&tokens, "acme");
+    let server = Server::start(&db, &[]);
+    const RACERS: usize = 8;
+    let answers: Vec<Answer> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..RACERS)
+            .map(|_| {
+                let (api, admin) = (server.url.clone(), admin.clone());
+                scope.spawn(move || {
+                    keyed(
+                        &client(),
+                        &api,
+                        Method::POST,
+                        "/tickets/batch",
+                        &admin,
+                        &["race"],
+                        r#"{"tickets":[{"title":"a"},{"title":"b"}]}"#,
+                    )
+                    .unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let fresh: Vec<&Answer> = answers
+        .iter()
+        .filter(|a| a.header(REPLAYED).is_none())
+        .collect();
+    assert_eq!(fresh.len(), 1, "exactly one request wrote");
+    for answer in &answers {
+        assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
+        assert_eq!(answer.body, fresh[0].body);
+    }
+    assert_eq!(tickets(&client(), &server.url, &admin).len(), 2);
+}
+
+// ---------------------------------------------------------------------------------------
+// kill -9 right after a commit
+
+/// `jility serve` on `db`, restartable: its process and the address it announced.
+struct Restartable {
+    db_url: String,
+    child: Option<Child>,
+    addr: Option<SocketAddr>,
+    starts: usize,
+}
+
+impl Restartable {
+    fn start(db: &TestDb) -> Self {
+        let mut server = Self {
+            db_url: db.url.clone(),
+            child: None,
+            addr: None,
+            starts: 0,
+        };
+        server.restart();
+        server
+    }
+
+    /// SIGKILL the process (if running) and start a fresh one.
+    fn restart(&mut self) {
+        self.kill();
+        let mut child = Command::new(BIN)
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--database-url",
+                &self.db_url,
+            ])
+            .env("JILITY_MODE", "cloud")
+            .env_remove("DATABASE_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.strip_prefix("jility: serving the API at http://") {
+                    let addr = rest.split('/').next().unwrap_or_default().to_string();
+                    let _ = tx.send(addr);
+                }
+                eprintln!("server: {line}");
+            }
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server announces its address");
+        self.addr = Some(addr.parse().unwrap());
+        self.child = Some(child);
+        self.starts += 1;
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill(); // SIGKILL
+            let _ = child.wait();
+        }
+        self.addr = None;
+    }
+}
+
+impl Drop for Restartable {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A TCP proxy in front of a [`Restartable`] server. When armed, the first bytes of the
+/// answer to a POST (the write is committed: the server answers after its commit) are not
+/// passed on: the server is SIGKILLed and restarted, then the client's connection dropped.
+struct Proxy {
+    addr: SocketAddr,
+    server: Arc<Mutex<Restartable>>,
+    armed: Arc<AtomicBool>,
+    kills: Arc<AtomicUsize>,
+    posts: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Proxy {
+    fn start(server: Restartable) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let proxy = Self {
+            addr: listener.local_addr().unwrap(),
+            server: Arc::new(Mutex::new(server)),
+            armed: Arc::default(),
+            kills: Arc::default(),
+            posts: Arc::default(),
+            stop: Arc::default(),
+        };
+        let (server, armed, kills, posts, stop) = (
+            proxy.server.clone(),
+            proxy.armed.clone(),
+            proxy.kills.clone(),
+            proxy.posts.clone(),
+            proxy.stop.clone(),
+        );
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if stop.load(Ordering::Acquire) {
+                    break;
+                }
+                let Ok(client) = client else { continue };
+                let (server, armed, kills, posts) =
+                    (server.clone(), armed.clone(), kills.clone(), posts.clone());
+                std::thread::spawn(move || pipe(client, &server, &armed, &kills, &posts));
+            }
+        });
+        proxy
+    }
+
+    /// `http://127.0.0.1:PORT/api/v1`.
+    fn api(&self) -> String {
+        format!("http://{}/api/v1", self.addr)
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+/// Carry one client connection to the current server, both ways.
+fn pipe(
+    mut client: TcpStream,
+    server: &Mutex<Restartable>,
+    armed: &AtomicBool,
+    kills: &AtomicUsize,
+    posts: &AtomicUsize,
+) {
+    let Some(addr) = server.lock().unwrap().addr else {
+        return;
+    };
+    let Ok(mut upstream) = TcpStream::connect(addr) else {
+        return;
+    };
+    // A POST was sent on this connection and its answer has not begun.
+    let post_pending = Arc::new(AtomicBool::new(false));
+    let (mut from_client, mut to_upstream) =
+        (client.try_clone().unwrap(), upstream.try_clone().unwrap());
+    let pending = post_pending.clone();
+    let forward = std::thread::spawn(move || {
+        let mut buffer = [0u8; 16 * 1024];
+        loop {
+            match from_client.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if buffer[..n].starts_with(b"POST ") {
+                        pending.store(true, Ordering::Release);
+                    }
+                    if to_upstream.write_all(&buffer[..n]).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = to_upstream.shutdown(Shutdown::Write);
+    });
+    let mut buffer = [0u8; 16 * 1024];
+    loop {
+        match upstream.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if post_pending.swap(false, Ordering::AcqRel) {
+                    posts.fetch_add(1, Ordering::AcqRel);
+                    if armed.swap(false, Ordering::AcqRel) {
+                        // Committed, not yet answered: kill -9, start again, and lose the answer.
+                        server.lock().unwrap().restart();
+                        kills.fetch_add(1, Ordering::AcqRel);
+                        break;
+                    }
+                }
+                if client.write_all(&buffer[..n]).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = client.shutdown(Shutdown::Both);
+    let _ = upstream.shutdown(Shutdown::Both);
+    let _ = forward.join();
+}
+
+/// A client that retries a write whose answer was lost, with the same key, until it gets
+/// one: the answer and how many times it sent the request.
+fn create_retrying(
+    http: &Client,
+    api: &str,
+    token: &str,
+    key: Option<&str>,
+    title: &str,
+) -> (Answer, usize) {
+    let body = json!({ "title": title }).to_string();
+    let keys: Vec<&str> = key.into_iter().collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut sent = 0;
+    loop {
+        sent += 1;
+        match keyed(http, api, Method::POST, "/tickets", token, &keys, &body) {
+            Ok(answer) => return (answer, sent),
+            Err(err) => {
+                assert!(
+                    Instant::now() < deadline,
+                    "no answer within a minute: {err}"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+/// What a run of writes killed after their commits left.
+#[derive(Debug)]
+struct Figures {
+    writes: usize,
+    kills: usize,
+    retries: usize,
+    tickets: usize,
+    duplicates: usize,
+}
+
+fn killed_writes(keys: bool, writes: usize) -> Figures {
+    let db = TestDb::new();
+    let tokens = Tokens::new(&db.connect());
+    let (_, admin) = workspace(&tokens, "acme");
+    let proxy = Proxy::start(Restartable::start(&db));
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = Client::builder()
+        .timeout(Duration::from_secs(30))
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let mut retries = 0;
+    for i in 0..writes {
+        proxy.armed.store(true, Ordering::Release);
+        let key = format!("write-{i}");
+        let (answer, sent) = create_retrying(
+            &http,
+            &proxy.api(),
+            &admin,
+            keys.then_some(key.as_str()),
+            &format!("write {i}"),
+        );
+        assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
+        if keys {
+            assert_eq!(
+                answer.header(REPLAYED),
+                Some("true"),
+                "the retry is answered the first answer"
+            );
+        }
+        retries += sent - 1;
+    }
+    let direct = format!(
+        "http://{}/api/v1",
+        proxy.server.lock().unwrap().addr.unwrap()
+    );
+    let all = tickets(&http, &direct, &admin);
+    let titles: std::collections::BTreeSet<&str> = all.iter().map(|(_, t)| t.as_str()).collect();
+    Figures {
+        writes,
+        kills: proxy.kills.load(Ordering::Acquire),
+        retries,
+        tickets: all.len(),
+        duplicates: all.len() - titles.len(),
+    }
+}
+
+/// The REST client: each write's server is SIGKILLed after the commit, before the answer;
+/// the client retries with the same key against the restarted server. Without keys the
+/// same run writes a duplicate per kill (measured alongside, for the figures).
+#[test]
+fn kill_9_after_commit_then_a_retry_with_the_key_writes_once() {
+    const WRITES: usize = 8;
+    let with = killed_writes(true, WRITES);
+    eprintln!("idempotency: with keys: {with:?}");
+    assert_eq!(with.writes, WRITES, "{with:?}");
+    assert_eq!(with.kills, WRITES, "{with:?}");
+    assert!(with.retries >= WRITES, "{with:?}");
+    assert_eq!(with.tickets, WRITES, "{with:?}");
+    assert_eq!(with.duplicates, 0, "{with:?}");
+    let without = killed_writes(false, 3);
+    eprintln!("idempotency: without keys: {without:?}");
+    assert_eq!(
+        without.duplicates, without.kills,
+        "each retry without a key wrote again: {without:?}"
+    );
+}
+
+/// The bridge: its server is SIGKILLed after committing the bridge's write, before
+/// answering, and restarted; the bridge sends the write once more with the same key and
+/// answers the tool call with the first answer. One ticket.
+#[test]
+fn the_bridge_resends_a_write_whose_answer_was_lost_once_with_its_key() {
+    let db = TestDb::new();
+    let tokens = Tokens::new(&db.connect());
+    let (acme, _) = workspace(&tokens, "acme");
+    let agent = token(
+        &tokens,
+        &acme,
+        "agent-7",
+        "tickets:read,tickets:write,comments:write",
+    );
+    let agent = agent.token.expose().to_string();
+    let proxy = Proxy::start(Restartable::start(&db));
+    let home = tempfile::tempdir().unwrap();
+    let root = format!("http://{}", proxy.addr);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (created, commented) = runtime.block_on(async {
+        let config = home.path().join("config");
+        let env = [
+            ("JILITY_MODE", "cloud"),
+            ("JILITY_API_URL", root.as_str()),
+            ("JILITY_API_TOKEN", agent.as_str()),
+            ("HOME", home.path().to_str().unwrap()),
+            ("XDG_CONFIG_HOME", config.to_str().unwrap()),
+        ];
+        let bridge = mcp_testkit::McpProcess::spawn_bin(BIN, &["--mcp-server"], home.path(), &env)
+            .await
+            .unwrap();
+        proxy.armed.store(true, Ordering::Release);
+        let created = bridge
+            .call("jility_create_ticket", json!({"title": "Survives a crash"}))
+            .await;
+        proxy.armed.store(true, Ordering::Release);
+        let commented = bridge
+            .call(
+                "jility_add_comment",
+                json!({"ticket_id": "TASK-1", "content": "once"}),
+            )
+            .await;
+        let _ = bridge.shutdown().await;
+        (created, commented)
+    });
+    for (result, what) in [(&created, "create"), (&commented, "comment")] {
+        assert_ne!(
+            result.is_error,
+            Some(true),
+            "{what}: {:?}",
+            result.structured_content
+        );
+    }
+    assert_eq!(
+        created.structured_content.as_ref().unwrap()["data"]["ticket"]["number"],
+        "TASK-1"
+    );
+    assert_eq!(proxy.kills.load(Ordering::Acquire), 2);
+    // Each write was sent twice: the lost one and its one retry.
+    assert_eq!(proxy.posts.load(Ordering::Acquire), 4);
+    let http = client();
+    let direct = format!(
+        "http://{}/api/v1",
+        proxy.server.lock().unwrap().addr.unwrap()
+    );
+    let all = tickets(&http, &direct, &agent);
+    assert_eq!(all.len(), 1, "{all:?}");
+    let detail = ticket(&http, &direct, &agent, "TASK-1");
+    assert_eq!(detail["comments"].as_array().unwrap().len(), 1, "{detail}");
+}
