@@ -25,6 +25,10 @@
 //!   answer (or `409` when its request differs).
 //! - **Kept** [`KEEP_HOURS`] hours (the database's clock), then pruned by the workspace's
 //!   next keyed write; an older key is unknown.
+//! - **MCP.** Tool calls at `/mcp` take no key: MCP has no per-call idempotency, and the
+//!   client that retries writes is the bridge, which talks to the REST API and sends a key
+//!   with every write (`jility_bridge::bridge`). Replays are neither audited nor published
+//!   as changes (nothing was written).
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
