@@ -14,6 +14,11 @@
 //! The cache answers only while the event stream is followed: when it is down (the API
 //! restarts, the network drops), every read goes to the API, so nothing stale is served.
 //! A read that was in flight while a write was reported is not cached.
+//!
+//! Every write is sent with a fresh `Idempotency-Key`; when its answer is lost (the
+//! connection reset or closed, a timeout, a gateway's 502/503/504), it is sent once more
+//! with the same key, and the server answers a write it already did with its first answer:
+//! a tool call writes at most once.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,6 +44,22 @@ const STREAM_IDLE: Duration = Duration::from_secs(40);
 /// Waits between attempts to follow the event stream.
 const FIRST_RETRY: Duration = Duration::from_millis(250);
 const LAST_RETRY: Duration = Duration::from_secs(30);
+
+/// How long a write whose answer was lost waits before it is sent again (once).
+const RETRY_WAIT: Duration = Duration::from_millis(500);
+
+/// A request that failed, and whether its answer was lost (no answer, a cut-off one, or a
+/// gateway's 502/503/504): whether it may have been done all the same.
+struct Failure {
+    err: ToolError,
+    lost: bool,
+}
+
+impl Failure {
+    fn answered(err: ToolError) -> Self {
+        Self { err, lost: false }
+    }
+}
 
 /// A cached answer.
 struct Entry {
@@ -144,7 +165,7 @@ impl Bridge {
             cache.generation
         };
         if O::writes() {
-            let output = match self.send(&request).await {
+            let output = match self.send_write(&request).await {
                 Ok(value) => O::decode(value),
                 Err(err) => Err(err),
             };
@@ -169,7 +190,7 @@ impl Bridge {
             self.cache().invalidate(&tickets);
             return output;
         }
-        let value = self.send(&request).await?;
+        let value = self.send(&request, None).await.map_err(|f| f.err)?;
         if let Some(key) = key {
             let mut cache = self.cache();
             if cache.generation == generation && self.following.load(Ordering::Acquire) {
@@ -196,8 +217,24 @@ impl Bridge {
         O::decode(value)
     }
 
-    /// One request to the API: its JSON answer, or the API's error, or `network_error`.
-    async fn send(&self, request: &ops::Request) -> Result<Value, ToolError> {
+    /// A write: sent with a fresh `Idempotency-Key`, and sent once more with the same key
+    /// when its answer was lost ([`Failure::lost`]), after [`RETRY_WAIT`]: the server
+    /// answers the retry with the first answer when the write was done, so it is done once.
+    async fn send_write(&self, request: &ops::Request) -> Result<Value, ToolError> {
+        let key = client::idempotency_key()?;
+        match self.send(request, Some(&key)).await {
+            Err(failure) if failure.lost => {
+                tracing::info!(path = %request.path, error = %failure.err.message, "the answer to a write was lost; sending it again with the same idempotency key");
+                tokio::time::sleep(RETRY_WAIT).await;
+                self.send(request, Some(&key)).await.map_err(|f| f.err)
+            }
+            answered => answered.map_err(|f| f.err),
+        }
+    }
+
+    /// One request to the API (with `key` as its `Idempotency-Key`): its JSON answer, or the
+    /// API's error, or `network_error`.
+    async fn send(&self, request: &ops::Request, key: Option<&str>) -> Result<Value, Failure> {
         let mut url = format!("{}{}", self.base, request.path);
         if !request.query.is_empty() {
             url.push('?');
@@ -215,26 +252,27 @@ impl Bridge {
         if let Some(body) = &request.body {
             http = http.json(body);
         }
-        let response = http
-            .send()
-            .await
-            .map_err(|e| client::unreachable(&self.base, &self.token, &e))?;
+        if let Some(key) = key {
+            http = http.header(client::IDEMPOTENCY_KEY, key);
+        }
+        let lost = |e: reqwest::Error| Failure {
+            err: client::unreachable(&self.base, &self.token, &e),
+            lost: true,
+        };
+        let response = http.send().await.map_err(lost)?;
         let status = response.status();
         let retry_after = response
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
-        let text = response
-            .text()
-            .await
-            .map_err(|e| client::unreachable(&self.base, &self.token, &e))?;
+        let text = response.text().await.map_err(lost)?;
         if status.is_success() {
             return serde_json::from_str(&text).map_err(|e| {
-                ToolError::internal(format!(
+                Failure::answered(ToolError::internal(format!(
                     "The API at {} answered {status} with something that is not JSON: {e}",
                     self.base
-                ))
+                )))
             });
         }
         let mut err = client::api_error(status.as_u16(), &text, &self.base);
@@ -247,7 +285,12 @@ impl Bridge {
         if err.code == errors::RATE_LIMIT && err.retry_after_secs.is_none() {
             err.retry_after_secs = retry_after;
         }
-        Err(err)
+        Err(Failure {
+            err,
+            // A gateway's (or a stopping server's) answer: the request may or may not have
+            // been done.
+            lost: matches!(status.as_u16(), 502..=504),
+        })
     }
 
     /// Follow the API's event stream in the background, for as long as the process runs,

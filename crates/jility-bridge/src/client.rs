@@ -25,6 +25,17 @@ pub const URL_VAR: &str = "JILITY_API_URL";
 /// The token to send; when unset, the one `jility auth login` stored.
 pub const TOKEN_VAR: &str = "JILITY_API_TOKEN";
 
+/// The header that makes a write idempotent (`jility serve` keeps its keys 24 hours).
+pub const IDEMPOTENCY_KEY: &str = "Idempotency-Key";
+
+/// A fresh idempotency key: 128 random bits, in hex.
+pub fn idempotency_key() -> Result<String, ToolError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| ToolError::internal(format!("The system's random generator failed: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// How long connecting may take before the API counts as unreachable.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a whole request may take.

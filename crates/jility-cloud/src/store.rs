@@ -26,7 +26,9 @@
 //! [`StoreError::Busy`] (retryable for the caller). [`Store::write`] takes an `FnOnce`, so
 //! the store cannot rerun a transaction whose body already ran: it retries only what
 //! comes before the body (checking out a connection and `BEGIN`), e.g. after a connection
-//! the server dropped.
+//! the server dropped. A handle may hold the commit of its next write
+//! ([`PgStore::hold_next_write`]) so that the API records an idempotency key and the answer
+//! in the same transaction ([`PgStore::commit_held`]).
 //!
 //! **Schema.** Migrations are embedded (`pg_migrations/NNNN_name.sql`), recorded in
 //! `jility_schema_migrations`, and applied at [`PgDatabase::connect`] in one transaction
@@ -42,6 +44,7 @@
 //! `ts_headline` snippet with `**` markers.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_common::ToolError;
@@ -66,6 +69,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("pg_migrations/0006_ticket_lookups.sql"),
     include_str!("pg_migrations/0007_unlogged_rate_limits.sql"),
     include_str!("pg_migrations/0008_search_table.sql"),
+    include_str!("pg_migrations/0009_idempotency.sql"),
     include_str!("pg_migrations/0010_sliding_rate_limits.sql"),
 ];
 
@@ -476,11 +480,32 @@ fn migrate(client: &mut Client) -> StoreResult<u32> {
 }
 
 /// The store of one workspace: every transaction it runs sees and changes that workspace
-/// only. Cheap to clone (a handle on the pool).
-#[derive(Clone)]
+/// only. Cheap to clone (a handle on the pool); a clone starts with no held write
+/// ([`PgStore::hold_next_write`]).
 pub struct PgStore {
     db: PgDatabase,
     workspace: i64,
+    /// The commit of this handle's next write, when held (an idempotent request).
+    hold: Arc<Mutex<Hold>>,
+}
+
+impl Clone for PgStore {
+    fn clone(&self) -> Self {
+        Self {
+            db: self.db.clone(),
+            workspace: self.workspace,
+            hold: Arc::default(),
+        }
+    }
+}
+
+/// Whether this handle's next write commits at once, or waits for [`PgStore::commit_held`].
+#[derive(Default)]
+enum Hold {
+    #[default]
+    Off,
+    Armed,
+    Held(Box<Open>),
 }
 
 impl PgStore {
@@ -490,6 +515,7 @@ impl PgStore {
             Some(_) => Ok(Self {
                 db: db.clone(),
                 workspace: workspace_id,
+                hold: Arc::default(),
             }),
             None => Err(StoreError::Database(format!(
                 "there is no workspace {workspace_id}"
@@ -505,6 +531,59 @@ impl PgStore {
     /// The database it runs on.
     pub fn database(&self) -> &PgDatabase {
         &self.db
+    }
+
+    /// Hold the commit of this handle's next write: when its body succeeds, the transaction
+    /// stays open (with the workspace's writer lock) until [`Self::commit_held`] adds to it
+    /// and commits, or [`Self::release_held`] (or dropping the handle) rolls it back. This is
+    /// how an idempotency key is recorded atomically with the write it answers. Only one
+    /// write may be held: a second write on this handle meanwhile fails.
+    pub fn hold_next_write(&self) {
+        if let Ok(mut hold) = self.hold.lock() {
+            *hold = Hold::Armed;
+        }
+    }
+
+    /// Run `f` in the held write's transaction, then commit it when `f` answers `(_, true)`,
+    /// else roll it back; `None` when no write is held (none ran). The hold ends either way.
+    pub fn commit_held<R>(
+        &self,
+        f: impl FnOnce(&mut Client, i64) -> StoreResult<(R, bool)>,
+    ) -> Option<StoreResult<R>> {
+        let held = match self.hold.lock() {
+            Ok(mut hold) => std::mem::take(&mut *hold),
+            Err(_) => {
+                return Some(Err(StoreError::Database(
+                    "the write hold is poisoned".into(),
+                )));
+            }
+        };
+        let Hold::Held(mut open) = held else {
+            return None;
+        };
+        let done = match open.conn.as_mut() {
+            Some(conn) => f(&mut conn.client, self.workspace),
+            None => Err(StoreError::Database("no connection".into())),
+        };
+        Some(match done {
+            Ok((value, true)) => open.commit().map(|()| value),
+            Ok((value, false)) => {
+                open.rollback();
+                Ok(value)
+            }
+            Err(err) => {
+                open.rollback();
+                Err(err)
+            }
+        })
+    }
+
+    /// Roll back the held write, if any, and end the hold.
+    pub fn release_held(&self) {
+        let held = self.hold.lock().map(|mut hold| std::mem::take(&mut *hold));
+        if let Ok(Hold::Held(open)) = held {
+            open.rollback();
+        }
     }
 
     /// A connection with a transaction begun on it (and, for a writer, the workspace's
@@ -553,6 +632,13 @@ impl PgStore {
         write: bool,
         f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
     ) -> Result<R, ToolError> {
+        if write && matches!(self.hold.lock().as_deref(), Ok(Hold::Held(_))) {
+            // Its writer lock is held by the pending transaction: waiting would deadlock.
+            return Err(StoreError::Database(
+                "a second write while the first one's commit is held".into(),
+            )
+            .into());
+        }
         let mut open = self.begin(write)?;
         let result = {
             let Some(conn) = open.conn.as_mut() else {
@@ -573,6 +659,12 @@ impl PgStore {
         };
         match result {
             Ok(value) if write => {
+                if let Ok(mut hold) = self.hold.lock()
+                    && matches!(*hold, Hold::Armed)
+                {
+                    *hold = Hold::Held(Box::new(open));
+                    return Ok(value);
+                }
                 open.commit()?;
                 Ok(value)
             }

@@ -34,6 +34,7 @@
 mod audit;
 mod body;
 mod events;
+mod idempotency;
 mod middleware;
 mod openapi;
 mod operations;

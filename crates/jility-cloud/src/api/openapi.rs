@@ -15,7 +15,9 @@
 //! - a paged answer (`Paged<T>`) is `T`'s members with `page` beside them, as
 //!   [`ops::paged_encode`] writes it;
 //! - errors are `{"error": ToolError}` (`mcp_common::WireError`'s schema), one response per
-//!   error class with the class's HTTP status.
+//!   error class with the class's HTTP status;
+//! - every write takes the `Idempotency-Key` header (a header parameter), says
+//!   `Idempotent-Replayed` on a replay, and describes its `409` with `idempotency_key_reused`.
 //!
 //! The hand-written endpoints (tokens, audit, events) are described here too. Their bodies'
 //! types (`tokens.rs`'s `CreateToken`, `RevokeToken`, `TokenView`, `Minted`, `Listing`;
@@ -337,6 +339,9 @@ impl Builder {
             ("200", "Done")
         };
         operation["responses"] = responses(status, text, answer, &ALL_ERRORS);
+        if O::writes() {
+            idempotent(&mut operation, status);
+        }
         self.add(O::PATH, O::VERB.as_str(), operation);
     }
 
@@ -753,6 +758,10 @@ impl Builder {
                 "schemas": schemas,
                 "responses": error_responses,
                 "headers": {
+                    "Idempotent-Replayed": {
+                        "description": "`true` when this answer is the first answer to the request's `Idempotency-Key`, sent again (nothing was written this time).",
+                        "schema": {"type": "string", "enum": ["true"]},
+                    },
                     "X-RateLimit-Limit": {
                         "description": "Requests allowed per minute to this token.",
                         "schema": {"type": "integer"},
@@ -787,6 +796,41 @@ impl Builder {
         drop_unreferenced_schemas(&mut document);
         document
     }
+}
+
+/// A write of the table takes an `Idempotency-Key` ([`super::idempotency`]): the header
+/// parameter, the replay's header on success, and the `409` of a key reused with another
+/// request.
+fn idempotent(operation: &mut Value, status: &str) {
+    use super::idempotency::{KEEP_HOURS, MAX_KEY_CHARS};
+    let description = format!(
+        "Makes this write safe to retry (IETF draft httpapi-idempotency-key-header): a key of \
+         the client's choosing, 1 to {MAX_KEY_CHARS} printable ASCII characters (a UUID; a \
+         structured-field string `\"…\"` is accepted too), else `400 invalid_input`. The key's \
+         first successful answer is kept {KEEP_HOURS} hours for the token that sent it (keys \
+         of other tokens and workspaces are others): the same request with the same key is \
+         answered that answer again, with `Idempotent-Replayed: true`, without writing; the \
+         same key with another request is `409 idempotency_key_reused`. A request sent while \
+         the first with its key is still running waits for it and is answered its answer. \
+         Failed writes are not kept (nothing was written)."
+    );
+    let parameter = json!({
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "description": description,
+        "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS},
+    });
+    match operation["parameters"].as_array_mut() {
+        Some(parameters) => parameters.push(parameter),
+        None => operation["parameters"] = json!([parameter]),
+    }
+    operation["responses"][status]["headers"]["Idempotent-Replayed"] =
+        json!({"$ref": "#/components/headers/Idempotent-Replayed"});
+    operation["responses"]["409"] = json!({
+        "description": "The request contradicts the current state (the error's code says how), or `idempotency_key_reused`: its `Idempotency-Key` was sent before with another request (method, path, query or body); not retryable.",
+        "content": {"application/json": {"schema": {"$ref": ref_to("Error")}}},
+    });
 }
 
 /// The keywords of a schema that describe without constraining.
@@ -1210,6 +1254,52 @@ mod tests {
             "no definitions left outside components"
         );
         assert!(!text.contains("x-answer-schemas"));
+    }
+
+    #[test]
+    fn writes_take_an_idempotency_key() {
+        let document = document();
+        let mut writes = 0;
+        for (path, method, operation) in operations(&document) {
+            let keyed = operation["parameters"].as_array().is_some_and(|ps| {
+                ps.iter()
+                    .any(|p| p["in"] == "header" && p["name"] == "Idempotency-Key")
+            });
+            let table = ops::table()
+                .iter()
+                .find(|d| d.name == operation["operationId"]);
+            let Some(table) = table else {
+                assert!(
+                    !keyed,
+                    "{method} {path}: only the table's writes take a key"
+                );
+                continue;
+            };
+            assert_eq!(keyed, table.writes, "{method} {path}");
+            if table.writes {
+                writes += 1;
+                let conflict = operation["responses"]["409"]["description"]
+                    .as_str()
+                    .unwrap();
+                assert!(
+                    conflict.contains("idempotency_key_reused"),
+                    "{method} {path}"
+                );
+                let success = operation["responses"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .find(|(status, _)| status.starts_with('2'))
+                    .unwrap()
+                    .1;
+                assert!(
+                    success["headers"]["Idempotent-Replayed"].is_object(),
+                    "{method} {path}"
+                );
+            }
+        }
+        assert!(writes >= 6, "{writes}");
+        assert!(document["components"]["headers"]["Idempotent-Replayed"].is_object());
     }
 
     #[test]

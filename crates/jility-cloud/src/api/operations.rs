@@ -8,13 +8,14 @@ use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Json, Response};
 use axum::routing::MethodRouter;
 use mcp_common::ToolError;
 use serde_json::Value;
 
 use super::body::read_body;
+use super::idempotency;
 use super::{ApiError, ApiState};
 use jility_core::backend::{Backend, Caller};
 use jility_core::errors;
@@ -22,7 +23,9 @@ use jility_core::ops::Described;
 
 use crate::auth::Principal;
 use crate::events::Change;
+use crate::store::PgStore;
 use jility_core::ops::{self, Operation, Touches as _, Verb};
+use jility_core::tracker::Tracker;
 
 /// The route of `O`: its method, to the generic handler.
 pub(super) fn route<O: Operation>() -> MethodRouter<ApiState> {
@@ -39,22 +42,131 @@ async fn handle<O: Operation>(
     Extension(principal): Extension<Principal>,
     segments: Option<Path<Vec<(String, String)>>>,
     RawQuery(query): RawQuery,
+    uri: Uri,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let segments = segments.map(|Path(s)| s).unwrap_or_default();
-    let params = match O::VERB {
-        Verb::Get => ops::params_from_request::<O>(segments, query.as_deref().unwrap_or(""), None),
-        _ => read_body(body).and_then(|body| {
-            ops::params_from_request::<O>(segments, query.as_deref().unwrap_or(""), Some(&body))
-        }),
+    let query = query.unwrap_or_default();
+    // A write may carry an idempotency key; a malformed one is refused (and audited) as
+    // bad arguments are.
+    let key = if O::writes() {
+        idempotency::key_of(&headers)
+    } else {
+        Ok(None)
     };
-    let output = execute::<O>(&state, &principal, params).await?;
+    let fingerprint = match (&key, &body) {
+        (Ok(Some(_)), Ok(bytes)) => Some(idempotency::fingerprint(
+            O::VERB.as_str(),
+            uri.path(),
+            &query,
+            bytes,
+        )),
+        _ => None,
+    };
+    let params = match O::VERB {
+        Verb::Get => ops::params_from_request::<O>(segments, &query, None),
+        _ => read_body(body)
+            .and_then(|body| ops::params_from_request::<O>(segments, &query, Some(&body))),
+    };
     let status = if O::CREATES {
         StatusCode::CREATED
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(O::encode(&output)?)).into_response())
+    let (params, keyed) = match key {
+        Err(err) => (Err(err), None),
+        Ok(key) => (params, key.zip(fingerprint)),
+    };
+    let Some((key, fingerprint)) = keyed else {
+        let output = execute::<O>(&state, &principal, params).await?;
+        return Ok((status, Json(O::encode(&output)?)).into_response());
+    };
+    let keyed = idempotency::Keyed {
+        key,
+        token_id: principal.token_id,
+        fingerprint,
+    };
+    let workspace_id = principal.workspace_id;
+    let answer = execute_as::<O, Keyed<O::Output>>(
+        &state,
+        &principal,
+        params,
+        move |t, actor, params| run_keyed::<O>(t, &actor, params, workspace_id, &keyed, status),
+        |answer| match answer {
+            Keyed::Fresh { output, .. } => Some(output),
+            Keyed::Replay(_) => None,
+        },
+    )
+    .await?;
+    Ok(match answer {
+        Keyed::Fresh { answer, .. } => (
+            status,
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            answer.body,
+        )
+            .into_response(),
+        Keyed::Replay(recorded) => recorded.replay(),
+    })
+}
+
+/// The answer to a request with an idempotency key.
+enum Keyed<Out> {
+    /// Run now: the output, and the answer recorded with the key in the write's transaction.
+    Fresh {
+        output: Out,
+        answer: idempotency::Recorded,
+    },
+    /// The first answer to the key.
+    Replay(idempotency::Recorded),
+}
+
+/// On the blocking thread of the call: the key's first answer if it has one; else run `O`
+/// with the store's commit held, encode the answer, and commit it with the key's row in
+/// the same transaction (or, when another request took the key meanwhile, roll the write
+/// back and answer that one's answer).
+fn run_keyed<O: Operation>(
+    t: &mut Tracker<PgStore>,
+    actor: &str,
+    params: O::Params,
+    workspace_id: i64,
+    keyed: &idempotency::Keyed,
+    status: StatusCode,
+) -> Result<Keyed<O::Output>, ToolError> {
+    let db = t.store().database().clone();
+    if let Some(first) = db.with_client(|c| idempotency::lookup(c, workspace_id, keyed))? {
+        return Ok(Keyed::Replay(first));
+    }
+    t.store().hold_next_write();
+    let answered = O::run(t, actor, params).and_then(|output| {
+        let body = O::encode(&output)?.to_string();
+        Ok((output, body))
+    });
+    let (output, body) = match answered {
+        Ok(answered) => answered,
+        Err(err) => {
+            t.store().release_held();
+            return Err(err);
+        }
+    };
+    let answer = idempotency::Recorded {
+        status: status.as_u16(),
+        body,
+    };
+    let recorded = match t
+        .store()
+        .commit_held(|c, ws| idempotency::record(c, ws, keyed, &answer))
+    {
+        Some(recorded) => recorded?,
+        // The operation wrote nothing (no transaction to join): the key alone.
+        None => db.with_client(|c| {
+            idempotency::record(c, workspace_id, keyed, &answer).map(|(outcome, _)| outcome)
+        })?,
+    };
+    match recorded {
+        idempotency::Outcome::Recorded => Ok(Keyed::Fresh { output, answer }),
+        idempotency::Outcome::Taken(first) => first.map(Keyed::Replay),
+    }
 }
 
 /// Run `O` with `params` as `principal`, on its workspace only: the scope first, then the
@@ -65,6 +177,26 @@ pub(crate) async fn execute<O: Operation>(
     principal: &Principal,
     params: Result<O::Params, ToolError>,
 ) -> Result<O::Output, ToolError> {
+    execute_as::<O, O::Output>(
+        state,
+        principal,
+        params,
+        |t, actor, params| O::run(t, &actor, params),
+        |output| Some(output),
+    )
+    .await
+}
+
+/// [`execute`], the tracker's part done by `run` (on a blocking thread), whose result says
+/// through `wrote` what `O` answered, or nothing when it wrote nothing (a replay: neither
+/// audited nor published).
+async fn execute_as<O: Operation, T: Send + 'static>(
+    state: &ApiState,
+    principal: &Principal,
+    params: Result<O::Params, ToolError>,
+    run: impl FnOnce(&mut Tracker<PgStore>, String, O::Params) -> Result<T, ToolError> + Send + 'static,
+    wrote: fn(&T) -> Option<&O::Output>,
+) -> Result<T, ToolError> {
     // The arguments as JSON, once: checked for NUL characters, and the ticket they name.
     let args = params
         .as_ref()
@@ -84,7 +216,7 @@ pub(crate) async fn execute<O: Operation>(
         let params = params?;
         let service = state.workspaces.service(principal).await?;
         let actor = principal.token_name.clone();
-        service.run(move |t| O::run(t, &actor, params)).await
+        service.run(move |t| run(t, actor, params)).await
     }
     .await;
     if !O::writes() {
@@ -96,8 +228,9 @@ pub(crate) async fn execute<O: Operation>(
         .cloned()
         .collect();
     let mut main = named;
-    let status = match &result {
-        Ok(output) => {
+    let status = match result.as_ref().map(wrote) {
+        Ok(None) => return result,
+        Ok(Some(output)) => {
             if main.is_none() {
                 main = output.main_ticket();
             }
