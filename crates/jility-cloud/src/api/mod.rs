@@ -35,6 +35,7 @@ mod principals;
 mod refusals;
 mod tls;
 mod tokens;
+mod whoami;
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -225,6 +226,7 @@ pub fn router(state: ApiState, mcp: Router) -> Router {
         )
         .route("/tokens/{token}", axum::routing::delete(tokens::revoke))
         .route("/audit", axum::routing::get(audit::list))
+        .route("/whoami", axum::routing::get(whoami::whoami))
         .route(
             OPENAPI_PATH.trim_start_matches(API_PREFIX),
             axum::routing::get(openapi_document),
