@@ -100,6 +100,11 @@ impl Server {
         self.url.strip_suffix("/api/v1").unwrap()
     }
 
+    /// The process's id (to signal it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn log(&self) -> String {
         self.log.lock().unwrap().join("\n")
     }
