@@ -12,8 +12,18 @@
 //!   another agent's write, the same way; a `reset` drops everything.
 //!
 //! The cache answers only while the event stream is followed: when it is down (the API
-//! restarts, the network drops), every read goes to the API, so nothing stale is served.
-//! A read that was in flight while a write was reported is not cached.
+//! restarts, the network drops) or silent for [`HEARTBEATS_MISSED`] heartbeats (the server
+//! hangs with the connection open; `ready` announces the interval), the cache is dropped and
+//! every read goes to the API, within [`UNVERIFIED_READ_TIMEOUT`]: past it the read is a
+//! retryable `network_error`, never a cached answer. The cache answers again once the
+//! stream is back (reconnected, its `ready` seen). A read that was in flight while a write
+//! was reported is not cached.
+//!
+//! The tools listed are those the token's scopes allow, as at `/mcp`: the scopes are asked
+//! of the API (`GET /whoami`) at start, or, when it cannot be reached then, once the event
+//! stream is ready; until they are known every tool is listed (the API refuses what the
+//! token may not do). A call of a tool the scopes do not allow is `permission_denied`,
+//! naming the scope, as at `/mcp`.
 //!
 //! Every write is sent with a fresh `Idempotency-Key`; when its answer is lost (the
 //! connection reset or closed, a timeout, a gateway's 502/503/504), it is sent once more
@@ -21,12 +31,14 @@
 //! a tool call writes at most once.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
 use jility_core::backend::{Backend, Caller};
+use jility_core::ops::Described;
+use jility_core::token::ScopeSet;
 use mcp_common_core::ToolError;
 use reqwest::Method;
 use serde_json::Value;
@@ -38,9 +50,15 @@ use jility_core::token::PlainToken;
 
 /// Most cached answers; beyond, the expired ones go, then all.
 const MAX_ENTRIES: usize = 10_000;
-/// Silence after which the event stream counts as dead (the server's keep-alives come
-/// every 15 s).
+/// Silence after which the event stream counts as dead when the server announces no
+/// heartbeat (one that predates them sends a keep-alive comment every 15 s).
 const STREAM_IDLE: Duration = Duration::from_secs(40);
+/// Heartbeats missed after which the event stream counts as dead (a server hung with the
+/// connection open): the deadline is this many of the intervals `ready` announces.
+pub const HEARTBEATS_MISSED: u32 = 3;
+/// How long a read may take while the event stream is not followed (nothing vouches for
+/// the cache, and the server may be hung): past it, a retryable error.
+pub const UNVERIFIED_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Waits between attempts to follow the event stream.
 const FIRST_RETRY: Duration = Duration::from_millis(250);
 const LAST_RETRY: Duration = Duration::from_secs(30);
@@ -107,6 +125,10 @@ pub struct Bridge {
     cache: Mutex<Cache>,
     /// Whether the event stream is followed (its `ready` seen and the connection alive).
     following: AtomicBool,
+    /// The silence, in milliseconds, after which the event stream counts as dead.
+    stream_deadline_ms: Arc<AtomicU64>,
+    /// The token's scopes as the API reported them (`GET /whoami`); `None` until known.
+    scopes: RwLock<Option<ScopeSet>>,
 }
 
 impl Bridge {
@@ -139,6 +161,8 @@ impl Bridge {
             token,
             cache: Mutex::new(Cache::default()),
             following: AtomicBool::new(false),
+            stream_deadline_ms: Arc::new(AtomicU64::new(millis(STREAM_IDLE))),
+            scopes: RwLock::new(None),
         }))
     }
 
@@ -190,7 +214,26 @@ impl Bridge {
             self.cache().invalidate(&tickets);
             return output;
         }
-        let value = self.send(&request, None).await.map_err(|f| f.err)?;
+        let value = if self.following.load(Ordering::Acquire) {
+            self.send(&request, None).await.map_err(|f| f.err)?
+        } else {
+            // Nothing vouches for the server (its stream is down or silent): it may be hung,
+            // so the read gets a shorter deadline than usual, and a retryable error past it.
+            tokio::time::timeout(UNVERIFIED_READ_TIMEOUT, self.send(&request, None))
+                .await
+                .map_err(|_| {
+                    ToolError::new(
+                        errors::NETWORK_ERROR,
+                        format!(
+                            "The jility API at {} did not answer within {} s, and its event stream is down or silent",
+                            self.base,
+                            UNVERIFIED_READ_TIMEOUT.as_secs()
+                        ),
+                    )
+                    .with_hint("The server may be hung or overloaded; nothing cached is served meanwhile. Retry in a few seconds.")
+                })?
+                .map_err(|f| f.err)?
+        };
         if let Some(key) = key {
             let mut cache = self.cache();
             if cache.generation == generation && self.following.load(Ordering::Acquire) {
@@ -322,26 +365,49 @@ impl Bridge {
     /// Follow the stream until it ends: `Ok(true)` when it had been ready.
     async fn follow_once(&self) -> Result<bool, ToolError> {
         let url = format!("{}/events", self.base);
-        let response = self
+        let head = self
             .stream_http
             .get(&url)
             .bearer_auth(self.token.expose())
             .header(reqwest::header::ACCEPT, "text/event-stream")
-            .send()
+            .send();
+        // A hung server accepts the connection and never answers: bounded like a read.
+        let response = tokio::time::timeout(UNVERIFIED_READ_TIMEOUT, head)
             .await
+            .map_err(|_| {
+                ToolError::new(
+                    errors::NETWORK_ERROR,
+                    format!("The jility API at {} did not answer", self.base),
+                )
+            })?
             .map_err(|e| client::unreachable(&self.base, &self.token, &e))?;
         let status = response.status();
         if !status.is_success() {
             let text = response.text().await.unwrap_or_default();
             return Err(client::api_error(status.as_u16(), &text, &self.base));
         }
-        // The server sends a keep-alive every 15 s: a stream silent for longer than
-        // STREAM_IDLE is a dead connection (a network that dropped without closing it).
+        // The server sends a heartbeat whenever it has been silent for the interval its
+        // `ready` announces: a stream silent for HEARTBEATS_MISSED intervals (STREAM_IDLE
+        // until `ready`, or from a server without heartbeats) is a dead connection or a
+        // hung server.
+        self.stream_deadline_ms
+            .store(millis(STREAM_IDLE), Ordering::Release);
         let bytes = Box::pin(response.bytes_stream());
-        let guarded = futures::stream::unfold(bytes, |mut bytes| async move {
-            match tokio::time::timeout(STREAM_IDLE, bytes.next()).await {
-                Ok(Some(chunk)) => Some((chunk, bytes)),
-                Ok(None) | Err(_) => None,
+        let deadline = self.stream_deadline_ms.clone();
+        let guarded = futures::stream::unfold(bytes, move |mut bytes| {
+            let silence = Duration::from_millis(deadline.load(Ordering::Acquire));
+            async move {
+                match tokio::time::timeout(silence, bytes.next()).await {
+                    Ok(Some(chunk)) => Some((chunk, bytes)),
+                    Ok(None) => None,
+                    Err(_) => {
+                        tracing::warn!(
+                            silent_ms = millis(silence),
+                            "the event stream is silent: the cache is dropped until it is back"
+                        );
+                        None
+                    }
+                }
             }
         });
         let mut events = Box::pin(sse_stream::SseStream::from_bytes_stream(guarded));
@@ -352,6 +418,20 @@ impl Bridge {
             };
             match event.event.as_deref() {
                 Some("ready") => {
+                    let heartbeat = event
+                        .data
+                        .as_deref()
+                        .and_then(|d| serde_json::from_str::<Value>(d).ok())
+                        .and_then(|v| v.get("heartbeat_secs")?.as_u64())
+                        .filter(|secs| *secs > 0);
+                    if let Some(secs) = heartbeat {
+                        let deadline = Duration::from_secs(secs) * HEARTBEATS_MISSED;
+                        self.stream_deadline_ms
+                            .store(millis(deadline), Ordering::Release);
+                    }
+                    if !self.scopes_known() {
+                        self.identify().await;
+                    }
                     // From here on every write is reported: the cache may answer.
                     self.cache().clear();
                     self.following.store(true, Ordering::Release);
@@ -381,6 +461,70 @@ impl Bridge {
     }
 }
 
+impl Bridge {
+    /// Ask the API which scopes the token has (`GET /whoami`), so that only the tools they
+    /// allow are listed; when it cannot say (unreachable, an old server), they stay unknown
+    /// and are asked again when the event stream is ready.
+    pub async fn identify(&self) {
+        let request = ops::Request {
+            verb: Verb::Get,
+            path: "/whoami".to_string(),
+            query: String::new(),
+            body: None,
+        };
+        let answer = tokio::time::timeout(UNVERIFIED_READ_TIMEOUT, self.send(&request, None)).await;
+        let scopes = match answer {
+            Ok(Ok(value)) => value
+                .get("scopes")
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .and_then(|names| ScopeSet::parse(&names).ok()),
+            Ok(Err(failure)) => {
+                let err = failure.err;
+                tracing::warn!(code = %err.code, error = %err.message, "cannot ask the API for the token's scopes; every tool is listed until it answers");
+                None
+            }
+            Err(_) => {
+                tracing::warn!(
+                    "the API did not say the token's scopes in time; every tool is listed until it answers"
+                );
+                None
+            }
+        };
+        if let Some(scopes) = scopes {
+            tracing::info!(scopes = %scopes, "the token's scopes");
+            *self
+                .scopes
+                .write()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(scopes);
+        }
+    }
+
+    fn scopes_known(&self) -> bool {
+        self.scopes.read().map(|s| s.is_some()).unwrap_or(false)
+    }
+
+    /// The token's scopes' verdict on `op`: `None` while they are unknown.
+    fn scope_check(&self, op: Described) -> Option<Result<(), ToolError>> {
+        let scopes = self
+            .scopes
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        scopes.as_ref().map(|scopes| scopes.require(op.scope))
+    }
+}
+
+/// `duration` in whole milliseconds (saturating).
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// The bridge as the backend of the MCP tools (`JILITY_MODE=cloud jility --mcp-server`):
 /// every call is its operation's request, as the token's owner.
 #[derive(Clone)]
@@ -393,5 +537,20 @@ impl Backend for BridgeBackend {
         params: Result<O::Params, ToolError>,
     ) -> Result<O::Output, ToolError> {
         self.0.exec::<O>(params?).await
+    }
+
+    /// What the token's scopes allow, as `/mcp` lists it (every tool while they are unknown).
+    fn allows(&self, _caller: &Caller, op: Described) -> bool {
+        self.0.scope_check(op).is_none_or(|verdict| verdict.is_ok())
+    }
+
+    /// `permission_denied` naming the scope, as `/mcp` answers (the API would refuse it too).
+    async fn refuse(
+        &self,
+        _caller: &Caller,
+        op: Described,
+        _ticket: Option<String>,
+    ) -> Option<ToolError> {
+        self.0.scope_check(op)?.err()
     }
 }

@@ -54,8 +54,8 @@ pub fn serve_local(db: Option<PathBuf>, transport: Transport) -> anyhow::Result<
     ))
 }
 
-/// `JILITY_MODE=cloud jility --mcp-server`: check the configuration, start following the
-/// API's events, and serve MCP over `transport`.
+/// `JILITY_MODE=cloud jility --mcp-server`: check the configuration, ask the API for the
+/// token's scopes, start following the API's events, and serve MCP over `transport`.
 #[cfg(feature = "cloud")]
 pub fn serve_bridge(transport: Transport) -> anyhow::Result<()> {
     use jility_bridge::bridge::{Bridge, BridgeBackend};
@@ -68,6 +68,8 @@ pub fn serve_bridge(transport: Transport) -> anyhow::Result<()> {
     runtime.block_on(async move {
         let bridge = Bridge::new(base, token).map_err(|e| anyhow::anyhow!("{}", e.message))?;
         tracing::info!(api = %bridge.base(), "serving MCP as a bridge to the cloud API");
+        // The token's scopes decide which tools are listed (as at /mcp).
+        bridge.identify().await;
         bridge.follow_events();
         let shared = Shared::new(BridgeBackend(bridge), None);
         mcp_common::serve::serve(transport, "jility", ServeOptions::default(), move || {

@@ -1320,7 +1320,8 @@ impl Subscription {
             for line in BufReader::new(response).lines() {
                 let Ok(line) = line else { break };
                 if line.is_empty() {
-                    if !name.is_empty() || !data.is_empty() {
+                    // Heartbeats (every few seconds of silence) say only that it lives.
+                    if name != "heartbeat" && (!name.is_empty() || !data.is_empty()) {
                         let value = serde_json::from_str(&data).unwrap_or(Value::String(data));
                         let event = if name.is_empty() {
                             "message".to_string()

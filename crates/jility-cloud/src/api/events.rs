@@ -1,6 +1,11 @@
 //! `GET /api/v1/events` (`tickets:read`): the workspace's changes as server-sent events.
 //!
-//! - `ready` first, once the subscription is in place: every change after it is sent;
+//! - `ready` first, once the subscription is in place: every change after it is sent. Its
+//!   data is `{"heartbeat_secs": N}`: the interval of the heartbeats;
+//! - `heartbeat` (data `{}`) whenever nothing else was sent for [`heartbeat_interval`]
+//!   (5 s; `JILITY_EVENTS_HEARTBEAT_SECS`, 1 to 60, sets it): a client that hears nothing
+//!   for a few intervals (the bridge: three) knows the server is gone or hung, even with
+//!   the connection open, and stops trusting what it built on the events;
 //! - `change` for each write of the caller's workspace (`{"operation","tickets","actor","at"}`),
 //!   never another workspace's;
 //! - `reset` when events may have been missed (this process lost its database listener,
@@ -12,6 +17,7 @@
 //! the client reconnects), and when the server stops.
 
 use std::convert::Infallible;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use axum::Extension;
@@ -26,8 +32,29 @@ use crate::events::Event;
 
 /// Longest life of one stream.
 const MAX_STREAM: Duration = Duration::from_secs(600);
-/// Keep-alive comments, so that proxies and clients see a live stream.
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// The heartbeat's interval unless `JILITY_EVENTS_HEARTBEAT_SECS` says otherwise.
+pub const DEFAULT_HEARTBEAT_SECS: u64 = 5;
+/// The variable that sets it (whole seconds, 1 to 60).
+pub const HEARTBEAT_VAR: &str = "JILITY_EVENTS_HEARTBEAT_SECS";
+
+/// The interval of the `heartbeat` events (read once per process; a value that is not a
+/// number from 1 to 60 is ignored, with a warning).
+pub fn heartbeat_interval() -> Duration {
+    static INTERVAL: LazyLock<u64> = LazyLock::new(|| match std::env::var(HEARTBEAT_VAR) {
+        Err(_) => DEFAULT_HEARTBEAT_SECS,
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(secs @ 1..=60) => secs,
+            _ => {
+                tracing::warn!(
+                    value = %text,
+                    "{HEARTBEAT_VAR} is not a number of seconds from 1 to 60; using {DEFAULT_HEARTBEAT_SECS}"
+                );
+                DEFAULT_HEARTBEAT_SECS
+            }
+        },
+    });
+    Duration::from_secs(*INTERVAL)
+}
 
 pub async fn stream(
     State(state): State<ApiState>,
@@ -37,7 +64,9 @@ pub async fn stream(
     let receiver = state.events.subscribe();
     let workspace = principal.workspace_id;
     let token = principal.token_id;
-    let ready = stream::once(async { Ok(SseEvent::default().event("ready").data("{}")) });
+    let heartbeat = heartbeat_interval();
+    let announced = serde_json::json!({ "heartbeat_secs": heartbeat.as_secs() }).to_string();
+    let ready = stream::once(async move { Ok(SseEvent::default().event("ready").data(announced)) });
     // After a `reset` the stream ends: the client reconnects, and its token is checked again
     // (a revocation may have been among the events missed).
     let changes = stream::unfold(Some(receiver), move |receiver| async move {
@@ -72,5 +101,11 @@ pub async fn stream(
         }
     };
     let events = ready.chain(changes).take_until(Box::pin(end));
-    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+    // The heartbeat is an event (not a comment), so that a client sees it as such; axum
+    // sends it whenever the stream was silent for an interval.
+    Ok(Sse::new(events).keep_alive(
+        KeepAlive::new()
+            .interval(heartbeat)
+            .event(SseEvent::default().event("heartbeat").data("{}")),
+    ))
 }

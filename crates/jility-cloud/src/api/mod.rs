@@ -43,6 +43,7 @@ mod refusals;
 mod rejections;
 mod tls;
 mod tokens;
+mod whoami;
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -237,6 +238,7 @@ pub fn router(state: ApiState, mcp: Router, local: SocketAddr) -> Router {
         )
         .route("/tokens/{token}", axum::routing::delete(tokens::revoke))
         .route("/audit", axum::routing::get(audit::list))
+        .route("/whoami", axum::routing::get(whoami::whoami))
         .route(
             OPENAPI_PATH.trim_start_matches(API_PREFIX),
             axum::routing::get(openapi_document),

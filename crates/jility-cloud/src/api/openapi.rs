@@ -595,7 +595,7 @@ impl Builder {
         );
         events["tags"] = json!(["events"]);
         events["description"] = json!(
-            "Server-sent events: `ready` (data `{}`) once the subscription is in place; `change` (data: a `ChangeEvent`) for each write of the workspace; `reset` (data `{}`) when events may have been missed. A stream lasts some minutes at most, and ends when the server stops: reconnect."
+            "Server-sent events: `ready` (data `{\"heartbeat_secs\": N}`) once the subscription is in place; `change` (data: a `ChangeEvent`) for each write of the workspace; `reset` (data `{}`) when events may have been missed; `heartbeat` (data `{}`) whenever nothing else was sent for `heartbeat_secs` (5 by default; `JILITY_EVENTS_HEARTBEAT_SECS` on the server): a stream silent for a few heartbeats is dead even if its connection is open. A stream lasts some minutes at most, and ends when the server stops: reconnect."
         );
         let mut stream = responses(
             "200",
@@ -613,14 +613,51 @@ impl Builder {
             "text/event-stream": {
                 "schema": {"type": "string"},
                 "x-events": {
-                    "ready": {"type": "object"},
+                    "ready": {
+                        "type": "object",
+                        "properties": {"heartbeat_secs": {"type": "integer", "minimum": 1}},
+                    },
                     "change": {"$ref": ref_to("ChangeEvent")},
                     "reset": {"type": "object"},
+                    "heartbeat": {"type": "object"},
                 },
             },
         });
         events["responses"] = stream;
         self.add("/events", "get", events);
+
+        // whoami.rs: the caller's own token.
+        let mut whoami = written(
+            "who_am_i",
+            "The caller's own token: its workspace, name and scopes",
+            "",
+        );
+        whoami["tags"] = json!(["tokens"]);
+        // Any scope: no `x-required-scope`.
+        if let Some(members) = whoami.as_object_mut() {
+            members.remove("x-required-scope");
+        }
+        whoami["description"] = json!(
+            "Needs a valid token of any scope. Never shows the token itself nor its hash. The bridge asks it at start, to list only the tools the token's scopes allow."
+        );
+        whoami["responses"] = responses(
+            "200",
+            "The caller's token",
+            json!({
+                "type": "object",
+                "required": ["workspace_id", "workspace", "token_id", "token_name", "scopes"],
+                "properties": {
+                    "workspace_id": {"type": "integer"},
+                    "workspace": {"type": "string"},
+                    "token_id": {"type": "integer"},
+                    "token_name": {"type": "string"},
+                    "scopes": {"type": "array", "items": {"$ref": ref_to("Scope")}},
+                    "expires_at": {"type": "string", "format": "date-time", "description": "Absent when the token never expires."},
+                },
+            }),
+            &reads[1..],
+        );
+        self.add("/whoami", "get", whoami);
 
         self.add(
             "/openapi.json",
@@ -1187,8 +1224,9 @@ mod tests {
             }};
         }
         for_each_operation!(check);
-        // The hand-written endpoints: four of tokens, the audit log, events, this document.
-        assert_eq!(all.len(), count + 7);
+        // The hand-written endpoints: four of tokens, the audit log, events, whoami, this
+        // document.
+        assert_eq!(all.len(), count + 8);
         for (path, method) in [
             ("/tokens", "post"),
             ("/tokens", "get"),
@@ -1196,6 +1234,7 @@ mod tests {
             ("/tokens/{token}", "delete"),
             ("/audit", "get"),
             ("/events", "get"),
+            ("/whoami", "get"),
             ("/openapi.json", "get"),
         ] {
             assert!(

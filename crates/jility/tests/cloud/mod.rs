@@ -100,7 +100,7 @@ impl Server {
         self.url.strip_suffix("/api/v1").unwrap()
     }
 
-    /// The process id (to read its memory from /proc).
+    /// The process's id (to signal it, or read its memory from /proc).
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
