@@ -166,9 +166,9 @@ export async function runSuite({ label, packageDir, targets, scenariosFor, exclu
           // The CLI exits 1 on the excluded checks' failures too: then only they may have failed.
           const exitOk = run.status === 0 || (run.status === 1 && excusedChecks.length > 0 && failed.length === excusedChecks.length);
           const ok = exitOk && checks.length > 0 && bad.every((c) => c.status === 'WARNING');
-          for (const c of excusedChecks) console.log(`    excluded ${c.id}: ${why(c)}`);
           const warnings = bad.filter((c) => c.status === 'WARNING').map((c) => c.id);
           console.log(`${ok ? 'PASS' : 'FAIL'} ${label}@${version} ${name} ${scenario}: ${checks.length} checks${warnings.length ? `, warnings: ${warnings.join(', ')}` : ''}`);
+          for (const c of excusedChecks) console.log(`    excluded ${c.id}: ${why(c)}`);
           if (!ok) {
             failures.push(`${name} ${scenario}`);
             for (const c of bad.filter((c) => c.status !== 'WARNING')) {
