@@ -1,8 +1,8 @@
 // Runs the 2026-07-28 scenarios of the MCP conformance suite's 0.2 pre-release
 // (@modelcontextprotocol/conformance 0.2.0-alpha.x, pinned in package.json; `--spec-version
 // 2026-07-28`: the stateless wire, per-request `_meta`) that apply to a server without the
-// suite's reference fixtures, against every server over Streamable HTTP and `jility serve`
-// (the driver is clients/conformance/runner.mjs). Which scenarios, and why the others are not
+// suite's reference fixtures, against every server over Streamable HTTP, `jility serve` and
+// the cloud-mode bridge (the driver is clients/conformance/runner.mjs). Which scenarios, and why the others are not
 // run: clients/README.md. Needs Node.js >= 22. Exits 1 when any scenario fails.
 //
 // Usage: node run.mjs [server…]   (as clients/conformance/run.mjs)

@@ -1,6 +1,7 @@
 // Runs the official MCP conformance suite (@modelcontextprotocol/conformance 0.1.x, pinned in
 // package.json) against every server over Streamable HTTP, each on the fixture the client
-// suites use, and against `jility serve` (jility-cloud, with its bearer token; runner.mjs).
+// suites use, against `jility serve` (jility-cloud, with its bearer token; runner.mjs) and the
+// cloud-mode bridge over `--http` (jility-bridge).
 // Scenarios: server-initialize, ping, tools-list, dns-rebinding-protection,
 // server-sse-multiple-streams for all; resources-list and prompts-list for the servers that
 // offer resources and prompts. The suite's other server scenarios need its reference server's
@@ -8,7 +9,7 @@
 // Needs Node.js >= 22 (scripts/test takes it from target/clients/node22 when the machine's is
 // older). Exits 1 when any scenario fails.
 //
-// Usage: node run.mjs [server…]   (servers: twig-mcp duvet jility git-mile jility-cloud;
+// Usage: node run.mjs [server…]   (twig-mcp duvet jility git-mile jility-cloud jility-bridge;
 //        MCP_BIN_DIR: where the binaries are, default target/debug; CONFORMANCE_OUT: results)
 
 import path from 'node:path';

@@ -1,7 +1,8 @@
 // The shared driver of the two conformance runs (clients/conformance/run.mjs: the suite 0.1.x,
 // clients/conformance-next/run.mjs: the 0.2 pre-release's 2026-07-28 scenarios): starts every
 // server on the fixture the client suites use (twig-mcp, duvet, jility and git-mile with
-// `--http 127.0.0.1:0`; jility-cloud: `jility serve` on a fresh PostgreSQL database), runs the
+// `--http 127.0.0.1:0`; jility-cloud: `jility serve` on a fresh PostgreSQL database;
+// jility-bridge: `JILITY_MODE=cloud jility --mcp-server --http` on such a serve), runs the
 // suite's CLI once per scenario (`server --url … --scenario … -o …`) and reads the checks it
 // wrote. A scenario passes when the CLI exits 0, ran at least one check, and no check is a
 // FAILURE (WARNINGs are printed, not failed). Excluded scenarios are not run, excluded checks
@@ -19,14 +20,20 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 
-import { SCENARIOS, SERVERS, cleanup, httpEndpoint, make, remoteMock, tempDir } from '../typescript/test/harness.mjs';
+import { SCENARIOS, SERVERS, VARIANTS, cleanup, httpEndpoint, make, remoteMock, scenarioOf, tempDir } from '../typescript/test/harness.mjs';
 
-/** Every server and variant the conformance runs reach: the four over `--http`, and `jility serve`. */
-export const TARGETS = [...SERVERS, 'jility-cloud'];
+/** Every server and variant the conformance runs reach: the four over `--http`, `jility serve`
+ * (jility-cloud), and the cloud-mode bridge `jility --mcp-server --http` (jility-bridge). */
+export const TARGETS = [...SERVERS, 'jility-cloud', 'jility-bridge'];
 
 /** The capabilities the scenario file gives a server or variant (`jility-cloud`: jility's). */
 export function capabilitiesOf(name) {
-  return SCENARIOS[name === 'jility-cloud' ? 'jility' : name].capabilities;
+  const scenario = SCENARIOS[scenarioOf(name)];
+  if (!scenario) {
+    console.error(`unknown server ${name}: one of ${[...SERVERS, ...Object.keys(VARIANTS)].join(', ')}`);
+    process.exit(2);
+  }
+  return scenario.capabilities;
 }
 
 /** The suite's CLI and version in a package dir (exits 2 when `npm ci` was not run there). */

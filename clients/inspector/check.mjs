@@ -1,7 +1,7 @@
 // The MCP Inspector CLI's strict tool-schema check (@modelcontextprotocol/inspector, pinned in
 // package.json: `--cli <url> --method tools/list --strict --format json`, its schema
-// portability lint) against every server over Streamable HTTP and `jility serve` (with its
-// bearer token, `--header`). Fails on any finding in an input schema (warnings included: a
+// portability lint) against every server over Streamable HTTP, `jility serve` (with its
+// bearer token, `--header`) and the cloud-mode bridge over `--http`. Fails on any finding in an input schema (warnings included: a
 // client that cannot use an input schema cannot call the tool) and on any error-severity
 // finding; warnings about output schemas are printed. Needs Node.js >= 22.19.
 //
