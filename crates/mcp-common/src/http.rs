@@ -161,7 +161,8 @@ impl HttpConfig {
     }
 
     /// The origins a browser page may call from: the server's own (on its port), and the
-    /// extra ones configured (`jility serve` checks its REST paths against the same list).
+    /// extra ones configured (a server with REST paths of its own may check them against the
+    /// same list).
     pub fn origins(&self, port: u16) -> Vec<String> {
         let mut origins: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
             .iter()
@@ -521,7 +522,7 @@ fn is_response(message: &str) -> bool {
 }
 
 /// Refuse requests without the bearer token (when one is configured) with 401 and the
-/// `unauthenticated` envelope, as `jility serve` names a missing or wrong token.
+/// `unauthenticated` envelope, the name every server gives a missing or wrong token.
 async fn bearer(
     State(token): State<Option<Arc<blake3::Hash>>>,
     headers: HeaderMap,

@@ -137,15 +137,15 @@ pub fn portable_schema(schema: &Arc<JsonObject>) -> Arc<JsonObject> {
 
 /// Rewrite a JSON Schema (everywhere in it, `$defs` included) so that single-type dialects
 /// accept it: schemars writes `Option<T>` as `"type": ["T", "null"]` (or `anyOf` with a
-/// `{"type": "null"}` branch, or `null` in an `enum`). An optional property is simply not
+/// `{"type": "null"}` alternative, or `null` in an `enum`). An optional property is simply not
 /// required, so the `null` goes: a type array keeps its other type (several become `anyOf`),
-/// a `null` branch of `anyOf`/`oneOf` goes (one branch left is merged into its parent), and
+/// a `null` alternative of `anyOf`/`oneOf` goes (one alternative left is merged into its parent), and
 /// `null` leaves an `enum`. A schema that must let a client send `null` explicitly says so
-/// by hand as `anyOf: [{…}, {"type": "null"}]` after this step (see git-mile's writes).
+/// by hand as `anyOf: [{…}, {"type": "null"}]` after this step.
 pub fn portable_input_schema(value: &mut Value) {
     match value {
         Value::Object(map) => {
-            // This schema first: its `null` branches are recognised before they are cleaned.
+            // This schema first: its `null` alternatives are recognised before they are cleaned.
             portable_object(map);
             for child in map.values_mut() {
                 portable_input_schema(child);
@@ -172,8 +172,8 @@ fn portable_object(map: &mut Map<String, Value>) {
             }
             _ => {
                 map.remove("type");
-                let branches = kept.into_iter().map(|t| json!({ "type": t })).collect();
-                map.insert("anyOf".into(), Value::Array(branches));
+                let alternatives = kept.into_iter().map(|t| json!({ "type": t })).collect();
+                map.insert("anyOf".into(), Value::Array(alternatives));
             }
         }
     }
@@ -181,12 +181,12 @@ fn portable_object(map: &mut Map<String, Value>) {
         values.retain(|v| !v.is_null());
     }
     for key in ["anyOf", "oneOf"] {
-        let Some(Value::Array(branches)) = map.get_mut(key) else {
+        let Some(Value::Array(alternatives)) = map.get_mut(key) else {
             continue;
         };
-        branches.retain(|b| !is_null_schema(b));
-        if branches.len() == 1 {
-            let Some(Value::Object(only)) = branches.pop() else {
+        alternatives.retain(|b| !is_null_schema(b));
+        if alternatives.len() == 1 {
+            let Some(Value::Object(only)) = alternatives.pop() else {
                 continue;
             };
             map.remove(key);
@@ -219,7 +219,7 @@ fn is_null_schema(schema: &Value) -> bool {
 }
 
 /// The first place in `schema` that a single-type dialect rejects, if any: a type array, or
-/// a `null` type anywhere but as a branch of `anyOf` (the explicit form of "may be null").
+/// a `null` type anywhere but as a alternative of `anyOf` (the explicit form of "may be null").
 pub fn first_unportable(schema: &Value) -> Option<String> {
     fn walk(value: &Value, path: &str, in_any_of: bool) -> Option<String> {
         match value {
@@ -234,7 +234,7 @@ pub fn first_unportable(schema: &Value) -> Option<String> {
                 map.iter().find_map(|(key, child)| {
                     let path = format!("{path}/{key}");
                     match (key.as_str(), child) {
-                        ("anyOf", Value::Array(branches)) => branches
+                        ("anyOf", Value::Array(alternatives)) => alternatives
                             .iter()
                             .enumerate()
                             .find_map(|(i, b)| walk(b, &format!("{path}/{i}"), true)),

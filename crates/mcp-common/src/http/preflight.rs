@@ -1,5 +1,6 @@
 //! What an HTTP server of the workspace answers before it looks at a token, shared by the
-//! `--http` edge of the four servers ([`super::serve_on`]) and `jility serve`:
+//! `--http` edge of the servers ([`super::serve_on`]) and any server that mounts the kit behind
+//! authentication of its own:
 //!
 //! - a request with more than one `Host` header is refused (`400`, `invalid_request`): a
 //!   server that checks the first against its allowed names could otherwise be reached by a
