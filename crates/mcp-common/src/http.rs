@@ -380,7 +380,8 @@ async fn check_message(State(limit): State<usize>, request: Request, next: Next)
     let bytes = match failure {
         Ok(bytes) => bytes,
         Err((status, message)) => {
-            // The rest of the body is not read: the connection cannot carry another request.
+            // The rest of the body may be unread (past the drain, a timeout, a broken body):
+            // the connection cannot carry another request.
             let mut response = refused(status, &Refusal::new(id, INVALID_REQUEST, message));
             response
                 .headers_mut()
