@@ -96,19 +96,23 @@ async def test_jility_cloud_read_token(tmp_path: Path) -> None:
 
 
 async def test_jility_bridge_read_token(tmp_path: Path) -> None:
-    """The bridge does not filter tools/list by the token's scopes (it lists what local mode
-    lists); a write with a `tickets:read` token comes back from the API as permission_denied,
-    an isError result that matches the tool's outputSchema."""
+    """The bridge lists the tools its token's scopes allow, as `/mcp` does (it asks the API
+    which scopes at start): a `tickets:read` token sees no write tool, and a write called all
+    the same is permission_denied, an isError result that matches the tools' outputSchema
+    (whose error member every tool shares)."""
     server = make("jility-bridge", tmp_path, "")
     status, minted = api_request(server, "POST", "/tokens", {"name": "reader", "scopes": ["tickets:read"]})
     assert status == 201, minted
     server.env = {**server.env, "JILITY_API_TOKEN": minted["token"]}
     async with connect(server, "stdio") as client:
         tools = await tools_of(client)
+        assert "jility_get_ticket" in tools and "jility_list_tickets" in tools, sorted(tools)
+        assert "jility_create_ticket" not in tools, sorted(tools)
+        assert "jility_add_comment" not in tools, sorted(tools)
         result = await client.call_tool("jility_create_ticket", {"title": "Not allowed"})
         what = f"create_ticket through the bridge with a tickets:read token: {result.structured_content}"
         assert result.is_error, what
-        validate(result.structured_content, tools["jility_create_ticket"].output_schema, what)
+        validate(result.structured_content, tools["jility_get_ticket"].output_schema, what)
         check_error_object(result.structured_content["error"], what)
         assert result.structured_content["error"]["code"] == "permission_denied", what
 
