@@ -33,23 +33,37 @@ function scenariosFor(name) {
 
 // Checks that cannot pass for a reason outside the servers (clients/README.md says the same).
 const FIXTURE_TOOL = "needs a diagnostic tool of the suite's reference server";
-const NO_CAPABILITY = 'asks a method of a capability git-mile does not declare (answered -32601, as the spec has it)';
+const NO_CAPABILITY = 'asks a method of a capability the server does not declare (answered -32601, as the spec has it)';
 const EXCLUDED_CHECKS = {
   'server-stateless:sep-2575-server-rejects-undeclared-capability': `${FIXTURE_TOOL} (test_missing_capability)`,
   'server-stateless:sep-2575-missing-capability-http-400': `${FIXTURE_TOOL} (test_missing_capability)`,
   'server-stateless:sep-2575-http-server-no-independent-requests-on-stream': `${FIXTURE_TOOL} (test_streaming_elicitation)`,
   'server-stateless:sep-2575-server-no-log-without-loglevel': `${FIXTURE_TOOL} (test_logging_tool)`,
-  'caching:sep-2549-prompts-list-caching-hints git-mile': `${NO_CAPABILITY} (prompts)`,
-  'caching:sep-2549-resources-list-caching-hints git-mile': `${NO_CAPABILITY} (resources)`,
-  'caching:sep-2549-resources-templates-list-caching-hints git-mile': `${NO_CAPABILITY} (resources)`,
   'http-header-validation:sep-2243-server-accepts-whitespace-header-value git-mile':
     "calls the first tool with no arguments and takes any JSON-RPC error as the header's refusal; git-mile's contract (docs/reference/git-mile-mcp.md) answers arguments that do not decode (git_mile.list without `entity`) with -32600",
 };
 
 // Scenarios not run against one server, for a reason outside it.
-const EXCLUDED = {
-  'completion-complete git-mile': 'git-mile declares no completions capability (completion/complete is -32601, as the spec has it)',
-};
+const EXCLUDED = {};
+
+// `caching` asks prompts/list and resources/list of every server, and `completion-complete`
+// asks completion/complete: a server that declares none of them answers -32601, as the spec
+// has it (git-mile, and jility in every mode).
+for (const target of TARGETS) {
+  const caps = capabilitiesOf(target);
+  if (!caps.includes('prompts')) {
+    EXCLUDED_CHECKS[`caching:sep-2549-prompts-list-caching-hints ${target}`] = `${NO_CAPABILITY} (prompts)`;
+  }
+  if (!caps.includes('resources')) {
+    EXCLUDED_CHECKS[`caching:sep-2549-resources-list-caching-hints ${target}`] = `${NO_CAPABILITY} (resources)`;
+    EXCLUDED_CHECKS[`caching:sep-2549-resources-templates-list-caching-hints ${target}`] = `${NO_CAPABILITY} (resources)`;
+  }
+  // Completions complete prompt and resource-template arguments: a server with neither
+  // declares none.
+  if (!caps.includes('prompts') && !caps.includes('resources')) {
+    EXCLUDED[`completion-complete ${target}`] = `${NO_CAPABILITY} (completions)`;
+  }
+}
 
 const wanted = process.argv.slice(2);
 await runSuite({
