@@ -504,8 +504,10 @@ async fn open(
             count(&|e| e.token == token) + held.opening_token.get(&token).copied().unwrap_or(0),
         )
     };
-    // The counts include this session's reservation.
-    if by_tenant > limits.per_tenant {
+    // The counts include this session's reservation (for a moment a session just made may
+    // be counted twice, made and still opening): a share as large as the server's limit
+    // adds nothing to the check above, and is not checked, so that it never refuses early.
+    if limits.per_tenant < limits.total && by_tenant > limits.per_tenant {
         return Err(busy(
             StatusCode::TOO_MANY_REQUESTS,
             Some(id),
@@ -516,7 +518,7 @@ async fn open(
             "End the sessions you no longer use (DELETE /mcp with their Mcp-Session-Id), or retry after the time in Retry-After.",
         ));
     }
-    if by_token > limits.per_token {
+    if limits.per_token < limits.total && by_token > limits.per_token {
         return Err(busy(
             StatusCode::TOO_MANY_REQUESTS,
             Some(id),
