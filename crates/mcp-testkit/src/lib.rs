@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod edge;
 pub mod killable;
+pub mod protocol;
 
 use std::{
     path::Path,
