@@ -366,22 +366,12 @@ pub(crate) async fn own_sessions(
             Err(refusal) => return refusal,
         };
         let response = next.run(request).await;
-        if let Some(made) = response
+        let made = response
             .headers()
             .get(SESSION_HEADER)
             .and_then(|v| v.to_str().ok())
-        {
-            owners.owners().by_session.insert(
-                made.to_string(),
-                Entry {
-                    token: caller,
-                    tenant,
-                    last_seen: Instant::now(),
-                    busy: 0,
-                },
-            );
-        }
-        drop(opening);
+            .map(str::to_string);
+        opening.made(made);
         return response;
     };
     // Under one lock: the owner's check, the session marked busy, then the request's id
@@ -500,14 +490,15 @@ async fn open(
         let count =
             |key: &dyn Fn(&Entry) -> bool| held.by_session.values().filter(|e| key(e)).count();
         (
-            count(&|e| e.tenant == tenant) + held.opening_tenant.get(&tenant).copied().unwrap_or(0),
-            count(&|e| e.token == token) + held.opening_token.get(&token).copied().unwrap_or(0),
+            count(&|e| e.tenant == tenant) + opening.tenant_ahead + 1,
+            count(&|e| e.token == token) + opening.token_ahead + 1,
         )
     };
-    // The counts include this session's reservation (for a moment a session just made may
-    // be counted twice, made and still opening): a share as large as the server's limit
-    // adds nothing to the check above, and is not checked, so that it never refuses early.
-    if limits.per_tenant < limits.total && by_tenant > limits.per_tenant {
+    // The counts hold the sessions made, the reservations taken before this one (as the
+    // server's count above: those after it are not its concern) and this one; a session is
+    // counted once, its reservation ending in the same step as it is recorded
+    // ([`Opening::made`]).
+    if by_tenant > limits.per_tenant {
         return Err(busy(
             StatusCode::TOO_MANY_REQUESTS,
             Some(id),
@@ -518,7 +509,7 @@ async fn open(
             "End the sessions you no longer use (DELETE /mcp with their Mcp-Session-Id), or retry after the time in Retry-After.",
         ));
     }
-    if limits.per_token < limits.total && by_token > limits.per_token {
+    if by_token > limits.per_token {
         return Err(busy(
             StatusCode::TOO_MANY_REQUESTS,
             Some(id),
@@ -537,32 +528,61 @@ struct Opening {
     owners: SessionOwners,
     token: blake3::Hash,
     tenant: blake3::Hash,
-    /// How many were being opened before this one.
+    /// How many were being opened before this one: in all, of its tenant, of its token.
     ahead: usize,
+    tenant_ahead: usize,
+    token_ahead: usize,
+    /// Taken out of the counts already ([`Opening::made`]).
+    released: bool,
 }
 
 impl Opening {
     fn new(owners: SessionOwners, token: blake3::Hash, tenant: blake3::Hash) -> Self {
         let ahead = owners.opening.fetch_add(1, Ordering::SeqCst);
-        {
+        let (tenant_ahead, token_ahead) = {
             let mut held = owners.owners();
-            *held.opening_tenant.entry(tenant).or_default() += 1;
-            *held.opening_token.entry(token).or_default() += 1;
-        }
+            let by_tenant = held.opening_tenant.entry(tenant).or_default();
+            let tenant_ahead = *by_tenant;
+            *by_tenant += 1;
+            let by_token = held.opening_token.entry(token).or_default();
+            let token_ahead = *by_token;
+            *by_token += 1;
+            (tenant_ahead, token_ahead)
+        };
         Self {
             owners,
             token,
             tenant,
             ahead,
+            tenant_ahead,
+            token_ahead,
+            released: false,
         }
     }
-}
 
-impl Drop for Opening {
-    fn drop(&mut self) {
+    /// The session rmcp made (if it made one) recorded for its owner, and this reservation
+    /// ended, under one lock: a count of the tenant's or token's sessions never sees it
+    /// twice (recorded and still opening) nor not at all.
+    fn made(mut self, session: Option<String>) {
+        let mut held = self.owners.owners();
+        if let Some(session) = session {
+            held.by_session.insert(
+                session,
+                Entry {
+                    token: self.token,
+                    tenant: self.tenant,
+                    last_seen: Instant::now(),
+                    busy: 0,
+                },
+            );
+        }
+        self.release(&mut held);
+        self.released = true;
+    }
+
+    /// This reservation taken out of the counts (`held` is the owners' lock).
+    fn release(&self, held: &mut Owners) {
         self.owners.opening.fetch_sub(1, Ordering::SeqCst);
-        let mut guard = self.owners.owners();
-        let held = &mut *guard;
         for (map, key) in [
             (&mut held.opening_tenant, self.tenant),
             (&mut held.opening_token, self.token),
@@ -573,6 +593,18 @@ impl Drop for Opening {
                     map.remove(&key);
                 }
             }
+        }
+    }
+}
+
+/// A reservation whose request ended without [`Opening::made`] (refused, cancelled) ends
+/// here.
+impl Drop for Opening {
+    fn drop(&mut self) {
+        if !self.released {
+            let owners = self.owners.clone();
+            let mut held = owners.owners();
+            self.release(&mut held);
         }
     }
 }
