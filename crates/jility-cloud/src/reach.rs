@@ -64,7 +64,7 @@ impl Health {
         let was = self.down.swap(down, Ordering::Relaxed);
         if was != down {
             if down {
-                tracing::warn!("the database cannot be reached; answering 503 until it can");
+                tracing::warn!("the database cannot be reached");
             } else {
                 tracing::info!("the database can be reached again");
             }
@@ -83,6 +83,53 @@ impl Health {
         } else {
             StoreError::Busy
         }
+    }
+}
+
+/// A failure to open the database when a command starts: one that cannot be reached names
+/// where it was looked for (host, port and database of `url`, never its password) and what
+/// to check, rather than telling to retry as a request is told.
+pub fn at_start(url: &str, err: StoreError) -> mcp_common::ToolError {
+    if !matches!(err, StoreError::Unavailable(_)) {
+        return err.into();
+    }
+    let place = endpoint(url);
+    // The driver's reason is logged here (the conversion's own warning is not wanted twice).
+    if let StoreError::Unavailable(detail) = &err {
+        tracing::debug!(detail = %detail, "cannot open the database");
+    }
+    mcp_common::ToolError::new(
+        jility_core::errors::DATABASE_UNAVAILABLE,
+        format!("Cannot reach the database at {place}"),
+    )
+    .with_hint(
+        "Check that PostgreSQL is running there and takes connections, and that --database-url \
+         (or DATABASE_URL) names it. Nothing was changed.",
+    )
+}
+
+/// Where `url` points: `host:port/database`, without user or password.
+fn endpoint(url: &str) -> String {
+    let Ok(config) = url.parse::<postgres::Config>() else {
+        return "the given URL".to_string();
+    };
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|host| match host {
+            postgres::config::Host::Tcp(name) => name.clone(),
+            postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let host = if hosts.is_empty() {
+        "localhost".to_string()
+    } else {
+        hosts.join(",")
+    };
+    match config.get_dbname() {
+        Some(db) => format!("{host}:{port}/{db}"),
+        None => format!("{host}:{port}"),
     }
 }
 

@@ -53,7 +53,7 @@ impl From<StoreError> for ToolError {
                     errors::DATABASE_UNAVAILABLE,
                     "The database cannot be reached",
                 )
-                .with_hint("the database cannot be reached; retry in a few seconds")
+                .with_hint("Retry in a few seconds: the server answers again as soon as its database is back.")
                 .with_retry_after(UNAVAILABLE_RETRY_AFTER_SECS)
             }
             StoreError::Database(_) => ToolError::internal(err.to_string()),

@@ -783,7 +783,8 @@ fn a_database_outage_is_answered_unavailable_in_bounded_time_and_recovers_withou
             "{s:?}"
         );
         assert_eq!(
-            envelope["hint"], "the database cannot be reached; retry in a few seconds",
+            envelope["hint"],
+            "Retry in a few seconds: the server answers again as soon as its database is back.",
             "{s:?}"
         );
         let secs = envelope["retry_after_secs"].as_u64();
@@ -854,4 +855,59 @@ fn a_database_outage_is_answered_unavailable_in_bounded_time_and_recovers_withou
         acknowledged.len(),
         present.len()
     );
+}
+
+/// A command that starts on a database nobody answers at (`jility serve`, `jility admin
+/// create-workspace`) stops at once saying where it looked (host, port, database; never the
+/// password) and what to check, not "retry in a few seconds".
+#[test]
+fn starting_on_a_database_that_cannot_be_reached_names_where_it_looked() {
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+        listener.local_addr().expect("addr").port()
+    };
+    let url = format!("postgres://jility:{PASSWORD}@127.0.0.1:{port}/tracker");
+    for args in [
+        vec![
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            url.as_str(),
+        ],
+        vec![
+            "admin",
+            "create-workspace",
+            "acme",
+            "--database-url",
+            url.as_str(),
+        ],
+    ] {
+        let started = Instant::now();
+        let out = Command::new(BIN)
+            .args(&args)
+            .env_remove("DATABASE_URL")
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {stderr}");
+        assert!(
+            started.elapsed() < ANSWER_BOUND,
+            "{args:?} took {:?}",
+            started.elapsed()
+        );
+        assert!(
+            stderr.contains(&format!(
+                "Cannot reach the database at 127.0.0.1:{port}/tracker"
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("--database-url"), "{args:?}: {stderr}");
+        assert!(!stderr.contains(PASSWORD), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("retry in a few seconds"),
+            "{args:?}: {stderr}"
+        );
+    }
 }

@@ -300,7 +300,8 @@ where
         Some((cert, key)) => Some(tls::acceptor(cert, key)?),
         None => None,
     };
-    let db = PgDatabase::connect(&config.database_url)?;
+    let db = PgDatabase::connect(&config.database_url)
+        .map_err(|err| crate::reach::at_start(&config.database_url, err))?;
     let state = ApiState::new(&db, config.rate_limit)?;
     // Database work runs on blocking threads: past a few per CPU, more threads only share
     // the CPUs unfairly; queued in the runtime instead, requests are served in order.

@@ -21,6 +21,7 @@ pub enum CloudCommand {
     #[command(subcommand)]
     Admin(AdminCommand),
     /// Serve the REST API (/api/v1) on a cloud database (PostgreSQL), in any JILITY_MODE.
+    #[command(after_help = SERVE_SETTINGS)]
     Serve(ServeArgs),
     /// Manage a cloud workspace's API tokens through the API at JILITY_API_URL, with
     /// JILITY_API_TOKEN (or the token stored by `auth login`), in any JILITY_MODE.
@@ -69,6 +70,18 @@ pub enum AuthCommand {
         token: String,
     },
 }
+
+/// The settings of `jility serve` that come from the environment (README, "jility serve").
+const SERVE_SETTINGS: &str = "\
+Settings from the environment:
+  JILITY_WORKSPACE_RATE_LIMIT        requests per minute of all a workspace's tokens (default 5 x --rate-limit)
+  JILITY_MAX_LIVE_TOKENS             live tokens a workspace may hold (default 50)
+  JILITY_EVENTS_HEARTBEAT_SECS       event-stream heartbeat after this much silence (default 5)
+  MCP_HTTP_MAX_SESSIONS              MCP sessions kept at once (default 4096)
+  MCP_HTTP_MAX_SESSIONS_PER_TENANT   of which one workspace may hold (default half)
+  MCP_HTTP_MAX_SESSIONS_PER_TOKEN    of which one token may hold (default a quarter)
+  MCP_HTTP_IDLE_UNDER_PRESSURE_SECS  idle sessions closed when 3/4 full (default 60)
+  MCP_HTTP_READ_TIMEOUT_SECS         time to send a request's headers, then its body (default 30)";
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -130,7 +143,8 @@ fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
                         "Pass --database-url postgres://user@host:5432/db or set DATABASE_URL.",
                     )
                 })?;
-            let db = jility_cloud::store::PgDatabase::connect(&url)?;
+            let db = jility_cloud::store::PgDatabase::connect(&url)
+                .map_err(|err| jility_cloud::reach::at_start(&url, err))?;
             let tokens = jility_cloud::auth::Tokens::new(&db);
             let (workspace, minted) =
                 tokens.create_workspace(&name, BOOTSTRAP_TOKEN_NAME, &cli_actor())?;
