@@ -1,9 +1,11 @@
 //! `jility-sqlite`: jility's local mode — the embedded SQLite store ([`store::SqlitePool`],
-//! a handle that gives each caller a connection of its own, with the schema's migrations)
-//! and finding or creating a project's `.jility/data.db` ([`local`]).
+//! a handle that gives each caller a connection of its own, with the schema's migrations),
+//! finding or creating a project's `.jility/data.db` ([`local`]), and hearing that the
+//! database changed, whoever changed it ([`watch`]).
 
 pub mod local;
 pub mod store;
+pub mod watch;
 
 pub use local::{LocalTracker, Location, open};
 pub use store::{MIGRATIONS, SqlitePool};

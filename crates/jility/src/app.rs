@@ -5,7 +5,8 @@
 //! - the cloud bridge (`JILITY_MODE=cloud jility --mcp-server`): the tools as requests to
 //!   a team's `jility serve`;
 //! - `jility serve`: the REST API on PostgreSQL, with the tools mounted at `/mcp` on the
-//!   API's own state, for the caller whose token each request carries.
+//!   API's own state, for the caller whose token each request carries;
+//! - `jility web`: the web app on this project's SQLite database, live while others write it.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -91,5 +92,67 @@ pub fn serve_cloud(config: jility_cloud::ServeConfig) -> Result<(), mcp_common::
             sessions,
             move || JilityServer::new(shared.clone()),
         )
+    })
+}
+
+/// `jility web`: the board on the database at `location` for `person`, on loopback
+/// `listen`, live (the database's watcher tells open pages of every commit), until SIGINT or
+/// SIGTERM.
+#[cfg(feature = "web")]
+pub fn serve_web_local(
+    location: Location,
+    listen: std::net::SocketAddr,
+    person: String,
+) -> Result<(), mcp_common::ToolError> {
+    use jility_core::errors;
+    use mcp_common::ToolError;
+    if !listen.ip().is_loopback() {
+        return Err(ToolError::new(
+            errors::INVALID_INPUT,
+            format!("jility web listens on loopback only, not {}", listen.ip()),
+        )
+        .with_hint(
+            "Give --listen 127.0.0.1:PORT (or [::1]:PORT). A team shares a board through `jility serve`, with accounts.",
+        ));
+    }
+    let tracker = local::open(&location, false)?;
+    let (changes, _) = tokio::sync::broadcast::channel(256);
+    let heard = changes.clone();
+    jility_sqlite::watch::watch(&location.db, move || {
+        let _ = heard.send(jility_web::LiveEvent::Changed {
+            tickets: Vec::new(),
+            actor: String::new(),
+        });
+        true
+    })
+    .map_err(|e| ToolError::internal(format!("Cannot start watching the database: {e}")))?;
+    let site = jility_web::LocalSite::new(Service::new(tracker), person, changes)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| ToolError::internal(format!("Cannot start the runtime: {e}")))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+            ToolError::new(
+                mcp_common::codes::UNAVAILABLE,
+                format!("Cannot listen on {listen}: {e}"),
+            )
+            .with_hint("Another program may use the port: give another with --listen 127.0.0.1:PORT (0 picks a free one).")
+        })?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| ToolError::internal(format!("Cannot read the listening address: {e}")))?;
+        let app = site.router(local.port());
+        let _ = writeln!(
+            std::io::stdout().lock(),
+            "jility web: the board of {} is at http://{}/ (Ctrl-C stops it)",
+            location.db.display(),
+            local
+        );
+        axum::serve(listener, app)
+            .with_graceful_shutdown(mcp_common::signal::termination())
+            .await
+            .map_err(|e| ToolError::internal(format!("The web server failed: {e}")))
     })
 }

@@ -55,7 +55,7 @@ fn dependencies(krate: &str) -> Vec<String> {
 /// Each crate of the workspace and the crates of the workspace it may depend on (not
 /// counting dev-dependencies): the kit's light core under the kit, jility's layers under its
 /// binary, and no server under another.
-const LAYERS: [(&str, &[&str]); 11] = [
+const LAYERS: [(&str, &[&str]); 12] = [
     ("mcp-common-core", &[]),
     ("mcp-common", &["mcp-common-core"]),
     ("mcp-testkit", &["mcp-common"]),
@@ -65,6 +65,7 @@ const LAYERS: [(&str, &[&str]); 11] = [
     ("jility-core", &["mcp-common-core"]),
     ("jility-sqlite", &["jility-core", "mcp-common-core"]),
     ("jility-bridge", &["jility-core", "mcp-common-core"]),
+    ("jility-web", &["jility-core", "mcp-common-core"]),
     ("jility-cloud", &["jility-core", "mcp-common"]),
     (
         "jility",
@@ -73,6 +74,7 @@ const LAYERS: [(&str, &[&str]); 11] = [
             "jility-cloud",
             "jility-core",
             "jility-sqlite",
+            "jility-web",
             "mcp-common",
         ],
     ),
@@ -160,6 +162,9 @@ fn jility_domain_builds_without_transports() {
         ("jility-core", &[][..]),
         ("jility-sqlite", &["rusqlite"][..]),
         ("mcp-common-core", &[][..]),
+        // The web app serves HTTP, but knows no database, MCP or HTTP client: it runs every
+        // change through a backend, as the MCP adapter does.
+        ("jility-web", &["axum", "hyper"][..]),
     ] {
         // The walk does reach what a crate is built with.
         assert!(built_with("jility-cloud").contains("postgres"));

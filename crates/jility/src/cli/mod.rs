@@ -81,6 +81,17 @@ pub enum Command {
     /// Ticket templates.
     #[command(subcommand)]
     Template(TemplateCommand),
+    /// Open the board in a browser: the web app on this project's database, on loopback
+    /// only, live while agents and the CLI change tickets.
+    #[cfg(feature = "web")]
+    #[command(
+        after_help = "Open the address it prints. The board answers only on the loopback address it listens on (no accounts: it is yours); changes you make are recorded under JILITY_ACTOR, else $USER. Stop it with Ctrl-C."
+    )]
+    Web {
+        /// The loopback address and port to listen on (port 0 picks a free one).
+        #[arg(long, default_value = "127.0.0.1:7878", value_name = "ADDR:PORT")]
+        listen: std::net::SocketAddr,
+    },
     #[cfg(feature = "cloud")]
     #[command(flatten)]
     Cloud(cloud::CloudCommand),
@@ -520,6 +531,11 @@ pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
         Command::Init { .. } => Ok(()),
         #[cfg(feature = "cloud")]
         Command::Cloud(_) => Ok(()),
+        #[cfg(feature = "web")]
+        Command::Web { listen } => {
+            drop(t);
+            crate::app::serve_web_local(location, listen, actor)
+        }
         Command::Ticket(cmd) => match *cmd {
             TicketCommand::Create {
                 title,
