@@ -35,4 +35,4 @@ pub use passwords::{MAX_PASSWORD_BYTES, MIN_PASSWORD_CHARS};
 pub use resets::{RESET_HOURS, ResetFor};
 pub use roles::Role;
 pub use sessions::{NewSession, SESSION_DAYS, Session};
-pub use users::User;
+pub use users::{User, check_email, check_user_name};

@@ -53,7 +53,7 @@ pub(super) fn user_row(row: &Row, at: usize) -> Result<User, ToolError> {
 }
 
 /// An email as stored (trimmed, lower-cased), or why it is not one.
-pub(super) fn check_email(email: &str) -> Result<String, ToolError> {
+pub fn check_email(email: &str) -> Result<String, ToolError> {
     let email = email.trim().to_lowercase();
     let valid = email.chars().count() <= MAX_EMAIL_CHARS
         && email.matches('@').count() == 1
@@ -77,7 +77,7 @@ pub(super) fn check_email(email: &str) -> Result<String, ToolError> {
 }
 
 /// A display name as stored (trimmed), or why it is not one.
-pub(super) fn check_user_name(name: &str) -> Result<String, ToolError> {
+pub fn check_user_name(name: &str) -> Result<String, ToolError> {
     let name = name.trim();
     if name.is_empty()
         || name.chars().count() > MAX_USER_NAME_CHARS
