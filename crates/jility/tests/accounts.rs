@@ -428,9 +428,14 @@ fn roles_decide_who_manages_members_and_a_workspace_keeps_an_owner() {
         w.accounts.membership(w.owner.id, ws).unwrap(),
         Some(Role::Member)
     );
-    // Anyone may leave.
+    // Anyone may leave (a session acts as its user).
+    let session = w
+        .accounts
+        .login("viewer@example.com", PASSWORD, addr("10.9.0.1"))
+        .unwrap()
+        .session;
     w.accounts
-        .remove_member(ws, viewer.id, Actor::User(viewer.id))
+        .remove_member(ws, viewer.id, Actor::from(&session))
         .unwrap();
     assert_eq!(w.accounts.membership(viewer.id, ws).unwrap(), None);
 
@@ -763,6 +768,14 @@ fn a_reset_is_used_once_voids_older_ones_and_ends_sessions() {
         .code,
         errors::NOT_FOUND
     );
+    // To a user, an unknown email reads as one they may not reset: no enumeration.
+    let unknown = err(w
+        .accounts
+        .create_reset(ResetFor::Email("nobody@example.com"), Actor::User(admin.id)));
+    let forbidden = err(w
+        .accounts
+        .create_reset(ResetFor::User(w.owner.id), Actor::User(admin.id)));
+    assert_eq!(unknown, forbidden);
 }
 
 #[test]

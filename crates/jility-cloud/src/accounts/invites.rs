@@ -227,7 +227,15 @@ impl Accounts {
             let workspace = lock_workspace(&mut tx, workspace_id)?;
             let user_id = match (&new_user, who) {
                 (Some((email, name, password_hash)), _) => {
-                    insert_user(&mut tx, email, name, Some(password_hash))?.id
+                    insert_user(&mut tx, email, name, Some(password_hash))
+                        .map_err(|err| {
+                            if err.code == mcp_common::codes::CONFLICT {
+                                err.with_hint("Sign in as that account and accept the invite there, or give another email; the invite is still unused.")
+                            } else {
+                                err
+                            }
+                        })?
+                        .id
                 }
                 (None, AcceptAs::Existing(user_id)) => user_id,
                 (None, AcceptAs::NewUser { .. }) => {

@@ -36,6 +36,13 @@ fn invalid_reset(message: &str) -> ToolError {
         .with_hint("Ask an admin of the workspace for a new reset link.")
 }
 
+/// The refusal of a reset the issuer may not make (or of an unknown user, alike).
+fn refused() -> ToolError {
+    denied(
+        "Only an owner of every workspace this person belongs to (or an admin, for members and viewers) issues their reset link",
+    )
+}
+
 /// Refuse `actor` a reset of `user_id` unless the rule of the module allows it.
 fn may_reset(tx: &mut impl GenericClient, actor: Actor, user_id: i64) -> Result<(), ToolError> {
     let by = match actor {
@@ -49,11 +56,6 @@ fn may_reset(tx: &mut impl GenericClient, actor: Actor, user_id: i64) -> Result<
             &[&user_id],
         )
         .map_err(store)?;
-    let refused = || {
-        denied(
-            "Only an owner of every workspace this person belongs to (or an admin, for members and viewers) issues their reset link",
-        )
-    };
     if theirs.is_empty() {
         return Err(refused());
     }
@@ -94,6 +96,9 @@ impl Accounts {
             .map_err(store)?;
             let user_id: i64 = match row {
                 Some(row) => row.try_get(0).map_err(store)?,
+                // A user is refused as for a person they may not reset: no way to learn
+                // who has an account.
+                None if by != Actor::Operator => return Err(refused()),
                 None => {
                     return Err(match user {
                         ResetFor::Email(email) => ToolError::not_found(format!(

@@ -11,7 +11,7 @@ use postgres::types::Type;
 use serde::Serialize;
 
 use super::handle::{
-    Accounts, PlainSecret, now, same_hash, secret_hash, store, time_text, well_formed,
+    Accounts, Actor, PlainSecret, now, same_hash, secret_hash, store, time_text, well_formed,
 };
 use super::limits;
 use super::passwords::{dummy_hash, verify_password};
@@ -44,6 +44,13 @@ impl Session {
     pub fn csrf_matches(&self, given: &str) -> bool {
         let expected = blake3::hash(self.csrf_token.as_bytes());
         expected == blake3::hash(given.as_bytes())
+    }
+}
+
+/// A signed-in person acts as themselves.
+impl From<&Session> for Actor {
+    fn from(session: &Session) -> Self {
+        Actor::User(session.user.id)
     }
 }
 
