@@ -652,6 +652,80 @@ fn an_invite_is_used_once_and_expires() {
 }
 
 #[test]
+fn concurrent_changes_keep_an_owner_and_use_an_invite_once() {
+    let w = world();
+    let ws = w.workspace.id;
+    for round in 0..5 {
+        // Two owners demote each other at once: one of them stays an owner.
+        let other = w.member(&format!("co{round}@example.com"), Role::Owner);
+        let current = w
+            .accounts
+            .members(ws)
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.role == Role::Owner && m.user.id != other.id)
+            .map(|m| m.user.id)
+            .next()
+            .unwrap();
+        let results: Vec<Result<(), ToolError>> = std::thread::scope(|scope| {
+            let a = scope.spawn(|| {
+                w.accounts
+                    .set_role(ws, current, Role::Member, Actor::User(other.id))
+                    .map(|_| ())
+            });
+            let b = scope.spawn(|| {
+                w.accounts
+                    .set_role(ws, other.id, Role::Member, Actor::User(current))
+                    .map(|_| ())
+            });
+            vec![a.join().unwrap(), b.join().unwrap()]
+        });
+        let owners = w
+            .accounts
+            .members(ws)
+            .unwrap()
+            .iter()
+            .filter(|m| m.role == Role::Owner)
+            .count();
+        assert_eq!(owners, 1, "round {round}: {results:?}");
+        assert_eq!(
+            results.iter().filter(|r| r.is_ok()).count(),
+            1,
+            "{results:?}"
+        );
+
+        // One invite, accepted twice at once: one account joins.
+        let (secret, _) = w
+            .accounts
+            .create_invite(ws, Role::Viewer, Actor::Operator)
+            .unwrap();
+        let accepted: Vec<bool> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..2)
+                .map(|i| {
+                    let secret = secret.expose().to_string();
+                    let accounts = w.accounts.clone();
+                    scope.spawn(move || {
+                        let email = format!("race{round}-{i}@example.com");
+                        accounts
+                            .accept_invite(
+                                &secret,
+                                AcceptAs::NewUser {
+                                    email: &email,
+                                    name: "Racer",
+                                    password: "a long enough password",
+                                },
+                            )
+                            .is_ok()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(accepted.iter().filter(|ok| **ok).count(), 1, "{accepted:?}");
+    }
+}
+
+#[test]
 fn a_reset_is_used_once_voids_older_ones_and_ends_sessions() {
     let w = world();
     let admin = w.member("admin@example.com", Role::Admin);

@@ -223,8 +223,19 @@ impl Accounts {
         let at = time_text(now());
         self.db.with_client(|client| {
             let mut tx = client.transaction().map_err(store)?;
-            let (invite_id, workspace_id, role) = pending_invite(&mut tx, bytes, &hash, &at)?;
+            // The workspace's row first, as every change of its members and invites locks
+            // it (no lock cycle with a revocation), then the invite's.
+            let workspace_id: i64 = tx
+                .query_opt(
+                    "SELECT workspace_id FROM invites WHERE secret_hash = $1",
+                    &[&bytes],
+                )
+                .map_err(store)?
+                .ok_or_else(|| invalid_invite("This invite link is not valid"))?
+                .try_get(0)
+                .map_err(store)?;
             let workspace = lock_workspace(&mut tx, workspace_id)?;
+            let (invite_id, _, role) = pending_invite(&mut tx, bytes, &hash, &at)?;
             let user_id = match (&new_user, who) {
                 (Some((email, name, password_hash)), _) => {
                     insert_user(&mut tx, email, name, Some(password_hash))

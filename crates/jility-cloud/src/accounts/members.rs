@@ -37,15 +37,17 @@ pub(super) fn role_of(text: &str) -> Result<Role, ToolError> {
         .map_err(|_| ToolError::internal(format!("damaged role in the database: {text}")))
 }
 
-/// Lock workspace `workspace_id`'s row for the transaction `tx` (its members change one
-/// change at a time), and answer it; a missing workspace is `not_found`.
+/// Lock workspace `workspace_id`'s row for the transaction `tx` (its members and invites
+/// change one change at a time), and answer it; a missing workspace is `not_found`. `NO KEY
+/// UPDATE`, so rows that merely reference the workspace (tickets, tokens) are not held up.
+/// Every transaction here that locks more than a workspace locks it first.
 pub(super) fn lock_workspace(
     tx: &mut impl GenericClient,
     workspace_id: i64,
 ) -> Result<Workspace, ToolError> {
     let row = tx
         .query_opt(
-            "SELECT id, name, created_at FROM workspaces WHERE id = $1 FOR UPDATE",
+            "SELECT id, name, created_at FROM workspaces WHERE id = $1 FOR NO KEY UPDATE",
             &[&workspace_id],
         )
         .map_err(store)?

@@ -86,11 +86,14 @@ impl Accounts {
             let mut tx = client.transaction().map_err(store)?;
             let row = match user {
                 ResetFor::Email(email) => tx.query_opt(
-                    "SELECT id FROM users WHERE email = $1 FOR UPDATE",
+                    "SELECT id FROM users WHERE email = $1 FOR NO KEY UPDATE",
                     &[&email.trim().to_lowercase()],
                 ),
                 ResetFor::User(id) => {
-                    tx.query_opt("SELECT id FROM users WHERE id = $1 FOR UPDATE", &[&id])
+                    tx.query_opt(
+                        "SELECT id FROM users WHERE id = $1 FOR NO KEY UPDATE",
+                        &[&id],
+                    )
                 }
             }
             .map_err(store)?;
@@ -180,6 +183,21 @@ impl Accounts {
         let at = time_text(now());
         let user = self.db.with_client(|client| {
             let mut tx = client.transaction().map_err(store)?;
+            // The user's row first, as when a reset is issued (no lock cycle), then the link.
+            if let Some(row) = tx
+                .query_opt(
+                    "SELECT user_id FROM password_resets WHERE secret_hash = $1",
+                    &[&bytes],
+                )
+                .map_err(store)?
+            {
+                let user_id: i64 = row.try_get(0).map_err(store)?;
+                tx.execute(
+                    "SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE",
+                    &[&user_id],
+                )
+                .map_err(store)?;
+            }
             let row = tx
                 .query_opt(
                     "SELECT id, user_id, secret_hash, used_at, voided_at, expires_at \
