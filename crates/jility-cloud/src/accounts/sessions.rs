@@ -88,6 +88,8 @@ impl Accounts {
         client_addr: IpAddr,
     ) -> Result<NewSession, ToolError> {
         let attempt = limits::begin(&self.db, email, client_addr)?;
+        // Made once per process, by whichever sign-in comes first, known email or not.
+        let dummy = dummy_hash();
         let email = email.trim().to_lowercase();
         let found = self.db.with_client(|client| {
             client
@@ -108,7 +110,7 @@ impl Accounts {
         })?;
         let (user, hash) = match found {
             Some((user, Some(hash))) => (Some(user), hash),
-            Some((_, None)) | None => (None, dummy_hash().to_string()),
+            Some((_, None)) | None => (None, dummy.to_string()),
         };
         self.verifications
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
