@@ -182,7 +182,7 @@ impl Tokens {
                 name: name.clone(),
                 created_at: created_at.clone(),
             };
-            let minted = insert_token(&mut tx, workspace.id, &new)?;
+            let minted = insert_token(&mut tx, workspace.id, &new, None)?;
             tx.commit().map_err(store)?;
             Ok((workspace, minted))
         })
@@ -201,7 +201,7 @@ impl Tokens {
                     "There is no workspace {workspace_id}"
                 )));
             }
-            insert_token(client, workspace_id, new)
+            insert_token(client, workspace_id, new, None)
         })
     }
 
@@ -214,6 +214,49 @@ impl Tokens {
         workspace_id: i64,
         new: &NewToken,
         most: u32,
+    ) -> Result<MintedToken, ToolError> {
+        self.create_limited_by(workspace_id, new, most, None)
+    }
+
+    /// [`Self::create_limited`] for a person: `user_id`, a member of the workspace whose
+    /// role allows every scope asked ([`crate::accounts::Role::scopes`]). The token records
+    /// who minted it: `created_by` is their email, and `created_by_user` (see
+    /// [`Self::minted_by`]) their id. Anyone else is `permission_denied`.
+    pub fn create_for_user(
+        &self,
+        workspace_id: i64,
+        user_id: i64,
+        new: &NewToken,
+        most: u32,
+    ) -> Result<MintedToken, ToolError> {
+        self.create_limited_by(workspace_id, new, most, Some(user_id))
+    }
+
+    /// The person who minted token `token_id` of workspace `workspace_id`, when a person
+    /// did ([`Self::create_for_user`]); `None` for tokens minted otherwise.
+    pub fn minted_by(&self, workspace_id: i64, token_id: i64) -> Result<Option<i64>, ToolError> {
+        self.db.with_client(|client| {
+            match client
+                .query_opt(
+                    "SELECT created_by_user FROM api_tokens WHERE workspace_id = $1 AND id = $2",
+                    &[&workspace_id, &token_id],
+                )
+                .map_err(store)?
+            {
+                Some(row) => row.try_get(0).map_err(store),
+                None => Err(ToolError::not_found(format!(
+                    "There is no token {token_id} in this workspace"
+                ))),
+            }
+        })
+    }
+
+    fn create_limited_by(
+        &self,
+        workspace_id: i64,
+        new: &NewToken,
+        most: u32,
+        user_id: Option<i64>,
     ) -> Result<MintedToken, ToolError> {
         check_new_token(new)?;
         self.db.with_client(|client| {
@@ -247,7 +290,20 @@ impl Tokens {
                     "Revoke tokens that are no longer used (DELETE /api/v1/tokens/{id}; GET /api/v1/tokens lists them), then mint again.",
                 ));
             }
-            let minted = insert_token(&mut tx, workspace_id, new)?;
+            let person = match user_id {
+                Some(user_id) => Some(person_minting(&mut tx, workspace_id, user_id, new)?),
+                None => None,
+            };
+            let minted = match &person {
+                Some((user_id, email)) => {
+                    let new = NewToken {
+                        created_by: email.clone(),
+                        ..new.clone()
+                    };
+                    insert_token(&mut tx, workspace_id, &new, Some(*user_id))?
+                }
+                None => insert_token(&mut tx, workspace_id, new, None)?,
+            };
             tx.commit().map_err(store)?;
             Ok(minted)
         })
@@ -456,6 +512,7 @@ fn insert_token(
     client: &mut impl GenericClient,
     workspace_id: i64,
     new: &NewToken,
+    created_by_user: Option<i64>,
 ) -> Result<MintedToken, ToolError> {
     let token = PlainToken::mint()?;
     let hash = token.hash();
@@ -468,8 +525,8 @@ fn insert_token(
         .query_one(
             &format!(
                 "INSERT INTO api_tokens (workspace_id, name, token_hash, display_prefix, scopes, \
-                                         created_by, created_at, expires_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {RECORD_COLUMNS}"
+                                         created_by, created_at, expires_at, created_by_user) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING {RECORD_COLUMNS}"
             ),
             &[
                 &workspace_id,
@@ -480,6 +537,7 @@ fn insert_token(
                 &created_by,
                 &now_text(),
                 &expires_at,
+                &created_by_user,
             ],
         )
         .map_err(store)?;
@@ -491,6 +549,45 @@ fn insert_token(
         "minted an API token"
     );
     Ok(MintedToken { token, record })
+}
+
+/// The id and email of `user_id`, who mints `new` in `workspace_id`: a member whose role
+/// allows each of its scopes, else `permission_denied`.
+fn person_minting(
+    tx: &mut impl GenericClient,
+    workspace_id: i64,
+    user_id: i64,
+    new: &NewToken,
+) -> Result<(i64, String), ToolError> {
+    let row = tx
+        .query_opt(
+            "SELECT u.email, m.role FROM memberships m JOIN users u ON u.id = m.user_id \
+             WHERE m.workspace_id = $1 AND m.user_id = $2",
+            &[&workspace_id, &user_id],
+        )
+        .map_err(store)?
+        .ok_or_else(|| {
+            ToolError::new(
+                errors::PERMISSION_DENIED,
+                "Only a member of the workspace mints its tokens",
+            )
+            .with_hint("Ask an owner or an admin of the workspace to add you.")
+        })?;
+    let email: String = row.try_get(0).map_err(store)?;
+    let role: crate::accounts::Role = row
+        .try_get::<_, String>(1)
+        .map_err(store)?
+        .parse()
+        .map_err(|_| ToolError::internal("damaged role in the database"))?;
+    let held = role.scopes();
+    if let Some(scope) = new.scopes.iter().find(|scope| !held.allows(*scope)) {
+        return Err(ToolError::new(
+            errors::PERMISSION_DENIED,
+            format!("A {role} cannot mint a token with the scope {scope}"),
+        )
+        .with_hint(format!("Ask for at most the scopes of your role: {held}.")));
+    }
+    Ok((user_id, email))
 }
 
 fn scopes_from(names: Vec<String>) -> Result<ScopeSet, StoreError> {

@@ -7,10 +7,13 @@
 //!   [`ratelimit`]: requests per minute per token, shared through the database;
 //!   [`audit`]: the log of every API write and authentication failure;
 //!   [`events`]: changes published with PostgreSQL `NOTIFY` to every server process.
+//! - [`accounts`]: people — users (Argon2id passwords), roles in workspaces, web
+//!   sessions, invite and password-reset links, sign-in limits.
 //! - [`api`]: the REST API under `/api/v1` on axum, its OpenAPI document and TLS; it mounts
 //!   the MCP endpoint it is handed (built by the binary) behind the same authentication, and
 //!   [`api::ApiState`] is the backend of those MCP tools ([`jility_core::Backend`]).
 
+pub mod accounts;
 pub mod api;
 pub mod audit;
 pub mod auth;

@@ -71,6 +71,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("pg_migrations/0008_search_table.sql"),
     include_str!("pg_migrations/0009_idempotency.sql"),
     include_str!("pg_migrations/0010_sliding_rate_limits.sql"),
+    include_str!("pg_migrations/0011_accounts.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)
@@ -174,7 +175,7 @@ type Pool = r2d2::Pool<Manager>;
 type Pooled = r2d2::PooledConnection<Manager>;
 
 /// A tenant of the database.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Workspace {
     pub id: i64,
     pub name: String,

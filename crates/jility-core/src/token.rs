@@ -120,6 +120,12 @@ impl ScopeSet {
         Ok(Self(set))
     }
 
+    /// The set of `scopes`, at least one (checked when compiled).
+    pub fn of<const N: usize>(scopes: [Scope; N]) -> Self {
+        const { assert!(N > 0, "a scope set is never empty") };
+        Self(scopes.into_iter().collect())
+    }
+
     /// `full_access` alone.
     pub fn full_access() -> Self {
         Self(BTreeSet::from([Scope::FullAccess]))

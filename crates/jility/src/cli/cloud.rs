@@ -12,12 +12,14 @@ use serde::Serialize;
 use jility_core::errors;
 
 use super::cli_actor;
+use super::people;
 
 // The commands of cloud mode, in any `JILITY_MODE` (flattened into the root's commands: a
 // doc comment here would become the root command's about).
 #[derive(Debug, Subcommand)]
 pub enum CloudCommand {
-    /// Administer a cloud database (PostgreSQL): workspaces, without any token yet.
+    /// Administer a cloud database (PostgreSQL), without any token: workspaces, people,
+    /// invite and password-reset links.
     #[command(subcommand)]
     Admin(AdminCommand),
     /// Serve the REST API (/api/v1) on a cloud database (PostgreSQL), in any JILITY_MODE.
@@ -114,17 +116,40 @@ pub enum AdminCommand {
         /// The ticket prefix of the workspace's project (tickets are KEY-1, KEY-2, …).
         #[arg(long, default_value = "TASK")]
         key: String,
+        /// Also make this person its owner: an existing user, or a new account (then a
+        /// one-time link to set their password is printed).
+        #[arg(long, value_name = "EMAIL")]
+        owner: Option<String>,
+        /// The new owner's name (default: the part of the email before the @).
+        #[arg(long, value_name = "NAME", requires = "owner")]
+        owner_name: Option<String>,
+        #[command(flatten)]
+        public: people::PublicUrlArg,
     },
+    /// Create a user (a person who signs in to the web board); without --password-stdin,
+    /// print a one-time link for them to set their password.
+    CreateUser(people::CreateUserArgs),
+    /// Make a user a member of a workspace with a role (or change the role of one who is).
+    AddMember(people::AddMemberArgs),
+    /// Print a one-time link that sets a user's password (valid 24 h); older links stop
+    /// working, and using it ends the user's sessions.
+    ResetPassword(people::ResetPasswordArgs),
+    /// Print a one-time invite link to a workspace with a role (valid 7 days): whoever opens
+    /// it signs up or signs in and becomes a member.
+    Invite(people::InviteArgs),
 }
 
 /// The name of the token `jility admin create-workspace` mints.
 pub const BOOTSTRAP_TOKEN_NAME: &str = "bootstrap";
 
-/// What `jility admin create-workspace --json` prints: `{"workspace","token"}`.
+/// What `jility admin create-workspace --json` prints: `{"workspace","token"}`, and
+/// `"owner"` with `--owner`.
 #[derive(Serialize)]
 struct CreatedWorkspace<'a> {
     workspace: &'a str,
     token: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owner: Option<&'a people::Owner>,
 }
 
 /// `jility admin …`: on a PostgreSQL database, with no token needed.
@@ -134,8 +159,12 @@ fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
             name,
             database_url,
             key,
+            owner,
+            owner_name,
+            public,
         } => {
             let key = jility_core::tracker::check_key(&key)?;
+            people::check_owner(owner.as_deref(), owner_name.as_deref())?;
             let url = database_url
                 .filter(|url| !url.trim().is_empty())
                 .ok_or_else(|| {
@@ -157,10 +186,26 @@ fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
                 mcp_common::CursorKey::random(),
             );
             tracker.init(&key, jility_cloud::api::DEFAULT_PROJECT_NAME, false)?;
+            let owner = match owner.as_deref() {
+                Some(email) => Some(
+                    people::attach_owner(&db, workspace.id, email, owner_name.as_deref(), &public)
+                        .map_err(|err| {
+                            let hint = format!(
+                                "The workspace {} was created; attach its owner with `jility admin add-member --workspace {} --email … --role owner`. {}",
+                                workspace.name,
+                                workspace.name,
+                                err.hint_text()
+                            );
+                            err.with_hint(hint)
+                        })?,
+                ),
+                None => None,
+            };
             let out = if json {
                 serde_json::to_string(&CreatedWorkspace {
                     workspace: &workspace.name,
                     token: minted.token.expose(),
+                    owner: owner.as_ref(),
                 })
                 .map_err(|e| ToolError::internal(format!("Cannot print JSON: {e}")))?
             } else {
@@ -171,11 +216,18 @@ fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
                     minted.record.name,
                     minted.record.id,
                     minted.token.expose()
-                )
+                ) + &owner
+                    .as_ref()
+                    .map(|owner| format!("\n\n{}", people::owner_text(owner).trim_end()))
+                    .unwrap_or_default()
             };
             let _ = writeln!(std::io::stdout().lock(), "{out}");
             Ok(())
         }
+        AdminCommand::CreateUser(args) => people::create_user(json, args),
+        AdminCommand::AddMember(args) => people::add_member(json, args),
+        AdminCommand::ResetPassword(args) => people::reset_password(json, args),
+        AdminCommand::Invite(args) => people::invite(json, args),
     }
 }
 

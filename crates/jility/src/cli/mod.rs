@@ -14,6 +14,8 @@ use serde::Serialize;
 
 #[cfg(feature = "cloud")]
 mod cloud;
+#[cfg(feature = "cloud")]
+mod people;
 
 use jility_core::description::EditOperation;
 use jility_core::errors;
