@@ -271,15 +271,56 @@ pub struct ListTemplates {
     pub cursor: Option<String>,
 }
 
-/// Field edits from `jility ticket edit` (the CLI's general-purpose update).
-#[derive(Debug, Clone, Default)]
+/// Field edits of a ticket (`jility ticket edit`, the web's ticket page, `POST
+/// /tickets/{ticket_id}/fields`): a field left out stays as it is; `story_points`,
+/// `parent_id` and `epic_id` given as `null` are cleared, `labels: []` clears the labels.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EditTicket {
+    /// `KEY-N` or UUID.
     pub ticket_id: String,
+    /// New title (not empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// New description, whole (recorded as a new version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Story points, 1 to 13; `null` clears them.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(min = 1, max = 13))]
     pub story_points: Option<Option<i64>>,
+    /// The labels, all of them (`[]` clears them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels: Option<Vec<String>>,
+    /// Parent ticket (`KEY-N` or UUID); `null` clears it.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub parent_id: Option<Option<String>>,
+    /// Epic (`KEY-N` or UUID); `null` clears it.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub epic_id: Option<Option<String>>,
+    /// Optional change message, kept in the change log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+/// A member that is present: `Some(value)`, `Some(None)` for `null` (absent members are
+/// `None` through `#[serde(default)]`).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
 }
