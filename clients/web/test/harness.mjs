@@ -122,27 +122,6 @@ export function pgDatabase() {
  */
 export async function announced(label, command, args, options, pattern) {
   const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const match = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${label} did not announce itself in 30 s:\n${output}`)), 30_000);
-    const onData = (chunk) => {
-      output += chunk.toString();
-      const found = output.match(pattern);
-      if (found) {
-        clearTimeout(timer);
-        resolve(found);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', (chunk) => {
-      output += chunk.toString();
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${label} exited (${code}) before announcing itself:\n${output}`));
-    });
-  });
-  child.removeAllListeners('exit');
   const stop = () =>
     new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -153,7 +132,28 @@ export async function announced(label, command, args, options, pattern) {
       });
       child.kill('SIGTERM');
     });
+  // Stopped at cleanup() even when it never announces itself.
   cleanups.push(stop);
+  let output = '';
+  const match = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${label} did not announce itself in 30 s:\n${output}`)), 30_000);
+    // The announcement may come on stdout (`jility web`) or stderr (`jility serve`).
+    const onData = (chunk) => {
+      output += chunk.toString();
+      const found = output.match(pattern);
+      if (found) {
+        clearTimeout(timer);
+        resolve(found);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} exited (${code}) before announcing itself:\n${output}`));
+    });
+  });
+  child.removeAllListeners('exit');
   return { match, stop, output: () => output, child };
 }
 

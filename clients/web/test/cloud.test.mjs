@@ -1,0 +1,229 @@
+// The cloud web app (`jility serve` on a fresh PostgreSQL database) in Chromium: people sign
+// in, two people and an MCP agent (Streamable HTTP, bearer token) see each other's changes
+// within a second, tokens are made and revoked on the settings page, an invite is accepted,
+// a viewer cannot move a card, and another workspace's session cannot load a ticket.
+// Skipped, saying so, when this build's `jility serve` has no sign-in page yet.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, afterEach, before, describe, test } from 'node:test';
+
+import * as h from './harness.mjs';
+
+const SERVE_ANNOUNCE = /serving the API at (http:\/\/\S+)\/api\/v1 and MCP at (http:\/\/\S+\/mcp)/;
+const PASSWORD = 'correct horse battery staple';
+
+const PEOPLE = {
+  ann: { email: 'ann@acme.test', name: 'Ann Owner', workspace: 'acme', role: 'owner' },
+  ben: { email: 'ben@acme.test', name: 'Ben Member', workspace: 'acme', role: 'member' },
+  val: { email: 'val@acme.test', name: 'Val Viewer', workspace: 'acme', role: 'viewer' },
+  zoe: { email: 'zoe@bravo.test', name: 'Zoe Bravo', workspace: 'bravo', role: 'owner' },
+};
+
+/** The cloud fixture: database, workspaces, people, `jility serve`; null without /login. */
+async function cloud() {
+  const tmp = h.tempDir('cloud');
+  const home = path.join(tmp, 'home');
+  fs.mkdirSync(home, { recursive: true });
+  const env = h.baseEnv(home);
+  const database = h.pgDatabase();
+  const jility = h.binary('jility');
+  const admin = (args, input) => h.run(jility, ['admin', ...args, '--database-url', database], tmp, env, input);
+  const acme = JSON.parse(admin(['create-workspace', 'acme', '--key', 'API', '--json']));
+  JSON.parse(admin(['create-workspace', 'bravo', '--key', 'BRV', '--json']));
+  for (const who of Object.values(PEOPLE)) {
+    admin(['create-user', '--email', who.email, '--name', who.name, '--password-stdin'], `${PASSWORD}\n`);
+    admin(['add-member', '--workspace', who.workspace, '--email', who.email, '--role', who.role]);
+  }
+  const proc = await h.announced(
+    'jility serve',
+    jility,
+    ['serve', '--listen', '127.0.0.1:0', '--database-url', database, '--rate-limit', '100000'],
+    { cwd: tmp, env },
+    SERVE_ANNOUNCE,
+  );
+  const [, base, mcp] = proc.match;
+  const login = await fetch(`${base}/login`);
+  if (login.status !== 200 || !(await login.text()).includes('data-page="login"')) return null;
+  return { base, mcp, token: acme.token, admin, database };
+}
+
+describe('cloud web app', () => {
+  let server;
+  let chrome;
+  let agent;
+  let skip = null;
+
+  before(async () => {
+    server = await cloud();
+    if (!server) {
+      skip = '`jility serve` of this build has no sign-in page at /login yet (h/cloudweb and h/accounts not merged): the cloud browser tests are skipped';
+      console.log(`# ${skip}`);
+      return;
+    }
+    chrome = await h.browser();
+    agent = await h.httpAgent(server.mcp, server.token);
+  });
+  after(h.cleanup);
+
+  const pages = [];
+  afterEach(async () => {
+    const report = [];
+    while (pages.length) {
+      const page = pages.pop();
+      report.push(...page.problems(), ...(await page.csp().catch(() => [])).map((v) => `csp: ${JSON.stringify(v)}`));
+      await page.context().close();
+    }
+    assert.deepEqual(report, [], 'no script errors or CSP violations');
+  });
+
+  /** A signed-in page for `who` (a fresh context: their own cookies); its board URL in `board`. */
+  async function signIn(who, viewport) {
+    const page = await h.newPage(chrome, viewport ? { viewport } : {});
+    pages.push(page);
+    await page.goto(`${server.base}/login`);
+    await page.locator('main[data-page="login"]').waitFor();
+    await page.getByLabel(/email/i).fill(who.email);
+    await page.getByLabel(/password/i).fill(PASSWORD);
+    await Promise.all([page.waitForURL(/\/w\/[^/]+\//, { timeout: 10_000 }), page.locator('main form button[type=submit]').first().click()]);
+    const ws = page.url().match(/^(.*\/w\/[^/]+)\//)[1];
+    page.ws = ws;
+    return page;
+  }
+
+  async function board(page) {
+    await page.goto(`${page.ws}/board`);
+    await page.locator('main[data-page="board"]').waitFor();
+    await h.waitLive(page);
+  }
+
+  test('two people and an agent see each other’s changes within a second', async (t) => {
+    if (skip) return t.skip(skip);
+    const ann = await signIn(PEOPLE.ann);
+    const ben = await signIn(PEOPLE.ben);
+    assert.match(ann.ws, /\/w\/acme$/);
+    await board(ann);
+    await board(ben);
+
+    // The agent creates: both boards show it.
+    let started = Date.now();
+    const key = await agent.create({ title: 'Made by the agent', labels: ['cloud'] });
+    await Promise.all([h.cardIn(ann, 'backlog', key).waitFor({ timeout: 5_000 }), h.cardIn(ben, 'backlog', key).waitFor({ timeout: 5_000 })]);
+    const created = Date.now() - started;
+    h.recordLatency(`cloud agent create ${key} → both boards`, created);
+
+    // Ann drags it: Ben sees the move.
+    started = Date.now();
+    await h.cardIn(ann, 'backlog', key).dragTo(ann.locator('.column[data-status="todo"]'));
+    await h.cardIn(ben, 'todo', key).waitFor({ timeout: 5_000 });
+    const dragged = Date.now() - started;
+    h.recordLatency(`cloud ann drags ${key} → ben's board`, dragged);
+    assert.equal((await agent.get(key)).status, 'todo');
+
+    // Ben moves it by keyboard: Ann sees it.
+    started = Date.now();
+    await h.cardIn(ben, 'todo', key).focus();
+    await ben.keyboard.press(']');
+    await h.cardIn(ann, 'in_progress', key).waitFor({ timeout: 5_000 });
+    const keyed = Date.now() - started;
+    h.recordLatency(`cloud ben's ] on ${key} → ann's board`, keyed);
+
+    // The agent moves it: both see it.
+    started = Date.now();
+    await agent.status(key, 'review');
+    await Promise.all([h.cardIn(ann, 'review', key).waitFor({ timeout: 5_000 }), h.cardIn(ben, 'review', key).waitFor({ timeout: 5_000 })]);
+    const moved = Date.now() - started;
+    h.recordLatency(`cloud agent move ${key} → both boards`, moved);
+
+    const worst = Math.max(created, dragged, keyed, moved);
+    assert.ok(worst < 1_000, `every change showed within 1 s (worst ${worst} ms)`);
+  });
+
+  test('a token made on the settings page works through MCP until it is revoked', async (t) => {
+    if (skip) return t.skip(skip);
+    const ann = await signIn(PEOPLE.ann);
+    await ann.goto(`${ann.ws}/settings/tokens`);
+    await ann.locator('main[data-page="settings"]').waitFor();
+    const form = ann.locator('form:has([name="name"])').first();
+    await form.locator('[name="name"]').fill('browser-agent');
+    await form.locator('button[type=submit]').click();
+    const secret = await h.until('the new token shown once', async () => (await ann.locator('main').innerText()).match(/jil_live_[A-Za-z0-9_-]+/)?.[0]);
+
+    const second = await h.httpAgent(server.mcp, secret);
+    const key = await second.create({ title: 'Made with the new token' });
+    assert.match(key, /^API-\d+$/);
+
+    await ann.reload();
+    const row = ann.locator('tr, li').filter({ hasText: 'browser-agent' }).first();
+    await row.waitFor();
+    assert.doesNotMatch(await ann.locator('main').innerText(), new RegExp(secret), 'the secret is not shown again');
+    await row.getByRole('button', { name: /revoke/i }).click();
+    await h.until('the token refused after revocation', async () => {
+      try {
+        await second.create({ title: 'Must not be made' });
+        return false;
+      } catch {
+        return true;
+      }
+    });
+  });
+
+  test('an invited person accepts, signs in and sees the board', async (t) => {
+    if (skip) return t.skip(skip);
+    const invite = JSON.parse(server.admin(['invite', '--workspace', 'acme', '--role', 'member', '--json', '--url', server.base]));
+    const link = invite.link?.link ?? invite.link ?? JSON.stringify(invite).match(/https?:\/\/[^"]+\/invite\/[^"]+/)?.[0];
+    assert.ok(link, `an invite link in ${JSON.stringify(invite)}`);
+    const page = await h.newPage(chrome);
+    pages.push(page);
+    await page.goto(link);
+    await page.getByLabel(/name/i).first().fill('Ivy Invited');
+    await page.getByLabel(/email/i).fill('ivy@acme.test');
+    for (const field of await page.getByLabel(/password/i).all()) await field.fill(PASSWORD);
+    await page.locator('main form button[type=submit]').first().click();
+    await page.waitForURL(/\/(w\/acme\/|login)/, { timeout: 10_000 });
+    const ivy = await signIn({ email: 'ivy@acme.test' });
+    await board(ivy);
+    assert.match(await ivy.locator('header.top').innerText(), /Ivy Invited/);
+  });
+
+  test('a viewer cannot move a card', async (t) => {
+    if (skip) return t.skip(skip);
+    const key = await agent.create({ title: 'Not for viewers' });
+    const val = await signIn(PEOPLE.val);
+    await board(val);
+    const card = h.cardIn(val, 'backlog', key);
+    await card.waitFor();
+    assert.equal(await card.getAttribute('draggable'), null, 'a viewer’s cards are not draggable');
+    assert.equal(await card.locator('details.move').count(), 0, 'no Move menu');
+    await card.dragTo(val.locator('.column[data-status="todo"]'));
+    await card.focus();
+    await val.keyboard.press(']');
+    // Even a forged request with the page's own CSRF token is refused.
+    const status = await val.evaluate(async (k) => {
+      const csrf = document.querySelector('meta[name="csrf-token"]').content;
+      const base = document.querySelector('meta[name="base"]').content;
+      const r = await fetch(`${base}/tickets/${k}/status`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body: new URLSearchParams({ status: 'todo', _csrf: csrf }) });
+      return r.status;
+    }, key);
+    assert.equal(status, 403, 'the server refuses a viewer’s move');
+    await val.waitForTimeout(300);
+    assert.equal((await agent.get(key)).status, 'backlog', 'nothing moved');
+    assert.equal(await h.cardIn(val, 'backlog', key).count(), 1);
+  });
+
+  test("workspace B's session cannot load A's ticket", async (t) => {
+    if (skip) return t.skip(skip);
+    const key = await agent.create({ title: 'Private to acme' });
+    const zoe = await signIn(PEOPLE.zoe);
+    assert.match(zoe.ws, /\/w\/bravo$/);
+    const acme = zoe.ws.replace(/bravo$/, 'acme');
+    for (const route of [`/tickets/${key}`, '/board', '/list', `/tickets/${key}/history`]) {
+      const response = await zoe.goto(`${acme}${route}`);
+      assert.equal(response.status(), 404, `${route}: 404 for another workspace's member`);
+      assert.doesNotMatch(await zoe.content(), /Private to acme/);
+    }
+    const events = await zoe.evaluate(async (url) => (await fetch(url)).status, `${acme}/events`);
+    assert.equal(events, 404, "another workspace's live stream is 404 too");
+  });
+});
