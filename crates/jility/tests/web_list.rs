@@ -209,6 +209,11 @@ fn search_marks_matches_and_shows_what_tickets_say_as_text() {
     assert!(board.contains("data-note=\"search-filters\""), "{board}");
     // It applies status to the hits it finds.
     project.json(&["ticket", "move", "API-2", "todo"]);
+    let (_, narrowed) = web.get("/w/local/list?q=walrus&status=todo");
+    assert!(
+        narrowed.contains("data-note=\"search-narrowed\""),
+        "{narrowed}"
+    );
     assert_eq!(
         every_row(&web, "/w/local/list?q=walrus&status=todo"),
         ["API-2"]
