@@ -48,6 +48,20 @@ pub fn router<S: Site>(site: S) -> Router {
         .route("/w/{workspace}/", get(workspace_home))
         .route("/w/{workspace}/board", get(pages::board::page::<S>))
         .route("/w/{workspace}/events", get(live::stream::<S>))
+        .route("/w/{workspace}/list", get(pages::list::page::<S>))
+        .route("/w/{workspace}/new", get(pages::create::page::<S>))
+        .route(
+            "/w/{workspace}/tickets",
+            post(pages::create::create_one::<S>),
+        )
+        .route(
+            "/w/{workspace}/tickets/batch",
+            post(pages::create::create_batch::<S>),
+        )
+        .route(
+            "/w/{workspace}/tickets/from-template",
+            post(pages::create::create_from_template::<S>),
+        )
         .route(
             "/w/{workspace}/tickets/{number}",
             get(pages::ticket::page::<S>),

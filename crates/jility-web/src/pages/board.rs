@@ -210,6 +210,12 @@ fn render(viewer: &Viewer, filters: &Filters, columns: &[Column], people: &[Stri
             h1 class="visually-hidden" { "Board" }
             (filter_form(&base, filters))
             div id="notice" {}
+            @if filters.text.is_some() && (filters.label.is_some() || filters.epic.is_some()) {
+                p class="help" data-note="search-filters" {
+                    "The text filter searches every ticket: the label and epic filters do not apply "
+                    "to it (the assignee filter does). Clear the text to filter by label or epic."
+                }
+            }
             div class="board" data-board data-can-write=(viewer.can_write) data-base=(base) {
                 @for column in columns {
                     section class="column" data-status=(column.status.as_str())

@@ -4,6 +4,9 @@
 //! script).
 
 pub mod board;
+pub mod create;
+pub mod create_forms;
+pub mod list;
 pub mod ticket;
 
 use axum::http::{HeaderMap, StatusCode, header};
