@@ -4,6 +4,12 @@
 //! script).
 
 pub mod board;
+pub mod changes;
+pub mod diff;
+pub mod edit;
+pub mod fields;
+pub mod history;
+pub mod parts;
 pub mod ticket;
 
 use axum::http::{HeaderMap, StatusCode, header};
