@@ -113,6 +113,11 @@ fn a_section_is_edited_alone_and_the_whole_text_too() {
     assert!(page.contains("data-section=\"## Tasks\""), "{page}");
     assert!(page.contains("data-section=\"## Notes\""), "{page}");
     assert!(page.contains(">keep this</textarea>"), "{page}");
+    // The description's headings sit under the page's "Description" (h2), in order.
+    assert!(
+        page.contains("<h3>Tasks</h3>") && page.contains("<h3>Notes</h3>"),
+        "{page}"
+    );
     let saved = web.post_form(
         &format!("{TICKET}/description"),
         &[

@@ -11,7 +11,7 @@ use jility_core::params::{AddComment, StatusName, TicketId, UpdateStatus};
 use jility_core::tracker::TicketDetail;
 use maud::{Markup, html};
 
-use super::parts::{ticket_href, who};
+use super::parts::{nest_headings, ticket_href, who};
 use super::{answer_form, back_to, field, form_pairs, missing, respond, run, viewer, write};
 use super::{changes, edit, fields, history, when};
 use crate::layout::{self, Section};
@@ -85,7 +85,7 @@ fn render(viewer: &Viewer, detail: &TicketDetail, people: &[String], versions: u
                         p class="empty" { "No description yet." }
                     } @else {
                         div class="markdown" data-tasks=(viewer.can_write) {
-                            (layout::trusted(markdown::render(&t.description, viewer.can_write)))
+                            (layout::trusted(nest_headings(&markdown::render(&t.description, viewer.can_write), 3)))
                         }
                     }
                     p class="history-link" {
@@ -103,7 +103,7 @@ fn render(viewer: &Viewer, detail: &TicketDetail, people: &[String], versions: u
                     @for c in &detail.comments {
                         li class="comment" {
                             p class="by" { (who(&c.author, people)) " · " time { (when(&c.created_at)) } }
-                            div class="markdown" { (layout::trusted(markdown::render(&c.content, false))) }
+                            div class="markdown" { (layout::trusted(nest_headings(&markdown::render(&c.content, false), 3))) }
                         }
                     }
                 }
