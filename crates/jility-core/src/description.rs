@@ -9,6 +9,9 @@ use std::borrow::Cow;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use similar::{ChangeTag, TextDiff};
 
+mod sections;
+pub use sections::{Section, sections};
+
 /// Headings listed in hints at most.
 const MAX_LISTED_HEADINGS: usize = 20;
 

@@ -402,6 +402,23 @@ impl Touches for tracker::Created {
     }
 }
 
+impl Touches for tracker::Edited {
+    /// The ticket, and its parent and epic as they are now (an epic or parent left is not
+    /// named by the answer).
+    fn touched(&self) -> Vec<String> {
+        let t = &self.ticket;
+        each_once(
+            [t.epic.as_ref(), Some(&t.number), t.parent.as_ref()]
+                .into_iter()
+                .flatten(),
+        )
+    }
+
+    fn main_ticket(&self) -> Option<String> {
+        Some(self.ticket.number.clone())
+    }
+}
+
 impl Touches for tracker::BatchCreated {
     fn touched(&self) -> Vec<String> {
         each_once(
@@ -715,7 +732,8 @@ macro_rules! operations {
         operations!(@list ($) $($ty)*);
     };
     (@list ($d:tt) $($ty:ident)*) => {
-        /// Calls `$m!(Type)` for every operation of the table (the MCP tools', then delete).
+        /// Calls `$m!(Type)` for every operation of the table (the MCP tools', then delete and
+        /// edit).
         #[macro_export]
         macro_rules! for_each_operation {
             ($d m:ident) => { $( $d m!($ty); )* };
@@ -898,6 +916,14 @@ operations! {
         "Delete a ticket (soft: it leaves every view, its rows stay)",
         render render::deleted,
         |t, a, p| t.delete(a, &p.ticket_id)
+    }
+    /// Not an MCP tool (the API's and the web's): change a ticket's fields.
+    EditTicket {
+        params::EditTicket => tracker::Edited, "jility_edit_ticket",
+        "tickets.edit", TicketsWrite, Post "/tickets/{ticket_id}/fields", cache 0,
+        "Change a ticket's title, description, points, labels, parent or epic",
+        render render::edited,
+        |t, a, p| t.edit(a, p)
     }
 }
 
@@ -1100,7 +1126,8 @@ mod tests {
         assert_eq!(describe_tool("nope"), None);
         // Delete is the API's and the CLI's, not a tool.
         assert_eq!(describe_tool("delete_ticket"), None);
-        assert_eq!(table().len(), 19);
+        assert_eq!(describe_tool("jility_edit_ticket"), None);
+        assert_eq!(table().len(), 20);
         assert_eq!(table().iter().filter(|op| op.tool).count(), 18);
         assert!(
             table()

@@ -271,15 +271,84 @@ pub struct ListTemplates {
     pub cursor: Option<String>,
 }
 
-/// Field edits from `jility ticket edit` (the CLI's general-purpose update).
-#[derive(Debug, Clone, Default)]
+/// Field edits of a ticket (`jility ticket edit`, the web's ticket page, `POST
+/// /tickets/{ticket_id}/fields`): a field left out stays as it is; `story_points`,
+/// `parent_id` and `epic_id` given as `null` are cleared, `labels: []` clears the labels.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EditTicket {
+    /// `KEY-N` or UUID.
     pub ticket_id: String,
+    /// New title (not empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// New description, whole (recorded as a new version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Story points, 1 to 13; `null` clears them.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(min = 1, max = 13))]
     pub story_points: Option<Option<i64>>,
+    /// The labels, all of them (`[]` clears them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels: Option<Vec<String>>,
+    /// Parent ticket (`KEY-N` or UUID); `null` clears it.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub parent_id: Option<Option<String>>,
+    /// Epic (`KEY-N` or UUID); `null` clears it.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub epic_id: Option<Option<String>>,
+    /// Optional change message, kept in the change log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+/// A member that is present: `Some(value)`, `Some(None)` for `null` (absent members are
+/// `None` through `#[serde(default)]`).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edit_tells_absent_from_null() {
+        let absent: EditTicket = serde_json::from_str(r#"{"ticket_id":"A-1"}"#).unwrap();
+        assert_eq!(
+            (absent.story_points, absent.parent_id, absent.epic_id),
+            (None, None, None)
+        );
+        let cleared: EditTicket = serde_json::from_str(
+            r#"{"ticket_id":"A-1","story_points":null,"parent_id":null,"epic_id":"A-2"}"#,
+        )
+        .unwrap();
+        assert_eq!(cleared.story_points, Some(None));
+        assert_eq!(cleared.parent_id, Some(None));
+        assert_eq!(cleared.epic_id, Some(Some("A-2".to_string())));
+        // Serialised back, null stays null and absent stays absent.
+        let back = serde_json::to_value(&cleared).unwrap();
+        assert_eq!(
+            back,
+            serde_json::json!({"ticket_id":"A-1","story_points":null,"parent_id":null,"epic_id":"A-2"})
+        );
+        assert!(serde_json::from_str::<EditTicket>(r#"{"ticket_id":"A-1","bogus":1}"#).is_err());
+    }
 }
