@@ -324,3 +324,31 @@ where
 {
     Option::<T>::deserialize(deserializer).map(Some)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edit_tells_absent_from_null() {
+        let absent: EditTicket = serde_json::from_str(r#"{"ticket_id":"A-1"}"#).unwrap();
+        assert_eq!(
+            (absent.story_points, absent.parent_id, absent.epic_id),
+            (None, None, None)
+        );
+        let cleared: EditTicket = serde_json::from_str(
+            r#"{"ticket_id":"A-1","story_points":null,"parent_id":null,"epic_id":"A-2"}"#,
+        )
+        .unwrap();
+        assert_eq!(cleared.story_points, Some(None));
+        assert_eq!(cleared.parent_id, Some(None));
+        assert_eq!(cleared.epic_id, Some(Some("A-2".to_string())));
+        // Serialised back, null stays null and absent stays absent.
+        let back = serde_json::to_value(&cleared).unwrap();
+        assert_eq!(
+            back,
+            serde_json::json!({"ticket_id":"A-1","story_points":null,"parent_id":null,"epic_id":"A-2"})
+        );
+        assert!(serde_json::from_str::<EditTicket>(r#"{"ticket_id":"A-1","bogus":1}"#).is_err());
+    }
+}

@@ -74,6 +74,34 @@ pub fn router<S: Site>(site: S) -> Router {
             "/w/{workspace}/tickets/{number}/comments",
             post(pages::ticket::comment::<S>),
         )
+        .route(
+            "/w/{workspace}/tickets/{number}/tasks",
+            post(pages::edit::tick::<S>),
+        )
+        .route(
+            "/w/{workspace}/tickets/{number}/description",
+            post(pages::edit::describe::<S>),
+        )
+        .route(
+            "/w/{workspace}/tickets/{number}/fields",
+            post(pages::fields::edit::<S>),
+        )
+        .route(
+            "/w/{workspace}/tickets/{number}/dependencies",
+            post(pages::fields::add_dependency::<S>),
+        )
+        .route(
+            "/w/{workspace}/tickets/{number}/dependencies/remove",
+            post(pages::fields::remove_dependency::<S>),
+        )
+        .route(
+            "/w/{workspace}/tickets/{number}/history",
+            get(pages::history::page::<S>),
+        )
+        .route(
+            "/w/{workspace}/tickets/{number}/revert",
+            post(pages::history::revert::<S>),
+        )
         .fallback(not_found)
         .layer(axum::middleware::from_fn(security::headers))
         .with_state(site)

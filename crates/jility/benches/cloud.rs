@@ -50,7 +50,8 @@
 //! `JILITY_BENCH_DATABASE_URL=postgres://… cargo bench -p jility --bench cloud`
 //!
 //! While tuning the server, `JILITY_BENCH_ONLY=rest` measures only the REST parts (2 and 3)
-//! and prints them, without the report.
+//! and prints them, without the report; `JILITY_BENCH_ONLY=web` measures the web app's pages
+//! beside the API's read (`cloud_parts/web.rs`).
 
 // The benchmark reports to the terminal and aborts on any setup failure.
 #![allow(
@@ -88,6 +89,9 @@ use support::{
     QUERIES, Row, SYMPTOMS, TEAMS, TICKETS, Verified, WARMUP, copy_database, ensure_database,
     measure, number_of,
 };
+
+#[path = "cloud_parts/web.rs"]
+mod web;
 
 // ---- the database and the runs --------------------------------------------------------------
 
@@ -1036,6 +1040,12 @@ fn main() {
     let server = Server::start(&bin, &db.url);
     let (local_dir, local_bytes) = copy_database(&local_cache);
 
+    if std::env::var("JILITY_BENCH_ONLY").as_deref() == Ok("web") {
+        bench::runtime().block_on(web::web_only(&server, &db.url, &tokens[0]));
+        eprintln!("{}", server.stop());
+        drop(db);
+        return;
+    }
     if std::env::var("JILITY_BENCH_ONLY").as_deref() == Ok("rest") {
         bench::runtime().block_on(rest_only(&server, &tokens));
         eprintln!("{}", server.stop());

@@ -846,6 +846,57 @@ fn revert_restores_an_earlier_description() {
 // Ticket reads
 
 #[test]
+fn fields_are_edited_and_cleared() {
+    let fx = Fixture::new();
+    refusals(
+        &fx,
+        &Write {
+            method: Method::POST,
+            path: "/tickets/{}/fields",
+            body: json!({"story_points": 3}),
+            scope: "tickets:write",
+            path_args: &[],
+        },
+    );
+    let edited = fx.call(
+        Method::POST,
+        "/tickets/TASK-2/fields",
+        &fx.a,
+        Some(json!({"title": "Session table", "story_points": 5, "labels": ["db"], "parent_id": "TASK-1", "epic_id": "TASK-3", "message": "sized"})),
+    );
+    assert_eq!(edited.status, StatusCode::OK, "{}", edited.body);
+    assert_keys(&edited.body, &["ticket", "changed"]);
+    assert_eq!(
+        edited.body["changed"],
+        json!(["title", "story_points", "labels", "parent", "epic"])
+    );
+    let ticket = &fx.detail("TASK-2")["ticket"];
+    assert_eq!(ticket["title"], "Session table");
+    assert_eq!(ticket["story_points"], 5);
+    assert_eq!(ticket["parent"], "TASK-1");
+    // `null` clears, a member left out stays.
+    let cleared = fx.call(
+        Method::POST,
+        "/tickets/TASK-2/fields",
+        &fx.a,
+        Some(json!({"story_points": null, "parent_id": null})),
+    );
+    assert_eq!(cleared.status, StatusCode::OK, "{}", cleared.body);
+    assert_eq!(cleared.body["changed"], json!(["story_points", "parent"]));
+    let ticket = &fx.detail("TASK-2")["ticket"];
+    assert!(ticket["story_points"].is_null() && ticket["parent"].is_null());
+    assert_eq!(ticket["epic"], "TASK-3");
+    assert_eq!(ticket["labels"], json!(["db"]));
+    let wrong = fx.call(
+        Method::POST,
+        "/tickets/TASK-2/fields",
+        &fx.a,
+        Some(json!({"story_points": 40})),
+    );
+    assert_invalid_and_short(&wrong, "points out of range");
+}
+
+#[test]
 fn graph_shows_what_blocks_a_ticket() {
     let fx = Fixture::new();
     for (ticket, depends_on) in [("TASK-2", "TASK-3"), ("TASK-1", "TASK-2")] {

@@ -1842,6 +1842,15 @@ mod tests {
             &mut done,
             json!({"ticket_id": "TASK-1", "depends_on": "TASK-2"}),
         );
+        run::<ops::EditTicket>(
+            d,
+            &mut t,
+            &mut done,
+            json!({
+                "ticket_id": "TASK-1", "title": "Alpha 2", "story_points": null,
+                "labels": ["api"], "epic_id": "TASK-2", "parent_id": null,
+            }),
+        );
         run::<ops::DeleteTicket>(d, &mut t, &mut done, json!({"ticket_id": "TASK-2"}));
 
         let mut all = BTreeSet::new();

@@ -267,7 +267,8 @@ pub async fn create_from_template<S: Site>(
             .filter_map(|(k, v)| {
                 let name = k.strip_prefix("var_")?;
                 let value = v.trim();
-                (!name.is_empty() && !value.is_empty()).then(|| (name.to_string(), value.to_string()))
+                (!name.is_empty() && !value.is_empty())
+                    .then(|| (name.to_string(), value.to_string()))
             })
             .collect();
         let params = FromTemplate {

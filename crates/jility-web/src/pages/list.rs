@@ -108,6 +108,11 @@ impl ListFilters {
         }
     }
 
+    /// Whether filters narrow each page of search hits (status, assignee, mine).
+    fn narrows_search(&self) -> bool {
+        !self.status.is_empty() || self.board.assignee.is_some() || self.board.mine
+    }
+
     /// Filters a search cannot apply (it filters on none of them).
     fn beyond_search(&self) -> Vec<&'static str> {
         let mut names = Vec::new();
@@ -224,16 +229,23 @@ fn render(viewer: &Viewer, filters: &ListFilters, found: &Found, people: &[Strin
                     "Clear the search to filter by them."
                 }
             }
+            @if searching && filters.narrows_search() {
+                p class="help" data-note="search-narrowed" {
+                    "The status and assignee filters narrow each page of matches; the count is of every match."
+                }
+            }
             p class="count" data-total=(page.total) {
                 (count_text(page, searching))
                 @if filters.cursor.is_some() { " · " a href=(filters.href(&base, None)) { "First page" } }
             }
             @if rows == 0 {
-                (empty(&base, filters))
+                (empty(&base, filters, page.next_cursor.is_some()))
             } @else {
-                @match found {
-                    Found::List(p) => (list_table(&base, &p.data.tickets, people)),
-                    Found::Search(p) => (search_table(&base, &p.data.hits, people)),
+                div class="table-scroll" {
+                    @match found {
+                        Found::List(p) => (list_table(&base, &p.data.tickets, people)),
+                        Found::Search(p) => (search_table(&base, &p.data.hits, people)),
+                    }
                 }
             }
             @if let Some(next) = &page.next_cursor {
@@ -269,13 +281,14 @@ fn created_text(n: u64) -> String {
 }
 
 /// What an empty page says to do.
-fn empty(base: &str, filters: &ListFilters) -> Markup {
+fn empty(base: &str, filters: &ListFilters, more: bool) -> Markup {
     let filtered = !filters.query().is_empty();
     html! {
         div class="empty" data-empty {
             @if filters.board.text.is_some() {
-                @if filters.cursor.is_some() {
-                    p { "No more matches on this page with these filters." }
+                @if more || filters.cursor.is_some() {
+                    p { "No match on this page passes the status or assignee filter." }
+                    @if more { p { "The next page may have some." } }
                 } @else {
                     p { "No ticket matches this search." }
                 }

@@ -6,13 +6,14 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use jility_core::model::Status;
 use jility_core::ops;
 use jility_core::params::{AddComment, StatusName, TicketId, UpdateStatus};
 use jility_core::tracker::TicketDetail;
 use maud::{Markup, html};
 
-use super::{answer_form, back_to, field, form_pairs, missing, respond, run, viewer, when, write};
+use super::parts::{nest_headings, ticket_href, who};
+use super::{answer_form, back_to, field, form_pairs, missing, respond, run, viewer, write};
+use super::{changes, edit, fields, history, when};
 use crate::layout::{self, Section};
 use crate::markdown;
 use crate::security::check_form;
@@ -40,22 +41,29 @@ pub async fn page<S: Site>(
         Ok(detail) => detail,
         Err(err) => return err.answer(&headers),
     };
+    // How many versions the description has (the link to its history says it).
+    let versions = run::<S, ops::History>(
+        &site,
+        &viewer,
+        TicketId {
+            ticket_id: detail.ticket.number.clone(),
+        },
+    )
+    .await
+    .map(|h| h.versions.len())
+    .unwrap_or_default();
     let people = site.people(&viewer).await;
     let title = format!("{} {}", detail.ticket.number, detail.ticket.title);
-    let main = render(&viewer, &detail, &people);
+    let main = render(&viewer, &detail, &people, versions);
     respond(&site, &viewer, &headers, Section::Ticket, &title, main)
 }
 
 /// The ticket's page address.
 pub fn href(viewer: &Viewer, number: &str) -> String {
-    format!(
-        "{}/tickets/{}",
-        layout::base(&viewer.workspace),
-        layout::segment(number)
-    )
+    ticket_href(viewer, number)
 }
 
-fn render(viewer: &Viewer, detail: &TicketDetail, people: &[String]) -> Markup {
+fn render(viewer: &Viewer, detail: &TicketDetail, people: &[String], versions: usize) -> Markup {
     let t = &detail.ticket;
     let here = href(viewer, &t.number);
     html! {
@@ -68,6 +76,7 @@ fn render(viewer: &Viewer, detail: &TicketDetail, people: &[String]) -> Markup {
                     span class=(format!("status s-{}", t.status.as_str())) { (t.status.label()) }
                     @if let Some(points) = t.story_points { " · " (points) " story points" }
                 }
+                @if viewer.can_write { (fields::title_form(viewer, &t.number, &t.title)) }
             }
             div class="ticket-body" {
                 section class="description" aria-labelledby="h-desc" {
@@ -76,54 +85,25 @@ fn render(viewer: &Viewer, detail: &TicketDetail, people: &[String]) -> Markup {
                         p class="empty" { "No description yet." }
                     } @else {
                         div class="markdown" data-tasks=(viewer.can_write) {
-                            (layout::trusted(markdown::render(&t.description, viewer.can_write)))
+                            (layout::trusted(nest_headings(&markdown::render(&t.description, viewer.can_write), 3)))
                         }
                     }
-                }
-                aside class="fields" aria-label="Fields" {
-                    (status_form(viewer, t.status, &here))
-                    h2 { "Assignees" }
-                    @if t.assignees.is_empty() { p class="empty" { "Nobody" } }
-                    ul class="people" {
-                        @for who in &t.assignees {
-                            @let person = people.iter().any(|p| p == who);
-                            li class=(if person { "who person" } else { "who agent" }) {
-                                @if person { "👤 " } @else { "🤖 " } (who)
-                            }
+                    p class="history-link" {
+                        a href=(history::href(viewer, &t.number)) {
+                            "History (" (versions) @if versions == 1 { " version)" } @else { " versions)" }
                         }
                     }
-                    h2 { "Labels" }
-                    @if t.labels.is_empty() { p class="empty" { "None" } }
-                    ul class="labels" { @for l in &t.labels { li class="label" { (l) } } }
-                    @if !detail.dependencies.is_empty() {
-                        h2 { "Depends on" }
-                        ul { @for d in &detail.dependencies {
-                            li { a href=(href(viewer, &d.number)) { (d.number) } " " (d.title)
-                                " " span class=(format!("status s-{}", d.status.as_str())) { (d.status.label()) } }
-                        } }
-                    }
-                    @if !detail.dependents.is_empty() {
-                        h2 { "Blocks" }
-                        ul { @for d in &detail.dependents {
-                            li { a href=(href(viewer, &d.number)) { (d.number) } " " (d.title) }
-                        } }
-                    }
-                    @if !detail.linked_commits.is_empty() {
-                        h2 { "Commits" }
-                        ul class="commits" { @for c in &detail.linked_commits {
-                            li { code { (c.hash.chars().take(10).collect::<String>()) }
-                                @if let Some(m) = &c.message { " " (m) } }
-                        } }
-                    }
+                    @if viewer.can_write { (edit::editors(viewer, &t.number, &t.description)) }
                 }
+                (fields::render(viewer, detail, people))
             }
             section class="comments" aria-labelledby="h-comments" {
                 h2 id="h-comments" { "Comments (" (detail.comment_count) ")" }
                 ol {
                     @for c in &detail.comments {
                         li class="comment" {
-                            p class="by" { strong { (c.author) } " · " time { (when(&c.created_at)) } }
-                            div class="markdown" { (layout::trusted(markdown::render(&c.content, false))) }
+                            p class="by" { (who(&c.author, people)) " · " time { (when(&c.created_at)) } }
+                            div class="markdown" { (layout::trusted(nest_headings(&markdown::render(&c.content, false), 3))) }
                         }
                     }
                 }
@@ -132,44 +112,14 @@ fn render(viewer: &Viewer, detail: &TicketDetail, people: &[String]) -> Markup {
                         input type="hidden" name="_csrf" value=(viewer.csrf);
                         label for="comment" { "Add a comment (markdown)" }
                         textarea id="comment" name="content" rows="4" required {}
-                        button type="submit" { "Comment" }
+                        button type="submit" { "Add comment" }
                     }
                 }
             }
             section class="changes" aria-labelledby="h-changes" {
                 h2 id="h-changes" { "Recent changes" }
-                ol {
-                    @for c in &detail.recent_changes {
-                        li {
-                            time { (when(&c.changed_at)) } " · " strong { (c.changed_by) } " · "
-                            (c.change_type.replace('_', " "))
-                            @if let Some(v) = &c.new_value { " → " span class="value" { (v) } }
-                        }
-                    }
-                }
+                (changes::render(&detail.recent_changes, people))
             }
-        }
-    }
-}
-
-fn status_form(viewer: &Viewer, status: Status, here: &str) -> Markup {
-    html! {
-        h2 { "Status" }
-        @if viewer.can_write {
-            form class="status-form" method="post" action=(format!("{here}/status")) {
-                input type="hidden" name="_csrf" value=(viewer.csrf);
-                input type="hidden" name="back" value=(here);
-                label for="status" class="visually-hidden" { "Status" }
-                select id="status" name="status" {
-                    option value=(status.as_str()) selected { (status.label()) " (now)" }
-                    @for to in status.transitions() {
-                        option value=(to.as_str()) { (to.label()) }
-                    }
-                }
-                button type="submit" { "Move" }
-            }
-        } @else {
-            p { (status.label()) }
         }
     }
 }
