@@ -247,9 +247,13 @@ pub fn router(state: ApiState, mcp: Router, local: SocketAddr, tls: bool) -> Rou
         )
         .fallback(not_found)
         .with_state(state.clone());
+    // A path under `/api/` that no route takes is the API's JSON 404, behind the same
+    // guard as the API (`/mcp/…` is the MCP router's).
     let machines = Router::new()
         .nest(API_PREFIX, api)
         .merge(mcp)
+        .route("/api", axum::routing::any(not_found))
+        .route("/api/{*rest}", axum::routing::any(not_found))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             middleware::guard,
@@ -259,19 +263,15 @@ pub fn router(state: ApiState, mcp: Router, local: SocketAddr, tls: bool) -> Rou
             middleware::origin,
         ))
         .layer(axum::middleware::from_fn(rejections::as_envelope));
-    // People's pages at `/` (signed in with a session cookie, not a token): everything
-    // that is neither the API nor `/mcp`. A path under `/api/` that no route takes is the
-    // API's JSON 404 (after the guard, as before; `/mcp/…` is the MCP router's); any other
-    // path a person's 404 page.
-    let guarded_not_found = axum::routing::any(not_found).layer(
-        axum::middleware::from_fn_with_state(state.clone(), middleware::guard),
-    );
+    // People's pages at `/` (signed in with a session cookie, not a token): every other
+    // path, a person's 404 page for those no page takes.
     Router::new()
         .merge(machines)
         .merge(crate::web::routes(&state, tls))
-        .route("/api", guarded_not_found.clone())
-        .route("/api/{*rest}", guarded_not_found)
-        .fallback(jility_web::not_found)
+        .fallback_service(
+            axum::routing::any(jility_web::not_found)
+                .layer(axum::middleware::from_fn(jility_web::security::headers)),
+        )
         .layer(axum::middleware::from_fn(mcp_common::http::before_auth))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
