@@ -286,6 +286,22 @@ fn sign_in_then_a_change_recorded_under_the_person_then_sign_out() {
     let to = answer.headers()["location"].to_str().unwrap();
     assert!(to.starts_with("/login?next="), "{to}");
 
+    // Other paths: a person's 404 page (with the security headers); under /api/ the API's.
+    let missing = ada
+        .client
+        .get(format!("{}/favicon.ico", ada.base))
+        .send()
+        .unwrap();
+    assert_eq!(missing.status().as_u16(), 404);
+    assert!(missing.headers().contains_key("content-security-policy"));
+    assert!(missing.text().unwrap().contains("<html"));
+    let api_missing = ada
+        .client
+        .get(format!("{}/api/nothing", ada.base))
+        .send()
+        .unwrap();
+    assert_eq!(api_missing.status().as_u16(), 401, "the API's guard first");
+
     // The sign-in page sets the double-submit cookie: Strict, HttpOnly.
     let page = ada
         .client

@@ -219,10 +219,10 @@ impl Workspaces {
 /// before them, more than one `Host` is refused and OAuth's discovery paths answer that the
 /// server takes bearer tokens ([`mcp_common::http::before_auth`]), a REST path refuses a
 /// foreign `Origin` ([`middleware::origin`]); every refusal of a REST path is the envelope
-/// ([`rejections`]). `local` is the bound address (its own origins). The web app for
-/// people ([`crate::web`]) answers every other path; `tls` says whether its cookies are
-/// `Secure`.
-pub fn router(state: ApiState, mcp: Router, local: SocketAddr, tls: bool) -> Router {
+/// ([`rejections`]). `local` is the bound address (its own origins). `people` (the web
+/// board, `crate::web::routes`, handed in as `mcp` is) answers every other path, with a
+/// person's 404 page for those it does not take.
+pub fn router(state: ApiState, mcp: Router, people: Router, local: SocketAddr) -> Router {
     let mut api = Router::new();
     macro_rules! add {
         ($op:ident) => {
@@ -267,7 +267,7 @@ pub fn router(state: ApiState, mcp: Router, local: SocketAddr, tls: bool) -> Rou
     // path, a person's 404 page for those no page takes.
     Router::new()
         .merge(machines)
-        .merge(crate::web::routes(&state, tls))
+        .merge(people)
         .fallback_service(
             axum::routing::any(jility_web::not_found)
                 .layer(axum::middleware::from_fn(jility_web::security::headers)),
@@ -305,10 +305,13 @@ const DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 /// and serve the API and MCP (over TLS when configured) until SIGINT or SIGTERM, answering
 /// the requests in flight before stopping. `mcp` makes the MCP endpoint once the address is
 /// bound: from the state its tools run on, the bound address (for its Host checks) and the
-/// token cancelled when the server stops (its sessions end).
-pub fn serve<M>(config: ServeConfig, mcp: M) -> Result<(), ToolError>
+/// token cancelled when the server stops (its sessions end). `people` makes the web board
+/// for people at `/` (`crate::web::routes`) from the same state, and whether the server
+/// terminates TLS (its cookies are then `Secure`).
+pub fn serve<M, P>(config: ServeConfig, mcp: M, people: P) -> Result<(), ToolError>
 where
     M: FnOnce(ApiState, SocketAddr, CancellationToken) -> Router + Send + 'static,
+    P: FnOnce(&ApiState, bool) -> Router + Send + 'static,
 {
     let acceptor = match &config.tls {
         Some((cert, key)) => Some(tls::acceptor(cert, key)?),
@@ -345,7 +348,8 @@ where
             .map_err(|e| ToolError::internal(format!("Cannot read the bound address: {e}")))?;
         let sessions = state.shutdown.child_token();
         let mcp = mcp(state.clone(), local, sessions);
-        let app = router(state.clone(), mcp, local, acceptor.is_some());
+        let people = people(&state, acceptor.is_some());
+        let app = router(state.clone(), mcp, people, local);
         let scheme = if acceptor.is_some() { "https" } else { "http" };
         announce(scheme, local);
         tracing::info!(%local, rate_limit = config.rate_limit, tls = acceptor.is_some(), "serving the API");

@@ -32,7 +32,7 @@ fn notice_of(err: Option<&WebError>) -> Markup {
         div id="notice" {
             @if let Some(err) = err {
                 @let err = err.as_tool_error();
-                (layout::notice("error", &err.message, Some(&err.hint_text())))
+                (layout::notice("error", &err.message, Some(err.hint_text())))
             }
         }
     }

@@ -37,7 +37,7 @@ fn login_page(csrf: &str, next: &str, email: &str, said: Said<'_>) -> Markup {
                     @match said {
                         Said::Refused(err) => {
                             @let err = err.as_tool_error();
-                            (layout::notice("error", &err.message, Some(&err.hint_text())))
+                            (layout::notice("error", &err.message, Some(err.hint_text())))
                         }
                         Said::PasswordSet => (layout::notice("ok", "Your password is set. Sign in with it.", None)),
                         Said::Nothing => {}
