@@ -337,6 +337,15 @@ fn sign_in_then_a_change_recorded_under_the_person_then_sign_out() {
         "the password is not shown back"
     );
 
+    // Too many failures for one email: refused before any password check, with Retry-After.
+    let mut last = None;
+    for _ in 0..=jility_cloud::accounts::ACCOUNT_FAILURES {
+        last = Some(ada.sign_in("mallory@example.com", "guess guess guess"));
+    }
+    let limited = last.unwrap();
+    assert_eq!(limited.status().as_u16(), 429);
+    assert!(limited.headers().contains_key("retry-after"));
+
     // Signed in: the session cookie is HttpOnly, SameSite=Lax, for the whole site.
     let answer = ada.sign_in("ada@example.com", PASSWORD);
     assert_eq!(answer.status().as_u16(), 303);
@@ -409,11 +418,21 @@ fn sign_in_then_a_change_recorded_under_the_person_then_sign_out() {
     assert_eq!(val.get("/w/acme/settings").0, 403);
     assert_eq!(ada.get("/w/acme/settings/tokens").0, 403);
 
-    // Sign-out needs the session's token, then ends the session.
+    // Sign-out needs the session's token, then ends the session (and its live streams).
     let kept = ada.cookies.clone();
     assert_eq!(ada.post("/logout", &[]).status().as_u16(), 403);
+    let (status, stream) = events(&ada, "/w/acme/events");
+    assert_eq!(status, 200);
+    assert_eq!(
+        stream.recv_timeout(Duration::from_secs(10)).unwrap(),
+        "event: ready"
+    );
     let out = ada.post("/logout", &[("_csrf", &csrf)]);
     assert_eq!(out.status().as_u16(), 303);
+    assert!(
+        ends_within(&stream, Duration::from_secs(10)),
+        "the live stream ended"
+    );
     assert!(!ada.cookies.contains_key("jility_session"));
     ada.cookies = kept; // the old cookie no longer signs anyone in
     assert_eq!(ada.get("/w/acme/board").0, 303);
@@ -439,6 +458,19 @@ fn events(browser: &Browser, path: &str) -> (u16, mpsc::Receiver<String>) {
         }
     });
     (status, rx)
+}
+
+/// Whether the stream closes within `wait`.
+fn ends_within(rx: &mpsc::Receiver<String>, wait: Duration) -> bool {
+    let deadline = std::time::Instant::now() + wait;
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(_) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return true,
+            Err(mpsc::RecvTimeoutError::Timeout) => return false,
+        }
+    }
+    false
 }
 
 /// The `data:` lines of `change` events received within `wait`.

@@ -284,6 +284,7 @@ pub async fn set_password(
     };
     match done {
         Ok(_) => {
+            site.access_changed(None).await;
             let mut response = Redirect::to("/login?reset=1").into_response();
             // Whatever session this browser had ended with the others.
             response

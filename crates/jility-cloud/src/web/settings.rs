@@ -259,6 +259,7 @@ pub async fn member(
             Some("remove") => {
                 site.blocking(move |accounts| accounts.remove_member(workspace_id, user_id, by))
                     .await?;
+                site.access_changed(None).await;
                 Ok(serde_json::json!({ "removed": user_id }))
             }
             _ => {

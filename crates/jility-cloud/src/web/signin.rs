@@ -151,6 +151,7 @@ pub async fn logout(State(site): State<CloudSite>, headers: HeaderMap, body: Byt
         {
             return err.into_response();
         }
+        site.access_changed(Some(session.id)).await;
         tracing::info!(session_id = session.id, "signed out");
     }
     response

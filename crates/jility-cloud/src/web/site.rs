@@ -86,6 +86,25 @@ impl CloudSite {
             .map_err(WebError::Tool)
     }
 
+    /// Tell every server process's open live streams that a person's access changed (a
+    /// session ended, a member was removed, a password reset): each checks its own session
+    /// and membership again now rather than at its next minute. Published as a revocation
+    /// of no token (`session_id`'s stand-in, or 0), which the API's streams pass over.
+    pub async fn access_changed(&self, session_id: Option<i64>) {
+        let db = self.inner.api.db.clone();
+        let stand_in = session_id.map_or(0, |id| -id);
+        let change = crate::events::Change {
+            workspace_id: None,
+            operation: "access_changed".to_string(),
+            ..crate::events::Change::revocation(0, stand_in, "")
+        };
+        let published =
+            tokio::task::spawn_blocking(move || crate::events::publish(&db, &change)).await;
+        if let Err(err) = published {
+            tracing::warn!(error = %err, "could not tell the live streams of a change of access");
+        }
+    }
+
     /// The session of the request's cookie, if it is live.
     pub async fn session(&self, headers: &HeaderMap) -> Result<Option<Session>, WebError> {
         let Some(secret) = cookies::get(headers, cookies::SESSION) else {
@@ -247,7 +266,7 @@ struct Live {
 
 /// The stream's next event: a change of its workspace (never another's), a reset when
 /// events may have been missed; it ends when the server stops, or when the session ended or
-/// the person left the workspace (checked every [`RECHECK`]).
+/// the person left the workspace (checked every [`RECHECK`], and on every revocation).
 async fn next_event(mut live: Live) -> Option<(LiveEvent, Live)> {
     loop {
         tokio::select! {
@@ -258,8 +277,14 @@ async fn next_event(mut live: Live) -> Option<(LiveEvent, Live)> {
                 }
             }
             received = live.receiver.recv() => match received {
+                // A revocation (of a token, a session, a membership): check again now.
+                Ok(Event::Change(change)) if change.revoked_token.is_some() => {
+                    if !still_allowed(&live).await {
+                        return None;
+                    }
+                }
                 Ok(Event::Change(change)) => {
-                    if change.workspace_id == Some(live.workspace_id) && change.revoked_token.is_none() {
+                    if change.workspace_id == Some(live.workspace_id) {
                         let event = LiveEvent::Changed {
                             tickets: change.tickets.clone(),
                             actor: change.actor.clone(),
