@@ -698,6 +698,27 @@ fn invite_and_reset_links_work_once() {
     let again = other.post(&path, &fields);
     assert_eq!(again.status().as_u16(), 404);
 
+    // A signed-in person of another workspace joins with one button.
+    let _other = workspace(&db, "other");
+    person(&db, "ext@example.com", "Ext", "other", "member");
+    let made = owner.post(
+        "/w/acme/settings/invites",
+        &[("_csrf", &csrf), ("role", "viewer")],
+    );
+    let link = readonly_input(&made.text().unwrap(), "invite-link");
+    let path = link.strip_prefix(server.root()).unwrap().to_string();
+    let mut ext = Browser::signed_in(&server, "ext@example.com");
+    let (status, form) = ext.get(&path);
+    assert_eq!(status, 200);
+    assert!(form.contains("Join acme as viewer"), "{form}");
+    let token = hidden(&form, "_csrf");
+    let joined = ext.post(&path, &[("_csrf", &token)]);
+    assert_eq!(joined.status().as_u16(), 303);
+    let (status, board) = ext.get("/w/acme/board");
+    assert_eq!(status, 200);
+    assert!(board.contains("/w/other/board"), "the workspace switcher");
+    assert!(!board.contains("New ticket"), "a viewer makes no tickets");
+
     // A reset link (issued by the operator) sets a password once and ends old sessions.
     let reset = admin(&db, &["reset-password", "--email", "new@example.com"], None);
     let reset_path = reset.to_string();
