@@ -330,7 +330,7 @@ export async function waitLive(page) {
   await page.locator('#live[data-state="on"]').waitFor({ timeout: 10_000 });
 }
 
-/** Latency figures, written to target/clients/web-latency.json by the suite and printed. */
+/** Latency figures (live change → visible), printed as `# latency …` lines of the report. */
 export const latencies = [];
 export function recordLatency(label, ms) {
   latencies.push({ label, ms });
