@@ -86,6 +86,7 @@ async function main() {
   await page.locator('main[data-page="ticket"]').waitFor();
   await h.waitLive(page);
   await page.screenshot({ path: path.join(OUT, 'ticket.png') });
+  if (process.env.FULL) await page.screenshot({ path: path.join(OUT, "ticket-full.png"), fullPage: true });
   const problems = [...page.problems(), ...(await page.csp()).map((v) => JSON.stringify(v))];
   await h.cleanup();
   if (problems.length) throw new Error(`the pages reported problems: ${problems.join('; ')}`);
