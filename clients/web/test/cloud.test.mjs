@@ -96,6 +96,7 @@ describe('cloud web app', () => {
     await page.goto(`${page.ws}/board`);
     await page.locator('main[data-page="board"]').waitFor();
     await h.waitLive(page);
+    await h.settled(page);
   }
 
   test('two people and an agent see each other’s changes within a second', async (t) => {
@@ -114,6 +115,7 @@ describe('cloud web app', () => {
     h.recordLatency(`cloud agent create ${key} → both boards`, created);
 
     // Ann drags it: Ben sees the move.
+    await h.settled(ann);
     started = Date.now();
     await h.cardIn(ann, 'backlog', key).dragTo(ann.locator('.column[data-status="todo"]'));
     await h.cardIn(ben, 'todo', key).waitFor({ timeout: 5_000 });
@@ -122,6 +124,7 @@ describe('cloud web app', () => {
     assert.equal((await agent.get(key)).status, 'todo');
 
     // Ben moves it by keyboard: Ann sees it.
+    await h.settled(ben);
     started = Date.now();
     await h.cardIn(ben, 'todo', key).focus();
     await ben.keyboard.press(']');

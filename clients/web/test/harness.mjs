@@ -325,6 +325,31 @@ export function cardIn(page, status, key) {
   return page.locator(`.column[data-status="${status}"] .card[data-ticket="${key}"]`);
 }
 
+/**
+ * Wait until the page is quiet: the same #main (no live refresh swapped it) for `quiet` ms,
+ * so that a drag does not start on an element a refresh is about to replace.
+ */
+export async function settled(page, quiet = 300) {
+  await page.evaluate(
+    (ms) =>
+      new Promise((resolve) => {
+        let main = document.getElementById('main');
+        let since = performance.now();
+        const tick = () => {
+          const now = document.getElementById('main');
+          if (now !== main) {
+            main = now;
+            since = performance.now();
+          }
+          if (performance.now() - since >= ms) resolve();
+          else setTimeout(tick, 25);
+        };
+        tick();
+      }),
+    quiet,
+  );
+}
+
 /** Wait until the board's live stream is connected. */
 export async function waitLive(page) {
   await page.locator('#live[data-state="on"]').waitFor({ timeout: 10_000 });

@@ -57,17 +57,19 @@ describe('local board', () => {
     page = await h.newPage(chrome);
     await page.goto(web.board);
     await h.waitLive(page);
+    await h.settled(page);
 
     // Legal: backlog → todo.
     await h.cardIn(page, 'backlog', key).dragTo(page.locator('.column[data-status="todo"]'));
-    await h.cardIn(page, 'todo', key).waitFor({ timeout: 5_000 });
-    await page.locator('#notice .notice.ok').waitFor();
+    await h.cardIn(page, 'todo', key).waitFor({ timeout: 10_000 });
+    await page.locator('#notice .notice.ok').waitFor({ timeout: 10_000 });
     assert.equal((await agent.get(key)).status, 'todo', 'the database says todo');
 
     // Illegal: todo → done.
+    await h.settled(page);
     await h.cardIn(page, 'todo', key).dragTo(page.locator('.column[data-status="done"]'));
     const error = page.locator('#notice .notice.error');
-    await error.waitFor({ timeout: 5_000 });
+    await error.waitFor({ timeout: 10_000 });
     const text = await error.innerText();
     for (const allowed of ['backlog', 'in_progress', 'blocked']) {
       assert.ok(text.toLowerCase().replace(/ /g, '_').includes(allowed), `the refusal names ${allowed}: ${text}`);
@@ -85,17 +87,19 @@ describe('local board', () => {
     page = await h.newPage(chrome);
     await page.goto(web.board);
     await h.waitLive(page);
+    await h.settled(page);
     const card = h.cardIn(page, 'backlog', key);
     await card.focus();
     await page.keyboard.press(']');
-    await h.cardIn(page, 'todo', key).waitFor({ timeout: 5_000 });
+    await h.cardIn(page, 'todo', key).waitFor({ timeout: 10_000 });
     assert.equal((await agent.get(key)).status, 'todo');
     // Focus stays on the moved card, so ] again moves it on.
     await h.until('the moved card to have focus', () =>
       page.evaluate((k) => document.activeElement?.dataset?.ticket === k, key),
     );
+    await h.settled(page);
     await page.keyboard.press(']');
-    await h.cardIn(page, 'in_progress', key).waitFor({ timeout: 5_000 });
+    await h.cardIn(page, 'in_progress', key).waitFor({ timeout: 10_000 });
     assert.equal((await agent.get(key)).status, 'in_progress');
   });
 
