@@ -12,6 +12,9 @@
 //! - [`api`]: the REST API under `/api/v1` on axum, its OpenAPI document and TLS; it mounts
 //!   the MCP endpoint it is handed (built by the binary) behind the same authentication, and
 //!   [`api::ApiState`] is the backend of those MCP tools ([`jility_core::Backend`]).
+//! - [`web`]: the web board for people at `/` (the pages of `jility-web` on
+//!   [`web::CloudSite`], signed in with a session cookie), with the sign-in, invite,
+//!   reset and settings pages.
 
 pub mod accounts;
 pub mod api;
@@ -21,6 +24,7 @@ pub mod events;
 pub mod ratelimit;
 pub mod reach;
 pub mod store;
+pub mod web;
 
 pub use api::{ApiState, ServeConfig};
 pub use store::{PgDatabase, PgStore};

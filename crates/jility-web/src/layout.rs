@@ -80,7 +80,13 @@ pub fn page(
                     }
                     div class="who" {
                         span id="live" class="live" role="status" aria-live="polite" data-state="off" { "" }
-                        span class="person" { (viewer.name) }
+                        span class="person" {
+                            @if let Some(display) = viewer.display_name.as_deref().filter(|d| *d != viewer.name) {
+                                (display) " (" (viewer.name) ")"
+                            } @else {
+                                (viewer.name)
+                            }
+                        }
                         @if viewer.workspaces.len() > 1 {
                             details class="switch" {
                                 summary { "Workspaces" }

@@ -38,9 +38,18 @@ pub use errors::WebError;
 pub use local::LocalSite;
 pub use site::{LiveEvent, Site, Viewer};
 
-/// The web app's routes: `/`, `/assets/…` and every page of `/w/{workspace}/…`, with the
-/// security headers on every answer.
+/// The web app: [`routes`], and a person's HTML 404 for every other path.
 pub fn router<S: Site>(site: S) -> Router {
+    routes(site)
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn(security::headers))
+}
+
+/// The web app's routes: `/`, `/assets/…` and every page of `/w/{workspace}/…`, with the
+/// security headers on every answer — without a fallback, so that a server with routes of
+/// its own (`jility serve`: the API, MCP, the sign-in pages) can merge them and answer the
+/// other paths itself (with [`not_found`] for a person's).
+pub fn routes<S: Site>(site: S) -> Router {
     Router::new()
         .route("/", get(home::<S>))
         .route("/assets/{name}", get(assets::serve))
@@ -102,7 +111,6 @@ pub fn router<S: Site>(site: S) -> Router {
             "/w/{workspace}/tickets/{number}/revert",
             post(pages::history::revert::<S>),
         )
-        .fallback(not_found)
         .layer(axum::middleware::from_fn(security::headers))
         .with_state(site)
 }
@@ -115,6 +123,7 @@ async fn workspace_home(Path(workspace): Path<String>) -> Response {
     Redirect::to(&format!("{}/board", layout::base(&workspace))).into_response()
 }
 
-async fn not_found(headers: HeaderMap) -> Response {
+/// A person's 404 page (JSON to the page's script).
+pub async fn not_found(headers: HeaderMap) -> Response {
     WebError::NotFound.answer(&headers)
 }

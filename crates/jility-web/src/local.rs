@@ -115,6 +115,7 @@ impl<B: Backend> Site for LocalSite<B> {
         Ok(Viewer {
             name: self.inner.person.clone(),
             email: None,
+            display_name: None,
             caller: local_caller(&self.inner.person),
             can_write: true,
             manages: false,

@@ -108,6 +108,7 @@ mod tests {
         Viewer {
             name: "ada".into(),
             email: None,
+            display_name: None,
             caller: Caller::default(),
             can_write: true,
             manages: false,

@@ -9,6 +9,8 @@ pub struct Viewer {
     pub name: String,
     /// Their sign-in address (cloud mode).
     pub email: Option<String>,
+    /// The name they chose to be shown by (cloud mode), beside `name` in the header.
+    pub display_name: Option<String>,
     /// The caller the operations run as (the person's name; in cloud mode their workspace
     /// and the scopes their role gives).
     pub caller: Caller,

@@ -81,18 +81,23 @@ pub fn serve_bridge(transport: Transport) -> anyhow::Result<()> {
 }
 
 /// `jility serve`: the REST API on PostgreSQL, with the MCP tools at `/mcp` behind the
-/// same authentication, on the API's state (each call as its token's principal).
+/// same authentication, on the API's state (each call as its token's principal), and the
+/// web board for people at `/` (signed in with their accounts).
 #[cfg(feature = "cloud")]
 pub fn serve_cloud(config: jility_cloud::ServeConfig) -> Result<(), mcp_common::ToolError> {
-    jility_cloud::api::serve(config, |state, local, sessions| {
-        let shared = Shared::new(state, None);
-        mcp_common::http::mcp_endpoint(
-            &mcp_common::http::HttpConfig::behind_auth(local),
-            local.port(),
-            sessions,
-            move || JilityServer::new(shared.clone()),
-        )
-    })
+    jility_cloud::api::serve(
+        config,
+        |state, local, sessions| {
+            let shared = Shared::new(state, None);
+            mcp_common::http::mcp_endpoint(
+                &mcp_common::http::HttpConfig::behind_auth(local),
+                local.port(),
+                sessions,
+                move || JilityServer::new(shared.clone()),
+            )
+        },
+        jility_cloud::web::routes,
+    )
 }
 
 /// `jility web`: the board on the database at `location` for `person`, on loopback

@@ -517,9 +517,10 @@ fn every_hostile_request_is_answered_with_the_envelope() {
         hostile("POST", "/api/v1/events", &[json], b"{}"),
         hostile("POST", "/api/v1/openapi.json", &[json], b"{}"),
         hostile("PUT", "/api/v1/tokens", &[json], b"{}"),
-        // Unknown routes.
-        hostile("GET", "/", &[], b""),
-        hostile("GET", "/favicon.ico", &[], b""),
+        // Unknown routes (`/` and other paths outside `/api/` and `/mcp` are the web board's
+        // pages for people: tests/web_cloud.rs).
+        hostile("GET", "/api", &[], b""),
+        hostile("GET", "/api/nothing", &[], b""),
         hostile("GET", "/api/v2/tickets", &[], b""),
         hostile("GET", "/api/v1/tickets/TASK-1/nothing", &[], b""),
         hostile("GET", "/api/v1/../../etc/passwd", &[], b""),

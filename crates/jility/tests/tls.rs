@@ -77,6 +77,58 @@ fn serves_https_and_not_plain_http() {
     assert_eq!(mcp.status(), StatusCode::OK, "{}", server.log());
     assert!(mcp.text().unwrap().contains("\"serverInfo\""));
 
+    // The web board's cookies are `Secure` over TLS: the sign-in form's, and the session's.
+    let accounts = jility_cloud::accounts::Accounts::new(&pool);
+    let ada = accounts
+        .create_user("ada@example.com", "Ada", Some("correct horse battery"))
+        .unwrap();
+    accounts
+        .add_member(
+            _alpha.id,
+            ada.id,
+            jility_cloud::accounts::Role::Member,
+            jility_cloud::accounts::Actor::Operator,
+        )
+        .unwrap();
+    let form = https
+        .get(format!("{}/login", server.root()))
+        .send()
+        .unwrap();
+    let csrf_cookie = form.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(csrf_cookie.contains("; Secure"), "{csrf_cookie}");
+    let csrf = csrf_cookie
+        .split(';')
+        .next()
+        .unwrap()
+        .trim_start_matches("jility_csrf=")
+        .to_string();
+    let no_redirects = reqwest::blocking::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(cert.pem().as_bytes()).unwrap()])
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let signed_in = no_redirects
+        .post(format!("{}/login", server.root()))
+        .header("cookie", format!("jility_csrf={csrf}"))
+        .form(&[
+            ("_csrf", csrf.as_str()),
+            ("email", "ada@example.com"),
+            ("password", "correct horse battery"),
+        ])
+        .send()
+        .unwrap();
+    assert_eq!(
+        signed_in.status(),
+        StatusCode::SEE_OTHER,
+        "{}",
+        server.log()
+    );
+    let session = signed_in.headers()["set-cookie"].to_str().unwrap();
+    assert!(
+        session.starts_with("jility_session=") && session.contains("; Secure"),
+        "{session}"
+    );
+
     // A client that does not trust the certificate is refused.
     let untrusting = reqwest::blocking::Client::builder()
         .tls_certs_only(Vec::<reqwest::Certificate>::new())

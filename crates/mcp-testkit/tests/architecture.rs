@@ -66,7 +66,7 @@ const LAYERS: [(&str, &[&str]); 12] = [
     ("jility-sqlite", &["jility-core", "mcp-common-core"]),
     ("jility-bridge", &["jility-core", "mcp-common-core"]),
     ("jility-web", &["jility-core", "mcp-common-core"]),
-    ("jility-cloud", &["jility-core", "mcp-common"]),
+    ("jility-cloud", &["jility-core", "jility-web", "mcp-common"]),
     (
         "jility",
         &[

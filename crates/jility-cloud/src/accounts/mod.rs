@@ -34,5 +34,5 @@ pub use members::{Member, Membership};
 pub use passwords::{MAX_PASSWORD_BYTES, MIN_PASSWORD_CHARS};
 pub use resets::{RESET_HOURS, ResetFor};
 pub use roles::Role;
-pub use sessions::{NewSession, SESSION_DAYS, Session};
+pub use sessions::{NewSession, SESSION_DAYS, Session, session_of_token_id};
 pub use users::{User, check_email, check_user_name};

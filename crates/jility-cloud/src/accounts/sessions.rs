@@ -47,6 +47,23 @@ impl Session {
     }
 }
 
+impl Session {
+    /// What stands in a [`crate::auth::Principal`]'s `token_id` when this session's person
+    /// acts on the web (they hold no token): the negative of the session's id. Tokens' ids
+    /// are positive, so it names no token; the audit log records no token for it (the
+    /// person's email is the actor), and the live stream finds the session by it
+    /// ([`session_of_token_id`]).
+    pub fn principal_token_id(&self) -> i64 {
+        -self.id
+    }
+}
+
+/// The web session a principal's `token_id` stands for ([`Session::principal_token_id`]),
+/// `None` for a token's.
+pub fn session_of_token_id(token_id: i64) -> Option<i64> {
+    (token_id < 0).then(|| token_id.saturating_neg())
+}
+
 /// A signed-in person acts as themselves.
 impl From<&Session> for Actor {
     fn from(session: &Session) -> Self {
@@ -214,6 +231,21 @@ impl Accounts {
                 created_at: row.try_get(2).map_err(store)?,
                 expires_at,
             }))
+        })
+    }
+
+    /// Whether session `session_id` of `user_id` is still live (neither ended nor expired),
+    /// without recording a visit: for a stream that outlasts its request.
+    pub fn session_live(&self, session_id: i64, user_id: i64) -> Result<bool, ToolError> {
+        let at = time_text(now());
+        self.db.with_client(|client| {
+            client
+                .query_opt(
+                    "SELECT 1 FROM web_sessions WHERE id = $1 AND user_id = $2 AND expires_at > $3",
+                    &[&session_id, &user_id, &at],
+                )
+                .map(|row| row.is_some())
+                .map_err(store)
         })
     }
 

@@ -38,7 +38,7 @@ mod idempotency;
 mod middleware;
 mod openapi;
 mod operations;
-mod principals;
+pub(crate) mod principals;
 mod refusals;
 mod rejections;
 mod tls;
@@ -114,18 +114,18 @@ pub struct ServeConfig {
 /// What every request shares.
 #[derive(Clone)]
 pub struct ApiState {
-    db: PgDatabase,
-    tokens: Tokens,
-    limiter: RateLimiter,
-    workspaces: Workspaces,
-    audit: Audit,
-    events: Events,
+    pub(crate) db: PgDatabase,
+    pub(crate) tokens: Tokens,
+    pub(crate) limiter: RateLimiter,
+    pub(crate) workspaces: Workspaces,
+    pub(crate) audit: Audit,
+    pub(crate) events: Events,
     /// Recently authenticated tokens.
-    principals: principals::Principals,
+    pub(crate) principals: principals::Principals,
     /// The refusals of the current minute, per source: how many get audit entries.
     refusals: refusals::Refusals,
     /// Cancelled when the server stops: open event streams end.
-    shutdown: CancellationToken,
+    pub(crate) shutdown: CancellationToken,
 }
 
 impl ApiState {
@@ -201,7 +201,7 @@ impl Workspaces {
 
     /// The cursors of `workspace_id`'s audit log: sealed with a key of that workspace, so
     /// another workspace's cursor is refused.
-    fn audit_cursors(&self, workspace_id: i64) -> Cursors {
+    pub(crate) fn audit_cursors(&self, workspace_id: i64) -> Cursors {
         let mut material = self.cursor_secret.to_vec();
         material.extend_from_slice(&workspace_id.to_le_bytes());
         CursorKey::derive(AUDIT_CURSOR_CONTEXT, &material).bind("audit", &workspace_id)
@@ -219,8 +219,10 @@ impl Workspaces {
 /// before them, more than one `Host` is refused and OAuth's discovery paths answer that the
 /// server takes bearer tokens ([`mcp_common::http::before_auth`]), a REST path refuses a
 /// foreign `Origin` ([`middleware::origin`]); every refusal of a REST path is the envelope
-/// ([`rejections`]). `local` is the bound address (its own origins).
-pub fn router(state: ApiState, mcp: Router, local: SocketAddr) -> Router {
+/// ([`rejections`]). `local` is the bound address (its own origins). `people` (the web
+/// board, `crate::web::routes`, handed in as `mcp` is) answers every other path, with a
+/// person's 404 page for those it does not take.
+pub fn router(state: ApiState, mcp: Router, people: Router, local: SocketAddr) -> Router {
     let mut api = Router::new();
     macro_rules! add {
         ($op:ident) => {
@@ -245,19 +247,31 @@ pub fn router(state: ApiState, mcp: Router, local: SocketAddr) -> Router {
         )
         .fallback(not_found)
         .with_state(state.clone());
-    Router::new()
+    // A path under `/api/` that no route takes is the API's JSON 404, behind the same
+    // guard as the API (`/mcp/…` is the MCP router's).
+    let machines = Router::new()
         .nest(API_PREFIX, api)
         .merge(mcp)
-        .fallback(not_found)
+        .route("/api", axum::routing::any(not_found))
+        .route("/api/{*rest}", axum::routing::any(not_found))
         .layer(axum::middleware::from_fn_with_state(
-            state,
+            state.clone(),
             middleware::guard,
         ))
         .layer(axum::middleware::from_fn_with_state(
             middleware::Origins::of(local),
             middleware::origin,
         ))
-        .layer(axum::middleware::from_fn(rejections::as_envelope))
+        .layer(axum::middleware::from_fn(rejections::as_envelope));
+    // People's pages at `/` (signed in with a session cookie, not a token): every other
+    // path, a person's 404 page for those no page takes.
+    Router::new()
+        .merge(machines)
+        .merge(people)
+        .fallback_service(
+            axum::routing::any(jility_web::not_found)
+                .layer(axum::middleware::from_fn(jility_web::security::headers)),
+        )
         .layer(axum::middleware::from_fn(mcp_common::http::before_auth))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
@@ -291,10 +305,13 @@ const DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 /// and serve the API and MCP (over TLS when configured) until SIGINT or SIGTERM, answering
 /// the requests in flight before stopping. `mcp` makes the MCP endpoint once the address is
 /// bound: from the state its tools run on, the bound address (for its Host checks) and the
-/// token cancelled when the server stops (its sessions end).
-pub fn serve<M>(config: ServeConfig, mcp: M) -> Result<(), ToolError>
+/// token cancelled when the server stops (its sessions end). `people` makes the web board
+/// for people at `/` (`crate::web::routes`) from the same state, and whether the server
+/// terminates TLS (its cookies are then `Secure`).
+pub fn serve<M, P>(config: ServeConfig, mcp: M, people: P) -> Result<(), ToolError>
 where
     M: FnOnce(ApiState, SocketAddr, CancellationToken) -> Router + Send + 'static,
+    P: FnOnce(&ApiState, bool) -> Router + Send + 'static,
 {
     let acceptor = match &config.tls {
         Some((cert, key)) => Some(tls::acceptor(cert, key)?),
@@ -331,7 +348,8 @@ where
             .map_err(|e| ToolError::internal(format!("Cannot read the bound address: {e}")))?;
         let sessions = state.shutdown.child_token();
         let mcp = mcp(state.clone(), local, sessions);
-        let app = router(state.clone(), mcp, local);
+        let people = people(&state, acceptor.is_some());
+        let app = router(state.clone(), mcp, people, local);
         let scheme = if acceptor.is_some() { "https" } else { "http" };
         announce(scheme, local);
         tracing::info!(%local, rate_limit = config.rate_limit, tls = acceptor.is_some(), "serving the API");
@@ -475,12 +493,16 @@ pub(crate) async fn audited_then(
     let audit = state.audit.clone();
     let db = state.db.clone();
     let workspace_id = principal.workspace_id;
-    let token_id = principal.token_id;
+    // A person on the web holds no token: their entry has none, their email as the actor
+    // and says it came from the web (`accounts::Session::principal_token_id`).
+    let person = crate::accounts::session_of_token_id(principal.token_id).is_some();
+    let token_id = (!person).then_some(principal.token_id);
+    let detail = detail.or_else(|| person.then(|| "a person, on the web".to_string()));
     let actor = principal.token_name.clone();
     let done = tokio::task::spawn_blocking(move || {
         audit.record(&NewEntry {
             workspace_id: Some(workspace_id),
-            token_id: Some(token_id),
+            token_id,
             actor: Some(&actor),
             operation,
             ticket: ticket.as_deref(),

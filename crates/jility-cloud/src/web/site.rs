@@ -1,0 +1,320 @@
+//! [`CloudSite`]: the web board's [`Site`] on `jility serve` — people signed in with a
+//! session cookie, each page of the workspace its URL names, operations through the API's
+//! own [`ApiState`] (the same scope checks, audit entries and events as a token's; its
+//! writes counted against a limit of the person's own: [`People`]).
+//!
+//! A person's request runs as a [`Principal`] of the workspace whose scopes are their role's
+//! ([`Role::scopes`]), whose name is their email ([`crate::accounts::User::actor`]: what
+//! their changes are recorded under), and whose `token_id` stands for their session
+//! ([`Session::principal_token_id`]: negative, no token's).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Redirect, Response};
+use futures::StreamExt as _;
+use futures::stream::{self, BoxStream};
+use jility_core::backend::Caller;
+use jility_web::{LiveEvent, Site, Viewer, WebError, layout};
+use maud::html;
+use mcp_common::ToolError;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::backend::People;
+use super::cookies;
+use crate::accounts::{Accounts, Role, Session};
+use crate::api::ApiState;
+use crate::auth::Principal;
+use crate::events::Event;
+
+/// How often an open live stream checks that its session and membership still hold.
+const RECHECK: Duration = Duration::from_secs(60);
+
+/// The web board's site on `jility serve`.
+#[derive(Clone)]
+pub struct CloudSite {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    api: ApiState,
+    backend: People,
+    accounts: Accounts,
+    /// Served over TLS: cookies are `Secure`.
+    tls: bool,
+}
+
+/// A signed-in person on a page of one of their workspaces.
+pub struct Person {
+    pub viewer: Viewer,
+    pub session: Session,
+    pub role: Role,
+    pub workspace_id: i64,
+}
+
+impl CloudSite {
+    pub fn new(api: &ApiState, tls: bool) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                api: api.clone(),
+                backend: People::new(api),
+                accounts: Accounts::new(&api.db),
+                tls,
+            }),
+        }
+    }
+
+    pub fn api(&self) -> &ApiState {
+        &self.inner.api
+    }
+
+    pub fn accounts(&self) -> &Accounts {
+        &self.inner.accounts
+    }
+
+    /// Whether cookies are `Secure` (the server terminates TLS).
+    pub fn tls(&self) -> bool {
+        self.inner.tls
+    }
+
+    /// Run `work` on the accounts off the async threads.
+    pub async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Accounts) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, WebError> {
+        let accounts = self.inner.accounts.clone();
+        tokio::task::spawn_blocking(move || work(&accounts))
+            .await
+            .map_err(|e| WebError::Tool(ToolError::internal(format!("The request failed: {e}"))))?
+            .map_err(WebError::Tool)
+    }
+
+    /// Tell every server process's open live streams that a person's access changed (a
+    /// session ended, a member was removed, a password reset): each checks its own session
+    /// and membership again now rather than at its next minute. Published as a revocation
+    /// of no token (`session_id`'s stand-in, or 0), which the API's streams pass over.
+    pub async fn access_changed(&self, session_id: Option<i64>) {
+        let db = self.inner.api.db.clone();
+        let stand_in = session_id.map_or(0, |id| -id);
+        let change = crate::events::Change {
+            workspace_id: None,
+            operation: "access_changed".to_string(),
+            ..crate::events::Change::revocation(0, stand_in, "")
+        };
+        let published =
+            tokio::task::spawn_blocking(move || crate::events::publish(&db, &change)).await;
+        if let Err(err) = published {
+            tracing::warn!(error = %err, "could not tell the live streams of a change of access");
+        }
+    }
+
+    /// The session of the request's cookie, if it is live.
+    pub async fn session(&self, headers: &HeaderMap) -> Result<Option<Session>, WebError> {
+        let Some(secret) = cookies::get(headers, cookies::SESSION) else {
+            return Ok(None);
+        };
+        self.blocking(move |accounts| accounts.session(&secret))
+            .await
+    }
+
+    /// The person asking for a page of `workspace`: signed in (else [`WebError::SignIn`]) and
+    /// a member of it (else [`WebError::NotFound`], as for a workspace that does not exist).
+    pub async fn person(&self, headers: &HeaderMap, workspace: &str) -> Result<Person, WebError> {
+        let next = format!("{}/board", layout::base(workspace));
+        let Some(session) = self.session(headers).await? else {
+            return Err(WebError::SignIn { next });
+        };
+        let user_id = session.user.id;
+        let memberships = self
+            .blocking(move |accounts| accounts.memberships(user_id))
+            .await?;
+        let Some(membership) = memberships.iter().find(|m| m.workspace.name == workspace) else {
+            return Err(WebError::NotFound);
+        };
+        let role = membership.role;
+        let workspace_id = membership.workspace.id;
+        let user = &session.user;
+        let principal = Principal {
+            workspace_id,
+            workspace: membership.workspace.name.clone(),
+            token_id: session.principal_token_id(),
+            token_name: user.actor().to_string(),
+            scopes: role.scopes(),
+            expires_at: jility_core::token::parse_time(&session.expires_at),
+        };
+        let viewer = Viewer {
+            name: user.actor().to_string(),
+            email: Some(user.email.clone()),
+            display_name: Some(user.name.clone()),
+            caller: Caller {
+                actor: user.actor().to_string(),
+                principal: Some(principal),
+            },
+            can_write: role.can_write(),
+            manages: role.manages_members(),
+            csrf: session.csrf_token.clone(),
+            workspace: membership.workspace.name.clone(),
+            workspaces: memberships
+                .iter()
+                .map(|m| m.workspace.name.clone())
+                .collect(),
+        };
+        Ok(Person {
+            viewer,
+            session,
+            role,
+            workspace_id,
+        })
+    }
+}
+
+impl Site for CloudSite {
+    type Backend = People;
+
+    fn backend(&self) -> &People {
+        &self.inner.backend
+    }
+
+    async fn viewer(&self, headers: &HeaderMap, workspace: &str) -> Result<Viewer, WebError> {
+        self.person(headers, workspace).await.map(|p| p.viewer)
+    }
+
+    async fn changes(&self, viewer: &Viewer) -> Result<BoxStream<'static, LiveEvent>, WebError> {
+        let principal = viewer.caller.principal.as_ref().ok_or(WebError::NotFound)?;
+        let session_id =
+            crate::accounts::session_of_token_id(principal.token_id).ok_or(WebError::NotFound)?;
+        let email = viewer.email.clone().unwrap_or_default();
+        let user = self
+            .blocking(move |accounts| accounts.user_by_email(&email))
+            .await?
+            .ok_or(WebError::NotFound)?;
+        let live = Live {
+            receiver: self.inner.api.events.subscribe(),
+            tick: tokio::time::interval_at(tokio::time::Instant::now() + RECHECK, RECHECK),
+            accounts: self.inner.accounts.clone(),
+            session_id,
+            user_id: user.id,
+            workspace_id: principal.workspace_id,
+            shutdown: self.inner.api.shutdown.clone(),
+        };
+        Ok(stream::unfold(live, next_event).boxed())
+    }
+
+    async fn home(&self, headers: &HeaderMap) -> Response {
+        let session = match self.session(headers).await {
+            Ok(Some(session)) => session,
+            Ok(None) => return Redirect::to("/login").into_response(),
+            Err(err) => return err.answer(headers),
+        };
+        let user_id = session.user.id;
+        let memberships = match self
+            .blocking(move |accounts| accounts.memberships(user_id))
+            .await
+        {
+            Ok(memberships) => memberships,
+            Err(err) => return err.answer(headers),
+        };
+        if let Some(first) = memberships.first() {
+            return Redirect::to(&format!("{}/board", layout::base(&first.workspace.name)))
+                .into_response();
+        }
+        layout::bare(
+            "No workspace yet",
+            html! {
+                main id="main" class="narrow" data-page="home" {
+                    h1 { "You belong to no workspace yet" }
+                    p { "Signed in as " (session.user.name) " (" (session.user.email) ")." }
+                    p { "Ask an admin of a workspace for an invite link, and open it here." }
+                    form method="post" action="/logout" {
+                        input type="hidden" name="_csrf" value=(session.csrf_token);
+                        button type="submit" { "Sign out" }
+                    }
+                }
+            },
+        )
+        .into_response()
+    }
+
+    fn accounts(&self) -> bool {
+        true
+    }
+
+    async fn people(&self, viewer: &Viewer) -> Vec<String> {
+        let Some(workspace_id) = viewer.caller.principal.as_ref().map(|p| p.workspace_id) else {
+            return Vec::new();
+        };
+        match self
+            .blocking(move |accounts| accounts.members(workspace_id))
+            .await
+        {
+            Ok(members) => members
+                .into_iter()
+                .map(|m| m.user.actor().to_string())
+                .collect(),
+            Err(_) => vec![viewer.name.clone()],
+        }
+    }
+}
+
+/// An open live stream of one person's page.
+struct Live {
+    receiver: tokio::sync::broadcast::Receiver<Event>,
+    tick: tokio::time::Interval,
+    accounts: Accounts,
+    session_id: i64,
+    user_id: i64,
+    workspace_id: i64,
+    shutdown: tokio_util::sync::CancellationToken,
+}
+
+/// The stream's next event: a change of its workspace (never another's), a reset when
+/// events may have been missed; it ends when the server stops, or when the session ended or
+/// the person left the workspace (checked every [`RECHECK`], and on every revocation).
+async fn next_event(mut live: Live) -> Option<(LiveEvent, Live)> {
+    loop {
+        tokio::select! {
+            () = live.shutdown.cancelled() => return None,
+            _ = live.tick.tick() => {
+                if !still_allowed(&live).await {
+                    return None;
+                }
+            }
+            received = live.receiver.recv() => match received {
+                // A revocation (of a token, a session, a membership): check again now.
+                Ok(Event::Change(change)) if change.revoked_token.is_some() => {
+                    if !still_allowed(&live).await {
+                        return None;
+                    }
+                }
+                Ok(Event::Change(change)) => {
+                    if change.workspace_id == Some(live.workspace_id) {
+                        let event = LiveEvent::Changed {
+                            tickets: change.tickets.clone(),
+                            actor: change.actor.clone(),
+                        };
+                        return Some((event, live));
+                    }
+                }
+                Ok(Event::Reset) | Err(RecvError::Lagged(_)) => return Some((LiveEvent::Reset, live)),
+                Err(RecvError::Closed) => return None,
+            },
+        }
+    }
+}
+
+/// Whether the stream's session is live and its person still a member of the workspace.
+async fn still_allowed(live: &Live) -> bool {
+    let accounts = live.accounts.clone();
+    let (session_id, user_id, workspace_id) = (live.session_id, live.user_id, live.workspace_id);
+    tokio::task::spawn_blocking(move || {
+        Ok::<_, ToolError>(
+            accounts.session_live(session_id, user_id)?
+                && accounts.membership(user_id, workspace_id)?.is_some(),
+        )
+    })
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .unwrap_or(false)
+}
