@@ -50,6 +50,7 @@ impl Site for ViewerSite {
         }
         Ok(Viewer {
             name: "vera".into(),
+            display_name: None,
             email: None,
             caller: Caller {
                 actor: "vera".into(),
