@@ -134,6 +134,13 @@ impl RateLimiter {
         self.count(key, None, None).map(|(decision, _)| decision)
     }
 
+    /// [`Self::check`] for `key` (a person on the web: `person:EMAIL`) in workspace
+    /// `workspace_id`: the same limit as a token's, and the workspace's ceiling.
+    pub fn check_in_workspace(&self, key: &str, workspace_id: i64) -> Result<Decision, StoreError> {
+        self.count(key, Some(&format!("workspace:{workspace_id}")), None)
+            .map(|(decision, _)| decision)
+    }
+
     /// [`Self::check`] for API token `token_id` of workspace `workspace_id` (both limits),
     /// and, in the same round trip, when the token was revoked (`None`: it is not).
     pub fn check_token(

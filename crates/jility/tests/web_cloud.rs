@@ -830,3 +830,28 @@ fn a_token_minted_on_the_settings_page_works_until_revoked() {
     );
     assert!(audit.contains("own@example.com"));
 }
+
+#[test]
+fn a_persons_writes_are_rate_limited_as_a_tokens_requests() {
+    let db = TestDb::new();
+    let token = workspace(&db, "acme");
+    person(&db, "ada@example.com", "Ada", "acme", "member");
+    let server = Server::start(&db, &["--rate-limit", "3"]);
+    let number = ticket(&server, &token, "Chatty");
+    let mut ada = Browser::signed_in(&server, "ada@example.com");
+    let csrf = ada.csrf("acme");
+    let path = format!("/w/acme/tickets/{number}/comments");
+    for n in 0..3 {
+        let answer = ada.post(
+            &path,
+            &[("_csrf", &csrf), ("content", &format!("note {n}"))],
+        );
+        assert_eq!(answer.status().as_u16(), 303, "write {n}");
+    }
+    // Reads are not counted.
+    assert_eq!(ada.get(&format!("/w/acme/tickets/{number}")).0, 200);
+    let limited = ada.post(&path, &[("_csrf", &csrf), ("content", "one too many")]);
+    assert_eq!(limited.status().as_u16(), 429);
+    assert!(limited.headers().contains_key("retry-after"));
+    assert_eq!(status_of(&server, &token, &number)["comment_count"], 3);
+}

@@ -116,7 +116,7 @@ pub struct ServeConfig {
 pub struct ApiState {
     pub(crate) db: PgDatabase,
     pub(crate) tokens: Tokens,
-    limiter: RateLimiter,
+    pub(crate) limiter: RateLimiter,
     pub(crate) workspaces: Workspaces,
     pub(crate) audit: Audit,
     pub(crate) events: Events,

@@ -5,7 +5,8 @@
 //!   session → their membership of the workspace the URL names: a workspace they are no
 //!   member of is the same 404 as one that does not exist), their operations through the
 //!   API's [`crate::ApiState`] with their role's scopes, the live stream of their
-//!   workspace alone;
+//!   workspace alone; `backend`: [`backend::People`], the API's state with each write of
+//!   a person counted against a rate limit of their own;
 //! - `signin`: `GET/POST /login`, `POST /logout`; `links`: `GET/POST /invite/{secret}`,
 //!   `GET/POST /reset/{secret}`;
 //! - `settings` (members, roles, invites), `tokens`, `audit`: `/w/{ws}/settings…`, for
@@ -15,6 +16,7 @@
 
 mod answers;
 mod audit;
+pub mod backend;
 mod cookies;
 mod links;
 mod settings;

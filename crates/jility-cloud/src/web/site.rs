@@ -1,6 +1,7 @@
 //! [`CloudSite`]: the web board's [`Site`] on `jility serve` — people signed in with a
 //! session cookie, each page of the workspace its URL names, operations through the API's
-//! own [`ApiState`] (the same scope checks, audit entries and events as a token's).
+//! own [`ApiState`] (the same scope checks, audit entries and events as a token's; its
+//! writes counted against a limit of the person's own: [`People`]).
 //!
 //! A person's request runs as a [`Principal`] of the workspace whose scopes are their role's
 //! ([`Role::scopes`]), whose name is their email ([`crate::accounts::User::actor`]: what
@@ -20,6 +21,7 @@ use maud::html;
 use mcp_common::ToolError;
 use tokio::sync::broadcast::error::RecvError;
 
+use super::backend::People;
 use super::cookies;
 use crate::accounts::{Accounts, Role, Session};
 use crate::api::ApiState;
@@ -37,6 +39,7 @@ pub struct CloudSite {
 
 struct Inner {
     api: ApiState,
+    backend: People,
     accounts: Accounts,
     /// Served over TLS: cookies are `Secure`.
     tls: bool,
@@ -55,6 +58,7 @@ impl CloudSite {
         Self {
             inner: Arc::new(Inner {
                 api: api.clone(),
+                backend: People::new(api),
                 accounts: Accounts::new(&api.db),
                 tls,
             }),
@@ -166,10 +170,10 @@ impl CloudSite {
 }
 
 impl Site for CloudSite {
-    type Backend = ApiState;
+    type Backend = People;
 
-    fn backend(&self) -> &ApiState {
-        &self.inner.api
+    fn backend(&self) -> &People {
+        &self.inner.backend
     }
 
     async fn viewer(&self, headers: &HeaderMap, workspace: &str) -> Result<Viewer, WebError> {
