@@ -155,7 +155,7 @@ describe('local ticket page and pages', () => {
     // The CSP listener (afterEach) must have recorded nothing: nothing inline was even tried.
   });
 
-  test('axe-core: no serious or critical violations on board, ticket, list and new', async () => {
+  test('axe-core: no serious or critical violations on board, ticket, history, list, search and new', async () => {
     const blocked = await agent.create({ title: 'Waiting on the API', story_points: 5, labels: ['backend', 'api'] });
     await agent.call('jility_assign_ticket', { ticket_id: blocked, assignees: [h.HUMAN, h.AGENT] });
     await agent.status(blocked, 'blocked');
@@ -203,25 +203,27 @@ describe('local ticket page and pages', () => {
     assert.deepEqual(found, {}, 'no serious or critical axe violations');
   });
 
-  test('phone width (390×844): every control of the board and the ticket page is in reach', async () => {
+  test('phone width (390×844): every control of the board, ticket, history, list and new pages is in reach', async () => {
     const key = await agent.create({ title: 'A ticket with a rather long title to wrap on a phone', description: CHECKLIST, story_points: 8, labels: ['mobile', 'ui'] });
     await agent.call('jility_assign_ticket', { ticket_id: key, assignees: [h.HUMAN, h.AGENT] });
     await agent.status(key, 'in_progress');
-    for (const path of ['/board', `/tickets/${key}`]) {
+    for (const path of ['/board', `/tickets/${key}`, `/tickets/${key}/history`, '/list', '/list?q=ticket', '/new']) {
       page = await h.newPage(chrome, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
       await page.goto(`${web.ws}${path}`);
       await page.locator('main#main').waitFor();
       const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(pageWidth <= 390, `${path}: the page does not scroll sideways (${pageWidth} px wide)`);
-      const unreachable = await page.evaluate(async () => {
+      const { unreachable, checked } = await page.evaluate(async () => {
         const controls = Array.from(document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex="0"]'));
         const out = [];
+        let checked = 0;
         for (const el of controls) {
           // Controls in a closed <details> open with their summary: not in view on purpose.
           const closed = el.closest('details:not([open])');
           if (closed && el.tagName !== 'SUMMARY' && !el.matches('details > summary')) continue;
           if (el.classList.contains('skip')) continue; // the skip link shows on focus
           if (el.closest('.visually-hidden')) continue;
+          checked += 1;
           el.scrollIntoView({ block: 'center', inline: 'center' });
           await new Promise((r) => requestAnimationFrame(() => r()));
           const r = el.getBoundingClientRect();
@@ -242,8 +244,9 @@ describe('local ticket page and pages', () => {
           }
         }
         window.scrollTo(0, 0);
-        return out;
+        return { unreachable: out, checked };
       });
+      assert.ok(checked >= 5, `${path}: ${checked} controls checked`);
       assert.deepEqual(unreachable, [], `${path}: every control can be scrolled to and is not covered`);
       if (path === '/board') {
         // The card's Move menu works by touch at this width.
