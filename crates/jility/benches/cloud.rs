@@ -1041,7 +1041,8 @@ fn main() {
     let (local_dir, local_bytes) = copy_database(&local_cache);
 
     if std::env::var("JILITY_BENCH_ONLY").as_deref() == Ok("web") {
-        bench::runtime().block_on(web::web_only(&server, &db.url, &tokens[0]));
+        let cookie = web::sign_in(&db.url);
+        bench::runtime().block_on(web::web_only(&server, &cookie, &tokens[0]));
         eprintln!("{}", server.stop());
         drop(db);
         return;

@@ -134,3 +134,47 @@ fn web_refuses_to_listen_beyond_loopback() {
     assert_ne!(run.code, Some(0));
     assert!(run.stderr.contains("loopback"), "{}", run.stderr);
 }
+
+#[test]
+fn a_column_pages_on_with_its_own_cursor() {
+    let project = Project::new();
+    project.init("API");
+    for n in 1..=30 {
+        project.json(&["ticket", "create", "--title", &format!("Task {n}")]);
+    }
+    project.json(&["ticket", "move", "API-1", "todo"]);
+    let web = LocalWeb::start(&project);
+    let (_, page) = web.get("/w/local/board?label=");
+    let backlog = page
+        .split("data-status=\"backlog\"")
+        .nth(1)
+        .unwrap()
+        .split("</section>")
+        .next()
+        .unwrap();
+    assert!(backlog.contains("data-count>29<"), "{backlog}");
+    assert_eq!(backlog.matches("class=\"card\"").count(), 25, "{backlog}");
+    let more = backlog
+        .split("class=\"more\" href=\"")
+        .nth(1)
+        .expect("a More link")
+        .split('"')
+        .next()
+        .unwrap()
+        .replace("&amp;", "&");
+    assert!(more.contains("after_backlog="), "{more}");
+    let (status, next) = web.get(&more);
+    assert_eq!(status, 200);
+    let rest = next
+        .split("data-status=\"backlog\"")
+        .nth(1)
+        .unwrap()
+        .split("</section>")
+        .next()
+        .unwrap();
+    assert_eq!(rest.matches("class=\"card\"").count(), 4, "{rest}");
+    // The other columns are read from their start: the todo column still shows API-1.
+    let todo = next.split("data-status=\"todo\"").nth(1).unwrap();
+    assert!(todo.contains("data-ticket=\"API-1\""));
+    assert!(!todo.split("</section>").next().unwrap().contains("class=\"more\""));
+}

@@ -1,4 +1,4 @@
-//! The board: one column per status with its count, 50 cards a column (a column pages on
+//! The board: one column per status with its count, 25 cards a column (a column pages on
 //! with its own cursor, so a workspace of any size costs six short reads), filters kept in
 //! the URL (assignee, mine, label, epic, text). A card moves by drag-and-drop, by keyboard
 //! (`[` and `]` on a focused card, or its "Move" menu) or, without script, by the menu's form.
@@ -18,7 +18,7 @@ use crate::layout::{self, Section};
 use crate::site::{Site, Viewer};
 
 /// Cards a column shows at once.
-pub const COLUMN_SIZE: i64 = 50;
+pub const COLUMN_SIZE: i64 = 25;
 /// Results of a text filter (grouped into the columns).
 const SEARCH_SIZE: i64 = 100;
 
@@ -300,16 +300,10 @@ pub fn card_markup(
     back: &str,
 ) -> Markup {
     let href = format!("{base}/tickets/{}", layout::segment(&card.number));
-    let moves: Vec<&str> = card
-        .status
-        .transitions()
-        .iter()
-        .map(|s| s.as_str())
-        .collect();
     html! {
         article class="card" tabindex="0" draggable=[viewer.can_write.then_some("true")]
             data-ticket=(card.number) data-status=(card.status.as_str())
-            data-moves=(moves.join(" ")) aria-label=(format!("{} {}", card.number, card.title)) {
+            aria-label=(format!("{} {}", card.number, card.title)) {
             div class="card-head" {
                 a class="key" href=(href) { (card.number) }
                 @if let Some(points) = card.story_points {
