@@ -146,7 +146,7 @@ fn a_column_pages_on_with_its_own_cursor() {
     let web = LocalWeb::start(&project);
     let (_, page) = web.get("/w/local/board?label=");
     let backlog = page
-        .split("data-status=\"backlog\"")
+        .split("class=\"column\" data-status=\"backlog\"")
         .nth(1)
         .unwrap()
         .split("</section>")
@@ -166,7 +166,7 @@ fn a_column_pages_on_with_its_own_cursor() {
     let (status, next) = web.get(&more);
     assert_eq!(status, 200);
     let rest = next
-        .split("data-status=\"backlog\"")
+        .split("class=\"column\" data-status=\"backlog\"")
         .nth(1)
         .unwrap()
         .split("</section>")
@@ -174,7 +174,7 @@ fn a_column_pages_on_with_its_own_cursor() {
         .unwrap();
     assert_eq!(rest.matches("class=\"card\"").count(), 4, "{rest}");
     // The other columns are read from their start: the todo column still shows API-1.
-    let todo = next.split("data-status=\"todo\"").nth(1).unwrap();
+    let todo = next.split("class=\"column\" data-status=\"todo\"").nth(1).unwrap();
     assert!(todo.contains("data-ticket=\"API-1\""));
     assert!(!todo.split("</section>").next().unwrap().contains("class=\"more\""));
 }
