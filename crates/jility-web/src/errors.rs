@@ -79,8 +79,15 @@ impl WebError {
             status
         };
         let err = self.as_tool_error();
+        let retry = err
+            .retry_after_secs
+            .and_then(|secs| HeaderValue::from_str(&secs.to_string()).ok());
         let body = serde_json::json!({ "error": err });
-        (status, axum::Json(body)).into_response()
+        let mut response = (status, axum::Json(body)).into_response();
+        if let Some(value) = retry {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        response
     }
 }
 

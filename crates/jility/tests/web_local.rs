@@ -174,7 +174,50 @@ fn a_column_pages_on_with_its_own_cursor() {
         .unwrap();
     assert_eq!(rest.matches("class=\"card\"").count(), 4, "{rest}");
     // The other columns are read from their start: the todo column still shows API-1.
-    let todo = next.split("class=\"column\" data-status=\"todo\"").nth(1).unwrap();
+    let todo = next
+        .split("class=\"column\" data-status=\"todo\"")
+        .nth(1)
+        .unwrap();
     assert!(todo.contains("data-ticket=\"API-1\""));
-    assert!(!todo.split("</section>").next().unwrap().contains("class=\"more\""));
+    assert!(
+        !todo
+            .split("</section>")
+            .next()
+            .unwrap()
+            .contains("class=\"more\"")
+    );
+}
+
+#[test]
+fn one_session_holds_a_bounded_number_of_live_streams() {
+    let project = project_with_tickets();
+    let web = LocalWeb::start(&project);
+    let open: Vec<_> = (0..16)
+        .map(|_| {
+            let r = web.client.get(web.url("/w/local/events")).send().unwrap();
+            assert_eq!(r.status().as_u16(), 200);
+            r
+        })
+        .collect();
+    let refused = web.client.get(web.url("/w/local/events")).send().unwrap();
+    assert_eq!(refused.status().as_u16(), 429);
+    assert_eq!(refused.headers()["retry-after"], "30");
+    let err: serde_json::Value = refused.json().unwrap();
+    assert_eq!(err["error"]["code"], "rate_limited", "{err}");
+    assert_eq!(err["error"]["retryable"], true, "{err}");
+    // A closed tab frees its place.
+    drop(open);
+    let again = (0..50).find_map(|_| {
+        let r = web.client.get(web.url("/w/local/events")).send().unwrap();
+        if r.status().as_u16() == 200 {
+            Some(r)
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            None
+        }
+    });
+    assert!(
+        again.is_some(),
+        "a stream is served again after the others closed"
+    );
 }
