@@ -18,10 +18,9 @@ use mcp_common_core::ToolError;
 
 use super::create_forms::{self, Form, Kept, NewPage, Templates};
 use super::list::ListFilters;
-use super::{answer_form, field, form_pairs, missing, respond, run, viewer, write};
+use super::{answer_form, field, form, missing, respond, run, viewer, write};
 use crate::errors::{WebError, wants_json};
 use crate::layout::{self, Section};
-use crate::security::check_form;
 use crate::site::{Site, Viewer};
 
 /// Pages of templates read at most (200 each).
@@ -134,21 +133,6 @@ async fn answer<S: Site>(
     }
 }
 
-/// The viewer of a form, its fields, and the CSRF check (a refusal answers at once).
-async fn form_of<S: Site>(
-    site: &S,
-    workspace: &str,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<(Viewer, Vec<(String, String)>), Response> {
-    let viewer = viewer(site, headers, workspace).await?;
-    let pairs = form_pairs(body);
-    if let Err(err) = check_form(&viewer, headers, field(&pairs, "_csrf")) {
-        return Err(err.answer(headers));
-    }
-    Ok((viewer, pairs))
-}
-
 /// `POST /w/{workspace}/tickets`: title, description, status, story_points, labels and
 /// assignees (comma lists), parent, epic. Goes to the new ticket's page.
 pub async fn create_one<S: Site>(
@@ -157,7 +141,7 @@ pub async fn create_one<S: Site>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (viewer, pairs) = match form_of(&site, &workspace, &headers, &body).await {
+    let (viewer, pairs) = match form(&site, &headers, &workspace, &body).await {
         Ok(v) => v,
         Err(refusal) => return refusal,
     };
@@ -194,7 +178,7 @@ pub async fn create_batch<S: Site>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (viewer, pairs) = match form_of(&site, &workspace, &headers, &body).await {
+    let (viewer, pairs) = match form(&site, &headers, &workspace, &body).await {
         Ok(v) => v,
         Err(refusal) => return refusal,
     };
@@ -256,7 +240,7 @@ pub async fn create_from_template<S: Site>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (viewer, pairs) = match form_of(&site, &workspace, &headers, &body).await {
+    let (viewer, pairs) = match form(&site, &headers, &workspace, &body).await {
         Ok(v) => v,
         Err(refusal) => return refusal,
     };

@@ -11,8 +11,8 @@ use jility_core::ops;
 use jility_core::params::{TicketId, UpdateDescription};
 use maud::{Markup, html};
 
-use super::parts::{check, posted, stale, ticket_href};
-use super::{answer_form, field, missing, run, write};
+use super::parts::{stale, ticket_href};
+use super::{answer_form, field, form, missing, run, write};
 use crate::markdown;
 use crate::site::{Site, Viewer};
 
@@ -69,13 +69,12 @@ pub async fn tick<S: Site>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (viewer, pairs) = match posted(&site, &headers, &workspace, &body).await {
+    let (viewer, pairs) = match form(&site, &headers, &workspace, &body).await {
         Ok(v) => v,
         Err(refusal) => return refusal,
     };
     let here = ticket_href(&viewer, &number);
     let result = async {
-        check(&viewer, &headers, &pairs)?;
         let task: usize = field(&pairs, "task")
             .and_then(|t| t.trim().parse().ok())
             .ok_or_else(|| missing("task"))?;
@@ -144,13 +143,12 @@ pub async fn describe<S: Site>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (viewer, pairs) = match posted(&site, &headers, &workspace, &body).await {
+    let (viewer, pairs) = match form(&site, &headers, &workspace, &body).await {
         Ok(v) => v,
         Err(refusal) => return refusal,
     };
     let here = ticket_href(&viewer, &number);
     let result = async {
-        check(&viewer, &headers, &pairs)?;
         let content = field(&pairs, "content").ok_or_else(|| missing("content"))?;
         // Browsers send a textarea's lines as CRLF; the description keeps its own ends.
         let content = content.replace("\r\n", "\n");

@@ -15,8 +15,8 @@ use jility_core::tracker::TicketDetail;
 use maud::{Markup, html};
 use mcp_common_core::ToolError;
 
-use super::parts::{check, posted, ticket_href, who};
-use super::{answer_form, field, missing, run, write};
+use super::parts::{ticket_href, who};
+use super::{answer_form, field, form, missing, run, write};
 use crate::errors::WebError;
 use crate::site::{Site, Viewer};
 
@@ -222,13 +222,12 @@ pub async fn edit<S: Site>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (viewer, pairs) = match posted(&site, &headers, &workspace, &body).await {
+    let (viewer, pairs) = match form(&site, &headers, &workspace, &body).await {
         Ok(v) => v,
         Err(refusal) => return refusal,
     };
     let here = ticket_href(&viewer, &number);
     let result = async {
-        check(&viewer, &headers, &pairs)?;
         let story_points = match field(&pairs, "story_points").map(str::trim) {
             None => None,
             Some("") => Some(None),
@@ -331,13 +330,12 @@ async fn dependency<S: Site>(
     body: Bytes,
     add: bool,
 ) -> Response {
-    let (viewer, pairs) = match posted(&site, &headers, &workspace, &body).await {
+    let (viewer, pairs) = match form(&site, &headers, &workspace, &body).await {
         Ok(v) => v,
         Err(refusal) => return refusal,
     };
     let here = ticket_href(&viewer, &number);
     let result = async {
-        check(&viewer, &headers, &pairs)?;
         let depends_on = field(&pairs, "depends_on")
             .map(str::trim)
             .filter(|d| !d.is_empty())

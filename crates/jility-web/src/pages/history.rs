@@ -11,8 +11,8 @@ use jility_core::params::{RevertDescription, TicketId};
 use jility_core::tracker::History;
 use maud::{Markup, html};
 
-use super::parts::{check, posted, ticket_href, who};
-use super::{answer_form, field, missing, respond, run, viewer, when, write};
+use super::parts::{ticket_href, who};
+use super::{answer_form, field, form, missing, respond, run, viewer, when, write};
 use crate::layout::Section;
 use crate::site::{Site, Viewer};
 
@@ -101,13 +101,12 @@ pub async fn revert<S: Site>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (viewer, pairs) = match posted(&site, &headers, &workspace, &body).await {
+    let (viewer, pairs) = match form(&site, &headers, &workspace, &body).await {
         Ok(v) => v,
         Err(refusal) => return refusal,
     };
     let back = href(&viewer, &number);
     let result = async {
-        check(&viewer, &headers, &pairs)?;
         let version: i64 = field(&pairs, "version")
             .and_then(|v| v.trim().parse().ok())
             .ok_or_else(|| missing("version"))?;

@@ -82,6 +82,21 @@ pub fn respond<S: Site>(
     layout::page(viewer, section, title, site.accounts(), main).into_response()
 }
 
+/// A form posted to a page of `workspace`: who sent it and its fields, its CSRF token and
+/// origin checked (or the answer that refuses it: sign-in, not found, CSRF).
+pub async fn form<S: Site>(
+    site: &S,
+    headers: &HeaderMap,
+    workspace: &str,
+    body: &[u8],
+) -> Result<(Viewer, Vec<(String, String)>), Response> {
+    let viewer = viewer(site, headers, workspace).await?;
+    let pairs = form_pairs(body);
+    crate::security::check_form(&viewer, headers, field(&pairs, "_csrf"))
+        .map_err(|err| err.answer(headers))?;
+    Ok((viewer, pairs))
+}
+
 /// Where a form sends the person back to: `back` when it is a page of this workspace,
 /// else `fallback` (never another site: no open redirect).
 pub fn back_to(viewer: &Viewer, back: Option<&str>, fallback: String) -> String {

@@ -12,11 +12,10 @@ use jility_core::tracker::TicketDetail;
 use maud::{Markup, html};
 
 use super::parts::{nest_headings, ticket_href, who};
-use super::{answer_form, back_to, field, form_pairs, missing, respond, run, viewer, write};
+use super::{answer_form, back_to, field, form, missing, respond, run, viewer, write};
 use super::{changes, edit, fields, history, when};
 use crate::layout::{self, Section};
 use crate::markdown;
-use crate::security::check_form;
 use crate::site::{Site, Viewer};
 
 /// `GET /w/{workspace}/tickets/{number}`.
@@ -58,14 +57,9 @@ pub async fn page<S: Site>(
     respond(&site, &viewer, &headers, Section::Ticket, &title, main)
 }
 
-/// The ticket's page address.
-pub fn href(viewer: &Viewer, number: &str) -> String {
-    ticket_href(viewer, number)
-}
-
 fn render(viewer: &Viewer, detail: &TicketDetail, people: &[String], versions: usize) -> Markup {
     let t = &detail.ticket;
-    let here = href(viewer, &t.number);
+    let here = ticket_href(viewer, &t.number);
     html! {
         main id="main" class="ticket-page" data-page="ticket" data-ticket=(t.number) {
             div id="notice" {}
@@ -132,14 +126,16 @@ pub async fn move_status<S: Site>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let viewer = match viewer(&site, &headers, &workspace).await {
+    let (viewer, pairs) = match form(&site, &headers, &workspace, &body).await {
         Ok(v) => v,
         Err(refusal) => return refusal,
     };
-    let pairs = form_pairs(&body);
-    let back = back_to(&viewer, field(&pairs, "back"), href(&viewer, &number));
+    let back = back_to(
+        &viewer,
+        field(&pairs, "back"),
+        ticket_href(&viewer, &number),
+    );
     let result = async {
-        check_form(&viewer, &headers, field(&pairs, "_csrf"))?;
         let status = field(&pairs, "status").ok_or_else(|| missing("status"))?;
         let out = write::<S, ops::UpdateStatus>(
             &site,
@@ -170,14 +166,12 @@ pub async fn comment<S: Site>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let viewer = match viewer(&site, &headers, &workspace).await {
+    let (viewer, pairs) = match form(&site, &headers, &workspace, &body).await {
         Ok(v) => v,
         Err(refusal) => return refusal,
     };
-    let pairs = form_pairs(&body);
-    let here = href(&viewer, &number);
+    let here = ticket_href(&viewer, &number);
     let result = async {
-        check_form(&viewer, &headers, field(&pairs, "_csrf"))?;
         let content = field(&pairs, "content").ok_or_else(|| missing("content"))?;
         let out = write::<S, ops::AddComment>(
             &site,
