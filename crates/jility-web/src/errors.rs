@@ -57,7 +57,7 @@ impl WebError {
                 "The form was not sent from this site's page",
             )
             .with_hint("Reload the page and try again; nothing was changed."),
-            WebError::Tool(err) => err.clone(),
+            WebError::Tool(err) => for_people(err),
         }
     }
 
@@ -131,4 +131,49 @@ pub fn wants_json(headers: &HeaderMap) -> bool {
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|accept| accept.starts_with("application/json"))
+}
+
+/// `err` as a person reads it on a page: a hint written for an agent (it names an MCP tool,
+/// `jility_…`) gives way to what a person does on the board.
+fn for_people(err: &ToolError) -> ToolError {
+    let mut err = err.clone();
+    if err.hint.as_deref().is_some_and(|h| h.contains("jility_")) {
+        use jility_core::errors::{ALREADY_ASSIGNED, DEPENDENCY_CYCLE, NOT_FOUND};
+        let hint = if err.code == NOT_FOUND {
+            "Check the ticket's number, or find it on the board or with the search."
+        } else if err.code == DEPENDENCY_CYCLE {
+            "Each arrow reads 'depends on'. Remove one of those dependencies on its ticket's page first, or reverse this one."
+        } else if err.code == ALREADY_ASSIGNED {
+            "Pick an unassigned ticket, or ask its assignees to hand it over."
+        } else {
+            err.class().default_hint()
+        };
+        err.hint = Some(hint.to_string());
+    }
+    err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agents_hint_gives_way_to_a_persons() {
+        let agent = ToolError::not_found("Ticket API-99 not found").with_hint(
+            "Use jility_list_tickets or jility_search_tickets (CLI: `jility ticket list`) to see available tickets.",
+        );
+        let shown = WebError::Tool(agent).as_tool_error();
+        assert_eq!(shown.message, "Ticket API-99 not found");
+        assert!(
+            !shown.hint_text().contains("jility_"),
+            "{}",
+            shown.hint_text()
+        );
+        assert!(shown.hint_text().contains("board"));
+        let plain = ToolError::not_found("x").with_hint("Check the spelling.");
+        assert_eq!(
+            WebError::Tool(plain).as_tool_error().hint_text(),
+            "Check the spelling."
+        );
+    }
 }
