@@ -387,3 +387,42 @@ export async function axeViolations(page) {
       nodes: v.nodes.slice(0, 5).map((n) => `${n.target.join(' ')} — ${n.failureSummary?.split('\n').slice(1, 3).join(' ')}`),
     }));
 }
+
+/** The page's controls that cannot be scrolled into view or are covered by something else
+ * (a control inside a closed `<details>` is left out: its summary opens it), and how many
+ * were checked. */
+export async function reach(page) {
+  return page.evaluate(async () => {
+    const controls = Array.from(document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex="0"]'));
+    const out = [];
+    let checked = 0;
+    for (const el of controls) {
+      // Controls in a closed <details> open with their summary: not in view on purpose.
+      const closed = el.closest('details:not([open])');
+      if (closed && el.tagName !== 'SUMMARY' && !el.matches('details > summary')) continue;
+      if (el.classList.contains('skip')) continue; // the skip link shows on focus
+      if (el.closest('.visually-hidden')) continue;
+      checked += 1;
+      el.scrollIntoView({ block: 'center', inline: 'center' });
+      await new Promise((r) => requestAnimationFrame(() => r()));
+      const r = el.getBoundingClientRect();
+      const name = `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className ? `.${String(el.className).split(' ').join('.')}` : ''} "${(el.innerText || el.getAttribute('aria-label') || el.name || '').slice(0, 30)}"`;
+      if (r.width < 1 || r.height < 1) {
+        out.push(`${name}: no size`);
+        continue;
+      }
+      const x = Math.min(Math.max(r.left + r.width / 2, 0), innerWidth - 1);
+      const y = Math.min(Math.max(r.top + r.height / 2, 0), innerHeight - 1);
+      if (r.right <= 0 || r.left >= innerWidth || r.bottom <= 0 || r.top >= innerHeight) {
+        out.push(`${name}: out of view at ${Math.round(r.left)},${Math.round(r.top)}`);
+        continue;
+      }
+      const hit = document.elementFromPoint(x, y);
+      if (!hit || !(el === hit || el.contains(hit) || hit.contains(el) || (el.labels && Array.from(el.labels).some((l) => l.contains(hit))))) {
+        out.push(`${name}: covered by ${hit ? hit.tagName.toLowerCase() + '.' + hit.className : 'nothing'}`);
+      }
+    }
+    window.scrollTo(0, 0);
+    return { unreachable: out, checked };
+  });
+}

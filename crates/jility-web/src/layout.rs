@@ -78,7 +78,7 @@ pub fn page(
                         label for="top-search" class="visually-hidden" { "Search tickets" }
                         input id="top-search" type="search" name="q" placeholder="Search tickets";
                     }
-                    div class="who" {
+                    div class="account" {
                         span id="live" class="live" role="status" aria-live="polite" data-state="off" { "" }
                         span class="person" {
                             @if let Some(display) = viewer.display_name.as_deref().filter(|d| *d != viewer.name) {

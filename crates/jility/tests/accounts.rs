@@ -21,7 +21,7 @@ use jility_cloud::accounts::{
 use jility_cloud::auth::{NewToken, Scope, ScopeSet, Tokens};
 use jility_cloud::store::{PgDatabase, Workspace};
 use jility_core::errors;
-use mcp_common::{ErrorClass, ToolError, codes};
+use mcp_common::{ErrorClass, ErrorCode, ToolError, codes};
 
 mod pg;
 
@@ -544,6 +544,7 @@ fn an_invite_is_used_once_and_expires() {
                 email: "Newbie@Example.com",
                 name: "Newbie",
                 password: "a long enough password",
+                from: addr("10.1.1.1"),
             },
         )
         .unwrap();
@@ -577,6 +578,7 @@ fn an_invite_is_used_once_and_expires() {
             email: "second@example.com",
             name: "Second",
             password: "a long enough password",
+            from: addr("10.1.1.1"),
         },
     ));
     assert_eq!(again.code, errors::NOT_FOUND);
@@ -629,6 +631,7 @@ fn an_invite_is_used_once_and_expires() {
             email: "late@example.com",
             name: "Late",
             password: "a long enough password",
+            from: addr("10.1.1.1"),
         },
     ));
     assert!(e.message.contains("expired"), "{}", e.message);
@@ -646,6 +649,56 @@ fn an_invite_is_used_once_and_expires() {
         .accept_invite(secret.expose(), AcceptAs::Existing(admin.id)));
     assert!(e.message.contains("revoked"), "{}", e.message);
     assert!(w.accounts.invite_by_secret("forged").unwrap().is_none());
+}
+
+#[test]
+fn an_invite_cannot_be_used_to_list_who_has_an_account() {
+    let w = world();
+    let ws = w.workspace.id;
+    let (secret, _) = w
+        .accounts
+        .create_invite(ws, Role::Member, Actor::Operator)
+        .unwrap();
+    let sign_up = |email: &str, from: &str| {
+        w.accounts.accept_invite(
+            secret.expose(),
+            AcceptAs::NewUser {
+                email,
+                name: "Prober",
+                password: "a long enough password",
+                from: addr(from),
+            },
+        )
+    };
+    // A taken email is a conflict (the invite stays unused), counted as a failed sign-in
+    // of that email: past the account's limit, the answer is the sign-in limit's, the same
+    // for an email nobody has.
+    for _ in 0..5 {
+        assert_eq!(
+            err(sign_up("owner@example.com", "10.9.0.1")).code,
+            codes::CONFLICT
+        );
+    }
+    let limited = err(sign_up("OWNER@example.com", "10.9.0.2"));
+    assert_eq!(limited.code, codes::RATE_LIMITED, "{limited:?}");
+    assert!(limited.retry_after_secs.is_some(), "{limited:?}");
+    // Per address too: one address probing many emails is stopped at its limit.
+    let taken: Vec<String> = (0..21).map(|n| format!("taken{n}@example.com")).collect();
+    for email in &taken {
+        w.accounts.create_user(email, "Taken", None).unwrap();
+    }
+    let seen: Vec<ErrorCode> = taken
+        .iter()
+        .map(|email| err(sign_up(email, "10.9.0.3")).code)
+        .collect();
+    assert!(
+        seen[..20].iter().all(|c| *c == codes::CONFLICT),
+        "{seen:?}"
+    );
+    assert_eq!(seen[20], codes::RATE_LIMITED);
+    // The invite is still there, and a new email from another address joins with it.
+    let joined = sign_up("fresh@example.com", "10.9.0.4").unwrap();
+    assert_eq!(joined.role, Role::Member);
 }
 
 #[test]
@@ -710,6 +763,7 @@ fn concurrent_changes_keep_an_owner_and_use_an_invite_once() {
                                     email: &email,
                                     name: "Racer",
                                     password: "a long enough password",
+                                    from: addr("10.1.1.1"),
                                 },
                             )
                             .is_ok()

@@ -2,19 +2,22 @@
 //! holder a member with a role. An invite lasts [`INVITE_DAYS`] days and is used once: the
 //! acceptance locks its row, so two acceptances of one link cannot both succeed.
 
+use std::net::IpAddr;
+
 use chrono::TimeDelta;
 use postgres::GenericClient;
 use serde::Serialize;
 
 use mcp_common::ToolError;
 
+use super::limits;
 use super::handle::{
     Accounts, Actor, PlainSecret, now, same_hash, secret_hash, store, time_text, well_formed,
 };
 use super::members::{
     Membership, insert_membership, lock_workspace, manager_role, owner_only, role_of,
 };
-use super::passwords::hash_password;
+use super::passwords::{check_password, hash_password};
 use super::roles::Role;
 use super::users::{check_email, check_user_name, insert_user};
 use jility_core::errors;
@@ -43,13 +46,15 @@ pub struct InviteInfo {
     pub expires_at: String,
 }
 
-/// Who accepts an invite: a new account, or a signed-in user.
+/// Who accepts an invite: a new account (asked for from the client address `from`), or a
+/// signed-in user.
 #[derive(Debug, Clone, Copy)]
 pub enum AcceptAs<'a> {
     NewUser {
         email: &'a str,
         name: &'a str,
         password: &'a str,
+        from: IpAddr,
     },
     Existing(i64),
 }
@@ -205,23 +210,29 @@ impl Accounts {
         if !well_formed(secret) {
             return Err(invalid_invite("This invite link is not valid"));
         }
-        // Checked and hashed before the transaction, which holds the invite's lock.
-        let new_user = match who {
+        // Checked and hashed before the transaction, which holds the invite's lock. A new
+        // account's email, when taken, tells that someone has it: such attempts count as
+        // failed sign-ins of the email and the address (and are refused past the limits),
+        // so an invite cannot be used to list who has an account.
+        let (new_user, attempt) = match who {
             AcceptAs::NewUser {
                 email,
                 name,
                 password,
-            } => Some((
-                check_email(email)?,
-                check_user_name(name)?,
-                hash_password(password)?,
-            )),
-            AcceptAs::Existing(_) => None,
+                from,
+            } => {
+                let email = check_email(email)?;
+                let name = check_user_name(name)?;
+                check_password(password)?;
+                let attempt = limits::begin(&self.db, &email, from)?;
+                (Some((email, name, hash_password(password)?)), Some(attempt))
+            }
+            AcceptAs::Existing(_) => (None, None),
         };
         let hash = secret_hash(secret);
         let bytes: &[u8] = hash.as_bytes();
         let at = time_text(now());
-        self.db.with_client(|client| {
+        let accepted = self.db.with_client(|client| {
             let mut tx = client.transaction().map_err(store)?;
             // The workspace's row first, as every change of its members and invites locks
             // it (no lock cycle with a revocation), then the invite's.
@@ -262,7 +273,11 @@ impl Accounts {
             tx.commit().map_err(store)?;
             tracing::info!(workspace_id, user_id, invite_id, role = %role, "accepted an invite");
             Ok(Membership { workspace, role })
-        })
+        })?;
+        if let Some(attempt) = attempt {
+            attempt.succeeded(&self.db);
+        }
+        Ok(accepted)
     }
 }
 

@@ -31,18 +31,20 @@ fn render(person: &Person, page: &AuditPage, next: Option<String>) -> Markup {
             @if page.entries.is_empty() {
                 p class="empty" { "Nothing recorded yet." }
             } @else {
-                table class="plain audit" {
-                    thead { tr { th { "When" } th { "Who" } th { "Token" } th { "Operation" } th { "Ticket" } th { "Status" } th { "Detail" } } }
-                    tbody {
-                        @for entry in &page.entries {
-                            tr data-entry=(entry.id) {
-                                td { (when(&entry.at)) }
-                                td { (entry.actor.as_deref().unwrap_or("—")) }
-                                td { @if let Some(id) = entry.token_id { (id) } @else { "—" } }
-                                td { (entry.operation) }
-                                td { (entry.ticket.as_deref().unwrap_or("")) }
-                                td { (entry.status) }
-                                td { (entry.detail.as_deref().unwrap_or("")) }
+                div class="table-scroll" tabindex="0" role="region" aria-label="Audit log" {
+                    table class="plain audit" {
+                        thead { tr { th { "When" } th { "Who" } th { "Token" } th { "Operation" } th { "Ticket" } th { "Status" } th { "Detail" } } }
+                        tbody {
+                            @for entry in &page.entries {
+                                tr data-entry=(entry.id) {
+                                    td { (when(&entry.at)) }
+                                    td { (entry.actor.as_deref().unwrap_or("—")) }
+                                    td { @if let Some(id) = entry.token_id { (id) } @else { "—" } }
+                                    td { (entry.operation) }
+                                    td { (entry.ticket.as_deref().unwrap_or("")) }
+                                    td { (entry.status) }
+                                    td { (entry.detail.as_deref().unwrap_or("")) }
+                                }
                             }
                         }
                     }

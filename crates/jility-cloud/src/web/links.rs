@@ -4,8 +4,11 @@
 //! revoked or expired is one 404 page. Forms without a session carry the double-submit
 //! token ([`super::cookies`]); a signed-in person's, their session's.
 
+use std::net::SocketAddr;
+
+use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use jility_web::pages::{field, form_pairs};
@@ -13,7 +16,7 @@ use jility_web::{WebError, layout};
 use maud::{Markup, html};
 use mcp_common::ToolError;
 
-use super::answers::{refusal_status, retry_after, with_cookies};
+use super::answers::{client_addr, refusal_status, retry_after, with_cookies};
 use super::cookies;
 use super::site::CloudSite;
 use crate::accounts::{AcceptAs, InviteInfo, Session};
@@ -126,6 +129,7 @@ pub async fn invite(
 pub async fn accept(
     State(site): State<CloudSite>,
     Path(secret): Path<String>,
+    connect: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -159,6 +163,7 @@ pub async fn accept(
     let name = field(&pairs, "name").unwrap_or_default().to_string();
     let email = field(&pairs, "email").unwrap_or_default().to_string();
     let password = field(&pairs, "password").unwrap_or_default().to_string();
+    let from = client_addr(connect.as_ref().map(|Extension(c)| c));
     let (n, e, key) = (name.clone(), email.clone(), secret.clone());
     let made = site
         .blocking(move |accounts| {
@@ -168,6 +173,7 @@ pub async fn accept(
                     email: &e,
                     name: &n,
                     password: &password,
+                    from,
                 },
             )?;
             let user = accounts.user_by_email(&e)?.ok_or_else(|| {

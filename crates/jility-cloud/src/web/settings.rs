@@ -115,32 +115,34 @@ fn render(person: &Person, members: &[Member], invites: &[Invite], made: Option<
                 }
             }
             h2 { "Members" }
-            table class="plain members" {
-                thead { tr { th { "Name" } th { "Email" } th { "Role" } th { "Since" } th { span class="visually-hidden" { "Remove" } } } }
-                tbody {
-                    @for member in members {
-                        @let id = format!("role-{}", member.user.id);
-                        tr data-member=(member.user.email) {
-                            td { (member.user.name) }
-                            td { (member.user.email) }
-                            td {
-                                form method="post" action=(format!("{base}/members")) {
-                                    input type="hidden" name="_csrf" value=(viewer.csrf);
-                                    input type="hidden" name="user" value=(member.user.id);
-                                    input type="hidden" name="action" value="role";
-                                    label for=(id) class="visually-hidden" { "Role of " (member.user.name) }
-                                    (role_select(&id, member.role, owner))
-                                    " "
-                                    button type="submit" { "Save" }
+            div class="table-scroll" tabindex="0" role="region" aria-label="Members" {
+                table class="plain members" {
+                    thead { tr { th { "Name" } th { "Email" } th { "Role" } th { "Since" } th { span class="visually-hidden" { "Remove" } } } }
+                    tbody {
+                        @for member in members {
+                            @let id = format!("role-{}", member.user.id);
+                            tr data-member=(member.user.email) {
+                                td { (member.user.name) }
+                                td { (member.user.email) }
+                                td {
+                                    form method="post" action=(format!("{base}/members")) {
+                                        input type="hidden" name="_csrf" value=(viewer.csrf);
+                                        input type="hidden" name="user" value=(member.user.id);
+                                        input type="hidden" name="action" value="role";
+                                        label for=(id) class="visually-hidden" { "Role of " (member.user.name) }
+                                        (role_select(&id, member.role, owner))
+                                        " "
+                                        button type="submit" { "Save" }
+                                    }
                                 }
-                            }
-                            td { (when(&member.since)) }
-                            td {
-                                form method="post" action=(format!("{base}/members")) {
-                                    input type="hidden" name="_csrf" value=(viewer.csrf);
-                                    input type="hidden" name="user" value=(member.user.id);
-                                    input type="hidden" name="action" value="remove";
-                                    button type="submit" class="secondary" { "Remove " span class="visually-hidden" { (member.user.name) } }
+                                td { (when(&member.since)) }
+                                td {
+                                    form method="post" action=(format!("{base}/members")) {
+                                        input type="hidden" name="_csrf" value=(viewer.csrf);
+                                        input type="hidden" name="user" value=(member.user.id);
+                                        input type="hidden" name="action" value="remove";
+                                        button type="submit" class="secondary" { "Remove " span class="visually-hidden" { (member.user.name) } }
+                                    }
                                 }
                             }
                         }
@@ -158,19 +160,21 @@ fn render(person: &Person, members: &[Member], invites: &[Invite], made: Option<
             @if invites.is_empty() {
                 p class="empty" { "No pending invites." }
             } @else {
-                table class="plain invites" {
-                    thead { tr { th { "Role" } th { "Made" } th { "Expires" } th { span class="visually-hidden" { "Revoke" } } } }
-                    tbody {
-                        @for invite in invites {
-                            tr data-invite=(invite.id) {
-                                td { (invite.role) }
-                                td { (when(&invite.created_at)) }
-                                td { (when(&invite.expires_at)) }
-                                td {
-                                    form method="post" action=(format!("{base}/invites/revoke")) {
-                                        input type="hidden" name="_csrf" value=(viewer.csrf);
-                                        input type="hidden" name="invite" value=(invite.id);
-                                        button type="submit" class="secondary" { "Revoke" }
+                div class="table-scroll" tabindex="0" role="region" aria-label="Pending invites" {
+                    table class="plain invites" {
+                        thead { tr { th { "Role" } th { "Made" } th { "Expires" } th { span class="visually-hidden" { "Revoke" } } } }
+                        tbody {
+                            @for invite in invites {
+                                tr data-invite=(invite.id) {
+                                    td { (invite.role) }
+                                    td { (when(&invite.created_at)) }
+                                    td { (when(&invite.expires_at)) }
+                                    td {
+                                        form method="post" action=(format!("{base}/invites/revoke")) {
+                                            input type="hidden" name="_csrf" value=(viewer.csrf);
+                                            input type="hidden" name="invite" value=(invite.id);
+                                            button type="submit" class="secondary" { "Revoke" }
+                                        }
                                     }
                                 }
                             }

@@ -70,27 +70,29 @@ fn render(person: &Person, tokens: &[TokenRecord], minted: Option<(&str, &str)>)
             @if tokens.is_empty() {
                 p class="empty" { "No tokens yet." }
             } @else {
-                table class="plain tokens" {
-                    thead { tr { th { "Name" } th { "Prefix" } th { "Scopes" } th { "Minted by" } th { "Expires" } th { "Last used" } th { "State" } } }
-                    tbody {
-                        @for token in tokens {
-                            tr data-token=(token.id) {
-                                td { (token.name) }
-                                td { code { (token.display_prefix) "…" } }
-                                td { (token.scopes.names().join(", ")) }
-                                td { (token.created_by) }
-                                td { (token.expires_at.as_deref().map_or_else(|| "never".to_string(), when)) }
-                                td { (token.last_used_at.as_deref().map_or_else(|| "never".to_string(), when)) }
-                                td {
-                                    @if token.revoked_at.is_some() {
-                                        "revoked"
-                                    } @else if !token.is_active(now) {
-                                        "expired"
-                                    } @else {
-                                        form method="post" action=(format!("{base}/revoke")) {
-                                            input type="hidden" name="_csrf" value=(viewer.csrf);
-                                            input type="hidden" name="token" value=(token.id);
-                                            button type="submit" class="secondary" { "Revoke " span class="visually-hidden" { (token.name) } }
+                div class="table-scroll" tabindex="0" role="region" aria-label="Tokens" {
+                    table class="plain tokens" {
+                        thead { tr { th { "Name" } th { "Prefix" } th { "Scopes" } th { "Minted by" } th { "Expires" } th { "Last used" } th { "State" } } }
+                        tbody {
+                            @for token in tokens {
+                                tr data-token=(token.id) {
+                                    td { (token.name) }
+                                    td { code { (token.display_prefix) "…" } }
+                                    td { (token.scopes.names().join(", ")) }
+                                    td { (token.created_by) }
+                                    td { (token.expires_at.as_deref().map_or_else(|| "never".to_string(), when)) }
+                                    td { (token.last_used_at.as_deref().map_or_else(|| "never".to_string(), when)) }
+                                    td {
+                                        @if token.revoked_at.is_some() {
+                                            "revoked"
+                                        } @else if !token.is_active(now) {
+                                            "expired"
+                                        } @else {
+                                            form method="post" action=(format!("{base}/revoke")) {
+                                                input type="hidden" name="_csrf" value=(viewer.csrf);
+                                                input type="hidden" name="token" value=(token.id);
+                                                button type="submit" class="secondary" { "Revoke " span class="visually-hidden" { (token.name) } }
+                                            }
                                         }
                                     }
                                 }

@@ -316,13 +316,8 @@ pub fn card_markup(
             p class="title" { a href=(href) tabindex="-1" { (card.title) } }
             @if !card.assignees.is_empty() || !card.labels.is_empty() {
                 div class="meta" {
-                    @for who in &card.assignees {
-                        @let person = people.iter().any(|p| p == who);
-                        span class=(if person { "who person" } else { "who agent" })
-                            title=(if person { "Person" } else { "Agent" }) {
-                            @if person { "👤 " } @else { "🤖 " }
-                            (who)
-                        }
+                    @for name in &card.assignees {
+                        (super::parts::who(name, people))
                     }
                     @for label in &card.labels {
                         span class="label" { (label) }

@@ -312,13 +312,8 @@ fn ticket_href(base: &str, number: &str) -> String {
 
 fn assignees(names: &[String], people: &[String]) -> Markup {
     html! {
-        @for who in names {
-            @let person = people.iter().any(|p| p == who);
-            span class=(if person { "who person" } else { "who agent" })
-                title=(if person { "Person" } else { "Agent" }) {
-                @if person { "👤 " } @else { "🤖 " }
-                (who)
-            }
+        @for name in names {
+            (super::parts::who(name, people))
             " "
         }
     }

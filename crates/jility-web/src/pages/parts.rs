@@ -18,18 +18,18 @@ pub fn ticket_href(viewer: &Viewer, number: &str) -> String {
     )
 }
 
-/// `name` as a person (👤, one of the workspace's `people`) or an agent (🤖), told apart
-/// for screen readers too.
+/// `name` as a person (one of the workspace's `people`: a round marker) or an agent (a
+/// square one), told apart by the stylesheet's shapes and colours (no emoji, which a
+/// machine without an emoji font draws as boxes), by a tooltip, and for screen readers.
 pub fn who(name: &str, people: &[String]) -> Markup {
     let person = people.iter().any(|p| p == name);
-    let (class, icon, kind) = if person {
-        ("who person", "👤", "Person")
+    let (class, kind) = if person {
+        ("who person", "Person")
     } else {
-        ("who agent", "🤖", "Agent")
+        ("who agent", "Agent")
     };
     html! {
         span class=(class) title=(kind) {
-            span aria-hidden="true" { (icon) " " }
             span class="visually-hidden" { (kind) ": " }
             (name)
         }
