@@ -4,8 +4,7 @@
 //
 //   (cd clients/web && npm ci && MCP_BIN_DIR=../../target/debug node screenshots.mjs)
 //
-// Writes into docs/screenshots (OUT to write elsewhere). The cards mark people and agents
-// with emoji: the machine needs an emoji font for them (Debian: fonts-noto-color-emoji).
+// Writes into docs/screenshots (OUT to write elsewhere).
 
 import fs from 'node:fs';
 import path from 'node:path';

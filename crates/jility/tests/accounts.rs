@@ -691,10 +691,7 @@ fn an_invite_cannot_be_used_to_list_who_has_an_account() {
         .iter()
         .map(|email| err(sign_up(email, "10.9.0.3")).code)
         .collect();
-    assert!(
-        seen[..20].iter().all(|c| *c == codes::CONFLICT),
-        "{seen:?}"
-    );
+    assert!(seen[..20].iter().all(|c| *c == codes::CONFLICT), "{seen:?}");
     assert_eq!(seen[20], codes::RATE_LIMITED);
     // The invite is still there, and a new email from another address joins with it.
     let joined = sign_up("fresh@example.com", "10.9.0.4").unwrap();

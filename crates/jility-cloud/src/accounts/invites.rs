@@ -10,10 +10,10 @@ use serde::Serialize;
 
 use mcp_common::ToolError;
 
-use super::limits;
 use super::handle::{
     Accounts, Actor, PlainSecret, now, same_hash, secret_hash, store, time_text, well_formed,
 };
+use super::limits;
 use super::members::{
     Membership, insert_membership, lock_workspace, manager_role, owner_only, role_of,
 };

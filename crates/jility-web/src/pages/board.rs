@@ -242,7 +242,8 @@ fn render(viewer: &Viewer, filters: &Filters, columns: &[Column], people: &[Stri
             }
             p class="help" {
                 "Drag a card to another column, or focus it and press [ or ] to move it one column; "
-                "its Move menu lists the moves the workflow allows."
+                "its Move menu lists the moves the workflow allows. Assignees: "
+                span class="who person" { "a person" } " or " span class="who agent" { "an agent" } "."
             }
         }
     }
