@@ -89,28 +89,9 @@ impl Audit {
 
     /// Record `entry`; a failure is logged, never returned (blocking).
     pub fn record(&self, entry: &NewEntry<'_>) {
-        let at = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
-        let detail = entry.detail.map(clip);
-        let status = i32::from(entry.status);
-        let written = self.db.with_client(|client| -> Result<u64, StoreError> {
-            client
-                .execute(
-                    "INSERT INTO audit_log \
-                 (workspace_id, at, token_id, actor, operation, ticket, status, detail) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-                    &[
-                        &entry.workspace_id,
-                        &at,
-                        &entry.token_id,
-                        &entry.actor,
-                        &entry.operation,
-                        &entry.ticket,
-                        &status,
-                        &detail,
-                    ],
-                )
-                .map_err(crate::store::db)
-        });
+        let written = self
+            .db
+            .with_client(|client| record_in(client, entry).map_err(crate::store::db));
         if let Err(err) = written {
             tracing::warn!(
                 operation = entry.operation,
@@ -230,4 +211,31 @@ fn store(err: postgres::Error) -> ToolError {
 
 fn clip(text: &str) -> String {
     mcp_common::clip(text, MAX_DETAIL_CHARS)
+}
+
+/// Record `entry` on `client` (a transaction: the entry commits with what it records).
+pub(crate) fn record_in(
+    client: &mut impl postgres::GenericClient,
+    entry: &NewEntry<'_>,
+) -> Result<(), postgres::Error> {
+    let at = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
+    let detail = entry.detail.map(clip);
+    let status = i32::from(entry.status);
+    client
+        .execute(
+            "INSERT INTO audit_log \
+             (workspace_id, at, token_id, actor, operation, ticket, status, detail) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            &[
+                &entry.workspace_id,
+                &at,
+                &entry.token_id,
+                &entry.actor,
+                &entry.operation,
+                &entry.ticket,
+                &status,
+                &detail,
+            ],
+        )
+        .map(|_| ())
 }

@@ -275,6 +275,7 @@ impl Tokens {
             let live: i64 = tx
                 .query_one(
                     "SELECT count(*) FROM api_tokens WHERE workspace_id = $1 \
+                     AND oauth_grant_id IS NULL \
                      AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)",
                     &[&workspace_id, &now_text()],
                 )
@@ -316,7 +317,8 @@ impl Tokens {
             client
                 .query(
                     &format!(
-                        "SELECT {RECORD_COLUMNS} FROM api_tokens WHERE workspace_id = $1 ORDER BY id"
+                        "SELECT {RECORD_COLUMNS} FROM api_tokens WHERE workspace_id = $1 \
+                         AND oauth_grant_id IS NULL ORDER BY id"
                     ),
                     &[&workspace_id],
                 )
@@ -403,7 +405,7 @@ impl Tokens {
             let bytes: &[u8] = hash.as_bytes();
             let rows = client.query_typed(
                 "SELECT t.id, t.workspace_id, w.name, t.name, t.token_hash, t.scopes, \
-                        t.expires_at, t.revoked_at, t.last_used_at \
+                        t.expires_at, t.revoked_at, t.last_used_at, t.resource \
                  FROM api_tokens t JOIN workspaces w ON w.id = t.workspace_id \
                  WHERE t.token_hash = $1",
                 &[(&bytes, Type::BYTEA)],
@@ -454,6 +456,7 @@ impl Tokens {
                 token_name: row.try_get(3)?,
                 scopes,
                 expires_at,
+                resource: row.try_get(9)?,
             })
         })
     }
@@ -514,6 +517,37 @@ fn insert_token(
     new: &NewToken,
     created_by_user: Option<i64>,
 ) -> Result<MintedToken, ToolError> {
+    insert_any_token(client, workspace_id, new, created_by_user, None)
+}
+
+/// Mint an OAuth access token of grant `grant_id`, bound to `resource`, for `user_id`, on
+/// `client` (the grant's transaction). It is listed with the grant, not with the tokens.
+pub(crate) fn insert_access_token(
+    client: &mut impl GenericClient,
+    workspace_id: i64,
+    new: &NewToken,
+    user_id: i64,
+    grant_id: i64,
+    resource: &str,
+) -> Result<MintedToken, ToolError> {
+    check_new_token(new)?;
+    insert_any_token(
+        client,
+        workspace_id,
+        new,
+        Some(user_id),
+        Some((grant_id, resource)),
+    )
+}
+
+fn insert_any_token(
+    client: &mut impl GenericClient,
+    workspace_id: i64,
+    new: &NewToken,
+    created_by_user: Option<i64>,
+    oauth: Option<(i64, &str)>,
+) -> Result<MintedToken, ToolError> {
+    let (grant_id, resource) = oauth.unzip();
     let token = PlainToken::mint()?;
     let hash = token.hash();
     let hash: &[u8] = hash.as_bytes();
@@ -525,8 +559,9 @@ fn insert_token(
         .query_one(
             &format!(
                 "INSERT INTO api_tokens (workspace_id, name, token_hash, display_prefix, scopes, \
-                                         created_by, created_at, expires_at, created_by_user) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING {RECORD_COLUMNS}"
+                                         created_by, created_at, expires_at, created_by_user, \
+                                         oauth_grant_id, resource) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {RECORD_COLUMNS}"
             ),
             &[
                 &workspace_id,
@@ -538,6 +573,8 @@ fn insert_token(
                 &now_text(),
                 &expires_at,
                 &created_by_user,
+                &grant_id,
+                &resource,
             ],
         )
         .map_err(store)?;

@@ -21,6 +21,8 @@ pub mod api;
 pub mod audit;
 pub mod auth;
 pub mod events;
+pub mod oauth;
+pub mod public;
 pub mod ratelimit;
 pub mod reach;
 pub mod store;

@@ -330,6 +330,10 @@ pub struct Principal {
     /// When the token stops working (`None`: never).
     #[serde(skip)]
     pub expires_at: Option<DateTime<Utc>>,
+    /// The resource an OAuth access token is bound to (RFC 8707: this server's `…/mcp`);
+    /// `None` for an API token, which works wherever its scopes do.
+    #[serde(skip)]
+    pub resource: Option<String>,
 }
 
 impl Principal {

@@ -55,7 +55,7 @@ use crate::sessions::{Initialize, RequestId, SESSION_NOT_FOUND, SessionOwners, o
 pub use crate::sessions::{MAX_SESSIONS, MAX_SESSIONS_VAR, SessionLimits, SessionTenant};
 pub use preflight::{
     INVALID_REQUEST, before_auth, envelope, error_response, is_oauth_path, no_oauth, not_found,
-    unauthenticated,
+    single_host, unauthenticated,
 };
 
 /// Where and how to serve over HTTP.

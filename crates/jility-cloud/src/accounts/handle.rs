@@ -103,32 +103,32 @@ impl fmt::Debug for PlainSecret {
 }
 
 /// Whether `secret` has the form of a minted secret (so nothing else reaches the database).
-pub(super) fn well_formed(secret: &str) -> bool {
+pub(crate) fn well_formed(secret: &str) -> bool {
     secret.len() == SECRET_LEN && secret.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
 /// The hash kept at rest.
-pub(super) fn secret_hash(secret: &str) -> blake3::Hash {
+pub(crate) fn secret_hash(secret: &str) -> blake3::Hash {
     blake3::hash(secret.as_bytes())
 }
 
 /// A stored hash read back, compared with `expected` in constant time (`blake3::Hash`'s
 /// equality is).
-pub(super) fn same_hash(stored: &[u8], expected: &blake3::Hash) -> bool {
+pub(crate) fn same_hash(stored: &[u8], expected: &blake3::Hash) -> bool {
     <[u8; 32]>::try_from(stored)
         .map(blake3::Hash::from_bytes)
         .is_ok_and(|stored| stored == *expected)
 }
 
-pub(super) fn store(err: postgres::Error) -> ToolError {
+pub(crate) fn store(err: postgres::Error) -> ToolError {
     crate::store::db(err).into()
 }
 
-pub(super) fn now() -> DateTime<Utc> {
+pub(crate) fn now() -> DateTime<Utc> {
     Utc::now()
 }
 
 /// The stored form of a time: RFC 3339, UTC, milliseconds (sorts as text).
-pub(super) fn time_text(at: DateTime<Utc>) -> String {
+pub(crate) fn time_text(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }

@@ -28,6 +28,7 @@ pub mod sessions;
 pub mod users;
 
 pub use handle::{Accounts, Actor, PlainSecret, SECRET_LEN};
+pub(crate) use handle::{now, same_hash, secret_hash, store, time_text, well_formed};
 pub use invites::{AcceptAs, INVITE_DAYS, Invite, InviteInfo};
 pub use limits::{ACCOUNT_FAILURES, ADDRESS_FAILURES, WINDOW_SECS};
 pub use members::{Member, Membership};

@@ -106,6 +106,10 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| addr.ip());
+    // At `/mcp`, a refusal says where OAuth starts (RFC 9728), as the MCP spec asks.
+    let challenge =
+        is_mcp(request.uri().path()).then(|| crate::oauth::challenge(request.headers(), state.tls));
+    let resource = crate::public::resource(request.headers(), state.tls);
     let token = match bearer(request.headers()) {
         Ok(token) => token,
         Err((err, reason)) => {
@@ -117,7 +121,7 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
             if let Err(err) = recorded {
                 tracing::warn!(error = %err, "could not write an audit entry");
             }
-            return unauthorized(err);
+            return unauthorized(err, challenge.as_deref());
         }
     };
     let known = state.principals.get(&token);
@@ -162,7 +166,9 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
     .await;
     let (principal, decision) = match checked {
         Ok(Ok(checked)) => checked,
-        Ok(Err(err)) if err.code == errors::UNAUTHENTICATED => return unauthorized(err),
+        Ok(Err(err)) if err.code == errors::UNAUTHENTICATED => {
+            return unauthorized(err, challenge.as_deref());
+        }
         Ok(Err(err)) => return ApiError(err).into_response(),
         Err(err) => {
             return ApiError(ToolError::internal(format!(
@@ -171,6 +177,22 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
             .into_response();
         }
     };
+    // An OAuth access token works only at the resource it was issued for (RFC 8707).
+    if let Some(bound) = &principal.resource
+        && *bound != resource
+    {
+        tracing::info!("refused an OAuth token issued for another resource");
+        return unauthorized(
+            ToolError::new(
+                errors::UNAUTHENTICATED,
+                "This token was issued for another resource",
+            )
+            .with_hint(format!(
+                "Sign in again through the OAuth flow of {resource}: the token is bound to the server address it was issued for."
+            )),
+            challenge.as_deref(),
+        );
+    }
     let Some(decision) = decision else {
         request.extensions_mut().insert::<Principal>(principal);
         return next.run(request).await;
@@ -238,12 +260,25 @@ fn bearer(headers: &HeaderMap) -> Result<String, (ToolError, Reason)> {
     Ok(token.trim().to_string())
 }
 
-fn unauthorized(err: ToolError) -> Response {
+/// A `401` with `WWW-Authenticate`: `challenge` (at `/mcp`: where OAuth starts), else
+/// plain `Bearer`.
+fn unauthorized(err: ToolError, challenge: Option<&str>) -> Response {
     let mut response = ApiError(err).into_response();
+    let value = challenge
+        .and_then(|c| HeaderValue::from_str(c).ok())
+        .unwrap_or(HeaderValue::from_static("Bearer"));
     response
         .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        .insert(header::WWW_AUTHENTICATE, value);
     response
+}
+
+fn is_mcp(path: &str) -> bool {
+    let mcp = mcp_common::http::MCP_PATH;
+    path == mcp
+        || path
+            .strip_prefix(mcp)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn rate_headers(headers: &mut HeaderMap, decision: &Decision) {

@@ -126,6 +126,8 @@ pub struct ApiState {
     refusals: refusals::Refusals,
     /// Cancelled when the server stops: open event streams end.
     pub(crate) shutdown: CancellationToken,
+    /// The server terminates TLS (its public URLs are https).
+    pub(crate) tls: bool,
 }
 
 impl ApiState {
@@ -140,6 +142,7 @@ impl ApiState {
             principals: principals::Principals::default(),
             refusals: refusals::Refusals::default(),
             shutdown: CancellationToken::new(),
+            tls: false,
         })
     }
 }
@@ -216,8 +219,8 @@ impl Workspaces {
 }
 
 /// The API's routes and `/mcp`, with authentication and rate limiting in front of every one;
-/// before them, more than one `Host` is refused and OAuth's discovery paths answer that the
-/// server takes bearer tokens ([`mcp_common::http::before_auth`]), a REST path refuses a
+/// before them, more than one `Host` is refused ([`mcp_common::http::single_host`]; OAuth's
+/// paths are the web routes', [`crate::oauth`]), a REST path refuses a
 /// foreign `Origin` ([`middleware::origin`]); every refusal of a REST path is the envelope
 /// ([`rejections`]). `local` is the bound address (its own origins). `people` (the web
 /// board, `crate::web::routes`, handed in as `mcp` is) answers every other path, with a
@@ -272,7 +275,7 @@ pub fn router(state: ApiState, mcp: Router, people: Router, local: SocketAddr) -
             axum::routing::any(jility_web::not_found)
                 .layer(axum::middleware::from_fn(jility_web::security::headers)),
         )
-        .layer(axum::middleware::from_fn(mcp_common::http::before_auth))
+        .layer(axum::middleware::from_fn(mcp_common::http::single_host))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
@@ -319,7 +322,8 @@ where
     };
     let db = PgDatabase::connect(&config.database_url)
         .map_err(|err| crate::reach::at_start(&config.database_url, err))?;
-    let state = ApiState::new(&db, config.rate_limit)?;
+    let mut state = ApiState::new(&db, config.rate_limit)?;
+    state.tls = acceptor.is_some();
     // Database work runs on blocking threads: past a few per CPU, more threads only share
     // the CPUs unfairly; queued in the runtime instead, requests are served in order.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());

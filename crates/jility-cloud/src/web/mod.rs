@@ -17,7 +17,7 @@
 mod answers;
 mod audit;
 pub mod backend;
-mod cookies;
+pub(crate) mod cookies;
 mod links;
 mod settings;
 mod signin;
@@ -61,5 +61,7 @@ pub fn routes(state: &ApiState, tls: bool) -> Router {
         .route("/w/{workspace}/settings/audit", get(audit::page))
         .layer(axum::middleware::from_fn(jility_web::security::headers))
         .with_state(site.clone());
-    jility_web::routes(site).merge(own)
+    jility_web::routes(site.clone())
+        .merge(own)
+        .merge(crate::oauth::routes(&site))
 }

@@ -69,22 +69,6 @@ pub fn tabs(viewer: &Viewer, current: &str) -> Markup {
     }
 }
 
-/// Where the links the server hands out point: `JILITY_PUBLIC_URL`, else this request's
-/// own `Host` (over https when the server terminates TLS).
-pub fn public_base(headers: &HeaderMap, tls: bool) -> String {
-    if let Ok(url) = std::env::var("JILITY_PUBLIC_URL")
-        && !url.trim().is_empty()
-    {
-        return url.trim().trim_end_matches('/').to_string();
-    }
-    let host = headers
-        .get(axum::http::header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("localhost");
-    let scheme = if tls { "https" } else { "http" };
-    format!("{scheme}://{host}")
-}
-
 fn role_select(id: &str, selected: Role, owner_choices: bool) -> Markup {
     html! {
         select id=(id) name="role" {
@@ -303,7 +287,7 @@ pub async fn invite(
         Ok((secret, _)) => {
             let link = format!(
                 "{}/invite/{}",
-                public_base(&headers, site.tls()),
+                crate::public::base(&headers, site.tls()),
                 secret.expose()
             );
             let mut response = show(&site, &headers, &person, Some(&link)).await;

@@ -142,6 +142,7 @@ impl CloudSite {
             token_name: user.actor().to_string(),
             scopes: role.scopes(),
             expires_at: jility_core::token::parse_time(&session.expires_at),
+            resource: None,
         };
         let viewer = Viewer {
             name: user.actor().to_string(),

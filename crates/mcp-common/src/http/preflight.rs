@@ -110,15 +110,24 @@ fn duplicate_host(count: usize) -> Response {
 /// The checks before authentication (a middleware): more than one `Host` is refused, an
 /// OAuth path answered [`no_oauth`]; anything else goes on.
 pub async fn before_auth(request: Request, next: Next) -> Response {
-    let hosts = request.headers().get_all(header::HOST).iter().count();
-    if hosts > 1 {
+    if is_oauth_path(request.uri().path()) && several_hosts(&request).is_none() {
+        return no_oauth();
+    }
+    single_host(request, next).await
+}
+
+/// More than one `Host` is refused (a middleware, for a server that does OAuth itself).
+pub async fn single_host(request: Request, next: Next) -> Response {
+    if let Some(hosts) = several_hosts(&request) {
         tracing::info!(hosts, "refused a request with several Host headers");
         return duplicate_host(hosts);
     }
-    if is_oauth_path(request.uri().path()) {
-        return no_oauth();
-    }
     next.run(request).await
+}
+
+fn several_hosts(request: &Request) -> Option<usize> {
+    let hosts = request.headers().get_all(header::HOST).iter().count();
+    (hosts > 1).then_some(hosts)
 }
 
 #[cfg(test)]

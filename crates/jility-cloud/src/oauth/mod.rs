@@ -1,0 +1,129 @@
+//! OAuth 2.1 on `jility serve`, as the MCP authorization spec asks: the server is both the
+//! resource server (`/mcp`) and its authorization server, so that a person adds the URL to
+//! an MCP client, signs in in the browser and approves, and the client holds a short-lived
+//! token scoped to what was approved.
+//!
+//! - `metadata`: Protected Resource Metadata (RFC 9728) at
+//!   `/.well-known/oauth-protected-resource[/mcp]`, Authorization Server Metadata (RFC 8414)
+//!   at `/.well-known/oauth-authorization-server` and the OpenID path clients also try.
+//! - `clients`: dynamic client registration (RFC 7591) at `POST /oauth/register`: public
+//!   clients only, redirect URIs on loopback (any port, RFC 8252) or HTTPS; limited per
+//!   client address; a client unused for [`CLIENT_IDLE_DAYS`] is forgotten.
+//! - `authorize`: `GET/POST /oauth/authorize` — the person signs in (the web board's
+//!   session), picks the workspace, sees the client's name, its redirect host and the
+//!   scopes asked, and approves (only scopes their role allows) or denies. PKCE with S256
+//!   is required, the redirect URI must be one registered exactly, `state` and `iss`
+//!   (RFC 9207) come back.
+//! - `token`: `POST /oauth/token` (grants `authorization_code`, `refresh_token`) and
+//!   `POST /oauth/revoke` (RFC 7009); errors as RFC 6749 says (`{"error", "error_description"}`).
+//! - `grants`: what is kept — codes (single use, [`CODE_SECS`]; presented again, the grant
+//!   they made is revoked), grants (one per approval: the refresh family), refresh tokens
+//!   (rotated on use; an old one presented again revokes the family). Access tokens are API
+//!   tokens of the workspace marked with their grant and bound to the resource
+//!   (`…/mcp`): they expire after [`ACCESS_SECS`], and are authenticated, rate-limited,
+//!   audited and revoked like every token. `full_access` is never granted this way.
+//!
+//! Every grant, refresh, reuse and revocation is written to the workspace's audit log.
+
+mod authorize;
+mod clients;
+mod errors;
+mod grants;
+mod metadata;
+mod pkce;
+mod token;
+
+use axum::Router;
+use axum::routing::{get, post};
+
+pub use clients::{Client, Registration};
+pub use errors::OAuthError;
+pub use grants::{Grant, Issued, OAuth};
+
+use crate::web::CloudSite;
+
+/// How long an access token lasts (1 hour).
+pub const ACCESS_SECS: i64 = 60 * 60;
+/// How long a refresh token lasts unused (30 days).
+pub const REFRESH_DAYS: i64 = 30;
+/// How long an authorization code lasts (2 minutes).
+pub const CODE_SECS: i64 = 120;
+/// A registered client unused this long is forgotten, with its grants.
+pub const CLIENT_IDLE_DAYS: i64 = 30;
+/// Dynamic registrations allowed per client address in [`REGISTRATION_WINDOW_SECS`].
+pub const REGISTRATIONS_PER_ADDRESS: usize = 20;
+/// The window of the registration limit (1 hour).
+pub const REGISTRATION_WINDOW_SECS: i64 = 60 * 60;
+
+/// The paths of the authorization server.
+pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
+pub const TOKEN_PATH: &str = "/oauth/token";
+pub const REGISTER_PATH: &str = "/oauth/register";
+pub const REVOKE_PATH: &str = "/oauth/revoke";
+/// The protected resource metadata of `/mcp` (RFC 9728's path for a resource with a path).
+pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+
+/// The authorization server's and the metadata's routes (no authentication in front: each
+/// checks what it needs itself). `site` is the web board's (sessions, sign-in).
+pub fn routes(site: &CloudSite) -> Router {
+    let state = State {
+        oauth: OAuth::new(&site.api().db),
+        site: site.clone(),
+    };
+    let pages = Router::new()
+        .route(AUTHORIZE_PATH, get(authorize::page).post(authorize::decide))
+        .layer(axum::middleware::from_fn(jility_web::security::headers));
+    Router::new()
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(metadata::protected_resource),
+        )
+        .route(RESOURCE_METADATA_PATH, get(metadata::protected_resource))
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(metadata::authorization_server),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server/mcp",
+            get(metadata::authorization_server),
+        )
+        .route(
+            "/.well-known/openid-configuration",
+            get(metadata::authorization_server),
+        )
+        .route(
+            "/.well-known/openid-configuration/mcp",
+            get(metadata::authorization_server),
+        )
+        .route(REGISTER_PATH, post(clients::register))
+        .route(TOKEN_PATH, post(token::token))
+        .route(REVOKE_PATH, post(token::revoke))
+        .merge(pages)
+        .with_state(state)
+}
+
+/// What the handlers share.
+#[derive(Clone)]
+struct State {
+    oauth: OAuth,
+    site: CloudSite,
+}
+
+/// `WWW-Authenticate` of a request to `/mcp` without a usable token: where the resource's
+/// metadata is, and the scopes a client may ask for.
+pub fn challenge(headers: &axum::http::HeaderMap, tls: bool) -> String {
+    format!(
+        "Bearer resource_metadata=\"{}{RESOURCE_METADATA_PATH}\", scope=\"{}\"",
+        crate::public::base(headers, tls),
+        grants::SCOPES.join(" ")
+    )
+}
+
+/// `WWW-Authenticate` of a request whose token lacks `scope` (so the client can ask for it).
+pub fn insufficient_scope(headers: &axum::http::HeaderMap, tls: bool, scopes: &[&str]) -> String {
+    format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}{RESOURCE_METADATA_PATH}\", error_description=\"The token lacks a scope this request needs\"",
+        scopes.join(" "),
+        crate::public::base(headers, tls),
+    )
+}
