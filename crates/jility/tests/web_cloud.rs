@@ -13,205 +13,20 @@
     clippy::print_stderr
 )]
 
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::{BufRead, BufReader};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use reqwest::blocking::{Client, Response};
+use reqwest::blocking::Client;
 use serde_json::Value;
 
+mod browser;
 mod cloud;
 mod pg;
 
+use browser::{Browser, PASSWORD, admin, hidden, person, workspace};
 use cloud::Server;
 use pg::TestDb;
-
-const PASSWORD: &str = "correct horse battery";
-
-fn admin(db: &TestDb, args: &[&str], stdin: Option<&str>) -> Value {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_jility"))
-        .arg("--json")
-        .arg("admin")
-        .args(args)
-        .env("DATABASE_URL", &db.url)
-        .env_remove("JILITY_PUBLIC_URL")
-        .env_remove("JILITY_MODE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        input.write_all(text.as_bytes()).unwrap();
-    }
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-/// A workspace (its first token) and a person with `role` in it.
-fn workspace(db: &TestDb, name: &str) -> String {
-    let made = admin(db, &["create-workspace", name], None);
-    made["token"].as_str().unwrap().to_string()
-}
-
-fn person(db: &TestDb, email: &str, name: &str, workspace: &str, role: &str) {
-    admin(
-        db,
-        &[
-            "create-user",
-            "--email",
-            email,
-            "--name",
-            name,
-            "--password-stdin",
-        ],
-        Some(PASSWORD),
-    );
-    admin(
-        db,
-        &[
-            "add-member",
-            "--workspace",
-            workspace,
-            "--email",
-            email,
-            "--role",
-            role,
-        ],
-        None,
-    );
-}
-
-/// A browser without script: its own cookies, redirects not followed.
-struct Browser {
-    base: String,
-    client: Client,
-    cookies: BTreeMap<String, String>,
-}
-
-impl Browser {
-    fn new(server: &Server) -> Self {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        Self {
-            base: server.root().to_string(),
-            client: Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .timeout(Duration::from_secs(30))
-                .build()
-                .unwrap(),
-            cookies: BTreeMap::new(),
-        }
-    }
-
-    fn cookie_header(&self) -> String {
-        self.cookies
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
-
-    fn keep(&mut self, response: &Response) {
-        for value in response.headers().get_all("set-cookie") {
-            let text = value.to_str().unwrap();
-            let (pair, _) = text.split_once(';').unwrap_or((text, ""));
-            let (name, value) = pair.split_once('=').unwrap();
-            if value.is_empty() || text.contains("Max-Age=0") {
-                self.cookies.remove(name);
-            } else {
-                self.cookies.insert(name.to_string(), value.to_string());
-            }
-        }
-    }
-
-    fn get_with(&mut self, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
-        let mut request = self
-            .client
-            .get(format!("{}{path}", self.base))
-            .header("cookie", self.cookie_header());
-        for (k, v) in headers {
-            request = request.header(*k, *v);
-        }
-        let response = request.send().unwrap();
-        self.keep(&response);
-        let status = response.status().as_u16();
-        (status, response.text().unwrap())
-    }
-
-    fn get(&mut self, path: &str) -> (u16, String) {
-        self.get_with(path, &[])
-    }
-
-    /// POST a form from this site's page (its `Origin`).
-    fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Response {
-        let origin = self.base.clone();
-        self.post_from(path, fields, Some(&origin))
-    }
-
-    fn post_from(&mut self, path: &str, fields: &[(&str, &str)], origin: Option<&str>) -> Response {
-        let mut request = self
-            .client
-            .post(format!("{}{path}", self.base))
-            .header("cookie", self.cookie_header())
-            .form(fields);
-        if let Some(origin) = origin {
-            request = request.header("origin", origin);
-        }
-        let response = request.send().unwrap();
-        self.keep(&response);
-        response
-    }
-
-    /// Sign in; the answer to the form.
-    fn sign_in(&mut self, email: &str, password: &str) -> Response {
-        let (status, page) = self.get("/login");
-        assert_eq!(status, 200, "{page}");
-        let csrf = hidden(&page, "_csrf");
-        self.post(
-            "/login",
-            &[("_csrf", &csrf), ("email", email), ("password", password)],
-        )
-    }
-
-    fn signed_in(server: &Server, email: &str) -> Self {
-        let mut browser = Self::new(server);
-        let answer = browser.sign_in(email, PASSWORD);
-        assert_eq!(answer.status().as_u16(), 303, "{email} signs in");
-        browser
-    }
-
-    /// The CSRF token of a page of the workspace (its `<meta name="csrf-token">`).
-    fn csrf(&mut self, workspace: &str) -> String {
-        let (status, page) = self.get(&format!("/w/{workspace}/board"));
-        assert_eq!(status, 200, "{page}");
-        meta(&page, "csrf-token")
-    }
-}
-
-fn hidden(page: &str, name: &str) -> String {
-    let marker = format!("name=\"{name}\" value=\"");
-    let start = page
-        .find(&marker)
-        .unwrap_or_else(|| panic!("no {name} in {page}"))
-        + marker.len();
-    page[start..].split('"').next().unwrap().to_string()
-}
-
-fn meta(page: &str, name: &str) -> String {
-    let marker = format!("name=\"{name}\" content=\"");
-    let start = page.find(&marker).expect("the meta") + marker.len();
-    page[start..].split('"').next().unwrap().to_string()
-}
 
 fn readonly_input(page: &str, id: &str) -> String {
     let marker = format!("id=\"{id}\" type=\"text\" readonly value=\"");
