@@ -72,6 +72,8 @@ pub fn page(
                         }
                         @if viewer.manages {
                             a href=(format!("{base}/settings")) aria-current=[current(Section::Settings)] { "Settings" }
+                        } @else if accounts {
+                            a href=(format!("{base}/settings/clients")) aria-current=[current(Section::Settings)] { "Connected clients" }
                         }
                     }
                     form class="search" role="search" method="get" action=(format!("{base}/list")) {

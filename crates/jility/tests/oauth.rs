@@ -712,3 +712,89 @@ fn revoking_a_token_ends_its_grant() {
         .unwrap();
     assert_eq!(answer.status().as_u16(), 200);
 }
+
+#[test]
+fn people_see_and_revoke_connected_clients_and_the_audit_log_says_so() {
+    let db = TestDb::new();
+    let acme_token = workspace(&db, "acme");
+    workspace(&db, "bravo");
+    person(&db, "mia@example.com", "Mia", "acme", "member");
+    person(&db, "owen@example.com", "Owen", "acme", "owner");
+    person(&db, "val@example.com", "Val", "acme", "viewer");
+    person(&db, "zed@example.com", "Zed", "bravo", "owner");
+    let server = Server::start(&db, &[]);
+    let app = App::register(&server);
+    let code = code_for(&server, &app, &["tickets:read"]);
+    let (_, tokens) = app.exchange(&code, &app.verifier, &[]);
+    let access = tokens["access_token"].as_str().unwrap();
+
+    // Mia sees her client; Owen (owner) sees it with her name; Val sees none of hers.
+    let mut mia = Browser::signed_in(&server, "mia@example.com");
+    let (status, page) = mia.get("/w/acme/settings/clients");
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains("Test Agent") && page.contains("tickets:read"),
+        "{page}"
+    );
+    let grant = hidden(&page, "grant");
+    let mut owen = Browser::signed_in(&server, "owen@example.com");
+    let (_, page) = owen.get("/w/acme/settings/clients");
+    assert!(
+        page.contains("mia@example.com") && page.contains("Test Agent"),
+        "{page}"
+    );
+    let mut val = Browser::signed_in(&server, "val@example.com");
+    let (_, page) = val.get("/w/acme/settings/clients");
+    assert!(!page.contains("Test Agent"), "{page}");
+    // Val cannot revoke Mia's grant; Zed (another workspace) cannot either.
+    let csrf = val.csrf("acme");
+    let answer = val.post(
+        "/w/acme/settings/clients/revoke",
+        &[("_csrf", &csrf), ("grant", &grant)],
+    );
+    assert_eq!(answer.status().as_u16(), 404);
+    let mut zed = Browser::signed_in(&server, "zed@example.com");
+    let csrf = zed.csrf("bravo");
+    let answer = zed.post(
+        "/w/bravo/settings/clients/revoke",
+        &[("_csrf", &csrf), ("grant", &grant)],
+    );
+    assert_eq!(answer.status().as_u16(), 404);
+    let answer = zed.post(
+        "/w/acme/settings/clients/revoke",
+        &[("_csrf", &csrf), ("grant", &grant)],
+    );
+    assert_eq!(answer.status().as_u16(), 404);
+    assert_eq!(mcp_status(&server, access, None), 200, "still working");
+    // Mia revokes it: the token stops at once.
+    let csrf = mia.csrf("acme");
+    let answer = mia.post(
+        "/w/acme/settings/clients/revoke",
+        &[("_csrf", &csrf), ("grant", &grant)],
+    );
+    assert_eq!(answer.status().as_u16(), 303);
+    assert_eq!(mcp_status(&server, access, None), 401);
+    let (_, page) = mia.get("/w/acme/settings/clients");
+    assert!(!page.contains("Test Agent"), "{page}");
+    // The grant and its revocation are in acme's audit log under Mia's name.
+    let audit: Value = http()
+        .get(format!("{}/api/v1/audit?limit=100", server.root()))
+        .bearer_auth(&acme_token)
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let entries = audit["entries"].as_array().unwrap();
+    for operation in ["oauth.grant", "oauth.revoke"] {
+        assert!(
+            entries
+                .iter()
+                .any(|e| e["operation"] == operation && e["actor"] == "mia@example.com"),
+            "{operation} in {audit}"
+        );
+    }
+    assert!(
+        !audit.to_string().contains(access),
+        "no token in the audit log"
+    );
+}

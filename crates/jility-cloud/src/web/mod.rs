@@ -10,13 +10,16 @@
 //! - `signin`: `GET/POST /login`, `POST /logout`; `links`: `GET/POST /invite/{secret}`,
 //!   `GET/POST /reset/{secret}`;
 //! - `settings` (members, roles, invites), `tokens`, `audit`: `/w/{ws}/settings…`, for
-//!   owners and admins;
+//!   owners and admins; `clients`: the MCP clients connected through OAuth (a member's
+//!   own, a manager's everyone's) with a Revoke button; the OAuth pages themselves are
+//!   [`crate::oauth`]'s;
 //! - `cookies`: the session cookie, and the double-submit CSRF token of the forms sent
 //!   before a session exists; `answers`: what those pages share.
 
 mod answers;
 mod audit;
 pub mod backend;
+mod clients;
 pub(crate) mod cookies;
 mod links;
 mod settings;
@@ -59,6 +62,11 @@ pub fn routes(state: &ApiState, tls: bool) -> Router {
             post(tokens::revoke),
         )
         .route("/w/{workspace}/settings/audit", get(audit::page))
+        .route("/w/{workspace}/settings/clients", get(clients::page))
+        .route(
+            "/w/{workspace}/settings/clients/revoke",
+            post(clients::revoke),
+        )
         .layer(axum::middleware::from_fn(jility_web::security::headers))
         .with_state(site.clone());
     jility_web::routes(site.clone())

@@ -62,9 +62,12 @@ pub fn tabs(viewer: &Viewer, current: &str) -> Markup {
     };
     html! {
         nav class="tabs" aria-label="Settings" {
-            (tab("", "Members and invites", "members")) " · "
-            (tab("/tokens", "Tokens", "tokens")) " · "
-            (tab("/audit", "Audit log", "audit"))
+            @if viewer.manages {
+                (tab("", "Members and invites", "members")) " · "
+                (tab("/tokens", "Tokens", "tokens")) " · "
+                (tab("/audit", "Audit log", "audit")) " · "
+            }
+            (tab("/clients", "Connected clients", "clients"))
         }
     }
 }
