@@ -5,50 +5,10 @@
 // sign-in, invite and settings pages work at phone width.
 
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
-
-const SERVE_ANNOUNCE = /serving the API at (http:\/\/\S+)\/api\/v1 and MCP at (http:\/\/\S+\/mcp)/;
-const PASSWORD = 'correct horse battery staple';
-
-const PEOPLE = {
-  ann: { email: 'ann@acme.test', name: 'Ann Owner', workspace: 'acme', role: 'owner' },
-  ben: { email: 'ben@acme.test', name: 'Ben Member', workspace: 'acme', role: 'member' },
-  val: { email: 'val@acme.test', name: 'Val Viewer', workspace: 'acme', role: 'viewer' },
-  zoe: { email: 'zoe@bravo.test', name: 'Zoe Bravo', workspace: 'bravo', role: 'owner' },
-};
-
-/** The cloud fixture: database, workspaces, people, `jility serve`. */
-async function cloud() {
-  const tmp = h.tempDir('cloud');
-  const home = path.join(tmp, 'home');
-  fs.mkdirSync(home, { recursive: true });
-  const env = h.baseEnv(home);
-  const database = h.pgDatabase();
-  const jility = h.binary('jility');
-  const admin = (args, input) => h.run(jility, ['admin', ...args, '--database-url', database], tmp, env, input);
-  const acme = JSON.parse(admin(['create-workspace', 'acme', '--key', 'API', '--json']));
-  JSON.parse(admin(['create-workspace', 'bravo', '--key', 'BRV', '--json']));
-  for (const who of Object.values(PEOPLE)) {
-    admin(['create-user', '--email', who.email, '--name', who.name, '--password-stdin'], `${PASSWORD}\n`);
-    admin(['add-member', '--workspace', who.workspace, '--email', who.email, '--role', who.role]);
-  }
-  const proc = await h.announced(
-    'jility serve',
-    jility,
-    ['serve', '--listen', '127.0.0.1:0', '--database-url', database, '--rate-limit', '100000'],
-    { cwd: tmp, env },
-    SERVE_ANNOUNCE,
-  );
-  const [, base, mcp] = proc.match;
-  const login = await fetch(`${base}/login`);
-  assert.equal(login.status, 200, '`jility serve` serves its sign-in page');
-  assert.match(await login.text(), /data-page="login"/);
-  return { base, mcp, token: acme.token, admin, database };
-}
+import { PASSWORD, PEOPLE, cloud } from './cloud-fixture.mjs';
 
 describe('cloud web app', () => {
   let server;

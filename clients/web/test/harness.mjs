@@ -96,8 +96,8 @@ export function run(command, args, cwd, env, input) {
 
 // ---- PostgreSQL ------------------------------------------------------------------------------
 
-export function psql(sql) {
-  return execFileSync('psql', [DATABASE_URL, '-v', 'ON_ERROR_STOP=1', '-qtAc', sql], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000, encoding: 'utf8' });
+export function psql(sql, url = DATABASE_URL) {
+  return execFileSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-qtAc', sql], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000, encoding: 'utf8' });
 }
 
 /** A fresh database (`jility_web_<random>`), dropped at cleanup(); its URL. */

@@ -150,7 +150,7 @@ impl Tokens {
         token_name: &str,
         created_by: &str,
     ) -> Result<(Workspace, MintedToken), ToolError> {
-        let name = check_name("workspace", name)?;
+        let name = check_workspace_name(name)?;
         let new = NewToken {
             name: token_name.to_string(),
             scopes: ScopeSet::full_access(),
@@ -364,15 +364,7 @@ impl Tokens {
             match row {
                 Some(row) => {
                     let record = record_row(&row)?;
-                    let change = crate::events::Change::revocation(workspace_id, record.id, "");
-                    let payload = serde_json::to_string(&change)
-                        .map_err(|e| ToolError::internal(format!("cannot encode an event: {e}")))?;
-                    client
-                        .execute(
-                            "SELECT pg_notify($1, $2)",
-                            &[&crate::events::CHANNEL, &payload],
-                        )
-                        .map_err(store)?;
+                    crate::events::notify_revoked(&mut client, workspace_id, record.id)?;
                     client.commit().map_err(store)?;
                     Ok(record)
                 }
@@ -405,7 +397,7 @@ impl Tokens {
             let bytes: &[u8] = hash.as_bytes();
             let rows = client.query_typed(
                 "SELECT t.id, t.workspace_id, w.name, t.name, t.token_hash, t.scopes, \
-                        t.expires_at, t.revoked_at, t.last_used_at, t.resource \
+                        t.expires_at, t.revoked_at, t.last_used_at, t.resource, t.oauth_grant_id \
                  FROM api_tokens t JOIN workspaces w ON w.id = t.workspace_id \
                  WHERE t.token_hash = $1",
                 &[(&bytes, Type::BYTEA)],
@@ -457,6 +449,7 @@ impl Tokens {
                 scopes,
                 expires_at,
                 resource: row.try_get(9)?,
+                grant_id: row.try_get(10)?,
             })
         })
     }
@@ -490,8 +483,45 @@ fn check_name(what: &str, name: &str) -> Result<String, ToolError> {
     Ok(name.to_string())
 }
 
+/// A workspace's name is in its pages' URLs (`/w/NAME/…`) and on people's screens: 1 to 64
+/// of `a-z 0-9 . _ -`, starting with a letter or digit, without `..` — no look-alikes
+/// (`Acme` beside `acme`, full-width letters, invisible characters), nothing a browser or
+/// proxy rewrites in a path.
+fn check_workspace_name(name: &str) -> Result<String, ToolError> {
+    let name = name.trim();
+    let valid = (1..=64).contains(&name.len())
+        && name.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-')
+        })
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric())
+        && !name.contains("..");
+    if valid {
+        return Ok(name.to_string());
+    }
+    Err(ToolError::new(
+        errors::INVALID_INPUT,
+        format!(
+            "'{}' is not a workspace name: 1 to 64 lower-case letters, digits, `.`, `_` or `-`, starting with a letter or digit",
+            mcp_common::text::clip(name, 70)
+        ),
+    )
+    .with_hint("Choose a short lower-case name such as `acme` or `team-2`; it appears in the board's URLs."))
+}
+
 fn check_new_token(new: &NewToken) -> Result<(), ToolError> {
     check_name("token", &new.name)?;
+    // A change is recorded under its token's name, and a person's under their email: a
+    // token named like an email would pass for that person.
+    if new.name.contains('@') {
+        return Err(ToolError::new(
+            errors::INVALID_INPUT,
+            "A token's name may not contain `@`: what it does would pass for a person's",
+        )
+        .with_hint("Name the token after the agent or machine that uses it, e.g. `ci-bot`."));
+    }
     if new.created_by.trim().is_empty() {
         return Err(ToolError::new(
             errors::INVALID_INPUT,

@@ -334,6 +334,9 @@ pub struct Principal {
     /// `None` for an API token, which works wherever its scopes do.
     #[serde(skip)]
     pub resource: Option<String>,
+    /// The OAuth grant an access token belongs to (its refreshed tokens share it).
+    #[serde(skip)]
+    pub grant_id: Option<i64>,
 }
 
 impl Principal {

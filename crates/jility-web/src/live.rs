@@ -5,9 +5,11 @@
 //! is the [`Site`]'s for that viewer's workspace alone. The page's script reloads what it
 //! shows when it hears a change.
 //!
-//! One session holds at most [`MAX_STREAMS_PER_SESSION`] streams at once (a person's open
-//! tabs); past that a stream is refused `429` with `Retry-After`, so that one person cannot
-//! hold the server's connections.
+//! One person holds at most [`MAX_STREAMS_PER_PERSON`] streams at once, across all their
+//! sessions (their open tabs, on every device); past that a stream is refused `429` with
+//! `Retry-After`, so that one person — however many times they sign in — cannot hold the
+//! server's connections. The server holds at most [`MAX_STREAMS`] in all; past that a
+//! stream is refused `503` (retryable) and pages fall back to reloading by hand.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -23,35 +25,54 @@ use futures::{StreamExt as _, stream};
 use crate::errors::WebError;
 use crate::site::{LiveEvent, Site};
 
-/// Streams one session (told by its CSRF token, which is the session's) may hold at once.
-pub const MAX_STREAMS_PER_SESSION: usize = 16;
+/// Streams one person (told by their name: a person's email in cloud mode) may hold.
+pub const MAX_STREAMS_PER_PERSON: usize = 32;
+/// Streams the process holds in all.
+pub const MAX_STREAMS: usize = 2000;
 
-/// Open streams per session, by a hash of the session's CSRF token.
-static OPEN: LazyLock<Mutex<HashMap<[u8; 32], usize>>> = LazyLock::new(Default::default);
+#[derive(Default)]
+struct Open {
+    by_person: HashMap<[u8; 32], usize>,
+    total: usize,
+}
 
-/// A stream counted against its session while it lives.
+/// Open streams per person (by a hash of their name), and in all.
+static OPEN: LazyLock<Mutex<Open>> = LazyLock::new(Default::default);
+
+/// A stream counted against its person and the server while it lives.
 struct Counted([u8; 32]);
 
+/// Why a stream was not counted.
+enum Full {
+    Person,
+    Server,
+}
+
 impl Counted {
-    fn take(csrf: &str) -> Option<Arc<Self>> {
-        let key = *blake3::hash(csrf.as_bytes()).as_bytes();
+    fn take(person: &str) -> Result<Arc<Self>, Full> {
+        let key = *blake3::hash(person.as_bytes()).as_bytes();
         let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-        let n = open.entry(key).or_insert(0);
-        if *n >= MAX_STREAMS_PER_SESSION {
-            return None;
+        if open.total >= MAX_STREAMS {
+            return Err(Full::Server);
+        }
+        let n = open.by_person.entry(key).or_insert(0);
+        if *n >= MAX_STREAMS_PER_PERSON {
+            return Err(Full::Person);
         }
         *n += 1;
-        Some(Arc::new(Self(key)))
+        open.total += 1;
+        Ok(Arc::new(Self(key)))
     }
 }
 
 impl Drop for Counted {
     fn drop(&mut self) {
         let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = open.get_mut(&self.0) {
+        open.total = open.total.saturating_sub(1);
+        if let Some(n) = open.by_person.get_mut(&self.0) {
             *n = n.saturating_sub(1);
             if *n == 0 {
-                open.remove(&self.0);
+                open.by_person.remove(&self.0);
             }
         }
     }
@@ -69,14 +90,26 @@ pub async fn stream<S: Site>(
         Ok(v) => v,
         Err(err) => return err.json(),
     };
-    let Some(counted) = Counted::take(&viewer.csrf) else {
-        let err = mcp_common_core::ToolError::new(
-            mcp_common_core::codes::RATE_LIMITED,
-            format!("This session has {MAX_STREAMS_PER_SESSION} live streams open already"),
-        )
-        .with_hint("Close some of this board's tabs; the others stay live.")
-        .with_retry_after(30);
-        return WebError::Tool(err).json();
+    let counted = match Counted::take(&viewer.name) {
+        Ok(counted) => counted,
+        Err(Full::Person) => {
+            let err = mcp_common_core::ToolError::new(
+                mcp_common_core::codes::RATE_LIMITED,
+                format!("You have {MAX_STREAMS_PER_PERSON} live pages open already"),
+            )
+            .with_hint("Close some of the board's tabs (on any device); the others stay live.")
+            .with_retry_after(30);
+            return WebError::Tool(err).json();
+        }
+        Err(Full::Server) => {
+            let err = mcp_common_core::ToolError::new(
+                mcp_common_core::codes::UNAVAILABLE,
+                "The server holds as many live pages as it can",
+            )
+            .with_hint("This page is not live: reload it to see changes, or try again later.")
+            .with_retry_after(30);
+            return WebError::Tool(err).json();
+        }
     };
     let changes = match site.changes(&viewer).await {
         Ok(changes) => changes,

@@ -425,9 +425,11 @@ fn more_than_one_host_is_refused() {
 
 #[test]
 fn oauth_discovery_paths_say_the_server_takes_bearer_tokens() {
+    // `jility --mcp-server --http` takes a static bearer token; `jility serve` does OAuth
+    // (tests/oauth.rs), and answers these paths it does not serve as any unknown path.
     let (_db, _server, addr, _token) = cloud_server();
     let edge = Edge::start();
-    for server in [&addr, &edge.addr] {
+    for server in [&edge.addr] {
         for (method, path) in [
             ("GET", "/.well-known/oauth-protected-resource"),
             ("GET", "/.well-known/oauth-protected-resource/mcp"),
@@ -462,6 +464,25 @@ fn oauth_discovery_paths_say_the_server_takes_bearer_tokens() {
             );
             assert!(answer.header("www-authenticate").is_none(), "{what}");
         }
+    }
+    for (method, path) in [
+        ("GET", "/.well-known/oauth-protected-resource/api/v1"),
+        ("GET", "/mcp/.well-known/openid-configuration"),
+        ("POST", "/register"),
+        ("GET", "/authorize"),
+        ("POST", "/token"),
+    ] {
+        let answer = raw(
+            &addr,
+            &format!(
+                "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 2"
+            ),
+            b"{}",
+        );
+        assert!(
+            matches!(answer.status, 401 | 404 | 405),
+            "{method} {path}: {answer:?}"
+        );
     }
 }
 

@@ -78,6 +78,10 @@ impl App {
         assert_eq!(answer.status().as_u16(), 201);
         let made: Value = answer.json().unwrap();
         assert_eq!(made["token_endpoint_auth_method"], "none");
+        assert!(
+            made.as_object().unwrap().values().all(|v| !v.is_null()),
+            "no member is null (RFC 7591): {made}"
+        );
         let verifier = format!("v{}", "erifier-".repeat(8));
         let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
         Self {

@@ -59,6 +59,11 @@ fn serves_https_and_not_plain_http() {
         .send()
         .unwrap();
     assert_eq!(answer.status(), StatusCode::OK, "{}", server.log());
+    assert_eq!(
+        answer.headers()["strict-transport-security"],
+        "max-age=31536000",
+        "browsers are told to keep to HTTPS"
+    );
     let body: serde_json::Value = answer.json().unwrap();
     assert_eq!(body["ticket"]["title"], "Over TLS");
 

@@ -436,13 +436,45 @@ fn workspace_names_are_unique_and_nothing_is_half_written() {
         .unwrap()
         .get(0);
     assert_eq!(count, 1);
-    assert_eq!(
+    // Names go into URLs and onto screens: no look-alikes, nothing a path rewrites.
+    for bad in [
+        "  ",
+        "Acme",
+        "ａｃｍｅ",
+        "ac\u{200b}me",
+        ".",
+        "..",
+        "../acme",
+        "a/b",
+        "x?y#z",
+        "-x",
+        "a..b",
+        "with space",
+    ] {
+        let err = tokens
+            .create_workspace(bad, "bootstrap", "admin")
+            .unwrap_err();
+        assert_eq!(err.code, errors::INVALID_INPUT, "{bad:?}: {err}");
+    }
+    for good in ["team-2", "a.b_c", "9lives"] {
         tokens
-            .create_workspace("  ", "bootstrap", "admin")
-            .unwrap_err()
-            .code,
-        errors::INVALID_INPUT
-    );
+            .create_workspace(good, "bootstrap", "admin")
+            .unwrap_or_else(|e| panic!("{good}: {e}"));
+    }
+    // A token's name never looks like a person's email.
+    let acme = db.workspace_by_name("acme").unwrap().unwrap();
+    let err = tokens
+        .create(
+            acme.id,
+            &NewToken {
+                name: "ada@example.com".into(),
+                scopes: ScopeSet::parse("tickets:read").unwrap(),
+                expires_at: None,
+                created_by: "admin".into(),
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.code, errors::INVALID_INPUT, "{err}");
 }
 
 fn jility(args: &[&str]) -> std::process::Output {

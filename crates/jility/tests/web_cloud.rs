@@ -24,38 +24,9 @@ mod browser;
 mod cloud;
 mod pg;
 
-use browser::{Browser, PASSWORD, admin, hidden, person, workspace};
+use browser::{Browser, PASSWORD, admin, api, hidden, person, readonly_input, workspace};
 use cloud::Server;
 use pg::TestDb;
-
-fn readonly_input(page: &str, id: &str) -> String {
-    let marker = format!("id=\"{id}\" type=\"text\" readonly value=\"");
-    let start = page
-        .find(&marker)
-        .unwrap_or_else(|| panic!("no {id} in {page}"))
-        + marker.len();
-    page[start..].split('"').next().unwrap().to_string()
-}
-
-fn api(
-    server: &Server,
-    token: &str,
-    method: reqwest::Method,
-    path: &str,
-    body: Option<&str>,
-) -> (u16, Value) {
-    let mut request = cloud::client()
-        .request(method, format!("{}{path}", server.url))
-        .header("authorization", format!("Bearer {token}"));
-    if let Some(body) = body {
-        request = request
-            .header("content-type", "application/json")
-            .body(body.to_string());
-    }
-    let response = request.send().unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().unwrap_or(Value::Null))
-}
 
 fn ticket(server: &Server, token: &str, title: &str) -> String {
     let (status, made) = api(

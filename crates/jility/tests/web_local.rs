@@ -189,10 +189,10 @@ fn a_column_pages_on_with_its_own_cursor() {
 }
 
 #[test]
-fn one_session_holds_a_bounded_number_of_live_streams() {
+fn one_person_holds_a_bounded_number_of_live_streams() {
     let project = project_with_tickets();
     let web = LocalWeb::start(&project);
-    let open: Vec<_> = (0..16)
+    let open: Vec<_> = (0..jility_web::live::MAX_STREAMS_PER_PERSON)
         .map(|_| {
             let r = web.client.get(web.url("/w/local/events")).send().unwrap();
             assert_eq!(r.status().as_u16(), 200);

@@ -52,7 +52,9 @@ pub use crate::start::StartError;
 
 mod preflight;
 use crate::sessions::{Initialize, RequestId, SESSION_NOT_FOUND, SessionOwners, own_sessions};
-pub use crate::sessions::{MAX_SESSIONS, MAX_SESSIONS_VAR, SessionLimits, SessionTenant};
+pub use crate::sessions::{
+    MAX_SESSIONS, MAX_SESSIONS_VAR, SessionLimits, SessionOwner, SessionTenant,
+};
 pub use preflight::{
     INVALID_REQUEST, before_auth, envelope, error_response, is_oauth_path, no_oauth, not_found,
     single_host, unauthenticated,

@@ -5,8 +5,8 @@
 //! and an `initialize` with `Initialize` before `own_sessions` sees it.
 //!
 //! - **Owners.** A session answers only to the credentials that opened it (a hash of the
-//!   `Authorization` header of its `initialize`): anyone else who learns its id is told the
-//!   session does not exist.
+//!   `Authorization` header of its `initialize`, or the [`SessionOwner`] the server names):
+//!   anyone else who learns its id is told the session does not exist.
 //! - **Fair shares.** Sessions are counted per server, per tenant and per token, each with
 //!   a limit ([`SessionLimits`]). The tenant is what the server that authenticates its
 //!   callers says it is (a [`SessionTenant`] extension on the request: a multi-tenant server
@@ -99,6 +99,13 @@ const RETRY_AFTER_SECS: u64 = 30;
 /// caller's account or workspace). Without it, the credentials are the tenant.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SessionTenant(pub String);
+
+/// Who owns a session, as the server that authenticated the caller names it (an extension
+/// it puts on the request before the MCP endpoint): for credentials that change while the
+/// caller stays the same — an OAuth client's access token, refreshed every hour — the
+/// grant they belong to. Without it, the owner is the `Authorization` header.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SessionOwner(pub String);
 
 /// How many sessions are kept at once: by the server, per tenant, per token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,6 +272,12 @@ impl SessionOwners {
 /// `Authorization` header with the scheme's case and the spacing normalised (`bearer  x` is
 /// `Bearer x`, as the token checks read it); the credentials themselves byte for byte.
 fn credentials(request: &Request) -> blake3::Hash {
+    if let Some(SessionOwner(name)) = request.extensions().get::<SessionOwner>() {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(b"owner:");
+        hasher.update(name.as_bytes());
+        return hasher.finalize();
+    }
     let value = request
         .headers()
         .get(header::AUTHORIZATION)

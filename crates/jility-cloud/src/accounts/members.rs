@@ -269,6 +269,7 @@ impl Accounts {
                 &[&workspace_id, &user_id, &role.as_str()],
             )
             .map_err(store)?;
+            revoke_beyond(&mut tx, workspace_id, user_id, Some(role))?;
             let member = member_in(&mut tx, workspace_id, user_id)?;
             tx.commit().map_err(store)?;
             tracing::info!(workspace_id, user_id, role = %role, "changed a member's role");
@@ -308,11 +309,71 @@ impl Accounts {
                 &[&workspace_id, &user_id],
             )
             .map_err(store)?;
+            revoke_beyond(&mut tx, workspace_id, user_id, None)?;
             tx.commit().map_err(store)?;
             tracing::info!(workspace_id, user_id, "removed a member");
             Ok(())
         })
     }
+}
+
+/// Revoke what `user_id` holds in `workspace_id` beyond `role` (`None`: they left, so all
+/// of it): the API tokens they minted and the OAuth grants they approved whose scopes the
+/// role no longer allows. Each token's revocation is published, so it stops at once.
+fn revoke_beyond(
+    tx: &mut postgres::Transaction<'_>,
+    workspace_id: i64,
+    user_id: i64,
+    role: Option<Role>,
+) -> Result<(), ToolError> {
+    let allowed: Option<Vec<String>> = match role {
+        Some(role)
+            if role
+                .scopes()
+                .contains(jility_core::token::Scope::FullAccess) =>
+        {
+            return Ok(());
+        }
+        Some(role) => Some(role.scopes().names()),
+        None => None,
+    };
+    let at = time_text(now());
+    let grants = tx
+        .query(
+            "UPDATE oauth_grants SET revoked_at = $3, revoked_reason = 'the person''s role changed' \
+             WHERE workspace_id = $1 AND user_id = $2 AND revoked_at IS NULL \
+               AND ($4::TEXT[] IS NULL OR NOT scopes <@ $4::TEXT[]) RETURNING id",
+            &[&workspace_id, &user_id, &at, &allowed],
+        )
+        .map_err(store)?;
+    let grant_ids: Vec<i64> = grants
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<Result<_, _>>()
+        .map_err(store)?;
+    let tokens = tx
+        .query(
+            "UPDATE api_tokens SET revoked_at = $3 \
+             WHERE workspace_id = $1 AND revoked_at IS NULL \
+               AND ((created_by_user = $2 AND ($4::TEXT[] IS NULL OR NOT scopes <@ $4::TEXT[])) \
+                    OR oauth_grant_id = ANY($5)) \
+             RETURNING id",
+            &[&workspace_id, &user_id, &at, &allowed, &grant_ids],
+        )
+        .map_err(store)?;
+    for token in &tokens {
+        crate::events::notify_revoked(tx, workspace_id, token.try_get(0).map_err(store)?)?;
+    }
+    if !tokens.is_empty() || !grant_ids.is_empty() {
+        tracing::info!(
+            workspace_id,
+            user_id,
+            tokens = tokens.len(),
+            grants = grant_ids.len(),
+            "revoked what a member may no longer hold"
+        );
+    }
+    Ok(())
 }
 
 fn not_member(user_id: i64) -> ToolError {

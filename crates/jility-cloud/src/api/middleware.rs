@@ -205,13 +205,21 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
         }
         return response;
     }
-    // MCP sessions count against the workspace's share of the server.
+    // MCP sessions count against the workspace's share of the server; an OAuth client's
+    // session stays its own across refreshed tokens (its grant owns it).
     request
         .extensions_mut()
         .insert(mcp_common::http::SessionTenant(format!(
             "workspace:{}",
             principal.workspace_id
         )));
+    if let Some(grant_id) = principal.grant_id {
+        request
+            .extensions_mut()
+            .insert(mcp_common::http::SessionOwner(format!(
+                "oauth-grant:{grant_id}"
+            )));
+    }
     request.extensions_mut().insert::<Principal>(principal);
     let mut response = next.run(request).await;
     rate_headers(response.headers_mut(), &decision);

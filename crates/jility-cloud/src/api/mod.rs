@@ -276,7 +276,27 @@ pub fn router(state: ApiState, mcp: Router, people: Router, local: SocketAddr) -
                 .layer(axum::middleware::from_fn(jility_web::security::headers)),
         )
         .layer(axum::middleware::from_fn(mcp_common::http::single_host))
+        .layer(axum::middleware::from_fn_with_state(
+            state.tls,
+            strict_transport,
+        ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+}
+
+/// Over TLS, every answer tells browsers to come back over HTTPS only (a year, HSTS).
+async fn strict_transport(
+    axum::extract::State(tls): axum::extract::State<bool>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let mut response = next.run(request).await;
+    if tls {
+        response.headers_mut().insert(
+            axum::http::header::STRICT_TRANSPORT_SECURITY,
+            axum::http::HeaderValue::from_static("max-age=31536000"),
+        );
+    }
+    response
 }
 
 /// `GET /api/v1/openapi.json`: the API's description, generated from the operations table

@@ -274,7 +274,7 @@ fn consent_page(
             @if let Some(uri) = &client.client_uri { p class="help" { "The application's site: " (uri) } }
             @match chosen {
                 None => {
-                    form method="get" action=(super::AUTHORIZE_PATH) {
+                    form method="get" action=(super::AUTHORIZE_PATH) data-native {
                         (ask.hidden())
                         p {
                             label for="workspace" { "Workspace" } br;
@@ -289,7 +289,7 @@ fn consent_page(
                 }
                 Some(membership) => {
                     @let allowed = grantable(membership.role);
-                    form method="post" action=(super::AUTHORIZE_PATH) {
+                    form method="post" action=(super::AUTHORIZE_PATH) data-native {
                         input type="hidden" name="_csrf" value=(session.csrf_token);
                         input type="hidden" name="workspace" value=(membership.workspace.name);
                         (ask.hidden())

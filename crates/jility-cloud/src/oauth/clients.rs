@@ -325,16 +325,19 @@ pub async fn register(
     let made = tokio::task::spawn_blocking(move || oauth.register(&registration, from)).await;
     match made {
         Ok(Ok(client)) => {
-            let body = serde_json::json!({
+            // RFC 7591 §3.2.1: members without a value are left out (never `null`).
+            let mut body = serde_json::json!({
                 "client_id": client.client_id,
                 "client_id_issued_at": chrono::Utc::now().timestamp(),
                 "client_name": client.client_name,
-                "client_uri": client.client_uri,
                 "redirect_uris": client.redirect_uris,
                 "token_endpoint_auth_method": "none",
                 "grant_types": ["authorization_code", "refresh_token"],
                 "response_types": ["code"],
             });
+            if let Some(uri) = &client.client_uri {
+                body["client_uri"] = serde_json::Value::String(uri.clone());
+            }
             (StatusCode::CREATED, Json(body)).into_response()
         }
         Ok(Err(err)) => err.into_response(),

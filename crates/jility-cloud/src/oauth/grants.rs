@@ -566,14 +566,16 @@ fn issue(
             .map(|s| s.parse::<Scope>())
             .collect::<Result<Vec<_>, _>>()?,
     )?;
-    let name: String = format!("{} (OAuth)", family.client_name)
+    // Named after the client (never like a person: no `@`), so what it does shows as an
+    // agent's.
+    let name: String = format!("{} (OAuth)", family.client_name.replace('@', " at "))
         .chars()
         .take(100)
         .collect();
     let new = NewToken {
         name,
         scopes: scope_set,
-        expires_at: Some(at + TimeDelta::seconds(super::ACCESS_SECS)),
+        expires_at: Some(at + TimeDelta::seconds(super::access_secs())),
         created_by: family.email.to_string(),
     };
     let minted = crate::auth::insert_access_token(
@@ -605,7 +607,7 @@ fn issue(
     .map_err(store)?;
     Ok(Issued {
         access_token: minted.token,
-        expires_in: super::ACCESS_SECS,
+        expires_in: super::access_secs(),
         refresh_token: format!("{REFRESH_PREFIX}{}", secret.expose()),
         scope: scopes.join(" "),
         grant_id: family.grant_id,
@@ -641,14 +643,7 @@ fn revoke_in(
         .map_err(store)?;
     for token in &revoked {
         let token_id: i64 = token.try_get(0).map_err(store)?;
-        let change = crate::events::Change::revocation(workspace_id, token_id, "");
-        let payload = serde_json::to_string(&change)
-            .map_err(|e| ToolError::internal(format!("cannot encode an event: {e}")))?;
-        tx.execute(
-            "SELECT pg_notify($1, $2)",
-            &[&crate::events::CHANNEL, &payload],
-        )
-        .map_err(store)?;
+        crate::events::notify_revoked(tx, workspace_id, token_id)?;
     }
     audit(tx, workspace_id, actor, "oauth.revoke", reason)?;
     tracing::info!(grant_id, workspace_id, reason, "revoked an OAuth grant");

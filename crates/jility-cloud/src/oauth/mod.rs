@@ -20,7 +20,7 @@
 //!   they made is revoked), grants (one per approval: the refresh family), refresh tokens
 //!   (rotated on use; an old one presented again revokes the family). Access tokens are API
 //!   tokens of the workspace marked with their grant and bound to the resource
-//!   (`…/mcp`): they expire after [`ACCESS_SECS`], and are authenticated, rate-limited,
+//!   (`…/mcp`): they expire after [`ACCESS_SECS`] (or `JILITY_OAUTH_ACCESS_SECS`), and are authenticated, rate-limited,
 //!   audited and revoked like every token. `full_access` is never granted this way.
 //!
 //! Every grant, refresh, reuse and revocation is written to the workspace's audit log.
@@ -44,6 +44,16 @@ use crate::web::CloudSite;
 
 /// How long an access token lasts (1 hour).
 pub const ACCESS_SECS: i64 = 60 * 60;
+/// How long access tokens last: `JILITY_OAUTH_ACCESS_SECS` (1 to 86,400), else
+/// [`ACCESS_SECS`].
+pub fn access_secs() -> i64 {
+    std::env::var("JILITY_OAUTH_ACCESS_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .filter(|secs| (1..=86_400).contains(secs))
+        .unwrap_or(ACCESS_SECS)
+}
+
 /// How long a refresh token lasts unused (30 days).
 pub const REFRESH_DAYS: i64 = 30;
 /// How long an authorization code lasts (2 minutes).

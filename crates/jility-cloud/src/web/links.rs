@@ -289,8 +289,9 @@ pub async fn set_password(
         ))
     };
     match done {
-        Ok(_) => {
-            site.access_changed(None).await;
+        Ok(user) => {
+            site.access_changed(super::site::Access::User(user.id))
+                .await;
             let mut response = Redirect::to("/login?reset=1").into_response();
             // Whatever session this browser had ended with the others.
             response

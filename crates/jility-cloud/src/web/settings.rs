@@ -15,7 +15,7 @@ use maud::{Markup, html};
 use mcp_common::ToolError;
 
 use super::cookies;
-use super::site::{CloudSite, Person};
+use super::site::{Access, CloudSite, Person};
 use crate::accounts::{Actor, Invite, Member, Role};
 use jility_core::errors;
 
@@ -250,16 +250,26 @@ pub async fn member(
             Some("remove") => {
                 site.blocking(move |accounts| accounts.remove_member(workspace_id, user_id, by))
                     .await?;
-                site.access_changed(None).await;
+                site.access_changed(Access::User(user_id)).await;
                 Ok(serde_json::json!({ "removed": user_id }))
             }
-            _ => {
+            Some("role") | None => {
                 let role: Role = field(&pairs, "role").unwrap_or_default().parse()?;
                 let member = site
                     .blocking(move |accounts| accounts.set_role(workspace_id, user_id, role, by))
                     .await?;
                 Ok(serde_json::json!({ "user": member.user.id, "role": member.role }))
             }
+            Some(other) => Err(WebError::Tool(
+                ToolError::new(
+                    errors::INVALID_INPUT,
+                    format!(
+                        "`{}` is not an action on a member",
+                        mcp_common::text::clip(other, 40)
+                    ),
+                )
+                .with_hint("Change the member's role, or remove them."),
+            )),
         }
     }
     .await;

@@ -134,6 +134,10 @@ pub async fn submit(
 
 /// `POST /logout` (`_csrf` of the session): the session ends, its cookie is cleared.
 pub async fn logout(State(site): State<CloudSite>, headers: HeaderMap, body: Bytes) -> Response {
+    // Another site's form may not sign this browser out either.
+    if let Err(err) = jility_web::security::check_origin(&headers) {
+        return err.into_response();
+    }
     let pairs = form_pairs(&body);
     let session = match site.session(&headers).await {
         Ok(session) => session,
@@ -151,7 +155,8 @@ pub async fn logout(State(site): State<CloudSite>, headers: HeaderMap, body: Byt
         {
             return err.into_response();
         }
-        site.access_changed(Some(session.id)).await;
+        site.access_changed(super::site::Access::Session(session.id))
+            .await;
         tracing::info!(session_id = session.id, "signed out");
     }
     response

@@ -91,16 +91,16 @@ impl CloudSite {
     }
 
     /// Tell every server process's open live streams that a person's access changed (a
-    /// session ended, a member was removed, a password reset): each checks its own session
-    /// and membership again now rather than at its next minute. Published as a revocation
-    /// of no token (`session_id`'s stand-in, or 0), which the API's streams pass over.
-    pub async fn access_changed(&self, session_id: Option<i64>) {
+    /// session ended; a member was removed, a password reset): the streams of that session
+    /// or person check their session and membership again now rather than at their next
+    /// minute; no other stream does. Published as a revocation of no token (the API's
+    /// streams pass over it), naming its target.
+    pub async fn access_changed(&self, target: Access) {
         let db = self.inner.api.db.clone();
-        let stand_in = session_id.map_or(0, |id| -id);
         let change = crate::events::Change {
             workspace_id: None,
-            operation: "access_changed".to_string(),
-            ..crate::events::Change::revocation(0, stand_in, "")
+            operation: ACCESS_CHANGED.to_string(),
+            ..crate::events::Change::revocation(0, 0, &target.actor())
         };
         let published =
             tokio::task::spawn_blocking(move || crate::events::publish(&db, &change)).await;
@@ -143,6 +143,7 @@ impl CloudSite {
             scopes: role.scopes(),
             expires_at: jility_core::token::parse_time(&session.expires_at),
             resource: None,
+            grant_id: None,
         };
         let viewer = Viewer {
             name: user.actor().to_string(),
@@ -258,6 +259,28 @@ impl Site for CloudSite {
     }
 }
 
+/// The operation of the events that tell live streams a person's access changed.
+const ACCESS_CHANGED: &str = "access_changed";
+
+/// Whose access changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// A session ended.
+    Session(i64),
+    /// A person left a workspace, or their sessions ended.
+    User(i64),
+}
+
+impl Access {
+    /// The event's `actor`, naming the target (no secret).
+    fn actor(self) -> String {
+        match self {
+            Access::Session(id) => format!("session:{id}"),
+            Access::User(id) => format!("user:{id}"),
+        }
+    }
+}
+
 /// An open live stream of one person's page.
 struct Live {
     receiver: tokio::sync::broadcast::Receiver<Event>,
@@ -271,7 +294,8 @@ struct Live {
 
 /// The stream's next event: a change of its workspace (never another's), a reset when
 /// events may have been missed; it ends when the server stops, or when the session ended or
-/// the person left the workspace (checked every [`RECHECK`], and on every revocation).
+/// the person left the workspace (checked every [`RECHECK`], and when told that this
+/// session's or person's access changed).
 async fn next_event(mut live: Live) -> Option<(LiveEvent, Live)> {
     loop {
         tokio::select! {
@@ -282,9 +306,13 @@ async fn next_event(mut live: Live) -> Option<(LiveEvent, Live)> {
                 }
             }
             received = live.receiver.recv() => match received {
-                // A revocation (of a token, a session, a membership): check again now.
+                // This session's or this person's access changed: check again now. Other
+                // revocations (of tokens, of other people's access) are not this stream's.
                 Ok(Event::Change(change)) if change.revoked_token.is_some() => {
-                    if !still_allowed(&live).await {
+                    let mine = change.operation == ACCESS_CHANGED
+                        && (change.actor == Access::Session(live.session_id).actor()
+                            || change.actor == Access::User(live.user_id).actor());
+                    if mine && !still_allowed(&live).await {
                         return None;
                     }
                 }

@@ -202,3 +202,32 @@ pub fn meta(page: &str, name: &str) -> String {
     let start = page.find(&marker).expect("the meta") + marker.len();
     page[start..].split('"').next().unwrap().to_string()
 }
+
+pub fn readonly_input(page: &str, id: &str) -> String {
+    let marker = format!("id=\"{id}\" type=\"text\" readonly value=\"");
+    let start = page
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {id} in {page}"))
+        + marker.len();
+    page[start..].split('"').next().unwrap().to_string()
+}
+
+pub fn api(
+    server: &Server,
+    token: &str,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, Value) {
+    let mut request = super::cloud::client()
+        .request(method, format!("{}{path}", server.url))
+        .header("authorization", format!("Bearer {token}"));
+    if let Some(body) = body {
+        request = request
+            .header("content-type", "application/json")
+            .body(body.to_string());
+    }
+    let response = request.send().unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().unwrap_or(Value::Null))
+}
