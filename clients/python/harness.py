@@ -85,8 +85,8 @@ def base_env(home: Path) -> dict[str, str]:
     }
 
 
-def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
-    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+def run(cmd: list[str], cwd: Path, env: dict[str, str], stdin: str | None = None) -> str:
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, input=stdin)
     if done.returncode != 0:
         raise RuntimeError(f"{cmd} failed ({done.returncode}): {done.stderr}")
     return done.stdout.strip()
@@ -109,6 +109,8 @@ class Server:
     # jility-cloud the remote MCP endpoint (connected to, not started) with its headers.
     api: str | None = None
     token: str | None = None
+    # jility-cloud: its PostgreSQL database (for `jility admin`).
+    database: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
 
@@ -311,6 +313,7 @@ def jility_cloud(tmp: Path, name: str) -> Server:
         server = Server(name, jility, ["--mcp-server"], project, bridge_env)
     # Writes are the token's: create-workspace names its token `bootstrap`.
     server.actor, server.api, server.token = "bootstrap", api, token
+    server.database = database
     return server
 
 

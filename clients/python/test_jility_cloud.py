@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +162,96 @@ async def test_jility_cloud_answers_like_local(name: str, transport: str, tmp_pa
     assert cloud_tools == local_tools
     for here, there in zip(local, cloud):
         assert there == here, f"{name}: {here[0]} {json.dumps(here[1])} answers otherwise than local mode"
+
+
+async def test_jility_cloud_oauth_with_the_python_sdk(tmp_path: Path) -> None:
+    """The Python SDK's OAuth client: discovery from the 401, dynamic registration, a person
+    (scripted, as a browser without script would) signing in and approving reading, the
+    code exchanged with PKCE; then only the reading tools are listed and work."""
+    from mcp import Client
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+    from harness import binary, run
+
+    server = make("jility-cloud", tmp_path, "")
+    jility = binary("jility")
+    password = "correct horse battery"
+    admin = [jility, "admin"]
+    db = ["--database-url", server.database]
+    run([*admin, "create-user", "--email", "pia@example.com", "--name", "Pia", "--password-stdin", *db], server.cwd, server.env, password)
+    run([*admin, "add-member", "--workspace", "acme", "--email", "pia@example.com", "--role", "member", *db], server.cwd, server.env)
+    base = server.url.removesuffix("/mcp")
+    redirect = "http://127.0.0.1:47019/callback"
+
+    class Memory:
+        def __init__(self) -> None:
+            self.tokens: OAuthToken | None = None
+            self.client: OAuthClientInformationFull | None = None
+
+        async def get_tokens(self) -> OAuthToken | None:
+            return self.tokens
+
+        async def set_tokens(self, tokens: OAuthToken) -> None:
+            self.tokens = tokens
+
+        async def get_client_info(self) -> OAuthClientInformationFull | None:
+            return self.client
+
+        async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+            self.client = client_info
+
+    asked: list[str] = []
+
+    async def redirect_handler(url: str) -> None:
+        asked.append(url)
+
+    def hidden(page: str) -> list[tuple[str, str]]:
+        return re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page)
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        # Pia in a browser: sign in, then approve reading only on the consent page.
+        with httpx.Client(base_url=base, timeout=30, follow_redirects=False) as browser:
+            login = browser.get("/login")
+            csrf = dict(hidden(login.text))["_csrf"]
+            signed = browser.post("/login", data={"_csrf": csrf, "email": "pia@example.com", "password": password}, headers={"origin": base})
+            assert signed.status_code == 303, signed.text
+            consent = browser.get(asked[-1])
+            assert consent.status_code == 200 and "python-sdk-client" in consent.text, consent.text
+            form = [(k, v.replace("&amp;", "&")) for k, v in hidden(consent.text)] + [("decision", "approve"), ("grant", "tickets:read")]
+            answer = browser.post(
+                "/oauth/authorize",
+                content=urllib.parse.urlencode(form),
+                headers={"origin": base, "content-type": "application/x-www-form-urlencoded"},
+            )
+            assert answer.status_code == 303, answer.text
+            back = urllib.parse.urlparse(answer.headers["location"])
+            assert back.geturl().startswith(redirect), back
+            query = dict(urllib.parse.parse_qsl(back.query))
+            assert query.get("iss") == base, query
+            return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+
+    storage = Memory()
+    provider = OAuthClientProvider(
+        server_url=server.url,
+        client_metadata=OAuthClientMetadata(
+            client_name="python-sdk-client",
+            redirect_uris=[redirect],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="none",
+        ),
+        storage=storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+    )
+    async with create_mcp_http_client(auth=provider) as http:
+        async with Client(streamable_http_client(server.url, http_client=http), read_timeout_seconds=60) as client:
+            tools = await tools_of(client)
+            assert set(tools) == READ_TOOLS, sorted(tools)
+            listed = await client.call_tool("jility_list_tickets", {})
+            assert not listed.is_error, listed.structured_content
+    assert storage.tokens is not None and storage.tokens.scope == "tickets:read", storage.tokens
+    assert storage.client is not None and storage.client.client_id.startswith("jilc_"), storage.client

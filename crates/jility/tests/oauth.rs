@@ -802,3 +802,151 @@ fn people_see_and_revoke_connected_clients_and_the_audit_log_says_so() {
         "no token in the audit log"
     );
 }
+
+#[test]
+fn a_call_beyond_the_grant_asks_the_client_to_step_up() {
+    let (_db, server) = world();
+    let app = App::register(&server);
+    let code = code_for(&server, &app, &["tickets:read"]);
+    let (_, tokens) = app.exchange(&code, &app.verifier, &[]);
+    let access = tokens["access_token"].as_str().unwrap();
+    let call = |tool: &str| {
+        http()
+            .post(format!("{}/mcp", server.root()))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .bearer_auth(access)
+            .body(
+                json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                       "params": {"name": tool, "arguments": {"title": "x"}}})
+                .to_string(),
+            )
+            .send()
+            .unwrap()
+    };
+    let refused = call("jility_create_ticket");
+    assert_eq!(refused.status().as_u16(), 403);
+    let challenge = refused.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        challenge.contains(r#"error="insufficient_scope""#)
+            && challenge.contains(r#"scope="tickets:write""#)
+            && challenge.contains("resource_metadata="),
+        "{challenge}"
+    );
+    // A call the grant covers goes on to MCP (which wants a session first: not a 403).
+    assert_ne!(call("jility_get_ticket").status().as_u16(), 403);
+}
+
+/// A client's metadata document served on loopback (one thread answering every request
+/// with `document`); its URL.
+fn serve_document(document: impl Fn(&str) -> String + Send + 'static) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/oauth/client.json",
+        listener.local_addr().unwrap()
+    );
+    let own = url.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let body = document(&own);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    url
+}
+
+#[test]
+fn a_client_id_metadata_document_is_fetched_only_where_the_operator_allows() {
+    let db = TestDb::new();
+    workspace(&db, "acme");
+    person(&db, "mia@example.com", "Mia", "acme", "member");
+    let document = |own: &str| {
+        json!({"client_id": own, "client_name": "Document Client",
+               "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"})
+        .to_string()
+    };
+    let client_id = serve_document(document);
+    let base_params = |server: &Server| App {
+        base: server.root().to_string(),
+        client_id: client_id.clone(),
+        verifier: format!("v{}", "erifier-".repeat(8)),
+        challenge: URL_SAFE_NO_PAD.encode(Sha256::digest(
+            format!("v{}", "erifier-".repeat(8)).as_bytes(),
+        )),
+    };
+
+    // By default a document on a private (here: loopback) address is never fetched.
+    let server = Server::start(&db, &[]);
+    let meta: Value = http()
+        .get(format!(
+            "{}/.well-known/oauth-authorization-server",
+            server.root()
+        ))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(meta["client_id_metadata_document_supported"], true);
+    let mut mia = Browser::signed_in(&server, "mia@example.com");
+    let app = base_params(&server);
+    let (status, page) = mia.get(&app.authorize_path(&[]));
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("must be https"), "{page}");
+    for private in [
+        client_id.replace("http://", "https://"),
+        "https://localhost/client.json".to_string(),
+        "https://169.254.169.254/latest/meta-data".to_string(),
+        "https://[::1]/client.json".to_string(),
+    ] {
+        let app = App {
+            client_id: private.clone(),
+            ..base_params(&server)
+        };
+        let (status, page) = mia.get(&app.authorize_path(&[]));
+        assert_eq!(status, 400, "{private}: {page}");
+        assert!(page.contains("private"), "{private}: {page}");
+    }
+    drop(server);
+
+    // With the operator's flag it is, and the flow works with the document's client.
+    let server = Server::start_with(
+        &db,
+        "127.0.0.1:0",
+        &[],
+        &[("JILITY_OAUTH_ALLOW_PRIVATE_CLIENTS", "1")],
+    );
+    let app = base_params(&server);
+    let mut mia = Browser::signed_in(&server, "mia@example.com");
+    let (status, page) = mia.get(&app.authorize_path(&[]));
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Document Client"), "{page}");
+    let back = decide(&mut mia, &app, &[], "acme", &["tickets:read"], "approve");
+    let (status, tokens) = app.exchange(get(&back, "code").unwrap(), &app.verifier, &[]);
+    assert_eq!(status, 200, "{tokens}");
+    // A redirect the document does not list is refused there too.
+    let (status, _) = mia.get(&app.authorize_path(&[("redirect_uri", "https://evil.example/cb")]));
+    assert_eq!(status, 400);
+    // A document that names another client is refused.
+    let liar = serve_document(|_| {
+        json!({"client_id": "https://someone.else/client.json", "redirect_uris": [REDIRECT]})
+            .to_string()
+    });
+    let app = App {
+        client_id: liar,
+        ..base_params(&server)
+    };
+    let (status, page) = mia.get(&app.authorize_path(&[]));
+    assert_eq!(status, 400);
+    assert!(page.contains("another client_id"), "{page}");
+}

@@ -469,12 +469,15 @@ fn mcp_refuses_missing_malformed_unknown_revoked_and_expired_tokens_with_401() {
     for (what, authorization, says) in &cases {
         let (status, headers, text) = initialize(&http, &server, authorization.as_deref());
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{what}: {text}");
-        assert_eq!(
-            headers
-                .get("www-authenticate")
-                .and_then(|v| v.to_str().ok()),
-            Some("Bearer"),
-            "{what}"
+        // The challenge says where OAuth starts (the MCP authorization spec, RFC 9728).
+        let challenge = headers
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        assert!(
+            challenge.starts_with("Bearer resource_metadata=\"")
+                && challenge.contains("/.well-known/oauth-protected-resource/mcp\""),
+            "{what}: {challenge}"
         );
         let body: Value = serde_json::from_str(&text)
             .unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {text}"));

@@ -110,6 +110,7 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
     let challenge =
         is_mcp(request.uri().path()).then(|| crate::oauth::challenge(request.headers(), state.tls));
     let resource = crate::public::resource(request.headers(), state.tls);
+    let tls = state.tls;
     let token = match bearer(request.headers()) {
         Ok(token) => token,
         Err((err, reason)) => {
@@ -220,6 +221,13 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
                 "oauth-grant:{grant_id}"
             )));
     }
+    let mut request = match super::step_up::check(&principal, request, tls).await {
+        Ok(request) => request,
+        Err(mut refused) => {
+            rate_headers(refused.headers_mut(), &decision);
+            return refused;
+        }
+    };
     request.extensions_mut().insert::<Principal>(principal);
     let mut response = next.run(request).await;
     rate_headers(response.headers_mut(), &decision);

@@ -41,6 +41,7 @@ mod operations;
 pub(crate) mod principals;
 mod refusals;
 mod rejections;
+mod step_up;
 mod tls;
 mod tokens;
 mod whoami;

@@ -167,6 +167,19 @@ fn dead_end(status: StatusCode, message: &str, hint: &str) -> Response {
 
 /// The client of `ask`, checked with its redirect URI; else the page to show.
 async fn client_of(state: &super::State, ask: &Ask) -> Result<Client, Response> {
+    if super::documents::is_document_id(&ask.client_id) {
+        let client = match state.oauth.document_client(&ask.client_id).await {
+            Ok(client) => client,
+            Err(err) => {
+                return Err(dead_end(
+                    StatusCode::BAD_REQUEST,
+                    &err.description,
+                    "The application's description (its client ID metadata document) could not be used: nothing was sent to it.",
+                ));
+            }
+        };
+        return checked_redirect(client, ask);
+    }
     let oauth = state.oauth.clone();
     let id = ask.client_id.clone();
     let found = tokio::task::spawn_blocking(move || oauth.client(&id)).await;
@@ -187,6 +200,11 @@ async fn client_of(state: &super::State, ask: &Ask) -> Result<Client, Response> 
             .into_response());
         }
     };
+    checked_redirect(client, ask)
+}
+
+/// `client`, when `ask`'s redirect URI is one of its own; else the page to show.
+fn checked_redirect(client: Client, ask: &Ask) -> Result<Client, Response> {
     if !client.redirects_to(&ask.redirect_uri) {
         return Err(dead_end(
             StatusCode::BAD_REQUEST,

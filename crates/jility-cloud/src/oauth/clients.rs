@@ -90,7 +90,7 @@ fn same_but_port(a: &str, b: &str) -> bool {
 }
 
 /// A redirect URI a client may register, or why not.
-fn check_redirect_uri(uri: &str) -> Result<String, OAuthError> {
+pub(super) fn check_redirect_uri(uri: &str) -> Result<String, OAuthError> {
     let refuse = |why: &str| {
         OAuthError::invalid_redirect_uri(format!(
             "The redirect URI `{}` {why}",

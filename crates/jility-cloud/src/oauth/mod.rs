@@ -8,7 +8,9 @@
 //!   at `/.well-known/oauth-authorization-server` and the OpenID path clients also try.
 //! - `clients`: dynamic client registration (RFC 7591) at `POST /oauth/register`: public
 //!   clients only, redirect URIs on loopback (any port, RFC 8252) or HTTPS; limited per
-//!   client address; a client unused for [`CLIENT_IDLE_DAYS`] is forgotten.
+//!   client address; a client unused for [`CLIENT_IDLE_DAYS`] is forgotten. `documents`:
+//!   clients whose `client_id` is the HTTPS URL of their Client ID Metadata Document,
+//!   fetched with SSRF fences (public addresses only, pinned, no redirects, small, quick).
 //! - `authorize`: `GET/POST /oauth/authorize` — the person signs in (the web board's
 //!   session), picks the workspace, sees the client's name, its redirect host and the
 //!   scopes asked, and approves (only scopes their role allows) or denies. PKCE with S256
@@ -27,6 +29,7 @@
 
 mod authorize;
 mod clients;
+mod documents;
 mod errors;
 mod grants;
 mod metadata;

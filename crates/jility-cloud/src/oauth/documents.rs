@@ -1,0 +1,321 @@
+//! Client ID Metadata Documents: a client whose `client_id` is an HTTPS URL is described by
+//! the JSON document at that URL (`client_id`, `client_name`, `redirect_uris`, …), which
+//! this server fetches when the client first comes to the authorization page and keeps for
+//! [`CACHE_SECS`].
+//!
+//! The fetch is a request this server makes on a stranger's behalf, so it is fenced in:
+//! `https` only; the host's addresses are resolved first and every one must be public (no
+//! loopback, private, link-local, shared, multicast or unspecified address — not even
+//! IPv4-mapped), and the request connects to the address that was checked (no second
+//! lookup for a rebinding DNS to change); no redirects; [`FETCH_SECS`] in all; at most
+//! [`MAX_DOCUMENT_BYTES`]. An operator who runs clients on their own network may allow
+//! private addresses and plain `http` with `JILITY_OAUTH_ALLOW_PRIVATE_CLIENTS=1`.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use chrono::TimeDelta;
+use serde::Deserialize;
+use url::Url;
+
+use super::OAuthError;
+use super::clients::{Client, check_redirect_uri};
+use crate::accounts::{now, store, time_text};
+
+/// How long a fetched document is kept before it is fetched again (1 hour).
+pub const CACHE_SECS: i64 = 60 * 60;
+/// The whole fetch, connection included.
+pub const FETCH_SECS: u64 = 5;
+/// The largest document taken.
+pub const MAX_DOCUMENT_BYTES: usize = 64 * 1024;
+
+/// Whether `client_id` names a metadata document (rather than a registered client).
+pub fn is_document_id(client_id: &str) -> bool {
+    client_id.starts_with("https://") || client_id.starts_with("http://")
+}
+
+/// Private addresses and `http` allowed (`JILITY_OAUTH_ALLOW_PRIVATE_CLIENTS=1`).
+pub fn private_allowed() -> bool {
+    std::env::var("JILITY_OAUTH_ALLOW_PRIVATE_CLIENTS").is_ok_and(|v| v.trim() == "1")
+}
+
+/// An address a fetch may go to: a public one (unless private ones are allowed).
+fn public(ip: IpAddr) -> bool {
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    };
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            !(v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b)) // shared address space (RFC 6598)
+                || (a == 198 && (18..20).contains(&b)) // benchmarking (RFC 2544)
+                || a >= 240)
+        }
+        IpAddr::V6(v6) => {
+            let first = v6.segments()[0];
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (first & 0xfe00) == 0xfc00 // unique local
+                || (first & 0xffc0) == 0xfe80 // link-local
+                || (first & 0xffc0) == 0xfec0 // site-local (deprecated)
+                || first == 0x2001 && v6.segments()[1] == 0x0db8) // documentation
+        }
+    }
+}
+
+/// The document as published (members beyond these are ignored).
+#[derive(Debug, Deserialize)]
+struct Document {
+    client_id: String,
+    client_name: Option<String>,
+    client_uri: Option<String>,
+    #[serde(default)]
+    redirect_uris: Vec<String>,
+    token_endpoint_auth_method: Option<String>,
+}
+
+fn refuse(what: impl Into<String>) -> OAuthError {
+    OAuthError::invalid_client(what)
+}
+
+/// Fetch and check the document at `client_id`: the client it describes.
+async fn fetch(
+    client_id: &str,
+    allow_private: bool,
+) -> Result<(String, Option<String>, Vec<String>), OAuthError> {
+    let url = Url::parse(client_id).map_err(|_| refuse("The client_id is not a URL"))?;
+    let secure = url.scheme() == "https";
+    if !(secure || (allow_private && url.scheme() == "http")) {
+        return Err(refuse("A client_id URL must be https"));
+    }
+    if url.fragment().is_some() || !url.username().is_empty() || url.password().is_some() {
+        return Err(refuse("A client_id URL has no fragment or credentials"));
+    }
+    if url.path() == "/" || url.path().is_empty() {
+        return Err(refuse("A client_id URL names a document (it has a path)"));
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| refuse("The client_id URL has no host"))?
+        .to_string();
+    let port = url.port_or_known_default().unwrap_or(443);
+    let lookup = tokio::time::timeout(
+        Duration::from_secs(FETCH_SECS),
+        tokio::net::lookup_host((host.trim_start_matches('[').trim_end_matches(']'), port)),
+    )
+    .await
+    .map_err(|_| refuse("The client_id's host did not resolve in time"))?
+    .map_err(|_| refuse("The client_id's host does not resolve"))?;
+    let addrs: Vec<SocketAddr> = lookup.collect();
+    let Some(first) = addrs.first().copied() else {
+        return Err(refuse("The client_id's host does not resolve"));
+    };
+    if !allow_private && addrs.iter().any(|a| !public(a.ip())) {
+        tracing::warn!(host = %host, "refused a client document on a private address");
+        return Err(refuse(
+            "The client_id's host is on a private, loopback or link-local address: its document is not fetched",
+        ));
+    }
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(FETCH_SECS))
+        .resolve(&host, first)
+        .user_agent("jility-oauth/1")
+        .build()
+        .map_err(|e| {
+            OAuthError::from(mcp_common::ToolError::internal(format!(
+                "no HTTP client: {e}"
+            )))
+        })?;
+    let mut response = http
+        .get(url.clone())
+        .header("accept", "application/json")
+        .send()
+        .await
+        .map_err(|_| refuse("The client's metadata document could not be fetched"))?;
+    if !response.status().is_success() {
+        return Err(refuse(format!(
+            "The client's metadata document answered {}",
+            response.status().as_u16()
+        )));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|_| refuse("The client's metadata document could not be read"))?
+    {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_DOCUMENT_BYTES {
+            return Err(refuse("The client's metadata document is too large"));
+        }
+    }
+    let document: Document = serde_json::from_slice(&body)
+        .map_err(|_| refuse("The client's metadata document is not the JSON it should be"))?;
+    if document.client_id != client_id {
+        return Err(refuse(
+            "The client's metadata document names another client_id than its own URL",
+        ));
+    }
+    if document
+        .token_endpoint_auth_method
+        .as_deref()
+        .is_some_and(|m| m != "none")
+    {
+        return Err(refuse(
+            "Only public clients are taken (token_endpoint_auth_method none)",
+        ));
+    }
+    if document.redirect_uris.is_empty() || document.redirect_uris.len() > 10 {
+        return Err(refuse(
+            "The client's metadata document lists 1 to 10 redirect_uris",
+        ));
+    }
+    let uris = document
+        .redirect_uris
+        .iter()
+        .map(|u| check_redirect_uri(u))
+        .collect::<Result<Vec<_>, _>>()?;
+    let name = document
+        .client_name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(|n| n.chars().filter(|c| !c.is_control()).take(100).collect())
+        .unwrap_or_else(|| host.clone());
+    let client_uri = document
+        .client_uri
+        .filter(|u| u.starts_with("https://") && u.len() <= 500);
+    Ok((name, client_uri, uris))
+}
+
+impl super::OAuth {
+    /// The client a metadata-document `client_id` describes: kept, or fetched now (and
+    /// kept [`CACHE_SECS`]).
+    pub async fn document_client(&self, client_id: &str) -> Result<Client, OAuthError> {
+        let oauth = self.clone();
+        let id = client_id.to_string();
+        let fresh_after = time_text(now() - TimeDelta::seconds(CACHE_SECS));
+        let kept = tokio::task::spawn_blocking(move || oauth.kept_document(&id, &fresh_after))
+            .await
+            .map_err(|e| OAuthError::from(mcp_common::ToolError::internal(format!("{e}"))))??;
+        if let Some(client) = kept {
+            return Ok(client);
+        }
+        let (name, client_uri, uris) = fetch(client_id, private_allowed()).await?;
+        let oauth = self.clone();
+        let id = client_id.to_string();
+        tokio::task::spawn_blocking(move || {
+            oauth.keep_document(&id, &name, client_uri.as_deref(), &uris)
+        })
+        .await
+        .map_err(|e| OAuthError::from(mcp_common::ToolError::internal(format!("{e}"))))?
+        .map_err(OAuthError::from)
+    }
+
+    fn kept_document(
+        &self,
+        client_id: &str,
+        fresh_after: &str,
+    ) -> Result<Option<Client>, OAuthError> {
+        let found = self
+            .db
+            .with_client(|client| -> Result<_, mcp_common::ToolError> {
+                client
+                    .query_opt(
+                        "SELECT id, client_id, name, client_uri, redirect_uris FROM oauth_clients \
+                     WHERE client_id = $1 AND kind = 'metadata_document' AND fetched_at > $2",
+                        &[&client_id, &fresh_after],
+                    )
+                    .map_err(store)
+            })?;
+        found
+            .map(|row| -> Result<Client, mcp_common::ToolError> {
+                Ok(Client {
+                    id: row.try_get(0).map_err(store)?,
+                    client_id: row.try_get(1).map_err(store)?,
+                    client_name: row.try_get(2).map_err(store)?,
+                    client_uri: row.try_get(3).map_err(store)?,
+                    redirect_uris: row.try_get(4).map_err(store)?,
+                })
+            })
+            .transpose()
+            .map_err(OAuthError::from)
+    }
+
+    fn keep_document(
+        &self,
+        client_id: &str,
+        name: &str,
+        client_uri: Option<&str>,
+        uris: &[String],
+    ) -> Result<Client, mcp_common::ToolError> {
+        let at = time_text(now());
+        self.db.with_client(|client| {
+            let row = client
+                .query_one(
+                    "INSERT INTO oauth_clients (client_id, kind, name, client_uri, redirect_uris, \
+                     created_at, fetched_at, last_used_at) \
+                     VALUES ($1, 'metadata_document', $2, $3, $4, $5, $5, $5) \
+                     ON CONFLICT (client_id) DO UPDATE SET name = $2, client_uri = $3, \
+                       redirect_uris = $4, fetched_at = $5 \
+                     WHERE oauth_clients.kind = 'metadata_document' \
+                     RETURNING id",
+                    &[&client_id, &name, &client_uri, &uris, &at],
+                )
+                .map_err(store)?;
+            Ok(Client {
+                id: row.try_get(0).map_err(store)?,
+                client_id: client_id.to_string(),
+                client_name: name.to_string(),
+                client_uri: client_uri.map(str::to_string),
+                redirect_uris: uris.to_vec(),
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_public_addresses_are_fetched() {
+        for private in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "224.0.0.1",
+            "255.255.255.255",
+        ] {
+            assert!(!public(private.parse().unwrap()), "{private}");
+        }
+        for open in [
+            "93.184.216.34",
+            "2606:2800:220:1:248:1893:25c8:1946",
+            "1.1.1.1",
+        ] {
+            assert!(public(open.parse().unwrap()), "{open}");
+        }
+    }
+}
