@@ -178,7 +178,10 @@ async fn client_of(state: &super::State, ask: &Ask) -> Result<Client, Response> 
                 ));
             }
         };
-        return checked_redirect(client, ask);
+        return match redirect_refused(&client, ask) {
+            Some(page) => Err(page),
+            None => Ok(client),
+        };
     }
     let oauth = state.oauth.clone();
     let id = ask.client_id.clone();
@@ -200,19 +203,22 @@ async fn client_of(state: &super::State, ask: &Ask) -> Result<Client, Response> 
             .into_response());
         }
     };
-    checked_redirect(client, ask)
+    match redirect_refused(&client, ask) {
+        Some(page) => Err(page),
+        None => Ok(client),
+    }
 }
 
-/// `client`, when `ask`'s redirect URI is one of its own; else the page to show.
-fn checked_redirect(client: Client, ask: &Ask) -> Result<Client, Response> {
+/// The page to show when `ask`'s redirect URI is not one of `client`'s own.
+fn redirect_refused(client: &Client, ask: &Ask) -> Option<Response> {
     if !client.redirects_to(&ask.redirect_uri) {
-        return Err(dead_end(
+        return Some(dead_end(
             StatusCode::BAD_REQUEST,
             "The application asked to send you back to an address it did not register",
             "Nothing was sent to it. Remove the server from the application and add it again.",
         ));
     }
-    Ok(client)
+    None
 }
 
 /// What the rest of the request must be (after the client and redirect URI).
