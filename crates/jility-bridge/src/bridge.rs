@@ -48,6 +48,8 @@ use jility_core::errors;
 use jility_core::ops::{self, Operation, Touches as _, Verb};
 use jility_core::token::PlainToken;
 
+use crate::credential::Credential;
+
 /// Most cached answers; beyond, the expired ones go, then all.
 const MAX_ENTRIES: usize = 10_000;
 /// Silence after which the event stream counts as dead when the server announces no
@@ -118,7 +120,7 @@ impl Cache {
 /// The bridge: the API's address, the token, the HTTP clients and the cache.
 pub struct Bridge {
     base: String,
-    token: PlainToken,
+    credential: Credential,
     http: reqwest::Client,
     /// Without a request timeout: the event stream lasts.
     stream_http: reqwest::Client,
@@ -138,7 +140,7 @@ impl Bridge {
     }
 
     /// A bridge to the API at `base` (`…/api/v1`, checked by [`client::api_base`]).
-    pub fn new(base: String, token: PlainToken) -> Result<Arc<Self>, ToolError> {
+    pub fn new(base: String, credential: Credential) -> Result<Arc<Self>, ToolError> {
         // reqwest is built without a bundled crypto provider: install ring as the process
         // default (harmless when one is installed already).
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -158,7 +160,7 @@ impl Bridge {
             http: build(Some(REQUEST_TIMEOUT))?,
             stream_http: build(None)?,
             base,
-            token,
+            credential,
             cache: Mutex::new(Cache::default()),
             following: AtomicBool::new(false),
             stream_deadline_ms: Arc::new(AtomicU64::new(millis(STREAM_IDLE))),
@@ -278,6 +280,27 @@ impl Bridge {
     /// One request to the API (with `key` as its `Idempotency-Key`): its JSON answer, or the
     /// API's error, or `network_error`.
     async fn send(&self, request: &ops::Request, key: Option<&str>) -> Result<Value, Failure> {
+        let token = self.credential.token().await.map_err(Failure::answered)?;
+        match self.send_with(request, key, &token).await {
+            // A signed-in bridge's token refused: refreshed once, then sent again (a refused
+            // request did nothing, so a write is not repeated).
+            Err(failure)
+                if failure.err.code == mcp_common_core::codes::UNAUTHENTICATED
+                    && self.credential.refresh_after_refusal(&token).await =>
+            {
+                let token = self.credential.token().await.map_err(Failure::answered)?;
+                self.send_with(request, key, &token).await
+            }
+            answer => answer,
+        }
+    }
+
+    async fn send_with(
+        &self,
+        request: &ops::Request,
+        key: Option<&str>,
+        token: &PlainToken,
+    ) -> Result<Value, Failure> {
         let mut url = format!("{}{}", self.base, request.path);
         if !request.query.is_empty() {
             url.push('?');
@@ -288,10 +311,7 @@ impl Bridge {
             Verb::Post => Method::POST,
             Verb::Delete => Method::DELETE,
         };
-        let mut http = self
-            .http
-            .request(method, &url)
-            .bearer_auth(self.token.expose());
+        let mut http = self.http.request(method, &url).bearer_auth(token.expose());
         if let Some(body) = &request.body {
             http = http.json(body);
         }
@@ -299,7 +319,7 @@ impl Bridge {
             http = http.header(client::IDEMPOTENCY_KEY, key);
         }
         let lost = |e: reqwest::Error| Failure {
-            err: client::unreachable(&self.base, &self.token, &e),
+            err: client::unreachable(&self.base, token, &e),
             lost: true,
         };
         let response = http.send().await.map_err(lost)?;
@@ -320,7 +340,7 @@ impl Bridge {
         }
         let mut err = client::api_error(status.as_u16(), &text, &self.base);
         // Whatever the server (or something posing as it) says, the token is not passed on.
-        let secret = self.token.expose();
+        let secret = token.expose();
         if !secret.is_empty() {
             err.message = err.message.replace(secret, "jil_live_…");
             err.hint = err.hint.map(|h| h.replace(secret, "jil_live_…"));
@@ -365,10 +385,11 @@ impl Bridge {
     /// Follow the stream until it ends: `Ok(true)` when it had been ready.
     async fn follow_once(&self) -> Result<bool, ToolError> {
         let url = format!("{}/events", self.base);
+        let token = self.credential.token().await?;
         let head = self
             .stream_http
             .get(&url)
-            .bearer_auth(self.token.expose())
+            .bearer_auth(token.expose())
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .send();
         // A hung server accepts the connection and never answers: bounded like a read.
@@ -380,7 +401,7 @@ impl Bridge {
                     format!("The jility API at {} did not answer", self.base),
                 )
             })?
-            .map_err(|e| client::unreachable(&self.base, &self.token, &e))?;
+            .map_err(|e| client::unreachable(&self.base, &token, &e))?;
         let status = response.status();
         if !status.is_success() {
             let text = response.text().await.unwrap_or_default();

@@ -73,9 +73,19 @@ pub fn store_token(token: &PlainToken) -> Result<PathBuf, ToolError> {
         ));
     }
     let path = token_file()?;
+    let mut text = token.expose().as_bytes().to_vec();
+    text.push(b'\n');
+    write_private(&path, &text)?;
+    Ok(path)
+}
+
+/// Write `bytes` to `path` for this user alone: its directory made with mode 0700, the file
+/// written with mode 0600 to a temporary name, synced, then renamed over the old one
+/// (atomic: a reader sees the old file or the new one, whole).
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), ToolError> {
     let dir = path
         .parent()
-        .ok_or_else(|| ToolError::internal("The token file has no directory"))?;
+        .ok_or_else(|| ToolError::internal("The file has no directory"))?;
     let io = |what: &str, at: &Path, e: std::io::Error| {
         ToolError::new(
             errors::INVALID_INPUT,
@@ -94,7 +104,7 @@ pub fn store_token(token: &PlainToken) -> Result<PathBuf, ToolError> {
     getrandom::fill(&mut suffix)
         .map_err(|e| ToolError::internal(format!("The system's random generator failed: {e}")))?;
     let temp = dir.join(format!(
-        ".token.{}.{}",
+        ".write.{}.{}",
         std::process::id(),
         u64::from_le_bytes(suffix)
     ));
@@ -104,21 +114,62 @@ pub fn store_token(token: &PlainToken) -> Result<PathBuf, ToolError> {
             .create_new(true)
             .mode(0o600)
             .open(&temp)?;
-        file.write_all(token.expose().as_bytes())?;
-        file.write_all(b"\n")?;
+        file.write_all(bytes)?;
         file.sync_all()?;
-        std::fs::rename(&temp, &path)?;
+        std::fs::rename(&temp, path)?;
         Ok(())
     })();
     if let Err(e) = written {
         let _ = std::fs::remove_file(&temp);
-        return Err(io("write", &path, e));
+        return Err(io("write", path, e));
     }
-    Ok(path)
+    Ok(())
 }
 
-/// The token to send: `JILITY_API_TOKEN`, else the stored one.
+/// The API's root (`https://host`): [`api_base`] without `/api/v1`.
+pub fn api_root() -> Result<String, ToolError> {
+    let base = api_base()?;
+    Ok(base.strip_suffix(API_PREFIX).unwrap_or(&base).to_string())
+}
+
+/// [`errors::NETWORK_ERROR`] for the API at `root` that could not be reached.
+pub(crate) fn network_error(root: &str) -> ToolError {
+    ToolError::new(
+        errors::NETWORK_ERROR,
+        format!("Cannot reach the jility API at {root}"),
+    )
+    .with_hint(format!(
+        "Check that `jility serve` runs there and that {URL_VAR} is right; then retry."
+    ))
+}
+
+/// A token the environment gives: `JILITY_API_TOKEN`, else the one `jility auth login
+/// --token` stored; `None` when there is neither (then a sign-in's credentials may serve).
+pub fn static_token() -> Result<Option<PlainToken>, ToolError> {
+    match api_token_only() {
+        Ok(token) => Ok(Some(token)),
+        Err(err) if err.code == codes::UNAUTHENTICATED => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+/// The token to send: `JILITY_API_TOKEN`, else the stored one, else the access token of a
+/// sign-in to this API (`jility auth login`), refreshed first when it is about to expire.
 pub fn api_token() -> Result<PlainToken, ToolError> {
+    if let Some(token) = static_token()? {
+        return Ok(token);
+    }
+    let root = api_root()?;
+    match crate::signin::load(&root)? {
+        Some(stored) if stored.fresh() => Ok(PlainToken::new(stored.access_token)),
+        Some(stored) => Ok(PlainToken::new(
+            crate::signin::refresh(&stored)?.access_token,
+        )),
+        None => api_token_only(),
+    }
+}
+
+fn api_token_only() -> Result<PlainToken, ToolError> {
     if let Some(token) = std::env::var(TOKEN_VAR)
         .ok()
         .filter(|t| !t.trim().is_empty())
@@ -127,7 +178,7 @@ pub fn api_token() -> Result<PlainToken, ToolError> {
     }
     let none = || {
         ToolError::new(codes::UNAUTHENTICATED, "No API token").with_hint(format!(
-            "Set {TOKEN_VAR}, or store a token with `jility auth login --token jil_live_…`."
+            "Sign in with `jility auth login` (a browser opens), set {TOKEN_VAR}, or store a token with `jility auth login --token jil_live_…`."
         ))
     };
     let path = token_file().map_err(|_| none())?;

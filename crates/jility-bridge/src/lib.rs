@@ -5,6 +5,8 @@
 
 pub mod bridge;
 pub mod client;
+pub mod credential;
+pub mod signin;
 
 pub use bridge::{Bridge, BridgeBackend};
 pub use client::ApiClient;

@@ -63,11 +63,14 @@ pub fn serve_bridge(transport: Transport) -> anyhow::Result<()> {
     use jility_bridge::client;
     let base =
         client::api_base().map_err(|e| anyhow::anyhow!("{} {}", e.message, e.hint_text()))?;
-    let token =
-        client::api_token().map_err(|e| anyhow::anyhow!("{} {}", e.message, e.hint_text()))?;
+    let root =
+        client::api_root().map_err(|e| anyhow::anyhow!("{} {}", e.message, e.hint_text()))?;
     let runtime = mcp_common::serve::runtime(&transport)?;
     runtime.block_on(async move {
-        let bridge = Bridge::new(base, token).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        // A token, a kept sign-in, or a sign-in started now (its link on stderr).
+        let credential = jility_bridge::credential::Credential::from_env(&root)
+            .map_err(|e| anyhow::anyhow!("{} {}", e.message, e.hint_text()))?;
+        let bridge = Bridge::new(base, credential).map_err(|e| anyhow::anyhow!("{}", e.message))?;
         tracing::info!(api = %bridge.base(), "serving MCP as a bridge to the cloud API");
         // The token's scopes decide which tools are listed (as at /mcp).
         bridge.identify().await;

@@ -64,12 +64,14 @@ pub enum AuthCommand {
         #[arg(value_name = "ID_OR_TOKEN")]
         token: String,
     },
-    /// Store a token in the user's config directory (mode 0600), used when
-    /// JILITY_API_TOKEN is unset.
+    /// Sign in to JILITY_API_URL in the browser (OAuth; the link is printed, and opened
+    /// where there is a desktop), or with --token store a token; kept in the user's config
+    /// directory (mode 0600) and used when JILITY_API_TOKEN is unset.
     Login {
-        /// The token (jil_live_…); `-` reads it from stdin, out of the process list.
+        /// A token (jil_live_…) to store instead of signing in; `-` reads it from stdin, out
+        /// of the process list.
         #[arg(long, value_name = "TOKEN")]
-        token: String,
+        token: Option<String>,
     },
 }
 
@@ -341,7 +343,31 @@ fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
                 text(&revoked["revoked_at"]),
             ))
         }
-        AuthCommand::Login { token } => {
+        AuthCommand::Login { token: None } => {
+            let root = jility_bridge::client::api_root()?;
+            let stored = jility_bridge::signin::sign_in(&root, &|url| {
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "Open this link in a browser to sign in to {root}:\n\n  {url}\n\nWaiting for you to approve…"
+                );
+                jility_bridge::signin::open_browser(url);
+            })?;
+            let path = jility_bridge::signin::oauth_file()?;
+            if json {
+                return print(pretty(&serde_json::json!({
+                    "signed_in": root,
+                    "scope": stored.scope,
+                    "stored": path.display().to_string(),
+                }))?);
+            }
+            print(format!(
+                "✅ Signed in to {root} ({}); kept in {} (mode 0600). `jility auth`, `jility audit` and the cloud bridge use it when {} is unset; it refreshes itself.",
+                stored.scope,
+                path.display(),
+                jility_bridge::client::TOKEN_VAR,
+            ))
+        }
+        AuthCommand::Login { token: Some(token) } => {
             let token = if token.trim() == "-" {
                 let mut line = String::new();
                 std::io::stdin()
