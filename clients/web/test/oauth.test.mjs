@@ -5,7 +5,11 @@
 // SDK refreshes an expired token by itself (its session survives); a revoked grant gets 401.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -33,10 +37,40 @@ async function callbackServer() {
   return { url: `http://127.0.0.1:${port}/callback`, answers };
 }
 
+/** A self-signed certificate for 127.0.0.1 (openssl): {key, cert, file}. */
+function selfSigned() {
+  const dir = h.tempDir('cimd-cert');
+  const key = path.join(dir, 'key.pem');
+  const cert = path.join(dir, 'cert.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-addext', 'basicConstraints=critical,CA:FALSE', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+  return { key: fs.readFileSync(key), cert: fs.readFileSync(cert), file: cert };
+}
+
+/** An HTTPS server on loopback publishing a client's metadata document; its URL. */
+async function documentServer(tls, redirect) {
+  const server = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+    const url = `https://127.0.0.1:${server.address().port}/oauth/client.json`;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({
+      client_id: url,
+      client_name: 'SDK document client',
+      redirect_uris: [redirect],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    }));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  h.atCleanup(() => new Promise((resolve) => server.close(resolve)));
+  return `https://127.0.0.1:${server.address().port}/oauth/client.json`;
+}
+
 /** The SDK's client-side store of one MCP client: registration, tokens, PKCE verifier. */
 class Provider {
-  constructor(redirect) {
+  constructor(redirect, clientMetadataUrl) {
     this.redirect = redirect;
+    if (clientMetadataUrl) this.clientMetadataUrl = clientMetadataUrl;
     this.authorizationUrl = null;
     this.saved = {};
   }
@@ -80,25 +114,38 @@ describe('OAuth with the TypeScript SDK', () => {
   let chrome;
   let agent;
 
+  let tls;
+
   before(async () => {
-    server = await cloud({ serverEnv: { JILITY_OAUTH_ACCESS_SECS: String(ACCESS_SECS) } });
+    tls = selfSigned();
+    // The operator lets clients on their own network (loopback here, its own CA) describe
+    // themselves with metadata documents.
+    server = await cloud({
+      serverEnv: {
+        JILITY_OAUTH_ACCESS_SECS: String(ACCESS_SECS),
+        JILITY_OAUTH_ALLOW_PRIVATE_CLIENTS: '1',
+        JILITY_OAUTH_CLIENT_CA: tls.file,
+      },
+    });
     chrome = await h.browser();
     agent = await h.httpAgent(server.mcp, server.token);
   });
   after(h.cleanup);
 
   /** Sign `who` in on the authorization page in Chromium and decide; the client's answer. */
-  async function approve(url, who, callback, { untick = [], decision = 'approve' } = {}) {
+  async function approve(url, who, callback, { untick = [], decision = 'approve', name = /SDK test client/ } = {}) {
     const page = await h.newPage(chrome);
     try {
       const before = callback.answers.length;
       await page.goto(url.href);
-      await page.locator('main[data-page="login"]').waitFor();
+      await page.locator('main[data-page="login"]').waitFor({ timeout: 10_000 }).catch(async (err) => {
+        throw new Error(`${err.message}: the page says ${(await page.locator('body').innerText()).slice(0, 400)}`);
+      });
       await page.getByLabel(/email/i).fill(who.email);
       await page.getByLabel(/password/i).fill(PASSWORD);
       await page.locator('main form button[type=submit]').first().click();
       await page.locator('main[data-page="authorize"]').waitFor();
-      assert.match(await page.locator('main').innerText(), /SDK test client/);
+      assert.match(await page.locator('main').innerText(), name);
       for (const scope of untick) await page.locator(`#scope-${scope.replace(':', '-')}`).uncheck();
       await page.locator(`button[value=${decision}]`).click();
       await h.until('the browser back at the client', async () => callback.answers.length > before).catch(async (err) => {
@@ -180,5 +227,23 @@ describe('OAuth with the TypeScript SDK', () => {
     const answer = await approve(provider.authorizationUrl, PEOPLE.val, callback, { decision: 'deny' });
     assert.equal(answer.searchParams.get('error'), 'access_denied');
     assert.equal(answer.searchParams.get('code'), null);
+  });
+
+  test('a client known by its Client ID Metadata Document (no registration) signs in and works', async () => {
+    const callback = await callbackServer();
+    const documentUrl = await documentServer(tls, callback.url);
+    const provider = new Provider(callback.url, documentUrl);
+    const url = new URL(server.mcp);
+    const first = new Client({ name: 'oauth-test', version: '0' });
+    await assert.rejects(first.connect(new StreamableHTTPClientTransport(url, { authProvider: provider })), UnauthorizedError);
+    assert.equal(provider.authorizationUrl.searchParams.get('client_id'), documentUrl, 'the document URL is the client_id');
+    const answer = await approve(provider.authorizationUrl, PEOPLE.ben, callback, { name: /SDK document client/ });
+    const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
+    await transport.finishAuth(answer.searchParams.get('code'));
+    const client = new Client({ name: 'oauth-test', version: '0' });
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+    h.atCleanup(() => client.close());
+    const listed = await client.callTool({ name: 'jility_list_tickets', arguments: {} });
+    assert.ok(!listed.isError, JSON.stringify(listed));
   });
 });

@@ -9,7 +9,8 @@
 //! IPv4-mapped), and the request connects to the address that was checked (no second
 //! lookup for a rebinding DNS to change); no redirects; [`FETCH_SECS`] in all; at most
 //! [`MAX_DOCUMENT_BYTES`]. An operator who runs clients on their own network may allow
-//! private addresses and plain `http` with `JILITY_OAUTH_ALLOW_PRIVATE_CLIENTS=1`.
+//! private addresses and plain `http` with `JILITY_OAUTH_ALLOW_PRIVATE_CLIENTS=1`, and trust
+//! its certificate authority with `JILITY_OAUTH_CLIENT_CA=file.pem`.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -73,6 +74,25 @@ fn public(ip: IpAddr) -> bool {
     }
 }
 
+/// Certificates to trust beside the system's for documents on the operator's own network
+/// (`JILITY_OAUTH_CLIENT_CA`: a PEM file of one or more).
+fn extra_roots() -> Result<Vec<reqwest::Certificate>, OAuthError> {
+    let Some(path) = std::env::var_os("JILITY_OAUTH_CLIENT_CA").filter(|p| !p.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let pem = std::fs::read(&path).map_err(|e| {
+        OAuthError::from(mcp_common::ToolError::internal(format!(
+            "Cannot read JILITY_OAUTH_CLIENT_CA ({}): {e}",
+            std::path::Path::new(&path).display()
+        )))
+    })?;
+    reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+        OAuthError::from(mcp_common::ToolError::internal(format!(
+            "JILITY_OAUTH_CLIENT_CA holds no usable certificate: {e}"
+        )))
+    })
+}
+
 /// The document as published (members beyond these are ignored).
 #[derive(Debug, Deserialize)]
 struct Document {
@@ -127,23 +147,36 @@ async fn fetch(
         ));
     }
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let http = reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(FETCH_SECS))
         .resolve(&host, first)
-        .user_agent("jility-oauth/1")
-        .build()
-        .map_err(|e| {
-            OAuthError::from(mcp_common::ToolError::internal(format!(
-                "no HTTP client: {e}"
-            )))
-        })?;
+        .user_agent("jility-oauth/1");
+    for cert in extra_roots()? {
+        builder = builder.add_root_certificate(cert);
+    }
+    let http = builder.build().map_err(|e| {
+        OAuthError::from(mcp_common::ToolError::internal(format!(
+            "no HTTP client: {e}"
+        )))
+    })?;
     let mut response = http
         .get(url.clone())
         .header("accept", "application/json")
         .send()
         .await
-        .map_err(|_| refuse("The client's metadata document could not be fetched"))?;
+        .map_err(|e| {
+            let mut cause = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(inner) = source {
+                cause = inner.to_string();
+                source = inner.source();
+            }
+            tracing::info!(client_id, cause = %cause, "cannot fetch a client's metadata document");
+            refuse(format!(
+                "The client's metadata document could not be fetched ({cause})"
+            ))
+        })?;
     if !response.status().is_success() {
         return Err(refuse(format!(
             "The client's metadata document answered {}",
