@@ -50,7 +50,8 @@
 //! `JILITY_BENCH_DATABASE_URL=postgres://… cargo bench -p jility --bench cloud`
 //!
 //! While tuning the server, `JILITY_BENCH_ONLY=rest` measures only the REST parts (2 and 3)
-//! and prints them, without the report; `JILITY_BENCH_ONLY=web` measures the web app's pages
+//! and prints them, without the report; `JILITY_BENCH_ONLY=oauth` the OAuth consent page and
+//! token exchange; `JILITY_BENCH_ONLY=web` measures the web app's pages
 //! beside the API's read (`cloud_parts/web.rs`).
 
 // The benchmark reports to the terminal and aborts on any setup failure.
@@ -92,6 +93,8 @@ use support::{
 
 #[path = "cloud_parts/web.rs"]
 mod web;
+#[path = "cloud_parts/oauth.rs"]
+mod oauth;
 
 // ---- the database and the runs --------------------------------------------------------------
 
@@ -1043,6 +1046,13 @@ fn main() {
     if std::env::var("JILITY_BENCH_ONLY").as_deref() == Ok("web") {
         let cookie = web::sign_in(&db.url);
         bench::runtime().block_on(web::web_only(&server, &cookie, &tokens[0]));
+        eprintln!("{}", server.stop());
+        drop(db);
+        return;
+    }
+    if std::env::var("JILITY_BENCH_ONLY").as_deref() == Ok("oauth") {
+        let cookie = web::sign_in(&db.url);
+        bench::runtime().block_on(oauth::oauth_only(&server, &cookie, &tokens[0]));
         eprintln!("{}", server.stop());
         drop(db);
         return;
