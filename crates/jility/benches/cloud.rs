@@ -91,10 +91,10 @@ use support::{
     measure, number_of,
 };
 
-#[path = "cloud_parts/web.rs"]
-mod web;
 #[path = "cloud_parts/oauth.rs"]
 mod oauth;
+#[path = "cloud_parts/web.rs"]
+mod web;
 
 // ---- the database and the runs --------------------------------------------------------------
 

@@ -24,7 +24,7 @@ mod browser;
 mod cloud;
 mod pg;
 
-use browser::{Browser, person, workspace};
+use browser::{Browser, hidden_fields, person, workspace};
 use cloud::Server;
 use pg::TestDb;
 
@@ -103,25 +103,6 @@ fn approve(browser: &mut Browser, link: &str, grant: &[&str]) -> String {
     assert_eq!(landed.status().as_u16(), 200);
     assert!(landed.text().unwrap().contains("Signed in"));
     to
-}
-
-/// Every hidden input of the consent form (values unescaped).
-fn hidden_fields(page: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut rest = page;
-    while let Some(at) = rest.find(r#"<input type="hidden" name=""#) {
-        rest = &rest[at + r#"<input type="hidden" name=""#.len()..];
-        let name = rest.split('"').next().unwrap().to_string();
-        let marker = "value=\"";
-        let start = rest.find(marker).unwrap() + marker.len();
-        let value = rest[start..]
-            .split('"')
-            .next()
-            .unwrap()
-            .replace("&amp;", "&");
-        out.push((name, value));
-    }
-    out
 }
 
 fn world() -> (TestDb, Server) {

@@ -378,6 +378,46 @@ async fn memberships_of(
         .await
 }
 
+/// An authorization request checked as far as a signed-in person.
+struct Checked {
+    client: Client,
+    issuer: String,
+    resource: String,
+    asked: Vec<String>,
+    session: Session,
+}
+
+/// Check `ask` — its client and redirect URI (a page when wrong), the rest (the client is
+/// told), then the person (not signed in: to the sign-in page and back here).
+async fn checked(
+    state: &super::State,
+    headers: &HeaderMap,
+    ask: &Ask,
+) -> Result<Checked, Response> {
+    let client = client_of(state, ask).await?;
+    let tls = state.site.tls();
+    let issuer = crate::public::base(headers, tls);
+    let resource = crate::public::resource(headers, tls);
+    let asked = check_rest(ask, &resource).map_err(|refusal| refused(ask, &refusal, &issuer))?;
+    let session = match state.site.session(headers).await {
+        Ok(Some(session)) => session,
+        Ok(None) => {
+            let next = format!("{}?{}", super::AUTHORIZE_PATH, ask.query());
+            return Err(
+                Redirect::to(&format!("/login?next={}", layout::segment(&next))).into_response(),
+            );
+        }
+        Err(err) => return Err(err.into_response()),
+    };
+    Ok(Checked {
+        client,
+        issuer,
+        resource,
+        asked,
+        session,
+    })
+}
+
 /// `GET /oauth/authorize?…`.
 pub async fn page(
     State(state): State<super::State>,
@@ -386,24 +426,14 @@ pub async fn page(
 ) -> Response {
     let pairs = form_pairs(query.as_deref().unwrap_or_default().as_bytes());
     let ask = Ask::from_pairs(&pairs);
-    let client = match client_of(&state, &ask).await {
-        Ok(client) => client,
-        Err(page) => return page,
-    };
-    let tls = state.site.tls();
-    let issuer = crate::public::base(&headers, tls);
-    let asked = match check_rest(&ask, &crate::public::resource(&headers, tls)) {
-        Ok(asked) => asked,
-        Err(refusal) => return refused(&ask, &refusal, &issuer),
-    };
-    let session = match state.site.session(&headers).await {
-        Ok(Some(session)) => session,
-        Ok(None) => {
-            let next = format!("{}?{}", super::AUTHORIZE_PATH, ask.query());
-            return Redirect::to(&format!("/login?next={}", layout::segment(&next)))
-                .into_response();
-        }
-        Err(err) => return err.into_response(),
+    let Checked {
+        client,
+        asked,
+        session,
+        ..
+    } = match checked(&state, &headers, &ask).await {
+        Ok(checked) => checked,
+        Err(answer) => return answer,
     };
     let memberships = match memberships_of(&state, &session).await {
         Ok(m) => m,
@@ -432,25 +462,15 @@ pub async fn decide(
 ) -> Response {
     let pairs = form_pairs(&body);
     let ask = Ask::from_pairs(&pairs);
-    let client = match client_of(&state, &ask).await {
-        Ok(client) => client,
-        Err(page) => return page,
-    };
-    let tls = state.site.tls();
-    let issuer = crate::public::base(&headers, tls);
-    let resource = crate::public::resource(&headers, tls);
-    let asked = match check_rest(&ask, &resource) {
-        Ok(asked) => asked,
-        Err(refusal) => return refused(&ask, &refusal, &issuer),
-    };
-    let session = match state.site.session(&headers).await {
-        Ok(Some(session)) => session,
-        Ok(None) => {
-            let next = format!("{}?{}", super::AUTHORIZE_PATH, ask.query());
-            return Redirect::to(&format!("/login?next={}", layout::segment(&next)))
-                .into_response();
-        }
-        Err(err) => return err.into_response(),
+    let Checked {
+        client,
+        issuer,
+        resource,
+        asked,
+        session,
+    } = match checked(&state, &headers, &ask).await {
+        Ok(checked) => checked,
+        Err(answer) => return answer,
     };
     if let Err(err) = cookies::check_session_form(&session, &headers, field(&pairs, "_csrf")) {
         return err.into_response();

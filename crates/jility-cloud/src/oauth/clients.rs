@@ -262,7 +262,7 @@ impl super::OAuth {
     }
 
     /// The client `client_id`, if it is registered (blocking).
-    pub fn client(&self, client_id: &str) -> Result<Option<Client>, mcp_common::ToolError> {
+    pub fn client(&self, client_id: &str) -> Result<Option<Client>, ToolError> {
         if client_id.is_empty() || client_id.len() > 2048 {
             return Ok(None);
         }
@@ -274,18 +274,21 @@ impl super::OAuth {
                     &[&client_id],
                 )
                 .map_err(store)?
-                .map(|row| {
-                    Ok(Client {
-                        id: row.try_get(0).map_err(store)?,
-                        client_id: row.try_get(1).map_err(store)?,
-                        client_name: row.try_get(2).map_err(store)?,
-                        client_uri: row.try_get(3).map_err(store)?,
-                        redirect_uris: row.try_get(4).map_err(store)?,
-                    })
-                })
+                .map(|row| client_row(&row))
                 .transpose()
         })
     }
+}
+
+/// A client read as `id, client_id, name, client_uri, redirect_uris`.
+pub(super) fn client_row(row: &postgres::Row) -> Result<Client, ToolError> {
+    Ok(Client {
+        id: row.try_get(0).map_err(store)?,
+        client_id: row.try_get(1).map_err(store)?,
+        client_name: row.try_get(2).map_err(store)?,
+        client_uri: row.try_get(3).map_err(store)?,
+        redirect_uris: row.try_get(4).map_err(store)?,
+    })
 }
 
 /// An address as the registration limit counts it (an IPv6 address by its /64).

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use url::Url;
 
 use super::OAuthError;
-use super::clients::{Client, check_redirect_uri};
+use super::clients::{Client, check_redirect_uri, client_row};
 use crate::accounts::{now, store, time_text};
 
 /// How long a fetched document is kept before it is fetched again (1 hour).
@@ -274,15 +274,7 @@ impl super::OAuth {
                     .map_err(store)
             })?;
         found
-            .map(|row| -> Result<Client, mcp_common::ToolError> {
-                Ok(Client {
-                    id: row.try_get(0).map_err(store)?,
-                    client_id: row.try_get(1).map_err(store)?,
-                    client_name: row.try_get(2).map_err(store)?,
-                    client_uri: row.try_get(3).map_err(store)?,
-                    redirect_uris: row.try_get(4).map_err(store)?,
-                })
-            })
+            .map(|row| client_row(&row))
             .transpose()
             .map_err(OAuthError::from)
     }

@@ -84,7 +84,10 @@ pub async fn oauth_only(server: &Server, cookie: &str, token: &str) {
         let body = response.text().await.unwrap();
         let elapsed = t.elapsed();
         assert_eq!(status, 200, "{}", &body[..body.len().min(500)]);
-        assert!(body.contains("data-page=\"authorize\""), "not the consent page");
+        assert!(
+            body.contains("data-page=\"authorize\""),
+            "not the consent page"
+        );
         if i >= WARMUP {
             page_samples.push(elapsed);
         }

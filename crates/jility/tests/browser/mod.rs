@@ -231,3 +231,22 @@ pub fn api(
     let status = response.status().as_u16();
     (status, response.json().unwrap_or(Value::Null))
 }
+
+/// Every hidden input of a page's forms, in order (values unescaped).
+pub fn hidden_fields(page: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = page;
+    while let Some(at) = rest.find(r#"<input type="hidden" name=""#) {
+        rest = &rest[at + r#"<input type="hidden" name=""#.len()..];
+        let name = rest.split('"').next().unwrap().to_string();
+        let marker = "value=\"";
+        let start = rest.find(marker).unwrap() + marker.len();
+        let value = rest[start..]
+            .split('"')
+            .next()
+            .unwrap()
+            .replace("&amp;", "&");
+        out.push((name, value));
+    }
+    out
+}
