@@ -5,6 +5,7 @@
 
 pub mod bridge;
 pub mod client;
+mod config;
 pub mod credential;
 pub mod signin;
 

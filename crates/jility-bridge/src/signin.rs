@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 use jility_core::errors;
 
-use crate::client::{self, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
+use crate::config::{self, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
 
 /// How long the person has to sign in and approve.
 pub const SIGN_IN_WAIT: Duration = Duration::from_secs(10 * 60);
@@ -77,7 +77,7 @@ fn unix_now() -> u64 {
 /// The file the credentials of a sign-in are kept in: beside the stored token,
 /// `…/jility/oauth.json`.
 pub fn oauth_file() -> Result<PathBuf, ToolError> {
-    Ok(client::token_file()?.with_file_name("oauth.json"))
+    Ok(config::token_file()?.with_file_name("oauth.json"))
 }
 
 /// The credentials kept for the API at `root`, if any.
@@ -109,7 +109,7 @@ pub fn save(stored: &Stored) -> Result<PathBuf, ToolError> {
     let path = oauth_file()?;
     let text = serde_json::to_vec_pretty(stored)
         .map_err(|e| ToolError::internal(format!("Cannot encode the credentials: {e}")))?;
-    client::write_private(&path, &text)?;
+    config::write_private(&path, &text)?;
     Ok(path)
 }
 
@@ -137,7 +137,7 @@ fn get_json(http: &reqwest::blocking::Client, url: &str, root: &str) -> Result<V
     let response = http
         .get(url)
         .send()
-        .map_err(|_| client::network_error(root))?;
+        .map_err(|_| config::network_error(root))?;
     if !response.status().is_success() {
         return Err(failed(
             &format!("{url} answered {}", response.status().as_u16()),
@@ -163,7 +163,7 @@ fn token_request(
         .header("content-type", "application/x-www-form-urlencoded")
         .body(body)
         .send()
-        .map_err(|_| client::network_error(&base.root))?;
+        .map_err(|_| config::network_error(&base.root))?;
     let status = response.status();
     let body: Value = response.json().unwrap_or(Value::Null);
     if !status.is_success() {
@@ -271,7 +271,7 @@ pub fn sign_in(root: &str, show: &dyn Fn(&str)) -> Result<Stored, ToolError> {
             "token_endpoint_auth_method": "none",
         }))
         .send()
-        .map_err(|_| client::network_error(root))?;
+        .map_err(|_| config::network_error(root))?;
     if !registered.status().is_success() {
         return Err(failed(
             &format!("registration answered {}", registered.status().as_u16()),

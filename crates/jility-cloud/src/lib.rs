@@ -14,7 +14,10 @@
 //!   [`api::ApiState`] is the backend of those MCP tools ([`jility_core::Backend`]).
 //! - [`web`]: the web board for people at `/` (the pages of `jility-web` on
 //!   [`web::CloudSite`], signed in with a session cookie), with the sign-in, invite,
-//!   reset and settings pages.
+//!   reset and settings pages; [`oauth`]: OAuth 2.1 for MCP clients (metadata, registration,
+//!   consent, tokens, connected clients); [`public`]: where the server is as its users reach
+//!   it, and the challenges that send a client without a token to OAuth; [`people`] mounts
+//!   both.
 
 pub mod accounts;
 pub mod api;
@@ -30,3 +33,11 @@ pub mod web;
 
 pub use api::{ApiState, ServeConfig};
 pub use store::{PgDatabase, PgStore};
+
+/// What `jility serve` serves people at `/` (handed to [`api::serve`] as its `people`): the
+/// web board and its sign-in, invite and settings pages ([`web::routes`]), and OAuth's
+/// metadata, registration, consent and token endpoints with Settings → Connected clients
+/// ([`oauth::routes`]); `tls`: cookies are `Secure`.
+pub fn people(state: &ApiState, tls: bool) -> axum::Router {
+    web::routes(state, tls).merge(oauth::routes(&web::CloudSite::new(state, tls)))
+}

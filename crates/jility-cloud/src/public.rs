@@ -6,6 +6,9 @@
 //! terminates TLS. A link made from the `Host` is shown only to the person whose request
 //! carried it, and an OAuth token is bound to the resource URL it was issued for, so a
 //! forged `Host` gains its sender nothing.
+//!
+//! And how a client that has no token finds where to get one (the MCP authorization spec):
+//! the `WWW-Authenticate` challenges that point to the protected-resource metadata.
 
 use axum::http::{HeaderMap, header};
 
@@ -28,4 +31,34 @@ pub fn base(headers: &HeaderMap, tls: bool) -> String {
 /// The MCP endpoint as a resource (RFC 8707): what OAuth access tokens are bound to.
 pub fn resource(headers: &HeaderMap, tls: bool) -> String {
     format!("{}{}", base(headers, tls), mcp_common::http::MCP_PATH)
+}
+
+/// The protected resource metadata of `/mcp` (RFC 9728's path for a resource with a path).
+pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+
+/// The scopes OAuth grants (never `full_access`), in the order they are shown.
+pub const SCOPES: [&str; 4] = [
+    "tickets:read",
+    "tickets:write",
+    "tickets:delete",
+    "comments:write",
+];
+
+/// `WWW-Authenticate` of a request to `/mcp` without a usable token: where the resource's
+/// metadata is, and the scopes a client may ask for.
+pub fn challenge(headers: &HeaderMap, tls: bool) -> String {
+    format!(
+        "Bearer resource_metadata=\"{}{RESOURCE_METADATA_PATH}\", scope=\"{}\"",
+        crate::public::base(headers, tls),
+        SCOPES.join(" ")
+    )
+}
+
+/// `WWW-Authenticate` of a request whose token lacks `scope` (so the client can ask for it).
+pub fn insufficient_scope(headers: &HeaderMap, tls: bool, scopes: &[&str]) -> String {
+    format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}{RESOURCE_METADATA_PATH}\", error_description=\"The token lacks a scope this request needs\"",
+        scopes.join(" "),
+        crate::public::base(headers, tls),
+    )
 }

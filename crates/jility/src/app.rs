@@ -99,7 +99,7 @@ pub fn serve_cloud(config: jility_cloud::ServeConfig) -> Result<(), mcp_common::
                 move || JilityServer::new(shared.clone()),
             )
         },
-        jility_cloud::web::routes,
+        jility_cloud::people,
     )
 }
 

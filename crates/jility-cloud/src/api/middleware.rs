@@ -107,8 +107,8 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| addr.ip());
     // At `/mcp`, a refusal says where OAuth starts (RFC 9728), as the MCP spec asks.
-    let challenge =
-        is_mcp(request.uri().path()).then(|| crate::oauth::challenge(request.headers(), state.tls));
+    let challenge = is_mcp(request.uri().path())
+        .then(|| crate::public::challenge(request.headers(), state.tls));
     let resource = crate::public::resource(request.headers(), state.tls);
     let tls = state.tls;
     let token = match bearer(request.headers()) {

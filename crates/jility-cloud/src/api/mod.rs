@@ -221,7 +221,7 @@ impl Workspaces {
 
 /// The API's routes and `/mcp`, with authentication and rate limiting in front of every one;
 /// before them, more than one `Host` is refused ([`mcp_common::http::single_host`]; OAuth's
-/// paths are the web routes', [`crate::oauth`]), a REST path refuses a
+/// paths are the people's routes', [`crate::oauth`]), a REST path refuses a
 /// foreign `Origin` ([`middleware::origin`]); every refusal of a REST path is the envelope
 /// ([`rejections`]). `local` is the bound address (its own origins). `people` (the web
 /// board, `crate::web::routes`, handed in as `mcp` is) answers every other path, with a

@@ -75,7 +75,7 @@ pub async fn check(
         .with_hint("Sign in again and approve the scope asked for, or ask a person with a role that allows it."),
     )
     .into_response();
-    if let Ok(value) = HeaderValue::from_str(&crate::oauth::insufficient_scope(
+    if let Ok(value) = HeaderValue::from_str(&crate::public::insufficient_scope(
         &parts.headers,
         tls,
         &needed,

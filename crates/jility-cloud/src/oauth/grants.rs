@@ -19,13 +19,7 @@ use crate::accounts::{
 use crate::audit::{NewEntry, record_in};
 use crate::store::PgDatabase;
 
-/// The scopes OAuth grants (never `full_access`), in the order they are shown.
-pub const SCOPES: [&str; 4] = [
-    "tickets:read",
-    "tickets:write",
-    "tickets:delete",
-    "comments:write",
-];
+pub use crate::public::SCOPES;
 
 /// The prefix of refresh tokens (told apart from access tokens, `jil_live_…`).
 const REFRESH_PREFIX: &str = "jil_rt_";

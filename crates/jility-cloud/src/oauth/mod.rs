@@ -25,10 +25,14 @@
 //!   (`…/mcp`): they expire after [`ACCESS_SECS`] (or `JILITY_OAUTH_ACCESS_SECS`), and are authenticated, rate-limited,
 //!   audited and revoked like every token. `full_access` is never granted this way.
 //!
+//! - `connected`: Settings → Connected clients (`/w/{ws}/settings/clients`): a member's own
+//!   grants, a manager's everyone's, with Revoke.
+//!
 //! Every grant, refresh, reuse and revocation is written to the workspace's audit log.
 
 mod authorize;
 mod clients;
+mod connected;
 mod documents;
 mod errors;
 mod grants;
@@ -73,11 +77,11 @@ pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
 pub const TOKEN_PATH: &str = "/oauth/token";
 pub const REGISTER_PATH: &str = "/oauth/register";
 pub const REVOKE_PATH: &str = "/oauth/revoke";
-/// The protected resource metadata of `/mcp` (RFC 9728's path for a resource with a path).
-pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+pub use crate::public::{RESOURCE_METADATA_PATH, SCOPES};
 
-/// The authorization server's and the metadata's routes (no authentication in front: each
-/// checks what it needs itself). `site` is the web board's (sessions, sign-in).
+/// The authorization server's and the metadata's routes, and Settings → Connected clients
+/// (no authentication in front: each checks what it needs itself). `site` is the web
+/// board's (sessions, sign-in).
 pub fn routes(site: &CloudSite) -> Router {
     let state = State {
         oauth: OAuth::new(&site.api().db),
@@ -86,6 +90,14 @@ pub fn routes(site: &CloudSite) -> Router {
     let pages = Router::new()
         .route(AUTHORIZE_PATH, get(authorize::page).post(authorize::decide))
         .layer(axum::middleware::from_fn(jility_web::security::headers));
+    let connected = Router::new()
+        .route("/w/{workspace}/settings/clients", get(connected::page))
+        .route(
+            "/w/{workspace}/settings/clients/revoke",
+            post(connected::revoke),
+        )
+        .layer(axum::middleware::from_fn(jility_web::security::headers))
+        .with_state(site.clone());
     Router::new()
         .route(
             "/.well-known/oauth-protected-resource",
@@ -113,6 +125,7 @@ pub fn routes(site: &CloudSite) -> Router {
         .route(REVOKE_PATH, post(token::revoke))
         .merge(pages)
         .with_state(state)
+        .merge(connected)
 }
 
 /// What the handlers share.
@@ -120,23 +133,4 @@ pub fn routes(site: &CloudSite) -> Router {
 struct State {
     oauth: OAuth,
     site: CloudSite,
-}
-
-/// `WWW-Authenticate` of a request to `/mcp` without a usable token: where the resource's
-/// metadata is, and the scopes a client may ask for.
-pub fn challenge(headers: &axum::http::HeaderMap, tls: bool) -> String {
-    format!(
-        "Bearer resource_metadata=\"{}{RESOURCE_METADATA_PATH}\", scope=\"{}\"",
-        crate::public::base(headers, tls),
-        grants::SCOPES.join(" ")
-    )
-}
-
-/// `WWW-Authenticate` of a request whose token lacks `scope` (so the client can ask for it).
-pub fn insufficient_scope(headers: &axum::http::HeaderMap, tls: bool, scopes: &[&str]) -> String {
-    format!(
-        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}{RESOURCE_METADATA_PATH}\", error_description=\"The token lacks a scope this request needs\"",
-        scopes.join(" "),
-        crate::public::base(headers, tls),
-    )
 }

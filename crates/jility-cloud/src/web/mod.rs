@@ -10,19 +10,17 @@
 //! - `signin`: `GET/POST /login`, `POST /logout`; `links`: `GET/POST /invite/{secret}`,
 //!   `GET/POST /reset/{secret}`;
 //! - `settings` (members, roles, invites), `tokens`, `audit`: `/w/{ws}/settings…`, for
-//!   owners and admins; `clients`: the MCP clients connected through OAuth (a member's
-//!   own, a manager's everyone's) with a Revoke button; the OAuth pages themselves are
-//!   [`crate::oauth`]'s;
+//!   owners and admins (the OAuth pages and Connected clients are [`crate::oauth`]'s,
+//!   mounted beside these by [`crate::people`]);
 //! - `cookies`: the session cookie, and the double-submit CSRF token of the forms sent
 //!   before a session exists; `answers`: what those pages share.
 
 mod answers;
 mod audit;
 pub mod backend;
-mod clients;
 pub(crate) mod cookies;
 mod links;
-mod settings;
+pub(crate) mod settings;
 mod signin;
 pub mod site;
 mod tokens;
@@ -62,14 +60,7 @@ pub fn routes(state: &ApiState, tls: bool) -> Router {
             post(tokens::revoke),
         )
         .route("/w/{workspace}/settings/audit", get(audit::page))
-        .route("/w/{workspace}/settings/clients", get(clients::page))
-        .route(
-            "/w/{workspace}/settings/clients/revoke",
-            post(clients::revoke),
-        )
         .layer(axum::middleware::from_fn(jility_web::security::headers))
         .with_state(site.clone());
-    jility_web::routes(site.clone())
-        .merge(own)
-        .merge(crate::oauth::routes(&site))
+    jility_web::routes(site).merge(own)
 }

@@ -13,10 +13,10 @@ use jility_web::pages::{answer_form, field, form_pairs, respond, when};
 use maud::{Markup, html};
 use mcp_common::ToolError;
 
-use super::cookies;
-use super::settings::tabs;
-use super::site::{CloudSite, Person};
-use crate::oauth::{Grant, OAuth};
+use super::grants::{Grant, OAuth};
+use crate::web::cookies;
+use crate::web::settings::tabs;
+use crate::web::site::{CloudSite, Person};
 use jility_core::errors;
 
 fn render(person: &Person, grants: &[Grant]) -> Markup {
