@@ -318,7 +318,7 @@ fn consent_page(
                         input type="hidden" name="workspace" value=(membership.workspace.name);
                         (ask.hidden())
                         p { "In " strong { (membership.workspace.name) } " (your role: " (membership.role) "), it may:" }
-                        fieldset {
+                        fieldset class="scopes" {
                             legend { "Scopes" }
                             @for scope in SCOPES {
                                 @let wanted = asked.is_empty() || asked.iter().any(|a| a == scope);
@@ -327,7 +327,7 @@ fn consent_page(
                                     div class="check" {
                                         @let id = format!("scope-{}", scope.replace(':', "-"));
                                         input id=(id) type="checkbox" name="grant" value=(scope) checked[can] disabled[!can];
-                                        label for=(id) { (scope) (describe(scope)) @if !can { " — not allowed for your role" } }
+                                        label for=(id) { code { (scope) } (describe(scope)) @if !can { " — not allowed for your role" } }
                                     }
                                 }
                             }
