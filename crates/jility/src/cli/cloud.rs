@@ -81,6 +81,10 @@ Settings from the environment:
   JILITY_WORKSPACE_RATE_LIMIT        requests per minute of all a workspace's tokens (default 5 x --rate-limit)
   JILITY_MAX_LIVE_TOKENS             live tokens a workspace may hold (default 50)
   JILITY_EVENTS_HEARTBEAT_SECS       event-stream heartbeat after this much silence (default 5)
+  JILITY_PUBLIC_URL                  the address people use (links, OAuth issuer and resource)
+  JILITY_OAUTH_ACCESS_SECS           lifetime of OAuth access tokens (default 3600)
+  JILITY_OAUTH_ALLOW_PRIVATE_CLIENTS 1: fetch client metadata documents on private addresses
+  JILITY_OAUTH_CLIENT_CA             PEM of a CA to trust for client metadata documents
   MCP_HTTP_MAX_SESSIONS              MCP sessions kept at once (default 4096)
   MCP_HTTP_MAX_SESSIONS_PER_TENANT   of which one workspace may hold (default half)
   MCP_HTTP_MAX_SESSIONS_PER_TOKEN    of which one token may hold (default a quarter)
