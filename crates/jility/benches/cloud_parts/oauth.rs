@@ -34,6 +34,7 @@ fn hidden_fields(page: &str) -> Vec<(String, String)> {
 
 /// The OAuth part, printed as a table as it comes.
 pub async fn oauth_only(server: &Server, cookie: &str, token: &str) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
