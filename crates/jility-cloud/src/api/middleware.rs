@@ -107,10 +107,8 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| addr.ip());
     // At `/mcp`, a refusal says where OAuth starts (RFC 9728), as the MCP spec asks.
-    let challenge = is_mcp(request.uri().path())
-        .then(|| crate::public::challenge(request.headers(), state.tls));
-    let resource = crate::public::resource(request.headers(), state.tls);
     let tls = state.tls;
+    let mcp = is_mcp(request.uri().path());
     let token = match bearer(request.headers()) {
         Ok(token) => token,
         Err((err, reason)) => {
@@ -122,7 +120,7 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
             if let Err(err) = recorded {
                 tracing::warn!(error = %err, "could not write an audit entry");
             }
-            return unauthorized(err, challenge.as_deref());
+            return unauthorized(err, request.headers(), mcp, tls);
         }
     };
     let known = state.principals.get(&token);
@@ -168,7 +166,7 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
     let (principal, decision) = match checked {
         Ok(Ok(checked)) => checked,
         Ok(Err(err)) if err.code == errors::UNAUTHENTICATED => {
-            return unauthorized(err, challenge.as_deref());
+            return unauthorized(err, request.headers(), mcp, tls);
         }
         Ok(Err(err)) => return ApiError(err).into_response(),
         Err(err) => {
@@ -180,8 +178,9 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
     };
     // An OAuth access token works only at the resource it was issued for (RFC 8707).
     if let Some(bound) = &principal.resource
-        && *bound != resource
+        && *bound != crate::public::resource(request.headers(), tls)
     {
+        let resource = crate::public::resource(request.headers(), tls);
         tracing::info!("refused an OAuth token issued for another resource");
         return unauthorized(
             ToolError::new(
@@ -191,7 +190,9 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
             .with_hint(format!(
                 "Sign in again through the OAuth flow of {resource}: the token is bound to the server address it was issued for."
             )),
-            challenge.as_deref(),
+            request.headers(),
+            mcp,
+            tls,
         );
     }
     let Some(decision) = decision else {
@@ -276,12 +277,13 @@ fn bearer(headers: &HeaderMap) -> Result<String, (ToolError, Reason)> {
     Ok(token.trim().to_string())
 }
 
-/// A `401` with `WWW-Authenticate`: `challenge` (at `/mcp`: where OAuth starts), else
-/// plain `Bearer`.
-fn unauthorized(err: ToolError, challenge: Option<&str>) -> Response {
+/// A `401` with `WWW-Authenticate`: at `/mcp` (`mcp`), where OAuth starts; else plain
+/// `Bearer`.
+fn unauthorized(err: ToolError, headers: &HeaderMap, mcp: bool, tls: bool) -> Response {
     let mut response = ApiError(err).into_response();
-    let value = challenge
-        .and_then(|c| HeaderValue::from_str(c).ok())
+    let value = mcp
+        .then(|| crate::public::challenge(headers, tls))
+        .and_then(|c| HeaderValue::from_str(&c).ok())
         .unwrap_or(HeaderValue::from_static("Bearer"));
     response
         .headers_mut()

@@ -48,7 +48,8 @@ pub async fn check(
     request: Request,
     tls: bool,
 ) -> Result<Request, Response> {
-    if principal.grant_id.is_none() || request.method() != axum::http::Method::POST {
+    let at_mcp = request.uri().path() == mcp_common::http::MCP_PATH;
+    if principal.grant_id.is_none() || request.method() != axum::http::Method::POST || !at_mcp {
         return Ok(request);
     }
     let (parts, body) = request.into_parts();
