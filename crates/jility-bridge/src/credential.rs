@@ -3,7 +3,10 @@
 //! auth login`, or started by the bridge itself when it has neither: it prints the link to
 //! open (and opens a browser where there is a desktop) and answers every tool with
 //! `unauthenticated` and that link until the person has signed in. A signed-in bridge
-//! refreshes its access token before it expires, and once more when the API refuses it.
+//! refreshes its access token before it expires, and once more when the API refuses it; a
+//! refresh refused for good (the access was revoked) ends the sign-in until the person signs
+//! in again (`jility auth login`, whose kept credentials the bridge then takes up), one that
+//! could not reach the server is tried again at the next call.
 
 use std::sync::Arc;
 
@@ -31,7 +34,9 @@ enum State {
     /// The person has not signed in yet: the link they must open, once known.
     Waiting(Option<String>),
     Ready(Stored),
-    Failed(ToolError),
+    /// Why, and the refresh token that was refused (kept credentials with another one are a
+    /// new sign-in).
+    Failed(ToolError, Option<String>),
 }
 
 impl Credential {
@@ -74,7 +79,7 @@ impl Credential {
                     }
                     Err(err) => {
                         tracing::warn!(error = %err.message, "the sign-in failed");
-                        State::Failed(err)
+                        State::Failed(err, None)
                     }
                 };
             });
@@ -90,16 +95,37 @@ impl Credential {
             Self::SignIn(sign_in) => sign_in,
         };
         let mut state = sign_in.state.lock().await;
+        // A sign-in that failed (or was never started here) may have been made since with
+        // `jility auth login`: its kept credentials take over.
+        let refused = match &*state {
+            State::Failed(_, refused) => Some(refused.clone()),
+            State::Waiting(None) => Some(None),
+            _ => None,
+        };
+        if let Some(refused) = refused
+            && let Ok(Some(stored)) = signin::load(&sign_in.root)
+            && refused.as_deref() != Some(stored.refresh_token.as_str())
+        {
+            *state = State::Ready(stored);
+        }
         match &*state {
             State::Ready(stored) if stored.fresh() => {
                 Ok(PlainToken::new(stored.access_token.clone()))
             }
-            State::Ready(stored) => {
-                let renewed = refresh(stored.clone()).await?;
-                let token = PlainToken::new(renewed.access_token.clone());
-                *state = State::Ready(renewed);
-                Ok(token)
-            }
+            State::Ready(stored) => match refresh(stored.clone()).await {
+                Ok(renewed) => {
+                    let token = PlainToken::new(renewed.access_token.clone());
+                    *state = State::Ready(renewed);
+                    Ok(token)
+                }
+                // Unreachable, or busy: the credentials stay, the next call tries again.
+                Err(err) if err.retryable() => Err(err),
+                Err(err) => {
+                    let refused = stored.refresh_token.clone();
+                    *state = State::Failed(err.clone(), Some(refused));
+                    Err(err)
+                }
+            },
             State::Waiting(url) => Err(ToolError::new(
                 codes::UNAUTHENTICATED,
                 format!("Not signed in to {} yet", sign_in.root),
@@ -110,7 +136,7 @@ impl Credential {
                 }
                 None => "Run `jility auth login` in a terminal, then call again.".to_string(),
             })),
-            State::Failed(err) => Err(err.clone()),
+            State::Failed(err, _) => Err(err.clone()),
         }
     }
 
@@ -134,7 +160,10 @@ impl Credential {
             }
             Err(err) => {
                 tracing::warn!(error = %err.message, "cannot refresh the sign-in");
-                *state = State::Failed(err);
+                if !err.retryable() {
+                    let refused = stored.refresh_token.clone();
+                    *state = State::Failed(err, Some(refused));
+                }
                 false
             }
         }

@@ -247,3 +247,45 @@ fn a_bridge_without_credentials_starts_the_sign_in_and_says_where() {
         );
     });
 }
+
+#[test]
+fn a_revoked_sign_in_is_refused_and_a_new_one_is_taken_up_without_a_restart() {
+    let (_db, server) = world();
+    let home = tempfile::tempdir().unwrap();
+    let sign_in = |server: &Server| {
+        let (child, link, _lines) = login(server, home.path());
+        let mut mia = Browser::signed_in(server, "mia@example.com");
+        approve(&mut mia, &link, &["tickets:read"]);
+        assert!(child.wait_with_output().unwrap().status.success());
+        mia
+    };
+    let mut mia = sign_in(&server);
+    let rt = runtime();
+    rt.block_on(async {
+        let mcp = bridge(&server, home.path()).await;
+        let listed = mcp.call("jility_list_tickets", json!({})).await;
+        assert_ne!(listed.is_error, Some(true), "{listed:?}");
+        // Mia revokes the bridge on the settings page: its next call is refused, saying so.
+        tokio::task::block_in_place(|| {
+            let (_, page) = mia.get("/w/acme/settings/clients");
+            let grant = browser::hidden(&page, "grant");
+            let csrf = mia.csrf("acme");
+            let answer = mia.post(
+                "/w/acme/settings/clients/revoke",
+                &[("_csrf", &csrf), ("grant", &grant)],
+            );
+            assert_eq!(answer.status().as_u16(), 303);
+        });
+        tokio::time::sleep(Duration::from_millis(2_100)).await;
+        let refused = mcp.call("jility_list_tickets", json!({})).await;
+        assert_eq!(refused.is_error, Some(true), "{refused:?}");
+        let text = serde_json::to_string(&refused.structured_content).unwrap();
+        assert!(text.contains("unauthenticated"), "{text}");
+        // Signed in again in a terminal: the running bridge takes the new sign-in up.
+        tokio::task::block_in_place(|| {
+            sign_in(&server);
+        });
+        let again = mcp.call("jility_list_tickets", json!({})).await;
+        assert_ne!(again.is_error, Some(true), "{again:?}\n{}", mcp.stderr());
+    });
+}
