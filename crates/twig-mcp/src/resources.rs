@@ -152,13 +152,8 @@ fn percent_decode(text: &str) -> Option<String> {
 async fn branch_context(ctx: &ServerContext, branch: String, include: Include) -> BranchContext {
     let state = ctx.require_state();
     let metadata: Result<BranchMetadataResponse, ToolError> = match &state {
-        Ok(state) if state.state.branches.contains_key(&branch) => {
-            Ok(local::branch_metadata(Some(state), &branch))
-        }
-        Ok(_) => Err(
-            ToolError::not_found(format!("Branch '{branch}' not found in twig state"))
-                .with_hint("Use `list_branches` to see tracked branches."),
-        ),
+        Ok(state) if state.names(&branch) => Ok(local::branch_metadata(Some(state), &branch)),
+        Ok(_) => Err(local::not_tracked(&branch)),
         Err(err) => Err(err.clone()),
     };
     let linked = metadata.as_ref().ok();

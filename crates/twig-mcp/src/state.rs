@@ -5,7 +5,7 @@
 //! keys the parsed state by the file's identity (size, modification time, inode, change time).
 
 use std::{
-    collections::{BTreeMap, HashSet},
+    collections::{BTreeMap, BTreeSet, HashSet},
     fs,
     ops::Bound,
     os::unix::fs::MetadataExt,
@@ -68,6 +68,10 @@ pub struct RootBranch {
 #[derive(Debug, Default)]
 pub struct LoadedState {
     pub state: RepoState,
+    /// Every branch twig tracks, in name order: linked (`branches`), in a dependency (as
+    /// child or parent), or a root — twig writes a `branches` entry only when a Jira issue
+    /// or PR is linked, so a branch made with `twig switch -p` has none.
+    tracked: BTreeSet<String>,
 }
 
 impl LoadedState {
@@ -81,7 +85,19 @@ impl LoadedState {
             .collect();
         let mut keep = keep.into_iter();
         state.dependencies.retain(|_| keep.next().unwrap_or(false));
-        Self { state }
+        let tracked = state
+            .branches
+            .keys()
+            .cloned()
+            .chain(
+                state
+                    .dependencies
+                    .iter()
+                    .flat_map(|d| [d.child.clone(), d.parent.clone()]),
+            )
+            .chain(state.root_branches.iter().map(|r| r.branch.clone()))
+            .collect();
+        Self { state, tracked }
     }
 
     /// The declared parents of `branch`, first (primary) parent first.
@@ -99,17 +115,21 @@ impl LoadedState {
         self.parents(branch).next()
     }
 
-    /// Tracked branch names in name order.
+    /// Every tracked branch name (see [`LoadedState::names`]) in name order.
     pub fn sorted_branches(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.state.branches.keys().map(String::as_str)
+        self.tracked.iter().map(String::as_str)
     }
 
     /// Tracked branch names after `after`, in name order.
     pub fn branches_after<'a>(&'a self, after: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.state
-            .branches
+        self.tracked
             .range::<str, _>((Bound::Excluded(after), Bound::Unbounded))
-            .map(|(name, _)| name.as_str())
+            .map(String::as_str)
+    }
+
+    /// How many branches twig tracks.
+    pub fn tracked_count(&self) -> usize {
+        self.tracked.len()
     }
 
     /// The configured roots in declaration order.
@@ -130,10 +150,7 @@ impl LoadedState {
     /// Whether twig's state names `branch` anywhere: tracked, declared as a child or a parent,
     /// or configured as a root.
     pub fn names(&self, branch: &str) -> bool {
-        self.state.branches.contains_key(branch)
-            || self.parents(branch).next().is_some()
-            || self.root_names().any(|root| root == branch)
-            || self.state.dependencies.iter().any(|d| d.parent == branch)
+        self.tracked.contains(branch)
     }
 
     /// Walk from `start` up the primary parents to the root, guarding against cycles, and
@@ -316,14 +333,17 @@ mod tests {
         );
         assert_eq!(loaded.parents("nope").count(), 0);
         assert_eq!(loaded.default_root(), Some("main"));
+        // Every branch twig names: linked ones, dependency ends and roots (`develop` is a
+        // root only, with no `branches` entry).
         assert_eq!(
             loaded.sorted_branches().collect::<Vec<_>>(),
-            ["feat/a", "feat/b", "feat/c"]
+            ["develop", "feat/a", "feat/b", "feat/c", "main"]
         );
         assert_eq!(
             loaded.branches_after("feat/a").collect::<Vec<_>>(),
-            ["feat/b", "feat/c"]
+            ["feat/b", "feat/c", "main"]
         );
+        assert!(loaded.names("develop") && loaded.names("main") && !loaded.names("nope"));
         let c = &loaded.state.branches["feat/c"];
         assert_eq!((c.jira_issue.as_deref(), c.github_pr), (None, None));
     }

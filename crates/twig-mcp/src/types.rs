@@ -13,8 +13,13 @@ pub struct BranchMetadataResponse {
     pub jira_issue: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr_number: Option<u32>,
+    /// The primary parent (twig's first declared one), as `parents[0]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_branch: Option<String>,
+    /// Every parent twig declares for the branch (`twig branch depend` adds one), the
+    /// primary first; empty for a root or a branch without dependencies.
+    #[serde(default)]
+    pub parents: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
 }

@@ -96,7 +96,7 @@ async fn http_errors_carry_hint_and_retryability() {
         .call_err("get_branch_metadata", json!({"branch": "nope"}))
         .await;
     assert_eq!(err.code, errors::NOT_FOUND);
-    assert_eq!(err.hint, "Use `list_branches` to see tracked branches.");
+    assert!(err.hint.starts_with("Use `list_branches`"), "{}", err.hint);
     assert!(!err.retryable);
     mcp.shutdown().await;
 }
@@ -114,7 +114,7 @@ async fn http_paged_walk_and_cursors_shared_by_sessions() {
             args["cursor"] = json!(cursor);
         }
         let (data, page) = mcp.call_paged::<Value>("list_branches", args).await;
-        assert_eq!(page.total, 4);
+        assert_eq!(page.total, 5);
         names.push(data["branches"][0]["branch"].as_str().unwrap().to_string());
         pages += 1;
         match page.next_cursor {
@@ -122,14 +122,16 @@ async fn http_paged_walk_and_cursors_shared_by_sessions() {
             None => break,
         }
     }
-    assert_eq!(pages, 4);
+    assert_eq!(pages, 5);
+    // Every branch twig tracks: `main` is a root and a parent, without a link.
     assert_eq!(
         names,
         [
             "feat/auth",
             "feat/auth-ui",
             "feat/billing",
-            "gone/remote-only"
+            "gone/remote-only",
+            "main"
         ]
     );
 
@@ -149,7 +151,7 @@ async fn http_paged_walk_and_cursors_shared_by_sessions() {
     assert_eq!(answer["data"]["branches"][0]["branch"], "gone/remote-only");
     assert_eq!(
         serde_json::from_value::<Page>(answer["page"].clone()).unwrap(),
-        Page::new(4, None)
+        Page::new(5, None)
     );
     let answer = other
         .call("list_branches", json!({"cursor": "forged"}))

@@ -19,6 +19,7 @@ async fn current_branch_with_metadata_and_omitted_fields() {
             "branch": "feat/auth-ui",
             "jira_issue": "PROJ-102",
             "parent_branch": "feat/auth",
+            "parents": ["feat/auth"],
             "created_at": "2026-03-01T10:00:00.123456789+00:00",
         }),
         "pr_number has no value and must be omitted"
@@ -27,7 +28,7 @@ async fn current_branch_with_metadata_and_omitted_fields() {
     // Switching branches mid-session is seen on the next call.
     fx.git(&["checkout", "-q", "main"]);
     let data: Value = mcp.call_ok("get_current_branch", json!({})).await;
-    assert_eq!(data, json!({"branch": "main"}));
+    assert_eq!(data, json!({"branch": "main", "parents": []}));
     mcp.shutdown().await;
 }
 
@@ -49,7 +50,7 @@ async fn current_branch_degrades_without_twig_state() {
     fx.git(&["checkout", "-q", "feature"]);
     let mcp = fx.start(&[], &[]).await;
     let data: Value = mcp.call_ok("get_current_branch", json!({})).await;
-    assert_eq!(data, json!({"branch": "feature"}));
+    assert_eq!(data, json!({"branch": "feature", "parents": []}));
 }
 
 #[tokio::test]
@@ -66,18 +67,21 @@ async fn branch_metadata_found_and_not_found() {
             "jira_issue": "PROJ-101",
             "pr_number": 42,
             "parent_branch": "main",
+            "parents": ["main"],
             "created_at": "2026-03-01T10:00:00.123456789+00:00",
         })
     );
+    // A branch twig tracks only as a root and a parent (no Jira/PR link): found.
+    let data: Value = mcp
+        .call_ok("get_branch_metadata", json!({"branch": "main"}))
+        .await;
+    assert_eq!(data, json!({"branch": "main", "parents": []}));
     let err = mcp
         .call_err("get_branch_metadata", json!({"branch": "nope"}))
         .await;
     assert_eq!(err.code, errors::NOT_FOUND);
     assert_eq!(err.message, "Branch 'nope' not found in twig state");
-    assert_eq!(
-        Some(err.hint.as_str()),
-        Some("Use `list_branches` to see tracked branches.")
-    );
+    assert!(err.hint.starts_with("Use `list_branches`"), "{}", err.hint);
 }
 
 #[tokio::test]
@@ -176,7 +180,7 @@ async fn branch_tree_in_a_repository_without_branches() {
     assert_eq!(err.message, "No branches found in repository");
     // An unborn branch is still the current branch.
     let data: Value = mcp.call_ok("get_current_branch", json!({})).await;
-    assert_eq!(data, json!({"branch": "main"}));
+    assert_eq!(data, json!({"branch": "main", "parents": []}));
 }
 
 #[tokio::test]
@@ -334,23 +338,25 @@ async fn list_branches_pages_in_name_order() {
             "feat/auth",
             "feat/auth-ui",
             "feat/billing",
-            "gone/remote-only"
-        ]
+            "gone/remote-only",
+            "main"
+        ],
+        "every branch twig tracks: `main` is a root and a parent, without a link"
     );
-    assert_eq!(page, mcp_common::Page::new(4, None));
+    assert_eq!(page, mcp_common::Page::new(5, None));
     assert!(all.get("total").is_none() && all.get("next_cursor").is_none());
 
     let (page1, info1) = mcp
         .call_paged::<Value>("list_branches", json!({"limit": 3}))
         .await;
     assert_eq!(branch_names(&page1).len(), 3);
-    assert_eq!(info1.total, 4);
+    assert_eq!(info1.total, 5);
     let cursor = info1.next_cursor.expect("a next page");
     let (page2, info2) = mcp
         .call_paged::<Value>("list_branches", json!({"limit": 3, "cursor": cursor}))
         .await;
-    assert_eq!(branch_names(&page2), ["gone/remote-only"]);
-    assert_eq!(info2, mcp_common::Page::new(4, None));
+    assert_eq!(branch_names(&page2), ["gone/remote-only", "main"]);
+    assert_eq!(info2, mcp_common::Page::new(5, None));
 
     // The cursor seals the last name: a branch added before it does not shift the next page.
     let (_, info) = mcp
@@ -457,7 +463,7 @@ async fn list_branches_refuses_bad_cursors_and_limits() {
     let (data, _) = mcp
         .call_paged::<Value>("list_branches", json!({"limit": 1000}))
         .await;
-    assert_eq!(branch_names(&data).len(), 4);
+    assert_eq!(branch_names(&data).len(), 5);
 }
 
 #[tokio::test]
@@ -674,4 +680,67 @@ async fn branch_tree_sees_packed_and_loose_refs_once() {
     fx.git(&["branch", "-D", "late"]);
     let data: Value = mcp.call_ok("get_branch_tree", json!({})).await;
     assert!(!data["tree_text"].as_str().unwrap().contains("late"));
+}
+
+#[tokio::test]
+async fn a_branch_with_two_parents_answers_both_in_twigs_order() {
+    // `twig branch depend feat/auth-ui feat/auth-api` after `twig switch -p feat/auth
+    // feat/auth-ui`: two edges of one child, the first is the primary parent.
+    let fx = Fixture::repo(&["feat/auth", "feat/auth-api", "feat/auth-ui"]);
+    fx.write_state(&state(
+        vec![branch("feat/auth-ui", Some("PROJ-7"), None)],
+        &[
+            ("feat/auth", "main"),
+            ("feat/auth-api", "feat/auth"),
+            ("feat/auth-ui", "feat/auth"),
+            ("feat/auth-ui", "feat/auth-api"),
+        ],
+        &[("main", true)],
+        json!([]),
+    ));
+    let mcp = fx.start(&[], &[]).await;
+    let data: Value = mcp
+        .call_ok("get_branch_metadata", json!({"branch": "feat/auth-ui"}))
+        .await;
+    assert_eq!(data["parent_branch"], "feat/auth");
+    assert_eq!(data["parents"], json!(["feat/auth", "feat/auth-api"]));
+    // A branch twig tracks only through its dependencies (no link) is found too.
+    let api: Value = mcp
+        .call_ok("get_branch_metadata", json!({"branch": "feat/auth-api"}))
+        .await;
+    assert_eq!(
+        api,
+        json!({"branch": "feat/auth-api", "parent_branch": "feat/auth", "parents": ["feat/auth"]})
+    );
+    // The stack follows the primary parent and names the others at each step.
+    let stack: Value = mcp
+        .call_ok("get_branch_stack", json!({"branch": "feat/auth-ui"}))
+        .await;
+    let steps: Vec<(String, Value)> = stack["stack"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["branch"].as_str().unwrap().to_string(),
+                s["parents"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (
+                "feat/auth-ui".to_string(),
+                json!(["feat/auth", "feat/auth-api"])
+            ),
+            ("feat/auth".to_string(), json!(["main"])),
+            ("main".to_string(), json!([])),
+        ]
+    );
+    let (all, _) = mcp.call_paged::<Value>("list_branches", json!({})).await;
+    assert_eq!(
+        branch_names(&all),
+        ["feat/auth", "feat/auth-api", "feat/auth-ui", "main"]
+    );
 }

@@ -2379,6 +2379,7 @@ async fn branch_context_resource_with_both_services() {
                 "jira_issue": "PROJ-101",
                 "pr_number": 42,
                 "parent_branch": "main",
+                "parents": ["main"],
                 "created_at": "2026-03-01T10:00:00.123456789+00:00",
             }},
             "jira_issue": {"status": "ok", "data": {

@@ -152,6 +152,7 @@ async fn stack_status_prompt() {
          - feat/auth-ui: Jira PROJ-102, PR none, parent feat/auth\n\
          - feat/billing: Jira none, PR #7, parent main\n\
          - gone/remote-only: Jira PROJ-9, PR none, parent none\n\
+         - main: Jira none, PR none, parent none\n\
          \n\
          Summarize the current state of this PR stack, including review status and CI results."
     );
@@ -230,7 +231,7 @@ async fn repo_resources_list_and_read() {
 
     let branches = mcp.read_resource_json("twig://repo/branches").await;
     assert_eq!(branches["status"], "ok");
-    assert_eq!(branches["data"]["branches"].as_array().unwrap().len(), 4);
+    assert_eq!(branches["data"]["branches"].as_array().unwrap().len(), 5);
 
     let err = mcp.read_resource("twig://nope").await;
     assert!(err.is_err());

@@ -21,8 +21,18 @@ pub fn branch_metadata(state: Option<&LoadedState>, branch: &str) -> BranchMetad
         jira_issue: meta.and_then(|m| m.jira_issue.clone()),
         pr_number: meta.and_then(|m| m.github_pr),
         parent_branch: state.and_then(|s| s.primary_parent(branch).map(str::to_string)),
+        parents: state
+            .map(|s| s.parents(branch).map(str::to_string).collect())
+            .unwrap_or_default(),
         created_at: meta.and_then(|m| m.created_at.clone()),
     }
+}
+
+/// `not_found` for a branch twig does not track (no link, dependency or root names it).
+pub fn not_tracked(branch: &str) -> ToolError {
+    ToolError::not_found(format!("Branch '{branch}' not found in twig state")).with_hint(
+        "Use `list_branches` to see the branches twig tracks (linked, in a dependency, or a root).",
+    )
 }
 
 fn require_name<'a>(value: &'a str, param: &str) -> Result<&'a str, ToolError> {
@@ -61,11 +71,8 @@ pub fn get_branch_metadata(
 ) -> Result<BranchMetadataResponse, ToolError> {
     let branch = require_name(&params.branch, "branch")?;
     let state = ctx.require_state()?;
-    if !state.state.branches.contains_key(branch) {
-        return Err(
-            ToolError::not_found(format!("Branch '{branch}' not found in twig state"))
-                .with_hint("Use `list_branches` to see tracked branches."),
-        );
+    if !state.names(branch) {
+        return Err(not_tracked(branch));
     }
     Ok(branch_metadata(Some(&state), branch))
 }
@@ -211,7 +218,7 @@ pub fn list_branches(
         .collect();
     Ok(Paged {
         data: ListBranchesResponse { branches },
-        page: Page::new(state.state.branches.len() as u64, next_cursor),
+        page: Page::new(state.tracked_count() as u64, next_cursor),
     })
 }
 
