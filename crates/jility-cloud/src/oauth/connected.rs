@@ -15,9 +15,8 @@ use mcp_common::ToolError;
 
 use super::grants::{Grant, OAuth};
 use crate::web::cookies;
-use crate::web::settings::tabs;
+use crate::web::settings::{number, tabs};
 use crate::web::site::{CloudSite, Person};
-use jility_core::errors;
 
 fn render(person: &Person, grants: &[Grant]) -> Markup {
     let viewer = &person.viewer;
@@ -123,14 +122,7 @@ pub async fn revoke(
     }
     let back = format!("{}/settings/clients", layout::base(&workspace));
     let result: Result<serde_json::Value, WebError> = async {
-        let id: i64 = field(&pairs, "grant")
-            .and_then(|v| v.trim().parse().ok())
-            .ok_or_else(|| {
-                WebError::Tool(
-                    ToolError::new(errors::INVALID_INPUT, "The form has no valid `grant`")
-                        .with_hint("Reload the page and try again."),
-                )
-            })?;
+        let id = number(&pairs, "grant")?;
         let oauth = OAuth::new(&site.api().db);
         let (workspace_id, only) = (person.workspace_id, scope_of(&person));
         let by = person.session.user.actor().to_string();

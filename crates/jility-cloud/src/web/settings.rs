@@ -216,7 +216,16 @@ pub async fn page(
     }
 }
 
-fn number(pairs: &[(String, String)], name: &str) -> Result<i64, WebError> {
+/// A page shown after something was made: `201` where it would be `200`.
+pub(crate) fn created(mut response: Response) -> Response {
+    if response.status() == StatusCode::OK {
+        *response.status_mut() = StatusCode::CREATED;
+    }
+    response
+}
+
+/// The id a form posts as `name`, or why the form is refused.
+pub(crate) fn number(pairs: &[(String, String)], name: &str) -> Result<i64, WebError> {
     field(pairs, name)
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| {
@@ -303,11 +312,7 @@ pub async fn invite(
                 crate::public::base(&headers, site.tls()),
                 secret.expose()
             );
-            let mut response = show(&site, &headers, &person, Some(&link)).await;
-            if response.status() == StatusCode::OK {
-                *response.status_mut() = StatusCode::CREATED;
-            }
-            response
+            created(show(&site, &headers, &person, Some(&link)).await)
         }
         Err(err) => err.answer(&headers),
     }

@@ -7,7 +7,7 @@
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use jility_web::WebError;
 use jility_web::layout::{self, Section};
@@ -15,7 +15,7 @@ use jility_web::pages::{answer_form, field, fields, respond, when};
 use maud::{Markup, html};
 use mcp_common::ToolError;
 
-use super::settings::{manager, manager_form, tabs};
+use super::settings::{created, manager, manager_form, number, tabs};
 use super::site::{CloudSite, Person};
 use crate::auth::{NewToken, Scope, ScopeSet, TokenRecord, TokenRef};
 use jility_core::errors;
@@ -236,11 +236,7 @@ pub async fn create(
         Ok(minted) => {
             let name = minted.record.name.clone();
             let token = minted.token.into_string();
-            let mut response = show(&site, &headers, &person, Some((&name, &token))).await;
-            if response.status() == StatusCode::OK {
-                *response.status_mut() = StatusCode::CREATED;
-            }
-            response
+            created(show(&site, &headers, &person, Some((&name, &token))).await)
         }
         Err(err) => err.answer(&headers),
     }
@@ -263,14 +259,7 @@ pub async fn revoke(
     let back = format!("{}/settings/tokens", layout::base(&workspace));
     let mut detail = None;
     let result: Result<serde_json::Value, WebError> = async {
-        let id: i64 = field(&pairs, "token")
-            .and_then(|v| v.trim().parse().ok())
-            .ok_or_else(|| {
-                invalid(
-                    "The form has no valid `token`".into(),
-                    "Reload the page and try again.",
-                )
-            })?;
+        let id = number(&pairs, "token")?;
         detail = Some(format!("token {id}"));
         let tokens = site.api().tokens.clone();
         let workspace_id = person.workspace_id;
