@@ -3,6 +3,7 @@
 // official TypeScript SDK's stdio client on `jility --mcp-server` in the same project), and
 // Chromium driven by playwright-core — Debian's /usr/bin/chromium, never a downloaded browser.
 
+import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -425,4 +426,13 @@ export async function reach(page) {
     window.scrollTo(0, 0);
     return { unreachable: out, checked };
   });
+}
+
+/** Close `page`'s context, then fail on any script error or CSP violation it saw. */
+export async function closeChecked(page) {
+  const problems = page.problems();
+  const csp = await page.csp().catch(() => []);
+  await page.context().close();
+  assert.deepEqual(problems, [], 'no script errors on the page');
+  assert.deepEqual(csp, [], 'no CSP violations');
 }

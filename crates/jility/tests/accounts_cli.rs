@@ -11,50 +11,22 @@
     clippy::print_stderr
 )] // assertions in tests; a database left behind is reported on stderr
 
-use std::io::Write;
 use std::net::IpAddr;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use jility_cloud::accounts::{AcceptAs, Accounts, Role};
 use jility_core::errors;
 use serde_json::Value;
 
+mod browser;
+mod cloud;
 mod pg;
 
+use browser::{jility, ok_json};
 use pg::TestDb;
 
 fn addr(text: &str) -> IpAddr {
     text.parse().unwrap()
-}
-
-fn jility(db: &TestDb, args: &[&str], stdin: Option<&str>) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_jility"))
-        .args(args)
-        .env("DATABASE_URL", &db.url)
-        .env_remove("JILITY_PUBLIC_URL")
-        .env_remove("JILITY_MODE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        input.write_all(text.as_bytes()).unwrap();
-    }
-    drop(input);
-    child.wait_with_output().unwrap()
-}
-
-fn ok_json(db: &TestDb, args: &[&str], stdin: Option<&str>) -> Value {
-    let out = jility(db, args, stdin);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// The secret at the end of a link or path.

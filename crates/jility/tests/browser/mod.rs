@@ -15,10 +15,9 @@ use super::pg::TestDb;
 
 pub const PASSWORD: &str = "correct horse battery";
 
-pub fn admin(db: &TestDb, args: &[&str], stdin: Option<&str>) -> Value {
+/// `jility ARGS` on `db` (`DATABASE_URL`), `stdin` written to it, as an operator runs it.
+pub fn jility(db: &TestDb, args: &[&str], stdin: Option<&str>) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_jility"))
-        .arg("--json")
-        .arg("admin")
         .args(args)
         .env("DATABASE_URL", &db.url)
         .env_remove("JILITY_PUBLIC_URL")
@@ -33,7 +32,12 @@ pub fn admin(db: &TestDb, args: &[&str], stdin: Option<&str>) -> Value {
         input.write_all(text.as_bytes()).unwrap();
     }
     drop(input);
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// [`jility`] that must succeed: its JSON output.
+pub fn ok_json(db: &TestDb, args: &[&str], stdin: Option<&str>) -> Value {
+    let out = jility(db, args, stdin);
     assert!(
         out.status.success(),
         "{args:?}: {}{}",
@@ -41,6 +45,15 @@ pub fn admin(db: &TestDb, args: &[&str], stdin: Option<&str>) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `jility --json admin ARGS` that must succeed: its JSON output.
+pub fn admin(db: &TestDb, args: &[&str], stdin: Option<&str>) -> Value {
+    let all: Vec<&str> = ["--json", "admin"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .collect();
+    ok_json(db, &all, stdin)
 }
 
 /// A workspace (its first token) and a person with `role` in it.
