@@ -3,11 +3,17 @@
 
 use std::path::{Path, PathBuf};
 
+use gix::ObjectId;
+
+use crate::history::History;
+
 /// A repository detected at startup.
 pub struct GitRepo {
     repo: gix::ThreadSafeRepository,
     workdir: PathBuf,
     git_dir: PathBuf,
+    /// What was read of the commit graph (see [`History`]).
+    history: History,
 }
 
 impl std::fmt::Debug for GitRepo {
@@ -48,6 +54,7 @@ impl GitRepo {
             repo,
             workdir,
             git_dir,
+            history: History::default(),
         })
     }
 
@@ -59,6 +66,16 @@ impl GitRepo {
     /// The file that says which branch is checked out in this working tree.
     pub fn head_file(&self) -> PathBuf {
         self.git_dir.join("HEAD")
+    }
+
+    /// Where the branches live: the `refs/heads` directory and the `packed-refs` file of the
+    /// repository's common directory (shared by its worktrees).
+    pub fn refs_paths(&self) -> (PathBuf, PathBuf) {
+        let common = absolute(self.repo.to_thread_local().common_dir());
+        (
+            common.join("refs").join("heads"),
+            common.join("packed-refs"),
+        )
     }
 
     /// Whether the repository still exists on disk.
@@ -113,6 +130,61 @@ impl GitRepo {
         Ok(names)
     }
 
+    /// Every local branch with the commit it points at, in name order (a branch whose ref
+    /// does not point at a commit is left out).
+    pub fn branch_tips(&self) -> Result<Vec<(String, ObjectId)>, String> {
+        let repo = self.repo.to_thread_local();
+        let refs = repo
+            .references()
+            .map_err(|err| format!("cannot read the branches: {err}"))?;
+        let branches = refs
+            .local_branches()
+            .map_err(|err| format!("cannot read the branches: {err}"))?;
+        let mut tips = Vec::new();
+        for reference in branches.flatten() {
+            if let Some(id) = reference.target().try_id() {
+                tips.push((reference.name().shorten().to_string(), id.to_owned()));
+            }
+        }
+        tips.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(tips)
+    }
+
+    /// A handle for reading objects on this thread.
+    pub fn local(&self) -> gix::Repository {
+        self.repo.to_thread_local()
+    }
+
+    /// The commit-graph caches of this repository.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The linked worktrees git knows (not the main one), by path.
+    pub fn worktrees(&self) -> Result<Vec<GitWorktree>, String> {
+        let repo = self.repo.to_thread_local();
+        let proxies = repo
+            .worktrees()
+            .map_err(|err| format!("cannot list the worktrees: {err}"))?;
+        let mut out = Vec::new();
+        for proxy in proxies {
+            let id = proxy.id().map(|id| id.to_string()).unwrap_or_default();
+            let Ok(path) = proxy.base() else { continue };
+            let head = std::fs::read_to_string(proxy.git_dir().join("HEAD")).unwrap_or_default();
+            let branch = head
+                .trim()
+                .strip_prefix("ref: refs/heads/")
+                .map(str::to_string);
+            out.push(GitWorktree {
+                id,
+                path: absolute(&path),
+                exists: path.is_dir(),
+                branch,
+            });
+        }
+        Ok(out)
+    }
+
     /// The fetch URL of the remote `name`, read from the current configuration.
     pub fn remote_url(&self, name: &str) -> Result<Option<String>, String> {
         // Open afresh so that a remote added during the session is seen.
@@ -125,6 +197,17 @@ impl GitRepo {
             .url(gix::remote::Direction::Fetch)
             .map(|url| url.to_bstring().to_string()))
     }
+}
+
+/// A linked worktree as git records it (`.git/worktrees/<id>`).
+#[derive(Debug, Clone)]
+pub struct GitWorktree {
+    pub id: String,
+    pub path: PathBuf,
+    /// The directory is still there.
+    pub exists: bool,
+    /// The branch checked out there; `None` when its HEAD is detached.
+    pub branch: Option<String>,
 }
 
 /// `path` resolved against the working directory, with symbolic links resolved when possible.

@@ -1,19 +1,22 @@
 //! The branch dependency graph as twig builds it, and its tree rendering.
 //!
-//! - Nodes are the local git branches.
-//! - Declared dependencies give parent → child edges when both branches exist; children are
-//!   sorted by name. A branch with several declared parents is drawn under its primary parent
-//!   (the first declared one that exists), the `parent_branch` the other tools report.
-//! - Orphan parenting: a branch without a parent that is neither the default root nor a
-//!   configured root hangs under the default root (`is_default`, else the first root).
+//! - Nodes are the local git branches; a declared dependency is an edge when both branches
+//!   exist. Children are sorted by name.
+//! - A branch with several parents is shown under each of them: in full (with its subtree)
+//!   under its primary parent (the first declared one that exists), as a marked repeat without
+//!   children under the others — so a reader sees one branch, not two. When the primary parent
+//!   is not in the tree drawn, the first other parent reached shows it in full.
+//! - Orphans — branches without an existing parent that are not configured roots — are a
+//!   separate group, as `twig tree` lists them, not children of a root.
 //! - Root candidates: the configured roots that exist, else the checked-out branch, else the
 //!   first branch by name.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::{
+    health,
     state::LoadedState,
-    types::{BranchTreeNode, BranchTreeResponse},
+    types::{BranchHealth, BranchTreeNode, BranchTreeResponse},
 };
 
 /// The deepest level of the tree that is expanded.
@@ -21,9 +24,17 @@ pub const MAX_DEPTH: usize = 40;
 /// The most branches one tree shows.
 pub const MAX_NODES: usize = 5000;
 
+/// Health badges by branch, for `get_branch_tree` with `health: true`.
+pub type Badges = HashMap<String, String>;
+
 /// State of one tree walk.
 struct Walk<'a> {
+    /// Branches shown in full so far.
     seen: HashSet<&'a str>,
+    /// Branches shown in full under a parent other than their primary one.
+    shown_under: HashMap<&'a str, &'a str>,
+    /// Branches the primary edges reach from the root: shown in full under their primary parent.
+    primary_reach: HashSet<&'a str>,
     /// Branches whose children were not all shown.
     cut: HashSet<&'a str>,
     budget: usize,
@@ -31,77 +42,68 @@ struct Walk<'a> {
 
 #[derive(Debug, Default)]
 pub struct BranchGraph {
-    /// branch → its children, sorted by name. Every node has an entry.
+    /// branch → its existing parents, the primary first. Every node has an entry.
+    parents: HashMap<String, Vec<String>>,
+    /// branch → every child (primary or not), sorted by name.
     children: HashMap<String, Vec<String>>,
+    orphans: Vec<String>,
     root_candidates: Vec<String>,
 }
 
 impl BranchGraph {
     pub fn build(local_branches: &[String], state: &LoadedState, head: Option<&str>) -> Self {
+        let exists: HashSet<&str> = local_branches.iter().map(String::as_str).collect();
+        let mut parents: HashMap<String, Vec<String>> = HashMap::new();
         let mut children: HashMap<String, Vec<String>> = local_branches
             .iter()
             .map(|name| (name.clone(), Vec::new()))
             .collect();
-        let first = local_branches.iter().min().cloned();
-        let mut has_parent: HashSet<&str> = HashSet::new();
         for child in local_branches {
-            let primary = state
-                .parents(child)
-                .find(|parent| children.contains_key(*parent));
-            if let Some(parent) = primary
-                && let Some(list) = children.get_mut(parent)
-            {
-                if !list.contains(child) {
-                    list.push(child.clone());
-                }
-                has_parent.insert(child.as_str());
-            }
-        }
-
-        if let Some(default_root) = state.default_root()
-            && children.contains_key(default_root)
-        {
-            let configured: HashSet<&str> = state.root_names().collect();
-            let orphans: Vec<String> = local_branches
-                .iter()
-                .filter(|name| {
-                    !has_parent.contains(name.as_str())
-                        && name.as_str() != default_root
-                        && !configured.contains(name.as_str())
-                })
-                .cloned()
-                .collect();
-            if let Some(list) = children.get_mut(default_root) {
-                for orphan in orphans {
-                    if !list.contains(&orphan) {
-                        list.push(orphan);
+            let mut own: Vec<String> = Vec::new();
+            for parent in state.parents(child) {
+                if exists.contains(parent) && parent != child && !own.iter().any(|p| p == parent) {
+                    own.push(parent.to_string());
+                    if let Some(list) = children.get_mut(parent) {
+                        list.push(child.clone());
                     }
                 }
             }
+            parents.insert(child.clone(), own);
         }
         for list in children.values_mut() {
             list.sort();
         }
+        let configured: HashSet<&str> = state.root_names().collect();
+        let mut orphans: Vec<String> = local_branches
+            .iter()
+            .filter(|name| {
+                parents.get(*name).is_none_or(Vec::is_empty) && !configured.contains(name.as_str())
+            })
+            .cloned()
+            .collect();
+        orphans.sort();
 
         let mut root_candidates: Vec<String> = state
             .root_names()
-            .filter(|root| children.contains_key(*root))
+            .filter(|root| exists.contains(root))
             .map(str::to_string)
             .collect();
         if root_candidates.is_empty()
-            && let Some(head) = head.filter(|h| children.contains_key(*h))
+            && let Some(head) = head.filter(|h| exists.contains(h))
         {
             root_candidates.push(head.to_string());
         }
         if root_candidates.is_empty()
-            && let Some(first) = &first
+            && let Some(first) = local_branches.iter().min()
         {
             root_candidates.push(first.clone());
         }
         let mut unique = HashSet::new();
         root_candidates.retain(|root| unique.insert(root.clone()));
         Self {
+            parents,
             children,
+            orphans,
             root_candidates,
         }
     }
@@ -118,55 +120,176 @@ impl BranchGraph {
         &self.root_candidates
     }
 
-    /// The tree below `root` as data and as text. A branch is shown once (cycle-safe). The
-    /// tree stops at [`MAX_DEPTH`] levels and [`MAX_NODES`] branches: beyond, a cut branch
-    /// ends with ` …` in the text and `truncated` is set (this also bounds the recursion and
-    /// the JSON nesting, which clients parse with recursion limits).
-    pub fn tree(&self, root: &str, state: &LoadedState) -> BranchTreeResponse {
+    /// Branches without an existing parent that are not configured roots, by name.
+    pub fn orphans(&self) -> &[String] {
+        &self.orphans
+    }
+
+    fn primary_parent(&self, branch: &str) -> Option<&str> {
+        self.parents
+            .get(branch)
+            .and_then(|p| p.first())
+            .map(String::as_str)
+    }
+
+    /// The tree below `root` as data and as text; `orphans` says whether the repository's
+    /// orphans are listed after it, `badges` adds health badges to the text. The tree stops at
+    /// [`MAX_DEPTH`] levels and [`MAX_NODES`] branches: beyond, a cut branch ends with ` …`
+    /// in the text and `truncated` is set (this also bounds the recursion and the JSON
+    /// nesting, which clients parse with recursion limits).
+    pub fn tree(
+        &self,
+        root: &str,
+        state: &LoadedState,
+        orphans: bool,
+        badges: Option<&Badges>,
+    ) -> BranchTreeResponse {
         let mut walk = Walk {
             seen: HashSet::new(),
+            shown_under: HashMap::new(),
+            primary_reach: self.primary_reach(root),
             cut: HashSet::new(),
             budget: MAX_NODES,
         };
-        let node = self.node(root, state, 0, &mut walk);
+        let node = self.node(root, None, state, 0, &mut walk);
         let mut tree_text = String::new();
-        render(&node, "", None, &walk.cut, &mut tree_text);
+        render(&node, "", None, &walk.cut, badges, &mut tree_text);
+        let orphans: Vec<String> = if orphans {
+            self.orphans
+                .iter()
+                .filter(|o| *o != root)
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if !orphans.is_empty() {
+            tree_text.push_str("\nOrphaned branches (no dependencies defined):\n");
+            for orphan in &orphans {
+                tree_text.push_str("  • ");
+                tree_text.push_str(&labelled(orphan, state, badges));
+                tree_text.push('\n');
+            }
+        }
         BranchTreeResponse {
             root: root.to_string(),
             tree_text,
             branches: vec![node],
+            orphans,
             truncated: !walk.cut.is_empty(),
         }
     }
 
+    /// The branches reached from `root` through primary edges only.
+    fn primary_reach<'a>(&'a self, root: &'a str) -> HashSet<&'a str> {
+        let mut reach = HashSet::from([root]);
+        let mut pending = vec![root];
+        while let Some(name) = pending.pop() {
+            for child in self.children.get(name).into_iter().flatten() {
+                if self.primary_parent(child) == Some(name) && reach.insert(child.as_str()) {
+                    pending.push(child);
+                }
+            }
+        }
+        reach
+    }
+
+    /// `name` in full, shown under `under` (`None` for the tree's root).
     fn node<'a>(
         &'a self,
         name: &'a str,
+        under: Option<&str>,
         state: &LoadedState,
         depth: usize,
         walk: &mut Walk<'a>,
     ) -> BranchTreeNode {
         walk.seen.insert(name);
         walk.budget = walk.budget.saturating_sub(1);
-        let meta = state.state.branches.get(name);
         let mut children = Vec::new();
         for child in self.children.get(name).into_iter().flatten() {
-            if walk.seen.contains(child.as_str()) {
-                continue;
+            let child = child.as_str();
+            let primary = self.primary_parent(child) == Some(name);
+            // In full here: under its primary parent, or under the first other parent reached
+            // when the primary parent is not in this tree. Elsewhere: a repeat.
+            let full =
+                !walk.seen.contains(child) && (primary || !walk.primary_reach.contains(child));
+            let shown_elsewhere = !full && !primary;
+            if !full && !shown_elsewhere {
+                continue; // a cycle back to a branch already shown
             }
             if depth + 1 >= MAX_DEPTH || walk.budget == 0 {
                 walk.cut.insert(name);
                 break;
             }
-            children.push(self.node(child, state, depth + 1, walk));
+            if full {
+                if !primary {
+                    walk.shown_under.insert(child, name);
+                }
+                children.push(self.node(child, Some(name), state, depth + 1, walk));
+            } else {
+                walk.budget = walk.budget.saturating_sub(1);
+                let under = walk
+                    .shown_under
+                    .get(child)
+                    .copied()
+                    .or_else(|| self.primary_parent(child));
+                let mut repeat = leaf(child, state);
+                repeat.repeat = true;
+                repeat.shown_under = under.map(str::to_string);
+                children.push(repeat);
+            }
         }
-        BranchTreeNode {
-            branch: name.to_string(),
-            children,
-            jira_issue: meta.and_then(|m| m.jira_issue.clone()),
-            pr_number: meta.and_then(|m| m.github_pr),
+        let mut node = leaf(name, state);
+        node.children = children;
+        if let Some(under) = under {
+            node.also_under = self
+                .parents
+                .get(name)
+                .into_iter()
+                .flatten()
+                .filter(|p| *p != under)
+                .cloned()
+                .collect();
         }
+        node
     }
+}
+
+/// A node without children.
+fn leaf(name: &str, state: &LoadedState) -> BranchTreeNode {
+    let meta = state.state.branches.get(name);
+    BranchTreeNode {
+        branch: name.to_string(),
+        children: Vec::new(),
+        jira_issue: meta.and_then(|m| m.jira_issue.clone()),
+        pr_number: meta.and_then(|m| m.github_pr),
+        repeat: false,
+        shown_under: None,
+        also_under: Vec::new(),
+    }
+}
+
+/// A branch's label: its links and, when asked, its health badges.
+fn labelled(name: &str, state: &LoadedState, badges: Option<&Badges>) -> String {
+    let meta = state.state.branches.get(name);
+    let mut label = annotate(
+        name,
+        meta.and_then(|m| m.jira_issue.as_deref()),
+        meta.and_then(|m| m.github_pr),
+    );
+    if let Some(badge) = badges.and_then(|b| b.get(name)).filter(|b| !b.is_empty()) {
+        label.push_str("  ");
+        label.push_str(badge);
+    }
+    label
+}
+
+/// The badges of every branch of `report`.
+pub fn badges_of(branches: &[BranchHealth]) -> Badges {
+    branches
+        .iter()
+        .map(|h| (h.branch.clone(), health::badges(h)))
+        .collect()
 }
 
 /// `name (PROJ-1, #42)`, `name (PROJ-1)`, `name (#42)` or `name`.
@@ -186,15 +309,32 @@ pub fn annotate(branch: &str, jira_issue: Option<&str>, pr_number: Option<u32>) 
 }
 
 /// Draw `node` with `├── `, `└── ` and `│   `; `is_last` is `None` for the root; a branch in
-/// `cut` gets ` …`.
+/// `cut` gets ` …`, a repeat `[repeat: in full under P]`, a branch with other parents
+/// `[also under: Q]`.
 fn render(
     node: &BranchTreeNode,
     prefix: &str,
     is_last: Option<bool>,
     cut: &HashSet<&str>,
+    badges: Option<&Badges>,
     out: &mut String,
 ) {
     let mut label = annotate(&node.branch, node.jira_issue.as_deref(), node.pr_number);
+    if node.repeat {
+        match &node.shown_under {
+            Some(under) => label.push_str(&format!(" [repeat: in full under {under}]")),
+            None => label.push_str(" [repeat]"),
+        }
+    } else if !node.also_under.is_empty() {
+        label.push_str(&format!(" [also under: {}]", node.also_under.join(", ")));
+    }
+    if let Some(badge) = badges
+        .and_then(|b| b.get(&node.branch))
+        .filter(|b| !b.is_empty())
+    {
+        label.push_str("  ");
+        label.push_str(badge);
+    }
     if cut.contains(node.branch.as_str()) {
         label.push_str(" …");
     }
@@ -213,7 +353,7 @@ fn render(
     out.push('\n');
     let count = node.children.len();
     for (i, child) in node.children.iter().enumerate() {
-        render(child, &child_prefix, Some(i + 1 == count), cut, out);
+        render(child, &child_prefix, Some(i + 1 == count), cut, badges, out);
     }
 }
 
@@ -231,7 +371,7 @@ mod tests {
     }
 
     #[test]
-    fn renders_dependencies_and_orphans_under_the_default_root() {
+    fn renders_dependencies_and_lists_orphans_apart() {
         let state = state(
             r#"{"branches":{"feat/a":{"branch":"feat/a","jira_issue":"PROJ-1","github_pr":42,"created_at":"x"},
                             "feat/a2":{"branch":"feat/a2","github_pr":43,"created_at":"x"}},
@@ -243,12 +383,16 @@ mod tests {
         let local = names(&["feat/a", "feat/a2", "main", "stray", "zeta"]);
         let graph = BranchGraph::build(&local, &state, Some("feat/a2"));
         assert_eq!(graph.root_candidates(), ["main"]);
-        let tree = graph.tree("main", &state);
+        let tree = graph.tree("main", &state, true, None);
         assert_eq!(
             tree.tree_text,
-            "main\n├── feat/a (PROJ-1, #42)\n│   └── feat/a2 (#43)\n├── stray\n└── zeta\n"
+            "main\n└── feat/a (PROJ-1, #42)\n    └── feat/a2 (#43)\n\n\
+             Orphaned branches (no dependencies defined):\n  • stray\n  • zeta\n"
         );
-        assert_eq!(tree.branches[0].children.len(), 3);
+        assert_eq!(tree.branches[0].children.len(), 1);
+        assert_eq!(tree.orphans, ["stray", "zeta"]);
+        let subtree = graph.tree("feat/a", &state, false, None);
+        assert!(subtree.orphans.is_empty() && !subtree.tree_text.contains("Orphaned"));
     }
 
     #[test]
@@ -267,7 +411,7 @@ mod tests {
     }
 
     #[test]
-    fn a_branch_with_two_parents_hangs_under_its_first_declared_parent() {
+    fn a_branch_with_two_parents_is_shown_in_full_under_its_primary_and_repeated_under_the_other() {
         let state = state(
             r#"{"dependencies":[{"child":"x","parent":"zed"},{"child":"x","parent":"main"},
                                 {"child":"zed","parent":"main"},{"child":"y","parent":"gone"},
@@ -281,11 +425,19 @@ mod tests {
             ["main"],
             "a root listed twice is one root"
         );
+        let tree = graph.tree("main", &state, true, None);
         assert_eq!(
-            graph.tree("main", &state).tree_text,
-            "main\n└── zed\n    ├── x\n    └── y\n",
-            "x under zed (first declared); y under zed (its first parent that exists)"
+            tree.tree_text,
+            "main\n├── x [repeat: in full under zed]\n└── zed\n    ├── x [also under: main]\n    └── y\n",
+            "x in full under zed (first declared), repeated under main; y under zed (its first parent that exists)"
         );
+        let main = &tree.branches[0];
+        assert!(main.children[0].repeat && main.children[0].children.is_empty());
+        assert_eq!(main.children[0].shown_under.as_deref(), Some("zed"));
+        assert_eq!(main.children[1].children[0].also_under, ["main"]);
+        // Drawn from `main`'s other child only, x's primary parent is in the tree: x in full.
+        let from_zed = graph.tree("zed", &state, false, None);
+        assert_eq!(from_zed.tree_text, "zed\n├── x [also under: main]\n└── y\n");
     }
 
     #[test]
@@ -296,7 +448,7 @@ mod tests {
         let state = state(&format!(r#"{{"dependencies":[{}]}}"#, deps.join(",")));
         let local: Vec<String> = (0..200).map(|i| format!("b{i:03}")).collect();
         let graph = BranchGraph::build(&local, &state, None);
-        let tree = graph.tree("b000", &state);
+        let tree = graph.tree("b000", &state, true, None);
         assert!(tree.truncated);
         assert_eq!(tree.tree_text.lines().count(), MAX_DEPTH);
         assert!(
@@ -308,7 +460,7 @@ mod tests {
         let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(parsed["truncated"], true);
 
-        let small = graph.tree("b190", &state);
+        let small = graph.tree("b190", &state, false, None);
         assert!(!small.truncated);
         assert_eq!(small.tree_text.lines().count(), 10);
     }
@@ -321,6 +473,6 @@ mod tests {
         );
         let local = names(&["a", "b"]);
         let graph = BranchGraph::build(&local, &state, None);
-        assert_eq!(graph.tree("a", &state).tree_text, "a\n└── b\n");
+        assert_eq!(graph.tree("a", &state, true, None).tree_text, "a\n└── b\n");
     }
 }

@@ -2,13 +2,16 @@
 //! repository, GitHub pull requests and Jira issues.
 //!
 //! Modules by concern: `server` (the MCP surface), `tools` (tool logic), `prompts`,
-//! `resources` and `subscriptions`; `errors` (the error codes); `state`, `git` and `graph` (the domain: twig's files,
-//! the repository, the branch tree); `remote` (GitHub and Jira clients); `types` (responses).
+//! `resources` and `subscriptions`; `errors` (the error codes); `state`, `git`, `history`, `graph` and `health`
+//! (the domain: twig's files, the repository, its commit graph, the branch tree, the stack's
+//! health); `remote` (GitHub and Jira clients); `types` (responses).
 
 pub mod context;
 pub mod errors;
 pub mod git;
 pub mod graph;
+pub mod health;
+pub mod history;
 pub mod prompts;
 pub mod remote;
 pub mod resources;

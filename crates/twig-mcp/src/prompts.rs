@@ -8,10 +8,17 @@ use rmcp::{
     model::{GetPromptRequestParams, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role},
 };
 
+use std::sync::Arc;
+
 use crate::{
     context::ServerContext,
-    graph::{BranchGraph, annotate},
-    tools::local::branch_metadata,
+    graph::{self, BranchGraph, annotate},
+    resources::Include,
+    tools::{
+        health::{self, HealthParams},
+        local::branch_metadata,
+    },
+    types::StackHealthResponse,
 };
 
 pub const STACK_STATUS: &str = "stack-status";
@@ -48,12 +55,13 @@ pub fn list() -> Vec<Prompt> {
     ]
 }
 
-pub fn get(
-    ctx: &ServerContext,
+pub async fn get(
+    ctx: &Arc<ServerContext>,
     request: &GetPromptRequestParams,
+    include: Include,
 ) -> Result<GetPromptResult, McpError> {
     let text = match request.name.as_str() {
-        STACK_STATUS => stack_status(ctx),
+        STACK_STATUS => stack_status(ctx, include).await,
         BRANCH_CONTEXT => {
             let branch = request
                 .arguments
@@ -80,10 +88,18 @@ pub fn get(
     )]))
 }
 
-fn stack_status(ctx: &ServerContext) -> String {
+/// The current branch, the trees with health badges, the stack's health (what
+/// `twig://repo/health` holds: rebase order, prune candidates, untracked branches) and each
+/// branch's links.
+async fn stack_status(ctx: &Arc<ServerContext>, include: Include) -> String {
     let (Ok(repo), Ok(state)) = (ctx.require_repo(), ctx.require_state()) else {
         return NO_DATA.to_string();
     };
+    let health = health::get_stack_health(ctx, HealthParams::default(), include)
+        .await
+        .ok()
+        .map(|paged| paged.data);
+    let badges = health.as_ref().map(|h| graph::badges_of(&h.branches));
     let current = repo.current_branch();
     let mut text = String::new();
     let _ = writeln!(
@@ -96,10 +112,16 @@ fn stack_status(ctx: &ServerContext) -> String {
         let graph = BranchGraph::build(&local, &state, current.as_deref());
         if !graph.is_empty() {
             text.push_str("\nBranch trees:\n");
-            for root in graph.root_candidates() {
-                text.push_str(&graph.tree(root, &state).tree_text);
+            let roots = graph.root_candidates();
+            for (i, root) in roots.iter().enumerate() {
+                // The orphans once, after the last tree.
+                let orphans = i + 1 == roots.len();
+                text.push_str(&graph.tree(root, &state, orphans, badges.as_ref()).tree_text);
             }
         }
+    }
+    if let Some(health) = &health {
+        write_health(&mut text, health);
     }
 
     let names = state.sorted_branches();
@@ -128,6 +150,47 @@ fn stack_status(ctx: &ServerContext) -> String {
     text.push('\n');
     text.push_str(STACK_STATUS_ASK);
     text
+}
+
+/// The health section: counts, rebase order, prune candidates and untracked branches.
+fn write_health(text: &mut String, health: &StackHealthResponse) {
+    let s = &health.summary;
+    let _ = writeln!(
+        text,
+        "\nHealth ({} branches): {} need a rebase, {} merged, {} stale (last commit over {} days ago), {} without a git branch, {} orphaned",
+        s.branches,
+        s.needs_rebase,
+        s.merged,
+        s.stale,
+        health.stale_after_days,
+        s.missing,
+        s.orphans
+    );
+    if !health.rebase_order.is_empty() {
+        text.push_str("Rebase order (parents first):\n");
+        for step in health.rebase_order.iter().take(MAX_DETAILS) {
+            let _ = writeln!(text, "- {} onto {}", step.branch, step.onto.join(" and "));
+        }
+    }
+    if !health.prune.is_empty() {
+        text.push_str("Could be pruned:\n");
+        for candidate in health.prune.iter().take(MAX_DETAILS) {
+            let _ = writeln!(text, "- {}: {}", candidate.branch, candidate.reason);
+        }
+    }
+    if !health.untracked.is_empty() {
+        let shown: Vec<&str> = health
+            .untracked
+            .iter()
+            .take(MAX_DETAILS)
+            .map(String::as_str)
+            .collect();
+        let _ = writeln!(
+            text,
+            "Git branches twig does not track: {}",
+            shown.join(", ")
+        );
+    }
 }
 
 fn branch_context(ctx: &ServerContext, branch: Option<String>) -> String {

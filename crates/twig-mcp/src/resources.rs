@@ -1,6 +1,9 @@
-//! Resources: `twig://repo/tree`, `twig://repo/branches` (both subscribable) and the template
+//! Resources: `twig://repo/tree`, `twig://repo/branches`, `twig://repo/health` (all
+//! subscribable) and the template
 //! `twig://branch/{name}/context`. Each is a JSON document; a part that cannot be produced is
 //! a structured error inside the JSON, in the same envelope the tools use.
+
+use std::sync::Arc;
 
 use mcp_common::{ToolError, ToolResponse};
 use rmcp::{
@@ -12,12 +15,13 @@ use serde::Serialize;
 use crate::{
     context::ServerContext,
     errors,
-    tools::{github, jira, local},
+    tools::{github, health, jira, local},
     types::{BranchMetadataResponse, JiraIssueResponse, ListBranchesResponse, PrStatusResponse},
 };
 
 pub const TREE_URI: &str = "twig://repo/tree";
 pub const BRANCHES_URI: &str = "twig://repo/branches";
+pub const HEALTH_URI: &str = "twig://repo/health";
 pub const CONTEXT_TEMPLATE: &str = "twig://branch/{name}/context";
 const CONTEXT_PREFIX: &str = "twig://branch/";
 const CONTEXT_SUFFIX: &str = "/context";
@@ -46,6 +50,15 @@ pub fn list() -> Vec<Resource> {
                  (subscribable: updated when .twig/state.json or the checked-out branch changes)",
             )
             .with_mime_type(JSON),
+        Resource::new(HEALTH_URI, "stack-health")
+            .with_title("Stack health")
+            .with_description(
+                "What get_stack_health answers for every stack (its first page): ahead/behind, \
+                 needs rebase, merged, stale and missing branches, the rebase order and what \
+                 could be pruned (subscribable: updated when branches, .twig/state.json or the \
+                 checked-out branch change)",
+            )
+            .with_mime_type(JSON),
     ]
 }
 
@@ -61,13 +74,15 @@ pub fn templates() -> Vec<ResourceTemplate> {
     ]
 }
 
-/// Only the two repository-wide resources change in ways the server watches.
+/// Only the repository-wide resources change in ways the server watches.
 pub fn check_subscribable(uri: &str) -> Result<(), McpError> {
-    if uri == TREE_URI || uri == BRANCHES_URI {
+    if uri == TREE_URI || uri == BRANCHES_URI || uri == HEALTH_URI {
         Ok(())
     } else {
         Err(McpError::invalid_params(
-            format!("'{uri}' is not subscribable; subscribe to {TREE_URI} or {BRANCHES_URI}"),
+            format!(
+                "'{uri}' is not subscribable; subscribe to {TREE_URI}, {BRANCHES_URI} or {HEALTH_URI}"
+            ),
             None,
         ))
     }
@@ -83,17 +98,27 @@ pub struct BranchContext {
 }
 
 pub async fn read(
-    ctx: &ServerContext,
+    ctx: &Arc<ServerContext>,
     uri: &str,
     include: Include,
 ) -> Result<ReadResourceResult, McpError> {
     let text = if uri == TREE_URI {
         to_json(&ToolResponse::from(local::get_branch_tree(
             ctx,
-            local::TreeParams::default(),
+            &local::TreeParams::default(),
+            None,
         )))
     } else if uri == BRANCHES_URI {
         to_json(&ToolResponse::from(all_branches(ctx)))
+    } else if uri == HEALTH_URI {
+        let answer = health::get_stack_health(ctx, health::HealthParams::default(), include).await;
+        to_json(&match answer {
+            Ok(paged) => ToolResponse::Ok {
+                data: paged.data,
+                page: Some(paged.page),
+            },
+            Err(error) => ToolResponse::Error { error },
+        })
     } else if let Some(name) = context_branch(uri) {
         let name = name?;
         to_json(&branch_context(ctx, name, include).await)
@@ -101,7 +126,7 @@ pub async fn read(
         return Err(mcp_common::protocol::resource_not_found(
             uri,
             format!(
-                "Unknown resource '{uri}'. Resources: {TREE_URI}, {BRANCHES_URI}, {CONTEXT_TEMPLATE}"
+                "Unknown resource '{uri}'. Resources: {TREE_URI}, {BRANCHES_URI}, {HEALTH_URI}, {CONTEXT_TEMPLATE}"
             ),
         ));
     }?;
@@ -176,7 +201,8 @@ async fn branch_context(ctx: &ServerContext, branch: String, include: Include) -
     }
 }
 
-fn disabled(service: &str, flag: &str) -> ToolError {
+/// Why a service's part is absent when `--disable` switched it off.
+pub(crate) fn disabled(service: &str, flag: &str) -> ToolError {
     ToolError::new(
         errors::INVALID_PARAMS,
         format!("{service} integration is disabled (--disable {flag})"),

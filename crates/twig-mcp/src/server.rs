@@ -16,7 +16,7 @@ use crate::{
     context::ServerContext,
     prompts, resources,
     subscriptions::Subscriptions,
-    tools::{github, jira, local},
+    tools::{github, health, jira, local},
     types::*,
 };
 
@@ -87,6 +87,14 @@ impl TwigMcpServer {
         !self.disabled.contains(&feature)
     }
 
+    /// Which remote parts answers may include.
+    fn include(&self) -> resources::Include {
+        resources::Include {
+            github: self.enabled(Feature::Github),
+            jira: self.enabled(Feature::Jira),
+        }
+    }
+
     // ---- local state tools -------------------------------------------------------------
 
     #[tool(
@@ -114,7 +122,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
-        description = "Get the branch dependency tree of the repository, as text (box-drawing) and as nested data",
+        description = "Get the branch dependency tree of the repository, as text (box-drawing) and as nested data: a branch with several parents appears under each (marked as a repeat), orphaned branches are listed apart; `health: true` adds ahead/behind, merged and stale badges to the text",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<BranchTreeResponse>()
     )]
@@ -122,10 +130,10 @@ impl TwigMcpServer {
         &self,
         params: Parameters<local::TreeParams>,
     ) -> Reply<BranchTreeResponse> {
-        params
-            .into_inner()
-            .and_then(|p| local::get_branch_tree(&self.ctx, p))
-            .into()
+        match params.into_inner() {
+            Ok(p) => health::get_branch_tree(&self.ctx, p).await.into(),
+            Err(err) => Reply(Err(err)),
+        }
     }
 
     #[tool(
@@ -174,12 +182,29 @@ impl TwigMcpServer {
     }
 
     #[tool(
-        description = "List the worktrees twig manages for the repository",
+        description = "List the repository's worktrees: the branch git has checked out in each, and whether twig's state records it otherwise",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<ListWorktreesResponse>()
     )]
     async fn get_worktrees(&self) -> Reply<ListWorktreesResponse> {
         local::get_worktrees(&self.ctx).into()
+    }
+
+    #[tool(
+        description = "Check the health of the branch stacks: per branch, ahead/behind against each parent (from git's objects), whether it needs a rebase, is merged (by git or its PR), is stale or has no git branch; for the whole scope, the rebase order (parents first) and what could be pruned. Read-only; a page of branches at a time",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = true),
+        output_schema = paged_output_schema::<StackHealthResponse>()
+    )]
+    async fn get_stack_health(
+        &self,
+        params: Parameters<health::HealthParams>,
+    ) -> PagedReply<StackHealthResponse> {
+        match params.into_inner() {
+            Ok(p) => health::get_stack_health(&self.ctx, p, self.include())
+                .await
+                .into(),
+            Err(err) => PagedReply(Err(err)),
+        }
     }
 
     // ---- GitHub tools --------------------------------------------------------------------
@@ -310,7 +335,9 @@ impl ServerHandler for TwigMcpServer {
         if !self.enabled(Feature::Prompts) {
             return Err(McpError::method_not_found::<GetPromptRequestMethod>());
         }
-        prompts::get(&self.ctx, &request).map(Into::into)
+        prompts::get(&self.ctx, &request, self.include())
+            .await
+            .map(Into::into)
     }
 
     async fn list_resources(
@@ -345,11 +372,7 @@ impl ServerHandler for TwigMcpServer {
         if !self.enabled(Feature::Resources) {
             return Err(McpError::method_not_found::<ReadResourceRequestMethod>());
         }
-        let include = resources::Include {
-            github: self.enabled(Feature::Github),
-            jira: self.enabled(Feature::Jira),
-        };
-        resources::read(&self.ctx, &request.uri, include)
+        resources::read(&self.ctx, &request.uri, self.include())
             .await
             .map(Into::into)
     }

@@ -1,6 +1,7 @@
-//! Resource subscriptions: `.twig/state.json` and the checked-out branch (git's `HEAD`) are
-//! watched with the operating system's file notifications (inotify; no polling), and each
-//! change tells subscribers that `twig://repo/tree` and `twig://repo/branches` were updated.
+//! Resource subscriptions: `.twig/state.json`, the checked-out branch (git's `HEAD`) and the
+//! branches (`refs/heads`, recursively, and `packed-refs`) are watched with the operating
+//! system's file notifications (inotify; no polling), and each change tells subscribers that
+//! the repository-wide resources (`twig://repo/tree`, `…/branches`, `…/health`) were updated.
 //!
 //! Two client generations are served: the legacy `resources/subscribe` request (protocol
 //! versions up to 2025-11-25) and `subscriptions/listen` (2026-07-28).
@@ -53,11 +54,20 @@ struct Watched {
     twig_dir: PathBuf,
     state_file: PathBuf,
     head_file: PathBuf,
+    /// `refs/heads`: a branch made, moved or deleted.
+    heads_dir: PathBuf,
+    packed_refs: PathBuf,
 }
 
 impl Watched {
     fn classify(&self, path: &Path) -> Option<Signal> {
-        if path == self.state_file || path == self.head_file {
+        // Git writes `X.lock`, then renames it to `X`: the rename is the change.
+        let lock = path.extension().is_some_and(|ext| ext == "lock");
+        if path == self.state_file
+            || path == self.head_file
+            || path == self.packed_refs
+            || (!lock && path.starts_with(&self.heads_dir))
+        {
             Some(Signal::Changed)
         } else if path == self.twig_dir {
             Some(Signal::TwigDirAppeared)
@@ -93,6 +103,7 @@ impl Subscriptions {
         let (Some(repo), Some(state_file)) = (self.ctx.repo(), self.ctx.state_file()) else {
             return Ok(());
         };
+        let (heads_dir, packed_refs) = repo.refs_paths();
         let watched = Arc::new(Watched {
             workdir: repo.workdir().to_path_buf(),
             twig_dir: state_file
@@ -101,6 +112,8 @@ impl Subscriptions {
                 .unwrap_or_default(),
             state_file: state_file.to_path_buf(),
             head_file: repo.head_file(),
+            heads_dir,
+            packed_refs,
         });
         let (tx, rx) = mpsc::unbounded_channel();
         let filter = watched.clone();
@@ -129,6 +142,17 @@ impl Subscriptions {
             && let Err(err) = watcher.watch(&watched.twig_dir, RecursiveMode::NonRecursive)
         {
             tracing::warn!(%err, "cannot watch the .twig directory");
+        }
+        // The branches: changes to them update the tree and the health. In a linked
+        // worktree they live in the main repository's directory.
+        if let Some(common) = watched.packed_refs.parent()
+            && watched.head_file.parent() != Some(common)
+            && let Err(err) = watcher.watch(common, RecursiveMode::NonRecursive)
+        {
+            tracing::warn!(%err, "cannot watch the repository's common directory");
+        }
+        if let Err(err) = watcher.watch(&watched.heads_dir, RecursiveMode::Recursive) {
+            tracing::warn!(%err, "cannot watch the branches (refs/heads)");
         }
         inner.watcher = Some(watcher);
         drop(inner);

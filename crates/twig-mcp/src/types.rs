@@ -33,6 +33,11 @@ pub struct BranchTreeResponse {
     pub tree_text: String,
     /// The tree as data: the root node and its descendants.
     pub branches: Vec<BranchTreeNode>,
+    /// Branches without any existing parent that are not roots, by name (listed apart, as
+    /// `twig tree` does: they do not depend on the root). Only for the tree of the default
+    /// root (no `branch` given).
+    #[serde(default)]
+    pub orphans: Vec<String>,
     /// True when the tree was cut (deeper than 40 levels or more than 5,000 branches); cut
     /// branches end with ` …` in `tree_text`.
     pub truncated: bool,
@@ -46,6 +51,16 @@ pub struct BranchTreeNode {
     pub jira_issue: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr_number: Option<u32>,
+    /// This branch has several parents and is shown in full elsewhere in the tree (under
+    /// `shown_under`); here it has no children. Text: `[repeat: in full under P]`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repeat: bool,
+    /// Where a repeated branch is shown in full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown_under: Option<String>,
+    /// The branch's other parents, under which it is repeated. Text: `[also under: Q]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_under: Vec<String>,
 }
 
 /// Response for `get_branch_stack`.
@@ -86,7 +101,30 @@ pub struct ListWorktreesResponse {
 pub struct WorktreeInfo {
     pub name: String,
     pub path: String,
+    /// The branch git has checked out there; twig's record when git does not have the
+    /// worktree (`missing`); empty when git's HEAD there is detached.
     pub branch: String,
+    /// What twig's state records there, when it differs from what git has checked out (twig
+    /// 0.7 records `feature/x` where git checked out `feature-x`), or git's HEAD is detached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twig_branch: Option<String>,
+    pub status: WorktreeStatus,
+}
+
+/// How a worktree as git has it compares with twig's record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WorktreeStatus {
+    /// Git and twig agree.
+    Ok,
+    /// Git has another branch checked out than twig recorded (see `twig_branch`).
+    BranchDiffers,
+    /// Git's HEAD there is detached.
+    Detached,
+    /// twig records it, but git has no such worktree or its directory is gone.
+    Missing,
+    /// A worktree git has that twig did not record (`git worktree add`).
+    NotInTwig,
 }
 
 /// Response for `get_pull_request`; also an entry of `list_pull_requests`.
@@ -157,4 +195,152 @@ pub struct JiraIssueResponse {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ListJiraIssuesResponse {
     pub issues: Vec<JiraIssueResponse>,
+}
+
+/// A fact from GitHub or Jira: its data, or why it is absent (the envelope the tools use).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Fact<T> {
+    Ok { data: T },
+    Error { error: mcp_common::WireError },
+}
+
+impl<T> From<Result<T, mcp_common::ToolError>> for Fact<T> {
+    fn from(result: Result<T, mcp_common::ToolError>) -> Self {
+        match result {
+            Ok(data) => Self::Ok { data },
+            Err(error) => Self::Error {
+                error: (&error).into(),
+            },
+        }
+    }
+}
+
+/// One branch's standing against one of its parents, counted from git's objects.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ParentHealth {
+    pub parent: String,
+    /// Commits of the branch that the parent does not have.
+    pub ahead: u32,
+    /// Commits of the parent that the branch does not have.
+    pub behind: u32,
+    /// The parent's tip is not in the branch: rebase onto (or merge) the parent.
+    pub needs_rebase: bool,
+    /// The branch's tip is in the parent and the branch has no commit of its own left.
+    pub merged: bool,
+    /// The parent has no git branch, so nothing could be counted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub missing: bool,
+}
+
+/// What GitHub says of a branch's linked pull request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PrFact {
+    pub number: u32,
+    /// `open` or `closed`, as GitHub reports it.
+    pub state: String,
+    pub merged: bool,
+}
+
+/// What Jira says of a branch's linked issue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JiraFact {
+    pub key: String,
+    pub status: String,
+    /// The status is done, closed or resolved (as twig's prune plugin counts it).
+    pub done: bool,
+}
+
+/// The health of one branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BranchHealth {
+    pub branch: String,
+    /// Every declared parent, the primary first.
+    pub parents: Vec<String>,
+    /// A configured root (`twig branch root add`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub root: bool,
+    /// Neither a root nor a child of any existing branch (as `twig tree` lists it apart).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub orphan: bool,
+    /// twig tracks the branch but git has no branch of that name.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub missing: bool,
+    /// The committer date of the branch's tip (RFC 3339, the commit's own offset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_commit_at: Option<String>,
+    /// Whole days since that commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age_days: Option<u64>,
+    /// The last commit is older than `stale_after_days` (roots are never stale).
+    pub stale: bool,
+    /// Ahead/behind against each parent that has a git branch, in `parents` order.
+    pub against: Vec<ParentHealth>,
+    /// Behind some parent (see `against`).
+    pub needs_rebase: bool,
+    /// Merged into its primary parent by git, or its pull request is merged.
+    pub merged: bool,
+    /// Could be deleted: merged, or its Jira issue is done (never a root or the checked-out
+    /// branch).
+    pub prune: bool,
+    /// The linked pull request as GitHub reports it, or why that is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<Fact<PrFact>>,
+    /// The linked Jira issue as Jira reports it, or why that is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jira_issue: Option<Fact<JiraFact>>,
+}
+
+/// One step of the rebase order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RebaseStep {
+    pub branch: String,
+    /// The parents to rebase onto, in order (a branch with two parents onto each).
+    pub onto: Vec<String>,
+}
+
+/// A branch that could be deleted, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PruneCandidate {
+    pub branch: String,
+    /// `merged into <parent>`, `pull request #N merged` or `Jira PROJ-1 done`.
+    pub reason: String,
+}
+
+/// Counts over the whole scope (every page).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HealthSummary {
+    pub branches: u64,
+    pub needs_rebase: u64,
+    pub merged: u64,
+    pub stale: u64,
+    pub missing: u64,
+    pub orphans: u64,
+}
+
+/// Response for `get_stack_health` (one page of branches) and `twig://repo/health`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StackHealthResponse {
+    /// The subtree asked for, or null for every root (and the orphans).
+    pub scope: Option<String>,
+    pub stale_after_days: u32,
+    pub summary: HealthSummary,
+    /// The branches of this page, parents before children.
+    pub branches: Vec<BranchHealth>,
+    /// The branches to rebase, in order (parents first, as `twig cascade` would): those
+    /// behind a parent and everything stacked on them. At most 500 steps.
+    pub rebase_order: Vec<RebaseStep>,
+    /// Branches that could be deleted: merged by git anywhere in the scope, and those of this
+    /// page whose pull request is merged or whose Jira issue is done. At most 500.
+    pub prune: Vec<PruneCandidate>,
+    /// Local git branches twig does not track (only for the whole repository). At most 500.
+    pub untracked: Vec<String>,
+    /// True when `rebase_order`, `prune` or `untracked` were cut at 500 entries.
+    pub truncated: bool,
+    /// Why GitHub facts are missing from every branch (not configured, disabled, unreachable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github: Option<mcp_common::WireError>,
+    /// Why Jira facts are missing from every branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jira: Option<mcp_common::WireError>,
 }

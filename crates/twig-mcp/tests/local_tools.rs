@@ -114,9 +114,11 @@ async fn branch_tree_from_default_root_and_explicit_root() {
     let data: Value = mcp.call_ok("get_branch_tree", json!({})).await;
     assert_eq!(data["root"], "main");
     assert_eq!(data["truncated"], false);
+    // `scratch` has no dependency: listed apart, as `twig tree` does, not under `main`.
     assert_eq!(
         data["tree_text"],
-        "main\n├── feat/auth (PROJ-101, #42)\n│   └── feat/auth-ui (PROJ-102)\n├── feat/billing (#7)\n└── scratch\n"
+        "main\n├── feat/auth (PROJ-101, #42)\n│   └── feat/auth-ui (PROJ-102)\n└── feat/billing (#7)\n\n\
+         Orphaned branches (no dependencies defined):\n  • scratch\n"
     );
     assert_eq!(
         data["branches"],
@@ -126,11 +128,11 @@ async fn branch_tree_from_default_root_and_explicit_root() {
                 {"branch": "feat/auth", "jira_issue": "PROJ-101", "pr_number": 42, "children": [
                     {"branch": "feat/auth-ui", "jira_issue": "PROJ-102", "children": []}
                 ]},
-                {"branch": "feat/billing", "pr_number": 7, "children": []},
-                {"branch": "scratch", "children": []}
+                {"branch": "feat/billing", "pr_number": 7, "children": []}
             ]
         }])
     );
+    assert_eq!(data["orphans"], json!(["scratch"]));
 
     let data: Value = mcp
         .call_ok("get_branch_tree", json!({"branch": "feat/auth"}))
@@ -140,6 +142,7 @@ async fn branch_tree_from_default_root_and_explicit_root() {
         data["tree_text"],
         "feat/auth (PROJ-101, #42)\n└── feat/auth-ui (PROJ-102)\n"
     );
+    assert_eq!(data["orphans"], json!([]), "a subtree lists no orphans");
 
     let err = mcp
         .call_err("get_branch_tree", json!({"branch": "gone/remote-only"}))
@@ -164,7 +167,11 @@ async fn branch_tree_without_roots_uses_current_branch() {
     let mcp = fx.start(&[], &[]).await;
     let data: Value = mcp.call_ok("get_branch_tree", json!({})).await;
     assert_eq!(data["root"], "a");
-    assert_eq!(data["tree_text"], "a\n└── b (X-1)\n");
+    // Without configured roots, twig lists every branch without a parent as orphaned.
+    assert_eq!(
+        data["tree_text"],
+        "a\n└── b (X-1)\n\nOrphaned branches (no dependencies defined):\n  • main\n"
+    );
 }
 
 #[tokio::test]
@@ -471,9 +478,10 @@ async fn worktrees_from_state() {
     let fx = stacked();
     let mcp = fx.start(&[], &[]).await;
     let data: Value = mcp.call_ok("get_worktrees", json!({})).await;
+    // twig recorded a worktree that git does not have.
     assert_eq!(
         data,
-        json!({"worktrees": [{"name": "auth-ui", "path": "/work/wt/auth-ui", "branch": "feat/auth-ui"}]})
+        json!({"worktrees": [{"name": "auth-ui", "path": "/work/wt/auth-ui", "branch": "feat/auth-ui", "status": "missing"}]})
     );
 }
 
@@ -675,7 +683,8 @@ async fn branch_tree_sees_packed_and_loose_refs_once() {
     let data: Value = mcp.call_ok("get_branch_tree", json!({})).await;
     assert_eq!(
         data["tree_text"],
-        "main\n├── feat/auth (PROJ-101, #42)\n│   └── feat/auth-ui (PROJ-102)\n├── feat/billing (#7)\n├── late\n└── scratch\n"
+        "main\n├── feat/auth (PROJ-101, #42)\n│   └── feat/auth-ui (PROJ-102)\n└── feat/billing (#7)\n\n\
+         Orphaned branches (no dependencies defined):\n  • late\n  • scratch\n"
     );
     fx.git(&["branch", "-D", "late"]);
     let data: Value = mcp.call_ok("get_branch_tree", json!({})).await;
@@ -743,4 +752,96 @@ async fn a_branch_with_two_parents_answers_both_in_twigs_order() {
         branch_names(&all),
         ["feat/auth", "feat/auth-api", "feat/auth-ui", "main"]
     );
+    // The tree shows feat/auth-ui under both parents: in full under its primary parent,
+    // marked as a repeat under the other.
+    let tree: Value = mcp.call_ok("get_branch_tree", json!({})).await;
+    assert_eq!(
+        tree["tree_text"],
+        "main\n└── feat/auth\n    ├── feat/auth-api\n    │   └── feat/auth-ui (PROJ-7) [repeat: in full under feat/auth]\n    \
+         └── feat/auth-ui (PROJ-7) [also under: feat/auth-api]\n"
+    );
+    let auth = &tree["branches"][0]["children"][0];
+    assert_eq!(
+        auth["children"][0]["children"][0],
+        json!({"branch": "feat/auth-ui", "jira_issue": "PROJ-7", "children": [], "repeat": true, "shown_under": "feat/auth"})
+    );
+    assert_eq!(auth["children"][1]["also_under"], json!(["feat/auth-api"]));
+    // Drawn from feat/auth-api, whose subtree does not hold the primary parent: in full.
+    let sub: Value = mcp
+        .call_ok("get_branch_tree", json!({"branch": "feat/auth-api"}))
+        .await;
+    assert_eq!(
+        sub["tree_text"],
+        "feat/auth-api\n└── feat/auth-ui (PROJ-7) [also under: feat/auth]\n"
+    );
+}
+
+/// `twig worktree create feature/wt-branch` (0.7.1): git checks out a branch named like the
+/// directory while the state records the requested name.
+#[tokio::test]
+async fn worktrees_report_the_branch_git_has_checked_out_there() {
+    let fx = stacked();
+    let twig_made = fx.path().join("repo-worktrees").join("feature-wt-branch");
+    let agreeing = fx.path().join("wt-billing");
+    let detached = fx.path().join("wt-detached");
+    let by_hand = fx.path().join("wt-by-hand");
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    fx.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "feature-wt-branch",
+        &path(&twig_made),
+    ]);
+    fx.git(&["worktree", "add", "-q", &path(&agreeing), "feat/billing"]);
+    fx.git(&["worktree", "add", "-q", "--detach", &path(&detached)]);
+    fx.git(&["worktree", "add", "-q", "-b", "by-hand", &path(&by_hand)]);
+    let record = |name: &str, path: String, branch: &str| json!({"name": name, "path": path, "branch": branch, "created_at": "2026-03-01T10:00:00+00:00"});
+    fx.write_state(&state(
+        vec![branch("feat/billing", None, Some(7))],
+        &[("feat/billing", "main")],
+        &[("main", true)],
+        json!([
+            record("feature-wt-branch", path(&twig_made), "feature/wt-branch"),
+            record("billing", path(&agreeing), "feat/billing"),
+            record("detached", path(&detached), "feat/auth"),
+            record("gone", "/nowhere/gone".into(), "feat/gone"),
+        ]),
+    ));
+    let mcp = fx.start(&[], &[]).await;
+    let data: Value = mcp.call_ok("get_worktrees", json!({})).await;
+    assert_eq!(
+        data["worktrees"],
+        json!([
+            {"name": "feature-wt-branch", "path": path(&twig_made), "branch": "feature-wt-branch",
+             "twig_branch": "feature/wt-branch", "status": "branch_differs"},
+            {"name": "billing", "path": path(&agreeing), "branch": "feat/billing", "status": "ok"},
+            {"name": "detached", "path": path(&detached), "branch": "", "twig_branch": "feat/auth",
+             "status": "detached"},
+            {"name": "gone", "path": "/nowhere/gone", "branch": "feat/gone", "status": "missing"},
+            {"name": "wt-by-hand", "path": path(&std::fs::canonicalize(&by_hand).unwrap()),
+             "branch": "by-hand", "status": "not_in_twig"},
+        ])
+    );
+    // A worktree whose directory was deleted (git still records it) is missing too.
+    std::fs::remove_dir_all(&agreeing).unwrap();
+    let data: Value = mcp.call_ok("get_worktrees", json!({})).await;
+    assert_eq!(data["worktrees"][1]["status"], "missing");
+    // Without a state file, git's worktrees are listed as not twig's.
+    std::fs::remove_file(fx.repo_path().join(".twig/state.json")).unwrap();
+    let data: Value = mcp.call_ok("get_worktrees", json!({})).await;
+    let statuses: Vec<&str> = data["worktrees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["status"].as_str().unwrap())
+        .collect();
+    assert!(
+        statuses
+            .iter()
+            .all(|s| *s == "not_in_twig" || *s == "detached"),
+        "{data}"
+    );
+    assert_eq!(statuses.len(), 4);
 }

@@ -11,11 +11,12 @@ use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use twig_mcp::errors;
 
-const LOCAL_TOOLS: [&str; 7] = [
+const LOCAL_TOOLS: [&str; 8] = [
     "get_branch_metadata",
     "get_branch_stack",
     "get_branch_tree",
     "get_current_branch",
+    "get_stack_health",
     "get_worktrees",
     "list_branches",
     "list_repositories",
@@ -48,7 +49,7 @@ async fn tool_list_matches_the_snapshot() {
     let fx = Fixture::empty();
     let mcp = fx.start_in(&fx.outside(), &[], &[]).await;
     let tools = mcp.tools().await;
-    assert_eq!(tools.len(), 12);
+    assert_eq!(tools.len(), 13);
     for tool in &tools {
         let annotations = tool.annotations.as_ref().expect("annotations");
         assert_eq!(annotations.read_only_hint, Some(true), "{}", tool.name);
@@ -110,7 +111,7 @@ async fn disable_flags_hide_tools_prompts_and_resources() {
 
     let mcp = fx.start(&["--disable", "jira"], &[]).await;
     let tools = mcp.peer().list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 10);
+    assert_eq!(tools.len(), 11);
     assert!(tools.iter().all(|t| !t.name.contains("jira")));
 }
 
@@ -129,6 +130,10 @@ async fn bad_command_line_fails_fast_with_usage_on_stderr() {
 #[tokio::test]
 async fn stack_status_prompt() {
     let fx = stacked();
+    // main moves on: every stack on it needs a rebase.
+    std::fs::write(fx.repo_path().join("next.txt"), "next\n").unwrap();
+    fx.git(&["add", "next.txt"]);
+    fx.git(&["commit", "-q", "-m", "next"]);
     fx.git(&["checkout", "-q", "feat/auth"]);
     let mcp = fx.start(&[], &[]).await;
     let prompts = mcp.peer().list_all_prompts().await.unwrap();
@@ -142,10 +147,19 @@ async fn stack_status_prompt() {
          \n\
          Branch trees:\n\
          main\n\
-         ├── feat/auth (PROJ-101, #42)\n\
+         ├── feat/auth (PROJ-101, #42)  ↓1\n\
          │   └── feat/auth-ui (PROJ-102)\n\
-         ├── feat/billing (#7)\n\
-         └── scratch\n\
+         └── feat/billing (#7)  ↓1\n\
+         \n\
+         Orphaned branches (no dependencies defined):\n\
+         \x20 • scratch\n\
+         \n\
+         Health (5 branches): 2 need a rebase, 0 merged, 0 stale (last commit over 30 days ago), 1 without a git branch, 1 orphaned\n\
+         Rebase order (parents first):\n\
+         - feat/auth onto main\n\
+         - feat/auth-ui onto feat/auth\n\
+         - feat/billing onto main\n\
+         Git branches twig does not track: scratch\n\
          \n\
          Branches:\n\
          - feat/auth: Jira PROJ-101, PR #42, parent main\n\
@@ -215,7 +229,14 @@ async fn repo_resources_list_and_read() {
     let mcp = fx.start(&[], &[]).await;
     let resources = mcp.peer().list_all_resources().await.unwrap();
     let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
-    assert_eq!(uris, ["twig://repo/tree", "twig://repo/branches"]);
+    assert_eq!(
+        uris,
+        [
+            "twig://repo/tree",
+            "twig://repo/branches",
+            "twig://repo/health"
+        ]
+    );
     let templates = mcp.peer().list_all_resource_templates().await.unwrap();
     assert_eq!(templates[0].uri_template, "twig://branch/{name}/context");
 
@@ -232,6 +253,14 @@ async fn repo_resources_list_and_read() {
     let branches = mcp.read_resource_json("twig://repo/branches").await;
     assert_eq!(branches["status"], "ok");
     assert_eq!(branches["data"]["branches"].as_array().unwrap().len(), 5);
+
+    // The health resource is the tool's default answer, with its page.
+    let health = mcp.read_resource_json("twig://repo/health").await;
+    let tool: Value = mcp.call_ok("get_stack_health", json!({})).await;
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["data"], tool);
+    assert_eq!(health["page"]["total"], 5);
+    assert_eq!(health["data"]["untracked"], json!(["scratch"]));
 
     let err = mcp.read_resource("twig://nope").await;
     assert!(err.is_err());
@@ -362,6 +391,68 @@ async fn subscribers_hear_about_state_and_head_changes() {
     assert_eq!(
         mcp.next_resource_update(Duration::from_millis(500)).await,
         None
+    );
+}
+
+/// The health moves with the branches: making, moving and deleting one (loose or packed)
+/// updates `twig://repo/health` (and the tree), without any change to the state file.
+#[tokio::test]
+#[allow(deprecated)]
+async fn health_subscribers_hear_about_branch_changes() {
+    let fx = stacked();
+    let mcp = fx.start(&[], &[]).await;
+    mcp.peer()
+        .subscribe(rmcp::model::SubscribeRequestParams::new(
+            "twig://repo/health",
+        ))
+        .await
+        .unwrap();
+    let wait = Duration::from_secs(10);
+    let drain = async || {
+        while mcp
+            .next_resource_update(Duration::from_millis(300))
+            .await
+            .is_some()
+        {}
+    };
+    assert_eq!(
+        mcp.next_resource_update(Duration::from_millis(300)).await,
+        None,
+        "no change yet"
+    );
+    fx.git(&["branch", "nested/new-branch"]);
+    assert_eq!(
+        mcp.next_resource_update(wait).await.as_deref(),
+        Some("twig://repo/health"),
+        "a new branch (in a new directory)"
+    );
+    drain().await;
+    // A commit moves a branch that is not checked out here (no HEAD change).
+    let tip = fx.git(&["commit-tree", "-p", "HEAD", "-m", "moved", "HEAD^{tree}"]);
+    fx.git(&["update-ref", "refs/heads/feat/billing", &tip]);
+    assert!(
+        mcp.next_resource_update(wait).await.is_some(),
+        "a moved branch"
+    );
+    drain().await;
+    let health: Value = mcp.call_ok("get_stack_health", json!({})).await;
+    let billing = health["branches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["branch"] == "feat/billing")
+        .unwrap();
+    assert_eq!(billing["against"][0]["ahead"], 1, "{billing}");
+    fx.git(&["pack-refs", "--all"]);
+    assert!(
+        mcp.next_resource_update(wait).await.is_some(),
+        "refs packed"
+    );
+    drain().await;
+    fx.git(&["branch", "-D", "nested/new-branch"]);
+    assert!(
+        mcp.next_resource_update(wait).await.is_some(),
+        "a deleted branch"
     );
 }
 
@@ -510,10 +601,11 @@ async fn full_sweep_leaves_the_repository_unchanged() {
         )
         .await;
     let tools = mcp.peer().list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 12);
+    assert_eq!(tools.len(), 13);
     for tool in tools {
         let args = match tool.name.as_ref() {
             "get_branch_metadata" => json!({"branch": "feat/auth"}),
+            "get_branch_tree" => json!({"health": true}),
             "list_jira_issues" => json!({"project": "PROJ"}),
             _ => json!({}),
         };
@@ -538,14 +630,21 @@ async fn full_sweep_leaves_the_repository_unchanged() {
         mcp.read_resource_json("twig://repo/branches").await["status"],
         "ok"
     );
+    // GitHub and Jira are unreachable: the health says so once, and answers.
+    let health = mcp.read_resource_json("twig://repo/health").await;
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["data"]["github"]["code"], "network_error");
+    assert_eq!(health["data"]["jira"]["code"], "network_error");
     let ctx = mcp
         .read_resource_json("twig://branch/feat%2Fauth/context")
         .await;
     assert_eq!(ctx["metadata"]["status"], "ok");
-    mcp.peer()
-        .subscribe(rmcp::model::SubscribeRequestParams::new("twig://repo/tree"))
-        .await
-        .unwrap();
+    for uri in ["twig://repo/tree", "twig://repo/health"] {
+        mcp.peer()
+            .subscribe(rmcp::model::SubscribeRequestParams::new(uri))
+            .await
+            .unwrap();
+    }
     mcp.shutdown().await;
     let after = snapshot_tree(&fx.repo_path());
     let changed: Vec<&String> = before

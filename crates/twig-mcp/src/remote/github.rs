@@ -16,7 +16,7 @@ use url::Url;
 use super::RemotePage;
 use super::http::{Auth, HttpClient, RemoteError, same_origin, strip_userinfo};
 use super::netrc::{self, Credentials};
-use crate::types::{CheckRunInfo, PrStatusResponse, PullRequestResponse, ReviewInfo};
+use crate::types::{CheckRunInfo, PrFact, PrStatusResponse, PullRequestResponse, ReviewInfo};
 
 /// The API base URL of github.com.
 pub const DEFAULT_API_BASE: &str = "https://api.github.com";
@@ -276,6 +276,9 @@ struct ApiPull {
     mergeable: Option<bool>,
     created_at: String,
     updated_at: String,
+    /// Set when the pull request was merged.
+    #[serde(default)]
+    merged_at: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -387,6 +390,16 @@ impl GitHubClient {
         number: u32,
     ) -> Result<PullRequestResponse, RemoteError> {
         Ok(self.fetch_pull(repo, number).await?.into_response(true))
+    }
+
+    /// Whether pull request `number` is open, closed or merged.
+    pub async fn pull_fact(&self, repo: &GitHubRepo, number: u32) -> Result<PrFact, RemoteError> {
+        let pull = self.fetch_pull(repo, number).await?;
+        Ok(PrFact {
+            number: pull.number,
+            merged: pull.merged_at.is_some(),
+            state: pull.state,
+        })
     }
 
     async fn fetch_pull(&self, repo: &GitHubRepo, number: u32) -> Result<ApiPull, RemoteError> {

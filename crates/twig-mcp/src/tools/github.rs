@@ -16,7 +16,7 @@ use crate::{
         to_tool_error,
     },
     tools::local::cursor_arg,
-    types::{ListPullRequestsResponse, PrStatusResponse, PullRequestResponse},
+    types::{ListPullRequestsResponse, PrFact, PrStatusResponse, PullRequestResponse},
 };
 
 /// Page sizes of `list_pull_requests`: 100 by default (what one answer held before paging),
@@ -218,6 +218,26 @@ pub async fn fetch_pr_status(
         .get_pr_status(&repo, number)
         .await
         .map_err(|err| github_error(ctx, &pr_label(&repo, number), err))
+}
+
+/// What the health check needs of GitHub: the client and the `origin` repository, or why
+/// GitHub cannot be asked (credentials, remote).
+pub async fn for_facts(ctx: &ServerContext) -> Result<(Arc<GitHubClient>, GitHubRepo), ToolError> {
+    let repo = resolve_repo(ctx, None)?;
+    Ok((client(ctx).await?, repo))
+}
+
+/// Whether PR `number` is open, closed or merged.
+pub async fn pr_fact(
+    ctx: &ServerContext,
+    client: &GitHubClient,
+    repo: &GitHubRepo,
+    number: u32,
+) -> Result<PrFact, ToolError> {
+    client
+        .pull_fact(repo, number)
+        .await
+        .map_err(|err| github_error(ctx, &pr_label(repo, number), err))
 }
 
 /// One page of the repository's pull requests. The cursor seals the GitHub page to resume at

@@ -16,7 +16,7 @@ use crate::{
         to_tool_error,
     },
     tools::local::cursor_arg,
-    types::{JiraIssueResponse, ListJiraIssuesResponse},
+    types::{JiraFact, JiraIssueResponse, ListJiraIssuesResponse},
 };
 
 /// Page sizes of `list_jira_issues`: 100 by default (what one answer held before paging),
@@ -124,6 +124,28 @@ pub async fn get_jira_issue(
 ) -> Result<JiraIssueResponse, ToolError> {
     let key = resolve_key(ctx, params.issue_key.as_deref())?;
     fetch_issue(ctx, &key).await
+}
+
+/// What the health check needs of Jira: the client, or why Jira cannot be asked.
+pub async fn for_facts(ctx: &ServerContext) -> Result<Arc<JiraClient>, ToolError> {
+    client(ctx).await
+}
+
+/// Issue `key`'s status, and whether twig's prune plugin counts it as done.
+pub async fn issue_fact(client: &JiraClient, key: &str) -> Result<JiraFact, ToolError> {
+    let issue = client
+        .get_issue(key)
+        .await
+        .map_err(|err| to_tool_error(Service::Jira, &format!("Jira issue {key}"), err))?;
+    let done = matches!(
+        issue.status.to_ascii_lowercase().as_str(),
+        "done" | "closed" | "resolved"
+    );
+    Ok(JiraFact {
+        key: issue.key,
+        status: issue.status,
+        done,
+    })
 }
 
 /// Issue `key` (used by the tool and by the branch context resource).

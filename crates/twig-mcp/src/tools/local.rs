@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::{
     context::ServerContext,
     errors,
-    graph::BranchGraph,
+    graph::{Badges, BranchGraph},
     state::{LoadedState, load_registry, registry_path},
     types::*,
 };
@@ -82,11 +82,17 @@ pub struct TreeParams {
     /// Root branch of the tree (defaults to the repository's default root branch).
     #[serde(default)]
     pub branch: Option<String>,
+    /// Add health badges to the text: `↑2 ↓1` (ahead/behind the primary parent), `merged`,
+    /// `stale 40d` (see `get_stack_health`). Default false.
+    #[serde(default)]
+    pub health: Option<bool>,
 }
 
+/// The tree; `badges` (by branch) are added to its text when given.
 pub fn get_branch_tree(
     ctx: &ServerContext,
-    params: TreeParams,
+    params: &TreeParams,
+    badges: Option<&Badges>,
 ) -> Result<BranchTreeResponse, ToolError> {
     let repo = ctx.require_repo()?;
     let state = ctx.require_state()?;
@@ -118,7 +124,7 @@ pub fn get_branch_tree(
                 .with_hint("Configure a root branch with `twig branch root add <branch>`.")
         })?,
     };
-    Ok(graph.tree(&root, &state))
+    Ok(graph.tree(&root, &state, params.branch.is_none(), badges))
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -275,27 +281,73 @@ pub fn list_repositories(
     })
 }
 
-/// Without a state file there are no twig-managed worktrees: the design's context scenarios
-/// say this tool works normally without `.twig/state.json`. A state file that cannot be read
+/// The worktrees as git has them, each compared with twig's record: the branch git checked
+/// out there (not the state's word for it), and whether twig's state disagrees. Works without
+/// `.twig/state.json` (every worktree is then `not_in_twig`); a state file that cannot be read
 /// is still `no_twig_state`.
 pub fn get_worktrees(ctx: &ServerContext) -> Result<ListWorktreesResponse, ToolError> {
-    ctx.require_repo()?;
-    if ctx.state_file().is_some_and(|path| !path.exists()) {
-        return Ok(ListWorktreesResponse {
-            worktrees: Vec::new(),
+    let repo = ctx.require_repo()?;
+    let recorded = if ctx.state_file().is_some_and(|path| !path.exists()) {
+        None
+    } else {
+        Some(ctx.require_state()?)
+    };
+    let git = repo.worktrees().map_err(ToolError::internal)?;
+    let mut matched = vec![false; git.len()];
+    let mut worktrees = Vec::new();
+    let records = recorded.iter().flat_map(|s| s.state.worktrees.iter());
+    for record in records {
+        let path = std::path::Path::new(&record.path);
+        let canonical = std::fs::canonicalize(path).ok();
+        let found = git
+            .iter()
+            .enumerate()
+            .find(|(i, w)| !matched[*i] && (Some(&w.path) == canonical.as_ref() || w.path == path));
+        let Some((i, worktree)) = found else {
+            worktrees.push(WorktreeInfo {
+                name: record.name.clone(),
+                path: record.path.clone(),
+                branch: record.branch.clone(),
+                twig_branch: None,
+                status: WorktreeStatus::Missing,
+            });
+            continue;
+        };
+        matched[i] = true;
+        let (branch, twig_branch, status) = match &worktree.branch {
+            _ if !worktree.exists => (record.branch.clone(), None, WorktreeStatus::Missing),
+            None => (
+                String::new(),
+                Some(record.branch.clone()),
+                WorktreeStatus::Detached,
+            ),
+            Some(branch) if *branch == record.branch => (branch.clone(), None, WorktreeStatus::Ok),
+            Some(branch) => (
+                branch.clone(),
+                Some(record.branch.clone()),
+                WorktreeStatus::BranchDiffers,
+            ),
+        };
+        worktrees.push(WorktreeInfo {
+            name: record.name.clone(),
+            path: record.path.clone(),
+            branch,
+            twig_branch,
+            status,
         });
     }
-    let state = ctx.require_state()?;
-    Ok(ListWorktreesResponse {
-        worktrees: state
-            .state
-            .worktrees
-            .iter()
-            .map(|w| WorktreeInfo {
-                name: w.name.clone(),
-                path: w.path.clone(),
-                branch: w.branch.clone(),
-            })
-            .collect(),
-    })
+    for (worktree, _) in git.iter().zip(&matched).filter(|(_, m)| !**m) {
+        worktrees.push(WorktreeInfo {
+            name: worktree.id.clone(),
+            path: worktree.path.display().to_string(),
+            branch: worktree.branch.clone().unwrap_or_default(),
+            twig_branch: None,
+            status: if worktree.branch.is_none() {
+                WorktreeStatus::Detached
+            } else {
+                WorktreeStatus::NotInTwig
+            },
+        });
+    }
+    Ok(ListWorktreesResponse { worktrees })
 }

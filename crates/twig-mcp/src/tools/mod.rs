@@ -3,5 +3,6 @@
 //! surface (`server.rs`) only wires them to MCP.
 
 pub mod github;
+pub mod health;
 pub mod jira;
 pub mod local;

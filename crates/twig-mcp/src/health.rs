@@ -1,0 +1,463 @@
+//! The stack's health as git's objects tell it: for every branch twig tracks, ahead/behind
+//! against each parent, whether it needs a rebase or is merged, how old its last commit is,
+//! whether its git branch exists; for the whole scope, the rebase order (parents first, as
+//! `twig cascade` rebases) and what could be pruned. Nothing is fetched or written.
+//!
+//! - Structure is twig's: a branch's parents are its dependency edges in file order, the
+//!   first primary. Roots are the configured roots (when none is configured: the branches
+//!   with children and no parent); orphans are the other branches without a parent.
+//! - `needs_rebase` against a parent: the parent has commits the branch lacks, and the
+//!   branch is not merged into it.
+//! - `merged` into a parent: the branch has no commit the parent lacks, and it moved since
+//!   it was created (its reflog), so that a branch just made with `twig switch -p`, which
+//!   has no commit of its own yet, is not taken for merged work. Without a reflog, a branch
+//!   strictly behind its parent counts as merged.
+//! - `stale`: the tip's committer date is more than `stale_after_days` days old (as
+//!   `twig git stale-branches`); roots are never stale.
+//! - Order: parents before children — the reversed post-order of a depth-first walk from the
+//!   roots (by name), then the orphans, then whatever a cycle left out; siblings by name.
+
+use std::collections::{HashMap, HashSet};
+
+use gix::ObjectId;
+
+use crate::{
+    git::GitRepo,
+    history::moved_since_created,
+    state::LoadedState,
+    types::{BranchHealth, HealthSummary, ParentHealth, PruneCandidate, RebaseStep},
+};
+
+/// The most entries `rebase_order`, `prune` and `untracked` list.
+pub const MAX_LIST: usize = 500;
+/// Seconds in a day.
+const DAY: i64 = 86_400;
+
+/// The health of a scope, before any remote fact is added.
+#[derive(Debug, Clone)]
+pub struct HealthReport {
+    /// Every branch of the scope, parents before children.
+    pub branches: Vec<BranchHealth>,
+    pub rebase_order: Vec<RebaseStep>,
+    pub prune: Vec<PruneCandidate>,
+    pub untracked: Vec<String>,
+    pub truncated: bool,
+    pub summary: HealthSummary,
+}
+
+/// What the assessment starts from.
+pub struct Inputs<'a> {
+    pub state: &'a LoadedState,
+    /// Local branches and their tips, in name order.
+    pub tips: &'a [(String, ObjectId)],
+    /// The checked-out branch (never a prune candidate).
+    pub head: Option<&'a str>,
+    /// The subtree to assess (its root), or every root.
+    pub scope: Option<&'a str>,
+    pub stale_after_days: u32,
+    /// Seconds since the epoch.
+    pub now: i64,
+}
+
+/// The branches' structure as twig declares it: children of each branch (by name), roots and
+/// orphans.
+struct Structure<'a> {
+    children: HashMap<&'a str, Vec<&'a str>>,
+    roots: Vec<&'a str>,
+    orphans: Vec<&'a str>,
+}
+
+impl<'a> Structure<'a> {
+    fn of(state: &'a LoadedState) -> Self {
+        let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
+        for name in state.sorted_branches() {
+            for parent in state.parents(name) {
+                children.entry(parent).or_default().push(name);
+            }
+        }
+        // `sorted_branches` is in name order, so every list already is.
+        let configured: HashSet<&str> = state.root_names().collect();
+        let parentless = state
+            .sorted_branches()
+            .filter(|name| state.parents(name).next().is_none());
+        let (roots, orphans): (Vec<&str>, Vec<&str>) = if configured.is_empty() {
+            parentless.partition(|name| children.contains_key(name))
+        } else {
+            let mut roots: Vec<&str> = configured.iter().copied().collect();
+            roots.sort_unstable();
+            let orphans = parentless.filter(|n| !configured.contains(n)).collect();
+            (roots, orphans)
+        };
+        Self {
+            children,
+            roots,
+            orphans,
+        }
+    }
+
+    /// The branches reachable from `starts`, parents before children, then those of `rest`
+    /// that no start reaches (only a cycle leaves a branch out); see the module documentation.
+    fn order(&self, starts: &[&'a str], rest: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut post: Vec<&str> = Vec::new();
+        // Walk the starts last to first: reversing the post-order puts them back first to last.
+        for start in starts.iter().rev() {
+            self.walk(start, &mut seen, &mut post);
+        }
+        let mut ordered: Vec<&str> = post.drain(..).rev().collect();
+        let rest: Vec<&str> = rest.filter(|name| !seen.contains(name)).collect();
+        for start in rest {
+            self.walk(start, &mut seen, &mut post);
+        }
+        ordered.extend(post.into_iter().rev());
+        ordered
+    }
+
+    /// Depth-first from `start` over branches not yet `seen`, appending the post-order.
+    /// Iterative (a 10,000-deep stack must not exhaust the thread's stack); children are taken
+    /// in reverse name order so that the reversed post-order lists siblings by name.
+    fn walk(&self, start: &'a str, seen: &mut HashSet<&'a str>, post: &mut Vec<&'a str>) {
+        if !seen.insert(start) {
+            return;
+        }
+        let mut stack: Vec<(&str, usize)> = vec![(start, 0)];
+        while let Some((node, next)) = stack.last_mut() {
+            let kids = self.children.get(node).map(Vec::as_slice).unwrap_or(&[]);
+            if *next < kids.len() {
+                let child = kids[kids.len() - 1 - *next];
+                *next += 1;
+                if seen.insert(child) {
+                    stack.push((child, 0));
+                }
+            } else {
+                post.push(node);
+                stack.pop();
+            }
+        }
+    }
+}
+
+/// Assess the scope's health from git's objects.
+pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, String> {
+    let state = inputs.state;
+    let structure = Structure::of(state);
+    let order: Vec<&str> = match inputs.scope {
+        Some(scope) => structure.order(&[scope], std::iter::empty()),
+        None => {
+            let mut starts = structure.roots.clone();
+            starts.extend(structure.orphans.iter().copied());
+            structure.order(&starts, state.sorted_branches())
+        }
+    };
+    let tips: HashMap<&str, ObjectId> = inputs
+        .tips
+        .iter()
+        .map(|(name, id)| (name.as_str(), *id))
+        .collect();
+    let roots: HashSet<&str> = structure.roots.iter().copied().collect();
+    let orphans: HashSet<&str> = structure.orphans.iter().copied().collect();
+    let local = repo.local();
+    let history = repo.history();
+    let stale_after = i64::from(inputs.stale_after_days) * DAY;
+
+    let mut branches = Vec::with_capacity(order.len());
+    for name in &order {
+        let parents: Vec<String> = state.parents(name).map(str::to_string).collect();
+        let root = roots.contains(name);
+        let mut health = BranchHealth {
+            branch: name.to_string(),
+            parents: parents.clone(),
+            root,
+            orphan: orphans.contains(name),
+            missing: false,
+            last_commit_at: None,
+            age_days: None,
+            stale: false,
+            against: Vec::new(),
+            needs_rebase: false,
+            merged: false,
+            prune: false,
+            pull_request: None,
+            jira_issue: None,
+        };
+        let Some(tip) = tips.get(name).copied() else {
+            health.missing = true;
+            branches.push(health);
+            continue;
+        };
+        let facts = history.tip(&local, tip)?;
+        let age = inputs.now.saturating_sub(facts.time).max(0);
+        health.last_commit_at = Some(facts.date);
+        health.age_days = Some(u64::try_from(age / DAY).unwrap_or(0));
+        health.stale = !root && age > stale_after;
+        let mut moved: Option<Option<bool>> = None;
+        for parent in parents {
+            let Some(parent_tip) = tips.get(parent.as_str()).copied() else {
+                health.against.push(ParentHealth {
+                    parent,
+                    ahead: 0,
+                    behind: 0,
+                    needs_rebase: false,
+                    merged: false,
+                    missing: true,
+                });
+                continue;
+            };
+            let divergence = history.divergence(&local, tip, parent_tip)?;
+            let merged = divergence.ahead == 0
+                && match *moved.get_or_insert_with(|| moved_since_created(&local, name, tip)) {
+                    Some(moved) => moved,
+                    None => divergence.behind > 0,
+                };
+            health.against.push(ParentHealth {
+                parent,
+                ahead: divergence.ahead,
+                behind: divergence.behind,
+                needs_rebase: divergence.behind > 0 && !merged,
+                merged,
+                missing: false,
+            });
+        }
+        health.needs_rebase = health.against.iter().any(|a| a.needs_rebase);
+        health.merged = health.against.iter().any(|a| a.merged);
+        health.prune = health.merged && prunable(&health, inputs.head);
+        branches.push(health);
+    }
+
+    let mut truncated = false;
+    let rebase_order = rebase_order(&branches, &structure, &mut truncated);
+    let mut prune = Vec::new();
+    for health in branches.iter().filter(|h| h.prune) {
+        if let Some(into) = health.against.iter().find(|a| a.merged) {
+            let reason = format!("merged into {}", into.parent);
+            push_capped(
+                &mut prune,
+                prune_candidate(&health.branch, reason, &structure),
+                &mut truncated,
+            );
+        }
+    }
+    let mut untracked = Vec::new();
+    if inputs.scope.is_none() {
+        for (name, _) in inputs.tips {
+            if !state.names(name) {
+                push_capped(&mut untracked, name.clone(), &mut truncated);
+            }
+        }
+    }
+    let count = |f: fn(&BranchHealth) -> bool| branches.iter().filter(|h| f(h)).count() as u64;
+    let summary = HealthSummary {
+        branches: branches.len() as u64,
+        needs_rebase: count(|h| h.needs_rebase),
+        merged: count(|h| h.merged),
+        stale: count(|h| h.stale),
+        missing: count(|h| h.missing),
+        orphans: count(|h| h.orphan),
+    };
+    Ok(HealthReport {
+        branches,
+        rebase_order,
+        prune,
+        untracked,
+        truncated,
+        summary,
+    })
+}
+
+/// Whether a merged (or done) branch may be suggested for deletion: never a root, the
+/// checked-out branch, or a branch git does not have.
+pub fn prunable(health: &BranchHealth, head: Option<&str>) -> bool {
+    !health.root && !health.missing && head != Some(health.branch.as_str())
+}
+
+/// A prune candidate; the reason names children that would lose their parent.
+fn prune_candidate(branch: &str, reason: String, structure: &Structure<'_>) -> PruneCandidate {
+    let reason = match structure.children.get(branch) {
+        Some(children) if !children.is_empty() => {
+            let shown: Vec<&str> = children.iter().take(3).copied().collect();
+            let more = children.len().saturating_sub(shown.len());
+            let tail = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            format!(
+                "{reason}; re-parent its children first ({}{tail})",
+                shown.join(", ")
+            )
+        }
+        _ => reason,
+    };
+    PruneCandidate {
+        branch: branch.to_string(),
+        reason,
+    }
+}
+
+/// Prune candidates for remote reasons (a merged pull request, a done Jira issue), as
+/// `(branch, reason)`.
+pub fn prune_candidates(state: &LoadedState, found: Vec<(String, String)>) -> Vec<PruneCandidate> {
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let structure = Structure::of(state);
+    found
+        .into_iter()
+        .map(|(branch, reason)| prune_candidate(&branch, reason, &structure))
+        .collect()
+}
+
+fn push_capped<T>(list: &mut Vec<T>, item: T, truncated: &mut bool) {
+    if list.len() < MAX_LIST {
+        list.push(item);
+    } else {
+        *truncated = true;
+    }
+}
+
+/// The branches to rebase, parents first: those behind a parent and every branch stacked on
+/// them, each onto its parents that exist in git.
+fn rebase_order(
+    branches: &[BranchHealth],
+    structure: &Structure<'_>,
+    truncated: &mut bool,
+) -> Vec<RebaseStep> {
+    let mut affected: HashSet<&str> = HashSet::new();
+    let mut pending: Vec<&str> = branches
+        .iter()
+        .filter(|h| h.needs_rebase)
+        .map(|h| h.branch.as_str())
+        .collect();
+    while let Some(name) = pending.pop() {
+        if affected.insert(name) {
+            pending.extend(structure.children.get(name).into_iter().flatten().copied());
+        }
+    }
+    let mut steps = Vec::new();
+    for health in branches {
+        if health.missing || !affected.contains(health.branch.as_str()) {
+            continue;
+        }
+        let onto: Vec<String> = health
+            .against
+            .iter()
+            .filter(|a| !a.missing)
+            .map(|a| a.parent.clone())
+            .collect();
+        if onto.is_empty() {
+            continue;
+        }
+        push_capped(
+            &mut steps,
+            RebaseStep {
+                branch: health.branch.clone(),
+                onto,
+            },
+            truncated,
+        );
+    }
+    steps
+}
+
+/// Compact badges of a branch for the tree's text: `↑2 ↓1` against the primary parent,
+/// `stale 40d`, `merged`, `missing`.
+pub fn badges(health: &BranchHealth) -> String {
+    let mut parts = Vec::new();
+    if health.missing {
+        parts.push("missing".to_string());
+    }
+    if let Some(primary) = health.against.first().filter(|a| !a.missing) {
+        if primary.ahead > 0 {
+            parts.push(format!("↑{}", primary.ahead));
+        }
+        if primary.behind > 0 {
+            parts.push(format!("↓{}", primary.behind));
+        }
+    }
+    if health.merged {
+        parts.push("merged".to_string());
+    }
+    if health.stale
+        && let Some(days) = health.age_days
+    {
+        parts.push(format!("stale {days}d"));
+    }
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::RepoState;
+
+    fn state(json: &str) -> LoadedState {
+        LoadedState::new(serde_json::from_str::<RepoState>(json).unwrap())
+    }
+
+    #[test]
+    fn order_puts_parents_first_and_siblings_by_name() {
+        // main → a → {c, b}; a diamond: d has parents [c, b]; orphan o; cycle x ↔ y.
+        let state = state(
+            r#"{"dependencies":[{"child":"a","parent":"main"},{"child":"c","parent":"a"},
+                {"child":"b","parent":"a"},{"child":"d","parent":"c"},{"child":"d","parent":"b"},
+                {"child":"x","parent":"y"},{"child":"y","parent":"x"}],
+                "branches":{"o":{"branch":"o","created_at":"x"}},
+                "root_branches":[{"branch":"main","is_default":true}]}"#,
+        );
+        let structure = Structure::of(&state);
+        assert_eq!(structure.roots, ["main"]);
+        assert_eq!(structure.orphans, ["o"]);
+        let mut starts = structure.roots.clone();
+        starts.extend(structure.orphans.iter().copied());
+        let order = structure.order(&starts, state.sorted_branches());
+        assert_eq!(order, ["main", "a", "b", "c", "d", "o", "x", "y"]);
+        assert_eq!(
+            structure.order(&["c"], std::iter::empty()),
+            ["c", "d"],
+            "a subtree"
+        );
+    }
+
+    #[test]
+    fn without_configured_roots_parentless_branches_with_children_are_roots() {
+        let state = state(
+            r#"{"dependencies":[{"child":"a","parent":"main"}],
+                "branches":{"lonely":{"branch":"lonely","created_at":"x"}}}"#,
+        );
+        let structure = Structure::of(&state);
+        assert_eq!(structure.roots, ["main"]);
+        assert_eq!(structure.orphans, ["lonely"]);
+    }
+
+    #[test]
+    fn badges_are_compact() {
+        let mut health = BranchHealth {
+            branch: "b".into(),
+            parents: vec!["main".into()],
+            root: false,
+            orphan: false,
+            missing: false,
+            last_commit_at: None,
+            age_days: Some(40),
+            stale: true,
+            against: vec![ParentHealth {
+                parent: "main".into(),
+                ahead: 2,
+                behind: 1,
+                needs_rebase: true,
+                merged: false,
+                missing: false,
+            }],
+            needs_rebase: true,
+            merged: false,
+            prune: false,
+            pull_request: None,
+            jira_issue: None,
+        };
+        assert_eq!(badges(&health), "↑2 ↓1 stale 40d");
+        health.stale = false;
+        health.against[0].ahead = 0;
+        health.merged = true;
+        assert_eq!(badges(&health), "↓1 merged");
+    }
+}

@@ -1,0 +1,295 @@
+//! `get_stack_health`: the stack's health from git's objects ([`crate::health`]), a page of
+//! branches at a time, with the GitHub and Jira facts of the page's branches where those
+//! services answer. A service that cannot be asked is one error for the whole answer, never a
+//! failed call.
+
+use std::{collections::HashSet, sync::Arc, time::SystemTime};
+
+use futures::StreamExt;
+use mcp_common::{ErrorClass, Limit, Paged, ToolError, WireError, page::page_by_offset};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::{
+    context::ServerContext,
+    graph,
+    health::{self, HealthReport, Inputs},
+    resources::{Include, disabled},
+    state::LoadedState,
+    tools::{
+        github, jira,
+        local::{self, TreeParams, cursor_arg},
+    },
+    types::{BranchHealth, BranchTreeResponse, Fact, PruneCandidate, StackHealthResponse},
+};
+
+/// Page sizes of `get_stack_health`: 100 branches by default, at most 1000.
+pub const HEALTH_LIMIT: Limit = Limit::new(100, 1000);
+/// The default of `stale_after_days`, as `twig git stale-branches`.
+pub const STALE_AFTER_DAYS: u32 = 30;
+/// The largest `stale_after_days` (100 years).
+const MAX_STALE_DAYS: u32 = 36_500;
+/// Requests in flight at once to one service.
+const CONCURRENCY: usize = 8;
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct HealthParams {
+    /// A branch whose subtree to check (it and everything stacked on it); by default every
+    /// root's stack and the orphaned branches.
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// A branch whose last commit is older than this many days is stale (default 30).
+    #[serde(default)]
+    pub stale_after_days: Option<u32>,
+    /// How many branches to return (default 100, at most 1000).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// `page.next_cursor` of the previous answer, to continue after it.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+pub async fn get_stack_health(
+    ctx: &Arc<ServerContext>,
+    params: HealthParams,
+    include: Include,
+) -> Result<Paged<StackHealthResponse>, ToolError> {
+    let limit = HEALTH_LIMIT.resolve(params.limit)?;
+    let stale_after_days = params.stale_after_days.unwrap_or(STALE_AFTER_DAYS);
+    if stale_after_days > MAX_STALE_DAYS {
+        return Err(ToolError::invalid_params(format!(
+            "`stale_after_days` must be at most {MAX_STALE_DAYS}, got {stale_after_days}"
+        ))
+        .with_hint("Pass a number of days such as 30, or omit it."));
+    }
+    let scope = match params.branch.as_deref().map(str::trim) {
+        None => None,
+        Some("") => {
+            return Err(ToolError::invalid_params("`branch` must not be empty")
+                .with_hint("Pass a branch name, or omit `branch` to check every stack."));
+        }
+        Some(name) => Some(name.to_string()),
+    };
+    let cursors = ctx
+        .cursors
+        .bind("get_stack_health", &(&scope, stale_after_days));
+    // Check the cursor before any work: a bad one is the caller's error.
+    let _: Option<usize> = cursors.start(cursor_arg(params.cursor.as_deref()))?;
+    let state = ctx.require_state()?;
+    if let Some(scope) = &scope
+        && !state.names(scope)
+    {
+        return Err(ToolError::not_found(format!(
+            "Branch '{scope}' is not tracked by twig"
+        ))
+        .with_hint(
+            "Pass a branch twig tracks (see `list_branches`), or omit `branch` to check every stack.",
+        ));
+    }
+    let report = assess(ctx, state.clone(), scope.clone(), stale_after_days).await?;
+    let (mut branches, page) = page_by_offset(
+        &report.branches,
+        &cursors,
+        cursor_arg(params.cursor.as_deref()),
+        limit,
+    )?;
+    let head = ctx.current_branch().ok().flatten();
+    let remote = add_remote_facts(ctx, &state, &mut branches, head.as_deref(), include).await;
+    let mut prune = report.prune;
+    let listed: HashSet<String> = prune.iter().map(|p| p.branch.clone()).collect();
+    let mut truncated = report.truncated;
+    for candidate in remote.prune {
+        if !listed.contains(&candidate.branch) {
+            if prune.len() < health::MAX_LIST {
+                prune.push(candidate);
+            } else {
+                truncated = true;
+            }
+        }
+    }
+    Ok(Paged {
+        data: StackHealthResponse {
+            scope,
+            stale_after_days,
+            summary: report.summary,
+            branches,
+            rebase_order: report.rebase_order,
+            prune,
+            untracked: report.untracked,
+            truncated,
+            github: remote.github,
+            jira: remote.jira,
+        },
+        page,
+    })
+}
+
+/// `get_branch_tree`, with health badges in its text when `health` is true.
+pub async fn get_branch_tree(
+    ctx: &Arc<ServerContext>,
+    params: TreeParams,
+) -> Result<BranchTreeResponse, ToolError> {
+    if params.health != Some(true) {
+        return local::get_branch_tree(ctx, &params, None);
+    }
+    let state = ctx.require_state()?;
+    let report = assess(ctx, state, None, STALE_AFTER_DAYS).await?;
+    let badges = graph::badges_of(&report.branches);
+    local::get_branch_tree(ctx, &params, Some(&badges))
+}
+
+/// The git part, on a blocking thread: it reads refs and walks commits.
+async fn assess(
+    ctx: &Arc<ServerContext>,
+    state: Arc<LoadedState>,
+    scope: Option<String>,
+    stale_after_days: u32,
+) -> Result<HealthReport, ToolError> {
+    ctx.require_repo()?;
+    let ctx = ctx.clone();
+    tokio::task::spawn_blocking(move || {
+        let repo = ctx.require_repo()?;
+        let tips = repo.branch_tips().map_err(ToolError::internal)?;
+        let head = repo.current_branch();
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+            .unwrap_or(0);
+        health::assess(
+            repo,
+            &Inputs {
+                state: &state,
+                tips: &tips,
+                head: head.as_deref(),
+                scope: scope.as_deref(),
+                stale_after_days,
+                now,
+            },
+        )
+        .map_err(ToolError::internal)
+    })
+    .await
+    .map_err(|err| ToolError::internal(format!("the health check stopped: {err}")))?
+}
+
+/// What the remote services added: why a whole service is missing, and the branches a merged
+/// pull request or a done issue makes prunable.
+#[derive(Default)]
+struct Remote {
+    github: Option<WireError>,
+    jira: Option<WireError>,
+    prune: Vec<PruneCandidate>,
+}
+
+/// A failure that every further request to the service would meet too.
+fn service_wide(error: &ToolError) -> bool {
+    matches!(
+        error.class(),
+        ErrorClass::Unavailable
+            | ErrorClass::RateLimited
+            | ErrorClass::Unauthenticated
+            | ErrorClass::PermissionDenied
+    )
+}
+
+/// Ask GitHub and Jira about the linked PRs and issues of `branches` (the page), at most
+/// [`CONCURRENCY`] requests at a time per service; stop asking a service once it fails for
+/// every request (no credentials, unreachable, rate limited).
+async fn add_remote_facts(
+    ctx: &ServerContext,
+    state: &LoadedState,
+    branches: &mut [BranchHealth],
+    head: Option<&str>,
+    include: Include,
+) -> Remote {
+    let mut remote = Remote::default();
+    let meta = |h: &BranchHealth| state.state.branches.get(&h.branch);
+    let prs: Vec<(usize, u32)> = branches
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| Some((i, meta(h)?.github_pr?)))
+        .collect();
+    let issues: Vec<(usize, String)> = branches
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| Some((i, meta(h)?.jira_issue.clone()?)))
+        .collect();
+
+    if !prs.is_empty() {
+        if !include.github {
+            remote.github = Some((&disabled("GitHub", "github")).into());
+        } else {
+            match github::for_facts(ctx).await {
+                Err(error) => remote.github = Some((&error).into()),
+                Ok((client, repo)) => {
+                    let mut answers = futures::stream::iter(prs.into_iter().map(|(i, n)| {
+                        let (client, repo) = (&client, &repo);
+                        async move { (i, github::pr_fact(ctx, client, repo, n).await) }
+                    }))
+                    .buffered(CONCURRENCY);
+                    while let Some((i, answer)) = answers.next().await {
+                        if let Err(error) = &answer
+                            && service_wide(error)
+                        {
+                            remote.github = Some(error.into());
+                            break;
+                        }
+                        branches[i].pull_request = Some(Fact::from(answer));
+                    }
+                }
+            }
+        }
+    }
+    if !issues.is_empty() {
+        if !include.jira {
+            remote.jira = Some((&disabled("Jira", "jira")).into());
+        } else {
+            match jira::for_facts(ctx).await {
+                Err(error) => remote.jira = Some((&error).into()),
+                Ok(client) => {
+                    let mut answers = futures::stream::iter(issues.into_iter().map(|(i, key)| {
+                        let client = &client;
+                        async move { (i, jira::issue_fact(client, &key).await) }
+                    }))
+                    .buffered(CONCURRENCY);
+                    while let Some((i, answer)) = answers.next().await {
+                        if let Err(error) = &answer
+                            && service_wide(error)
+                        {
+                            remote.jira = Some(error.into());
+                            break;
+                        }
+                        branches[i].jira_issue = Some(Fact::from(answer));
+                    }
+                }
+            }
+        }
+    }
+
+    // twig's prune plugin: a merged pull request, or failing that a done Jira issue.
+    let mut newly = Vec::new();
+    for branch in branches.iter_mut() {
+        let merged_pr = match &branch.pull_request {
+            Some(Fact::Ok { data }) if data.merged => Some(data.number),
+            _ => None,
+        };
+        let done_issue = match &branch.jira_issue {
+            Some(Fact::Ok { data }) if data.done => Some(data.key.clone()),
+            _ => None,
+        };
+        if merged_pr.is_some() {
+            branch.merged = true;
+        }
+        let reason = match (merged_pr, done_issue) {
+            (Some(number), _) => format!("pull request #{number} merged"),
+            (None, Some(key)) => format!("Jira {key} done"),
+            (None, None) => continue,
+        };
+        if !branch.prune && health::prunable(branch, head) {
+            branch.prune = true;
+            newly.push((branch.branch.clone(), reason));
+        }
+    }
+    remote.prune = health::prune_candidates(state, newly);
+    remote
+}
