@@ -23,7 +23,6 @@ use gix::ObjectId;
 
 use crate::{
     git::GitRepo,
-    history::moved_since_created,
     state::LoadedState,
     types::{BranchHealth, HealthSummary, ParentHealth, PruneCandidate, RebaseStep},
 };
@@ -205,7 +204,9 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
             };
             let divergence = history.divergence(&local, tip, parent_tip)?;
             let merged = divergence.ahead == 0
-                && match *moved.get_or_insert_with(|| moved_since_created(&local, name, tip)) {
+                && match *moved
+                    .get_or_insert_with(|| history.moved_since_created(&local, name, tip))
+                {
                     Some(moved) => moved,
                     None => divergence.behind > 0,
                 };

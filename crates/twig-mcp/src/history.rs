@@ -18,6 +18,8 @@ use gix::ObjectId;
 const MAX_COMMITS: usize = 200_000;
 /// Tip pairs kept.
 const MAX_PAIRS: usize = 100_000;
+/// Commits walked past the point where every queued one is common.
+const SLOP: usize = 5;
 /// The most commits one comparison walks; a pair further apart is reported as cut.
 pub const MAX_WALK: usize = 1_000_000;
 
@@ -53,6 +55,24 @@ pub struct Tip {
 pub struct History {
     commits: Mutex<HashMap<ObjectId, CommitInfo>>,
     pairs: Mutex<HashMap<(ObjectId, ObjectId), Divergence>>,
+    tips: Mutex<HashMap<ObjectId, Tip>>,
+    /// Whether a branch (by name and tip) moved since it was created.
+    moved: Mutex<HashMap<(String, ObjectId), Option<bool>>>,
+}
+
+/// Insert into a bounded cache: past `max` entries it starts over.
+fn remember<K: std::hash::Hash + Eq, V>(
+    cache: &Mutex<HashMap<K, V>>,
+    max: usize,
+    key: K,
+    value: V,
+) {
+    if let Ok(mut map) = cache.lock() {
+        if map.len() >= max {
+            map.clear();
+        }
+        map.insert(key, value);
+    }
 }
 
 /// One comparison: each commit's flags, the queue (newest first) and how many queued
@@ -111,45 +131,77 @@ impl History {
         {
             return Ok(info.clone());
         }
-        let commit = repo
-            .find_commit(id)
-            .map_err(|err| format!("cannot read commit {id}: {err}"))?;
+        // A commit that is not there (the edge of a shallow clone) ends the walk there.
+        let Some(object) = repo
+            .try_find_object(id)
+            .map_err(|err| format!("cannot read commit {id}: {err}"))?
+        else {
+            return Ok(CommitInfo {
+                time: 0,
+                parents: Arc::from([]),
+            });
+        };
+        let commit = object
+            .try_into_commit()
+            .map_err(|err| format!("{id} is not a commit: {err}"))?;
         let time = commit
             .time()
             .map_err(|err| format!("cannot read the date of commit {id}: {err}"))?
             .seconds;
         let parents: Arc<[ObjectId]> = commit.parent_ids().map(|p| p.detach()).collect();
         let info = CommitInfo { time, parents };
-        if let Ok(mut commits) = self.commits.lock() {
-            if commits.len() >= MAX_COMMITS {
-                commits.clear();
-            }
-            commits.insert(id, info.clone());
-        }
+        remember(&self.commits, MAX_COMMITS, id, info.clone());
         Ok(info)
     }
 
     /// The tip facts of commit `id`.
     pub fn tip(&self, repo: &gix::Repository, id: ObjectId) -> Result<Tip, String> {
+        if let Ok(tips) = self.tips.lock()
+            && let Some(tip) = tips.get(&id)
+        {
+            return Ok(tip.clone());
+        }
         let commit = repo
             .find_commit(id)
             .map_err(|err| format!("cannot read commit {id}: {err}"))?;
         let time = commit
             .time()
             .map_err(|err| format!("cannot read the date of commit {id}: {err}"))?;
-        Ok(Tip {
+        let tip = Tip {
             id,
             time: time.seconds,
             date: time.format_or_unix(gix::date::time::format::ISO8601_STRICT),
-        })
+        };
+        remember(&self.tips, MAX_PAIRS, id, tip.clone());
+        Ok(tip)
+    }
+
+    /// Whether the branch `name` moved since it was created: its reflog's first entry set it
+    /// to another commit than its tip `tip`. `None` when git keeps no reflog for it.
+    pub fn moved_since_created(
+        &self,
+        repo: &gix::Repository,
+        name: &str,
+        tip: ObjectId,
+    ) -> Option<bool> {
+        let key = (name.to_string(), tip);
+        if let Ok(moved) = self.moved.lock()
+            && let Some(known) = moved.get(&key)
+        {
+            return *known;
+        }
+        let answer = read_moved(repo, name, tip);
+        remember(&self.moved, MAX_PAIRS, key, answer);
+        answer
     }
 
     /// Commits reachable from `a` but not `b` (ahead) and from `b` but not `a` (behind).
     ///
-    /// Walks both histories newest first (by committer time) and stops once every commit
-    /// still queued is reachable from both, as `git rev-list --left-right --count a...b`.
-    /// A commit reached again with new flags is walked again, so clock skew costs time,
-    /// not correctness of what was walked.
+    /// Walks both histories newest first (by committer time) and stops a few commits after
+    /// every commit still queued is reachable from both, as `git rev-list --left-right
+    /// --count a...b` does without a commit-graph. A commit reached again with new flags is
+    /// walked again, so clock skew costs time; like git's, the walk can be misled by a commit
+    /// dated far before its own ancestors.
     pub fn divergence(
         &self,
         repo: &gix::Repository,
@@ -173,7 +225,16 @@ impl History {
             walk.mark(id, flag, info.time);
         }
         let mut walked = 0usize;
-        while walk.open > 0 {
+        // Once every queued commit is common, a few more are walked (as git's `SLOP`): a
+        // commit dated before its own ancestors (a skewed clock) may still make some of the
+        // commits walked so far common.
+        let mut slop = SLOP;
+        while walk.open > 0 || slop > 0 {
+            if walk.open == 0 {
+                slop -= 1;
+            } else {
+                slop = SLOP;
+            }
             let Some((id, flag)) = walk.pop() else {
                 break;
             };
@@ -202,19 +263,13 @@ impl History {
             }
         }
         let result = Divergence { ahead, behind };
-        if let Ok(mut pairs) = self.pairs.lock() {
-            if pairs.len() >= MAX_PAIRS {
-                pairs.clear();
-            }
-            pairs.insert((a, b), result);
-        }
+        remember(&self.pairs, MAX_PAIRS, (a, b), result);
         Ok(result)
     }
 }
 
-/// Whether the branch `name` moved since it was created: its reflog's first entry set it to
-/// another commit than its tip. `None` when git keeps no reflog for it.
-pub fn moved_since_created(repo: &gix::Repository, name: &str, tip: ObjectId) -> Option<bool> {
+/// See [`History::moved_since_created`].
+fn read_moved(repo: &gix::Repository, name: &str, tip: ObjectId) -> Option<bool> {
     let reference = repo
         .find_reference(format!("refs/heads/{name}").as_str())
         .ok()?;
@@ -223,4 +278,160 @@ pub fn moved_since_created(repo: &gix::Repository, name: &str, tip: ObjectId) ->
     let first = lines.next()?.ok()?;
     let created = ObjectId::from_hex(first.new_oid).ok()?;
     Some(created != tip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::{path::Path, process::Command};
+
+    fn git(dir: &Path, args: &[&str], date: Option<&str>) -> String {
+        let mut command = Command::new("git");
+        command
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com");
+        if let Some(date) = date {
+            command
+                .env("GIT_COMMITTER_DATE", date)
+                .env("GIT_AUTHOR_DATE", date);
+        }
+        let out = command.output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    fn commit(dir: &Path, message: &str, date: &str) {
+        git(
+            dir,
+            &["commit", "-q", "--allow-empty", "-m", message],
+            Some(date),
+        );
+    }
+
+    fn id(dir: &Path, rev: &str) -> ObjectId {
+        ObjectId::from_hex(git(dir, &["rev-parse", rev], None).as_bytes()).unwrap()
+    }
+
+    /// `git rev-list --left-right --count a...b`.
+    fn git_counts(dir: &Path, a: &str, b: &str) -> Divergence {
+        let out = git(
+            dir,
+            &["rev-list", "--left-right", "--count", &format!("{a}...{b}")],
+            None,
+        );
+        let mut parts = out.split_whitespace().map(|n| n.parse::<u32>().unwrap());
+        Divergence {
+            ahead: parts.next().unwrap(),
+            behind: parts.next().unwrap(),
+        }
+    }
+
+    #[test]
+    fn counts_agree_with_git_even_with_skewed_clocks_and_merges() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo_dir = dir.path();
+        git(repo_dir, &["init", "-q", "-b", "main"], None);
+        commit(repo_dir, "base", "1700000000 +0000");
+        git(repo_dir, &["branch", "feat"], None);
+        // main: three commits, one dated *before* the base (a skewed clock).
+        commit(repo_dir, "m1", "1700000100 +0000");
+        commit(repo_dir, "m2", "1600000000 +0000");
+        commit(repo_dir, "m3", "1700000300 +0000");
+        git(repo_dir, &["checkout", "-q", "feat"], None);
+        commit(repo_dir, "f1", "1700000050 +0000");
+        commit(repo_dir, "f2", "1800000000 +0200");
+        // feat merges main, then adds one more.
+        git(
+            repo_dir,
+            &["merge", "-q", "--no-ff", "-m", "merge main", "main"],
+            Some("1800000100 +0000"),
+        );
+        commit(repo_dir, "f3", "1800000200 +0000");
+        git(repo_dir, &["checkout", "-q", "main"], None);
+        commit(repo_dir, "m4", "1700000400 +0000");
+
+        let repo = gix::open(repo_dir).unwrap();
+        let history = History::default();
+        for (a, b) in [("feat", "main"), ("main", "feat"), ("feat~2", "main~1")] {
+            let counted = history
+                .divergence(&repo, id(repo_dir, a), id(repo_dir, b))
+                .unwrap();
+            assert_eq!(counted, git_counts(repo_dir, a, b), "{a}...{b}");
+        }
+        // Cached: the same answer again, also for equal tips.
+        let (feat, main) = (id(repo_dir, "feat"), id(repo_dir, "main"));
+        assert_eq!(
+            history.divergence(&repo, feat, main).unwrap(),
+            git_counts(repo_dir, "feat", "main")
+        );
+        assert_eq!(
+            history.divergence(&repo, feat, feat).unwrap(),
+            Divergence {
+                ahead: 0,
+                behind: 0
+            }
+        );
+        // The date keeps the commit's own offset.
+        let tip = history.tip(&repo, id(repo_dir, "feat~2")).unwrap();
+        assert_eq!(tip.date, "2027-01-15T10:00:00+02:00");
+        assert_eq!(tip.time, 1_800_000_000);
+
+        // A shallow clone: the walk stops at the edge instead of failing.
+        let shallow = dir.path().join("shallow");
+        git(
+            repo_dir,
+            &[
+                "clone",
+                "-q",
+                "--depth",
+                "2",
+                "--no-single-branch",
+                &format!("file://{}", repo_dir.display()),
+                shallow.to_str().unwrap(),
+            ],
+            None,
+        );
+        let repo = gix::open(&shallow).unwrap();
+        let counted = History::default()
+            .divergence(
+                &repo,
+                id(&shallow, "origin/feat"),
+                id(&shallow, "origin/main"),
+            )
+            .unwrap();
+        assert!(counted.ahead >= 1 && counted.behind >= 1, "{counted:?}");
+    }
+
+    #[test]
+    fn moved_since_created_reads_the_reflog() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo_dir = dir.path();
+        git(repo_dir, &["init", "-q", "-b", "main"], None);
+        commit(repo_dir, "base", "1700000000 +0000");
+        git(repo_dir, &["branch", "fresh"], None);
+        git(repo_dir, &["branch", "worked"], None);
+        git(repo_dir, &["checkout", "-q", "worked"], None);
+        commit(repo_dir, "w1", "1700000100 +0000");
+        let repo = gix::open(repo_dir).unwrap();
+        let history = History::default();
+        let fresh = id(repo_dir, "fresh");
+        let worked = id(repo_dir, "worked");
+        assert_eq!(
+            history.moved_since_created(&repo, "fresh", fresh),
+            Some(false)
+        );
+        assert_eq!(
+            history.moved_since_created(&repo, "worked", worked),
+            Some(true)
+        );
+        // Without a reflog: unknown.
+        std::fs::remove_file(repo_dir.join(".git/logs/refs/heads/fresh")).unwrap();
+        assert_eq!(read_moved(&repo, "fresh", fresh), None);
+    }
 }
