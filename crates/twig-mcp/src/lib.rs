@@ -2,9 +2,10 @@
 //! repository, GitHub pull requests and Jira issues.
 //!
 //! Modules by concern: `server` (the MCP surface), `tools` (tool logic), `prompts`,
-//! `resources` and `subscriptions`; `errors` (the error codes); `state`, `git`, `history`, `graph` and `health`
-//! (the domain: twig's files, the repository, its commit graph, the branch tree, the stack's
-//! health); `remote` (GitHub and Jira clients); `types` (responses).
+//! `resources`, `subscriptions` and `include` (what `--disable` leaves out); `errors` (the
+//! error codes); `state`, `git`, `history`, `graph` and `health` (the domain: twig's files,
+//! the repository, its commit graph, the branch tree, the stack's health); `remote` (GitHub
+//! and Jira clients); `types` (responses).
 
 pub mod context;
 pub mod errors;
@@ -12,6 +13,7 @@ pub mod git;
 pub mod graph;
 pub mod health;
 pub mod history;
+pub mod include;
 pub mod prompts;
 pub mod remote;
 pub mod resources;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::{
     context::ServerContext,
     graph::{self, BranchGraph, annotate},
-    resources::Include,
+    include::Include,
     tools::{
         health::{self, HealthParams},
         local::branch_metadata,

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::{
     context::ServerContext,
-    errors,
+    include::{Include, disabled},
     tools::{github, health, jira, local},
     types::{BranchMetadataResponse, JiraIssueResponse, ListBranchesResponse, PrStatusResponse},
 };
@@ -26,13 +26,6 @@ pub const CONTEXT_TEMPLATE: &str = "twig://branch/{name}/context";
 const CONTEXT_PREFIX: &str = "twig://branch/";
 const CONTEXT_SUFFIX: &str = "/context";
 const JSON: &str = "application/json";
-
-/// Which remote parts the branch context may fetch (`--disable` switches them off).
-#[derive(Debug, Clone, Copy)]
-pub struct Include {
-    pub github: bool,
-    pub jira: bool,
-}
 
 pub fn list() -> Vec<Resource> {
     vec![
@@ -199,17 +192,6 @@ async fn branch_context(ctx: &ServerContext, branch: String, include: Include) -
         jira_issue: jira_issue.into(),
         pull_request: pull_request.into(),
     }
-}
-
-/// Why a service's part is absent when `--disable` switched it off.
-pub(crate) fn disabled(service: &str, flag: &str) -> ToolError {
-    ToolError::new(
-        errors::INVALID_PARAMS,
-        format!("{service} integration is disabled (--disable {flag})"),
-    )
-    .with_hint(format!(
-        "Restart twig-mcp without `--disable {flag}` to include it."
-    ))
 }
 
 /// Why a linked item is missing: the metadata's own error, or no link.

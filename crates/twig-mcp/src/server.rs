@@ -14,6 +14,7 @@ use rmcp::{
 
 use crate::{
     context::ServerContext,
+    include::Include,
     prompts, resources,
     subscriptions::Subscriptions,
     tools::{github, health, jira, local},
@@ -88,8 +89,8 @@ impl TwigMcpServer {
     }
 
     /// Which remote parts answers may include.
-    fn include(&self) -> resources::Include {
-        resources::Include {
+    fn include(&self) -> Include {
+        Include {
             github: self.enabled(Feature::Github),
             jira: self.enabled(Feature::Jira),
         }

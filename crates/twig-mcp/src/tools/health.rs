@@ -14,7 +14,7 @@ use crate::{
     context::ServerContext,
     graph,
     health::{self, HealthReport, Inputs},
-    resources::{Include, disabled},
+    include::{Include, disabled},
     state::LoadedState,
     tools::{
         github, jira,
