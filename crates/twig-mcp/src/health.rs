@@ -70,7 +70,7 @@ impl<'a> Structure<'a> {
     fn of(state: &'a LoadedState) -> Self {
         let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
         for name in state.sorted_branches() {
-            for parent in state.parents(name) {
+            for parent in state.parents(name).filter(|parent| parent != &name) {
                 children.entry(parent).or_default().push(name);
             }
         }
@@ -78,7 +78,7 @@ impl<'a> Structure<'a> {
         let configured: HashSet<&str> = state.root_names().collect();
         let parentless = state
             .sorted_branches()
-            .filter(|name| state.parents(name).next().is_none());
+            .filter(|name| state.parents(name).all(|parent| parent == *name));
         let (roots, orphans): (Vec<&str>, Vec<&str>) = if configured.is_empty() {
             parentless.partition(|name| children.contains_key(name))
         } else {
@@ -161,7 +161,13 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
 
     let mut branches = Vec::with_capacity(order.len());
     for name in &order {
-        let parents: Vec<String> = state.parents(name).map(str::to_string).collect();
+        // A branch is never its own parent (twig refuses such an edge; a hand-edited state
+        // may have one).
+        let parents: Vec<String> = state
+            .parents(name)
+            .filter(|parent| parent != name)
+            .map(str::to_string)
+            .collect();
         let root = roots.contains(name);
         let mut health = BranchHealth {
             branch: name.to_string(),
@@ -179,19 +185,33 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
             pull_request: None,
             jira_issue: None,
         };
-        let Some(tip) = tips.get(name).copied() else {
-            health.missing = true;
-            branches.push(health);
-            continue;
+        // A ref that does not point at a readable commit is no usable branch either.
+        let facts = tips.get(name).map(|tip| history.tip(&local, *tip));
+        let (tip, facts) = match facts {
+            Some(Ok(facts)) => (facts.id, facts),
+            Some(Err(err)) => {
+                tracing::warn!(branch = %name, %err, "branch does not point at a commit");
+                health.missing = true;
+                branches.push(health);
+                continue;
+            }
+            None => {
+                health.missing = true;
+                branches.push(health);
+                continue;
+            }
         };
-        let facts = history.tip(&local, tip)?;
         let age = inputs.now.saturating_sub(facts.time).max(0);
         health.last_commit_at = Some(facts.date);
         health.age_days = Some(u64::try_from(age / DAY).unwrap_or(0));
         health.stale = !root && age > stale_after;
         let mut moved: Option<Option<bool>> = None;
         for parent in parents {
-            let Some(parent_tip) = tips.get(parent.as_str()).copied() else {
+            let parent_tip = tips
+                .get(parent.as_str())
+                .copied()
+                .filter(|id| history.tip(&local, *id).is_ok());
+            let Some(parent_tip) = parent_tip else {
                 health.against.push(ParentHealth {
                     parent,
                     ahead: 0,
