@@ -5,13 +5,15 @@
 //!
 //! - Structure is twig's: a branch's parents are its dependency edges in file order, the
 //!   first primary. Roots are the configured roots (when none is configured: the branches
-//!   with children and no parent); orphans are the other branches without a parent.
+//!   with children and no parent). An orphan is a branch git has that is no root and has no
+//!   parent git has (as `twig tree` lists it apart).
 //! - `needs_rebase` against a parent: the parent has commits the branch lacks, and the
 //!   branch is not merged into it.
 //! - `merged` into a parent: the branch has no commit the parent lacks, and it moved since
 //!   it was created (its reflog), so that a branch just made with `twig switch -p`, which
 //!   has no commit of its own yet, is not taken for merged work. Without a reflog, a branch
-//!   strictly behind its parent counts as merged.
+//!   strictly behind its parent counts as merged. The branch is merged when it is merged into
+//!   its primary parent.
 //! - `stale`: the tip's committer date is more than `stale_after_days` days old (as
 //!   `twig git stale-branches`); roots are never stale.
 //! - Order: parents before children — the reversed post-order of a depth-first walk from the
@@ -154,7 +156,6 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
         .map(|(name, id)| (name.as_str(), *id))
         .collect();
     let roots: HashSet<&str> = structure.roots.iter().copied().collect();
-    let orphans: HashSet<&str> = structure.orphans.iter().copied().collect();
     let local = repo.local();
     let history = repo.history();
     let stale_after = i64::from(inputs.stale_after_days) * DAY;
@@ -173,7 +174,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
             branch: name.to_string(),
             parents: parents.clone(),
             root,
-            orphan: orphans.contains(name),
+            orphan: false,
             missing: false,
             last_commit_at: None,
             age_days: None,
@@ -240,7 +241,12 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
             });
         }
         health.needs_rebase = health.against.iter().any(|a| a.needs_rebase);
-        health.merged = health.against.iter().any(|a| a.merged);
+        // Merged into where it goes: its primary parent (merged into another parent only, it
+        // still has work the primary lacks — it is rebased, not pruned).
+        health.merged = health.against.first().is_some_and(|a| a.merged);
+        // An orphan as `twig tree` draws it: no parent that git has (a branch whose parents
+        // were all deleted included).
+        health.orphan = !root && health.against.iter().all(|a| a.missing);
         health.prune = health.merged && prunable(&health, inputs.head);
         branches.push(health);
     }
@@ -249,7 +255,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
     let rebase_order = rebase_order(&branches, &structure, &mut truncated);
     let mut prune = Vec::new();
     for health in branches.iter().filter(|h| h.prune) {
-        if let Some(into) = health.against.iter().find(|a| a.merged) {
+        if let Some(into) = health.against.first().filter(|a| a.merged) {
             let reason = format!("merged into {}", into.parent);
             push_capped(
                 &mut prune,

@@ -8,7 +8,7 @@
 
 use std::{
     cmp::Reverse,
-    collections::{BinaryHeap, HashMap},
+    collections::{BTreeMap, BinaryHeap, HashMap},
     sync::{Arc, Mutex},
 };
 
@@ -75,46 +75,75 @@ fn remember<K: std::hash::Hash + Eq, V>(
     }
 }
 
-/// One comparison: each commit's flags, the queue (newest first) and how many queued
-/// commits are not yet known to be reachable from both tips.
+/// One comparison: each commit's flags and time, the queue (newest first; among commits of
+/// the same second, first queued first out, so a child is taken before the parent it
+/// queued), how many queued commits are not yet known to be reachable from both tips, and the
+/// times of the commits reached from one side only.
 #[derive(Default)]
 struct Walk {
-    flags: HashMap<ObjectId, u8>,
-    queue: BinaryHeap<(i64, Reverse<ObjectId>)>,
+    flags: HashMap<ObjectId, (u8, i64)>,
+    queue: BinaryHeap<(i64, Reverse<u64>, ObjectId)>,
+    /// Queued so far (the FIFO order of equal times).
+    pushed: u64,
     /// How many times each commit is queued.
     queued: HashMap<ObjectId, u32>,
     open: usize,
+    /// Times of the commits reached from one side only, with their counts.
+    one_sided: BTreeMap<i64, usize>,
 }
 
 impl Walk {
     /// Add `flag` to commit `id` (its time `time`) and queue it to pass the flags on.
     fn mark(&mut self, id: ObjectId, flag: u8, time: i64) {
-        let before = self.flags.get(&id).copied().unwrap_or(0);
+        let before = self.flags.get(&id).map_or(0, |(f, _)| *f);
         let after = before | flag;
-        self.flags.insert(id, after);
+        self.flags.insert(id, (after, time));
+        if before == 0 && after != BOTH {
+            *self.one_sided.entry(time).or_insert(0) += 1;
+        } else if before != 0
+            && before != BOTH
+            && after == BOTH
+            && let Some(count) = self.one_sided.get_mut(&time)
+        {
+            *count -= 1;
+            if *count == 0 {
+                self.one_sided.remove(&time);
+            }
+        }
         let count = self.queued.entry(id).or_insert(0);
         if *count == 0 {
             if after != BOTH {
                 self.open += 1;
             }
         } else if before != BOTH && after == BOTH {
-            self.open -= 1;
+            self.open = self.open.saturating_sub(1);
         }
         *count += 1;
-        self.queue.push((time, Reverse(id)));
+        self.pushed += 1;
+        self.queue.push((time, Reverse(self.pushed), id));
     }
 
     /// The newest queued commit and its flags.
     fn pop(&mut self) -> Option<(ObjectId, u8)> {
-        let (_, Reverse(id)) = self.queue.pop()?;
-        let flag = self.flags.get(&id).copied().unwrap_or(0);
+        let (_, _, id) = self.queue.pop()?;
+        let flag = self.flags.get(&id).map_or(0, |(f, _)| *f);
         if let Some(count) = self.queued.get_mut(&id) {
             *count = count.saturating_sub(1);
             if *count == 0 && flag != BOTH {
-                self.open -= 1;
+                self.open = self.open.saturating_sub(1);
             }
         }
         Some((id, flag))
+    }
+
+    /// Whether a queued (common) commit may still be an ancestor of a one-sided one: with
+    /// clocks that never go back, an ancestor is no newer than its descendant, so once every
+    /// queued commit is older than every one-sided commit none can be.
+    fn may_reach_one_sided(&self) -> bool {
+        match (self.queue.peek(), self.one_sided.keys().next()) {
+            (Some((newest, _, _)), Some(oldest)) => newest >= oldest,
+            _ => false,
+        }
     }
 }
 
@@ -197,11 +226,12 @@ impl History {
 
     /// Commits reachable from `a` but not `b` (ahead) and from `b` but not `a` (behind).
     ///
-    /// Walks both histories newest first (by committer time) and stops a few commits after
-    /// every commit still queued is reachable from both, as `git rev-list --left-right
-    /// --count a...b` does without a commit-graph. A commit reached again with new flags is
-    /// walked again, so clock skew costs time; like git's, the walk can be misled by a commit
-    /// dated far before its own ancestors.
+    /// Walks both histories newest first (by committer time) until every commit still queued
+    /// is reachable from both and older than any commit reached from one side only — exact
+    /// when clocks never go back, same-second commits included — then a few commits more, as
+    /// `git rev-list --left-right --count a...b` does without a commit-graph. A commit
+    /// reached again with new flags is walked again; like git's, the walk can be misled by a
+    /// commit dated far before its own ancestors.
     pub fn divergence(
         &self,
         repo: &gix::Repository,
@@ -225,15 +255,18 @@ impl History {
             walk.mark(id, flag, info.time);
         }
         let mut walked = 0usize;
-        // Once every queued commit is common, a few more are walked (as git's `SLOP`): a
-        // commit dated before its own ancestors (a skewed clock) may still make some of the
-        // commits walked so far common.
+        // The walk goes on while a commit reached from one side only is queued, or a queued
+        // commit may still make one common (same-second commits: a script, a rebase, `twig
+        // cascade`), and then a few commits more (as git's `SLOP`) for a commit dated before
+        // its own ancestors (a skewed clock).
         let mut slop = SLOP;
-        while walk.open > 0 || slop > 0 {
-            if walk.open == 0 {
-                slop -= 1;
-            } else {
+        loop {
+            if walk.open > 0 || walk.may_reach_one_sided() {
                 slop = SLOP;
+            } else if slop == 0 {
+                break;
+            } else {
+                slop -= 1;
             }
             let Some((id, flag)) = walk.pop() else {
                 break;
@@ -246,16 +279,15 @@ impl History {
             }
             let info = self.commit(repo, id)?;
             for parent in info.parents.iter() {
-                if walk.flags.get(parent).is_none_or(|f| f | flag != *f) {
+                if walk.flags.get(parent).is_none_or(|(f, _)| f | flag != *f) {
                     let time = self.commit(repo, *parent)?.time;
                     walk.mark(*parent, flag, time);
                 }
             }
         }
-        let flags = walk.flags;
         let mut ahead = 0u32;
         let mut behind = 0u32;
-        for flag in flags.values() {
+        for (flag, _) in walk.flags.values() {
             match *flag {
                 FROM_A => ahead += 1,
                 FROM_B => behind += 1,
@@ -406,6 +438,78 @@ mod tests {
             )
             .unwrap();
         assert!(counted.ahead >= 1 && counted.behind >= 1, "{counted:?}");
+    }
+
+    /// A stack made by a script or a rebase: every commit in the same second.
+    #[test]
+    fn same_second_commits_are_counted_as_git_counts_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo_dir = dir.path();
+        let when = "1767225600 +0000";
+        git(repo_dir, &["init", "-q", "-b", "main"], None);
+        commit(repo_dir, "base", when);
+        for i in 0..3 {
+            commit(repo_dir, &format!("m{i}"), when);
+        }
+        git(repo_dir, &["checkout", "-q", "-b", "later"], None);
+        commit(repo_dir, "l", when);
+        let mut names = vec!["later".to_string()];
+        for level in 1..=40 {
+            let name = format!("s{level:02}");
+            git(repo_dir, &["checkout", "-q", "-b", &name], None);
+            commit(repo_dir, &name, when);
+            names.push(name);
+        }
+        let repo = gix::open(repo_dir).unwrap();
+        let history = History::default();
+        let counted = history
+            .divergence(&repo, id(repo_dir, "later"), id(repo_dir, "main"))
+            .unwrap();
+        assert_eq!(
+            counted,
+            Divergence {
+                ahead: 1,
+                behind: 0
+            }
+        );
+        for pair in names.windows(2) {
+            let (parent, child) = (&pair[0], &pair[1]);
+            let counted = history
+                .divergence(&repo, id(repo_dir, child), id(repo_dir, parent))
+                .unwrap();
+            assert_eq!(
+                counted,
+                git_counts(repo_dir, child, parent),
+                "{child}...{parent}"
+            );
+        }
+        let far = history
+            .divergence(&repo, id(repo_dir, "s40"), id(repo_dir, "main"))
+            .unwrap();
+        assert_eq!(far, git_counts(repo_dir, "s40", "main"));
+
+        // One side reaches the common commit long before the other: the common history below
+        // it was walked as one-sided and must be made common again, deeper than any slop.
+        git(repo_dir, &["checkout", "-q", "main"], None);
+        for i in 0..25 {
+            commit(repo_dir, &format!("deep{i}"), when);
+        }
+        git(repo_dir, &["checkout", "-q", "-b", "short"], None);
+        commit(repo_dir, "short", when);
+        git(repo_dir, &["checkout", "-q", "-b", "long", "main"], None);
+        for i in 0..20 {
+            commit(repo_dir, &format!("long{i}"), when);
+        }
+        let counted = History::default()
+            .divergence(&repo, id(repo_dir, "short"), id(repo_dir, "long"))
+            .unwrap();
+        assert_eq!(
+            counted,
+            Divergence {
+                ahead: 1,
+                behind: 20
+            }
+        );
     }
 
     #[test]

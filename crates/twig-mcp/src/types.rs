@@ -260,7 +260,7 @@ pub struct BranchHealth {
     /// A configured root (`twig branch root add`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub root: bool,
-    /// Neither a root nor a child of any existing branch (as `twig tree` lists it apart).
+    /// Not a root, and no parent of it has a git branch (as `twig tree` lists it apart).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub orphan: bool,
     /// twig tracks the branch but git has no branch of that name.
@@ -307,7 +307,8 @@ pub struct PruneCandidate {
     pub reason: String,
 }
 
-/// Counts over the whole scope (every page).
+/// Counts over the whole scope (every page); `merged` also counts the branches of this page
+/// whose pull request is merged (GitHub is asked about one page only).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct HealthSummary {
     pub branches: u64,

@@ -54,7 +54,7 @@ async fn http_handshake_and_a_tool() {
         info.capabilities.resources.and_then(|r| r.subscribe),
         Some(true)
     );
-    assert_eq!(mcp.tools().await.len(), 12);
+    assert_eq!(mcp.tools().await.len(), 13);
 
     let data: Value = mcp.call_ok("get_current_branch", json!({})).await;
     assert_eq!(data["branch"], "feat/auth");

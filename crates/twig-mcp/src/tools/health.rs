@@ -95,6 +95,8 @@ pub async fn get_stack_health(
     )?;
     let head = ctx.current_branch().ok().flatten();
     let remote = add_remote_facts(ctx, &state, &mut branches, head.as_deref(), include).await;
+    let mut summary = report.summary;
+    summary.merged += remote.newly_merged;
     let mut prune = report.prune;
     let listed: HashSet<String> = prune.iter().map(|p| p.branch.clone()).collect();
     let mut truncated = report.truncated;
@@ -111,7 +113,7 @@ pub async fn get_stack_health(
         data: StackHealthResponse {
             scope,
             stale_after_days,
-            summary: report.summary,
+            summary,
             branches,
             rebase_order: report.rebase_order,
             prune,
@@ -179,6 +181,8 @@ struct Remote {
     github: Option<WireError>,
     jira: Option<WireError>,
     prune: Vec<PruneCandidate>,
+    /// Branches of the page that only their merged pull request shows merged.
+    newly_merged: u64,
 }
 
 /// A failure that every further request to the service would meet too.
@@ -277,8 +281,9 @@ async fn add_remote_facts(
             Some(Fact::Ok { data }) if data.done => Some(data.key.clone()),
             _ => None,
         };
-        if merged_pr.is_some() {
+        if merged_pr.is_some() && !branch.merged {
             branch.merged = true;
+            remote.newly_merged += 1;
         }
         let reason = match (merged_pr, done_issue) {
             (Some(number), _) => format!("pull request #{number} merged"),

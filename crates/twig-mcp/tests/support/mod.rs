@@ -2,6 +2,7 @@
 //! files in twig 0.7's format, an isolated HOME, and the built binary behind an MCP client.
 #![allow(dead_code)]
 
+pub mod health;
 pub mod mock;
 
 use std::{
