@@ -1,11 +1,14 @@
 //! Latency and memory benchmark of `twig-mcp` over stdio.
 //!
 //! Generates a repository with 2,000 local branches (loose refs, the worst case for reading
-//! them) and a twig state file of 10,000 branches in stacks of depth 5, starts the release
-//! binary as an MCP server in it, and measures the round trip of `tools/call` for the local
-//! tools against the round trip of the MCP `ping` request, interleaved in the same run. Also
-//! reads the server's resident memory (VmRSS) after startup, after the runs and after a short
-//! idle.
+//! them), each with commits of its own stacked on its parent and `main` with a history of
+//! 300 commits (see [`fixture`]), and a twig state file of 10,000 branches in stacks of depth
+//! 5; starts the release binary as an MCP server in it, and measures the round trip of
+//! `tools/call` for the local tools and `get_stack_health` against the round trip of the MCP
+//! `ping` request, interleaved in the same run. Also times the first `get_stack_health` of
+//! fresh server processes (cold), the real twig CLI's `twig tree` and `twig flow` when a twig
+//! binary is found (`TWIG_BIN`, else `twig` on `PATH`), and reads the server's resident
+//! memory (VmRSS) after startup, after the runs and after a short idle.
 //!
 //! Prints a Markdown report and writes it to `target/twig-mcp-bench.md`.
 //!
@@ -20,20 +23,25 @@
     clippy::print_stderr
 )]
 
+#[path = "stdio/fixture.rs"]
+mod fixture;
+#[path = "stdio/twig_cli.rs"]
+mod twig_cli;
+
 use std::{
     fmt::Write as _,
-    io::Write as _,
     path::{Path, PathBuf},
-    process::{Command, Stdio},
     sync::OnceLock,
     time::{Duration, Instant},
 };
+
+use fixture::{Expected, Fixture, MAIN_COMMITS, generate_fixture, git};
 
 use mcp_testkit::{
     McpProcess,
     bench::{self, Memory, TimedCall, call, machine, met, mib, ms, percentile, ping, read_memory},
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// Stacks in the state file; every stack is `STACK_DEPTH` branches deep.
 const STACKS: usize = 2_000;
@@ -44,9 +52,19 @@ const LOCAL_EVERY: usize = 5;
 /// The stack whose deepest branch is checked out.
 const HEAD_STACK: usize = 1_000;
 
+/// Stacks hung under branches of stack 0 instead of `main`: (stack, level of stack 0). With
+/// stack 0 they make the subtree of `stack-0000/branch-001`: 20 branches.
+const ATTACHED: [(usize, usize); 3] = [(5, 2), (10, 3), (15, 2)];
+const SUBTREE_STACKS: [usize; 4] = [0, 5, 10, 15];
+
 const WARMUP: usize = 50;
 const ITERS_CHEAP: usize = 500;
 const ITERS_HEAVY: usize = 200;
+/// Warm-up and timed calls of `get_stack_health` on the whole repository.
+const WARMUP_HEALTH: usize = 10;
+const ITERS_HEALTH: usize = 100;
+/// Fresh server processes for the cold `get_stack_health`.
+const COLD_RUNS: usize = 7;
 /// How long the server sits idle before the last memory reading.
 const IDLE: Duration = Duration::from_secs(3);
 const RSS_TARGET_KB: u64 = 20 * 1024;
@@ -63,199 +81,23 @@ fn head_branch() -> String {
     branch_name(HEAD_STACK, STACK_DEPTH)
 }
 
-// ---- fixture ------------------------------------------------------------------------------
-
-fn git_command(dir: &Path) -> Command {
-    let mut command = Command::new("git");
-    command
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-        .env("GIT_COMMITTER_NAME", "Bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.com");
-    command
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = git_command(dir)
-        .args(args)
-        .output()
-        .unwrap_or_else(|err| panic!("cannot run git {args:?}: {err}"));
-    assert!(
-        output.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
-}
-
-/// A deterministic, UUID-shaped id (twig writes v4 UUIDs).
-fn uuid_like(kind: u64, i: usize) -> String {
-    let mut x = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ kind;
-    x ^= x >> 29;
-    let y = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    format!(
-        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
-        (x >> 32) as u32,
-        (x >> 16) as u16,
-        x as u16 & 0xfff,
-        (y >> 52) as u16 & 0xfff,
-        y & 0xffff_ffff_ffff
-    )
-}
-
-fn timestamp(i: usize) -> String {
-    format!(
-        "2026-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}+00:00",
-        1 + i % 12,
-        1 + i % 28,
-        i % 24,
-        i % 60,
-        (i / 60) % 60,
-        (i * 7_919) % 1_000_000_000
-    )
-}
-
-/// `.twig/state.json` in twig 0.7's layout: 10,000 branches, each stack chained to `main`.
-fn state_json() -> Value {
-    let mut branches = Map::new();
-    let mut dependencies = Vec::new();
-    let mut n = 0;
-    for stack in 0..STACKS {
-        for level in 1..=STACK_DEPTH {
-            let name = branch_name(stack, level);
-            let parent = if level == 1 {
-                "main".to_string()
-            } else {
-                branch_name(stack, level - 1)
-            };
-            let jira = (n % 3 != 0).then(|| format!("PROJ-{}", 1_000 + n));
-            let pr = (n % 2 == 0).then_some(10_000 + n);
-            branches.insert(
-                name.clone(),
-                json!({
-                    "branch": name,
-                    "jira_issue": jira,
-                    "github_pr": pr,
-                    "created_at": timestamp(n),
-                }),
-            );
-            dependencies.push(json!({
-                "id": uuid_like(1, n),
-                "child": name,
-                "parent": parent,
-                "created_at": timestamp(n),
-            }));
-            n += 1;
-        }
+/// The parent twig's state gives branch `level` of `stack`.
+fn parent_name(stack: usize, level: usize) -> String {
+    if level > 1 {
+        return branch_name(stack, level - 1);
     }
-    let worktrees: Vec<Value> = (0..3)
-        .map(|i| {
-            let branch = branch_name(i * LOCAL_EVERY, STACK_DEPTH);
-            json!({
-                "name": format!("wt-{i}"),
-                "path": format!("/work/wt/wt-{i}"),
-                "branch": branch,
-                "created_at": timestamp(i),
-            })
-        })
-        .collect();
-    json!({
-        "version": 1,
-        "updated_at": "2026-03-02T09:30:00.5+00:00",
-        "worktrees": worktrees,
-        "branches": branches,
-        "dependencies": dependencies,
-        "root_branches": [{
-            "id": uuid_like(2, 0),
-            "branch": "main",
-            "is_default": true,
-            "created_at": timestamp(0),
-        }],
-    })
-}
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    repo: PathBuf,
-    home: PathBuf,
-    state_bytes: usize,
-    loose_refs: usize,
-}
-
-fn count_files(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| {
-                    let path = e.path();
-                    if path.is_dir() { count_files(&path) } else { 1 }
-                })
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
-fn generate_fixture() -> Fixture {
-    let dir = tempfile::tempdir().expect("create a temp dir");
-    let repo = dir.path().join("repo");
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(&repo).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    std::fs::write(repo.join("README.md"), "bench\n").unwrap();
-    git(&repo, &["add", "README.md"]);
-    git(&repo, &["commit", "-q", "-m", "initial"]);
-    let sha = git(&repo, &["rev-parse", "HEAD"]);
-
-    // All local branches in one transaction.
-    let mut script = String::new();
-    for stack in (0..STACKS).filter(|s| is_local_stack(*s)) {
-        for level in 1..=STACK_DEPTH {
-            writeln!(
-                script,
-                "create refs/heads/{} {sha}",
-                branch_name(stack, level)
-            )
-            .unwrap();
-        }
+    match ATTACHED.iter().find(|(s, _)| *s == stack) {
+        Some((_, on)) => branch_name(0, *on),
+        None => "main".to_string(),
     }
-    let mut child = git_command(&repo)
-        .args(["update-ref", "--stdin"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run git update-ref --stdin");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(script.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "git update-ref --stdin failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    // Same commit everywhere, so moving HEAD is a checkout.
-    let head = format!("refs/heads/{}", head_branch());
-    git(&repo, &["symbolic-ref", "HEAD", &head]);
+}
 
-    let state = serde_json::to_vec_pretty(&state_json()).unwrap();
-    std::fs::create_dir_all(repo.join(".twig")).unwrap();
-    std::fs::write(repo.join(".twig/state.json"), &state).unwrap();
-    let loose_refs = count_files(&repo.join(".git/refs/heads"));
-    Fixture {
-        _dir: dir,
-        repo,
-        home,
-        state_bytes: state.len(),
-        loose_refs,
-    }
+fn subtree_root() -> String {
+    branch_name(SUBTREE_STACKS[0], 1)
+}
+
+fn local_branches() -> usize {
+    STACKS / LOCAL_EVERY * STACK_DEPTH
 }
 
 // ---- the server ---------------------------------------------------------------------------
@@ -288,6 +130,7 @@ enum Target {
 struct Case {
     label: &'static str,
     tool: &'static str,
+    warmup: usize,
     iters: usize,
     target: Target,
     args: fn(usize) -> Value,
@@ -306,6 +149,7 @@ fn cases() -> Vec<Case> {
         Case {
             label: "`get_current_branch`",
             tool: "get_current_branch",
+            warmup: WARMUP,
             iters: ITERS_CHEAP,
             target: Target::PingRatio(3.0),
             args: |_| json!({}),
@@ -320,6 +164,7 @@ fn cases() -> Vec<Case> {
         Case {
             label: "`get_branch_metadata`",
             tool: "get_branch_metadata",
+            warmup: WARMUP,
             iters: ITERS_CHEAP,
             target: Target::PingRatio(3.0),
             args: |i| json!({"branch": branch_name((i * 7) % STACKS, 1 + i % STACK_DEPTH)}),
@@ -328,6 +173,7 @@ fn cases() -> Vec<Case> {
         Case {
             label: "`get_branch_stack`",
             tool: "get_branch_stack",
+            warmup: WARMUP,
             iters: ITERS_CHEAP,
             target: Target::None,
             args: |_| json!({}),
@@ -340,11 +186,12 @@ fn cases() -> Vec<Case> {
         Case {
             label: "`get_branch_tree`",
             tool: "get_branch_tree",
+            warmup: WARMUP,
             iters: ITERS_HEAVY,
             target: Target::Millis(20.0),
             args: |_| json!({}),
             check: |data| {
-                let expected = 1 + STACKS / LOCAL_EVERY * STACK_DEPTH;
+                let expected = 1 + local_branches();
                 assert_eq!(data["root"], "main");
                 assert_eq!(count_nodes(&data["branches"][0]), expected);
                 assert_eq!(
@@ -356,6 +203,7 @@ fn cases() -> Vec<Case> {
         Case {
             label: "`list_branches` (default page of 200)",
             tool: "list_branches",
+            warmup: WARMUP,
             iters: ITERS_HEAVY,
             target: Target::None,
             args: |i| {
@@ -371,15 +219,101 @@ fn cases() -> Vec<Case> {
         Case {
             label: "`list_branches` (`limit` 1000)",
             tool: "list_branches",
+            warmup: WARMUP,
             iters: ITERS_HEAVY,
             target: Target::None,
             args: |_| json!({"limit": 1000}),
             check: |data| assert_eq!(data["branches"].as_array().unwrap().len(), 1000),
         },
+        Case {
+            label: "`get_stack_health`, whole repository (default page of 100)",
+            tool: "get_stack_health",
+            warmup: WARMUP_HEALTH,
+            iters: ITERS_HEALTH,
+            target: Target::Millis(100.0),
+            args: |_| json!({}),
+            check: |data| check_whole(data, 100),
+        },
+        Case {
+            label: "`get_stack_health`, whole repository (`limit` 1000)",
+            tool: "get_stack_health",
+            warmup: WARMUP_HEALTH,
+            iters: ITERS_HEALTH,
+            target: Target::Millis(100.0),
+            args: |_| json!({"limit": 1000}),
+            check: |data| check_whole(data, 1000),
+        },
+        Case {
+            label: "`get_stack_health`, subtree of 20 branches",
+            tool: "get_stack_health",
+            warmup: WARMUP,
+            iters: ITERS_HEAVY,
+            target: Target::Millis(5.0),
+            args: |_| json!({"branch": subtree_root()}),
+            check: check_subtree,
+        },
     ]
 }
 
-/// The cursor of every page of `list_branches` (default limit), `None` for the first page.
+/// What the fixture built: the health summary of the whole repository and of the subtree.
+static EXPECTED: OnceLock<(Expected, Expected)> = OnceLock::new();
+
+/// Entries `rebase_order` and `prune` list at most (`health::MAX_LIST`).
+const MAX_LIST: usize = 500;
+
+fn len(value: &Value) -> usize {
+    value.as_array().map_or(usize::MAX, Vec::len)
+}
+
+/// `get_stack_health` of the whole repository, `page` branches listed.
+fn check_whole(data: &Value, page: usize) {
+    let (all, _) = EXPECTED.get().expect("expected figures set");
+    assert_eq!(Expected::of(&data["summary"]), *all, "{}", data["summary"]);
+    assert_eq!(data["summary"]["orphans"], 0);
+    assert_eq!(data["stale_after_days"], 30);
+    let branches = &data["branches"];
+    assert_eq!(len(branches), page);
+    assert_eq!(branches[0]["branch"], "main");
+    assert_eq!(branches[1]["branch"], subtree_root());
+    assert!(
+        branches[1]["against"][0]["behind"].as_u64() > Some(0),
+        "{}",
+        branches[1]
+    );
+    // More than 500 branches are to rebase (every branch stacked on a behind one).
+    assert_eq!(len(&data["rebase_order"]), MAX_LIST);
+    assert_eq!(data["truncated"], true);
+    // The merged branches, none checked out.
+    assert_eq!(len(&data["prune"]) as u64, all.merged);
+    assert_eq!(len(&data["untracked"]), 0);
+}
+
+/// `get_stack_health` of the subtree.
+fn check_subtree(data: &Value) {
+    let (_, subtree) = EXPECTED.get().expect("expected figures set");
+    assert_eq!(
+        Expected::of(&data["summary"]),
+        *subtree,
+        "{}",
+        data["summary"]
+    );
+    assert_eq!(data["scope"], subtree_root());
+    let branches = &data["branches"];
+    assert_eq!(len(branches), 20);
+    assert_eq!(branches[0]["branch"], subtree_root());
+    assert!(
+        branches
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["missing"] != true && b["last_commit_at"].is_string()),
+        "{branches}"
+    );
+    assert!(len(&data["rebase_order"]) >= subtree.needs_rebase as usize);
+    assert_eq!(len(&data["prune"]) as u64, subtree.merged);
+}
+
+/// The cursor of every full page of `list_branches` (default limit), `None` for the first.
 static PAGE_CURSORS: OnceLock<Vec<Option<String>>> = OnceLock::new();
 
 /// Walk `list_branches` once to collect the cursors the timed walk replays (cursors are
@@ -392,13 +326,16 @@ async fn page_cursors(mcp: &McpProcess) -> Vec<Option<String>> {
             Some(cursor) => json!({"cursor": cursor}),
         };
         let (_, page) = mcp.call_paged::<Value>("list_branches", args).await;
-        assert_eq!(page.total, (STACKS * STACK_DEPTH) as u64);
+        // Every branch of the state, and the root `main`.
+        assert_eq!(page.total, (STACKS * STACK_DEPTH + 1) as u64);
         match page.next_cursor {
             Some(next) => cursors.push(Some(next)),
             None => break,
         }
     }
-    assert_eq!(cursors.len(), STACKS * STACK_DEPTH / 200);
+    assert_eq!(cursors.len(), (STACKS * STACK_DEPTH + 1).div_ceil(200));
+    // The timed walk replays the full pages.
+    cursors.pop();
     cursors
 }
 
@@ -412,7 +349,7 @@ struct Row {
 
 async fn measure(mcp: &McpProcess, case: &Case, pings: &mut Vec<Duration>) -> Row {
     let mut bytes = 0;
-    for i in 0..WARMUP {
+    for i in 0..case.warmup {
         let TimedCall { data, text_len, .. } = call(mcp, case.tool, &(case.args)(i)).await;
         (case.check)(&data);
         bytes = text_len;
@@ -420,7 +357,8 @@ async fn measure(mcp: &McpProcess, case: &Case, pings: &mut Vec<Duration>) -> Ro
     let mut samples = Vec::with_capacity(case.iters);
     for i in 0..case.iters {
         pings.push(ping(mcp).await);
-        let TimedCall { elapsed, data, .. } = call(mcp, case.tool, &(case.args)(WARMUP + i)).await;
+        let TimedCall { elapsed, data, .. } =
+            call(mcp, case.tool, &(case.args)(case.warmup + i)).await;
         samples.push(elapsed);
         (case.check)(&data);
     }
@@ -439,13 +377,18 @@ fn main() {
     let t = Instant::now();
     let fixture = generate_fixture();
     eprintln!(
-        "fixture: {} local branches ({} loose ref files), state {} branches ({} bytes), generated in {:.1?}",
-        STACKS / LOCAL_EVERY * STACK_DEPTH,
+        "fixture: {} local branches ({} loose ref files), {} commits, state {} branches ({} bytes), \
+         generated in {:.1?}; expected health: {:?}, subtree {:?}",
+        local_branches(),
         fixture.loose_refs,
+        fixture.commits,
         STACKS * STACK_DEPTH,
         fixture.state_bytes,
-        t.elapsed()
+        t.elapsed(),
+        fixture.all,
+        fixture.subtree,
     );
+    let _ = EXPECTED.set((fixture.all, fixture.subtree));
 
     let report = bench::runtime().block_on(run(&bin, &fixture));
     println!("{report}");
@@ -486,19 +429,75 @@ async fn run(bin: &Path, fixture: &Fixture) -> String {
     tokio::time::sleep(IDLE).await;
     let mem_idle = memory_kb(pid);
 
-    // Diagnostic: the same tree with the refs packed into one file.
+    // Cold: the first `get_stack_health` of fresh server processes.
+    let health = cases()
+        .into_iter()
+        .find(|c| c.tool == "get_stack_health")
+        .unwrap();
+    for parse_first in [false, true] {
+        rows.push(cold(bin, fixture, &health, parse_first).await);
+    }
+
+    // The real twig CLI in the same repository.
+    let mut twig_note = None;
+    match twig_cli::find_twig() {
+        None => {
+            twig_note = Some("no twig binary (set `TWIG_BIN`, or put `twig` on `PATH`)".into());
+        }
+        Some(twig) => {
+            let version = twig_cli::version(&twig);
+            let commands: [(&[&str], &str); 2] = [
+                (&["tree", "--no-color"], "`twig tree`"),
+                (&["flow"], "`twig flow` (plugin `twig-flow`)"),
+            ];
+            for (args, label) in commands {
+                let label = format!("{label}, {version}: process run (p99 column: max)");
+                match twig_cli::time_twig(
+                    &twig,
+                    args,
+                    &fixture.repo,
+                    &fixture.home,
+                    local_branches(),
+                    &head_branch(),
+                ) {
+                    Ok(timed) => rows.push(Row {
+                        label,
+                        p50: percentile(&timed.samples, 0.50),
+                        p99: percentile(&timed.samples, 1.0),
+                        bytes: timed.bytes,
+                        target: Target::None,
+                    }),
+                    Err(why) => {
+                        eprintln!("{label}: {why}");
+                        let note = twig_note.get_or_insert_with(String::new);
+                        let _ = write!(note, "{label} not timed: {why}. ");
+                    }
+                }
+            }
+        }
+    }
+
+    // Diagnostic: with the refs packed into one file.
     git(&fixture.repo, &["pack-refs", "--all"]);
-    let packed = Case {
-        label: "`get_branch_tree`, refs packed (diagnostic)",
-        ..cases()
-            .into_iter()
-            .find(|c| c.tool == "get_branch_tree")
-            .unwrap()
-    };
-    rows.push(Row {
-        target: Target::None,
-        ..measure(&mcp, &packed, &mut pings).await
-    });
+    for (tool, label) in [
+        (
+            "get_branch_tree",
+            "`get_branch_tree`, refs packed (diagnostic)",
+        ),
+        (
+            "get_stack_health",
+            "`get_stack_health`, whole repository, refs packed (diagnostic)",
+        ),
+    ] {
+        let case = Case {
+            label,
+            ..cases().into_iter().find(|c| c.tool == tool).unwrap()
+        };
+        rows.push(Row {
+            target: Target::None,
+            ..measure(&mcp, &case, &mut pings).await
+        });
+    }
 
     let stderr = mcp.shutdown().await;
     let ping_p50 = percentile(&ping_loose, 0.50);
@@ -507,18 +506,25 @@ async fn run(bin: &Path, fixture: &Fixture) -> String {
     let mut out = String::new();
     writeln!(
         out,
-        "twig-mcp stdio benchmark: {} local branches ({} loose ref files), twig state of {} \
+        "twig-mcp stdio benchmark: {} local branches ({} loose ref files) with commits of their \
+         own on a `main` of {MAIN_COMMITS} commits ({} commits in all), twig state of {} \
          branches in stacks of depth {STACK_DEPTH} ({:.1} MiB), HEAD on `{}`; {}.\n\
+         Health as built: whole repository {:?}; subtree {:?}.\n\
          {WARMUP} warm-up calls per tool, then {ITERS_CHEAP} (cheap tools) or {ITERS_HEAVY} \
-         (tree, list) calls, each preceded by a `ping`. Latency: request sent to result \
-         decoded by the rmcp client. Envelope size: the result's JSON text (the message on the \
-         wire carries it twice, as text and as `structuredContent`).\n",
-        STACKS / LOCAL_EVERY * STACK_DEPTH,
+         (tree, list, health of the subtree) calls, {WARMUP_HEALTH} and {ITERS_HEALTH} for the \
+         health of the whole repository, each preceded by a `ping`. Cold: the first call of \
+         {COLD_RUNS} fresh server processes. Latency: request sent to result decoded by the \
+         rmcp client. Envelope size: the result's JSON text (the message on the wire carries \
+         it twice, as text and as `structuredContent`).\n",
+        local_branches(),
         fixture.loose_refs,
+        fixture.commits,
         STACKS * STACK_DEPTH,
         fixture.state_bytes as f64 / 1_048_576.0,
         head_branch(),
         machine(),
+        fixture.all,
+        fixture.subtree,
     )
     .unwrap();
     writeln!(
@@ -587,8 +593,60 @@ async fn run(bin: &Path, fixture: &Fixture) -> String {
         ms(first_call)
     )
     .unwrap();
+    if let Some(note) = twig_note {
+        writeln!(out, "\nThe twig CLI: {}", note.trim()).unwrap();
+    }
     if !stderr.trim().is_empty() {
         writeln!(out, "\nServer stderr:\n```\n{}\n```", stderr.trim()).unwrap();
     }
     out
+}
+
+/// The first `case` call of [`COLD_RUNS`] fresh server processes (p99 column: the slowest);
+/// with `parse_first`, after a `get_branch_metadata` that parses the state, so that only
+/// the commit caches are empty.
+async fn cold(bin: &Path, fixture: &Fixture, case: &Case, parse_first: bool) -> Row {
+    let home = fixture.home.display().to_string();
+    let mut samples = Vec::with_capacity(COLD_RUNS);
+    let mut bytes = 0;
+    for _ in 0..COLD_RUNS {
+        let mcp = McpProcess::spawn_bin(bin, &[], &fixture.repo, &[("HOME", home.as_str())])
+            .await
+            .expect("start twig-mcp");
+        if parse_first {
+            call(
+                &mcp,
+                "get_branch_metadata",
+                &json!({"branch": head_branch()}),
+            )
+            .await;
+        }
+        let TimedCall {
+            elapsed,
+            data,
+            text_len,
+        } = call(&mcp, case.tool, &(case.args)(0)).await;
+        (case.check)(&data);
+        samples.push(elapsed);
+        bytes = text_len;
+        mcp.shutdown().await;
+    }
+    let label = if parse_first {
+        "`get_stack_health`, whole repository, cold commit caches (state parsed before; p99 \
+         column: max)"
+    } else {
+        "`get_stack_health`, whole repository, cold: first call of a fresh server (p99 column: \
+         max)"
+    };
+    Row {
+        label: label.to_string(),
+        p50: percentile(&samples, 0.50),
+        p99: percentile(&samples, 1.0),
+        bytes,
+        target: if parse_first {
+            Target::None
+        } else {
+            Target::Millis(500.0)
+        },
+    }
 }

@@ -31,7 +31,9 @@ pub enum Feature {
 }
 
 pub const INSTRUCTIONS: &str = "Twig MCP server. Provides read-only access to branch metadata, \
-Jira issues, and GitHub PRs for the current repository.";
+Jira issues, and GitHub PRs for the current repository. Before changing a stack, call \
+get_stack_health: what needs a rebase and in which order, what is merged, stale or missing, \
+and what could be pruned.";
 
 const GITHUB_TOOLS: [&str; 3] = ["get_pull_request", "get_pr_status", "list_pull_requests"];
 const JIRA_TOOLS: [&str; 2] = ["get_jira_issue", "list_jira_issues"];

@@ -33,7 +33,7 @@ async fn handshake_reports_our_name_version_and_instructions() {
     assert_eq!(
         info.instructions.as_deref(),
         Some(
-            "Twig MCP server. Provides read-only access to branch metadata, Jira issues, and GitHub PRs for the current repository."
+            "Twig MCP server. Provides read-only access to branch metadata, Jira issues, and GitHub PRs for the current repository. Before changing a stack, call get_stack_health: what needs a rebase and in which order, what is merged, stale or missing, and what could be pruned."
         )
     );
     assert!(info.capabilities.tools.is_some());
