@@ -419,7 +419,11 @@ async fn run(bin: &Path, fixture: &Fixture) -> String {
 
     let mut pings = Vec::new();
     let mut rows = Vec::new();
+    let mut mem_before_health = None;
     for case in cases() {
+        if case.tool == "get_stack_health" && mem_before_health.is_none() {
+            mem_before_health = Some(memory_kb(pid));
+        }
         let t = Instant::now();
         rows.push(measure(&mcp, &case, &mut pings).await);
         eprintln!("{}: {:.1?}", case.label, t.elapsed());
@@ -571,6 +575,10 @@ async fn run(bin: &Path, fixture: &Fixture) -> String {
     for (label, mem) in [
         ("right after startup (initialize done)", mem_startup),
         ("after the first call (state parsed)", mem_parsed),
+        (
+            "after the other tools' runs, before `get_stack_health`",
+            mem_before_health.unwrap_or(mem_parsed),
+        ),
         ("right after the runs", mem_after),
         ("after the runs and 3 s idle", mem_idle),
     ] {

@@ -87,7 +87,12 @@ impl GitRepo {
     pub fn head(&self) -> Result<Head, String> {
         let repo = self.repo.to_thread_local();
         match repo.head_name() {
-            Ok(Some(name)) => Ok(Head::Branch(name.shorten().to_string())),
+            // HEAD names a branch only under refs/heads (`git symbolic-ref HEAD refs/tags/t`
+            // is possible, and is no branch).
+            Ok(Some(name)) => match name.as_bstr().to_string().strip_prefix("refs/heads/") {
+                Some(branch) => Ok(Head::Branch(branch.to_string())),
+                None => Ok(Head::Detached),
+            },
             Ok(None) => Ok(Head::Detached),
             Err(err) => Err(format!("cannot read HEAD: {err}")),
         }
@@ -130,8 +135,8 @@ impl GitRepo {
         Ok(names)
     }
 
-    /// Every local branch with the commit it points at, in name order (a branch whose ref
-    /// does not point at a commit is left out).
+    /// Every local branch with the object it points at (symbolic refs followed, tags peeled),
+    /// in name order; a ref that cannot be resolved (a loop, a missing target) is left out.
     pub fn branch_tips(&self) -> Result<Vec<(String, ObjectId)>, String> {
         let repo = self.repo.to_thread_local();
         let refs = repo
@@ -141,9 +146,11 @@ impl GitRepo {
             .local_branches()
             .map_err(|err| format!("cannot read the branches: {err}"))?;
         let mut tips = Vec::new();
-        for reference in branches.flatten() {
-            if let Some(id) = reference.target().try_id() {
-                tips.push((reference.name().shorten().to_string(), id.to_owned()));
+        for mut reference in branches.flatten() {
+            let name = reference.name().shorten().to_string();
+            // As git does: a symbolic ref is followed, an annotated tag peeled.
+            if let Ok(id) = reference.peel_to_id() {
+                tips.push((name, id.detach()));
             }
         }
         tips.sort_unstable_by(|a, b| a.0.cmp(&b.0));

@@ -24,6 +24,9 @@ pub const MAX_DEPTH: usize = 40;
 /// The most branches one tree shows.
 pub const MAX_NODES: usize = 5000;
 
+/// The most other parents a branch names (`also_under`); beyond, the branch is marked cut.
+pub const MAX_ALSO_UNDER: usize = 10;
+
 /// Health badges by branch, for `get_branch_tree` with `health: true`.
 pub type Badges = HashMap<String, String>;
 
@@ -60,8 +63,9 @@ impl BranchGraph {
             .collect();
         for child in local_branches {
             let mut own: Vec<String> = Vec::new();
+            // The state's parents of a child are distinct already.
             for parent in state.parents(child) {
-                if exists.contains(parent) && parent != child && !own.iter().any(|p| p == parent) {
+                if exists.contains(parent) && parent != child {
                     own.push(parent.to_string());
                     if let Some(list) = children.get_mut(parent) {
                         list.push(child.clone());
@@ -242,14 +246,16 @@ impl BranchGraph {
         let mut node = leaf(name, state);
         node.children = children;
         if let Some(under) = under {
-            node.also_under = self
+            let others = self
                 .parents
                 .get(name)
                 .into_iter()
                 .flatten()
-                .filter(|p| *p != under)
-                .cloned()
-                .collect();
+                .filter(|p| *p != under);
+            node.also_under = others.clone().take(MAX_ALSO_UNDER).cloned().collect();
+            if others.count() > MAX_ALSO_UNDER {
+                walk.cut.insert(name);
+            }
         }
         node
     }

@@ -31,6 +31,8 @@ use crate::{
 
 /// The most entries `rebase_order`, `prune` and `untracked` list.
 pub const MAX_LIST: usize = 500;
+/// The most parents of one branch that are compared (a hand-made state may declare thousands).
+pub const MAX_PARENTS: usize = 50;
 /// Seconds in a day.
 const DAY: i64 = 86_400;
 
@@ -161,14 +163,19 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
     let stale_after = i64::from(inputs.stale_after_days) * DAY;
 
     let mut branches = Vec::with_capacity(order.len());
+    let mut many_parents = false;
     for name in &order {
         // A branch is never its own parent (twig refuses such an edge; a hand-edited state
         // may have one).
-        let parents: Vec<String> = state
+        let mut parents: Vec<String> = state
             .parents(name)
             .filter(|parent| parent != name)
             .map(str::to_string)
             .collect();
+        if parents.len() > MAX_PARENTS {
+            parents.truncate(MAX_PARENTS);
+            many_parents = true;
+        }
         let root = roots.contains(name);
         let mut health = BranchHealth {
             branch: name.to_string(),
@@ -202,10 +209,12 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
                 continue;
             }
         };
-        let age = inputs.now.saturating_sub(facts.time).max(0);
-        health.last_commit_at = Some(facts.date);
-        health.age_days = Some(u64::try_from(age / DAY).unwrap_or(0));
-        health.stale = !root && age > stale_after;
+        if let Some(time) = facts.time {
+            let age = inputs.now.saturating_sub(time).max(0);
+            health.age_days = Some(u64::try_from(age / DAY).unwrap_or(0));
+            health.stale = !root && age > stale_after;
+        }
+        health.last_commit_at = facts.date;
         let mut moved: Option<Option<bool>> = None;
         for parent in parents {
             let parent_tip = tips
@@ -220,10 +229,25 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
                     needs_rebase: false,
                     merged: false,
                     missing: true,
+                    uncounted: None,
                 });
                 continue;
             };
-            let divergence = history.divergence(&local, tip, parent_tip)?;
+            let divergence = match history.divergence(&local, tip, parent_tip) {
+                Ok(divergence) => divergence,
+                Err(why) => {
+                    health.against.push(ParentHealth {
+                        parent,
+                        ahead: 0,
+                        behind: 0,
+                        needs_rebase: false,
+                        merged: false,
+                        missing: false,
+                        uncounted: Some(why),
+                    });
+                    continue;
+                }
+            };
             let merged = divergence.ahead == 0
                 && match *moved
                     .get_or_insert_with(|| history.moved_since_created(&local, name, tip))
@@ -238,6 +262,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
                 needs_rebase: divergence.behind > 0 && !merged,
                 merged,
                 missing: false,
+                uncounted: None,
             });
         }
         health.needs_rebase = health.against.iter().any(|a| a.needs_rebase);
@@ -251,7 +276,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
         branches.push(health);
     }
 
-    let mut truncated = false;
+    let mut truncated = many_parents;
     let rebase_order = rebase_order(&branches, &structure, &mut truncated);
     let mut prune = Vec::new();
     for health in branches.iter().filter(|h| h.prune) {
@@ -474,6 +499,7 @@ mod tests {
                 needs_rebase: true,
                 merged: false,
                 missing: false,
+                uncounted: None,
             }],
             needs_rebase: true,
             merged: false,

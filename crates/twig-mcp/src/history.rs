@@ -8,7 +8,7 @@
 
 use std::{
     cmp::Reverse,
-    collections::{BTreeMap, BinaryHeap, HashMap},
+    collections::{BTreeMap, BinaryHeap, HashMap, HashSet},
     sync::{Arc, Mutex},
 };
 
@@ -20,15 +20,17 @@ const MAX_COMMITS: usize = 200_000;
 const MAX_PAIRS: usize = 100_000;
 /// Commits walked past the point where every queued one is common.
 const SLOP: usize = 5;
-/// The most commits one comparison walks; a pair further apart is reported as cut.
-pub const MAX_WALK: usize = 1_000_000;
+/// The most commits one comparison walks; a pair further apart is not counted.
+pub const MAX_WALK: usize = 200_000;
 
 /// What a walk needs of a commit.
 #[derive(Debug, Clone)]
 struct CommitInfo {
-    /// Committer time, seconds since the epoch.
+    /// Committer time, seconds since the epoch (0 when it cannot be read).
     time: i64,
     parents: Arc<[ObjectId]>,
+    /// The object is in the repository (a shallow clone's edge is not).
+    present: bool,
 }
 
 /// Ahead/behind of one tip against another.
@@ -44,17 +46,17 @@ pub struct Divergence {
 #[derive(Debug, Clone)]
 pub struct Tip {
     pub id: ObjectId,
-    /// Seconds since the epoch.
-    pub time: i64,
-    /// RFC 3339 with the commit's own offset.
-    pub date: String,
+    /// Seconds since the epoch, when the date can be read.
+    pub time: Option<i64>,
+    /// RFC 3339 with the commit's own offset, when the date can be read.
+    pub date: Option<String>,
 }
 
 /// The caches of one repository (see the module documentation).
 #[derive(Debug, Default)]
 pub struct History {
     commits: Mutex<HashMap<ObjectId, CommitInfo>>,
-    pairs: Mutex<HashMap<(ObjectId, ObjectId), Divergence>>,
+    pairs: Mutex<HashMap<(ObjectId, ObjectId), Result<Divergence, String>>>,
     tips: Mutex<HashMap<ObjectId, Tip>>,
     /// Whether a branch (by name and tip) moved since it was created.
     moved: Mutex<HashMap<(String, ObjectId), Option<bool>>>,
@@ -90,6 +92,8 @@ struct Walk {
     open: usize,
     /// Times of the commits reached from one side only, with their counts.
     one_sided: BTreeMap<i64, usize>,
+    /// Commits that are not in the repository (a shallow clone's edge).
+    absent: HashSet<ObjectId>,
 }
 
 impl Walk {
@@ -165,20 +169,26 @@ impl History {
             .try_find_object(id)
             .map_err(|err| format!("cannot read commit {id}: {err}"))?
         else {
+            if !repo.is_shallow().unwrap_or(false) {
+                return Err(format!("commit {id} is missing from the repository"));
+            }
             return Ok(CommitInfo {
                 time: 0,
                 parents: Arc::from([]),
+                present: false,
             });
         };
         let commit = object
             .try_into_commit()
             .map_err(|err| format!("{id} is not a commit: {err}"))?;
-        let time = commit
-            .time()
-            .map_err(|err| format!("cannot read the date of commit {id}: {err}"))?
-            .seconds;
+        // A date git accepts but gix cannot read only orders the walk: take it as the oldest.
+        let time = commit.time().map(|t| t.seconds).unwrap_or(0);
         let parents: Arc<[ObjectId]> = commit.parent_ids().map(|p| p.detach()).collect();
-        let info = CommitInfo { time, parents };
+        let info = CommitInfo {
+            time,
+            parents,
+            present: true,
+        };
         remember(&self.commits, MAX_COMMITS, id, info.clone());
         Ok(info)
     }
@@ -193,13 +203,15 @@ impl History {
         let commit = repo
             .find_commit(id)
             .map_err(|err| format!("cannot read commit {id}: {err}"))?;
-        let time = commit
-            .time()
-            .map_err(|err| format!("cannot read the date of commit {id}: {err}"))?;
+        // A date that cannot be read, or not written as RFC 3339 (beyond its years), is unknown.
+        let time = commit.time().ok();
+        let date = time
+            .map(|t| t.format_or_unix(gix::date::time::format::ISO8601_STRICT))
+            .filter(|d| d.contains('T') && !d.starts_with('-'));
         let tip = Tip {
             id,
-            time: time.seconds,
-            date: time.format_or_unix(gix::date::time::format::ISO8601_STRICT),
+            time: time.filter(|_| date.is_some()).map(|t| t.seconds),
+            date,
         };
         remember(&self.tips, MAX_PAIRS, id, tip.clone());
         Ok(tip)
@@ -232,6 +244,10 @@ impl History {
     /// `git rev-list --left-right --count a...b` does without a commit-graph. A commit
     /// reached again with new flags is walked again; like git's, the walk can be misled by a
     /// commit dated far before its own ancestors.
+    ///
+    /// A pair that cannot be counted (further apart than [`MAX_WALK`] commits, or a commit
+    /// missing from a repository that is not shallow) is an error, remembered like an answer
+    /// so that asking again costs nothing.
     pub fn divergence(
         &self,
         repo: &gix::Repository,
@@ -247,8 +263,14 @@ impl History {
         if let Ok(pairs) = self.pairs.lock()
             && let Some(known) = pairs.get(&(a, b))
         {
-            return Ok(*known);
+            return known.clone();
         }
+        let result = self.walk(repo, a, b);
+        remember(&self.pairs, MAX_PAIRS, (a, b), result.clone());
+        result
+    }
+
+    fn walk(&self, repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Divergence, String> {
         let mut walk = Walk::default();
         for (id, flag) in [(a, FROM_A), (b, FROM_B)] {
             let info = self.commit(repo, id)?;
@@ -273,11 +295,12 @@ impl History {
             };
             walked += 1;
             if walked > MAX_WALK {
-                return Err(format!(
-                    "{a} and {b} are more than {MAX_WALK} commits apart; not counted"
-                ));
+                return Err(format!("more than {MAX_WALK} commits apart"));
             }
             let info = self.commit(repo, id)?;
+            if !info.present {
+                walk.absent.insert(id);
+            }
             for parent in info.parents.iter() {
                 if walk.flags.get(parent).is_none_or(|(f, _)| f | flag != *f) {
                     let time = self.commit(repo, *parent)?.time;
@@ -287,16 +310,18 @@ impl History {
         }
         let mut ahead = 0u32;
         let mut behind = 0u32;
-        for (flag, _) in walk.flags.values() {
+        for (id, (flag, _)) in &walk.flags {
+            // A shallow clone's edge is not a commit of either side.
+            if walk.absent.contains(id) {
+                continue;
+            }
             match *flag {
                 FROM_A => ahead += 1,
                 FROM_B => behind += 1,
                 _ => {}
             }
         }
-        let result = Divergence { ahead, behind };
-        remember(&self.pairs, MAX_PAIRS, (a, b), result);
-        Ok(result)
+        Ok(Divergence { ahead, behind })
     }
 }
 
@@ -411,8 +436,8 @@ mod tests {
         );
         // The date keeps the commit's own offset.
         let tip = history.tip(&repo, id(repo_dir, "feat~2")).unwrap();
-        assert_eq!(tip.date, "2027-01-15T10:00:00+02:00");
-        assert_eq!(tip.time, 1_800_000_000);
+        assert_eq!(tip.date.as_deref(), Some("2027-01-15T10:00:00+02:00"));
+        assert_eq!(tip.time, Some(1_800_000_000));
 
         // A shallow clone: the walk stops at the edge instead of failing.
         let shallow = dir.path().join("shallow");
@@ -437,7 +462,94 @@ mod tests {
                 id(&shallow, "origin/main"),
             )
             .unwrap();
-        assert!(counted.ahead >= 1 && counted.behind >= 1, "{counted:?}");
+        // Only commits the clone has are counted (f1 and f2 are beyond its edge); main's m3 is
+        // there and reachable from feat's merge, so it is not behind (git, which cuts the
+        // merge's parents at the shallow edge, says 2).
+        assert_eq!(
+            counted,
+            Divergence {
+                ahead: 2,
+                behind: 1
+            }
+        );
+
+        // A commit missing from a repository that is not shallow: not counted, and said so
+        // (remembered: asking again does not walk again).
+        let broken = dir.path().join("broken");
+        git(
+            repo_dir,
+            &[
+                "clone",
+                "-q",
+                "--no-local",
+                repo_dir.to_str().unwrap(),
+                broken.to_str().unwrap(),
+            ],
+            None,
+        );
+        git(
+            &broken,
+            &["checkout", "-q", "-b", "mine", "origin/feat"],
+            None,
+        );
+        commit(&broken, "loose one", "1800000300 +0000");
+        commit(&broken, "loose two", "1800000400 +0000");
+        let middle = id(&broken, "mine~1").to_string();
+        std::fs::remove_file(
+            broken
+                .join(".git/objects")
+                .join(&middle[..2])
+                .join(&middle[2..]),
+        )
+        .unwrap();
+        let repo = gix::open(&broken).unwrap();
+        let history = History::default();
+        let (mine, main) = (id(&broken, "mine"), id(&broken, "origin/main"));
+        let err = history.divergence(&repo, mine, main).unwrap_err();
+        assert!(err.contains("missing"), "{err}");
+        assert_eq!(history.divergence(&repo, mine, main), Err(err));
+    }
+
+    #[test]
+    fn a_date_gix_cannot_read_orders_nothing_and_fails_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo_dir = dir.path();
+        git(repo_dir, &["init", "-q", "-b", "main"], None);
+        commit(repo_dir, "base", "1700000000 +0000");
+        let tree = git(repo_dir, &["rev-parse", "HEAD^{tree}"], None);
+        let parent = git(repo_dir, &["rev-parse", "HEAD"], None);
+        let raw = format!(
+            "tree {tree}\nparent {parent}\nauthor T <t@example.com> garbage\ncommitter T <t@example.com> garbage\n\nodd\n"
+        );
+        let path = repo_dir.join("odd-commit");
+        std::fs::write(&path, raw).unwrap();
+        let odd = git(
+            repo_dir,
+            &[
+                "hash-object",
+                "-t",
+                "commit",
+                "-w",
+                "--literally",
+                path.to_str().unwrap(),
+            ],
+            None,
+        );
+        git(repo_dir, &["update-ref", "refs/heads/odd", &odd], None);
+        git(repo_dir, &["checkout", "-q", "odd"], None);
+        commit(repo_dir, "above", "1700000200 +0000");
+        let repo = gix::open(repo_dir).unwrap();
+        let history = History::default();
+        let counted = history
+            .divergence(&repo, id(repo_dir, "odd"), id(repo_dir, "main"))
+            .unwrap();
+        assert_eq!(counted, git_counts(repo_dir, "odd", "main"));
+        let tip = history.tip(&repo, id(repo_dir, "odd~1")).unwrap();
+        assert_eq!(
+            (tip.time, tip.date),
+            (None, None),
+            "an unreadable date is unknown"
+        );
     }
 
     /// A stack made by a script or a rebase: every commit in the same second.

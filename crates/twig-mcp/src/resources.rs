@@ -202,7 +202,10 @@ fn no_link(
 ) -> ToolError {
     match metadata {
         Err(err) => err.clone(),
-        Ok(_) => ToolError::not_found(format!("Branch '{branch}' has no linked {what}"))
-            .with_hint("Link one with `twig` (e.g. `twig jira link` / `twig github link`)."),
+        Ok(_) => ToolError::not_found(format!(
+            "Branch '{}' has no linked {what}",
+            local::quoted(branch)
+        ))
+        .with_hint("Link one with `twig` (e.g. `twig jira link` / `twig github link`)."),
     }
 }

@@ -121,7 +121,8 @@ pub enum WorktreeStatus {
     BranchDiffers,
     /// Git's HEAD there is detached.
     Detached,
-    /// twig records it, but git has no such worktree or its directory is gone.
+    /// twig records it but git has no such worktree, or its directory is gone (moved or
+    /// deleted; `git worktree prune` forgets it).
     Missing,
     /// A worktree git has that twig did not record (`git worktree add`).
     NotInTwig,
@@ -231,6 +232,10 @@ pub struct ParentHealth {
     /// The parent has no git branch, so nothing could be counted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub missing: bool,
+    /// Why ahead/behind could not be counted (then both are 0): the tips are more than
+    /// 200,000 commits apart, or a commit is missing from the repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncounted: Option<String>,
 }
 
 /// What GitHub says of a branch's linked pull request.
@@ -336,7 +341,8 @@ pub struct StackHealthResponse {
     pub prune: Vec<PruneCandidate>,
     /// Local git branches twig does not track (only for the whole repository). At most 500.
     pub untracked: Vec<String>,
-    /// True when `rebase_order`, `prune` or `untracked` were cut at 500 entries.
+    /// True when `rebase_order`, `prune` or `untracked` were cut at 500 entries, or a
+    /// branch's parents at 50.
     pub truncated: bool,
     /// Why GitHub facts are missing from every branch (not configured, disabled, unreachable).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -636,3 +636,80 @@ async fn health_checks_write_nothing() {
     assert_eq!(fx.git(&["for-each-ref"]), refs_before);
     assert_eq!(fx.git(&["status", "--porcelain"]), status_before);
 }
+
+/// A commit missing from the repository (a damaged clone): that pair is not counted and says
+/// why; every other branch is answered, and the call succeeds.
+#[tokio::test]
+async fn a_missing_commit_leaves_one_pair_uncounted_not_the_call_failed() {
+    let fx = new_repo();
+    grow(&fx, &[("main", "ok"), ("main", "damaged")]);
+    commit(&fx, "damaged", "second");
+    commit(&fx, "damaged", "third");
+    fx.git(&["checkout", "-q", "main"]);
+    let middle = fx.git(&["rev-parse", "damaged~1"]);
+    std::fs::remove_file(
+        fx.repo_path()
+            .join(".git/objects")
+            .join(&middle[..2])
+            .join(&middle[2..]),
+    )
+    .unwrap();
+    write_plain_state(
+        &fx,
+        &["ok", "damaged"],
+        &[("ok", "main"), ("damaged", "main")],
+    );
+    let mcp = fx.start(&[], &[]).await;
+    let (data, _) = health(&mcp, json!({})).await;
+    let damaged = &entry(&data, "damaged")["against"][0];
+    assert_eq!(
+        (&damaged["ahead"], &damaged["behind"]),
+        (&json!(0), &json!(0))
+    );
+    assert_eq!(damaged["needs_rebase"], false);
+    assert!(
+        damaged["uncounted"].as_str().unwrap().contains("missing"),
+        "{damaged}"
+    );
+    assert_eq!(
+        entry(&data, "ok")["against"],
+        json!([vs("main", 1, 0, false, false)])
+    );
+    // A huge branch name is not echoed whole.
+    let err = health_err(&mcp, json!({"branch": "x".repeat(100_000)})).await;
+    assert_eq!(err.code, errors::NOT_FOUND);
+    assert!(err.message.len() < 400, "{}", err.message.len());
+    mcp.shutdown().await;
+}
+
+/// A branch with more parents than an answer compares (a hand-made state): the first 50 are
+/// compared, the answer says it was cut; the tree names 10 of the other parents.
+#[tokio::test]
+async fn a_branch_with_very_many_parents_is_bounded() {
+    let fx = new_repo();
+    let parents: Vec<String> = (0..60).map(|i| format!("p{i:02}")).collect();
+    for parent in &parents {
+        fx.git(&["branch", parent]);
+    }
+    fx.git(&["branch", "hub"]);
+    let mut names: Vec<&str> = parents.iter().map(String::as_str).collect();
+    names.push("hub");
+    let mut deps: Vec<(&str, &str)> = parents.iter().map(|p| ("hub", p.as_str())).collect();
+    deps.extend(parents.iter().map(|p| (p.as_str(), "main")));
+    write_plain_state(&fx, &names, &deps);
+    let mcp = fx.start(&[], &[]).await;
+    let (data, _) = health(&mcp, json!({"branch": "hub"})).await;
+    let hub = entry(&data, "hub");
+    assert_eq!(hub["parents"].as_array().unwrap().len(), 50);
+    assert_eq!(hub["against"].as_array().unwrap().len(), 50);
+    assert_eq!(data["truncated"], true);
+    let tree: Value = mcp.call_ok("get_branch_tree", json!({})).await;
+    assert_eq!(tree["truncated"], true);
+    let text = tree["tree_text"].as_str().unwrap();
+    let full = text
+        .lines()
+        .find(|l| l.contains("hub [also under:"))
+        .unwrap();
+    assert_eq!(full.matches(", ").count(), 9, "{full}");
+    mcp.shutdown().await;
+}

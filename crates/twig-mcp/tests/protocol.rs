@@ -154,7 +154,7 @@ async fn stack_status_prompt() {
          Orphaned branches (no dependencies defined):\n\
          \x20 • scratch\n\
          \n\
-         Health (5 branches): 2 need a rebase, 0 merged, 0 stale (last commit over 30 days ago), 1 without a git branch, 1 orphaned\n\
+         Health (5 branches): 2 need a rebase, 0 merged, 0 stale (last commit over 30 days ago), 1 without a git branch, 0 orphaned\n\
          Rebase order (parents first):\n\
          - feat/auth onto main\n\
          - feat/auth-ui onto feat/auth\n\

@@ -80,7 +80,8 @@ pub async fn get_stack_health(
         && !state.names(scope)
     {
         return Err(ToolError::not_found(format!(
-            "Branch '{scope}' is not tracked by twig"
+            "Branch '{}' is not tracked by twig",
+            local::quoted(scope)
         ))
         .with_hint(
             "Pass a branch twig tracks (see `list_branches`), or omit `branch` to check every stack.",

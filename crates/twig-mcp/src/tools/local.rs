@@ -28,8 +28,15 @@ pub fn branch_metadata(state: Option<&LoadedState>, branch: &str) -> BranchMetad
     }
 }
 
+/// A branch name as an error message quotes it: at most 200 characters (a request's huge
+/// input is never echoed whole).
+pub fn quoted(branch: &str) -> String {
+    mcp_common::clip(branch, 200)
+}
+
 /// `not_found` for a branch twig does not track (no link, dependency or root names it).
 pub fn not_tracked(branch: &str) -> ToolError {
+    let branch = quoted(branch);
     ToolError::not_found(format!("Branch '{branch}' not found in twig state")).with_hint(
         "Use `list_branches` to see the branches twig tracks (linked, in a dependency, or a root).",
     )
@@ -111,7 +118,8 @@ pub fn get_branch_tree(
             let branch = require_name(branch, "branch")?;
             if !graph.contains(branch) {
                 return Err(ToolError::not_found(format!(
-                    "Branch '{branch}' not found in repository"
+                    "Branch '{}' not found in repository",
+                    quoted(branch)
                 ))
                 .with_hint(
                     "Pass the name of a local branch, or omit `branch` to start at the default root.",
@@ -162,7 +170,8 @@ pub fn get_branch_stack(
         let local = repo.local_branches().map_err(ToolError::internal)?;
         if local.binary_search(&start).is_err() {
             return Err(ToolError::not_found(format!(
-                "Branch '{start}' not found in twig state or repository"
+                "Branch '{}' not found in twig state or repository",
+                quoted(&start)
             ))
             .with_hint(
                 "Use `list_branches` to see tracked branches, pass the name of a local branch, or omit `branch` to start at the current branch.",
@@ -299,10 +308,11 @@ pub fn get_worktrees(ctx: &ServerContext) -> Result<ListWorktreesResponse, ToolE
     for record in records {
         let path = std::path::Path::new(&record.path);
         let canonical = std::fs::canonicalize(path).ok();
+        // Two records may name one worktree (through a symbolic link and its target).
         let found = git
             .iter()
             .enumerate()
-            .find(|(i, w)| !matched[*i] && (Some(&w.path) == canonical.as_ref() || w.path == path));
+            .find(|(_, w)| Some(&w.path) == canonical.as_ref() || w.path == path);
         let Some((i, worktree)) = found else {
             worktrees.push(WorktreeInfo {
                 name: record.name.clone(),
@@ -342,7 +352,9 @@ pub fn get_worktrees(ctx: &ServerContext) -> Result<ListWorktreesResponse, ToolE
             path: worktree.path.display().to_string(),
             branch: worktree.branch.clone().unwrap_or_default(),
             twig_branch: None,
-            status: if worktree.branch.is_none() {
+            status: if !worktree.exists {
+                WorktreeStatus::Missing
+            } else if worktree.branch.is_none() {
                 WorktreeStatus::Detached
             } else {
                 WorktreeStatus::NotInTwig
