@@ -157,6 +157,16 @@ impl GitRepo {
         Ok(tips)
     }
 
+    /// The object branch `name` points at (followed and peeled as by [`Self::branch_tips`]),
+    /// or `None` when there is no such branch.
+    pub fn tip_of(&self, name: &str) -> Option<ObjectId> {
+        let repo = self.repo.to_thread_local();
+        let mut reference = repo
+            .try_find_reference(format!("refs/heads/{name}").as_str())
+            .ok()??;
+        reference.peel_to_id().ok().map(|id| id.detach())
+    }
+
     /// A handle for reading objects on this thread.
     pub fn local(&self) -> gix::Repository {
         self.repo.to_thread_local()

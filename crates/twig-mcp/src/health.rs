@@ -51,8 +51,6 @@ pub struct HealthReport {
 /// What the assessment starts from.
 pub struct Inputs<'a> {
     pub state: &'a LoadedState,
-    /// Local branches and their tips, in name order.
-    pub tips: &'a [(String, ObjectId)],
     /// The checked-out branch (never a prune candidate).
     pub head: Option<&'a str>,
     /// The subtree to assess (its root), or every root.
@@ -62,40 +60,59 @@ pub struct Inputs<'a> {
     pub now: i64,
 }
 
-/// The branches' structure as twig declares it: children of each branch (by name), roots and
-/// orphans.
+/// The branches' structure as twig declares it: children of each branch (the state's index),
+/// the configured roots and, for the whole repository, roots and orphans.
 struct Structure<'a> {
-    children: HashMap<&'a str, Vec<&'a str>>,
-    roots: Vec<&'a str>,
-    orphans: Vec<&'a str>,
+    state: &'a LoadedState,
+    configured: HashSet<&'a str>,
 }
 
 impl<'a> Structure<'a> {
     fn of(state: &'a LoadedState) -> Self {
-        let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
-        for name in state.sorted_branches() {
-            for parent in state.parents(name).filter(|parent| parent != &name) {
-                children.entry(parent).or_default().push(name);
+        Self {
+            state,
+            configured: state.root_names().collect(),
+        }
+    }
+
+    fn children(&self, branch: &str) -> &'a [String] {
+        self.state.children(branch)
+    }
+
+    fn parentless(&self, name: &str) -> bool {
+        self.state.parents(name).all(|parent| parent == name)
+    }
+
+    /// A configured root, or — when none is configured — a branch with children and no parent.
+    fn is_root(&self, name: &str) -> bool {
+        if self.configured.is_empty() {
+            self.parentless(name) && !self.children(name).is_empty()
+        } else {
+            self.configured.contains(name)
+        }
+    }
+
+    /// Every root, by name, and every other branch without a parent (the orphans), by name.
+    fn roots_and_orphans(&self) -> (Vec<&'a str>, Vec<&'a str>) {
+        let mut roots: Vec<&str> = Vec::new();
+        let mut orphans: Vec<&str> = Vec::new();
+        if !self.configured.is_empty() {
+            roots = self.configured.iter().copied().collect();
+            roots.sort_unstable();
+        }
+        for name in self.state.sorted_branches() {
+            if !self.parentless(name) {
+                continue;
+            }
+            if self.is_root(name) {
+                if self.configured.is_empty() {
+                    roots.push(name);
+                }
+            } else {
+                orphans.push(name);
             }
         }
-        // `sorted_branches` is in name order, so every list already is.
-        let configured: HashSet<&str> = state.root_names().collect();
-        let parentless = state
-            .sorted_branches()
-            .filter(|name| state.parents(name).all(|parent| parent == *name));
-        let (roots, orphans): (Vec<&str>, Vec<&str>) = if configured.is_empty() {
-            parentless.partition(|name| children.contains_key(name))
-        } else {
-            let mut roots: Vec<&str> = configured.iter().copied().collect();
-            roots.sort_unstable();
-            let orphans = parentless.filter(|n| !configured.contains(n)).collect();
-            (roots, orphans)
-        };
-        Self {
-            children,
-            roots,
-            orphans,
-        }
+        (roots, orphans)
     }
 
     /// The branches reachable from `starts`, parents before children, then those of `rest`
@@ -125,9 +142,9 @@ impl<'a> Structure<'a> {
         }
         let mut stack: Vec<(&str, usize)> = vec![(start, 0)];
         while let Some((node, next)) = stack.last_mut() {
-            let kids = self.children.get(node).map(Vec::as_slice).unwrap_or(&[]);
+            let kids = self.children(node);
             if *next < kids.len() {
-                let child = kids[kids.len() - 1 - *next];
+                let child = kids[kids.len() - 1 - *next].as_str();
                 *next += 1;
                 if seen.insert(child) {
                     stack.push((child, 0));
@@ -140,24 +157,39 @@ impl<'a> Structure<'a> {
     }
 }
 
-/// Assess the scope's health from git's objects.
+/// Assess the scope's health from git's objects. The whole repository reads every branch
+/// ref; a subtree only its branches' and their parents'.
 pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, String> {
     let state = inputs.state;
     let structure = Structure::of(state);
     let order: Vec<&str> = match inputs.scope {
         Some(scope) => structure.order(&[scope], std::iter::empty()),
         None => {
-            let mut starts = structure.roots.clone();
-            starts.extend(structure.orphans.iter().copied());
+            let (mut starts, orphans) = structure.roots_and_orphans();
+            starts.extend(orphans);
             structure.order(&starts, state.sorted_branches())
         }
     };
-    let tips: HashMap<&str, ObjectId> = inputs
-        .tips
-        .iter()
-        .map(|(name, id)| (name.as_str(), *id))
-        .collect();
-    let roots: HashSet<&str> = structure.roots.iter().copied().collect();
+    let all_tips;
+    let tips: HashMap<&str, ObjectId> = match inputs.scope {
+        None => {
+            all_tips = repo.branch_tips()?;
+            all_tips
+                .iter()
+                .map(|(name, id)| (name.as_str(), *id))
+                .collect()
+        }
+        Some(_) => {
+            let mut needed: Vec<&str> = order.clone();
+            needed.extend(order.iter().flat_map(|name| state.parents(name)));
+            needed.sort_unstable();
+            needed.dedup();
+            needed
+                .into_iter()
+                .filter_map(|name| repo.tip_of(name).map(|id| (name, id)))
+                .collect()
+        }
+    };
     let local = repo.local();
     let history = repo.history();
     let stale_after = i64::from(inputs.stale_after_days) * DAY;
@@ -176,7 +208,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
             parents.truncate(MAX_PARENTS);
             many_parents = true;
         }
-        let root = roots.contains(name);
+        let root = structure.is_root(name);
         let mut health = BranchHealth {
             branch: name.to_string(),
             parents: parents.clone(),
@@ -291,9 +323,11 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
     }
     let mut untracked = Vec::new();
     if inputs.scope.is_none() {
-        for (name, _) in inputs.tips {
+        let mut names: Vec<&str> = tips.keys().copied().collect();
+        names.sort_unstable();
+        for name in names {
             if !state.names(name) {
-                push_capped(&mut untracked, name.clone(), &mut truncated);
+                push_capped(&mut untracked, name.to_string(), &mut truncated);
             }
         }
     }
@@ -324,9 +358,9 @@ pub fn prunable(health: &BranchHealth, head: Option<&str>) -> bool {
 
 /// A prune candidate; the reason names children that would lose their parent.
 fn prune_candidate(branch: &str, reason: String, structure: &Structure<'_>) -> PruneCandidate {
-    let reason = match structure.children.get(branch) {
-        Some(children) if !children.is_empty() => {
-            let shown: Vec<&str> = children.iter().take(3).copied().collect();
+    let reason = match structure.children(branch) {
+        children if !children.is_empty() => {
+            let shown: Vec<&str> = children.iter().take(3).map(String::as_str).collect();
             let more = children.len().saturating_sub(shown.len());
             let tail = if more > 0 {
                 format!(" and {more} more")
@@ -382,7 +416,7 @@ fn rebase_order(
         .collect();
     while let Some(name) = pending.pop() {
         if affected.insert(name) {
-            pending.extend(structure.children.get(name).into_iter().flatten().copied());
+            pending.extend(structure.children(name).iter().map(String::as_str));
         }
     }
     let mut steps = Vec::new();
@@ -457,10 +491,10 @@ mod tests {
                 "root_branches":[{"branch":"main","is_default":true}]}"#,
         );
         let structure = Structure::of(&state);
-        assert_eq!(structure.roots, ["main"]);
-        assert_eq!(structure.orphans, ["o"]);
-        let mut starts = structure.roots.clone();
-        starts.extend(structure.orphans.iter().copied());
+        let (roots, orphans) = structure.roots_and_orphans();
+        assert_eq!((roots.clone(), orphans.clone()), (vec!["main"], vec!["o"]));
+        let mut starts = roots;
+        starts.extend(orphans);
         let order = structure.order(&starts, state.sorted_branches());
         assert_eq!(order, ["main", "a", "b", "c", "d", "o", "x", "y"]);
         assert_eq!(
@@ -477,8 +511,11 @@ mod tests {
                 "branches":{"lonely":{"branch":"lonely","created_at":"x"}}}"#,
         );
         let structure = Structure::of(&state);
-        assert_eq!(structure.roots, ["main"]);
-        assert_eq!(structure.orphans, ["lonely"]);
+        assert_eq!(
+            structure.roots_and_orphans(),
+            (vec!["main"], vec!["lonely"])
+        );
+        assert!(structure.is_root("main") && !structure.is_root("a"));
     }
 
     #[test]

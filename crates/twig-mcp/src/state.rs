@@ -5,12 +5,12 @@
 //! keys the parsed state by the file's identity (size, modification time, inode, change time).
 
 use std::{
-    collections::{BTreeMap, BTreeSet, HashSet},
+    collections::{BTreeMap, BTreeSet, HashMap, HashSet},
     fs,
     ops::Bound,
     os::unix::fs::MetadataExt,
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, OnceLock},
     time::{Duration, SystemTime},
 };
 
@@ -72,6 +72,9 @@ pub struct LoadedState {
     /// child or parent), or a root — twig writes a `branches` entry only when a Jira issue
     /// or PR is linked, so a branch made with `twig switch -p` has none.
     tracked: BTreeSet<String>,
+    /// Each branch's declared children in name order (none is its own child), built on first
+    /// use: only the health check walks down the stacks.
+    children: OnceLock<HashMap<String, Vec<String>>>,
 }
 
 impl LoadedState {
@@ -97,7 +100,29 @@ impl LoadedState {
             )
             .chain(state.root_branches.iter().map(|r| r.branch.clone()))
             .collect();
-        Self { state, tracked }
+        Self {
+            state,
+            tracked,
+            children: OnceLock::new(),
+        }
+    }
+
+    /// The declared children of `branch`, in name order.
+    pub fn children(&self, branch: &str) -> &[String] {
+        let children = self.children.get_or_init(|| {
+            let mut children: HashMap<String, Vec<String>> = HashMap::new();
+            // In name order, so every list is too.
+            for name in &self.tracked {
+                for parent in self.parents(name).filter(|parent| parent != name) {
+                    children
+                        .entry(parent.to_string())
+                        .or_default()
+                        .push(name.clone());
+                }
+            }
+            children
+        });
+        children.get(branch).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// The declared parents of `branch`, first (primary) parent first.

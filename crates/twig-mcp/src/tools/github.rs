@@ -223,8 +223,10 @@ pub async fn fetch_pr_status(
 /// What the health check needs of GitHub: the client and the `origin` repository, or why
 /// GitHub cannot be asked (credentials, remote).
 pub async fn for_facts(ctx: &ServerContext) -> Result<(Arc<GitHubClient>, GitHubRepo), ToolError> {
-    let repo = resolve_repo(ctx, None)?;
-    Ok((client(ctx).await?, repo))
+    // Credentials first: without them nothing more is read (the remote means opening the
+    // repository's configuration afresh).
+    let client = client(ctx).await?;
+    Ok((client, resolve_repo(ctx, None)?))
 }
 
 /// Whether PR `number` is open, closed or merged.

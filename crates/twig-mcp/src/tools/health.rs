@@ -152,7 +152,6 @@ async fn assess(
     let ctx = ctx.clone();
     tokio::task::spawn_blocking(move || {
         let repo = ctx.require_repo()?;
-        let tips = repo.branch_tips().map_err(ToolError::internal)?;
         let head = repo.current_branch();
         let now = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
@@ -162,7 +161,6 @@ async fn assess(
             repo,
             &Inputs {
                 state: &state,
-                tips: &tips,
                 head: head.as_deref(),
                 scope: scope.as_deref(),
                 stale_after_days,
