@@ -254,29 +254,13 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
                 .copied()
                 .filter(|id| history.tip(&local, *id).is_ok());
             let Some(parent_tip) = parent_tip else {
-                health.against.push(ParentHealth {
-                    parent,
-                    ahead: 0,
-                    behind: 0,
-                    needs_rebase: false,
-                    merged: false,
-                    missing: true,
-                    uncounted: None,
-                });
+                health.against.push(not_compared(parent, true, None));
                 continue;
             };
             let divergence = match history.divergence(&local, tip, parent_tip) {
                 Ok(divergence) => divergence,
                 Err(why) => {
-                    health.against.push(ParentHealth {
-                        parent,
-                        ahead: 0,
-                        behind: 0,
-                        needs_rebase: false,
-                        merged: false,
-                        missing: false,
-                        uncounted: Some(why),
-                    });
+                    health.against.push(not_compared(parent, false, Some(why)));
                     continue;
                 }
             };
@@ -348,6 +332,20 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
         truncated,
         summary,
     })
+}
+
+/// A parent nothing was counted against: it has no git branch (`missing`), or the count
+/// failed (`uncounted`).
+fn not_compared(parent: String, missing: bool, uncounted: Option<String>) -> ParentHealth {
+    ParentHealth {
+        parent,
+        ahead: 0,
+        behind: 0,
+        needs_rebase: false,
+        merged: false,
+        missing,
+        uncounted,
+    }
 }
 
 /// Whether a merged (or done) branch may be suggested for deletion: never a root, the

@@ -8,7 +8,7 @@ mod support;
 use mcp_testkit::McpProcess;
 use serde_json::{Value, json};
 use support::health::*;
-use support::mock::{MockServer, Reply, Request};
+use support::mock::{MockServer, Reply, Request, gh_error};
 use support::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -63,15 +63,6 @@ fn gh_pull(number: u32, head_ref: &str, state: &str, merged: bool) -> Value {
         "deletions": 2,
         "changed_files": 1,
     })
-}
-
-fn gh_error(status: u16, message: &str) -> Reply {
-    Reply::json(json!({
-        "message": message,
-        "documentation_url": "https://docs.github.com/rest",
-        "status": status.to_string(),
-    }))
-    .status(status)
 }
 
 /// GitHub: #11 merged, #12 open, #14 closed unmerged, everything else 404.

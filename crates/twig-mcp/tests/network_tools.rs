@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use mcp_common::{ErrorCode, Page, WireError};
 use mcp_testkit::McpProcess;
 use serde_json::{Value, json};
-use support::mock::{MockServer, Reply, Request, base64};
+use support::mock::{MockServer, Reply, Request, base64, gh_error};
 use support::*;
 use twig_mcp::errors;
 
@@ -350,15 +350,6 @@ fn gh_ok(body: Value) -> Reply {
         .header("x-ratelimit-reset", "1795341600")
         .header("x-ratelimit-resource", "core")
         .header("x-github-request-id", "CD5E:1C2B:3A4F5E:6B7C8D:67C41A2B")
-}
-
-fn gh_error(status: u16, message: &str) -> Reply {
-    Reply::json(json!({
-        "message": message,
-        "documentation_url": "https://docs.github.com/rest",
-        "status": status.to_string(),
-    }))
-    .status(status)
 }
 
 fn gh_not_found() -> Reply {

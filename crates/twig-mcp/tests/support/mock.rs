@@ -270,3 +270,13 @@ pub fn base64(input: &str) -> String {
     }
     out
 }
+
+/// A GitHub REST error body with `status`, as GitHub answers one.
+pub fn gh_error(status: u16, message: &str) -> Reply {
+    Reply::json(serde_json::json!({
+        "message": message,
+        "documentation_url": "https://docs.github.com/rest",
+        "status": status.to_string(),
+    }))
+    .status(status)
+}
