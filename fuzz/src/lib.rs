@@ -598,9 +598,20 @@ pub fn twig_state(data: &[u8]) {
     }
     let graph =
         twig_mcp::graph::BranchGraph::build(&names, &loaded, names.first().map(String::as_str));
+    let badges: twig_mcp::graph::Badges = names
+        .iter()
+        .take(8)
+        .map(|n| (n.clone(), "↑1".to_string()))
+        .collect();
     for root in graph.root_candidates().iter().take(4) {
-        let tree = graph.tree(root, &loaded);
+        let tree = graph.tree(root, &loaded, true, Some(&badges));
         assert_eq!(tree.root, *root);
+        assert!(tree.orphans.iter().all(|o| o != root));
+    }
+    for name in names.iter().take(64) {
+        let children = loaded.children(name);
+        assert!(children.windows(2).all(|w| w[0] < w[1]), "children of {name} not sorted");
+        assert!(children.iter().all(|c| c != name), "{name} is its own child");
     }
 }
 
