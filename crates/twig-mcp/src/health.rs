@@ -194,6 +194,19 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
     let history = repo.history();
     let stale_after = i64::from(inputs.stale_after_days) * DAY;
 
+    // Every (branch, parent) pair counted in as few walks as possible.
+    let pairs: Vec<(ObjectId, ObjectId)> = order
+        .iter()
+        .filter_map(|name| Some((name, tips.get(name).copied()?)))
+        .flat_map(|(name, tip)| {
+            state
+                .parents(name)
+                .take(MAX_PARENTS)
+                .filter_map(|parent| tips.get(parent).copied())
+                .map(move |parent_tip| (tip, parent_tip))
+        })
+        .collect();
+    history.prefetch(&local, &pairs);
     let mut branches = Vec::with_capacity(order.len());
     let mut many_parents = false;
     for name in &order {

@@ -77,49 +77,68 @@ fn remember<K: std::hash::Hash + Eq, V>(
     }
 }
 
-/// One comparison: each commit's flags and time, the queue (newest first; among commits of
-/// the same second, first queued first out, so a child is taken before the parent it
-/// queued), how many queued commits are not yet known to be reachable from both tips, and the
-/// times of the commits reached from one side only.
-#[derive(Default)]
+/// One walk: each commit's flags (bit 0: reached from the base, bit `i + 1`: from tip `i`)
+/// and time, the queue (newest first; among commits of the same second, first queued first
+/// out, so a child is taken before the parent it queued), how many queued commits are not yet
+/// reached from every start, and the times of the commits reached from some starts only.
 struct Walk {
-    flags: HashMap<ObjectId, (u8, i64)>,
+    /// The flags of a commit reached from every start.
+    all: u64,
+    flags: HashMap<ObjectId, (u64, i64)>,
     queue: BinaryHeap<(i64, Reverse<u64>, ObjectId)>,
     /// Queued so far (the FIFO order of equal times).
     pushed: u64,
     /// How many times each commit is queued.
     queued: HashMap<ObjectId, u32>,
     open: usize,
-    /// Times of the commits reached from one side only, with their counts.
-    one_sided: BTreeMap<i64, usize>,
+    /// Times of the commits reached from some starts only, with their counts.
+    partial: BTreeMap<i64, usize>,
     /// Commits that are not in the repository (a shallow clone's edge).
     absent: HashSet<ObjectId>,
 }
 
 impl Walk {
+    fn new(starts: usize) -> Self {
+        Self {
+            all: if starts >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << starts) - 1
+            },
+            flags: HashMap::new(),
+            queue: BinaryHeap::new(),
+            pushed: 0,
+            queued: HashMap::new(),
+            open: 0,
+            partial: BTreeMap::new(),
+            absent: HashSet::new(),
+        }
+    }
+
     /// Add `flag` to commit `id` (its time `time`) and queue it to pass the flags on.
-    fn mark(&mut self, id: ObjectId, flag: u8, time: i64) {
+    fn mark(&mut self, id: ObjectId, flag: u64, time: i64) {
+        let all = self.all;
         let before = self.flags.get(&id).map_or(0, |(f, _)| *f);
         let after = before | flag;
         self.flags.insert(id, (after, time));
-        if before == 0 && after != BOTH {
-            *self.one_sided.entry(time).or_insert(0) += 1;
+        if before == 0 && after != all {
+            *self.partial.entry(time).or_insert(0) += 1;
         } else if before != 0
-            && before != BOTH
-            && after == BOTH
-            && let Some(count) = self.one_sided.get_mut(&time)
+            && before != all
+            && after == all
+            && let Some(count) = self.partial.get_mut(&time)
         {
             *count -= 1;
             if *count == 0 {
-                self.one_sided.remove(&time);
+                self.partial.remove(&time);
             }
         }
         let count = self.queued.entry(id).or_insert(0);
         if *count == 0 {
-            if after != BOTH {
+            if after != all {
                 self.open += 1;
             }
-        } else if before != BOTH && after == BOTH {
+        } else if before != all && after == all {
             self.open = self.open.saturating_sub(1);
         }
         *count += 1;
@@ -128,33 +147,31 @@ impl Walk {
     }
 
     /// The newest queued commit and its flags.
-    fn pop(&mut self) -> Option<(ObjectId, u8)> {
+    fn pop(&mut self) -> Option<(ObjectId, u64)> {
         let (_, _, id) = self.queue.pop()?;
         let flag = self.flags.get(&id).map_or(0, |(f, _)| *f);
         if let Some(count) = self.queued.get_mut(&id) {
             *count = count.saturating_sub(1);
-            if *count == 0 && flag != BOTH {
+            if *count == 0 && flag != self.all {
                 self.open = self.open.saturating_sub(1);
             }
         }
         Some((id, flag))
     }
 
-    /// Whether a queued (common) commit may still be an ancestor of a one-sided one: with
+    /// Whether a queued (common) commit may still be an ancestor of a partly reached one: with
     /// clocks that never go back, an ancestor is no newer than its descendant, so once every
-    /// queued commit is older than every one-sided commit none can be.
-    fn may_reach_one_sided(&self) -> bool {
-        match (self.queue.peek(), self.one_sided.keys().next()) {
+    /// queued commit is older than every partly reached commit none can be.
+    fn may_reach_partial(&self) -> bool {
+        match (self.queue.peek(), self.partial.keys().next()) {
             (Some((newest, _, _)), Some(oldest)) => newest >= oldest,
             _ => false,
         }
     }
 }
 
-/// Flags of a commit during a comparison.
-const FROM_A: u8 = 1;
-const FROM_B: u8 = 2;
-const BOTH: u8 = FROM_A | FROM_B;
+/// Tips compared with one base in one walk (the base takes the 64th bit).
+const BATCH: usize = 63;
 
 impl History {
     /// The commit `id`: from the cache, else read from `repo`.
@@ -238,7 +255,7 @@ impl History {
 
     /// Commits reachable from `a` but not `b` (ahead) and from `b` but not `a` (behind).
     ///
-    /// Walks both histories newest first (by committer time) until every commit still queued
+    /// Walks the histories newest first (by committer time) until every commit still queued
     /// is reachable from both and older than any commit reached from one side only — exact
     /// when clocks never go back, same-second commits included — then a few commits more, as
     /// `git rev-list --left-right --count a...b` does without a commit-graph. A commit
@@ -265,25 +282,65 @@ impl History {
         {
             return known.clone();
         }
-        let result = self.walk(repo, a, b);
+        let result = self.walk(repo, b, &[a]).map(|counts| {
+            counts.first().copied().unwrap_or(Divergence {
+                ahead: 0,
+                behind: 0,
+            })
+        });
         remember(&self.pairs, MAX_PAIRS, (a, b), result.clone());
         result
     }
 
-    fn walk(&self, repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Divergence, String> {
-        let mut walk = Walk::default();
-        for (id, flag) in [(a, FROM_A), (b, FROM_B)] {
+    /// Count every `(tip, base)` pair of `pairs` that is not known yet, the tips of one base
+    /// in one walk ([`BATCH`] at a time, as git's `ahead_behind` does): branches stacked on
+    /// one parent share the parent's history, walked once instead of once per branch. A
+    /// walk that fails is retried pair by pair, so that only the pair at fault is uncounted.
+    pub fn prefetch(&self, repo: &gix::Repository, pairs: &[(ObjectId, ObjectId)]) {
+        let mut by_base: HashMap<ObjectId, Vec<ObjectId>> = HashMap::new();
+        if let Ok(known) = self.pairs.lock() {
+            for (tip, base) in pairs {
+                if tip != base && !known.contains_key(&(*tip, *base)) {
+                    let tips = by_base.entry(*base).or_default();
+                    if !tips.contains(tip) {
+                        tips.push(*tip);
+                    }
+                }
+            }
+        }
+        for (base, tips) in by_base {
+            for chunk in tips.chunks(BATCH).filter(|chunk| chunk.len() > 1) {
+                if let Ok(counts) = self.walk(repo, base, chunk) {
+                    for (tip, count) in chunk.iter().zip(counts) {
+                        remember(&self.pairs, MAX_PAIRS, (*tip, base), Ok(count));
+                    }
+                }
+            }
+        }
+    }
+
+    /// One walk from `base` and `tips` (at most [`BATCH`]): each tip's divergence from `base`.
+    fn walk(
+        &self,
+        repo: &gix::Repository,
+        base: ObjectId,
+        tips: &[ObjectId],
+    ) -> Result<Vec<Divergence>, String> {
+        let mut walk = Walk::new(tips.len() + 1);
+        let starts = std::iter::once(base).chain(tips.iter().copied());
+        for (bit, id) in starts.enumerate() {
             let info = self.commit(repo, id)?;
-            walk.mark(id, flag, info.time);
+            let known = walk.flags.get(&id).map_or(0, |(f, _)| *f);
+            walk.mark(id, known | (1 << bit), info.time);
         }
         let mut walked = 0usize;
-        // The walk goes on while a commit reached from one side only is queued, or a queued
-        // commit may still make one common (same-second commits: a script, a rebase, `twig
+        // The walk goes on while a commit reached from some starts only is queued, or a
+        // queued commit may still reach one (same-second commits: a script, a rebase, `twig
         // cascade`), and then a few commits more (as git's `SLOP`) for a commit dated before
         // its own ancestors (a skewed clock).
         let mut slop = SLOP;
         loop {
-            if walk.open > 0 || walk.may_reach_one_sided() {
+            if walk.open > 0 || walk.may_reach_partial() {
                 slop = SLOP;
             } else if slop == 0 {
                 break;
@@ -308,20 +365,29 @@ impl History {
                 }
             }
         }
-        let mut ahead = 0u32;
-        let mut behind = 0u32;
+        let mut counts = vec![
+            Divergence {
+                ahead: 0,
+                behind: 0
+            };
+            tips.len()
+        ];
         for (id, (flag, _)) in &walk.flags {
             // A shallow clone's edge is not a commit of either side.
             if walk.absent.contains(id) {
                 continue;
             }
-            match *flag {
-                FROM_A => ahead += 1,
-                FROM_B => behind += 1,
-                _ => {}
+            let from_base = flag & 1 != 0;
+            for (i, count) in counts.iter_mut().enumerate() {
+                let from_tip = flag & (1 << (i + 1)) != 0;
+                match (from_tip, from_base) {
+                    (true, false) => count.ahead += 1,
+                    (false, true) => count.behind += 1,
+                    _ => {}
+                }
             }
         }
-        Ok(Divergence { ahead, behind })
+        Ok(counts)
     }
 }
 
@@ -622,6 +688,62 @@ mod tests {
                 behind: 20
             }
         );
+    }
+
+    /// Branches stacked on one parent are counted in one walk, and each count is git's.
+    #[test]
+    fn a_batch_of_tips_counts_as_git_counts_each_pair() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo_dir = dir.path();
+        git(repo_dir, &["init", "-q", "-b", "main"], None);
+        let mut t = 1_700_000_000;
+        let mut next = || {
+            t += 60;
+            format!("{t} +0000")
+        };
+        commit(repo_dir, "base", &next());
+        let mut tips = Vec::new();
+        for i in 0..70 {
+            // Fork every branch at another point of main, give it 1–3 commits, move main.
+            let name = format!("b{i:02}");
+            git(repo_dir, &["checkout", "-q", "-b", &name, "main"], None);
+            for c in 0..=(i % 3) {
+                commit(repo_dir, &format!("{name}-{c}"), &next());
+            }
+            git(repo_dir, &["checkout", "-q", "main"], None);
+            if i % 4 == 0 {
+                git(
+                    repo_dir,
+                    &[
+                        "merge",
+                        "-q",
+                        "--no-ff",
+                        "-m",
+                        &format!("merge {name}"),
+                        &name,
+                    ],
+                    Some(&next()),
+                );
+            } else {
+                commit(repo_dir, &format!("main-{i}"), &next());
+            }
+            tips.push(name);
+        }
+        let repo = gix::open(repo_dir).unwrap();
+        let history = History::default();
+        let main = id(repo_dir, "main");
+        let pairs: Vec<(ObjectId, ObjectId)> =
+            tips.iter().map(|t| (id(repo_dir, t), main)).collect();
+        history.prefetch(&repo, &pairs);
+        assert_eq!(
+            history.pairs.lock().unwrap().len(),
+            70,
+            "every pair counted by the batch walks"
+        );
+        for name in &tips {
+            let counted = history.divergence(&repo, id(repo_dir, name), main).unwrap();
+            assert_eq!(counted, git_counts(repo_dir, name, "main"), "{name}");
+        }
     }
 
     #[test]
