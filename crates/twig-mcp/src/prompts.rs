@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::{
     context::ServerContext,
-    graph::{self, BranchGraph, annotate},
+    graph::{BranchGraph, annotate},
     include::Include,
     tools::{
         health::{self, HealthParams},
@@ -99,7 +99,8 @@ async fn stack_status(ctx: &Arc<ServerContext>, include: Include) -> String {
         .await
         .ok()
         .map(|paged| paged.data);
-    let badges = health.as_ref().map(|h| graph::badges_of(&h.branches));
+    // Badges for every branch of the trees, not only the health's first page.
+    let badges = health::badges(ctx).await.ok();
     let current = repo.current_branch();
     let mut text = String::new();
     let _ = writeln!(

@@ -713,3 +713,24 @@ async fn a_branch_with_very_many_parents_is_bounded() {
     assert_eq!(full.matches(", ").count(), 9, "{full}");
     mcp.shutdown().await;
 }
+
+/// The `stack-status` prompt badges every branch of its trees, not only the health's first
+/// page (100 branches).
+#[tokio::test]
+async fn stack_status_badges_every_branch_of_a_wide_stack() {
+    let fx = new_repo();
+    let names: Vec<String> = (0..150).map(|i| format!("w{i:03}")).collect();
+    let grown: Vec<(&str, &str)> = names.iter().map(|n| ("main", n.as_str())).collect();
+    grow(&fx, &grown);
+    let deps: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "main")).collect();
+    let tracked: Vec<&str> = names.iter().map(String::as_str).collect();
+    write_plain_state(&fx, &tracked, &deps);
+    let mcp = fx.start(&[], &[]).await;
+    let text = mcp.prompt_text("stack-status", json!({})).await;
+    let badged = text
+        .lines()
+        .filter(|l| l.contains("── w") && l.ends_with("  ↑1"))
+        .count();
+    assert_eq!(badged, 150, "{text}");
+    mcp.shutdown().await;
+}

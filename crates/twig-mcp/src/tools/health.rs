@@ -135,10 +135,15 @@ pub async fn get_branch_tree(
     if params.health != Some(true) {
         return local::get_branch_tree(ctx, &params, None);
     }
+    let badges = badges(ctx).await?;
+    local::get_branch_tree(ctx, &params, Some(&badges))
+}
+
+/// The health badges of every branch of the repository (from git alone).
+pub async fn badges(ctx: &Arc<ServerContext>) -> Result<graph::Badges, ToolError> {
     let state = ctx.require_state()?;
     let report = assess(ctx, state, None, STALE_AFTER_DAYS).await?;
-    let badges = graph::badges_of(&report.branches);
-    local::get_branch_tree(ctx, &params, Some(&badges))
+    Ok(graph::badges_of(&report.branches))
 }
 
 /// The git part, on a blocking thread: it reads refs and walks commits.
