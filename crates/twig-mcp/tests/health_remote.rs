@@ -8,25 +8,12 @@ mod support;
 use mcp_testkit::McpProcess;
 use serde_json::{Value, json};
 use support::health::*;
-use support::mock::{MockServer, Reply, Request, gh_error};
+use support::mock::{MockServer, Reply, Request, gh_error, gh_user};
 use support::*;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers: the GitHub and Jira stand-ins
 // ---------------------------------------------------------------------------------------------
-
-fn gh_user(login: &str, id: u64) -> Value {
-    json!({
-        "login": login,
-        "id": id,
-        "node_id": format!("MDQ6VXNlcj{id}"),
-        "avatar_url": format!("https://avatars.githubusercontent.com/u/{id}?v=4"),
-        "url": format!("https://api.github.com/users/{login}"),
-        "html_url": format!("https://github.com/{login}"),
-        "type": "User",
-        "site_admin": false,
-    })
-}
 
 /// A pull request as `GET /repos/octo/widgets/pulls/{number}` returns it: open, or closed
 /// and merged (`merged_at` set), or closed unmerged.

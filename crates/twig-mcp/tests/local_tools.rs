@@ -325,22 +325,13 @@ async fn branch_stack_of_a_long_chain_is_bounded_and_says_so() {
     assert_eq!(data["truncated"], true);
 }
 
-fn branch_names(data: &Value) -> Vec<String> {
-    data["branches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["branch"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[tokio::test]
 async fn list_branches_pages_in_name_order() {
     let fx = stacked();
     let mcp = fx.start(&[], &[]).await;
     let (all, page) = mcp.call_paged::<Value>("list_branches", json!({})).await;
     assert_eq!(
-        branch_names(&all),
+        support::health::order(&all),
         [
             "feat/auth",
             "feat/auth-ui",
@@ -356,13 +347,13 @@ async fn list_branches_pages_in_name_order() {
     let (page1, info1) = mcp
         .call_paged::<Value>("list_branches", json!({"limit": 3}))
         .await;
-    assert_eq!(branch_names(&page1).len(), 3);
+    assert_eq!(support::health::order(&page1).len(), 3);
     assert_eq!(info1.total, 5);
     let cursor = info1.next_cursor.expect("a next page");
     let (page2, info2) = mcp
         .call_paged::<Value>("list_branches", json!({"limit": 3, "cursor": cursor}))
         .await;
-    assert_eq!(branch_names(&page2), ["gone/remote-only", "main"]);
+    assert_eq!(support::health::order(&page2), ["gone/remote-only", "main"]);
     assert_eq!(info2, mcp_common::Page::new(5, None));
 
     // The cursor seals the last name: a branch added before it does not shift the next page.
@@ -385,14 +376,17 @@ async fn list_branches_pages_in_name_order() {
     let (rest, info) = mcp
         .call_paged::<Value>("list_branches", json!({"limit": 2, "cursor": cursor}))
         .await;
-    assert_eq!(branch_names(&rest), ["feat/billing", "gone/remote-only"]);
+    assert_eq!(
+        support::health::order(&rest),
+        ["feat/billing", "gone/remote-only"]
+    );
     assert_eq!(info, mcp_common::Page::new(5, None));
 
     // An empty cursor is the first page, as before.
     let (first, _) = mcp
         .call_paged::<Value>("list_branches", json!({"limit": 1, "cursor": ""}))
         .await;
-    assert_eq!(branch_names(&first), ["a/first"]);
+    assert_eq!(support::health::order(&first), ["a/first"]);
 }
 
 #[tokio::test]
@@ -470,7 +464,7 @@ async fn list_branches_refuses_bad_cursors_and_limits() {
     let (data, _) = mcp
         .call_paged::<Value>("list_branches", json!({"limit": 1000}))
         .await;
-    assert_eq!(branch_names(&data).len(), 5);
+    assert_eq!(support::health::order(&data).len(), 5);
 }
 
 #[tokio::test]
@@ -749,7 +743,7 @@ async fn a_branch_with_two_parents_answers_both_in_twigs_order() {
     );
     let (all, _) = mcp.call_paged::<Value>("list_branches", json!({})).await;
     assert_eq!(
-        branch_names(&all),
+        support::health::order(&all),
         ["feat/auth", "feat/auth-api", "feat/auth-ui", "main"]
     );
     // The tree shows feat/auth-ui under both parents: in full under its primary parent,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use mcp_common::{ErrorCode, Page, WireError};
 use mcp_testkit::McpProcess;
 use serde_json::{Value, json};
-use support::mock::{MockServer, Reply, Request, base64, gh_error};
+use support::mock::{MockServer, Reply, Request, base64, gh_error, gh_user};
 use support::*;
 use twig_mcp::errors;
 
@@ -138,23 +138,6 @@ fn assert_retry_in(hint: &str, service: &str, secs: u64, before: u64, after: u64
 // ---------------------------------------------------------------------------------------------
 // GitHub REST v3 payloads
 // ---------------------------------------------------------------------------------------------
-
-fn gh_user(login: &str, id: u64) -> Value {
-    json!({
-        "login": login,
-        "id": id,
-        "node_id": format!("MDQ6VXNlcj{id}"),
-        "avatar_url": format!("https://avatars.githubusercontent.com/u/{id}?v=4"),
-        "gravatar_id": "",
-        "url": format!("https://api.github.com/users/{login}"),
-        "html_url": format!("https://github.com/{login}"),
-        "followers_url": format!("https://api.github.com/users/{login}/followers"),
-        "repos_url": format!("https://api.github.com/users/{login}/repos"),
-        "type": "User",
-        "user_view_type": "public",
-        "site_admin": false,
-    })
-}
 
 fn gh_repo() -> Value {
     json!({

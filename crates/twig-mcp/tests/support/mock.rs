@@ -280,3 +280,21 @@ pub fn gh_error(status: u16, message: &str) -> Reply {
     }))
     .status(status)
 }
+
+/// A GitHub user object as the REST API embeds it.
+pub fn gh_user(login: &str, id: u64) -> serde_json::Value {
+    serde_json::json!({
+        "login": login,
+        "id": id,
+        "node_id": format!("MDQ6VXNlcj{id}"),
+        "avatar_url": format!("https://avatars.githubusercontent.com/u/{id}?v=4"),
+        "gravatar_id": "",
+        "url": format!("https://api.github.com/users/{login}"),
+        "html_url": format!("https://github.com/{login}"),
+        "followers_url": format!("https://api.github.com/users/{login}/followers"),
+        "repos_url": format!("https://api.github.com/users/{login}/repos"),
+        "type": "User",
+        "user_view_type": "public",
+        "site_admin": false,
+    })
+}
