@@ -14,10 +14,7 @@ use crate::{
     context::ServerContext,
     graph::{BranchGraph, annotate},
     include::Include,
-    tools::{
-        health::{self, HealthParams},
-        local::branch_metadata,
-    },
+    tools::{health, local::branch_metadata},
     types::StackHealthResponse,
 };
 
@@ -95,12 +92,11 @@ async fn stack_status(ctx: &Arc<ServerContext>, include: Include) -> String {
     let (Ok(repo), Ok(state)) = (ctx.require_repo(), ctx.require_state()) else {
         return NO_DATA.to_string();
     };
-    let health = health::get_stack_health(ctx, HealthParams::default(), include)
-        .await
-        .ok()
-        .map(|paged| paged.data);
     // Badges for every branch of the trees, not only the health's first page.
-    let badges = health::badges(ctx).await.ok();
+    let (health, badges) = match health::health_and_badges(ctx, include).await {
+        Ok((health, badges)) => (Some(health), Some(badges)),
+        Err(_) => (None, None),
+    };
     let current = repo.current_branch();
     let mut text = String::new();
     let _ = writeln!(

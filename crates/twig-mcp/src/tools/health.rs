@@ -54,6 +54,28 @@ pub async fn get_stack_health(
     params: HealthParams,
     include: Include,
 ) -> Result<Paged<StackHealthResponse>, ToolError> {
+    answer(ctx, params, include, false)
+        .await
+        .map(|(paged, _)| paged)
+}
+
+/// The health and the badges of every branch of the repository, from one assessment (for
+/// the `stack-status` prompt, which shows both).
+pub async fn health_and_badges(
+    ctx: &Arc<ServerContext>,
+    include: Include,
+) -> Result<(StackHealthResponse, graph::Badges), ToolError> {
+    let (paged, badges) = answer(ctx, HealthParams::default(), include, true).await?;
+    Ok((paged.data, badges.unwrap_or_default()))
+}
+
+/// One page of the health; with `with_badges`, the badges of every branch of the scope too.
+async fn answer(
+    ctx: &Arc<ServerContext>,
+    params: HealthParams,
+    include: Include,
+    with_badges: bool,
+) -> Result<(Paged<StackHealthResponse>, Option<graph::Badges>), ToolError> {
     let limit = HEALTH_LIMIT.resolve(params.limit)?;
     let stale_after_days = params.stale_after_days.unwrap_or(STALE_AFTER_DAYS);
     if stale_after_days > MAX_STALE_DAYS {
@@ -88,6 +110,7 @@ pub async fn get_stack_health(
         ));
     }
     let report = assess(ctx, state.clone(), scope.clone(), stale_after_days).await?;
+    let badges = with_badges.then(|| graph::badges_of(&report.branches));
     let (mut branches, page) = page_by_offset(
         &report.branches,
         &cursors,
@@ -110,7 +133,7 @@ pub async fn get_stack_health(
             }
         }
     }
-    Ok(Paged {
+    let paged = Paged {
         data: StackHealthResponse {
             scope,
             stale_after_days,
@@ -124,7 +147,8 @@ pub async fn get_stack_health(
             jira: remote.jira,
         },
         page,
-    })
+    };
+    Ok((paged, badges))
 }
 
 /// `get_branch_tree`, with health badges in its text when `health` is true.
@@ -200,6 +224,32 @@ fn service_wide(error: &ToolError) -> bool {
     )
 }
 
+/// Ask one service about each item (for the branch at its index), at most [`CONCURRENCY`]
+/// at a time; stop at the first failure every further request would meet too, and answer it
+/// apart from the answers got.
+async fn ask_each<K, T, F, Fut>(
+    items: Vec<(usize, K)>,
+    ask: F,
+) -> (Vec<(usize, Result<T, ToolError>)>, Option<ToolError>)
+where
+    F: Fn(K) -> Fut,
+    Fut: std::future::Future<Output = Result<T, ToolError>>,
+{
+    let mut answers = futures::stream::iter(items.into_iter().map(|(i, item)| {
+        let asked = ask(item);
+        async move { (i, asked.await) }
+    }))
+    .buffered(CONCURRENCY);
+    let mut got = Vec::new();
+    while let Some((i, answer)) = answers.next().await {
+        match answer {
+            Err(error) if service_wide(&error) => return (got, Some(error)),
+            answer => got.push((i, answer)),
+        }
+    }
+    (got, None)
+}
+
 /// Ask GitHub and Jira about the linked PRs and issues of `branches` (the page), at most
 /// [`CONCURRENCY`] requests at a time per service; stop asking a service once it fails for
 /// every request (no credentials, unreachable, rate limited).
@@ -224,54 +274,41 @@ async fn add_remote_facts(
         .collect();
 
     if !prs.is_empty() {
-        if !include.github {
-            remote.github = Some((&disabled("GitHub", "github")).into());
+        let (answers, failure) = if !include.github {
+            (Vec::new(), Some(disabled("GitHub", "github")))
         } else {
             match github::for_facts(ctx).await {
-                Err(error) => remote.github = Some((&error).into()),
+                Err(error) => (Vec::new(), Some(error)),
                 Ok((client, repo)) => {
-                    let mut answers = futures::stream::iter(prs.into_iter().map(|(i, n)| {
-                        let (client, repo) = (&client, &repo);
-                        async move { (i, github::pr_fact(ctx, client, repo, n).await) }
-                    }))
-                    .buffered(CONCURRENCY);
-                    while let Some((i, answer)) = answers.next().await {
-                        if let Err(error) = &answer
-                            && service_wide(error)
-                        {
-                            remote.github = Some(error.into());
-                            break;
-                        }
-                        branches[i].pull_request = Some(Fact::from(answer));
-                    }
+                    let (client, repo) = (&client, &repo);
+                    ask_each(prs, |n| github::pr_fact(ctx, client, repo, n)).await
                 }
             }
+        };
+        for (i, answer) in answers {
+            branches[i].pull_request = Some(Fact::from(answer));
         }
+        remote.github = failure.map(|error| (&error).into());
     }
     if !issues.is_empty() {
-        if !include.jira {
-            remote.jira = Some((&disabled("Jira", "jira")).into());
+        let (answers, failure) = if !include.jira {
+            (Vec::new(), Some(disabled("Jira", "jira")))
         } else {
             match jira::for_facts(ctx).await {
-                Err(error) => remote.jira = Some((&error).into()),
+                Err(error) => (Vec::new(), Some(error)),
                 Ok(client) => {
-                    let mut answers = futures::stream::iter(issues.into_iter().map(|(i, key)| {
-                        let client = &client;
-                        async move { (i, jira::issue_fact(client, &key).await) }
-                    }))
-                    .buffered(CONCURRENCY);
-                    while let Some((i, answer)) = answers.next().await {
-                        if let Err(error) = &answer
-                            && service_wide(error)
-                        {
-                            remote.jira = Some(error.into());
-                            break;
-                        }
-                        branches[i].jira_issue = Some(Fact::from(answer));
-                    }
+                    let client = &client;
+                    ask_each(issues, |key: String| async move {
+                        jira::issue_fact(client, &key).await
+                    })
+                    .await
                 }
             }
+        };
+        for (i, answer) in answers {
+            branches[i].jira_issue = Some(Fact::from(answer));
         }
+        remote.jira = failure.map(|error| (&error).into());
     }
 
     // twig's prune plugin: a merged pull request, or failing that a done Jira issue.
