@@ -598,11 +598,18 @@ pub fn twig_state(data: &[u8]) {
     }
     let graph =
         twig_mcp::graph::BranchGraph::build(&names, &loaded, names.first().map(String::as_str));
-    let badges: twig_mcp::graph::Badges = names
-        .iter()
-        .take(8)
-        .map(|n| (n.clone(), "↑1".to_string()))
-        .collect();
+    let badges = twig_mcp::graph::Badges::of(
+        names
+            .iter()
+            .take(8)
+            .map(|n| twig_mcp::types::BranchHealth {
+                branch: n.clone(),
+                stale: true,
+                age_days: Some(40),
+                ..Default::default()
+            })
+            .collect(),
+    );
     for root in graph.root_candidates().iter().take(4) {
         let tree = graph.tree(root, &loaded, true, Some(&badges));
         assert_eq!(tree.root, *root);

@@ -27,8 +27,29 @@ pub const MAX_NODES: usize = 5000;
 /// The most other parents a branch names (`also_under`); beyond, the branch is marked cut.
 pub const MAX_ALSO_UNDER: usize = 10;
 
-/// Health badges by branch, for `get_branch_tree` with `health: true`.
-pub type Badges = HashMap<String, String>;
+/// The health of each branch, for the badges `get_branch_tree` adds with `health: true`.
+#[derive(Debug, Default)]
+pub struct Badges {
+    by_branch: HashMap<String, BranchHealth>,
+}
+
+impl Badges {
+    pub fn of(branches: Vec<BranchHealth>) -> Self {
+        Self {
+            by_branch: branches
+                .into_iter()
+                .map(|h| (h.branch.clone(), h))
+                .collect(),
+        }
+    }
+
+    /// The badges of `branch` drawn under `under`: ahead/behind against that parent (the
+    /// primary one when it is drawn elsewhere), then its status.
+    fn text(&self, branch: &str, under: Option<&str>) -> Option<String> {
+        let text = health::badges(self.by_branch.get(branch)?, under);
+        (!text.is_empty()).then_some(text)
+    }
+}
 
 /// State of one tree walk.
 struct Walk<'a> {
@@ -157,7 +178,7 @@ impl BranchGraph {
         };
         let node = self.node(root, None, state, 0, &mut walk);
         let mut tree_text = String::new();
-        render(&node, "", None, &walk.cut, badges, &mut tree_text);
+        render(&node, "", None, None, &walk.cut, badges, &mut tree_text);
         let orphans: Vec<String> = if orphans {
             self.orphans
                 .iter()
@@ -283,19 +304,11 @@ fn labelled(name: &str, state: &LoadedState, badges: Option<&Badges>) -> String 
         meta.and_then(|m| m.jira_issue.as_deref()),
         meta.and_then(|m| m.github_pr),
     );
-    if let Some(badge) = badges.and_then(|b| b.get(name)).filter(|b| !b.is_empty()) {
+    if let Some(badge) = badges.and_then(|b| b.text(name, None)) {
         label.push_str("  ");
-        label.push_str(badge);
+        label.push_str(&badge);
     }
     label
-}
-
-/// The badges of every branch of `report`.
-pub fn badges_of(branches: &[BranchHealth]) -> Badges {
-    branches
-        .iter()
-        .map(|h| (h.branch.clone(), health::badges(h)))
-        .collect()
 }
 
 /// `name (PROJ-1, #42)`, `name (PROJ-1)`, `name (#42)` or `name`.
@@ -314,13 +327,14 @@ pub fn annotate(branch: &str, jira_issue: Option<&str>, pr_number: Option<u32>) 
     }
 }
 
-/// Draw `node` with `├── `, `└── ` and `│   `; `is_last` is `None` for the root; a branch in
+/// Draw `node` (under `under`) with `├── `, `└── ` and `│   `; `is_last` is `None` for the root; a branch in
 /// `cut` gets ` …`, a repeat `[repeat: in full under P]`, a branch with other parents
 /// `[also under: Q]`.
 fn render(
     node: &BranchTreeNode,
     prefix: &str,
     is_last: Option<bool>,
+    under: Option<&str>,
     cut: &HashSet<&str>,
     badges: Option<&Badges>,
     out: &mut String,
@@ -334,12 +348,9 @@ fn render(
     } else if !node.also_under.is_empty() {
         label.push_str(&format!(" [also under: {}]", node.also_under.join(", ")));
     }
-    if let Some(badge) = badges
-        .and_then(|b| b.get(&node.branch))
-        .filter(|b| !b.is_empty())
-    {
+    if let Some(badge) = badges.and_then(|b| b.text(&node.branch, under)) {
         label.push_str("  ");
-        label.push_str(badge);
+        label.push_str(&badge);
     }
     if cut.contains(node.branch.as_str()) {
         label.push_str(" …");
@@ -359,7 +370,16 @@ fn render(
     out.push('\n');
     let count = node.children.len();
     for (i, child) in node.children.iter().enumerate() {
-        render(child, &child_prefix, Some(i + 1 == count), cut, badges, out);
+        let under = Some(node.branch.as_str());
+        render(
+            child,
+            &child_prefix,
+            Some(i + 1 == count),
+            under,
+            cut,
+            badges,
+            out,
+        );
     }
 }
 

@@ -456,14 +456,18 @@ fn rebase_order(
     steps
 }
 
-/// Compact badges of a branch for the tree's text: `↑2 ↓1` against the primary parent,
+/// Compact badges of a branch for the tree's text: `↑2 ↓1` against the parent it is drawn
+/// under (`under`; the primary parent when none is given or that one is not a parent),
 /// `stale 40d`, `merged`, `missing`.
-pub fn badges(health: &BranchHealth) -> String {
+pub fn badges(health: &BranchHealth, under: Option<&str>) -> String {
     let mut parts = Vec::new();
     if health.missing {
         parts.push("missing".to_string());
     }
-    if let Some(primary) = health.against.first().filter(|a| !a.missing) {
+    let parent = under
+        .and_then(|under| health.against.iter().find(|a| a.parent == under))
+        .or_else(|| health.against.first());
+    if let Some(primary) = parent.filter(|a| !a.missing) {
         if primary.ahead > 0 {
             parts.push(format!("↑{}", primary.ahead));
         }
@@ -555,10 +559,26 @@ mod tests {
             pull_request: None,
             jira_issue: None,
         };
-        assert_eq!(badges(&health), "↑2 ↓1 stale 40d");
+        assert_eq!(badges(&health, None), "↑2 ↓1 stale 40d");
+        health.against.push(ParentHealth {
+            parent: "other".into(),
+            ahead: 5,
+            behind: 0,
+            needs_rebase: false,
+            merged: false,
+            missing: false,
+            uncounted: None,
+        });
+        assert_eq!(
+            badges(&health, Some("other")),
+            "↑5 stale 40d",
+            "against the parent drawn above"
+        );
+        assert_eq!(badges(&health, Some("main")), "↑2 ↓1 stale 40d");
+        health.against.pop();
         health.stale = false;
         health.against[0].ahead = 0;
         health.merged = true;
-        assert_eq!(badges(&health), "↓1 merged");
+        assert_eq!(badges(&health, None), "↓1 merged");
     }
 }

@@ -257,7 +257,7 @@ pub struct JiraFact {
 }
 
 /// The health of one branch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BranchHealth {
     pub branch: String,
     /// Every declared parent, the primary first.

@@ -61,6 +61,18 @@ async fn diamond_counts_against_each_parent_in_twig_order() {
     );
     assert_eq!(data["summary"]["needs_rebase"], 1);
     assert_eq!(data["summary"]["branches"], 4);
+    // Each line's badges count against the branch drawn above it: d in full under b, its
+    // repeat under a.
+    let tree: Value = mcp
+        .call_ok("get_branch_tree", json!({"health": true}))
+        .await;
+    let text = tree["tree_text"].as_str().unwrap();
+    let line = |needle: &str| text.lines().find(|l| l.contains(needle)).unwrap();
+    assert!(line("d [also under: a]").ends_with("  ↑3 ↓1"), "{text}");
+    assert!(
+        line("d [repeat: in full under b]").ends_with("  ↑4 ↓1"),
+        "{text}"
+    );
     mcp.shutdown().await;
 }
 

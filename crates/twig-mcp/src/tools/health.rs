@@ -109,14 +109,14 @@ async fn answer(
             "Pass a branch twig tracks (see `list_branches`), or omit `branch` to check every stack.",
         ));
     }
-    let report = assess(ctx, state.clone(), scope.clone(), stale_after_days).await?;
-    let badges = with_badges.then(|| graph::badges_of(&report.branches));
+    let mut report = assess(ctx, state.clone(), scope.clone(), stale_after_days).await?;
     let (mut branches, page) = page_by_offset(
         &report.branches,
         &cursors,
         cursor_arg(params.cursor.as_deref()),
         limit,
     )?;
+    let badges = with_badges.then(|| graph::Badges::of(std::mem::take(&mut report.branches)));
     let head = ctx.current_branch().ok().flatten();
     let remote = add_remote_facts(ctx, &state, &mut branches, head.as_deref(), include).await;
     let mut summary = report.summary;
@@ -167,7 +167,7 @@ pub async fn get_branch_tree(
 pub async fn badges(ctx: &Arc<ServerContext>) -> Result<graph::Badges, ToolError> {
     let state = ctx.require_state()?;
     let report = assess(ctx, state, None, STALE_AFTER_DAYS).await?;
-    Ok(graph::badges_of(&report.branches))
+    Ok(graph::Badges::of(report.branches))
 }
 
 /// The git part, on a blocking thread: it reads refs and walks commits.
