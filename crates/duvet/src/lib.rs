@@ -4,7 +4,8 @@
 //! Modules by concern: `cli` (the command line: stdio or `--http`), `server` (the MCP
 //! surface), `resources` (the resource tree), `tools` (the tools' answers), `errors` (duvet's
 //! error codes), `engine` (the live model, rebuilt after file changes), `project` (reading
-//! files), `model` (specifications, requirements, citations, statuses), `matching` (quotes),
+//! files), `model` (specifications, requirements, citations), `status` and `coverage` (statuses as
+//! duvet 0.4.3 computes them), `matching` (quotes),
 //! `spec` (IETF and Markdown parsing, requirement sentences), `annotation` (source comments
 //! and requirement files), `config` (`.duvet/config.toml` and the legacy flags),
 //! `subscriptions` (resource-update notifications). Only `server`, `resources` and
@@ -13,6 +14,7 @@
 pub mod annotation;
 pub mod cli;
 pub mod config;
+pub mod coverage;
 pub mod engine;
 pub mod errors;
 pub mod matching;
@@ -21,5 +23,6 @@ pub mod project;
 pub mod resources;
 pub mod server;
 pub mod spec;
+pub mod status;
 pub mod subscriptions;
 pub mod tools;

@@ -2,18 +2,20 @@
 //! matched to the requirements they quote, the invalid citations, and each requirement's
 //! status. Built from parsed inputs by [`Model::build`]; pure, so it is tested without files.
 //!
-//! Status vocabulary (used by every tool and resource that speaks of status):
-//! - `fully_implemented`: implementation, implication or exception annotations quote all of
-//!   the requirement's text (every letter and digit of it);
-//! - `partially_implemented`: they quote part of it;
-//! - `not_started`: none of it is quoted by such annotations (tests and TODOs alone do not
-//!   implement anything).
+//! Status vocabulary (used by every tool and resource that speaks of status), as duvet 0.4.3
+//! computes it for `duvet report` (see [`crate::status`]):
+//! - `fully_implemented`: implementation, implication, exception or test annotations cover
+//!   every byte of the requirement's text;
+//! - `partially_implemented`: they cover some of its bytes;
+//! - `not_started`: they cover none (TODOs cover nothing).
 //!
-//! With the detail: `cited` (an implementation or implication quotes it), `tested` (a test
-//! quotes it), `exception` (the reason, when an exception quotes it), `todo_count`, and
-//! `citation_count` (annotations of any kind other than `spec` quoting it).
+//! With the detail: `cited` (an implementation or implication annotation quotes it: the one
+//! meaning of "cited" in every tool and resource), `tested` (a test quotes it), `exception`
+//! (the reason, when an exception quotes it), `todo_count`, and `citation_count` (annotations
+//! of any kind other than `spec` quoting it).
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -21,6 +23,7 @@ use serde::Serialize;
 
 use crate::{
     annotation::{Annotation, AnnotationType, Level, Malformed},
+    coverage::View,
     matching::find_quote,
     spec::{self, Format, Section, requirements},
 };
@@ -119,6 +122,8 @@ pub struct SectionEntry {
     pub content: String,
     /// The text normalized for matching quotes.
     normalized: String,
+    /// The text as duvet 0.4.3 reads it, for coverage ([`crate::coverage`]).
+    pub view: View,
     /// Indexes into [`Model::requirements`], in document order.
     pub requirements: Vec<usize>,
 }
@@ -152,6 +157,8 @@ pub struct Requirement {
     pub section: usize,
     /// Byte range in the section's normalized text, when the text occurs there.
     range: Option<(usize, usize)>,
+    /// Where duvet finds the text in the section's view, when it does.
+    pub span: Option<Range<usize>>,
     /// Indexes into [`Model::citations`].
     pub citations: Vec<usize>,
     pub status: Status,
@@ -166,6 +173,11 @@ pub struct Citation {
     pub kind: AnnotationType,
     pub comment_text: String,
     pub reason: Option<String>,
+    /// The quoted text as written (lines joined by single spaces; empty for a reference to
+    /// the whole section).
+    pub quote: String,
+    /// The part of the section's view the quote covers, found as duvet finds it.
+    pub span: Option<Range<usize>>,
     pub spec: usize,
     pub section: usize,
     /// Indexes into [`Model::requirements`] of the requirements its quote overlaps.
@@ -238,7 +250,7 @@ pub struct Model {
     /// Requirement indexes in work-first order (see [`Model::prioritized`]).
     priority: Vec<usize>,
     /// Citations' quoted ranges, per citation, until statuses are computed.
-    pending_ranges: Vec<(usize, Vec<Overlap>)>,
+    pub(crate) pending_ranges: Vec<(usize, Vec<Overlap>)>,
 }
 
 /// The key under which a specification is known: URLs by the file Duvet caches them as (so
@@ -397,6 +409,7 @@ impl Model {
                         let content = section.content();
                         SectionEntry {
                             normalized: requirements::normalize(&content),
+                            view: View::new(&section.lines),
                             id: section.id.clone(),
                             title: section.title.clone(),
                             content,
@@ -459,6 +472,7 @@ impl Model {
             .and_then(|rest| rest.find(&text))
             .map(|start| (after + start, after + start + text.len()))
             .or_else(|| find_quote(&entry.normalized, &text));
+        let span = entry.view.find(&text);
         let index = self.requirements.len();
         self.requirements.push(Requirement {
             identifier: identifier.clone(),
@@ -468,6 +482,7 @@ impl Model {
             spec,
             section,
             range,
+            span,
             citations: Vec::new(),
             status: Status {
                 status: StatusKind::NotStarted,
@@ -554,6 +569,9 @@ impl Model {
             self.requirements[r].citations.push(index);
         }
         self.by_citation_id.entry(id.clone()).or_insert(index);
+        let span = self.specs[resolved.spec].sections[resolved.section]
+            .view
+            .find(&annotation.quote);
         self.citations.push(Citation {
             id,
             file: annotation.file,
@@ -561,74 +579,13 @@ impl Model {
             kind: annotation.kind,
             comment_text: annotation.comment_text,
             reason: annotation.reason,
+            quote: annotation.quote,
+            span,
             spec: resolved.spec,
             section: resolved.section,
             requirements: resolved.matches.iter().map(|(r, _)| *r).collect(),
         });
         self.pending_ranges.push((index, resolved.matches));
-    }
-
-    fn compute_statuses(&mut self) {
-        // Per requirement: the byte ranges quoted by implementing annotations.
-        let mut implemented: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
-        for (citation, matches) in std::mem::take(&mut self.pending_ranges) {
-            let kind = self.citations[citation].kind;
-            for (r, range) in matches {
-                let status = &mut self.requirements[r].status;
-                status.citation_count += 1;
-                match kind {
-                    AnnotationType::Implementation | AnnotationType::Implication => {
-                        status.cited = true;
-                        implemented.entry(r).or_default().push(range);
-                    }
-                    AnnotationType::Exception => {
-                        if status.exception.is_none() {
-                            status.exception = Some(
-                                self.citations[citation]
-                                    .reason
-                                    .clone()
-                                    .unwrap_or_else(|| "no reason given".to_string()),
-                            );
-                        }
-                        implemented.entry(r).or_default().push(range);
-                    }
-                    AnnotationType::Test => status.tested = true,
-                    AnnotationType::Todo => status.todo_count += 1,
-                    AnnotationType::Spec => {}
-                }
-            }
-        }
-        for (r, requirement) in self.requirements.iter_mut().enumerate() {
-            let Some((start, end)) = requirement.range else {
-                requirement.status.status = if implemented.contains_key(&r) {
-                    StatusKind::FullyImplemented
-                } else {
-                    StatusKind::NotStarted
-                };
-                continue;
-            };
-            let normalized = &self.specs[requirement.spec].sections[requirement.section].normalized;
-            let ranges = implemented.get(&r).map(Vec::as_slice).unwrap_or(&[]);
-            let mut total = 0usize;
-            let mut covered = 0usize;
-            for (i, ch) in normalized.get(start..end).unwrap_or("").char_indices() {
-                if !ch.is_alphanumeric() {
-                    continue;
-                }
-                total += 1;
-                let at = start + i;
-                if ranges.iter().any(|&(s, e)| s <= at && at < e) {
-                    covered += 1;
-                }
-            }
-            requirement.status.status = if covered == 0 {
-                StatusKind::NotStarted
-            } else if covered >= total {
-                StatusKind::FullyImplemented
-            } else {
-                StatusKind::PartiallyImplemented
-            };
-        }
     }
 
     /// The specification the project knows under `source` (URL or path, with or without
@@ -713,6 +670,7 @@ impl Model {
             title: String::new(),
             content: String::new(),
             normalized: String::new(),
+            view: View::default(),
             requirements: Vec::new(),
         });
         Some((spec, sections.len() - 1))

@@ -123,8 +123,10 @@ async fn statuses_follow_how_much_text_the_annotations_cover() {
     assert_eq!(s["cited"], false);
     assert_eq!(s["level"], "MAY");
 
+    // Implemented in part, tested in full: as duvet 0.4.3 counts it, the test covers the rest.
     let s: Value = mcp.call_ok("get_requirement_status", status(CLIENTS)).await;
-    assert_eq!(s["status"], "partially_implemented");
+    assert_eq!(s["status"], "fully_implemented");
+    assert_eq!(s["cited"], true);
     assert_eq!(s["tested"], true);
     assert_eq!(s["citation_count"], 2);
 
@@ -240,8 +242,8 @@ async fn uncited_invalid_and_prioritized_lists() {
         ("MUST", "not_started", 0),
         ("MUST", "fully_implemented", 0),
         ("MUST", "fully_implemented", 0),
-        ("SHOULD", "partially_implemented", 0),
         ("SHOULD", "not_started", 1),
+        ("SHOULD", "fully_implemented", 0),
         ("MAY", "fully_implemented", 0),
         ("MAY", "fully_implemented", 0),
     ]

@@ -1,0 +1,237 @@
+//! Coverage as duvet 0.4.3 counts it, so that a requirement's status here is the one
+//! `duvet report` gives the same project, byte for byte.
+//!
+//! duvet reads a section as a *view*: its lines, each trimmed, blank ones skipped, joined by
+//! single spaces. A quote is found in the view exactly, else after its whitespace
+//! normalization ([`normalize_mapped`]), else within one edit of the normalized text (the
+//! Levenshtein search of the `triple_accel` crate, the one duvet uses, so that near matches
+//! land on the same bytes). The bytes a quote covers are the view's bytes in the found range
+//! except the joining spaces, which stand for no byte of the specification.
+//!
+//! A requirement's bytes are those of its own text found that way; a byte is *covered* when an
+//! implementation, implication, exception or test annotation of the same specification covers
+//! it (TODOs cover nothing). Then: no byte uncovered is `fully_implemented`, every byte
+//! uncovered is `not_started`, anything between is `partially_implemented`, as duvet's
+//! `incomplete` count in its JSON report.
+//!
+//! The same normalization serves the checks of `duvet query` (`--check test`,
+//! `--check duplicates`), which compare quotes in the normalized view exactly.
+
+use std::ops::Range;
+
+use triple_accel::levenshtein::{LEVENSHTEIN_COSTS, levenshtein_search_simd_with_opts};
+
+/// A section's text as duvet reads it.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    text: String,
+    /// Offsets in `text` of the spaces that join two lines, ascending.
+    joiners: Vec<usize>,
+}
+
+impl View {
+    /// The view of a section's lines.
+    pub fn new<S: AsRef<str>>(lines: &[S]) -> Self {
+        let mut view = Self::default();
+        for line in lines {
+            let trimmed = line.as_ref().trim();
+            if trimmed.is_empty() {
+                continue;
+            }
+            if !view.text.is_empty() {
+                view.joiners.push(view.text.len());
+                view.text.push(' ');
+            }
+            view.text.push_str(trimmed);
+        }
+        view
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Where duvet finds `needle` in this view: exactly, after whitespace normalization, or
+    /// within one edit of the normalized text. `None` for an empty needle.
+    pub fn find(&self, needle: &str) -> Option<Range<usize>> {
+        if needle.is_empty() {
+            return None;
+        }
+        if let Some(start) = self.text.find(needle) {
+            return Some(start..start + needle.len());
+        }
+        let needle = normalize(needle);
+        let (haystack, map) = normalize_mapped(&self.text);
+        let found = haystack
+            .find(&needle)
+            .map(|start| start..start + needle.len())
+            .or_else(|| {
+                levenshtein_search_simd_with_opts(
+                    needle.as_bytes(),
+                    haystack.as_bytes(),
+                    1,
+                    triple_accel::SearchType::Best,
+                    LEVENSHTEIN_COSTS,
+                    false,
+                )
+                .next()
+                .map(|m| m.start..m.end)
+            })?;
+        let start = *map.get(found.start)?;
+        let end = *map.get(found.end)?;
+        let original = self.text.get(start..end)?;
+        Some(start..start + original.trim_end().len())
+    }
+
+    /// How many bytes of the specification `range` of the view stands for (its length
+    /// without the joining spaces).
+    pub fn bytes(&self, range: &Range<usize>) -> usize {
+        let joiners = self.joiners.partition_point(|&j| j < range.end)
+            - self.joiners.partition_point(|&j| j < range.start);
+        range.len().saturating_sub(joiners)
+    }
+
+    /// How many bytes of `target` no range of `covering` covers.
+    pub fn uncovered(&self, target: &Range<usize>, covering: &[Range<usize>]) -> usize {
+        let mut clipped: Vec<Range<usize>> = covering
+            .iter()
+            .map(|c| c.start.max(target.start)..c.end.min(target.end))
+            .filter(|c| c.start < c.end)
+            .collect();
+        clipped.sort_by_key(|c| c.start);
+        let mut covered = 0;
+        let mut current: Option<Range<usize>> = None;
+        for range in clipped {
+            match &mut current {
+                Some(open) if range.start <= open.end => open.end = open.end.max(range.end),
+                _ => {
+                    if let Some(done) = current.replace(range) {
+                        covered += self.bytes(&done);
+                    }
+                }
+            }
+        }
+        if let Some(done) = current {
+            covered += self.bytes(&done);
+        }
+        self.bytes(target).saturating_sub(covered)
+    }
+}
+
+/// duvet's whitespace normalization: letters and digits are kept; a run of whitespace
+/// becomes its first character, unless it follows or precedes punctuation (or starts or ends
+/// the text), where it disappears.
+pub fn normalize(value: &str) -> String {
+    normalize_mapped(value).0
+}
+
+/// [`normalize`], with the offset in `value` of each byte of the result and, last, the end of
+/// the last character kept.
+pub fn normalize_mapped(value: &str) -> (String, Vec<usize>) {
+    let mut out = String::with_capacity(value.len());
+    let mut map = Vec::with_capacity(value.len() + 1);
+    let mut last_end = 0;
+    // A character held back: whitespace (dropped unless a letter or digit follows) or
+    // punctuation (kept, but swallowing whitespace around it).
+    let mut held: Option<(usize, char, bool)> = None;
+    let mut push = |out: &mut String, map: &mut Vec<usize>, at: usize, c: char| {
+        out.push(c);
+        map.extend(std::iter::repeat_n(at, c.len_utf8()));
+        last_end = at + c.len_utf8();
+    };
+    for (at, c) in value.char_indices() {
+        if c.is_alphanumeric() {
+            if let Some((h_at, h, _)) = held.take() {
+                push(&mut out, &mut map, h_at, h);
+            }
+            push(&mut out, &mut map, at, c);
+        } else if c.is_whitespace() {
+            if held.is_none() && !out.is_empty() {
+                held = Some((at, c, true));
+            }
+        } else {
+            if let Some((h_at, h, false)) = held {
+                push(&mut out, &mut map, h_at, h);
+            }
+            held = Some((at, c, false));
+        }
+    }
+    if let Some((h_at, h, false)) = held {
+        push(&mut out, &mut map, h_at, h);
+    }
+    map.push(last_end);
+    (out, map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found<'a>(view: &'a View, needle: &str) -> Option<&'a str> {
+        view.find(needle).map(|r| &view.text()[r])
+    }
+
+    #[test]
+    fn lines_are_trimmed_and_joined() {
+        let view = View::new(&["  An endpoint MUST", "", "   send data.  "]);
+        assert_eq!(view.text(), "An endpoint MUST send data.");
+        assert_eq!(view.bytes(&(0..view.text().len())), view.text().len() - 1);
+    }
+
+    #[test]
+    fn normalization_drops_space_around_punctuation() {
+        let a = normalize("This is a test.Foo.[F]");
+        assert_eq!(a, normalize("  This is    a    test.  Foo  . [F]"));
+        assert_eq!(a, normalize("This    is    a    test.  Foo  . [    F ]  "));
+        assert_eq!(normalize("a\tb  c"), "a\tb c");
+        assert_eq!(normalize("new-\nline"), "new-line");
+    }
+
+    #[test]
+    fn quotes_are_found_as_duvet_finds_them() {
+        let view = View::new(&[" First    sentence.   Second Sentence.   Third  Sentence.   "]);
+        assert_eq!(
+            found(&view, "  Second   Sentence.  "),
+            Some("Second Sentence.")
+        );
+        let view = View::new(&["this is a new-", "line"]);
+        assert_eq!(
+            found(&view, "this is a new-line"),
+            Some("this is a new- line")
+        );
+        let view = View::new(&["within the flow control limits set by its peer"]);
+        assert_eq!(
+            found(&view, "within the flaw control limits"),
+            Some("within the flow control limits")
+        );
+        assert_eq!(found(&view, "nothing like it at all"), None);
+        assert_eq!(found(&view, ""), None);
+    }
+
+    #[test]
+    fn a_gap_of_one_byte_is_uncovered() {
+        let view = View::new(&["One MUST a. Two MUST b."]);
+        let all = view.find("One MUST a. Two MUST b.").unwrap();
+        let first = view.find("One MUST a.").unwrap();
+        let second = view.find("Two MUST b.").unwrap();
+        assert_eq!(view.uncovered(&all, &[first.clone(), second.clone()]), 1);
+        assert_eq!(view.uncovered(&all, &[first, second, all.clone()]), 0);
+        assert_eq!(view.uncovered(&all, &[]), view.bytes(&all));
+    }
+
+    #[test]
+    fn joining_spaces_are_not_bytes_of_the_specification() {
+        let view = View::new(&["One MUST a.", "Two MUST b."]);
+        let all = view.find("One MUST a. Two MUST b.").unwrap();
+        let first = view.find("One MUST a.").unwrap();
+        let second = view.find("Two MUST b.").unwrap();
+        assert_eq!(view.uncovered(&all, &[first, second]), 0);
+    }
+
+    #[test]
+    fn multibyte_text_maps_back_to_whole_characters() {
+        let view = View::new(&["Le client DOIT envoyer « bonjour »", "à l’hôte."]);
+        let range = view.find("envoyer «   bonjour » à l’hôte").unwrap();
+        assert_eq!(&view.text()[range], "envoyer « bonjour » à l’hôte");
+    }
+}
