@@ -53,6 +53,9 @@ pub struct Row<'a> {
     pub milestone_title: Option<&'a str>,
 }
 
+/// The empty set the task fields of an issue or a milestone hold.
+static NONE: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+
 impl Fields for Row<'_> {
     fn value(&self, field: Field) -> Value<'_> {
         let e = self.entity;
@@ -73,6 +76,9 @@ impl Fields for Row<'_> {
             Field::OpenIssues => Value::Number(self.stats.open_issues),
             Field::HasComments => Value::Bool(!e.comments.is_empty()),
             Field::HasMilestone => Value::Bool(e.milestone.is_some()),
+            // Task fields: no filter or sort over issues and milestones names them.
+            Field::State | Field::StateKind => Value::Text(""),
+            Field::Assignees | Field::Parents | Field::Children => Value::Labels(&NONE),
         }
     }
 }
@@ -284,6 +290,8 @@ pub struct Catalog {
     cache_path: PathBuf,
     state: Mutex<State>,
     last_refresh: Mutex<Option<Refresh>>,
+    /// Upstream git-mile's tasks and the other refs this version does not read.
+    tasks: crate::task::TaskCache,
 }
 
 impl Catalog {
@@ -294,11 +302,18 @@ impl Catalog {
             cache_path,
             state: Mutex::new(State::default()),
             last_refresh: Mutex::new(None),
+            tasks: crate::task::TaskCache::default(),
         }
     }
 
     pub fn store(&self) -> &GitStore {
         &self.store
+    }
+
+    /// Every upstream task, and the refs under `refs/git-mile/` this version does not read,
+    /// as the refs say now (tasks whose ref did not move are not replayed again).
+    pub fn tasks(&self) -> StoreResult<crate::task::TaskSet> {
+        self.tasks.read(&self.store)
     }
 
     /// What the last call of [`Self::snapshot`] that read refs did.

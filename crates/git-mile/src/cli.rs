@@ -7,11 +7,13 @@ use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 
 use crate::catalog::Lookup;
-use crate::listing::{self, ListRequest};
+use crate::listing::{self, ListRequest, Target};
 use crate::model::{Kind, Status};
 use crate::ops::{self, OpError, Written};
 use crate::query::cursor::cursor_key;
 use crate::sync;
+use crate::task::view::TaskView;
+use crate::task::{OtherRefs, TaskLookup, TaskSet};
 use crate::views::{EntityView, ListResponse};
 
 /// Issues and milestones stored in the git repository itself.
@@ -38,13 +40,28 @@ pub struct Cli {
 pub enum EntityArg {
     Milestone,
     Issue,
+    /// Upstream git-mile's tasks (read-only).
+    Task,
 }
 
-impl From<EntityArg> for Kind {
-    fn from(value: EntityArg) -> Self {
-        match value {
-            EntityArg::Milestone => Kind::Milestone,
-            EntityArg::Issue => Kind::Issue,
+impl EntityArg {
+    fn target(self) -> Target {
+        match self {
+            EntityArg::Milestone => Target::Entity(Kind::Milestone),
+            EntityArg::Issue => Target::Entity(Kind::Issue),
+            EntityArg::Task => Target::Task,
+        }
+    }
+
+    /// The kind a write makes; tasks are refused.
+    fn writable(self) -> Result<Kind, OpError> {
+        match self.target() {
+            Target::Entity(kind) => Ok(kind),
+            Target::Task => Err(OpError::Invalid(
+                "tasks are read-only in this version: create and change them with upstream \
+                 git-mile; `git mile list --entity task` and `git mile show` read them"
+                    .into(),
+            )),
         }
     }
 }
@@ -65,7 +82,8 @@ pub enum Command {
         #[arg(long, value_name = "MILESTONE")]
         milestone: Option<String>,
     },
-    /// List issues (or milestones) with the filter language of `git_mile.list`.
+    /// List issues (or milestones, or upstream git-mile's tasks) with the filter language of
+    /// `git_mile.list`.
     List {
         /// What to list.
         #[arg(long, value_enum, default_value = "issue")]
@@ -86,7 +104,7 @@ pub enum Command {
         #[arg(long)]
         include_closed: bool,
     },
-    /// Show an issue or a milestone whole.
+    /// Show an issue, a milestone or an upstream git-mile task whole.
     Show { id: String },
     /// Change the title or the description.
     Edit {
@@ -182,7 +200,7 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             labels,
             milestone,
         } => {
-            let kind = Kind::from(*entity);
+            let kind = entity.writable()?;
             let milestone = match (kind, milestone) {
                 (Kind::Milestone, Some(_)) => {
                     return Err(OpError::Invalid(
@@ -210,7 +228,16 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             cursor,
             include_closed,
         } => {
-            let snapshot = catalog.snapshot()?;
+            let target = entity.target();
+            let snapshot = match target {
+                Target::Entity(_) => catalog.snapshot()?,
+                Target::Task => std::sync::Arc::default(),
+            };
+            let tasks = match catalog.tasks() {
+                Ok(tasks) => tasks,
+                Err(err) if target == Target::Task => return Err(err.into()),
+                Err(err) => crate::task::unread(&err),
+            };
             let key = cursor_key(store.git_dir());
             let request = ListRequest {
                 filter: filter.clone(),
@@ -219,47 +246,61 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
                 cursor: cursor.clone(),
                 include_closed: *include_closed,
             };
-            let page = listing::list(&snapshot, Kind::from(*entity), &request, &key)
+            let page = listing::list(&snapshot, &tasks, target, &request, &key)
                 .map_err(|e| OpError::Invalid(e.to_string()))?;
+            tell_other_refs(&page.other_refs);
             emit(json, &page, list_text)
         }
         Command::Show { id } => {
             let snapshot = catalog.snapshot()?;
-            let (kind, id) = ops::resolve_in(&snapshot, &BOTH, id)?;
-            let Lookup::Found(row) = snapshot.lookup(kind, &id) else {
-                return Err(OpError::NotFound {
-                    what: kind.as_str(),
-                    id,
-                });
-            };
-            emit(json, &EntityView::from_row(&row), show_text)
+            let tasks = catalog.tasks()?;
+            let found = ops::resolve_in(&snapshot, &BOTH, id);
+            match (found, tasks.lookup(id)) {
+                (Ok((_, found)), TaskLookup::Found(row)) => Err(OpError::Ambiguous {
+                    id: id.trim().to_string(),
+                    candidates: vec![found, row.task.id.clone()],
+                }),
+                (Ok((kind, id)), _) => {
+                    let Lookup::Found(row) = snapshot.lookup(kind, &id) else {
+                        return Err(OpError::NotFound {
+                            what: kind.as_str(),
+                            id,
+                        });
+                    };
+                    emit(json, &EntityView::from_row(&row), show_text)
+                }
+                (Err(OpError::NotFound { what, id }), lookup) => {
+                    show_task(json, &tasks, lookup, what, id)
+                }
+                (Err(err), _) => Err(err),
+            }
         }
         Command::Edit {
             id,
             title,
             description,
         } => {
-            let (kind, id) = ops::resolve(&catalog, &BOTH, id)?;
+            let (kind, id) = resolve_writable(&catalog, id)?;
             let w = ops::edit(store, kind, &id, title.as_deref(), description.as_deref())?;
             emit(json, &w, |w| written_text(w, "edited"))
         }
         Command::Comment { id, body } => {
-            let (kind, id) = ops::resolve(&catalog, &BOTH, id)?;
+            let (kind, id) = resolve_writable(&catalog, id)?;
             let w = ops::comment(store, kind, &id, body)?;
             emit(json, &w, |w| written_text(w, "commented on"))
         }
         Command::Label { id, add, remove } => {
-            let (kind, id) = ops::resolve(&catalog, &BOTH, id)?;
+            let (kind, id) = resolve_writable(&catalog, id)?;
             let w = ops::label(store, kind, &id, add, remove)?;
             emit(json, &w, |w| written_text(w, "relabelled"))
         }
         Command::Open { id } => {
-            let (kind, id) = ops::resolve(&catalog, &BOTH, id)?;
+            let (kind, id) = resolve_writable(&catalog, id)?;
             let w = ops::set_status(store, kind, &id, Status::Open)?;
             emit(json, &w, |w| written_text(w, "opened"))
         }
         Command::Close { id } => {
-            let (kind, id) = ops::resolve(&catalog, &BOTH, id)?;
+            let (kind, id) = resolve_writable(&catalog, id)?;
             let w = ops::set_status(store, kind, &id, Status::Closed)?;
             emit(json, &w, |w| written_text(w, "closed"))
         }
@@ -311,6 +352,120 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
     }
 }
 
+/// The issue or milestone `id` names, for a write; an id of a task is refused as such.
+fn resolve_writable(
+    catalog: &crate::catalog::Catalog,
+    id: &str,
+) -> Result<(Kind, String), OpError> {
+    match ops::resolve(catalog, &BOTH, id) {
+        Err(OpError::NotFound { what, id }) => {
+            if let Ok(tasks) = catalog.tasks()
+                && let TaskLookup::Found(row) = tasks.lookup(&id)
+            {
+                return Err(OpError::Invalid(format!(
+                    "task {} is read-only in this version: change it with upstream git-mile",
+                    row.task.id
+                )));
+            }
+            Err(OpError::NotFound { what, id })
+        }
+        other => other,
+    }
+}
+
+/// A task `show` found among no issue nor milestone (`what` and `id`: the not-found of
+/// those), or why not; a not-found names the refs this version does not read.
+fn show_task(
+    json: bool,
+    tasks: &TaskSet,
+    lookup: TaskLookup<'_>,
+    what: &'static str,
+    id: String,
+) -> Result<(), OpError> {
+    match lookup {
+        TaskLookup::Found(row) => emit(json, &TaskView::from_row(&row), task_text),
+        TaskLookup::Ambiguous(candidates) => Err(OpError::Ambiguous { id, candidates }),
+        TaskLookup::Unreadable(id, why) => Err(OpError::Unreadable {
+            what: "task",
+            id,
+            why: why.to_string(),
+        }),
+        TaskLookup::NotFound => {
+            tell_other_refs(tasks.other_refs());
+            let what = if tasks.is_empty() && tasks.unreadable().next().is_none() {
+                what
+            } else {
+                "issue, milestone or task"
+            };
+            Err(OpError::NotFound { what, id })
+        }
+    }
+}
+
+/// One line on stderr per group of refs this version does not read.
+fn tell_other_refs(other: &[OtherRefs]) {
+    let mut stderr = std::io::stderr().lock();
+    for group in other {
+        let _ = writeln!(
+            stderr,
+            "git mile: note: {} holds {} this version does not read: {}",
+            group.prefix,
+            plural(group.count, "ref"),
+            group.what
+        );
+    }
+}
+
+fn task_text(t: &TaskView) -> String {
+    let none = || "none".to_string();
+    let mut text = format!(
+        "task {}\n{}  [{}]\nstate: {} (kind: {})\nby {} on {}, updated {}\n",
+        t.id,
+        t.title,
+        t.status,
+        t.facts.state.clone().unwrap_or_else(none),
+        t.facts.state_kind.clone().unwrap_or_else(none),
+        t.author,
+        t.created.format("%Y-%m-%d %H:%M"),
+        t.updated.format("%Y-%m-%d %H:%M"),
+    );
+    for (name, values) in [
+        ("labels", &t.labels),
+        ("assignees", &t.facts.assignees),
+        ("parents", &t.facts.parents),
+        ("children", &t.facts.children),
+    ] {
+        if !values.is_empty() {
+            text.push_str(&format!("{name}: {}\n", values.join(", ")));
+        }
+    }
+    for (kind, ids) in &t.relations {
+        text.push_str(&format!("{kind}: {}\n", ids.join(", ")));
+    }
+    if !t.description.is_empty() {
+        text.push('\n');
+        text.push_str(&t.description);
+        text.push('\n');
+    }
+    for c in &t.comments {
+        let edited = match c.edited {
+            Some(at) => format!(
+                " (edited {}, {})",
+                plural(c.edits, "time"),
+                at.format("%Y-%m-%d %H:%M")
+            ),
+            None => String::new(),
+        };
+        text.push_str(&format!(
+            "\n--- {} on {}{edited}\n{}\n",
+            c.author,
+            c.ts.format("%Y-%m-%d %H:%M"),
+            c.body
+        ));
+    }
+    text.trim_end().to_string()
+}
+
 fn list_text(page: &ListResponse) -> String {
     let mut text = String::new();
     if page.items.is_empty() {
@@ -319,6 +474,14 @@ fn list_text(page: &ListResponse) -> String {
     for item in &page.items {
         let short: String = item.id.chars().take(8).collect();
         let mut line = format!("{short}  {:<6}  {}", item.status, item.title);
+        if let Some(task) = &item.task {
+            if let Some(state) = &task.state {
+                line.push_str(&format!("  <{state}>"));
+            }
+            if !task.assignees.is_empty() {
+                line.push_str(&format!("  @{}", task.assignees.join(", @")));
+            }
+        }
         if !item.labels.is_empty() {
             line.push_str(&format!("  [{}]", item.labels.join(", ")));
         }

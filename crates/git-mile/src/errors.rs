@@ -56,7 +56,11 @@ this is a bug; please report it with the message.";
 
 /// No `kind` has `id`.
 pub fn not_found(kind: Kind, id: &str) -> ToolError {
-    let kind = kind.as_str();
+    not_found_named(kind.as_str(), id)
+}
+
+/// No entity of the kind named `kind` (`issue`, `milestone`, `task`) has `id`.
+pub fn not_found_named(kind: &str, id: &str) -> ToolError {
     let id = excerpt(id);
     ToolError::new(
         NOT_FOUND,
@@ -69,12 +73,16 @@ pub fn not_found(kind: Kind, id: &str) -> ToolError {
 
 /// `id` is the start of several `kind` ids.
 pub fn ambiguous_id(kind: Kind, id: &str, candidates: &[String]) -> ToolError {
+    ambiguous_named(kind.as_str(), id, candidates)
+}
+
+/// `id` is the start of several ids of the kind named `kind`.
+pub fn ambiguous_named(kind: &str, id: &str, candidates: &[String]) -> ToolError {
     let id = excerpt(id);
     ToolError::new(
         AMBIGUOUS_ID,
         format!(
-            "`{id}` is the start of several {} ids ({}); give the full id",
-            kind.as_str(),
+            "`{id}` is the start of several {kind} ids ({}); give the full id",
             candidates.join(", ")
         ),
     )
@@ -90,12 +98,12 @@ pub fn no_repository(why: &str) -> ToolError {
 
 /// `kind` `id` exists but its history cannot be read.
 pub fn unreadable(kind: Kind, id: String, why: String) -> ToolError {
-    let message = crate::ops::OpError::Unreadable {
-        what: kind.as_str(),
-        id,
-        why,
-    }
-    .to_string();
+    unreadable_named(kind.as_str(), id, why)
+}
+
+/// An entity of the kind named `what` exists but its history cannot be read.
+pub fn unreadable_named(what: &'static str, id: String, why: String) -> ToolError {
+    let message = crate::ops::OpError::Unreadable { what, id, why }.to_string();
     ToolError::new(UNREADABLE, message).with_hint(DAMAGE_HINT)
 }
 

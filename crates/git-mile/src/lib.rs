@@ -1,5 +1,6 @@
 //! git-mile: issues and milestones stored in git refs (`refs/git-mile/<kind>/<id>`), one
-//! event per commit, with a CLI (`git mile …`) and an MCP server (`git mile mcp-server`).
+//! event per commit, with a CLI (`git mile …`) and an MCP server (`git mile mcp-server`);
+//! upstream git-mile's tasks (`refs/git-mile/tasks/<id>`) are read too ([`task`]).
 
 pub mod catalog;
 pub mod cli;
@@ -15,6 +16,7 @@ pub mod schema;
 pub mod server;
 pub mod store;
 pub mod sync;
+pub mod task;
 pub mod tracking;
 pub mod views;
 pub mod writes;

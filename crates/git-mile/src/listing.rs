@@ -7,7 +7,8 @@ use mcp_common::page::{CursorError, CursorKey, Cursors};
 use crate::catalog::{Row, Snapshot};
 use crate::model::{Kind, Status};
 use crate::query::cursor::{Position, Shape, refusal_message};
-use crate::query::{Field, Filter, FilterError, SortError, SortSpec};
+use crate::query::{Field, Fields, Filter, FilterError, SortError, SortSpec, Vocabulary};
+use crate::task::{TaskRow, TaskSet};
 use crate::views::{ListItem, ListResponse};
 
 pub const DEFAULT_LIMIT: u64 = 20;
@@ -39,11 +40,34 @@ pub enum ListError {
     Limit(String),
 }
 
+/// What a listing lists: issues or milestones (the catalog's), or upstream's tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Entity(Kind),
+    Task,
+}
+
+impl Target {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::Entity(kind) => kind.as_str(),
+            Target::Task => "task",
+        }
+    }
+
+    fn vocabulary(self) -> Vocabulary {
+        match self {
+            Target::Entity(_) => Vocabulary::Entities,
+            Target::Task => Vocabulary::Tasks,
+        }
+    }
+}
+
 /// A validated listing, ready to run against any snapshot: its arguments are checked before
 /// the repository is read, so a bad argument is reported as such wherever the server runs.
 #[derive(Debug)]
 pub struct Plan {
-    kind: Kind,
+    target: Target,
     limit: usize,
     filter: Option<Filter>,
     sort: SortSpec,
@@ -56,6 +80,12 @@ pub struct Plan {
 impl Plan {
     /// Check `request` for `kind`; `key` seals and checks cursors.
     pub fn new(kind: Kind, request: &ListRequest, key: &CursorKey) -> Result<Self, ListError> {
+        Self::of(Target::Entity(kind), request, key)
+    }
+
+    /// Check `request` for `target`; `key` seals and checks cursors.
+    pub fn of(target: Target, request: &ListRequest, key: &CursorKey) -> Result<Self, ListError> {
+        let vocabulary = target.vocabulary();
         let limit = match &request.limit {
             None => DEFAULT_LIMIT,
             Some(n) => whole_number(n)
@@ -68,16 +98,21 @@ impl Plan {
         let filter = if filter_text.is_empty() {
             None
         } else {
-            Some(Filter::parse(raw_filter)?)
+            Some(Filter::parse_in(raw_filter, vocabulary)?)
         };
-        let sort = SortSpec::parse(&request.sort)?;
-        // A filter that tests the status decides by itself which statuses it wants.
-        let hide_closed =
-            !request.include_closed && !filter.as_ref().is_some_and(|f| f.mentions(Field::Status));
+        let sort = SortSpec::parse_in(&request.sort, vocabulary)?;
+        // A filter that tests the status decides by itself which statuses it wants (for
+        // tasks, one that tests the state or its kind, which make the status, too).
+        let decides = |f: &Filter| {
+            f.mentions(Field::Status)
+                || (target == Target::Task
+                    && (f.mentions(Field::State) || f.mentions(Field::StateKind)))
+        };
+        let hide_closed = !request.include_closed && !filter.as_ref().is_some_and(decides);
         // The arguments as given: a cursor is refused with any other of them, even one whose
         // change would not change the answer.
         let cursors = Shape {
-            entity: kind.as_str(),
+            entity: target.as_str(),
             filter: filter_text,
             sort: &sort.canonical(),
             include_closed: request.include_closed,
@@ -92,7 +127,7 @@ impl Plan {
             _ => None,
         };
         Ok(Self {
-            kind,
+            target,
             limit: limit as usize,
             filter,
             sort,
@@ -102,12 +137,45 @@ impl Plan {
         })
     }
 
-    /// One page of the listing over `snapshot`.
-    pub fn run(&self, snapshot: &Snapshot) -> ListResponse {
+    /// One page of the listing over `snapshot` (issues and milestones) or `tasks`; either
+    /// names the refs this version does not read, which `tasks` holds.
+    pub fn run(&self, snapshot: &Snapshot, tasks: &TaskSet) -> ListResponse {
+        let (items, next_cursor, unreadable) = match self.target {
+            Target::Entity(kind) => {
+                let rows = snapshot
+                    .rows(kind)
+                    .filter(|row| !(self.hide_closed && row.entity.status == Status::Closed));
+                let (items, next) = self.page(rows, |row: &Row<'_>| ListItem::from_row(row));
+                let unreadable = snapshot.unreadable(kind).take(MAX_UNREADABLE);
+                (items, next, unreadable.map(String::from).collect())
+            }
+            Target::Task => {
+                let rows = tasks
+                    .rows()
+                    .filter(|row| !(self.hide_closed && row.task.closed()));
+                let (items, next) =
+                    self.page(rows, |row: &TaskRow<'_>| crate::task::view::list_item(row));
+                let unreadable = tasks.unreadable().take(MAX_UNREADABLE);
+                (items, next, unreadable.map(String::from).collect())
+            }
+        };
+        ListResponse {
+            items,
+            next_cursor,
+            unreadable,
+            other_refs: tasks.other_refs().to_vec(),
+        }
+    }
+
+    /// Filter `rows`, order them, resume after the cursor and cut a page: its items and the
+    /// next page's cursor.
+    fn page<R: Fields>(
+        &self,
+        rows: impl Iterator<Item = R>,
+        item: impl Fn(&R) -> ListItem,
+    ) -> (Vec<ListItem>, Option<String>) {
         let (sort, limit) = (&self.sort, self.limit);
-        let mut rows: Vec<Row<'_>> = snapshot
-            .rows(self.kind)
-            .filter(|row| !(self.hide_closed && row.entity.status == Status::Closed))
+        let mut rows: Vec<R> = rows
             .filter(|row| self.filter.as_ref().is_none_or(|f| f.matches(row)))
             .filter(|row| match &self.after {
                 // A cursor whose values do not fit the order cannot come from this query.
@@ -128,15 +196,7 @@ impl Plan {
         } else {
             None
         };
-        ListResponse {
-            items: rows.iter().map(ListItem::from_row).collect(),
-            next_cursor,
-            unreadable: snapshot
-                .unreadable(self.kind)
-                .take(MAX_UNREADABLE)
-                .map(String::from)
-                .collect(),
-        }
+        (rows.iter().map(item).collect(), next_cursor)
     }
 }
 
@@ -149,12 +209,14 @@ fn whole_number(n: &serde_json::Number) -> Option<u64> {
     })
 }
 
-/// Run `request` against `snapshot`; `key` seals and checks cursors.
+/// Run `request` for `target` against `snapshot` and `tasks`; `key` seals and checks
+/// cursors.
 pub fn list(
     snapshot: &Snapshot,
-    kind: Kind,
+    tasks: &TaskSet,
+    target: Target,
     request: &ListRequest,
     key: &CursorKey,
 ) -> Result<ListResponse, ListError> {
-    Ok(Plan::new(kind, request, key)?.run(snapshot))
+    Ok(Plan::of(target, request, key)?.run(snapshot, tasks))
 }

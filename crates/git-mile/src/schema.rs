@@ -24,6 +24,15 @@ pub(crate) fn entity_schema() -> Value {
     })
 }
 
+/// The `entity` argument of the reads, which read upstream git-mile's tasks too.
+pub(crate) fn read_entity_schema() -> Value {
+    json!({
+        "type": "string",
+        "enum": ["issue", "milestone", "task"],
+        "description": "Which kind of entity (task: upstream git-mile's tasks, read-only)."
+    })
+}
+
 /// The `outputSchema` of a tool whose answer is `T`, with root `type: object` as MCP requires
 /// (a schema of alternatives has none of its own).
 pub(crate) fn output_schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {

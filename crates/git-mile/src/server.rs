@@ -22,11 +22,13 @@ use mcp_common::{CursorKey, ErrorClass, ToJsonRpc as _, ToolError};
 
 use crate::catalog::{Catalog, Lookup, Snapshot};
 use crate::errors;
-use crate::listing::{self, ListRequest, MAX_LIMIT};
+use crate::listing::{self, ListRequest, MAX_LIMIT, Target};
 use crate::model::Kind;
 use crate::query::cursor::cursor_key;
 use crate::quote;
-use crate::schema::{entity_schema, output_schema, schema};
+use crate::schema::{output_schema, read_entity_schema, schema};
+use crate::task::view::TaskView;
+use crate::task::{TaskLookup, TaskSet};
 use crate::views::{EntityView, ListResponse};
 use crate::writes::{self, COMMENT, CREATE, UPDATE};
 
@@ -38,10 +40,29 @@ Use git_mile.list to find them (filter like `status == \"open\" and labels conta
 sort like [\"updated:desc\"], page with nextCursor) and git_mile.show for one entity whole \
 (description, comments, milestone).";
 
+/// The entity a read names: the catalog's kinds, or upstream's tasks.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ReadEntity {
+    Milestone,
+    Issue,
+    Task,
+}
+
+impl ReadEntity {
+    fn target(self) -> Target {
+        match self {
+            ReadEntity::Milestone => Target::Entity(Kind::Milestone),
+            ReadEntity::Issue => Target::Entity(Kind::Issue),
+            ReadEntity::Task => Target::Task,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ListArgs {
-    entity: Kind,
+    entity: ReadEntity,
     #[serde(default)]
     filter: Option<String>,
     #[serde(default)]
@@ -57,8 +78,17 @@ struct ListArgs {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ShowArgs {
-    entity: Kind,
+    entity: ReadEntity,
     id: String,
+}
+
+/// What `git_mile.show` answers: an issue or a milestone, or a task.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // only its schema is used
+enum ShowOutput {
+    Entity(EntityView),
+    Task(TaskView),
 }
 
 /// Why a call failed, before it becomes a JSON-RPC error or an `isError` result.
@@ -97,6 +127,19 @@ impl Shared {
             cursor_key,
             read_only,
         })
+    }
+
+    /// What the instructions add about this repository's upstream tasks and the refs this
+    /// version does not read (nothing when there are none).
+    fn repository_note(&self) -> String {
+        let Ok(catalog) = &self.catalog else {
+            return String::new();
+        };
+        let tasks = match catalog.tasks() {
+            Ok(tasks) => tasks,
+            Err(err) => crate::task::unread(&err),
+        };
+        crate::task::note(&tasks)
     }
 
     /// Read every entity in the background, so the first call finds them ready. Call it
@@ -142,6 +185,21 @@ impl GitMileServer {
             .map_err(|err| errors::repository(&err))
     }
 
+    /// Upstream's tasks and the refs this version does not read. For a listing of issues or
+    /// milestones (`strict: false`) a failure to read them does not fail the listing: it is
+    /// named among the other refs instead.
+    async fn tasks(&self, strict: bool) -> Result<TaskSet, ToolError> {
+        let catalog = self.catalog()?;
+        let read = tokio::task::spawn_blocking(move || catalog.tasks())
+            .await
+            .map_err(errors::internal)?;
+        match read {
+            Ok(tasks) => Ok(tasks),
+            Err(err) if strict => Err(errors::repository(&err)),
+            Err(err) => Ok(crate::task::unread(&err)),
+        }
+    }
+
     async fn list(&self, args: Value) -> Result<Payload, Failure> {
         let args: ListArgs = decode(LIST, args)?;
         let request = ListRequest {
@@ -152,17 +210,39 @@ impl GitMileServer {
             include_closed: args.include_closed.unwrap_or(false),
         };
         // Arguments first: a bad one is -32602 even where there is no repository.
-        let plan = listing::Plan::new(args.entity, &request, &self.shared.cursor_key)
+        let target = args.entity.target();
+        let plan = listing::Plan::of(target, &request, &self.shared.cursor_key)
             .map_err(|err| ToolError::from(&err))?;
-        let snapshot = self.snapshot().await?;
-        let page: ListResponse = plan.run(&snapshot);
+        let snapshot = match target {
+            Target::Entity(_) => self.snapshot().await?,
+            Target::Task => Arc::new(Snapshot::default()),
+        };
+        let tasks = self.tasks(target == Target::Task).await?;
+        let page: ListResponse = plan.run(&snapshot, &tasks);
         Ok(Payload::of(&page)?)
+    }
+
+    async fn show_task(&self, id: &str) -> Result<Payload, Failure> {
+        let tasks = self.tasks(true).await?;
+        Ok(match tasks.lookup(id) {
+            TaskLookup::Found(row) => Payload::of(&TaskView::from_row(&row))?,
+            TaskLookup::NotFound => return Err(errors::not_found_named("task", id).into()),
+            TaskLookup::Ambiguous(ids) => {
+                return Err(errors::ambiguous_named("task", id, &ids).into());
+            }
+            TaskLookup::Unreadable(id, why) => {
+                return Err(errors::unreadable_named("task", id, why.to_string()).into());
+            }
+        })
     }
 
     async fn show(&self, args: Value) -> Result<Payload, Failure> {
         let args: ShowArgs = decode(SHOW, args)?;
+        let kind = match args.entity.target() {
+            Target::Entity(kind) => kind,
+            Target::Task => return self.show_task(&args.id).await,
+        };
         let snapshot = self.snapshot().await?;
-        let kind = args.entity;
         Ok(match snapshot.lookup(kind, &args.id) {
             Lookup::Found(row) => Payload::of(&EntityView::from_row(&row))?,
             Lookup::NotFound => return Err(errors::not_found(kind, &args.id).into()),
@@ -188,6 +268,8 @@ impl GitMileServer {
         check: fn(A) -> Result<C, ToolError>,
         run: fn(&Catalog, C) -> Result<EntityView, ToolError>,
     ) -> Result<Payload, Failure> {
+        // Tasks are upstream git-mile's: refused before anything else (-32602).
+        writes::refuse_task(tool, &args)?;
         let args = check(decode(tool, args)?)?;
         let catalog = self.catalog()?;
         let view = tokio::task::spawn_blocking(move || run(&catalog, args))
@@ -333,10 +415,10 @@ fn build_tools() -> Vec<Tool> {
     let list_input = json!({
         "type": "object",
         "properties": {
-            "entity": entity_schema(),
+            "entity": read_entity_schema(),
             "filter": {
                 "type": "string",
-                "description": "Filter expression, e.g. `status == \"open\" and labels contains \"bug\"`, `comment_count > 2 or milestone == null`, `updated >= 2026-01-01`. Operators: == != < <= > >= in [..] contains and or not ( ). Fields: id, title, description, status, labels, milestone, author, created, updated, comment_count, open_issues, has_comments, has_milestone."
+                "description": "Filter expression, e.g. `status == \"open\" and labels contains \"bug\"`, `comment_count > 2 or milestone == null`, `updated >= 2026-01-01`. Operators: == != < <= > >= in [..] contains and or not ( ). Fields: id, title, description, status, labels, milestone, author, created, updated, comment_count, open_issues, has_comments, has_milestone. Tasks: id, title, description, status, state, state_kind, labels, assignees, parents, children, author, created, updated, comment_count, has_comments (a filter on state or state_kind decides the statuses by itself)."
             },
             "sort": {
                 "type": "array",
@@ -364,7 +446,7 @@ fn build_tools() -> Vec<Tool> {
     let show_input = json!({
         "type": "object",
         "properties": {
-            "entity": entity_schema(),
+            "entity": read_entity_schema(),
             "id": {
                 "type": "string",
                 "description": "The entity's id (a UUID), or a unique prefix of at least 4 characters."
@@ -375,7 +457,7 @@ fn build_tools() -> Vec<Tool> {
     });
     let mut list = Tool::new(
         LIST,
-        "List git-mile issues or milestones, filtered, sorted and paged. Returns {items, nextCursor}; each item has id, title, status, labels and stats (comment_count; open_issues for milestones).",
+        "List git-mile issues or milestones, or upstream git-mile's tasks (read-only), filtered, sorted and paged. Returns {items, nextCursor}; each item has id, title, status, labels and stats (comment_count; open_issues for milestones; tasks add state, state_kind, assignees, parents, children). other_refs names refs under refs/git-mile/ this version does not read.",
         schema(list_input),
     );
     list.annotations = Some(
@@ -386,7 +468,7 @@ fn build_tools() -> Vec<Tool> {
     list.output_schema = Some(output_schema::<ListResponse>());
     let mut show = Tool::new(
         SHOW,
-        "Show one git-mile issue or milestone whole: description, labels, comments {author, body, ts}, stats, and for an issue its milestone.",
+        "Show one git-mile issue or milestone whole: description, labels, comments {author, body, ts}, stats, and for an issue its milestone. A task (entity \"task\") adds state, state_kind, assignees, parents, children, and its comments' id, edits and edited.",
         schema(show_input),
     );
     show.annotations = Some(
@@ -394,7 +476,7 @@ fn build_tools() -> Vec<Tool> {
             .read_only(true)
             .idempotent(true),
     );
-    show.output_schema = Some(output_schema::<EntityView>());
+    show.output_schema = Some(output_schema::<ShowOutput>());
     vec![list, show]
 }
 
@@ -406,9 +488,13 @@ impl ServerHandler for GitMileServer {
                 env!("CARGO_PKG_VERSION"),
             ))
             .with_instructions(if self.shared.read_only {
-                INSTRUCTIONS.to_string()
+                format!("{INSTRUCTIONS}{}", self.shared.repository_note())
             } else {
-                format!("{INSTRUCTIONS}{}", writes::INSTRUCTIONS)
+                format!(
+                    "{INSTRUCTIONS}{}{}",
+                    writes::INSTRUCTIONS,
+                    self.shared.repository_note()
+                )
             })
     }
 

@@ -282,6 +282,11 @@ impl GitStore {
         self.repo.to_thread_local()
     }
 
+    /// The repository, for readers of refs outside the entity namespaces (`crate::task`).
+    pub fn repository(&self) -> gix::Repository {
+        self.local()
+    }
+
     /// The repository's shared git directory (where the cache lives).
     pub fn git_dir(&self) -> &Path {
         &self.git_dir

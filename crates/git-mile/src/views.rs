@@ -25,6 +25,9 @@ pub struct ListItem {
     pub status: String,
     pub labels: Vec<String>,
     pub stats: StatsView,
+    /// Tasks only: state, state_kind, assignees, parents, children.
+    #[serde(flatten)]
+    pub task: Option<crate::task::view::TaskFacts>,
 }
 
 /// A page of a listing.
@@ -37,6 +40,9 @@ pub struct ListResponse {
     /// Only when the repository is damaged: ids (at most 20) of entities of this kind that cannot be read, left out of `items` (`git fsck` tells more).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<String>,
+    /// Only when there are some: refs under refs/git-mile/ that this version does not read (at most 20 groups), by prefix, with how many and what they are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_refs: Vec<crate::task::OtherRefs>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -86,6 +92,7 @@ impl ListItem {
             status: e.status.as_str().to_string(),
             labels: e.labels.iter().cloned().collect(),
             stats: stats(row),
+            task: None,
         }
     }
 }

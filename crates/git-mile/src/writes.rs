@@ -91,6 +91,20 @@ enum WriteOutput {
     Failure { error: WireError },
 }
 
+/// A write of `entity: "task"` (`args` as sent), refused before the arguments are decoded:
+/// tasks are upstream git-mile's, read-only in this version (-32602).
+pub fn refuse_task(tool: &str, args: &Value) -> Result<(), ToolError> {
+    if args.get("entity").and_then(Value::as_str) != Some("task") {
+        return Ok(());
+    }
+    Err(invalid(format!(
+        "tasks are read-only in this version: {tool} writes issues and milestones only (entity \"issue\" or \"milestone\"); nothing was written"
+    ))
+    .with_hint(
+        "Tasks (refs/git-mile/tasks/) are upstream git-mile's: change them with upstream git-mile (its CLI, TUI or MCP server). git_mile.list and git_mile.show read them with entity \"task\".",
+    ))
+}
+
 fn invalid(message: impl Into<String>) -> ToolError {
     ToolError::new(codes::INVALID_PARAMS, message)
 }

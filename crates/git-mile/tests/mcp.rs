@@ -65,7 +65,8 @@ async fn handshake_tools_and_ping() {
     assert_eq!(list.input_schema["additionalProperties"], json!(false));
     assert_eq!(
         list.input_schema["properties"]["entity"]["enum"],
-        json!(["issue", "milestone"])
+        json!(["issue", "milestone", "task"]),
+        "the reads read upstream git-mile's tasks too"
     );
     assert!(list.input_schema["properties"]["includeClosed"].is_object());
     let annotations = list.annotations.as_ref().expect("annotations");

@@ -28,7 +28,7 @@ use std::cmp::Ordering;
 
 use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
 
-use super::{Field, FieldType, Fields, Value};
+use super::{Field, FieldType, Fields, Value, Vocabulary};
 
 /// The longest filter accepted, in characters.
 pub const MAX_INPUT_CHARS: usize = 4096;
@@ -58,8 +58,14 @@ pub struct FilterError {
 }
 
 impl Filter {
-    /// Parses and type-checks a filter; the error points at the first offending token.
+    /// Parses and type-checks a filter over the fields of issues and milestones; the error
+    /// points at the first offending token.
     pub fn parse(input: &str) -> Result<Filter, FilterError> {
+        Self::parse_in(input, Vocabulary::Entities)
+    }
+
+    /// [`Filter::parse`] over the fields of `vocabulary`.
+    pub fn parse_in(input: &str, vocabulary: Vocabulary) -> Result<Filter, FilterError> {
         let length = input.chars().count();
         if length > MAX_INPUT_CHARS {
             return Err(FilterError {
@@ -69,7 +75,7 @@ impl Filter {
             });
         }
         let chars: Vec<char> = input.chars().collect();
-        let mut parser = Parser::new(lex(&chars), chars.len());
+        let mut parser = Parser::new(lex(&chars), chars.len(), vocabulary);
         let root = parser.expr(0)?;
         let end = parser.peek()?;
         if end.kind != Kind::Eof {
@@ -615,13 +621,15 @@ struct Parser {
     tokens: Vec<Token>,
     pos: usize,
     eof: Token,
+    vocabulary: Vocabulary,
 }
 
 impl Parser {
-    fn new(tokens: Vec<Token>, length: usize) -> Self {
+    fn new(tokens: Vec<Token>, length: usize, vocabulary: Vocabulary) -> Self {
         Parser {
             tokens,
             pos: 0,
+            vocabulary,
             eof: Token {
                 kind: Kind::Eof,
                 column: length + 1,
@@ -717,8 +725,10 @@ impl Parser {
     }
 
     fn condition(&mut self, field_token: &Token) -> Result<Node, FilterError> {
-        let Some(field) = Field::parse(&field_token.text) else {
-            return Err(field_token.error(format!("a field name (one of {})", Field::names())));
+        let Some(field) = self.vocabulary.parse(&field_token.text) else {
+            return Err(
+                field_token.error(format!("a field name (one of {})", self.vocabulary.names()))
+            );
         };
         let field_type = field.field_type();
         self.advance();
@@ -1021,6 +1031,7 @@ mod tests {
                 Field::OpenIssues => Value::Number(self.open_issues),
                 Field::HasComments => Value::Bool(self.has_comments),
                 Field::HasMilestone => Value::Bool(self.milestone.is_some()),
+                _ => Value::Bool(false),
             }
         }
     }

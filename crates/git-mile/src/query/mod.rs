@@ -30,6 +30,48 @@ pub enum Field {
     OpenIssues,
     HasComments,
     HasMilestone,
+    /// Tasks only: the workflow state (`""` when none).
+    State,
+    /// Tasks only: the state's kind (`done`, `in_progress`, …; `""` when none).
+    StateKind,
+    /// Tasks only: who it is assigned to.
+    Assignees,
+    /// Tasks only: the ids of its parent tasks.
+    Parents,
+    /// Tasks only: the ids of its child tasks.
+    Children,
+}
+
+/// Which fields the entities of a listing have: issues and milestones share one set,
+/// upstream git-mile's tasks have theirs. Filters and sorts accept, and their errors name,
+/// the fields of their vocabulary only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Vocabulary {
+    #[default]
+    Entities,
+    Tasks,
+}
+
+impl Vocabulary {
+    pub fn fields(self) -> &'static [Field] {
+        match self {
+            Vocabulary::Entities => &Field::ALL,
+            Vocabulary::Tasks => &Field::TASK,
+        }
+    }
+
+    pub fn parse(self, name: &str) -> Option<Field> {
+        self.fields().iter().copied().find(|f| f.name() == name)
+    }
+
+    /// The list of field names, for error messages.
+    pub fn names(self) -> String {
+        self.fields()
+            .iter()
+            .map(|f| f.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// What kind of values a field holds, which decides the operators and literals it accepts.
@@ -39,7 +81,8 @@ pub enum FieldType {
     Text,
     /// `open` or `closed`: `==`, `!=`, `in`.
     Status,
-    /// A set of labels: `==`/`contains` (has the label), `!=` (has not), `in` (has any).
+    /// A set of labels (or assignees, or task ids): `==`/`contains` (has the label), `!=`
+    /// (has not), `in` (has any).
     Labels,
     /// An issue's milestone, matched by id or title; `null` when it has none.
     Milestone,
@@ -52,6 +95,7 @@ pub enum FieldType {
 }
 
 impl Field {
+    /// The fields of issues and milestones.
     pub const ALL: [Field; 13] = [
         Field::Id,
         Field::Title,
@@ -66,6 +110,25 @@ impl Field {
         Field::OpenIssues,
         Field::HasComments,
         Field::HasMilestone,
+    ];
+
+    /// The fields of tasks (upstream git-mile's, read-only).
+    pub const TASK: [Field; 15] = [
+        Field::Id,
+        Field::Title,
+        Field::Description,
+        Field::Status,
+        Field::State,
+        Field::StateKind,
+        Field::Labels,
+        Field::Assignees,
+        Field::Parents,
+        Field::Children,
+        Field::Author,
+        Field::Created,
+        Field::Updated,
+        Field::CommentCount,
+        Field::HasComments,
     ];
 
     pub fn name(self) -> &'static str {
@@ -83,18 +146,31 @@ impl Field {
             Field::OpenIssues => "open_issues",
             Field::HasComments => "has_comments",
             Field::HasMilestone => "has_milestone",
+            Field::State => "state",
+            Field::StateKind => "state_kind",
+            Field::Assignees => "assignees",
+            Field::Parents => "parents",
+            Field::Children => "children",
         }
     }
 
+    /// The issue and milestone field named `name`.
     pub fn parse(name: &str) -> Option<Field> {
-        Field::ALL.into_iter().find(|f| f.name() == name)
+        Vocabulary::Entities.parse(name)
     }
 
     pub fn field_type(self) -> FieldType {
         match self {
-            Field::Id | Field::Title | Field::Description | Field::Author => FieldType::Text,
+            Field::Id
+            | Field::Title
+            | Field::Description
+            | Field::Author
+            | Field::State
+            | Field::StateKind => FieldType::Text,
             Field::Status => FieldType::Status,
-            Field::Labels => FieldType::Labels,
+            Field::Labels | Field::Assignees | Field::Parents | Field::Children => {
+                FieldType::Labels
+            }
             Field::Milestone => FieldType::Milestone,
             Field::Created | Field::Updated => FieldType::Date,
             Field::CommentCount | Field::OpenIssues => FieldType::Number,
@@ -102,9 +178,9 @@ impl Field {
         }
     }
 
-    /// The list of field names, for error messages.
+    /// The list of issue and milestone field names, for error messages.
     pub fn names() -> String {
-        Field::ALL.map(Field::name).join(", ")
+        Vocabulary::Entities.names()
     }
 }
 

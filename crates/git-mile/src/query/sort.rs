@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{Field, FieldType, Fields, Value};
+use super::{Field, FieldType, Fields, Value, Vocabulary};
 use crate::quote::excerpt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,8 +134,14 @@ impl Default for SortSpec {
 }
 
 impl SortSpec {
-    /// Parse `field[:asc|desc]` items; none gives the default order (`updated:desc`).
+    /// Parse `field[:asc|desc]` items over the fields of issues and milestones; none gives
+    /// the default order (`updated:desc`).
     pub fn parse<S: AsRef<str>>(items: &[S]) -> Result<Self, SortError> {
+        Self::parse_in(items, Vocabulary::Entities)
+    }
+
+    /// [`SortSpec::parse`] over the fields of `vocabulary`.
+    pub fn parse_in<S: AsRef<str>>(items: &[S], vocabulary: Vocabulary) -> Result<Self, SortError> {
         if items.is_empty() {
             return Ok(Self::default());
         }
@@ -151,17 +157,17 @@ impl SortSpec {
                 Some((name, order)) => (name.trim(), Some(order.trim())),
                 None => (given.trim(), None),
             };
-            let field = Field::parse(name).ok_or_else(|| {
+            let field = vocabulary.parse(name).ok_or_else(|| {
                 error(format!(
                     "unknown field `{}`; sortable fields: {}",
                     excerpt(name),
-                    sortable_names()
+                    sortable_names(vocabulary)
                 ))
             })?;
             if !sortable(field) {
                 return Err(error(format!(
                     "`{name}` cannot be sorted; sortable fields: {}",
-                    sortable_names()
+                    sortable_names(vocabulary)
                 )));
             }
             let descending = match order.map(str::to_ascii_lowercase).as_deref() {
@@ -247,9 +253,11 @@ fn sortable(field: Field) -> bool {
     !matches!(field.field_type(), FieldType::Labels) && field != Field::Description
 }
 
-fn sortable_names() -> String {
-    Field::ALL
-        .into_iter()
+fn sortable_names(vocabulary: Vocabulary) -> String {
+    vocabulary
+        .fields()
+        .iter()
+        .copied()
         .filter(|f| sortable(*f))
         .map(Field::name)
         .collect::<Vec<_>>()

@@ -1,0 +1,223 @@
+//! Upstream git-mile's tasks, read-only: the refs `refs/git-mile/tasks/<uuid>` that the
+//! open-source git-mile (github.com/Warashi/git-mile) writes, replayed as it replays them,
+//! listed and shown as a third entity, `task`. Nothing here writes.
+//!
+//! Also the refs under `refs/git-mile/` that this version reads in no way ([`OtherRefs`]):
+//! every listing names them, so that data this version cannot read is never silent.
+
+pub mod event;
+pub mod replay;
+pub mod scan;
+pub mod view;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use replay::Task;
+pub use scan::TaskCache;
+
+use crate::catalog::MIN_PREFIX;
+use crate::query::{Field, Fields, Value};
+
+/// How many groups of other refs a listing names at most.
+pub const MAX_OTHER_REFS: usize = 20;
+
+/// Refs under `refs/git-mile/` that this version does not read, grouped by prefix and by
+/// what they are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OtherRefs {
+    /// `refs/git-mile/<namespace>/`, or the ref's own name when it is directly under
+    /// `refs/git-mile/`.
+    pub prefix: String,
+    /// How many refs.
+    pub count: u64,
+    /// What they are, as far as this version knows.
+    pub what: String,
+}
+
+/// Every task at one moment, and the refs this version does not read.
+#[derive(Debug, Default)]
+pub struct TaskSet {
+    /// By id.
+    tasks: Vec<Arc<Task>>,
+    /// Tasks whose history cannot be read, by id: why.
+    unreadable: BTreeMap<String, Arc<str>>,
+    other_refs: Vec<OtherRefs>,
+}
+
+/// A task with what the set knows around it; what filters and sorts see.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskRow<'a> {
+    pub task: &'a Task,
+    pub comment_count: u64,
+}
+
+/// How an id given by a user resolved among the tasks.
+#[derive(Debug)]
+pub enum TaskLookup<'a> {
+    Found(TaskRow<'a>),
+    NotFound,
+    Ambiguous(Vec<String>),
+    Unreadable(String, Arc<str>),
+}
+
+/// The tasks of a repository whose task refs could not be read at all: none, and one group
+/// of other refs that says why (a listing of issues or milestones still answers).
+pub fn unread(err: &crate::store::StoreError) -> TaskSet {
+    TaskSet::new(
+        Vec::new(),
+        BTreeMap::new(),
+        vec![OtherRefs {
+            prefix: crate::store::REF_PREFIX.to_string(),
+            count: 0,
+            what: crate::quote::excerpt(&format!(
+                "refs outside issue/ and milestone/ could not be read: {err}"
+            )),
+        }],
+    )
+}
+
+/// How many groups of other refs the server's instructions name.
+const NOTED_GROUPS: usize = 5;
+
+/// What the server's instructions say of `tasks`: how many upstream tasks there are and the
+/// refs this version does not read; nothing when there are none.
+pub fn note(tasks: &TaskSet) -> String {
+    let mut note = String::new();
+    let unreadable = tasks.unreadable.len();
+    if !tasks.is_empty() || unreadable > 0 {
+        note.push_str(&format!(
+            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/{}), read-only here: list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done).",
+            tasks.len() + unreadable,
+            if unreadable > 0 {
+                format!(", {unreadable} of them unreadable")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if !tasks.other_refs.is_empty() {
+        let groups: Vec<String> = tasks
+            .other_refs
+            .iter()
+            .take(NOTED_GROUPS)
+            .map(|g| format!("{} ({} ref(s): {})", g.prefix, g.count, g.what))
+            .collect();
+        let more = tasks.other_refs.len().saturating_sub(NOTED_GROUPS);
+        note.push_str(&format!(
+            " It also holds refs this version does not read: {}{}; every git_mile.list names them in other_refs.",
+            groups.join("; "),
+            if more > 0 {
+                format!("; and {more} more group(s)")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    note
+}
+
+impl TaskSet {
+    pub fn new(
+        mut tasks: Vec<Arc<Task>>,
+        unreadable: BTreeMap<String, Arc<str>>,
+        other_refs: Vec<OtherRefs>,
+    ) -> Self {
+        tasks.sort_by(|a, b| replay::by_id(a, b));
+        Self {
+            tasks,
+            unreadable,
+            other_refs,
+        }
+    }
+
+    pub fn rows(&self) -> impl Iterator<Item = TaskRow<'_>> {
+        self.tasks.iter().map(|task| TaskRow {
+            task,
+            comment_count: task.comments.len() as u64,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// The ids of the tasks whose refs cannot be read, in id order.
+    pub fn unreadable(&self) -> impl Iterator<Item = &str> {
+        self.unreadable.keys().map(String::as_str)
+    }
+
+    pub fn other_refs(&self) -> &[OtherRefs] {
+        &self.other_refs
+    }
+
+    /// The task `id` names: a full id (any spelling of a UUID) or a unique prefix of at
+    /// least [`MIN_PREFIX`] characters.
+    pub fn lookup(&self, id: &str) -> TaskLookup<'_> {
+        let id = id.trim();
+        let wanted = match uuid::Uuid::parse_str(id) {
+            Ok(uuid) => uuid.hyphenated().to_string(),
+            Err(_) => id.to_ascii_lowercase(),
+        };
+        if wanted.chars().count() < MIN_PREFIX {
+            return TaskLookup::NotFound;
+        }
+        let rows: Vec<TaskRow<'_>> = self
+            .rows()
+            .filter(|row| row.task.id.starts_with(&wanted))
+            .collect();
+        let broken: Vec<(&String, &Arc<str>)> = self
+            .unreadable
+            .iter()
+            .filter(|(key, _)| key.starts_with(&wanted))
+            .collect();
+        match (rows.as_slice(), broken.as_slice()) {
+            ([row], []) => TaskLookup::Found(*row),
+            ([], [(key, why)]) => TaskLookup::Unreadable((*key).clone(), (*why).clone()),
+            ([], []) => TaskLookup::NotFound,
+            _ => TaskLookup::Ambiguous(
+                rows.iter()
+                    .map(|r| r.task.id.clone())
+                    .chain(broken.iter().map(|(k, _)| (*k).clone()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl Fields for TaskRow<'_> {
+    fn value(&self, field: Field) -> Value<'_> {
+        let t = self.task;
+        match field {
+            Field::Id => Value::Text(&t.id),
+            Field::Title => Value::Text(&t.title),
+            Field::Description => Value::Text(&t.description),
+            Field::Status => Value::Text(t.status()),
+            Field::State => Value::Text(t.state.as_deref().unwrap_or("")),
+            Field::StateKind => Value::Text(t.state_kind.as_deref().unwrap_or("")),
+            Field::Labels => Value::Labels(&t.labels),
+            Field::Assignees => Value::Labels(&t.assignees),
+            Field::Parents => Value::Labels(&t.parents),
+            Field::Children => Value::Labels(&t.children),
+            Field::Author => Value::Text(&t.author),
+            Field::Created => Value::Date(t.created),
+            Field::Updated => Value::Date(t.updated),
+            Field::CommentCount => Value::Number(Some(self.comment_count)),
+            Field::HasComments => Value::Bool(!t.comments.is_empty()),
+            // Issue and milestone fields: no filter or sort over tasks names them.
+            Field::Milestone => Value::Milestone {
+                id: None,
+                title: None,
+            },
+            Field::OpenIssues => Value::Number(None),
+            Field::HasMilestone => Value::Bool(false),
+        }
+    }
+}

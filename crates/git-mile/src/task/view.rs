@@ -1,0 +1,131 @@
+//! The JSON shapes of tasks, shared by the MCP tools and the CLI's `--json`.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::TaskRow;
+use crate::views::{ListItem, StatsView};
+
+/// What a task's item in a listing has besides the fields every item has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskFacts {
+    /// Tasks only: the workflow state (e.g. `state/in-progress`), `null` when none.
+    pub state: Option<String>,
+    /// Tasks only: the state's kind (`todo`, `in_progress`, `blocked`, `done`, `backlog`), `null` when none; `done` is `closed`.
+    pub state_kind: Option<String>,
+    /// Tasks only.
+    pub assignees: Vec<String>,
+    /// Tasks only: ids of its parent tasks.
+    pub parents: Vec<String>,
+    /// Tasks only: ids of its child tasks.
+    pub children: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskCommentView {
+    /// The comment's id (upstream's `comment_id`).
+    pub id: String,
+    pub author: String,
+    /// The current body (after its edits).
+    pub body: String,
+    /// RFC 3339 time of the comment.
+    pub ts: DateTime<Utc>,
+    /// How many times it was edited (0: never).
+    pub edits: u64,
+    /// RFC 3339 time of the last edit, `null` when never edited.
+    pub edited: Option<DateTime<Utc>>,
+}
+
+/// A whole task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskView {
+    pub id: String,
+    pub title: String,
+    /// `open` or `closed` (closed when the state kind is `done`).
+    pub status: String,
+    pub description: String,
+    pub labels: Vec<String>,
+    pub comments: Vec<TaskCommentView>,
+    pub stats: StatsView,
+    /// `task`.
+    pub kind: String,
+    /// Who created it (the actor of its `taskCreated` event).
+    pub author: String,
+    pub created: DateTime<Utc>,
+    pub updated: DateTime<Utc>,
+    #[serde(flatten)]
+    pub facts: TaskFacts,
+    /// Upstream's other relations, by kind: task ids. Absent when none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub relations: BTreeMap<String, Vec<String>>,
+}
+
+fn facts(row: &TaskRow<'_>) -> TaskFacts {
+    let t = row.task;
+    TaskFacts {
+        state: t.state.clone(),
+        state_kind: t.state_kind.clone(),
+        assignees: t.assignees.iter().cloned().collect(),
+        parents: t.parents.iter().cloned().collect(),
+        children: t.children.iter().cloned().collect(),
+    }
+}
+
+fn stats(row: &TaskRow<'_>) -> StatsView {
+    StatsView {
+        comment_count: row.comment_count,
+        open_issues: None,
+    }
+}
+
+/// A task's item in a listing.
+pub fn list_item(row: &TaskRow<'_>) -> ListItem {
+    let t = row.task;
+    ListItem {
+        id: t.id.clone(),
+        title: t.title.clone(),
+        status: t.status().to_string(),
+        labels: t.labels.iter().cloned().collect(),
+        stats: stats(row),
+        task: Some(facts(row)),
+    }
+}
+
+impl TaskView {
+    pub fn from_row(row: &TaskRow<'_>) -> Self {
+        let t = row.task;
+        Self {
+            id: t.id.clone(),
+            title: t.title.clone(),
+            status: t.status().to_string(),
+            description: t.description.clone(),
+            labels: t.labels.iter().cloned().collect(),
+            comments: t
+                .comments
+                .iter()
+                .map(|c| TaskCommentView {
+                    id: c.id.clone(),
+                    author: c.author.clone(),
+                    body: c.body.clone(),
+                    ts: c.ts,
+                    edits: c.edits,
+                    edited: c.edited,
+                })
+                .collect(),
+            stats: stats(row),
+            kind: "task".to_string(),
+            author: t.author.clone(),
+            created: t.created,
+            updated: t.updated,
+            facts: facts(row),
+            relations: t
+                .relations
+                .iter()
+                .map(|(kind, ids)| (kind.clone(), ids.iter().cloned().collect()))
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,607 @@
+//! Upstream git-mile's tasks, read-only: task refs made byte for byte as upstream's store
+//! writes them (an empty tree; a commit whose author and committer are the actor and whose
+//! message is `git-mile-event: <event-id>`, a blank line, and the event as pretty JSON),
+//! written with `git mktree`, `git hash-object -w` and `git update-ref`, then read through
+//! the CLI and the MCP server as a user runs them. Also the refs under `refs/git-mile/` this
+//! version does not read, named by every listing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use support::{Sandbox, call_raw, data_of, ok, rpc_error};
+
+/// An ordered JSON object, printed as serde_json's pretty printer prints upstream's structs
+/// (fields in declaration order, two spaces of indentation).
+enum J {
+    Obj(Vec<(&'static str, J)>),
+    V(Value),
+}
+
+fn pretty(j: &J, indent: usize) -> String {
+    let pad = |n: usize| "  ".repeat(n);
+    match j {
+        J::Obj(fields) => {
+            let inner: Vec<String> = fields
+                .iter()
+                .map(|(k, v)| format!("{}\"{k}\": {}", pad(indent + 1), pretty(v, indent + 1)))
+                .collect();
+            format!("{{\n{}\n{}}}", inner.join(",\n"), pad(indent))
+        }
+        J::V(Value::Array(items)) if items.is_empty() => "[]".into(),
+        J::V(Value::Array(items)) => {
+            let inner: Vec<String> = items
+                .iter()
+                .map(|v| format!("{}{v}", pad(indent + 1)))
+                .collect();
+            format!("[\n{}\n{}]", inner.join(",\n"), pad(indent))
+        }
+        J::V(v) => v.to_string(),
+    }
+}
+
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+const P: &str = "019a5b2c-1111-7000-8000-000000000001";
+const K: &str = "019a5b2c-2222-7000-8000-000000000002";
+const BAD_JSON: &str = "019a5b2c-3333-7000-8000-000000000003";
+const BAD_SCHEMA: &str = "019a5b2c-4444-7000-8000-000000000004";
+const COMMENT: &str = "019a5b2c-cccc-7000-8000-00000000000c";
+
+struct Upstream<'a> {
+    sandbox: &'a Sandbox,
+    repo: &'a Path,
+    seq: u64,
+}
+
+impl Upstream<'_> {
+    /// Write an object with `git hash-object -w` from `content`; its id.
+    fn object(&self, kind: &str, content: &str) -> String {
+        let mut child = self
+            .sandbox
+            .command("git", self.repo)
+            .args(["hash-object", "-t", kind, "-w", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(content.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// One event commit on `parents`, as upstream's `GitStore::append_event` writes it:
+    /// `kind` is the event's `kind` object (its `type` first).
+    fn event(
+        &mut self,
+        task: &str,
+        parents: &[&str],
+        actor: (&str, &str),
+        lamport: u64,
+        ts: &str,
+        kind: J,
+    ) -> String {
+        self.seq += 1;
+        let event_id = format!("019a5b2c-eeee-7000-8000-{:012x}", self.seq);
+        let body = J::Obj(vec![
+            ("schema", J::V(json!("git-mile-event@1"))),
+            ("id", J::V(json!(event_id))),
+            ("lamport", J::V(json!(lamport))),
+            ("ts", J::V(json!(ts))),
+            (
+                "actor",
+                J::Obj(vec![
+                    ("name", J::V(json!(actor.0))),
+                    ("email", J::V(json!(actor.1))),
+                ]),
+            ),
+            ("task", J::V(json!(task))),
+            ("kind", kind),
+        ]);
+        self.raw_commit(
+            parents,
+            actor,
+            &format!("git-mile-event: {event_id}\n\n{}", pretty(&body, 0)),
+        )
+    }
+
+    /// A commit with an empty tree and `message` exactly.
+    fn raw_commit(&self, parents: &[&str], actor: (&str, &str), message: &str) -> String {
+        let tree = self.sandbox.git(self.repo, &["mktree"]);
+        assert_eq!(tree.trim(), EMPTY_TREE);
+        let mut content = format!("tree {EMPTY_TREE}\n");
+        for parent in parents {
+            content.push_str(&format!("parent {parent}\n"));
+        }
+        let sig = format!(
+            "{} <{}> {} +0000",
+            actor.0,
+            actor.1,
+            1_762_600_000 + self.seq
+        );
+        content.push_str(&format!("author {sig}\ncommitter {sig}\n\n{message}"));
+        self.object("commit", &content)
+    }
+
+    fn set_ref(&self, name: &str, commit: &str) {
+        self.sandbox.git(self.repo, &["update-ref", name, commit]);
+    }
+}
+
+fn kind(fields: Vec<(&'static str, J)>) -> J {
+    J::Obj(fields)
+}
+
+fn v(value: Value) -> J {
+    J::V(value)
+}
+
+const ALICE: (&str, &str) = ("alice", "alice@example.com");
+const BOB: (&str, &str) = ("bob", "bob@example.com");
+
+/// A repository holding, as upstream writes them: task P (in progress, two labels, one
+/// assignee, a comment edited once, child K), task K (done; its title set on two branches
+/// that were merged), a task whose event is not JSON, one of an unknown schema; and a ref
+/// in a namespace nobody knows.
+fn upstream_repo(sandbox: &Sandbox) -> std::path::PathBuf {
+    let repo = sandbox.repo("r");
+    let mut up = Upstream {
+        sandbox,
+        repo: &repo,
+        seq: 0,
+    };
+    let p1 = up.event(
+        P,
+        &[],
+        ALICE,
+        1,
+        "2025-11-08T10:00:00.123456789Z",
+        kind(vec![
+            ("type", v(json!("taskCreated"))),
+            ("title", v(json!("Ship the importer"))),
+            ("labels", v(json!(["type/feature", "area/cli"]))),
+            ("assignees", v(json!(["alice"]))),
+            ("description", v(json!("Read upstream refs."))),
+            ("state", v(json!("state/in-progress"))),
+            ("state_kind", v(json!("in_progress"))),
+        ]),
+    );
+    let p2 = up.event(
+        P,
+        &[&p1],
+        BOB,
+        2,
+        "2025-11-08T10:05:00Z",
+        kind(vec![
+            ("type", v(json!("commentAdded"))),
+            ("comment_id", v(json!(COMMENT))),
+            ("body_md", v(json!("first draft"))),
+        ]),
+    );
+    let p3 = up.event(
+        P,
+        &[&p2],
+        BOB,
+        3,
+        "2025-11-08T10:06:00Z",
+        kind(vec![
+            ("type", v(json!("commentUpdated"))),
+            ("comment_id", v(json!(COMMENT))),
+            ("body_md", v(json!("final words"))),
+        ]),
+    );
+    let k1 = up.event(
+        K,
+        &[],
+        ALICE,
+        4,
+        "2025-11-08T10:10:00Z",
+        kind(vec![
+            ("type", v(json!("taskCreated"))),
+            ("title", v(json!("Write tests"))),
+            ("labels", v(json!([]))),
+            ("assignees", v(json!(["bob"]))),
+            ("description", v(json!(null))),
+            ("state", v(json!("state/todo"))),
+            ("state_kind", v(json!("todo"))),
+        ]),
+    );
+    let k2 = up.event(
+        K,
+        &[&k1],
+        ALICE,
+        5,
+        "2025-11-08T10:10:00.5Z",
+        kind(vec![
+            ("type", v(json!("childLinked"))),
+            ("parent", v(json!(P))),
+            ("child", v(json!(K))),
+        ]),
+    );
+    let p4 = up.event(
+        P,
+        &[&p3],
+        ALICE,
+        6,
+        "2025-11-08T10:10:00.6Z",
+        kind(vec![
+            ("type", v(json!("childLinked"))),
+            ("parent", v(json!(P))),
+            ("child", v(json!(K))),
+        ]),
+    );
+    up.set_ref(&format!("refs/git-mile/tasks/{P}"), &p4);
+    // Two clones set K's title and state concurrently (same lamport): the later timestamp
+    // wins whichever side of the merge it is on; the merge commit carries no event.
+    let a = up.event(
+        K,
+        &[&k2],
+        ALICE,
+        7,
+        "2025-11-08T11:00:00Z",
+        kind(vec![
+            ("type", v(json!("taskTitleSet"))),
+            ("title", v(json!("Write the tests"))),
+        ]),
+    );
+    let a2 = up.event(
+        K,
+        &[&a],
+        ALICE,
+        8,
+        "2025-11-08T11:00:01Z",
+        kind(vec![
+            ("type", v(json!("taskStateSet"))),
+            ("state", v(json!("state/done"))),
+            ("state_kind", v(json!("done"))),
+        ]),
+    );
+    let b = up.event(
+        K,
+        &[&k2],
+        BOB,
+        7,
+        "2025-11-08T10:59:00Z",
+        kind(vec![
+            ("type", v(json!("taskTitleSet"))),
+            ("title", v(json!("Tests, written by bob"))),
+        ]),
+    );
+    let merge = up.raw_commit(&[&a2, &b], BOB, "Merge task refs");
+    up.set_ref(&format!("refs/git-mile/tasks/{K}"), &merge);
+
+    let bad = up.raw_commit(
+        &[],
+        ALICE,
+        "git-mile-event: 019a5b2c-eeee-7000-8000-0000000000ff\n\n{\"schema\": \"git-mile-event@1\", oops",
+    );
+    up.set_ref(&format!("refs/git-mile/tasks/{BAD_JSON}"), &bad);
+    let later = up.event(
+        BAD_SCHEMA,
+        &[],
+        ALICE,
+        1,
+        "2025-11-08T12:00:00Z",
+        kind(vec![("type", v(json!("taskStateCleared")))]),
+    );
+    // The same commit, its schema changed.
+    let text = sandbox.git(&repo, &["cat-file", "commit", &later]);
+    let other = up.object(
+        "commit",
+        &text.replace("git-mile-event@1", "git-mile-event@7"),
+    );
+    up.set_ref(&format!("refs/git-mile/tasks/{BAD_SCHEMA}"), &other);
+
+    up.set_ref("refs/git-mile/somethingelse/x1", &p1);
+    up.set_ref("refs/git-mile/somethingelse/x2", &p1);
+    repo
+}
+
+fn ids(page: &Value) -> Vec<String> {
+    page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn stderr_of(sandbox: &Sandbox, repo: &Path, args: &[&str]) -> String {
+    String::from_utf8_lossy(&sandbox.mile(repo, args).stderr).into_owned()
+}
+
+#[test]
+fn the_cli_lists_and_shows_upstream_tasks() {
+    let sandbox = Sandbox::new();
+    let repo = upstream_repo(&sandbox);
+
+    // Open tasks by default: K is done, hence closed.
+    let page = sandbox.mile_json(&repo, &["list", "--entity", "task"]);
+    assert_eq!(ids(&page), [P]);
+    let item = &page["items"][0];
+    assert_eq!(item["status"], "open");
+    assert_eq!(item["state"], "state/in-progress");
+    assert_eq!(item["state_kind"], "in_progress");
+    assert_eq!(item["labels"], json!(["area/cli", "type/feature"]));
+    assert_eq!(item["assignees"], json!(["alice"]));
+    assert_eq!(item["children"], json!([K]));
+    assert_eq!(item["stats"], json!({"comment_count": 1}));
+    // The damaged tasks are named, not dropped in silence; so is the unknown namespace.
+    assert_eq!(page["unreadable"], json!([BAD_JSON, BAD_SCHEMA]));
+    let other = page["other_refs"].as_array().unwrap();
+    assert_eq!(other.len(), 1, "{page}");
+    assert_eq!(other[0]["prefix"], "refs/git-mile/somethingelse/");
+    assert_eq!(other[0]["count"], 2);
+    let err = stderr_of(&sandbox, &repo, &["list", "--entity", "task"]);
+    assert!(
+        err.contains("refs/git-mile/somethingelse/ holds 2 refs this version does not read"),
+        "{err}"
+    );
+
+    let all = sandbox.mile_json(&repo, &["list", "--entity", "task", "--include-closed"]);
+    assert_eq!(ids(&all), [K, P], "updated:desc");
+
+    // Filters on the task fields.
+    let filtered = |filter: &str| {
+        ids(&sandbox.mile_json(&repo, &["list", "--entity", "task", "--filter", filter]))
+    };
+    assert_eq!(filtered("state == \"state/in-progress\""), [P]);
+    assert_eq!(
+        filtered("state_kind == \"done\""),
+        [K],
+        "decides the status"
+    );
+    assert_eq!(filtered("status == \"closed\""), [K]);
+    assert_eq!(filtered("assignees contains \"alice\""), [P]);
+    assert_eq!(
+        filtered("assignees contains \"bob\""),
+        Vec::<String>::new(),
+        "closed"
+    );
+    assert_eq!(
+        filtered(&format!(
+            "parents contains \"{P}\" and status in [\"open\", \"closed\"]"
+        )),
+        [K]
+    );
+    assert_eq!(
+        filtered("labels contains \"area/cli\" and has_comments"),
+        [P]
+    );
+    // Type errors name the task fields.
+    let err = sandbox.mile_err(
+        &repo,
+        &["list", "--entity", "task", "--filter", "milestone == null"],
+        2,
+    );
+    assert!(
+        err.contains("state_kind") && err.contains("assignees"),
+        "{err}"
+    );
+    // Sorting as for the other entities.
+    let sorted = sandbox.mile_json(
+        &repo,
+        &[
+            "list",
+            "--entity",
+            "task",
+            "--include-closed",
+            "--sort",
+            "title",
+        ],
+    );
+    assert_eq!(ids(&sorted), [P, K]);
+
+    // Show by prefix: the whole task.
+    let p = sandbox.mile_json(&repo, &["show", &P[..13]]);
+    assert_eq!(p["kind"], "task");
+    assert_eq!(p["id"], P);
+    assert_eq!(p["title"], "Ship the importer");
+    assert_eq!(p["description"], "Read upstream refs.");
+    assert_eq!(p["author"], "alice");
+    assert_eq!(p["created"], "2025-11-08T10:00:00.123456789Z");
+    assert_eq!(p["updated"], "2025-11-08T10:10:00.600Z");
+    assert_eq!(p["parents"], json!([]));
+    assert_eq!(p["children"], json!([K]));
+    let comment = &p["comments"][0];
+    assert_eq!(comment["id"], COMMENT);
+    assert_eq!(comment["author"], "bob");
+    assert_eq!(comment["body"], "final words");
+    assert_eq!(comment["ts"], "2025-11-08T10:05:00Z");
+    assert_eq!(comment["edits"], 1);
+    assert_eq!(comment["edited"], "2025-11-08T10:06:00Z");
+    assert_eq!(p["stats"], json!({"comment_count": 1}));
+
+    // By full id: the merge replayed by (lamport, time, id).
+    let k = sandbox.mile_json(&repo, &["show", K]);
+    assert_eq!(k["title"], "Write the tests");
+    assert_eq!(k["status"], "closed");
+    assert_eq!(k["state"], "state/done");
+    assert_eq!(k["state_kind"], "done");
+    assert_eq!(k["parents"], json!([P]));
+    assert_eq!(k["assignees"], json!(["bob"]));
+    assert_eq!(k["description"], "");
+    let text = sandbox.mile_ok(&repo, &["show", K]);
+    assert!(
+        text.starts_with(&format!("task {K}\nWrite the tests  [closed]")),
+        "{text}"
+    );
+    let text = sandbox.mile_ok(&repo, &["show", P]);
+    assert!(text.contains("(edited 1 time,"), "{text}");
+
+    // A damaged task is said to be so; an unknown id names the refs not read.
+    let err = sandbox.mile_err(&repo, &["show", BAD_JSON], 1);
+    assert!(
+        err.contains("cannot be read") && err.contains("does not parse"),
+        "{err}"
+    );
+    let err = sandbox.mile_err(&repo, &["show", BAD_SCHEMA], 1);
+    assert!(err.contains("git-mile-event@7"), "{err}");
+    let err = sandbox.mile_err(&repo, &["show", "abcdef12"], 1);
+    assert!(
+        err.contains("not found") && err.contains("refs/git-mile/somethingelse/"),
+        "{err}"
+    );
+
+    // Writes refuse tasks.
+    let err = sandbox.mile_err(&repo, &["create", "task", "--title", "t"], 2);
+    assert!(err.contains("read-only"), "{err}");
+    let err = sandbox.mile_err(&repo, &["comment", P, "--body", "hi"], 2);
+    assert!(err.contains("read-only"), "{err}");
+}
+
+#[test]
+fn issue_listings_name_the_refs_not_read() {
+    let sandbox = Sandbox::new();
+    let repo = upstream_repo(&sandbox);
+    let issue = sandbox.create(&repo, "issue", "Ours", &[]);
+    let page = sandbox.mile_json(&repo, &["list"]);
+    assert_eq!(ids(&page), [issue]);
+    assert_eq!(
+        page["other_refs"][0]["prefix"],
+        "refs/git-mile/somethingelse/"
+    );
+    let err = stderr_of(&sandbox, &repo, &["list", "--entity", "milestone"]);
+    assert!(err.contains("refs/git-mile/somethingelse/"), "{err}");
+
+    // Nothing to say: no field, no line.
+    let plain = sandbox.repo("plain");
+    sandbox.create(&plain, "issue", "Ours", &[]);
+    let page = sandbox.mile_json(&plain, &["list"]);
+    assert!(page.get("other_refs").is_none(), "{page}");
+    assert!(stderr_of(&sandbox, &plain, &["list"]).is_empty());
+    let page = sandbox.mile_json(&plain, &["list", "--entity", "task"]);
+    assert_eq!(page, json!({"items": [], "nextCursor": null}));
+
+    // Packed refs are found too (`git pack-refs` removes the loose files).
+    sandbox.git(&repo, &["pack-refs", "--all"]);
+    let page = sandbox.mile_json(&repo, &["list", "--entity", "task", "--include-closed"]);
+    assert_eq!(ids(&page), [K, P]);
+    assert_eq!(page["other_refs"][0]["count"], 2);
+}
+
+#[tokio::test]
+async fn the_server_reads_tasks_and_refuses_to_write_them() {
+    let sandbox = Sandbox::new();
+    let repo = upstream_repo(&sandbox);
+    let mcp = sandbox.server(&repo, &[]).await;
+
+    let instructions = mcp.server_info().instructions.clone().unwrap_or_default();
+    assert!(
+        instructions.contains("4 task(s) of upstream git-mile")
+            && instructions.contains("refs/git-mile/somethingelse/ (2 ref(s)"),
+        "{instructions}"
+    );
+
+    let page = ok(
+        &mcp,
+        "git_mile.list",
+        json!({"entity": "task", "filter": "assignees contains \"bob\"", "includeClosed": true}),
+    )
+    .await;
+    assert_eq!(ids(&page), [K]);
+    assert_eq!(page["unreadable"], json!([BAD_JSON, BAD_SCHEMA]));
+    assert_eq!(page["other_refs"][0]["count"], 2);
+
+    // Pages and cursors as for the other entities.
+    let first = ok(
+        &mcp,
+        "git_mile.list",
+        json!({"entity": "task", "includeClosed": true, "limit": 1}),
+    )
+    .await;
+    assert_eq!(ids(&first), [K]);
+    let cursor = first["nextCursor"].as_str().unwrap();
+    let second = ok(
+        &mcp,
+        "git_mile.list",
+        json!({"entity": "task", "includeClosed": true, "limit": 1, "cursor": cursor}),
+    )
+    .await;
+    assert_eq!(ids(&second), [P]);
+    assert_eq!(second["nextCursor"], Value::Null);
+
+    let shown = ok(
+        &mcp,
+        "git_mile.show",
+        json!({"entity": "task", "id": &P[..13]}),
+    )
+    .await;
+    assert_eq!(shown["comments"][0]["body"], "final words");
+    assert_eq!(shown["labels"], json!(["area/cli", "type/feature"]));
+
+    let err = rpc_error(
+        &mcp,
+        "git_mile.list",
+        json!({"entity": "task", "filter": "open_issues > 1"}),
+    )
+    .await;
+    assert_eq!(err.code.0, -32602);
+    assert!(err.message.contains("state_kind"), "{}", err.message);
+
+    let issues = ok(&mcp, "git_mile.list", json!({"entity": "issue"})).await;
+    assert_eq!(issues["items"], json!([]));
+    assert_eq!(
+        issues["other_refs"][0]["prefix"],
+        "refs/git-mile/somethingelse/"
+    );
+
+    // Unreadable and unknown tasks.
+    let result = call_raw(
+        &mcp,
+        "git_mile.show",
+        json!({"entity": "task", "id": "ffffffff"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(support::error_object(&result)["code"], "not_found");
+    let err = rpc_error(
+        &mcp,
+        "git_mile.show",
+        json!({"entity": "task", "id": BAD_JSON}),
+    )
+    .await;
+    assert_eq!(err.code.0, -32001);
+
+    // Writes refuse tasks with -32602 and say what to do.
+    for (tool, args) in [
+        ("git_mile.create", json!({"entity": "task", "title": "t"})),
+        (
+            "git_mile.update",
+            json!({"entity": "task", "id": P, "title": "t"}),
+        ),
+        (
+            "git_mile.comment",
+            json!({"entity": "task", "id": P, "body": "b"}),
+        ),
+    ] {
+        let err = rpc_error(&mcp, tool, args).await;
+        assert_eq!(err.code.0, -32602, "{tool}");
+        assert!(err.message.contains("read-only"), "{}", err.message);
+        assert!(data_of(&err).hint.contains("upstream git-mile"), "{err:?}");
+    }
+    // The writes' schemas do not offer tasks; the reads' do.
+    let tools = mcp.tools().await;
+    for tool in tools {
+        let entity = tool.input_schema["properties"]["entity"]["enum"].clone();
+        let has_task = entity.as_array().unwrap().contains(&json!("task"));
+        assert_eq!(
+            has_task,
+            tool.annotations.unwrap().read_only_hint == Some(true)
+        );
+    }
+    // The task ref was not touched.
+    let tip = sandbox.git(&repo, &["rev-parse", &format!("refs/git-mile/tasks/{P}")]);
+    let count = sandbox.git(&repo, &["rev-list", "--count", tip.trim()]);
+    assert_eq!(count.trim(), "4");
+}
