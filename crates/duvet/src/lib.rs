@@ -2,7 +2,9 @@
 //! assistants over MCP by `duvet mcp`.
 //!
 //! Modules by concern: `cli` (the command line: stdio or `--http`), `server` (the MCP
-//! surface), `resources` (the resource tree), `tools` (the tools' answers), `errors` (duvet's
+//! surface), `resources` (the resource tree), `tools` (the tools' answers), `checks` (duvet
+//! 0.4.3's `query` checks and unattached citations), `filter` (spec/section/quote filters of
+//! every list), `orphans` (quote lines without a target), `errors` (duvet's
 //! error codes), `engine` (the live model, rebuilt after file changes), `project` (reading
 //! files), `model` (specifications, requirements, citations), `status` and `coverage` (statuses as
 //! duvet 0.4.3 computes them), `matching` (quotes),
@@ -12,13 +14,16 @@
 //! `subscriptions` speak rmcp.
 
 pub mod annotation;
+pub mod checks;
 pub mod cli;
 pub mod config;
 pub mod coverage;
 pub mod engine;
 pub mod errors;
+pub mod filter;
 pub mod matching;
 pub mod model;
+pub mod orphans;
 pub mod project;
 pub mod resources;
 pub mod server;

@@ -95,7 +95,7 @@ impl ParsedSpec {
         let sections = spec::parse(text, format);
         let sentences = sections.iter().map(requirements::extract).collect();
         Self {
-            title: document_title(text, format),
+            title: spec::title(text, format),
             sections,
             sentences,
         }
@@ -126,6 +126,13 @@ pub struct SectionEntry {
     pub view: View,
     /// Indexes into [`Model::requirements`], in document order.
     pub requirements: Vec<usize>,
+}
+
+impl SectionEntry {
+    /// The section's text, whitespace collapsed, as quotes are matched against it.
+    pub fn normalized(&self) -> &str {
+        &self.normalized
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -366,11 +373,22 @@ impl Model {
             }
         }
         for malformed in inputs.malformed {
+            let error = match &malformed.orphan_quote {
+                None => format!("Malformed annotation: {}", malformed.reason),
+                // Quote lines without a target: a slip only when they quote a specification.
+                Some(quote) => match model.orphan_target(quote) {
+                    Some(target) => format!(
+                        "Malformed annotation: {}; the text is in {target}: add the target line above them",
+                        malformed.reason
+                    ),
+                    None => continue,
+                },
+            };
             model.invalid.push(InvalidCitation {
                 file_path: path_text(&malformed.file),
                 line_number: malformed.line,
                 comment_text: malformed.text,
-                error: format!("Malformed annotation: {}", malformed.reason),
+                error,
             });
         }
         model
@@ -826,39 +844,6 @@ fn spec_identity(source: &str) -> (String, String) {
         id
     };
     (id, stem.to_string())
-}
-
-/// The title of a document: the first `#` heading of Markdown, or the first centered line
-/// after the header block of an IETF text.
-fn document_title(text: &str, format: Format) -> String {
-    match format {
-        Format::Markdown => text
-            .lines()
-            .find_map(|l| l.strip_prefix("# "))
-            .map(|t| t.trim().to_string())
-            .unwrap_or_default(),
-        Format::Ietf => {
-            let mut seen_blank_after_header = false;
-            let mut in_header = false;
-            for line in text.lines() {
-                if line.trim().is_empty() {
-                    if in_header {
-                        seen_blank_after_header = true;
-                    }
-                    continue;
-                }
-                if line.trim_start().starts_with("Abstract") {
-                    break;
-                }
-                in_header = true;
-                let indent = line.len() - line.trim_start().len();
-                if seen_blank_after_header && indent >= 8 {
-                    return line.trim().to_string();
-                }
-            }
-            String::new()
-        }
-    }
 }
 
 #[cfg(test)]

@@ -177,6 +177,7 @@ impl FileCache {
                         line: 1,
                         text: text.lines().next().unwrap_or_default().to_string(),
                         reason,
+                        orphan_quote: None,
                     }],
                 )),
             },
@@ -187,6 +188,7 @@ impl FileCache {
                     line: 1,
                     text: String::new(),
                     reason: format!("cannot read the requirement file: {err}"),
+                    orphan_quote: None,
                 }],
             )),
         };
@@ -239,6 +241,7 @@ pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
                     line: 0,
                     text: source.pattern.clone(),
                     reason,
+                    orphan_quote: None,
                 });
                 continue;
             }

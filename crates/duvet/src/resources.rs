@@ -9,9 +9,15 @@
 //! duvet:///specifications/{spec_id}/sections/{section_id}/requirements/{req_identifier}
 //! duvet:///specifications/{spec_id}/sections/{section_id}/requirements/{req_identifier}/citations
 //! duvet:///specifications/{spec_id}/sections/{section_id}/requirements/{req_identifier}/citations/{citation_id}
+//! duvet:///specifications/{spec_id}/sections/{section_id}/citations
+//! duvet:///specifications/{spec_id}/sections/{section_id}/citations/{citation_id}
 //! duvet:///requirements
 //! duvet:///citations
 //! ```
+//!
+//! `duvet:///citations` lists every valid citation: under each requirement it quotes, then
+//! those that quote no requirement (with `why`), under their section. A section's
+//! `citations` lists all of its citations, attached or not.
 //!
 //! Each read answers the JSON the specification shows. Lists are paged with the query
 //! parameters `limit` (default 500, at most 5,000) and `cursor`, the same signed cursors as the
@@ -29,7 +35,7 @@ use rmcp::{
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::{model::Model, tools};
+use crate::{checks, model::Model, tools};
 
 pub const SCHEME: &str = "duvet://";
 const JSON: &str = "application/json";
@@ -95,6 +101,16 @@ pub fn templates() -> Vec<ResourceTemplate> {
             ),
             "citation",
             "A citation with the code around it (citation_id like src/main.rs:42)",
+        ),
+        (
+            format!("{base}/sections/{{section_id}}/citations"),
+            "section-citations",
+            "Every citation of a section, including those that quote no requirement",
+        ),
+        (
+            format!("{base}/sections/{{section_id}}/citations/{{citation_id}}"),
+            "section-citation",
+            "A citation of a section with the code around it, and why it quotes no requirement when it does not",
         ),
     ]
     .into_iter()
@@ -250,6 +266,14 @@ fn read_uri(
                     }));
                 }
             }
+            for c in checks::unattached(model) {
+                let citation = &model.citations[c];
+                items.push(json!({
+                    "full_path": section_citation_path(model, c),
+                    "id": citation.id,
+                    "why": checks::unattached_reason(model, c),
+                }));
+            }
             page(key, &uri_path, items, &paging)
         }
         ["specifications", spec_id, tail @ ..] => {
@@ -280,8 +304,7 @@ fn read_uri(
                             crate::model::did_you_mean(&model.section_suggestions(s, section_id))
                         ))
                     })?;
-                    let section = &spec.sections[c];
-                    read_section(model, root, key, &uri_path, section, tail, &paging)
+                    read_section(model, root, key, &uri_path, (s, c), tail, &paging)
                 }
                 _ => Err(not_found(format!("Unknown resource '{uri}'"))),
             }
@@ -314,6 +337,8 @@ pub fn check_subscribable(uri: &str) -> Result<(), McpError> {
                     | ["sections", _, "requirements", _]
                     | ["sections", _, "requirements", _, "citations"]
                     | ["sections", _, "requirements", _, "citations", _, ..]
+                    | ["sections", _, "citations"]
+                    | ["sections", _, "citations", _, ..]
             ),
             _ => false,
         }
@@ -348,10 +373,11 @@ fn read_section(
     root: &Path,
     key: &CursorKey,
     uri_path: &str,
-    section: &crate::model::SectionEntry,
+    (s, c): (usize, usize),
     tail: &[&str],
     paging: &Paging,
 ) -> Result<ReadResourceResult, McpError> {
+    let section = &model.specs[s].sections[c];
     match tail {
         [] => content(
             uri_path,
@@ -412,24 +438,71 @@ fn read_section(
                         .ok_or_else(|| {
                             not_found(format!("Citation '{id}' not found for this requirement"))
                         })?;
-                    let citation = &model.citations[c];
-                    let context = tools::citation_context(root, &citation.file, citation.line, 3)
-                        .map(|ctx| ctx.context)
-                        .ok();
-                    let mut value = json!({
-                        "file_path": crate::model::path_text(&citation.file),
-                        "line_number": citation.line,
-                        "comment_text": citation.comment_text,
-                        "type": citation.kind,
-                    });
-                    if let Some(lines) = context {
-                        value["context_lines"] = json!(lines);
-                    }
-                    content(uri_path, &value, None)
+                    content(uri_path, &citation_json(model, root, c), None)
                 }
                 _ => Err(not_found(format!("Unknown resource '{uri_path}'"))),
             }
         }
+        ["citations"] => {
+            let items: Vec<Value> = section_citations(model, (s, c))
+                .map(|i| {
+                    let citation = &model.citations[i];
+                    json!({
+                        "id": citation.id,
+                        "type": citation.kind,
+                        "requirements": citation
+                            .requirements
+                            .iter()
+                            .map(|&r| &model.requirements[r].identifier)
+                            .collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            page(key, uri_path, items, paging)
+        }
+        ["citations", citation @ ..] if !citation.is_empty() => {
+            let id = citation.join("/");
+            let i = section_citations(model, (s, c))
+                .find(|&i| model.citations[i].id == id)
+                .ok_or_else(|| not_found(format!("Citation '{id}' not found in {}", section.id)))?;
+            content(uri_path, &citation_json(model, root, i), None)
+        }
         _ => Err(not_found(format!("Unknown resource '{uri_path}'"))),
     }
+}
+
+/// The citations of a section, in model order.
+fn section_citations(model: &Model, (s, c): (usize, usize)) -> impl Iterator<Item = usize> + '_ {
+    (0..model.citations.len())
+        .filter(move |&i| model.citations[i].spec == s && model.citations[i].section == c)
+}
+
+fn section_citation_path(model: &Model, c: usize) -> String {
+    let citation = &model.citations[c];
+    let spec = &model.specs[citation.spec];
+    format!(
+        "/specifications/{}/sections/{}/citations/{}",
+        spec.id, spec.sections[citation.section].id, citation.id
+    )
+}
+
+/// A citation with the code around it, and why it quotes no requirement when it does not.
+fn citation_json(model: &Model, root: &Path, c: usize) -> Value {
+    let citation = &model.citations[c];
+    let context = tools::citation_context(root, &citation.file, citation.line, 3)
+        .map(|ctx| ctx.context)
+        .ok();
+    let mut value = json!({
+        "file_path": crate::model::path_text(&citation.file),
+        "line_number": citation.line,
+        "comment_text": citation.comment_text,
+        "type": citation.kind,
+    });
+    if let Some(lines) = context {
+        value["context_lines"] = json!(lines);
+    }
+    if citation.requirements.is_empty() {
+        value["why"] = json!(checks::unattached_reason(model, c));
+    }
+    value
 }

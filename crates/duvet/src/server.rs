@@ -1,4 +1,5 @@
-//! The MCP surface of `duvet mcp`: the eight tools, the resource tree and the system prompt.
+//! The MCP surface of `duvet mcp`: the eight tools of the specification, the three checks of
+//! duvet 0.4.3 ([`crate::checks`]), the resource tree and the system prompt.
 //!
 //! A [`DuvetServer`] is one client's handler. Over HTTP there is one per session, all made by
 //! [`DuvetServer::session`] from one: they share the [`Engine`] (one analysis, one file
@@ -20,6 +21,7 @@ use rmcp::{
 };
 
 use crate::{
+    checks::{self, DuplicateCitation, ListParams, UnattachedCitation, UntestedCitation},
     engine::{Engine, Snapshot},
     model::InvalidCitation,
     resources,
@@ -105,7 +107,7 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "Search requirements across all specifications by words (every word must occur, any case). Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer, with the same query); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        description = "Search requirements across all specifications by words (every word must occur, any case); `spec` and `section` narrow it to a specification or section. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer, with the same query); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<RequirementRef>>()
     )]
@@ -123,7 +125,7 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "Get the status of a requirement: not_started, partially_implemented or fully_implemented, with whether it is cited, tested, excepted (reason) and its TODO count",
+        description = "Get the status of a requirement as `duvet report` (0.4.3) computes it: fully_implemented when implementation, implication, exception and test annotations together quote every byte of its text, partially_implemented when some, not_started when none (TODOs do not count); with whether it is cited (an implementation or implication quotes it), tested (a test quotes it), excepted (reason) and its TODO count",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<RequirementStatus>()
     )]
@@ -141,13 +143,13 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List requirements that no annotation in the code cites. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        description = "List requirements that no implementation or implication annotation cites (`cited: false` in get_requirement_status, whether or not tests, exceptions or TODOs quote them). Narrow it with `spec` (id, URL or path), `section` (`section-4.2`, or `<spec>#section-4.2`) and `quote` (text it contains, any case), as `duvet query --section/--quote`. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<RequirementRef>>()
     )]
     async fn list_uncited_requirements(
         &self,
-        params: Parameters<PageParams>,
+        params: Parameters<ListParams>,
     ) -> PagedReply<Vec<RequirementRef>> {
         match params.into_inner() {
             Ok(p) => {
@@ -210,17 +212,70 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List requirements in work-first order: by level (MUST, SHOULD, MAY, unspecified), then status (partially_implemented, not_started, fully_implemented), then TODO count (most first). Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        description = "List requirements in work-first order: by level (MUST, SHOULD, MAY, unspecified), then status (partially_implemented, not_started, fully_implemented), then TODO count (most first). Narrow it with `spec` (id, URL or path), `section` (`section-4.2`, or `<spec>#section-4.2`) and `quote` (text it contains, any case), as `duvet query --section/--quote`. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<PrioritizedRequirement>>()
     )]
     async fn get_prioritized_requirements(
         &self,
-        params: Parameters<PageParams>,
+        params: Parameters<ListParams>,
     ) -> PagedReply<Vec<PrioritizedRequirement>> {
         match params.into_inner() {
             Ok(p) => {
                 self.with_page(|s, key| tools::get_prioritized_requirements(&s.model, key, p))
+                    .await
+            }
+            Err(err) => PagedReply(Err(err)),
+        }
+    }
+    #[tool(
+        description = "List implementation annotations that tests do not cover, as `duvet query --check test` (0.4.3): `tested` is `none` (no test annotation of the section quotes any of its text) or `partial` (tests quote part of it, listed in `tests`). Implications, exceptions and TODOs need no test. Narrow it with `spec` (id, URL or path), `section` (`section-4.2`, or `<spec>#section-4.2`) and `quote` (text it contains, any case), as `duvet query --section/--quote`. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = paged_output_schema::<Vec<UntestedCitation>>()
+    )]
+    async fn list_untested_citations(
+        &self,
+        params: Parameters<ListParams>,
+    ) -> PagedReply<Vec<UntestedCitation>> {
+        match params.into_inner() {
+            Ok(p) => {
+                self.with_page(|s, key| checks::list_untested_citations(&s.model, key, p))
+                    .await
+            }
+            Err(err) => PagedReply(Err(err)),
+        }
+    }
+
+    #[tool(
+        description = "List duplicate annotations, as `duvet query --check duplicates` (0.4.3): annotations whose quoted text other annotations of the same type and section already quote entirely (`duplicates`). Narrow it with `spec` (id, URL or path), `section` (`section-4.2`, or `<spec>#section-4.2`) and `quote` (text it contains, any case), as `duvet query --section/--quote`. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = paged_output_schema::<Vec<DuplicateCitation>>()
+    )]
+    async fn list_duplicate_citations(
+        &self,
+        params: Parameters<ListParams>,
+    ) -> PagedReply<Vec<DuplicateCitation>> {
+        match params.into_inner() {
+            Ok(p) => {
+                self.with_page(|s, key| checks::list_duplicate_citations(&s.model, key, p))
+                    .await
+            }
+            Err(err) => PagedReply(Err(err)),
+        }
+    }
+
+    #[tool(
+        description = "List valid citations that quote no requirement (a reference to a whole section, a quote of explanatory text, a section without requirements), each with `why`. They cover no requirement, so no status counts them. Narrow it with `spec` (id, URL or path), `section` (`section-4.2`, or `<spec>#section-4.2`) and `quote` (text it contains, any case), as `duvet query --section/--quote`. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = paged_output_schema::<Vec<UnattachedCitation>>()
+    )]
+    async fn list_unattached_citations(
+        &self,
+        params: Parameters<ListParams>,
+    ) -> PagedReply<Vec<UnattachedCitation>> {
+        match params.into_inner() {
+            Ok(p) => {
+                self.with_page(|s, key| checks::list_unattached_citations(&s.model, key, p))
                     .await
             }
             Err(err) => PagedReply(Err(err)),

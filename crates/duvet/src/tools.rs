@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     annotation::{AnnotationType, CommentStyle, Level},
+    checks::{ListParams, requirements_in},
     config::ProjectConfig,
     errors,
+    filter::Scope,
     model::{InvalidCitation, Model, Status, StatusKind, path_text},
 };
 
@@ -40,7 +42,7 @@ pub type PageResult<T> = Result<Paged<Vec<T>>, ToolError>;
 /// The page of `items` (the whole list, in order, as indices or values) that `limit` and
 /// `cursor` ask for, with cursors bound to `tool` and its `shape` (the arguments that decide
 /// which items are listed), each item mapped by `f`.
-fn page_of<A: Clone, B>(
+pub(crate) fn page_of<A: Clone, B>(
     key: &CursorKey,
     tool: &str,
     shape: &impl Serialize,
@@ -199,6 +201,13 @@ pub fn validate_citation(
 pub struct SearchParams {
     /// Words or a phrase; a requirement matches when its text contains every word (any case).
     pub query: String,
+    /// Only this specification: its id (`rfc9000`), URL or path, as in citations.
+    #[serde(default)]
+    pub spec: Option<String>,
+    /// Only this section: its id (`section-4.2`, `4.2`), or a citation target
+    /// (`<URL or path>#section-4.2`). Without `spec`, that section of every specification.
+    #[serde(default)]
+    pub section: Option<String>,
     /// How many items to return (default 100, at most 1000).
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
@@ -223,7 +232,13 @@ pub fn search_requirements(
         return Err(ToolError::invalid_params("`query` must not be empty")
             .with_hint("Pass one or more words, e.g. `flow control`."));
     }
-    let matches: Vec<usize> = (0..model.requirements.len())
+    let scope = Scope {
+        spec: params.spec,
+        section: params.section,
+        quote: None,
+    };
+    let matches: Vec<usize> = requirements_in(model, &scope)?
+        .into_iter()
         .filter(|&r| {
             let text = &model.requirements[r].lower;
             words.iter().all(|w| text.contains(w.as_str()))
@@ -234,7 +249,12 @@ pub fn search_requirements(
         limit: params.limit,
         cursor: params.cursor,
     };
-    page_of(key, "search_requirements", &words, &matches, page, |r| {
+    let shape = if scope.is_empty() {
+        serde_json::json!(words)
+    } else {
+        serde_json::json!([words, scope])
+    };
+    page_of(key, "search_requirements", &shape, &matches, page, |r| {
         requirement_ref(model, r)
     })
 }
@@ -324,22 +344,36 @@ pub fn get_requirement_status(
 
 // ---- list_uncited_requirements / list_invalid_citations -------------------------------------
 
+/// The requirements no implementation or implication annotation quotes (`cited: false`,
+/// whatever tests, exceptions or TODOs say of them).
 pub fn list_uncited_requirements(
     model: &Model,
     key: &CursorKey,
-    params: PageParams,
+    params: ListParams,
 ) -> PageResult<RequirementRef> {
-    let uncited: Vec<usize> = (0..model.requirements.len())
-        .filter(|&r| model.requirements[r].status.citation_count == 0)
+    let (scope, page) = params.split();
+    let uncited: Vec<usize> = requirements_in(model, &scope)?
+        .into_iter()
+        .filter(|&r| !model.requirements[r].status.cited)
         .collect();
     page_of(
         key,
         "list_uncited_requirements",
-        &(),
+        &bound(&scope),
         &uncited,
-        params,
+        page,
         |r| requirement_ref(model, r),
     )
+}
+
+/// What a filtered list's cursors are bound to: nothing for the whole list (as before there
+/// were filters, so cursors issued then still work), else the filters.
+fn bound(scope: &Scope) -> serde_json::Value {
+    if scope.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::json!(scope)
+    }
 }
 
 pub fn list_invalid_citations(
@@ -520,14 +554,26 @@ pub struct PrioritizedRequirement {
 pub fn get_prioritized_requirements(
     model: &Model,
     key: &CursorKey,
-    params: PageParams,
+    params: ListParams,
 ) -> PageResult<PrioritizedRequirement> {
+    let (scope, page) = params.split();
+    let ordered: Vec<usize> = if scope.is_empty() {
+        model.prioritized().to_vec()
+    } else {
+        let filter = scope.resolve(model)?;
+        model
+            .prioritized()
+            .iter()
+            .copied()
+            .filter(|&r| filter.requirement(model, r))
+            .collect()
+    };
     page_of(
         key,
         "get_prioritized_requirements",
-        &(),
-        model.prioritized(),
-        params,
+        &bound(&scope),
+        &ordered,
+        page,
         |r| {
             let req = &model.requirements[r];
             PrioritizedRequirement {

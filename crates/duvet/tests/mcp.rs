@@ -17,6 +17,8 @@ const IDENTIFY: &str = "A client MUST identify the pot.";
 const QUICKLY: &str = "The server SHOULD respond quickly.";
 const BEANS: &str = "Payments MAY be made in beans.";
 const REFUNDS: &str = "Refunds MUST NOT be issued.";
+/// The coffee project's uncited requirements.
+const UNCITED: [&str; 3] = [TRADEMARK, IDENTIFY, QUICKLY];
 
 /// The identifier of a requirement of the coffee project: the hash of its place and text.
 fn id(text: &str) -> String {
@@ -65,8 +67,11 @@ async fn handshake_and_system_prompt() {
             "get_citation_context",
             "get_prioritized_requirements",
             "get_requirement_status",
+            "list_duplicate_citations",
             "list_invalid_citations",
+            "list_unattached_citations",
             "list_uncited_requirements",
+            "list_untested_citations",
             "resolve_spec_id",
             "search_requirements",
             "validate_citation",
@@ -178,10 +183,12 @@ async fn uncited_invalid_and_prioritized_lists() {
     let p = coffee_project();
     let mcp = p.start(&[]).await;
 
+    // Uncited: no implementation or implication quotes them (TRADEMARK has an exception,
+    // QUICKLY a TODO: neither cites).
     let uncited: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
-    assert_eq!(texts(&uncited), [IDENTIFY]);
+    assert_eq!(texts(&uncited), UNCITED);
     assert_eq!(
-        uncited[0]["full_path"],
+        uncited[1]["full_path"],
         format!(
             "/specifications/coffee/sections/ordering/requirements/{}",
             id(IDENTIFY)
@@ -458,7 +465,7 @@ async fn resource_tree() {
         ]
     );
     let templates = mcp.peer().list_all_resource_templates().await.unwrap();
-    assert_eq!(templates.len(), 7);
+    assert_eq!(templates.len(), 9);
 
     let specs = mcp.read_resource_json("duvet:///specifications").await;
     assert_eq!(
@@ -629,9 +636,9 @@ async fn changes_are_seen_without_a_restart() {
     let p = coffee_project();
     let mcp = p.start(&[]).await;
     let uncited: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
-    assert_eq!(texts(&uncited), [IDENTIFY]);
+    assert_eq!(texts(&uncited), UNCITED);
 
-    // Remove the citation of ACCEPT and cite IDENTIFY instead.
+    // Remove the citation of ACCEPT and CLIENTS (tested, no longer cited) and cite IDENTIFY.
     p.write(
         "src/main.rs",
         "//= specs/coffee.md#ordering\n//# A client MUST identify the pot.\nfn order() {}\n",
@@ -639,7 +646,7 @@ async fn changes_are_seen_without_a_restart() {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let uncited: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
-        if texts(&uncited) == [ACCEPT] {
+        if texts(&uncited) == [ACCEPT, TRADEMARK, CLIENTS, QUICKLY] {
             break;
         }
         assert!(
@@ -861,7 +868,7 @@ async fn concurrent_requests_after_a_change_agree() {
         .iter()
         .map(|v| v.as_array().unwrap().len())
         .collect();
-    assert_eq!(sizes, [2, 2, 2, 2], "every request sees the change");
+    assert_eq!(sizes, [5, 5, 5, 5], "every request sees the change");
 }
 
 async fn eventually<F, Fut>(what: &str, mut check: F)
@@ -894,14 +901,14 @@ async fn config_edits_and_new_directories_are_picked_up() {
     );
     eventually("the new source directory", || async {
         let v: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
-        v.as_array().unwrap().is_empty()
+        texts(&v) == [TRADEMARK, QUICKLY]
     })
     .await;
     // A later edit inside the new directory is seen too.
     p.write("extra/deep/order.go", "package order\n");
     eventually("an edit in the new directory", || async {
         let v: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
-        texts(&v) == [IDENTIFY]
+        texts(&v) == UNCITED
     })
     .await;
 }
@@ -924,7 +931,7 @@ async fn a_project_created_after_start_is_served() {
     eventually("the new project", || async {
         matches!(
             mcp.call_envelope::<Value>("list_uncited_requirements", json!({})).await,
-            Ok(v) if texts(&v) == [IDENTIFY]
+            Ok(v) if texts(&v) == UNCITED
         )
     })
     .await;

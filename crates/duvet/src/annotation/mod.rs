@@ -120,6 +120,11 @@ pub struct Malformed {
     pub text: String,
     /// Why it is not a valid annotation, for a person to read.
     pub reason: String,
+    /// For quote lines with no target line before them: the text they quote (lines trimmed,
+    /// joined by single spaces). Such a run is a slip only when that text is a
+    /// specification's (decided by the model); otherwise it is an ordinary comment that
+    /// happens to start like a quote line, such as a commented-out `//#[attribute]`.
+    pub orphan_quote: Option<String>,
 }
 
 /// The comment prefixes that mark annotations in a source file.

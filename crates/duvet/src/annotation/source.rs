@@ -35,8 +35,10 @@
 //! * The quote is optional for every type, as in current Duvet, where an annotation without a
 //!   quote references its section as a whole. An annotation with neither a quote nor a
 //!   `#section` in its target cannot reference anything and is malformed.
-//! * Content lines with no meta line before them are reported as malformed (Duvet skips them
-//!   silently).
+//! * Content lines with no meta line before them are handed on as [`Malformed`] with their
+//!   quote ([`Malformed::orphan_quote`]); the model reports them only when that text is a
+//!   specification's (Duvet skips them silently, and many are ordinary comments, such as a
+//!   commented-out `//#[traced_test]`).
 //! * A line whose text after the prefix is only the prefix's last character repeated
 //!   (`//=======`, `//#####`, `##########` with content `##`) is a decorative banner, not part
 //!   of an annotation.
@@ -108,10 +110,12 @@ pub fn extract(
                     let run = orphan.get_or_insert_with(|| Orphan {
                         line: line_no,
                         lines: Vec::new(),
-                        has_text: false,
+                        quote: Vec::new(),
                     });
                     run.lines.push(written.to_string());
-                    run.has_text |= !quoted.is_empty();
+                    if !quoted.is_empty() {
+                        run.quote.push(quoted.to_string());
+                    }
                 }
             }
             LineKind::Other => {
@@ -423,8 +427,8 @@ impl Block {
 struct Orphan {
     line: usize,
     lines: Vec<String>,
-    /// Whether any of the lines quotes something (a lone `//#` is not worth reporting).
-    has_text: bool,
+    /// The text the lines quote, each trimmed (a lone `//#` quotes nothing).
+    quote: Vec<String>,
 }
 
 /// Where finished annotations and problems go.
@@ -443,16 +447,24 @@ impl Output<'_> {
             line,
             text,
             reason,
+            orphan_quote: None,
         });
     }
 
+    /// Quote lines without a target line: reported only if the model finds their text in a
+    /// specification (see [`Malformed::orphan_quote`]).
     fn orphan(&mut self, run: Orphan) {
-        if run.has_text {
-            let reason = format!(
-                "quote lines (`{}`) without a meta line (`{}` and the target) before them",
-                self.style.content, self.style.meta
-            );
-            self.malformed(run.line, run.lines.join("\n"), reason);
+        if !run.quote.is_empty() {
+            self.malformed.push(Malformed {
+                file: self.file.to_path_buf(),
+                line: run.line,
+                text: run.lines.join("\n"),
+                reason: format!(
+                    "quote lines (`{}`) without a meta line (`{}` and the target) before them",
+                    self.style.content, self.style.meta
+                ),
+                orphan_quote: Some(run.quote.join(" ")),
+            });
         }
     }
 

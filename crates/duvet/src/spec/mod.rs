@@ -56,3 +56,82 @@ pub fn parse(text: &str, format: Format) -> Vec<Section> {
         Format::Markdown => markdown::parse(text),
     }
 }
+
+/// The document's title: the first `# ` heading of Markdown; for IETF text, the first group of
+/// lines after the header block (the lines up to the first blank one), its lines joined (a
+/// title may wrap), without a draft name line (`draft-ietf-…-07`), unless that group is
+/// already the document's body (`Abstract`, `Status of This Memo`, a numbered section).
+pub fn title(text: &str, format: Format) -> String {
+    match format {
+        Format::Markdown => text
+            .lines()
+            .find_map(|l| l.strip_prefix("# "))
+            .map(|t| t.trim().to_string())
+            .unwrap_or_default(),
+        Format::Ietf => {
+            let mut groups = text
+                .lines()
+                .map(|l| l.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}'))
+                .collect::<Vec<_>>()
+                .split(|l| l.is_empty())
+                .filter(|group| !group.is_empty())
+                .map(<[&str]>::to_vec)
+                .collect::<Vec<_>>()
+                .into_iter();
+            let (Some(_header), Some(title)) = (groups.next(), groups.next()) else {
+                return String::new();
+            };
+            let body = |line: &str| {
+                let lower = line.to_ascii_lowercase();
+                lower.starts_with("abstract")
+                    || lower.starts_with("status of this memo")
+                    || lower.starts_with("table of contents")
+                    || line.starts_with(|c: char| c.is_ascii_digit())
+            };
+            if title.first().is_some_and(|l| body(l)) {
+                return String::new();
+            }
+            title
+                .iter()
+                .filter(|l| !l.to_ascii_lowercase().starts_with("draft-"))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ietf_titles_indented_little_or_wrapped_are_found() {
+        let rfc5869 = "Internet Engineering Task Force (IETF)                       H. Krawczyk\nRequest for Comments: 5869                                  IBM Research\nCategory: Informational                                        P. Eronen\nISSN: 2070-1721                                                    Nokia\n                                                                May 2010\n\n\n       HMAC-based Extract-and-Expand Key Derivation Function (HKDF)\n\nAbstract\n\n   This document specifies a simple HKDF.\n";
+        assert_eq!(
+            title(rfc5869, Format::Ietf),
+            "HMAC-based Extract-and-Expand Key Derivation Function (HKDF)"
+        );
+        let rfc8446 = "\u{feff}Internet Engineering Task Force (IETF)                       E. Rescorla\nRequest for Comments: 8446                                       Mozilla\n                                                             August 2018\n\n\n          The Transport Layer Security (TLS) Protocol Version 1.3\n\nAbstract\n";
+        assert_eq!(
+            title(rfc8446, Format::Ietf),
+            "The Transport Layer Security (TLS) Protocol Version 1.3"
+        );
+        let wrapped = "Network Working Group                                         A. Author\nInternet-Draft                                                   Example\nIntended status: Standards Track                          March 1, 2024\n\n               A Rather Long Title for a Protocol That Needs\n                          Two Lines to Say It\n                      draft-ietf-example-long-title-07\n\nAbstract\n";
+        assert_eq!(
+            title(wrapped, Format::Ietf),
+            "A Rather Long Title for a Protocol That Needs Two Lines to Say It"
+        );
+    }
+
+    #[test]
+    fn a_document_without_a_title_has_none() {
+        assert_eq!(title("", Format::Ietf), "");
+        assert_eq!(
+            title("Header line\n\nAbstract\n\n   Text.\n", Format::Ietf),
+            ""
+        );
+        assert_eq!(title("Header\n\n1.  Introduction\n", Format::Ietf), "");
+        assert_eq!(title("# Coffee\n\nText.\n", Format::Markdown), "Coffee");
+    }
+}

@@ -1,0 +1,393 @@
+//! The checks of duvet 0.4.3's `duvet query` as tools, and the citations that quote no
+//! requirement:
+//!
+//! - `list_untested_citations` (`--check test`): implementation annotations whose quoted text
+//!   test annotations of the same section do not cover entirely. Implications, exceptions and
+//!   TODOs need no test; a test without an implementation is fine.
+//! - `list_duplicate_citations` (`--check duplicates`): annotations whose quoted text other
+//!   annotations of the same type and section already quote entirely.
+//! - `list_unattached_citations`: valid citations whose quote overlaps no requirement, with why.
+//!
+//! Coverage here is duvet's: quotes compared in the section's view after whitespace
+//! normalization ([`crate::coverage::normalize`]), exactly. Sections are matched by what a
+//! target resolves to, so `…#section-4.2` and `…#4.2` are one section (duvet 0.4.3 compares
+//! target strings), and an implementation whose quote matches only within one edit is listed
+//! as untested (duvet 0.4.3 stops with an error there).
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use mcp_common::{CursorKey, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    annotation::AnnotationType,
+    coverage,
+    filter::Scope,
+    model::{Model, path_text},
+    tools::{PageParams, PageResult, page_of},
+};
+
+/// The arguments of a list narrowed by specification, section and quoted text.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {
+    /// Only this specification: its id (`rfc9000`), URL or path, as in citations.
+    #[serde(default)]
+    pub spec: Option<String>,
+    /// Only this section: its id (`section-4.2`, `4.2`, `appendix-A`), or a citation target
+    /// (`<URL or path>#section-4.2`). Without `spec`, that section of every specification.
+    #[serde(default)]
+    pub section: Option<String>,
+    /// Only requirements whose text (for citations: whose quote) contains this, in any case.
+    #[serde(default)]
+    pub quote: Option<String>,
+    /// How many items to return (default 100, at most 1000).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u64>,
+    /// `page.next_cursor` of the previous answer with the same filters, to get the next page
+    /// (omit for the first).
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+impl ListParams {
+    pub fn split(self) -> (Scope, PageParams) {
+        (
+            Scope {
+                spec: self.spec,
+                section: self.section,
+                quote: self.quote,
+            },
+            PageParams {
+                limit: self.limit,
+                cursor: self.cursor,
+            },
+        )
+    }
+}
+
+/// A citation in the checks' lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CitationItem {
+    /// `file:line`, as in `get_citation_context`.
+    pub id: String,
+    pub file_path: String,
+    pub line_number: usize,
+    /// The annotation's type: implementation, test, implication, exception or todo.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `<specification URL or path>#<section id>`.
+    pub target: String,
+    /// What it quotes (at most 200 characters; `…` when cut).
+    pub quote: String,
+    /// Identifiers of the requirements its quote overlaps.
+    pub requirements: Vec<String>,
+}
+
+/// An implementation that its tests do not cover.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UntestedCitation {
+    #[serde(flatten)]
+    pub citation: CitationItem,
+    /// `none`: no test quotes any of it; `partial`: tests quote some of it.
+    pub tested: String,
+    /// The test annotations that quote part of it (`file:line`).
+    pub tests: Vec<String>,
+}
+
+/// An annotation that others of its type already quote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DuplicateCitation {
+    #[serde(flatten)]
+    pub citation: CitationItem,
+    /// The annotations of the same type and section that quote its text (`file:line`).
+    pub duplicates: Vec<String>,
+}
+
+/// A citation that quotes no requirement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UnattachedCitation {
+    #[serde(flatten)]
+    pub citation: CitationItem,
+    /// Why it matches no requirement.
+    pub why: String,
+}
+
+const QUOTE_SHOWN: usize = 200;
+
+pub fn citation_item(model: &Model, c: usize) -> CitationItem {
+    let citation = &model.citations[c];
+    let spec = &model.specs[citation.spec];
+    let quote = match citation.quote.char_indices().nth(QUOTE_SHOWN) {
+        Some((cut, _)) => format!("{}…", &citation.quote[..cut]),
+        None => citation.quote.clone(),
+    };
+    CitationItem {
+        id: citation.id.clone(),
+        file_path: path_text(&citation.file),
+        line_number: citation.line,
+        kind: kind_name(citation.kind).to_string(),
+        target: format!("{}#{}", spec.url, spec.sections[citation.section].id),
+        quote,
+        requirements: citation
+            .requirements
+            .iter()
+            .map(|&r| model.requirements[r].identifier.clone())
+            .collect(),
+    }
+}
+
+pub fn kind_name(kind: AnnotationType) -> &'static str {
+    match kind {
+        AnnotationType::Implementation => "implementation",
+        AnnotationType::Test => "test",
+        AnnotationType::Todo => "todo",
+        AnnotationType::Exception => "exception",
+        AnnotationType::Implication => "implication",
+        AnnotationType::Spec => "spec",
+    }
+}
+
+/// Where each citation's quote lies in its section's normalized view, per section.
+struct Placed {
+    /// `(spec, section)` → the normalized view.
+    views: HashMap<(usize, usize), String>,
+}
+
+impl Placed {
+    fn new() -> Self {
+        Self {
+            views: HashMap::new(),
+        }
+    }
+
+    fn view(&mut self, model: &Model, place: (usize, usize)) -> &str {
+        self.views.entry(place).or_insert_with(|| {
+            coverage::normalize(model.specs[place.0].sections[place.1].view.text())
+        })
+    }
+
+    /// The first occurrence of citation `c`'s normalized quote (duvet's target rule).
+    fn first(&mut self, model: &Model, c: usize) -> Option<Range<usize>> {
+        let citation = &model.citations[c];
+        let quote = coverage::normalize(&citation.quote);
+        if quote.is_empty() {
+            return None;
+        }
+        let view = self.view(model, (citation.spec, citation.section));
+        view.find(&quote).map(|s| s..s + quote.len())
+    }
+
+    /// The occurrence of citation `c`'s quote that overlaps `target` most, then lies nearest
+    /// to it (duvet's rule for the covering annotations).
+    fn nearest(&mut self, model: &Model, c: usize, target: &Range<usize>) -> Option<Range<usize>> {
+        let citation = &model.citations[c];
+        let quote = coverage::normalize(&citation.quote);
+        if quote.is_empty() {
+            return None;
+        }
+        let view = self.view(model, (citation.spec, citation.section));
+        let mut best: Option<(usize, usize, usize)> = None;
+        let mut from = 0;
+        while let Some(rel) = view.get(from..).and_then(|rest| rest.find(&quote)) {
+            let start = from + rel;
+            let end = start + quote.len();
+            let overlap = end.min(target.end).saturating_sub(start.max(target.start));
+            let distance = start.abs_diff(target.start);
+            if best.is_none_or(|(o, d, _)| overlap > o || (overlap == o && distance < d)) {
+                best = Some((overlap, distance, start));
+            }
+            from = end;
+        }
+        best.map(|(_, _, start)| start..start + quote.len())
+    }
+}
+
+/// How much of `target` the `covering` citations quote: `None` when none overlaps it, else
+/// whether all of it is, with the overlapping citations.
+fn coverage_of(
+    model: &Model,
+    placed: &mut Placed,
+    target: usize,
+    covering: impl Iterator<Item = usize>,
+) -> Option<(bool, Vec<usize>)> {
+    let range = placed.first(model, target)?;
+    let mut covered = vec![false; range.len()];
+    let mut by = Vec::new();
+    for c in covering {
+        let Some(found) = placed.nearest(model, c, &range) else {
+            continue;
+        };
+        let (start, end) = (found.start.max(range.start), found.end.min(range.end));
+        if start < end {
+            covered[start - range.start..end - range.start].fill(true);
+            by.push(c);
+        }
+    }
+    (!by.is_empty()).then(|| (covered.iter().all(|&b| b), by))
+}
+
+/// Citations grouped by section, in model order.
+fn by_section(model: &Model, keep: impl Fn(usize) -> bool) -> HashMap<(usize, usize), Vec<usize>> {
+    let mut groups: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+    for c in (0..model.citations.len()).filter(|&c| keep(c)) {
+        let citation = &model.citations[c];
+        groups
+            .entry((citation.spec, citation.section))
+            .or_default()
+            .push(c);
+    }
+    groups
+}
+
+fn ids(model: &Model, citations: &[usize]) -> Vec<String> {
+    citations
+        .iter()
+        .map(|&c| model.citations[c].id.clone())
+        .collect()
+}
+
+pub fn list_untested_citations(
+    model: &Model,
+    key: &CursorKey,
+    params: ListParams,
+) -> PageResult<UntestedCitation> {
+    let (scope, page) = params.split();
+    let filter = scope.resolve(model)?;
+    let tests = by_section(model, |c| model.citations[c].kind == AnnotationType::Test);
+    let mut placed = Placed::new();
+    let mut items = Vec::new();
+    for c in 0..model.citations.len() {
+        let citation = &model.citations[c];
+        if citation.kind != AnnotationType::Implementation
+            || citation.quote.trim().is_empty()
+            || !filter.citation(model, c)
+        {
+            continue;
+        }
+        let pool = tests
+            .get(&(citation.spec, citation.section))
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let (tested, by) = match coverage_of(model, &mut placed, c, pool.iter().copied()) {
+            Some((true, _)) => continue,
+            Some((false, by)) => ("partial", by),
+            None => ("none", Vec::new()),
+        };
+        items.push((c, tested, by));
+    }
+    page_of(
+        key,
+        "list_untested_citations",
+        &scope,
+        &items,
+        page,
+        |(c, tested, by)| UntestedCitation {
+            citation: citation_item(model, c),
+            tested: tested.to_string(),
+            tests: ids(model, &by),
+        },
+    )
+}
+
+pub fn list_duplicate_citations(
+    model: &Model,
+    key: &CursorKey,
+    params: ListParams,
+) -> PageResult<DuplicateCitation> {
+    let (scope, page) = params.split();
+    let filter = scope.resolve(model)?;
+    let groups = by_section(model, |c| {
+        !model.citations[c].quote.trim().is_empty() && filter.citation(model, c)
+    });
+    let mut placed = Placed::new();
+    let mut items = Vec::new();
+    for c in 0..model.citations.len() {
+        let citation = &model.citations[c];
+        let Some(group) = groups.get(&(citation.spec, citation.section)) else {
+            continue;
+        };
+        if !group.contains(&c) {
+            continue;
+        }
+        let others = group
+            .iter()
+            .copied()
+            .filter(|&o| o != c && model.citations[o].kind == citation.kind);
+        if let Some((true, by)) = coverage_of(model, &mut placed, c, others) {
+            items.push((c, by));
+        }
+    }
+    page_of(
+        key,
+        "list_duplicate_citations",
+        &scope,
+        &items,
+        page,
+        |(c, by)| DuplicateCitation {
+            citation: citation_item(model, c),
+            duplicates: ids(model, &by),
+        },
+    )
+}
+
+/// Why citation `c` quotes no requirement.
+pub fn unattached_reason(model: &Model, c: usize) -> String {
+    let citation = &model.citations[c];
+    let section = &model.specs[citation.spec].sections[citation.section];
+    if citation.quote.trim().is_empty() {
+        "it quotes no text: a reference to the whole section covers no requirement".to_string()
+    } else if section.requirements.is_empty() {
+        format!(
+            "{} has no requirements: no sentence of it has MUST, SHOULD, MAY or their kin, and \
+             no requirements file lists one (a specification only cited, not declared in \
+             .duvet/config.toml, has only the requirements its requirements files list)",
+            section.id
+        )
+    } else {
+        format!(
+            "its quote is text of {} outside every requirement (text without MUST, SHOULD, \
+             MAY or their kin)",
+            section.id
+        )
+    }
+}
+
+/// The valid citations that quote no requirement, in model order.
+pub fn unattached(model: &Model) -> impl Iterator<Item = usize> + '_ {
+    (0..model.citations.len()).filter(|&c| model.citations[c].requirements.is_empty())
+}
+
+pub fn list_unattached_citations(
+    model: &Model,
+    key: &CursorKey,
+    params: ListParams,
+) -> PageResult<UnattachedCitation> {
+    let (scope, page) = params.split();
+    let filter = scope.resolve(model)?;
+    let items: Vec<usize> = unattached(model)
+        .filter(|&c| filter.citation(model, c))
+        .collect();
+    page_of(
+        key,
+        "list_unattached_citations",
+        &scope,
+        &items,
+        page,
+        |c| UnattachedCitation {
+            citation: citation_item(model, c),
+            why: unattached_reason(model, c),
+        },
+    )
+}
+
+/// A filter that resolves, for the lists of requirements in [`crate::tools`].
+pub fn requirements_in(model: &Model, scope: &Scope) -> Result<Vec<usize>, ToolError> {
+    let filter = scope.resolve(model)?;
+    Ok((0..model.requirements.len())
+        .filter(|&r| filter.requirement(model, r))
+        .collect())
+}
