@@ -77,6 +77,11 @@ impl TaskCache {
             namespaces.extend(packed.namespaces.iter().cloned());
             direct.extend(packed.direct.iter().cloned());
         }
+        if namespaces.is_empty() && direct.is_empty() {
+            // Nothing beside issue/ and milestone/: git is not asked at all.
+            self.fold(store, &[])?;
+            return Ok(TaskSet::default());
+        }
         let repo = store.repository();
         let mut groups: BTreeMap<(String, &'static str), u64> = BTreeMap::new();
         let mut tips: Vec<(Uuid, ObjectId)> = Vec::new();
