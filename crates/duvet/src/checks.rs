@@ -121,10 +121,7 @@ const QUOTE_SHOWN: usize = 200;
 pub fn citation_item(model: &Model, c: usize) -> CitationItem {
     let citation = &model.citations[c];
     let spec = &model.specs[citation.spec];
-    let quote = match citation.quote.char_indices().nth(QUOTE_SHOWN) {
-        Some((cut, _)) => format!("{}…", &citation.quote[..cut]),
-        None => citation.quote.clone(),
-    };
+    let quote = mcp_common::clip(&citation.quote, QUOTE_SHOWN);
     CitationItem {
         id: citation.id.clone(),
         file_path: path_text(&citation.file),
@@ -151,58 +148,71 @@ pub fn kind_name(kind: AnnotationType) -> &'static str {
     }
 }
 
-/// Where each citation's quote lies in its section's normalized view, per section.
+/// Where each citation's quote lies in its section's normalized view: every occurrence,
+/// found once per citation (a section's view is normalized once).
 struct Placed {
     /// `(spec, section)` → the normalized view.
     views: HashMap<(usize, usize), String>,
+    /// Citation → the ranges of its normalized quote in its section's normalized view.
+    occurrences: HashMap<usize, Vec<Range<usize>>>,
 }
 
 impl Placed {
     fn new() -> Self {
         Self {
             views: HashMap::new(),
+            occurrences: HashMap::new(),
         }
     }
 
-    fn view(&mut self, model: &Model, place: (usize, usize)) -> &str {
-        self.views.entry(place).or_insert_with(|| {
-            coverage::normalize(model.specs[place.0].sections[place.1].view.text())
+    fn occurrences(&mut self, model: &Model, c: usize) -> &[Range<usize>] {
+        let views = &mut self.views;
+        self.occurrences.entry(c).or_insert_with(|| {
+            let citation = &model.citations[c];
+            let quote = coverage::normalize(&citation.quote);
+            if quote.is_empty() {
+                return Vec::new();
+            }
+            let view = views
+                .entry((citation.spec, citation.section))
+                .or_insert_with(|| {
+                    coverage::normalize(
+                        model.specs[citation.spec].sections[citation.section]
+                            .view
+                            .text(),
+                    )
+                });
+            let mut found = Vec::new();
+            let mut from = 0;
+            while let Some(rel) = view.get(from..).and_then(|rest| rest.find(&quote)) {
+                let start = from + rel;
+                found.push(start..start + quote.len());
+                from = start + quote.len();
+            }
+            found
         })
     }
 
     /// The first occurrence of citation `c`'s normalized quote (duvet's target rule).
     fn first(&mut self, model: &Model, c: usize) -> Option<Range<usize>> {
-        let citation = &model.citations[c];
-        let quote = coverage::normalize(&citation.quote);
-        if quote.is_empty() {
-            return None;
-        }
-        let view = self.view(model, (citation.spec, citation.section));
-        view.find(&quote).map(|s| s..s + quote.len())
+        self.occurrences(model, c).first().cloned()
     }
 
     /// The occurrence of citation `c`'s quote that overlaps `target` most, then lies nearest
     /// to it (duvet's rule for the covering annotations).
     fn nearest(&mut self, model: &Model, c: usize, target: &Range<usize>) -> Option<Range<usize>> {
-        let citation = &model.citations[c];
-        let quote = coverage::normalize(&citation.quote);
-        if quote.is_empty() {
-            return None;
-        }
-        let view = self.view(model, (citation.spec, citation.section));
-        let mut best: Option<(usize, usize, usize)> = None;
-        let mut from = 0;
-        while let Some(rel) = view.get(from..).and_then(|rest| rest.find(&quote)) {
-            let start = from + rel;
-            let end = start + quote.len();
-            let overlap = end.min(target.end).saturating_sub(start.max(target.start));
-            let distance = start.abs_diff(target.start);
+        let mut best: Option<(usize, usize, &Range<usize>)> = None;
+        for found in self.occurrences(model, c) {
+            let overlap = found
+                .end
+                .min(target.end)
+                .saturating_sub(found.start.max(target.start));
+            let distance = found.start.abs_diff(target.start);
             if best.is_none_or(|(o, d, _)| overlap > o || (overlap == o && distance < d)) {
-                best = Some((overlap, distance, start));
+                best = Some((overlap, distance, found));
             }
-            from = end;
         }
-        best.map(|(_, _, start)| start..start + quote.len())
+        best.map(|(_, _, found)| found.clone())
     }
 }
 
@@ -305,22 +315,19 @@ pub fn list_duplicate_citations(
     });
     let mut placed = Placed::new();
     let mut items = Vec::new();
-    for c in 0..model.citations.len() {
-        let citation = &model.citations[c];
-        let Some(group) = groups.get(&(citation.spec, citation.section)) else {
-            continue;
-        };
-        if !group.contains(&c) {
-            continue;
-        }
-        let others = group
-            .iter()
-            .copied()
-            .filter(|&o| o != c && model.citations[o].kind == citation.kind);
-        if let Some((true, by)) = coverage_of(model, &mut placed, c, others) {
-            items.push((c, by));
+    for group in groups.values() {
+        for &c in group {
+            let kind = model.citations[c].kind;
+            let others = group
+                .iter()
+                .copied()
+                .filter(|&o| o != c && model.citations[o].kind == kind);
+            if let Some((true, by)) = coverage_of(model, &mut placed, c, others) {
+                items.push((c, by));
+            }
         }
     }
+    items.sort_unstable_by_key(|&(c, _)| c);
     page_of(
         key,
         "list_duplicate_citations",

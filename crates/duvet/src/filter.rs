@@ -1,7 +1,7 @@
 //! Narrowing a list to a specification, a section and quoted text, as `duvet query`'s
 //! `--section` and `--quote` do, for every list of requirements and citations.
 
-use mcp_common::ToolError;
+use mcp_common::{ToolError, clip};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -9,6 +9,8 @@ use crate::model::{Model, did_you_mean, split_target};
 
 /// Longest `quote` filter accepted.
 const QUOTE_MAX: usize = 1000;
+/// At most this many characters of a name are quoted back in an error.
+const SHOWN: usize = 200;
 
 /// The filter arguments of a list, as given (a list's cursors are bound to them).
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -61,8 +63,9 @@ impl Scope {
                     && a != b
                 {
                     return Err(ToolError::invalid_params(format!(
-                        "`section` '{section}' is not a section of `spec` '{}'",
-                        self.spec.as_deref().unwrap_or_default().trim()
+                        "`section` '{}' is not a section of `spec` '{}'",
+                        clip(section, SHOWN),
+                        clip(self.spec.as_deref().unwrap_or_default().trim(), SHOWN)
                     ))
                     .with_hint("Give the section alone, or the same specification in both."));
                 }
@@ -80,7 +83,8 @@ impl Scope {
                         .flat_map(|&s| model.section_suggestions(s, id))
                         .collect();
                     return Err(ToolError::invalid_params(format!(
-                        "Section '{id}' not found{}",
+                        "Section '{}' not found{}",
+                        clip(id, SHOWN),
                         did_you_mean(&suggestions)
                     ))
                     .with_hint("Section ids look like `section-4.2`; list them with the resource duvet:///specifications/{spec_id}/sections."));

@@ -372,11 +372,17 @@ impl Model {
                 Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
             }
         }
+        // Quote lines without a target: a slip only when they quote a specification.
+        let orphans: Vec<&str> = inputs
+            .malformed
+            .iter()
+            .filter_map(|m| m.orphan_quote.as_deref())
+            .collect();
+        let mut targets = model.orphan_targets(&orphans).into_iter();
         for malformed in inputs.malformed {
             let error = match &malformed.orphan_quote {
                 None => format!("Malformed annotation: {}", malformed.reason),
-                // Quote lines without a target: a slip only when they quote a specification.
-                Some(quote) => match model.orphan_target(quote) {
+                Some(_) => match targets.next().flatten() {
                     Some(target) => format!(
                         "Malformed annotation: {}; the text is in {target}: add the target line above them",
                         malformed.reason

@@ -3,38 +3,95 @@
 //!
 //! The rule: such a run is reported as a malformed annotation when its text, whitespace
 //! normalized, has at least [`MIN_WORDS`] words and is found in a section of one of the
-//! project's specifications (exactly or within one edit, as a citation's quote is found).
+//! project's specifications: exactly, or within one edit as a citation's quote is found when
+//! it is long enough to anchor a near match (16 characters or more). Commented-out code can
+//! be plentiful (`//#include …` in C), so all runs are looked for in one pass over the
+//! specifications' text (Aho–Corasick), never one scan each.
 //! The report names that section, so the fix is one line. Anything else that merely starts
 //! with the quote prefix — a commented-out Rust attribute such as `//#[traced_test]`, a
 //! `//#region` marker — is not an annotation and is not reported (Duvet ignores all of
 //! them, slips included).
 
+use std::collections::{BTreeSet, HashMap};
+
+use aho_corasick::AhoCorasick;
+
 use crate::{matching::find_quote, model::Model, spec::requirements};
 
 /// Fewer words than this are too common to tell a quote from a coincidence ("MUST NOT").
 pub const MIN_WORDS: usize = 3;
+/// A near match (one edit) is looked for only when both halves of the text have at least
+/// this many characters: one half then occurs exactly, and is rare enough to anchor on.
+const HALF_MIN: usize = 8;
+
+/// What a pattern of the search stands for: the whole text of an orphan, or a half of it.
+#[derive(Clone, Copy)]
+enum Part {
+    Whole(usize),
+    Half(usize),
+}
 
 impl Model {
-    /// Where the text of orphaned quote lines occurs: the target that would cite it
-    /// (`<specification>#<section>`), or `None` when it is not a specification's text.
-    pub fn orphan_target(&self, quote: &str) -> Option<String> {
-        let text = requirements::normalize(quote);
-        if text.split(' ').count() < MIN_WORDS {
-            return None;
+    /// For each text of orphaned quote lines, where it occurs: the target that would cite it
+    /// (`<specification>#<section>`, the first in document order), or `None` when it is not a
+    /// specification's text. One pass over the specifications' text for all of them.
+    pub fn orphan_targets(&self, quotes: &[&str]) -> Vec<Option<String>> {
+        let texts: Vec<String> = quotes.iter().map(|q| requirements::normalize(q)).collect();
+        let mut patterns: Vec<String> = Vec::new();
+        let mut parts: Vec<Part> = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            if text.split(' ').count() < MIN_WORDS {
+                continue;
+            }
+            patterns.push(text.clone());
+            parts.push(Part::Whole(i));
+            let chars: Vec<char> = text.chars().collect();
+            let mid = chars.len() / 2;
+            if mid >= HALF_MIN && chars.len() - mid >= HALF_MIN {
+                for half in [&chars[..mid], &chars[mid..]] {
+                    patterns.push(half.iter().collect());
+                    parts.push(Part::Half(i));
+                }
+            }
         }
-        let place = |exact: bool| {
-            self.specs.iter().find_map(|spec| {
-                spec.sections.iter().find_map(|section| {
-                    let found = if exact {
-                        section.normalized().contains(&text)
-                    } else {
-                        find_quote(section.normalized(), &text).is_some()
-                    };
-                    found.then(|| format!("{}#{}", spec.url, section.id))
-                })
-            })
+        let mut found: Vec<Option<(usize, usize)>> = vec![None; texts.len()];
+        if patterns.is_empty() {
+            return vec![None; texts.len()];
+        }
+        let Ok(search) = AhoCorasick::new(&patterns) else {
+            return vec![None; texts.len()];
         };
-        place(true).or_else(|| place(false))
+        // Sections where a half occurs: candidates for a match within one edit.
+        let mut near: HashMap<usize, BTreeSet<(usize, usize)>> = HashMap::new();
+        for (s, spec) in self.specs.iter().enumerate() {
+            for (c, section) in spec.sections.iter().enumerate() {
+                for hit in search.find_overlapping_iter(section.normalized()) {
+                    match parts[hit.pattern().as_usize()] {
+                        Part::Whole(i) => {
+                            found[i].get_or_insert((s, c));
+                        }
+                        Part::Half(i) => {
+                            near.entry(i).or_default().insert((s, c));
+                        }
+                    }
+                }
+            }
+        }
+        for (i, places) in near {
+            if found[i].is_some() {
+                continue;
+            }
+            found[i] = places.into_iter().find(|&(s, c)| {
+                find_quote(self.specs[s].sections[c].normalized(), &texts[i]).is_some()
+            });
+        }
+        found
+            .into_iter()
+            .map(|place| {
+                place
+                    .map(|(s, c)| format!("{}#{}", self.specs[s].url, self.specs[s].sections[c].id))
+            })
+            .collect()
     }
 }
 
@@ -89,5 +146,19 @@ mod tests {
             model_with("//# The server SHOLD rotate logs daily.\n\nfn f() {}\n//# MUST log\n");
         assert_eq!(model.invalid.len(), 1, "{:?}", model.invalid);
         assert_eq!(model.invalid[0].line_number, 1);
+    }
+
+    #[test]
+    fn thousands_of_commented_out_lines_and_one_slip() {
+        let mut source = String::new();
+        for i in 0..3000 {
+            source.push_str(&format!(
+                "//#include <gen{i}.h>\nint x{i};\n//# if (x{i} == 0) return;\nint y{i};\n"
+            ));
+        }
+        source.push_str("//# The server MUST log each request.\n");
+        let model = model_with(&source);
+        assert_eq!(model.invalid.len(), 1, "{:?}", &model.invalid[..1]);
+        assert_eq!(model.invalid[0].line_number, 12001);
     }
 }
