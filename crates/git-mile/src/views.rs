@@ -27,7 +27,7 @@ pub struct ListItem {
     pub stats: StatsView,
     /// Tasks only: state, state_kind, assignees, parents, children.
     #[serde(flatten)]
-    pub task: Option<crate::task::view::TaskFacts>,
+    pub task: Option<crate::task::shapes::TaskFacts>,
 }
 
 /// A page of a listing.
@@ -42,7 +42,7 @@ pub struct ListResponse {
     pub unreadable: Vec<String>,
     /// Only when there are some: refs under refs/git-mile/ that this version does not read (at most 20 groups), by prefix, with how many and what they are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub other_refs: Vec<crate::task::OtherRefs>,
+    pub other_refs: Vec<crate::task::shapes::OtherRefs>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -483,6 +483,26 @@ fn issue_listings_name_the_refs_not_read() {
     let page = sandbox.mile_json(&plain, &["list", "--entity", "task"]);
     assert_eq!(page, json!({"items": [], "nextCursor": null}));
 
+    // A directory no ref may be named after is reported, and breaks nothing.
+    let odd = repo.join(".git/refs/git-mile/bad name");
+    std::fs::create_dir_all(&odd).unwrap();
+    let tip = sandbox.git(&repo, &["rev-parse", &format!("refs/git-mile/tasks/{P}")]);
+    std::fs::write(odd.join("x"), tip).unwrap();
+    let page = sandbox.mile_json(&repo, &["list", "--entity", "task", "--include-closed"]);
+    assert_eq!(ids(&page), [K, P]);
+    let prefixes: Vec<&str> = page["other_refs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["prefix"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        prefixes,
+        ["refs/git-mile/bad name/", "refs/git-mile/somethingelse/"],
+        "{page}"
+    );
+    std::fs::remove_dir_all(&odd).unwrap();
+
     // Packed refs are found too (`git pack-refs` removes the loose files).
     sandbox.git(&repo, &["pack-refs", "--all"]);
     let page = sandbox.mile_json(&repo, &["list", "--entity", "task", "--include-closed"]);

@@ -8,35 +8,24 @@
 pub mod event;
 pub mod replay;
 pub mod scan;
+pub mod shapes;
 pub mod view;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 pub use replay::Task;
 pub use scan::TaskCache;
+pub use shapes::OtherRefs;
 
-use crate::catalog::MIN_PREFIX;
 use crate::query::{Field, Fields, Value};
+
+/// The shortest prefix of an id a user may type (as `crate::catalog::MIN_PREFIX`, which
+/// this module does not import: the catalog holds the tasks' cache).
+pub const MIN_PREFIX: usize = 4;
 
 /// How many groups of other refs a listing names at most.
 pub const MAX_OTHER_REFS: usize = 20;
-
-/// Refs under `refs/git-mile/` that this version does not read, grouped by prefix and by
-/// what they are.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct OtherRefs {
-    /// `refs/git-mile/<namespace>/`, or the ref's own name when it is directly under
-    /// `refs/git-mile/`.
-    pub prefix: String,
-    /// How many refs.
-    pub count: u64,
-    /// What they are, as far as this version knows.
-    pub what: String,
-}
 
 /// Every task at one moment, and the refs this version does not read.
 #[derive(Debug, Default)]
@@ -219,5 +208,13 @@ impl Fields for TaskRow<'_> {
             Field::OpenIssues => Value::Number(None),
             Field::HasMilestone => Value::Bool(false),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn prefixes_are_as_short_as_for_issues() {
+        assert_eq!(super::MIN_PREFIX, crate::catalog::MIN_PREFIX);
     }
 }

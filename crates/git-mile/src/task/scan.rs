@@ -87,9 +87,24 @@ impl TaskCache {
         let mut tips: Vec<(Uuid, ObjectId)> = Vec::new();
         let platform = repo.references().map_err(git)?;
         for ns in &namespaces {
-            let prefix = format!("{}{ns}/", crate::store::REF_PREFIX);
-            let iter = platform.prefixed(prefix.as_bytes()).map_err(git)?;
+            let prefix = format!("{}{}/", crate::store::REF_PREFIX, printable(ns));
+            let iter = match platform.prefixed(prefix.as_bytes()) {
+                Ok(iter) => iter,
+                // A directory whose name no ref may have (`git check-ref-format`).
+                Err(err) if ns != TASKS => {
+                    tracing::debug!(%prefix, %err, "not a ref namespace");
+                    bump(
+                        &mut groups,
+                        prefix.clone(),
+                        "a directory whose name is no valid ref name; git does not read it either",
+                    );
+                    continue;
+                }
+                Err(err) => return Err(git(err)),
+            };
+            let mut seen = 0u64;
             for reference in iter {
+                seen += 1;
                 let Ok(reference) = reference else {
                     let what = if ns == TASKS {
                         "task refs git cannot read (the repository may be damaged; `git fsck` tells more)"
@@ -121,6 +136,19 @@ impl TaskCache {
                         prefix.clone(),
                         "refs in upstream git-mile's task namespace whose names are not task ids (lowercase UUIDs); upstream passes over them too",
                     ),
+                }
+            }
+            if seen == 0 {
+                // Files git passes over (names no ref may have): counted, not ignored.
+                let dir = git_dir.join("refs").join("git-mile").join(ns);
+                let files = count_files(&dir, MAX_COUNTED);
+                if files > 0 {
+                    *groups
+                        .entry((
+                            prefix.clone(),
+                            "files whose names are no valid ref names; git does not read them either",
+                        ))
+                        .or_default() += files;
                 }
             }
         }
@@ -191,6 +219,38 @@ impl TaskCache {
     }
 }
 
+/// How many files [`count_files`] counts at most.
+const MAX_COUNTED: u64 = 10_000;
+
+/// The files under `dir` (at most `budget`).
+fn count_files(dir: &Path, budget: u64) -> u64 {
+    let mut count = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if count >= budget {
+                return count;
+            }
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(entry.path()),
+                Ok(_) => count += 1,
+                Err(_) => {}
+            }
+        }
+    }
+    count
+}
+
+/// `name` with its control characters shown as `?` (it is printed on a terminal).
+fn printable(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 /// The namespaces (directories) and direct refs (files) in `refs/git-mile/`.
 fn loose_names(git_dir: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut namespaces = BTreeSet::new();
@@ -210,7 +270,7 @@ fn loose_names(git_dir: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
                 namespaces.insert(name);
             }
             Ok(_) => {
-                direct.insert(format!("{}{name}", crate::store::REF_PREFIX));
+                direct.insert(format!("{}{}", crate::store::REF_PREFIX, printable(&name)));
             }
             Err(_) => {}
         }

@@ -7,22 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::TaskRow;
+use super::shapes::TaskFacts;
 use crate::views::{ListItem, StatsView};
-
-/// What a task's item in a listing has besides the fields every item has.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct TaskFacts {
-    /// Tasks only: the workflow state (e.g. `state/in-progress`), `null` when none.
-    pub state: Option<String>,
-    /// Tasks only: the state's kind (`todo`, `in_progress`, `blocked`, `done`, `backlog`), `null` when none; `done` is `closed`.
-    pub state_kind: Option<String>,
-    /// Tasks only.
-    pub assignees: Vec<String>,
-    /// Tasks only: ids of its parent tasks.
-    pub parents: Vec<String>,
-    /// Tasks only: ids of its child tasks.
-    pub children: Vec<String>,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskCommentView {
