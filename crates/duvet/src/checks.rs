@@ -17,57 +17,17 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use mcp_common::{CursorKey, ToolError};
+use mcp_common::CursorKey;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
     annotation::AnnotationType,
     coverage,
-    filter::Scope,
+    filter::ListParams,
     model::{Model, path_text},
-    tools::{PageParams, PageResult, page_of},
+    paging::{PageResult, page_of},
 };
-
-/// The arguments of a list narrowed by specification, section and quoted text.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListParams {
-    /// Only this specification: its id (`rfc9000`), URL or path, as in citations.
-    #[serde(default)]
-    pub spec: Option<String>,
-    /// Only this section: its id (`section-4.2`, `4.2`, `appendix-A`), or a citation target
-    /// (`<URL or path>#section-4.2`). Without `spec`, that section of every specification.
-    #[serde(default)]
-    pub section: Option<String>,
-    /// Only requirements whose text (for citations: whose quote) contains this, in any case.
-    #[serde(default)]
-    pub quote: Option<String>,
-    /// How many items to return (default 100, at most 1000).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 1000))]
-    pub limit: Option<u64>,
-    /// `page.next_cursor` of the previous answer with the same filters, to get the next page
-    /// (omit for the first).
-    #[serde(default)]
-    pub cursor: Option<String>,
-}
-
-impl ListParams {
-    pub fn split(self) -> (Scope, PageParams) {
-        (
-            Scope {
-                spec: self.spec,
-                section: self.section,
-                quote: self.quote,
-            },
-            PageParams {
-                limit: self.limit,
-                cursor: self.cursor,
-            },
-        )
-    }
-}
 
 /// A citation in the checks' lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -389,12 +349,4 @@ pub fn list_unattached_citations(
             why: unattached_reason(model, c),
         },
     )
-}
-
-/// A filter that resolves, for the lists of requirements in [`crate::tools`].
-pub fn requirements_in(model: &Model, scope: &Scope) -> Result<Vec<usize>, ToolError> {
-    let filter = scope.resolve(model)?;
-    Ok((0..model.requirements.len())
-        .filter(|&r| filter.requirement(model, r))
-        .collect())
 }

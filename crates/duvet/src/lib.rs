@@ -4,7 +4,7 @@
 //! Modules by concern: `cli` (the command line: stdio or `--http`), `server` (the MCP
 //! surface), `resources` (the resource tree), `tools` (the tools' answers), `checks` (duvet
 //! 0.4.3's `query` checks and unattached citations), `filter` (spec/section/quote filters of
-//! every list), `orphans` (quote lines without a target), `errors` (duvet's
+//! every list), `paging` (the list tools' pages), `orphans` (quote lines without a target), `errors` (duvet's
 //! error codes), `engine` (the live model, rebuilt after file changes), `project` (reading
 //! files), `model` (specifications, requirements, citations), `status` and `coverage` (statuses as
 //! duvet 0.4.3 computes them), `matching` (quotes),
@@ -24,6 +24,7 @@ pub mod filter;
 pub mod matching;
 pub mod model;
 pub mod orphans;
+pub mod paging;
 pub mod project;
 pub mod resources;
 pub mod server;

@@ -21,8 +21,9 @@ use rmcp::{
 };
 
 use crate::{
-    checks::{self, DuplicateCitation, ListParams, UnattachedCitation, UntestedCitation},
+    checks::{self, DuplicateCitation, UnattachedCitation, UntestedCitation},
     engine::{Engine, Snapshot},
+    filter::ListParams,
     model::InvalidCitation,
     resources,
     subscriptions::Session,
