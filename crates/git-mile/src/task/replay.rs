@@ -34,15 +34,19 @@ use super::event::{TaskChange, TaskEvent};
 /// (its MCP server's `list_tasks` hides `done` by default, as our lists hide closed ones).
 pub const CLOSED_KIND: &str = "done";
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A comment of a task, as shown (`git_mile.show`, `git mile show --json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskComment {
+    /// The comment's id (upstream's `comment_id`).
     pub id: String,
     pub author: String,
+    /// The current body (after its edits).
     pub body: String,
+    /// RFC 3339 time of the comment.
     pub ts: DateTime<Utc>,
-    /// How many `commentUpdated` events changed it.
+    /// How many `commentUpdated` events changed it (0: never).
     pub edits: u64,
-    /// The time of the last of them.
+    /// RFC 3339 time of the last of them, `null` when never edited.
     pub edited: Option<DateTime<Utc>>,
 }
 

@@ -7,23 +7,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::TaskRow;
+use super::replay::TaskComment;
 use super::shapes::TaskFacts;
 use crate::views::{ListItem, StatsView};
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct TaskCommentView {
-    /// The comment's id (upstream's `comment_id`).
-    pub id: String,
-    pub author: String,
-    /// The current body (after its edits).
-    pub body: String,
-    /// RFC 3339 time of the comment.
-    pub ts: DateTime<Utc>,
-    /// How many times it was edited (0: never).
-    pub edits: u64,
-    /// RFC 3339 time of the last edit, `null` when never edited.
-    pub edited: Option<DateTime<Utc>>,
-}
 
 /// A whole task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -34,7 +20,7 @@ pub struct TaskView {
     pub status: String,
     pub description: String,
     pub labels: Vec<String>,
-    pub comments: Vec<TaskCommentView>,
+    pub comments: Vec<TaskComment>,
     pub stats: StatsView,
     /// `task`.
     pub kind: String,
@@ -89,18 +75,7 @@ impl TaskView {
             status: t.status().to_string(),
             description: t.description.clone(),
             labels: t.labels.iter().cloned().collect(),
-            comments: t
-                .comments
-                .iter()
-                .map(|c| TaskCommentView {
-                    id: c.id.clone(),
-                    author: c.author.clone(),
-                    body: c.body.clone(),
-                    ts: c.ts,
-                    edits: c.edits,
-                    edited: c.edited,
-                })
-                .collect(),
+            comments: t.comments.clone(),
             stats: stats(row),
             kind: "task".to_string(),
             author: t.author.clone(),
