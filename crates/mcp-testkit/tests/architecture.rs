@@ -791,3 +791,38 @@ mod imports {
         walk.components
     }
 }
+
+/// git-mile's `task/` (upstream git-mile's tasks) is read-only: outside its tests it names
+/// none of the ways git-mile writes (the store's writes, the write operations, gix's object
+/// and reference writes, files opened for writing, git's plumbing that moves refs).
+#[test]
+fn git_mile_tasks_only_read() {
+    let forbidden = [
+        "crate::ops",
+        "crate::writes",
+        ".write(",
+        ".create(",
+        "write_object",
+        "write_blob",
+        "edit_reference",
+        "fs::write",
+        "File::create",
+        "OpenOptions",
+        "update-ref",
+        "commit-tree",
+    ];
+    let dir = crates_dir().join("git-mile/src/task");
+    let files = rust_files(&dir);
+    assert!(files.len() >= 3, "git-mile/src/task has moved: {files:?}");
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for name in forbidden {
+            assert!(
+                !code.contains(name),
+                "{} names `{name}`: tasks are read-only",
+                file.display()
+            );
+        }
+    }
+}
