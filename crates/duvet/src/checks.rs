@@ -54,8 +54,10 @@ pub struct UntestedCitation {
     pub citation: CitationItem,
     /// `none`: no test quotes any of it; `partial`: tests quote some of it.
     pub tested: String,
-    /// The test annotations that quote part of it (`file:line`).
+    /// The test annotations that quote part of it (`file:line`; the first 20).
     pub tests: Vec<String>,
+    /// How many test annotations quote part of it.
+    pub tests_count: usize,
 }
 
 /// An annotation that others of its type already quote.
@@ -63,8 +65,11 @@ pub struct UntestedCitation {
 pub struct DuplicateCitation {
     #[serde(flatten)]
     pub citation: CitationItem,
-    /// The annotations of the same type and section that quote its text (`file:line`).
+    /// The annotations of the same type and section that quote its text (`file:line`; the
+    /// first 20).
     pub duplicates: Vec<String>,
+    /// How many annotations of the same type and section quote its text.
+    pub duplicates_count: usize,
 }
 
 /// A citation that quotes no requirement.
@@ -159,10 +164,21 @@ impl Placed {
     }
 
     /// The occurrence of citation `c`'s quote that overlaps `target` most, then lies nearest
-    /// to it (duvet's rule for the covering annotations).
+    /// to it (duvet's rule for the covering annotations). The occurrences are in order and
+    /// of one length, so only those overlapping `target` (or, when none does, the two
+    /// nearest) can be best: found by binary search, not by reading them all.
     fn nearest(&mut self, model: &Model, c: usize, target: &Range<usize>) -> Option<Range<usize>> {
+        let all = self.occurrences(model, c);
+        let lo = all.partition_point(|o| o.end <= target.start);
+        let hi = all.partition_point(|o| o.start < target.end);
+        let candidates = if lo < hi {
+            &all[lo..hi]
+        } else {
+            let at = all.partition_point(|o| o.start < target.start);
+            &all[at.saturating_sub(1)..(at + 1).min(all.len())]
+        };
         let mut best: Option<(usize, usize, &Range<usize>)> = None;
-        for found in self.occurrences(model, c) {
+        for found in candidates {
             let overlap = found
                 .end
                 .min(target.end)
@@ -213,9 +229,13 @@ fn by_section(model: &Model, keep: impl Fn(usize) -> bool) -> HashMap<(usize, us
     groups
 }
 
+/// The most citation ids an item lists (the count says how many there are).
+const IDS_LISTED: usize = 20;
+
 fn ids(model: &Model, citations: &[usize]) -> Vec<String> {
     citations
         .iter()
+        .take(IDS_LISTED)
         .map(|&c| model.citations[c].id.clone())
         .collect()
 }
@@ -259,6 +279,7 @@ pub fn list_untested_citations(
             citation: citation_item(model, c),
             tested: tested.to_string(),
             tests: ids(model, &by),
+            tests_count: by.len(),
         },
     )
 }
@@ -297,6 +318,7 @@ pub fn list_duplicate_citations(
         |(c, by)| DuplicateCitation {
             citation: citation_item(model, c),
             duplicates: ids(model, &by),
+            duplicates_count: by.len(),
         },
     )
 }

@@ -18,6 +18,7 @@
 //! `--check duplicates`), which compare quotes in the normalized view exactly.
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use triple_accel::levenshtein::{LEVENSHTEIN_COSTS, levenshtein_search_simd_with_opts};
 
@@ -27,6 +28,8 @@ pub struct View {
     text: String,
     /// Offsets in `text` of the spaces that join two lines, ascending.
     joiners: Vec<usize>,
+    /// The normalized text and its map back to `text`, made once, when first needed.
+    normalized: OnceLock<(String, Vec<usize>)>,
 }
 
 impl View {
@@ -54,17 +57,34 @@ impl View {
     /// Where duvet finds `needle` in this view: exactly, after whitespace normalization, or
     /// within one edit of the normalized text. `None` for an empty needle.
     pub fn find(&self, needle: &str) -> Option<Range<usize>> {
+        self.find_from(needle, 0)
+    }
+
+    /// [`View::find`], looking first at or after `from` (where the previous requirement of a
+    /// section ends: requirements come in document order, so each search reads on from the
+    /// last instead of reading the section again from its start), then anywhere. duvet takes
+    /// the first occurrence in the section; the two differ only for a text that also occurs
+    /// inside an earlier requirement.
+    pub fn find_from(&self, needle: &str, from: usize) -> Option<Range<usize>> {
         if needle.is_empty() {
             return None;
         }
-        if let Some(start) = self.text.find(needle) {
-            return Some(start..start + needle.len());
+        let exact = |at: usize| {
+            let start = at + self.text.get(at..)?.find(needle)?;
+            Some(start..start + needle.len())
+        };
+        if let Some(found) = exact(from).or_else(|| (from > 0).then(|| exact(0)).flatten()) {
+            return Some(found);
         }
         let needle = normalize(needle);
-        let (haystack, map) = normalize_mapped(&self.text);
-        let found = haystack
-            .find(&needle)
-            .map(|start| start..start + needle.len())
+        let (haystack, map) = self.normalized.get_or_init(|| normalize_mapped(&self.text));
+        let normalized = |at: usize| {
+            let start = at + haystack.get(at..)?.find(&needle)?;
+            Some(start..start + needle.len())
+        };
+        let at = map.partition_point(|&o| o < from);
+        let found = normalized(at)
+            .or_else(|| (at > 0).then(|| normalized(0)).flatten())
             .or_else(|| {
                 levenshtein_search_simd_with_opts(
                     needle.as_bytes(),
@@ -206,6 +226,20 @@ mod tests {
         );
         assert_eq!(found(&view, "nothing like it at all"), None);
         assert_eq!(found(&view, ""), None);
+    }
+
+    #[test]
+    fn a_search_reads_on_from_the_previous_requirement() {
+        let view = View::new(&["A MUST b.  A MUST b.", "C  MUST d.  C  MUST d."]);
+        assert_eq!(view.find_from("A MUST b.", 0), Some(0..9));
+        assert_eq!(view.find_from("A MUST b.", 9), Some(11..20));
+        assert_eq!(view.find_from("A MUST b.", 30), Some(0..9), "then anywhere");
+        // Normalized (the double spaces), from the hint, then anywhere.
+        let first = view.find_from("C MUST d.", 0).unwrap();
+        let second = view.find_from("C MUST d.", first.end).unwrap();
+        assert_eq!(&view.text()[second.clone()], "C  MUST d.");
+        assert!(second.start > first.start);
+        assert_eq!(view.find_from("C MUST d.", view.text().len()), Some(first));
     }
 
     #[test]

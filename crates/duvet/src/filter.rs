@@ -38,6 +38,16 @@ pub struct Filter {
 }
 
 impl Scope {
+    /// The filters as they act: blank ones dropped, the others trimmed (what cursors are
+    /// bound to, so that `"spec": ""` pages like no `spec`).
+    pub fn normalized(&self) -> Self {
+        Self {
+            spec: blank(&self.spec).map(str::to_string),
+            section: blank(&self.section).map(str::to_string),
+            quote: blank(&self.quote).map(str::to_string),
+        }
+    }
+
     /// Whether no filter is set.
     pub fn is_empty(&self) -> bool {
         self.spec.is_none() && self.section.is_none() && self.quote.is_none()
@@ -54,6 +64,8 @@ impl Scope {
             None => spec.map(|s| vec![(s, None)]),
             Some(section) => {
                 let (spec_part, id) = match section.split_once('#') {
+                    // `#section-4.2`: that section of any specification.
+                    Some(("", id)) => (None, id.trim()),
                     Some(_) => {
                         let (spec_part, id) = split_target(section);
                         (Some(spec_named(model, spec_part)?), id.unwrap_or_default())
@@ -120,15 +132,18 @@ fn spec_named(model: &Model, name: &str) -> Result<usize, ToolError> {
         .or_else(|| model.spec_index(name))
         .ok_or_else(|| {
             let known: Vec<&str> = model.specs.iter().map(|s| s.id.as_str()).collect();
-            ToolError::invalid_params(format!("'{name}' is not a specification of this project"))
-                .with_hint(format!(
-                    "Give a specification's id, URL or path; ids: {}",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ))
+            ToolError::invalid_params(format!(
+                "'{}' is not a specification of this project",
+                clip(name, SHOWN)
+            ))
+            .with_hint(format!(
+                "Give a specification's id, URL or path; ids: {}",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ))
         })
 }
 
@@ -191,13 +206,15 @@ pub struct ListParams {
 }
 
 impl ListParams {
+    /// The filters (normalized: see [`Scope::normalized`]) and the paging.
     pub fn split(self) -> (Scope, PageParams) {
         (
             Scope {
                 spec: self.spec,
                 section: self.section,
                 quote: self.quote,
-            },
+            }
+            .normalized(),
             PageParams {
                 limit: self.limit,
                 cursor: self.cursor,

@@ -224,6 +224,25 @@ impl std::fmt::Display for Unresolved {
     }
 }
 
+/// The most characters of an invalid annotation's text that a list shows.
+pub const COMMENT_SHOWN: usize = 2000;
+
+/// What a path segment of a resource must encode.
+pub const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'?');
+/// What a citation id (`path/to/file.rs:42`, whose `/` separate segments) must encode.
+pub const CITATION_ID: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'?');
+
 /// A requirement (index) and the byte range of it that a quote covers.
 pub type Overlap = (usize, (usize, usize));
 
@@ -393,7 +412,7 @@ impl Model {
             model.invalid.push(InvalidCitation {
                 file_path: path_text(&malformed.file),
                 line_number: malformed.line,
-                comment_text: malformed.text,
+                comment_text: mcp_common::clip(&malformed.text, COMMENT_SHOWN),
                 error,
             });
         }
@@ -496,7 +515,12 @@ impl Model {
             .and_then(|rest| rest.find(&text))
             .map(|start| (after + start, after + start + text.len()))
             .or_else(|| find_quote(&entry.normalized, &text));
-        let span = entry.view.find(&text);
+        let after_span = entry
+            .requirements
+            .last()
+            .and_then(|&r| self.requirements[r].span.as_ref())
+            .map_or(0, |span| span.end);
+        let span = entry.view.find_from(&text, after_span);
         let index = self.requirements.len();
         self.requirements.push(Requirement {
             identifier: identifier.clone(),
@@ -753,10 +777,22 @@ impl Model {
     /// `/specifications/{spec}/sections/{section}/requirements/{identifier}`.
     pub fn requirement_path(&self, r: usize) -> String {
         let req = &self.requirements[r];
-        let spec = &self.specs[req.spec];
         format!(
-            "/specifications/{}/sections/{}/requirements/{}",
-            spec.id, spec.sections[req.section].id, req.identifier
+            "{}/requirements/{}",
+            self.section_path(req.spec, req.section),
+            req.identifier
+        )
+    }
+
+    /// `/specifications/{spec_id}/sections/{section_id}`, each segment percent-encoded where
+    /// a path needs it (a Markdown id may hold `/`, `?`, `#` or `%`), so that the path read
+    /// back as a resource names the same section.
+    pub fn section_path(&self, spec: usize, section: usize) -> String {
+        let spec = &self.specs[spec];
+        format!(
+            "/specifications/{}/sections/{}",
+            percent_encoding::utf8_percent_encode(&spec.id, SEGMENT),
+            percent_encoding::utf8_percent_encode(&spec.sections[section].id, SEGMENT)
         )
     }
 
@@ -801,7 +837,7 @@ fn invalid(annotation: &Annotation, error: String) -> InvalidCitation {
     InvalidCitation {
         file_path: path_text(&annotation.file),
         line_number: annotation.line,
-        comment_text: annotation.comment_text.clone(),
+        comment_text: mcp_common::clip(&annotation.comment_text, COMMENT_SHOWN),
         error,
     }
 }

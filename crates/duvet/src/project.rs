@@ -387,6 +387,25 @@ fn load_spec(
         .strip_prefix(&config.root)
         .map(crate::model::path_text)
         .unwrap_or_else(|_| file.display().to_string());
+    // A link in a (cloned, untrusted) project must not hand a file from elsewhere to the
+    // assistant: the text read is the project's or the download cache's.
+    if let Ok(real) = std::fs::canonicalize(&file) {
+        let inside = |dir: &Path| {
+            std::fs::canonicalize(dir)
+                .map(|dir| real.starts_with(dir))
+                .unwrap_or(false)
+        };
+        if !inside(&config.root) && !inside(&config.spec_cache_dir) {
+            return SpecInput {
+                source: source.to_string(),
+                file,
+                parsed: Err(format!(
+                    "{shown} links to a file outside the project; duvet mcp reads specifications inside it only"
+                )),
+                declared,
+            };
+        }
+    }
     let parsed = cache.spec(&file, format).map_err(|err| {
         if is_url {
             format!(

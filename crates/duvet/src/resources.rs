@@ -39,6 +39,8 @@ use crate::{checks, model::Model, tools};
 
 pub const SCHEME: &str = "duvet://";
 const JSON: &str = "application/json";
+/// The most characters of a resource error's message (which may quote the request).
+const MESSAGE_SHOWN: usize = 500;
 /// The page sizes of list resources.
 const LIMIT: Limit = Limit::new(500, 5000);
 
@@ -210,7 +212,11 @@ pub fn read(
     key: &CursorKey,
     uri: &str,
 ) -> Result<ReadResourceResult, McpError> {
-    read_uri(model, root, key, uri).map_err(|err| mcp_common::protocol::with_uri(err, uri))
+    read_uri(model, root, key, uri).map_err(|mut err| {
+        // Messages name what was asked for; never all of a huge request.
+        err.message = mcp_common::clip(&err.message, MESSAGE_SHOWN).into();
+        mcp_common::protocol::with_uri(err, uri)
+    })
 }
 
 fn read_uri(
@@ -261,7 +267,11 @@ fn read_uri(
                 for &c in &req.citations {
                     let id = &model.citations[c].id;
                     items.push(json!({
-                        "full_path": format!("{}/citations/{id}", model.requirement_path(r)),
+                        "full_path": format!(
+                            "{}/citations/{}",
+                            model.requirement_path(r),
+                            percent_encoding::utf8_percent_encode(id, crate::model::CITATION_ID)
+                        ),
                         "id": id,
                     }));
                 }
@@ -348,7 +358,8 @@ pub fn check_subscribable(uri: &str) -> Result<(), McpError> {
     } else {
         Err(McpError::invalid_params(
             format!(
-                "'{uri}' is not a duvet resource; subscribe to duvet:///specifications, duvet:///requirements, duvet:///citations or a path of the resource templates"
+                "'{}' is not a duvet resource; subscribe to duvet:///specifications, duvet:///requirements, duvet:///citations or a path of the resource templates",
+                mcp_common::clip(uri, 200)
             ),
             None,
         ))
@@ -479,10 +490,10 @@ fn section_citations(model: &Model, (s, c): (usize, usize)) -> impl Iterator<Ite
 
 fn section_citation_path(model: &Model, c: usize) -> String {
     let citation = &model.citations[c];
-    let spec = &model.specs[citation.spec];
     format!(
-        "/specifications/{}/sections/{}/citations/{}",
-        spec.id, spec.sections[citation.section].id, citation.id
+        "{}/citations/{}",
+        model.section_path(citation.spec, citation.section),
+        percent_encoding::utf8_percent_encode(&citation.id, crate::model::CITATION_ID)
     )
 }
 

@@ -196,7 +196,8 @@ pub fn search_requirements(
         spec: params.spec,
         section: params.section,
         quote: None,
-    };
+    }
+    .normalized();
     let matches: Vec<usize> = requirements_in(model, &scope)?
         .into_iter()
         .filter(|&r| {

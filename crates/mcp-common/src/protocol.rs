@@ -93,12 +93,16 @@ pub fn not_declared(method: &str, declared: &str) -> ErrorData {
     )
 }
 
-/// `-32002` "Resource not found" for `uri`, with `message` and `data: {"uri"}` (SEP-2164).
+/// The most characters of a requested URI an error quotes back (`data.uri`).
+pub const URI_SHOWN: usize = 1000;
+
+/// `-32002` "Resource not found" for `uri`, with `message` and `data: {"uri"}` (SEP-2164;
+/// a URI longer than [`URI_SHOWN`] characters is cut, never echoed whole).
 pub fn resource_not_found(uri: &str, message: impl Into<String>) -> ErrorData {
     ErrorData::new(
         ErrorCode(RESOURCE_NOT_FOUND),
         message.into(),
-        Some(json!({ "uri": uri, "retryable": false })),
+        Some(json!({ "uri": crate::clip(uri, URI_SHOWN), "retryable": false })),
     )
 }
 
@@ -110,9 +114,10 @@ pub fn with_uri(mut err: ErrorData, uri: &str) -> ErrorData {
     }
     match &mut err.data {
         Some(Value::Object(data)) => {
-            data.entry("uri").or_insert_with(|| Value::from(uri));
+            data.entry("uri")
+                .or_insert_with(|| Value::from(crate::clip(uri, URI_SHOWN)));
         }
-        _ => err.data = Some(json!({ "uri": uri, "retryable": false })),
+        _ => err.data = Some(json!({ "uri": crate::clip(uri, URI_SHOWN), "retryable": false })),
     }
     err
 }

@@ -57,6 +57,10 @@ pub fn parse(text: &str, format: Format) -> Vec<Section> {
     }
 }
 
+/// A title's most lines and characters (a wrapped title has two or three lines).
+const TITLE_LINES: usize = 6;
+const TITLE_MAX: usize = 300;
+
 /// The document's title: the first `# ` heading of Markdown; for IETF text, the first group of
 /// lines after the header block (the lines up to the first blank one), its lines joined (a
 /// title may wrap), without a draft name line (`draft-ietf-…-07`), unless that group is
@@ -64,9 +68,10 @@ pub fn parse(text: &str, format: Format) -> Vec<Section> {
 pub fn title(text: &str, format: Format) -> String {
     match format {
         Format::Markdown => text
+            .trim_start_matches('\u{feff}')
             .lines()
             .find_map(|l| l.strip_prefix("# "))
-            .map(|t| t.trim().to_string())
+            .map(|t| mcp_common::clip(t.trim(), TITLE_MAX))
             .unwrap_or_default(),
         Format::Ietf => {
             let mut groups = text
@@ -91,12 +96,14 @@ pub fn title(text: &str, format: Format) -> String {
             if title.first().is_some_and(|l| body(l)) {
                 return String::new();
             }
-            title
+            let joined = title
                 .iter()
+                .take(TITLE_LINES)
                 .filter(|l| !l.to_ascii_lowercase().starts_with("draft-"))
                 .copied()
                 .collect::<Vec<_>>()
-                .join(" ")
+                .join(" ");
+            mcp_common::clip(&joined, TITLE_MAX)
         }
     }
 }
@@ -133,5 +140,9 @@ mod tests {
         );
         assert_eq!(title("Header\n\n1.  Introduction\n", Format::Ietf), "");
         assert_eq!(title("# Coffee\n\nText.\n", Format::Markdown), "Coffee");
+        assert_eq!(
+            title("\u{feff}# Coffee\r\n\r\nText.\r\n", Format::Markdown),
+            "Coffee"
+        );
     }
 }
