@@ -316,6 +316,27 @@ impl Catalog {
         self.tasks.read(&self.store)
     }
 
+    /// The upstream tasks `id` (a full id or a prefix) may name, and the refs this version
+    /// does not read: no other task is read.
+    pub fn tasks_named(&self, id: &str) -> StoreResult<crate::task::TaskSet> {
+        let wanted = crate::task::wanted(id);
+        self.tasks.read_where(&self.store, |task| {
+            wanted.as_deref().is_some_and(|w| task.starts_with(w))
+        })
+    }
+
+    /// How many upstream task refs there are, and the refs this version does not read, from
+    /// the refs' names alone: no task is read (for listings of issues and milestones, and the
+    /// server's instructions).
+    pub fn task_names(&self) -> StoreResult<crate::task::TaskSet> {
+        self.tasks.names(&self.store)
+    }
+
+    /// How many commits were opened to read upstream tasks since the catalog was made.
+    pub fn task_commits_read(&self) -> u64 {
+        self.tasks.commits_read()
+    }
+
     /// What the last call of [`Self::snapshot`] that read refs did.
     pub fn last_refresh(&self) -> Option<Refresh> {
         self.last_refresh.lock().ok().and_then(|r| *r)

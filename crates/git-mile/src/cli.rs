@@ -233,10 +233,12 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
                 Target::Entity(_) => catalog.snapshot()?,
                 Target::Task => std::sync::Arc::default(),
             };
-            let tasks = match catalog.tasks() {
-                Ok(tasks) => tasks,
-                Err(err) if target == Target::Task => return Err(err.into()),
-                Err(err) => crate::task::unread(&err),
+            // Issues and milestones name the task refs, and read none of them.
+            let tasks = match target {
+                Target::Task => catalog.tasks()?,
+                Target::Entity(_) => catalog
+                    .task_names()
+                    .unwrap_or_else(|err| crate::task::unread(&err)),
             };
             let key = cursor_key(store.git_dir());
             let request = ListRequest {
@@ -249,11 +251,22 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             let page = listing::list(&snapshot, &tasks, target, &request, &key)
                 .map_err(|e| OpError::Invalid(e.to_string()))?;
             tell_other_refs(&page.other_refs);
-            emit(json, &page, list_text)
+            // Every id of the kind listed: the prefixes printed are unique among them.
+            let mut ids: Vec<&str> = match target {
+                Target::Task => tasks.ids().collect(),
+                Target::Entity(kind) => snapshot
+                    .rows(kind)
+                    .map(|row| row.entity.id.as_str())
+                    .chain(snapshot.unreadable(kind))
+                    .collect(),
+            };
+            ids.sort_unstable();
+            emit(json, &page, |page| list_text(page, &ids))
         }
         Command::Show { id } => {
             let snapshot = catalog.snapshot()?;
-            let tasks = catalog.tasks()?;
+            // Only the tasks the id may name are read.
+            let tasks = catalog.tasks_named(id)?;
             let found = ops::resolve_in(&snapshot, &BOTH, id);
             match (found, tasks.lookup(id)) {
                 (Ok((_, found)), TaskLookup::Found(row)) => Err(OpError::Ambiguous {
@@ -359,7 +372,7 @@ fn resolve_writable(
 ) -> Result<(Kind, String), OpError> {
     match ops::resolve(catalog, &BOTH, id) {
         Err(OpError::NotFound { what, id }) => {
-            if let Ok(tasks) = catalog.tasks()
+            if let Ok(tasks) = catalog.tasks_named(&id)
                 && let TaskLookup::Found(row) = tasks.lookup(&id)
             {
                 return Err(OpError::Invalid(format!(
@@ -409,9 +422,9 @@ fn tell_other_refs(other: &[OtherRefs]) {
         let _ = writeln!(
             stderr,
             "git mile: note: {} holds {} this version does not read: {}",
-            group.prefix,
+            line(&group.prefix),
             plural(group.count, "ref"),
-            group.what
+            line(&group.what)
         );
     }
 }
@@ -421,11 +434,11 @@ fn task_text(t: &TaskView) -> String {
     let mut text = format!(
         "task {}\n{}  [{}]\nstate: {} (kind: {})\nby {} on {}, updated {}\n",
         t.id,
-        t.title,
+        line(&t.title),
         t.status,
-        t.facts.state.clone().unwrap_or_else(none),
-        t.facts.state_kind.clone().unwrap_or_else(none),
-        t.author,
+        t.facts.state.as_deref().map_or_else(none, line),
+        t.facts.state_kind.as_deref().map_or_else(none, line),
+        line(&t.author),
         t.created.format("%Y-%m-%d %H:%M"),
         t.updated.format("%Y-%m-%d %H:%M"),
     );
@@ -436,16 +449,26 @@ fn task_text(t: &TaskView) -> String {
         ("children", &t.facts.children),
     ] {
         if !values.is_empty() {
-            text.push_str(&format!("{name}: {}\n", values.join(", ")));
+            text.push_str(&format!("{name}: {}\n", lines(values)));
         }
     }
     for (kind, ids) in &t.relations {
-        text.push_str(&format!("{kind}: {}\n", ids.join(", ")));
+        text.push_str(&format!("{}: {}\n", line(kind), lines(ids)));
     }
     if !t.description.is_empty() {
         text.push('\n');
-        text.push_str(&t.description);
+        text.push_str(&block(&t.description));
         text.push('\n');
+    }
+    let omitted = t
+        .stats
+        .comment_count
+        .saturating_sub(t.comments.len() as u64);
+    if omitted > 0 {
+        text.push_str(&format!(
+            "\n({} before these not shown)\n",
+            plural(omitted, "comment")
+        ));
     }
     for c in &t.comments {
         let edited = match c.edited {
@@ -458,32 +481,107 @@ fn task_text(t: &TaskView) -> String {
         };
         text.push_str(&format!(
             "\n--- {} on {}{edited}\n{}\n",
-            c.author,
+            line(&c.author),
             c.ts.format("%Y-%m-%d %H:%M"),
-            c.body
+            block(&c.body)
         ));
     }
     text.trim_end().to_string()
 }
 
-fn list_text(page: &ListResponse) -> String {
+/// The longest one-line field (a title, a label, a name) printed on a terminal, in
+/// characters; `--json` prints them whole.
+const MAX_LINE: usize = 200;
+/// The longest text (a description, a comment) printed on a terminal, in characters.
+const MAX_BLOCK: usize = 20_000;
+
+/// Whether a terminal must not receive `c` as is: control characters (ESC, CR, NUL, BEL…) and
+/// the characters that reorder text (bidirectional controls).
+fn unsafe_on_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` cut to `max` characters (`…` marks the cut), with every character a terminal must
+/// not receive written as its escape (`\u{1b}`); newlines and tabs kept when `keep_lines`.
+fn for_terminal(text: &str, max: usize, keep_lines: bool) -> String {
+    crate::quote::cut(text, max)
+        .chars()
+        .map(|c| {
+            if unsafe_on_terminal(c) && !(keep_lines && matches!(c, '\n' | '\t')) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A one-line field for a terminal.
+pub fn line(text: &str) -> String {
+    for_terminal(text, MAX_LINE, false)
+}
+
+/// A text of several lines for a terminal.
+pub fn block(text: &str) -> String {
+    for_terminal(text, MAX_BLOCK, true)
+}
+
+/// One-line fields for a terminal, comma-separated.
+fn lines(values: &[String]) -> String {
+    values
+        .iter()
+        .map(|v| line(v))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The shortest prefix of `id` (at least 8 characters) that no other of `ids` (sorted) starts
+/// with, so that typing it back names `id`.
+fn unique_prefix(id: &str, ids: &[&str]) -> String {
+    let common = |other: &str| {
+        id.chars()
+            .zip(other.chars())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    let at = ids.partition_point(|other| *other < id);
+    let neighbours = [
+        at.checked_sub(1).and_then(|i| ids.get(i)),
+        ids.get(at).filter(|other| **other != id),
+        ids.get(at + 1),
+    ];
+    let shared = neighbours
+        .into_iter()
+        .flatten()
+        .filter(|other| **other != id)
+        .map(|other| common(other))
+        .max()
+        .unwrap_or(0);
+    id.chars().take((shared + 1).max(8)).collect()
+}
+
+/// A page for a terminal; `ids` (sorted) are every id of the kind listed, among which the
+/// prefixes printed are unique.
+fn list_text(page: &ListResponse, ids: &[&str]) -> String {
     let mut text = String::new();
     if page.items.is_empty() {
         text.push_str("nothing matches");
     }
     for item in &page.items {
-        let short: String = item.id.chars().take(8).collect();
-        let mut line = format!("{short}  {:<6}  {}", item.status, item.title);
+        let short = unique_prefix(&item.id, ids);
+        let mut line = format!("{short}  {:<6}  {}", item.status, self::line(&item.title));
         if let Some(task) = &item.task {
             if let Some(state) = &task.state {
-                line.push_str(&format!("  <{state}>"));
+                line.push_str(&format!("  <{}>", self::line(state)));
             }
             if !task.assignees.is_empty() {
-                line.push_str(&format!("  @{}", task.assignees.join(", @")));
+                let names: Vec<String> = task.assignees.iter().map(|a| self::line(a)).collect();
+                line.push_str(&format!("  @{}", names.join(", @")));
             }
         }
         if !item.labels.is_empty() {
-            line.push_str(&format!("  [{}]", item.labels.join(", ")));
+            line.push_str(&format!("  [{}]", lines(&item.labels)));
         }
         if item.stats.comment_count > 0 {
             line.push_str(&format!(
@@ -522,20 +620,22 @@ fn show_text(e: &EntityView) -> String {
         "{} {}\n{}  [{}]\nby {} on {}, updated {}\n",
         e.kind,
         e.id,
-        e.title,
+        line(&e.title),
         e.status,
-        e.author,
+        line(&e.author),
         e.created.format("%Y-%m-%d %H:%M"),
         e.updated.format("%Y-%m-%d %H:%M"),
     );
     if !e.labels.is_empty() {
-        text.push_str(&format!("labels: {}\n", e.labels.join(", ")));
+        text.push_str(&format!("labels: {}\n", lines(&e.labels)));
     }
     if let Some(milestone) = &e.milestone {
         match milestone {
             Some(m) => text.push_str(&format!(
                 "milestone: {} {}\n",
-                m.title.as_deref().unwrap_or("(not in this clone)"),
+                m.title
+                    .as_deref()
+                    .map_or_else(|| "(not in this clone)".into(), line),
                 m.id
             )),
             None => text.push_str("milestone: none\n"),
@@ -546,16 +646,54 @@ fn show_text(e: &EntityView) -> String {
     }
     if !e.description.is_empty() {
         text.push('\n');
-        text.push_str(&e.description);
+        text.push_str(&block(&e.description));
         text.push('\n');
     }
     for c in &e.comments {
         text.push_str(&format!(
             "\n--- {} on {}\n{}\n",
-            c.author,
+            line(&c.author),
             c.ts.format("%Y-%m-%d %H:%M"),
-            c.body
+            block(&c.body)
         ));
     }
     text.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminals_get_no_control_characters_nor_huge_fields() {
+        assert_eq!(
+            line("ctl\u{1b}[2J\r\nInjected\u{0}\u{7}\u{202e}"),
+            "ctl\\u{1b}[2J\\u{d}\\u{a}Injected\\u{0}\\u{7}\\u{202e}"
+        );
+        assert_eq!(
+            block("a\n\tb\r\u{1b}]0;x\u{7}"),
+            "a\n\tb\\u{d}\\u{1b}]0;x\\u{7}"
+        );
+        let title = line(&"T".repeat(1_000_000));
+        assert_eq!(title.chars().count(), MAX_LINE);
+        assert!(title.ends_with('…'));
+        assert_eq!(line("plain, é"), "plain, é");
+    }
+
+    #[test]
+    fn prefixes_are_unique_among_the_ids() {
+        let ids = [
+            "019a5b2c-0001-7000-8000-000000000001",
+            "019a5b2c-0002-7000-8000-000000000002",
+            "019a5b2c-0002-7000-8000-000000000003",
+            "4b000000-0000-4000-8000-000000000000",
+        ];
+        assert_eq!(unique_prefix(ids[0], &ids), "019a5b2c-0001");
+        assert_eq!(
+            unique_prefix(ids[1], &ids),
+            "019a5b2c-0002-7000-8000-000000000002"
+        );
+        assert_eq!(unique_prefix(ids[3], &ids), "4b000000");
+        assert_eq!(unique_prefix(ids[3], &ids[3..]), "4b000000");
+    }
 }

@@ -82,8 +82,9 @@ pub fn ambiguous_named(kind: &str, id: &str, candidates: &[String]) -> ToolError
     ToolError::new(
         AMBIGUOUS_ID,
         format!(
-            "`{id}` is the start of several {kind} ids ({}); give the full id",
-            candidates.join(", ")
+            "`{id}` is the start of {} {kind} ids ({}); give the full id",
+            candidates.len(),
+            crate::quote::some_of(candidates)
         ),
     )
     .with_hint("Call again with one of the ids the message lists, or with more of its characters.")

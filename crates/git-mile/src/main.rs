@@ -24,7 +24,9 @@ fn main() -> ExitCode {
     match git_mile::cli::run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            let _ = writeln!(std::io::stderr().lock(), "git mile: {err}");
+            // What the repository holds may be quoted: never raw control characters.
+            let message = git_mile::cli::block(&err.to_string());
+            let _ = writeln!(std::io::stderr().lock(), "git mile: {message}");
             ExitCode::from(match err {
                 OpError::Invalid(_) => 2,
                 _ => 1,

@@ -24,9 +24,10 @@ pub enum OpError {
     #[error("{what} `{}` not found", crate::quote::excerpt(.id))]
     NotFound { what: &'static str, id: String },
     #[error(
-        "`{}` matches several entities ({}); give more characters",
+        "`{}` matches {} entities ({}); give more characters",
         crate::quote::excerpt(.id),
-        .candidates.join(", ")
+        .candidates.len(),
+        crate::quote::some_of(.candidates)
     )]
     Ambiguous { id: String, candidates: Vec<String> },
     #[error(

@@ -36,6 +36,38 @@ pub fn quoting_excerpts<'a>(message: &str, sent: impl IntoIterator<Item = &'a st
     mcp_common::excerpt(&message, MAX_MESSAGE)
 }
 
+/// `text` cut to at most `max` characters: when longer, its first `max - 1` and `…`.
+pub fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some(_) => {
+            let end = text
+                .char_indices()
+                .nth(max.saturating_sub(1))
+                .map_or(text.len(), |(at, _)| at);
+            format!("{}…", &text[..end])
+        }
+    }
+}
+
+/// How many candidates a message names at most.
+pub const MAX_CANDIDATES: usize = 10;
+
+/// The first [`MAX_CANDIDATES`] of `items`, comma-separated, and how many more there are.
+pub fn some_of(items: &[String]) -> String {
+    let shown = items
+        .iter()
+        .take(MAX_CANDIDATES)
+        .cloned()
+        .collect::<Vec<_>>();
+    let more = items.len().saturating_sub(MAX_CANDIDATES);
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,6 +79,17 @@ mod tests {
         let cut = excerpt(&long);
         assert!(cut.starts_with(&"é".repeat(200)), "{cut}");
         assert!(cut.ends_with("… (2000 bytes)"), "{cut}");
+    }
+
+    #[test]
+    fn cuts_and_candidates() {
+        assert_eq!(cut("abc", 3), "abc");
+        assert_eq!(cut("abcd", 3), "ab…");
+        assert_eq!(cut(&"é".repeat(1_000_000), 500).chars().count(), 500);
+        let ids: Vec<String> = (0..3000).map(|i| format!("019a-{i}")).collect();
+        let text = some_of(&ids);
+        assert!(text.ends_with("019a-9 and 2990 more"), "{text}");
+        assert_eq!(some_of(&ids[..2]), "019a-0, 019a-1");
     }
 
     #[test]

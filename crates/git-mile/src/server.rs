@@ -135,7 +135,8 @@ impl Shared {
         let Ok(catalog) = &self.catalog else {
             return String::new();
         };
-        let tasks = match catalog.tasks() {
+        // The refs' names alone: no task is read before the server answers `initialize`.
+        let tasks = match catalog.task_names() {
             Ok(tasks) => tasks,
             Err(err) => crate::task::unread(&err),
         };
@@ -154,6 +155,17 @@ impl Shared {
             });
         }
     }
+}
+
+/// How much of upstream's tasks a call reads.
+enum TaskRead {
+    /// The refs' names (a listing of issues or milestones, which names the refs not read):
+    /// a failure to read them does not fail the listing, it is named among the other refs.
+    Names,
+    /// Every task (a listing of tasks).
+    All,
+    /// The tasks a user's id may name (`git_mile.show`).
+    Named(String),
 }
 
 /// The handler of one MCP session (one over stdio; one per session over HTTP): cheap to make,
@@ -185,14 +197,18 @@ impl GitMileServer {
             .map_err(|err| errors::repository(&err))
     }
 
-    /// Upstream's tasks and the refs this version does not read. For a listing of issues or
-    /// milestones (`strict: false`) a failure to read them does not fail the listing: it is
-    /// named among the other refs instead.
-    async fn tasks(&self, strict: bool) -> Result<TaskSet, ToolError> {
+    /// Upstream's tasks (as much of them as `read` says) and the refs this version does not
+    /// read.
+    async fn tasks(&self, read: TaskRead) -> Result<TaskSet, ToolError> {
         let catalog = self.catalog()?;
-        let read = tokio::task::spawn_blocking(move || catalog.tasks())
-            .await
-            .map_err(errors::internal)?;
+        let strict = !matches!(read, TaskRead::Names);
+        let read = tokio::task::spawn_blocking(move || match read {
+            TaskRead::Names => catalog.task_names(),
+            TaskRead::All => catalog.tasks(),
+            TaskRead::Named(id) => catalog.tasks_named(&id),
+        })
+        .await
+        .map_err(errors::internal)?;
         match read {
             Ok(tasks) => Ok(tasks),
             Err(err) if strict => Err(errors::repository(&err)),
@@ -217,13 +233,18 @@ impl GitMileServer {
             Target::Entity(_) => self.snapshot().await?,
             Target::Task => Arc::new(Snapshot::default()),
         };
-        let tasks = self.tasks(target == Target::Task).await?;
+        let tasks = self
+            .tasks(match target {
+                Target::Task => TaskRead::All,
+                Target::Entity(_) => TaskRead::Names,
+            })
+            .await?;
         let page: ListResponse = plan.run(&snapshot, &tasks);
         Ok(Payload::of(&page)?)
     }
 
     async fn show_task(&self, id: &str) -> Result<Payload, Failure> {
-        let tasks = self.tasks(true).await?;
+        let tasks = self.tasks(TaskRead::Named(id.to_string())).await?;
         Ok(match tasks.lookup(id) {
             TaskLookup::Found(row) => Payload::of(&TaskView::from_row(&row))?,
             TaskLookup::NotFound => return Err(errors::not_found_named("task", id).into()),

@@ -625,3 +625,200 @@ async fn the_server_reads_tasks_and_refuses_to_write_them() {
     let count = sandbox.git(&repo, &["rev-list", "--count", tip.trim()]);
     assert_eq!(count.trim(), "4");
 }
+
+/// A task made of one `taskCreated` of `title`, `labels` and `description`, and a comment of
+/// `body`; its ref set.
+fn one_task(up: &mut Upstream<'_>, id: &str, title: &str, labels: &[&str], body: &str) -> String {
+    let created = up.event(
+        id,
+        &[],
+        ALICE,
+        1,
+        "2025-11-08T10:00:00Z",
+        kind(vec![
+            ("type", v(json!("taskCreated"))),
+            ("title", v(json!(title))),
+            ("labels", v(json!(labels))),
+            ("assignees", v(json!(["al\u{1b}[1mice"]))),
+            ("description", v(json!(body))),
+            ("state", v(json!("state/\u{7}todo"))),
+            ("state_kind", v(json!("todo"))),
+        ]),
+    );
+    let tip = up.event(
+        id,
+        &[&created],
+        BOB,
+        2,
+        "2025-11-08T10:01:00Z",
+        kind(vec![
+            ("type", v(json!("commentAdded"))),
+            ("comment_id", v(json!(COMMENT))),
+            ("body_md", v(json!(body))),
+        ]),
+    );
+    up.set_ref(&format!("refs/git-mile/tasks/{id}"), &tip);
+    tip
+}
+
+/// Whether `text` holds a character a terminal acts on (ESC, CR, NUL, BEL, a bidi control).
+fn has_controls(text: &str) -> bool {
+    text.chars()
+        .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{202e}')
+}
+
+#[test]
+fn what_a_task_ref_holds_reaches_a_terminal_escaped_and_a_listing_bounded() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("hostile");
+    let mut up = Upstream {
+        sandbox: &sandbox,
+        repo: &repo,
+        seq: 0,
+    };
+    let evil = "ctl\u{1b}[2J\r\nInjected line\u{0}\u{202e}";
+    let huge = "T".repeat(100_000);
+    let long_label = "a".repeat(3000);
+    one_task(
+        &mut up,
+        P,
+        evil,
+        &["\u{1b}]0;pwned\u{7}"],
+        "x\u{0}y\u{1b}[31mRED\r",
+    );
+    one_task(&mut up, K, &huge, &[&long_label, "ok"], "fine");
+
+    // The terminal: nothing it acts on, every field on its line, long ones cut.
+    let text = sandbox.mile_ok(&repo, &["list", "--entity", "task"]);
+    assert!(!has_controls(&text), "{text:?}");
+    assert_eq!(text.lines().count(), 2, "{text:?}");
+    assert!(
+        text.contains("ctl\\u{1b}[2J\\u{d}\\u{a}Injected line\\u{0}\\u{202e}"),
+        "{text:?}"
+    );
+    assert!(text.contains("\\u{1b}]0;pwned\\u{7}"), "{text:?}");
+    assert!(text.contains("@al\\u{1b}[1mice"), "{text:?}");
+    assert!(text.len() < 2_000, "{}", text.len());
+    for id in [P, K] {
+        let shown = sandbox.mile_ok(&repo, &["show", id]);
+        assert!(!has_controls(&shown), "{shown:?}");
+        assert!(shown.len() < 2_000, "{}", shown.len());
+    }
+    let shown = sandbox.mile_ok(&repo, &["show", P]);
+    assert!(shown.contains("x\\u{0}y\\u{1b}[31mRED\\u{d}"), "{shown:?}");
+
+    // JSON is JSON: the text as written, but a listing's fields bounded (show gives them whole).
+    let page = sandbox.mile_json(&repo, &["list", "--entity", "task", "--sort", "id"]);
+    assert_eq!(page["items"][0]["title"], evil);
+    let item = &page["items"][1];
+    let title = item["title"].as_str().unwrap();
+    assert_eq!(title.chars().count(), 500);
+    assert!(title.ends_with('…'));
+    let label = item["labels"][0].as_str().unwrap();
+    assert_eq!(label.chars().count(), 100);
+    assert!(page.to_string().len() < 5_000);
+    let whole = sandbox.mile_json(&repo, &["show", K]);
+    assert_eq!(whole["title"].as_str().unwrap().len(), 100_000);
+    assert_eq!(whole["labels"][0].as_str().unwrap().len(), 3000);
+}
+
+#[tokio::test]
+async fn many_tasks_of_one_prefix_and_many_namespaces_stay_short() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("many");
+    let mut up = Upstream {
+        sandbox: &sandbox,
+        repo: &repo,
+        seq: 0,
+    };
+    // UUIDv7 ids of one millisecond: their first 8 characters (and more) are shared.
+    let ids: Vec<String> = (0..14)
+        .map(|n| format!("019a5b2c-1111-7000-8000-{:012x}", n * 17))
+        .collect();
+    let mut tip = String::new();
+    for id in &ids {
+        tip = one_task(&mut up, id, "t", &[], "b");
+    }
+
+    // Typing back the prefix a listing prints names that task.
+    let text = sandbox.mile_ok(&repo, &["list", "--entity", "task", "--limit", "200"]);
+    assert_eq!(text.lines().count(), ids.len(), "{text}");
+    for line in text.lines() {
+        let prefix = line.split_whitespace().next().unwrap();
+        assert!(prefix.len() >= 8, "{line}");
+        let shown = sandbox.mile_json(&repo, &["show", prefix]);
+        assert!(shown["id"].as_str().unwrap().starts_with(prefix), "{line}");
+    }
+
+    // An ambiguous prefix names at most 10 candidates, and how many more.
+    let err = sandbox.mile_err(&repo, &["show", "019a5b2c"], 1);
+    assert!(err.contains("matches 14 entities"), "{err}");
+    assert!(err.contains(" and 4 more)"), "{err}");
+    assert!(!err.contains(&ids[13]), "{err}");
+
+    // Namespaces past the 20 a page names: the groups under tasks/ are kept, and a last
+    // group counts those left out.
+    let refs = repo.join(".git/refs/git-mile");
+    for n in 0..25 {
+        let dir = refs.join(format!("ns{n:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("x"), format!("{tip}\n")).unwrap();
+    }
+    std::fs::write(refs.join("tasks/not-a-task"), format!("{tip}\n")).unwrap();
+
+    let mcp = sandbox.server(&repo, &[]).await;
+    let instructions = mcp.server_info().instructions.clone().unwrap_or_default();
+    assert!(
+        instructions.contains("14 task(s) of upstream git-mile"),
+        "{instructions}"
+    );
+    let result = call_raw(
+        &mcp,
+        "git_mile.show",
+        json!({"entity": "task", "id": "019a5b2c"}),
+    )
+    .await
+    .unwrap();
+    let err = support::error_object(&result);
+    assert_eq!(err["code"], "ambiguous_id");
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains("is the start of 14 task ids"), "{message}");
+    assert!(message.contains(" and 4 more)"), "{message}");
+    assert!(message.len() < 600, "{message}");
+
+    let page = ok(&mcp, "git_mile.list", json!({"entity": "issue"})).await;
+    let groups = page["other_refs"].as_array().unwrap();
+    assert_eq!(groups.len(), 20, "{page}");
+    assert!(
+        groups
+            .iter()
+            .any(|g| g["prefix"] == "refs/git-mile/tasks/" && g["count"] == 1),
+        "{page}"
+    );
+    let last = groups.last().unwrap();
+    assert_eq!(last["prefix"], "refs/git-mile/");
+    assert_eq!(last["count"], 7);
+    assert!(
+        last["what"].as_str().unwrap().starts_with("7 more groups"),
+        "{page}"
+    );
+}
+
+#[test]
+fn listings_of_issues_read_no_task() {
+    let sandbox = Sandbox::new();
+    let repo = upstream_repo(&sandbox);
+    // `-vv` logs each task ref read, with how many commits were opened.
+    let read = |args: &[&str]| {
+        let mut all = vec!["-vv"];
+        all.extend_from_slice(args);
+        stderr_of(&sandbox, &repo, &all)
+    };
+    assert!(!read(&["list"]).contains("task commits read"));
+    assert!(!read(&["list", "--entity", "milestone"]).contains("task commits read"));
+    let err = read(&["list", "--entity", "task"]);
+    assert_eq!(err.matches("task commits read").count(), 4, "{err}");
+    // Show reads the task it names, and no other.
+    let err = read(&["show", &P[..13]]);
+    assert_eq!(err.matches("task commits read").count(), 1, "{err}");
+}

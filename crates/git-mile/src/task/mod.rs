@@ -35,6 +35,8 @@ pub struct TaskSet {
     /// Tasks whose history cannot be read, by id: why.
     unreadable: BTreeMap<String, Arc<str>>,
     other_refs: Vec<OtherRefs>,
+    /// How many task refs there are (read or not).
+    refs: usize,
 }
 
 /// A task with what the set knows around it; what filters and sorts see.
@@ -76,16 +78,10 @@ const NOTED_GROUPS: usize = 5;
 /// refs this version does not read; nothing when there are none.
 pub fn note(tasks: &TaskSet) -> String {
     let mut note = String::new();
-    let unreadable = tasks.unreadable.len();
-    if !tasks.is_empty() || unreadable > 0 {
+    if tasks.refs > 0 {
         note.push_str(&format!(
-            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/{}), read-only here: list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done).",
-            tasks.len() + unreadable,
-            if unreadable > 0 {
-                format!(", {unreadable} of them unreadable")
-            } else {
-                String::new()
-            }
+            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/), read-only here: list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done).",
+            tasks.refs
         ));
     }
     if !tasks.other_refs.is_empty() {
@@ -109,6 +105,17 @@ pub fn note(tasks: &TaskSet) -> String {
     note
 }
 
+/// What task ids `id` (as a user gives it: a full id in any spelling of a UUID, or a prefix)
+/// names the start of; `None` when it is too short to name any.
+pub fn wanted(id: &str) -> Option<String> {
+    let id = id.trim();
+    let wanted = match uuid::Uuid::parse_str(id) {
+        Ok(uuid) => uuid.hyphenated().to_string(),
+        Err(_) => id.to_ascii_lowercase(),
+    };
+    (wanted.chars().count() >= MIN_PREFIX).then_some(wanted)
+}
+
 impl TaskSet {
     pub fn new(
         mut tasks: Vec<Arc<Task>>,
@@ -116,11 +123,30 @@ impl TaskSet {
         other_refs: Vec<OtherRefs>,
     ) -> Self {
         tasks.sort_by(|a, b| replay::by_id(a, b));
+        let refs = tasks.len() + unreadable.len();
         Self {
             tasks,
             unreadable,
             other_refs,
+            refs,
         }
+    }
+
+    /// The task refs counted (`refs` of them) but not read, and the other refs.
+    pub fn named(refs: usize, other_refs: Vec<OtherRefs>) -> Self {
+        Self {
+            other_refs,
+            refs,
+            ..Self::default()
+        }
+    }
+
+    /// The ids of every task read, readable or not, in id order.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.tasks
+            .iter()
+            .map(|t| t.id.as_str())
+            .chain(self.unreadable())
     }
 
     pub fn rows(&self) -> impl Iterator<Item = TaskRow<'_>> {
@@ -150,14 +176,9 @@ impl TaskSet {
     /// The task `id` names: a full id (any spelling of a UUID) or a unique prefix of at
     /// least [`MIN_PREFIX`] characters.
     pub fn lookup(&self, id: &str) -> TaskLookup<'_> {
-        let id = id.trim();
-        let wanted = match uuid::Uuid::parse_str(id) {
-            Ok(uuid) => uuid.hyphenated().to_string(),
-            Err(_) => id.to_ascii_lowercase(),
-        };
-        if wanted.chars().count() < MIN_PREFIX {
+        let Some(wanted) = wanted(id) else {
             return TaskLookup::NotFound;
-        }
+        };
         let rows: Vec<TaskRow<'_>> = self
             .rows()
             .filter(|row| row.task.id.starts_with(&wanted))

@@ -127,7 +127,8 @@ impl<T> Register<T> {
 }
 
 /// `events` (all of one task, in the order they were read) in the order of replay.
-pub fn order(mut events: Vec<TaskEvent>) -> Vec<TaskEvent> {
+pub fn order<'a>(events: impl IntoIterator<Item = &'a TaskEvent>) -> Vec<&'a TaskEvent> {
+    let mut events: Vec<&TaskEvent> = events.into_iter().collect();
     // `sort_by` is stable: events with equal stamps keep the order they were read in.
     events.sort_by(|a, b| Stamp::of(a).cmp(&Stamp::of(b)));
     events
@@ -141,12 +142,13 @@ fn ids(set: BTreeSet<Uuid>) -> BTreeSet<String> {
 
 /// The task `id` made by `events` (those of its ref that are about it), or `None` when there
 /// are none.
-pub fn replay(id: Uuid, events: Vec<TaskEvent>) -> Option<Task> {
+pub fn replay<'a>(id: Uuid, events: impl IntoIterator<Item = &'a TaskEvent>) -> Option<Task> {
     let events = order(events);
     let first = events.first()?;
     let origin = events
         .iter()
         .find(|e| matches!(e.kind, TaskChange::TaskCreated { .. }))
+        .copied()
         .unwrap_or(first);
     let (author, created) = (origin.actor.name.clone(), origin.ts);
     let mut title = Register::new(String::new());
@@ -161,7 +163,7 @@ pub fn replay(id: Uuid, events: Vec<TaskEvent>) -> Option<Task> {
     let mut comments: Vec<TaskComment> = Vec::new();
     let mut comment_at: HashMap<Uuid, usize> = HashMap::new();
     let mut last: Option<Stamp> = None;
-    for event in &events {
+    for event in events.iter().copied() {
         let stamp = Stamp::of(event);
         last = Some(last.map_or(stamp, |l| l.max(stamp)));
         match &event.kind {
@@ -336,13 +338,13 @@ mod tests {
             event(0, 0, 1, created("t")),
             event(1, 99, 2, state("state/doing", "in_progress")),
         ];
-        let task = replay(TASK, events.clone()).unwrap();
+        let task = replay(TASK, &events).unwrap();
         assert_eq!(task.state.as_deref(), Some("state/done"));
         assert!(task.closed());
         // Whatever order they were read in.
         let mut reversed = events.clone();
         reversed.reverse();
-        assert_eq!(replay(TASK, reversed).unwrap(), task);
+        assert_eq!(replay(TASK, &reversed).unwrap(), task);
         // `updated` is the timestamp of the last event in that order, not the latest one.
         assert_eq!(task.updated, events[0].ts);
 
@@ -354,7 +356,7 @@ mod tests {
             event(0, 7, 4, TaskChange::TaskTitleSet { title: "p".into() }),
             event(0, 7, 3, TaskChange::TaskTitleSet { title: "q".into() }),
         ];
-        assert_eq!(replay(TASK, events).unwrap().title, "p");
+        assert_eq!(replay(TASK, &events).unwrap().title, "p");
     }
 
     #[test]
@@ -434,7 +436,7 @@ mod tests {
                 },
             ),
         ];
-        let task = replay(TASK, events).unwrap();
+        let task = replay(TASK, &events).unwrap();
         assert_eq!(task.labels.iter().collect::<Vec<_>>(), ["b"]);
         assert_eq!((task.state.clone(), task.state_kind.clone()), (None, None));
         assert_eq!(task.status(), "open");
@@ -467,7 +469,7 @@ mod tests {
                 },
             ),
         ];
-        let task = replay(TASK, events).unwrap();
+        let task = replay(TASK, &events).unwrap();
         assert_eq!(task.state.as_deref(), Some("state/x"));
         assert_eq!(task.state_kind, None);
         assert_eq!(task.author, "user2");
@@ -477,7 +479,7 @@ mod tests {
     fn an_event_stamped_at_the_epoch_sets_no_register() {
         let mut e = event(0, 0, 0, created("t"));
         e.ts = DateTime::<Utc>::UNIX_EPOCH;
-        let task = replay(TASK, vec![e]).unwrap();
+        let task = replay(TASK, &[e]).unwrap();
         assert_eq!(task.title, "");
         assert_eq!(task.labels.len(), 1);
     }

@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -40,8 +41,34 @@ struct Packed {
 
 #[derive(Default)]
 pub struct TaskCache {
-    folded: Mutex<HashMap<String, (ObjectId, Folded)>>,
+    loaded: Mutex<HashMap<String, Loaded>>,
     packed: Mutex<Packed>,
+    /// How many commits were opened to read tasks, since the cache was made: the work a
+    /// listing did (a listing of issues opens none).
+    commits_read: AtomicU64,
+}
+
+/// Where a commit falls in the order events are read in, as upstream's walk (commit time,
+/// oldest first) yields them: by time, then by generation (a parent before its children
+/// among equal times), then by id, so that the order never depends on how the history was
+/// walked.
+type ReadKey = (i64, u64, ObjectId);
+
+/// A task ref as last read: its tip, every commit reachable from it (with its generation),
+/// the events about the task in read order, and what they fold to. When the ref moves forward
+/// (its old tip is an ancestor of the new one), only the commits on top are read.
+struct Loaded {
+    tip: ObjectId,
+    generations: HashMap<ObjectId, u64>,
+    events: Vec<(ReadKey, TaskEvent)>,
+    folded: Folded,
+}
+
+/// The refs under `refs/git-mile/` outside the catalog's namespaces, named but not read: the
+/// task refs' tips, and the groups of refs this version does not read.
+struct Scan {
+    tips: Vec<(Uuid, ObjectId)>,
+    groups: BTreeMap<(String, &'static str), u64>,
 }
 
 fn git<E: std::fmt::Display>(err: E) -> StoreError {
@@ -63,9 +90,92 @@ fn what_namespace(ns: &str) -> &'static str {
     }
 }
 
+/// The groups a listing names: at most [`MAX_OTHER_REFS`], in prefix order. When there are
+/// more, those under `tasks/` (refs of the namespace this version reads that hold no task or
+/// cannot be read) are kept first, then the others in prefix order, and a last group of
+/// prefix `refs/git-mile/` counts the refs of the groups left out.
+fn other_refs(groups: BTreeMap<(String, &'static str), u64>) -> Vec<OtherRefs> {
+    let tasks = format!("{}{TASKS}/", crate::store::REF_PREFIX);
+    let all: Vec<((String, &'static str), u64)> = groups.into_iter().collect();
+    let shape = |((prefix, what), count): &((String, &'static str), u64)| OtherRefs {
+        prefix: crate::quote::excerpt(prefix),
+        count: *count,
+        what: what.to_string(),
+    };
+    if all.len() <= MAX_OTHER_REFS {
+        return all.iter().map(shape).collect();
+    }
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.sort_by_key(|&i| (all[i].0.0 != tasks, i));
+    let kept: BTreeSet<usize> = order.into_iter().take(MAX_OTHER_REFS - 1).collect();
+    let mut out: Vec<OtherRefs> = kept.iter().map(|&i| shape(&all[i])).collect();
+    let left_out = all.len() - kept.len();
+    let count = (0..all.len())
+        .filter(|i| !kept.contains(i))
+        .map(|i| all[i].1)
+        .sum();
+    out.push(OtherRefs {
+        prefix: crate::store::REF_PREFIX.to_string(),
+        count,
+        what: format!(
+            "{left_out} more groups of refs this version does not read, left out of this list (it names at most {MAX_OTHER_REFS})"
+        ),
+    });
+    out
+}
+
 impl TaskCache {
+    /// The task refs and every other ref of `store`'s repository, named but not read: how many
+    /// task refs there are and the groups of other refs. No commit is opened.
+    pub fn names(&self, store: &GitStore) -> StoreResult<TaskSet> {
+        let scan = self.scan(store)?;
+        Ok(TaskSet::named(scan.tips.len(), other_refs(scan.groups)))
+    }
+
     /// Every task and every other ref of `store`'s repository, as the refs say now.
     pub fn read(&self, store: &GitStore) -> StoreResult<TaskSet> {
+        self.read_where(store, |_| true)
+    }
+
+    /// The tasks whose ids `wanted` accepts (the others are not read) and every other ref of
+    /// `store`'s repository, as the refs say now.
+    pub fn read_where(
+        &self,
+        store: &GitStore,
+        wanted: impl Fn(&str) -> bool,
+    ) -> StoreResult<TaskSet> {
+        let scan = self.scan(store)?;
+        let live: HashSet<String> = scan
+            .tips
+            .iter()
+            .map(|(id, _)| id.hyphenated().to_string())
+            .collect();
+        let tips: Vec<(Uuid, ObjectId)> = scan
+            .tips
+            .into_iter()
+            .filter(|(id, _)| wanted(&id.hyphenated().to_string()))
+            .collect();
+        let folded = self.fold(store, &tips, &live)?;
+        let mut tasks = Vec::new();
+        let mut unreadable = BTreeMap::new();
+        for ((id, _), folded) in tips.iter().zip(folded) {
+            match folded {
+                Ok(task) => tasks.push(task),
+                Err(why) => {
+                    unreadable.insert(id.hyphenated().to_string(), why);
+                }
+            }
+        }
+        Ok(TaskSet::new(tasks, unreadable, other_refs(scan.groups)))
+    }
+
+    /// How many commits were opened to read tasks since this cache was made.
+    pub fn commits_read(&self) -> u64 {
+        self.commits_read.load(AtomicOrdering::Relaxed)
+    }
+
+    /// The refs, named: nothing but ref names and tips is read.
+    fn scan(&self, store: &GitStore) -> StoreResult<Scan> {
         let git_dir = store.git_dir();
         let (mut namespaces, mut direct) = loose_names(git_dir);
         {
@@ -77,14 +187,13 @@ impl TaskCache {
             namespaces.extend(packed.namespaces.iter().cloned());
             direct.extend(packed.direct.iter().cloned());
         }
-        if namespaces.is_empty() && direct.is_empty() {
-            // Nothing beside issue/ and milestone/: git is not asked at all.
-            self.fold(store, &[])?;
-            return Ok(TaskSet::default());
-        }
-        let repo = store.repository();
         let mut groups: BTreeMap<(String, &'static str), u64> = BTreeMap::new();
         let mut tips: Vec<(Uuid, ObjectId)> = Vec::new();
+        if namespaces.is_empty() && direct.is_empty() {
+            // Nothing beside issue/ and milestone/: git is not asked at all.
+            return Ok(Scan { tips, groups });
+        }
+        let repo = store.repository();
         let platform = repo.references().map_err(git)?;
         for ns in &namespaces {
             let prefix = format!("{}{}/", crate::store::REF_PREFIX, printable(ns));
@@ -167,54 +276,43 @@ impl TaskCache {
                 );
             }
         }
-        let folded = self.fold(store, &tips)?;
-        let mut tasks = Vec::new();
-        let mut unreadable = BTreeMap::new();
-        for ((id, _), folded) in tips.iter().zip(folded) {
-            match folded {
-                Ok(task) => tasks.push(task),
-                Err(why) => {
-                    unreadable.insert(id.hyphenated().to_string(), why);
-                }
-            }
-        }
-        let other_refs = groups
-            .into_iter()
-            .take(MAX_OTHER_REFS)
-            .map(|((prefix, what), count)| OtherRefs {
-                prefix: crate::quote::excerpt(&prefix),
-                count,
-                what: what.to_string(),
-            })
-            .collect();
-        Ok(TaskSet::new(tasks, unreadable, other_refs))
+        Ok(Scan { tips, groups })
     }
 
-    /// Each tip's task, replayed again only when its ref moved.
-    fn fold(&self, store: &GitStore, tips: &[(Uuid, ObjectId)]) -> StoreResult<Vec<Folded>> {
+    /// Each tip's task: read again only when its ref moved, and then only the commits on top
+    /// of the old tip when the ref moved forward. Tasks whose ids are not in `live` (their
+    /// refs are gone) are forgotten.
+    fn fold(
+        &self,
+        store: &GitStore,
+        tips: &[(Uuid, ObjectId)],
+        live: &HashSet<String>,
+    ) -> StoreResult<Vec<Folded>> {
         let mut known = self
-            .folded
+            .loaded
             .lock()
             .map_err(|_| StoreError::Git("task cache lock poisoned".into()))?;
+        known.retain(|key, _| live.contains(key));
         let mut out = Vec::with_capacity(tips.len());
-        let mut live = HashSet::new();
         for (id, tip) in tips {
             let key = id.hyphenated().to_string();
             let folded = match known.get(&key) {
-                Some((known_tip, folded)) if known_tip == tip => folded.clone(),
+                Some(loaded) if loaded.tip == *tip => loaded.folded.clone(),
                 _ => {
-                    let folded = load(store, *id, *tip);
-                    if let Err(why) = &folded {
+                    let before = known.remove(&key);
+                    let (loaded, read) = load(store, *id, *tip, before);
+                    self.commits_read.fetch_add(read, AtomicOrdering::Relaxed);
+                    tracing::debug!(task = %key, commits = read, "task commits read");
+                    if let Err(why) = &loaded.folded {
                         tracing::warn!(task = %key, %why, "unreadable task; left out");
                     }
-                    known.insert(key.clone(), (*tip, folded.clone()));
+                    let folded = loaded.folded.clone();
+                    known.insert(key, loaded);
                     folded
                 }
             };
-            live.insert(key);
             out.push(folded);
         }
-        known.retain(|key, _| live.contains(key));
         Ok(out)
     }
 }
@@ -316,44 +414,365 @@ fn refresh_packed(git_dir: &Path, packed: &mut Packed) {
     }
 }
 
-/// The task of the ref of `id` at `tip`: every commit reachable from it (merges included)
-/// read once, oldest first by commit time as upstream reads them; a commit that is no
-/// event is passed over; one that is a bad event makes the task unreadable.
-fn load(store: &GitStore, id: Uuid, tip: ObjectId) -> Folded {
+/// One commit read: when it was committed, its parents, and its event about the task.
+struct Walked {
+    oid: ObjectId,
+    time: i64,
+    parents: Vec<ObjectId>,
+    event: Option<TaskEvent>,
+}
+
+/// The commits reachable from `tip` and not from `known`'s tip, newest first (a commit
+/// `known` holds is not opened again), with how many were opened; `None` when `known` is
+/// given and its tip is not an ancestor of `tip` (the ref was rewritten or moved back). A
+/// commit that is a bad event makes the whole task unreadable: why.
+fn walk(
+    store: &GitStore,
+    id: Uuid,
+    tip: ObjectId,
+    known: Option<&Loaded>,
+    read: &mut u64,
+) -> Result<Option<Vec<Walked>>, Arc<str>> {
+    let is_known = |oid: &ObjectId| known.is_some_and(|k| k.generations.contains_key(oid));
+    if is_known(&tip) {
+        return Ok(None);
+    }
     let repo = store.repository();
     let short = |oid: &ObjectId| oid.to_hex_with_len(12).to_string();
-    let mut read: Vec<(i64, TaskEvent)> = Vec::new();
+    let mut walked = Vec::new();
+    let mut reached = false;
     let mut seen = HashSet::from([tip]);
     let mut queue = VecDeque::from([tip]);
     while let Some(oid) = queue.pop_front() {
+        *read += 1;
         let commit = repo
             .find_commit(oid)
             .map_err(|err| Arc::from(format!("commit {}: {}", short(&oid), err).as_str()))?;
-        match decode(commit.message_raw_sloppy()) {
-            Decoded::NotAnEvent => {}
+        let event = match decode(commit.message_raw_sloppy()) {
+            Decoded::NotAnEvent => None,
             Decoded::Bad(why) => {
                 let why = format!("commit {} holds {why}", short(&oid));
                 return Err(Arc::from(crate::quote::excerpt(&why).as_str()));
             }
-            Decoded::Event(event) => {
-                // Upstream passes over events about another task.
-                if event.task == id {
-                    let time = commit.time().map(|t| t.seconds).unwrap_or(0);
-                    read.push((time, *event));
-                }
-            }
-        }
+            // Upstream passes over events about another task.
+            Decoded::Event(event) => Some(*event).filter(|e| e.task == id),
+        };
+        let mut parents = Vec::new();
         for parent in commit.parent_ids() {
             let parent = parent.detach();
-            if seen.insert(parent) {
+            parents.push(parent);
+            if is_known(&parent) {
+                reached |= known.is_some_and(|k| k.tip == parent);
+            } else if seen.insert(parent) {
                 queue.push_back(parent);
             }
         }
+        walked.push(Walked {
+            oid,
+            time: commit.time().map(|t| t.seconds).unwrap_or(0),
+            parents,
+            event,
+        });
     }
-    // Oldest commit first (stable: the order of the walk among equal times).
-    read.sort_by_key(|(time, _)| *time);
-    let events = read.into_iter().map(|(_, event)| event).collect();
-    replay(id, events)
+    Ok((known.is_none() || reached).then_some(walked))
+}
+
+/// `before` (nothing, or the task as read at an ancestor of `tip`) with the commits `walked`
+/// on top of it: each commit's generation, the events in read order, and what they fold to.
+fn extend(id: Uuid, tip: ObjectId, before: Option<Loaded>, walked: Vec<Walked>) -> Loaded {
+    let (mut generations, mut events) = match before {
+        Some(before) => (before.generations, before.events),
+        None => (HashMap::new(), Vec::new()),
+    };
+    // Generations, parents first (Kahn's order over the commits walked).
+    let at: HashMap<ObjectId, usize> = walked.iter().enumerate().map(|(i, w)| (w.oid, i)).collect();
+    let mut waiting: Vec<usize> = vec![0; walked.len()];
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); walked.len()];
+    for (i, w) in walked.iter().enumerate() {
+        for parent in &w.parents {
+            if let Some(&p) = at.get(parent) {
+                waiting[i] += 1;
+                children[p].push(i);
+            }
+        }
+    }
+    let mut ready: Vec<usize> = (0..walked.len()).filter(|&i| waiting[i] == 0).collect();
+    while let Some(i) = ready.pop() {
+        let w = &walked[i];
+        let generation = 1 + w
+            .parents
+            .iter()
+            .filter_map(|p| generations.get(p))
+            .max()
+            .copied()
+            .unwrap_or(0);
+        generations.insert(w.oid, generation);
+        for &child in &children[i] {
+            waiting[child] -= 1;
+            if waiting[child] == 0 {
+                ready.push(child);
+            }
+        }
+    }
+    for w in walked {
+        if let Some(event) = w.event {
+            let generation = generations.get(&w.oid).copied().unwrap_or(0);
+            events.push(((w.time, generation, w.oid), event));
+        }
+    }
+    // Stable, and the events before are in order already: a merge of two runs.
+    events.sort_by_key(|(key, _)| *key);
+    let folded = replay(id, events.iter().map(|(_, event)| event))
         .map(Arc::new)
-        .ok_or_else(|| Arc::from("its history holds no git-mile-event about this task"))
+        .ok_or_else(|| Arc::from("its history holds no git-mile-event about this task"));
+    Loaded {
+        tip,
+        generations,
+        events,
+        folded,
+    }
+}
+
+/// The task of the ref of `id` at `tip`, and how many commits were opened for it: every
+/// commit reachable from it (merges included) read once, oldest first by commit time as
+/// upstream reads them (among equal times, parents first); a commit that is no event is
+/// passed over; one that is a bad event makes the task unreadable. When `before` (the task
+/// as last read) is at an ancestor of `tip`, only the commits on top of it are opened and
+/// their events added to those read before.
+fn load(store: &GitStore, id: Uuid, tip: ObjectId, before: Option<Loaded>) -> (Loaded, u64) {
+    let mut read = 0;
+    let failed = |why: Arc<str>| Loaded {
+        tip,
+        generations: HashMap::new(),
+        events: Vec::new(),
+        folded: Err(why),
+    };
+    if let Some(before) = before.filter(|b| b.folded.is_ok()) {
+        match walk(store, id, tip, Some(&before), &mut read) {
+            Ok(Some(walked)) => return (extend(id, tip, Some(before), walked), read),
+            // Not moved forward: read whole.
+            Ok(None) => {}
+            Err(why) => return (failed(why), read),
+        }
+    }
+    match walk(store, id, tip, None, &mut read) {
+        Ok(Some(walked)) => (extend(id, tip, None, walked), read),
+        Ok(None) => (failed(Arc::from("its history could not be walked")), read),
+        Err(why) => (failed(why), read),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+
+    const TASK: &str = "019a5b2c-0001-7000-8000-000000000001";
+    const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+    struct Repo {
+        dir: tempfile::TempDir,
+        store: GitStore,
+    }
+
+    fn git(dir: &Path, args: &[&str], input: Option<&str>) -> String {
+        let mut child = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env_remove("GIT_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.unwrap_or("").as_bytes()).unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    impl Repo {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            git(dir.path(), &["init", "-q"], None);
+            git(dir.path(), &["mktree"], Some(""));
+            let store = GitStore::open(Some(dir.path())).unwrap();
+            Self { dir, store }
+        }
+
+        /// A commit at `time` on `parents` holding an event (lamport 1, one fixed timestamp,
+        /// the event id `event`) of `kind`.
+        fn event(&self, parents: &[&str], time: i64, event: &str, kind: &str) -> String {
+            let body = format!(
+                "{{\"schema\": \"git-mile-event@1\", \"id\": \"{event}\", \"lamport\": 1, \"ts\": \"2025-11-08T10:00:00Z\", \"actor\": {{\"name\": \"a\", \"email\": \"a@x\"}}, \"task\": \"{TASK}\", \"kind\": {kind}}}"
+            );
+            let mut content = format!("tree {EMPTY_TREE}\n");
+            for parent in parents {
+                content.push_str(&format!("parent {parent}\n"));
+            }
+            content.push_str(&format!(
+                "author a <a@x> {time} +0000\ncommitter a <a@x> {time} +0000\n\ngit-mile-event: {event}\n\n{body}"
+            ));
+            git(
+                self.dir.path(),
+                &["hash-object", "-t", "commit", "-w", "--stdin"],
+                Some(&content),
+            )
+        }
+
+        fn comment(&self, parents: &[&str], time: i64, event: &str, n: u32, body: &str) -> String {
+            self.event(
+                parents,
+                time,
+                event,
+                &format!(
+                    "{{\"type\": \"commentAdded\", \"comment_id\": \"019a5b2c-cccc-7000-8000-{n:012x}\", \"body_md\": \"{body}\"}}"
+                ),
+            )
+        }
+
+        fn point(&self, commit: &str) {
+            git(
+                self.dir.path(),
+                &["update-ref", &format!("refs/git-mile/tasks/{TASK}"), commit],
+                None,
+            );
+        }
+
+        fn bodies(&self, cache: &TaskCache) -> Vec<String> {
+            let set = cache.read(&self.store).unwrap();
+            let row = set.rows().next().unwrap();
+            row.task.comments.iter().map(|c| c.body.clone()).collect()
+        }
+    }
+
+    const SAME_EVENT: &str = "019a5b2c-eeee-7000-8000-000000000001";
+
+    #[test]
+    fn commits_of_the_same_second_are_read_parents_first() {
+        // Two events with the same stamp (lamport, ts and event id): the order they are read
+        // in decides, and upstream reads a parent before its child.
+        let repo = Repo::new();
+        let c1 = repo.comment(&[], 1_762_600_000, SAME_EVENT, 1, "parent");
+        let c2 = repo.comment(&[&c1], 1_762_600_000, SAME_EVENT, 2, "child");
+        repo.point(&c2);
+        assert_eq!(repo.bodies(&TaskCache::default()), ["parent", "child"]);
+        // Whatever the ids of the commits: a child with an earlier time than its parent
+        // (clock skew) is read first, by time.
+        let c3 = repo.comment(&[&c2], 1_762_599_999, SAME_EVENT, 3, "skewed");
+        repo.point(&c3);
+        assert_eq!(
+            repo.bodies(&TaskCache::default()),
+            ["skewed", "parent", "child"]
+        );
+    }
+
+    #[test]
+    fn a_ref_moved_forward_is_read_from_its_old_tip() {
+        let repo = Repo::new();
+        let cache = TaskCache::default();
+        let mut tip = repo.event(
+            &[],
+            1_762_600_000,
+            "019a5b2c-eeee-7000-8000-000000000000",
+            "{\"type\": \"taskCreated\", \"title\": \"t\"}",
+        );
+        for n in 1..=5u32 {
+            let event = format!("019a5b2c-eeee-7000-8000-{n:012x}");
+            tip = repo.comment(&[&tip], 1_762_600_000 + i64::from(n), &event, n, "c");
+        }
+        repo.point(&tip);
+
+        // Names only: no commit opened.
+        let named = cache.names(&repo.store).unwrap();
+        assert_eq!(named.refs, 1);
+        assert!(named.is_empty());
+        assert_eq!(cache.commits_read(), 0);
+
+        assert_eq!(repo.bodies(&cache).len(), 5);
+        assert_eq!(cache.commits_read(), 6);
+        // Unchanged: nothing read again.
+        repo.bodies(&cache);
+        assert_eq!(cache.commits_read(), 6);
+
+        // One event on top: one commit read, folded with the others.
+        let old = tip.clone();
+        tip = repo.comment(
+            &[&tip],
+            1_762_600_100,
+            "019a5b2c-eeee-7000-8000-000000000099",
+            9,
+            "new",
+        );
+        repo.point(&tip);
+        let bodies = repo.bodies(&cache);
+        assert_eq!(bodies.len(), 6);
+        assert_eq!(bodies.last().map(String::as_str), Some("new"));
+        assert_eq!(cache.commits_read(), 7);
+
+        // A merge of a branch forked from an old commit: only the new commits are read.
+        let side = repo.comment(
+            &[&old],
+            1_762_600_050,
+            "019a5b2c-eeee-7000-8000-0000000000aa",
+            10,
+            "side",
+        );
+        let merge = git(
+            repo.dir.path(),
+            &[
+                "commit-tree",
+                EMPTY_TREE,
+                "-p",
+                &tip,
+                "-p",
+                &side,
+                "-m",
+                "merge",
+            ],
+            None,
+        );
+        repo.point(&merge);
+        let bodies = repo.bodies(&cache);
+        assert_eq!(bodies.len(), 7);
+        assert_eq!(
+            bodies[5..],
+            ["new", "side"],
+            "equal lamports and times: by event id"
+        );
+        assert_eq!(cache.commits_read(), 9);
+
+        // Rewritten (the old tip is no ancestor): read whole, the lost events gone.
+        repo.point(&old);
+        assert_eq!(repo.bodies(&cache).len(), 5);
+        // Each of the 6 once more, after finding `old` among the known commits (not read).
+        assert_eq!(cache.commits_read(), 15);
+    }
+
+    #[test]
+    fn groups_cut_keep_those_of_tasks_and_say_how_many_are_left_out() {
+        let mut groups = BTreeMap::new();
+        for n in 0..30 {
+            groups.insert((format!("refs/git-mile/ns{n:02}/"), "unknown"), 2);
+        }
+        groups.insert(
+            (
+                "refs/git-mile/tasks/".to_string(),
+                "task refs git cannot read",
+            ),
+            1,
+        );
+        let shown = other_refs(groups);
+        assert_eq!(shown.len(), MAX_OTHER_REFS);
+        assert!(shown.iter().any(|g| g.prefix == "refs/git-mile/tasks/"));
+        let last = shown.last().unwrap();
+        assert_eq!(last.prefix, "refs/git-mile/");
+        assert_eq!(last.count, 24);
+        assert!(last.what.starts_with("12 more groups"), "{}", last.what);
+        // In prefix order otherwise.
+        assert_eq!(shown[0].prefix, "refs/git-mile/ns00/");
+        assert_eq!(shown[18].prefix, "refs/git-mile/tasks/");
+    }
 }

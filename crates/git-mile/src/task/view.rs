@@ -46,6 +46,36 @@ fn facts(row: &TaskRow<'_>) -> TaskFacts {
     }
 }
 
+/// The longest title in a list item, in characters (as the longest title of an issue).
+pub const MAX_ITEM_TITLE: usize = 500;
+/// The longest state, state kind, label or assignee in a list item, in characters (as the
+/// longest label of an issue).
+pub const MAX_ITEM_NAME: usize = 100;
+/// The most labels, assignees, parents or children a list item names (the first, in order).
+pub const MAX_ITEM_SET: usize = 100;
+
+/// The first [`MAX_ITEM_SET`] of `values`, each cut to [`MAX_ITEM_NAME`] characters.
+fn some<'a>(values: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    values
+        .into_iter()
+        .take(MAX_ITEM_SET)
+        .map(|v| crate::quote::cut(v, MAX_ITEM_NAME))
+        .collect()
+}
+
+/// [`facts`] bounded for a list item: what a task's ref holds may be of any size.
+fn item_facts(row: &TaskRow<'_>) -> TaskFacts {
+    let t = row.task;
+    let name = |v: &Option<String>| v.as_deref().map(|v| crate::quote::cut(v, MAX_ITEM_NAME));
+    TaskFacts {
+        state: name(&t.state),
+        state_kind: name(&t.state_kind),
+        assignees: some(&t.assignees),
+        parents: some(&t.parents),
+        children: some(&t.children),
+    }
+}
+
 fn stats(row: &TaskRow<'_>) -> StatsView {
     StatsView {
         comment_count: row.comment_count,
@@ -53,18 +83,23 @@ fn stats(row: &TaskRow<'_>) -> StatsView {
     }
 }
 
-/// A task's item in a listing.
+/// A task's item in a listing: its title and names cut, its sets bounded (`git_mile.show`
+/// gives them whole).
 pub fn list_item(row: &TaskRow<'_>) -> ListItem {
     let t = row.task;
     ListItem {
         id: t.id.clone(),
-        title: t.title.clone(),
+        title: crate::quote::cut(&t.title, MAX_ITEM_TITLE),
         status: t.status().to_string(),
-        labels: t.labels.iter().cloned().collect(),
+        labels: some(&t.labels),
         stats: stats(row),
-        task: Some(facts(row)),
+        task: Some(item_facts(row)),
     }
 }
+
+/// The most comments a task's view holds: the last ones (`stats.comment_count` says how many
+/// there are).
+pub const MAX_SHOWN_COMMENTS: usize = 200;
 
 impl TaskView {
     pub fn from_row(row: &TaskRow<'_>) -> Self {
@@ -75,7 +110,8 @@ impl TaskView {
             status: t.status().to_string(),
             description: t.description.clone(),
             labels: t.labels.iter().cloned().collect(),
-            comments: t.comments.clone(),
+            // The last ones; `stats.comment_count` counts them all.
+            comments: t.comments[t.comments.len().saturating_sub(MAX_SHOWN_COMMENTS)..].to_vec(),
             stats: stats(row),
             kind: "task".to_string(),
             author: t.author.clone(),
@@ -88,5 +124,71 @@ impl TaskView {
                 .map(|(kind, ids)| (kind.clone(), ids.iter().cloned().collect()))
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::Task;
+
+    fn task(title: String, comments: usize) -> Task {
+        let at = DateTime::<Utc>::UNIX_EPOCH;
+        Task {
+            id: "019a5b2c-0001-7000-8000-000000000001".into(),
+            title,
+            description: String::new(),
+            state: Some("s".repeat(1000)),
+            state_kind: None,
+            labels: (0..300)
+                .map(|n| format!("{n:03}{}", "l".repeat(1000)))
+                .collect(),
+            assignees: Default::default(),
+            parents: Default::default(),
+            children: Default::default(),
+            relations: Default::default(),
+            author: "a".into(),
+            created: at,
+            updated: at,
+            comments: (0..comments)
+                .map(|n| TaskComment {
+                    id: n.to_string(),
+                    author: "a".into(),
+                    body: format!("c{n}"),
+                    ts: at,
+                    edits: 0,
+                    edited: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn list_items_are_bounded_and_shows_keep_the_last_comments() {
+        let t = task("T".repeat(1_000_000), 100_000);
+        let row = TaskRow {
+            task: &t,
+            comment_count: t.comments.len() as u64,
+        };
+        let item = list_item(&row);
+        assert_eq!(item.title.chars().count(), MAX_ITEM_TITLE);
+        assert!(item.title.ends_with('…'));
+        assert_eq!(item.labels.len(), MAX_ITEM_SET);
+        assert!(
+            item.labels
+                .iter()
+                .all(|l| l.chars().count() == MAX_ITEM_NAME)
+        );
+        let facts = item.task.unwrap();
+        assert_eq!(facts.state.unwrap().chars().count(), MAX_ITEM_NAME);
+        assert!(serde_json::to_string(&list_item(&row)).unwrap().len() < 20_000);
+
+        let view = TaskView::from_row(&row);
+        assert_eq!(view.title.len(), 1_000_000, "whole in show");
+        assert_eq!(view.labels.len(), 300);
+        assert_eq!(view.comments.len(), MAX_SHOWN_COMMENTS);
+        assert_eq!(view.comments[0].body, "c99800");
+        assert_eq!(view.comments.last().unwrap().body, "c99999");
+        assert_eq!(view.stats.comment_count, 100_000);
     }
 }
