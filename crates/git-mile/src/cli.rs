@@ -405,7 +405,8 @@ fn show_task(
         }),
         TaskLookup::NotFound => {
             tell_other_refs(tasks.other_refs());
-            let what = if tasks.is_empty() && tasks.unreadable().next().is_none() {
+            // Tasks of other ids are not read: their refs are counted.
+            let what = if tasks.refs() == 0 {
                 what
             } else {
                 "issue, milestone or task"

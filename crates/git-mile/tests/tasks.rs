@@ -449,7 +449,8 @@ fn the_cli_lists_and_shows_upstream_tasks() {
     assert!(err.contains("git-mile-event@7"), "{err}");
     let err = sandbox.mile_err(&repo, &["show", "abcdef12"], 1);
     assert!(
-        err.contains("not found") && err.contains("refs/git-mile/somethingelse/"),
+        err.contains("issue, milestone or task `abcdef12` not found")
+            && err.contains("refs/git-mile/somethingelse/"),
         "{err}"
     );
 

@@ -141,6 +141,17 @@ impl TaskSet {
         }
     }
 
+    /// This set, its tasks read from `refs` task refs (more when only some were read).
+    pub fn of_refs(mut self, refs: usize) -> Self {
+        self.refs = self.refs.max(refs);
+        self
+    }
+
+    /// How many task refs there are, read or not.
+    pub fn refs(&self) -> usize {
+        self.refs
+    }
+
     /// The ids of every task read, readable or not, in id order.
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.tasks

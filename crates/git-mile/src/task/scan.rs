@@ -166,7 +166,7 @@ impl TaskCache {
                 }
             }
         }
-        Ok(TaskSet::new(tasks, unreadable, other_refs(scan.groups)))
+        Ok(TaskSet::new(tasks, unreadable, other_refs(scan.groups)).of_refs(live.len()))
     }
 
     /// How many commits were opened to read tasks since this cache was made.
