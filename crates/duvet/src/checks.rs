@@ -113,48 +113,37 @@ pub fn kind_name(kind: AnnotationType) -> &'static str {
     }
 }
 
-/// Where each citation's quote lies in its section's normalized view: every occurrence,
-/// found once per citation (a section's view is normalized once).
-struct Placed {
-    /// `(spec, section)` → the normalized view.
-    views: HashMap<(usize, usize), String>,
-    /// Citation → the ranges of its normalized quote in its section's normalized view.
-    occurrences: HashMap<usize, Vec<Range<usize>>>,
-}
+/// Where each citation's quote lies in its section's normalized view: every occurrence, found
+/// once per model (kept in the citation; the normalized view is kept in the view, shared by
+/// the models of the same file).
+struct Placed;
 
 impl Placed {
     fn new() -> Self {
-        Self {
-            views: HashMap::new(),
-            occurrences: HashMap::new(),
-        }
+        Self
     }
 
-    fn occurrences(&mut self, model: &Model, c: usize) -> &[Range<usize>] {
-        let views = &mut self.views;
-        self.occurrences.entry(c).or_insert_with(|| {
-            let citation = &model.citations[c];
+    fn occurrences<'m>(&mut self, model: &'m Model, c: usize) -> &'m [Range<usize>] {
+        let citation = &model.citations[c];
+        citation.placed.get_or_init(|| {
             let quote = coverage::normalize(&citation.quote);
             if quote.is_empty() {
                 return Vec::new();
             }
-            let view = views
-                .entry((citation.spec, citation.section))
-                .or_insert_with(|| {
-                    coverage::normalize(
-                        model.specs[citation.spec].sections[citation.section]
-                            .view
-                            .text(),
-                    )
-                });
-            let mut found = Vec::new();
-            let mut from = 0;
-            while let Some(rel) = view.get(from..).and_then(|rest| rest.find(&quote)) {
-                let start = from + rel;
-                found.push(start..start + quote.len());
-                from = start + quote.len();
-            }
-            found
+            let view = model.specs[citation.spec].sections[citation.section]
+                .view
+                .normalized();
+            memchr::memmem::find_iter(view.as_bytes(), quote.as_bytes())
+                .scan(0, |next, start| {
+                    // Non-overlapping, as duvet reads on after each occurrence.
+                    let keep = start >= *next;
+                    if keep {
+                        *next = start + quote.len();
+                    }
+                    Some(keep.then(|| start..start + quote.len()))
+                })
+                .flatten()
+                .collect()
         })
     }
 

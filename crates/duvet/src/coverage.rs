@@ -20,6 +20,8 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
+use memchr::memmem;
+
 use triple_accel::levenshtein::{LEVENSHTEIN_COSTS, levenshtein_search_simd_with_opts};
 
 /// A section's text as duvet reads it.
@@ -54,6 +56,16 @@ impl View {
         &self.text
     }
 
+    /// The text normalized ([`normalize_mapped`]), made once per view.
+    pub fn normalized_mapped(&self) -> &(String, Vec<usize>) {
+        self.normalized.get_or_init(|| normalize_mapped(&self.text))
+    }
+
+    /// The text normalized ([`normalize`]), made once per view.
+    pub fn normalized(&self) -> &str {
+        &self.normalized_mapped().0
+    }
+
     /// Where duvet finds `needle` in this view: exactly, after whitespace normalization, or
     /// within one edit of the normalized text. `None` for an empty needle.
     pub fn find(&self, needle: &str) -> Option<Range<usize>> {
@@ -70,16 +82,16 @@ impl View {
             return None;
         }
         let exact = |at: usize| {
-            let start = at + self.text.get(at..)?.find(needle)?;
+            let start = at + search(self.text.as_bytes().get(at..)?, needle.as_bytes())?;
             Some(start..start + needle.len())
         };
         if let Some(found) = exact(from).or_else(|| (from > 0).then(|| exact(0)).flatten()) {
             return Some(found);
         }
         let needle = normalize(needle);
-        let (haystack, map) = self.normalized.get_or_init(|| normalize_mapped(&self.text));
+        let (haystack, map) = self.normalized_mapped();
         let normalized = |at: usize| {
-            let start = at + haystack.get(at..)?.find(&needle)?;
+            let start = at + search(haystack.as_bytes().get(at..)?, needle.as_bytes())?;
             Some(start..start + needle.len())
         };
         let at = map.partition_point(|&o| o < from);
@@ -138,25 +150,53 @@ impl View {
     }
 }
 
+/// How far [`search`] looks with no set-up before it builds a searcher.
+const NEAR: usize = 4096;
+
+/// The first occurrence of `needle` in `haystack`. A requirement is usually found a few
+/// bytes after the previous one, so the first [`NEAR`] bytes are tried by comparing at each
+/// occurrence of the needle's first byte (no searcher to build, which costs more than the
+/// search itself for a sentence); the rest, if needed, with a two-way searcher.
+fn search(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    let first = *needle.first()?;
+    let near = &haystack[..haystack.len().min(NEAR + needle.len())];
+    memchr::memchr_iter(first, near)
+        .find(|&at| near[at..].starts_with(needle))
+        .or_else(|| {
+            let from = near.len().saturating_sub(needle.len() - 1);
+            (from < haystack.len())
+                .then(|| memmem::find(&haystack[from..], needle).map(|at| from + at))
+                .flatten()
+        })
+}
+
 /// duvet's whitespace normalization: letters and digits are kept; a run of whitespace
 /// becomes its first character, unless it follows or precedes punctuation (or starts or ends
 /// the text), where it disappears.
 pub fn normalize(value: &str) -> String {
-    normalize_mapped(value).0
+    normalize_into(value, None)
 }
 
 /// [`normalize`], with the offset in `value` of each byte of the result and, last, the end of
 /// the last character kept.
 pub fn normalize_mapped(value: &str) -> (String, Vec<usize>) {
-    let mut out = String::with_capacity(value.len());
     let mut map = Vec::with_capacity(value.len() + 1);
+    let out = normalize_into(value, Some(&mut map));
+    (out, map)
+}
+
+/// The normalization, recording the map only when asked for one.
+fn normalize_into(value: &str, mut map: Option<&mut Vec<usize>>) -> String {
+    let mut out = String::with_capacity(value.len());
     let mut last_end = 0;
     // A character held back: whitespace (dropped unless a letter or digit follows) or
     // punctuation (kept, but swallowing whitespace around it).
     let mut held: Option<(usize, char, bool)> = None;
-    let mut push = |out: &mut String, map: &mut Vec<usize>, at: usize, c: char| {
+    let mut push = |out: &mut String, map: &mut Option<&mut Vec<usize>>, at: usize, c: char| {
         out.push(c);
-        map.extend(std::iter::repeat_n(at, c.len_utf8()));
+        if let Some(map) = map {
+            map.extend(std::iter::repeat_n(at, c.len_utf8()));
+        }
         last_end = at + c.len_utf8();
     };
     for (at, c) in value.char_indices() {
@@ -179,8 +219,10 @@ pub fn normalize_mapped(value: &str) -> (String, Vec<usize>) {
     if let Some((h_at, h, false)) = held {
         push(&mut out, &mut map, h_at, h);
     }
-    map.push(last_end);
-    (out, map)
+    if let Some(map) = map {
+        map.push(last_end);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -240,6 +282,23 @@ mod tests {
         assert_eq!(&view.text()[second.clone()], "C  MUST d.");
         assert!(second.start > first.start);
         assert_eq!(view.find_from("C MUST d.", view.text().len()), Some(first));
+    }
+
+    #[test]
+    fn the_search_finds_the_first_occurrence_near_or_far() {
+        assert_eq!(search(b"abcabc", b"bc"), Some(1));
+        assert_eq!(search(b"abc", b""), None);
+        assert_eq!(search(b"abc", b"abcd"), None);
+        let mut far = vec![b'x'; NEAR * 3];
+        far.extend_from_slice(b"needle");
+        assert_eq!(search(&far, b"needle"), Some(NEAR * 3));
+        // Across the end of the near part.
+        let mut across = vec![b'x'; NEAR + 3];
+        across.extend_from_slice(b"needle needle");
+        assert_eq!(search(&across, b"needle"), Some(NEAR + 3));
+        let mut near = vec![b'x'; 10];
+        near.extend_from_slice(b"needle");
+        assert_eq!(search(&near, b"needle"), Some(10));
     }
 
     #[test]

@@ -225,6 +225,9 @@ impl ListParams {
 
 /// The requirements in scope, in model order.
 pub fn requirements_in(model: &Model, scope: &Scope) -> Result<Vec<usize>, ToolError> {
+    if scope.is_empty() {
+        return Ok((0..model.requirements.len()).collect());
+    }
     let filter = scope.resolve(model)?;
     Ok((0..model.requirements.len())
         .filter(|&r| filter.requirement(model, r))

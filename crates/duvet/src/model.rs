@@ -88,16 +88,53 @@ pub struct ParsedSpec {
     pub sections: Vec<Section>,
     /// Per section, the sentences with RFC 2119 keywords.
     pub sentences: Vec<Vec<requirements::RequirementSentence>>,
+    /// Per section, its text as duvet reads it ([`crate::coverage`]).
+    pub views: Vec<Arc<View>>,
+    /// Per section and sentence, where the sentence lies in the view, as the model finds a
+    /// requirement's text ([`Model`]'s `add_requirement`); `None` for a sentence the model
+    /// drops (the same text twice in a section) or does not find. Computed here, with the
+    /// parse (once per file, on every core), not in the model's build.
+    pub spans: Vec<Vec<Option<Range<usize>>>>,
 }
 
 impl ParsedSpec {
     pub fn parse(text: &str, format: Format) -> Self {
-        let sections = spec::parse(text, format);
-        let sentences = sections.iter().map(requirements::extract).collect();
+        Self::of_sections(spec::title(text, format), spec::parse(text, format))
+    }
+
+    /// The parse of a document with this title and these sections.
+    pub fn of_sections(title: String, sections: Vec<Section>) -> Self {
+        let sentences: Vec<Vec<requirements::RequirementSentence>> =
+            sections.iter().map(requirements::extract).collect();
+        let views: Vec<Arc<View>> = sections
+            .iter()
+            .map(|section| Arc::new(View::new(&section.lines)))
+            .collect();
+        let spans = sentences
+            .iter()
+            .zip(&views)
+            .map(|(sentences, view)| {
+                let mut seen = HashSet::new();
+                let mut after = 0;
+                sentences
+                    .iter()
+                    .map(|sentence| {
+                        if sentence.text.is_empty() || !seen.insert(sentence.text.as_str()) {
+                            return None;
+                        }
+                        let span = view.find_from(&sentence.text, after);
+                        after = span.as_ref().map_or(0, |span| span.end);
+                        span
+                    })
+                    .collect()
+            })
+            .collect();
         Self {
-            title: spec::title(text, format),
+            title,
             sections,
             sentences,
+            views,
+            spans,
         }
     }
 }
@@ -122,8 +159,9 @@ pub struct SectionEntry {
     pub content: String,
     /// The text normalized for matching quotes.
     normalized: String,
-    /// The text as duvet 0.4.3 reads it, for coverage ([`crate::coverage`]).
-    pub view: View,
+    /// The text as duvet 0.4.3 reads it, for coverage ([`crate::coverage`]); shared with
+    /// the parsed file.
+    pub view: Arc<View>,
     /// Indexes into [`Model::requirements`], in document order.
     pub requirements: Vec<usize>,
 }
@@ -185,6 +223,9 @@ pub struct Citation {
     pub quote: String,
     /// The part of the section's view the quote covers, found as duvet finds it.
     pub span: Option<Range<usize>>,
+    /// Every occurrence of the normalized quote in the section's normalized view, found
+    /// once, when a check first needs it ([`crate::checks`]).
+    pub placed: std::sync::OnceLock<Vec<Range<usize>>>,
     pub spec: usize,
     pub section: usize,
     /// Indexes into [`Model::requirements`] of the requirements its quote overlaps.
@@ -235,6 +276,11 @@ pub const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
     .add(b'%')
     .add(b'/')
     .add(b'?');
+/// `segment` percent-encoded as [`SEGMENT`] says, borrowed when nothing needs it.
+pub fn encode_segment(segment: &str) -> std::borrow::Cow<'_, str> {
+    percent_encoding::utf8_percent_encode(segment, SEGMENT).into()
+}
+
 /// What a citation id (`path/to/file.rs:42`, whose `/` separate segments) must encode.
 pub const CITATION_ID: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
     .add(b' ')
@@ -364,7 +410,7 @@ impl Model {
                     let level = annotation
                         .level
                         .or_else(|| requirements::strongest_level(&text));
-                    model.add_requirement(s, c, text, level);
+                    model.add_requirement(s, c, text, level, None);
                 }
                 Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
             }
@@ -379,8 +425,9 @@ impl Model {
                 {
                     continue;
                 }
-                for sentence in sentences {
-                    model.add_requirement(s, c, sentence.text.clone(), Some(sentence.level));
+                for (i, sentence) in sentences.iter().enumerate() {
+                    let span = parsed.spans.get(c).and_then(|spans| spans.get(i)).cloned();
+                    model.add_requirement(s, c, sentence.text.clone(), Some(sentence.level), span);
                 }
             }
         }
@@ -448,11 +495,12 @@ impl Model {
                 let sections = parsed
                     .sections
                     .iter()
-                    .map(|section| {
+                    .enumerate()
+                    .map(|(i, section)| {
                         let content = section.content();
                         SectionEntry {
                             normalized: requirements::normalize(&content),
-                            view: View::new(&section.lines),
+                            view: parsed.views.get(i).cloned().unwrap_or_default(),
                             id: section.id.clone(),
                             title: section.title.clone(),
                             content,
@@ -481,7 +529,16 @@ impl Model {
         Some(index)
     }
 
-    fn add_requirement(&mut self, spec: usize, section: usize, text: String, level: Option<Level>) {
+    /// Add a requirement; `span` is where it lies in the section's view when already known
+    /// (extracted sentences: [`ParsedSpec::spans`]), else it is looked for here.
+    fn add_requirement(
+        &mut self,
+        spec: usize,
+        section: usize,
+        text: String,
+        level: Option<Level>,
+        span: Option<Option<Range<usize>>>,
+    ) {
         if text.is_empty() {
             return;
         }
@@ -515,12 +572,14 @@ impl Model {
             .and_then(|rest| rest.find(&text))
             .map(|start| (after + start, after + start + text.len()))
             .or_else(|| find_quote(&entry.normalized, &text));
-        let after_span = entry
-            .requirements
-            .last()
-            .and_then(|&r| self.requirements[r].span.as_ref())
-            .map_or(0, |span| span.end);
-        let span = entry.view.find_from(&text, after_span);
+        let span = span.unwrap_or_else(|| {
+            let after = entry
+                .requirements
+                .last()
+                .and_then(|&r| self.requirements[r].span.as_ref())
+                .map_or(0, |span| span.end);
+            entry.view.find_from(&text, after)
+        });
         let index = self.requirements.len();
         self.requirements.push(Requirement {
             identifier: identifier.clone(),
@@ -629,6 +688,7 @@ impl Model {
             reason: annotation.reason,
             quote: annotation.quote,
             span,
+            placed: std::sync::OnceLock::new(),
             spec: resolved.spec,
             section: resolved.section,
             requirements: resolved.matches.iter().map(|(r, _)| *r).collect(),
@@ -718,7 +778,7 @@ impl Model {
             title: String::new(),
             content: String::new(),
             normalized: String::new(),
-            view: View::default(),
+            view: Arc::default(),
             requirements: Vec::new(),
         });
         Some((spec, sections.len() - 1))
@@ -791,8 +851,8 @@ impl Model {
         let spec = &self.specs[spec];
         format!(
             "/specifications/{}/sections/{}",
-            percent_encoding::utf8_percent_encode(&spec.id, SEGMENT),
-            percent_encoding::utf8_percent_encode(&spec.sections[section].id, SEGMENT)
+            encode_segment(&spec.id),
+            encode_segment(&spec.sections[section].id)
         )
     }
 
@@ -811,13 +871,24 @@ impl Model {
             Some(Level::May) => 2,
             None => 3,
         };
+        // Each section's path once, not once per requirement.
+        let sections: Vec<Vec<String>> = (0..self.specs.len())
+            .map(|s| {
+                (0..self.specs[s].sections.len())
+                    .map(|c| self.section_path(s, c))
+                    .collect()
+            })
+            .collect();
         order.sort_by_cached_key(|&r| {
             let req = &self.requirements[r];
             (
                 level_rank(req.level),
                 req.status.status.priority(),
                 std::cmp::Reverse(req.status.todo_count),
-                self.requirement_path(r),
+                format!(
+                    "{}/requirements/{}",
+                    sections[req.spec][req.section], req.identifier
+                ),
             )
         });
         order
@@ -904,11 +975,7 @@ mod tests {
                 lines: vec![text.to_string()],
             })
             .collect();
-        let parsed = ParsedSpec {
-            title: "Spec".to_string(),
-            sentences: sections.iter().map(requirements::extract).collect(),
-            sections,
-        };
+        let parsed = ParsedSpec::of_sections("Spec".to_string(), sections);
         Model::build(Inputs {
             specs: vec![SpecInput {
                 source: "spec.md".to_string(),

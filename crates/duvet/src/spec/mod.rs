@@ -74,18 +74,19 @@ pub fn title(text: &str, format: Format) -> String {
             .map(|t| mcp_common::clip(t.trim(), TITLE_MAX))
             .unwrap_or_default(),
         Format::Ietf => {
-            let mut groups = text
+            // Only the document's first lines are read: the header block, then the title.
+            let mut lines = text
                 .lines()
                 .map(|l| l.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}'))
-                .collect::<Vec<_>>()
-                .split(|l| l.is_empty())
-                .filter(|group| !group.is_empty())
-                .map(<[&str]>::to_vec)
-                .collect::<Vec<_>>()
-                .into_iter();
-            let (Some(_header), Some(title)) = (groups.next(), groups.next()) else {
+                .skip_while(|l| l.is_empty());
+            if lines.by_ref().take_while(|l| !l.is_empty()).count() == 0 {
                 return String::new();
-            };
+            }
+            let title: Vec<&str> = lines
+                .skip_while(|l| l.is_empty())
+                .take_while(|l| !l.is_empty())
+                .take(TITLE_LINES)
+                .collect();
             let body = |line: &str| {
                 let lower = line.to_ascii_lowercase();
                 lower.starts_with("abstract")
@@ -93,12 +94,11 @@ pub fn title(text: &str, format: Format) -> String {
                     || lower.starts_with("table of contents")
                     || line.starts_with(|c: char| c.is_ascii_digit())
             };
-            if title.first().is_some_and(|l| body(l)) {
+            if title.first().is_none_or(|l| body(l)) {
                 return String::new();
             }
             let joined = title
                 .iter()
-                .take(TITLE_LINES)
                 .filter(|l| !l.to_ascii_lowercase().starts_with("draft-"))
                 .copied()
                 .collect::<Vec<_>>()
