@@ -223,13 +223,12 @@ impl ListParams {
     }
 }
 
-/// The requirements in scope, in model order.
-pub fn requirements_in(model: &Model, scope: &Scope) -> Result<Vec<usize>, ToolError> {
+/// The filter of `scope`, or `None` when it filters nothing (every item is in scope, and no
+/// time is spent asking).
+pub fn scope_filter(model: &Model, scope: &Scope) -> Result<Option<Filter>, ToolError> {
     if scope.is_empty() {
-        return Ok((0..model.requirements.len()).collect());
+        Ok(None)
+    } else {
+        scope.resolve(model).map(Some)
     }
-    let filter = scope.resolve(model)?;
-    Ok((0..model.requirements.len())
-        .filter(|&r| filter.requirement(model, r))
-        .collect())
 }

@@ -154,6 +154,10 @@ pub struct Inputs {
 #[derive(Debug, Clone)]
 pub struct SectionEntry {
     pub id: String,
+    /// `/specifications/{spec_id}/sections/{section_id}`, each segment percent-encoded where
+    /// a path needs it (a Markdown id may hold `/`, `?`, `#` or `%`), so that the path read
+    /// back as a resource names the same section.
+    pub path: String,
     pub title: String,
     /// The section's text as in the specification.
     pub content: String,
@@ -276,6 +280,15 @@ pub const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
     .add(b'%')
     .add(b'/')
     .add(b'?');
+/// The path of section `section_id` of specification `spec_id` ([`SectionEntry::path`]).
+fn section_path(spec_id: &str, section_id: &str) -> String {
+    format!(
+        "/specifications/{}/sections/{}",
+        encode_segment(spec_id),
+        encode_segment(section_id)
+    )
+}
+
 /// `segment` percent-encoded as [`SEGMENT`] says, borrowed when nothing needs it.
 pub fn encode_segment(segment: &str) -> std::borrow::Cow<'_, str> {
     percent_encoding::utf8_percent_encode(segment, SEGMENT).into()
@@ -501,6 +514,7 @@ impl Model {
                         SectionEntry {
                             normalized: requirements::normalize(&content),
                             view: parsed.views.get(i).cloned().unwrap_or_default(),
+                            path: section_path(&id, &section.id),
                             id: section.id.clone(),
                             title: section.title.clone(),
                             content,
@@ -772,8 +786,10 @@ impl Model {
         if let Some(c) = self.section_index(spec, section) {
             return Some((spec, c));
         }
+        let path = section_path(&self.specs[spec].id, section);
         let sections = &mut self.specs[spec].sections;
         sections.push(SectionEntry {
+            path,
             id: section.to_string(),
             title: String::new(),
             content: String::new(),
@@ -839,8 +855,7 @@ impl Model {
         let req = &self.requirements[r];
         format!(
             "{}/requirements/{}",
-            self.section_path(req.spec, req.section),
-            req.identifier
+            self.specs[req.spec].sections[req.section].path, req.identifier
         )
     }
 
@@ -871,24 +886,13 @@ impl Model {
             Some(Level::May) => 2,
             None => 3,
         };
-        // Each section's path once, not once per requirement.
-        let sections: Vec<Vec<String>> = (0..self.specs.len())
-            .map(|s| {
-                (0..self.specs[s].sections.len())
-                    .map(|c| self.section_path(s, c))
-                    .collect()
-            })
-            .collect();
         order.sort_by_cached_key(|&r| {
             let req = &self.requirements[r];
             (
                 level_rank(req.level),
                 req.status.status.priority(),
                 std::cmp::Reverse(req.status.todo_count),
-                format!(
-                    "{}/requirements/{}",
-                    sections[req.spec][req.section], req.identifier
-                ),
+                self.requirement_path(r),
             )
         });
         order

@@ -492,7 +492,7 @@ fn section_citation_path(model: &Model, c: usize) -> String {
     let citation = &model.citations[c];
     format!(
         "{}/citations/{}",
-        model.section_path(citation.spec, citation.section),
+        model.specs[citation.spec].sections[citation.section].path,
         percent_encoding::utf8_percent_encode(&citation.id, crate::model::CITATION_ID)
     )
 }

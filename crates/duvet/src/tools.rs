@@ -12,7 +12,7 @@ use crate::{
     annotation::{AnnotationType, CommentStyle, Level},
     config::ProjectConfig,
     errors,
-    filter::{ListParams, Scope, requirements_in},
+    filter::{ListParams, Scope, scope_filter},
     model::{InvalidCitation, Model, Status, StatusKind, path_text},
 };
 
@@ -198,8 +198,9 @@ pub fn search_requirements(
         quote: None,
     }
     .normalized();
-    let matches: Vec<usize> = requirements_in(model, &scope)?
-        .into_iter()
+    let filter = scope_filter(model, &scope)?;
+    let matches: Vec<usize> = (0..model.requirements.len())
+        .filter(|&r| filter.as_ref().is_none_or(|f| f.requirement(model, r)))
         .filter(|&r| {
             let text = &model.requirements[r].lower;
             words.iter().all(|w| text.contains(w.as_str()))
@@ -313,9 +314,10 @@ pub fn list_uncited_requirements(
     params: ListParams,
 ) -> PageResult<RequirementRef> {
     let (scope, page) = params.split();
-    let uncited: Vec<usize> = requirements_in(model, &scope)?
-        .into_iter()
+    let filter = scope_filter(model, &scope)?;
+    let uncited: Vec<usize> = (0..model.requirements.len())
         .filter(|&r| !model.requirements[r].status.cited)
+        .filter(|&r| filter.as_ref().is_none_or(|f| f.requirement(model, r)))
         .collect();
     page_of(
         key,
@@ -518,8 +520,8 @@ pub fn get_prioritized_requirements(
     params: ListParams,
 ) -> PageResult<PrioritizedRequirement> {
     let (scope, page) = params.split();
-    let ordered: Vec<usize> = if scope.is_empty() {
-        model.prioritized().to_vec()
+    let ordered: std::borrow::Cow<'_, [usize]> = if scope.is_empty() {
+        model.prioritized().into()
     } else {
         let filter = scope.resolve(model)?;
         model
@@ -527,7 +529,8 @@ pub fn get_prioritized_requirements(
             .iter()
             .copied()
             .filter(|&r| filter.requirement(model, r))
-            .collect()
+            .collect::<Vec<_>>()
+            .into()
     };
     page_of(
         key,
