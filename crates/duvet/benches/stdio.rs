@@ -10,7 +10,7 @@
 //! Measures:
 //! 1. **Cold**: spawn `duvet mcp` in the project → first answer of `list_uncited_requirements`
 //!    (process start, `initialize`, the analysis), 10 fresh processes.
-//! 2. **Warm**: p50/p99 of each of the 8 tools (300 calls each, round-robin, each call preceded
+//! 2. **Warm**: p50/p99 of each of the 11 tools (300 calls each, round-robin, each call preceded
 //!    by an MCP `ping`), with ratios to the ping p50. Every result is checked.
 //! 3. **Memory**: the server's VmRSS/VmHWM from `/proc/<pid>/status`.
 //! 4. **Peer**: `duvet report` of the published crate (`/tmp/duvet-peer/bin/duvet`, or
@@ -1612,7 +1612,7 @@ fn samples(project: &Project) -> Samples {
     }
 }
 
-const TOOLS: [&str; 8] = [
+const TOOLS: [&str; 11] = [
     "validate_citation",
     "search_requirements",
     "get_requirement_status",
@@ -1621,6 +1621,9 @@ const TOOLS: [&str; 8] = [
     "get_citation_context",
     "resolve_spec_id",
     "get_prioritized_requirements",
+    "list_untested_citations",
+    "list_duplicate_citations",
+    "list_unattached_citations",
 ];
 
 fn args_for(tool: &str, i: usize, s: &Samples) -> Value {
@@ -1651,10 +1654,13 @@ fn check(tool: &str, i: usize, s: &Samples, data: &Value) {
         "get_requirement_status" => {
             assert_eq!(data["identifier"], s.identifiers[i % s.identifiers.len()]);
         }
-        "list_uncited_requirements" | "get_prioritized_requirements" => {
+        "list_uncited_requirements"
+        | "get_prioritized_requirements"
+        | "list_untested_citations"
+        | "list_duplicate_citations" => {
             assert_eq!(data.as_array().unwrap().len(), 100, "a full default page");
         }
-        "list_invalid_citations" => {
+        "list_invalid_citations" | "list_unattached_citations" => {
             assert!(data.as_array().unwrap().is_empty(), "invalid: {data:#}");
         }
         "get_citation_context" => {
@@ -2135,7 +2141,7 @@ fn report(
     writeln!(
         out,
         "One server; after its first call ({}) and {WARMUP} warm-up call per tool, {ITERS} rounds \
-         over the 8 tools, each call preceded by a `ping`. Latency: request sent → result decoded \
+         over the 11 tools, each call preceded by a `ping`. Latency: request sent → result decoded \
          by the rmcp client. Every result is checked (not an error, and the expected content).\n",
         ms_scaled(warm.first_call)
     )
