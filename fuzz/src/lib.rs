@@ -128,8 +128,16 @@ impl Fields for Entity {
             Field::OpenIssues => Value::Number(None),
             Field::HasComments => Value::Bool(self.comments.is_some_and(|n| n > 0)),
             Field::HasMilestone => Value::Bool(self.milestone.is_some()),
+            // Tasks' fields (upstream git-mile's), as an issue answers them.
+            Field::State | Field::StateKind => Value::Text(""),
+            Field::Assignees | Field::Parents | Field::Children => Value::Labels(no_names()),
         }
     }
+}
+
+fn no_names() -> &'static BTreeSet<String> {
+    static NONE: OnceLock<BTreeSet<String>> = OnceLock::new();
+    NONE.get_or_init(BTreeSet::new)
 }
 
 fn entities() -> &'static [Entity] {
