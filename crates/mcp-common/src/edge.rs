@@ -143,6 +143,32 @@ fn check(value: Value) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
             "invalid request: params must be an object",
         ));
     }
+    // A `tools/call` whose params rmcp cannot read as one would reach the server as an unknown
+    // custom request (-32601, "tools/call"): say what is wrong with it instead.
+    if object.get("method").and_then(Value::as_str) == Some("tools/call") {
+        let params = object.get("params");
+        let name = params.and_then(|p| p.get("name"));
+        if !matches!(name, Some(Value::String(_))) {
+            return Err(Refusal::new(
+                id,
+                INVALID_REQUEST,
+                "invalid request: tools/call needs params.name, the tool's name (a string)",
+            ));
+        }
+        if let Some(arguments) = params.and_then(|p| p.get("arguments"))
+            && !arguments.is_object()
+            && !arguments.is_null()
+        {
+            return Err(Refusal::new(
+                id,
+                INVALID_REQUEST,
+                format!(
+                    "invalid request: tools/call's params.arguments must be an object, not `{}`",
+                    excerpt(&arguments.to_string())
+                ),
+            ));
+        }
+    }
     let method = object
         .get("method")
         .and_then(Value::as_str)
@@ -311,6 +337,48 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use super::*;
+
+    #[test]
+    fn a_tool_call_rmcp_cannot_read_is_refused_with_why() {
+        for (line, says) in [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":"x"}}"#,
+                "params.arguments must be an object, not `\"x\"`",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":[1]}}"#,
+                "must be an object",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+                "needs params.name",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#,
+                "needs params.name",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+                "needs params.name",
+            ),
+        ] {
+            let refusal = decode(line.as_bytes()).unwrap_err();
+            assert_eq!(refusal.id, Some(json!(1)), "{line}");
+            assert_eq!(refusal.code, INVALID_REQUEST, "{line}");
+            assert!(
+                refusal.message.contains(says),
+                "{line}: {}",
+                refusal.message
+            );
+        }
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":null}}"#,
+        ] {
+            assert!(decode(line.as_bytes()).is_ok(), "{line}");
+        }
+    }
 
     #[test]
     fn ids_are_recovered_from_lines_that_do_not_parse() {

@@ -52,6 +52,17 @@ fn hostile() -> Vec<Case> {
             line(r#"{"jsonrpc":"2.0","id":113,"method":"tools/list","params":[1]}"#),
             Some((json!(113), -32600)),
         ),
+        // A tools/call rmcp cannot read (not an unknown method: what is wrong with it).
+        (
+            line(
+                r#"{"jsonrpc":"2.0","id":119,"method":"tools/call","params":{"name":"x","arguments":"notanobject"}}"#,
+            ),
+            Some((json!(119), -32600)),
+        ),
+        (
+            line(r#"{"jsonrpc":"2.0","id":120,"method":"tools/call","params":{"arguments":{}}}"#),
+            Some((json!(120), -32600)),
+        ),
         (
             line(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#),
             Some((Value::Null, -32600)),
