@@ -152,7 +152,7 @@ fn check(value: Value) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
             return Err(Refusal::new(
                 id,
                 INVALID_REQUEST,
-                "invalid request: tools/call needs params.name, the tool's name (a string)",
+                "invalid request: tools/call needs params.name, the name (a string) of the tool to call with its arguments",
             ));
         }
         if let Some(arguments) = params.and_then(|p| p.get("arguments"))
