@@ -116,84 +116,75 @@ pub fn kind_name(kind: AnnotationType) -> &'static str {
 /// Where each citation's quote lies in its section's normalized view: every occurrence, found
 /// once per model (kept in the citation; the normalized view is kept in the view, shared by
 /// the models of the same file).
-struct Placed;
-
-impl Placed {
-    fn new() -> Self {
-        Self
-    }
-
-    fn occurrences<'m>(&mut self, model: &'m Model, c: usize) -> &'m [Range<usize>] {
-        let citation = &model.citations[c];
-        citation.placed.get_or_init(|| {
-            let quote = coverage::normalize(&citation.quote);
-            if quote.is_empty() {
-                return Vec::new();
-            }
-            let view = model.specs[citation.spec].sections[citation.section]
-                .view
-                .normalized();
-            memchr::memmem::find_iter(view.as_bytes(), quote.as_bytes())
-                .scan(0, |next, start| {
-                    // Non-overlapping, as duvet reads on after each occurrence.
-                    let keep = start >= *next;
-                    if keep {
-                        *next = start + quote.len();
-                    }
-                    Some(keep.then(|| start..start + quote.len()))
-                })
-                .flatten()
-                .collect()
-        })
-    }
-
-    /// The first occurrence of citation `c`'s normalized quote (duvet's target rule).
-    fn first(&mut self, model: &Model, c: usize) -> Option<Range<usize>> {
-        self.occurrences(model, c).first().cloned()
-    }
-
-    /// The occurrence of citation `c`'s quote that overlaps `target` most, then lies nearest
-    /// to it (duvet's rule for the covering annotations). The occurrences are in order and
-    /// of one length, so only those overlapping `target` (or, when none does, the two
-    /// nearest) can be best: found by binary search, not by reading them all.
-    fn nearest(&mut self, model: &Model, c: usize, target: &Range<usize>) -> Option<Range<usize>> {
-        let all = self.occurrences(model, c);
-        let lo = all.partition_point(|o| o.end <= target.start);
-        let hi = all.partition_point(|o| o.start < target.end);
-        let candidates = if lo < hi {
-            &all[lo..hi]
-        } else {
-            let at = all.partition_point(|o| o.start < target.start);
-            &all[at.saturating_sub(1)..(at + 1).min(all.len())]
-        };
-        let mut best: Option<(usize, usize, &Range<usize>)> = None;
-        for found in candidates {
-            let overlap = found
-                .end
-                .min(target.end)
-                .saturating_sub(found.start.max(target.start));
-            let distance = found.start.abs_diff(target.start);
-            if best.is_none_or(|(o, d, _)| overlap > o || (overlap == o && distance < d)) {
-                best = Some((overlap, distance, found));
-            }
+fn occurrences(model: &Model, c: usize) -> &[Range<usize>] {
+    let citation = &model.citations[c];
+    citation.placed.get_or_init(|| {
+        let quote = coverage::normalize(&citation.quote);
+        if quote.is_empty() {
+            return Vec::new();
         }
-        best.map(|(_, _, found)| found.clone())
+        let view = model.specs[citation.spec].sections[citation.section]
+            .view
+            .normalized();
+        memchr::memmem::find_iter(view.as_bytes(), quote.as_bytes())
+            .scan(0, |next, start| {
+                // Non-overlapping, as duvet reads on after each occurrence.
+                let keep = start >= *next;
+                if keep {
+                    *next = start + quote.len();
+                }
+                Some(keep.then(|| start..start + quote.len()))
+            })
+            .flatten()
+            .collect()
+    })
+}
+
+/// The first occurrence of citation `c`'s normalized quote (duvet's target rule).
+fn first(model: &Model, c: usize) -> Option<Range<usize>> {
+    occurrences(model, c).first().cloned()
+}
+
+/// The occurrence of citation `c`'s quote that overlaps `target` most, then lies nearest
+/// to it (duvet's rule for the covering annotations). The occurrences are in order and
+/// of one length, so only those overlapping `target` (or, when none does, the two
+/// nearest) can be best: found by binary search, not by reading them all.
+fn nearest(model: &Model, c: usize, target: &Range<usize>) -> Option<Range<usize>> {
+    let all = occurrences(model, c);
+    let lo = all.partition_point(|o| o.end <= target.start);
+    let hi = all.partition_point(|o| o.start < target.end);
+    let candidates = if lo < hi {
+        &all[lo..hi]
+    } else {
+        let at = all.partition_point(|o| o.start < target.start);
+        &all[at.saturating_sub(1)..(at + 1).min(all.len())]
+    };
+    let mut best: Option<(usize, usize, &Range<usize>)> = None;
+    for found in candidates {
+        let overlap = found
+            .end
+            .min(target.end)
+            .saturating_sub(found.start.max(target.start));
+        let distance = found.start.abs_diff(target.start);
+        if best.is_none_or(|(o, d, _)| overlap > o || (overlap == o && distance < d)) {
+            best = Some((overlap, distance, found));
+        }
     }
+    best.map(|(_, _, found)| found.clone())
 }
 
 /// How much of `target` the `covering` citations quote: `None` when none overlaps it, else
 /// whether all of it is, with the overlapping citations.
 fn coverage_of(
     model: &Model,
-    placed: &mut Placed,
     target: usize,
     covering: impl Iterator<Item = usize>,
 ) -> Option<(bool, Vec<usize>)> {
-    let range = placed.first(model, target)?;
+    let range = first(model, target)?;
     let mut covered = vec![false; range.len()];
     let mut by = Vec::new();
     for c in covering {
-        let Some(found) = placed.nearest(model, c, &range) else {
+        let Some(found) = nearest(model, c, &range) else {
             continue;
         };
         let (start, end) = (found.start.max(range.start), found.end.min(range.end));
@@ -237,7 +228,6 @@ pub fn list_untested_citations(
     let (scope, page) = params.split();
     let filter = scope.resolve(model)?;
     let tests = by_section(model, |c| model.citations[c].kind == AnnotationType::Test);
-    let mut placed = Placed::new();
     let mut items = Vec::new();
     for c in 0..model.citations.len() {
         let citation = &model.citations[c];
@@ -251,7 +241,7 @@ pub fn list_untested_citations(
             .get(&(citation.spec, citation.section))
             .map(Vec::as_slice)
             .unwrap_or(&[]);
-        let (tested, by) = match coverage_of(model, &mut placed, c, pool.iter().copied()) {
+        let (tested, by) = match coverage_of(model, c, pool.iter().copied()) {
             Some((true, _)) => continue,
             Some((false, by)) => ("partial", by),
             None => ("none", Vec::new()),
@@ -283,7 +273,6 @@ pub fn list_duplicate_citations(
     let groups = by_section(model, |c| {
         !model.citations[c].quote.trim().is_empty() && filter.citation(model, c)
     });
-    let mut placed = Placed::new();
     let mut items = Vec::new();
     for group in groups.values() {
         for &c in group {
@@ -292,7 +281,7 @@ pub fn list_duplicate_citations(
                 .iter()
                 .copied()
                 .filter(|&o| o != c && model.citations[o].kind == kind);
-            if let Some((true, by)) = coverage_of(model, &mut placed, c, others) {
+            if let Some((true, by)) = coverage_of(model, c, others) {
                 items.push((c, by));
             }
         }
