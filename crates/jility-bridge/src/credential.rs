@@ -87,6 +87,21 @@ impl Credential {
         Ok(Self::SignIn(sign_in))
     }
 
+    /// The credential the environment gives for the API at `root` without starting a
+    /// sign-in (the command line's): a token, or the sign-in `jility auth login` kept;
+    /// `None` when there is neither.
+    pub fn kept(root: &str) -> Result<Option<Self>, ToolError> {
+        if let Some(token) = client::static_token()? {
+            return Ok(Some(Self::Token(token)));
+        }
+        Ok(signin::load(root)?.map(|stored| {
+            Self::SignIn(Arc::new(SignIn {
+                root: root.to_string(),
+                state: Mutex::new(State::Ready(stored)),
+            }))
+        }))
+    }
+
     /// The token to send now (a signed-in bridge's, refreshed first when it is about to
     /// expire).
     pub async fn token(&self) -> Result<PlainToken, ToolError> {

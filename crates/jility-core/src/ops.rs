@@ -923,7 +923,27 @@ operations! {
         "tickets.edit", TicketsWrite, Post "/tickets/{ticket_id}/fields", cache 0,
         "Change a ticket's title, description, points, labels, parent or epic",
         render render::edited,
-        |t, a, p| t.edit(a, p)
+        |t, a, p| {
+            let mut p = p;
+            if p.description.is_some() && p.description_edit.is_some() {
+                return Err(invalid(
+                    "`description` and `description_edit` are given together",
+                    "Replace the whole description with `description`, or edit it precisely with `description_edit`, not both.",
+                ));
+            }
+            let edit = p
+                .description_edit
+                .take()
+                .map(|edit| edit.of(p.ticket_id.clone(), p.message.clone()));
+            t.edit_with(a, p, edit).map(|(mut edited, updated)| {
+                if updated.is_some_and(|u| u.changed)
+                    && !edited.changed.iter().any(|c| c == "description")
+                {
+                    edited.changed.push("description".to_string());
+                }
+                edited
+            })
+        }
     }
 }
 

@@ -313,6 +313,47 @@ pub struct EditTicket {
     /// Optional change message, kept in the change log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// A precise edit of the description made in the same transaction as the fields (both
+    /// or neither; `jility ticket edit --title … --append …`); not with `description`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description_edit: Option<DescriptionEdit>,
+}
+
+/// A precise description edit of [`EditTicket`]: [`UpdateDescription`] without the ticket
+/// and the message (the fields' message is the edit's).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DescriptionEdit {
+    /// Type of edit operation.
+    pub operation: EditOperation,
+    /// New content to insert.
+    pub content: String,
+    /// For replace_lines: first line (1-indexed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub start_line: Option<i64>,
+    /// For replace_lines: last line (inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub end_line: Option<i64>,
+    /// For replace_section: the markdown header, e.g. `## Acceptance Criteria`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section_header: Option<String>,
+}
+
+impl DescriptionEdit {
+    /// The edit as [`UpdateDescription`] of `ticket_id`, with `message`.
+    pub fn of(self, ticket_id: String, message: Option<String>) -> UpdateDescription {
+        UpdateDescription {
+            ticket_id,
+            operation: self.operation,
+            content: self.content,
+            start_line: self.start_line,
+            end_line: self.end_line,
+            section_header: self.section_header,
+            message,
+        }
+    }
 }
 
 /// A member that is present: `Some(value)`, `Some(None)` for `null` (absent members are

@@ -251,6 +251,7 @@ pub async fn edit<S: Site>(
             parent_id: link_value(&pairs, "parent"),
             epic_id: link_value(&pairs, "epic"),
             message: message.clone(),
+            description_edit: None,
         };
         let mut changed = Vec::new();
         let has_fields = fields.title.is_some()

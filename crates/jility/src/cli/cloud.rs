@@ -11,7 +11,10 @@ use serde::Serialize;
 
 use jility_core::errors;
 
+use super::Out;
+use super::args::OutputArgs;
 use super::cli_actor;
+use super::human::{Painter, views};
 use super::people;
 
 // The commands of cloud mode, in any `JILITY_MODE` (flattened into the root's commands: a
@@ -20,18 +23,18 @@ use super::people;
 pub enum CloudCommand {
     /// Administer a cloud database (PostgreSQL), without any token: workspaces, people,
     /// invite and password-reset links.
-    #[command(subcommand)]
-    Admin(AdminCommand),
+    Admin(Grouped<AdminCommand>),
     /// Serve the REST API (/api/v1) on a cloud database (PostgreSQL), in any JILITY_MODE.
     #[command(after_help = SERVE_SETTINGS)]
     Serve(ServeArgs),
     /// Manage a cloud workspace's API tokens through the API at JILITY_API_URL, with
     /// JILITY_API_TOKEN (or the token stored by `auth login`), in any JILITY_MODE.
-    #[command(subcommand)]
-    Auth(AuthCommand),
+    Auth(Grouped<AuthCommand>),
     /// Read the cloud workspace's audit log (writes and authentication failures, newest
     /// first) through the API at JILITY_API_URL, with a full_access token, in any JILITY_MODE.
     Audit {
+        #[command(flatten)]
+        out: OutputArgs,
         /// Entries per page (1 to 200; default 50).
         #[arg(long, value_name = "N")]
         limit: Option<u64>,
@@ -39,6 +42,27 @@ pub enum CloudCommand {
         #[arg(long, value_name = "CURSOR")]
         cursor: Option<String>,
     },
+}
+
+/// A group of cloud commands and how they print.
+#[derive(Debug, Args)]
+pub struct Grouped<C: Subcommand> {
+    #[command(flatten)]
+    pub out: OutputArgs,
+    #[command(subcommand)]
+    pub command: C,
+}
+
+impl CloudCommand {
+    /// How this command prints (`--json`, `--color`), when it prints.
+    pub fn output(&self) -> Option<&OutputArgs> {
+        match self {
+            CloudCommand::Admin(group) => Some(&group.out),
+            CloudCommand::Auth(group) => Some(&group.out),
+            CloudCommand::Audit { out, .. } => Some(out),
+            CloudCommand::Serve(_) => None,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -255,7 +279,8 @@ fn serve(args: ServeArgs) -> Result<(), ToolError> {
 }
 
 /// `jility auth …`: token management through the API, and `login`.
-fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
+fn auth(out: &Out, command: AuthCommand) -> Result<(), ToolError> {
+    let json = out.json;
     use jility_bridge::client::{ApiClient, store_token};
     use reqwest::Method;
     let print = |out: String| {
@@ -298,30 +323,7 @@ fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
             if json {
                 return print(pretty(&listed)?);
             }
-            let tokens = listed["tokens"].as_array().cloned().unwrap_or_default();
-            let mut out = format!("# API tokens ({})\n", tokens.len());
-            if !tokens.is_empty() {
-                out.push_str("\n| id | name | prefix | scopes | created | expires | last used | state |\n|---|---|---|---|---|---|---|---|\n");
-            }
-            for t in &tokens {
-                let state = match t["revoked_at"].as_str() {
-                    Some(at) => format!("revoked {at}"),
-                    None => "active".to_string(),
-                };
-                let or_dash = |v: &serde_json::Value| v.as_str().unwrap_or("—").to_string();
-                out.push_str(&format!(
-                    "| {} | {} | {}… | {} | {} | {} | {} | {} |\n",
-                    t["id"],
-                    text(&t["name"]),
-                    text(&t["prefix"]),
-                    scope_text(&t["scopes"]),
-                    text(&t["created_at"]),
-                    or_dash(&t["expires_at"]),
-                    or_dash(&t["last_used_at"]),
-                    state,
-                ));
-            }
-            print(out.trim_end().to_string())
+            print(tokens_text(&out.painter, &super::clean(listed)?))
         }
         AuthCommand::RevokeToken { token } => {
             let client = ApiClient::from_env()?;
@@ -399,53 +401,143 @@ fn auth(json: bool, command: AuthCommand) -> Result<(), ToolError> {
     }
 }
 
-/// `jility audit`: one page of the workspace's audit log, as a markdown table (or the API's
-/// JSON with `--json`).
-fn audit(json: bool, limit: Option<u64>, cursor: Option<&str>) -> Result<(), ToolError> {
+/// `jility audit`: one page of the workspace's audit log, as a table (or the API's JSON
+/// with `--json`).
+fn audit(out: &Out, limit: Option<u64>, cursor: Option<&str>) -> Result<(), ToolError> {
     let listed = jility_bridge::client::ApiClient::from_env()?.audit(limit, cursor)?;
-    let out = if json {
+    let text = if out.json {
         serde_json::to_string_pretty(&listed)
             .map_err(|e| ToolError::internal(format!("Cannot print JSON: {e}")))?
     } else {
-        audit_text(&listed)
+        audit_text(&out.painter, &super::clean(listed)?)
     };
-    let _ = writeln!(std::io::stdout().lock(), "{out}");
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
     Ok(())
 }
 
-fn audit_text(listed: &serde_json::Value) -> String {
+/// A JSON value as a table cell: a dimmed dash for none.
+fn cell(p: &Painter, value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => p.dim("—"),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A time of the API as people say it, or a dash.
+fn when(p: &Painter, value: &serde_json::Value) -> String {
+    match value.as_str() {
+        Some(at) => p.when(at),
+        None => p.dim("—"),
+    }
+}
+
+fn tokens_text(p: &Painter, listed: &serde_json::Value) -> String {
+    let tokens = listed["tokens"].as_array().cloned().unwrap_or_default();
+    if tokens.is_empty() {
+        return "No API tokens.".to_string();
+    }
+    let rows = tokens
+        .iter()
+        .map(|t| {
+            let state = match t["revoked_at"].as_str() {
+                Some(at) => p.dim(&format!("revoked {}", p.when(at))),
+                None => p.paint(
+                    anstyle::Style::new()
+                        .fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Green))),
+                    "active",
+                ),
+            };
+            vec![
+                cell(p, &t["id"]),
+                p.bold(&text(&t["name"])),
+                format!("{}…", text(&t["prefix"])),
+                scope_text(&t["scopes"]),
+                when(p, &t["created_at"]),
+                when(p, &t["expires_at"]),
+                when(p, &t["last_used_at"]),
+                state,
+            ]
+        })
+        .collect();
+    views::table(
+        p,
+        &[
+            "ID",
+            "NAME",
+            "PREFIX",
+            "SCOPES",
+            "CREATED",
+            "EXPIRES",
+            "LAST USED",
+            "STATE",
+        ],
+        rows,
+    )
+}
+
+fn audit_text(p: &Painter, listed: &serde_json::Value) -> String {
     let entries = listed["entries"].as_array().cloned().unwrap_or_default();
     let page = &listed["page"];
     let total = match page["total_exact"].as_bool() {
         Some(false) => format!("{}+", page["total"]),
         _ => page["total"].to_string(),
     };
-    let mut out = format!("# Audit log ({} of {total})\n", entries.len());
-    if !entries.is_empty() {
-        out.push_str("\n| id | at | token | actor | operation | ticket | status | detail |\n|---|---|---|---|---|---|---|---|\n");
+    if entries.is_empty() {
+        return "The audit log is empty.".to_string();
     }
-    let or_dash = |v: &serde_json::Value| match v {
-        serde_json::Value::Null => "—".to_string(),
-        serde_json::Value::String(s) => s.replace('|', "\\|"),
-        other => other.to_string(),
-    };
-    for e in &entries {
+    let rows = entries
+        .iter()
+        .map(|e| {
+            let status = cell(p, &e["status"]);
+            let status = match e["status"].as_u64() {
+                Some(code) if code >= 400 => p.paint(
+                    anstyle::Style::new()
+                        .fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Red))),
+                    &status,
+                ),
+                _ => status,
+            };
+            vec![
+                cell(p, &e["id"]),
+                when(p, &e["at"]),
+                cell(p, &e["token_id"]),
+                p.person(&cell(p, &e["actor"])),
+                cell(p, &e["operation"]),
+                cell(p, &e["ticket"]),
+                status,
+                cell(p, &e["detail"]),
+            ]
+        })
+        .collect();
+    let mut out = views::table(
+        p,
+        &[
+            "ID",
+            "WHEN",
+            "TOKEN",
+            "WHO",
+            "OPERATION",
+            "TICKET",
+            "STATUS",
+            "DETAIL",
+        ],
+        rows,
+    );
+    out.push_str(&format!(
+        "\n\n{}",
+        p.dim(&format!(
+            "{} of {total} entries, newest first",
+            entries.len()
+        ))
+    ));
+    if let Some(next) = page["next_cursor"].as_str() {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            e["id"],
-            or_dash(&e["at"]),
-            or_dash(&e["token_id"]),
-            or_dash(&e["actor"]),
-            or_dash(&e["operation"]),
-            or_dash(&e["ticket"]),
-            or_dash(&e["status"]),
-            or_dash(&e["detail"]),
+            "\n{}",
+            p.hint(&format!("Next page: jility audit --cursor {next}"))
         ));
     }
-    if let Some(next) = page["next_cursor"].as_str() {
-        out.push_str(&format!("\nMore: `jility audit --cursor {next}`\n"));
-    }
-    out.trim_end().to_string()
+    out
 }
 
 fn text(value: &serde_json::Value) -> String {
@@ -466,11 +558,11 @@ fn scope_text(value: &serde_json::Value) -> String {
 }
 
 /// Run a cloud command.
-pub fn run(json: bool, command: CloudCommand) -> Result<(), ToolError> {
+pub fn run(out: &Out, command: CloudCommand) -> Result<(), ToolError> {
     match command {
-        CloudCommand::Admin(admin_command) => admin(json, admin_command),
+        CloudCommand::Admin(group) => admin(out.json, group.command),
         CloudCommand::Serve(args) => serve(args),
-        CloudCommand::Auth(auth_command) => auth(json, auth_command),
-        CloudCommand::Audit { limit, cursor } => audit(json, limit, cursor.as_deref()),
+        CloudCommand::Auth(group) => auth(out, group.command),
+        CloudCommand::Audit { limit, cursor, .. } => audit(out, limit, cursor.as_deref()),
     }
 }

@@ -1,375 +1,246 @@
-//! The command line: `jility init`, `jility ticket …`, `jility dep …`, `jility template …`
-//! and `jility --mcp-server`. Every command prints the same markdown the MCP tools answer,
-//! or with `--json` the same data as JSON.
+//! The command line: `jility init`, `jility ticket …`, `jility dep …`, `jility template …`,
+//! cloud mode's `admin`, `serve`, `auth` and `audit`, and `jility --mcp-server`.
+//!
+//! Every ticket command is one operation of the table ([`jility_core::ops`]) run on a
+//! [`target::Target`]: the local database, or in cloud mode the API. Its answer prints as
+//! text for people ([`human`]: tables, colour on a terminal, rendered markdown, relative
+//! times) or with `--json` as the same data the MCP tool answers.
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
-use mcp_common::serve::TransportArgs;
 use mcp_common::{Page, Paged, ToolError};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
+mod args;
 #[cfg(feature = "cloud")]
 mod cloud;
+pub mod human;
 #[cfg(feature = "cloud")]
 mod people;
+mod target;
 
+pub use args::*;
+
+use human::{Painter, views};
 use jility_core::description::EditOperation;
 use jility_core::errors;
+use jility_core::ops;
 use jility_core::params::*;
-use jility_core::render;
-use jility_sqlite::local::{LocalTracker, Location, open};
+use jility_sqlite::local::{Location, open};
+use target::Target;
 
-#[derive(Debug, Parser)]
-#[command(
-    name = "jility",
-    version,
-    about = "AI-native ticket tracker: a CLI and an MCP server on an embedded SQLite database",
-    after_help = "The database is .jility/data.db in the working directory or the nearest parent that has one (like git finds .git), or --db / JILITY_DB."
-)]
-pub struct Cli {
-    // Its help names `--http` only where the build has it.
-    #[cfg_attr(
-        feature = "http",
-        arg(
-            long,
-            help = "Run as an MCP server, over stdio unless --http is given (creates .jility/ in the working directory when none is found)"
-        )
-    )]
-    #[cfg_attr(
-        not(feature = "http"),
-        arg(
-            long,
-            help = "Run as an MCP server over stdio (creates .jility/ in the working directory when none is found)"
-        )
-    )]
-    pub mcp_server: bool,
-    #[command(flatten)]
-    pub transport: TransportArgs,
-    /// The database file (default: the nearest .jility/data.db).
-    #[arg(long, global = true, env = "JILITY_DB", value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// Print JSON instead of markdown.
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// Log more to stderr (-v info, -vv debug, -vvv trace).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-    #[command(subcommand)]
-    pub command: Option<Command>,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Create .jility/data.db here with a first project.
-    Init {
-        /// Ticket prefix of the project (tickets are KEY-1, KEY-2, …; default TASK). A
-        /// project that has no ticket yet takes a new key.
-        #[arg(long)]
-        key: Option<String>,
-        /// Project name (default: the directory's name).
-        #[arg(long)]
-        name: Option<String>,
-    },
-    /// Create, list, show and change tickets.
-    #[command(subcommand)]
-    Ticket(Box<TicketCommand>),
-    /// Dependencies between tickets.
-    #[command(subcommand)]
-    Dep(DepCommand),
-    /// Ticket templates.
-    #[command(subcommand)]
-    Template(TemplateCommand),
-    /// Open the board in a browser: the web app on this project's database, on loopback
-    /// only, live while agents and the CLI change tickets.
-    #[cfg(feature = "web")]
-    #[command(
-        after_help = "Open the address it prints. The board answers only on the loopback address it listens on (no accounts: it is yours); changes you make are recorded under JILITY_ACTOR, else $USER. Stop it with Ctrl-C."
-    )]
-    Web {
-        /// The loopback address and port to listen on (port 0 picks a free one).
-        #[arg(long, default_value = "127.0.0.1:7878", value_name = "ADDR:PORT")]
-        listen: std::net::SocketAddr,
-    },
-    #[cfg(feature = "cloud")]
-    #[command(flatten)]
-    Cloud(cloud::CloudCommand),
-}
-
-#[derive(Debug, Subcommand)]
-pub enum TicketCommand {
-    /// Create a ticket.
-    Create {
-        #[arg(long, short)]
-        title: String,
-        #[arg(long, short)]
-        description: Option<String>,
-        /// Story points, 1 to 13.
-        #[arg(long, short = 'p')]
-        points: Option<i64>,
-        #[arg(long, short)]
-        status: Option<String>,
-        /// A label (repeat for several).
-        #[arg(long = "label", short)]
-        labels: Vec<String>,
-        /// An assignee (repeat for several).
-        #[arg(long = "assignee", short)]
-        assignees: Vec<String>,
-        #[arg(long)]
-        parent: Option<String>,
-        #[arg(long)]
-        epic: Option<String>,
-    },
-    /// List tickets, grouped by status.
-    List {
-        /// A status to include (repeat for several).
-        #[arg(long = "status", short)]
-        statuses: Vec<String>,
-        #[arg(long, short)]
-        assignee: Option<String>,
-        /// A label every listed ticket carries (repeat for several).
-        #[arg(long = "label", short)]
-        labels: Vec<String>,
-        #[arg(long)]
-        parent: Option<String>,
-        #[arg(long)]
-        epic: Option<String>,
-        #[arg(long)]
-        unassigned: bool,
-        #[arg(long)]
-        limit: Option<i64>,
-        #[arg(long)]
-        cursor: Option<String>,
-    },
-    /// Show a ticket with comments, dependencies, commits and recent changes.
-    Show { ticket: String },
-    /// Change fields, or edit the description precisely.
-    Edit(EditArgs),
-    /// Move a ticket to another status.
-    Move {
-        ticket: String,
-        status: String,
-        #[arg(long, short)]
-        message: Option<String>,
-    },
-    /// Set a ticket's assignees (none = unassign).
-    Assign {
-        ticket: String,
-        assignees: Vec<String>,
-        /// Handoff message, added as a comment.
-        #[arg(long, short)]
-        message: Option<String>,
-    },
-    /// Assign a ticket to yourself and start it.
-    Claim {
-        ticket: String,
-        #[arg(long, short)]
-        message: Option<String>,
-    },
-    /// Comment on a ticket.
-    Comment { ticket: String, content: String },
-    /// Show every version of the description, or restore one.
-    History {
-        ticket: String,
-        /// Restore this version (recorded as a new version).
-        #[arg(long, value_name = "VERSION")]
-        revert: Option<i64>,
-    },
-    /// Full-text search over titles, descriptions and comments.
-    Search {
-        query: String,
-        #[arg(long)]
-        limit: Option<i64>,
-        #[arg(long)]
-        cursor: Option<String>,
-    },
-    /// Link a git commit to a ticket.
-    Link {
-        ticket: String,
-        commit: String,
-        #[arg(long, short)]
-        message: Option<String>,
-    },
-    /// Delete a ticket (kept in the database, gone from every view).
-    Delete { ticket: String },
-}
-
-#[derive(Debug, Args)]
-pub struct EditArgs {
-    pub ticket: String,
-    #[arg(long, short)]
-    pub title: Option<String>,
-    /// Replace the whole description.
-    #[arg(long, short, conflicts_with_all = ["append", "prepend", "lines", "section"])]
-    pub description: Option<String>,
-    /// Append text to the description.
-    #[arg(long, conflicts_with_all = ["prepend", "lines", "section"])]
-    pub append: Option<String>,
-    /// Prepend text to the description.
-    #[arg(long, conflicts_with_all = ["lines", "section"])]
-    pub prepend: Option<String>,
-    /// Replace lines START-END (1-indexed, inclusive) with --content.
-    #[arg(
-        long,
-        value_name = "START-END",
-        requires = "content",
-        conflicts_with = "section"
-    )]
-    pub lines: Option<String>,
-    /// Replace the body of this markdown section (e.g. "## Acceptance Criteria") with --content.
-    #[arg(long, value_name = "HEADER", requires = "content")]
-    pub section: Option<String>,
-    /// The new text for --lines or --section.
-    #[arg(long)]
-    pub content: Option<String>,
-    /// Story points, 1 to 13.
-    #[arg(long, short = 'p', conflicts_with = "clear_points")]
-    pub points: Option<i64>,
-    #[arg(long)]
-    pub clear_points: bool,
-    /// Replace the labels (repeat for several).
-    #[arg(long = "label", short)]
-    pub labels: Vec<String>,
-    #[arg(long)]
-    pub clear_labels: bool,
-    #[arg(long, conflicts_with = "clear_parent")]
-    pub parent: Option<String>,
-    #[arg(long)]
-    pub clear_parent: bool,
-    #[arg(long, conflicts_with = "clear_epic")]
-    pub epic: Option<String>,
-    #[arg(long)]
-    pub clear_epic: bool,
-    /// Change message for the history.
-    #[arg(long, short)]
-    pub message: Option<String>,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum DepCommand {
-    /// TICKET depends on DEPENDS_ON (DEPENDS_ON must be done first).
-    Add { ticket: String, depends_on: String },
-    /// Remove a dependency.
-    Remove { ticket: String, depends_on: String },
-    /// What a ticket waits on and what waits on it.
-    Graph { ticket: String },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum TemplateCommand {
-    /// List the built-in and project templates.
-    List {
-        #[arg(long)]
-        limit: Option<i64>,
-        #[arg(long)]
-        cursor: Option<String>,
-    },
-    /// Create a ticket from a template.
-    Create {
-        template: String,
-        /// A variable as NAME=VALUE (repeat for several).
-        #[arg(long = "var", value_name = "NAME=VALUE")]
-        variables: Vec<String>,
-        #[arg(long, short)]
-        assignee: Option<String>,
-    },
-}
-
-#[derive(Serialize)]
+#[derive(Serialize, serde::Deserialize)]
 struct Initialized {
     db: String,
     key: String,
     name: String,
     created: bool,
-    #[serde(skip)]
-    text: String,
 }
 
+/// The author of local writes: `JILITY_ACTOR`, else `$USER` / `%USERNAME%`, else the
+/// account's name as the system knows it.
 pub fn cli_actor() -> String {
     ["JILITY_ACTOR", "USER", "USERNAME"]
         .iter()
         .find_map(|v| std::env::var(v).ok().filter(|s| !s.trim().is_empty()))
         .map(|s| s.trim().to_string())
+        .or_else(|| whoami::username().ok().filter(|s| !s.trim().is_empty()))
         .unwrap_or_else(|| "cli".to_string())
 }
 
-/// Print an answer: markdown, or JSON with `--json`.
-fn emit<T: Serialize>(json: bool, data: &T, text: fn(&T) -> String) -> Result<(), ToolError> {
-    let out = if json {
-        serde_json::to_string_pretty(data)
-            .map_err(|e| ToolError::internal(format!("Cannot print JSON: {e}")))?
-    } else {
-        text(data)
-    };
-    let mut stdout = std::io::stdout().lock();
-    // A closed pipe (`jility … | head`) is not an error worth reporting.
-    let _ = writeln!(stdout, "{out}");
-    Ok(())
+/// How answers print: JSON with `--json`, else text for people.
+pub struct Out {
+    pub json: bool,
+    pub painter: Painter,
 }
 
-/// Print one page of a list: its markdown, or with `--json` the data with a `page` member
-/// beside its own (`{"tickets": […], "page": {"total", "next_cursor"?}}`), so that
-/// `page.next_cursor` can be passed to `--cursor`.
-fn emit_page<T: Serialize>(
-    json: bool,
-    paged: &Paged<T>,
-    text: fn(&T, &Page) -> String,
-) -> Result<(), ToolError> {
-    let out = if json {
-        let cannot = |e: serde_json::Error| ToolError::internal(format!("Cannot print JSON: {e}"));
-        let mut value = serde_json::to_value(&paged.data).map_err(cannot)?;
-        let page = serde_json::to_value(&paged.page).map_err(cannot)?;
-        match &mut value {
-            serde_json::Value::Object(members) => {
-                members.insert("page".to_string(), page);
-            }
-            _ => value = serde_json::json!({"data": value, "page": page}),
+impl Out {
+    fn new(json: bool, color: Option<ColorChoice>) -> Self {
+        Self {
+            json,
+            painter: Painter::stdout(color),
         }
-        serde_json::to_string_pretty(&value).map_err(cannot)?
-    } else {
-        text(&paged.data, &paged.page)
-    };
-    let _ = writeln!(std::io::stdout().lock(), "{out}");
-    Ok(())
+    }
+
+    /// Print an answer: its JSON, or its text.
+    fn show<T: Serialize + DeserializeOwned>(
+        &self,
+        data: T,
+        text: fn(&Painter, &T) -> String,
+    ) -> Result<(), ToolError> {
+        let out = if self.json {
+            serde_json::to_string_pretty(&data).map_err(cannot_print)?
+        } else {
+            text(&self.painter, &clean(data)?)
+        };
+        print(&out);
+        Ok(())
+    }
+
+    /// Print one page of a list: its text, or with `--json` the data with a `page` member
+    /// beside its own (`{"tickets": […], "page": {"total", "next_cursor"?}}`), so that
+    /// `page.next_cursor` can be passed to `--cursor`.
+    fn show_page<T: Serialize + DeserializeOwned>(
+        &self,
+        paged: Paged<T>,
+        text: fn(&Painter, &T, &Page) -> String,
+    ) -> Result<(), ToolError> {
+        let out = if self.json {
+            serde_json::to_string_pretty(&ops::paged_encode(&paged)?).map_err(cannot_print)?
+        } else {
+            text(&self.painter, &clean(paged.data)?, &paged.page)
+        };
+        print(&out);
+        Ok(())
+    }
 }
 
-/// Report an error: to stderr as text (the message, then the hint), or to stdout as the
-/// JSON envelope with `--json`.
-pub fn report(json: bool, err: &ToolError) {
+fn cannot_print(e: serde_json::Error) -> ToolError {
+    ToolError::internal(format!("Cannot print JSON: {e}"))
+}
+
+/// Write `text` and a newline to stdout; a closed pipe (`jility … | head`) is not an error
+/// worth reporting.
+fn print(text: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
+}
+
+/// An answer whose texts cannot drive the terminal: every control character of a stored
+/// text (an escape sequence an agent wrote into a title, a carriage return) becomes U+FFFD,
+/// but for line feeds and tabs.
+fn clean<T: Serialize + DeserializeOwned>(data: T) -> Result<T, ToolError> {
+    fn walk(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::String(text)
+                if text
+                    .chars()
+                    .any(|c| c.is_control() && c != '\n' && c != '\t') =>
+            {
+                *text = text
+                    .replace("\r\n", "\n")
+                    .chars()
+                    .map(|c| {
+                        if c.is_control() && c != '\n' && c != '\t' {
+                            '\u{fffd}'
+                        } else {
+                            c
+                        }
+                    })
+                    .collect();
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            serde_json::Value::Object(members) => members.values_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(&data).map_err(cannot_print)?;
+    walk(&mut value);
+    serde_json::from_value(value).map_err(cannot_print)
+}
+
+/// Report an error: to stderr as text for people (the message, what to do, whether trying
+/// again may help), or to stdout as the JSON envelope with `--json`.
+pub fn report(json: bool, color: Option<ColorChoice>, err: &ToolError) {
     if json {
         let envelope = serde_json::json!({"status": "error", "error": err});
         let _ = writeln!(std::io::stdout().lock(), "{envelope:#}");
-    } else {
-        let text = format!("❌ Error: {}\n\n{}", err.message, err.hint_text());
-        let _ = writeln!(std::io::stderr().lock(), "{text}");
+        return;
+    }
+    let p = Painter::stderr(color);
+    let red = anstyle::Style::new()
+        .bold()
+        .fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Red)));
+    let mut text = format!(
+        "{} {}\n\n{}",
+        p.paint(red, "❌ Error:"),
+        for_people(&err.message),
+        for_people(err.hint_text())
+    );
+    if err.retryable() {
+        text.push_str(&p.dim("\n(This may pass if you try again.)"));
+    }
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
+/// The MCP tools an error's text names, as the commands that do the same.
+const COMMANDS_OF_TOOLS: &[(&str, &str)] = &[
+    (
+        "jility_create_tickets_batch",
+        "`jility ticket create` (once per ticket)",
+    ),
+    ("jility_create_from_template", "`jility template create`"),
+    ("jility_create_ticket", "`jility ticket create`"),
+    ("jility_list_tickets", "`jility ticket list`"),
+    ("jility_search_tickets", "`jility ticket search`"),
+    ("jility_get_ticket_history", "`jility ticket history`"),
+    ("jility_get_ticket", "`jility ticket show`"),
+    ("jility_update_status", "`jility ticket move`"),
+    ("jility_add_comment", "`jility ticket comment`"),
+    ("jility_assign_ticket", "`jility ticket assign`"),
+    ("jility_claim_ticket", "`jility ticket claim`"),
+    ("jility_update_description", "`jility ticket edit`"),
+    (
+        "jility_revert_description",
+        "`jility ticket history --revert`",
+    ),
+    ("jility_link_commit", "`jility ticket link`"),
+    ("jility_add_dependency", "`jility dep add`"),
+    ("jility_remove_dependency", "`jility dep remove`"),
+    ("jility_get_dependency_graph", "`jility dep graph`"),
+    ("jility_list_templates", "`jility template list`"),
+];
+
+/// An error's text for a person at the command line: the MCP tools it names (written for
+/// models) become the commands, and an aside naming the command is dropped.
+fn for_people(text: &str) -> String {
+    let mut text = text.to_string();
+    while let Some(start) = text.find(" (CLI: `") {
+        match text[start..].find("`)") {
+            Some(end) => text.replace_range(start..start + end + 2, ""),
+            None => break,
+        }
+    }
+    for (tool, command) in COMMANDS_OF_TOOLS {
+        if text.contains(tool) {
+            text = text
+                .replace(&format!("`{tool}`"), command)
+                .replace(tool, command);
+        }
+    }
+    text
+}
+
+/// The mode `JILITY_MODE` names: whether it is cloud.
+fn cloud_mode() -> Result<bool, ToolError> {
+    match std::env::var("JILITY_MODE") {
+        Ok(mode) if mode.eq_ignore_ascii_case("cloud") => Ok(true),
+        Ok(mode) if mode.is_empty() || mode.eq_ignore_ascii_case("local") => Ok(false),
+        Ok(mode) => Err(ToolError::new(
+            errors::INVALID_INPUT,
+            format!("JILITY_MODE={} is not a mode", errors::clip(&mode)),
+        )
+        .with_hint(
+            "Set JILITY_MODE to `local` (the project's .jility/data.db) or `cloud` (the API at JILITY_API_URL).",
+        )),
+        Err(_) => Ok(false),
     }
 }
 
 /// The whole program: `jility --mcp-server [--http ADDR]`, or one CLI command.
 pub fn main(mut cli: Cli) -> ExitCode {
     mcp_common::serve::init_tracing(cli.verbose);
-    // `jility admin` and `jility serve` work on a cloud database directly, and `jility auth`
-    // and `jility audit` on the API, in any mode.
-    #[cfg(feature = "cloud")]
-    let administers = matches!(cli.command, Some(Command::Cloud(_)));
-    #[cfg(not(feature = "cloud"))]
-    let administers = false;
-    let cloud = match std::env::var("JILITY_MODE") {
-        Ok(mode) if mode.eq_ignore_ascii_case("cloud") => true,
-        Ok(mode) if mode.is_empty() || mode.eq_ignore_ascii_case("local") => false,
-        Ok(mode) => {
-            let err = ToolError::new(
-                errors::INVALID_INPUT,
-                format!("JILITY_MODE={} is not a mode", errors::clip(&mode)),
-            )
-            .with_hint("Set JILITY_MODE to `local` (the project's .jility/data.db) or `cloud` (the API at JILITY_API_URL).");
-            report(cli.json, &err);
+    let output = cli.command.as_ref().and_then(Command::output);
+    let json = cli.json || output.is_some_and(|o| o.json);
+    let color = output.and_then(|o| o.color).or(cli.color);
+    let cloud = match cloud_mode() {
+        Ok(cloud) => cloud,
+        Err(err) => {
+            report(json, color, &err);
             return ExitCode::from(2);
         }
-        Err(_) => false,
     };
     #[cfg(not(feature = "cloud"))]
     if cloud {
@@ -378,16 +249,7 @@ pub fn main(mut cli: Cli) -> ExitCode {
             "This jility was built without cloud mode (the `cloud` feature)",
         )
         .with_hint("Unset JILITY_MODE for local mode, or install the default build of jility.");
-        report(cli.json, &err);
-        return ExitCode::from(2);
-    }
-    if cloud && !administers && !cli.mcp_server {
-        let err = ToolError::new(
-            errors::INVALID_INPUT,
-            "In cloud mode this command is not available: the ticket commands work on a local database",
-        )
-        .with_hint("Use `jility --mcp-server` (the bridge), `jility auth …` and `jility audit` in cloud mode, or unset JILITY_MODE for the local commands.");
-        report(cli.json, &err);
+        report(json, color, &err);
         return ExitCode::from(2);
     }
     if cli.mcp_server {
@@ -425,15 +287,16 @@ pub fn main(mut cli: Cli) -> ExitCode {
     let Some(command) = cli.command.take() else {
         let _ = writeln!(
             std::io::stderr().lock(),
-            "jility: give a command (init, ticket, dep, template) or --mcp-server; see `jility --help`"
+            "jility: give a command (init, ticket, dep, template, web, auth, …) or --mcp-server; see `jility --help`"
         );
         return ExitCode::from(2);
     };
-    let json = cli.json;
-    match run(cli, command) {
+    let db = command.db().and_then(|d| d.db.clone()).or(cli.db.take());
+    let out = Out::new(json, color);
+    match run(&out, cloud, db, command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            report(json, &err);
+            report(json, color, &err);
             ExitCode::FAILURE
         }
     }
@@ -466,299 +329,340 @@ fn parse_vars(vars: &[String]) -> Result<BTreeMap<String, String>, ToolError> {
         .collect()
 }
 
-/// Run one CLI command against the database found for it.
-pub fn run(cli: Cli, command: Command) -> Result<(), ToolError> {
-    let json = cli.json;
+/// Run one command: on the local database found for it, or in cloud mode on the API.
+pub fn run(
+    out: &Out,
+    cloud: bool,
+    db: Option<std::path::PathBuf>,
+    command: Command,
+) -> Result<(), ToolError> {
     let command = match command {
         #[cfg(feature = "cloud")]
-        Command::Cloud(cloud_command) => return cloud::run(json, cloud_command),
+        Command::Cloud(cloud_command) => return cloud::run(out, cloud_command),
         other => other,
     };
     let cwd = std::env::current_dir()
         .map_err(|e| ToolError::internal(format!("Cannot read the working directory: {e}")))?;
-    if let Command::Init { key, name } = &command {
-        let location = match &cli.db {
-            Some(db) => Location::explicit(db.clone()),
-            None => Location::in_dir(&cwd),
-        };
-        let explicit = key.is_some();
-        let key = jility_core::tracker::check_key(key.as_deref().unwrap_or("TASK"))?;
-        let mut tracker = open(&location, true)?;
-        let name = name.clone().unwrap_or_else(|| {
-            location
-                .root
-                .canonicalize()
-                .ok()
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .unwrap_or_else(|| "Default Project".to_string())
-        });
-        let (project, created) = tracker.init(&key, &name, explicit)?;
-        let db = location.db.display().to_string();
-        let text = if created {
-            format!(
-                "✅ Initialized Jility in {db}\n\n**Project:** {} (tickets are {}-1, {}-2, …)\n\nCreate a ticket: `jility ticket create --title \"…\"`",
-                project.name, project.key, project.key
-            )
-        } else {
-            format!(
-                "✅ Jility is already initialized in {db}\n\n**Project:** {} ({})",
-                project.name, project.key
-            )
-        };
-        let data = Initialized {
-            db,
-            key: project.key,
-            name: project.name,
-            created,
-            text,
-        };
-        return emit(json, &data, |d| d.text.clone());
-    }
-    let location = match &cli.db {
-        Some(db) => Location::explicit(db.clone()),
-        None => Location::find(&cwd).ok_or_else(|| {
-            ToolError::not_found(format!(
-                "No Jility database found in {} or its parents",
-                cwd.display()
-            ))
-            .with_hint(
-                "Run `jility init` in the project's root, or pass --db PATH / set JILITY_DB.",
-            )
-        })?,
-    };
-    let mut t = open(&location, false)?;
-    let actor = cli_actor();
-    let a = actor.as_str();
-    match command {
-        Command::Init { .. } => Ok(()),
-        #[cfg(feature = "cloud")]
-        Command::Cloud(_) => Ok(()),
-        #[cfg(feature = "web")]
-        Command::Web { listen } => {
-            drop(t);
-            crate::app::serve_web_local(location, listen, actor)
+    let mut target = match command {
+        Command::Init { key, name, .. } => {
+            if cloud {
+                return Err(target::local_only(
+                    "init",
+                    "In cloud mode the workspace lives on the server: its operator makes one with `jility admin create-workspace NAME`. Unset JILITY_MODE to make a local database here.",
+                ));
+            }
+            return init(out, db, &cwd, key, name);
         }
-        Command::Ticket(cmd) => match *cmd {
-            TicketCommand::Create {
-                title,
-                description,
-                points,
-                status,
-                labels,
-                assignees,
-                parent,
-                epic,
-            } => {
-                let created = t.create_ticket(
-                    a,
-                    CreateTicket {
-                        title,
-                        description,
-                        story_points: points,
-                        status: status.map(StatusName),
-                        assignees,
-                        labels,
-                        parent_id: parent,
-                        epic_id: epic,
-                    },
-                )?;
-                emit(json, &created, render::created)
+        #[cfg(feature = "web")]
+        Command::Web { listen, .. } => {
+            if cloud {
+                return Err(target::local_only(
+                    "web",
+                    "In cloud mode the team's board is the server itself: open JILITY_API_URL in a browser.",
+                ));
             }
-            TicketCommand::List {
-                statuses,
-                assignee,
-                labels,
-                parent,
-                epic,
-                unassigned,
-                limit,
-                cursor,
-            } => {
-                let page = t.list(&ListTickets {
-                    status: statuses.into_iter().map(StatusName).collect(),
-                    assignee,
-                    labels,
-                    parent_id: parent,
-                    epic_id: epic,
-                    unassigned,
-                    limit,
-                    cursor,
-                })?;
-                emit_page(json, &page, render::page)
-            }
-            TicketCommand::Show { ticket } => emit(json, &t.get_ticket(&ticket)?, render::detail),
-            TicketCommand::Edit(e) => edit(&mut t, a, json, e),
-            TicketCommand::Move {
-                ticket,
-                status,
-                message,
-            } => {
-                let moved = t.update_status(
-                    a,
-                    UpdateStatus {
-                        ticket_id: ticket,
-                        status: StatusName(status),
-                        message,
-                    },
-                )?;
-                emit(json, &moved, render::status_updated)
-            }
-            TicketCommand::Assign {
-                ticket,
-                assignees,
-                message,
-            } => {
-                let assigned = t.assign(
-                    a,
-                    AssignTicket {
-                        ticket_id: ticket,
-                        assignees,
-                        message,
-                    },
-                )?;
-                emit(json, &assigned, render::assigned)
-            }
-            TicketCommand::Claim { ticket, message } => {
-                let claimed = t.claim(
-                    a,
-                    ClaimTicket {
-                        ticket_id: ticket,
-                        message,
-                    },
-                )?;
-                emit(json, &claimed, render::claimed)
-            }
-            TicketCommand::Comment { ticket, content } => {
-                let added = t.add_comment(
-                    a,
-                    AddComment {
-                        ticket_id: ticket,
-                        content,
-                    },
-                )?;
-                emit(json, &added, render::comment_added)
-            }
-            TicketCommand::History { ticket, revert } => match revert {
-                Some(version) => {
-                    let reverted = t.revert_description(
-                        a,
-                        RevertDescription {
-                            ticket_id: ticket,
-                            version,
-                        },
-                    )?;
-                    emit(json, &reverted, render::description_updated)
-                }
-                None => emit(json, &t.history(&ticket)?, render::history),
-            },
-            TicketCommand::Search {
-                query,
-                limit,
-                cursor,
-            } => emit_page(
-                json,
-                &t.search(&SearchTickets {
-                    query,
-                    limit,
-                    cursor,
-                })?,
-                render::search,
-            ),
-            TicketCommand::Link {
-                ticket,
-                commit,
-                message,
-            } => {
-                let linked = t.link_commit(
-                    a,
-                    LinkCommit {
-                        ticket_id: ticket,
-                        commit_hash: commit,
-                        commit_message: message,
-                    },
-                )?;
-                emit(json, &linked, render::commit_linked)
-            }
-            TicketCommand::Delete { ticket } => emit(json, &t.delete(a, &ticket)?, render::deleted),
-        },
-        Command::Dep(cmd) => match cmd {
-            DepCommand::Add { ticket, depends_on } => {
-                let added = t.add_dependency(
-                    a,
-                    Dependency {
-                        ticket_id: ticket,
-                        depends_on,
-                    },
-                )?;
-                emit(json, &added, render::dependency_added)
-            }
-            DepCommand::Remove { ticket, depends_on } => {
-                let removed = t.remove_dependency(
-                    a,
-                    Dependency {
-                        ticket_id: ticket,
-                        depends_on,
-                    },
-                )?;
-                emit(json, &removed, render::dependency_removed)
-            }
-            DepCommand::Graph { ticket } => {
-                emit(json, &t.dependency_graph(&ticket)?, render::graph)
-            }
-        },
-        Command::Template(cmd) => match cmd {
-            TemplateCommand::List { limit, cursor } => emit_page(
-                json,
-                &t.templates(&ListTemplates { limit, cursor })?,
-                render::templates,
-            ),
-            TemplateCommand::Create {
-                template,
-                variables,
-                assignee,
-            } => {
-                let created = t.create_from_template(
-                    a,
-                    FromTemplate {
-                        template,
-                        variables: parse_vars(&variables)?,
-                        assignee,
-                    },
-                )?;
-                emit(json, &created, render::created)
-            }
-        },
+            let (target, location) = Target::local(db, &cwd)?;
+            drop(target);
+            return crate::app::serve_web_local(location, listen, cli_actor());
+        }
+        ref other => {
+            let _ = other;
+            open_target(cloud, db, &cwd)?
+        }
+    };
+    match command {
+        Command::Ticket(group) => ticket(out, &mut target, group.command),
+        Command::Dep(group) => dep(out, &mut target, group.command),
+        Command::Template(group) => template(out, &mut target, group.command),
+        _ => Ok(()),
     }
 }
 
-fn edit(t: &mut LocalTracker, a: &str, json: bool, e: EditArgs) -> Result<(), ToolError> {
-    // A precise description edit goes through the same operation as the MCP tool.
-    let op = if let Some(text) = &e.append {
-        Some((EditOperation::Append, text.clone(), None, None))
-    } else if let Some(text) = &e.prepend {
-        Some((EditOperation::Prepend, text.clone(), None, None))
+/// The tracker of the ticket commands: the API in cloud mode, else the local database.
+fn open_target(
+    cloud: bool,
+    db: Option<std::path::PathBuf>,
+    cwd: &std::path::Path,
+) -> Result<Target, ToolError> {
+    #[cfg(feature = "cloud")]
+    if cloud {
+        return Ok(Target::Cloud(Box::new(target::cloud::Remote::from_env()?)));
+    }
+    let _ = cloud;
+    Ok(Target::local(db, cwd)?.0)
+}
+
+/// `jility init`.
+fn init(
+    out: &Out,
+    db: Option<std::path::PathBuf>,
+    cwd: &std::path::Path,
+    key: Option<String>,
+    name: Option<String>,
+) -> Result<(), ToolError> {
+    let location = match db {
+        Some(db) => Location::explicit(db),
+        None => Location::in_dir(cwd),
+    };
+    let explicit = key.is_some();
+    let key = jility_core::tracker::check_key(key.as_deref().unwrap_or("TASK"))?;
+    let mut tracker = open(&location, true)?;
+    let name = name.unwrap_or_else(|| {
+        location
+            .root
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "Default Project".to_string())
+    });
+    let (project, created) = tracker.init(&key, &name, explicit)?;
+    let data = Initialized {
+        db: location.db.display().to_string(),
+        key: project.key,
+        name: project.name,
+        created,
+    };
+    out.show(data, |p, d| {
+        if d.created {
+            format!(
+                "{} Initialized Jility in {}\n  Project  {} (tickets are {}-1, {}-2, …)\n\n{}\n{}",
+                p.ok(),
+                d.db,
+                p.bold(&d.name),
+                d.key,
+                d.key,
+                p.hint("Create a ticket: jility ticket create --title \"…\""),
+                p.hint("Keep it out of git: add .jility/ to .gitignore"),
+            )
+        } else {
+            format!(
+                "{} Jility is already initialized in {}\n  Project  {} ({})",
+                p.ok(),
+                d.db,
+                p.bold(&d.name),
+                d.key
+            )
+        }
+    })
+}
+
+fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolError> {
+    match command {
+        TicketCommand::Create {
+            title,
+            description,
+            points,
+            status,
+            labels,
+            assignees,
+            parent,
+            epic,
+        } => out.show(
+            t.exec::<ops::CreateTicket>(CreateTicket {
+                title,
+                description,
+                story_points: points,
+                status: status.map(StatusName),
+                assignees,
+                labels,
+                parent_id: parent,
+                epic_id: epic,
+            })?,
+            views::created,
+        ),
+        TicketCommand::List {
+            statuses,
+            assignee,
+            labels,
+            parent,
+            epic,
+            unassigned,
+            limit,
+            cursor,
+        } => out.show_page(
+            t.exec::<ops::ListTickets>(ListTickets {
+                status: statuses.into_iter().map(StatusName).collect(),
+                assignee,
+                labels,
+                parent_id: parent,
+                epic_id: epic,
+                unassigned,
+                limit,
+                cursor,
+            })?,
+            views::page,
+        ),
+        TicketCommand::Show { ticket } => out.show(
+            t.exec::<ops::GetTicket>(TicketId { ticket_id: ticket })?,
+            views::detail,
+        ),
+        TicketCommand::Edit(e) => edit(out, t, *e),
+        TicketCommand::Move {
+            ticket,
+            status,
+            message,
+        } => out.show(
+            t.exec::<ops::UpdateStatus>(UpdateStatus {
+                ticket_id: ticket,
+                status: StatusName(status),
+                message,
+            })?,
+            views::status_updated,
+        ),
+        TicketCommand::Assign {
+            ticket,
+            assignees,
+            message,
+        } => out.show(
+            t.exec::<ops::AssignTicket>(AssignTicket {
+                ticket_id: ticket,
+                assignees,
+                message,
+            })?,
+            views::assigned,
+        ),
+        TicketCommand::Claim { ticket, message } => out.show(
+            t.exec::<ops::ClaimTicket>(ClaimTicket {
+                ticket_id: ticket,
+                message,
+            })?,
+            views::claimed,
+        ),
+        TicketCommand::Comment { ticket, content } => out.show(
+            t.exec::<ops::AddComment>(AddComment {
+                ticket_id: ticket,
+                content,
+            })?,
+            views::comment_added,
+        ),
+        TicketCommand::History { ticket, revert } => match revert {
+            Some(version) => out.show(
+                t.exec::<ops::RevertDescription>(RevertDescription {
+                    ticket_id: ticket,
+                    version,
+                })?,
+                views::description_updated,
+            ),
+            None => out.show(
+                t.exec::<ops::History>(TicketId { ticket_id: ticket })?,
+                views::history,
+            ),
+        },
+        TicketCommand::Search {
+            query,
+            limit,
+            cursor,
+        } => out.show_page(
+            t.exec::<ops::SearchTickets>(SearchTickets {
+                query,
+                limit,
+                cursor,
+            })?,
+            views::search,
+        ),
+        TicketCommand::Link {
+            ticket,
+            commit,
+            message,
+        } => out.show(
+            t.exec::<ops::LinkCommit>(LinkCommit {
+                ticket_id: ticket,
+                commit_hash: commit,
+                commit_message: message,
+            })?,
+            views::commit_linked,
+        ),
+        TicketCommand::Delete { ticket } => out.show(
+            t.exec::<ops::DeleteTicket>(TicketId { ticket_id: ticket })?,
+            views::deleted,
+        ),
+    }
+}
+
+fn dep(out: &Out, t: &mut Target, command: DepCommand) -> Result<(), ToolError> {
+    match command {
+        DepCommand::Add { ticket, depends_on } => out.show(
+            t.exec::<ops::AddDependency>(Dependency {
+                ticket_id: ticket,
+                depends_on,
+            })?,
+            views::dependency_added,
+        ),
+        DepCommand::Remove { ticket, depends_on } => out.show(
+            t.exec::<ops::RemoveDependency>(Dependency {
+                ticket_id: ticket,
+                depends_on,
+            })?,
+            views::dependency_removed,
+        ),
+        DepCommand::Graph { ticket } => out.show(
+            t.exec::<ops::DependencyGraph>(TicketId { ticket_id: ticket })?,
+            views::graph,
+        ),
+    }
+}
+
+fn template(out: &Out, t: &mut Target, command: TemplateCommand) -> Result<(), ToolError> {
+    match command {
+        TemplateCommand::List { limit, cursor } => out.show_page(
+            t.exec::<ops::ListTemplates>(ListTemplates { limit, cursor })?,
+            views::templates,
+        ),
+        TemplateCommand::Create {
+            template,
+            variables,
+            assignee,
+        } => out.show(
+            t.exec::<ops::CreateFromTemplate>(FromTemplate {
+                template,
+                variables: parse_vars(&variables)?,
+                assignee,
+            })?,
+            views::created,
+        ),
+    }
+}
+
+/// `jility ticket edit`: fields, a precise description edit, or both in one transaction.
+fn edit(out: &Out, t: &mut Target, e: EditArgs) -> Result<(), ToolError> {
+    let description_edit = if let Some(text) = e.append {
+        Some(DescriptionEdit {
+            operation: EditOperation::Append,
+            content: text,
+            start_line: None,
+            end_line: None,
+            section_header: None,
+        })
+    } else if let Some(text) = e.prepend {
+        Some(DescriptionEdit {
+            operation: EditOperation::Prepend,
+            content: text,
+            start_line: None,
+            end_line: None,
+            section_header: None,
+        })
     } else if let Some(range) = &e.lines {
         let (start, end) = parse_range(range)?;
-        Some((
-            EditOperation::ReplaceLines,
-            e.content.clone().unwrap_or_default(),
-            Some((start, end)),
-            None,
-        ))
+        Some(DescriptionEdit {
+            operation: EditOperation::ReplaceLines,
+            content: e.content.clone().unwrap_or_default(),
+            start_line: Some(start),
+            end_line: Some(end),
+            section_header: None,
+        })
     } else {
-        e.section.as_ref().map(|header| {
-            (
-                EditOperation::ReplaceSection,
-                e.content.clone().unwrap_or_default(),
-                None,
-                Some(header.clone()),
-            )
+        e.section.map(|header| DescriptionEdit {
+            operation: EditOperation::ReplaceSection,
+            content: e.content.clone().unwrap_or_default(),
+            start_line: None,
+            end_line: None,
+            section_header: Some(header),
         })
     };
     let fields = EditTicket {
         ticket_id: e.ticket.clone(),
-        title: e.title.clone(),
-        description: e.description.clone(),
+        title: e.title,
+        description: e.description,
         story_points: if e.clear_points {
             Some(None)
         } else {
@@ -769,19 +673,20 @@ fn edit(t: &mut LocalTracker, a: &str, json: bool, e: EditArgs) -> Result<(), To
         } else if e.labels.is_empty() {
             None
         } else {
-            Some(e.labels.clone())
+            Some(e.labels)
         },
         parent_id: if e.clear_parent {
             Some(None)
         } else {
-            e.parent.clone().map(Some)
+            e.parent.map(Some)
         },
         epic_id: if e.clear_epic {
             Some(None)
         } else {
-            e.epic.clone().map(Some)
+            e.epic.map(Some)
         },
         message: e.message.clone(),
+        description_edit: None,
     };
     let has_fields = fields.title.is_some()
         || fields.description.is_some()
@@ -789,33 +694,49 @@ fn edit(t: &mut LocalTracker, a: &str, json: bool, e: EditArgs) -> Result<(), To
         || fields.labels.is_some()
         || fields.parent_id.is_some()
         || fields.epic_id.is_some();
-    if op.is_none() && !has_fields {
-        return Err(ToolError::new(errors::INVALID_INPUT, "Nothing to edit").with_hint(
-            "Give --title, --description, --append, --prepend, --lines/--section with --content, --points, --label, --parent or --epic.",
-        ));
-    }
-    let description_edit = op.map(|(operation, content, range, header)| UpdateDescription {
-        ticket_id: e.ticket.clone(),
-        operation,
-        content,
-        start_line: range.map(|r| r.0),
-        end_line: range.map(|r| r.1),
-        section_header: header,
-        message: e.message.clone(),
-    });
     match (has_fields, description_edit) {
+        (false, None) => Err(ToolError::new(errors::INVALID_INPUT, "Nothing to edit").with_hint(
+            "Give --title, --description, --append, --prepend, --lines/--section with --content, --points, --label, --parent or --epic (see `jility ticket edit --help`).",
+        )),
         // Fields and a description edit: one transaction, both or neither.
-        (true, Some(edit)) => match t.edit_with(a, fields, Some(edit))? {
-            (_, Some(updated)) => emit(json, &updated, render::description_updated),
-            (edited, None) => emit(json, &edited, render::edited),
-        },
-        (_, Some(edit)) => {
-            let updated = t.update_description(a, edit)?;
-            emit(json, &updated, render::description_updated)
-        }
-        (_, None) => {
-            let edited = t.edit(a, fields)?;
-            emit(json, &edited, render::edited)
+        (true, Some(edit)) => out.show(
+            t.exec::<ops::EditTicket>(EditTicket {
+                description_edit: Some(edit),
+                ..fields
+            })?,
+            views::edited,
+        ),
+        (false, Some(edit)) => out.show(
+            t.exec::<ops::UpdateDescription>(edit.of(e.ticket, e.message))?,
+            views::description_updated,
+        ),
+        (true, None) => out.show(t.exec::<ops::EditTicket>(fields)?, views::edited),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_commands_not_tools() {
+        assert_eq!(
+            for_people(
+                "Use jility_list_tickets or jility_search_tickets (CLI: `jility ticket list`) to see available tickets."
+            ),
+            "Use `jility ticket list` or `jility ticket search` to see available tickets."
+        );
+        assert_eq!(
+            for_people("See `jility_get_ticket_history`."),
+            "See `jility ticket history`."
+        );
+        // Every tool of the table that a person could meet has its command.
+        for op in ops::table().iter().filter(|op| op.tool) {
+            assert!(
+                COMMANDS_OF_TOOLS.iter().any(|(tool, _)| *tool == op.name),
+                "{}",
+                op.name
+            );
         }
     }
 }

@@ -1,0 +1,19 @@
+//! The integration tests of git mile (CLI and MCP server), one module a file, built as one test binary:
+//! one link instead of one a file keeps the test build small (cargo links each file directly
+//! under `tests/` into a binary of its own). They run on threads of one process, so a test
+//! must not set the process's environment or working directory: give them to the child
+//! processes it starts instead. Run one file's tests with
+//! `cargo test -p git-mile --test git-mile <module>::`.
+
+mod support;
+
+mod cli;
+mod current;
+mod edge;
+mod faults;
+mod hostile;
+mod http;
+mod mcp;
+mod session;
+mod tasks;
+mod writes;
