@@ -1,5 +1,5 @@
-//! The `jility` command line through the built binary: every command, as markdown and with
-//! `--json`, and its errors.
+//! The `jility` command line through the built binary: every command, as text for people
+//! (here not a terminal: no colour) and with `--json`, and its errors.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
 mod support;
@@ -13,11 +13,12 @@ fn init_creates_the_project_once() {
     let p = Project::new();
     let out = p.cli(&["init", "--key", "api", "--name", "My API"]);
     let text = out.ok();
-    assert!(text.starts_with("✅ Initialized Jility in "), "{text}");
+    assert!(text.starts_with("✓ Initialized Jility in "), "{text}");
     assert!(
         text.ends_with(
-            "/.jility/data.db\n\n**Project:** My API (tickets are API-1, API-2, …)\n\n\
-             Create a ticket: `jility ticket create --title \"…\"`\n"
+            "/.jility/data.db\n  Project  My API (tickets are API-1, API-2, …)\n\n\
+             Create a ticket: jility ticket create --title \"…\"\n\
+             Keep it out of git: add .jility/ to .gitignore\n"
         ),
         "{text}"
     );
@@ -26,10 +27,10 @@ fn init_creates_the_project_once() {
     // Twice: already initialized. Without --key the key stays.
     let text = p.cli(&["init"]).ok().to_string();
     assert!(
-        text.starts_with("✅ Jility is already initialized in "),
+        text.starts_with("✓ Jility is already initialized in "),
         "{text}"
     );
-    assert!(text.ends_with("\n\n**Project:** My API (API)\n"), "{text}");
+    assert!(text.ends_with("\n  Project  My API (API)\n"), "{text}");
     // A project without tickets takes a new key…
     let v = p.json(&["init", "--key", "OTHER"]);
     assert_eq!(
@@ -101,7 +102,7 @@ fn commands_outside_a_project_say_to_run_init() {
     );
     assert!(
         out.stderr.ends_with(
-            " or its parents\n\nRun `jility init` in the project's root, or pass --db PATH / set JILITY_DB.\n"
+            " or its parents\n\nRun `jility init` in the project's root, or pass --db PATH / set JILITY_DB (for a team's server: JILITY_MODE=cloud).\n"
         ),
         "{out:?}"
     );
@@ -144,8 +145,8 @@ fn ticket_create_list_and_show() {
     let out = p.cli(&["ticket", "create", "--title", "Parent"]);
     assert_eq!(
         out.ok(),
-        "✅ Created ticket API-1\n\n**Title:** Parent\n**Status:** Backlog\n\
-         **Assignees:** unassigned\n\nView: `jility ticket show API-1`\n"
+        "✓ Created API-1  Parent\n  Status     Backlog\n  Assignees  —\n\n\
+         View it: jility ticket show API-1\n"
     );
     let v = p.json(&[
         "ticket",
@@ -182,8 +183,10 @@ fn ticket_create_list_and_show() {
     let out = p.cli(&["ticket", "list"]);
     assert_eq!(
         out.ok(),
-        "📋 Found 2 tickets\n\n## Todo (1)\n- API-2: Child (bob) • 3 pts\n\n\
-         ## Backlog (1)\n- API-1: Parent (unassigned)\n"
+        "TICKET  STATUS   TITLE   ASSIGNEES  LABELS        PTS  UPDATED\n\
+         API-2   Todo     Child   bob        api, backend  3    just now\n\
+         API-1   Backlog  Parent  —          —                  just now\n\n\
+         2 of 2 tickets\n"
     );
     let v = p.json(&["ticket", "list", "--status", "todo", "--status", "done"]);
     assert_eq!(numbers(&v["tickets"]), ["API-2"]);
@@ -210,15 +213,18 @@ fn ticket_create_list_and_show() {
     let out = p.cli(&["ticket", "show", "API-2"]);
     let text = out.ok();
     assert!(
-        text.starts_with("# API-2: Child\n\n**Title:** Child\n**Status:** Todo\n"),
+        text.starts_with("API-2  Child\n  Status     Todo\n  Assignees  bob\n"),
         "{text}"
     );
-    assert!(text.contains("**Created:** "), "{text}");
-    assert!(text.contains(" by alice\n"), "{text}");
+    assert!(text.contains("  Created    just now by alice\n"), "{text}");
+    assert!(text.contains("  Parent     API-1\n"), "{text}");
+    // The description's headings sit under the page's, without their markers.
     assert!(
-        text.contains("## Description\n\n# Title\n\nline a\n"),
+        text.contains("\nDescription\n  Title\n\n  line a line b\n\n  Notes\n\n  old\n"),
         "{text}"
     );
+    assert!(text.contains("\nRecent changes\n  WHEN"), "{text}");
+    assert!(!text.contains("**") && !text.contains("## "), "{text}");
     let v = p.json(&["ticket", "show", "API-2"]);
     assert_eq!(v["ticket"]["title"], "Child");
     assert_eq!(v["comment_count"], 0);
@@ -252,8 +258,8 @@ fn ticket_edit_fields_and_description() {
         .to_string();
     assert_eq!(
         text,
-        "✅ Updated description for API-1\n\n**Operation:** append\n**Changed by:** alice\n\
-         **Version:** 2 (+2 −1 lines, 8 lines now)\n\nVersion history: `jility ticket history API-1`\n"
+        "✓ Updated the description of API-1 (version 2)\n  Edit   append\n  Lines  8 (+2 -1)\n\
+         \x20 By     alice\n\nEvery version: jility ticket history API-1\n"
     );
     let v = p.json(&[
         "ticket",
@@ -295,8 +301,12 @@ fn ticket_edit_fields_and_description() {
         "--content",
         "LINE",
     ]);
-    // The line already reads so: no new version, but the title is changed.
-    assert_eq!(v["version"], 3);
+    // The line already reads so, and so does the title: nothing changed.
+    assert_eq!(v["changed"], json!([]));
+    assert_eq!(
+        p.json(&["ticket", "history", "API-1"])["current_version"],
+        3
+    );
     assert_eq!(
         p.json(&["ticket", "show", "API-1"])["ticket"]["title"],
         "Renamed"
@@ -342,7 +352,10 @@ fn ticket_edit_fields_and_description() {
     assert_eq!(v["changed"], json!(["story_points"]));
     assert!(v["ticket"].get("story_points").is_none(), "{v}");
     let out = p.cli(&["ticket", "edit", "API-1", "--clear-points"]);
-    assert_eq!(out.ok(), "✅ API-1 unchanged\n");
+    assert_eq!(
+        out.ok(),
+        "✓ API-1 already had these values; nothing changed\n"
+    );
     let v = p.json(&[
         "ticket",
         "edit",
@@ -443,8 +456,7 @@ fn move_assign_claim_and_comment() {
     let out = p.cli(&["ticket", "move", "TASK-1", "todo", "-m", "planned"]);
     assert_eq!(
         out.ok(),
-        "✅ Moved TASK-1 to Todo\n\n**Previous:** Backlog\n**Current:** Todo\n\
-         **Changed by:** alice\n**Message:** planned\n"
+        "✓ Moved TASK-1  Work\n  Backlog → Todo — planned\n"
     );
     let e = p.json_err(&["ticket", "move", "TASK-1", "in-progress"]);
     assert_eq!(e.code, errors::INVALID_STATUS);
@@ -478,16 +490,14 @@ fn move_assign_claim_and_comment() {
     ]);
     assert_eq!(
         out.ok(),
-        "✅ Reassigned TASK-1\n\n**Previous:** alice\n**Current:** alice, bob (pairing)\n\
-         **Message:** \"pair with me\"\n\nHandoff message added as comment.\n"
+        "✓ Assigned TASK-1 to alice, bob (was alice)\n  The handoff message was added as a comment.\n"
     );
     let v = p.json(&["ticket", "assign", "TASK-1"]);
     assert_eq!(v["current"], json!([]));
     let out = p.cli(&["ticket", "comment", "TASK-1", "LGTM @bob"]);
     assert_eq!(
         out.ok(),
-        "✅ Added comment to TASK-1\n\n**From:** alice\n**Content:**\n> LGTM @bob\n\n\
-         View: `jility ticket show TASK-1`\n"
+        "✓ Commented on TASK-1 as alice\n  LGTM @bob\n"
     );
     let v = p.json(&["ticket", "comment", "TASK-1", "second"]);
     assert_eq!(v["comment"]["author"], HUMAN);
@@ -522,10 +532,15 @@ fn history_revert_search_link_and_delete() {
     let out = p.cli(&["ticket", "history", "TASK-1"]);
     let text = out.ok();
     assert!(
-        text.starts_with("📜 Description history of TASK-1: Kangaroo importer (2 versions)\n"),
+        text.starts_with("TASK-1  Kangaroo importer  description at version 2\n\nVersion 1 alice · just now · created\n"),
         "{text}"
     );
-    assert!(text.contains("+second line"), "{text}");
+    assert!(text.contains("\n    +second line\n"), "{text}");
+    // What to run next is a command, not an MCP tool.
+    assert!(
+        text.ends_with("Restore one: jility ticket history TASK-1 --revert VERSION\n"),
+        "{text}"
+    );
     let v = p.json(&["ticket", "history", "TASK-1", "--revert", "1"]);
     assert_eq!(v["version"], 3);
     assert_eq!(v["summary"], "revert to version 1");
@@ -547,9 +562,7 @@ fn history_revert_search_link_and_delete() {
     let out = p.cli(&["ticket", "search", "kangaroo"]);
     let text = out.ok();
     assert!(
-        text.starts_with(
-            "🔍 Found 2 tickets matching \"kangaroo\"\n\n1. **TASK-1** • Kangaroo importer (backlog)\n   > **Kangaroo** importer\n"
-        ),
+        text.starts_with("TASK-1  Backlog  Kangaroo importer\n  Kangaroo importer\n\n"),
         "{text}"
     );
     let v = p.json(&["ticket", "search", "kangaroo", "--limit", "1"]);
@@ -568,8 +581,7 @@ fn history_revert_search_link_and_delete() {
     ]);
     assert_eq!(
         out.ok(),
-        "✅ Linked commit to TASK-1\n\n**Commit:** abcdef1\n**Message:** Import kangaroos\n\n\
-         View commits: `jility ticket show TASK-1`\n"
+        "✓ Commit abcdef1 linked to TASK-1\n  Import kangaroos\n"
     );
     let v = p.json(&["ticket", "link", "TASK-1", "abcdef1"]);
     assert_eq!(v["already_linked"], true);
@@ -600,8 +612,7 @@ fn dependencies() {
     let out = p.cli(&["dep", "add", "TASK-2", "TASK-1"]);
     assert_eq!(
         out.ok(),
-        "✅ Added dependency\n\nTASK-2 now depends on TASK-1\n\n**Dependency chain:**\n\
-         TASK-1 (backlog) → TASK-2 (backlog)\n\nTASK-2 is blocked until TASK-1 is complete.\n"
+        "✓ TASK-2 now depends on TASK-1  Schema\n  TASK-2 waits on unfinished work.\n"
     );
     let v = p.json(&["dep", "add", "TASK-3", "TASK-2"]);
     assert_eq!(numbers(&v["chain"]), ["TASK-1", "TASK-2", "TASK-3"]);
@@ -619,15 +630,16 @@ fn dependencies() {
     let out = p.cli(&["dep", "graph", "TASK-2"]);
     assert_eq!(
         out.ok(),
-        "🔗 Dependencies of TASK-2: Model (backlog)\n\n**Blocked:** yes • **Blocking:** 1 ticket(s)\n\n\
-         ## Depends on (1)\n- TASK-1: Schema (backlog)\n\n## Blocks (1)\n- TASK-3: Endpoint (backlog)\n"
+        "TASK-2  Model  Backlog\n  Blocked: a dependency is not done.\n\n\
+         Waits on\n  TICKET  STATUS   TITLE   DEPTH\n  TASK-1  Backlog  Schema  1\n\n\
+         Waited on by\n  TICKET  STATUS   TITLE     DEPTH\n  TASK-3  Backlog  Endpoint  1\n"
     );
     let v = p.json(&["dep", "graph", "TASK-1"]);
     assert_eq!(numbers(&v["downstream"]), ["TASK-2", "TASK-3"]);
     let out = p.cli(&["dep", "remove", "TASK-3", "TASK-2"]);
     assert_eq!(
         out.ok(),
-        "✅ Removed dependency\n\nTASK-3 no longer depends on TASK-2\n"
+        "✓ TASK-3 no longer depends on TASK-2\n"
     );
     let e = p.json_err(&["dep", "remove", "TASK-3", "TASK-2"]);
     assert_eq!(e.code, errors::NOT_FOUND);
@@ -642,12 +654,13 @@ fn templates_builtin_and_from_the_project() {
     let out = p.cli(&["template", "list"]);
     assert_eq!(
         out.ok(),
-        "📋 Available Templates\n\n\
-         1. **api-endpoint** - REST API endpoint with validation (variables: method, endpoint, resource)\n\
-         2. **database-migration** - Schema migration with rollback (variables: table, change)\n\
-         3. **react-component** - React component with tests (variables: component, purpose)\n\
-         4. **bug-fix** - Bug investigation and fix (variables: summary)\n\
-         5. **refactor** - Code refactoring task (variables: target, goal)\n"
+        "TEMPLATE            WHAT                               VARIABLES\n\
+         api-endpoint        REST API endpoint with validation  method, endpoint, resource\n\
+         database-migration  Schema migration with rollback     table, change\n\
+         react-component     React component with tests         component, purpose\n\
+         bug-fix             Bug investigation and fix          summary\n\
+         refactor            Code refactoring task              target, goal\n\n\
+         5 of 5 templates\nUse one: jility template create NAME --var NAME=VALUE …\n"
     );
     let v = p.json(&[
         "template",
@@ -717,11 +730,11 @@ fn templates_builtin_and_from_the_project() {
     assert_eq!(v["problems"], json!([]));
     let text = p.cli(&["template", "list"]).ok().to_string();
     assert!(
-        text.contains("4. **bug-fix** - Our bug process (variables: area)\n"),
+        text.contains("\nbug-fix             Our bug process                    area\n"),
         "{text}"
     );
     assert!(
-        text.ends_with("6. **spike** - Time-boxed investigation (variables: topic)\n"),
+        text.contains("\nspike               Time-boxed investigation           topic\n\n6 of 6"),
         "{text}"
     );
 
@@ -729,9 +742,8 @@ fn templates_builtin_and_from_the_project() {
     let text = out.ok();
     assert!(
         text.starts_with(
-            "✅ Created TASK-2 from template 'spike'\n\n**Title:** Spike: caching\n**Status:** Backlog\n\
-             **Story Points:** 2\n**Assignees:** unassigned\n**Labels:** research, spike\n\
-             **Description:**\n## Context\nInvestigate caching.\n"
+            "✓ Created TASK-2 from template spike  Spike: caching\n  Status     Backlog\n\
+             \x20 Assignees  —\n  Labels     research, spike\n  Points     2\n"
         ),
         "{text}"
     );
@@ -758,7 +770,9 @@ fn the_cli_actor_is_jility_actor_then_user() {
     );
     assert_eq!(who(&[("JILITY_ACTOR", " "), ("USER", "bob")]), "bob");
     assert_eq!(who(&[("USERNAME", "carol")]), "carol");
-    assert_eq!(who(&[]), "cli");
+    // Without any: the account's name as the system knows it, never a made-up one.
+    let account = who(&[]);
+    assert!(!account.is_empty() && account != "cli", "{account}");
     let v = json_ok(
         p.root(),
         &[("USER", "dave")],
@@ -778,8 +792,8 @@ fn errors_on_stderr_or_as_json() {
     assert!(out.stdout.is_empty(), "{out:?}");
     assert_eq!(
         out.stderr,
-        "❌ Error: Ticket TASK-5 not found\n\nUse jility_list_tickets or jility_search_tickets \
-         (CLI: `jility ticket list`) to see available tickets.\n"
+        "❌ Error: Ticket TASK-5 not found\n\nUse `jility ticket list` or `jility ticket search` \
+         to see available tickets.\n"
     );
     let out = run(
         p.root(),
@@ -822,21 +836,16 @@ fn errors_on_stderr_or_as_json() {
 }
 
 /// The recent changes of `ticket show` without their timestamps.
+/// What each row of a ticket page's "Recent changes" says (its WHAT column).
 fn change_lines(text: &str) -> Vec<String> {
-    text.lines()
-        .skip_while(|l| *l != "## Recent changes")
+    let mut rows = text
+        .lines()
+        .skip_while(|l| *l != "Recent changes")
         .skip(1)
-        .take_while(|l| l.starts_with("- "))
-        .map(|l| {
-            l.split_once(' ')
-                .unwrap()
-                .1
-                .split_once(' ')
-                .unwrap()
-                .1
-                .to_string()
-        })
-        .collect()
+        .take_while(|l| l.starts_with("  "));
+    let header = rows.next().unwrap();
+    let what = header.find("WHAT").unwrap();
+    rows.map(|l| l[what..].to_string()).collect()
 }
 
 #[test]
@@ -859,14 +868,9 @@ fn recent_changes_tell_setting_from_clearing() {
     assert_eq!(changes[2]["new_value"], "API-1");
     // …and the text must say it too.
     let lines = change_lines(p.cli(&["ticket", "show", "API-2"]).ok());
-    assert!(
-        lines[0].starts_with("story_points_changed by alice"),
-        "{lines:?}"
-    );
-    assert_ne!(
-        lines[0], "story_points_changed by alice: 5",
-        "reads as 'set to 5'"
-    );
+    assert_eq!(lines[0], "points 5 → none", "{lines:?}");
+    assert_eq!(lines[1], "parent API-1 → none", "{lines:?}");
+    assert_eq!(lines[2], "parent none → API-1", "{lines:?}");
     assert_ne!(
         lines[1], lines[2],
         "clearing the parent reads like setting it"

@@ -609,7 +609,7 @@ async fn cloud_mode_needs_its_api_and_a_token_and_nothing_local() {
     assert!(!p.path(".jility").exists());
     // The local commands are not the cloud's.
     let out = run(p.root(), &[("JILITY_MODE", "cloud")], &["--json", "init"]);
-    assert_eq!(out.code, Some(2), "{out:?}");
+    assert_eq!(out.code, Some(1), "{out:?}");
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["error"]["code"], "invalid_input");
     assert!(!p.path(".jility").exists());
