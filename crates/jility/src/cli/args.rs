@@ -75,7 +75,8 @@ pub enum ColorChoice {
 /// How a command prints.
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
-    /// Print JSON (the same data the MCP tools answer; times in full) instead of text.
+    /// Print JSON instead of text (the data as the API and the MCP tools answer it; times
+    /// in full).
     #[arg(long, global = true, display_order = 900)]
     pub json: bool,
     /// Colour the text: auto (on a terminal, unless NO_COLOR is set or TERM is dumb),
