@@ -97,6 +97,12 @@ pub enum Lookup<'a> {
 /// The shortest prefix of an id a user may type.
 pub const MIN_PREFIX: usize = 4;
 
+/// Whether `id`, as a user gave it, is too short to name anything: shorter than
+/// [`MIN_PREFIX`] characters once trimmed (no full id is that short).
+pub fn too_short(id: &str) -> bool {
+    id.trim().chars().count() < MIN_PREFIX
+}
+
 impl Snapshot {
     fn build(entities: Vec<Arc<Entity>>, unreadable: BTreeMap<(Kind, String), Arc<str>>) -> Self {
         let mut by_key = HashMap::with_capacity(entities.len());

@@ -18,29 +18,40 @@ use crate::views::{EntityView, ListResponse};
 
 /// Issues and milestones stored in the git repository itself.
 #[derive(Debug, Parser)]
-#[command(name = "git-mile", bin_name = "git mile", version, about)]
+#[command(
+    name = "git-mile",
+    bin_name = "git mile",
+    version,
+    about,
+    long_about = "Issues and milestones stored in the git repository itself (refs under \
+                  refs/git-mile/, one commit per change), shared with `git mile push` and \
+                  `git mile pull` like any git data, and served to AI assistants by \
+                  `git mile mcp-server`.\n\nIds: every command that takes one accepts the \
+                  full id (a UUID) or a unique prefix of at least 4 characters, such as the \
+                  prefix `git mile list` prints."
+)]
 pub struct Cli {
-    /// The repository (default: the one containing the working directory).
-    #[arg(long, global = true, value_name = "PATH")]
+    /// The repository: a directory inside it (default: the one containing the working
+    /// directory, or GIT_DIR when set).
+    #[arg(long, global = true, value_name = "PATH", display_order = 100)]
     pub repo: Option<PathBuf>,
 
-    /// Print JSON instead of text.
-    #[arg(long, global = true)]
-    pub json: bool,
-
-    /// More logging on stderr: -v info, -vv debug, -vvv trace.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    /// More logging on stderr: -v info, -vv debug, -vvv trace (default: warnings only).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, display_order = 101)]
     pub verbose: u8,
 
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// What a command works on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EntityArg {
+    /// A milestone: a goal issues are attached to.
     Milestone,
+    /// An issue: a bug, a request, a piece of work; attached to at most one milestone.
     Issue,
-    /// Upstream git-mile's tasks (read-only).
+    /// Upstream git-mile's tasks (refs/git-mile/tasks/; read-only).
     Task,
 }
 
@@ -66,85 +77,204 @@ impl EntityArg {
     }
 }
 
+/// The filter language, as `git mile list --help` explains it (a unit test checks that it
+/// names every field of both vocabularies).
+const FILTER_HELP: &str = "Filter expression: conditions `FIELD OP VALUE` joined with `and`, \
+`or`, `not` and parentheses, e.g. 'status == \"open\" and labels contains \"bug\"'.
+
+Quote text values (\"open\", 'bug'); numbers, dates (2026-01-31 or 2026-01-31T12:00:00Z), true, \
+false and null go bare. Operators: == != < <= > >= in [\"a\", \"b\"] contains. More examples: \
+'comment_count > 2 or milestone == null', 'updated >= 2026-01-01', 'not has_milestone'.
+
+Fields of issues and milestones: id, title, description, author (text); status (\"open\" or \
+\"closed\"); labels (a set: == or contains has the label, != has not, in has any); milestone (an \
+issue's milestone: its id, an id prefix of at least 4 characters, or its title; null for none); created, updated (dates); \
+comment_count, open_issues (numbers; open_issues of a milestone, null for an issue); \
+has_comments, has_milestone (true or false).
+
+Fields of tasks (--entity task): id, title, description, author, state, state_kind (text; \"\" \
+when none); status; labels, assignees, parents, children (sets); created, updated; \
+comment_count; has_comments.
+
+A filter that tests status (for tasks also state or state_kind) decides which statuses are \
+listed: --include-closed changes nothing then.";
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create a milestone or an issue; prints its id.
     Create {
+        /// What to create: `issue` or `milestone` (tasks are read-only).
+        #[arg(value_name = "ENTITY")]
         entity: EntityArg,
-        #[arg(long)]
+        /// The title: one line of 1 to 500 characters.
+        #[arg(long, value_name = "TEXT")]
         title: String,
-        #[arg(long, default_value = "")]
+        /// The description: any text (Markdown, up to 256 KiB; default: none).
+        #[arg(
+            long,
+            value_name = "TEXT",
+            default_value = "",
+            hide_default_value = true
+        )]
         description: String,
-        /// A label (repeatable).
+        /// A label, one line of 1 to 100 characters (repeatable: --label bug --label p1; at
+        /// most 100).
         #[arg(long = "label", value_name = "LABEL")]
         labels: Vec<String>,
-        /// Issues only: attach to this milestone (id or unique prefix).
+        /// Issues only: attach it to this milestone, by id or unique prefix (at least 4
+        /// characters).
         #[arg(long, value_name = "MILESTONE")]
         milestone: Option<String>,
+        /// Print the result as JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// List issues (or milestones, or upstream git-mile's tasks) with the filter language of
-    /// `git_mile.list`.
+    /// `git_mile.list`; open ones only unless asked.
     List {
-        /// What to list.
-        #[arg(long, value_enum, default_value = "issue")]
+        /// What to list: issues, milestones or upstream git-mile's tasks.
+        #[arg(long, value_enum, value_name = "ENTITY", default_value = "issue")]
         entity: EntityArg,
-        /// Filter expression, e.g. 'status == "open" and labels contains "bug"'.
-        #[arg(long)]
+        #[arg(
+            long,
+            value_name = "EXPR",
+            help = "Filter expression, e.g. 'status == \"open\" and labels contains \"bug\"' \
+                    (fields and operators: --help)",
+            long_help = FILTER_HELP
+        )]
         filter: Option<String>,
-        /// Sort key `field[:asc|desc]` (repeatable; default updated:desc).
-        #[arg(long)]
+        /// Sort key `FIELD[:asc|desc]`, e.g. `created:asc` (repeatable, applied in order;
+        /// default updated:desc; ties are broken by id). Any filter field but description and
+        /// the sets (labels, assignees, parents, children).
+        #[arg(long, value_name = "KEY")]
         sort: Vec<String>,
-        /// Page size (1 to 200; default 20).
-        #[arg(long)]
+        /// Page size: 1 to 200 (default 20).
+        #[arg(long, value_name = "N")]
         limit: Option<u64>,
-        /// The cursor a previous page printed.
-        #[arg(long)]
+        /// The next page: the cursor the previous page printed (`more: --cursor …`), with the
+        /// same --entity, --filter, --sort and --include-closed.
+        #[arg(long, value_name = "CURSOR")]
         cursor: Option<String>,
-        /// Include closed entities.
+        /// List closed entities too (without it, open ones only, unless --filter tests
+        /// status).
         #[arg(long)]
         include_closed: bool,
+        /// Print the page as JSON (as the MCP tool answers it) instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Show an issue, a milestone or an upstream git-mile task whole.
-    Show { id: String },
-    /// Change the title or the description.
+    Show {
+        /// Its id: the full UUID or a unique prefix of at least 4 characters.
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Print it as JSON (as the MCP tool answers it) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change the title or the description of an issue or a milestone.
     Edit {
+        /// The issue's or milestone's id: the full UUID or a unique prefix of at least 4
+        /// characters.
+        #[arg(value_name = "ID")]
         id: String,
-        #[arg(long)]
+        /// The new title: one line of 1 to 500 characters.
+        #[arg(long, value_name = "TEXT")]
         title: Option<String>,
-        #[arg(long)]
+        /// The new description, replacing the old one whole (up to 256 KiB).
+        #[arg(long, value_name = "TEXT")]
         description: Option<String>,
-    },
-    /// Add a comment.
-    Comment {
-        id: String,
+        /// Print the result as JSON instead of text.
         #[arg(long)]
-        body: String,
+        json: bool,
     },
-    /// Add or remove labels.
-    Label {
+    /// Add a comment to an issue or a milestone.
+    Comment {
+        /// The issue's or milestone's id: the full UUID or a unique prefix of at least 4
+        /// characters.
+        #[arg(value_name = "ID")]
         id: String,
+        /// The comment: any text (Markdown, up to 256 KiB).
+        #[arg(long, value_name = "TEXT")]
+        body: String,
+        /// Print the result as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add or remove labels of an issue or a milestone.
+    Label {
+        /// The issue's or milestone's id: the full UUID or a unique prefix of at least 4
+        /// characters.
+        #[arg(value_name = "ID")]
+        id: String,
+        /// A label to add, one line of 1 to 100 characters (repeatable).
         #[arg(long = "add", value_name = "LABEL")]
         add: Vec<String>,
+        /// A label to remove (repeatable).
         #[arg(long = "remove", value_name = "LABEL")]
         remove: Vec<String>,
+        /// Print the result as JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Reopen an issue or a milestone.
-    Open { id: String },
+    Open {
+        /// The issue's or milestone's id: the full UUID or a unique prefix of at least 4
+        /// characters.
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Print the result as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Close an issue or a milestone.
-    Close { id: String },
+    Close {
+        /// The issue's or milestone's id: the full UUID or a unique prefix of at least 4
+        /// characters.
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Print the result as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Attach an issue to a milestone (replacing any other).
-    Attach { issue: String, milestone: String },
+    Attach {
+        /// The issue's id: the full UUID or a unique prefix of at least 4 characters.
+        #[arg(value_name = "ISSUE")]
+        issue: String,
+        /// The milestone's id: the full UUID or a unique prefix of at least 4 characters.
+        #[arg(value_name = "MILESTONE")]
+        milestone: String,
+        /// Print the result as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Detach an issue from its milestone.
-    Detach { issue: String },
+    Detach {
+        /// The issue's id: the full UUID or a unique prefix of at least 4 characters.
+        #[arg(value_name = "ISSUE")]
+        issue: String,
+        /// Print the result as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Push every issue and milestone to a remote.
     Push {
-        #[arg(default_value = "origin")]
+        /// The remote: a name `git remote` lists, or a URL or path.
+        #[arg(value_name = "REMOTE", default_value = "origin")]
         remote: String,
+        /// Print the report as JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Fetch a remote's issues and milestones and merge them into this clone.
     Pull {
-        #[arg(default_value = "origin")]
+        /// The remote: a name `git remote` lists, or a URL or path.
+        #[arg(value_name = "REMOTE", default_value = "origin")]
         remote: String,
+        /// Print the report as JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Serve the MCP tools (git_mile.list, git_mile.show, git_mile.create, git_mile.update,
     /// git_mile.comment) over stdio, or Streamable HTTP at /mcp with --http ADDR.
@@ -155,6 +285,27 @@ pub enum Command {
         #[arg(long)]
         read_only: bool,
     },
+}
+
+impl Command {
+    /// Whether the command prints JSON (`--json`; `mcp-server` has none).
+    pub fn json(&self) -> bool {
+        match self {
+            Command::Create { json, .. }
+            | Command::List { json, .. }
+            | Command::Show { json, .. }
+            | Command::Edit { json, .. }
+            | Command::Comment { json, .. }
+            | Command::Label { json, .. }
+            | Command::Open { json, .. }
+            | Command::Close { json, .. }
+            | Command::Attach { json, .. }
+            | Command::Detach { json, .. }
+            | Command::Push { json, .. }
+            | Command::Pull { json, .. } => *json,
+            Command::McpServer { .. } => false,
+        }
+    }
 }
 
 fn out(text: &str) {
@@ -191,7 +342,7 @@ const BOTH: [Kind; 2] = [Kind::Issue, Kind::Milestone];
 pub fn run(cli: &Cli) -> Result<(), OpError> {
     let catalog = ops::open_catalog(cli.repo.as_deref())?;
     let store = catalog.store();
-    let json = cli.json;
+    let json = cli.command.json();
     match &cli.command {
         Command::Create {
             entity,
@@ -199,6 +350,7 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             description,
             labels,
             milestone,
+            ..
         } => {
             let kind = entity.writable()?;
             let milestone = match (kind, milestone) {
@@ -227,6 +379,7 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             limit,
             cursor,
             include_closed,
+            ..
         } => {
             let target = entity.target();
             let snapshot = match target {
@@ -263,7 +416,7 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             ids.sort_unstable();
             emit(json, &page, |page| list_text(page, &ids))
         }
-        Command::Show { id } => {
+        Command::Show { id, .. } => {
             let snapshot = catalog.snapshot()?;
             // Only the tasks the id may name are read.
             let tasks = catalog.tasks_named(id)?;
@@ -292,43 +445,48 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             id,
             title,
             description,
+            ..
         } => {
             let (kind, id) = resolve_writable(&catalog, id)?;
             let w = ops::edit(store, kind, &id, title.as_deref(), description.as_deref())?;
             emit(json, &w, |w| written_text(w, "edited"))
         }
-        Command::Comment { id, body } => {
+        Command::Comment { id, body, .. } => {
             let (kind, id) = resolve_writable(&catalog, id)?;
             let w = ops::comment(store, kind, &id, body)?;
             emit(json, &w, |w| written_text(w, "commented on"))
         }
-        Command::Label { id, add, remove } => {
+        Command::Label {
+            id, add, remove, ..
+        } => {
             let (kind, id) = resolve_writable(&catalog, id)?;
             let w = ops::label(store, kind, &id, add, remove)?;
             emit(json, &w, |w| written_text(w, "relabelled"))
         }
-        Command::Open { id } => {
+        Command::Open { id, .. } => {
             let (kind, id) = resolve_writable(&catalog, id)?;
             let w = ops::set_status(store, kind, &id, Status::Open)?;
             emit(json, &w, |w| written_text(w, "opened"))
         }
-        Command::Close { id } => {
+        Command::Close { id, .. } => {
             let (kind, id) = resolve_writable(&catalog, id)?;
             let w = ops::set_status(store, kind, &id, Status::Closed)?;
             emit(json, &w, |w| written_text(w, "closed"))
         }
-        Command::Attach { issue, milestone } => {
+        Command::Attach {
+            issue, milestone, ..
+        } => {
             let (_, issue) = ops::resolve(&catalog, &[Kind::Issue], issue)?;
             let (_, milestone) = ops::resolve(&catalog, &[Kind::Milestone], milestone)?;
             let w = ops::attach(store, &issue, &milestone)?;
             emit(json, &w, |w| written_text(w, "attached"))
         }
-        Command::Detach { issue } => {
+        Command::Detach { issue, .. } => {
             let (_, issue) = ops::resolve(&catalog, &[Kind::Issue], issue)?;
             let w = ops::detach(store, &issue)?;
             emit(json, &w, |w| written_text(w, "detached"))
         }
-        Command::Push { remote } => {
+        Command::Push { remote, .. } => {
             let report = sync::push(store, remote)?;
             emit(json, &report, |r| {
                 format!(
@@ -337,7 +495,7 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
                 )
             })
         }
-        Command::Pull { remote } => {
+        Command::Pull { remote, .. } => {
             let report = sync::pull(store, remote)?;
             emit(json, &report, |r| {
                 let mut text = format!(
@@ -663,7 +821,56 @@ fn show_text(e: &EntityView) -> String {
 
 #[cfg(test)]
 mod tests {
+    use clap::CommandFactory;
+
     use super::*;
+    use crate::query::Field;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn list_help_names_every_filter_field_with_an_example() {
+        let mut cli = Cli::command();
+        let list = cli.find_subcommand_mut("list").expect("list");
+        let help = list.render_long_help().to_string();
+        for field in Field::ALL.iter().chain(Field::TASK.iter()) {
+            assert!(
+                help.contains(field.name()),
+                "`git mile list --help` does not name {}",
+                field.name()
+            );
+        }
+        assert!(help.contains(r#"'status == "open" and labels contains "bug"'"#));
+        // Each example of the help parses.
+        for example in [
+            r#"status == "open" and labels contains "bug""#,
+            "comment_count > 2 or milestone == null",
+            "updated >= 2026-01-01",
+            "not has_milestone",
+        ] {
+            assert!(crate::query::Filter::parse(example).is_ok(), "{example}");
+        }
+    }
+
+    #[test]
+    fn json_is_an_option_of_the_commands_that_print() {
+        let json = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("git-mile").chain(args.iter().copied()))
+                .map(|cli| cli.command.json())
+        };
+        assert_eq!(json(&["list", "--json"]).ok(), Some(true));
+        assert_eq!(json(&["show", "abcd", "--json"]).ok(), Some(true));
+        assert_eq!(json(&["pull", "--json"]).ok(), Some(true));
+        assert_eq!(json(&["list"]).ok(), Some(false));
+        // The server prints no JSON of its own: it has no --json.
+        assert!(json(&["mcp-server", "--json"]).is_err());
+        // --repo and -v go anywhere.
+        assert!(json(&["--repo", ".", "-v", "list"]).is_ok());
+        assert!(json(&["mcp-server", "--repo", ".", "-vv"]).is_ok());
+    }
 
     #[test]
     fn terminals_get_no_control_characters_nor_huge_fields() {

@@ -61,6 +61,19 @@ pub fn not_found(kind: Kind, id: &str) -> ToolError {
 
 /// No entity of the kind named `kind` (`issue`, `milestone`, `task`) has `id`.
 pub fn not_found_named(kind: &str, id: &str) -> ToolError {
+    if crate::catalog::too_short(id) {
+        let id = excerpt(id.trim());
+        let min = crate::catalog::MIN_PREFIX;
+        return ToolError::new(
+            NOT_FOUND,
+            format!(
+                "`{id}` is too short for an id: a prefix needs at least {min} characters; give more of the {kind} id, or all of it"
+            ),
+        )
+        .with_hint(format!(
+            "Give the full id (a UUID) or a unique prefix of at least {min} characters; git_mile.list {{\"entity\":\"{kind}\"}} lists the ids."
+        ));
+    }
     let id = excerpt(id);
     ToolError::new(
         NOT_FOUND,
@@ -146,6 +159,37 @@ impl From<&ListError> for ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_too_short_is_told_so_not_just_not_found() {
+        let err = not_found(Kind::Issue, "65");
+        assert_eq!(err.code, NOT_FOUND);
+        assert!(
+            err.message
+                .starts_with("`65` is too short for an id: a prefix needs at least 4 characters"),
+            "{}",
+            err.message
+        );
+        assert!(!err.message.contains("not found"), "{}", err.message);
+        let hint = err.hint.as_deref().unwrap_or_default();
+        assert!(hint.contains("at least 4 characters"), "{hint}");
+        assert!(
+            hint.contains(r#"git_mile.list {"entity":"issue"}"#),
+            "{hint}"
+        );
+        // Spaces around it do not count; four characters are a prefix, not found as such.
+        assert!(
+            not_found_named("task", " abc ")
+                .message
+                .starts_with("`abc` is too short")
+        );
+        let err = not_found(Kind::Milestone, "abcd");
+        assert!(
+            err.message.starts_with("milestone `abcd` not found"),
+            "{}",
+            err.message
+        );
+    }
 
     #[test]
     fn classes_follow_the_contract() {

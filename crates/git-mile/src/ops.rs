@@ -21,7 +21,9 @@ pub const MAX_LABELS: usize = 100;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpError {
-    #[error("{what} `{}` not found", crate::quote::excerpt(.id))]
+    /// No `what` has the id; an id shorter than [`crate::catalog::MIN_PREFIX`] characters is
+    /// told as such.
+    #[error("{}", not_found_message(what, id))]
     NotFound { what: &'static str, id: String },
     #[error(
         "`{}` matches {} entities ({}); give more characters",
@@ -62,6 +64,26 @@ impl From<StoreError> for OpError {
 }
 
 pub type OpResult<T> = Result<T, OpError>;
+
+/// Why no `what` has `id`: an id too short to be a prefix is told as such (with what to type
+/// instead), any other as not found.
+fn not_found_message(what: &str, id: &str) -> String {
+    if crate::catalog::too_short(id) {
+        let shown = crate::quote::excerpt(id.trim());
+        let list = match what {
+            "milestone" => "git mile list --entity milestone",
+            "task" => "git mile list --entity task",
+            _ => "git mile list",
+        };
+        format!(
+            "`{shown}` is too short for an id: a prefix needs at least {} characters; give more \
+             of the {what} id, or all of it (`{list}` prints prefixes that work)",
+            crate::catalog::MIN_PREFIX
+        )
+    } else {
+        format!("{what} `{}` not found", crate::quote::excerpt(id))
+    }
+}
 
 /// What a write command did.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -484,4 +506,36 @@ pub fn detach(store: &GitStore, issue: &str) -> OpResult<Written> {
 pub fn open_catalog(repo: Option<&std::path::Path>) -> OpResult<Arc<Catalog>> {
     let store = GitStore::open(repo)?;
     Ok(Arc::new(Catalog::new(Arc::new(store))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_too_short_is_told_so() {
+        let err = OpError::NotFound {
+            what: "issue or milestone",
+            id: "65".into(),
+        };
+        assert_eq!(
+            err.to_string(),
+            "`65` is too short for an id: a prefix needs at least 4 characters; give more of the \
+             issue or milestone id, or all of it (`git mile list` prints prefixes that work)"
+        );
+        let err = OpError::NotFound {
+            what: "milestone",
+            id: "ab".into(),
+        };
+        assert!(
+            err.to_string()
+                .contains("(`git mile list --entity milestone` prints"),
+            "{err}"
+        );
+        let err = OpError::NotFound {
+            what: "issue",
+            id: "abcdef12".into(),
+        };
+        assert_eq!(err.to_string(), "issue `abcdef12` not found");
+    }
 }

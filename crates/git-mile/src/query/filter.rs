@@ -49,12 +49,18 @@ pub struct Filter {
 
 /// Why a filter does not parse, and where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("filter error at column {column}: expected {expected}, found {found}")]
+#[error(
+    "filter error at column {column}: expected {expected}, found {found}{}",
+    suggestion.as_deref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default()
+)]
 pub struct FilterError {
     /// 1-based, in characters; the input's length + 1 at the end of the filter.
     pub column: usize,
     pub expected: String,
     pub found: String,
+    /// What was probably meant, when the mistake is a common one: a bare word where a
+    /// string was expected (`status == open`) gets the condition with the word quoted.
+    pub suggestion: Option<String>,
 }
 
 impl Filter {
@@ -72,6 +78,7 @@ impl Filter {
                 column: MAX_INPUT_CHARS + 1,
                 expected: format!("a filter of at most {MAX_INPUT_CHARS} characters"),
                 found: format!("{length} characters"),
+                suggestion: None,
             });
         }
         let chars: Vec<char> = input.chars().collect();
@@ -340,6 +347,7 @@ impl Token {
             column: self.column,
             expected: expected.into(),
             found: self.found(),
+            suggestion: None,
         }
     }
 
@@ -646,6 +654,7 @@ impl Parser {
                 column: token.column,
                 expected: expected.clone(),
                 found: found.clone(),
+                suggestion: None,
             }),
             _ => Ok(token),
         }
@@ -748,14 +757,16 @@ impl Parser {
             Kind::Op(op) => {
                 check(OpKind::Cmp(op), &op_token, None)?;
                 self.advance();
-                let value = self.value()?;
+                let value = self
+                    .value()
+                    .map_err(|e| suggest_condition(e, field, field_token, &op_token))?;
                 compare(field, op, value)?
             }
             Kind::Assign => return Err(op_token.error("== (comparison)")),
             Kind::Ident if op_token.is_keyword("in") => {
                 check(OpKind::In, &op_token, None)?;
                 self.advance();
-                let values = self.list()?;
+                let values = self.list().map_err(|e| suggest_in_list(e, field))?;
                 within(field, values, false, &op_token)?
             }
             Kind::Ident if op_token.is_keyword("not") => {
@@ -767,13 +778,15 @@ impl Parser {
                 let written = quote(&format!("{} {}", op_token.text, in_token.text));
                 check(OpKind::In, &op_token, Some(&written))?;
                 self.advance();
-                let values = self.list()?;
+                let values = self.list().map_err(|e| suggest_in_list(e, field))?;
                 within(field, values, true, &op_token)?
             }
             Kind::Ident if op_token.is_keyword("contains") => {
                 check(OpKind::Contains, &op_token, None)?;
                 self.advance();
-                let value = self.value()?;
+                let value = self
+                    .value()
+                    .map_err(|e| suggest_condition(e, field, field_token, &op_token))?;
                 contains(field, value, &op_token)?
             }
             _ if field_type == FieldType::Bool => Pred::Bool(true),
@@ -796,10 +809,36 @@ impl Parser {
             Kind::Ident if token.is_keyword("true") => Lit::Bool(true),
             Kind::Ident if token.is_keyword("false") => Lit::Bool(false),
             Kind::Ident if token.is_keyword("null") => Lit::Null,
+            Kind::Ident => {
+                // A bare word where a value goes: most likely a string without its quotes.
+                let mut error = token.error(VALUE_EXPECTED);
+                error.suggestion = self.bare_word().map(|word| quoted(&word));
+                return Err(error);
+            }
             _ => return Err(token.error(VALUE_EXPECTED)),
         };
         self.advance();
         Ok((lit, token))
+    }
+
+    /// The bare word starting at the next token (a word, with the characters written right
+    /// after it without a space: `in-progress`, `v1.2`), if short enough to quote back.
+    fn bare_word(&self) -> Option<String> {
+        let first = self.tokens.get(self.pos)?;
+        let mut word = first.text.clone();
+        let mut end = first.column + first.text.chars().count();
+        for token in self.tokens.get(self.pos + 1..).unwrap_or_default() {
+            let joins = matches!(
+                token.kind,
+                Kind::Ident | Kind::Number(_) | Kind::Date(_) | Kind::Unknown
+            );
+            if !joins || token.column != end {
+                break;
+            }
+            word.push_str(&token.text);
+            end += token.text.chars().count();
+        }
+        (word.chars().count() <= MAX_FOUND_CHARS).then_some(word)
     }
 
     /// `[ value ("," value)* ","? ]`
@@ -829,6 +868,41 @@ impl Parser {
             }
         }
     }
+}
+
+/// `word` as a string literal of the language.
+fn quoted(word: &str) -> String {
+    format!("\"{}\"", word.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Whether a string literal can be a value of `field` (so quoting a bare word may fix it).
+fn takes_strings(field: Field) -> bool {
+    !matches!(field.field_type(), FieldType::Number | FieldType::Bool)
+}
+
+/// A value error of `field op value`: a quoted word suggested becomes the whole condition
+/// (`status == "open"`), where the field takes strings.
+fn suggest_condition(
+    mut error: FilterError,
+    field: Field,
+    field_token: &Token,
+    op_token: &Token,
+) -> FilterError {
+    error.suggestion = error
+        .suggestion
+        .take()
+        .filter(|_| takes_strings(field))
+        .map(|value| format!("{} {} {value}", field_token.text, op_token.text));
+    error
+}
+
+/// A value error inside `field in [...]`: a quoted word is suggested where the field takes
+/// strings.
+fn suggest_in_list(mut error: FilterError, field: Field) -> FilterError {
+    if !takes_strings(field) {
+        error.suggestion = None;
+    }
+    error
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1555,6 +1629,47 @@ mod tests {
                 "expected for `{filter}` should mention {expected:?}: {e}"
             );
             assert_eq!(e.found, found, "found for `{filter}`: {e}");
+        }
+    }
+
+    #[test]
+    fn bare_words_get_their_quoted_form_suggested() {
+        let e = error("status == open");
+        assert_eq!(e.column, 11);
+        assert_eq!(e.suggestion.as_deref(), Some(r#"status == "open""#));
+        assert_eq!(
+            e.to_string(),
+            "filter error at column 11: expected a value (string, number, true, false, null or \
+             date), found `open`; did you mean `status == \"open\"`?"
+        );
+        let long = format!("title == {}", "w".repeat(60));
+        let cases: &[(&str, Option<&str>)] = &[
+            ("labels contains bug", Some(r#"labels contains "bug""#)),
+            ("labels != in-progress", Some(r#"labels != "in-progress""#)),
+            ("title == v1.2 and status", Some(r#"title == "v1.2""#)),
+            ("status in [open, closed]", Some(r#""open""#)),
+            ("milestone == Alpha", Some(r#"milestone == "Alpha""#)),
+            // Fields that take no strings: quoting would not help.
+            ("has_comments == yes", None),
+            ("comment_count > many", None),
+            ("comment_count in [one]", None),
+            // Too long to quote back whole.
+            (&long, None),
+        ];
+        for &(filter, suggestion) in cases {
+            assert_eq!(error(filter).suggestion.as_deref(), suggestion, "{filter}");
+        }
+        // Errors of another kind suggest nothing.
+        assert_eq!(error(r#"status = "open""#).suggestion, None);
+        assert_eq!(error("title == 12").suggestion, None);
+        // What is suggested parses.
+        for filter in [
+            "status == open",
+            "labels != in-progress",
+            "milestone == Alpha",
+        ] {
+            let suggested = error(filter).suggestion.unwrap();
+            parse(&suggested);
         }
     }
 
