@@ -18,7 +18,12 @@ const NAME: &str = "duvet";
 #[command(
     name = "duvet",
     version,
-    about = "Requirements traceability for Duvet-annotated projects"
+    about = "Requirements traceability for Duvet-annotated projects",
+    long_about = "Requirements traceability for Duvet-annotated projects: `duvet mcp` serves a \
+                  project's specifications, requirements and the citations that implement and \
+                  test them to MCP clients. A project is the directory holding \
+                  .duvet/config.toml (as Duvet 0.4 writes it), or one described by the legacy \
+                  --spec-pattern and --source-pattern flags."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -38,24 +43,30 @@ struct McpArgs {
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
 
-    /// Project root (default: the working directory).
+    /// The project's root directory, which holds .duvet/config.toml and against which
+    /// patterns and paths are resolved (default: the working directory; parents are not
+    /// searched).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 
-    /// Config file (default: .duvet/config.toml under the root).
+    /// A Duvet 0.4 config file to read instead of .duvet/config.toml, relative to the root
+    /// unless absolute.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
 
-    /// Requirement TOML files (legacy form; repeatable).
+    /// Legacy form (Duvet 0.1–0.3): requirement TOML files, a glob relative to the root,
+    /// e.g. 'compliance/**/*.toml' (repeatable).
     #[arg(long, value_name = "GLOB")]
     spec_pattern: Vec<String>,
 
-    /// Source files, optionally prefixed with a comment style `(META,CONTENT)`, e.g.
-    /// `'(*=,*#)src/**/*.c'` (legacy form; repeatable).
+    /// Legacy form (Duvet 0.1–0.3): source files to scan for annotations, a glob relative to
+    /// the root, optionally prefixed with the comment style `(META,CONTENT)` (default
+    /// `(//=,//#)`), e.g. '(*=,*#)src/**/*.c' (repeatable).
     #[arg(long, value_name = "GLOB")]
     source_pattern: Vec<String>,
 
-    /// Where cached specification texts live in the legacy form (default: specs).
+    /// Legacy form (Duvet 0.1–0.3): the directory holding the specs/ download cache of
+    /// specification texts, relative to the root (default: the root, i.e. <root>/specs).
     #[arg(long, value_name = "DIR")]
     spec_path: Option<PathBuf>,
 

@@ -120,8 +120,10 @@ pub enum ConfigError {
     /// No config file and no flags.
     #[error(
         "no Duvet configuration: {} does not exist and no --source-pattern or --spec-pattern \
-         flags were given; create the file (`duvet init` writes one, with [[source]] and \
-         [[specification]] entries) or pass the flags",
+         flags were given; start duvet mcp in the project's root or point at it with --root DIR \
+         (or at the file with --config FILE), create the file (with [[source]] and \
+         [[specification]] entries, as upstream Duvet 0.4's init command writes it), or \
+         describe the project with the flags",
         path.display()
     )]
     NoConfig {
@@ -908,7 +910,9 @@ test = 2
         let message = error.to_string();
         assert!(matches!(error, ConfigError::NoConfig { .. }));
         assert!(message.contains(".duvet/config.toml"), "{message}");
-        assert!(message.contains("duvet init"), "{message}");
+        assert!(message.contains("--root"), "{message}");
+        // This binary has no `init` command: the message does not send anyone to one.
+        assert!(!message.contains("duvet init"), "{message}");
         assert!(message.contains("--source-pattern"), "{message}");
         // `--spec-path` alone names no files.
         let flags = Flags {

@@ -54,7 +54,7 @@ pub struct Engine {
 
 fn no_project(reason: &str) -> ToolError {
     ToolError::new(crate::errors::NO_PROJECT, reason.to_string()).with_hint(
-        "Run `duvet mcp` in a project with .duvet/config.toml, or pass --spec-pattern and --source-pattern (see `duvet mcp --help`).",
+        "Start `duvet mcp` in the project's root (the directory holding .duvet/config.toml), or give it --root DIR or --config FILE, or describe a legacy project with --spec-pattern and --source-pattern (see `duvet mcp --help`).",
     )
 }
 

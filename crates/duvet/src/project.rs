@@ -409,7 +409,7 @@ fn load_spec(
     let parsed = cache.spec(&file, format).map_err(|err| {
         if is_url {
             format!(
-                "{source} is not in the download cache: expected {shown} ({err}); duvet mcp works offline, so download it first (e.g. with `duvet report`)"
+                "{source} is not in the download cache: expected {shown} ({err}); duvet mcp works offline, so download it first (upstream Duvet 0.4's report command does, or save the text there yourself)"
             )
         } else {
             format!("cannot read {shown}: {err}")
