@@ -13,20 +13,28 @@ use twig_mcp::{
 
 const NAME: &str = "twig-mcp";
 
+/// The environment the server reads, for `--help`.
+const ENVIRONMENT: &str = "Environment: GITHUB_API_URL (default https://api.github.com; set it \
+for GitHub Enterprise), GITHUB_TOKEN or GH_TOKEN (used when ~/.netrc has no entry for the API's \
+host), JIRA_HOST (e.g. acme.atlassian.net; credentials from its ~/.netrc entry: login = email, \
+password = API token), XDG_DATA_HOME (twig's registry), RUST_LOG (overrides -v).";
+
 /// Read-only MCP server for twig branch stacks: branches, dependencies, GitHub PRs and Jira
 /// issues. Speaks MCP over stdin/stdout (or Streamable HTTP with --http); logs go to stderr.
 #[derive(Debug, Parser)]
-#[command(name = "twig-mcp", version, about)]
+#[command(name = "twig-mcp", version, about, after_help = ENVIRONMENT)]
 struct Cli {
     /// More logging on stderr: -v info, -vv debug, -vvv trace (default: warnings only).
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
 
-    /// Repository to serve (default: the repository containing the working directory).
+    /// Repository to serve: a directory inside it (default: the repository containing the
+    /// working directory).
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
 
-    /// Do not offer these tools or features (repeatable).
+    /// Do not offer this feature's tools or data (repeatable: --disable github --disable
+    /// jira).
     #[arg(long, value_enum, value_name = "FEATURE")]
     disable: Vec<Feature>,
 

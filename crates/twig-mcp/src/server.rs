@@ -24,9 +24,14 @@ use crate::{
 /// Features that `--disable` can switch off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Feature {
+    /// The GitHub tools (get_pull_request, get_pr_status, list_pull_requests) and PR data in
+    /// other answers.
     Github,
+    /// The Jira tools (get_jira_issue, list_jira_issues) and issue data in other answers.
     Jira,
+    /// The MCP prompts.
     Prompts,
+    /// The MCP resources (twig://…) and their subscriptions.
     Resources,
 }
 
