@@ -757,6 +757,23 @@ fn the_sources_hints_are_found() {
 }
 
 #[test]
+fn the_hint_of_issue_28_would_be_caught() {
+    // `duvet mcp` outside a project used to say to run `duvet init`.
+    assert_eq!(
+        check_command("duvet init", &DUVET, tree(&DUVET)).as_deref(),
+        Some("`duvet` has no command `init` (its commands: mcp)")
+    );
+    assert_eq!(
+        check_command("git mile list --entity task", &GIT_MILE, tree(&GIT_MILE)),
+        None
+    );
+    assert_eq!(
+        check_command("git mile --json list", &GIT_MILE, tree(&GIT_MILE)).as_deref(),
+        Some("`git-mile` has no option `--json`")
+    );
+}
+
+#[test]
 fn help_pages_are_read_in_both_layouts() {
     let short = "About\n\nUsage: x [OPTIONS] <ID>\n\nCommands:\n  list  List them\n  bare\n  help  Print this message\n\nArguments:\n  <ID>  Its id\n  [REMOTE]\n\nOptions:\n  -v, --verbose...     More logging\n      --repo <PATH>    The repository\n      --json\n  -h, --help           Print help\n";
     let long = "About\n\nUsage: x [OPTIONS]\n\nOptions:\n      --entity <ENTITY>\n          What to list\n\n          Possible values:\n          - issue: An issue\n\n      --bare <X>\n\n      --json\n          Print JSON\n\nExamples:\n  x --entity issue\n";
