@@ -1,0 +1,46 @@
+//! jility's integration tests, one test binary (one link, one file on disk instead of 36):
+//! each file is a module, the fixtures (`support`, `cloud`, `pg`, `lossy`, `web`, `browser`)
+//! are shared. Run one file's tests with `cargo test -p jility --test jility cli_cloud::`.
+
+mod support;
+mod cloud;
+mod pg;
+mod lossy;
+mod web;
+mod browser;
+
+mod accounts;
+mod accounts_cli;
+mod api;
+mod api_endpoints;
+mod audit;
+mod bridge;
+mod bridge_signin;
+mod bridge_staleness;
+mod cli;
+mod cli_cloud;
+mod cli_terminal;
+mod current;
+mod edge;
+mod envelope;
+mod fair_share;
+mod faults;
+mod http;
+mod idempotency;
+mod local_only;
+mod mcp;
+mod oauth;
+mod outage;
+mod paging;
+mod postgres_store;
+mod rate_limit;
+mod remote_mcp;
+mod storage;
+mod tls;
+mod token_api;
+mod tokens;
+mod web_attack;
+mod web_cloud;
+mod web_list;
+mod web_local;
+mod web_ticket;

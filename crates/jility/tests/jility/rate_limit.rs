@@ -1,0 +1,152 @@
+//! The cloud server's rate limit, on a real PostgreSQL: a sliding 60 s window per token and
+//! per workspace, counted in the database, so that every server process on it shares one
+//! count (each process is a pool of its own here, as in `jility serve`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
+
+use crate::pg;
+
+use std::sync::{Arc, Barrier};
+
+use jility_cloud::ratelimit::{RateLimiter, Scope};
+use jility_cloud::store::PgDatabase;
+use pg::TestDb;
+
+#[test]
+fn the_limit_counts_every_request_of_a_token_and_says_when_to_retry() {
+    let db = TestDb::new();
+    let limiter = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), 5);
+    let mut last = None;
+    for used in 1..=5u32 {
+        let decision = limiter.check("token-a").unwrap();
+        assert!(decision.allowed, "request {used} of 5");
+        assert_eq!(decision.limit, 5);
+        assert_eq!(decision.remaining, 5 - used);
+        assert!((1..=61).contains(&decision.retry_after_secs));
+        last = Some(decision);
+    }
+    let refused = limiter.check("token-a").unwrap();
+    // The window slides: the first request leaves it 60 s after it was made, not at a minute's
+    // end, so the sixth request within a few seconds is refused.
+    assert!(refused.reset_at >= last.unwrap().reset_at - 1);
+    {
+        assert!(!refused.allowed);
+        assert_eq!(refused.remaining, 0);
+        let error = refused.error();
+        assert_eq!(error.code.as_str(), "rate_limit");
+        assert!(error.retryable());
+        assert_eq!(error.retry_after_secs, Some(refused.retry_after_secs));
+        assert!(
+            error.message.contains("5 requests per minute"),
+            "{}",
+            error.message
+        );
+    }
+    // Another token has its own count.
+    let other = limiter.check("token-b").unwrap();
+    assert!(other.allowed);
+    assert_eq!(other.remaining, 4);
+}
+
+#[test]
+fn two_server_processes_share_one_count() {
+    let db = TestDb::new();
+    // Two pools on one database, as two `jility serve` processes have.
+    let first = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), 100);
+    let second = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), 100);
+    // 4 threads, two on each "process", 40 requests each: 160 requests against a limit of
+    // 100 in the last 60 s. Exactly 100 may pass, whatever the calendar minute.
+    let barrier = Arc::new(Barrier::new(4));
+    let mut threads = Vec::new();
+    for i in 0..4 {
+        let limiter = if i % 2 == 0 {
+            first.clone()
+        } else {
+            second.clone()
+        };
+        let barrier = barrier.clone();
+        threads.push(std::thread::spawn(move || {
+            barrier.wait();
+            (0..40)
+                .map(|_| limiter.check("shared-token").unwrap())
+                .collect::<Vec<_>>()
+        }));
+    }
+    let decisions: Vec<_> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    let allowed: Vec<_> = decisions.iter().filter(|d| d.allowed).collect();
+    assert_eq!(allowed.len(), 100);
+    // Every count from 1 to 100 was handed out exactly once.
+    let mut remaining: Vec<u32> = allowed.iter().map(|d| d.remaining).collect();
+    remaining.sort();
+    assert_eq!(remaining, (0..100).collect::<Vec<u32>>());
+}
+
+#[test]
+fn old_requests_leave_the_window() {
+    let db = TestDb::new();
+    let pool = PgDatabase::connect(&db.url).unwrap();
+    let limiter = RateLimiter::new(pool, 10);
+    let mut client = db.client();
+    // Seven requests 62 to 67 s ago, and two 30 s ago.
+    client
+        .execute(
+            "INSERT INTO rate_limit_counts (key, seconds, counts) \
+             SELECT 'k', ARRAY(SELECT floor(extract(epoch FROM clock_timestamp()))::bigint - s \
+                               FROM unnest(ARRAY[67, 65, 62, 30]) s), \
+                    ARRAY[2, 3, 2, 2]",
+            &[],
+        )
+        .unwrap();
+    let decision = limiter.check("k").unwrap();
+    assert!(decision.allowed);
+    assert_eq!(decision.remaining, 7, "only the last 60 s count");
+    assert!(
+        (29..=32).contains(&decision.retry_after_secs),
+        "{decision:?}"
+    );
+    let kept: i32 = client
+        .query_one(
+            "SELECT cardinality(seconds) FROM rate_limit_counts WHERE key = 'k'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(kept, 2, "the old seconds were forgotten");
+}
+
+#[test]
+fn a_workspace_ceiling_binds_all_its_tokens_and_a_refusal_counts_for_neither() {
+    let db = TestDb::new();
+    let limiter = RateLimiter::with_workspace_limit(PgDatabase::connect(&db.url).unwrap(), 3, 4);
+    let tokens = jility_cloud::auth::Tokens::new(&db.connect());
+    let (alpha, _) = tokens
+        .create_workspace("alpha", "bootstrap", "tester")
+        .unwrap();
+    for _ in 0..3 {
+        assert!(limiter.check_token(1, alpha.id).unwrap().0.allowed);
+    }
+    let (refused, revoked) = limiter.check_token(1, alpha.id).unwrap();
+    assert!(!refused.allowed);
+    assert_eq!(refused.scope, Scope::Token);
+    assert_eq!(revoked, None);
+    // Token 2 of the same workspace: one left of the ceiling of 4.
+    let (second, _) = limiter.check_token(2, alpha.id).unwrap();
+    assert!(second.allowed);
+    assert_eq!((second.scope, second.remaining), (Scope::Workspace, 0));
+    let (ceiling, _) = limiter.check_token(2, alpha.id).unwrap();
+    assert!(!ceiling.allowed);
+    assert_eq!((ceiling.scope, ceiling.limit), (Scope::Workspace, 4));
+    assert!(ceiling.error().message.contains("workspace"));
+    // The refusal did not count for token 2: it has used 1 of its 3.
+    let used: i32 = db
+        .client()
+        .query_one(
+            "SELECT counts[1] FROM rate_limit_counts WHERE key = 'token:2'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(used, 1);
+}
