@@ -14,7 +14,7 @@ use jility_core::errors;
 use super::Out;
 use super::args::OutputArgs;
 use super::cli_actor;
-use super::human::{Painter, views};
+use super::human::{AnsiColor, Painter, views};
 use super::people;
 
 // The commands of cloud mode, in any `JILITY_MODE` (flattened into the root's commands: a
@@ -442,11 +442,7 @@ fn tokens_text(p: &Painter, listed: &serde_json::Value) -> String {
         .map(|t| {
             let state = match t["revoked_at"].as_str() {
                 Some(at) => p.dim(&format!("revoked {}", p.when(at))),
-                None => p.paint(
-                    anstyle::Style::new()
-                        .fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Green))),
-                    "active",
-                ),
+                None => p.fg(AnsiColor::Green, "active"),
             };
             vec![
                 cell(p, &t["id"]),
@@ -491,11 +487,7 @@ fn audit_text(p: &Painter, listed: &serde_json::Value) -> String {
         .map(|e| {
             let status = cell(p, &e["status"]);
             let status = match e["status"].as_u64() {
-                Some(code) if code >= 400 => p.paint(
-                    anstyle::Style::new()
-                        .fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Red))),
-                    &status,
-                ),
+                Some(code) if code >= 400 => p.fg(AnsiColor::Red, &status),
                 _ => status,
             };
             vec![

@@ -278,7 +278,10 @@ fn writes_and_refusals_are_audited() {
         "{table}"
     );
     assert!(table.contains("2 of 9 entries, newest first\n"), "{table}");
-    assert!(table.contains("Next page: jility audit --cursor "), "{table}");
+    assert!(
+        table.contains("Next page: jility audit --cursor "),
+        "{table}"
+    );
     let out = jility(
         &["audit", "--json"],
         server.root(),

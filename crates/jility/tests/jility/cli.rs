@@ -495,10 +495,7 @@ fn move_assign_claim_and_comment() {
     let v = p.json(&["ticket", "assign", "TASK-1"]);
     assert_eq!(v["current"], json!([]));
     let out = p.cli(&["ticket", "comment", "TASK-1", "LGTM @bob"]);
-    assert_eq!(
-        out.ok(),
-        "✓ Commented on TASK-1 as alice\n  LGTM @bob\n"
-    );
+    assert_eq!(out.ok(), "✓ Commented on TASK-1 as alice\n  LGTM @bob\n");
     let v = p.json(&["ticket", "comment", "TASK-1", "second"]);
     assert_eq!(v["comment"]["author"], HUMAN);
     let v = p.json(&["ticket", "show", "TASK-1"]);
@@ -637,10 +634,7 @@ fn dependencies() {
     let v = p.json(&["dep", "graph", "TASK-1"]);
     assert_eq!(numbers(&v["downstream"]), ["TASK-2", "TASK-3"]);
     let out = p.cli(&["dep", "remove", "TASK-3", "TASK-2"]);
-    assert_eq!(
-        out.ok(),
-        "✓ TASK-3 no longer depends on TASK-2\n"
-    );
+    assert_eq!(out.ok(), "✓ TASK-3 no longer depends on TASK-2\n");
     let e = p.json_err(&["dep", "remove", "TASK-3", "TASK-2"]);
     assert_eq!(e.code, errors::NOT_FOUND);
     let v = p.json(&["dep", "add", "TASK-1", "TASK-3"]);

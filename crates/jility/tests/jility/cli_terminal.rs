@@ -82,7 +82,10 @@ fn colour_only_on_a_terminal_unless_told() {
     // On a terminal: colour.
     let shown = on_terminal(&p, &[], &["ticket", "list"]);
     assert!(shown.contains(ESC), "{shown:?}");
-    assert!(visible(&shown).contains("API-1   Backlog  Login"), "{shown:?}");
+    assert!(
+        visible(&shown).contains("API-1   Backlog  Login"),
+        "{shown:?}"
+    );
     // NO_COLOR, or --color never: none.
     let shown = on_terminal(&p, &[("NO_COLOR", "1")], &["ticket", "list"]);
     assert!(!shown.contains(ESC), "{shown:?}");
@@ -91,7 +94,10 @@ fn colour_only_on_a_terminal_unless_told() {
     // Off a terminal: none, unless --color always.
     let piped = p.cli(&["ticket", "list"]).ok().to_string();
     assert!(!piped.contains(ESC), "{piped:?}");
-    let forced = p.cli(&["ticket", "list", "--color", "always"]).ok().to_string();
+    let forced = p
+        .cli(&["ticket", "list", "--color", "always"])
+        .ok()
+        .to_string();
     assert!(forced.contains(ESC), "{forced:?}");
     assert_eq!(visible(&forced), piped);
     // Errors on a terminal are coloured too, and say the same.
@@ -138,13 +144,19 @@ fn markdown_is_rendered_for_the_terminal() {
     for marker in ["**", "## ", "# Login", "`oauth2`", "- [x]", "```"] {
         assert!(!shown.contains(marker), "{marker:?} in {shown}");
     }
-    assert!(shown.contains("  ☑ returns 200\n  ☐ logs the attempt\n"), "{shown}");
+    assert!(
+        shown.contains("  ☑ returns 200\n  ☐ logs the attempt\n"),
+        "{shown}"
+    );
     assert!(shown.contains("\n      curl -i /login\n"), "{shown}");
     // The description's headings sit under the page's: indented.
     assert!(shown.contains("\nDescription\n  Login\n"), "{shown}");
     assert!(shown.contains("\n  Acceptance Criteria\n"), "{shown}");
     // The comment, under its author.
-    assert!(shown.contains("  alice · just now\n    • first thought\n"), "{shown}");
+    assert!(
+        shown.contains("  alice · just now\n    • first thought\n"),
+        "{shown}"
+    );
     // Paragraphs fit the terminal's width.
     for line in shown.lines() {
         assert!(line.chars().count() <= 48, "{line:?} in {shown}");
@@ -156,7 +168,10 @@ fn markdown_is_rendered_for_the_terminal() {
     // Search snippets: the matches highlighted, without their markers.
     let raw = on_terminal(&p, &[], &["ticket", "search", "dashboard"]);
     assert!(!visible(&raw).contains("**"), "{raw:?}");
-    assert!(raw.contains(&format!("{ESC}1m")) || raw.contains(";1m"), "{raw:?}");
+    assert!(
+        raw.contains(&format!("{ESC}1m")) || raw.contains(";1m"),
+        "{raw:?}"
+    );
     assert!(visible(&raw).contains("dashboard"), "{raw:?}");
 }
 
@@ -179,7 +194,14 @@ fn free_text_may_start_with_a_dash() {
     assert_eq!(v["operation"], "prepend", "{v}");
     let v = p.json(&["ticket", "comment", "API-1", "-1 from me"]);
     assert_eq!(v["comment"]["content"], "-1 from me");
-    let v = p.json(&["ticket", "move", "API-1", "todo", "-m", "-v is not verbose here"]);
+    let v = p.json(&[
+        "ticket",
+        "move",
+        "API-1",
+        "todo",
+        "-m",
+        "-v is not verbose here",
+    ]);
     assert_eq!(v["message"], "-v is not verbose here");
     let v = p.json(&["ticket", "create", "-t", "-x flag", "-d", "- one"]);
     assert_eq!(v["ticket"]["title"], "-x flag");

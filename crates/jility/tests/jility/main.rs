@@ -1,13 +1,19 @@
 //! jility's integration tests, one test binary (one link, one file on disk instead of 36):
 //! each file is a module, the fixtures (`support`, `cloud`, `pg`, `lossy`, `web`, `browser`)
 //! are shared. Run one file's tests with `cargo test -p jility --test jility cli_cloud::`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)] // assertions in tests; servers' logs passed on to stderr
 
-mod support;
-mod cloud;
-mod pg;
-mod lossy;
-mod web;
 mod browser;
+mod cloud;
+mod lossy;
+mod pg;
+mod support;
+mod web;
 
 mod accounts;
 mod accounts_cli;

@@ -8,7 +8,8 @@ pub mod views;
 
 use std::io::IsTerminal;
 
-use anstyle::{AnsiColor, Color, Style};
+pub use anstyle::AnsiColor;
+use anstyle::{Color, Style};
 use chrono::{DateTime, Local, Utc};
 use jility_core::model::Status;
 
@@ -71,6 +72,11 @@ impl Painter {
 
     pub fn bold(&self, text: &str) -> String {
         self.paint(Style::new().bold(), text)
+    }
+
+    /// `text` in the terminal's `color`.
+    pub fn fg(&self, color: AnsiColor, text: &str) -> String {
+        self.paint(fg(color), text)
     }
 
     pub fn dim(&self, text: &str) -> String {

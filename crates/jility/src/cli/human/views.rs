@@ -11,7 +11,7 @@ use jility_core::tracker::{
 };
 use mcp_common::Page;
 
-use super::{Painter, markdown};
+use super::{AnsiColor, Painter, markdown};
 
 /// A table of `rows` under `header`, fitted to the width (its last wide column wraps).
 pub fn table(p: &Painter, header: &[&str], rows: Vec<Vec<String>>) -> String {
@@ -269,11 +269,7 @@ pub fn detail(p: &Painter, d: &TicketDetail) -> String {
             .iter()
             .map(|c| {
                 vec![
-                    p.paint(
-                        anstyle::Style::new()
-                            .fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Yellow))),
-                        c.hash.get(..10).unwrap_or(&c.hash),
-                    ),
+                    p.fg(AnsiColor::Yellow, c.hash.get(..10).unwrap_or(&c.hash)),
                     c.message.clone().unwrap_or_default(),
                     format!(
                         "{} {}",
@@ -408,14 +404,8 @@ pub fn description_updated(p: &Painter, d: &DescriptionUpdated) -> String {
     }
     let diff = format!(
         "{} {}",
-        p.paint(
-            anstyle::Style::new().fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Green))),
-            &format!("+{}", d.diff.added)
-        ),
-        p.paint(
-            anstyle::Style::new().fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Red))),
-            &format!("-{}", d.diff.removed)
-        )
+        p.fg(AnsiColor::Green, &format!("+{}", d.diff.added)),
+        p.fg(AnsiColor::Red, &format!("-{}", d.diff.removed))
     );
     let mut rows = vec![
         ("Edit", d.summary.clone()),
@@ -578,10 +568,7 @@ pub fn graph(p: &Painter, g: &DependencyGraph) -> String {
     if g.is_blocked {
         out.push_str(&format!(
             "  {}\n",
-            p.paint(
-                anstyle::Style::new().fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Red))),
-                "Blocked: a dependency is not done."
-            )
+            p.fg(AnsiColor::Red, "Blocked: a dependency is not done.")
         ));
     }
     let nodes = |nodes: &[jility_core::tracker::GraphNode]| {
@@ -659,11 +646,7 @@ pub fn templates(p: &Painter, t: &TemplateList, page: &Page) -> String {
     for problem in &t.problems {
         out.push_str(&format!(
             "\n{} {}: {}",
-            p.paint(
-                anstyle::Style::new()
-                    .fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Yellow))),
-                "skipped"
-            ),
+            p.fg(AnsiColor::Yellow, "skipped"),
             problem.path,
             problem.message
         ));
@@ -743,8 +726,6 @@ pub fn history(p: &Painter, h: &History) -> String {
         p.bold(&h.title),
         p.dim(&format!("description at version {}", h.current_version))
     );
-    let add = anstyle::Style::new().fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Green)));
-    let del = anstyle::Style::new().fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Red)));
     for v in &h.versions {
         let mut line = format!(
             "\n{} {} {}",
@@ -762,9 +743,9 @@ pub fn history(p: &Painter, h: &History) -> String {
         out.push('\n');
         for diff_line in v.diff.lines() {
             let shown = if diff_line.starts_with('+') && !diff_line.starts_with("+++") {
-                p.paint(add, diff_line)
+                p.fg(AnsiColor::Green, diff_line)
             } else if diff_line.starts_with('-') && !diff_line.starts_with("---") {
-                p.paint(del, diff_line)
+                p.fg(AnsiColor::Red, diff_line)
             } else if diff_line.starts_with("@@") {
                 p.dim(diff_line)
             } else {
