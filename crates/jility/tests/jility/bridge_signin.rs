@@ -200,6 +200,40 @@ fn auth_login_signs_in_in_the_browser_and_the_bridge_refreshes_by_itself() {
         !out.status.success() && text.contains("full_access"),
         "{text}"
     );
+    // The ticket commands in cloud mode use the sign-in (its 2 s access token refreshed
+    // first): the bridge's tickets are there, and a new one is authored as the grant is
+    // named (the sign-in of `jility auth login`).
+    std::thread::sleep(Duration::from_millis(2_100));
+    let cli = |args: &[&str]| {
+        let mut command = Command::new(BIN);
+        command
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("JILITY_MODE", "cloud");
+        for (k, v) in env_for(&server, home.path()) {
+            command.env(k, v);
+        }
+        command.output().unwrap()
+    };
+    let out = cli(&["ticket", "list"]);
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && listed.contains("Through the bridge 2"),
+        "{listed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = cli(&["ticket", "create", "-t", "From the CLI", "--json"]);
+    let made: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(made["ticket"]["created_by"], "jility bridge (OAuth)", "{made}");
+    // Its scopes hold: no delete.
+    let number = made["ticket"]["number"].as_str().unwrap().to_string();
+    let out = cli(&["ticket", "delete", &number]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains("tickets:delete"),
+        "{said}"
+    );
 }
 
 #[test]
