@@ -3,7 +3,7 @@
 //! pass found, each answered in bounds.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::*;

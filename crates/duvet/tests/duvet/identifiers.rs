@@ -4,7 +4,7 @@
 //! is invalid and names the section it probably means.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 

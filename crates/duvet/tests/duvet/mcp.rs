@@ -1,7 +1,7 @@
 //! `duvet mcp` through the built binary and rmcp's client, on small real projects.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
@@ -80,7 +80,7 @@ async fn handshake_and_system_prompt() {
 }
 
 /// Any change to what clients see of the tools must be deliberate: regenerate with
-/// `UPDATE_SNAPSHOTS=1 cargo test -p duvet --test mcp`.
+/// `UPDATE_SNAPSHOTS=1 cargo test -p duvet --test duvet mcp::`.
 #[tokio::test]
 async fn tool_list_matches_the_snapshot() {
     let p = Project::new();

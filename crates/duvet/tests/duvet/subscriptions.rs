@@ -3,7 +3,7 @@
 //! 2026-07-28 `subscriptions/listen`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@
 //! gave on this fixture are also written down here, so the tests hold where it is absent.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 //! commit per event (its creation and its comments). Lock files a killed writer left are
 //! counted and removed, as their error message tells users to. At the end a fresh server lists
 //! and shows the issues and comments again. The rounds are bounded in count and time; a
-//! failure names the seed (`GIT_MILE_FAULTS_SEED=… cargo test -p git-mile --test faults`).
+//! failure names the seed (`GIT_MILE_FAULTS_SEED=… cargo test -p git-mile --test git-mile faults::`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -18,7 +18,7 @@
     clippy::print_stderr // the summary of the kills
 )]
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

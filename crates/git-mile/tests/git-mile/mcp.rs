@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use mcp_testkit::McpProcess;
 use serde_json::{Value, json};
@@ -594,7 +594,7 @@ async fn error_codes() {
     }
 
     // A ref file git cannot decode (git only warns about it) is left out and named too;
-    // showing it is -32001 (tests/hostile.rs covers it further).
+    // showing it is -32001 (hostile.rs covers it further).
     let junk = "99999999-0000-4000-8000-000000000008";
     std::fs::write(
         repo.join(format!(".git/refs/git-mile/issue/{junk}")),

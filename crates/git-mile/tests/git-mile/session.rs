@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -252,7 +252,7 @@ fn replays(reference: &Reference) {
             normalize(&recorded["payload"], recorded_id.as_deref()),
             normalize(&live["payload"], live_id.as_deref()),
             "frame differs from the reference session {}: refresh it with \
-             `GIT_MILE_RECORD=1 cargo test -p git-mile --test session record` if the change is intended \
+             `GIT_MILE_RECORD=1 cargo test -p git-mile --test git-mile session::record` if the change is intended \
              (and note it under MCP in CHANGELOG.md)",
             reference.file
         );
@@ -274,7 +274,7 @@ fn reference_session_of_the_writes_replays() {
 }
 
 /// Writes the reference sessions from a real run: `GIT_MILE_RECORD=1 cargo test -p git-mile
-/// --test session record`.
+/// --test git-mile session::record`.
 #[test]
 fn record_reference_sessions() {
     if std::env::var_os("GIT_MILE_RECORD").is_none() {

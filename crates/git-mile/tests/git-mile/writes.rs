@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

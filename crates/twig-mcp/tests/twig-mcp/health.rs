@@ -1,10 +1,10 @@
 //! `get_stack_health` (and `get_branch_tree` with `health: true`) through the built binary,
 //! over real repositories built with `git`: ahead/behind checked against `git rev-list`,
 //! merged/fresh branches, missing refs, orphans, stale dates, a 200-deep stack with paging,
-//! errors, and that nothing is written. GitHub and Jira facts: `tests/health_remote.rs`.
+//! errors, and that nothing is written. GitHub and Jira facts: `health_remote.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::health::*;

@@ -3,7 +3,7 @@
 //! being one error for the whole answer, never a failed call.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use mcp_testkit::McpProcess;
 use serde_json::{Value, json};

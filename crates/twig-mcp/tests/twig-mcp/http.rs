@@ -3,7 +3,7 @@
 //! notifications delivered to each subscriber's own session.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The local state tools through the built binary, including every degraded context.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::*;

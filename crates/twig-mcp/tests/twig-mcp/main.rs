@@ -4,6 +4,7 @@
 //! must not set the process's environment or working directory: give them to the child
 //! processes it starts instead. Run one file's tests with
 //! `cargo test -p twig-mcp --test twig-mcp <module>::`.
+// network_tools' realistic payloads are large `json!` literals.
 #![recursion_limit = "256"]
 
 mod support;

@@ -1,11 +1,9 @@
 //! The GitHub and Jira tools (and the branch context resource) through the built binary,
 //! against local mocks of GitHub REST v3 and Jira Cloud REST v3 that record every request.
-// Realistic payloads are large `json!` literals.
-#![recursion_limit = "256"]
 // Helpers fail the test by panicking; clippy does not see them as test code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

@@ -2,7 +2,7 @@
 //! subscriptions, stdout hygiene and the read-only guarantee.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
-mod support;
+use crate::support;
 
 use std::{collections::BTreeMap, path::Path, process::Stdio, time::Duration};
 

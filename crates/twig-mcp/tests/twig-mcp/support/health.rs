@@ -1,4 +1,4 @@
-//! Helpers of the health tests (`tests/health.rs`, `tests/health_remote.rs`): repositories
+//! Helpers of the health tests (`health.rs`, `health_remote.rs`): repositories
 //! grown commit by commit, states, calls of `get_stack_health`, and checks against git.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
