@@ -4,8 +4,10 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use mcp_common::serve::TransportArgs;
+
+pub use super::output::{ColorChoice, OutputArgs};
 
 const ABOUT: &str = "AI-native ticket tracker: a command line, an MCP server and a web board, on an embedded SQLite database (local mode) or a team's server (cloud mode)";
 
@@ -62,27 +64,6 @@ pub struct Cli {
     pub verbose: u8,
     #[command(subcommand)]
     pub command: Option<Command>,
-}
-
-/// When to colour the output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
-}
-
-/// How a command prints.
-#[derive(Debug, Clone, Args)]
-pub struct OutputArgs {
-    /// Print JSON instead of text (the data as the API and the MCP tools answer it; times
-    /// in full).
-    #[arg(long, global = true, display_order = 900)]
-    pub json: bool,
-    /// Colour the text: auto (on a terminal, unless NO_COLOR is set or TERM is dumb),
-    /// always or never.
-    #[arg(long, global = true, value_name = "WHEN", display_order = 901)]
-    pub color: Option<ColorChoice>,
 }
 
 /// Where the local database is.

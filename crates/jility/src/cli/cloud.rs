@@ -12,9 +12,9 @@ use serde::Serialize;
 use jility_core::errors;
 
 use super::Out;
-use super::args::OutputArgs;
 use super::cli_actor;
 use super::human::{AnsiColor, Painter, views};
+use super::output::OutputArgs;
 use super::people;
 
 // The commands of cloud mode, in any `JILITY_MODE` (flattened into the root's commands: a

@@ -18,6 +18,7 @@ mod args;
 #[cfg(feature = "cloud")]
 mod cloud;
 pub mod human;
+mod output;
 #[cfg(feature = "cloud")]
 mod people;
 mod target;

@@ -13,7 +13,7 @@ use anstyle::{Color, Style};
 use chrono::{DateTime, Local, Utc};
 use jility_core::model::Status;
 
-use super::args::ColorChoice;
+use super::output::ColorChoice;
 
 /// How text is painted: whether with colour, and the width to fit (none: the output is
 /// not a terminal and `COLUMNS` is unset, so nothing is wrapped).
