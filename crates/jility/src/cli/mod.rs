@@ -197,7 +197,17 @@ const COMMANDS_OF_TOOLS: &[(&str, &str)] = &[
 /// An error's text for a person at the command line: the MCP tools it names (written for
 /// models) become the commands, and an aside naming the command is dropped.
 fn for_people(text: &str) -> String {
-    let mut text = text.to_string();
+    // An error may quote what a request or a server sent: nothing in it drives the terminal.
+    let mut text: String = text
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect();
     while let Some(start) = text.find(" (CLI: `") {
         match text[start..].find("`)") {
             Some(end) => text.replace_range(start..start + end + 2, ""),
@@ -366,10 +376,7 @@ pub fn run(
             drop(target);
             return crate::app::serve_web_local(location, listen, cli_actor());
         }
-        ref other => {
-            let _ = other;
-            open_target(cloud, db, &cwd)?
-        }
+        _ => open_target(cloud, db, &cwd)?,
     };
     match command {
         Command::Ticket(group) => ticket(out, &mut target, group.command),
@@ -731,6 +738,7 @@ mod tests {
             for_people("See `jility_get_ticket_history`."),
             "See `jility ticket history`."
         );
+        assert_eq!(for_people("a\x1b[2Jb\rc\n"), "a\u{fffd}[2Jb\u{fffd}c\n");
         // Every tool of the table that a person could meet has its command.
         for op in ops::table().iter().filter(|op| op.tool) {
             assert!(
