@@ -29,7 +29,7 @@
     clippy::print_stderr
 )]
 
-#[path = "../tests/support/fixture.rs"]
+#[path = "../tests/git-mile/support/fixture.rs"]
 mod fixture;
 
 use std::fmt::Write as _;

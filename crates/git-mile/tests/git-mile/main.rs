@@ -4,6 +4,8 @@
 //! must not set the process's environment or working directory: give them to the child
 //! processes it starts instead. Run one file's tests with
 //! `cargo test -p git-mile --test git-mile <module>::`.
+// Assertions and the fixtures of support/ fail the test by panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
 

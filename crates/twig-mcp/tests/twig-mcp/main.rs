@@ -6,6 +6,8 @@
 //! `cargo test -p twig-mcp --test twig-mcp <module>::`.
 // network_tools' realistic payloads are large `json!` literals.
 #![recursion_limit = "256"]
+// Assertions and the fixtures of support/ fail the test by panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
 
