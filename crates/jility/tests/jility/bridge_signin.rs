@@ -225,7 +225,10 @@ fn auth_login_signs_in_in_the_browser_and_the_bridge_refreshes_by_itself() {
     );
     let out = cli(&["ticket", "create", "-t", "From the CLI", "--json"]);
     let made: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(made["ticket"]["created_by"], "jility bridge (OAuth)", "{made}");
+    assert_eq!(
+        made["ticket"]["created_by"], "jility bridge (OAuth)",
+        "{made}"
+    );
     // Its scopes hold: no delete.
     let number = made["ticket"]["number"].as_str().unwrap().to_string();
     let out = cli(&["ticket", "delete", &number]);
