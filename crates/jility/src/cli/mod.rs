@@ -110,21 +110,21 @@ fn print(text: &str) {
 }
 
 /// An answer whose texts cannot drive the terminal: every control character of a stored
-/// text (an escape sequence an agent wrote into a title, a carriage return) becomes U+FFFD,
-/// but for line feeds and tabs.
+/// text (an escape sequence an agent wrote into a title, a carriage return) and every
+/// bidirectional override or isolate becomes U+FFFD, but for line feeds and tabs.
 fn clean<T: Serialize + DeserializeOwned>(data: T) -> Result<T, ToolError> {
     fn walk(value: &mut serde_json::Value) {
         match value {
             serde_json::Value::String(text)
                 if text
                     .chars()
-                    .any(|c| c.is_control() && c != '\n' && c != '\t') =>
+                    .any(|c| human::is_unsafe(c) && c != '\n' && c != '\t') =>
             {
                 *text = text
                     .replace("\r\n", "\n")
                     .chars()
                     .map(|c| {
-                        if c.is_control() && c != '\n' && c != '\t' {
+                        if human::is_unsafe(c) && c != '\n' && c != '\t' {
                             '\u{fffd}'
                         } else {
                             c

@@ -25,6 +25,7 @@ mod bridge_signin;
 mod bridge_staleness;
 mod cli;
 mod cli_cloud;
+mod cli_hostile;
 mod cli_terminal;
 mod current;
 mod edge;

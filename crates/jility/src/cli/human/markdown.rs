@@ -10,7 +10,51 @@
 use anstyle::{AnsiColor, Color, Style};
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
-use super::Painter;
+use super::{Painter, is_unsafe};
+
+/// The deepest nesting of quotes, and of lists, that is drawn: deeper blocks are drawn at
+/// this depth (indenting by the depth would make the output grow as its square).
+const MAX_DEPTH: usize = 8;
+
+/// The fewest columns of text a wrapped line keeps past its indent (on a narrow terminal a
+/// deep indent would otherwise leave one word a line).
+const MIN_TEXT_WIDTH: usize = 10;
+
+/// The most work the parser is given, in nesting × lines: it reads each line against every
+/// quote and list still open, so a text that opens thousands of them on one line and then
+/// writes thousands of lines takes time as their product (minutes for a megabyte).
+const MAX_NESTING_WORK: usize = 1 << 24;
+
+/// Whether `markdown` could nest so deep, for so many lines, that reading it would take too
+/// long: the longest run of what opens quotes and lists at a line's start (`>`, markers,
+/// numbers, indents) bounds the depth.
+fn too_deep(markdown: &str) -> bool {
+    let mut deepest = 0;
+    let mut lines = 0;
+    for line in markdown.lines() {
+        lines += 1;
+        let lead = line
+            .bytes()
+            .take_while(|b| b" \t>-*+.)".contains(b) || b.is_ascii_digit())
+            .count();
+        deepest = deepest.max(lead);
+    }
+    deepest.saturating_mul(lines) > MAX_NESTING_WORK
+}
+
+/// `text` without anything that drives the terminal: markdown's entities (`&#x1b;`) and
+/// link addresses can decode to what the stored text never held, so each text of the
+/// parser is cleaned again. Tabs become spaces; line feeds stay when `newlines`.
+fn safe(text: &str, newlines: bool) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' if newlines => c,
+            '\t' => ' ',
+            c if is_unsafe(c) => '\u{fffd}',
+            c => c,
+        })
+        .collect()
+}
 
 /// `markdown` as lines of text, each indented by `indent` spaces.
 pub fn render(markdown: &str, p: &Painter, indent: usize) -> Vec<String> {
@@ -31,8 +75,13 @@ pub fn render(markdown: &str, p: &Painter, indent: usize) -> Vec<String> {
         links: Vec::new(),
         table: None,
     };
-    for event in Parser::new_ext(markdown, options) {
-        w.event(event);
+    if too_deep(markdown) {
+        // As it is written, line by line.
+        w.push_text(markdown);
+    } else {
+        for event in Parser::new_ext(markdown, options) {
+            w.event(event);
+        }
     }
     w.flush();
     while w.lines.last().is_some_and(|l| l.trim().is_empty()) {
@@ -74,6 +123,7 @@ impl Writer<'_> {
             Event::End(tag) => self.end(tag),
             Event::Text(text) => self.push_text(&text),
             Event::Code(code) => {
+                let code = safe(&code, false);
                 let shown = if self.p.color {
                     self.p.paint(
                         Style::new().fg_color(Some(Color::Ansi(AnsiColor::Cyan))),
@@ -144,7 +194,7 @@ impl Writer<'_> {
             Tag::Item => {
                 self.flush();
                 let depth = self.lists.len().saturating_sub(1);
-                self.item_indent = depth * 2;
+                self.item_indent = depth.min(MAX_DEPTH) * 2;
                 let marker = match self.lists.last_mut() {
                     Some(Some(n)) => {
                         let marker = format!("{n}. ");
@@ -160,7 +210,7 @@ impl Writer<'_> {
             Tag::Strong => self.open(Style::new().bold()),
             Tag::Strikethrough => self.open(Style::new().strikethrough()),
             Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } => {
-                self.links.push(dest_url.to_string());
+                self.links.push(safe(&dest_url, false));
                 self.open(Style::new().underline());
             }
             Tag::Table(_) => {
@@ -250,18 +300,19 @@ impl Writer<'_> {
 
     fn push_text(&mut self, text: &str) {
         if let Some(code) = &mut self.code {
-            code.push_str(text);
-        } else if let Some(table) = &mut self.table {
-            table.cell.push_str(text);
-        } else {
-            // Control characters of a stored text never reach the terminal.
-            self.text.extend(text.chars().map(|c| {
-                if c.is_control() && c != '\n' {
+            // Tabs are expanded when the block is written.
+            code.extend(text.chars().map(|c| {
+                if is_unsafe(c) && c != '\n' && c != '\t' {
                     '\u{fffd}'
                 } else {
                     c
                 }
             }));
+        } else if let Some(table) = &mut self.table {
+            table.cell.push_str(&safe(text, false));
+        } else {
+            // Control characters of a stored text never reach the terminal.
+            self.text.push_str(&safe(text, true));
         }
     }
 
@@ -277,9 +328,7 @@ impl Writer<'_> {
     /// The indent of a line at the current depth (quotes barred), without an item's marker.
     fn prefix(&self) -> String {
         let mut prefix = " ".repeat(self.indent);
-        for _ in 0..self.quote {
-            prefix.push_str(&self.p.dim("│ "));
-        }
+        prefix.push_str(&self.p.dim(&"│ ".repeat(self.quote.min(MAX_DEPTH))));
         prefix.push_str(&" ".repeat(self.item_indent));
         prefix
     }
@@ -330,6 +379,7 @@ impl Writer<'_> {
             first_line = false;
             match self.p.width {
                 Some(width) => {
+                    let width = width.max(textwrap::core::display_width(lead) + MIN_TEXT_WIDTH);
                     let options = textwrap::Options::new(width)
                         .initial_indent(lead)
                         .subsequent_indent(&rest);
@@ -348,10 +398,7 @@ impl Writer<'_> {
         let style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Cyan)));
         for line in code.trim_end_matches('\n').split('\n') {
             let line = line.replace('\t', "    ");
-            let line: String = line
-                .chars()
-                .map(|c| if c.is_control() { '\u{fffd}' } else { c })
-                .collect();
+            let line = safe(&line, false);
             self.lines
                 .push(format!("{prefix}{}", self.p.paint(style, &line)));
         }
@@ -362,6 +409,21 @@ impl Writer<'_> {
         let Some(state) = self.table.take() else {
             return;
         };
+        let prefix = self.prefix();
+        // A table that would take long to fit is written as plain rows.
+        if !super::fits_quickly(state.rows.iter().flatten()) {
+            let bar = self.p.dim(" │ ");
+            for (i, row) in state.rows.iter().enumerate() {
+                let row = if i == 0 {
+                    row.iter().map(|h| self.p.bold(h)).collect::<Vec<_>>()
+                } else {
+                    row.clone()
+                };
+                self.lines.push(format!("{prefix}{}", row.join(&bar)));
+            }
+            self.blank();
+            return;
+        }
         let mut table = comfy_table::Table::new();
         table.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
         table.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
@@ -376,7 +438,6 @@ impl Writer<'_> {
         for row in rows {
             table.add_row(row);
         }
-        let prefix = self.prefix();
         for line in table.to_string().lines() {
             self.lines.push(format!("{prefix}{line}"));
         }

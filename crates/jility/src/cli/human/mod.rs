@@ -149,6 +149,30 @@ impl Painter {
     }
 }
 
+/// Whether `c` must not reach a terminal as it is: a control character (C0, DEL and C1:
+/// escape sequences, carriage returns, backspaces) or a bidirectional embedding, override
+/// or isolate (U+202A–U+202E, U+2066–U+2069: text that reads other than it is stored).
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Whether a table of `cells` can be fitted to the width (`comfy-table`) in little time: it
+/// splits a word longer than its column a character at a time, in time that grows as the
+/// square of the word (a minute and a half for a commit message of 100 kB without a
+/// space), and a table of thousands of cells takes seconds.
+pub fn fits_quickly<'a>(cells: impl IntoIterator<Item = &'a String>) -> bool {
+    const MAX_BYTES: usize = 64 * 1024;
+    const MAX_WORD: usize = 1024;
+    let mut size = 0;
+    for cell in cells {
+        size += cell.len();
+        if size > MAX_BYTES || cell.split_whitespace().any(|w| w.len() > MAX_WORD) {
+            return false;
+        }
+    }
+    true
+}
+
 fn fg(color: AnsiColor) -> Style {
     Style::new().fg_color(Some(Color::Ansi(color)))
 }

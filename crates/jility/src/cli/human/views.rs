@@ -13,16 +13,17 @@ use mcp_common::Page;
 
 use super::{AnsiColor, Painter, markdown};
 
-/// A table of `rows` under `header`, fitted to the width (its last wide column wraps).
+/// A table of `rows` under `header`, fitted to the width (its last wide column wraps)
+/// unless that would take long ([`super::fits_quickly`]).
 pub fn table(p: &Painter, header: &[&str], rows: Vec<Vec<String>>) -> String {
     let mut table = Table::new();
     table.load_style(presets::NOTHING);
     match p.width {
-        Some(width) => {
+        Some(width) if super::fits_quickly(rows.iter().flatten()) => {
             table.set_content_arrangement(ContentArrangement::Dynamic);
             table.set_width(u16::try_from(width).unwrap_or(u16::MAX));
         }
-        None => {
+        _ => {
             table.set_content_arrangement(ContentArrangement::Disabled);
         }
     }
