@@ -203,3 +203,21 @@ fn a_pipe_closed_early_is_no_error() {
     );
     assert_eq!(out.status.code(), Some(0), "{:?}", out.status);
 }
+
+#[test]
+fn a_tab_in_a_title_keeps_the_list_aligned() {
+    let p = project();
+    p.json(&["ticket", "create", "-t", "a\tb", "-a", "bob"]);
+    p.json(&["ticket", "create", "-t", "ab", "-a", "bob"]);
+    let (out, _) = timed(&p, "80", &["ticket", "list"]);
+    let text = out.ok();
+    assert!(!text.contains('\t'), "{text:?}");
+    // Both rows' assignee starts in the same column.
+    let columns: Vec<usize> = text
+        .lines()
+        .filter(|l| l.starts_with("API-"))
+        .map(|l| l.find("bob").unwrap())
+        .collect();
+    assert_eq!(columns.len(), 2, "{text}");
+    assert_eq!(columns[0], columns[1], "{text}");
+}

@@ -29,7 +29,9 @@ pub fn table(p: &Painter, header: &[&str], rows: Vec<Vec<String>>) -> String {
     }
     table.set_header(header.iter().map(|h| p.bold(h)));
     for row in rows {
-        table.add_row(row);
+        // A tab would move the rest of the line to the terminal's next tab stop, out of
+        // its column (the table counts it as one column).
+        table.add_row(row.into_iter().map(|cell| cell.replace('\t', " ")));
     }
     for column in table.column_iter_mut() {
         column.set_padding((0, 2));
