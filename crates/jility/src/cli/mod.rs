@@ -201,7 +201,7 @@ fn for_people(text: &str) -> String {
     let mut text: String = text
         .chars()
         .map(|c| {
-            if c.is_control() && c != '\n' {
+            if human::is_unsafe(c) && c != '\n' {
                 '\u{fffd}'
             } else {
                 c
@@ -738,7 +738,10 @@ mod tests {
             for_people("See `jility_get_ticket_history`."),
             "See `jility ticket history`."
         );
-        assert_eq!(for_people("a\x1b[2Jb\rc\n"), "a\u{fffd}[2Jb\u{fffd}c\n");
+        assert_eq!(
+            for_people("a\x1b[2Jb\rc\u{202e}d\n"),
+            "a\u{fffd}[2Jb\u{fffd}c\u{fffd}d\n"
+        );
         // Every tool of the table that a person could meet has its command.
         for op in ops::table().iter().filter(|op| op.tool) {
             assert!(
