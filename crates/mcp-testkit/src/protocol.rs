@@ -1,8 +1,8 @@
 //! What every server answers alike (issue 23), checked through a server binary: a message
 //! over the 4 MiB limit answered with the id at its start, over stdio and HTTP; input schemas
 //! in the single-type form; an unknown tool named with the tools; a missing resource's URI
-//! in its error. Each server's `tests/current.rs` calls these with its binary, as its
-//! `tests/edge.rs` calls [`crate::edge`].
+//! in its error. Each server's `tests/<crate>/current.rs` calls these with its binary, as its
+//! `tests/<crate>/edge.rs` calls [`crate::edge`].
 
 use std::path::Path;
 use std::process::Stdio;

@@ -11,7 +11,7 @@
 //! every batch present with all its rows or absent, every batch answered before the kill
 //! present with the numbers it was answered with, every batch answered with an error absent.
 //! The rounds are bounded in count and time; a failure names the seed
-//! (`JILITY_FAULTS_SEED=… cargo test -p jility --test faults` repeats the draws).
+//! (`JILITY_FAULTS_SEED=… cargo test -p jility --test jility faults::` repeats the draws).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

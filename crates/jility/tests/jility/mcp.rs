@@ -76,7 +76,7 @@ async fn handshake_names_jility_and_gives_instructions() {
 }
 
 /// Any change to what clients see of the tools must be deliberate: regenerate with
-/// `UPDATE_SNAPSHOTS=1 cargo test -p jility --test mcp`.
+/// `UPDATE_SNAPSHOTS=1 cargo test -p jility --test jility mcp::`.
 #[tokio::test]
 async fn tool_list_matches_the_snapshot() {
     let p = Project::new();
