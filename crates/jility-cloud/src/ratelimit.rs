@@ -163,13 +163,10 @@ impl RateLimiter {
     ) -> Result<(Decision, Option<String>), StoreError> {
         let token_limit = i32::try_from(self.per_minute).unwrap_or(i32::MAX);
         let workspace_limit = i32::try_from(self.per_workspace).unwrap_or(i32::MAX);
-        self.db.with_client(|client| {
+        self.db.with_prepared(TAKE_SQL, |client, take| {
             let row = client
                 .query_one(
-                    "SELECT r.allowed, r.token_used, r.token_frees_at, r.workspace_used, \
-                            r.workspace_frees_at, r.now_at, \
-                            (SELECT t.revoked_at FROM api_tokens t WHERE t.id = $6) \
-                     FROM jility_rate_take($1, $2, $3, $4, $5) r",
+                    take,
                     &[
                         &key,
                         &token_limit,
@@ -252,3 +249,10 @@ impl Side {
         }
     }
 }
+
+/// The rate limit's one statement per request: both windows counted under row locks, and
+/// whether the token was revoked, in one round trip (prepared once per connection).
+const TAKE_SQL: &str = "SELECT r.allowed, r.token_used, r.token_frees_at, r.workspace_used, \
+        r.workspace_frees_at, r.now_at, \
+        (SELECT t.revoked_at FROM api_tokens t WHERE t.id = $6) \
+     FROM jility_rate_take($1, $2, $3, $4, $5) r";

@@ -293,6 +293,30 @@ impl PgDatabase {
         f(&mut conn.client)
     }
 
+    /// Run `f` with the statement `sql` prepared on a connection of the pool, outside any
+    /// transaction: prepared once per connection and kept (like the store's own), so a
+    /// statement run on every request (the rate limit's) costs one round trip, not two.
+    pub fn with_prepared<R, E: From<StoreError>>(
+        &self,
+        sql: &str,
+        f: impl FnOnce(&mut Client, &Statement) -> Result<R, E>,
+    ) -> Result<R, E> {
+        let mut conn = self.checkout()?;
+        let PgConnection { client, statements } = &mut *conn;
+        let statement = match statements.get(sql) {
+            Some(statement) => statement.clone(),
+            None => {
+                let statement = client.prepare(sql).map_err(crate::store::db)?;
+                if statements.len() >= MAX_STATEMENTS {
+                    statements.clear();
+                }
+                statements.insert(sql.to_string(), statement.clone());
+                statement
+            }
+        };
+        f(client, &statement)
+    }
+
     /// The 32-byte secret `name` shared by every process on this database: the one stored,
     /// or `fresh` stored now when there is none yet (two processes racing agree on the first).
     pub fn shared_secret(&self, name: &str, fresh: [u8; 32]) -> StoreResult<[u8; 32]> {
