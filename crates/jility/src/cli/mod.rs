@@ -120,17 +120,7 @@ fn clean<T: Serialize + DeserializeOwned>(data: T) -> Result<T, ToolError> {
                     .chars()
                     .any(|c| human::is_unsafe(c) && c != '\n' && c != '\t') =>
             {
-                *text = text
-                    .replace("\r\n", "\n")
-                    .chars()
-                    .map(|c| {
-                        if human::is_unsafe(c) && c != '\n' && c != '\t' {
-                            '\u{fffd}'
-                        } else {
-                            c
-                        }
-                    })
-                    .collect();
+                *text = human::sanitized(&text.replace("\r\n", "\n"), &['\n', '\t']);
             }
             serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
             serde_json::Value::Object(members) => members.values_mut().for_each(walk),
@@ -198,16 +188,7 @@ const COMMANDS_OF_TOOLS: &[(&str, &str)] = &[
 /// models) become the commands, and an aside naming the command is dropped.
 fn for_people(text: &str) -> String {
     // An error may quote what a request or a server sent: nothing in it drives the terminal.
-    let mut text: String = text
-        .chars()
-        .map(|c| {
-            if human::is_unsafe(c) && c != '\n' {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        })
-        .collect();
+    let mut text = human::sanitized(text, &['\n']);
     while let Some(start) = text.find(" (CLI: `") {
         match text[start..].find("`)") {
             Some(end) => text.replace_range(start..start + end + 2, ""),

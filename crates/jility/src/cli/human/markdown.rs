@@ -10,7 +10,7 @@
 use anstyle::{AnsiColor, Color, Style};
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
-use super::{Painter, is_unsafe};
+use super::{Painter, sanitized};
 
 /// The deepest nesting of quotes, and of lists, that is drawn: deeper blocks are drawn at
 /// this depth (indenting by the depth would make the output grow as its square).
@@ -46,14 +46,8 @@ fn too_deep(markdown: &str) -> bool {
 /// link addresses can decode to what the stored text never held, so each text of the
 /// parser is cleaned again. Tabs become spaces; line feeds stay when `newlines`.
 fn safe(text: &str, newlines: bool) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' if newlines => c,
-            '\t' => ' ',
-            c if is_unsafe(c) => '\u{fffd}',
-            c => c,
-        })
-        .collect()
+    let keep: &[char] = if newlines { &['\n'] } else { &[] };
+    sanitized(&text.replace('\t', " "), keep)
 }
 
 /// `markdown` as lines of text, each indented by `indent` spaces.
@@ -301,13 +295,7 @@ impl Writer<'_> {
     fn push_text(&mut self, text: &str) {
         if let Some(code) = &mut self.code {
             // Tabs are expanded when the block is written.
-            code.extend(text.chars().map(|c| {
-                if is_unsafe(c) && c != '\n' && c != '\t' {
-                    '\u{fffd}'
-                } else {
-                    c
-                }
-            }));
+            code.push_str(&sanitized(text, &['\n', '\t']));
         } else if let Some(table) = &mut self.table {
             table.cell.push_str(&safe(text, false));
         } else {

@@ -156,6 +156,20 @@ pub fn is_unsafe(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// `text` with every character that could drive the terminal ([`is_unsafe`]) shown as
+/// U+FFFD, but for those in `keep` (line feeds and tabs where the layout wants them).
+pub fn sanitized(text: &str, keep: &[char]) -> String {
+    text.chars()
+        .map(|c| {
+            if is_unsafe(c) && !keep.contains(&c) {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// Whether a table of `cells` can be fitted to the width (`comfy-table`) in little time: it
 /// splits a word longer than its column a character at a time, in time that grows as the
 /// square of the word (a minute and a half for a commit message of 100 kB without a

@@ -661,24 +661,56 @@ pub fn templates(p: &Painter, t: &TemplateList, page: &Page) -> String {
     out
 }
 
-/// A snippet with its `**matches**` highlighted (bold and coloured), without the markers.
+/// A snippet with its `**matches**` highlighted (bold and coloured), without the markers,
+/// read as one line of prose: each line's block markup (`## `, `> `, `- [x] `, `1. `) and
+/// inline code's backticks left out, lines joined by spaces.
 fn snippet(p: &Painter, text: &str) -> String {
     let style = anstyle::Style::new()
         .bold()
         .fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Yellow)));
+    let prose = text
+        .lines()
+        .map(|line| without_block_markup(line.trim()).replace('`', ""))
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('\t', " ");
     let mut out = String::new();
-    for (i, part) in text.split("**").enumerate() {
-        let part: String = part
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
+    for (i, part) in prose.split("**").enumerate() {
         if i % 2 == 1 {
-            out.push_str(&p.paint(style, &part));
+            out.push_str(&p.paint(style, part));
         } else {
-            out.push_str(&part);
+            out.push_str(part);
         }
     }
     out
+}
+
+/// A markdown line without its block markup: heading hashes, quote bars, bullets, task
+/// boxes and item numbers.
+fn without_block_markup(line: &str) -> &str {
+    let mut line = line;
+    loop {
+        let before = line;
+        line = line
+            .trim_start_matches('#')
+            .trim_start_matches('>')
+            .trim_start();
+        for marker in [
+            "- [ ] ", "- [x] ", "- [X] ", "* [ ] ", "* [x] ", "- ", "* ", "+ ",
+        ] {
+            line = line.strip_prefix(marker).unwrap_or(line);
+        }
+        let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0
+            && let Some(rest) = line[digits..].strip_prefix(". ")
+        {
+            line = rest;
+        }
+        if line == before {
+            return line;
+        }
+    }
 }
 
 pub fn search(p: &Painter, s: &SearchResults, page: &Page) -> String {
@@ -745,6 +777,7 @@ pub fn history(p: &Painter, h: &History) -> String {
         out.push_str(&line);
         out.push('\n');
         for diff_line in v.diff.lines() {
+            let diff_line = &diff_line.replace('\t', "    ");
             let shown = if diff_line.starts_with('+') && !diff_line.starts_with("+++") {
                 p.fg(AnsiColor::Green, diff_line)
             } else if diff_line.starts_with('-') && !diff_line.starts_with("---") {
@@ -754,16 +787,6 @@ pub fn history(p: &Painter, h: &History) -> String {
             } else {
                 diff_line.to_string()
             };
-            let shown: String = shown
-                .chars()
-                .map(|c| {
-                    if c.is_control() && c != '\x1b' {
-                        ' '
-                    } else {
-                        c
-                    }
-                })
-                .collect();
             out.push_str(&format!("    {shown}\n"));
         }
     }
@@ -799,4 +822,28 @@ pub fn edited(p: &Painter, e: &Edited) -> String {
 
 pub fn deleted(p: &Painter, d: &Deleted) -> String {
     format!("{} Deleted {}  {}", p.ok(), p.number(&d.number), d.title)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippets_read_as_prose_with_the_matches_marked() {
+        let p = Painter::plain();
+        assert_eq!(
+            snippet(
+                &p,
+                "…asked for.\n\n## Acceptance Criteria\n- [x] `/login` **redirects**\n1. > done"
+            ),
+            "…asked for. Acceptance Criteria /login redirects done"
+        );
+        let mut p = p;
+        p.color = true;
+        let shown = snippet(&p, "a **b** c");
+        assert!(
+            shown.contains("\x1b[") && !shown.contains("**"),
+            "{shown:?}"
+        );
+    }
 }
