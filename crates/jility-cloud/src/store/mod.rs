@@ -52,6 +52,8 @@ use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Row, Statement};
 
+mod search;
+
 use crate::reach::{self, Health};
 use jility_core::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
 use jility_core::store::{
@@ -61,18 +63,18 @@ use jility_core::store::{
 
 /// The schema, one migration per version; `jility_schema_migrations` records which ran.
 pub const MIGRATIONS: &[&str] = &[
-    include_str!("pg_migrations/0001_initial.sql"),
-    include_str!("pg_migrations/0002_tokens.sql"),
-    include_str!("pg_migrations/0003_rate_limits.sql"),
-    include_str!("pg_migrations/0004_server_secrets.sql"),
-    include_str!("pg_migrations/0005_audit.sql"),
-    include_str!("pg_migrations/0006_ticket_lookups.sql"),
-    include_str!("pg_migrations/0007_unlogged_rate_limits.sql"),
-    include_str!("pg_migrations/0008_search_table.sql"),
-    include_str!("pg_migrations/0009_idempotency.sql"),
-    include_str!("pg_migrations/0010_sliding_rate_limits.sql"),
-    include_str!("pg_migrations/0011_accounts.sql"),
-    include_str!("pg_migrations/0012_oauth.sql"),
+    include_str!("../pg_migrations/0001_initial.sql"),
+    include_str!("../pg_migrations/0002_tokens.sql"),
+    include_str!("../pg_migrations/0003_rate_limits.sql"),
+    include_str!("../pg_migrations/0004_server_secrets.sql"),
+    include_str!("../pg_migrations/0005_audit.sql"),
+    include_str!("../pg_migrations/0006_ticket_lookups.sql"),
+    include_str!("../pg_migrations/0007_unlogged_rate_limits.sql"),
+    include_str!("../pg_migrations/0008_search_table.sql"),
+    include_str!("../pg_migrations/0009_idempotency.sql"),
+    include_str!("../pg_migrations/0010_sliding_rate_limits.sql"),
+    include_str!("../pg_migrations/0011_accounts.sql"),
+    include_str!("../pg_migrations/0012_oauth.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)
@@ -89,18 +91,6 @@ const MAX_STATEMENTS: usize = 256;
 /// PostgreSQL keeps the one-key and two-key forms apart, so they never collide.
 const MIGRATION_LOCK: i64 = 0x6a69_6c69_7479; // "jility"
 const WRITER_LOCK_CLASS: i32 = 0x006a_696c;
-
-/// Text search configuration made by the first migration.
-const TS_CONFIG: &str = "jility";
-
-/// Weights of `ts_rank`, in the order D, C, B, A: comments 0.1, descriptions 0.4,
-/// titles 1.0 (local mode's bm25 weights 1 / 4 / 10).
-const RANK_WEIGHTS: &str = "'{0, 0.1, 0.4, 1.0}'::float4[]";
-
-/// `ts_headline` options: at most 16 words around the best match, `**` around hits (local
-/// mode's `snippet(…, '**', '**', '…', 16)`).
-const HEADLINE_OPTIONS: &str = "StartSel=\"**\", StopSel=\"**\", MaxWords=16, MinWords=6, \
-     ShortWord=0, MaxFragments=1, FragmentDelimiter=\" … \"";
 
 /// A driver error as the domain's [`StoreError`]: a database that cannot be reached is
 /// [`StoreError::Unavailable`] ([`crate::reach`]); serialization failures, deadlocks, lock
@@ -1117,26 +1107,6 @@ fn refs(values: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
         .collect()
 }
 
-/// The tsquery of the terms, `$2…`: each term a phrase (`phraseto_tsquery`: its words in
-/// order, adjacent; one word is just that word), all of them required (`&&`). The words go
-/// in as parameters, through the same parser and dictionaries as the documents, so nothing
-/// the user typed is ever read as query syntax.
-fn ts_query(terms: &SearchTerms) -> (String, Vec<String>) {
-    let mut parts = Vec::with_capacity(terms.0.len());
-    let mut values = Vec::with_capacity(terms.0.len());
-    for phrase in &terms.0 {
-        values.push(phrase.join(" "));
-        parts.push(format!(
-            "phraseto_tsquery('{TS_CONFIG}', ${})",
-            values.len() + 1
-        ));
-    }
-    if parts.is_empty() {
-        parts.push("''::tsquery".to_string());
-    }
-    (format!("({})", parts.join(" && ")), values)
-}
-
 impl StoreTx for Tx<'_> {
     fn default_project(&mut self) -> StoreResult<Project> {
         let ws = self.ws;
@@ -1687,72 +1657,6 @@ impl StoreTx for Tx<'_> {
         offset: usize,
         limit: usize,
     ) -> StoreResult<(Vec<SearchHit>, usize)> {
-        let (query, words) = ts_query(terms);
-        let mut values: Vec<Param> = vec![Box::new(self.ws)];
-        values.extend(words.into_iter().map(|w| Box::new(w) as Param));
-        values.push(Box::new(limit as i64));
-        let limit_mark = values.len();
-        values.push(Box::new(offset as i64));
-        let offset_mark = values.len();
-        // The snippet comes from the first field that matches the whole query on its own
-        // (title, description, comments: the words of weight A, B, C), else from all of
-        // them together.
-        let headline = |text: &str| {
-            format!("ts_headline('{TS_CONFIG}', {text}, q.query, '{HEADLINE_OPTIONS}')")
-        };
-        let matches = |weight: char| format!("ts_filter(s.search, '{{{weight}}}') @@ q.query");
-        let comments = "coalesce((SELECT string_agg(c.content, E'\\n' ORDER BY c.id) \
-             FROM comments c WHERE c.workspace_id = t.workspace_id AND c.ticket_id = t.id), '')";
-        let everything = format!("concat_ws(E'\\n', t.title, t.description, {comments})");
-        // One pass over the matches ranks and counts them; the page's hits then join
-        // their tickets. The count's row stands alone when the page is empty.
-        let sql = format!(
-            "WITH q AS (SELECT {query} AS query), \
-             matched AS MATERIALIZED (SELECT s.ticket_id AS id, \
-                    ts_rank({RANK_WEIGHTS}, s.search, q.query, 1) AS score \
-                FROM ticket_search s, q WHERE s.workspace_id = $1 AND s.search @@ q.query), \
-             hits AS (SELECT id, score FROM matched ORDER BY score DESC, id \
-                LIMIT ${limit_mark} OFFSET ${offset_mark}) \
-             SELECT total.n, page.* FROM (SELECT count(*) AS n FROM matched) total \
-             LEFT JOIN LATERAL ( \
-                SELECT CASE WHEN {title_matches} THEN {title_headline} \
-                            WHEN {description_matches} THEN {description_headline} \
-                            WHEN {comments_match} THEN {comments_headline} \
-                            ELSE {all_headline} END, \
-                       {SUMMARY_COLUMNS}, hits.score, hits.id \
-                FROM hits CROSS JOIN q \
-                JOIN ticket_search s ON s.ticket_id = hits.id \
-                JOIN tickets t ON t.workspace_id = $1 AND t.id = hits.id \
-                JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
-             ) page ON true \
-             ORDER BY page.score DESC, page.id",
-            title_matches = matches('a'),
-            title_headline = headline("t.title"),
-            description_matches = matches('b'),
-            description_headline = headline("t.description"),
-            comments_match = matches('c'),
-            comments_headline = headline(comments),
-            all_headline = headline(&everything),
-        );
-        let rows = self.query(&sql, &refs(&values))?;
-        let mut total: i64 = 0;
-        let mut hits = Vec::with_capacity(rows.len());
-        for r in &rows {
-            total = r.try_get(0).map_err(crate::store::db)?;
-            // The count's row alone (no hit on this page): no snippet.
-            let Some(snippet) = r
-                .try_get::<_, Option<String>>(1)
-                .map_err(crate::store::db)?
-            else {
-                continue;
-            };
-            hits.push(SearchHit {
-                // ts_headline marks each word of a phrase alone (`**login** **form**`);
-                // local mode marks the phrase once (`**login form**`).
-                snippet: snippet.replace("** **", " "),
-                ticket: summary_row(r, 2)?,
-            });
-        }
-        Ok((hits, count(total)))
+        search::search(self, terms, offset, limit)
     }
 }
