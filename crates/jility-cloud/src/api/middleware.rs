@@ -12,10 +12,10 @@
 //!   one client address (or of one expired or revoked token), the further ones are counted
 //!   and recorded as one entry when the minute ends ([`super::refusals`]).
 //! - A token authenticated a moment ago is not looked up again ([`super::principals`]);
-//!   whether it was revoked since is asked with the rate-limit count, below.
+//!   whether it was revoked since is read with the rate limit's lease, below.
 //! - Then the request counts against its token's limit and its workspace's ceiling (a
-//!   sliding 60 s window counted in the database so that every server process shares it;
-//!   [`crate::ratelimit`]). Every authenticated answer
+//!   sliding 60 s window counted in the database so that every server process shares it,
+//!   in blocks leased for a second; [`crate::ratelimit`]). Every authenticated answer
 //!   carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; over the
 //!   limit: 429 with `Retry-After` and the `rate_limit` envelope. A database that cannot be
 //!   reached is 503 `database_unavailable` with `Retry-After` when the token must be looked
@@ -141,7 +141,8 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
                 principal
             }
         };
-        // Counted, and asked whether the token was revoked since, in one round trip.
+        // Counted, and whether the token was revoked as of its last lease (at most a
+        // second ago).
         let (decision, revoked_at) = match state
             .limiter
             .check_token(principal.token_id, principal.workspace_id)
@@ -157,7 +158,7 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
             Err(err) => return Err(err.into()),
         };
         if let Some(at) = revoked_at {
-            state.principals.forget_token(principal.token_id);
+            state.forget_token(principal.token_id);
             return Err(refuse(AuthError::Revoked { at }));
         }
         Ok((principal, Some(decision)))

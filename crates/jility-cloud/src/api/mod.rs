@@ -132,6 +132,13 @@ pub struct ApiState {
 }
 
 impl ApiState {
+    /// Token `token_id` was revoked here: neither its principal nor its leased requests
+    /// are used again by this process (the others learn it from their next lease).
+    pub fn forget_token(&self, token_id: i64) {
+        self.principals.forget_token(token_id);
+        self.limiter.forget_token(token_id);
+    }
+
     pub fn new(db: &PgDatabase, rate_limit: u32) -> Result<Self, ToolError> {
         Ok(Self {
             db: db.clone(),

@@ -2,10 +2,11 @@
 //! agent's requests do not each look their token up (hash, workspace, scopes) in the
 //! database.
 //!
-//! Keeping one never lets a revoked or expired token through: every request still asks the
-//! database whether its token was revoked, in the same round trip as its rate-limit count
-//! ([`crate::ratelimit::RateLimiter::check_token`]), and a kept principal is used only
-//! before its token's expiry. A token's scopes and workspace never change.
+//! Keeping one never lets a revoked or expired token through for longer than the rate
+//! limit's lease: whether its token was revoked is read with every lease of its requests
+//! ([`crate::ratelimit::RateLimiter::check_token`], at most a second apart while the token
+//! is in use), and a kept principal is used only before its token's expiry. A token's
+//! scopes and workspace never change.
 //!
 //! Only tokens that authenticated are kept (keyed by their BLAKE3 hash, never the token),
 //! so unknown tokens cannot fill it; it is bounded all the same.

@@ -274,9 +274,10 @@ async fn revoke_ref(
     let workspace_id = principal.workspace_id;
     let record = blocking(move || tokens.revoke(workspace_id, &which)).await?;
     *detail = Some(format!("token {} ({})", record.id, record.name));
-    // Every process refuses it from its next request on (each request asks whether its
-    // token was revoked); its event streams end on the event `Tokens::revoke` published.
-    state.principals.forget_token(record.id);
+    // This process refuses it at once, the others within a second (their next lease of
+    // its requests says it was revoked); its event streams end on the event
+    // `Tokens::revoke` published.
+    state.forget_token(record.id);
     tracing::info!(
         workspace_id,
         token_id = record.id,

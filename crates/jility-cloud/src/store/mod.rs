@@ -75,6 +75,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0010_sliding_rate_limits.sql"),
     include_str!("../pg_migrations/0011_accounts.sql"),
     include_str!("../pg_migrations/0012_oauth.sql"),
+    include_str!("../pg_migrations/0013_rate_leases.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)

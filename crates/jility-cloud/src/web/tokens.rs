@@ -268,7 +268,7 @@ pub async fn revoke(
                 .await
                 .map_err(|e| WebError::Tool(ToolError::internal(format!("Revoking failed: {e}"))))?
                 .map_err(WebError::Tool)?;
-        site.api().principals.forget_token(record.id);
+        site.api().forget_token(record.id);
         detail = Some(format!("token {} ({})", record.id, record.name));
         Ok(serde_json::json!({ "revoked": record.id }))
     }

@@ -21,7 +21,7 @@ fn the_limit_counts_every_request_of_a_token_and_says_when_to_retry() {
         assert!(decision.allowed, "request {used} of 5");
         assert_eq!(decision.limit, 5);
         assert_eq!(decision.remaining, 5 - used);
-        assert!((1..=61).contains(&decision.retry_after_secs));
+        assert!((1..=62).contains(&decision.retry_after_secs));
         last = Some(decision);
     }
     let refused = limiter.check("token-a").unwrap();
@@ -149,4 +149,147 @@ fn a_workspace_ceiling_binds_all_its_tokens_and_a_refusal_counts_for_neither() {
         .unwrap()
         .get(0);
     assert_eq!(used, 1);
+}
+
+/// A limit of 6,400 a minute leases up to 100 requests at a time.
+const BIG: u32 = 6_400;
+
+fn shared_count(db: &TestDb, key: &str) -> i64 {
+    db.client()
+        .query_one(
+            "SELECT coalesce(sum(c), 0)::bigint FROM rate_limit_counts, unnest(counts) c \
+             WHERE key = $1",
+            &[&key],
+        )
+        .unwrap()
+        .get(0)
+}
+
+#[test]
+fn leased_requests_keep_the_headers_exact_within_one_process() {
+    let db = TestDb::new();
+    let limiter = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    for spent in 1..=1_000u32 {
+        let decision = limiter.check("busy").unwrap();
+        assert!(decision.allowed);
+        assert_eq!(decision.remaining, BIG - spent, "request {spent}");
+    }
+    // Leases grew: the database counted more than was spent, and gets the rest back
+    // once the leases expire.
+    assert!(shared_count(&db, "busy") > 1_000, "leases were taken ahead");
+    std::thread::sleep(jility_cloud::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800));
+    assert_eq!(
+        shared_count(&db, "busy"),
+        1_000,
+        "the unspent part was given back"
+    );
+}
+
+#[test]
+fn two_processes_leasing_never_pass_the_limit_together_and_give_back_the_rest() {
+    let db = TestDb::new();
+    let first = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    let second = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    // 4 threads, two on each process, 2,000 requests each: 8,000 against 6,400.
+    let barrier = Arc::new(Barrier::new(4));
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let limiter = if i % 2 == 0 {
+                first.clone()
+            } else {
+                second.clone()
+            };
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                (0..2_000)
+                    .filter(|_| limiter.check("shared-token").unwrap().allowed)
+                    .count()
+            })
+        })
+        .collect();
+    let allowed: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert!(allowed <= BIG as usize, "{allowed} passed a limit of {BIG}");
+    // What a process held when the requests stopped is given back within its lease's
+    // second: the shared count is then what was spent, and the rest can be had.
+    std::thread::sleep(jility_cloud::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800));
+    assert_eq!(shared_count(&db, "shared-token") as usize, allowed);
+    let left = BIG as usize - allowed;
+    let more = (0..left + 10)
+        .filter(|_| first.check("shared-token").unwrap().allowed)
+        .count();
+    assert_eq!(more, left, "exactly the rest of the limit, no more");
+}
+
+#[test]
+fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
+    let db = TestDb::new();
+    let pool = PgDatabase::connect(&db.url).unwrap();
+    let tokens = jility_cloud::auth::Tokens::new(&pool);
+    let (alpha, minted) = tokens
+        .create_workspace("alpha", "bootstrap", "tester")
+        .unwrap();
+    let id = minted.record.id;
+    // Another process, busy with the token: its leases have grown.
+    let other = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    for _ in 0..500 {
+        let (decision, revoked) = other.check_token(id, alpha.id).unwrap();
+        assert!(decision.allowed && revoked.is_none());
+    }
+    tokens
+        .revoke(alpha.id, &jility_cloud::auth::TokenRef::Id(id))
+        .unwrap();
+    let revoked = std::time::Instant::now();
+    let mut served_after = 0;
+    loop {
+        let (_, revoked) = other.check_token(id, alpha.id).unwrap();
+        if revoked.is_some() {
+            break;
+        }
+        served_after += 1;
+        assert!(
+            revoked.elapsed() <= jility_cloud::ratelimit::LEASE_TTL,
+            "still served {:?} after its revocation",
+            revoked.elapsed()
+        );
+    }
+    // It was refused as soon as the lease it held ran out, and stays refused.
+    assert!(served_after <= (BIG / jility_cloud::ratelimit::LEASE_SHARE) as usize);
+    for _ in 0..3 {
+        assert!(other.check_token(id, alpha.id).unwrap().1.is_some());
+    }
+    // The process that revokes forgets its leases at once.
+    let here = RateLimiter::new(pool, BIG);
+    let minted = tokens
+        .create(
+            alpha.id,
+            &jility_cloud::auth::NewToken {
+                name: "second".into(),
+                scopes: jility_core::token::ScopeSet::full_access(),
+                expires_at: None,
+                created_by: "tester".into(),
+            },
+        )
+        .unwrap();
+    for _ in 0..500 {
+        assert!(
+            here.check_token(minted.record.id, alpha.id)
+                .unwrap()
+                .1
+                .is_none()
+        );
+    }
+    tokens
+        .revoke(
+            alpha.id,
+            &jility_cloud::auth::TokenRef::Id(minted.record.id),
+        )
+        .unwrap();
+    here.forget_token(minted.record.id);
+    assert!(
+        here.check_token(minted.record.id, alpha.id)
+            .unwrap()
+            .1
+            .is_some()
+    );
 }

@@ -1,0 +1,331 @@
+//! The requests a process has leased from the shared count and not spent yet, per key.
+//!
+//! A lease is a block of requests counted in the database in one statement
+//! (`jility_rate_lease`, migration 0013) and spent here without asking again, for at most
+//! [`LEASE_TTL`] after it was asked for; what is left then goes back to the shared count
+//! (`jility_rate_return`), from a sweeper thread that runs while the limiter lives. A
+//! lease's size adapts to the key's traffic: it doubles each time a block was spent before
+//! it expired and halves when one expired half unspent, between 1 and a share
+//! ([`LEASE_SHARE`]) of the smaller limit. A key whose limits are under `LEASE_SHARE × 2`
+//! a minute is therefore counted one request per statement, exactly as before leases.
+//!
+//! A refusal is kept for the key (at most a second, never past the time a slot frees), so a
+//! caller hammering past its limit costs the database one statement a second per process.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use super::Decision;
+
+/// A leased request is spent within this long after its lease was asked for, or given back.
+pub const LEASE_TTL: Duration = Duration::from_secs(1);
+
+/// A lease is at most this fraction of the smaller of its key's limits.
+pub const LEASE_SHARE: u32 = 64;
+
+/// How often the sweeper gives back expired leases.
+const SWEEP_EVERY: Duration = Duration::from_millis(250);
+
+/// A key with nothing leased and no request for this long is forgotten.
+const IDLE: Duration = Duration::from_secs(30);
+
+/// What the database last said of a key's windows (counts include every lease of every
+/// process, the unspent parts of this process's leases among them).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Seen {
+    pub token_used: i32,
+    pub token_frees_at: f64,
+    pub workspace_used: i32,
+    pub workspace_frees_at: f64,
+    /// The database's clock when it answered, and our clock then.
+    pub now: f64,
+    pub at: Instant,
+}
+
+impl Seen {
+    /// The database's clock now, estimated from the last answer.
+    pub fn now(&self) -> f64 {
+        self.now + self.at.elapsed().as_secs_f64()
+    }
+}
+
+/// Requests of one lease not spent yet.
+struct Block {
+    /// The second they are counted in (database clock).
+    second: i64,
+    expires: Instant,
+    size: u32,
+    left: u32,
+}
+
+/// A key's leases in this process.
+struct Lease {
+    workspace: Option<String>,
+    blocks: VecDeque<Block>,
+    /// Size of the next lease asked for.
+    next: u32,
+    /// A lease of `next` is being asked for (others ask for one request meanwhile).
+    asking: bool,
+    /// A block was spent in full before it expired: the next lease doubles.
+    grow: bool,
+    seen: Option<Seen>,
+    refused: Option<(Instant, Decision)>,
+    used_at: Instant,
+}
+
+impl Lease {
+    fn new(workspace: Option<&str>) -> Self {
+        Self {
+            workspace: workspace.map(str::to_string),
+            blocks: VecDeque::new(),
+            next: 1,
+            asking: false,
+            grow: false,
+            seen: None,
+            refused: None,
+            used_at: Instant::now(),
+        }
+    }
+
+    fn left(&self) -> u32 {
+        self.blocks.iter().map(|b| b.left).sum()
+    }
+
+    /// Move expired blocks to `returns` (with what is left of them) and shrink the next
+    /// lease if they went half unspent.
+    fn expire(&mut self, key: &str, now: Instant, returns: &mut Returns) {
+        while let Some(block) = self.blocks.front() {
+            if block.expires > now && block.left > 0 {
+                break;
+            }
+            if block.left > 0 {
+                if block.left * 2 >= block.size {
+                    self.next = (self.next / 2).max(1);
+                }
+                returns.add(key, self.workspace.as_deref(), block.second, block.left);
+            }
+            self.blocks.pop_front();
+        }
+    }
+}
+
+/// Requests to give back: key, second, count.
+#[derive(Default)]
+pub(super) struct Returns {
+    pub keys: Vec<String>,
+    pub seconds: Vec<i64>,
+    pub counts: Vec<i32>,
+}
+
+impl Returns {
+    pub fn add(&mut self, key: &str, workspace: Option<&str>, second: i64, left: u32) {
+        let count = i32::try_from(left).unwrap_or(i32::MAX);
+        for key in std::iter::once(key).chain(workspace) {
+            self.keys.push(key.to_string());
+            self.seconds.push(second);
+            self.counts.push(count);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
+/// What [`Book::take`] found for a request.
+pub(super) enum Taken {
+    /// Spent a leased request: the decision to give (allowed).
+    Spent(Decision),
+    /// Refused moments ago, and still.
+    Refused(Decision),
+    /// Nothing leased: ask the database for `wanted` (the caller is the key's asker when
+    /// `asker`, and must [`Book::settle`] either way).
+    Ask { wanted: u32, asker: bool },
+}
+
+/// Every key's leases (shared by the limiter's clones and the sweeper).
+#[derive(Default)]
+pub(super) struct Book {
+    leases: Mutex<HashMap<String, Lease>>,
+    /// Expired blocks waiting for the sweeper.
+    returns: Mutex<Returns>,
+}
+
+impl Book {
+    /// Spend a leased request of `key`, or say what to ask the database for.
+    pub fn take(
+        &self,
+        key: &str,
+        workspace: Option<&str>,
+        decide: impl Fn(&Seen, u32) -> Decision,
+    ) -> Taken {
+        let now = Instant::now();
+        let Ok(mut leases) = self.leases.lock() else {
+            return Taken::Ask {
+                wanted: 1,
+                asker: false,
+            };
+        };
+        let lease = leases
+            .entry(key.to_string())
+            .or_insert_with(|| Lease::new(workspace));
+        lease.used_at = now;
+        let mut returns = Returns::default();
+        lease.expire(key, now, &mut returns);
+        if !returns.is_empty() {
+            self.queue(returns);
+        }
+        if let Some((until, decision)) = lease.refused {
+            if now < until {
+                let mut decision = decision;
+                if let Some(seen) = &lease.seen {
+                    decision.retry_after_secs = wait(decision.reset_at as f64, seen.now());
+                }
+                return Taken::Refused(decision);
+            }
+            lease.refused = None;
+        }
+        if let Some(block) = lease.blocks.iter_mut().find(|b| b.left > 0) {
+            block.left -= 1;
+            if block.left == 0 {
+                lease.grow = true;
+            }
+            let left = lease.left();
+            if let Some(seen) = &lease.seen {
+                return Taken::Spent(decide(seen, left));
+            }
+        }
+        if lease.asking {
+            Taken::Ask {
+                wanted: 1,
+                asker: false,
+            }
+        } else {
+            lease.asking = true;
+            Taken::Ask {
+                wanted: lease.next,
+                asker: true,
+            }
+        }
+    }
+
+    /// Record what the database granted `key` (`granted` of `wanted`, counted in
+    /// `second`, the request that asked spending one of them), up to `cap` for the next
+    /// lease; answers what is left unspent here.
+    #[allow(clippy::too_many_arguments)]
+    pub fn settle(
+        &self,
+        key: &str,
+        workspace: Option<&str>,
+        asker: bool,
+        asked_at: Instant,
+        answer: Option<(u32, i64, Seen)>,
+        refusal: Option<Decision>,
+        cap: u32,
+    ) -> u32 {
+        let Ok(mut leases) = self.leases.lock() else {
+            return 0;
+        };
+        let lease = leases
+            .entry(key.to_string())
+            .or_insert_with(|| Lease::new(workspace));
+        if asker {
+            lease.asking = false;
+        }
+        let Some((granted, second, seen)) = answer else {
+            return lease.left();
+        };
+        lease.seen = Some(seen);
+        if let Some(refusal) = refusal {
+            let until = Instant::now()
+                + Duration::from_secs(refusal.retry_after_secs).min(Duration::from_secs(1));
+            lease.refused = Some((until, refusal));
+            return lease.left();
+        }
+        if granted > 1 {
+            lease.blocks.push_back(Block {
+                second,
+                expires: asked_at + LEASE_TTL,
+                size: granted,
+                left: granted - 1,
+            });
+        }
+        // A lease spent in full while it was good (one request is spent as it comes): the
+        // key needs bigger ones.
+        if asker && (lease.grow || granted == 1) {
+            lease.next = lease.next.saturating_mul(2).min(cap.max(1));
+            lease.grow = false;
+        }
+        lease.left()
+    }
+
+    /// Drop what is leased for `key` (its token was revoked): nothing more is spent.
+    pub fn forget(&self, key: &str) {
+        let removed = self.leases.lock().ok().and_then(|mut l| l.remove(key));
+        if let Some(mut lease) = removed {
+            let mut returns = Returns::default();
+            for block in lease.blocks.iter_mut() {
+                block.expires = Instant::now();
+            }
+            lease.expire(key, Instant::now() + LEASE_TTL, &mut returns);
+            self.queue(returns);
+        }
+    }
+
+    fn queue(&self, more: Returns) {
+        if let Ok(mut returns) = self.returns.lock() {
+            returns.keys.extend(more.keys);
+            returns.seconds.extend(more.seconds);
+            returns.counts.extend(more.counts);
+        }
+    }
+
+    /// Expire every key's blocks, forget idle keys, and hand over what must go back.
+    fn sweep(&self) -> Returns {
+        let now = Instant::now();
+        let mut returns = Returns::default();
+        if let Ok(mut leases) = self.leases.lock() {
+            leases.retain(|key, lease| {
+                lease.expire(key, now, &mut returns);
+                !(lease.blocks.is_empty() && !lease.asking && now - lease.used_at > IDLE)
+            });
+        }
+        if let Ok(mut queued) = self.returns.lock() {
+            let queued = std::mem::take(&mut *queued);
+            returns.keys.extend(queued.keys);
+            returns.seconds.extend(queued.seconds);
+            returns.counts.extend(queued.counts);
+        }
+        returns
+    }
+}
+
+/// Seconds from `now` until `at`, at least 1.
+pub(super) fn wait(at: f64, now: f64) -> u64 {
+    let wait = (at - now).ceil();
+    if wait >= 1.0 { wait as u64 } else { 1 }
+}
+
+/// Give back expired leases every [`SWEEP_EVERY`] while `book` lives, through `give`.
+pub(super) fn sweeper(book: &Arc<Book>, give: impl Fn(Returns) + Send + 'static) {
+    let book: Weak<Book> = Arc::downgrade(book);
+    let spawned = std::thread::Builder::new()
+        .name("jility-rate-leases".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(SWEEP_EVERY);
+                let Some(book) = book.upgrade() else {
+                    return;
+                };
+                let returns = book.sweep();
+                drop(book);
+                if !returns.is_empty() {
+                    give(returns);
+                }
+            }
+        });
+    if let Err(err) = spawned {
+        tracing::warn!(error = %err, "cannot start the thread that gives back rate-limit leases; unspent leases will age out of the window instead");
+    }
+}
