@@ -286,4 +286,16 @@ pub trait Store {
         &mut self,
         f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
     ) -> Result<R, ToolError>;
+
+    /// [`Self::read`] for a read that is usually one statement (a ticket looked up whole):
+    /// a store whose transactions cost round trips may run `f` first without one, and run
+    /// it again in a read transaction if it asks for a second statement, which is why `f`
+    /// is `Fn` (it must not change anything outside the store). Either way `f`'s answer
+    /// comes from one consistent snapshot.
+    fn read_single<R>(
+        &mut self,
+        f: impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        self.read(f)
+    }
 }

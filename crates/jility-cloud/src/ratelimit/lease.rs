@@ -67,7 +67,8 @@ struct Lease {
     next: u32,
     /// A lease of `next` is being asked for (others ask for one request meanwhile).
     asking: bool,
-    /// A block was spent in full before it expired: the next lease doubles.
+    /// A block was spent in full before it expired: the next lease doubles (up to the
+    /// cap [`Book::take`] is given).
     grow: bool,
     seen: Option<Seen>,
     refused: Option<(Instant, Decision)>,
@@ -158,6 +159,7 @@ impl Book {
         &self,
         key: &str,
         workspace: Option<&str>,
+        cap: u32,
         decide: impl Fn(&Seen, u32) -> Decision,
     ) -> Taken {
         let now = Instant::now();
@@ -202,6 +204,12 @@ impl Book {
                 asker: false,
             }
         } else {
+            // The last block was spent in full while it was good (a lone request is spent
+            // as it comes): the key needs bigger ones.
+            if lease.grow {
+                lease.next = lease.next.saturating_mul(2).min(cap.max(1));
+                lease.grow = false;
+            }
             lease.asking = true;
             Taken::Ask {
                 wanted: lease.next,
@@ -211,9 +219,8 @@ impl Book {
     }
 
     /// Record what the database granted `key` (`granted` of `wanted`, counted in
-    /// `second`, the request that asked spending one of them), up to `cap` for the next
-    /// lease; answers what is left unspent here.
-    #[allow(clippy::too_many_arguments)]
+    /// `second`, the request that asked spending one of them); answers what is left
+    /// unspent here.
     pub fn settle(
         &self,
         key: &str,
@@ -222,7 +229,6 @@ impl Book {
         asked_at: Instant,
         answer: Option<(u32, i64, Seen)>,
         refusal: Option<Decision>,
-        cap: u32,
     ) -> u32 {
         let Ok(mut leases) = self.leases.lock() else {
             return 0;
@@ -251,11 +257,8 @@ impl Book {
                 left: granted - 1,
             });
         }
-        // A lease spent in full while it was good (one request is spent as it comes): the
-        // key needs bigger ones.
-        if asker && (lease.grow || granted == 1) {
-            lease.next = lease.next.saturating_mul(2).min(cap.max(1));
-            lease.grow = false;
+        if granted == 1 {
+            lease.grow = true;
         }
         lease.left()
     }

@@ -242,7 +242,8 @@ impl RateLimiter {
         token: Option<i64>,
     ) -> Result<(Decision, Option<String>), StoreError> {
         let has_workspace = workspace.is_some();
-        let (wanted, asker) = match self.book.take(key, workspace, |seen, left| {
+        let cap = self.cap(has_workspace);
+        let (wanted, asker) = match self.book.take(key, workspace, cap, |seen, left| {
             self.decide(seen, left, has_workspace, true)
         }) {
             Taken::Spent(decision) | Taken::Refused(decision) => return Ok((decision, None)),
@@ -293,13 +294,13 @@ impl RateLimiter {
             Ok(answer) => answer,
             Err(err) => {
                 self.book
-                    .settle(key, workspace, asker, asked_at, None, None, 0);
+                    .settle(key, workspace, asker, asked_at, None, None);
                 return Err(err);
             }
         };
         if revoked_at.is_some() {
             self.book
-                .settle(key, workspace, asker, asked_at, None, None, 0);
+                .settle(key, workspace, asker, asked_at, None, None);
             if granted > 0 {
                 let mut returns = Returns::default();
                 returns.add(key, workspace, second, granted);
@@ -317,7 +318,6 @@ impl RateLimiter {
             asked_at,
             Some((granted, second, seen)),
             refusal,
-            self.cap(has_workspace),
         );
         Ok((
             refusal.unwrap_or_else(|| self.decide(&seen, left, has_workspace, true)),

@@ -669,6 +669,7 @@ impl PgStore {
                 failed: false,
                 read_only: !write,
                 context: None,
+                single: Single::InTransaction,
             };
             let result = f(&mut tx);
             open.failed = tx.failed;
@@ -752,6 +753,42 @@ impl Store for PgStore {
     ) -> Result<R, ToolError> {
         self.run(true, f)
     }
+
+    /// `f` with no transaction around it (no `BEGIN`, no `ROLLBACK`: one round trip for a
+    /// ticket read whole) as long as it runs one statement, which sees one snapshot on its
+    /// own; when it asks for a second, it is stopped there and run again in a read
+    /// transaction.
+    fn read_single<R>(
+        &mut self,
+        f: impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut conn = self.db.checkout()?;
+            let PgConnection { client, statements } = &mut *conn;
+            let mut tx = Tx {
+                client,
+                statements,
+                ws: self.workspace,
+                failed: false,
+                read_only: true,
+                context: None,
+                single: Single::Unused,
+            };
+            let result = f(&mut tx);
+            match tx.single {
+                Single::Exceeded => return self.run(false, f),
+                // A connection the server dropped before the statement was answered:
+                // nothing was read, so the read starts again once on a fresh one.
+                _ if result.is_err() && tx.client.is_closed() && attempt < 2 => {
+                    tracing::warn!("database connection lost; reconnecting");
+                    continue;
+                }
+                _ => return result,
+            }
+        }
+    }
 }
 
 type Param = Box<dyn ToSql + Sync>;
@@ -768,6 +805,19 @@ struct Tx<'a> {
     /// fetched in the same statement as the ticket ([`Tx::ticket_in_context`]), so that
     /// reading a whole ticket is one round trip instead of a dozen.
     context: Option<Context>,
+    /// Outside a transaction ([`Store::read_single`]): whether its one statement ran.
+    single: Single,
+}
+
+/// A read outside a transaction may run one statement ([`Store::read_single`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Single {
+    /// Inside a transaction: any number of statements.
+    InTransaction,
+    Unused,
+    Used,
+    /// A second statement was asked for: the read must run again in a transaction.
+    Exceeded,
 }
 
 /// What a read needs beside a ticket's row to show it whole: its assignees, labels,
@@ -813,6 +863,16 @@ const DEPENDENT_IDS_SQL: &str = "SELECT d.ticket_id FROM dependencies d \
 
 impl Tx<'_> {
     fn statement(&mut self, sql: &str) -> StoreResult<Statement> {
+        match self.single {
+            Single::InTransaction => {}
+            Single::Unused => self.single = Single::Used,
+            Single::Used | Single::Exceeded => {
+                self.single = Single::Exceeded;
+                return Err(StoreError::Database(
+                    "a second statement outside a transaction".into(),
+                ));
+            }
+        }
         if let Some(statement) = self.statements.get(sql) {
             return Ok(statement.clone());
         }

@@ -106,7 +106,8 @@ impl<S: Store> Tracker<S> {
     }
 
     pub fn get_ticket(&mut self, reference: &str) -> Result<TicketDetail, ToolError> {
-        self.store.read(|tx| {
+        // A ticket and everything shown with it are one statement in the cloud store.
+        self.store.read_single(|tx| {
             let row = resolve(tx, reference)?;
             let ticket = full_ticket(tx, &row)?;
             let (comments, comment_count) = tx.comments(row.id, COMMENTS_SHOWN)?;

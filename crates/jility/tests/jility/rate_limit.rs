@@ -239,7 +239,7 @@ fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
     tokens
         .revoke(alpha.id, &jility_cloud::auth::TokenRef::Id(id))
         .unwrap();
-    let revoked = std::time::Instant::now();
+    let since = std::time::Instant::now();
     let mut served_after = 0;
     loop {
         let (_, revoked) = other.check_token(id, alpha.id).unwrap();
@@ -248,9 +248,9 @@ fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
         }
         served_after += 1;
         assert!(
-            revoked.elapsed() <= jility_cloud::ratelimit::LEASE_TTL,
+            since.elapsed() <= jility_cloud::ratelimit::LEASE_TTL,
             "still served {:?} after its revocation",
-            revoked.elapsed()
+            since.elapsed()
         );
     }
     // It was refused as soon as the lease it held ran out, and stays refused.
