@@ -1215,3 +1215,41 @@ fn a_bad_url_fails_at_once_with_its_reason() {
     let err = PgDatabase::connect(&missing).err().unwrap();
     assert!(err.to_string().contains("jility_no_such_database"), "{err}");
 }
+
+#[test]
+fn a_read_of_one_statement_runs_once_and_a_longer_one_again_in_a_transaction() {
+    let test_db = TestDb::new();
+    let db = PgDatabase::connect(&test_db.url).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut tracker = pg_tracker(&db, "alpha", "TASK", dir.path());
+    tracker.create_ticket("tester", create("First")).unwrap();
+    let ws = db.workspace_by_name("alpha").unwrap().unwrap();
+    let mut store = PgStore::open(&db, ws.id).unwrap();
+    let runs = std::cell::Cell::new(0);
+    let one = store
+        .read_single(|tx| {
+            runs.set(runs.get() + 1);
+            Ok(tx.projects()?.len())
+        })
+        .unwrap();
+    assert_eq!((one, runs.get()), (1, 1), "one statement: run once");
+    runs.set(0);
+    let two = store
+        .read_single(|tx| {
+            runs.set(runs.get() + 1);
+            let projects = tx.projects()?;
+            let first = tx.ticket_by_number(&projects[0].key, 1)?.map(|t| t.title);
+            Ok((projects.len(), first))
+        })
+        .unwrap();
+    assert_eq!(two, (1, Some("First".to_string())));
+    assert_eq!(
+        runs.get(),
+        2,
+        "stopped at its second statement, run again in a transaction"
+    );
+    // A ticket that is not there is no error, and the connection stays usable.
+    let missing = store.read_single(|tx| Ok(tx.ticket_by_number("NOPE", 1)?.map(|t| t.id)));
+    assert!(matches!(missing, Ok(None)), "{missing:?}");
+    assert_eq!(tracker.get_ticket("TASK-1").unwrap().ticket.title, "First");
+}
