@@ -12,7 +12,8 @@
 //!   one client address (or of one expired or revoked token), the further ones are counted
 //!   and recorded as one entry when the minute ends ([`super::refusals`]).
 //! - A token authenticated a moment ago is not looked up again ([`super::principals`]);
-//!   whether it was revoked since is read with the rate limit's lease, below.
+//!   whether it was revoked since is read with the rate limit's lease, below, and afresh
+//!   for a request that may change something (not `GET` or `HEAD`, or at `/mcp`).
 //! - Then the request counts against its token's limit and its workspace's ceiling (a
 //!   sliding 60 s window counted in the database so that every server process shares it,
 //!   in blocks leased for a second; [`crate::ratelimit`]). Every authenticated answer
@@ -124,46 +125,23 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
         }
     };
     let known = state.principals.get(&token);
-    let checked = tokio::task::spawn_blocking(move || -> Result<_, ToolError> {
-        let refuse = |refused: AuthError| {
-            tracing::info!(reason = %refused, "refused a request's token");
-            record_refusal(&state, client, &token, &refused);
-            ToolError::from(refused)
-        };
-        let principal = match known {
-            Some(principal) => principal,
-            None => {
-                let principal = state.tokens.authenticate(&token).map_err(|err| match err {
-                    AuthError::Store(_) => ToolError::from(err),
-                    refused => refuse(refused),
-                })?;
-                state.principals.keep(&token, &principal);
-                principal
-            }
-        };
-        // Counted, and whether the token was revoked as of its last lease (at most a
-        // second ago).
-        let (decision, revoked_at) = match state
-            .limiter
-            .check_token(principal.token_id, principal.workspace_id)
-         {
-            Ok(checked) => checked,
-            // The database cannot be reached: a token authenticated moments ago goes on
-            // uncounted, so that what needs no database (MCP's handshake, `tools/list`) is
-            // served and a tool call fails as a tool (`database_unavailable`, retryable).
-            Err(StoreError::Unavailable(detail)) => {
-                tracing::warn!(detail = %detail, "cannot count a request: the database cannot be reached");
-                return Ok((principal, None));
-            }
-            Err(err) => return Err(err.into()),
-        };
-        if let Some(at) = revoked_at {
-            state.forget_token(principal.token_id);
-            return Err(refuse(AuthError::Revoked { at }));
-        }
-        Ok((principal, Some(decision)))
-    })
-    .await;
+    // A read may be served from a leased request (the token's revocation then known as of
+    // its lease, at most a second ago); anything else asks the database afresh.
+    let fresh = mcp
+        || !matches!(
+            *request.method(),
+            axum::http::Method::GET | axum::http::Method::HEAD
+        );
+    // A read by a token authenticated a moment ago with a leased request left here: nothing
+    // to ask the database, so no blocking thread either.
+    let leased = known.as_ref().filter(|_| !fresh).and_then(|principal| {
+        let decision = state.limiter.check_token_leased(principal.token_id)?;
+        Some((principal.clone(), Some(decision)))
+    });
+    let checked = match leased {
+        Some(checked) => Ok(Ok(checked)),
+        None => check(state, client, token, known, fresh).await,
+    };
     let (principal, decision) = match checked {
         Ok(Ok(checked)) => checked,
         Ok(Err(err)) if err.code == errors::UNAUTHENTICATED => {
@@ -234,6 +212,57 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
     let mut response = next.run(request).await;
     rate_headers(response.headers_mut(), &decision);
     response
+}
+
+/// Authenticate `token` (unless `known`) and count its request (blocking, on a blocking
+/// thread): the principal and the decision, none when the database cannot be reached.
+async fn check(
+    state: ApiState,
+    client: Option<IpAddr>,
+    token: String,
+    known: Option<Principal>,
+    fresh: bool,
+) -> Result<Result<(Principal, Option<Decision>), ToolError>, tokio::task::JoinError> {
+    tokio::task::spawn_blocking(move || -> Result<_, ToolError> {
+        let refuse = |refused: AuthError| {
+            tracing::info!(reason = %refused, "refused a request's token");
+            record_refusal(&state, client, &token, &refused);
+            ToolError::from(refused)
+        };
+        let principal = match known {
+            Some(principal) => principal,
+            None => {
+                let principal = state.tokens.authenticate(&token).map_err(|err| match err {
+                    AuthError::Store(_) => ToolError::from(err),
+                    refused => refuse(refused),
+                })?;
+                state.principals.keep(&token, &principal);
+                principal
+            }
+        };
+        // Counted, and whether the token was revoked as of its last lease (at most a
+        // second ago).
+        let (decision, revoked_at) = match state
+            .limiter
+            .check_token_with(principal.token_id, principal.workspace_id, fresh)
+         {
+            Ok(checked) => checked,
+            // The database cannot be reached: a token authenticated moments ago goes on
+            // uncounted, so that what needs no database (MCP's handshake, `tools/list`) is
+            // served and a tool call fails as a tool (`database_unavailable`, retryable).
+            Err(StoreError::Unavailable(detail)) => {
+                tracing::warn!(detail = %detail, "cannot count a request: the database cannot be reached");
+                return Ok((principal, None));
+            }
+            Err(err) => return Err(err.into()),
+        };
+        if let Some(at) = revoked_at {
+            state.forget_token(principal.token_id);
+            return Err(refuse(AuthError::Revoked { at }));
+        }
+        Ok((principal, Some(decision)))
+    })
+    .await
 }
 
 /// Record that `token` was refused (blocking): an expired or revoked token under its

@@ -263,6 +263,34 @@ impl Book {
         lease.left()
     }
 
+    /// Spend a leased request of `key` if there is one (or repeat a refusal still
+    /// current), touching nothing else: `None` means the database must be asked.
+    pub fn spend(&self, key: &str, decide: impl Fn(&Seen, u32) -> Decision) -> Option<Decision> {
+        let now = Instant::now();
+        let mut leases = self.leases.lock().ok()?;
+        let lease = leases.get_mut(key)?;
+        if let Some((until, decision)) = lease.refused
+            && now < until
+        {
+            let mut decision = decision;
+            if let Some(seen) = &lease.seen {
+                decision.retry_after_secs = wait(decision.reset_at as f64, seen.now());
+            }
+            return Some(decision);
+        }
+        let block = lease
+            .blocks
+            .iter_mut()
+            .find(|b| b.left > 0 && b.expires > now)?;
+        block.left -= 1;
+        if block.left == 0 {
+            lease.grow = true;
+        }
+        lease.used_at = now;
+        let left = lease.left();
+        lease.seen.as_ref().map(|seen| decide(seen, left))
+    }
+
     /// Drop what is leased for `key` (its token was revoked): nothing more is spent.
     pub fn forget(&self, key: &str) {
         let removed = self.leases.lock().ok().and_then(|mut l| l.remove(key));

@@ -20,9 +20,12 @@
 //! age out of the window), so under contention between processes a token may be allowed
 //! fewer than its limit, never more.
 //!
-//! **Revocation** is read in the same round trip as a lease: a revoked token is refused by
-//! the process that revoked it at once, and by every other process from its next lease on,
-//! within [`LEASE_TTL`] of the revocation.
+//! **Revocation** is read in the same round trip as a lease. A request that may change
+//! something (any method but `GET` and `HEAD`, and every request at `/mcp`) asks the
+//! database afresh ([`RateLimiter::check_token_fresh`]), so a revoked token changes nothing
+//! after its revocation, as before leases. A read is refused by the process that revoked
+//! the token at once, and by every other process from its next lease on: within
+//! [`LEASE_TTL`] of the revocation.
 //!
 //! What a caller learns ([`Decision`]) is what the `X-RateLimit-*` headers and a 429's
 //! `Retry-After` carry; `remaining` is the shared count as of the process's last lease,
@@ -184,6 +187,45 @@ impl RateLimiter {
         )
     }
 
+    /// [`Self::check_token`] when this process holds a leased request of the token (or
+    /// refused it a moment ago): answered without the database, so without blocking.
+    /// `None`: call [`Self::check_token`].
+    pub fn check_token_leased(&self, token_id: i64) -> Option<Decision> {
+        self.book.spend(&token_key(token_id), |seen, left| {
+            self.decide(seen, left, true, true)
+        })
+    }
+
+    /// [`Self::check_token_fresh`] when `fresh`, else [`Self::check_token`].
+    pub fn check_token_with(
+        &self,
+        token_id: i64,
+        workspace_id: i64,
+        fresh: bool,
+    ) -> Result<(Decision, Option<String>), StoreError> {
+        if fresh {
+            self.check_token_fresh(token_id, workspace_id)
+        } else {
+            self.check_token(token_id, workspace_id)
+        }
+    }
+
+    /// [`Self::check_token`] asking the database whatever this process holds: for a
+    /// request that changes something, which a token revoked a moment ago in another
+    /// process must not do. It counts one request, not a lease.
+    pub fn check_token_fresh(
+        &self,
+        token_id: i64,
+        workspace_id: i64,
+    ) -> Result<(Decision, Option<String>), StoreError> {
+        self.count_with(
+            &token_key(token_id),
+            Some(&format!("workspace:{workspace_id}")),
+            Some(token_id),
+            true,
+        )
+    }
+
     /// Spend nothing more of token `token_id`'s leases in this process (it was revoked
     /// here): its next request asks the database, which says it is revoked.
     pub fn forget_token(&self, token_id: i64) {
@@ -241,13 +283,27 @@ impl RateLimiter {
         workspace: Option<&str>,
         token: Option<i64>,
     ) -> Result<(Decision, Option<String>), StoreError> {
+        self.count_with(key, workspace, token, false)
+    }
+
+    fn count_with(
+        &self,
+        key: &str,
+        workspace: Option<&str>,
+        token: Option<i64>,
+        fresh: bool,
+    ) -> Result<(Decision, Option<String>), StoreError> {
         let has_workspace = workspace.is_some();
         let cap = self.cap(has_workspace);
-        let (wanted, asker) = match self.book.take(key, workspace, cap, |seen, left| {
-            self.decide(seen, left, has_workspace, true)
-        }) {
-            Taken::Spent(decision) | Taken::Refused(decision) => return Ok((decision, None)),
-            Taken::Ask { wanted, asker } => (wanted, asker),
+        let (wanted, asker) = if fresh {
+            (1, false)
+        } else {
+            match self.book.take(key, workspace, cap, |seen, left| {
+                self.decide(seen, left, has_workspace, true)
+            }) {
+                Taken::Spent(decision) | Taken::Refused(decision) => return Ok((decision, None)),
+                Taken::Ask { wanted, asker } => (wanted, asker),
+            }
         };
         let token_limit = i32::try_from(self.per_minute).unwrap_or(i32::MAX);
         let workspace_limit = i32::try_from(self.per_workspace).unwrap_or(i32::MAX);
