@@ -232,16 +232,20 @@ fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
     let id = minted.record.id;
     // Another process, busy with the token: its leases have grown.
     let other = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    // And a third, busy with it too, whose next request will change something.
+    let writer = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
     for _ in 0..500 {
-        let (decision, revoked) = other.check_token(id, alpha.id).unwrap();
-        assert!(decision.allowed && revoked.is_none());
+        for limiter in [&other, &writer] {
+            let (decision, revoked) = limiter.check_token(id, alpha.id).unwrap();
+            assert!(decision.allowed && revoked.is_none());
+        }
     }
     tokens
         .revoke(alpha.id, &jility_cloud::auth::TokenRef::Id(id))
         .unwrap();
     let since = std::time::Instant::now();
     // A request that may change something asks afresh: refused at once.
-    let (_, revoked) = other.check_token_fresh(id, alpha.id).unwrap();
+    let (_, revoked) = writer.check_token_fresh(id, alpha.id).unwrap();
     assert!(revoked.is_some(), "a write after revocation is refused at once");
     let mut served_after = 0;
     loop {
