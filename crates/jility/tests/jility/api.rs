@@ -582,6 +582,81 @@ fn two_server_processes_share_one_rate_limit() {
 }
 
 #[test]
+fn a_token_revoked_through_one_process_is_refused_by_the_other_within_a_second() {
+    let db = TestDb::new();
+    let pool = db.connect();
+    let tokens = Tokens::new(&pool);
+    let (alpha, full) = workspace(&tokens, "alpha");
+    let agent = token(&tokens, &alpha, "agent", "full_access");
+    let agent_token = agent.token.expose().to_string();
+    // A limit high enough that the other process leases blocks of the agent's requests.
+    let one = Server::start(&db, &["--rate-limit", "640000"]);
+    let two = Server::start(&db, &["--rate-limit", "640000"]);
+    let http = client();
+    for _ in 0..200 {
+        let read = call(
+            &http,
+            &two,
+            Method::GET,
+            "/tickets",
+            Some(&agent_token),
+            None,
+        );
+        assert_eq!(read.status, StatusCode::OK, "{}", read.body);
+    }
+    let path = format!("/tokens/{}", agent.record.id);
+    let revoked = call(&http, &one, Method::DELETE, &path, Some(&full), None);
+    assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.body);
+    let since = std::time::Instant::now();
+    // The revoking process refuses it at once; the other refuses a write at once.
+    let here = call(
+        &http,
+        &one,
+        Method::GET,
+        "/tickets",
+        Some(&agent_token),
+        None,
+    );
+    assert_eq!(here.status, StatusCode::UNAUTHORIZED, "{}", here.body);
+    let body = r#"{"title":"After revocation"}"#;
+    let write = call(
+        &http,
+        &two,
+        Method::POST,
+        "/tickets",
+        Some(&agent_token),
+        Some(body),
+    );
+    assert_eq!(write.status, StatusCode::UNAUTHORIZED, "{}", write.body);
+    // Its reads stop within the second a lease lasts.
+    loop {
+        let read = call(
+            &http,
+            &two,
+            Method::GET,
+            "/tickets",
+            Some(&agent_token),
+            None,
+        );
+        if read.status == StatusCode::UNAUTHORIZED {
+            assert_eq!(read.code(), "unauthenticated");
+            break;
+        }
+        assert_eq!(read.status, StatusCode::OK, "{}", read.body);
+        assert!(
+            since.elapsed() < Duration::from_millis(1_500),
+            "still served {:?} after its revocation",
+            since.elapsed()
+        );
+    }
+    let listed = call(&http, &one, Method::GET, "/tickets", Some(&full), None);
+    assert!(
+        numbers(&listed.body, "tickets").is_empty(),
+        "nothing was written"
+    );
+}
+
+#[test]
 fn two_server_processes_on_one_database_honour_each_others_cursors() {
     let db = TestDb::new();
     let pool = db.connect();
