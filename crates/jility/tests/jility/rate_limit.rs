@@ -246,7 +246,10 @@ fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
     let since = std::time::Instant::now();
     // A request that may change something asks afresh: refused at once.
     let (_, revoked) = writer.check_token_fresh(id, alpha.id).unwrap();
-    assert!(revoked.is_some(), "a write after revocation is refused at once");
+    assert!(
+        revoked.is_some(),
+        "a write after revocation is refused at once"
+    );
     let mut served_after = 0;
     loop {
         let (_, revoked) = other.check_token(id, alpha.id).unwrap();
