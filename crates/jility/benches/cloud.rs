@@ -25,18 +25,29 @@
 //!    `jility_search_tickets` with a different 1–2 word query each call (so the cache cannot
 //!    answer), and `jility_create_ticket`.
 //! 2. **REST, one request at a time** on a keep-alive connection: random reads, and the same
-//!    search queries (`GET /search?q=`), with the search latency by number of matches.
-//! 3. **REST throughput**: `GET /api/v1/tickets/{KEY-N}` for a random N, from 32 concurrent
-//!    clients (async reqwest, keep-alive, `TCP_NODELAY`, each its own connection and token),
-//!    10 s after a 2 s warm-up; requests per second, latency percentiles, and where the CPUs
-//!    went (`jility serve`, PostgreSQL, the load generator, the rest). Every answer must be
-//!    200 and name the ticket asked for; one in [`PARSE_EVERY`] is decoded and checked. Then,
-//!    as a diagnostic, the same with all 32 clients on one token.
-//! 4. **Concurrent writers**: 4 bridges (each with its own token), all started before the
-//!    clock starts, each sent 1,000 `jility_create_ticket` calls at once with the others;
-//!    tickets per second, then a check through another bridge that none is lost (paging
-//!    through every ticket with `jility_list_tickets`, 200 a page: the count, the numbers
-//!    unique and contiguous, each writer's tickets under its assignee).
+//!    search queries (`GET /search?q=`), with the search latency by number of matches (the
+//!    queries include common words with more than 20,000 matches, [`COMMON_QUERIES`]).
+//! 3. **REST throughput**: first the baseline, `pgbench -S -c 32 -j 2 -T 10 -n` (select-only,
+//!    one indexed read per transaction) in a scratch database of its own
+//!    (`cloud_parts/pgbench.rs`), alone; then `GET /api/v1/tickets/{KEY-N}` for a random N,
+//!    from 32 concurrent clients (async reqwest, keep-alive, `TCP_NODELAY`, each its own
+//!    connection and token), 10 s after a 2 s warm-up; requests per second, latency
+//!    percentiles, and where the CPUs went (`jility serve`, PostgreSQL, the load generator,
+//!    the rest). Every answer must be 200 and name the ticket asked for; one in
+//!    [`PARSE_EVERY`] is decoded and checked. Then, as a diagnostic, the same with all 32
+//!    clients on one token. Then **two processes, one database** (`cloud_parts/shared.rs`):
+//!    the 32 clients split 16/16 between the server and a second `jility serve` on the same
+//!    database; and the rate limit shared by two processes started with `--rate-limit 60`:
+//!    one fresh token sends 100 requests alternately to each, then another fresh token the
+//!    same from 4 senders at once; exactly 60 must be allowed each time.
+//! 4. **Concurrent writers**: first the baseline, `pgbench -N -c 4 -j 2 -T 10 -n` (the
+//!    built-in simple-update script), alone; then 4 bridges (each with its own token), all
+//!    started before the clock starts, each sent 1,000 `jility_create_ticket` calls at once
+//!    with the others; tickets per second, then a check through another bridge that none is
+//!    lost (paging through every ticket with `jility_list_tickets`, 200 a page: the count, the
+//!    numbers unique and contiguous, each writer's tickets under its assignee). Then 4 REST
+//!    writers (`cloud_parts/writes.rs`), 10 s after a 2 s warm-up each: `POST /tickets`
+//!    creates, then `POST /tickets/{KEY-N}/comments` on random tickets.
 //! 5. **Local mode beside it**: the same cases on a copy of the stdio benchmark's cached
 //!    SQLite database (built now if missing) with `jility --mcp-server`, with its own pings,
 //!    and the same 4 × 1,000 concurrent writers, checked the same way.
@@ -44,15 +55,31 @@
 //! Whatever `jility serve` and the MCP servers report on stderr that looks like a problem (a
 //! warning, an error, a panic, a failed exit on SIGTERM) is quoted at the end of the report.
 //!
-//! Prints a Markdown report and writes it to `target/jility-cloud-bench.md`.
+//! Prints a Markdown report and writes it to `target/jility-cloud-bench.md`. The issue's
+//! targets are ratios to baselines measured in the same run on the same machine; the report
+//! opens with them, one line each with its target and PASS or FAIL
+//! (`cloud_parts/ratios.rs`): the REST GET throughput as a share of `pgbench -S` with as
+//! many clients (≥ 50%) and its p99 against its own p50 (≤ 4×); search's first page, the
+//! p50 of queries with more than 20,000 matches over that of queries with at most 1,000
+//! (≤ 2×); two processes' throughput against one's; the shared rate limit (60 allowed, with
+//! the tolerance printed); and writes per second (REST creates, REST comments, MCP creates
+//! through the bridges) as a share of `pgbench -N` with as many clients. `pgbench` is
+//! `JILITY_BENCH_PGBENCH`, else the one on `PATH`, else `/usr/lib/postgresql/*/bin/pgbench`;
+//! its scratch database `jility_bench_pgbench_<pid>` is dropped at the end, also when the
+//! run fails.
 //!
 //! Run (PostgreSQL at the admin URL, default `postgres://postgres@127.0.0.1:5432/test`):
 //! `JILITY_BENCH_DATABASE_URL=postgres://… cargo bench -p jility --bench cloud`
 //!
-//! While tuning the server, `JILITY_BENCH_ONLY=rest` measures only the REST parts (2 and 3)
-//! and prints them, without the report; `JILITY_BENCH_ONLY=oauth` the OAuth consent page and
-//! token exchange; `JILITY_BENCH_ONLY=web` measures the web app's pages
-//! beside the API's read (`cloud_parts/web.rs`).
+//! While tuning the server, `JILITY_BENCH_ONLY` measures one part and prints it as it comes,
+//! without the report, then its ratio lines:
+//! - `rest`: the REST parts (2 and 3): reads and searches one at a time, `pgbench -S`, the 32
+//!   readers, the two processes, the shared rate limit (the diagnostic with one token is
+//!   left out);
+//! - `writes`: part 4 on the cloud side: `pgbench -N`, the 4 bridges' creates and the check
+//!   that none is lost, the REST creates and comments;
+//! - `oauth`: the OAuth consent page and token exchange (`cloud_parts/oauth.rs`);
+//! - `web`: the web app's pages beside the API's read (`cloud_parts/web.rs`).
 
 // The benchmark reports to the terminal and aborts on any setup failure.
 #![allow(
@@ -69,7 +96,7 @@ use std::{
     collections::HashSet,
     fmt::Write as _,
     io::{BufRead as _, BufReader},
-    path::Path,
+    path::{Path, PathBuf},
     process::{Child, Command, Stdio},
     sync::{Arc, Mutex, mpsc},
     time::{Duration, Instant},
@@ -93,8 +120,20 @@ use support::{
 
 #[path = "cloud_parts/oauth.rs"]
 mod oauth;
+#[path = "cloud_parts/pgbench.rs"]
+mod pgbench;
+#[path = "cloud_parts/ratios.rs"]
+mod ratios;
+#[path = "cloud_parts/shared.rs"]
+mod shared;
 #[path = "cloud_parts/web.rs"]
 mod web;
+#[path = "cloud_parts/writes.rs"]
+mod writes;
+
+use pgbench::{PgBench, PgBenchRun};
+use shared::RateCheck;
+use writes::{Write, Writes};
 
 // ---- the database and the runs --------------------------------------------------------------
 
@@ -121,6 +160,17 @@ const PARSE_EVERY: usize = 64;
 
 /// The ticket `jility_get_ticket` reads again and again (the bridge's cache answers).
 const SAME_TICKET: usize = 42_424;
+
+/// Where each kind of token is in the minted ones (`main`): `bench`, `verify`, the MCP
+/// writers', the readers', the REST writers', the two of the shared rate-limit check.
+const READERS_AT: usize = 2 + LOAD_PROCESSES;
+const WRITERS_AT: usize = READERS_AT + CLIENTS;
+const LIMITED_AT: usize = WRITERS_AT + writes::WRITERS;
+
+/// The baselines: `pgbench` select-only with as many clients as the REST readers, and its
+/// built-in simple-update script with as many as the writers.
+const PGBENCH_SELECT: &str = "-S -c 32 -j 2 -T 10 -n";
+const PGBENCH_UPDATE: &str = "-N -c 4 -j 2 -T 10 -n";
 
 // ---- targets --------------------------------------------------------------------------------
 
@@ -462,6 +512,11 @@ struct Server {
 
 impl Server {
     fn start(bin: &Path, database_url: &str) -> Self {
+        Self::start_with(bin, database_url, RATE_LIMIT, &[])
+    }
+
+    /// With `--rate-limit rate_limit` and the settings `env`.
+    fn start_with(bin: &Path, database_url: &str, rate_limit: &str, env: &[(&str, &str)]) -> Self {
         let mut child = clean(bin)
             .args([
                 "serve",
@@ -470,9 +525,10 @@ impl Server {
                 "--database-url",
                 database_url,
                 "--rate-limit",
-                RATE_LIMIT,
+                rate_limit,
             ])
             .env("JILITY_MODE", "cloud")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -620,8 +676,55 @@ fn distinct_numbers(seed: u64, n: usize) -> Vec<usize> {
     out
 }
 
+/// Queries with more than 20,000 matches in the 100,000 tickets (37,000 to 100,000 when
+/// counted on the database: words of every generated description's template), measured
+/// whatever the shuffle, for the search ratio (`ratios::search_line`).
+const COMMON_QUERIES: &[&str] = &[
+    "acceptance criteria",
+    "user",
+    "regression",
+    "runbook",
+    "dashboards",
+    "latency",
+    "customers",
+    "feature flag",
+    "error messages",
+    "steps",
+    "suspect",
+];
+/// Queries with 100 to 1,000 matches (a browser or a person named in comments, a symptom in
+/// an area), likewise.
+const RARE_QUERIES: &[&str] = &[
+    "android",
+    "edge",
+    "chrome",
+    "firefox",
+    "alice",
+    "bob",
+    "carol",
+    "dave",
+    "erin",
+    "frank",
+    "grace",
+    "heidi",
+    "ivan",
+    "judy",
+    "deadlock billing",
+    "timeout checkout",
+    "leak login",
+    "crash webhook",
+    "stale permissions",
+    "flaky invoice",
+    "pagination export",
+    "deadlock thumbnails",
+    "timeout calendar",
+    "encoding digest",
+    "redirect onboarding",
+];
+
 /// `n` distinct search queries of 1–2 words from the generator's vocabulary (the stdio
-/// benchmark's queries among them), shuffled.
+/// benchmark's queries among them), shuffled; [`COMMON_QUERIES`] and [`RARE_QUERIES`] among
+/// the measured ones (after the first [`WARMUP`]), spread evenly.
 fn search_queries(n: usize) -> Vec<String> {
     const STOP: &[&str] = &[
         "when", "with", "from", "that", "this", "than", "more", "their", "after", "before", "into",
@@ -682,7 +785,21 @@ fn search_queries(n: usize) -> Vec<String> {
     for i in (1..queries.len()).rev() {
         queries.swap(i, rng.below(i + 1));
     }
-    queries.truncate(n);
+    let forced: Vec<&str> = COMMON_QUERIES
+        .iter()
+        .zip(RARE_QUERIES)
+        .flat_map(|(common, rare)| [*common, *rare])
+        .chain(RARE_QUERIES.iter().skip(COMMON_QUERIES.len()).copied())
+        .collect();
+    assert!(
+        n >= WARMUP + forced.len(),
+        "too few queries for the forced ones"
+    );
+    queries.retain(|q| !forced.contains(&q.as_str()));
+    queries.truncate(n - forced.len());
+    for (j, query) in forced.iter().enumerate() {
+        queries.insert(WARMUP + j * (n - WARMUP) / forced.len(), query.to_string());
+    }
     queries
 }
 
@@ -792,7 +909,8 @@ fn urlencode(text: &str) -> String {
 struct Sequential {
     p50: Duration,
     p99: Duration,
-    /// Per measured request, its page's `total` (searches) and its latency.
+    /// Per measured request, its page's `total` (searches: replaced by the true number of
+    /// matches, [`match_counts`]) and its latency.
     totals: Vec<u64>,
     samples: Vec<Duration>,
 }
@@ -844,11 +962,12 @@ struct Throughput {
     cpu: Option<CpuSplit>,
 }
 
-/// CPU time, in clock ticks: the machine's (all CPUs, busy and idle) and two processes'.
+/// CPU time, in clock ticks: the machine's (all CPUs, busy and idle) and processes'.
 #[derive(Clone, Copy)]
 struct CpuTicks {
     total: u64,
     idle: u64,
+    /// The `jility serve` processes' (together).
     server: u64,
     generator: u64,
     /// Every `postgres` process's (the server's backends, the run's and any other's).
@@ -906,12 +1025,16 @@ fn postgres_ticks() -> u64 {
         .sum()
 }
 
-fn cpu_ticks(server: u32) -> Option<CpuTicks> {
+fn cpu_ticks(servers: &[u32]) -> Option<CpuTicks> {
     let (total, idle) = machine_ticks()?;
+    let mut server = 0;
+    for pid in servers {
+        server += process_ticks(&pid.to_string())?;
+    }
     Some(CpuTicks {
         total,
         idle,
-        server: process_ticks(&server.to_string())?,
+        server,
         generator: process_ticks("self")?,
         postgres: postgres_ticks(),
     })
@@ -936,24 +1059,30 @@ impl CpuTicks {
     }
 }
 
-/// `CLIENTS` clients (client `c` with `tokens[c % len]`) each send `GET /tickets/{KEY-N}` of a
-/// random N back to back: requests answered within the window after the warm-up, and their
-/// latencies.
-async fn read_throughput(base: &str, tokens: &[String], seed: u64, server: u32) -> Throughput {
+/// `CLIENTS` clients (client `c` with `tokens[c % len]`, on the server `bases[c % len]`, whose
+/// processes are `servers`) each send `GET /tickets/{KEY-N}` of a random N back to back:
+/// requests answered within the window after the warm-up, and their latencies.
+async fn read_throughput(
+    bases: &[&str],
+    tokens: &[String],
+    seed: u64,
+    servers: &[u32],
+) -> Throughput {
     let start = Instant::now() + WARM_UP;
     let deadline = start + MEASURE;
+    let servers = servers.to_vec();
     let cpu = tokio::spawn(async move {
         tokio::time::sleep_until(start.into()).await;
-        let first = cpu_ticks(server);
+        let first = cpu_ticks(&servers);
         tokio::time::sleep_until(deadline.into()).await;
-        first?.split(cpu_ticks(server)?)
+        first?.split(cpu_ticks(&servers)?)
     });
     let mut tasks = JoinSet::new();
     for c in 0..CLIENTS {
         // A client of its own per task: its own connection, kept alive.
         let http = http_client();
         let token = tokens[c % tokens.len()].clone();
-        let base = base.to_string();
+        let base = bases[c % bases.len()].to_string();
         tasks.spawn(async move {
             let mut rng = Rng(seed + c as u64);
             let mut latencies = Vec::new();
@@ -1039,7 +1168,15 @@ fn main() {
     let mut names = vec!["bench".to_string(), "verify".to_string()];
     names.extend((0..LOAD_PROCESSES).map(|k| support::loader("load", k)));
     names.extend((0..CLIENTS).map(|c| format!("reader-{c}")));
+    names.extend((0..writes::WRITERS).map(|k| format!("rest-writer-{k}")));
+    names.extend([
+        "limit-alternating".to_string(),
+        "limit-concurrent".to_string(),
+    ]);
     let tokens = mint_tokens(&db.url, &names);
+    let only = std::env::var("JILITY_BENCH_ONLY").ok();
+    // The baseline's database, filled before anything is measured (dropped at the end).
+    let pgbench = matches!(only.as_deref(), None | Some("rest" | "writes")).then(PgBench::init);
     let server = Server::start(&bin, &db.url);
     let (local_dir, local_bytes) = copy_database(&local_cache);
 
@@ -1057,13 +1194,22 @@ fn main() {
         drop(db);
         return;
     }
-    if std::env::var("JILITY_BENCH_ONLY").as_deref() == Ok("rest") {
-        bench::runtime().block_on(rest_only(&server, &tokens));
+    if let (Some("rest" | "writes"), Some(pgbench)) = (only.as_deref(), &pgbench) {
+        let lines = if only.as_deref() == Some("rest") {
+            bench::runtime().block_on(rest_only(&bin, &server, &db.url, &tokens, pgbench))
+        } else {
+            bench::runtime().block_on(writes_only(&bin, &server, &tokens, pgbench))
+        };
         eprintln!("{}", server.stop());
-        drop(db);
+        println!("\nRatios (one run, one machine):");
+        for line in lines {
+            println!("- {line}");
+        }
         return;
     }
-    let cloud = bench::runtime().block_on(cloud(&bin, &server, &tokens));
+    let pgbench = pgbench.unwrap();
+    let cloud = bench::runtime().block_on(cloud(&bin, &server, &db.url, &tokens, &pgbench));
+    drop(pgbench);
     let server_memory = bench::read_memory(server.pid());
     let server_log = server.stop();
     let local = bench::runtime().block_on(local(&bin, local_dir.path()));
@@ -1111,19 +1257,89 @@ struct Cloud {
     rest_search: Sequential,
     throughput: Throughput,
     shared_token: Throughput,
+    /// The 32 readers split between two processes on the database.
+    two_processes: Throughput,
+    rate: RateCheck,
+    rest_creates: Writes,
+    rest_comments: Writes,
+    /// `pgbench` select-only and simple-update, each measured next to its counterpart.
+    pg_select: PgBenchRun,
+    pg_update: PgBenchRun,
+}
+
+impl Cloud {
+    /// The ratio lines, in the order they are measured.
+    fn ratio_lines(&self) -> Vec<String> {
+        let mut lines = vec![
+            ratios::search_line(&self.rest_search),
+            ratios::get_line(&self.throughput, &self.pg_select),
+            ratios::two_process_line(&self.throughput, &self.two_processes),
+            ratios::rate_line(&self.rate),
+        ];
+        lines.extend(ratios::writes_lines(
+            &self.pg_update,
+            &[&self.rest_creates, &self.rest_comments],
+            Some(&self.side.load),
+        ));
+        lines
+    }
 }
 
 fn queries() -> Vec<String> {
     search_queries(WARMUP + ITERS_SEARCH)
 }
 
-async fn cloud(bin: &Path, server: &Server, tokens: &[String]) -> Cloud {
+/// How many tickets of the workspace each query matches, counted in the database as the
+/// search matches them (each word a term, all required): an answer's `total` is only a lower
+/// bound once many match.
+fn match_counts(url: &str, queries: &[String]) -> Vec<u64> {
+    let workspace = PgDatabase::connect_with(url, 1)
+        .unwrap()
+        .workspace_by_name(WORKSPACE)
+        .unwrap()
+        .unwrap()
+        .id;
+    let mut db = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    queries
+        .iter()
+        .map(|query| {
+            let words: Vec<String> = query
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect();
+            let terms: Vec<String> = (0..words.len())
+                .map(|i| format!("phraseto_tsquery('jility', ${})", i + 2))
+                .collect();
+            let sql = format!(
+                "SELECT count(*) FROM ticket_search WHERE workspace_id = $1 AND search @@ ({})",
+                terms.join(" && ")
+            );
+            let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&workspace];
+            params.extend(
+                words
+                    .iter()
+                    .map(|w| w as &(dyn postgres::types::ToSql + Sync)),
+            );
+            let n: i64 = db.query_one(&sql, &params).unwrap().get(0);
+            n as u64
+        })
+        .collect()
+}
+
+async fn cloud(
+    bin: &Path,
+    server: &Server,
+    database_url: &str,
+    tokens: &[String],
+    pgbench: &PgBench,
+) -> Cloud {
     let home = temp_dir("jility-cloud-home-");
     let root = server.root();
     let base = server.url.as_str();
     let (main_token, verify_token) = (&tokens[0], &tokens[1]);
-    let load_tokens = &tokens[2..2 + LOAD_PROCESSES];
-    let reader_tokens = &tokens[2 + LOAD_PROCESSES..];
+    let load_tokens = &tokens[2..READERS_AT];
+    let reader_tokens = &tokens[READERS_AT..WRITERS_AT];
     let queries = queries();
     let cases = cases(&queries);
 
@@ -1164,21 +1380,27 @@ async fn cloud(bin: &Path, server: &Server, tokens: &[String]) -> Cloud {
     )
     .await;
     eprintln!("cloud: REST search: {:.1?}", t.elapsed());
+    let mut rest_search = rest_search;
+    rest_search.totals = match_counts(database_url, &queries[WARMUP..]);
+    eprintln!("{}", ratios::search_line(&rest_search));
 
-    // Many readers at once.
+    // Many readers at once, right after the baseline (never at the same time).
+    let pg_select = pgbench.run(PGBENCH_SELECT);
+    eprintln!("cloud: {}", pg_select.summary());
     let t = Instant::now();
-    let throughput = read_throughput(base, reader_tokens, 0x7E57_0000, server.pid()).await;
+    let throughput = read_throughput(&[base], reader_tokens, 0x7E57_0000, &[server.pid()]).await;
     eprintln!(
         "cloud: {CLIENTS} readers, a token each: {:.0} requests/s ({:.1?})",
         throughput.per_second(),
         t.elapsed()
     );
+    eprintln!("{}", ratios::get_line(&throughput, &pg_select));
     let t = Instant::now();
     let shared_token = read_throughput(
-        base,
+        &[base],
         std::slice::from_ref(main_token),
         0x5A4E_0000,
-        server.pid(),
+        &[server.pid()],
     )
     .await;
     eprintln!(
@@ -1186,6 +1408,14 @@ async fn cloud(bin: &Path, server: &Server, tokens: &[String]) -> Cloud {
         shared_token.per_second(),
         t.elapsed()
     );
+    let two_processes = two_processes(bin, server, database_url, reader_tokens).await;
+    eprintln!("{}", ratios::two_process_line(&throughput, &two_processes));
+    let rate = shared::rate_limit_shared(bin, database_url, &tokens[LIMITED_AT..]).await;
+    eprintln!("{}", ratios::rate_line(&rate));
+
+    // The writers' baseline, then the writers.
+    let pg_update = pgbench.run(PGBENCH_UPDATE);
+    eprintln!("cloud: {}", pg_update.summary());
 
     // Concurrent writers: every bridge up before the clock starts.
     let mut bridges = Vec::new();
@@ -1206,7 +1436,11 @@ async fn cloud(bin: &Path, server: &Server, tokens: &[String]) -> Cloud {
         verified.listed, verified.took
     );
     problems.extend(self::problems(&mcp.shutdown().await));
-    Cloud {
+    // REST writers, after the check (it counts the tickets).
+    let writer_tokens = &tokens[WRITERS_AT..LIMITED_AT];
+    let rest_creates = writes::rest_writes(base, writer_tokens, Write::Create, 0x3E57_C000).await;
+    let rest_comments = writes::rest_writes(base, writer_tokens, Write::Comment, 0x3E57_C033).await;
+    let cloud = Cloud {
         side: Side {
             rows,
             pings,
@@ -1219,7 +1453,45 @@ async fn cloud(bin: &Path, server: &Server, tokens: &[String]) -> Cloud {
         rest_search,
         throughput,
         shared_token,
+        two_processes,
+        rate,
+        rest_creates,
+        rest_comments,
+        pg_select,
+        pg_update,
+    };
+    for line in &cloud.ratio_lines()[4..] {
+        eprintln!("{line}");
     }
+    cloud
+}
+
+/// The readers split between the run's server and a second process on its database (started
+/// now, stopped after).
+async fn two_processes(
+    bin: &Path,
+    server: &Server,
+    database_url: &str,
+    readers: &[String],
+) -> Throughput {
+    let second = Server::start(bin, database_url);
+    let t = Instant::now();
+    let throughput = read_throughput(
+        &[server.url.as_str(), second.url.as_str()],
+        readers,
+        0x2E57_0000,
+        &[server.pid(), second.pid()],
+    )
+    .await;
+    eprintln!(
+        "cloud: {CLIENTS} readers on 2 processes: {:.0} requests/s ({:.1?})",
+        throughput.per_second(),
+        t.elapsed()
+    );
+    for line in problems(&second.stop()) {
+        eprintln!("  second server: {line}");
+    }
+    throughput
 }
 
 /// What a search costs grows with the tickets it matches: the latencies of `search` by
@@ -1257,8 +1529,15 @@ fn search_buckets(search: &Sequential) -> Vec<String> {
     buckets
 }
 
-/// Parts 2 and 3 only, printed as they come (`JILITY_BENCH_ONLY=rest`).
-async fn rest_only(server: &Server, tokens: &[String]) {
+/// Parts 2 and 3 only, with the baseline, the two processes and the shared rate limit,
+/// printed as they come (`JILITY_BENCH_ONLY=rest`): the ratio lines.
+async fn rest_only(
+    bin: &Path,
+    server: &Server,
+    database_url: &str,
+    tokens: &[String],
+    pgbench: &PgBench,
+) -> Vec<String> {
     let base = server.url.as_str();
     let http = http_client();
     let numbers = distinct_numbers(0x4E57_0D6E, WARMUP + ITERS);
@@ -1273,7 +1552,7 @@ async fn rest_only(server: &Server, tokens: &[String]) {
     .await;
     eprintln!("REST get, 1 client: p50 {}", ms(get.p50));
     let queries = queries();
-    let search = sequential(
+    let mut search = sequential(
         &http,
         base,
         &tokens[0],
@@ -1282,25 +1561,101 @@ async fn rest_only(server: &Server, tokens: &[String]) {
         |_, _| {},
     )
     .await;
+    search.totals = match_counts(database_url, &queries[WARMUP..]);
     eprintln!(
         "REST search, 1 client: p50 {}; {}",
         ms(search.p50),
         search_buckets(&search).join("; ")
     );
-    let readers = &tokens[2 + LOAD_PROCESSES..];
-    let t = read_throughput(base, readers, 0x7E57_0000, server.pid()).await;
-    let cpu = t.cpu.as_ref().map_or(String::new(), |c| {
+    let mut lines = vec![ratios::search_line(&search)];
+    eprintln!("{}", lines[0]);
+    let pg = pgbench.run(PGBENCH_SELECT);
+    eprintln!("{}", pg.summary());
+    let readers = &tokens[READERS_AT..WRITERS_AT];
+    let t = read_throughput(&[base], readers, 0x7E57_0000, &[server.pid()]).await;
+    eprintln!(
+        "REST get, {CLIENTS} clients: {:.0}/s, p50 {} p99 {}{}",
+        t.per_second(),
+        ms(t.p50),
+        ms(t.p99),
+        cpu_text(&t)
+    );
+    lines.push(ratios::get_line(&t, &pg));
+    eprintln!("{}", lines[1]);
+    let two = two_processes(bin, server, database_url, readers).await;
+    eprintln!(
+        "REST get, {CLIENTS} clients on 2 processes: p50 {} p99 {}{}",
+        ms(two.p50),
+        ms(two.p99),
+        cpu_text(&two)
+    );
+    lines.push(ratios::two_process_line(&t, &two));
+    eprintln!("{}", lines[2]);
+    let rate = shared::rate_limit_shared(bin, database_url, &tokens[LIMITED_AT..]).await;
+    lines.push(ratios::rate_line(&rate));
+    eprintln!("{}", lines[3]);
+    lines
+}
+
+/// `; CPUs: server …` of a throughput run, if known.
+fn cpu_text(t: &Throughput) -> String {
+    t.cpu.as_ref().map_or(String::new(), |c| {
         format!(
             "; CPUs: server {:.2}, postgres {:.2}, generator {:.2}, rest {:.2}, idle {:.2}",
             c.server, c.postgres, c.generator, c.rest, c.idle
         )
-    });
+    })
+}
+
+/// The writers only, printed as they come (`JILITY_BENCH_ONLY=writes`): `pgbench -N`, then
+/// part 4 (4 bridges × 1,000 creates, and the check that none is lost), then the REST
+/// creates and comments; the ratio lines.
+async fn writes_only(
+    bin: &Path,
+    server: &Server,
+    tokens: &[String],
+    pgbench: &PgBench,
+) -> Vec<String> {
+    let home = temp_dir("jility-cloud-home-");
+    let root = server.root();
+    let base = server.url.as_str();
+    let pg = pgbench.run(PGBENCH_UPDATE);
+    eprintln!("{}", pg.summary());
+    let mut bridges = Vec::new();
+    for token in &tokens[2..READERS_AT] {
+        bridges.push(bridge(bin, root, token, home.path()).await);
+    }
+    let load = support::load_on(bridges, "load").await;
     eprintln!(
-        "REST get, {CLIENTS} clients: {:.0}/s, p50 {} p99 {}{cpu}",
-        t.per_second(),
-        ms(t.p50),
-        ms(t.p99)
+        "{LOAD_PROCESSES} bridges × {LOAD_CREATES} creates: {:.1?}, p50 {} p99 {}",
+        load.wall,
+        ms(load.p50),
+        ms(load.p99)
     );
+    let mcp = bridge(bin, root, &tokens[1], home.path()).await;
+    let expected = TICKETS + LOAD_PROCESSES * LOAD_CREATES;
+    let verified = support::verify_on(&mcp, expected, &[&load]).await;
+    eprintln!(
+        "verified {} tickets in {:.1?}: none lost",
+        verified.listed, verified.took
+    );
+    for line in problems(&mcp.shutdown().await) {
+        eprintln!("  bridge: {line}");
+    }
+    let writers = &tokens[WRITERS_AT..LIMITED_AT];
+    let creates = writes::rest_writes(base, writers, Write::Create, 0x3E57_C000).await;
+    let (lo, hi) = creates.span.unwrap();
+    eprintln!(
+        "REST creates: {} answered, {KEY}-{lo} to {KEY}-{hi}, contiguous",
+        creates.checked
+    );
+    let comments = writes::rest_writes(base, writers, Write::Comment, 0x3E57_C033).await;
+    eprintln!("REST comments: {} answered", comments.checked);
+    let lines = ratios::writes_lines(&pg, &[&creates, &comments], Some(&load));
+    for line in &lines {
+        eprintln!("{line}");
+    }
+    lines
 }
 
 async fn local(bin: &Path, root: &Path) -> Side {
@@ -1452,6 +1807,15 @@ fn report(setup: &Setup, cloud: &Cloud, local: &Side) -> String {
     )
     .unwrap();
 
+    writeln!(
+        out,
+        "\nRatios to baselines measured in this run, on this machine:\n"
+    )
+    .unwrap();
+    for line in cloud.ratio_lines() {
+        writeln!(out, "- {line}").unwrap();
+    }
+
     // The details.
     writeln!(
         out,
@@ -1600,6 +1964,29 @@ fn report(setup: &Setup, cloud: &Cloud, local: &Side) -> String {
         )
         .unwrap();
     }
+    writeln!(
+        out,
+        "\nBaselines: `pgbench` on the same PostgreSQL, in a scratch database of its own \
+         (scale 10, initialized before the run), each run alone right before what it is \
+         compared with: {}; {}. Two processes: a second `jility serve` on the run's \
+         database, the {CLIENTS} readers split between the two, {:.0} requests/s \
+         ({} answers checked). REST writers: {} clients, each its own token and \
+         connection, one write after another with an `Idempotency-Key`, {:.0} s after a \
+         {:.0} s warm-up: creates {KEY}-{} to {KEY}-{} ({} answers checked, contiguous), \
+         then comments on random tickets ({} answers checked).",
+        cloud.pg_select.summary(),
+        cloud.pg_update.summary(),
+        cloud.two_processes.per_second(),
+        cloud.two_processes.checked,
+        writes::WRITERS,
+        MEASURE.as_secs_f64(),
+        WARM_UP.as_secs_f64(),
+        cloud.rest_creates.span.map_or(0, |s| s.0),
+        cloud.rest_creates.span.map_or(0, |s| s.1),
+        cloud.rest_creates.checked,
+        cloud.rest_comments.checked,
+    )
+    .unwrap();
     let memory = |m: Option<bench::Memory>| {
         m.map_or("?".to_string(), |m| {
             format!("{} (peak {})", mib(m.rss), mib(m.peak))
