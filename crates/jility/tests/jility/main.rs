@@ -42,6 +42,7 @@ mod paging;
 mod postgres_store;
 mod rate_limit;
 mod remote_mcp;
+mod search_scale;
 mod storage;
 mod tls;
 mod token_api;
