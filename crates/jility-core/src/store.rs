@@ -177,6 +177,17 @@ pub struct SearchHit {
     pub snippet: String,
 }
 
+/// One page of search hits.
+pub struct SearchPage {
+    /// The hits of the page, best first.
+    pub hits: Vec<SearchHit>,
+    /// How many tickets match; a lower bound when `total_exact` is false (the store then
+    /// stopped counting where counting would cost more than the page), never below what
+    /// paging reaches.
+    pub total: usize,
+    pub total_exact: bool,
+}
+
 /// One transaction's worth of storage operations.
 pub trait StoreTx {
     fn default_project(&mut self) -> StoreResult<Project>;
@@ -267,7 +278,7 @@ pub trait StoreTx {
         terms: &SearchTerms,
         offset: usize,
         limit: usize,
-    ) -> StoreResult<(Vec<SearchHit>, usize)>;
+    ) -> StoreResult<SearchPage>;
 }
 
 /// A database the domain runs transactions on.

@@ -11,8 +11,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavio
 
 use jility_core::model::{Change, Comment, CommitLink, Status, TicketSummary};
 use jility_core::store::{
-    COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchTerms, Store,
-    StoreError, StoreResult, StoreTx, TicketRow, TicketUpdate,
+    COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchPage,
+    SearchTerms, Store, StoreError, StoreResult, StoreTx, TicketRow, TicketUpdate,
 };
 
 /// The schema, one migration per version; `PRAGMA user_version` records how many ran.
@@ -958,7 +958,7 @@ impl StoreTx for Tx<'_> {
         terms: &SearchTerms,
         offset: usize,
         limit: usize,
-    ) -> StoreResult<(Vec<SearchHit>, usize)> {
+    ) -> StoreResult<SearchPage> {
         let query = fts_query(terms);
         let total: i64 = self
             .tx
@@ -985,6 +985,10 @@ impl StoreTx for Tx<'_> {
             })
             .map_err(db)?;
         let hits = rows.collect::<Result<_, _>>().map_err(db)?;
-        Ok((hits, usize::try_from(total).unwrap_or(0)))
+        Ok(SearchPage {
+            hits,
+            total: usize::try_from(total).unwrap_or(0),
+            total_exact: true,
+        })
     }
 }

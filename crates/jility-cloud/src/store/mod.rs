@@ -64,7 +64,7 @@ mod search;
 use crate::reach::{self, Health};
 use jility_core::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
 use jility_core::store::{
-    COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchTerms, Store,
+    COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchPage, SearchTerms, Store,
     StoreError, StoreResult, StoreTx, TicketRow, TicketUpdate,
 };
 
@@ -870,7 +870,9 @@ const DEPENDENT_IDS_SQL: &str = "SELECT d.ticket_id FROM dependencies d \
      ORDER BY o.project_id, o.number";
 
 impl Tx<'_> {
-    fn statement(&mut self, sql: &str) -> StoreResult<Statement> {
+    /// Outside a transaction, let one statement run and stop a second
+    /// ([`Store::read_single`]).
+    fn count_statement(&mut self) -> StoreResult<()> {
         match self.single {
             Single::InTransaction => {}
             Single::Unused => self.single = Single::Used,
@@ -881,6 +883,11 @@ impl Tx<'_> {
                 ));
             }
         }
+        Ok(())
+    }
+
+    fn statement(&mut self, sql: &str) -> StoreResult<Statement> {
+        self.count_statement()?;
         if let Some(statement) = self.statements.get(sql) {
             return Ok(statement.clone());
         }
@@ -915,6 +922,20 @@ impl Tx<'_> {
     fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Row> {
         self.query_opt(sql, params)?
             .ok_or_else(|| StoreError::Database("the query returned no row".into()))
+    }
+
+    /// `sql` sent unprepared (an unnamed statement: parsed, planned with these values and
+    /// run in one round trip), for a statement whose best plan depends on its values.
+    fn query_typed(
+        &mut self,
+        sql: &str,
+        params: &[(&(dyn ToSql + Sync), postgres::types::Type)],
+    ) -> StoreResult<Vec<Row>> {
+        self.count_statement()?;
+        self.client
+            .query_typed(sql, params)
+            .inspect_err(|_| self.failed = true)
+            .map_err(crate::store::db)
     }
 
     fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<u64> {
@@ -1725,7 +1746,7 @@ impl StoreTx for Tx<'_> {
         terms: &SearchTerms,
         offset: usize,
         limit: usize,
-    ) -> StoreResult<(Vec<SearchHit>, usize)> {
+    ) -> StoreResult<SearchPage> {
         search::search(self, terms, offset, limit)
     }
 }

@@ -20,7 +20,7 @@ use crate::model::{Change, Status, Ticket};
 use crate::params::{
     AddComment, AssignTicket, CreateTicket, LinkCommit, ListTickets, SearchTickets,
 };
-use crate::store::{ListFilter, NewTicket, Store, StoreTx, TicketRow, TicketUpdate};
+use crate::store::{ListFilter, NewTicket, SearchPage, Store, StoreTx, TicketRow, TicketUpdate};
 
 const COMMENTS_SHOWN: usize = 50;
 const CHANGES_SHOWN: usize = 20;
@@ -221,8 +221,13 @@ impl<S: Store> Tracker<S> {
         // Bound to the terms as searched: `JWT token` and `jwt, token` are one query.
         let cursors = self.cursor_key.bind(SEARCH_TOOL, &terms.0);
         let offset: usize = cursors.start(p.cursor.as_deref())?.unwrap_or(0);
-        self.store.read(|tx| {
-            let (hits, total) = tx.search(&terms, offset, limit)?;
+        // One statement in the cloud store: no transaction around it.
+        self.store.read_single(|tx| {
+            let SearchPage {
+                hits,
+                total,
+                total_exact,
+            } = tx.search(&terms, offset, limit)?;
             // The offset counts index rows, as the store's OFFSET does.
             let end = offset.saturating_add(limit);
             let next = (end < total).then(|| cursors.encode(&end));
@@ -240,7 +245,11 @@ impl<S: Store> Tracker<S> {
                         })
                         .collect(),
                 },
-                page: Page::new(total as u64, next),
+                page: if total_exact {
+                    Page::new(total as u64, next)
+                } else {
+                    Page::at_least(total as u64, next)
+                },
             })
         })
     }

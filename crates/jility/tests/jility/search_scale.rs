@@ -135,10 +135,14 @@ fn store_search(
 ) -> (Vec<String>, usize) {
     store
         .read(|tx| {
-            let (hits, total) = tx
+            let page = tx
                 .search(&SearchTerms(vec![vec![word.to_string()]]), offset, limit)
                 .map_err(ToolError::from)?;
-            Ok((hits.into_iter().map(|h| h.ticket.number).collect(), total))
+            assert_eq!(page.total_exact, page.total <= RANKED, "{word}: exactness");
+            Ok((
+                page.hits.into_iter().map(|h| h.ticket.number).collect(),
+                page.total,
+            ))
         })
         .unwrap()
 }
@@ -155,10 +159,18 @@ fn check_big(
     let want = big_order(matching, in_title);
     let mut store = t.store().clone();
 
-    // The first page: the best of the newest matches; the count says "more than RANKED".
-    // (The domain cannot yet be told that it is not exact: once `StoreTx::search` carries
-    // that, the tracker's page should say `total_exact: false` here.)
+    // The first page: the best of the newest matches; the count says "more than RANKED",
+    // and the tracker's page that it is not exact.
     let (first, total) = store_search(&mut store, word, 0, 20);
+    let page = t
+        .search(&SearchTickets {
+            query: word.to_string(),
+            limit: Some(20),
+            cursor: None,
+        })
+        .unwrap();
+    assert_eq!(page.page.total_exact, Some(false), "{word}: a lower bound");
+    assert_eq!(page.page.total as usize, total);
     assert_eq!(first, want[..20].to_vec(), "{word}: first page");
     assert!(total > RANKED, "{word}: total {total} is not past the cap");
     if counted {
@@ -216,8 +228,11 @@ fn store_search_terms(t: &mut Tracker<PgStore>, words: &[&str]) -> (Vec<String>,
     let terms = SearchTerms(words.iter().map(|w| vec![w.to_string()]).collect());
     store
         .read(|tx| {
-            let (hits, total) = tx.search(&terms, 0, 20).map_err(ToolError::from)?;
-            Ok((hits.into_iter().map(|h| h.ticket.number).collect(), total))
+            let page = tx.search(&terms, 0, 20).map_err(ToolError::from)?;
+            Ok((
+                page.hits.into_iter().map(|h| h.ticket.number).collect(),
+                page.total,
+            ))
         })
         .unwrap()
 }
