@@ -186,8 +186,9 @@ pub struct Workspace {
 #[derive(Clone)]
 pub struct PgDatabase {
     pool: Pool,
-    /// How to connect, for connections outside the pool ([`PgDatabase::dedicated`]).
-    config: Config,
+    /// How to connect, for connections outside the pool ([`PgDatabase::dedicated`]);
+    /// shared, since every request clones the server's handles, which hold one each.
+    config: Arc<Config>,
     /// Whether the database can be reached, shared with [`PgDatabase::counters`].
     health: Health,
 }
@@ -226,7 +227,7 @@ impl PgDatabase {
         let pool = pool(max_connections, first);
         Ok(Self {
             pool,
-            config,
+            config: Arc::new(config),
             health,
         })
     }
@@ -253,7 +254,7 @@ impl PgDatabase {
     /// second in a crash (rate-limit windows), never for tickets, tokens or the audit log.
     /// Saves a WAL flush per request.
     pub fn counters(&self) -> Self {
-        let mut config = self.config.clone();
+        let mut config = Config::clone(&self.config);
         let options = format!(
             "{} -c synchronous_commit=off",
             config.get_options().unwrap_or_default()
@@ -268,7 +269,7 @@ impl PgDatabase {
         );
         Self {
             pool,
-            config,
+            config: Arc::new(config),
             health: self.health.clone(),
         }
     }
