@@ -178,16 +178,7 @@ impl Book {
         if !returns.is_empty() {
             self.queue(returns);
         }
-        if let Some((until, decision)) = lease.refused {
-            if now < until {
-                let mut decision = decision;
-                if let Some(seen) = &lease.seen {
-                    decision.retry_after_secs = wait(decision.reset_at as f64, seen.now());
-                }
-                return Taken::Refused(decision);
-            }
-            lease.refused = None;
-        }
+        // What is leased is spent first: it was counted, whatever was refused since.
         if let Some(block) = lease.blocks.iter_mut().find(|b| b.left > 0) {
             block.left -= 1;
             if block.left == 0 {
@@ -197,6 +188,16 @@ impl Book {
             if let Some(seen) = &lease.seen {
                 return Taken::Spent(decide(seen, left));
             }
+        }
+        if let Some((until, decision)) = lease.refused {
+            if now < until {
+                let mut decision = decision;
+                if let Some(seen) = &lease.seen {
+                    decision.retry_after_secs = wait(decision.reset_at as f64, seen.now());
+                }
+                return Taken::Refused(decision);
+            }
+            lease.refused = None;
         }
         if lease.asking {
             Taken::Ask {
@@ -269,26 +270,24 @@ impl Book {
         let now = Instant::now();
         let mut leases = self.leases.lock().ok()?;
         let lease = leases.get_mut(key)?;
-        if let Some((until, decision)) = lease.refused
-            && now < until
-        {
-            let mut decision = decision;
-            if let Some(seen) = &lease.seen {
-                decision.retry_after_secs = wait(decision.reset_at as f64, seen.now());
-            }
-            return Some(decision);
-        }
-        let block = lease
+        if let Some(block) = lease
             .blocks
             .iter_mut()
-            .find(|b| b.left > 0 && b.expires > now)?;
-        block.left -= 1;
-        if block.left == 0 {
-            lease.grow = true;
+            .find(|b| b.left > 0 && b.expires > now)
+        {
+            block.left -= 1;
+            if block.left == 0 {
+                lease.grow = true;
+            }
+            lease.used_at = now;
+            let left = lease.left();
+            return lease.seen.as_ref().map(|seen| decide(seen, left));
         }
-        lease.used_at = now;
-        let left = lease.left();
-        lease.seen.as_ref().map(|seen| decide(seen, left))
+        let (_, mut decision) = lease.refused.filter(|(until, _)| now < *until)?;
+        if let Some(seen) = &lease.seen {
+            decision.retry_after_secs = wait(decision.reset_at as f64, seen.now());
+        }
+        Some(decision)
     }
 
     /// Drop what is leased for `key` (its token was revoked): nothing more is spent.
