@@ -135,7 +135,9 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
     // A read by a token authenticated a moment ago with a leased request left here: nothing
     // to ask the database, so no blocking thread either.
     let leased = known.as_ref().filter(|_| !fresh).and_then(|principal| {
-        let decision = state.limiter.check_token_leased(principal.token_id)?;
+        let decision = state
+            .limiter
+            .check_token_leased(principal.token_id, principal.workspace_id)?;
         Some((principal.clone(), Some(decision)))
     });
     let checked = match leased {

@@ -13,7 +13,7 @@
 -- workspace first, then token, as `jility_rate_take` locks them. Answers how many were
 -- granted, each key's count in the window (the grant included) and when its oldest bucket
 -- leaves the window, now, and the second the grant is counted in.
-CREATE FUNCTION jility_rate_lease(
+CREATE OR REPLACE FUNCTION jility_rate_lease(
     token_key TEXT, token_limit INTEGER,
     workspace_key TEXT, workspace_limit INTEGER,
     span INTEGER, wanted INTEGER
@@ -24,32 +24,38 @@ CREATE FUNCTION jility_rate_lease(
     now_at DOUBLE PRECISION, second BIGINT
 ) LANGUAGE plpgsql AS $$
 DECLARE
-    at DOUBLE PRECISION := extract(epoch FROM clock_timestamp());
-    sec BIGINT := floor(at)::BIGINT;
+    at DOUBLE PRECISION;
+    sec BIGINT;
     ts BIGINT[]; tc INTEGER[]; t_used INTEGER;
     ws BIGINT[]; wc INTEGER[]; w_used INTEGER := 0;
     n INTEGER;
 BEGIN
+    -- Both rows locked first (workspace, then token), and only then the clock read: a
+    -- lease that waited for a lock is counted in the second it is granted, not the one it
+    -- asked in, so what it grants is spent within a second of that second.
     IF workspace_key IS NOT NULL THEN
         INSERT INTO rate_limit_counts (key, seconds, counts) VALUES (workspace_key, '{}', '{}')
             ON CONFLICT (key) DO NOTHING;
-        SELECT coalesce(array_agg(u.s ORDER BY u.s), '{}'), coalesce(array_agg(u.c ORDER BY u.s), '{}'),
-               coalesce(sum(u.c), 0)
-            INTO ws, wc, w_used
-            FROM (SELECT l.seconds, l.counts FROM rate_limit_counts l
-                  WHERE l.key = workspace_key FOR UPDATE) r,
-                 unnest(r.seconds, r.counts) AS u(s, c)
-            WHERE u.s >= sec - span;
+        PERFORM 1 FROM rate_limit_counts l WHERE l.key = workspace_key FOR UPDATE;
     END IF;
     INSERT INTO rate_limit_counts (key, seconds, counts) VALUES (token_key, '{}', '{}')
         ON CONFLICT (key) DO NOTHING;
+    PERFORM 1 FROM rate_limit_counts l WHERE l.key = token_key FOR UPDATE;
+    at := extract(epoch FROM clock_timestamp());
+    sec := floor(at)::BIGINT;
+    -- Buckets emptied by give-backs are dropped: they hold nothing and free nothing.
+    IF workspace_key IS NOT NULL THEN
+        SELECT coalesce(array_agg(u.s ORDER BY u.s), '{}'), coalesce(array_agg(u.c ORDER BY u.s), '{}'),
+               coalesce(sum(u.c), 0)
+            INTO ws, wc, w_used
+            FROM rate_limit_counts l, unnest(l.seconds, l.counts) AS u(s, c)
+            WHERE l.key = workspace_key AND u.s >= sec - span AND u.c > 0;
+    END IF;
     SELECT coalesce(array_agg(u.s ORDER BY u.s), '{}'), coalesce(array_agg(u.c ORDER BY u.s), '{}'),
            coalesce(sum(u.c), 0)
         INTO ts, tc, t_used
-        FROM (SELECT l.seconds, l.counts FROM rate_limit_counts l
-              WHERE l.key = token_key FOR UPDATE) r,
-             unnest(r.seconds, r.counts) AS u(s, c)
-        WHERE u.s >= sec - span;
+        FROM rate_limit_counts l, unnest(l.seconds, l.counts) AS u(s, c)
+        WHERE l.key = token_key AND u.s >= sec - span AND u.c > 0;
     n := greatest(0, least(wanted, token_limit - t_used));
     IF workspace_key IS NOT NULL THEN
         n := greatest(0, least(n, workspace_limit - w_used));
@@ -83,7 +89,7 @@ $$;
 
 -- Give back requests leased and not spent: `counts[i]` of key `keys[i]`, counted in second
 -- `seconds[i]` (never below zero; a bucket already gone from the window stays gone).
-CREATE FUNCTION jility_rate_return(keys TEXT[], seconds BIGINT[], counts INTEGER[])
+CREATE OR REPLACE FUNCTION jility_rate_return(keys TEXT[], seconds BIGINT[], counts INTEGER[])
 RETURNS VOID LANGUAGE plpgsql AS $$
 DECLARE
     i INTEGER;

@@ -59,8 +59,11 @@ struct Block {
     left: u32,
 }
 
-/// A key's leases in this process.
+/// A key's leases in this process (for one workspace: a person's key is counted in each of
+/// their workspaces apart).
 struct Lease {
+    /// The key in the database, and the workspace whose ceiling it is counted against.
+    key: String,
     workspace: Option<String>,
     blocks: VecDeque<Block>,
     /// Size of the next lease asked for.
@@ -76,8 +79,9 @@ struct Lease {
 }
 
 impl Lease {
-    fn new(workspace: Option<&str>) -> Self {
+    fn new(key: &str, workspace: Option<&str>) -> Self {
         Self {
+            key: key.to_string(),
             workspace: workspace.map(str::to_string),
             blocks: VecDeque::new(),
             next: 1,
@@ -95,7 +99,7 @@ impl Lease {
 
     /// Move expired blocks to `returns` (with what is left of them) and shrink the next
     /// lease if they went half unspent.
-    fn expire(&mut self, key: &str, now: Instant, returns: &mut Returns) {
+    fn expire(&mut self, now: Instant, returns: &mut Returns) {
         while let Some(block) = self.blocks.front() {
             if block.expires > now && block.left > 0 {
                 break;
@@ -103,8 +107,14 @@ impl Lease {
             if block.left > 0 {
                 if block.left * 2 >= block.size {
                     self.next = (self.next / 2).max(1);
+                    self.grow = false;
                 }
-                returns.add(key, self.workspace.as_deref(), block.second, block.left);
+                returns.add(
+                    &self.key,
+                    self.workspace.as_deref(),
+                    block.second,
+                    block.left,
+                );
             }
             self.blocks.pop_front();
         }
@@ -145,6 +155,14 @@ pub(super) enum Taken {
     Ask { wanted: u32, asker: bool },
 }
 
+/// The book's entry of `key` counted in `workspace`.
+fn entry(key: &str, workspace: Option<&str>) -> String {
+    match workspace {
+        Some(workspace) => format!("{key}\u{0}{workspace}"),
+        None => key.to_string(),
+    }
+}
+
 /// Every key's leases (shared by the limiter's clones and the sweeper).
 #[derive(Default)]
 pub(super) struct Book {
@@ -162,19 +180,20 @@ impl Book {
         cap: u32,
         decide: impl Fn(&Seen, u32) -> Decision,
     ) -> Taken {
-        let now = Instant::now();
         let Ok(mut leases) = self.leases.lock() else {
             return Taken::Ask {
                 wanted: 1,
                 asker: false,
             };
         };
+        // After the lock: a wait for it must not spend a block past its time.
+        let now = Instant::now();
         let lease = leases
-            .entry(key.to_string())
-            .or_insert_with(|| Lease::new(workspace));
+            .entry(entry(key, workspace))
+            .or_insert_with(|| Lease::new(key, workspace));
         lease.used_at = now;
         let mut returns = Returns::default();
-        lease.expire(key, now, &mut returns);
+        lease.expire(now, &mut returns);
         if !returns.is_empty() {
             self.queue(returns);
         }
@@ -234,9 +253,19 @@ impl Book {
         let Ok(mut leases) = self.leases.lock() else {
             return 0;
         };
-        let lease = leases
-            .entry(key.to_string())
-            .or_insert_with(|| Lease::new(workspace));
+        let Some(lease) = leases.get_mut(&entry(key, workspace)) else {
+            // Forgotten since it was asked for (its token was revoked): nothing is kept,
+            // and what was granted beyond this request goes back.
+            if let Some((granted, second, _)) = answer
+                && granted > 1
+            {
+                let mut returns = Returns::default();
+                returns.add(key, workspace, second, granted - 1);
+                drop(leases);
+                self.queue(returns);
+            }
+            return 0;
+        };
         if asker {
             lease.asking = false;
         }
@@ -245,9 +274,9 @@ impl Book {
         };
         lease.seen = Some(seen);
         if let Some(refusal) = refusal {
-            let until = Instant::now()
-                + Duration::from_secs(refusal.retry_after_secs).min(Duration::from_secs(1));
-            lease.refused = Some((until, refusal));
+            // Kept a second at most, and never past the time a slot frees.
+            let frees_in = (refusal.reset_at as f64 - seen.now()).clamp(0.0, 1.0);
+            lease.refused = Some((Instant::now() + Duration::from_secs_f64(frees_in), refusal));
             return lease.left();
         }
         if granted > 1 {
@@ -258,7 +287,8 @@ impl Book {
                 left: granted - 1,
             });
         }
-        if granted == 1 {
+        // The asker's lone request, spent as it came: bigger leases next.
+        if asker && granted == 1 {
             lease.grow = true;
         }
         lease.left()
@@ -266,10 +296,15 @@ impl Book {
 
     /// Spend a leased request of `key` if there is one (or repeat a refusal still
     /// current), touching nothing else: `None` means the database must be asked.
-    pub fn spend(&self, key: &str, decide: impl Fn(&Seen, u32) -> Decision) -> Option<Decision> {
-        let now = Instant::now();
+    pub fn spend(
+        &self,
+        key: &str,
+        workspace: Option<&str>,
+        decide: impl Fn(&Seen, u32) -> Decision,
+    ) -> Option<Decision> {
         let mut leases = self.leases.lock().ok()?;
-        let lease = leases.get_mut(key)?;
+        let now = Instant::now();
+        let lease = leases.get_mut(&entry(key, workspace))?;
         if let Some(block) = lease
             .blocks
             .iter_mut()
@@ -290,17 +325,23 @@ impl Book {
         Some(decision)
     }
 
-    /// Drop what is leased for `key` (its token was revoked): nothing more is spent.
+    /// Drop what is leased for `key`, in every workspace (its token was revoked): nothing
+    /// more is spent, the unspent part goes back.
     pub fn forget(&self, key: &str) {
-        let removed = self.leases.lock().ok().and_then(|mut l| l.remove(key));
-        if let Some(mut lease) = removed {
-            let mut returns = Returns::default();
-            for block in lease.blocks.iter_mut() {
-                block.expires = Instant::now();
-            }
-            lease.expire(key, Instant::now() + LEASE_TTL, &mut returns);
-            self.queue(returns);
+        let mut returns = Returns::default();
+        if let Ok(mut leases) = self.leases.lock() {
+            leases.retain(|_, lease| {
+                if lease.key != key {
+                    return true;
+                }
+                for block in lease.blocks.iter_mut() {
+                    block.expires = Instant::now();
+                }
+                lease.expire(Instant::now() + LEASE_TTL, &mut returns);
+                false
+            });
         }
+        self.queue(returns);
     }
 
     fn queue(&self, more: Returns) {
@@ -316,8 +357,8 @@ impl Book {
         let now = Instant::now();
         let mut returns = Returns::default();
         if let Ok(mut leases) = self.leases.lock() {
-            leases.retain(|key, lease| {
-                lease.expire(key, now, &mut returns);
+            leases.retain(|_, lease| {
+                lease.expire(now, &mut returns);
                 !(lease.blocks.is_empty() && !lease.asking && now - lease.used_at > IDLE)
             });
         }

@@ -190,10 +190,12 @@ impl RateLimiter {
     /// [`Self::check_token`] when this process holds a leased request of the token (or
     /// refused it a moment ago): answered without the database, so without blocking.
     /// `None`: call [`Self::check_token`].
-    pub fn check_token_leased(&self, token_id: i64) -> Option<Decision> {
-        self.book.spend(&token_key(token_id), |seen, left| {
-            self.decide(seen, left, true, true)
-        })
+    pub fn check_token_leased(&self, token_id: i64, workspace_id: i64) -> Option<Decision> {
+        self.book.spend(
+            &token_key(token_id),
+            Some(&format!("workspace:{workspace_id}")),
+            |seen, left| self.decide(seen, left, true, true),
+        )
     }
 
     /// [`Self::check_token_fresh`] when `fresh`, else [`Self::check_token`].

@@ -786,11 +786,15 @@ impl Store for PgStore {
                 single: Single::Unused,
             };
             let result = f(&mut tx);
-            match tx.single {
+            let (single, closed) = (tx.single, tx.client.is_closed());
+            // The connection goes back to the pool before any rerun takes one: a read never
+            // holds two.
+            drop(conn);
+            match single {
                 Single::Exceeded => return self.run(false, f),
                 // A connection the server dropped before the statement was answered:
                 // nothing was read, so the read starts again once on a fresh one.
-                _ if result.is_err() && tx.client.is_closed() && attempt < 2 => {
+                _ if result.is_err() && closed && attempt < 2 => {
                     tracing::warn!("database connection lost; reconnecting");
                     continue;
                 }
