@@ -440,16 +440,17 @@ impl RunDb {
 
 impl Drop for RunDb {
     fn drop(&mut self) {
-        let dropped = postgres::Client::connect(&admin_url(), postgres::NoTls).and_then(|mut a| {
-            a.batch_execute(&format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                self.name
-            ))
-        });
-        match dropped {
-            Ok(()) => eprintln!("dropped {}", self.name),
-            Err(err) => eprintln!("could not drop {}: {err}", self.name),
-        }
+        drop_database(&self.name);
+    }
+}
+
+/// Drop the scratch database `name` (its sessions ended by force), saying so on stderr.
+fn drop_database(name: &str) {
+    let dropped = postgres::Client::connect(&admin_url(), postgres::NoTls)
+        .and_then(|mut a| a.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")));
+    match dropped {
+        Ok(()) => eprintln!("dropped {name}"),
+        Err(err) => eprintln!("could not drop {name}: {err}"),
     }
 }
 

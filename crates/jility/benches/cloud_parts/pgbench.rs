@@ -206,16 +206,7 @@ impl PgBench {
 
 impl Drop for PgBench {
     fn drop(&mut self) {
-        let dropped = postgres::Client::connect(&admin_url(), postgres::NoTls).and_then(|mut a| {
-            a.batch_execute(&format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                self.name
-            ))
-        });
-        match dropped {
-            Ok(()) => eprintln!("dropped {}", self.name),
-            Err(err) => eprintln!("could not drop {}: {err}", self.name),
-        }
+        drop_database(&self.name);
     }
 }
 

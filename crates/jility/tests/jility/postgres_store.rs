@@ -608,7 +608,9 @@ fn the_domain_gives_the_same_answers_on_postgres_as_on_sqlite() {
     assert_eq!(steps["history after revert"]["current_version"], 4);
 }
 
-fn search_fixture<S: Store>(t: &mut Tracker<S>) {
+/// Three tickets where "zebra" is in a title, a description and (on `commented`, the third
+/// of them) a comment.
+pub(crate) fn search_fixture<S: Store>(t: &mut Tracker<S>, commented: &str) {
     for (title, description) in [
         (
             "Zebra crossing signals",
@@ -630,7 +632,7 @@ fn search_fixture<S: Store>(t: &mut Tracker<S>) {
     t.add_comment(
         "bob",
         AddComment {
-            ticket_id: "TASK-3".into(),
+            ticket_id: commented.into(),
             content: "Saw a zebra on the way to work".into(),
         },
     )
@@ -643,7 +645,7 @@ fn search_matches_every_word_phrases_exactly_and_ranks_title_first() {
     let db = PgDatabase::connect(&test_db.url).unwrap();
     let root = tempfile::tempdir().unwrap();
     let mut t = pg_tracker(&db, "acme", "TASK", root.path());
-    search_fixture(&mut t);
+    search_fixture(&mut t, "TASK-3");
 
     // Ranking: title, then description, then comment.
     assert_eq!(
@@ -747,12 +749,12 @@ fn search_matches_every_word_phrases_exactly_and_ranks_title_first() {
 fn search_finds_the_same_tickets_as_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let mut local = sqlite_tracker(dir.path(), "TASK");
-    search_fixture(&mut local);
+    search_fixture(&mut local, "TASK-3");
     let test_db = TestDb::new();
     let db = PgDatabase::connect(&test_db.url).unwrap();
     let root = tempfile::tempdir().unwrap();
     let mut cloud = pg_tracker(&db, "acme", "TASK", root.path());
-    search_fixture(&mut cloud);
+    search_fixture(&mut cloud, "TASK-3");
     for query in [
         "zebra",
         "zebra road",

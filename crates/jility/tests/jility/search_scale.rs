@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use jility_cloud::store::{PgDatabase, PgStore};
-use jility_core::params::{AddComment, CreateTicket, SearchTickets};
+use jility_core::params::SearchTickets;
 use jility_core::store::{SearchTerms, Store};
 use jility_core::tracker::Tracker;
 use mcp_common::{CursorKey, ToolError};
@@ -262,32 +262,7 @@ fn up_to_the_cap_everything_is_ranked_and_counted_exactly() {
 
     // A small result set among many tickets: ranked title, description, comment, as
     // always, and counted exactly.
-    for (title, description) in [
-        (
-            "Zebra crossing signals",
-            "Paint the road markings near school",
-        ),
-        ("Road paint order", "The zebra must be painted white again"),
-        ("Quarterly report", "Numbers for the board meeting agenda"),
-    ] {
-        t.create_ticket(
-            "alice",
-            CreateTicket {
-                title: title.into(),
-                description: Some(description.into()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-    }
-    t.add_comment(
-        "bob",
-        AddComment {
-            ticket_id: number(TICKETS + 3),
-            content: "Saw a zebra on the way to work".into(),
-        },
-    )
-    .unwrap();
+    crate::postgres_store::search_fixture(&mut t, &number(TICKETS + 3));
     let page = t
         .search(&SearchTickets {
             query: "zebra".into(),
