@@ -482,7 +482,13 @@ pub fn templates(t: &TemplateList, page: &Page) -> String {
 pub fn search(s: &SearchResults, page: &Page) -> String {
     let total = usize::try_from(page.total).unwrap_or(usize::MAX);
     let noun = if total == 1 { "ticket" } else { "tickets" };
-    let mut out = format!("🔍 Found {total} {noun} matching \"{}\"", s.query);
+    // Past the store's cap the count is a lower bound.
+    let at_least = if page.total_exact == Some(false) {
+        "at least "
+    } else {
+        ""
+    };
+    let mut out = format!("🔍 Found {at_least}{total} {noun} matching \"{}\"", s.query);
     if s.hits.len() < total {
         let _ = write!(out, " (top {})", s.hits.len());
     }

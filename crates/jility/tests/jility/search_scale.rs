@@ -170,6 +170,11 @@ fn check_big(
         })
         .unwrap();
     assert_eq!(page.page.total_exact, Some(false), "{word}: a lower bound");
+    let text = jility_core::render::search(&page.data, &page.page);
+    assert!(
+        text.starts_with(&format!("🔍 Found at least {total} tickets")),
+        "{word}: the tool's text says so too: {text}"
+    );
     assert_eq!(page.page.total as usize, total);
     assert_eq!(first, want[..20].to_vec(), "{word}: first page");
     assert!(total > RANKED, "{word}: total {total} is not past the cap");
