@@ -84,6 +84,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0012_oauth.sql"),
     include_str!("../pg_migrations/0013_rate_leases.sql"),
     include_str!("../pg_migrations/0014_search_rank.sql"),
+    include_str!("../pg_migrations/0015_ticket_contexts.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)
@@ -638,6 +639,8 @@ impl PgStore {
                     return Ok(Open {
                         conn: Some(conn),
                         failed: false,
+                        workspace: self.workspace,
+                        touched: Vec::new(),
                     });
                 }
                 Err(err) if conn.client.is_closed() && attempt < 2 => {
@@ -679,9 +682,11 @@ impl PgStore {
                 read_only: !write,
                 context: None,
                 single: Single::InTransaction,
+                touched: Vec::new(),
             };
             let result = f(&mut tx);
             open.failed = tx.failed;
+            open.touched = tx.touched;
             result
         };
         match result {
@@ -714,6 +719,9 @@ struct Open {
     /// A statement failed: PostgreSQL aborted the transaction, and COMMIT would silently
     /// roll it back.
     failed: bool,
+    workspace: i64,
+    /// The tickets a write touched: their kept contexts are refreshed as it commits.
+    touched: Vec<i64>,
 }
 
 impl Open {
@@ -727,9 +735,26 @@ impl Open {
                 "a statement of the transaction failed; nothing was written".into(),
             ));
         }
-        conn.client
-            .batch_execute("COMMIT")
-            .map_err(crate::store::db)?;
+        // The touched tickets' contexts are recomputed in the write's own transaction,
+        // under its writer lock, in the round trip of its COMMIT. Every value is a number
+        // of ours, written into the text.
+        let sql = if self.touched.is_empty() {
+            "COMMIT".to_string()
+        } else {
+            self.touched.sort_unstable();
+            self.touched.dedup();
+            let ids: Vec<String> = self.touched.iter().map(i64::to_string).collect();
+            format!(
+                "SELECT jility_refresh_contexts({}, '{{{}}}'::bigint[]); COMMIT",
+                self.workspace,
+                ids.join(",")
+            )
+        };
+        if let Err(err) = conn.client.batch_execute(&sql) {
+            // A refresh that failed left the transaction aborted, its COMMIT unsent.
+            let _ = conn.client.batch_execute("ROLLBACK");
+            return Err(crate::store::db(err));
+        }
         Ok(())
     }
 
@@ -784,6 +809,7 @@ impl Store for PgStore {
                 read_only: true,
                 context: None,
                 single: Single::Unused,
+                touched: Vec::new(),
             };
             let result = f(&mut tx);
             let (single, closed) = (tx.single, tx.client.is_closed());
@@ -820,6 +846,8 @@ struct Tx<'a> {
     context: Option<Context>,
     /// Outside a transaction ([`Store::read_single`]): whether its one statement ran.
     single: Single,
+    /// The tickets this write changed what a whole-ticket read shows of ([`Open::touched`]).
+    touched: Vec<i64>,
 }
 
 /// A read outside a transaction may run one statement ([`Store::read_single`]).
@@ -852,9 +880,13 @@ struct Context {
 }
 
 /// How many of a ticket's newest comments and changes a whole-ticket read fetches with it
-/// (what `get_ticket` shows); a read asking for more queries them.
+/// (what `get_ticket` shows; the `LIMIT`s of `jility_ticket_contexts`, migration 15); a
+/// read asking for more queries them.
 const PREFETCH_COMMENTS: usize = 50;
 const PREFETCH_CHANGES: usize = 20;
+
+// The parts of a ticket's context one by one, for a write's transaction (which reads what
+// it wrote, not the kept context): each as `jility_ticket_contexts` computes it.
 
 /// A ticket's assignees, in the order `assignees` gives them.
 const ASSIGNEES_SQL: &str = "SELECT assignee FROM ticket_assignees \
@@ -864,7 +896,6 @@ const LABELS_SQL: &str = "SELECT label FROM ticket_labels \
      WHERE workspace_id = $1 AND ticket_id = $2 ORDER BY label COLLATE \"C\"";
 const COMMENT_COUNT_SQL: &str =
     "SELECT count(*) FROM comments WHERE workspace_id = $1 AND ticket_id = $2";
-// (The other end is `o`, not `t`: [`context_columns`] puts these under a ticket `t`.)
 const DEPENDENCY_IDS_SQL: &str = "SELECT d.depends_on_id FROM dependencies d \
      JOIN tickets o ON o.workspace_id = d.workspace_id AND o.id = d.depends_on_id \
      WHERE d.workspace_id = $1 AND d.ticket_id = $2 AND o.deleted_at IS NULL \
@@ -963,16 +994,19 @@ impl Tx<'_> {
         let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(values.len() + 1);
         params.push(&ws);
         params.extend_from_slice(values);
-        let columns = if self.read_only {
-            format!("{TICKET_COLUMNS}, {}", context_columns())
+        let sql = if self.read_only {
+            format!(
+                "SELECT {TICKET_COLUMNS}, {CONTEXT_COLUMNS} FROM tickets t \
+                 JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+                 {CONTEXT_JOIN} WHERE t.workspace_id = $1 AND {condition}"
+            )
         } else {
-            TICKET_COLUMNS.to_string()
+            format!(
+                "SELECT {TICKET_COLUMNS} FROM tickets t \
+                 JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+                 WHERE t.workspace_id = $1 AND {condition}"
+            )
         };
-        let sql = format!(
-            "SELECT {columns} FROM tickets t \
-             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
-             WHERE t.workspace_id = $1 AND {condition}"
-        );
         let Some(row) = self.query_opt(&sql, &params)? else {
             return Ok(None);
         };
@@ -981,20 +1015,28 @@ impl Tx<'_> {
             return Ok(Some(ticket));
         }
         let at = TICKET_COLUMN_COUNT;
-        let refs: Vec<(i64, String, String, String)> = json_column(&row, at + 8)?;
+        let refs: Vec<(i64, String, String, String, bool)> = json_column(&row, at + 8)?;
+        // The kept lists name deleted neighbours too: only live ones are shown.
+        let live = |ids: Vec<i64>| -> Vec<i64> {
+            ids.into_iter()
+                .filter(|id| refs.iter().any(|r| r.0 == *id && r.4))
+                .collect()
+        };
+        let dependency_ids = live(row.try_get(at + 3).map_err(crate::store::db)?);
+        let dependent_ids = live(row.try_get(at + 4).map_err(crate::store::db)?);
         let mut context = Context {
             id: ticket.id,
             assignees: row.try_get(at).map_err(crate::store::db)?,
             labels: row.try_get(at + 1).map_err(crate::store::db)?,
             comment_count: row.try_get(at + 2).map_err(crate::store::db)?,
-            dependency_ids: row.try_get(at + 3).map_err(crate::store::db)?,
-            dependent_ids: row.try_get(at + 4).map_err(crate::store::db)?,
+            dependency_ids,
+            dependent_ids,
             comments: json_column(&row, at + 5)?,
             commits: json_column(&row, at + 6)?,
             changes: json_column(&row, at + 7)?,
             refs: HashMap::with_capacity(refs.len()),
         };
-        for (id, number, title, status) in refs {
+        for (id, number, title, status, _) in refs {
             let status = status_of(&status)?;
             context.refs.insert(
                 id,
@@ -1065,43 +1107,22 @@ const TICKET_COLUMNS: &str = "t.id, t.uuid, p.key, t.number, t.title, t.descript
      t.updated_at, t.deleted_at";
 const TICKET_COLUMN_COUNT: usize = 15;
 
-/// The columns of a [`Context`] of the ticket `t`, after its [`TICKET_COLUMNS`]: the
-/// statements its parts have on their own, with `t.id` for their `$2`, and the lists as
-/// JSON in an explicit order (`seq`, which the model's types ignore; `json_agg` of
-/// nothing is NULL).
-fn context_columns() -> &'static str {
-    static COLUMNS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        let of_t = |sql: &str| sql.replace("$2", "t.id");
-        format!(
-            "ARRAY({}), ARRAY({}), ({}), ARRAY({}), ARRAY({}), \
-             (SELECT json_agg(c ORDER BY c.seq DESC)::text FROM (SELECT id AS seq, \
-                uuid AS id, author, content, created_at \
-                FROM comments WHERE workspace_id = $1 AND ticket_id = t.id \
-                ORDER BY seq DESC LIMIT {PREFETCH_COMMENTS}) c), \
-             (SELECT json_agg(c ORDER BY c.seq)::text FROM (SELECT id AS seq, \
-                commit_hash AS hash, commit_message AS message, linked_at, linked_by \
-                FROM commit_links WHERE workspace_id = $1 AND ticket_id = t.id) c), \
-             (SELECT json_agg(c ORDER BY c.seq DESC)::text FROM (SELECT id AS seq, \
-                change_type AS type, old_value, new_value, detail, message, changed_by, \
-                changed_at FROM ticket_changes WHERE workspace_id = $1 AND ticket_id = t.id \
-                ORDER BY seq DESC LIMIT {PREFETCH_CHANGES}) c), \
-             (SELECT json_agg(json_build_array(r.id, rp.key || '-' || r.number, r.title, \
-                r.status))::text FROM tickets r JOIN projects rp \
-                ON rp.workspace_id = r.workspace_id AND rp.id = r.project_id \
-                WHERE r.workspace_id = $1 AND r.id = ANY(ARRAY[t.parent_id, t.epic_id] \
-                || ARRAY(SELECT depends_on_id FROM dependencies \
-                         WHERE workspace_id = $1 AND ticket_id = t.id) \
-                || ARRAY(SELECT ticket_id FROM dependencies \
-                         WHERE workspace_id = $1 AND depends_on_id = t.id)))",
-            of_t(ASSIGNEES_SQL),
-            of_t(LABELS_SQL),
-            of_t(COMMENT_COUNT_SQL),
-            of_t(DEPENDENCY_IDS_SQL),
-            of_t(DEPENDENT_IDS_SQL),
-        )
-    });
-    &COLUMNS
-}
+/// The columns of a [`Context`] of the ticket `t`, after its [`TICKET_COLUMNS`]: its kept
+/// context `c` ([`CONTEXT_JOIN`]), and the neighbours it names by id, read live (number,
+/// title, status, whether live) as JSON.
+const CONTEXT_COLUMNS: &str = "c.assignees, c.labels, c.comment_count, c.dependency_ids, \
+     c.dependent_ids, c.comments, c.commits, c.changes, \
+     (SELECT json_agg(json_build_array(r.id, rp.key || '-' || r.number, r.title, r.status, \
+        r.deleted_at IS NULL))::text FROM tickets r JOIN projects rp \
+        ON rp.workspace_id = r.workspace_id AND rp.id = r.project_id \
+        WHERE r.workspace_id = $1 \
+        AND r.id = ANY(ARRAY[t.parent_id, t.epic_id] || c.dependency_ids || c.dependent_ids))";
+
+/// The kept context of `t` (migration 15: refreshed by every write that touches it), or,
+/// should it have none, its context computed now: the second branch runs only then.
+const CONTEXT_JOIN: &str = "CROSS JOIN LATERAL (\
+     SELECT * FROM ticket_contexts x WHERE x.workspace_id = $1 AND x.ticket_id = t.id \
+     UNION ALL SELECT * FROM jility_ticket_contexts($1, ARRAY[t.id]) LIMIT 1) c";
 
 /// A JSON text column decoded (NULL: the empty value).
 fn json_column<T: serde::de::DeserializeOwned + Default>(row: &Row, at: usize) -> StoreResult<T> {
@@ -1290,7 +1311,9 @@ impl StoreTx for Tx<'_> {
                 &t.at,
             ],
         )?;
-        row.try_get(0).map_err(crate::store::db)
+        let id = row.try_get(0).map_err(crate::store::db)?;
+        self.touched.push(id);
+        Ok(id)
     }
 
     fn ticket_by_number(
@@ -1404,6 +1427,7 @@ impl StoreTx for Tx<'_> {
         at: &str,
     ) -> StoreResult<()> {
         let ws = self.ws;
+        self.touched.push(id);
         let current = self.assignees(id)?;
         for gone in current.iter().filter(|a| !assignees.contains(a)) {
             self.execute(
@@ -1433,6 +1457,7 @@ impl StoreTx for Tx<'_> {
 
     fn set_labels(&mut self, id: i64, labels: &[String]) -> StoreResult<()> {
         let ws = self.ws;
+        self.touched.push(id);
         self.execute(
             "DELETE FROM ticket_labels WHERE workspace_id = $1 AND ticket_id = $2",
             &[&ws, &id],
@@ -1455,6 +1480,7 @@ impl StoreTx for Tx<'_> {
         at: &str,
     ) -> StoreResult<Comment> {
         let ws = self.ws;
+        self.touched.push(id);
         let uuid = uuid::Uuid::new_v4().to_string();
         self.execute(
             "INSERT INTO comments (workspace_id, uuid, ticket_id, author, content, created_at) \
@@ -1505,6 +1531,7 @@ impl StoreTx for Tx<'_> {
 
     fn add_dependency(&mut self, id: i64, on: i64, actor: &str, at: &str) -> StoreResult<bool> {
         let ws = self.ws;
+        self.touched.extend([id, on]);
         // Both ends are checked against the workspace by the composite foreign keys.
         let inserted = self.execute(
             "INSERT INTO dependencies (workspace_id, ticket_id, depends_on_id, created_by, \
@@ -1516,6 +1543,7 @@ impl StoreTx for Tx<'_> {
 
     fn remove_dependency(&mut self, id: i64, on: i64) -> StoreResult<bool> {
         let ws = self.ws;
+        self.touched.extend([id, on]);
         let removed = self.execute(
             "DELETE FROM dependencies \
              WHERE workspace_id = $1 AND ticket_id = $2 AND depends_on_id = $3",
@@ -1547,6 +1575,7 @@ impl StoreTx for Tx<'_> {
         at: &str,
     ) -> StoreResult<bool> {
         let ws = self.ws;
+        self.touched.push(id);
         let inserted = self.execute(
             "INSERT INTO commit_links (workspace_id, ticket_id, commit_hash, commit_message, \
              linked_by, linked_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
@@ -1579,6 +1608,7 @@ impl StoreTx for Tx<'_> {
 
     fn record_change(&mut self, id: i64, c: &NewChange<'_>) -> StoreResult<()> {
         let ws = self.ws;
+        self.touched.push(id);
         self.execute(
             "INSERT INTO ticket_changes (workspace_id, ticket_id, change_type, old_value, \
              new_value, detail, message, changed_by, changed_at) \

@@ -559,6 +559,11 @@ fn scenario<S: Store>(t: &mut Tracker<S>) -> Vec<(&'static str, Value)> {
     assert_eq!(busy["comments"][49]["content"], "note 54");
     assert_eq!(busy["recent_changes"].as_array().map(Vec::len), Some(20));
     step("get a ticket with many comments", busy);
+    // A dependency on a ticket that is then deleted: its dependent shows it no more.
+    step(
+        "dep 4->3 before delete",
+        outcome(t.add_dependency("alice", dep("TASK-4", "TASK-3"))),
+    );
     step("delete 3", outcome(t.delete("alice", "TASK-3")));
     step("get deleted", outcome(t.get_ticket("TASK-3")));
     step("delete again", outcome(t.delete("alice", "TASK-3")));
@@ -606,6 +611,65 @@ fn the_domain_gives_the_same_answers_on_postgres_as_on_sqlite() {
     assert_eq!(steps["batch ok"]["tickets"][0]["number"], "TASK-4");
     assert_eq!(steps["get deleted"]["error"]["code"], "not_found");
     assert_eq!(steps["history after revert"]["current_version"], 4);
+}
+
+/// A whole-ticket read uses each ticket's kept context (refreshed by every write in its
+/// transaction): after the domain scenario every kept context is what the rows say now,
+/// and a ticket whose kept row is missing reads the same, computed live.
+#[test]
+fn kept_ticket_contexts_match_the_rows_and_a_missing_one_is_computed() {
+    let test_db = TestDb::new();
+    let db = PgDatabase::connect(&test_db.url).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut cloud = pg_tracker(&db, "acme", "TASK", root.path());
+    scenario(&mut cloud);
+    let gets = |t: &mut Tracker<PgStore>| -> Vec<Value> {
+        (1..=8)
+            .map(|n| outcome(t.get_ticket(&format!("TASK-{n}"))))
+            .collect()
+    };
+    let kept = gets(&mut cloud);
+    let mut client = postgres::Client::connect(&test_db.url, postgres::NoTls).unwrap();
+    let (tickets, rows, stale): (i64, i64, i64) = {
+        let row = client
+            .query_one(
+                "SELECT (SELECT count(*) FROM tickets), (SELECT count(*) FROM ticket_contexts), \
+                 (SELECT count(*) FROM ticket_contexts k FULL JOIN \
+                    (SELECT l.* FROM workspaces w, LATERAL jility_ticket_contexts(w.id, \
+                       ARRAY(SELECT id FROM tickets WHERE workspace_id = w.id)) l) l \
+                    ON l.ticket_id = k.ticket_id \
+                  WHERE k IS DISTINCT FROM l)",
+                &[],
+            )
+            .unwrap();
+        (row.get(0), row.get(1), row.get(2))
+    };
+    assert!(tickets >= 7, "{tickets}");
+    assert_eq!(rows, tickets, "every ticket has its context kept");
+    assert_eq!(stale, 0, "kept contexts differ from the rows");
+    // The dependent of the deleted TASK-3 does not show it.
+    assert_eq!(kept[3]["dependencies"], json!([]), "{}", kept[3]);
+    // Without kept rows the reads are computed, and the same.
+    client.batch_execute("DELETE FROM ticket_contexts").unwrap();
+    assert_eq!(gets(&mut cloud), kept);
+    // The next write of a ticket keeps its context again.
+    cloud
+        .add_comment(
+            "bob",
+            AddComment {
+                ticket_id: "TASK-2".into(),
+                content: "kept again".into(),
+            },
+        )
+        .unwrap();
+    let row = client
+        .query_one(
+            "SELECT k.comment_count FROM ticket_contexts k JOIN tickets t ON t.id = k.ticket_id \
+             WHERE t.number = 2",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 57);
 }
 
 /// Three tickets where "zebra" is in a title, a description and (on `commented`, the third
