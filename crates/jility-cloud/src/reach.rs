@@ -151,7 +151,7 @@ pub fn is_unreachable(err: &postgres::Error) -> bool {
 }
 
 /// Bound the waits of a connection `config` does not bound itself.
-pub(crate) fn bound(config: &mut postgres::Config) {
+pub(crate) fn bound(config: &mut tokio_postgres::Config) {
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
@@ -170,11 +170,12 @@ mod tests {
     #[test]
     fn a_refused_connection_is_unreachable() {
         // Port 1 on loopback: nothing listens there.
-        let mut config: postgres::Config = match "postgres://u@127.0.0.1:1/db".parse() {
+        let mut config: tokio_postgres::Config = match "postgres://u@127.0.0.1:1/db".parse() {
             Ok(config) => config,
             Err(err) => panic!("{err}"),
         };
         bound(&mut config);
+        let config = postgres::Config::from(config);
         let Err(err) = config.connect(postgres::NoTls) else {
             panic!("connected to port 1");
         };

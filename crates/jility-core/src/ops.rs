@@ -59,7 +59,7 @@ pub struct Request {
 /// One operation of the tracker.
 pub trait Operation: Send + Sync + 'static {
     /// Its arguments (the tool's input schema).
-    type Params: Serialize + DeserializeOwned + JsonSchema + Send + 'static;
+    type Params: Clone + Serialize + DeserializeOwned + JsonSchema + Send + Sync + 'static;
     /// Its answer as the tracker returns it; it says which tickets the operation touched.
     type Output: Touches + Send + 'static;
 

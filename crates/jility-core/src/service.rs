@@ -24,6 +24,11 @@ where
         Self { tracker }
     }
 
+    /// A handle on the tracker, for work that does not block ([`Self::run`] for the rest).
+    pub fn tracker(&self) -> Tracker<S> {
+        self.tracker.clone()
+    }
+
     /// Run `op` on the tracker on a blocking thread and wait for it without blocking the
     /// runtime. A panic inside `op` is answered as an `internal` error.
     pub async fn run<T, F>(&self, op: F) -> Result<T, ToolError>

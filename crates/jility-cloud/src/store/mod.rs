@@ -59,7 +59,11 @@ use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Row, Statement};
 
+mod prefetch;
 mod search;
+
+pub use prefetch::read_prefetched;
+use prefetch::{Lookup, Prefetch, Reader};
 
 use crate::reach::{self, Health};
 use jility_core::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
@@ -192,6 +196,8 @@ pub struct PgDatabase {
     config: Arc<Config>,
     /// Whether the database can be reached, shared with [`PgDatabase::counters`].
     health: Health,
+    /// Async connections for whole-ticket reads ([`read_prefetched`]).
+    reader: Arc<Reader>,
 }
 
 impl PgDatabase {
@@ -203,7 +209,7 @@ impl PgDatabase {
 
     /// [`Self::connect`] with a pool of up to `max_connections` connections.
     pub fn connect_with(url: &str, max_connections: u32) -> StoreResult<Self> {
-        let mut config: Config = url
+        let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
         let timeout = format!("-c lock_timeout={}", LOCK_TIMEOUT.as_millis());
@@ -216,6 +222,8 @@ impl PgDatabase {
             config.application_name("jility");
         }
         reach::bound(&mut config);
+        let reader = Arc::new(Reader::new(config.clone()));
+        let config = Config::from(config);
         let health = Health::default();
         // Connect once directly: a wrong URL or a refused login fails now with its own
         // message (the pool would retry until its timeout), and the migrations run on it.
@@ -230,6 +238,7 @@ impl PgDatabase {
             pool,
             config: Arc::new(config),
             health,
+            reader,
         })
     }
 
@@ -272,6 +281,7 @@ impl PgDatabase {
             pool,
             config: Arc::new(config),
             health: self.health.clone(),
+            reader: self.reader.clone(),
         }
     }
 
@@ -514,6 +524,8 @@ pub struct PgStore {
     workspace: i64,
     /// The commit of this handle's next write, when held (an idempotent request).
     hold: Arc<Mutex<Hold>>,
+    /// Whether this handle's reads run with a connection ([`read_prefetched`]).
+    prefetch: Arc<Mutex<Prefetch>>,
 }
 
 impl Clone for PgStore {
@@ -522,6 +534,7 @@ impl Clone for PgStore {
             db: self.db.clone(),
             workspace: self.workspace,
             hold: Arc::default(),
+            prefetch: Arc::default(),
         }
     }
 }
@@ -543,6 +556,7 @@ impl PgStore {
                 db: db.clone(),
                 workspace: workspace_id,
                 hold: Arc::default(),
+                prefetch: Arc::default(),
             }),
             None => Err(StoreError::Database(format!(
                 "there is no workspace {workspace_id}"
@@ -605,6 +619,59 @@ impl PgStore {
         })
     }
 
+    /// Whether this handle runs without a connection now (a prefetched read's runs): then
+    /// anything but a read of one statement ends the attempt.
+    fn offline(&self) -> bool {
+        let Ok(mut state) = self.prefetch.lock() else {
+            return true;
+        };
+        if matches!(*state, Prefetch::Off) {
+            return false;
+        }
+        *state = Prefetch::Missed;
+        true
+    }
+
+    /// A read of one statement during a prefetched read ([`read_prefetched`]): `f` run
+    /// without a connection, to note its statement or to answer from its row. `None` when
+    /// this handle reads with a connection.
+    fn read_offline<R>(
+        &self,
+        f: &impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Option<Result<R, ToolError>> {
+        let mut state = self.prefetch.lock().ok()?;
+        let link = match std::mem::take(&mut *state) {
+            Prefetch::Off => return None,
+            Prefetch::Armed => Link::Plan(None),
+            Prefetch::Replay(row) => Link::Replay(Some(row)),
+            Prefetch::Planned(_) | Prefetch::Done | Prefetch::Missed => {
+                *state = Prefetch::Missed;
+                return Some(Err(offline().into()));
+            }
+        };
+        let mut tx = Tx {
+            link,
+            ws: self.workspace,
+            failed: false,
+            read_only: true,
+            context: None,
+            single: Single::Unused,
+            touched: Vec::new(),
+        };
+        let result = f(&mut tx);
+        *state = match (tx.single, tx.link) {
+            (Single::Exceeded, _) => Prefetch::Missed,
+            (_, Link::Plan(Some(lookup))) => Prefetch::Planned(lookup),
+            // Answered without a statement (a reference that is none), or from its row.
+            (Single::Unused, Link::Plan(None)) | (_, Link::Replay(None)) => Prefetch::Done,
+            _ => Prefetch::Missed,
+        };
+        Some(match *state {
+            Prefetch::Done => result,
+            _ => Err(offline().into()),
+        })
+    }
+
     /// Roll back the held write, if any, and end the hold.
     pub fn release_held(&self) {
         let held = self.hold.lock().map(|mut hold| std::mem::take(&mut *hold));
@@ -661,6 +728,9 @@ impl PgStore {
         write: bool,
         f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
     ) -> Result<R, ToolError> {
+        if self.offline() {
+            return Err(offline().into());
+        }
         if write && matches!(self.hold.lock().as_deref(), Ok(Hold::Held(_))) {
             // Its writer lock is held by the pending transaction: waiting would deadlock.
             return Err(StoreError::Database(
@@ -675,8 +745,7 @@ impl PgStore {
             };
             let PgConnection { client, statements } = &mut **conn;
             let mut tx = Tx {
-                client,
-                statements,
+                link: Link::Live { client, statements },
                 ws: self.workspace,
                 failed: false,
                 read_only: !write,
@@ -796,14 +865,16 @@ impl Store for PgStore {
         &mut self,
         f: impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
     ) -> Result<R, ToolError> {
+        if let Some(outcome) = self.read_offline(&f) {
+            return outcome;
+        }
         let mut attempt = 0;
         loop {
             attempt += 1;
             let mut conn = self.db.checkout()?;
             let PgConnection { client, statements } = &mut *conn;
             let mut tx = Tx {
-                client,
-                statements,
+                link: Link::Live { client, statements },
                 ws: self.workspace,
                 failed: false,
                 read_only: true,
@@ -812,7 +883,7 @@ impl Store for PgStore {
                 touched: Vec::new(),
             };
             let result = f(&mut tx);
-            let (single, closed) = (tx.single, tx.client.is_closed());
+            let (single, closed) = (tx.single, tx.closed());
             // The connection goes back to the pool before any rerun takes one: a read never
             // holds two.
             drop(conn);
@@ -833,8 +904,7 @@ impl Store for PgStore {
 type Param = Box<dyn ToSql + Sync>;
 
 struct Tx<'a> {
-    client: &'a mut Client,
-    statements: &'a mut HashMap<String, Statement>,
+    link: Link<'a>,
     /// The workspace: `$1` of every statement.
     ws: i64,
     failed: bool,
@@ -848,6 +918,26 @@ struct Tx<'a> {
     single: Single,
     /// The tickets this write changed what a whole-ticket read shows of ([`Open::touched`]).
     touched: Vec<i64>,
+}
+
+/// What a [`Tx`] runs its statements on.
+enum Link<'a> {
+    /// A connection, and the statements prepared on it.
+    Live {
+        client: &'a mut Client,
+        statements: &'a mut HashMap<String, Statement>,
+    },
+    /// None: a prefetched read's first run notes its one statement here ([`prefetch`]).
+    Plan(Option<Lookup>),
+    /// None: a prefetched read's second run takes its one statement's row (`Some(None)`:
+    /// the statement found no ticket).
+    Replay(Option<Option<Row>>),
+}
+
+/// What a statement asked of a [`Tx`] without a connection fails with (the read then runs
+/// on one).
+fn offline() -> StoreError {
+    StoreError::Database("a prefetched read asked for another statement".into())
 }
 
 /// A read outside a transaction may run one statement ([`Store::read_single`]).
@@ -922,36 +1012,56 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// The connection; without one, the read must run again on one.
+    fn client(&mut self) -> StoreResult<&mut Client> {
+        match &mut self.link {
+            Link::Live { client, .. } => Ok(client),
+            Link::Plan(_) | Link::Replay(_) => {
+                self.single = Single::Exceeded;
+                Err(offline())
+            }
+        }
+    }
+
+    /// Whether the connection was closed under the read.
+    fn closed(&self) -> bool {
+        matches!(&self.link, Link::Live { client, .. } if client.is_closed())
+    }
+
     fn statement(&mut self, sql: &str) -> StoreResult<Statement> {
         self.count_statement()?;
-        if let Some(statement) = self.statements.get(sql) {
+        let Link::Live { client, statements } = &mut self.link else {
+            self.single = Single::Exceeded;
+            return Err(offline());
+        };
+        if let Some(statement) = statements.get(sql) {
             return Ok(statement.clone());
         }
-        let statement = self
-            .client
-            .prepare(sql)
-            .inspect_err(|_| self.failed = true)
-            .map_err(crate::store::db)?;
-        if self.statements.len() >= MAX_STATEMENTS {
-            self.statements.clear();
+        let statement = match client.prepare(sql) {
+            Ok(statement) => statement,
+            Err(err) => {
+                self.failed = true;
+                return Err(crate::store::db(err));
+            }
+        };
+        if statements.len() >= MAX_STATEMENTS {
+            statements.clear();
         }
-        self.statements.insert(sql.to_string(), statement.clone());
+        statements.insert(sql.to_string(), statement.clone());
         Ok(statement)
     }
 
     fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Vec<Row>> {
         let statement = self.statement(sql)?;
-        self.client
-            .query(&statement, params)
-            .inspect_err(|_| self.failed = true)
+        let rows = self.client()?.query(&statement, params);
+        rows.inspect_err(|_| self.failed = true)
             .map_err(crate::store::db)
     }
 
     fn query_opt(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Option<Row>> {
         let statement = self.statement(sql)?;
-        self.client
-            .query_opt(&statement, params)
-            .inspect_err(|_| self.failed = true)
+        let row = self.client()?.query_opt(&statement, params);
+        row.inspect_err(|_| self.failed = true)
             .map_err(crate::store::db)
     }
 
@@ -968,46 +1078,53 @@ impl Tx<'_> {
         params: &[(&(dyn ToSql + Sync), postgres::types::Type)],
     ) -> StoreResult<Vec<Row>> {
         self.count_statement()?;
-        self.client
-            .query_typed(sql, params)
-            .inspect_err(|_| self.failed = true)
+        let rows = self.client()?.query_typed(sql, params);
+        rows.inspect_err(|_| self.failed = true)
             .map_err(crate::store::db)
     }
 
     fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<u64> {
         let statement = self.statement(sql)?;
-        self.client
-            .execute(&statement, params)
+        let changed = self.client()?.execute(&statement, params);
+        changed
             .inspect_err(|_| self.failed = true)
             .map_err(crate::store::db)
     }
 
-    /// The ticket `condition` (on `t`, with `values` as `$2…`) finds; in a read
-    /// transaction with its whole [`Context`] fetched in the same statement and kept for
-    /// the calls that follow.
-    fn ticket_in_context(
-        &mut self,
-        condition: &str,
-        values: &[&(dyn ToSql + Sync)],
-    ) -> StoreResult<Option<TicketRow>> {
-        let ws = self.ws;
-        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(values.len() + 1);
-        params.push(&ws);
-        params.extend_from_slice(values);
-        let sql = if self.read_only {
-            format!(
-                "SELECT {TICKET_COLUMNS}, {CONTEXT_COLUMNS} FROM tickets t \
-                 JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
-                 {CONTEXT_JOIN} WHERE t.workspace_id = $1 AND {condition}"
-            )
-        } else {
-            format!(
-                "SELECT {TICKET_COLUMNS} FROM tickets t \
-                 JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
-                 WHERE t.workspace_id = $1 AND {condition}"
-            )
+    /// The ticket `lookup` finds; in a read with its whole [`Context`] fetched in the same
+    /// statement and kept for the calls that follow. Without a connection, the statement
+    /// is noted ([`Link::Plan`]) or its row taken ([`Link::Replay`]).
+    fn ticket_in_context(&mut self, lookup: Lookup) -> StoreResult<Option<TicketRow>> {
+        let row = match &mut self.link {
+            Link::Live { .. } => {
+                let ws = self.ws;
+                let params = lookup.params(&ws);
+                if self.read_only {
+                    self.query_opt(whole_ticket_sql(&lookup), &params)?
+                } else {
+                    let sql = format!(
+                        "SELECT {TICKET_COLUMNS} FROM tickets t \
+                         JOIN projects p ON p.workspace_id = t.workspace_id \
+                         AND p.id = t.project_id WHERE t.workspace_id = $1 AND {}",
+                        lookup.condition()
+                    );
+                    self.query_opt(&sql, &params)?
+                }
+            }
+            Link::Plan(noted) => {
+                if noted.is_none() && self.single == Single::Unused {
+                    *noted = Some(lookup);
+                }
+                self.count_statement()?;
+                return Err(offline());
+            }
+            Link::Replay(row) => {
+                let row = row.take();
+                self.count_statement()?;
+                row.ok_or_else(offline)?
+            }
         };
-        let Some(row) = self.query_opt(&sql, &params)? else {
+        let Some(row) = row else {
             return Ok(None);
         };
         let ticket = ticket_row(&row)?;
@@ -1123,6 +1240,31 @@ const CONTEXT_COLUMNS: &str = "c.assignees, c.labels, c.comment_count, c.depende
 const CONTEXT_JOIN: &str = "CROSS JOIN LATERAL (\
      SELECT * FROM ticket_contexts x WHERE x.workspace_id = $1 AND x.ticket_id = t.id \
      UNION ALL SELECT * FROM jility_ticket_contexts($1, ARRAY[t.id]) LIMIT 1) c";
+
+/// The statement of a whole-ticket read: the ticket `lookup` finds, with its context.
+fn whole_ticket_sql(lookup: &Lookup) -> &'static str {
+    static SQL: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
+        let of = |condition: &str| {
+            format!(
+                "SELECT {TICKET_COLUMNS}, {CONTEXT_COLUMNS} FROM tickets t \
+                 JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+                 {CONTEXT_JOIN} WHERE t.workspace_id = $1 AND {condition}"
+            )
+        };
+        [
+            of(Lookup::Uuid(String::new()).condition()),
+            of(Lookup::Number {
+                key: String::new(),
+                number: 0,
+            }
+            .condition()),
+        ]
+    });
+    match lookup {
+        Lookup::Uuid(_) => &SQL[0],
+        Lookup::Number { .. } => &SQL[1],
+    }
+}
 
 /// A JSON text column decoded (NULL: the empty value).
 fn json_column<T: serde::de::DeserializeOwned + Default>(row: &Row, at: usize) -> StoreResult<T> {
@@ -1321,11 +1463,14 @@ impl StoreTx for Tx<'_> {
         project_key: &str,
         number: i64,
     ) -> StoreResult<Option<TicketRow>> {
-        self.ticket_in_context("p.key = $2 AND t.number = $3", &[&project_key, &number])
+        self.ticket_in_context(Lookup::Number {
+            key: project_key.to_string(),
+            number,
+        })
     }
 
     fn ticket_by_uuid(&mut self, uuid: &str) -> StoreResult<Option<TicketRow>> {
-        self.ticket_in_context("t.uuid = $2", &[&uuid])
+        self.ticket_in_context(Lookup::Uuid(uuid.to_string()))
     }
 
     fn ticket_by_id(&mut self, id: i64) -> StoreResult<Option<TicketRow>> {

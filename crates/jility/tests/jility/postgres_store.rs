@@ -1319,3 +1319,70 @@ fn a_read_of_one_statement_runs_once_and_a_longer_one_again_in_a_transaction() {
     assert!(matches!(missing, Ok(None)), "{missing:?}");
     assert_eq!(tracker.get_ticket("TASK-1").unwrap().ticket.title, "First");
 }
+
+/// A whole-ticket read prefetched on an async connection (how `jility serve` answers
+/// `GET /tickets/{id}` and `jility_get_ticket` without a blocking thread) answers what the
+/// blocking read answers; a read of more than one statement, or a write, is handed back to
+/// run as usual, and leaves the handle reading with a connection again.
+#[test]
+fn a_prefetched_read_answers_as_the_blocking_one_or_hands_the_read_back() {
+    use jility_cloud::store::read_prefetched;
+    let test_db = TestDb::new();
+    let db = PgDatabase::connect(&test_db.url).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut t = pg_tracker(&db, "acme", "TASK", root.path());
+    scenario(&mut t);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let uuid = t.get_ticket("TASK-2").unwrap().ticket.id;
+    for reference in [
+        "TASK-2",
+        "TASK-4",
+        uuid.as_str(),
+        "TASK-99",
+        "TASK-3",
+        "not a ref",
+    ] {
+        let blocking = outcome(t.get_ticket(reference));
+        let mut runs = 0;
+        let prefetched = runtime.block_on(read_prefetched(&mut t, |t| {
+            runs += 1;
+            Some(t.get_ticket(reference))
+        }));
+        let prefetched = prefetched.unwrap_or_else(|| panic!("{reference} was handed back"));
+        assert_eq!(outcome(prefetched), blocking, "{reference}");
+        // A bad reference is refused before the store is asked: one run.
+        let expected_runs = if reference == "not a ref" { 1 } else { 2 };
+        assert_eq!(runs, expected_runs, "{reference}");
+    }
+    // `#2` needs the default project first: two statements, handed back.
+    let handed = runtime.block_on(read_prefetched(&mut t, |t| Some(t.get_ticket("#2"))));
+    assert!(handed.is_none());
+    let listed = runtime.block_on(read_prefetched(&mut t, |t| {
+        Some(t.list(&ListTickets::default()))
+    }));
+    assert!(listed.is_none());
+    let wrote = runtime.block_on(read_prefetched(&mut t, |t| {
+        Some(t.add_comment(
+            "bob",
+            AddComment {
+                ticket_id: "TASK-2".into(),
+                content: "never written".into(),
+            },
+        ))
+    }));
+    assert!(wrote.is_none());
+    // The handle reads and writes with a connection again, and nothing was written.
+    let after = t.get_ticket("TASK-2").unwrap();
+    assert!(after.comments.iter().all(|c| c.content != "never written"));
+    t.add_comment(
+        "bob",
+        AddComment {
+            ticket_id: "TASK-2".into(),
+            content: "written".into(),
+        },
+    )
+    .unwrap();
+}

@@ -1,0 +1,187 @@
+//! A whole-ticket read without a blocking thread: the tracker's operation runs on the
+//! async runtime twice, with no connection. The first time ([`Prefetch::Armed`]) it only
+//! notes the one statement it asks for ([`Lookup`]); that statement then runs on an async
+//! connection ([`Reader`], tokio-postgres, pipelined); the second time
+//! ([`Prefetch::Replay`]) the operation is answered from its row. Anything else a run
+//! asks of the store (a second statement, a transaction, a write) ends the attempt
+//! ([`Prefetch::Missed`]) and the operation runs as any other, on a blocking thread. So
+//! the answer is the same either way; only where it waits differs.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use postgres::Row;
+use postgres::types::ToSql;
+use tokio_postgres::{Client, NoTls, Statement};
+
+use super::PgStore;
+use jility_core::tracker::Tracker;
+
+/// The statement that finds a ticket and its context, by what it is looked up by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Lookup {
+    Number { key: String, number: i64 },
+    Uuid(String),
+}
+
+impl Lookup {
+    /// The condition on `t`, its values `$2…`.
+    pub(super) fn condition(&self) -> &'static str {
+        match self {
+            Self::Number { .. } => "p.key = $2 AND t.number = $3",
+            Self::Uuid(_) => "t.uuid = $2",
+        }
+    }
+
+    /// The statement's values, the workspace first.
+    pub(super) fn params<'a>(&'a self, ws: &'a i64) -> Vec<&'a (dyn ToSql + Sync)> {
+        match self {
+            Self::Number { key, number } => vec![ws, key, number],
+            Self::Uuid(uuid) => vec![ws, uuid],
+        }
+    }
+}
+
+/// Where a [`super::PgStore`] handle's prefetched read stands.
+#[derive(Default)]
+pub(super) enum Prefetch {
+    /// Reads and writes run on a connection, as always.
+    #[default]
+    Off,
+    /// The next run only notes its first statement.
+    Armed,
+    /// It asked for this one statement (and nothing else).
+    Planned(Lookup),
+    /// The next run is answered from this statement's row.
+    Replay(Option<Row>),
+    /// It was answered.
+    Done,
+    /// It asked for more than one prefetched statement gives.
+    Missed,
+}
+
+/// How many async connections a server keeps for prefetched reads: each carries many
+/// reads at once (pipelined), so a few keep PostgreSQL busy.
+const CONNECTIONS: usize = 4;
+
+/// One async connection and the statements prepared on it.
+struct Slot {
+    client: Client,
+    statements: Mutex<HashMap<&'static str, Statement>>,
+}
+
+/// Async connections to the database, connected on first use on the runtime that uses
+/// them (their I/O runs there as tasks), replaced when closed.
+pub(super) struct Reader {
+    config: tokio_postgres::Config,
+    slots: Vec<Mutex<Option<Arc<Slot>>>>,
+    next: AtomicUsize,
+}
+
+impl Reader {
+    pub(super) fn new(config: tokio_postgres::Config) -> Self {
+        Self {
+            config,
+            slots: (0..CONNECTIONS).map(|_| Mutex::new(None)).collect(),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// A connection, round robin; `None` when one cannot be had now.
+    async fn slot(&self) -> Option<Arc<Slot>> {
+        let at = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len();
+        let cell = self.slots.get(at)?;
+        if let Some(slot) = cell.lock().ok()?.as_ref()
+            && !slot.client.is_closed()
+        {
+            return Some(slot.clone());
+        }
+        let (client, connection) = self.config.connect(NoTls).await.ok()?;
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                tracing::debug!(error = %err, "an async read connection closed");
+            }
+        });
+        let slot = Arc::new(Slot {
+            client,
+            statements: Mutex::new(HashMap::new()),
+        });
+        *cell.lock().ok()? = Some(slot.clone());
+        Some(slot)
+    }
+
+    /// The rows of `sql` (prepared once per connection) with `params`; `None` when it
+    /// could not run here (the caller then reads on a blocking thread, which reports why).
+    pub(super) async fn query(
+        &self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Option<Vec<Row>> {
+        let slot = self.slot().await?;
+        let known = slot.statements.lock().ok()?.get(sql).cloned();
+        let statement = match known {
+            Some(statement) => statement,
+            None => {
+                let statement = slot.client.prepare(sql).await.ok()?;
+                slot.statements.lock().ok()?.insert(sql, statement.clone());
+                statement
+            }
+        };
+        match slot.client.query(&statement, params).await {
+            Ok(rows) => Some(rows),
+            Err(err) => {
+                tracing::debug!(error = %err, "a prefetched read failed; reading again");
+                None
+            }
+        }
+    }
+}
+
+/// Run the read `op` on `tracker` without a blocking thread when it is a whole-ticket
+/// read (see the module's documentation): `Some` of its answer, or `None` when it must run
+/// on a blocking thread (it asked for more, `op` gave nothing, or the statement could not
+/// run here). `op` may run twice; it must only read.
+pub async fn read_prefetched<T>(
+    tracker: &mut Tracker<PgStore>,
+    mut op: impl FnMut(&mut Tracker<PgStore>) -> Option<T>,
+) -> Option<T> {
+    let state = tracker.store().prefetch.clone();
+    let db = tracker.store().db.clone();
+    let ws = tracker.store().workspace;
+    if db.health.down() {
+        return None;
+    }
+    let set = |to: Prefetch| -> Option<()> {
+        *state.lock().ok()? = to;
+        Some(())
+    };
+    let take = || -> Prefetch {
+        state
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or(Prefetch::Missed)
+    };
+    set(Prefetch::Armed)?;
+    let first = op(tracker);
+    let lookup = match take() {
+        // It answered without a statement (refused its arguments): that is its answer.
+        Prefetch::Armed | Prefetch::Done => return first,
+        Prefetch::Planned(lookup) => lookup,
+        _ => return None,
+    };
+    drop(first);
+    let rows = db
+        .reader
+        .query(super::whole_ticket_sql(&lookup), &lookup.params(&ws))
+        .await?;
+    if rows.len() > 1 {
+        return None;
+    }
+    set(Prefetch::Replay(rows.into_iter().next()))?;
+    let second = op(tracker);
+    match take() {
+        Prefetch::Done => second,
+        _ => None,
+    }
+}
