@@ -130,6 +130,8 @@ mod shared;
 mod web;
 #[path = "cloud_parts/writes.rs"]
 mod writes;
+#[path = "cloud_parts/wrk.rs"]
+mod wrk;
 
 use pgbench::{PgBench, PgBenchRun};
 use shared::RateCheck;
@@ -1265,6 +1267,8 @@ struct Cloud {
     rest_comments: Writes,
     /// `pgbench` select-only and simple-update, each measured next to its counterpart.
     pg_select: PgBenchRun,
+    /// What generated the load of `throughput` (and `two_processes`): `wrk` when installed.
+    generator: &'static str,
     pg_update: PgBenchRun,
 }
 
@@ -1273,7 +1277,7 @@ impl Cloud {
     fn ratio_lines(&self) -> Vec<String> {
         let mut lines = vec![
             ratios::search_line(&self.rest_search),
-            ratios::get_line(&self.throughput, &self.pg_select),
+            ratios::get_line(&self.throughput, &self.pg_select, self.generator),
             ratios::two_process_line(&self.throughput, &self.two_processes),
             ratios::rate_line(&self.rate),
         ];
@@ -1398,13 +1402,21 @@ async fn cloud(
     let pg_select = pgbench.run(PGBENCH_SELECT);
     eprintln!("cloud: {}", pg_select.summary());
     let t = Instant::now();
-    let throughput = read_throughput(&[base], reader_tokens, 0x7E57_0000, &[server.pid()]).await;
+    let with_wrk = wrk::read_throughput(&[base], reader_tokens, 0x7E57_0000, &[server.pid()]);
+    let checked = read_throughput(&[base], reader_tokens, 0x7E57_0000, &[server.pid()]).await;
     eprintln!(
-        "cloud: {CLIENTS} readers, a token each: {:.0} requests/s ({:.1?})",
-        throughput.per_second(),
+        "cloud: {CLIENTS} readers, a token each: {:.0} requests/s with reqwest ({} answers \
+         checked, {} decoded whole; {:.1?})",
+        checked.per_second(),
+        checked.checked,
+        checked.parsed,
         t.elapsed()
     );
-    eprintln!("{}", ratios::get_line(&throughput, &pg_select));
+    let (throughput, generator) = match with_wrk {
+        Some(throughput) => (throughput, "wrk"),
+        None => (checked, "reqwest; no wrk installed"),
+    };
+    eprintln!("{}", ratios::get_line(&throughput, &pg_select, generator));
     let t = Instant::now();
     let shared_token = read_throughput(
         &[base],
@@ -1468,6 +1480,7 @@ async fn cloud(
         rest_creates,
         rest_comments,
         pg_select,
+        generator,
         pg_update,
     };
     for line in &cloud.ratio_lines()[4..] {
@@ -1486,13 +1499,12 @@ async fn two_processes(
 ) -> Throughput {
     let second = Server::start(bin, database_url);
     let t = Instant::now();
-    let throughput = read_throughput(
-        &[server.url.as_str(), second.url.as_str()],
-        readers,
-        0x2E57_0000,
-        &[server.pid(), second.pid()],
-    )
-    .await;
+    let bases = [server.url.as_str(), second.url.as_str()];
+    let pids = [server.pid(), second.pid()];
+    let throughput = match wrk::read_throughput(&bases, readers, 0x2E57_0000, &pids) {
+        Some(throughput) => throughput,
+        None => read_throughput(&bases, readers, 0x2E57_0000, &pids).await,
+    };
     eprintln!(
         "cloud: {CLIENTS} readers on 2 processes: {:.0} requests/s ({:.1?})",
         throughput.per_second(),
@@ -1582,15 +1594,29 @@ async fn rest_only(
     let pg = pgbench.run(PGBENCH_SELECT);
     eprintln!("{}", pg.summary());
     let readers = &tokens[READERS_AT..WRITERS_AT];
-    let t = read_throughput(&[base], readers, 0x7E57_0000, &[server.pid()]).await;
+    let with_wrk = wrk::read_throughput(&[base], readers, 0x7E57_0000, &[server.pid()]);
+    let checked = read_throughput(&[base], readers, 0x7E57_0000, &[server.pid()]).await;
     eprintln!(
-        "REST get, {CLIENTS} clients: {:.0}/s, p50 {} p99 {}{}",
-        t.per_second(),
-        ms(t.p50),
-        ms(t.p99),
-        cpu_text(&t)
+        "REST get, {CLIENTS} clients (reqwest, every answer checked): {:.0}/s, p50 {} p99 {}{}",
+        checked.per_second(),
+        ms(checked.p50),
+        ms(checked.p99),
+        cpu_text(&checked)
     );
-    lines.push(ratios::get_line(&t, &pg));
+    let (t, generator) = match with_wrk {
+        Some(t) => {
+            eprintln!(
+                "REST get, {CLIENTS} clients (wrk): {:.0}/s, p50 {} p99 {}{}",
+                t.per_second(),
+                ms(t.p50),
+                ms(t.p99),
+                cpu_text(&t)
+            );
+            (t, "wrk")
+        }
+        None => (checked, "reqwest; no wrk installed"),
+    };
+    lines.push(ratios::get_line(&t, &pg, generator));
     eprintln!("{}", lines[1]);
     let two = two_processes(bin, server, database_url, readers).await;
     eprintln!(
@@ -1906,19 +1932,17 @@ fn report(setup: &Setup, cloud: &Cloud, local: &Side) -> String {
     let shared = &cloud.shared_token;
     writeln!(
         out,
-        "\nREST throughput: {CLIENTS} clients (async reqwest, each its own keep-alive \
-         connection with `TCP_NODELAY` and its own token), each sending `GET \
-         /api/v1/tickets/{KEY}-N` for a random N back to back; counted in a {:.0} s window \
-         after a {:.0} s warm-up: {} requests. Every answer was checked to be 200 and to name \
-         its ticket ({} answers), one in {PARSE_EVERY} decoded and checked in full ({}). \
-         Diagnostic, the same {CLIENTS} clients sharing one token (each request counts \
+        "\nREST throughput: {CLIENTS} clients ({}; keep-alive connections, a token per \
+         client or per wrk thread), each sending `GET /api/v1/tickets/{KEY}-N` for a random N \
+         back to back; counted in a {:.0} s window after a {:.0} s warm-up: {} requests, all \
+         answered 200. The same load from async reqwest clients, run right after, checked that \
+         every answer names its ticket, and decoded one in {PARSE_EVERY} in full. Diagnostic, the same {CLIENTS} clients sharing one token (each request counts \
          against the token's rate-limit row in PostgreSQL): {:.0} requests/s, p50 {}, p99 {} \
          ({} answers checked).",
+        cloud.generator,
         tp.window.as_secs_f64(),
         WARM_UP.as_secs_f64(),
         tp.requests,
-        tp.checked,
-        tp.parsed,
         shared.per_second(),
         ms(shared.p50),
         ms(shared.p99),

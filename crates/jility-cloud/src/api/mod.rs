@@ -112,9 +112,21 @@ pub struct ServeConfig {
     pub tls: Option<(PathBuf, PathBuf)>,
 }
 
-/// What every request shares.
+/// What every request shares: one handle (every layer and handler of every request clones
+/// it, so a clone is one reference count, not one per part).
 #[derive(Clone)]
-pub struct ApiState {
+pub struct ApiState(Arc<Shared>);
+
+impl std::ops::Deref for ApiState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The parts of [`ApiState`].
+pub struct Shared {
     pub(crate) db: PgDatabase,
     pub(crate) tokens: Tokens,
     pub(crate) limiter: RateLimiter,
@@ -139,8 +151,9 @@ impl ApiState {
         self.limiter.forget_token(token_id);
     }
 
-    pub fn new(db: &PgDatabase, rate_limit: u32) -> Result<Self, ToolError> {
-        Ok(Self {
+    /// The state of a server on `db`; `tls` when it terminates TLS.
+    pub fn new(db: &PgDatabase, rate_limit: u32, tls: bool) -> Result<Self, ToolError> {
+        Ok(Self(Arc::new(Shared {
             db: db.clone(),
             tokens: Tokens::new(db),
             limiter: RateLimiter::new(db.counters(), rate_limit),
@@ -150,8 +163,8 @@ impl ApiState {
             principals: principals::Principals::default(),
             refusals: refusals::Refusals::default(),
             shutdown: CancellationToken::new(),
-            tls: false,
-        })
+            tls,
+        })))
     }
 }
 
@@ -350,8 +363,7 @@ where
     };
     let db = PgDatabase::connect(&config.database_url)
         .map_err(|err| crate::reach::at_start(&config.database_url, err))?;
-    let mut state = ApiState::new(&db, config.rate_limit)?;
-    state.tls = acceptor.is_some();
+    let state = ApiState::new(&db, config.rate_limit, acceptor.is_some())?;
     // Database work runs on blocking threads: past a few per CPU, more threads only share
     // the CPUs unfairly; queued in the runtime instead, requests are served in order.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());

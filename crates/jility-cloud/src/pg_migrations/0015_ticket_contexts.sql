@@ -23,7 +23,7 @@ CREATE TABLE ticket_contexts (
 );
 
 -- The contexts of tickets `ids` of workspace `ws`, computed from their rows now (what a
--- read uses when a ticket has no row above, and what a refresh writes).
+-- refresh writes). A ticket without a kept row is read part by part, in a transaction.
 CREATE FUNCTION jility_ticket_contexts(ws BIGINT, ids BIGINT[])
 RETURNS SETOF ticket_contexts
 LANGUAGE sql STABLE

@@ -187,13 +187,24 @@ pub struct Workspace {
     pub created_at: String,
 }
 
-/// A PostgreSQL database of many workspaces: a pool of connections, shared by every clone.
+/// A PostgreSQL database of many workspaces: a pool of connections, shared by every clone
+/// (one handle: every request clones the server's handles, which hold one each).
 #[derive(Clone)]
-pub struct PgDatabase {
+pub struct PgDatabase(Arc<Connections>);
+
+impl std::ops::Deref for PgDatabase {
+    type Target = Connections;
+
+    fn deref(&self) -> &Connections {
+        &self.0
+    }
+}
+
+/// The parts of a [`PgDatabase`].
+pub struct Connections {
     pool: Pool,
-    /// How to connect, for connections outside the pool ([`PgDatabase::dedicated`]);
-    /// shared, since every request clones the server's handles, which hold one each.
-    config: Arc<Config>,
+    /// How to connect, for connections outside the pool ([`PgDatabase::dedicated`]).
+    config: Config,
     /// Whether the database can be reached, shared with [`PgDatabase::counters`].
     health: Health,
     /// Async connections for whole-ticket reads ([`read_prefetched`]).
@@ -234,12 +245,12 @@ impl PgDatabase {
         let mut conn = r2d2::ManageConnection::connect(&first).map_err(crate::store::db)?;
         migrate(&mut conn.client)?;
         let pool = pool(max_connections, first);
-        Ok(Self {
+        Ok(Self(Arc::new(Connections {
             pool,
-            config: Arc::new(config),
+            config,
             health,
             reader,
-        })
+        })))
     }
 
     /// A connection of the pool, within the checkout timeout ([`crate::reach`]).
@@ -277,12 +288,12 @@ impl PgDatabase {
                 health: self.health.clone(),
             },
         );
-        Self {
+        Self(Arc::new(Connections {
             pool,
-            config: Arc::new(config),
+            config,
             health: self.health.clone(),
             reader: self.reader.clone(),
-        }
+        }))
     }
 
     /// A connection of its own, outside the pool: for a session that waits on the server
@@ -1131,7 +1142,15 @@ impl Tx<'_> {
         if !self.read_only {
             return Ok(Some(ticket));
         }
-        let at = TICKET_COLUMN_COUNT;
+        if row
+            .try_get::<_, Option<i64>>(TICKET_COLUMN_COUNT)
+            .map_err(crate::store::db)?
+            .is_none()
+        {
+            // No kept context: its parts are read one by one.
+            return Ok(Some(ticket));
+        }
+        let at = TICKET_COLUMN_COUNT + 1;
         let refs: Vec<(i64, String, String, String, bool)> = json_column(&row, at + 8)?;
         // The kept lists name deleted neighbours too: only live ones are shown.
         let live = |ids: Vec<i64>| -> Vec<i64> {
@@ -1225,21 +1244,23 @@ const TICKET_COLUMNS: &str = "t.id, t.uuid, p.key, t.number, t.title, t.descript
 const TICKET_COLUMN_COUNT: usize = 15;
 
 /// The columns of a [`Context`] of the ticket `t`, after its [`TICKET_COLUMNS`]: its kept
-/// context `c` ([`CONTEXT_JOIN`]), and the neighbours it names by id, read live (number,
-/// title, status, whether live) as JSON.
-const CONTEXT_COLUMNS: &str = "c.assignees, c.labels, c.comment_count, c.dependency_ids, \
-     c.dependent_ids, c.comments, c.commits, c.changes, \
-     (SELECT json_agg(json_build_array(r.id, rp.key || '-' || r.number, r.title, r.status, \
-        r.deleted_at IS NULL))::text FROM tickets r JOIN projects rp \
+/// context `c` ([`CONTEXT_JOIN`]; all NULL when it has none), and the neighbours it names
+/// by id, read live (number, title, status, whether live) as JSON, when it names any.
+const CONTEXT_COLUMNS: &str = "c.ticket_id, c.assignees, c.labels, c.comment_count, \
+     c.dependency_ids, c.dependent_ids, c.comments, c.commits, c.changes, \
+     CASE WHEN t.parent_id IS NULL AND t.epic_id IS NULL \
+        AND cardinality(c.dependency_ids) = 0 AND cardinality(c.dependent_ids) = 0 THEN NULL \
+     ELSE (SELECT json_agg(json_build_array(r.id, rp.key || '-' || r.number, r.title, \
+        r.status, r.deleted_at IS NULL))::text FROM tickets r JOIN projects rp \
         ON rp.workspace_id = r.workspace_id AND rp.id = r.project_id \
         WHERE r.workspace_id = $1 \
-        AND r.id = ANY(ARRAY[t.parent_id, t.epic_id] || c.dependency_ids || c.dependent_ids))";
+        AND r.id = ANY(ARRAY[t.parent_id, t.epic_id] || c.dependency_ids || c.dependent_ids)) \
+     END";
 
-/// The kept context of `t` (migration 15: refreshed by every write that touches it), or,
-/// should it have none, its context computed now: the second branch runs only then.
-const CONTEXT_JOIN: &str = "CROSS JOIN LATERAL (\
-     SELECT * FROM ticket_contexts x WHERE x.workspace_id = $1 AND x.ticket_id = t.id \
-     UNION ALL SELECT * FROM jility_ticket_contexts($1, ARRAY[t.id]) LIMIT 1) c";
+/// The kept context of `t` (migration 15: refreshed by every write that touches it). A
+/// ticket without one (written by something other than this store) is read part by part.
+const CONTEXT_JOIN: &str =
+    "LEFT JOIN ticket_contexts c ON c.workspace_id = $1 AND c.ticket_id = t.id";
 
 /// The statement of a whole-ticket read: the ticket `lookup` finds, with its context.
 fn whole_ticket_sql(lookup: &Lookup) -> &'static str {

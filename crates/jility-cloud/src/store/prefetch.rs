@@ -16,6 +16,7 @@ use postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Statement};
 
 use super::PgStore;
+use crate::reach::Health;
 use jility_core::tracker::Tracker;
 
 /// The statement that finds a ticket and its context, by what it is looked up by.
@@ -88,8 +89,9 @@ impl Reader {
         }
     }
 
-    /// A connection, round robin; `None` when one cannot be had now.
-    async fn slot(&self) -> Option<Arc<Slot>> {
+    /// A connection, round robin; `None` when one cannot be had now (recorded in
+    /// `health`, as the pool records its own attempts).
+    async fn slot(&self, health: &Health) -> Option<Arc<Slot>> {
         let at = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len();
         let cell = self.slots.get(at)?;
         if let Some(slot) = cell.lock().ok()?.as_ref()
@@ -97,7 +99,9 @@ impl Reader {
         {
             return Some(slot.clone());
         }
-        let (client, connection) = self.config.connect(NoTls).await.ok()?;
+        let connected = self.config.connect(NoTls).await;
+        health.record(&connected.as_ref().map(|_| ()));
+        let (client, connection) = connected.ok()?;
         tokio::spawn(async move {
             if let Err(err) = connection.await {
                 tracing::debug!(error = %err, "an async read connection closed");
@@ -115,10 +119,11 @@ impl Reader {
     /// could not run here (the caller then reads on a blocking thread, which reports why).
     pub(super) async fn query(
         &self,
+        health: &Health,
         sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Option<Vec<Row>> {
-        let slot = self.slot().await?;
+        let slot = self.slot(health).await?;
         let known = slot.statements.lock().ok()?.get(sql).cloned();
         let statement = match known {
             Some(statement) => statement,
@@ -173,7 +178,11 @@ pub async fn read_prefetched<T>(
     drop(first);
     let rows = db
         .reader
-        .query(super::whole_ticket_sql(&lookup), &lookup.params(&ws))
+        .query(
+            &db.health,
+            super::whole_ticket_sql(&lookup),
+            &lookup.params(&ws),
+        )
         .await?;
     if rows.len() > 1 {
         return None;

@@ -25,11 +25,11 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 }
 
 /// REST GET throughput against `pgbench -S` with as many clients, and its tail.
-pub fn get_line(tp: &Throughput, pg: &PgBenchRun) -> String {
+pub fn get_line(tp: &Throughput, pg: &PgBenchRun, generator: &str) -> String {
     let share = tp.per_second() / pg.tps;
     let tail = ratio(tp.p99, tp.p50);
     format!(
-        "GET /api/v1/tickets/{{KEY-N}}, {CLIENTS} clients: {:.0} req/s = {:.0}% of pgbench -S -c \
+        "GET /api/v1/tickets/{{KEY-N}}, {CLIENTS} clients ({generator}): {:.0} req/s = {:.0}% of pgbench -S -c \
          {CLIENTS} ({:.0} tps) [target ≥ {:.0}%]: {}; p99 {} = {tail:.1}× its p50 ({}) [target \
          ≤ {GET_TAIL_TARGET:.0}×]: {}",
         tp.per_second(),

@@ -615,9 +615,9 @@ fn the_domain_gives_the_same_answers_on_postgres_as_on_sqlite() {
 
 /// A whole-ticket read uses each ticket's kept context (refreshed by every write in its
 /// transaction): after the domain scenario every kept context is what the rows say now,
-/// and a ticket whose kept row is missing reads the same, computed live.
+/// and a ticket whose kept row is missing reads the same, part by part.
 #[test]
-fn kept_ticket_contexts_match_the_rows_and_a_missing_one_is_computed() {
+fn kept_ticket_contexts_match_the_rows_and_a_missing_one_is_read_part_by_part() {
     let test_db = TestDb::new();
     let db = PgDatabase::connect(&test_db.url).unwrap();
     let root = tempfile::tempdir().unwrap();
@@ -649,7 +649,7 @@ fn kept_ticket_contexts_match_the_rows_and_a_missing_one_is_computed() {
     assert_eq!(stale, 0, "kept contexts differ from the rows");
     // The dependent of the deleted TASK-3 does not show it.
     assert_eq!(kept[3]["dependencies"], json!([]), "{}", kept[3]);
-    // Without kept rows the reads are computed, and the same.
+    // Without kept rows the reads are made part by part, and the same.
     client.batch_execute("DELETE FROM ticket_contexts").unwrap();
     assert_eq!(gets(&mut cloud), kept);
     // The next write of a ticket keeps its context again.
