@@ -59,11 +59,13 @@ AS $$
 $$;
 
 -- Recompute the kept contexts of tickets `ids` of workspace `ws`: called by a write before
--- it commits, for every ticket it touched.
+-- it commits, for every ticket it touched. PL/pgSQL, so that its statement is planned once
+-- per connection (a SQL function's body is planned on every call: a quarter of its cost).
 CREATE FUNCTION jility_refresh_contexts(ws BIGINT, ids BIGINT[])
 RETURNS void
-LANGUAGE sql
+LANGUAGE plpgsql
 AS $$
+BEGIN
     INSERT INTO ticket_contexts
     SELECT * FROM jility_ticket_contexts(ws, ids)
     ON CONFLICT (ticket_id) DO UPDATE SET
@@ -76,6 +78,7 @@ AS $$
         commits = EXCLUDED.commits,
         changes = EXCLUDED.changes
     WHERE ticket_contexts.workspace_id = EXCLUDED.workspace_id;
+END
 $$;
 
 -- The tickets there are now.
