@@ -660,15 +660,7 @@ impl PgStore {
                 return Some(Err(offline().into()));
             }
         };
-        let mut tx = Tx {
-            link,
-            ws: self.workspace,
-            failed: false,
-            read_only: true,
-            context: None,
-            single: Single::Unused,
-            touched: Vec::new(),
-        };
+        let mut tx = Tx::new(link, self.workspace, true, Single::Unused);
         let result = f(&mut tx);
         *state = match (tx.single, tx.link) {
             (Single::Exceeded, _) => Prefetch::Missed,
@@ -755,15 +747,8 @@ impl PgStore {
                 return Err(StoreError::Database("no connection".into()).into());
             };
             let PgConnection { client, statements } = &mut **conn;
-            let mut tx = Tx {
-                link: Link::Live { client, statements },
-                ws: self.workspace,
-                failed: false,
-                read_only: !write,
-                context: None,
-                single: Single::InTransaction,
-                touched: Vec::new(),
-            };
+            let link = Link::Live { client, statements };
+            let mut tx = Tx::new(link, self.workspace, !write, Single::InTransaction);
             let result = f(&mut tx);
             open.failed = tx.failed;
             open.touched = tx.touched;
@@ -884,15 +869,8 @@ impl Store for PgStore {
             attempt += 1;
             let mut conn = self.db.checkout()?;
             let PgConnection { client, statements } = &mut *conn;
-            let mut tx = Tx {
-                link: Link::Live { client, statements },
-                ws: self.workspace,
-                failed: false,
-                read_only: true,
-                context: None,
-                single: Single::Unused,
-                touched: Vec::new(),
-            };
+            let link = Link::Live { client, statements };
+            let mut tx = Tx::new(link, self.workspace, true, Single::Unused);
             let result = f(&mut tx);
             let (single, closed) = (tx.single, tx.closed());
             // The connection goes back to the pool before any rerun takes one: a read never
@@ -1006,7 +984,19 @@ const DEPENDENT_IDS_SQL: &str = "SELECT d.ticket_id FROM dependencies d \
      WHERE d.workspace_id = $1 AND d.depends_on_id = $2 AND o.deleted_at IS NULL \
      ORDER BY o.project_id, o.number";
 
-impl Tx<'_> {
+impl<'a> Tx<'a> {
+    fn new(link: Link<'a>, ws: i64, read_only: bool, single: Single) -> Self {
+        Self {
+            link,
+            ws,
+            failed: false,
+            read_only,
+            context: None,
+            single,
+            touched: Vec::new(),
+        }
+    }
+
     /// Outside a transaction, let one statement run and stop a second
     /// ([`Store::read_single`]).
     fn count_statement(&mut self) -> StoreResult<()> {
