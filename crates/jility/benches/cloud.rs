@@ -97,7 +97,7 @@ use std::{
     fmt::Write as _,
     io::{BufRead as _, BufReader},
     path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
+    process::{Child, Command, Output, Stdio},
     sync::{Arc, Mutex, mpsc},
     time::{Duration, Instant},
 };
@@ -380,13 +380,7 @@ fn create_workspace(bin: &Path, url: &str) -> String {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "jility admin create-workspace failed ({}): {stdout} {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = stdout_of("jility admin create-workspace", &out);
     let created: Value = serde_json::from_str(stdout.trim())
         .unwrap_or_else(|err| panic!("create-workspace printed no JSON ({err}): {stdout}"));
     assert_eq!(created["workspace"], WORKSPACE, "{created}");
@@ -487,6 +481,28 @@ fn mint_tokens(url: &str, names: &[String]) -> Vec<String> {
 }
 
 // ---- the processes --------------------------------------------------------------------------
+
+/// What `what` printed on stdout, once it exited successfully (else the run fails with
+/// both its outputs).
+fn stdout_of(what: &str, out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed ({}): {stdout} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The program `name` in a directory of `PATH`, if any.
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
 
 /// `bin` with a clean environment (only `PATH`), so that nothing of the developer's leaks in.
 fn clean(bin: &Path) -> Command {

@@ -1262,14 +1262,7 @@ fn whole_ticket_sql(lookup: &Lookup) -> &'static str {
                  {CONTEXT_JOIN} WHERE t.workspace_id = $1 AND {condition}"
             )
         };
-        [
-            of(Lookup::Uuid(String::new()).condition()),
-            of(Lookup::Number {
-                key: String::new(),
-                number: 0,
-            }
-            .condition()),
-        ]
+        [of(prefetch::BY_UUID), of(prefetch::BY_NUMBER)]
     });
     match lookup {
         Lookup::Uuid(_) => &SQL[0],

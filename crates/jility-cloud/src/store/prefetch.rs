@@ -26,12 +26,16 @@ pub(super) enum Lookup {
     Uuid(String),
 }
 
+/// The conditions on `t` of a [`Lookup`], its values `$2…`.
+pub(super) const BY_NUMBER: &str = "p.key = $2 AND t.number = $3";
+pub(super) const BY_UUID: &str = "t.uuid = $2";
+
 impl Lookup {
-    /// The condition on `t`, its values `$2…`.
+    /// The condition on `t`.
     pub(super) fn condition(&self) -> &'static str {
         match self {
-            Self::Number { .. } => "p.key = $2 AND t.number = $3",
-            Self::Uuid(_) => "t.uuid = $2",
+            Self::Number { .. } => BY_NUMBER,
+            Self::Uuid(_) => BY_UUID,
         }
     }
 

@@ -22,12 +22,7 @@ fn binary() -> PathBuf {
     if let Some(path) = std::env::var_os("JILITY_BENCH_PGBENCH").filter(|p| !p.is_empty()) {
         return PathBuf::from(path);
     }
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-        .map(|dir| dir.join("pgbench"))
-        .find(|p| p.is_file());
-    if let Some(path) = on_path {
+    if let Some(path) = on_path("pgbench") {
         return path;
     }
     let mut installed: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
@@ -115,12 +110,7 @@ impl PgBench {
             .command(&["-i", "-s", SCALE, "-q"])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "pgbench -i -s {SCALE} -q failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
+        stdout_of(&format!("pgbench -i -s {SCALE} -q"), &out);
         pgbench.initialized = t.elapsed();
         eprintln!(
             "pgbench: {} initialized at scale {SCALE} in {:.1?} ({})",
@@ -155,13 +145,7 @@ impl PgBench {
             prefix.to_str().unwrap(),
         ]);
         let out = self.command(&args).output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "pgbench {options} failed ({}): {stdout} {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let stdout = stdout_of(&format!("pgbench {options}"), &out);
         let field = |prefix: &str| -> f64 {
             stdout
                 .lines()

@@ -45,11 +45,7 @@ pub fn binary() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("JILITY_BENCH_WRK").filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(path));
     }
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-        .map(|dir| dir.join("wrk"))
-        .find(|p| p.is_file())
+    on_path("wrk")
 }
 
 /// What one `wrk` run printed.
@@ -147,17 +143,7 @@ fn run_all(
         .collect();
     children
         .into_iter()
-        .map(|child| {
-            let out = child.wait_with_output().unwrap();
-            let text = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success(),
-                "wrk failed ({}): {text} {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-            parse(&text)
-        })
+        .map(|child| parse(&stdout_of("wrk", &child.wait_with_output().unwrap())))
         .collect()
 }
 
