@@ -13,14 +13,17 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 /// A frame a server wrote: which server (its index), the frame (`{"not_json": line}` for a
-/// line that is not JSON).
+/// line that is not JSON). A last line cut short by a kill (no newline before end of file)
+/// is no frame: a client's line reader never delivers it, so the request it answered has
+/// no answer, as when the kill came before the write.
 pub type Frame = (usize, Value);
 
 pub struct Killable {
     pub index: usize,
     child: Child,
     stdin: Option<ChildStdin>,
-    reader: Option<JoinHandle<()>>,
+    /// Runs to the end of stdout; true when the last line had no newline.
+    reader: Option<JoinHandle<bool>>,
     log: PathBuf,
 }
 
@@ -42,12 +45,20 @@ impl Killable {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().unwrap();
         let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let frame =
-                    serde_json::from_str(&line).unwrap_or_else(|_| json!({"not_json": line}));
+            let mut stdout = BufReader::new(stdout);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match stdout.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => return false,
+                    Ok(_) if line.last() != Some(&b'\n') => return true,
+                    Ok(_) => {}
+                }
+                let frame = serde_json::from_slice(&line).unwrap_or_else(
+                    |_| json!({"not_json": String::from_utf8_lossy(&line).trim_end()}),
+                );
                 if tx.send((index, frame)).is_err() {
-                    break;
+                    return false;
                 }
             }
         });
@@ -75,14 +86,15 @@ impl Killable {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// SIGKILL, then read whatever it wrote before dying (the reader runs to end of file).
-    pub fn kill(&mut self) {
+    /// SIGKILL, then read whatever it wrote before dying (the reader runs to end of file); a
+    /// frame the kill cut short is dropped. True when there was one.
+    pub fn kill(&mut self) -> bool {
         self.child.kill().expect("SIGKILL");
         self.child.wait().unwrap();
         self.stdin = None;
-        if let Some(reader) = self.reader.take() {
-            reader.join().unwrap();
-        }
+        self.reader
+            .take()
+            .is_some_and(|reader| reader.join().unwrap())
     }
 
     /// Close stdin: the server answers what is in flight and exits; its exit status.
@@ -97,7 +109,8 @@ impl Killable {
             std::thread::sleep(Duration::from_millis(10));
         };
         if let Some(reader) = self.reader.take() {
-            reader.join().unwrap();
+            let cut_short = reader.join().unwrap();
+            assert!(!cut_short, "the server's last frame has no newline");
         }
         status
     }

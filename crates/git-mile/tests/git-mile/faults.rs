@@ -138,6 +138,8 @@ impl Ledger {
 struct RoundStats {
     kills: usize,
     kills_in_flight: usize,
+    /// Kills that cut an answer short in the middle of its line (no answer, for the client).
+    answers_cut_short: usize,
     sent: usize,
     acked: usize,
     refused: usize,
@@ -192,7 +194,9 @@ fn round(
                 if in_flight[w] > 0 {
                     stats.kills_in_flight += 1;
                 }
-                writer.kill();
+                if writer.kill() {
+                    stats.answers_cut_short += 1;
+                }
                 killed[w] = true;
                 continue;
             }
