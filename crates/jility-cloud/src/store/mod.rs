@@ -59,9 +59,11 @@ use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Row, Statement};
 
+mod contexts;
 mod prefetch;
 mod search;
 
+use contexts::Refresher;
 pub use prefetch::read_prefetched;
 use prefetch::{Lookup, Prefetch, Reader};
 
@@ -89,6 +91,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0013_rate_leases.sql"),
     include_str!("../pg_migrations/0014_search_rank.sql"),
     include_str!("../pg_migrations/0015_ticket_contexts.sql"),
+    include_str!("../pg_migrations/0016_context_versions.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)
@@ -209,6 +212,8 @@ pub struct Connections {
     health: Health,
     /// Async connections for whole-ticket reads ([`read_prefetched`]).
     reader: Arc<Reader>,
+    /// Refreshes the kept contexts of the tickets writes touched ([`contexts`]).
+    refresher: Arc<Refresher>,
 }
 
 impl PgDatabase {
@@ -245,11 +250,13 @@ impl PgDatabase {
         let mut conn = r2d2::ManageConnection::connect(&first).map_err(crate::store::db)?;
         migrate(&mut conn.client)?;
         let pool = pool(max_connections, first);
+        let refresher = Arc::new(Refresher::start(pool.clone()));
         Ok(Self(Arc::new(Connections {
             pool,
             config,
             health,
             reader,
+            refresher,
         })))
     }
 
@@ -293,6 +300,7 @@ impl PgDatabase {
             config,
             health: self.health.clone(),
             reader: self.reader.clone(),
+            refresher: self.refresher.clone(),
         }))
     }
 
@@ -357,6 +365,13 @@ impl PgDatabase {
         secret
             .try_into()
             .map_err(|_| StoreError::Database(format!("the server secret {name} is damaged")))
+    }
+
+    /// Wait until the kept ticket contexts that writes and reads asked to refresh so far
+    /// are refreshed, at most `timeout`; whether they are. Reads never need this (a context
+    /// not refreshed yet is not used); tests and benchmarks that look at the kept rows do.
+    pub fn settle_contexts(&self, timeout: Duration) -> bool {
+        self.refresher.settle(timeout)
     }
 
     /// The schema version of the database.
@@ -711,6 +726,7 @@ impl PgStore {
                         failed: false,
                         workspace: self.workspace,
                         touched: Vec::new(),
+                        refresher: self.db.refresher.clone(),
                     });
                 }
                 Err(err) if conn.client.is_closed() && attempt < 2 => {
@@ -766,7 +782,7 @@ impl PgStore {
                 Ok(value)
             }
             Ok(value) => {
-                open.rollback();
+                open.end_read();
                 Ok(value)
             }
             Err(err) => {
@@ -785,8 +801,10 @@ struct Open {
     /// roll it back.
     failed: bool,
     workspace: i64,
-    /// The tickets a write touched: their kept contexts are refreshed as it commits.
+    /// The tickets a write touched (their versions are bumped as it commits, and their
+    /// contexts refreshed after), or whose kept contexts a read found stale.
     touched: Vec<i64>,
+    refresher: Arc<Refresher>,
 }
 
 impl Open {
@@ -800,27 +818,34 @@ impl Open {
                 "a statement of the transaction failed; nothing was written".into(),
             ));
         }
-        // The touched tickets' contexts are recomputed in the write's own transaction,
-        // under its writer lock, in the round trip of its COMMIT. Every value is a number
-        // of ours, written into the text.
+        // The touched tickets' context versions are bumped in the round trip of the
+        // COMMIT; their contexts are refreshed after it, off the writer lock.
         let sql = if self.touched.is_empty() {
             "COMMIT".to_string()
         } else {
             self.touched.sort_unstable();
             self.touched.dedup();
-            let ids: Vec<String> = self.touched.iter().map(i64::to_string).collect();
             format!(
-                "SELECT jility_refresh_contexts({}, '{{{}}}'::bigint[]); COMMIT",
-                self.workspace,
-                ids.join(",")
+                "{}; COMMIT",
+                contexts::bump_sql(self.workspace, &self.touched)
             )
         };
         if let Err(err) = conn.client.batch_execute(&sql) {
-            // A refresh that failed left the transaction aborted, its COMMIT unsent.
+            // A bump that failed left the transaction aborted, its COMMIT unsent.
             let _ = conn.client.batch_execute("ROLLBACK");
             return Err(crate::store::db(err));
         }
+        drop(conn);
+        self.refresher.ask(self.workspace, &self.touched);
         Ok(())
+    }
+
+    /// End a read transaction; ask for the contexts it found stale.
+    fn end_read(mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            let _ = conn.client.batch_execute("ROLLBACK");
+        }
+        self.refresher.ask(self.workspace, &self.touched);
     }
 
     fn rollback(mut self) {
@@ -872,10 +897,11 @@ impl Store for PgStore {
             let link = Link::Live { client, statements };
             let mut tx = Tx::new(link, self.workspace, true, Single::Unused);
             let result = f(&mut tx);
-            let (single, closed) = (tx.single, tx.closed());
+            let (single, closed, stale) = (tx.single, tx.closed(), tx.touched);
             // The connection goes back to the pool before any rerun takes one: a read never
             // holds two.
             drop(conn);
+            self.db.refresher.ask(self.workspace, &stale);
             match single {
                 Single::Exceeded => return self.run(false, f),
                 // A connection the server dropped before the statement was answered:
@@ -905,7 +931,8 @@ struct Tx<'a> {
     context: Option<Context>,
     /// Outside a transaction ([`Store::read_single`]): whether its one statement ran.
     single: Single,
-    /// The tickets this write changed what a whole-ticket read shows of ([`Open::touched`]).
+    /// The tickets this write changed what a whole-ticket read shows of, or whose kept
+    /// contexts this read found stale ([`Open::touched`]).
     touched: Vec<i64>,
 }
 
@@ -1137,7 +1164,9 @@ impl<'a> Tx<'a> {
             .map_err(crate::store::db)?
             .is_none()
         {
-            // No kept context: its parts are read one by one.
+            // No kept context at the ticket's version: its parts are read one by one, and
+            // a refresh asked for.
+            self.touched.push(ticket.id);
             return Ok(Some(ticket));
         }
         let at = TICKET_COLUMN_COUNT + 1;
@@ -1247,10 +1276,10 @@ const CONTEXT_COLUMNS: &str = "c.ticket_id, c.assignees, c.labels, c.comment_cou
         AND r.id = ANY(ARRAY[t.parent_id, t.epic_id] || c.dependency_ids || c.dependent_ids)) \
      END";
 
-/// The kept context of `t` (migration 15: refreshed by every write that touches it). A
-/// ticket without one (written by something other than this store) is read part by part.
-const CONTEXT_JOIN: &str =
-    "LEFT JOIN ticket_contexts c ON c.workspace_id = $1 AND c.ticket_id = t.id";
+/// The kept context of `t` when it is current ([`contexts`]: refreshed after every write
+/// that touches the ticket). A ticket without one is read part by part.
+const CONTEXT_JOIN: &str = "LEFT JOIN ticket_contexts c ON c.workspace_id = $1 \
+     AND c.ticket_id = t.id AND c.version = t.context_version";
 
 /// The statement of a whole-ticket read: the ticket `lookup` finds, with its context.
 fn whole_ticket_sql(lookup: &Lookup) -> &'static str {

@@ -13,6 +13,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::{Arc, Barrier};
+use std::time::Duration;
 
 use jility_cloud::store::{PgDatabase, PgStore};
 use jility_core::errors;
@@ -613,9 +614,27 @@ fn the_domain_gives_the_same_answers_on_postgres_as_on_sqlite() {
     assert_eq!(steps["history after revert"]["current_version"], 4);
 }
 
-/// A whole-ticket read uses each ticket's kept context (refreshed by every write in its
-/// transaction): after the domain scenario every kept context is what the rows say now,
-/// and a ticket whose kept row is missing reads the same, part by part.
+/// Every kept context compared with what `jility_ticket_contexts` computes from the rows
+/// now: (tickets, kept rows, kept rows that differ or are missing).
+fn kept_contexts(client: &mut postgres::Client) -> (i64, i64, i64) {
+    let row = client
+        .query_one(
+            "SELECT (SELECT count(*) FROM tickets), (SELECT count(*) FROM ticket_contexts), \
+             (SELECT count(*) FROM ticket_contexts k FULL JOIN \
+                (SELECT l.* FROM workspaces w, LATERAL jility_ticket_contexts(w.id, \
+                   ARRAY(SELECT id FROM tickets WHERE workspace_id = w.id)) l) l \
+                ON l.ticket_id = k.ticket_id \
+              WHERE k IS DISTINCT FROM l)",
+            &[],
+        )
+        .unwrap();
+    (row.get(0), row.get(1), row.get(2))
+}
+
+/// A whole-ticket read uses each ticket's kept context when it is current (refreshed after
+/// every write that touches the ticket, at the version the write left): after the domain
+/// scenario every kept context is what the rows say now; a missing or stale one is never
+/// shown (the read is made part by part, the same) and is refreshed because a read found it.
 #[test]
 fn kept_ticket_contexts_match_the_rows_and_a_missing_one_is_read_part_by_part() {
     let test_db = TestDb::new();
@@ -628,30 +647,58 @@ fn kept_ticket_contexts_match_the_rows_and_a_missing_one_is_read_part_by_part() 
             .map(|n| outcome(t.get_ticket(&format!("TASK-{n}"))))
             .collect()
     };
+    let settle = || {
+        assert!(
+            db.settle_contexts(Duration::from_secs(20)),
+            "refreshes hang"
+        )
+    };
+    settle();
     let kept = gets(&mut cloud);
     let mut client = postgres::Client::connect(&test_db.url, postgres::NoTls).unwrap();
-    let (tickets, rows, stale): (i64, i64, i64) = {
-        let row = client
-            .query_one(
-                "SELECT (SELECT count(*) FROM tickets), (SELECT count(*) FROM ticket_contexts), \
-                 (SELECT count(*) FROM ticket_contexts k FULL JOIN \
-                    (SELECT l.* FROM workspaces w, LATERAL jility_ticket_contexts(w.id, \
-                       ARRAY(SELECT id FROM tickets WHERE workspace_id = w.id)) l) l \
-                    ON l.ticket_id = k.ticket_id \
-                  WHERE k IS DISTINCT FROM l)",
-                &[],
-            )
-            .unwrap();
-        (row.get(0), row.get(1), row.get(2))
-    };
+    let (tickets, rows, stale) = kept_contexts(&mut client);
     assert!(tickets >= 7, "{tickets}");
     assert_eq!(rows, tickets, "every ticket has its context kept");
     assert_eq!(stale, 0, "kept contexts differ from the rows");
     // The dependent of the deleted TASK-3 does not show it.
     assert_eq!(kept[3]["dependencies"], json!([]), "{}", kept[3]);
-    // Without kept rows the reads are made part by part, and the same.
+
+    // A current kept context is what a read shows (so the comparison above means something)…
+    let count_of_2 =
+        |t: &mut Tracker<PgStore>| outcome(t.get_ticket("TASK-2"))["comment_count"].clone();
+    client
+        .batch_execute(
+            "UPDATE ticket_contexts SET comment_count = 999 \
+             WHERE ticket_id = (SELECT id FROM tickets WHERE number = 2)",
+        )
+        .unwrap();
+    assert_eq!(count_of_2(&mut cloud), 999);
+    // …and one at an older version than its ticket's is not, and is refreshed.
+    client
+        .batch_execute(
+            "UPDATE ticket_contexts SET version = version - 1 \
+             WHERE ticket_id = (SELECT id FROM tickets WHERE number = 2)",
+        )
+        .unwrap();
+    assert_eq!(count_of_2(&mut cloud), 56);
+    settle();
+    assert_eq!(
+        kept_contexts(&mut client).2,
+        0,
+        "a stale context read stays stale"
+    );
+
+    // Without kept rows the reads are made part by part, and the same; each read asks for
+    // its ticket's context again.
     client.batch_execute("DELETE FROM ticket_contexts").unwrap();
     assert_eq!(gets(&mut cloud), kept);
+    settle();
+    let (_, rows, stale) = kept_contexts(&mut client);
+    assert_eq!(
+        (rows, stale),
+        (tickets, 0),
+        "the tickets read are kept again"
+    );
     // The next write of a ticket keeps its context again.
     cloud
         .add_comment(
@@ -662,14 +709,65 @@ fn kept_ticket_contexts_match_the_rows_and_a_missing_one_is_read_part_by_part() 
             },
         )
         .unwrap();
+    settle();
     let row = client
         .query_one(
             "SELECT k.comment_count FROM ticket_contexts k JOIN tickets t ON t.id = k.ticket_id \
-             WHERE t.number = 2",
+             AND k.version = t.context_version WHERE t.number = 2",
             &[],
         )
         .unwrap();
     assert_eq!(row.get::<_, i64>(0), 57);
+}
+
+/// Writers commenting on one ticket while each reads it back at once: no read shows fewer
+/// comments than were acknowledged before it began (a context refreshed after the commit
+/// is never read before it is current), and the kept context ends equal to the rows.
+#[test]
+fn a_read_right_after_a_write_never_shows_the_context_before_it() {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    let test_db = TestDb::new();
+    let db = PgDatabase::connect(&test_db.url).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut first = pg_tracker(&db, "acme", "TASK", root.path());
+    first.create_ticket("alice", create("Busy")).unwrap();
+    let ws = db.workspace_by_name("acme").unwrap().unwrap().id;
+    let acked = AtomicI64::new(0);
+    std::thread::scope(|scope| {
+        for writer in 0..3 {
+            let (db, acked, root) = (&db, &acked, root.path());
+            scope.spawn(move || {
+                let store = PgStore::open(db, ws).unwrap();
+                let mut t = Tracker::new(store, root.to_path_buf(), CursorKey::random());
+                let mut seen = 0;
+                for n in 0..25 {
+                    t.add_comment(
+                        "bob",
+                        AddComment {
+                            ticket_id: "TASK-1".into(),
+                            content: format!("writer {writer} note {n}"),
+                        },
+                    )
+                    .unwrap();
+                    let floor = acked.fetch_add(1, Ordering::SeqCst) + 1;
+                    let ticket = outcome(t.get_ticket("TASK-1"));
+                    let count = ticket["comment_count"].as_i64().unwrap();
+                    assert!(
+                        count >= floor,
+                        "{count} comments shown, {floor} acknowledged"
+                    );
+                    assert!(count >= seen, "{count} after {seen}");
+                    seen = count;
+                    let newest = &ticket["comments"][0]["content"];
+                    assert!(newest.as_str().is_some(), "{ticket}");
+                }
+            });
+        }
+    });
+    assert!(db.settle_contexts(Duration::from_secs(20)));
+    let mut client = postgres::Client::connect(&test_db.url, postgres::NoTls).unwrap();
+    assert_eq!(kept_contexts(&mut client), (1, 1, 0));
+    assert_eq!(outcome(first.get_ticket("TASK-1"))["comment_count"], 75);
 }
 
 /// Three tickets where "zebra" is in a title, a description and (on `commented`, the third
