@@ -9,6 +9,13 @@
 //! ([`LEASE_SHARE`]) of the smaller limit. A key whose limits are under `LEASE_SHARE × 2`
 //! a minute is therefore counted one request per statement, exactly as before leases.
 //!
+//! A busy key's next lease is asked for ahead of need: when a request spends from a block of
+//! at least [`AHEAD_MIN`] and what is left falls to half of it, or the block is in the
+//! last quarter of its life, the lease is asked for in the background while requests go on
+//! spending the old one ([`Book::spend`] answers what to ask for). So no request of a busy
+//! key waits on the database, and the count is as exact as before: a lease asked ahead is
+//! counted when it is granted, and what is left of it at its end goes back like any block.
+//!
 //! A refusal is kept for the key (at most a second, never past the time a slot frees), so a
 //! caller hammering past its limit costs the database one statement a second per process.
 
@@ -23,6 +30,10 @@ pub const LEASE_TTL: Duration = Duration::from_secs(1);
 
 /// A lease is at most this fraction of the smaller of its key's limits.
 pub const LEASE_SHARE: u32 = 64;
+
+/// A key's next lease is asked for ahead of need only from blocks this big (a busy key): a
+/// key spending a request or two a second is asked for as it comes, as before.
+pub const AHEAD_MIN: u32 = 8;
 
 /// How often the sweeper gives back expired leases.
 const SWEEP_EVERY: Duration = Duration::from_millis(250);
@@ -76,6 +87,8 @@ struct Lease {
     seen: Option<Seen>,
     refused: Option<(Instant, Decision)>,
     used_at: Instant,
+    /// A lease asked ahead failed (the database down): none is asked ahead before this.
+    ahead_after: Option<Instant>,
 }
 
 impl Lease {
@@ -90,11 +103,42 @@ impl Lease {
             seen: None,
             refused: None,
             used_at: Instant::now(),
+            ahead_after: None,
         }
     }
 
     fn left(&self) -> u32 {
         self.blocks.iter().map(|b| b.left).sum()
+    }
+
+    /// The size of the next lease to ask for, the key marked as asking.
+    fn ask(&mut self, cap: u32) -> u32 {
+        // The last block was spent in full while it was good (a lone request is spent as it
+        // comes): the key needs bigger ones.
+        if self.grow {
+            self.next = self.next.saturating_mul(2).min(cap.max(1));
+            self.grow = false;
+        }
+        self.asking = true;
+        self.next
+    }
+
+    /// Whether to ask for the next lease now, ahead of need ([`AHEAD_MIN`]): what it is.
+    fn ahead(&mut self, now: Instant, cap: u32) -> Option<u32> {
+        if self.asking
+            || self.refused.is_some()
+            || self.seen.is_none()
+            || self.ahead_after.is_some_and(|after| now < after)
+        {
+            return None;
+        }
+        let newest = self.blocks.back()?;
+        if newest.size < AHEAD_MIN {
+            return None;
+        }
+        let low = self.left().saturating_mul(2) <= newest.size;
+        let ending = newest.expires.saturating_duration_since(now) <= LEASE_TTL / 4;
+        (low || ending).then(|| self.ask(cap))
     }
 
     /// Move expired blocks to `returns` (with what is left of them) and shrink the next
@@ -224,23 +268,17 @@ impl Book {
                 asker: false,
             }
         } else {
-            // The last block was spent in full while it was good (a lone request is spent
-            // as it comes): the key needs bigger ones.
-            if lease.grow {
-                lease.next = lease.next.saturating_mul(2).min(cap.max(1));
-                lease.grow = false;
-            }
-            lease.asking = true;
             Taken::Ask {
-                wanted: lease.next,
+                wanted: lease.ask(cap),
                 asker: true,
             }
         }
     }
 
     /// Record what the database granted `key` (`granted` of `wanted`, counted in
-    /// `second`, the request that asked spending one of them); answers what is left
-    /// unspent here.
+    /// `second`, the request that asked spending `spent` of them: one, or none for a lease
+    /// asked ahead); answers what is left unspent here.
+    #[allow(clippy::too_many_arguments)] // one answer's parts, named
     pub fn settle(
         &self,
         key: &str,
@@ -249,6 +287,7 @@ impl Book {
         asked_at: Instant,
         answer: Option<(u32, i64, Seen)>,
         refusal: Option<Decision>,
+        spent: u32,
     ) -> u32 {
         let Ok(mut leases) = self.leases.lock() else {
             return 0;
@@ -257,10 +296,10 @@ impl Book {
             // Forgotten since it was asked for (its token was revoked): nothing is kept,
             // and what was granted beyond this request goes back.
             if let Some((granted, second, _)) = answer
-                && granted > 1
+                && granted > spent
             {
                 let mut returns = Returns::default();
-                returns.add(key, workspace, second, granted - 1);
+                returns.add(key, workspace, second, granted - spent);
                 drop(leases);
                 self.queue(returns);
             }
@@ -270,6 +309,9 @@ impl Book {
             lease.asking = false;
         }
         let Some((granted, second, seen)) = answer else {
+            if spent == 0 {
+                lease.ahead_after = Some(Instant::now() + LEASE_TTL / 4);
+            }
             return lease.left();
         };
         lease.seen = Some(seen);
@@ -279,29 +321,32 @@ impl Book {
             lease.refused = Some((Instant::now() + Duration::from_secs_f64(frees_in), refusal));
             return lease.left();
         }
-        if granted > 1 {
+        if granted > spent {
             lease.blocks.push_back(Block {
                 second,
                 expires: asked_at + LEASE_TTL,
                 size: granted,
-                left: granted - 1,
+                left: granted - spent,
             });
         }
         // The asker's lone request, spent as it came: bigger leases next.
-        if asker && granted == 1 {
+        if asker && granted == 1 && spent == 1 {
             lease.grow = true;
         }
         lease.left()
     }
 
     /// Spend a leased request of `key` if there is one (or repeat a refusal still
-    /// current), touching nothing else: `None` means the database must be asked.
+    /// current), touching nothing else: `None` means the database must be asked. With the
+    /// decision, the size of the lease to ask for now, ahead of need ([`AHEAD_MIN`]): the
+    /// caller asks for it and [`Book::settle`]s it as the key's asker, spending none.
     pub fn spend(
         &self,
         key: &str,
         workspace: Option<&str>,
+        cap: u32,
         decide: impl Fn(&Seen, u32) -> Decision,
-    ) -> Option<Decision> {
+    ) -> Option<(Decision, Option<u32>)> {
         let mut leases = self.leases.lock().ok()?;
         let now = Instant::now();
         let lease = leases.get_mut(&entry(key, workspace))?;
@@ -316,13 +361,14 @@ impl Book {
             }
             lease.used_at = now;
             let left = lease.left();
-            return lease.seen.as_ref().map(|seen| decide(seen, left));
+            let decision = lease.seen.as_ref().map(|seen| decide(seen, left))?;
+            return Some((decision, lease.ahead(now, cap)));
         }
         let (_, mut decision) = lease.refused.filter(|(until, _)| now < *until)?;
         if let Some(seen) = &lease.seen {
             decision.retry_after_secs = wait(decision.reset_at as f64, seen.now());
         }
-        Some(decision)
+        Some((decision, None))
     }
 
     /// Drop what is leased for `key`, in every workspace (its token was revoked): nothing

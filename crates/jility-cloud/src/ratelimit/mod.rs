@@ -190,12 +190,36 @@ impl RateLimiter {
     /// [`Self::check_token`] when this process holds a leased request of the token (or
     /// refused it a moment ago): answered without the database, so without blocking.
     /// `None`: call [`Self::check_token`].
+    /// When the token's lease runs low, its next one is asked for in the background
+    /// ([`lease`]), on a blocking thread of the runtime the caller runs on.
     pub fn check_token_leased(&self, token_id: i64, workspace_id: i64) -> Option<Decision> {
-        self.book.spend(
-            &token_key(token_id),
-            Some(&format!("workspace:{workspace_id}")),
-            |seen, left| self.decide(seen, left, true, true),
-        )
+        let key = token_key(token_id);
+        let workspace = format!("workspace:{workspace_id}");
+        let (decision, ahead) =
+            self.book
+                .spend(&key, Some(&workspace), self.cap(true), |seen, left| {
+                    self.decide(seen, left, true, true)
+                })?;
+        if let Some(wanted) = ahead {
+            let this = self.clone();
+            let ask = move || this.lease_ahead(&key, &workspace, token_id, wanted);
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn_blocking(ask)),
+                Err(_) => ask(),
+            }
+        }
+        Some(decision)
+    }
+
+    /// Ask for `wanted` requests of `key` ahead of need and keep them as its next block;
+    /// a refusal or a revocation is recorded as when a request asks.
+    fn lease_ahead(&self, key: &str, workspace: &str, token_id: i64, wanted: u32) {
+        let answer = self.lease(key, Some(workspace), Some(token_id), wanted);
+        if let Err(err) = &answer {
+            tracing::debug!(error = %err, "could not lease rate-limit requests ahead");
+        }
+        // No request waits on this answer: the book keeps what it says.
+        let _ = self.settle(key, Some(workspace), true, answer, 0);
     }
 
     /// [`Self::check_token_fresh`] when `fresh`, else [`Self::check_token`].
@@ -307,11 +331,23 @@ impl RateLimiter {
                 Taken::Ask { wanted, asker } => (wanted, asker),
             }
         };
+        let answer = self.lease(key, workspace, token, wanted);
+        self.settle(key, workspace, asker, answer, 1)
+    }
+
+    /// Ask the database for `wanted` requests of `key` (and its workspace): what it granted.
+    fn lease(
+        &self,
+        key: &str,
+        workspace: Option<&str>,
+        token: Option<i64>,
+        wanted: u32,
+    ) -> Result<Leased, StoreError> {
         let token_limit = i32::try_from(self.per_minute).unwrap_or(i32::MAX);
         let workspace_limit = i32::try_from(self.per_workspace).unwrap_or(i32::MAX);
         let wanted_n = i32::try_from(wanted).unwrap_or(i32::MAX);
         let mut asked_at = Instant::now();
-        let answer = self.db.with_prepared(LEASE_SQL, |client, lease| {
+        self.db.with_prepared(LEASE_SQL, |client, lease| {
             asked_at = Instant::now();
             let row = client
                 .query_one(
@@ -339,26 +375,45 @@ impl RateLimiter {
                 now: get(5)?,
                 at: Instant::now(),
             };
-            let second: i64 = row.try_get(6).map_err(crate::store::db)?;
-            let revoked_at: Option<String> = row.try_get(7).map_err(crate::store::db)?;
-            Ok::<_, StoreError>((
-                u32::try_from(granted).unwrap_or(0),
-                second,
+            Ok(Leased {
+                granted: u32::try_from(granted).unwrap_or(0),
+                second: row.try_get(6).map_err(crate::store::db)?,
                 seen,
-                revoked_at,
-            ))
-        });
-        let (granted, second, seen, revoked_at) = match answer {
-            Ok(answer) => answer,
+                revoked_at: row.try_get(7).map_err(crate::store::db)?,
+                asked_at,
+            })
+        })
+    }
+
+    /// Record a lease's answer in the book (the asking request spending `spent` of it) and
+    /// decide on that request.
+    fn settle(
+        &self,
+        key: &str,
+        workspace: Option<&str>,
+        asker: bool,
+        answer: Result<Leased, StoreError>,
+        spent: u32,
+    ) -> Result<(Decision, Option<String>), StoreError> {
+        let has_workspace = workspace.is_some();
+        let leased = match answer {
+            Ok(leased) => leased,
             Err(err) => {
                 self.book
-                    .settle(key, workspace, asker, asked_at, None, None);
+                    .settle(key, workspace, asker, Instant::now(), None, None, spent);
                 return Err(err);
             }
         };
+        let Leased {
+            granted,
+            second,
+            seen,
+            revoked_at,
+            asked_at,
+        } = leased;
         if revoked_at.is_some() {
             self.book
-                .settle(key, workspace, asker, asked_at, None, None);
+                .settle(key, workspace, asker, asked_at, None, None, spent);
             if granted > 0 {
                 let mut returns = Returns::default();
                 returns.add(key, workspace, second, granted);
@@ -376,12 +431,24 @@ impl RateLimiter {
             asked_at,
             Some((granted, second, seen)),
             refusal,
+            spent,
         );
         Ok((
             refusal.unwrap_or_else(|| self.decide(&seen, left, has_workspace, true)),
             None,
         ))
     }
+}
+
+/// What the database answered a lease: how many of the requests asked for it granted, the
+/// second they are counted in, the windows as it saw them, when the token was revoked
+/// (if it was), and when it was asked.
+struct Leased {
+    granted: u32,
+    second: i64,
+    seen: Seen,
+    revoked_at: Option<String>,
+    asked_at: Instant,
 }
 
 fn token_key(token_id: i64) -> String {

@@ -303,3 +303,48 @@ fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
             .is_some()
     );
 }
+
+/// A busy token's next lease is asked for ahead of need, in the background on the runtime's
+/// blocking threads, while its reads spend the current one: they seldom wait on the
+/// database, the headers stay exact, and what was leased and not spent goes back.
+#[test]
+fn a_busy_tokens_next_lease_is_asked_for_ahead_of_need() {
+    let db = TestDb::new();
+    let pool = PgDatabase::connect(&db.url).unwrap();
+    let tokens = jility_cloud::auth::Tokens::new(&pool);
+    let (alpha, minted) = tokens
+        .create_workspace("alpha", "bootstrap", "tester")
+        .unwrap();
+    let id = minted.record.id;
+    let limiter = RateLimiter::new(pool, BIG);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _inside = runtime.enter();
+    // 3,000 reads at about 5,000 a second: leases grow to 100 (BIG / LEASE_SHARE), so
+    // asking as each runs out would wait on the database 30 times or more.
+    let mut waited = 0;
+    for spent in 1..=3_000u32 {
+        let decision = match limiter.check_token_leased(id, alpha.id) {
+            Some(decision) => decision,
+            None => {
+                waited += 1;
+                limiter.check_token(id, alpha.id).unwrap().0
+            }
+        };
+        assert!(decision.allowed);
+        assert_eq!(decision.remaining, BIG - spent, "request {spent}");
+        if spent % 10 == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+    assert!(waited <= 12, "{waited} reads waited on the database");
+    std::thread::sleep(jility_cloud::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800));
+    assert_eq!(
+        shared_count(&db, &format!("token:{id}")),
+        3_000,
+        "what was leased ahead and not spent was given back"
+    );
+}
