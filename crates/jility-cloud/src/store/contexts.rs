@@ -155,11 +155,16 @@ fn refresh(pool: &Pool, asked: BTreeMap<i64, BTreeSet<i64>>) {
     for (workspace, ids) in asked {
         let ids: Vec<i64> = ids.into_iter().collect();
         for chunk in ids.chunks(BATCH) {
+            // Derived rows: their commit need not wait for the disk. One lost in a crash
+            // is older than its ticket's version (whose bump committed before the refresh
+            // began, durably), so it is not used, and the next read asks again.
             let sql = format!(
-                "SELECT jility_refresh_contexts({workspace}, '{{{}}}'::bigint[])",
+                "BEGIN; SET LOCAL synchronous_commit = off; \
+                 SELECT jility_refresh_contexts({workspace}, '{{{}}}'::bigint[]); COMMIT",
                 joined(chunk)
             );
             if let Err(err) = conn.client.batch_execute(&sql) {
+                let _ = conn.client.batch_execute("ROLLBACK");
                 tracing::debug!(error = %err, workspace, "a ticket context refresh failed");
                 if conn.client.is_closed() {
                     return;
