@@ -277,7 +277,9 @@ impl Book {
 
     /// Record what the database granted `key` (`granted` of `wanted`, counted in
     /// `second`, the request that asked spending `spent` of them: one, or none for a lease
-    /// asked ahead); answers what is left unspent here.
+    /// asked ahead); answers what is left unspent here and the newest windows seen (answers
+    /// may settle out of the order the database gave them, e.g. a lease asked ahead and a
+    /// request's: an older one must not stand for the blocks a newer one counted).
     #[allow(clippy::too_many_arguments)] // one answer's parts, named
     pub fn settle(
         &self,
@@ -288,9 +290,9 @@ impl Book {
         answer: Option<(u32, i64, Seen)>,
         refusal: Option<Decision>,
         spent: u32,
-    ) -> u32 {
+    ) -> (u32, Option<Seen>) {
         let Ok(mut leases) = self.leases.lock() else {
-            return 0;
+            return (0, None);
         };
         let Some(lease) = leases.get_mut(&entry(key, workspace)) else {
             // Forgotten since it was asked for (its token was revoked): nothing is kept,
@@ -303,7 +305,7 @@ impl Book {
                 drop(leases);
                 self.queue(returns);
             }
-            return 0;
+            return (0, answer.map(|(_, _, seen)| seen));
         };
         if asker {
             lease.asking = false;
@@ -312,14 +314,16 @@ impl Book {
             if spent == 0 {
                 lease.ahead_after = Some(Instant::now() + LEASE_TTL / 4);
             }
-            return lease.left();
+            return (lease.left(), lease.seen);
         };
-        lease.seen = Some(seen);
+        if lease.seen.is_none_or(|newest| seen.now >= newest.now) {
+            lease.seen = Some(seen);
+        }
         if let Some(refusal) = refusal {
             // Kept a second at most, and never past the time a slot frees.
             let frees_in = (refusal.reset_at as f64 - seen.now()).clamp(0.0, 1.0);
             lease.refused = Some((Instant::now() + Duration::from_secs_f64(frees_in), refusal));
-            return lease.left();
+            return (lease.left(), lease.seen);
         }
         if granted > spent {
             lease.blocks.push_back(Block {
@@ -333,7 +337,7 @@ impl Book {
         if asker && granted == 1 && spent == 1 {
             lease.grow = true;
         }
-        lease.left()
+        (lease.left(), lease.seen)
     }
 
     /// Spend a leased request of `key` if there is one (or repeat a refusal still

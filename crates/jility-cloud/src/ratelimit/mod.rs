@@ -424,7 +424,7 @@ impl RateLimiter {
             return Ok((decision, revoked_at));
         }
         let refusal = (granted == 0).then(|| self.decide(&seen, 0, has_workspace, false));
-        let left = self.book.settle(
+        let (left, newest) = self.book.settle(
             key,
             workspace,
             asker,
@@ -433,6 +433,13 @@ impl RateLimiter {
             refusal,
             spent,
         );
+        // This answer's own windows, unless a newer answer settled first and this process
+        // holds requests it counted (a lease asked ahead): those are in `left`, so only the
+        // newer windows may be set against them.
+        let seen = match newest {
+            Some(newest) if left > 0 && newest.now > seen.now => newest,
+            _ => seen,
+        };
         Ok((
             refusal.unwrap_or_else(|| self.decide(&seen, left, has_workspace, true)),
             None,

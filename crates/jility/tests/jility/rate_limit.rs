@@ -306,9 +306,11 @@ fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
 
 /// A busy token's next lease is asked for ahead of need, in the background on the runtime's
 /// blocking threads, while its reads spend the current one: they seldom wait on the
-/// database, the headers stay exact, and what was leased and not spent goes back.
+/// database, the headers never say more is left than is, and what was leased and not spent
+/// goes back.
 #[test]
 fn a_busy_tokens_next_lease_is_asked_for_ahead_of_need() {
+    use jility_cloud::ratelimit::LEASE_SHARE;
     let db = TestDb::new();
     let pool = PgDatabase::connect(&db.url).unwrap();
     let tokens = jility_cloud::auth::Tokens::new(&pool);
@@ -335,7 +337,14 @@ fn a_busy_tokens_next_lease_is_asked_for_ahead_of_need() {
             }
         };
         assert!(decision.allowed);
-        assert_eq!(decision.remaining, BIG - spent, "request {spent}");
+        // Never more than is left; less by a block at most while a lease asked ahead is
+        // counted in the database and not yet here.
+        let left = BIG - spent;
+        assert!(
+            decision.remaining <= left && decision.remaining + BIG / LEASE_SHARE >= left,
+            "request {spent}: {} remaining of {left}",
+            decision.remaining
+        );
         if spent % 10 == 0 {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
