@@ -1,12 +1,12 @@
--- Kept ticket contexts (migration 15) are refreshed after a write commits, off the
--- workspace's writer lock, instead of inside it: the write only bumps the touched tickets'
--- `context_version` (one cheap update in the round trip of its COMMIT), and a refresh
--- stores the version its snapshot saw beside the context it computed. A read uses a kept
--- context only when its version is the ticket's current one, in the read's own snapshot:
--- otherwise (not refreshed yet, or the refresh was lost) it reads the parts one by one, as
--- for a ticket without a kept context. Every write that changes what a context holds
--- bumps the version of each ticket it touched in the same transaction, so a context whose
--- version matches was computed from exactly the rows the read sees.
+-- Kept ticket contexts (migration 15) are no longer refreshed inside the writes, under the
+-- workspace's writer lock: a write only bumps the touched tickets' `context_version` (one
+-- cheap update in the round trip of its COMMIT), and a refresh stores the version its
+-- snapshot saw beside the context it computed. A read uses a kept context only when its
+-- version is the ticket's current one, in the read's own snapshot: otherwise it reads the
+-- parts one by one, as for a ticket without a kept context, and asks for a refresh. Every
+-- write that changes what a context holds bumps the version of each ticket it touched in
+-- the same transaction (a ticket it created starts at 0, which no context predates), so a
+-- context whose version matches was computed from exactly the rows the read sees.
 
 ALTER TABLE tickets ADD COLUMN context_version BIGINT NOT NULL DEFAULT 0;
 -- The contexts kept so far were refreshed inside their writes: current at version 0.

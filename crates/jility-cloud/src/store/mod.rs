@@ -414,8 +414,8 @@ struct Open {
     /// roll it back.
     failed: bool,
     workspace: i64,
-    /// The tickets a write touched (their versions are bumped as it commits, and their
-    /// contexts refreshed after), or whose kept contexts a read found stale.
+    /// The tickets a write touched (their versions are bumped as it commits), or whose kept
+    /// contexts a read found stale (refreshed after it).
     touched: Vec<i64>,
     /// The tickets the write created: their versions need no bump (no context can have been
     /// computed before they exist; the first one is computed at version 0).
@@ -435,7 +435,7 @@ impl Open {
             ));
         }
         // The touched tickets' context versions are bumped in the round trip of the
-        // COMMIT; their contexts are refreshed after it, off the writer lock.
+        // COMMIT, which leaves their kept contexts unused until a read asks for them anew.
         self.touched.sort_unstable();
         self.touched.dedup();
         let bumped: Vec<i64> = self
@@ -454,8 +454,6 @@ impl Open {
             let _ = conn.client.batch_execute("ROLLBACK");
             return Err(crate::store::db(err));
         }
-        drop(conn);
-        self.refresher.ask(self.workspace, &self.touched);
         Ok(())
     }
 
