@@ -163,6 +163,15 @@ pub fn read_throughput(
     let first = cpu_ticks(servers);
     let runs = run_all(&bin, &script, bases, tokens, MEASURE.as_secs(), seed + 1);
     let cpu = first.and_then(|first| first.split(cpu_ticks(servers)?));
+    if runs.len() > 1 {
+        // The line below takes the worst of each percentile: say what each server got.
+        for (base, run) in bases.iter().zip(&runs) {
+            eprintln!(
+                "  wrk on {base}: {} requests in {:.1?}, p50 {:.3?} p99 {:.3?}",
+                run.requests, run.window, run.p50, run.p99
+            );
+        }
+    }
     let window = runs.iter().map(|r| r.window).max().unwrap_or(MEASURE);
     let requests: usize = runs.iter().map(|r| r.requests).sum();
     Some(Throughput {
