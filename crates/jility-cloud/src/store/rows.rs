@@ -21,8 +21,9 @@ pub(super) const CONTEXT_COLUMNS: &str = "c.ticket_id, c.assignees, c.labels, c.
         AND r.id = ANY(ARRAY[t.parent_id, t.epic_id] || c.dependency_ids || c.dependent_ids)) \
      END";
 
-/// The kept context of `t` when it is current ([`contexts`]: refreshed after every write
-/// that touches the ticket). A ticket without one is read part by part.
+/// The kept context of `t` when it is at the ticket's version ([`super::contexts`]: a write
+/// bumps the version, a read that finds it behind has it refreshed). A ticket without a
+/// current one is read part by part.
 pub(super) const CONTEXT_JOIN: &str = "LEFT JOIN ticket_contexts c ON c.workspace_id = $1 \
      AND c.ticket_id = t.id AND c.version = t.context_version";
 
