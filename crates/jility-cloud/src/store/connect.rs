@@ -37,6 +37,10 @@ impl r2d2::ManageConnection for Manager {
     }
 }
 
+/// The application name of the connections whole-ticket reads are pipelined on
+/// ([`super::prefetch`]) in `pg_stat_activity`, when the database URL names none.
+pub const READS_APPLICATION: &str = "jility reads";
+
 pub(super) type Pool = r2d2::Pool<Manager>;
 pub(super) type Pooled = r2d2::PooledConnection<Manager>;
 
@@ -92,11 +96,18 @@ impl PgDatabase {
             _ => timeout,
         };
         config.options(&options);
-        if config.get_application_name().is_none() {
+        // Named in `pg_stat_activity`: "jility", its async reads "jility reads" (unless the
+        // URL names the application).
+        let named = config.get_application_name().is_some();
+        if !named {
             config.application_name("jility");
         }
         reach::bound(&mut config);
-        let reader = Arc::new(Reader::new(config.clone()));
+        let mut reads = config.clone();
+        if !named {
+            reads.application_name(READS_APPLICATION);
+        }
+        let reader = Arc::new(Reader::new(reads));
         let config = Config::from(config);
         let health = Health::default();
         // Connect once directly: a wrong URL or a refused login fails now with its own

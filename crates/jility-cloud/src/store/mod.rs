@@ -68,7 +68,7 @@ mod statements;
 mod tx;
 
 use connect::*;
-pub use connect::{Connections, PgDatabase, Workspace};
+pub use connect::{Connections, PgDatabase, READS_APPLICATION, Workspace};
 use contexts::Refresher;
 pub use prefetch::read_prefetched;
 use prefetch::{Lookup, Prefetch, Reader};

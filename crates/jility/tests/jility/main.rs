@@ -43,6 +43,7 @@ mod postgres_store;
 mod rate_limit;
 mod remote_mcp;
 mod search_scale;
+mod stalled_backend;
 mod storage;
 mod tls;
 mod token_api;
