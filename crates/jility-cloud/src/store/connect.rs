@@ -37,7 +37,7 @@ impl r2d2::ManageConnection for Manager {
     }
 }
 
-/// The application name of the connections whole-ticket reads are pipelined on
+/// The application name of the connections whole-ticket reads are batched on
 /// ([`super::prefetch`]) in `pg_stat_activity`, when the database URL names none.
 pub const READS_APPLICATION: &str = "jility reads";
 
@@ -107,6 +107,14 @@ impl PgDatabase {
         if !named {
             reads.application_name(READS_APPLICATION);
         }
+        // Their statements read by index whatever the values; a batch's plan made for its
+        // array's length each time cost more than the reads (PostgreSQL keeps planning
+        // anew when a plan for the values looks cheaper than the generic one).
+        let options = format!(
+            "{} -c plan_cache_mode=force_generic_plan",
+            reads.get_options().unwrap_or_default()
+        );
+        reads.options(options.trim());
         let reader = Arc::new(Reader::new(reads));
         let config = Config::from(config);
         let health = Health::default();

@@ -45,6 +45,23 @@ pub(super) fn whole_ticket_sql(lookup: &Lookup) -> &'static str {
     }
 }
 
+/// The statement of a batch of whole-ticket reads by number ([`super::prefetch`]): the
+/// tickets of workspace `$1`, project key `$2` and numbers `$3` (an array), with their
+/// contexts; each row's number is column [`NUMBER_COLUMN`].
+pub(super) fn ticket_batch_sql() -> &'static str {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "SELECT {TICKET_COLUMNS}, {CONTEXT_COLUMNS} FROM tickets t \
+             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+             {CONTEXT_JOIN} WHERE t.workspace_id = $1 AND p.key = $2 AND t.number = ANY($3)"
+        )
+    });
+    &SQL
+}
+
+/// Where a ticket's number is among [`TICKET_COLUMNS`].
+pub(super) const NUMBER_COLUMN: usize = 3;
+
 /// A JSON text column decoded (NULL: the empty value).
 pub(super) fn json_column<T: serde::de::DeserializeOwned + Default>(
     row: &Row,
