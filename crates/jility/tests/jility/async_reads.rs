@@ -1,8 +1,12 @@
-//! A PostgreSQL backend that stops answering: `jility serve` pipelines whole-ticket reads
-//! on a few async connections (`jility reads` in `pg_stat_activity`); the reads queued on
-//! one whose backend is stopped (`SIGSTOP`, as a backend waiting on a slow disk or not
-//! scheduled) are asked again on another connection and answered, right, within moments;
-//! once the backend goes on, everything it owed is taken and reads go on everywhere.
+//! Whole-ticket reads on `jility serve`'s async connections (`jility reads` in
+//! `pg_stat_activity`), where the reads waiting on one connection are answered by one
+//! statement per workspace and project:
+//!
+//! - reads of the same numbers from two workspaces at once each get their own workspace's
+//!   tickets, never the other's;
+//! - the reads queued on a connection whose backend is stopped (`SIGSTOP`, as a backend
+//!   waiting on a slow disk or not scheduled) are asked again on another connection and
+//!   answered, right, within moments; once the backend goes on, reads go on everywhere.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
 
 use crate::cloud;
@@ -45,9 +49,16 @@ impl Drop for Stopped {
 
 /// Every ticket read by `READERS` threads at once: the slowest read.
 fn read_all(server: &Server, token: &str) -> Duration {
+    read_all_as(server, &[(token, "ticket")])
+}
+
+/// Every ticket read by `READERS` threads at once, reader `r` with token `r % n` of
+/// `tokens`, whose tickets are titled `PREFIX TASK-N`: the slowest read.
+fn read_all_as(server: &Server, tokens: &[(&str, &str)]) -> Duration {
     std::thread::scope(|scope| {
         let readers: Vec<_> = (0..READERS)
             .map(|r| {
+                let (token, prefix) = tokens[r % tokens.len()];
                 scope.spawn(move || {
                     let http = client();
                     let mut slowest = Duration::ZERO;
@@ -67,7 +78,7 @@ fn read_all(server: &Server, token: &str) -> Duration {
                         assert_eq!(got.body["ticket"]["number"], number.as_str());
                         assert_eq!(
                             got.body["ticket"]["title"],
-                            format!("ticket {number}").as_str()
+                            format!("{prefix} {number}").as_str()
                         );
                     }
                     slowest
@@ -80,6 +91,35 @@ fn read_all(server: &Server, token: &str) -> Duration {
             .max()
             .unwrap()
     })
+}
+
+#[test]
+fn reads_of_two_workspaces_at_once_each_get_their_own_tickets() {
+    let db = TestDb::new();
+    let tokens = Tokens::new(&db.connect());
+    let (_alpha, a) = workspace(&tokens, "alpha");
+    let (_beta, b) = workspace(&tokens, "beta");
+    let server = Server::start(&db, &["--rate-limit", "100000"]);
+    let http = client();
+    for (token, prefix) in [(&a, "alpha"), (&b, "beta")] {
+        for n in 1..=TICKETS {
+            let body = format!(r#"{{"title":"{prefix} TASK-{n}"}}"#);
+            let created = call(
+                &http,
+                &server,
+                Method::POST,
+                "/tickets",
+                Some(token),
+                Some(&body),
+            );
+            assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+        }
+    }
+    // Half the readers alpha's, half beta's, all reading TASK-1 … TASK-12 at once: the
+    // reads waiting on a connection at the same moment are of both workspaces.
+    for _ in 0..3 {
+        read_all_as(&server, &[(&a, "alpha"), (&b, "beta")]);
+    }
 }
 
 #[test]
