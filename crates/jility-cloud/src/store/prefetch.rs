@@ -32,6 +32,8 @@ pub(super) enum Lookup {
 /// The conditions on `t` of a [`Lookup`], its values `$2…`.
 pub(super) const BY_NUMBER: &str = "p.key = $2 AND t.number = $3";
 pub(super) const BY_UUID: &str = "t.uuid = $2";
+/// The condition of a batch of reads by number: the numbers `$3` as an array.
+pub(super) const BY_NUMBERS: &str = "p.key = $2 AND t.number = ANY($3)";
 
 impl Lookup {
     /// The condition on `t`.

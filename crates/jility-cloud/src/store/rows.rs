@@ -27,21 +27,23 @@ pub(super) const CONTEXT_COLUMNS: &str = "c.ticket_id, c.assignees, c.labels, c.
 pub(super) const CONTEXT_JOIN: &str = "LEFT JOIN ticket_contexts c ON c.workspace_id = $1 \
      AND c.ticket_id = t.id AND c.version = t.context_version";
 
+/// The statements of whole-ticket reads, by their condition on `t` (values `$2…`): by
+/// UUID, by number, and by numbers (a batch, [`ticket_batch_sql`]).
+static WHOLE_TICKET_SQL: std::sync::LazyLock<[String; 3]> = std::sync::LazyLock::new(|| {
+    [prefetch::BY_UUID, prefetch::BY_NUMBER, prefetch::BY_NUMBERS].map(|condition| {
+        format!(
+            "SELECT {TICKET_COLUMNS}, {CONTEXT_COLUMNS} FROM tickets t \
+             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+             {CONTEXT_JOIN} WHERE t.workspace_id = $1 AND {condition}"
+        )
+    })
+});
+
 /// The statement of a whole-ticket read: the ticket `lookup` finds, with its context.
 pub(super) fn whole_ticket_sql(lookup: &Lookup) -> &'static str {
-    static SQL: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
-        let of = |condition: &str| {
-            format!(
-                "SELECT {TICKET_COLUMNS}, {CONTEXT_COLUMNS} FROM tickets t \
-                 JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
-                 {CONTEXT_JOIN} WHERE t.workspace_id = $1 AND {condition}"
-            )
-        };
-        [of(prefetch::BY_UUID), of(prefetch::BY_NUMBER)]
-    });
     match lookup {
-        Lookup::Uuid(_) => &SQL[0],
-        Lookup::Number { .. } => &SQL[1],
+        Lookup::Uuid(_) => &WHOLE_TICKET_SQL[0],
+        Lookup::Number { .. } => &WHOLE_TICKET_SQL[1],
     }
 }
 
@@ -49,14 +51,7 @@ pub(super) fn whole_ticket_sql(lookup: &Lookup) -> &'static str {
 /// tickets of workspace `$1`, project key `$2` and numbers `$3` (an array), with their
 /// contexts; each row's number is column [`NUMBER_COLUMN`].
 pub(super) fn ticket_batch_sql() -> &'static str {
-    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        format!(
-            "SELECT {TICKET_COLUMNS}, {CONTEXT_COLUMNS} FROM tickets t \
-             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
-             {CONTEXT_JOIN} WHERE t.workspace_id = $1 AND p.key = $2 AND t.number = ANY($3)"
-        )
-    });
-    &SQL
+    &WHOLE_TICKET_SQL[2]
 }
 
 /// Where a ticket's number is among [`TICKET_COLUMNS`].
