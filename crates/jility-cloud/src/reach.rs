@@ -18,12 +18,36 @@
 //! second and a half of PostgreSQL's return. Idle connections are probed by TCP keepalives
 //! ([`KEEPALIVE_IDLE`]), so a peer that vanished without a word is noticed. These are
 //! constants, not settings; the connect timeout and keepalives follow the database URL
-//! when it sets them. A server that keeps its connections open but stops answering (e.g.
-//! SIGSTOP) is not bounded here.
+//! when it sets them.
+//!
+//! **A database that stops answering** (frozen by `SIGSTOP`, a wedged host: connections
+//! stay open, nothing comes back). A watch thread of `jility serve`
+//! ([`crate::store::PgDatabase::watch`]) asks the database `SELECT 1` on a connection of its
+//! own every [`PROBE_INTERVAL`]; a probe (or its reconnection) unanswered for [`STALL`]
+//! marks the database *unresponsive* ([`Health::unresponsive`]) until one is answered.
+//! While it is, a checkout fails at once, and every request waiting on the database is
+//! answered `database_unavailable` (retryable, `Retry-After`) within a polling interval
+//! ([`bounded`], used around each operation and, in [`crate::api`], around every request's
+//! answer): so every answer comes within about [`STALL`] + [`PROBE_INTERVAL`] of the freeze.
+//! The blocking work such a request left behind cannot be interrupted (the driver has no
+//! client-side statement timeout) and finishes when the database answers again; it was
+//! marked *abandoned* ([`Fate`]), so it takes no new connection and never sends its
+//! `COMMIT`: a write that was not acknowledged is rolled back. Only a `COMMIT` already sent
+//! when the database froze may land after its answer, which then says the outcome is
+//! unknown (`commit_sent`), and its idempotency record, written in the same transaction,
+//! tells a retry with the same key what happened.
+//!
+//! **One cause per refusal** ([`StoreError`]): a refused or lost connection is
+//! `Unavailable`; a database that stopped answering `Unresponsive`
+//! (`database_unavailable` both, `Retry-After: 2`); a lock held past `lock_timeout` by
+//! another writer `Busy`; every connection of the pool in use, PostgreSQL's
+//! `max_connections`, a serialization failure or deadlock `Overloaded`, saying which
+//! (`database_busy` all, `Retry-After: 1`).
 
+use std::cell::RefCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use postgres::error::SqlState;
 
@@ -47,11 +71,35 @@ pub const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
 pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
 pub const KEEPALIVE_RETRIES: u32 = 3;
 
-/// Whether the last attempt to open a connection to the database failed, shared by every
-/// pool of one database.
-#[derive(Clone, Default)]
+/// How often the watch thread probes the database.
+pub const PROBE_INTERVAL: Duration = Duration::from_millis(500);
+
+/// A probe unanswered this long marks the database unresponsive.
+pub const STALL: Duration = Duration::from_secs(2);
+
+/// How often a request waiting on the database looks at whether it became unresponsive.
+pub const STALL_POLL: Duration = Duration::from_millis(100);
+
+/// Whether the database can be reached and answers, shared by every pool of one database:
+/// the outcome of the last attempt to connect, and the probe in flight
+/// ([`crate::store::PgDatabase::watch`]).
+#[derive(Clone)]
 pub(crate) struct Health {
     down: Arc<AtomicBool>,
+    /// When the probe in flight was sent, in milliseconds since `epoch` plus one (0: none
+    /// in flight).
+    probing_since: Arc<AtomicU64>,
+    epoch: Instant,
+}
+
+impl Default for Health {
+    fn default() -> Self {
+        Self {
+            down: Arc::default(),
+            probing_since: Arc::default(),
+            epoch: Instant::now(),
+        }
+    }
 }
 
 impl Health {
@@ -75,13 +123,141 @@ impl Health {
         self.down.load(Ordering::Relaxed)
     }
 
-    /// A checkout that timed out: unreachable if connecting fails, else every connection
-    /// is in use (busy, retryable too).
-    pub(crate) fn no_connection(&self, err: &r2d2::Error) -> StoreError {
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX - 1) + 1
+    }
+
+    /// A probe is sent now.
+    pub(crate) fn probe_sent(&self) {
+        self.probing_since.store(self.now_ms(), Ordering::Relaxed);
+    }
+
+    /// The probe in flight was answered (or failed: the database answered, or is down).
+    pub(crate) fn probe_done(&self) {
+        let was = self.probing_since.swap(0, Ordering::Relaxed);
+        if was != 0 && self.now_ms().saturating_sub(was) > STALL.as_millis() as u64 {
+            tracing::info!("the database answers again");
+        }
+    }
+
+    /// Whether the database holds a probe unanswered for longer than [`STALL`].
+    pub(crate) fn unresponsive(&self) -> bool {
+        let since = self.probing_since.load(Ordering::Relaxed);
+        since != 0 && self.now_ms().saturating_sub(since) > STALL.as_millis() as u64
+    }
+
+    /// Resolves once the database is unresponsive (looked at every [`STALL_POLL`], first
+    /// after one: a request that needs no database is done by then).
+    pub(crate) async fn stalled(&self) {
+        loop {
+            tokio::time::sleep(STALL_POLL).await;
+            if self.unresponsive() {
+                return;
+            }
+        }
+    }
+
+    /// A checkout that timed out: unreachable if connecting fails, unresponsive if the
+    /// database stopped answering, else every connection is in use (busy, retryable too).
+    pub(crate) fn no_connection(&self, err: &r2d2::Error, size: u32) -> StoreError {
         if self.down() {
             StoreError::Unavailable(format!("no database connection: {err}"))
+        } else if self.unresponsive() {
+            StoreError::Unresponsive { commit_sent: false }
         } else {
-            StoreError::Busy
+            StoreError::Overloaded(format!(
+                "all {size} of this server's connections to it are in use"
+            ))
+        }
+    }
+}
+
+/// What became of a request's database work: the request may give up on it
+/// ([`Self::abandon`]) while it still runs on a blocking thread, which then takes no new
+/// connection and sends no `COMMIT` ([`check_abandoned`], [`committing`]).
+#[derive(Debug, Default)]
+pub struct Fate {
+    abandoned: AtomicBool,
+    commit_sent: AtomicBool,
+}
+
+impl Fate {
+    /// The request answered without waiting for its work any longer.
+    pub fn abandon(&self) {
+        self.abandoned.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a `COMMIT` of the work was sent before it was abandoned.
+    pub fn commit_sent(&self) -> bool {
+        self.commit_sent.load(Ordering::SeqCst)
+    }
+}
+
+thread_local! {
+    static FATE: RefCell<Option<Arc<Fate>>> = const { RefCell::new(None) };
+}
+
+/// Run `f` (on a blocking thread) as the work whose fate is `fate`.
+pub fn with_fate<R>(fate: Arc<Fate>, f: impl FnOnce() -> R) -> R {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            FATE.with(|cell| cell.borrow_mut().take());
+        }
+    }
+    FATE.with(|cell| *cell.borrow_mut() = Some(fate));
+    let _reset = Reset;
+    f()
+}
+
+/// Refused when the work of this thread was abandoned by its request.
+pub(crate) fn check_abandoned() -> Result<(), StoreError> {
+    let abandoned = FATE.with(|cell| {
+        cell.borrow()
+            .as_ref()
+            .is_some_and(|fate| fate.abandoned.load(Ordering::SeqCst))
+    });
+    if abandoned {
+        tracing::info!("work abandoned by its request is rolled back");
+        return Err(StoreError::Unresponsive { commit_sent: false });
+    }
+    Ok(())
+}
+
+/// A `COMMIT` is about to be sent: refused if the work was abandoned, else recorded, so
+/// that a request giving up after this point says the outcome is unknown.
+pub(crate) fn committing() -> Result<(), StoreError> {
+    FATE.with(|cell| match cell.borrow().as_ref() {
+        None => Ok(()),
+        Some(fate) => {
+            // Marked first, then checked: a request abandoning in between sees it sent.
+            fate.commit_sent.store(true, Ordering::SeqCst);
+            if fate.abandoned.load(Ordering::SeqCst) {
+                fate.commit_sent.store(false, Ordering::SeqCst);
+                tracing::info!("a write abandoned by its request is rolled back");
+                return Err(StoreError::Unresponsive { commit_sent: false });
+            }
+            Ok(())
+        }
+    })
+}
+
+/// `work` unless the database stops answering first: then its `fate` (if any) is
+/// abandoned and the request is told `Unresponsive` (with whether a commit was sent).
+pub(crate) async fn bounded<T>(
+    health: &Health,
+    fate: Option<&Fate>,
+    work: impl Future<Output = T>,
+) -> Result<T, StoreError> {
+    tokio::select! {
+        done = work => Ok(done),
+        () = health.stalled() => {
+            let commit_sent = fate.is_some_and(|fate| {
+                fate.abandon();
+                fate.commit_sent()
+            });
+            tracing::warn!(commit_sent, "a request gave up: the database stopped answering");
+            Err(StoreError::Unresponsive { commit_sent })
         }
     }
 }

@@ -11,11 +11,20 @@ use crate::errors;
 use crate::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
 
 /// A storage failure. The domain turns it into an `internal` error (or a clear, retryable
-/// "database is busy" or "database cannot be reached" one) at its boundary.
+/// "database is busy" or "database cannot be reached" one) at its boundary. Each cause of a
+/// retryable refusal has its own variant, so the caller is told what happened: a writer
+/// holding the lock ([`Self::Busy`]), a moment of contention the database resolved by
+/// refusing ([`Self::Overloaded`]), a database that cannot be reached
+/// ([`Self::Unavailable`]) or that stopped answering ([`Self::Unresponsive`]).
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("the database is busy: another process held its write lock for too long")]
     Busy,
+    /// Contention, not an outage: every connection of the server's pool in use, the
+    /// database refusing more connections, a serialization failure or deadlock, a
+    /// cancelled statement. The text says which, for people (it names no value).
+    #[error("the database is busy: {0}")]
+    Overloaded(String),
     #[error("the database is not initialized (no project)")]
     NoProject,
     #[error(
@@ -28,6 +37,13 @@ pub enum StoreError {
     /// caller gets [`errors::DATABASE_UNAVAILABLE`] without it.
     #[error("the database cannot be reached: {0}")]
     Unavailable(String),
+    /// The database holds its connections open but answers nothing (a frozen or wedged
+    /// server): the request gave up waiting. Anything it had begun is rolled back, or, for a
+    /// commit already sent, its outcome is unknown (`commit_sent`).
+    #[error("the database stopped answering")]
+    Unresponsive { commit_sent: bool },
+    /// Any other failure of the database. The text is for the server's log only (it may
+    /// quote the database's own wording): the caller gets a reference to it.
     #[error("database error: {0}")]
     Database(String),
 }
@@ -36,11 +52,18 @@ pub enum StoreError {
 /// (`Retry-After`, `retry_after_secs`): about what a restart of PostgreSQL takes.
 pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
 
+/// Seconds a client is told to wait before retrying when the database is busy.
+pub const BUSY_RETRY_AFTER_SECS: u64 = 1;
+
 impl From<StoreError> for ToolError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::Busy => ToolError::new(errors::DATABASE_BUSY, err.to_string())
-                .with_hint("Retry in a moment; another jility process is writing."),
+                .with_hint("Retry in a moment; another jility process is writing.")
+                .with_retry_after(BUSY_RETRY_AFTER_SECS),
+            StoreError::Overloaded(_) => ToolError::new(errors::DATABASE_BUSY, err.to_string())
+                .with_hint("Retry in a moment: nothing was written.")
+                .with_retry_after(BUSY_RETRY_AFTER_SECS),
             StoreError::NoProject => ToolError::new(errors::INTERNAL, err.to_string())
                 .with_hint("Run `jility init` to create the first project."),
             StoreError::TooNew { .. } => ToolError::new(errors::INTERNAL, err.to_string())
@@ -56,9 +79,46 @@ impl From<StoreError> for ToolError {
                 .with_hint("Retry in a few seconds: the server answers again as soon as its database is back.")
                 .with_retry_after(UNAVAILABLE_RETRY_AFTER_SECS)
             }
-            StoreError::Database(_) => ToolError::internal(err.to_string()),
+            StoreError::Unresponsive { commit_sent: false } => ToolError::new(
+                errors::DATABASE_UNAVAILABLE,
+                "The database stopped answering; nothing was written",
+            )
+            .with_hint("Retry in a few seconds: the server answers again as soon as its database does.")
+            .with_retry_after(UNAVAILABLE_RETRY_AFTER_SECS),
+            StoreError::Unresponsive { commit_sent: true } => ToolError::new(
+                errors::DATABASE_UNAVAILABLE,
+                "The database stopped answering while this write was being committed: it may or may not have been written",
+            )
+            .with_hint("Retry with the same Idempotency-Key to learn the outcome (the first answer comes back if it was written); without a key, look before you write again.")
+            .with_retry_after(UNAVAILABLE_RETRY_AFTER_SECS),
+            StoreError::Database(detail) => {
+                // The database's own wording (which may quote a value) stays in the log,
+                // under a reference the answer gives.
+                let reference = reference();
+                tracing::warn!(reference = %reference, detail = %detail, "a database operation failed");
+                ToolError::internal(format!(
+                    "A database operation failed (reference {reference})"
+                ))
+                .with_hint("This is a bug or damaged data, not something to retry: the server's log has the details under this reference.")
+            }
         }
     }
+}
+
+/// A short reference for a failure in the log: the clock's nanoseconds mixed with a
+/// counter, as 8 hex digits (unique enough to find one line among a day's).
+fn reference() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| {
+            d.subsec_nanos() ^ (d.as_secs() as u32).rotate_left(13)
+        });
+    let n = COUNTER
+        .fetch_add(1, Ordering::Relaxed)
+        .wrapping_mul(0x9e37_79b9);
+    format!("{:08x}", nanos ^ n)
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;

@@ -80,18 +80,26 @@ pub fn open(location: &Location, create: bool) -> Result<LocalTracker, ToolError
         return Err(no_database(&location.db));
     }
     let (pool, before) = SqlitePool::open(&location.db, create).map_err(|e| {
-        let database = matches!(e, StoreError::Database(_));
+        // A local file is the user's own: what SQLite said about it is shown (a server's
+        // database errors are only logged, `StoreError::Database`).
+        let detail = match &e {
+            StoreError::Database(detail) => Some(detail.clone()),
+            _ => None,
+        };
         let err = ToolError::from(e);
-        let hint = if database {
-            Some("Check that the file is a Jility database and is readable and writable.".into())
-        } else {
-            err.hint
+        let (message, hint) = match detail {
+            Some(detail) => (
+                detail,
+                Some(
+                    "Check that the file is a Jility database and is readable and writable.".into(),
+                ),
+            ),
+            None => (err.message.clone(), err.hint.clone()),
         };
         ToolError {
             message: format!(
-                "Cannot open the database {}: {}",
+                "Cannot open the database {}: {message}",
                 location.db.display(),
-                err.message
             ),
             hint,
             ..err

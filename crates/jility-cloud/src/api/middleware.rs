@@ -113,14 +113,10 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
     let token = match bearer(request.headers()) {
         Ok(token) => token,
         Err((err, reason)) => {
-            let (audit, refusals) = (state.audit.clone(), state.refusals.clone());
-            let recorded = tokio::task::spawn_blocking(move || {
-                refusals.record(&audit, Source::client(client), reason);
-            })
-            .await;
-            if let Err(err) = recorded {
-                tracing::warn!(error = %err, "could not write an audit entry");
-            }
+            // Handed to the refusals' writer: never waits on the database.
+            state
+                .refusals
+                .record(&state.audit, Source::client(client), reason);
             return unauthorized(err, request.headers(), mcp, tls);
         }
     };

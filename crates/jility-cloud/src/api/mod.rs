@@ -41,6 +41,7 @@ mod operations;
 pub(crate) mod principals;
 mod refusals;
 mod rejections;
+mod stall;
 mod step_up;
 mod tls;
 mod tokens;
@@ -159,9 +160,13 @@ impl ApiState {
             limiter: RateLimiter::new(db.counters(), rate_limit),
             workspaces: Workspaces::new(db)?,
             audit: Audit::new(db),
-            events: Events::start(db),
+            events: {
+                // A server watches whether its database answers (`crate::reach`).
+                db.watch();
+                Events::start(db)
+            },
             principals: principals::Principals::default(),
-            refusals: refusals::Refusals::default(),
+            refusals: refusals::Refusals::with_writer(Audit::new(db)),
             shutdown: CancellationToken::new(),
             tls,
         })))
@@ -393,7 +398,13 @@ where
         let sessions = state.shutdown.child_token();
         let mcp = mcp(state.clone(), local, sessions);
         let people = people(&state, acceptor.is_some());
-        let app = router(state.clone(), mcp, people, local);
+        // Outermost: every request is answered while the database stops answering.
+        let app = router(state.clone(), mcp, people, local).layer(
+            axum::middleware::from_fn_with_state(
+                state.clone(),
+                stall::answer_while_the_database_answers,
+            ),
+        );
         let scheme = if acceptor.is_some() { "https" } else { "http" };
         announce(scheme, local);
         tracing::info!(%local, rate_limit = config.rate_limit, tls = acceptor.is_some(), "serving the API");
@@ -444,6 +455,12 @@ where
             }
         };
         summaries.abort();
+        // The refusals handed to their writer are written first (in their order).
+        let flushing = refused.clone();
+        let flushed = tokio::task::spawn_blocking(move || flushing.flush(DRAIN_GRACE)).await;
+        if !matches!(flushed, Ok(true)) {
+            tracing::warn!("could not record every refused request in time");
+        }
         let pending = refused.drain();
         if !pending.is_empty() {
             let written = tokio::task::spawn_blocking(move || {
@@ -543,6 +560,7 @@ pub(crate) async fn audited_then(
     let token_id = (!person).then_some(principal.token_id);
     let detail = detail.or_else(|| person.then(|| "a person, on the web".to_string()));
     let actor = principal.token_name.clone();
+    let health = state.db.health().clone();
     let done = tokio::task::spawn_blocking(move || {
         audit.record(&NewEntry {
             workspace_id: Some(workspace_id),
@@ -556,9 +574,19 @@ pub(crate) async fn audited_then(
         if let Some(change) = change {
             crate::events::publish(&db, &change);
         }
-    })
-    .await;
-    if let Err(err) = done {
-        tracing::warn!(operation, error = %err, "could not write an audit entry or an event");
+    });
+    // Not waited for once the database stops answering: the entry is written when it
+    // answers again (or its failure logged).
+    match crate::reach::bounded(&health, None, done).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => {
+            tracing::warn!(operation, error = %err, "could not write an audit entry or an event");
+        }
+        Err(_) => {
+            tracing::warn!(
+                operation,
+                "answering before the audit entry is written: the database stopped answering"
+            );
+        }
     }
 }

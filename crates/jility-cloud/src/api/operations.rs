@@ -205,9 +205,19 @@ async fn prefetched<O: Operation>(
     if has_nul(&serde_json::to_value(params).ok()?) {
         return None;
     }
-    let mut tracker = state.workspaces.service(principal).await.ok()?.tracker();
+    let health = state.db.health();
+    let mut tracker = crate::reach::bounded(health, None, state.workspaces.service(principal))
+        .await
+        .ok()?
+        .ok()?
+        .tracker();
     let actor = &principal.token_name;
-    crate::store::read_prefetched(&mut tracker, |t| Some(O::run(t, actor, params.clone()))).await
+    let read =
+        crate::store::read_prefetched(&mut tracker, |t| Some(O::run(t, actor, params.clone())));
+    match crate::reach::bounded(health, None, read).await {
+        Ok(answer) => answer,
+        Err(stalled) => Some(Err(stalled.into())),
+    }
 }
 
 /// [`execute`], the tracker's part done by `run` (on a blocking thread), whose result says
@@ -234,14 +244,22 @@ async fn execute_as<O: Operation, T: Send + 'static>(
         _ => Ok(p),
     });
     let named = args.as_ref().and_then(named_ticket);
-    let result = async {
+    // Given up on when the database stops answering: the work left on its blocking thread
+    // then commits nothing ([`crate::reach::Fate`]).
+    let fate = std::sync::Arc::new(crate::reach::Fate::default());
+    let work = async {
         principal.require(O::SCOPE)?;
         let params = params?;
         let service = state.workspaces.service(principal).await?;
         let actor = principal.token_name.clone();
-        service.run(move |t| run(t, actor, params)).await
-    }
-    .await;
+        let fate = fate.clone();
+        service
+            .run(move |t| crate::reach::with_fate(fate, || run(t, actor, params)))
+            .await
+    };
+    let result = crate::reach::bounded(state.db.health(), Some(&fate), work)
+        .await
+        .unwrap_or_else(|stalled| Err(stalled.into()));
     if !O::writes() {
         return result;
     }

@@ -24,7 +24,12 @@
 //! So refusals cause at most about `2 × ANONYMOUS_PER_WINDOW + 1` entries per minute under
 //! no workspace, and `PER_SOURCE + 1` per expired or revoked token, however many requests
 //! are sent; and none goes uncounted (only a process killed before its window ends loses
-//! its counts). Refusals of authenticated principals (a scope refused, a write refused by
+//! its counts).
+//!
+//! A refusal never waits on the database: the entries and summaries are handed to a writer
+//! thread of their own through a bounded queue ([`Refusals::with_writer`]), so a request
+//! without a valid credential is answered at once even while the database is slow, frozen
+//! or down. A refusal that finds the queue full is counted in its source's summary instead. Refusals of authenticated principals (a scope refused, a write refused by
 //! the tracker) are not counted here: each is one request, counted by the token's rate
 //! limit ([`crate::ratelimit`]).
 
@@ -239,6 +244,15 @@ impl Table {
         summaries
     }
 
+    /// Count a refusal of `source` whose entry could not be written as suppressed.
+    fn count(&mut self, source: Source, reason: Reason) {
+        let tally = match self.sources.get_mut(&source) {
+            Some(tally) => tally,
+            None => &mut self.others,
+        };
+        tally.suppressed[reason.index()] += 1;
+    }
+
     fn admit(&mut self, source: Source, reason: Reason, now: i64) -> Admission {
         let ended = self.roll(now);
         let anonymous = source.anonymous();
@@ -268,13 +282,90 @@ impl Table {
     }
 }
 
-/// The refusals of the current window, per source (shared by the clones).
+/// Entries waiting for the writer thread, at most.
+const QUEUE: usize = 4096;
+
+/// What the writer thread records.
+enum Job {
+    Entry(Source, Reason),
+    Summaries(Vec<Summary>),
+    /// Answered once everything queued before it is written.
+    Flush(std::sync::mpsc::Sender<()>),
+}
+
+/// The refusals of the current window, per source (shared by the clones); with a writer
+/// thread ([`Self::with_writer`]), or writing on the caller's thread (tests).
 #[derive(Clone, Default)]
 pub struct Refusals {
     table: Arc<Mutex<Table>>,
+    writer: Option<std::sync::mpsc::SyncSender<Job>>,
 }
 
 impl Refusals {
+    /// Refusals recorded in `audit` by a thread of their own, which ends when the last
+    /// clone is dropped.
+    pub fn with_writer(audit: Audit) -> Self {
+        let (queue, jobs) = std::sync::mpsc::sync_channel::<Job>(QUEUE);
+        let spawned = std::thread::Builder::new()
+            .name("jility refusals".into())
+            .spawn(move || {
+                for job in jobs {
+                    match job {
+                        Job::Entry(source, reason) => {
+                            let owner = owner(&audit, source);
+                            audit.record(&entry(owner.as_ref(), reason.as_str()));
+                        }
+                        Job::Summaries(summaries) => write_summaries(&audit, &summaries),
+                        Job::Flush(done) => {
+                            let _ = done.send(());
+                        }
+                    }
+                }
+            });
+        match spawned {
+            Ok(_) => Self {
+                table: Arc::default(),
+                writer: Some(queue),
+            },
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot start the refusals' writer: refusals are written as they come");
+                Self::default()
+            }
+        }
+    }
+
+    /// Wait (blocking) until what was handed to the writer so far is written, at most
+    /// `timeout`: whether it was.
+    pub fn flush(&self, timeout: Duration) -> bool {
+        let Some(queue) = &self.writer else {
+            return true;
+        };
+        let (done, written) = std::sync::mpsc::channel();
+        send_within(queue, Job::Flush(done), timeout) && written.recv_timeout(timeout).is_ok()
+    }
+
+    /// Hand `summaries` to the writer (or write them now, without one).
+    pub fn write(&self, audit: &Audit, summaries: Vec<Summary>) {
+        if summaries.is_empty() {
+            return;
+        }
+        match &self.writer {
+            None => write_summaries(audit, &summaries),
+            Some(queue) => {
+                if let Err(err) = queue.try_send(Job::Summaries(summaries)) {
+                    let lost = match err {
+                        std::sync::mpsc::TrySendError::Full(Job::Summaries(s))
+                        | std::sync::mpsc::TrySendError::Disconnected(Job::Summaries(s)) => s,
+                        _ => Vec::new(),
+                    };
+                    for summary in lost {
+                        tracing::warn!(detail = %summary.detail(), "the audit log's writer is behind: this summary of refusals is only logged");
+                    }
+                }
+            }
+        }
+    }
+
     /// Count a refusal of `reason` from `source` at `now` (Unix seconds).
     pub fn admit(&self, source: Source, reason: Reason, now: i64) -> Admission {
         match self.table.lock() {
@@ -309,11 +400,12 @@ impl Refusals {
     }
 
     /// Record the refusal of `reason` from `source` in the audit log, or count it; first
-    /// record the summaries of the window that ended, if any (blocking). The workspace of a
-    /// [`Source::Token`] is looked up only when an entry is written.
+    /// record the summaries of the window that ended, if any. Never waits on the database
+    /// with a writer thread (blocking without one). The workspace of a [`Source::Token`] is
+    /// looked up only when an entry is written.
     pub fn record(&self, audit: &Audit, source: Source, reason: Reason) {
         let admission = self.admit(source, reason, Utc::now().timestamp());
-        write_summaries(audit, &admission.ended);
+        self.write(audit, admission.ended);
         if admission.first_suppressed {
             tracing::warn!(
                 %source,
@@ -322,9 +414,41 @@ impl Refusals {
                 "too many refused requests: further refusals of this source are counted and recorded as one audit entry when the minute ends"
             );
         }
-        if admission.record {
-            let owner = owner(audit, source);
-            audit.record(&entry(owner.as_ref(), reason.as_str()));
+        if !admission.record {
+            return;
+        }
+        match &self.writer {
+            None => {
+                let owner = owner(audit, source);
+                audit.record(&entry(owner.as_ref(), reason.as_str()));
+            }
+            // The queue is full (the database has not answered for a while): counted in the
+            // source's summary instead of waiting.
+            Some(queue) => {
+                if queue.try_send(Job::Entry(source, reason)).is_err()
+                    && let Ok(mut table) = self.table.lock()
+                {
+                    table.count(source, reason);
+                }
+            }
+        }
+    }
+}
+
+/// `job` into `queue`, waiting at most `timeout` for room (std's `SyncSender` has no
+/// timed send): whether it went in.
+fn send_within(queue: &std::sync::mpsc::SyncSender<Job>, mut job: Job, timeout: Duration) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        match queue.try_send(job) {
+            Ok(()) => return true,
+            Err(std::sync::mpsc::TrySendError::Full(back))
+                if std::time::Instant::now() < deadline =>
+            {
+                job = back;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(_) => return false,
         }
     }
 }
@@ -373,16 +497,7 @@ pub async fn record_at_window_ends(refusals: Refusals, audit: Audit) {
         // A moment past the end, so that the window has surely ended on this clock.
         let wait = Duration::from_millis(u64::try_from(wait_ms).unwrap_or_default() + 50);
         tokio::time::sleep(wait).await;
-        let summaries = refusals.ended(Utc::now().timestamp());
-        if summaries.is_empty() {
-            continue;
-        }
-        let audit = audit.clone();
-        if let Err(err) =
-            tokio::task::spawn_blocking(move || write_summaries(&audit, &summaries)).await
-        {
-            tracing::warn!(error = %err, "could not record the suppressed refusals");
-        }
+        refusals.write(&audit, refusals.ended(Utc::now().timestamp()));
     }
 }
 

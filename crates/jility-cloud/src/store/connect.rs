@@ -140,17 +140,43 @@ impl PgDatabase {
     /// A connection of the pool, within the checkout timeout ([`crate::reach`]).
     /// Waits in slices: the pool does not wake its waiters when an attempt to connect
     /// fails, so each slice asks whether the database went down meanwhile.
+    /// Work its request abandoned takes none ([`reach::Fate`]), and none is handed out while
+    /// the database does not answer ([`reach::Health::unresponsive`]).
     pub(super) fn checkout(&self) -> StoreResult<Pooled> {
+        reach::check_abandoned()?;
+        if self.health.unresponsive() {
+            return Err(StoreError::Unresponsive { commit_sent: false });
+        }
         let deadline = std::time::Instant::now() + reach::CHECKOUT_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             match self.pool.get_timeout(reach::CHECKOUT_SLICE.min(left)) {
                 Ok(conn) => return Ok(conn),
-                Err(err) if self.health.down() || left.is_zero() => {
-                    return Err(self.health.no_connection(&err));
+                Err(err) if self.health.down() || self.health.unresponsive() || left.is_zero() => {
+                    return Err(self.health.no_connection(&err, self.pool.max_size()));
                 }
-                Err(_) => continue,
+                Err(_) => reach::check_abandoned()?,
             }
+        }
+    }
+
+    /// Whether the database can be reached and answers.
+    pub(crate) fn health(&self) -> &Health {
+        &self.health
+    }
+
+    /// Start watching whether the database answers ([`reach`]): a thread probing it on a
+    /// connection of its own until this database's last handle is dropped. For a server;
+    /// a command that runs a few statements has no use for it.
+    pub fn watch(&self) {
+        let weak = Arc::downgrade(&self.0);
+        let config = self.config.clone();
+        let health = self.health.clone();
+        let spawned = std::thread::Builder::new()
+            .name("jility db watch".into())
+            .spawn(move || probe_until_dropped(&weak, &config, &health));
+        if let Err(err) = spawned {
+            tracing::warn!(error = %err, "cannot start watching the database");
         }
     }
 
@@ -322,6 +348,31 @@ impl PgDatabase {
     }
 }
 
+/// The watch thread's loop ([`PgDatabase::watch`]): `SELECT 1` every
+/// [`reach::PROBE_INTERVAL`], each probe (and each attempt to reconnect) marked in flight in
+/// `health` while it waits, until `database` is gone.
+fn probe_until_dropped(database: &std::sync::Weak<Connections>, config: &Config, health: &Health) {
+    let mut client: Option<Client> = None;
+    while database.strong_count() > 0 {
+        health.probe_sent();
+        let answered = match client.as_mut() {
+            Some(c) => c.simple_query("SELECT 1").map(|_| ()),
+            None => config.connect(NoTls).map(|c| {
+                client = Some(c);
+            }),
+        };
+        health.probe_done();
+        if let Err(err) = answered {
+            if client.is_none() {
+                health.record(&Err(&err));
+            }
+            tracing::debug!(error = %err, "the database watch's probe failed");
+            client = None;
+        }
+        std::thread::sleep(reach::PROBE_INTERVAL);
+    }
+}
+
 /// A pool of up to `max_size` connections opened by `manager`, none kept idle, whose
 /// background attempts to connect retry every [`reach::CHECKOUT_TIMEOUT`]`/2` at most.
 pub(super) fn pool(max_size: u32, manager: Manager) -> Pool {
@@ -380,6 +431,13 @@ pub(super) fn migrate(client: &mut Client) -> StoreResult<u32> {
         return Ok(found);
     }
     let mut tx = client.transaction().map_err(crate::store::db)?;
+    // Another process applying the migrations holds the lock for as long as they take: a
+    // start waits for it longer than a request waits for a writer.
+    tx.batch_execute(&format!(
+        "SET LOCAL lock_timeout = {}",
+        MIGRATION_LOCK_TIMEOUT.as_millis()
+    ))
+    .map_err(crate::store::db)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .map_err(crate::store::db)?;
     tx.batch_execute(

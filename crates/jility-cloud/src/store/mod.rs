@@ -21,8 +21,8 @@
 //! the database, exactly like local mode's single SQLite writer, so the domain's
 //! read-check-write sequences (workflow, cycles, versions) never interleave, while other
 //! workspaces write in parallel. Ticket numbers come from `UPDATE … RETURNING` on the
-//! project's counter inside that transaction. Waits are bounded by `lock_timeout` (30 s,
-//! like SQLite's busy timeout); a timeout, a serialization failure or a deadlock is
+//! project's counter inside that transaction. Waits are bounded by `lock_timeout` (3 s;
+//! a writer holds the lock for about a millisecond); a timeout, a serialization failure or a deadlock is
 //! [`StoreError::Busy`] (retryable for the caller). [`Store::write`] takes an `FnOnce`, so
 //! the store cannot rerun a transaction whose body already ran: it retries only what
 //! comes before the body (checking out a connection and `BEGIN`), e.g. after a connection
@@ -103,8 +103,12 @@ pub const MIGRATIONS: &[&str] = &[
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)
-/// before the transaction fails as busy.
-const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+/// before the transaction fails as busy: short enough that a request is answered within a
+/// few seconds (a writer holds the lock for a millisecond or so), long enough for a batch.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How long a starting process waits for another one's migrations.
+const MIGRATION_LOCK_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Default number of connections a [`PgDatabase`] opens at most.
 pub const DEFAULT_POOL_SIZE: u32 = 16;
@@ -118,19 +122,30 @@ const MIGRATION_LOCK: i64 = 0x6a69_6c69_7479; // "jility"
 const WRITER_LOCK_CLASS: i32 = 0x006a_696c;
 
 /// A driver error as the domain's [`StoreError`]: a database that cannot be reached is
-/// [`StoreError::Unavailable`] ([`crate::reach`]); serialization failures, deadlocks, lock
-/// and statement timeouts, too many connections are [`StoreError::Busy`].
+/// [`StoreError::Unavailable`] ([`crate::reach`]); a lock timeout is [`StoreError::Busy`]
+/// (another writer held the workspace's lock); serialization failures, deadlocks,
+/// cancelled statements and too many connections are [`StoreError::Overloaded`], each
+/// saying which.
 pub(crate) fn db(err: postgres::Error) -> StoreError {
     {
-        let busy = [
-            SqlState::T_R_SERIALIZATION_FAILURE,
-            SqlState::T_R_DEADLOCK_DETECTED,
-            SqlState::LOCK_NOT_AVAILABLE,
-            SqlState::QUERY_CANCELED,
-            SqlState::TOO_MANY_CONNECTIONS,
-        ];
-        if err.code().is_some_and(|code| busy.contains(code)) {
-            return StoreError::Busy;
+        if let Some(code) = err.code() {
+            if *code == SqlState::LOCK_NOT_AVAILABLE {
+                return StoreError::Busy;
+            }
+            let overloaded = if *code == SqlState::T_R_SERIALIZATION_FAILURE
+                || *code == SqlState::T_R_DEADLOCK_DETECTED
+            {
+                Some("the write collided with another one at the same moment")
+            } else if *code == SqlState::QUERY_CANCELED {
+                Some("a statement was cancelled before it finished")
+            } else if *code == SqlState::TOO_MANY_CONNECTIONS {
+                Some("PostgreSQL refuses more connections (max_connections is reached)")
+            } else {
+                None
+            };
+            if let Some(cause) = overloaded {
+                return StoreError::Overloaded(cause.to_string());
+            }
         }
         let unreachable = crate::reach::is_unreachable(&err);
         let detail = match err.as_db_error() {
@@ -449,6 +464,11 @@ impl Open {
         } else {
             format!("{}; COMMIT", contexts::bump_sql(self.workspace, &bumped))
         };
+        // A write its request gave up on is rolled back, never committed late.
+        if let Err(err) = reach::committing() {
+            let _ = conn.client.batch_execute("ROLLBACK");
+            return Err(err);
+        }
         if let Err(err) = conn.client.batch_execute(&sql) {
             // A bump that failed left the transaction aborted, its COMMIT unsent.
             let _ = conn.client.batch_execute("ROLLBACK");

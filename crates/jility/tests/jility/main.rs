@@ -33,6 +33,7 @@ mod edge;
 mod envelope;
 mod fair_share;
 mod faults;
+mod frozen;
 mod http;
 mod idempotency;
 mod local_only;

@@ -58,7 +58,7 @@ const PACE: Duration = Duration::from_millis(40);
 
 /// The directory of PostgreSQL's programs: `PG_BIN_DIR`, else the newest
 /// `/usr/lib/postgresql/*/bin` that has initdb.
-fn pg_bin() -> Option<PathBuf> {
+pub(crate) fn pg_bin() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("PG_BIN_DIR").map(PathBuf::from) {
         return dir.join("initdb").is_file().then_some(dir);
     }
@@ -76,7 +76,7 @@ fn pg_bin() -> Option<PathBuf> {
 }
 
 /// A PostgreSQL cluster of the test's own, stopped (immediately) and removed when dropped.
-struct Cluster {
+pub(crate) struct Cluster {
     bin: PathBuf,
     dir: tempfile::TempDir,
     port: u16,
@@ -86,7 +86,7 @@ struct Cluster {
 
 impl Cluster {
     /// initdb a cluster in a temp dir and start it on a free port.
-    fn create(bin: PathBuf) -> Self {
+    pub(crate) fn create(bin: PathBuf) -> Self {
         let as_postgres = std::fs::metadata("/proc/self").unwrap().uid() == 0;
         let mut prefix = tempfile::Builder::new();
         prefix.prefix("jility-outage-");
@@ -143,7 +143,7 @@ impl Cluster {
         cluster
     }
 
-    fn data(&self) -> PathBuf {
+    pub(crate) fn data(&self) -> PathBuf {
         self.dir.path().join("data")
     }
 
@@ -208,7 +208,7 @@ impl Cluster {
 
     /// The cluster's URL, with a password (trust authentication ignores it) that no log
     /// line or answer may show.
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!(
             "postgres://postgres:{PASSWORD}@127.0.0.1:{}/postgres",
             self.port
@@ -320,7 +320,7 @@ fn mcp_tool_error(text: &str) -> Result<Option<Value>, String> {
 }
 
 /// An MCP session at `/mcp` over plain HTTP: its id.
-fn mcp_session(http: &reqwest::blocking::Client, url: &str, token: &str) -> String {
+pub(crate) fn mcp_session(http: &reqwest::blocking::Client, url: &str, token: &str) -> String {
     let post = |body: Value, session: Option<&str>| {
         let mut request = http
             .post(url)
