@@ -417,3 +417,107 @@ fn a_frozen_database_is_answered_unavailable_within_seconds_and_nothing_lands_la
     assert!(!log.contains("outage-s3cret-pw"), "{log}");
     assert!(!log.contains("panicked"), "{log}");
 }
+
+/// Each cause of a retryable refusal is named for what it is, with `Retry-After`: another
+/// writer holding the workspace's lock (through the binary), every connection of the pool
+/// in use (through the library's pool of one), and neither is called an outage.
+#[test]
+fn each_cause_of_a_refusal_is_named_for_what_it_is() {
+    let db = TestDb::new();
+    let tokens = Tokens::new(&db.connect());
+    let (alpha, token) = workspace(&tokens, "alpha");
+    let server = Server::start(&db, &[]);
+    let http = client();
+    let created = cloud::call_json(
+        &http,
+        &server,
+        reqwest::Method::POST,
+        "/tickets",
+        &token,
+        Some(json!({"title": "first"})),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+
+    // Another process holds the workspace's writer lock (as a writer does, in its
+    // transaction): a write waits `lock_timeout` (3 s), then is refused as busy.
+    let mut holder = db.client();
+    let mut tx = holder.transaction().unwrap();
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, $2)",
+        &[&0x006a_696c_i32, &(i32::try_from(alpha.id).unwrap())],
+    )
+    .unwrap();
+    let started = Instant::now();
+    let refused = cloud::call_json(
+        &http,
+        &server,
+        reqwest::Method::POST,
+        "/tickets",
+        &token,
+        Some(json!({"title": "behind the lock"})),
+    );
+    let waited = started.elapsed();
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(refused.code(), "database_busy", "{}", refused.body);
+    assert!(refused.message().contains("write lock"), "{}", refused.body);
+    assert_eq!(refused.header("retry-after"), Some("1"), "{}", refused.body);
+    assert_eq!(refused.error()["retryable"], true);
+    assert!(waited < ANSWER_BOUND, "{waited:?}");
+    // Reads go on meanwhile.
+    let read = cloud::call_json(
+        &http,
+        &server,
+        reqwest::Method::GET,
+        "/tickets",
+        &token,
+        None,
+    );
+    assert_eq!(read.status, 200, "{}", read.body);
+    tx.rollback().unwrap();
+    let after = cloud::call_json(
+        &http,
+        &server,
+        reqwest::Method::POST,
+        "/tickets",
+        &token,
+        Some(json!({"title": "after the lock"})),
+    );
+    assert_eq!(after.status, 201, "{}", after.body);
+    let titles: Vec<String> = db
+        .client()
+        .query("SELECT title FROM tickets ORDER BY number", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(titles, ["first", "after the lock"]);
+
+    // A pool whose one connection is in use: busy, saying so (not an outage, not a lock).
+    let pool = jility_cloud::store::PgDatabase::connect_with(&db.url, 1).unwrap();
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let (taken, wait_taken) = std::sync::mpsc::channel::<()>();
+    let holder = {
+        let pool = pool.clone();
+        std::thread::spawn(move || {
+            pool.with_client(|_client| -> Result<(), jility_core::store::StoreError> {
+                taken.send(()).unwrap();
+                let _ = held.recv();
+                Ok(())
+            })
+            .unwrap();
+        })
+    };
+    wait_taken.recv().unwrap();
+    let err = pool
+        .with_client(|_client| -> Result<(), jility_core::store::StoreError> { Ok(()) })
+        .unwrap_err();
+    let err = mcp_common::ToolError::from(err);
+    assert_eq!(err.code.to_string(), "database_busy", "{err:?}");
+    assert!(
+        err.message.contains("all 1 of this server's connections"),
+        "{err:?}"
+    );
+    assert_eq!(err.retry_after_secs, Some(1), "{err:?}");
+    release.send(()).unwrap();
+    holder.join().unwrap();
+}
