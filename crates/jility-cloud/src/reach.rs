@@ -250,6 +250,8 @@ pub(crate) async fn bounded<T>(
     work: impl Future<Output = T>,
 ) -> Result<T, StoreError> {
     tokio::select! {
+        // The work first: one ready at once never arms the timer.
+        biased;
         done = work => Ok(done),
         () = health.stalled() => {
             let commit_sent = fate.is_some_and(|fate| {
