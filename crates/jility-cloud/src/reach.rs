@@ -268,6 +268,15 @@ pub(crate) async fn bounded<T>(
 /// where it was looked for (host, port and database of `url`, never its password) and what
 /// to check, rather than telling to retry as a request is told.
 pub fn at_start(url: &str, err: StoreError) -> mcp_common::ToolError {
+    // The operator's own command: what went wrong is shown (a URL that does not parse, a
+    // damaged schema), not only a reference to the log as a request's answer gives.
+    if let StoreError::Database(detail) = &err {
+        return mcp_common::ToolError::internal(format!(
+            "Cannot open the database at {}: {detail}",
+            endpoint(url)
+        ))
+        .with_hint("Check --database-url (or DATABASE_URL) and that the database is jility's.");
+    }
     if !matches!(err, StoreError::Unavailable(_)) {
         return err.into();
     }

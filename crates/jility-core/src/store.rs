@@ -42,6 +42,11 @@ pub enum StoreError {
     /// commit already sent, its outcome is unknown (`commit_sent`).
     #[error("the database stopped answering")]
     Unresponsive { commit_sent: bool },
+    /// Not a failure: a read that must run again another way (its statement was noted
+    /// without a connection, or it asked for a second statement outside a transaction).
+    /// The store runs it again; it never reaches a caller but by a bug.
+    #[error("{0}")]
+    Rerun(&'static str),
     /// Any other failure of the database. The text is for the server's log only (it may
     /// quote the database's own wording): the caller gets a reference to it.
     #[error("database error: {0}")]
@@ -91,6 +96,7 @@ impl From<StoreError> for ToolError {
             )
             .with_hint("Retry with the same Idempotency-Key to learn the outcome (the first answer comes back if it was written); without a key, look before you write again.")
             .with_retry_after(UNAVAILABLE_RETRY_AFTER_SECS),
+            StoreError::Rerun(what) => ToolError::internal(what),
             StoreError::Database(detail) => {
                 // The database's own wording (which may quote a value) stays in the log,
                 // under a reference the answer gives.

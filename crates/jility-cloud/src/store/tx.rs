@@ -43,7 +43,7 @@ pub(super) enum Link<'a> {
 /// What a statement asked of a [`Tx`] without a connection fails with (the read then runs
 /// on one).
 pub(super) fn offline() -> StoreError {
-    StoreError::Database("a prefetched read asked for another statement".into())
+    StoreError::Rerun("a prefetched read asked for another statement")
 }
 
 /// A read outside a transaction may run one statement ([`Store::read_single`]).
@@ -123,8 +123,8 @@ impl<'a> Tx<'a> {
             Single::Unused => self.single = Single::Used,
             Single::Used | Single::Exceeded => {
                 self.single = Single::Exceeded;
-                return Err(StoreError::Database(
-                    "a second statement outside a transaction".into(),
+                return Err(StoreError::Rerun(
+                    "a second statement outside a transaction",
                 ));
             }
         }

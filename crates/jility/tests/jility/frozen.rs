@@ -42,6 +42,29 @@ const RECOVERY_BOUND: Duration = Duration::from_secs(15);
 const REFUSAL_BOUND: Duration = Duration::from_secs(1);
 const PACE: Duration = Duration::from_millis(50);
 
+/// What the test sends, a request a step each: REST writes (with keys) and reads, requests
+/// without a token and with an unknown one, `/mcp` tool calls, a person's page, OAuth's
+/// token endpoint (a well-formed refresh token it does not know: `400` when the database
+/// answers).
+const CHANNELS: [&str; 7] = [
+    "rest-write",
+    "rest-read",
+    "no-token",
+    "unknown-token",
+    "mcp",
+    "web",
+    "oauth-token",
+];
+
+/// Whether `sample` is its channel's ordinary answer (what it gets with the database up).
+fn ordinary(sample: &Sample) -> bool {
+    match sample.channel {
+        "no-token" | "unknown-token" => sample.status == 401,
+        "oauth-token" => sample.status == 400,
+        _ => sample.status != 0 && sample.error.is_none(),
+    }
+}
+
 /// The cluster's processes: its postmaster (the first line of `postmaster.pid`) and every
 /// process whose parent it is.
 fn cluster_pids(cluster: &Cluster) -> Vec<u32> {
@@ -176,22 +199,20 @@ fn a_frozen_database_is_answered_unavailable_within_seconds_and_nothing_lands_la
     assert_eq!(created.status, 201, "{}", created.body);
     let mcp_url = format!("{}/mcp", server.root());
     let session = crate::outage::mcp_session(&http, &mcp_url, &token);
+    // A person signed in on the web board, whose pages read their session and workspace.
+    crate::browser::person(&db, "ada@example.com", "Ada", "alpha", "member");
+    let ada = crate::browser::Browser::signed_in(&server, "ada@example.com");
+    let (cookie, root) = (ada.cookie_header(), server.root().to_string());
 
     let record = Arc::new(Record::default());
     let stop = Arc::new(AtomicBool::new(false));
     let mut threads = Vec::new();
     let unknown = format!("jil_live_{}", "Q".repeat(40));
-    // (channel, what it sends): each a request a step.
-    for name in [
-        "rest-write",
-        "rest-read",
-        "no-token",
-        "unknown-token",
-        "mcp",
-    ] {
+    for name in CHANNELS {
         let (record, http, url, token) =
             (record.clone(), client(), server.url.clone(), token.clone());
         let (mcp_url, session, unknown) = (mcp_url.clone(), session.clone(), unknown.clone());
+        let (cookie, root) = (cookie.clone(), root.clone());
         threads.push(channel(&stop, move |i| {
             let started = Instant::now();
             let mut write = None;
@@ -211,6 +232,17 @@ fn a_frozen_database_is_answered_unavailable_within_seconds_and_nothing_lands_la
                     .get(format!("{url}/tickets?limit=5"))
                     .bearer_auth(&token),
                 "no-token" => http.get(format!("{url}/tickets")),
+                "web" => http
+                    .get(format!("{root}/w/alpha/board"))
+                    .header("cookie", &cookie),
+                "oauth-token" => http.post(format!("{root}/oauth/token")).form(&[
+                    ("grant_type", "refresh_token"),
+                    (
+                        "refresh_token",
+                        "jil_rt_RRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRRR",
+                    ),
+                    ("client_id", "not-a-client"),
+                ]),
                 "unknown-token" => http.get(format!("{url}/tickets")).bearer_auth(&unknown),
                 _ => {
                     let title = format!("m-{i}");
@@ -231,6 +263,11 @@ fn a_frozen_database_is_answered_unavailable_within_seconds_and_nothing_lands_la
                 mcp_error(&text)
             } else if (200..300).contains(&status) {
                 None
+            } else if name == "web" {
+                // A page: what it says, as the person reads it.
+                Some(json!({"page": status, "unavailable": text.contains("database")}))
+            } else if name == "oauth-token" {
+                serde_json::from_str::<Value>(&text).ok()
             } else {
                 Some(
                     serde_json::from_str::<Value>(&text)
@@ -260,29 +297,24 @@ fn a_frozen_database_is_answered_unavailable_within_seconds_and_nothing_lands_la
     // Until every channel has succeeded since the cluster resumed, at most the bound.
     loop {
         let samples = record.all();
-        let back = ["rest-write", "rest-read", "unknown-token", "mcp"]
-            .iter()
-            .all(|name| {
-                samples.iter().any(|s| {
-                    s.channel == *name
-                        && s.started >= resumed_at
-                        && s.error.is_none()
-                        && s.status != 0
-                        // The unknown token's success is its 401.
-                        || s.channel == *name
-                            && *name == "unknown-token"
-                            && s.started >= resumed_at
-                            && s.status == 401
-                })
-            });
+        let back = CHANNELS.iter().all(|name| {
+            samples
+                .iter()
+                .any(|s| s.channel == *name && s.started >= resumed_at && ordinary(s))
+        });
         if back {
             break;
         }
-        assert!(
-            resumed_at.elapsed() < RECOVERY_BOUND,
-            "not every channel succeeded within {RECOVERY_BOUND:?} of the cluster's return\n{}",
-            server.log()
-        );
+        if resumed_at.elapsed() >= RECOVERY_BOUND {
+            let last: Vec<&Sample> = CHANNELS
+                .iter()
+                .filter_map(|name| samples.iter().rev().find(|s| s.channel == *name))
+                .collect();
+            panic!(
+                "not every channel succeeded within {RECOVERY_BOUND:?} of the cluster's return: {last:#?}\n{}",
+                server.log()
+            );
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     stop.store(true, Ordering::Relaxed);
@@ -321,10 +353,22 @@ fn a_frozen_database_is_answered_unavailable_within_seconds_and_nothing_lands_la
             assert!(sample.elapsed <= REFUSAL_BOUND, "{sample:?}");
             continue;
         }
-        if sample.channel == "unknown-token" && sample.status == 401 {
+        if ordinary(sample) {
             continue;
         }
         let Some(error) = &sample.error else { continue };
+        if sample.channel == "web" {
+            assert_eq!(error["page"], 503, "{sample:?}");
+            assert_eq!(error["unavailable"], true, "{sample:?}");
+            assert!(sample.retry_after.is_some(), "no Retry-After: {sample:?}");
+            continue;
+        }
+        if sample.channel == "oauth-token" {
+            assert_eq!(sample.status, 503, "{sample:?}");
+            assert_eq!(error["error"], "temporarily_unavailable", "{sample:?}");
+            assert!(sample.retry_after.is_some(), "no Retry-After: {sample:?}");
+            continue;
+        }
         assert_eq!(error["code"], "database_unavailable", "{sample:?}");
         assert_eq!(error["retryable"], true, "{sample:?}");
         let text = error.to_string();
@@ -343,11 +387,9 @@ fn a_frozen_database_is_answered_unavailable_within_seconds_and_nothing_lands_la
             assert!(sample.retry_after.is_some(), "no Retry-After: {sample:?}");
         }
     }
-    for name in ["rest-write", "rest-read", "unknown-token", "mcp"] {
+    for name in CHANNELS.iter().filter(|name| **name != "no-token") {
         assert!(
-            during
-                .iter()
-                .any(|s| s.channel == name && s.error.is_some()),
+            during.iter().any(|s| s.channel == *name && !ordinary(s)),
             "{name} saw no refusal during the freeze"
         );
     }
