@@ -443,3 +443,28 @@ fn the_token_endpoint_is_limited_per_address_and_per_client() {
     let answer = refresh_from(&from("127.0.0.3"), &root, "jilc_b");
     assert_eq!(answer.status().as_u16(), 400);
 }
+
+#[test]
+fn a_metadata_document_on_an_ipv4_address_inside_ipv6_is_not_fetched() {
+    let db = TestDb::new();
+    workspace(&db, "acme");
+    person(&db, "mia@example.com", "Mia", "acme", "member");
+    let server = Server::start(&db, &[]);
+    let mut mia = Browser::signed_in(&server, "mia@example.com");
+    for host in [
+        "[::127.0.0.1]",                          // IPv4-compatible loopback
+        "[::ffff:0:7f00:1]",                      // IPv4-translated loopback
+        "[64:ff9b::a9fe:a9fe]",                   // NAT64 of 169.254.169.254
+        "[64:ff9b:1::a00:1]",                     // local-use NAT64
+        "[2002:a9fe:a9fe::1]",                    // 6to4 of 169.254.169.254
+        "[2001:0:4136:e378:8000:63bf:80ff:fffe]", // Teredo, client 127.0.0.1
+    ] {
+        let app = App {
+            client_id: format!("https://{host}/client.json"),
+            ..App::register(&server)
+        };
+        let (status, page) = mia.get(&app.authorize_path(&[]));
+        assert_eq!(status, 400, "{host}: {page}");
+        assert!(page.contains("private"), "{host}: {page}");
+    }
+}
