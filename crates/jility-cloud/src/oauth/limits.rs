@@ -11,9 +11,10 @@
 //! `addr:…`, these under `token:addr:…` and `token:client:BLAKE3(client_id)`). As the
 //! sign-in limits do (`accounts/limits.rs`), a request's rows go in first and the window is
 //! counted with them, so requests sent together cannot pass the limit together; a refused
-//! request's rows are taken out again (a window holds what was let through). Rows older than
-//! the window of their keys, and every row older than the registration window, go on the
-//! way.
+//! request's rows are taken out again (a window holds what was let through). A request
+//! costs two statements: its keys' rows older than the window go in the one that adds its
+//! rows, and every [`SWEEP_EVERY`]th request also takes out every row older than the
+//! registration window (keys that went quiet).
 //!
 //! A `client_id` is public, so its window can be filled by anyone who sends it from enough
 //! addresses: its limit is set well above what its people's clients need (each refreshes
@@ -36,6 +37,8 @@ use crate::store::PgDatabase;
 pub const TOKEN_REQUESTS_PER_ADDRESS: usize = 60;
 /// The windows, in seconds.
 pub const TOKEN_WINDOW_SECS: i64 = 60;
+/// One request in this many (by the id of its row) also sweeps every key's old rows.
+const SWEEP_EVERY: i64 = 32;
 
 /// Requests allowed per client address in the window: `JILITY_OAUTH_TOKEN_LIMIT` (1 to
 /// 100,000), else [`TOKEN_REQUESTS_PER_ADDRESS`]. A `client_id` is allowed twice this.
@@ -69,23 +72,27 @@ pub fn admit(db: &PgDatabase, from: IpAddr, client_id: Option<&str>) -> Result<(
     let cutoff = time_text(at - TimeDelta::seconds(TOKEN_WINDOW_SECS));
     let stale = time_text(at - TimeDelta::seconds(super::REGISTRATION_WINDOW_SECS));
     let refused = db.with_client(|client| -> Result<Option<(u64, &'static str)>, ToolError> {
-        client
-            .execute(
-                "DELETE FROM oauth_registrations WHERE at <= $1 OR (key = ANY($2) AND at <= $3)",
-                &[&stale, &names, &cutoff],
-            )
-            .map_err(store)?;
+        // The keys' rows out of their window go on the way (a data-modifying CTE runs to
+        // completion; the index on (key, at) finds them).
         let ids: Vec<i64> = client
             .query(
-                "INSERT INTO oauth_registrations (key, at) SELECT k, $2 FROM unnest($1::TEXT[]) k \
+                "WITH gone AS (DELETE FROM oauth_registrations WHERE key = ANY($1) AND at <= $3) \
+                 INSERT INTO oauth_registrations (key, at) SELECT k, $2 FROM unnest($1::TEXT[]) k \
                  RETURNING id",
-                &[&names, &at_text],
+                &[&names, &at_text, &cutoff],
             )
             .map_err(store)?
             .iter()
             .map(|row| row.try_get(0))
             .collect::<Result<_, _>>()
             .map_err(store)?;
+        // Every [`SWEEP_EVERY`]th request, the rows of every key older than any window
+        // (a whole-table scan, so not on every request).
+        if ids.first().is_some_and(|id| id % SWEEP_EVERY == 0) {
+            client
+                .execute("DELETE FROM oauth_registrations WHERE at <= $1", &[&stale])
+                .map_err(store)?;
+        }
         let rows = client
             .query(
                 "SELECT key, at FROM oauth_registrations WHERE key = ANY($1) AND at > $2 \
