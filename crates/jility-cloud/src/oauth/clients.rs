@@ -7,7 +7,15 @@
 //! 8252 §7.3: a native app's port is picked at run time) — or `https` to any host; no
 //! fragment, at most 10. Registrations are limited to [`super::REGISTRATIONS_PER_ADDRESS`]
 //! per client address an hour, and a client unused for [`super::CLIENT_IDLE_DAYS`] is
-//! forgotten (with its grants) at the next registration.
+//! forgotten (with its grants) at the next registration. Every refusal is RFC 7591 JSON
+//! (`invalid_redirect_uri`, `invalid_client_metadata`; `slow_down` past the limit), those
+//! made before the registration is read too: a body over [`super::BODY_BYTES`] (`413`), one
+//! that cannot be read, or is sent as another type than JSON (`400`).
+//!
+//! Loopback is told by name (`127.0.0.1`, `[::1]`, `localhost`), so an IPv4 loopback
+//! address written inside IPv6 (`[::ffff:127.0.0.1]`, `[::127.0.0.1]`, NAT64, 6to4) is not
+//! loopback here: plain `http` to it is refused like to any other host. No redirect URI is
+//! ever fetched by this server.
 
 use std::net::{IpAddr, SocketAddr};
 
