@@ -539,7 +539,14 @@ struct Server {
 
 impl Server {
     fn start(bin: &Path, database_url: &str) -> Self {
-        Self::start_with(bin, database_url, RATE_LIMIT, &[])
+        // The OAuth part exchanges hundreds of codes a minute from one address: past the
+        // token endpoint's limit per address (60 a minute) unless raised.
+        Self::start_with(
+            bin,
+            database_url,
+            RATE_LIMIT,
+            &[("JILITY_OAUTH_TOKEN_LIMIT", "100000")],
+        )
     }
 
     /// With `--rate-limit rate_limit` and the settings `env`.

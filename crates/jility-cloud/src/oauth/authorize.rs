@@ -1,14 +1,27 @@
 //! `GET/POST /oauth/authorize`: where a person approves (or denies) an MCP client.
 //!
-//! The client and its redirect URI are checked first: when either is wrong nothing is sent
-//! to the URI (the person sees why, here). Every other fault goes back to the client as
-//! RFC 6749 §4.1.2.1 says (`error`, `state`, `iss`). A person not signed in goes to the
-//! sign-in page and comes back. The page names the client, the host it sends the person
-//! back to and the scopes asked; the person picks the workspace (their role there decides
-//! which scopes can be granted) and approves some of them, or denies. The form posts with
-//! the session's CSRF token; its page's Content-Security-Policy lets forms go to the
-//! client's redirect origin too (Chromium applies `form-action` to the redirect after the
-//! post).
+//! **What is sent to the client's redirect URI, and when.** Only the consent form's answer
+//! goes there: a `POST` carrying the signed-in person's session and its CSRF token (so the
+//! person saw the consent page naming the client and the host it returns to) is answered
+//! with a redirect carrying the `code`, or `access_denied` (they denied), or
+//! `invalid_scope` (nothing they could approve was ticked) — with `state` and `iss`
+//! (RFC 9207). Nothing else is ever redirected: a wrong client or redirect URI, and every
+//! fault of the request itself (`response_type` other than `code`, no PKCE, `plain` PKCE, a
+//! malformed challenge, a foreign `resource`, an unknown scope or `full_access`) is a page
+//! here (400) that names the error and sends nothing anywhere — for every kind of client
+//! (registered with an `https` or a loopback redirect, or described by a metadata
+//! document), signed in or not, on `GET` and on `POST`. A request that comes to this server
+//! from anywhere therefore cannot bounce a visitor to a stranger's site (the open
+//! redirector of RFC 9700 §4.11.2), nor to a port of their own machine (a loopback
+//! redirect matches on any port).
+//!
+//! The order: the client and its redirect URI, then the request's parameters (both a page
+//! when wrong), then the person (not signed in: to the sign-in page and back here), then —
+//! on `POST` — the CSRF token, before anything is sent anywhere. The page names the client,
+//! the host it sends the person back to and the scopes asked; the person picks the workspace
+//! (their role there decides which scopes can be granted) and approves some of them, or
+//! denies. The consent page's Content-Security-Policy lets forms go to the client's
+//! redirect origin too (Chromium applies `form-action` to the redirect after the post).
 
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
@@ -147,8 +160,7 @@ fn refused(ask: &Ask, refusal: &Refusal, issuer: &str) -> Response {
     )
 }
 
-/// A page saying why the request cannot go on (the client or its redirect URI is wrong:
-/// nothing is sent anywhere).
+/// A page saying why the request cannot go on (nothing is sent anywhere).
 fn dead_end(status: StatusCode, message: &str, hint: &str) -> Response {
     (
         status,
@@ -219,6 +231,33 @@ fn redirect_refused(client: &Client, ask: &Ask) -> Option<Response> {
         ));
     }
     None
+}
+
+/// The page for a fault of the request itself: its RFC 6749 error and why, shown to the
+/// person — never redirected (see the module's documentation).
+fn request_refused(client: &Client, refusal: &Refusal) -> Response {
+    let mut response = (
+        StatusCode::BAD_REQUEST,
+        layout::bare(
+            "Cannot sign in this client",
+            html! {
+                main id="main" class="narrow" data-page="authorize-error" data-error=(refusal.error) {
+                    h1 { "This sign-in request cannot go on" }
+                    (layout::notice(
+                        "error",
+                        &format!("{} sent a request this server does not take: {}", client.client_name, refusal.description),
+                        Some("Nothing was sent back to the application. Close this page; if the application keeps asking this, tell its makers."),
+                    ))
+                    p class="help" { "Error: " code { (refusal.error) } }
+                }
+            },
+        ),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
 /// What the rest of the request must be (after the client and redirect URI).
@@ -387,8 +426,8 @@ struct Checked {
     session: Session,
 }
 
-/// Check `ask` — its client and redirect URI (a page when wrong), the rest (the client is
-/// told), then the person (not signed in: to the sign-in page and back here).
+/// Check `ask` — its client and redirect URI, then the rest (a page when wrong: nothing is
+/// sent to the client), then the person (not signed in: to the sign-in page and back here).
 async fn checked(
     state: &super::State,
     headers: &HeaderMap,
@@ -398,7 +437,7 @@ async fn checked(
     let tls = state.site.tls();
     let issuer = crate::public::base(headers, tls);
     let resource = crate::public::resource(headers, tls);
-    let asked = check_rest(ask, &resource).map_err(|refusal| refused(ask, &refusal, &issuer))?;
+    let asked = check_rest(ask, &resource).map_err(|refusal| request_refused(&client, &refusal))?;
     let session = match state.site.session(headers).await {
         Ok(Some(session)) => session,
         Ok(None) => {
@@ -454,7 +493,8 @@ pub async fn page(
     consent_page(&ask, &client, &session, &memberships, chosen, &asked)
 }
 
-/// `POST /oauth/authorize`: the person's decision.
+/// `POST /oauth/authorize`: the person's decision. Only after the session's CSRF token is
+/// checked does anything go to the client.
 pub async fn decide(
     State(state): State<super::State>,
     headers: HeaderMap,

@@ -7,13 +7,22 @@
 //! 8252 §7.3: a native app's port is picked at run time) — or `https` to any host; no
 //! fragment, at most 10. Registrations are limited to [`super::REGISTRATIONS_PER_ADDRESS`]
 //! per client address an hour, and a client unused for [`super::CLIENT_IDLE_DAYS`] is
-//! forgotten (with its grants) at the next registration.
+//! forgotten (with its grants) at the next registration. Every refusal is RFC 7591 JSON
+//! (`invalid_redirect_uri`, `invalid_client_metadata`; `slow_down` past the limit), those
+//! made before the registration is read too: a body over [`super::BODY_BYTES`] (`413`), one
+//! that cannot be read, or is sent as another type than JSON (`400`).
+//!
+//! Loopback is told by name (`127.0.0.1`, `[::1]`, `localhost`), so an IPv4 loopback
+//! address written inside IPv6 (`[::ffff:127.0.0.1]`, `[::127.0.0.1]`, NAT64, 6to4) is not
+//! loopback here: plain `http` to it is refused like to any other host. No redirect URI is
+//! ever fetched by this server.
 
 use std::net::{IpAddr, SocketAddr};
 
 use axum::Json;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{ConnectInfo, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, body::Bytes};
 use chrono::TimeDelta;
@@ -291,8 +300,8 @@ pub(super) fn client_row(row: &postgres::Row) -> Result<Client, ToolError> {
     })
 }
 
-/// An address as the registration limit counts it (an IPv6 address by its /64).
-fn address_key(addr: IpAddr) -> String {
+/// An address as the registration and token limits count it (an IPv6 address by its /64).
+pub(super) fn address_key(addr: IpAddr) -> String {
     match addr {
         IpAddr::V4(v4) => v4.to_string(),
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
@@ -305,12 +314,45 @@ fn address_key(addr: IpAddr) -> String {
     }
 }
 
-/// `POST /oauth/register`: a JSON registration; `201` and the client's information.
+/// Whether `headers` say the body is JSON, or say nothing of its type.
+fn json_or_untyped(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return true;
+    };
+    let essence = value
+        .to_str()
+        .unwrap_or_default()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// `POST /oauth/register`: a JSON registration; `201` and the client's information. Every
+/// refusal is RFC 7591 JSON: a body over [`super::BODY_BYTES`] (`413`), unreadable, of
+/// another content type than JSON, or not the JSON object asked for (`400`,
+/// `invalid_client_metadata`).
 pub async fn register(
     State(state): State<super::State>,
     connect: Option<Extension<ConnectInfo<SocketAddr>>>,
-    body: Bytes,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            return OAuthError::body("invalid_client_metadata", &rejection).into_response();
+        }
+    };
+    if !json_or_untyped(&headers) {
+        return OAuthError::invalid_client_metadata(
+            "A registration is sent as JSON (Content-Type: application/json)",
+        )
+        .into_response();
+    }
     let registration: Registration = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(err) => {
@@ -372,6 +414,11 @@ mod tests {
             "https://app.example.com/cb#frag",
             "https://user:pw@app.example.com/cb",
             "/relative",
+            // Loopback is told by name only: IPv4 inside IPv6 is plain http elsewhere.
+            "http://[::ffff:127.0.0.1]/cb",
+            "http://[::127.0.0.1]/cb",
+            "http://[64:ff9b::7f00:1]/cb",
+            "http://[2002:7f00:1::]/cb",
         ] {
             assert!(check_redirect_uri(bad).is_err(), "{bad}");
         }

@@ -1,8 +1,14 @@
 //! The errors of the OAuth endpoints, in RFC 6749's form: `{"error": "invalid_grant",
 //! "error_description": "…"}` with its status, never a token or a secret in the text. A
 //! store failure is `temporarily_unavailable` (503, retryable) or `server_error`.
+//!
+//! What axum would refuse before a handler is this form too on the JSON endpoints
+//! (`/oauth/register`, `/oauth/token`, `/oauth/revoke`): a body over [`super::BODY_BYTES`]
+//! is `413` and an unreadable one `400` ([`OAuthError::body`]), another method than `POST`
+//! is `405` with `Allow: POST` ([`method_not_allowed`]).
 
 use axum::Json;
+use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mcp_common::ToolError;
@@ -67,6 +73,38 @@ impl OAuthError {
         )
     }
 
+    /// Too many requests (`429`, `Retry-After: wait`), told as `invalid_request`.
+    pub fn too_many(description: impl Into<String>, wait: u64) -> Self {
+        Self {
+            retry_after: Some(wait),
+            ..Self::new(
+                "invalid_request",
+                StatusCode::TOO_MANY_REQUESTS,
+                description,
+            )
+        }
+    }
+
+    /// A body axum could not take (`code`: the endpoint's error for a bad request): over
+    /// the limit `413`, else `400`; the text says which without echoing the body.
+    pub fn body(code: &'static str, rejection: &BytesRejection) -> Self {
+        let status = rejection.status();
+        let description = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            format!(
+                "The request body is larger than this endpoint takes ({} bytes at most)",
+                super::BODY_BYTES
+            )
+        } else {
+            "The request body could not be read".to_string()
+        };
+        let status = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            status
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        Self::new(code, status, description)
+    }
+
     pub fn slow_down(description: impl Into<String>, wait: u64) -> Self {
         Self {
             retry_after: Some(wait),
@@ -112,4 +150,19 @@ impl IntoResponse for OAuthError {
         }
         response
     }
+}
+
+/// Another method than `POST` at an OAuth JSON endpoint: `405`, `Allow: POST`, RFC 6749's
+/// form.
+pub async fn method_not_allowed() -> Response {
+    let mut response = OAuthError::new(
+        "invalid_request",
+        StatusCode::METHOD_NOT_ALLOWED,
+        "This endpoint takes POST only",
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
 }

@@ -3,6 +3,12 @@
 //! grant). Every method blocks on the database; each change is one transaction with its
 //! audit entry, and a revocation is published as every token's is (each server process
 //! stops accepting the grant's tokens at once).
+//!
+//! A grant holds one live access token at a time: a refresh ends the grant's access tokens
+//! (the one minted with the refresh token it rotates) in the transaction that mints the
+//! next, audited as `oauth.revoke` ("the previous access token, replaced by a refresh") and
+//! published. A request still in flight with the old token is refused from then on; the
+//! client retries with the new one.
 
 use chrono::TimeDelta;
 use postgres::GenericClient;
@@ -387,6 +393,18 @@ impl OAuth {
             )
             .map_err(store)?;
             let client_name: String = row.try_get(11).map_err(store)?;
+            // One live access token per grant: the one the rotated refresh token came with
+            // (and any other still live) ends now, published and audited like any revocation.
+            let ended = end_access_tokens(&mut tx, grant_id, workspace_id)?;
+            if ended > 0 {
+                audit(
+                    &mut tx,
+                    workspace_id,
+                    &email,
+                    "oauth.revoke",
+                    &format!("{client_name}: the previous access token, replaced by a refresh"),
+                )?;
+            }
             let issued = issue(
                 &mut tx,
                 &Family {
@@ -608,6 +626,27 @@ fn issue(
     })
 }
 
+/// End every live access token of grant `grant_id` (of `workspace_id`), in `tx`, each
+/// revocation published so that every server process refuses the token at once; how many.
+fn end_access_tokens(
+    tx: &mut postgres::Transaction<'_>,
+    grant_id: i64,
+    workspace_id: i64,
+) -> Result<usize, ToolError> {
+    let revoked = tx
+        .query(
+            "UPDATE api_tokens SET revoked_at = $2 \
+             WHERE oauth_grant_id = $1 AND revoked_at IS NULL RETURNING id",
+            &[&grant_id, &time_text(now())],
+        )
+        .map_err(store)?;
+    for token in &revoked {
+        let token_id: i64 = token.try_get(0).map_err(store)?;
+        crate::events::notify_revoked(tx, workspace_id, token_id)?;
+    }
+    Ok(revoked.len())
+}
+
 /// Revoke grant `grant_id` and every token of it, in `tx`: audited, and each access token's
 /// revocation published so that every server process refuses it at once.
 fn revoke_in(
@@ -628,17 +667,7 @@ fn revoke_in(
         return Ok(());
     };
     let workspace_id: i64 = row.try_get(0).map_err(store)?;
-    let revoked = tx
-        .query(
-            "UPDATE api_tokens SET revoked_at = $2 \
-             WHERE oauth_grant_id = $1 AND revoked_at IS NULL RETURNING id",
-            &[&grant_id, &at],
-        )
-        .map_err(store)?;
-    for token in &revoked {
-        let token_id: i64 = token.try_get(0).map_err(store)?;
-        crate::events::notify_revoked(tx, workspace_id, token_id)?;
-    }
+    end_access_tokens(tx, grant_id, workspace_id)?;
     audit(tx, workspace_id, actor, "oauth.revoke", reason)?;
     tracing::info!(grant_id, workspace_id, reason, "revoked an OAuth grant");
     Ok(())

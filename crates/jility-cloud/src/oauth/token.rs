@@ -1,13 +1,18 @@
 //! `POST /oauth/token` (grant types `authorization_code` and `refresh_token`) and
 //! `POST /oauth/revoke` (RFC 7009), form-encoded as RFC 6749 says. Public clients: the
 //! `client_id` is in the form, and PKCE (at the code's exchange) or the rotating refresh
-//! token is what proves the client. Answers are never cached.
+//! token is what proves the client. Answers are never cached. Both are limited per client
+//! address, and the token endpoint per `client_id` too ([`super::limits`]: `429`); a body
+//! axum cannot take is RFC 6749 JSON too (`413` over [`super::BODY_BYTES`]).
 
-use axum::Json;
+use std::net::{IpAddr, SocketAddr};
+
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use jility_web::pages::{field, form_pairs};
 
 use super::OAuthError;
@@ -26,11 +31,30 @@ fn required<'a>(pairs: &'a [(String, String)], name: &str) -> Result<&'a str, OA
         .ok_or_else(|| OAuthError::invalid_request(format!("The request has no `{name}`")))
 }
 
+/// The client's address (unspecified when the connection's is unknown).
+fn address(connect: Option<Extension<ConnectInfo<SocketAddr>>>) -> IpAddr {
+    connect.map_or(IpAddr::from([0, 0, 0, 0]), |Extension(ConnectInfo(a))| {
+        a.ip()
+    })
+}
+
 /// `POST /oauth/token`.
-pub async fn token(State(state): State<super::State>, body: Bytes) -> Response {
+pub async fn token(
+    State(state): State<super::State>,
+    connect: Option<Extension<ConnectInfo<SocketAddr>>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            return no_store(OAuthError::body("invalid_request", &rejection).into_response());
+        }
+    };
     let pairs = form_pairs(&body);
     let oauth = state.oauth.clone();
+    let from = address(connect);
     let answer = tokio::task::spawn_blocking(move || -> Result<Issued, OAuthError> {
+        super::limits::admit(&oauth.db, from, field(&pairs, "client_id"))?;
         let grant_type = required(&pairs, "grant_type")?;
         let client_id = required(&pairs, "client_id")?;
         let resource = field(&pairs, "resource").filter(|r| !r.is_empty());
@@ -82,15 +106,31 @@ pub async fn token(State(state): State<super::State>, body: Bytes) -> Response {
 
 /// `POST /oauth/revoke`: `token` (access or refresh); the grant it belongs to ends. `200`
 /// whether or not the token was known (RFC 7009 §2.2).
-pub async fn revoke(State(state): State<super::State>, body: Bytes) -> Response {
+pub async fn revoke(
+    State(state): State<super::State>,
+    connect: Option<Extension<ConnectInfo<SocketAddr>>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            return OAuthError::body("invalid_request", &rejection).into_response();
+        }
+    };
     let pairs = form_pairs(&body);
     let Some(token) = field(&pairs, "token").map(str::to_string) else {
         return OAuthError::invalid_request("The request has no `token`").into_response();
     };
     let oauth = state.oauth.clone();
-    match tokio::task::spawn_blocking(move || oauth.revoke_token(&token)).await {
+    let from = address(connect);
+    let revoked = tokio::task::spawn_blocking(move || {
+        super::limits::admit(&oauth.db, from, None)?;
+        oauth.revoke_token(&token).map_err(OAuthError::from)
+    })
+    .await;
+    match revoked {
         Ok(Ok(())) => no_store(StatusCode::OK.into_response()),
-        Ok(Err(err)) => OAuthError::from(err).into_response(),
+        Ok(Err(err)) => err.into_response(),
         Err(err) => OAuthError::from(mcp_common::ToolError::internal(format!(
             "The revocation failed: {err}"
         )))

@@ -39,6 +39,7 @@ mod idempotency;
 mod local_only;
 mod mcp;
 mod oauth;
+mod oauth_redirects;
 mod outage;
 mod paging;
 mod postgres_store;

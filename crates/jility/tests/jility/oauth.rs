@@ -5,7 +5,9 @@
 //! rmcp's client (`tools/list` shows only what was granted), refresh and its rotation — and
 //! every refusal: no PKCE, `plain` PKCE, a wrong verifier, an unregistered redirect URI, a
 //! code used twice, a token for another resource, a refresh token reused, a scope beyond the
-//! person's role, a denied consent, registrations past their limit.
+//! person's role, a denied consent, registrations past their limit. Its helpers are shared
+//! with `oauth_redirects.rs` (what the authorization endpoint sends where, the JSON
+//! endpoints' refusals, one access token per grant, the token endpoint's limits).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -27,11 +29,11 @@ use browser::{Browser, hidden, person, workspace};
 use cloud::Server;
 use pg::TestDb;
 
-const REDIRECT: &str = "http://127.0.0.1:47011/callback";
+pub(crate) const REDIRECT: &str = "http://127.0.0.1:47011/callback";
 
 /// A database with workspaces `acme` (Mia a member, Owen its owner, Val a viewer) and
 /// `bravo` (Mia an owner), and a server.
-fn world() -> (TestDb, Server) {
+pub(crate) fn world() -> (TestDb, Server) {
     let db = TestDb::new();
     workspace(&db, "acme");
     workspace(&db, "bravo");
@@ -55,24 +57,29 @@ fn world() -> (TestDb, Server) {
     (db, server)
 }
 
-fn http() -> reqwest::blocking::Client {
+pub(crate) fn http() -> reqwest::blocking::Client {
     cloud::client()
 }
 
 /// An MCP client's side of the flow: its registration and one PKCE pair.
-struct App {
-    base: String,
-    client_id: String,
-    verifier: String,
-    challenge: String,
+pub(crate) struct App {
+    pub base: String,
+    pub client_id: String,
+    pub verifier: String,
+    pub challenge: String,
 }
 
 impl App {
-    fn register(server: &Server) -> Self {
+    pub fn register(server: &Server) -> Self {
+        Self::register_with(server, &[REDIRECT])
+    }
+
+    /// A client registered with `redirect_uris`.
+    pub fn register_with(server: &Server, redirect_uris: &[&str]) -> Self {
         let base = server.root().to_string();
         let answer = http()
             .post(format!("{base}/oauth/register"))
-            .json(&json!({"redirect_uris": [REDIRECT], "client_name": "Test Agent"}))
+            .json(&json!({"redirect_uris": redirect_uris, "client_name": "Test Agent"}))
             .send()
             .unwrap();
         assert_eq!(answer.status().as_u16(), 201);
@@ -92,13 +99,13 @@ impl App {
         }
     }
 
-    fn resource(&self) -> String {
+    pub fn resource(&self) -> String {
         format!("{}/mcp", self.base)
     }
 
     /// The authorization request's parameters (S256, this app's redirect), with `extra`
     /// replacing or adding to them.
-    fn params(&self, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    pub fn params(&self, extra: &[(&str, &str)]) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = vec![
             ("response_type".into(), "code".into()),
             ("client_id".into(), self.client_id.clone()),
@@ -121,7 +128,7 @@ impl App {
         out
     }
 
-    fn authorize_path(&self, extra: &[(&str, &str)]) -> String {
+    pub fn authorize_path(&self, extra: &[(&str, &str)]) -> String {
         let query = form_urlencoded::Serializer::new(String::new())
             .extend_pairs(self.params(extra))
             .finish();
@@ -129,7 +136,7 @@ impl App {
     }
 
     /// Exchange `code`: status and answer.
-    fn exchange(&self, code: &str, verifier: &str, extra: &[(&str, &str)]) -> (u16, Value) {
+    pub fn exchange(&self, code: &str, verifier: &str, extra: &[(&str, &str)]) -> (u16, Value) {
         let mut form = vec![
             ("grant_type", "authorization_code".to_string()),
             ("code", code.to_string()),
@@ -144,7 +151,7 @@ impl App {
         token_request(&self.base, &form)
     }
 
-    fn refresh(&self, refresh_token: &str) -> (u16, Value) {
+    pub fn refresh(&self, refresh_token: &str) -> (u16, Value) {
         token_request(
             &self.base,
             &[
@@ -156,7 +163,7 @@ impl App {
     }
 }
 
-fn token_request<V: AsRef<str>>(base: &str, form: &[(&str, V)]) -> (u16, Value) {
+pub(crate) fn token_request<V: AsRef<str>>(base: &str, form: &[(&str, V)]) -> (u16, Value) {
     let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_ref())).collect();
     let answer = http()
         .post(format!("{base}/oauth/token"))
@@ -175,19 +182,19 @@ fn token_request<V: AsRef<str>>(base: &str, form: &[(&str, V)]) -> (u16, Value) 
 }
 
 /// The query of a redirect to the client, as pairs.
-fn query_of(location: &str) -> Vec<(String, String)> {
+pub(crate) fn query_of(location: &str) -> Vec<(String, String)> {
     let url = url::Url::parse(location).unwrap();
     url.query_pairs().into_owned().collect()
 }
 
-fn get<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+pub(crate) fn get<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
     pairs
         .iter()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.as_str())
 }
 
-fn location(response: &reqwest::blocking::Response) -> String {
+pub(crate) fn location(response: &reqwest::blocking::Response) -> String {
     response
         .headers()
         .get("location")
@@ -236,7 +243,7 @@ fn decide(
 }
 
 /// A code for Mia in `acme` with `grant`.
-fn code_for(server: &Server, app: &App, grant: &[&str]) -> String {
+pub(crate) fn code_for(server: &Server, app: &App, grant: &[&str]) -> String {
     let mut mia = Browser::signed_in(server, "mia@example.com");
     let back = decide(&mut mia, app, &[], "acme", grant, "approve");
     get(&back, "code").unwrap().to_string()
@@ -266,7 +273,7 @@ fn tools_with(server: &Server, token: &str) -> Vec<String> {
     names
 }
 
-fn mcp_status(server: &Server, token: &str, host: Option<&str>) -> u16 {
+pub(crate) fn mcp_status(server: &Server, token: &str, host: Option<&str>) -> u16 {
     let mut request = http()
         .post(format!("{}/mcp", server.root()))
         .header("accept", "application/json, text/event-stream")
@@ -439,7 +446,8 @@ fn pkce_is_required_as_s256_and_checked() {
     let (_db, server) = world();
     let app = App::register(&server);
     let mia = Browser::signed_in(&server, "mia@example.com");
-    // Without PKCE, or with `plain`: the client is told, nothing is issued.
+    // Without PKCE, or with `plain`: a page says why, nothing is issued nor sent to the
+    // client (oauth_redirects.rs holds every such fault).
     for extra in [
         vec![("code_challenge", ""), ("code_challenge_method", "")],
         vec![("code_challenge_method", "plain")],
@@ -450,11 +458,10 @@ fn pkce_is_required_as_s256_and_checked() {
             .header("cookie", mia.cookie_header())
             .send()
             .unwrap();
-        assert_eq!(answer.status().as_u16(), 303);
-        let back = query_of(&location(&answer));
-        assert_eq!(get(&back, "error"), Some("invalid_request"), "{extra:?}");
-        assert!(get(&back, "code").is_none());
-        assert_eq!(get(&back, "state"), Some("st-123"));
+        assert_eq!(answer.status().as_u16(), 400, "{extra:?}");
+        assert!(answer.headers().get("location").is_none());
+        let page = answer.text().unwrap();
+        assert!(page.contains(r#"data-error="invalid_request""#), "{page}");
     }
     // A wrong verifier is refused; the right one still works once.
     let code = code_for(&server, &app, &["tickets:read"]);
@@ -569,8 +576,13 @@ fn a_token_is_bound_to_the_resource_it_was_issued_for() {
         .header("cookie", mia.cookie_header())
         .send()
         .unwrap();
-    let back = query_of(&location(&answer));
-    assert_eq!(get(&back, "error"), Some("invalid_target"));
+    assert_eq!(answer.status().as_u16(), 400);
+    assert!(
+        answer
+            .text()
+            .unwrap()
+            .contains(r#"data-error="invalid_target""#)
+    );
     // And at the exchange.
     let code = code_for(&server, &app, &["tickets:read"]);
     let (status, refused) = app.exchange(
@@ -636,9 +648,12 @@ fn scopes_beyond_the_role_are_not_granted_and_a_denial_grants_nothing() {
         .header("cookie", val.cookie_header())
         .send()
         .unwrap();
-    assert_eq!(
-        get(&query_of(&location(&answer)), "error"),
-        Some("invalid_scope")
+    assert_eq!(answer.status().as_u16(), 400);
+    assert!(
+        answer
+            .text()
+            .unwrap()
+            .contains(r#"data-error="invalid_scope""#)
     );
     // A denial: access_denied, no code.
     let mut owen = Browser::signed_in(&server, "owen@example.com");
@@ -842,7 +857,7 @@ fn a_call_beyond_the_grant_asks_the_client_to_step_up() {
 
 /// A client's metadata document served on loopback (one thread answering every request
 /// with `document`); its URL.
-fn serve_document(document: impl Fn(&str) -> String + Send + 'static) -> String {
+pub(crate) fn serve_document(document: impl Fn(&str) -> String + Send + 'static) -> String {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!(
