@@ -215,6 +215,11 @@ fn ends_at(stream: &Stream, at: Instant, what: &str) {
         "{what}: ended {:?} before the expiry",
         at - ended
     );
+    // What the report of a run shows: how late after the expiry it ended.
+    eprintln!(
+        "{what}: ended {:?} after the expiry",
+        ended.saturating_duration_since(at)
+    );
     assert!(
         ended <= at + SLACK,
         "{what}: ended {:?} after the expiry",
@@ -414,14 +419,20 @@ fn a_revoked_tokens_streams_end_at_once() {
     let (token, id, _) = expiring_token(&db, "acme", "tickets:read", 3600);
     let events = api_events(&server, &token);
     let mcp = mcp_stream(&server, &token);
+    let asked = Instant::now();
     let (status, text) = answer(
         cloud::client()
             .delete(format!("{}/tokens/{id}", server.url))
             .bearer_auth(&bootstrap),
     );
     assert_eq!(status, 200, "{text}");
-    events.ends_within(SLACK, "GET /api/v1/events after the revocation");
-    mcp.ends_within(SLACK, "GET /mcp after the revocation");
+    for (stream, what) in [(&events, "GET /api/v1/events"), (&mcp, "GET /mcp")] {
+        let ended = stream.ends_within(SLACK, &format!("{what} after the revocation"));
+        eprintln!(
+            "{what}: ended {:?} after the revocation was asked",
+            ended.saturating_duration_since(asked)
+        );
+    }
 }
 
 #[test]
@@ -444,9 +455,18 @@ fn an_oauth_tokens_streams_end_when_its_person_is_demoted_below_it_or_removed() 
     let reader_mcp = mcp_stream(&server, &reader);
 
     // A viewer may not write: the token that could ends; the one a viewer may hold goes on.
+    let asked = Instant::now();
     set_role(&db, "mia@example.com", "acme", "viewer");
-    writer_events.ends_within(SLACK, "a write grant's events, its person demoted");
-    writer_mcp.ends_within(SLACK, "a write grant's MCP stream, its person demoted");
+    for (stream, what) in [(&writer_events, "events"), (&writer_mcp, "MCP stream")] {
+        let ended = stream.ends_within(
+            SLACK,
+            &format!("a write grant's {what}, its person demoted"),
+        );
+        eprintln!(
+            "a write grant's {what}: ended {:?} after the demotion was asked (a CLI run)",
+            ended.saturating_duration_since(asked)
+        );
+    }
     reader_events.stays_open(Duration::from_secs(2), "a read grant, its person a viewer");
     reader_mcp.stays_open(
         Duration::from_millis(100),
@@ -458,6 +478,52 @@ fn an_oauth_tokens_streams_end_when_its_person_is_demoted_below_it_or_removed() 
     remove(&mut olive, &db, "acme", "mia@example.com");
     reader_events.ends_within(SLACK, "a read grant's events, its person removed");
     reader_mcp.ends_within(SLACK, "a read grant's MCP stream, its person removed");
+}
+
+#[test]
+fn a_change_made_behind_the_servers_back_ends_the_streams_at_the_next_reread() {
+    let db = TestDb::new();
+    workspace(&db, "acme");
+    person(&db, "mia@example.com", "Mia", "acme", "member");
+    let server = Server::start(&db, &[]);
+    let (token, id, _) = expiring_token(&db, "acme", "tickets:read", 3600);
+    let writer = oauth_token(
+        &server,
+        "mia@example.com",
+        "acme",
+        &["tickets:read", "tickets:write"],
+    );
+    let token_events = api_events(&server, &token);
+    let token_mcp = mcp_stream(&server, &token);
+    let writer_events = api_events(&server, &writer);
+    let writer_mcp = mcp_stream(&server, &writer);
+    // Written straight into the database: no event tells the server; its re-read (every
+    // 5 s) finds them.
+    let asked = Instant::now();
+    let mut sql = db.client();
+    sql.execute(
+        "UPDATE api_tokens SET revoked_at = '2026-01-01T00:00:00.000Z' WHERE id = $1",
+        &[&id],
+    )
+    .unwrap();
+    sql.execute(
+        "UPDATE memberships SET role = 'viewer' WHERE user_id = $1",
+        &[&user_id(&db, "mia@example.com")],
+    )
+    .unwrap();
+    let reread = Duration::from_secs(5) + SLACK;
+    for (stream, what) in [
+        (&token_events, "a revoked token's events"),
+        (&token_mcp, "a revoked token's MCP stream"),
+        (&writer_events, "a demoted person's write grant's events"),
+        (&writer_mcp, "a demoted person's write grant's MCP stream"),
+    ] {
+        let ended = stream.ends_within(reread, what);
+        eprintln!(
+            "{what}: ended {:?} after the change behind the server's back",
+            ended.saturating_duration_since(asked)
+        );
+    }
 }
 
 /// A person's live stream of `workspace`'s pages, once `ready`.
