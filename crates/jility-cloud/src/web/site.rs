@@ -30,8 +30,8 @@ use crate::events::Event;
 
 /// How often an open live stream reads its session and membership again (besides the
 /// events that make it check at once: a sign-out, a removal, a role change, a password
-/// reset — and a `reset`, when such an event may have been missed — and its session's
-/// expiry, which ends it to the millisecond without asking the database).
+/// reset; within [`RESET_SPREAD`] of a `reset`, when such an event may have been missed;
+/// and its session's expiry, which ends it to the millisecond without asking the database).
 const RECHECK: Duration = Duration::from_secs(60);
 
 /// The web board's site on `jility serve`.
@@ -350,8 +350,9 @@ struct Live {
 /// The stream's next event: a change of its workspace (never another's), a reset when
 /// events may have been missed; it ends when the server stops, at the session's expiry, or
 /// when the session ended, the person left the workspace or their role changed (checked
-/// every [`RECHECK`], when told that this session's or person's access changed, and when
-/// such news may have been missed). Nothing is delivered past the session's expiry.
+/// every [`RECHECK`], when told that this session's or person's access changed, and within
+/// [`RESET_SPREAD`] of a `reset`, when such news may have been missed). Nothing is delivered
+/// past the session's expiry.
 async fn next_event(mut live: Live) -> Option<(LiveEvent, Live)> {
     loop {
         tokio::select! {
@@ -386,17 +387,29 @@ async fn next_event(mut live: Live) -> Option<(LiveEvent, Live)> {
                     }
                 }
                 // News of this session's or person's access may have been among the events
-                // missed: check again before going on.
+                // missed: check again soon — not at once, as every stream heard the same
+                // reset, but spread over [`RESET_SPREAD`] by the session.
                 Ok(Event::Reset) | Err(RecvError::Lagged(_)) => {
-                    if lapsed(&live) || !still_allowed(&live).await {
+                    if lapsed(&live) {
                         return None;
                     }
+                    live.tick.reset_after(spread(live.session_id));
                     return Some((LiveEvent::Reset, live));
                 }
                 Err(RecvError::Closed) => return None,
             },
         }
     }
+}
+
+/// The span over which the live streams check again after a `reset` (which they all hear
+/// at once: a database whose listener came back must not get every stream's check at once).
+const RESET_SPREAD: Duration = Duration::from_secs(10);
+
+/// When, within [`RESET_SPREAD`], the stream of session `session_id` checks again.
+fn spread(session_id: i64) -> Duration {
+    let span = u64::try_from(RESET_SPREAD.as_millis()).unwrap_or(10_000);
+    Duration::from_millis(session_id.unsigned_abs().wrapping_mul(7_919) % span)
 }
 
 /// Whether the stream's session is past its expiry (no database).
