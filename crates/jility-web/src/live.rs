@@ -2,8 +2,10 @@
 //! events — `ready` once listening, `change` (`{"tickets": [...], "actor": "..."}`) for each
 //! change, `reset` when changes may have been missed, and a comment every 15 s to keep
 //! proxies from closing a quiet stream. The viewer is checked like any page's; the stream
-//! is the [`Site`]'s for that viewer's workspace alone. The page's script reloads what it
-//! shows when it hears a change.
+//! is the [`Site`]'s for that viewer's workspace alone, and ends when the site's does (on
+//! `jility serve`: at the session's expiry or end, the person's removal, a change of their
+//! role); the page's script then reconnects, checked like any page, and reloads what it
+//! shows. The page's script reloads what it shows when it hears a change.
 //!
 //! One person holds at most [`MAX_STREAMS_PER_PERSON`] streams at once, across all their
 //! sessions (their open tabs, on every device); past that a stream is refused `429` with

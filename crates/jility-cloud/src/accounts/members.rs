@@ -270,6 +270,11 @@ impl Accounts {
             )
             .map_err(store)?;
             revoke_beyond(&mut tx, workspace_id, user_id, Some(role))?;
+            // Their open pages' live streams check again (and end) when this commits.
+            crate::web::site::notify_access_changed(
+                &mut tx,
+                crate::web::site::Access::User(user_id),
+            )?;
             let member = member_in(&mut tx, workspace_id, user_id)?;
             tx.commit().map_err(store)?;
             tracing::info!(workspace_id, user_id, role = %role, "changed a member's role");
@@ -310,6 +315,10 @@ impl Accounts {
             )
             .map_err(store)?;
             revoke_beyond(&mut tx, workspace_id, user_id, None)?;
+            crate::web::site::notify_access_changed(
+                &mut tx,
+                crate::web::site::Access::User(user_id),
+            )?;
             tx.commit().map_err(store)?;
             tracing::info!(workspace_id, user_id, "removed a member");
             Ok(())

@@ -12,9 +12,14 @@
 //!   or the client fell behind): drop whatever was built on them. The stream ends after
 //!   it; the client reconnects (and its token is checked again).
 //!
-//! A stream ends when its token is revoked (through the API, by any server process on the
-//! database), after at most [`MAX_STREAM`] (so that an expired token stops receiving when
-//! the client reconnects), and when the server stops.
+//! A stream ends with its token's credential: at the token's expiry, when it is revoked
+//! (through the API, by any server process on the database), and, for an OAuth access
+//! token, when the person who approved it leaves the workspace or loses the role its scopes
+//! need ([`super::principals::Lapse`]: a timer at the expiry, the revocation events, and a
+//! re-read every few seconds shared by all the streams of a process). Nothing is delivered
+//! once the credential is known to have lapsed: it is checked (without the database) before
+//! each event. A stream also ends after at most [`MAX_STREAM`] (its client reconnects, and
+//! its token is checked again in full), and when the server stops.
 
 use std::convert::Infallible;
 use std::sync::LazyLock;
@@ -64,33 +69,45 @@ pub async fn stream(
     let receiver = state.events.subscribe();
     let workspace = principal.workspace_id;
     let token = principal.token_id;
+    let lapse = std::sync::Arc::new(state.principals.watch(&principal, &state));
+    let holds = lapse.clone();
     let heartbeat = heartbeat_interval();
     let announced = serde_json::json!({ "heartbeat_secs": heartbeat.as_secs() }).to_string();
     let ready = stream::once(async move { Ok(SseEvent::default().event("ready").data(announced)) });
     // After a `reset` the stream ends: the client reconnects, and its token is checked again
     // (a revocation may have been among the events missed).
-    let changes = stream::unfold(Some(receiver), move |receiver| async move {
-        let mut receiver = receiver?;
-        loop {
-            let event = match receiver.recv().await {
-                // The caller's token was revoked: its stream ends (it cannot reconnect).
-                Ok(Event::Change(change)) if change.revoked_token == Some(token) => return None,
-                Ok(Event::Change(change)) if change.revoked_token.is_some() => continue,
-                Ok(Event::Change(change)) if change.workspace_id == Some(workspace) => {
-                    let mut change = (*change).clone();
-                    change.workspace_id = None;
-                    match SseEvent::default().event("change").json_data(&change) {
-                        Ok(event) => event,
-                        Err(_) => SseEvent::default().event("reset").data("{}"),
+    let changes = stream::unfold(Some(receiver), move |receiver| {
+        let holds = holds.clone();
+        async move {
+            let mut receiver = receiver?;
+            loop {
+                let received = receiver.recv().await;
+                // Before each delivery: nothing goes to a credential known to have lapsed.
+                if !holds.holds() {
+                    return None;
+                }
+                let event = match received {
+                    // The caller's token was revoked: its stream ends (it cannot reconnect).
+                    Ok(Event::Change(change)) if change.revoked_token == Some(token) => {
+                        return None;
                     }
-                }
-                Ok(Event::Change(_)) => continue,
-                Ok(Event::Reset) | Err(RecvError::Lagged(_)) => {
-                    return Some((Ok(SseEvent::default().event("reset").data("{}")), None));
-                }
-                Err(RecvError::Closed) => return None,
-            };
-            return Some((Ok(event), Some(receiver)));
+                    Ok(Event::Change(change)) if change.revoked_token.is_some() => continue,
+                    Ok(Event::Change(change)) if change.workspace_id == Some(workspace) => {
+                        let mut change = (*change).clone();
+                        change.workspace_id = None;
+                        match SseEvent::default().event("change").json_data(&change) {
+                            Ok(event) => event,
+                            Err(_) => SseEvent::default().event("reset").data("{}"),
+                        }
+                    }
+                    Ok(Event::Change(_)) => continue,
+                    Ok(Event::Reset) | Err(RecvError::Lagged(_)) => {
+                        return Some((Ok(SseEvent::default().event("reset").data("{}")), None));
+                    }
+                    Err(RecvError::Closed) => return None,
+                };
+                return Some((Ok(event), Some(receiver)));
+            }
         }
     });
     let shutdown = state.shutdown.clone();
@@ -98,6 +115,7 @@ pub async fn stream(
         tokio::select! {
             () = tokio::time::sleep(MAX_STREAM) => {}
             () = shutdown.cancelled() => {}
+            () = lapse.lapsed() => {}
         }
     };
     let events = ready.chain(changes).take_until(Box::pin(end));

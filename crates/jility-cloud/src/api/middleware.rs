@@ -22,18 +22,26 @@
 //!   reached is 503 `database_unavailable` with `Retry-After` when the token must be looked
 //!   up; a token authenticated a moment ago goes on uncounted instead (its operation then
 //!   fails the same way, or as a tool at `/mcp`).
+//! - On the way out, an answer that streams (`text/event-stream`: `GET /api/v1/events`, an
+//!   MCP session's `GET /mcp`, a streamed MCP answer) ends when its token's credential
+//!   lapses — at its expiry, at its revocation, when its holder's role no longer allows it
+//!   ([`super::principals::Lapse`]) — rather than living on with the connection; and a
+//!   REST `403` refusing a scope the token lacks carries `WWW-Authenticate: Bearer
+//!   error="insufficient_scope", scope="…", resource_metadata="…"` ([`scope_challenge`]).
 
 use std::net::{IpAddr, SocketAddr};
 
+use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt as _;
 use mcp_common::ToolError;
 
 use super::refusals::{Reason, Source};
 use super::{ApiError, ApiState};
-use crate::auth::{AuthError, Principal};
+use crate::auth::{AuthError, Principal, Scope};
 use crate::ratelimit::Decision;
 use jility_core::errors;
 use jility_core::store::StoreError;
@@ -41,6 +49,10 @@ use jility_core::store::StoreError;
 const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
 const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
 const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+
+/// Largest refusal body read back to see whether it refuses a scope (an envelope is far
+/// smaller).
+const MAX_REFUSAL_BYTES: usize = 64 * 1024;
 
 /// The browser origins a REST path accepts (see [`origin`]).
 #[derive(Clone)]
@@ -138,7 +150,7 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
     });
     let checked = match leased {
         Some(checked) => Ok(Ok(checked)),
-        None => check(state, client, token, known, fresh).await,
+        None => check(state.clone(), client, token, known, fresh).await,
     };
     let (principal, decision) = match checked {
         Ok(Ok(checked)) => checked,
@@ -172,9 +184,13 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
             tls,
         );
     }
+    let host = request.headers().get(header::HOST).cloned();
     let Some(decision) = decision else {
-        request.extensions_mut().insert::<Principal>(principal);
-        return next.run(request).await;
+        request
+            .extensions_mut()
+            .insert::<Principal>(principal.clone());
+        let response = next.run(request).await;
+        return outgoing(&state, &principal, host, mcp, response).await;
     };
     if !decision.allowed {
         let mut response = ApiError(decision.error()).into_response();
@@ -206,9 +222,89 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
             return refused;
         }
     };
-    request.extensions_mut().insert::<Principal>(principal);
-    let mut response = next.run(request).await;
+    request
+        .extensions_mut()
+        .insert::<Principal>(principal.clone());
+    let response = next.run(request).await;
+    let mut response = outgoing(&state, &principal, host, mcp, response).await;
     rate_headers(response.headers_mut(), &decision);
+    response
+}
+
+/// An answer on its way out: one that streams (`text/event-stream`: the API's events, an MCP
+/// session's `GET /mcp`, a streamed MCP answer) ends when its token's credential lapses
+/// ([`super::principals::Lapse`]: at its expiry, its revocation, its holder's loss of the
+/// role it needs); a REST `403` for a scope the token lacks says which, as a challenge
+/// ([`scope_challenge`]).
+async fn outgoing(
+    state: &ApiState,
+    principal: &Principal,
+    host: Option<HeaderValue>,
+    mcp: bool,
+    response: Response,
+) -> Response {
+    let streams = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+    if streams {
+        let lapse = state.principals.watch(principal, state);
+        let (parts, body) = response.into_parts();
+        let lapsed = async move { lapse.lapsed().await };
+        let body = Body::from_stream(body.into_data_stream().take_until(Box::pin(lapsed)));
+        return Response::from_parts(parts, body);
+    }
+    if response.status() == StatusCode::FORBIDDEN && !mcp {
+        return scope_challenge(principal, host, state.tls, response).await;
+    }
+    response
+}
+
+/// A REST `403` that refuses a scope `principal`'s token lacks (the `permission_denied`
+/// envelope of [`Principal::require`]) carries `WWW-Authenticate: Bearer
+/// error="insufficient_scope", scope="…", resource_metadata="…"` (RFC 6750 §3.1, RFC 9728),
+/// as `/mcp`'s step-up does, whatever the token's kind: an OAuth client can ask the person
+/// for more, any client learns what a token would need. Other `403`s pass unchanged.
+async fn scope_challenge(
+    principal: &Principal,
+    host: Option<HeaderValue>,
+    tls: bool,
+    response: Response,
+) -> Response {
+    let (parts, body) = response.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_REFUSAL_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(err) => {
+            tracing::warn!(error = %err, "could not read a refusal's body");
+            return ApiError(ToolError::internal("The refusal could not be sent")).into_response();
+        }
+    };
+    let message = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .filter(|body| body["error"]["code"] == errors::PERMISSION_DENIED.as_str())
+        .and_then(|body| body["error"]["message"].as_str().map(str::to_string));
+    // The scope whose refusal this is: compared with what refusing it says, not parsed.
+    let lacking = message.and_then(|message| {
+        Scope::ALL.into_iter().find(|scope| {
+            principal
+                .require(*scope)
+                .is_err_and(|refusal| refusal.message == message)
+        })
+    });
+    let mut response = Response::from_parts(parts, Body::from(bytes));
+    if let Some(scope) = lacking {
+        let mut headers = HeaderMap::new();
+        if let Some(host) = host {
+            headers.insert(header::HOST, host);
+        }
+        let challenge = crate::public::insufficient_scope(&headers, tls, &[scope.as_str()]);
+        if let Ok(value) = HeaderValue::from_str(&challenge) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+    }
     response
 }
 

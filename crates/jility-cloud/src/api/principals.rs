@@ -10,6 +10,12 @@
 //!
 //! Only tokens that authenticated are kept (keyed by their BLAKE3 hash, never the token),
 //! so unknown tokens cannot fill it; it is bounded all the same.
+//!
+//! And the watch over the tokens of open streams ([`lapses`]): a stream holds a [`Lapse`]
+//! of its token and ends when it resolves (the token expired, was revoked, or its holder's
+//! role no longer allows it), with no database query per stream or per event.
+
+mod lapses;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,6 +24,8 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 
 use crate::auth::Principal;
+
+pub use lapses::Lapse;
 
 /// How long a principal is kept.
 pub const KEEP: Duration = Duration::from_secs(10);
@@ -34,6 +42,7 @@ struct Kept {
 #[derive(Clone, Default)]
 pub struct Principals {
     kept: Arc<Mutex<HashMap<[u8; 32], Kept>>>,
+    watches: Arc<lapses::Watches>,
 }
 
 fn key(token: &str) -> [u8; 32] {
@@ -77,10 +86,18 @@ impl Principals {
         );
     }
 
-    /// Drop the principal of token `token_id` (revoked).
+    /// A hold on `principal`'s token for one stream of `state`'s server: it resolves when
+    /// the token's credential lapses ([`lapses`]).
+    pub fn watch(&self, principal: &Principal, state: &super::ApiState) -> Lapse {
+        self.watches
+            .watch(principal, &state.events, &state.db, &state.shutdown)
+    }
+
+    /// Drop the principal of token `token_id` (revoked), and end its streams.
     pub fn forget_token(&self, token_id: i64) {
         if let Ok(mut kept) = self.kept.lock() {
             kept.retain(|_, entry| entry.principal.token_id != token_id);
         }
+        self.watches.lapse(token_id);
     }
 }

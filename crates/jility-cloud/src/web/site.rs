@@ -28,7 +28,10 @@ use crate::api::ApiState;
 use crate::auth::Principal;
 use crate::events::Event;
 
-/// How often an open live stream checks that its session and membership still hold.
+/// How often an open live stream reads its session and membership again (besides the
+/// events that make it check at once: a sign-out, a removal, a role change, a password
+/// reset; within [`RESET_SPREAD`] of a `reset`, when such an event may have been missed;
+/// and its session's expiry, which ends it to the millisecond without asking the database).
 const RECHECK: Duration = Duration::from_secs(60);
 
 /// The web board's site on `jility serve`.
@@ -94,14 +97,11 @@ impl CloudSite {
     /// session ended; a member was removed, a password reset): the streams of that session
     /// or person check their session and membership again now rather than at their next
     /// minute; no other stream does. Published as a revocation of no token (the API's
-    /// streams pass over it), naming its target.
+    /// streams pass over it), naming its target. (A change of a membership publishes it in
+    /// its own transaction: [`notify_access_changed`].)
     pub async fn access_changed(&self, target: Access) {
         let db = self.inner.api.db.clone();
-        let change = crate::events::Change {
-            workspace_id: None,
-            operation: ACCESS_CHANGED.to_string(),
-            ..crate::events::Change::revocation(0, 0, &target.actor())
-        };
+        let change = target.change();
         let published =
             tokio::task::spawn_blocking(move || crate::events::publish(&db, &change)).await;
         if let Err(err) = published {
@@ -187,17 +187,32 @@ impl Site for CloudSite {
         let session_id =
             crate::accounts::session_of_token_id(principal.token_id).ok_or(WebError::NotFound)?;
         let email = viewer.email.clone().unwrap_or_default();
-        let user = self
-            .blocking(move |accounts| accounts.user_by_email(&email))
+        let workspace_id = principal.workspace_id;
+        // The role the page was shown with (read with the person, before subscribing): the
+        // stream ends when it changes, and the page, reconnecting, shows the new one.
+        let receiver = self.inner.api.events.subscribe();
+        let (user_id, role) = self
+            .blocking(move |accounts| {
+                let Some(user) = accounts.user_by_email(&email)? else {
+                    return Ok(None);
+                };
+                Ok(accounts
+                    .membership(user.id, workspace_id)?
+                    .map(|role| (user.id, role)))
+            })
             .await?
             .ok_or(WebError::NotFound)?;
+        let expires_at = principal.expires_at;
         let live = Live {
-            receiver: self.inner.api.events.subscribe(),
+            receiver,
             tick: tokio::time::interval_at(tokio::time::Instant::now() + RECHECK, RECHECK),
+            expiry: Box::pin(tokio::time::sleep(until(expires_at))),
+            expires_at,
             accounts: self.inner.accounts.clone(),
             session_id,
-            user_id: user.id,
-            workspace_id: principal.workspace_id,
+            user_id,
+            workspace_id,
+            role,
             shutdown: self.inner.api.shutdown.clone(),
         };
         Ok(stream::unfold(live, next_event).boxed())
@@ -279,27 +294,70 @@ impl Access {
             Access::User(id) => format!("user:{id}"),
         }
     }
+
+    /// The event that tells the live streams of the target to check again.
+    fn change(self) -> crate::events::Change {
+        crate::events::Change {
+            workspace_id: None,
+            operation: ACCESS_CHANGED.to_string(),
+            ..crate::events::Change::revocation(0, 0, &self.actor())
+        }
+    }
+}
+
+/// Publish that `target`'s access changed on `client` (a transaction: delivered when it
+/// commits), so that the change of a membership or role — by a person on the settings page
+/// or by the operator's CLI — reaches every server process's live streams with it.
+pub(crate) fn notify_access_changed(
+    client: &mut impl postgres::GenericClient,
+    target: Access,
+) -> Result<(), ToolError> {
+    let payload = serde_json::to_string(&target.change())
+        .map_err(|e| ToolError::internal(format!("cannot encode an event: {e}")))?;
+    client
+        .execute(
+            "SELECT pg_notify($1, $2)",
+            &[&crate::events::CHANNEL, &payload],
+        )
+        .map_err(|e| ToolError::from(crate::store::db(e)))?;
+    Ok(())
+}
+
+/// How long from now until `at` (none when past; a year when there is no expiry).
+fn until(at: Option<chrono::DateTime<chrono::Utc>>) -> Duration {
+    match at {
+        Some(at) => (at - chrono::Utc::now()).to_std().unwrap_or(Duration::ZERO),
+        None => Duration::from_secs(365 * 24 * 60 * 60),
+    }
 }
 
 /// An open live stream of one person's page.
 struct Live {
     receiver: tokio::sync::broadcast::Receiver<Event>,
     tick: tokio::time::Interval,
+    /// Fires at the session's expiry.
+    expiry: std::pin::Pin<Box<tokio::time::Sleep>>,
+    expires_at: Option<chrono::DateTime<chrono::Utc>>,
     accounts: Accounts,
     session_id: i64,
     user_id: i64,
     workspace_id: i64,
+    /// The person's role when the stream opened.
+    role: Role,
     shutdown: tokio_util::sync::CancellationToken,
 }
 
 /// The stream's next event: a change of its workspace (never another's), a reset when
-/// events may have been missed; it ends when the server stops, or when the session ended or
-/// the person left the workspace (checked every [`RECHECK`], and when told that this
-/// session's or person's access changed).
+/// events may have been missed; it ends when the server stops, at the session's expiry, or
+/// when the session ended, the person left the workspace or their role changed (checked
+/// every [`RECHECK`], when told that this session's or person's access changed, and within
+/// [`RESET_SPREAD`] of a `reset`, when such news may have been missed). Nothing is delivered
+/// past the session's expiry.
 async fn next_event(mut live: Live) -> Option<(LiveEvent, Live)> {
     loop {
         tokio::select! {
             () = live.shutdown.cancelled() => return None,
+            () = &mut live.expiry => return None,
             _ = live.tick.tick() => {
                 if !still_allowed(&live).await {
                     return None;
@@ -318,6 +376,9 @@ async fn next_event(mut live: Live) -> Option<(LiveEvent, Live)> {
                 }
                 Ok(Event::Change(change)) => {
                     if change.workspace_id == Some(live.workspace_id) {
+                        if lapsed(&live) {
+                            return None;
+                        }
                         let event = LiveEvent::Changed {
                             tickets: change.tickets.clone(),
                             actor: change.actor.clone(),
@@ -325,21 +386,47 @@ async fn next_event(mut live: Live) -> Option<(LiveEvent, Live)> {
                         return Some((event, live));
                     }
                 }
-                Ok(Event::Reset) | Err(RecvError::Lagged(_)) => return Some((LiveEvent::Reset, live)),
+                // News of this session's or person's access may have been among the events
+                // missed: check again soon — not at once, as every stream heard the same
+                // reset, but spread over [`RESET_SPREAD`] by the session.
+                Ok(Event::Reset) | Err(RecvError::Lagged(_)) => {
+                    if lapsed(&live) {
+                        return None;
+                    }
+                    live.tick.reset_after(spread(live.session_id));
+                    return Some((LiveEvent::Reset, live));
+                }
                 Err(RecvError::Closed) => return None,
             },
         }
     }
 }
 
-/// Whether the stream's session is live and its person still a member of the workspace.
+/// The span over which the live streams check again after a `reset` (which they all hear
+/// at once: a database whose listener came back must not get every stream's check at once).
+const RESET_SPREAD: Duration = Duration::from_secs(10);
+
+/// When, within [`RESET_SPREAD`], the stream of session `session_id` checks again.
+fn spread(session_id: i64) -> Duration {
+    let span = u64::try_from(RESET_SPREAD.as_millis()).unwrap_or(10_000);
+    Duration::from_millis(session_id.unsigned_abs().wrapping_mul(7_919) % span)
+}
+
+/// Whether the stream's session is past its expiry (no database).
+fn lapsed(live: &Live) -> bool {
+    live.expires_at.is_some_and(|at| chrono::Utc::now() >= at)
+}
+
+/// Whether the stream's session is live and its person still a member of the workspace,
+/// with the role the stream opened with.
 async fn still_allowed(live: &Live) -> bool {
     let accounts = live.accounts.clone();
     let (session_id, user_id, workspace_id) = (live.session_id, live.user_id, live.workspace_id);
+    let role = live.role;
     tokio::task::spawn_blocking(move || {
         Ok::<_, ToolError>(
             accounts.session_live(session_id, user_id)?
-                && accounts.membership(user_id, workspace_id)?.is_some(),
+                && accounts.membership(user_id, workspace_id)? == Some(role),
         )
     })
     .await

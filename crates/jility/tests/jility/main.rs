@@ -47,6 +47,7 @@ mod rate_limit;
 mod remote_mcp;
 mod search_scale;
 mod storage;
+mod stream_expiry;
 mod tls;
 mod token_api;
 mod tokens;
