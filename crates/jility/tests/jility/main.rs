@@ -37,6 +37,7 @@ mod http;
 mod idempotency;
 mod local_only;
 mod mcp;
+mod nul_sweep;
 mod oauth;
 mod outage;
 mod paging;
