@@ -886,6 +886,43 @@ fn a_uri_too_long_for_the_server_is_answered_in_the_paths_shape() {
     let body: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(body["jsonrpc"], "2.0", "{body}");
     assert_eq!(body["error"]["code"], -32600, "{body}");
+    // On a kept-alive connection, after an answer: the request's own start is read.
+    {
+        use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+        let address = server.root().trim_start_matches("http://").to_string();
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        write!(
+            stream,
+            "GET /api/v1/whoami HTTP/1.1\r\nHost: {address}\r\n\r\n"
+        )
+        .unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut first = vec![0; length];
+        reader.read_exact(&mut first).unwrap();
+        write!(
+            stream,
+            "GET /api/v1/tickets?q={long} HTTP/1.1\r\nHost: {address}\r\n\r\n"
+        )
+        .unwrap();
+        let mut rest = String::new();
+        let _ = reader.read_to_string(&mut rest);
+        assert!(rest.starts_with("HTTP/1.1 414 "), "{}", cut(&rest));
+        assert!(rest.contains("\"invalid_input\""), "{}", cut(&rest));
+    }
     // The absolute form names the same path.
     let address = server.root().to_string();
     let (status, content_type, _) = raw_get(&server, &format!("{address}/api/v1/x?{long}"));
