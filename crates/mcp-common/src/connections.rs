@@ -15,6 +15,11 @@
 //! means waiting for 24 bytes without one (a client that sent one byte held its connection
 //! for ever). MCP clients speak HTTP/1.1.
 //!
+//! A request whose URI is longer than hyper reads (65,534 bytes, also `http::Uri`'s limit)
+//! is answered by hyper itself, `414` with an empty body, before any router: a server that
+//! wants its own body there says what it is ([`OverlongUri`], [`serve_app_with`]), from the
+//! start of the request the connection kept.
+//!
 //! The timeout is [`DEFAULT_READ_TIMEOUT`], or `MCP_HTTP_READ_TIMEOUT_SECS` (1 to 3600).
 //! Handlers see the peer's address as `axum::extract::ConnectInfo<L::Addr>`.
 
