@@ -15,10 +15,16 @@
 //! means waiting for 24 bytes without one (a client that sent one byte held its connection
 //! for ever). MCP clients speak HTTP/1.1.
 //!
+//! A request whose URI is longer than hyper reads (65,534 bytes, also `http::Uri`'s limit)
+//! is answered by hyper itself, `414` with an empty body, before any router: a server that
+//! wants its own body there says what it is ([`OverlongUri`], [`serve_app_with`]), from the
+//! start of the request the connection kept.
+//!
 //! The timeout is [`DEFAULT_READ_TIMEOUT`], or `MCP_HTTP_READ_TIMEOUT_SECS` (1 to 3600).
 //! Handlers see the peer's address as `axum::extract::ConnectInfo<L::Addr>`.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -70,14 +76,37 @@ pub fn caused_by<E: std::error::Error + 'static>(
     false
 }
 
+/// What a server answers, in place of hyper's empty `414`, for a request whose URI is longer
+/// than hyper reads (65,534 bytes, `http::Uri`'s limit too: no router ever sees it): given
+/// the first bytes of its request line (up to [`REQUEST_START`]), a content type and a body,
+/// or `None` for hyper's own answer.
+pub type OverlongUri = Arc<dyn Fn(&[u8]) -> Option<(&'static str, String)> + Send + Sync>;
+
+/// How much of the start of each request a connection keeps for [`OverlongUri`].
+pub const REQUEST_START: usize = 512;
+
 /// Serve `app` on the connections of `listener`, with `read_timeout` for each request's
 /// headers and for its body, until `stop` resolves; then accept no more and wait until the
 /// open connections finish their requests and close.
 pub async fn serve_app<L>(
+    listener: L,
+    app: axum::Router,
+    read_timeout: Duration,
+    stop: impl Future<Output = ()> + Send,
+) where
+    L: axum::serve::Listener,
+    L::Addr: Clone + Send + Sync + 'static,
+{
+    serve_app_with(listener, app, read_timeout, stop, None).await;
+}
+
+/// [`serve_app`], with `overlong` answering the requests whose URI hyper refuses as too long.
+pub async fn serve_app_with<L>(
     mut listener: L,
     app: axum::Router,
     read_timeout: Duration,
     stop: impl Future<Output = ()> + Send,
+    overlong: Option<OverlongUri>,
 ) where
     L: axum::serve::Listener,
     L::Addr: Clone + Send + Sync + 'static,
@@ -102,7 +131,7 @@ pub async fn serve_app<L>(
             let body = axum::body::Body::new(Deadline::new(body, read_timeout));
             tower::ServiceExt::oneshot(app.clone(), Request::from_parts(parts, body))
         });
-        let io = StalledWrites::new(io, read_timeout);
+        let io = StalledWrites::new(OverlongAnswer::new(io, overlong.clone()), read_timeout);
         let connection = builder.serve_connection(TokioIo::new(io), service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
@@ -193,6 +222,145 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for StalledWrites<I> {
     ) -> Poll<std::io::Result<usize>> {
         let written = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
         self.watch(cx, written)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+}
+
+/// The start of hyper's own answer to a URI too long (it has no body: `content-length: 0`).
+const HYPER_414: &[u8] = b"HTTP/1.1 414 URI Too Long\r\n";
+
+/// A connection whose hyper-made `414` (a URI too long, answered before any router) is
+/// replaced by what [`OverlongUri`] says for the request's start. The start kept is that of
+/// the bytes read first after the last answer was written (a client sends its next request
+/// after it has read the answer; a pipelined one is answered by hyper as before, since its
+/// start cannot be told apart): at most [`REQUEST_START`] bytes copied per request.
+struct OverlongAnswer<I> {
+    io: I,
+    answer: Option<OverlongUri>,
+    /// The start of the current request (cleared by the first read after a write).
+    start: Vec<u8>,
+    fresh: bool,
+    /// The answer being written in place of hyper's: its bytes, how many are written, and
+    /// how many of hyper's bytes it stands for.
+    replacing: Option<(Vec<u8>, usize, usize)>,
+}
+
+impl<I> OverlongAnswer<I> {
+    fn new(io: I, answer: Option<OverlongUri>) -> Self {
+        Self {
+            io,
+            answer,
+            start: Vec::new(),
+            fresh: true,
+            replacing: None,
+        }
+    }
+
+    /// The whole answer in place of `head` (hyper's `414`), if the request's start asks for one.
+    fn replacement(&self, head: &[u8]) -> Option<Vec<u8>> {
+        let answer = self.answer.as_ref()?;
+        if !head.starts_with(HYPER_414) {
+            return None;
+        }
+        let (content_type, body) = answer(&self.start)?;
+        let mut out = format!(
+            "HTTP/1.1 414 URI Too Long\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        out.extend_from_slice(body.as_bytes());
+        Some(out)
+    }
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for OverlongAnswer<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let read = Pin::new(&mut self.io).poll_read(cx, buf);
+        if self.answer.is_some() && matches!(read, Poll::Ready(Ok(()))) {
+            let this = &mut *self;
+            let new = &buf.filled()[before..];
+            if !new.is_empty() {
+                if this.fresh {
+                    this.start.clear();
+                    this.fresh = false;
+                }
+                let room = REQUEST_START
+                    .saturating_sub(this.start.len())
+                    .min(new.len());
+                this.start.extend_from_slice(&new[..room]);
+            }
+        }
+        read
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for OverlongAnswer<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = &mut *self;
+        if this.replacing.is_none()
+            && let Some(answer) = this.replacement(buf)
+        {
+            this.replacing = Some((answer, 0, buf.len()));
+        }
+        if let Some((answer, written, stands_for)) = &mut this.replacing {
+            while *written < answer.len() {
+                match Pin::new(&mut this.io).poll_write(cx, &answer[*written..]) {
+                    Poll::Ready(Ok(0)) => {
+                        return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+                    }
+                    Poll::Ready(Ok(n)) => *written += n,
+                    Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+            let stands_for = *stands_for;
+            this.replacing = None;
+            this.fresh = true;
+            return Poll::Ready(Ok(stands_for));
+        }
+        let written = Pin::new(&mut this.io).poll_write(cx, buf);
+        if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
+            this.fresh = true;
+        }
+        written
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        // hyper's `414` is its head alone, the first buffer: written as one.
+        let first = bufs.iter().find(|b| !b.is_empty());
+        if self.replacing.is_some() || first.is_some_and(|b| b.starts_with(HYPER_414)) {
+            let first = first.map_or(&[][..], |b| &b[..]);
+            return self.poll_write(cx, first);
+        }
+        let written = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
+            self.fresh = true;
+        }
+        written
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -43,6 +43,7 @@ mod refusals;
 mod rejections;
 mod stall;
 mod step_up;
+mod text;
 mod tls;
 mod tokens;
 mod whoami;
@@ -248,7 +249,8 @@ impl Workspaces {
 /// before them, more than one `Host` is refused ([`mcp_common::http::single_host`]; OAuth's
 /// paths are the people's routes', [`crate::oauth`]), a REST path refuses a
 /// foreign `Origin` ([`middleware::origin`]); every refusal of a REST path is the envelope
-/// ([`rejections`]). `local` is the bound address (its own origins). `people` (the web
+/// ([`rejections`]); before all of them, a request holding a NUL where the server decodes
+/// text is refused in its path's shape ([`text`]). `local` is the bound address (its own origins). `people` (the web
 /// board, `crate::web::routes`, handed in as `mcp` is) answers every other path, with a
 /// person's 404 page for those it does not take.
 pub fn router(state: ApiState, mcp: Router, people: Router, local: SocketAddr) -> Router {
@@ -301,6 +303,8 @@ pub fn router(state: ApiState, mcp: Router, people: Router, local: SocketAddr) -
             axum::routing::any(jility_web::not_found)
                 .layer(axum::middleware::from_fn(jility_web::security::headers)),
         )
+        // No NUL reaches a handler (PostgreSQL's text cannot hold one): [`text`].
+        .layer(axum::middleware::from_fn(text::refuse_nul))
         .layer(axum::middleware::from_fn(mcp_common::http::single_host))
         .layer(axum::middleware::from_fn_with_state(
             state.tls,
@@ -431,11 +435,13 @@ where
         // Read deadlines for headers and bodies (MCP_HTTP_READ_TIMEOUT_SECS), as for every
         // HTTP server of the workspace; handlers see the client's address (`ConnectInfo`).
         let read_timeout = mcp_common::connections::read_timeout();
+        // A URI longer than hyper reads is answered in its path's shape ([`text`]).
+        let overlong: mcp_common::connections::OverlongUri = Arc::new(text::overlong_uri);
         let served = async move {
             match acceptor {
                 Some(acceptor) => {
                     let listener = tls::TlsListener::new(listener, acceptor);
-                    mcp_common::connections::serve_app(listener, app, read_timeout, stop).await;
+                    mcp_common::connections::serve_app_with(listener, app, read_timeout, stop, Some(overlong)).await;
                 }
                 None => {
                     let listener = listener.tap_io(|tcp| {
@@ -443,7 +449,7 @@ where
                             tracing::debug!("cannot set TCP_NODELAY: {err}");
                         }
                     });
-                    mcp_common::connections::serve_app(listener, app, read_timeout, stop).await;
+                    mcp_common::connections::serve_app_with(listener, app, read_timeout, stop, Some(overlong)).await;
                 }
             }
         };

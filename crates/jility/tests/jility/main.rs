@@ -38,6 +38,7 @@ mod http;
 mod idempotency;
 mod local_only;
 mod mcp;
+mod nul_sweep;
 mod oauth;
 mod oauth_redirects;
 mod outage;
