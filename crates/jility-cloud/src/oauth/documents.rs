@@ -231,6 +231,18 @@ async fn fetch(
             "The client's metadata document names another client_id than its own URL",
         ));
     }
+    // What is kept of it must be text PostgreSQL can hold (the name drops control
+    // characters below).
+    if document
+        .redirect_uris
+        .iter()
+        .chain(document.client_uri.iter())
+        .any(|text| text.contains('\0'))
+    {
+        return Err(refuse(
+            "The client's metadata document holds a NUL character",
+        ));
+    }
     if document
         .token_endpoint_auth_method
         .as_deref()

@@ -468,3 +468,42 @@ fn a_metadata_document_on_an_ipv4_address_inside_ipv6_is_not_fetched() {
         assert!(page.contains("private"), "{host}: {page}");
     }
 }
+
+/// A metadata document whose redirect URI or `client_uri` holds a NUL (which PostgreSQL's
+/// text cannot) is refused on the person's page, as any unusable document is: never a 500
+/// with the database's wording.
+#[test]
+fn a_metadata_document_holding_a_nul_is_refused_as_unusable() {
+    let db = TestDb::new();
+    workspace(&db, "acme");
+    person(&db, "mia@example.com", "Mia", "acme", "member");
+    let server = Server::start_with(
+        &db,
+        "127.0.0.1:0",
+        &[],
+        &[("JILITY_OAUTH_ALLOW_PRIVATE_CLIENTS", "1")],
+    );
+    let mut mia = Browser::signed_in(&server, "mia@example.com");
+    let nul_uri = format!("{REDIRECT}\u{0}x");
+    for (field, value) in [
+        ("redirect_uris", json!([nul_uri])),
+        ("client_uri", json!("https://client.example/\u{0}")),
+    ] {
+        let document = serve_document(move |own: &str| {
+            let mut doc = json!({"client_id": own, "client_name": "Nul Client",
+                   "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"});
+            doc[field] = value.clone();
+            doc.to_string()
+        });
+        let app = App {
+            client_id: document,
+            ..App::register(&server)
+        };
+        let (status, page) = mia.get(&app.authorize_path(&[]));
+        assert_eq!(status, 400, "{field}: {page}");
+        assert!(page.contains("NUL character"), "{field}: {page}");
+        for wording in ["invalid byte sequence", "22021", "SQLSTATE"] {
+            assert!(!page.contains(wording), "{field}: {page}");
+        }
+    }
+}
