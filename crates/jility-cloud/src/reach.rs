@@ -80,6 +80,19 @@ pub const STALL: Duration = Duration::from_secs(2);
 /// How often a request waiting on the database looks at whether it became unresponsive.
 pub const STALL_POLL: Duration = Duration::from_millis(100);
 
+/// How long an operation may wait for a blocking thread to start it: past this, every
+/// thread is held by slow database work and the operation is refused as busy instead of
+/// queueing (nothing of it ran).
+pub const QUEUE_WAIT: Duration = Duration::from_secs(3);
+
+/// How long a request may wait on a database that answers, but slowly (locks, load),
+/// before it is answered busy.
+pub const DEADLINE: Duration = Duration::from_secs(15);
+
+/// How much longer the outermost layer waits than an operation's own bound, so that the
+/// operation's answer — which knows whether it wrote — comes first.
+pub const OUTER_GRACE: Duration = Duration::from_millis(400);
+
 /// Whether the database can be reached and answers, shared by every pool of one database:
 /// the outcome of the last attempt to connect, and the probe in flight
 /// ([`crate::store::PgDatabase::watch`]).
@@ -146,17 +159,6 @@ impl Health {
         since != 0 && self.now_ms().saturating_sub(since) > STALL.as_millis() as u64
     }
 
-    /// Resolves once the database is unresponsive (looked at every [`STALL_POLL`], first
-    /// after one: a request that needs no database is done by then).
-    pub(crate) async fn stalled(&self) {
-        loop {
-            tokio::time::sleep(STALL_POLL).await;
-            if self.unresponsive() {
-                return;
-            }
-        }
-    }
-
     /// A checkout that timed out: unreachable if connecting fails, unresponsive if the
     /// database stopped answering, else every connection is in use (busy, retryable too).
     pub(crate) fn no_connection(&self, err: &r2d2::Error, size: u32) -> StoreError {
@@ -175,10 +177,34 @@ impl Health {
 /// What became of a request's database work: the request may give up on it
 /// ([`Self::abandon`]) while it still runs on a blocking thread, which then takes no new
 /// connection and sends no `COMMIT` ([`check_abandoned`], [`committing`]).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Fate {
     abandoned: AtomicBool,
     commit_sent: AtomicBool,
+    /// A blocking thread began the work.
+    started: AtomicBool,
+    /// When the request began waiting for it.
+    began: Instant,
+}
+
+tokio::task_local! {
+    /// When the request being served arrived (set by the outermost layer, `api::stall`).
+    pub(crate) static REQUEST_BEGAN: Instant;
+}
+
+impl Default for Fate {
+    /// The fate of work for the request this task serves: its waits count from the
+    /// request's arrival (else from now).
+    fn default() -> Self {
+        Self {
+            abandoned: AtomicBool::new(false),
+            commit_sent: AtomicBool::new(false),
+            started: AtomicBool::new(false),
+            began: REQUEST_BEGAN
+                .try_with(|began| *began)
+                .unwrap_or_else(|_| Instant::now()),
+        }
+    }
 }
 
 impl Fate {
@@ -205,9 +231,21 @@ pub fn with_fate<R>(fate: Arc<Fate>, f: impl FnOnce() -> R) -> R {
             FATE.with(|cell| cell.borrow_mut().take());
         }
     }
+    fate.started.store(true, Ordering::SeqCst);
     FATE.with(|cell| *cell.borrow_mut() = Some(fate));
     let _reset = Reset;
     f()
+}
+
+/// How long this thread's work may wait for a lock, when its request has already waited
+/// (for a blocking thread) part of `full`: what is left of `full`, at least a tenth of a
+/// second; `None` when it has waited too little to matter (the connection's own
+/// `lock_timeout` holds). So a request queued behind slow work is answered about `full`
+/// after it came, not `full` after a thread took it up.
+pub(crate) fn lock_budget(full: Duration) -> Option<Duration> {
+    let waited = FATE.with(|cell| cell.borrow().as_ref().map(|fate| fate.began.elapsed()))?;
+    (waited >= Duration::from_millis(100))
+        .then(|| full.saturating_sub(waited).max(Duration::from_millis(100)))
 }
 
 /// Refused when the work of this thread was abandoned by its request.
@@ -242,8 +280,10 @@ pub(crate) fn committing() -> Result<(), StoreError> {
     })
 }
 
-/// `work` unless the database stops answering first: then its `fate` (if any) is
-/// abandoned and the request is told `Unresponsive` (with whether a commit was sent).
+/// `work` unless the database stops answering first, or `work` (with its `fate`) waits
+/// [`QUEUE_WAIT`] for a blocking thread, or [`DEADLINE`] in all: then its `fate` (if any) is
+/// abandoned and the request told why — `Unresponsive`, `Overloaded` or `TooSlow`, with
+/// whether a commit had been sent.
 pub(crate) async fn bounded<T>(
     health: &Health,
     fate: Option<&Fate>,
@@ -253,13 +293,66 @@ pub(crate) async fn bounded<T>(
         // The work first: one ready at once never arms the timer.
         biased;
         done = work => Ok(done),
-        () = health.stalled() => {
+        why = gave_up(health, fate, Duration::ZERO, DEADLINE) => {
             let commit_sent = fate.is_some_and(|fate| {
                 fate.abandon();
                 fate.commit_sent()
             });
-            tracing::warn!(commit_sent, "a request gave up: the database stopped answering");
-            Err(StoreError::Unresponsive { commit_sent })
+            let why = match why {
+                StoreError::Unresponsive { .. } => StoreError::Unresponsive { commit_sent },
+                StoreError::TooSlow { .. } => StoreError::TooSlow { commit_sent },
+                other => other,
+            };
+            tracing::warn!(commit_sent, reason = %why, "a request gave up waiting on the database");
+            Err(why)
+        }
+    }
+}
+
+/// The outermost layer's [`bounded`]: it knows nothing of what the request did, so past
+/// its bound (a little later than an operation's own) a request that may change something
+/// (`writes`) is told its outcome is unknown.
+pub(crate) async fn bounded_request<T>(
+    health: &Health,
+    writes: bool,
+    work: impl Future<Output = T>,
+) -> Result<T, StoreError> {
+    tokio::select! {
+        biased;
+        done = work => Ok(done),
+        why = gave_up(health, None, OUTER_GRACE, DEADLINE + OUTER_GRACE) => Err(match why {
+            StoreError::Unresponsive { .. } => StoreError::Unresponsive { commit_sent: writes },
+            StoreError::TooSlow { .. } => StoreError::TooSlow { commit_sent: writes },
+            other => other,
+        }),
+    }
+}
+
+/// Resolves with why a request waiting on the database should stop waiting: the database
+/// unresponsive (for `grace` more), `fate`'s work not started within [`QUEUE_WAIT`], or
+/// `deadline` passed.
+async fn gave_up(
+    health: &Health,
+    fate: Option<&Fate>,
+    grace: Duration,
+    deadline: Duration,
+) -> StoreError {
+    let began = fate.map_or_else(Instant::now, |fate| fate.began);
+    loop {
+        tokio::time::sleep(STALL_POLL).await;
+        if health.unresponsive() {
+            tokio::time::sleep(grace).await;
+            return StoreError::Unresponsive { commit_sent: false };
+        }
+        let waited = began.elapsed();
+        if waited >= QUEUE_WAIT && fate.is_some_and(|fate| !fate.started.load(Ordering::SeqCst)) {
+            return StoreError::Overloaded(format!(
+                "every worker of this server has been waiting on it for over {} s",
+                QUEUE_WAIT.as_secs()
+            ));
+        }
+        if waited >= deadline {
+            return StoreError::TooSlow { commit_sent: false };
         }
     }
 }

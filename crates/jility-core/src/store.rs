@@ -18,7 +18,7 @@ use crate::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary
 /// ([`Self::Unavailable`]) or that stopped answering ([`Self::Unresponsive`]).
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("the database is busy: another process held its write lock for too long")]
+    #[error("the database is busy: another writer held a lock this needs for too long")]
     Busy,
     /// Contention, not an outage: every connection of the server's pool in use, the
     /// database refusing more connections, a serialization failure or deadlock, a
@@ -42,6 +42,10 @@ pub enum StoreError {
     /// commit already sent, its outcome is unknown (`commit_sent`).
     #[error("the database stopped answering")]
     Unresponsive { commit_sent: bool },
+    /// The database answers, but did not finish the request's work in the time a request
+    /// may wait (locks held elsewhere, load); handled like `Unresponsive`, as busy.
+    #[error("the database is busy: it did not finish in time")]
+    TooSlow { commit_sent: bool },
     /// Not a failure: a read that must run again another way (its statement was noted
     /// without a connection, or it asked for a second statement outside a transaction).
     /// The store runs it again; it never reaches a caller but by a bug.
@@ -64,7 +68,7 @@ impl From<StoreError> for ToolError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::Busy => ToolError::new(errors::DATABASE_BUSY, err.to_string())
-                .with_hint("Retry in a moment; another jility process is writing.")
+                .with_hint("Retry in a moment: another writer holds the lock.")
                 .with_retry_after(BUSY_RETRY_AFTER_SECS),
             StoreError::Overloaded(_) => ToolError::new(errors::DATABASE_BUSY, err.to_string())
                 .with_hint("Retry in a moment: nothing was written.")
@@ -97,6 +101,18 @@ impl From<StoreError> for ToolError {
             .with_hint("Retry with the same Idempotency-Key to learn the outcome (the first answer comes back if it was written); without a key, look before you write again.")
             .with_retry_after(UNAVAILABLE_RETRY_AFTER_SECS),
             StoreError::Rerun(what) => ToolError::internal(what),
+            StoreError::TooSlow { commit_sent: false } => ToolError::new(
+                errors::DATABASE_BUSY,
+                "The database did not finish this request in time; nothing was written",
+            )
+            .with_hint("Retry in a moment: the database answers, but slowly (a long lock or heavy load).")
+            .with_retry_after(BUSY_RETRY_AFTER_SECS),
+            StoreError::TooSlow { commit_sent: true } => ToolError::new(
+                errors::DATABASE_BUSY,
+                "The database did not finish this request in time: a write it made may or may not have been kept",
+            )
+            .with_hint("Retry with the same Idempotency-Key to learn the outcome (the first answer comes back if it was written); without a key, look before you write again.")
+            .with_retry_after(BUSY_RETRY_AFTER_SECS),
             StoreError::Database(detail) => {
                 // The database's own wording (which may quote a value) stays in the log,
                 // under a reference the answer gives.

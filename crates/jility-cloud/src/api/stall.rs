@@ -1,7 +1,10 @@
 //! Every request is answered while the database stops answering: the outermost layer of
 //! `jility serve` waits for a request's answer only as long as the database answers
-//! ([`crate::reach::bounded`]); once it does not ([`crate::reach::STALL`]), the request is
-//! answered `503` `database_unavailable` with `Retry-After`, in the shape its caller reads:
+//! ([`crate::reach::bounded_request`]; a little longer than an operation's own bound, whose
+//! answer knows whether it wrote); once it does not ([`crate::reach::STALL`]), the request
+//! is answered `503` `database_unavailable` with `Retry-After` — `database_busy` past
+//! [`crate::reach::DEADLINE`] on a database that answers slowly — in the shape its caller
+//! reads (a request that may have written, not knowing, says its outcome is unknown):
 //!
 //! - the API's envelope under `/api/`;
 //! - a JSON-RPC error (`-32000`, the envelope as its `data`) at `/mcp`;
@@ -67,7 +70,17 @@ pub async fn answer_while_the_database_answers(
     let reader = Reader::of(request.uri().path());
     // Only a page needs the request's headers (JSON to its script, else a page).
     let headers = (reader == Reader::Person).then(|| request.headers().clone());
-    match crate::reach::bounded(state.db.health(), None, next.run(request)).await {
+    // Whether the request may have changed something: then, not knowing, its refusal says
+    // the outcome is unknown.
+    let writes = !matches!(
+        *request.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
+    );
+    let served = crate::reach::bounded_request(state.db.health(), writes, next.run(request));
+    match crate::reach::REQUEST_BEGAN
+        .scope(std::time::Instant::now(), served)
+        .await
+    {
         Ok(response) => response,
         Err(stalled) => refusal(reader, stalled, headers.as_ref()),
     }

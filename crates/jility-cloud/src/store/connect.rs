@@ -90,7 +90,14 @@ impl PgDatabase {
         let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
-        let timeout = format!("-c lock_timeout={}", LOCK_TIMEOUT.as_millis());
+        // Locks wait `LOCK_TIMEOUT`; a statement runs `STATEMENT_TIMEOUT` at most, so no
+        // runaway statement holds a connection (and a thread) for ever (migrations and the
+        // context refresher lift it for their own statements).
+        let timeout = format!(
+            "-c lock_timeout={} -c statement_timeout={}",
+            LOCK_TIMEOUT.as_millis(),
+            STATEMENT_TIMEOUT.as_millis()
+        );
         let options = match config.get_options() {
             Some(existing) if !existing.trim().is_empty() => format!("{existing} {timeout}"),
             _ => timeout,
@@ -434,7 +441,7 @@ pub(super) fn migrate(client: &mut Client) -> StoreResult<u32> {
     // Another process applying the migrations holds the lock for as long as they take: a
     // start waits for it longer than a request waits for a writer.
     tx.batch_execute(&format!(
-        "SET LOCAL lock_timeout = {}",
+        "SET LOCAL lock_timeout = {}; SET LOCAL statement_timeout = 0",
         MIGRATION_LOCK_TIMEOUT.as_millis()
     ))
     .map_err(crate::store::db)?;

@@ -160,7 +160,7 @@ fn refresh(pool: &Pool, asked: BTreeMap<i64, BTreeSet<i64>>) {
             // is older than its ticket's version (whose bump committed before the refresh
             // began, durably), so it is not used, and the next read asks again.
             let sql = format!(
-                "BEGIN; SET LOCAL synchronous_commit = off; \
+                "BEGIN; SET LOCAL synchronous_commit = off; SET LOCAL statement_timeout = 0; \
                  SELECT jility_refresh_contexts({workspace}, '{{{}}}'::bigint[]); COMMIT",
                 joined(chunk)
             );

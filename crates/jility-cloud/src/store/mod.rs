@@ -107,6 +107,11 @@ pub const MIGRATIONS: &[&str] = &[
 /// few seconds (a writer holds the lock for a millisecond or so), long enough for a batch.
 const LOCK_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// The longest any statement of the pool may run (PostgreSQL's `statement_timeout`): past
+/// it the statement is cancelled (`Overloaded`, busy). Longer than a request waits
+/// ([`crate::reach::DEADLINE`]): a backstop for runaway statements, not a request's bound.
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How long a starting process waits for another one's migrations.
 const MIGRATION_LOCK_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -332,18 +337,27 @@ impl PgStore {
         loop {
             attempt += 1;
             let mut conn = self.db.checkout()?;
+            // A request that waited for its thread waits for locks only what is left of
+            // the lock timeout (in the same round trip as BEGIN).
+            let budget = reach::lock_budget(LOCK_TIMEOUT)
+                .map(|left| format!("SET LOCAL lock_timeout = {}; ", left.as_millis()))
+                .unwrap_or_default();
             let started = if write {
                 // Workspace ids beyond 31 bits share a lock with another workspace:
                 // harmless, they only queue together. Both numbers are ours, so they are
                 // written into the text: BEGIN and the lock are one round trip.
                 let key = (self.workspace & 0x7fff_ffff) as i32;
                 conn.client.batch_execute(&format!(
-                    "BEGIN ISOLATION LEVEL READ COMMITTED, READ WRITE; \
+                    "BEGIN ISOLATION LEVEL READ COMMITTED, READ WRITE; {budget}\
                      SELECT pg_advisory_xact_lock({WRITER_LOCK_CLASS}, {key})"
                 ))
-            } else {
+            } else if budget.is_empty() {
                 conn.client
                     .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            } else {
+                conn.client.batch_execute(&format!(
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; {budget}"
+                ))
             };
             match started {
                 Ok(()) => {
