@@ -151,12 +151,17 @@ impl ScopeSet {
         if self.allows(needed) {
             return Ok(());
         }
+        let or_full = if needed == Scope::FullAccess {
+            ""
+        } else {
+            " (or `full_access`)"
+        };
         Err(ToolError::new(
             errors::PERMISSION_DENIED,
             format!("This token lacks the `{needed}` scope"),
         )
         .with_hint(format!(
-            "The token has {self}. Use a token with `{needed}` (or `full_access`); an admin can create one with `jility auth create-token --scopes {needed}`."
+            "The token has {self}. Use a token with `{needed}`{or_full}; an admin can create one with `jility auth create-token --scopes {needed}`."
         )))
     }
 

@@ -403,7 +403,8 @@ fn mcp_refusal(found: &Found, message: &str, body: Option<&Bytes>) -> Response {
 
 /// What the connection answers for a request whose URI is longer than hyper reads (it
 /// answers `414` before any router), given the start of its request line: under `/api`,
-/// the envelope (`invalid_input`); at `/mcp`, a JSON-RPC error; elsewhere hyper's own.
+/// the envelope (`invalid_input`); at `/mcp`, a JSON-RPC error; at OAuth's JSON endpoints,
+/// RFC 6749's `invalid_request`; elsewhere a person's page.
 pub fn overlong_uri(start: &[u8]) -> Option<(&'static str, String)> {
     let target = start.splitn(3, |&b| b == b' ').nth(1)?;
     // The absolute form (`http://host/path`) names the path after the authority.
@@ -442,7 +443,28 @@ pub fn overlong_uri(start: &[u8]) -> Option<(&'static str, String)> {
             })
             .to_string(),
         )),
-        Area::OAuth | Area::People => None,
+        Area::OAuth => Some((
+            "application/json",
+            serde_json::json!({"error": "invalid_request", "error_description": message})
+                .to_string(),
+        )),
+        Area::People => Some((
+            "text/html; charset=utf-8",
+            jility_web::layout::bare(
+                "Address too long",
+                maud::html! {
+                    main id="main" class="narrow" data-page="error" {
+                        h1 { "This address is too long" }
+                        (jility_web::layout::notice(
+                            "error",
+                            &message,
+                            Some("Go back and follow a link of the site instead: its addresses are short."),
+                        ))
+                    }
+                },
+            )
+            .into_string(),
+        )),
     }
 }
 
@@ -536,7 +558,20 @@ mod tests {
         assert!(api.is_some_and(|b| b.contains("invalid_input")));
         let absolute = overlong_uri(b"GET http://h:1/mcp?x").map(|(_, body)| body);
         assert!(absolute.is_some_and(|b| b.contains("-32600")));
-        assert!(overlong_uri(b"GET /w/x/board?q=").is_none());
+        let page = overlong_uri(b"GET /w/x/board?q=").map(|(kind, body)| (kind, body));
+        assert!(
+            page.as_ref().is_some_and(
+                |(kind, body)| kind.starts_with("text/html") && body.contains("too long")
+            ),
+            "{page:?}"
+        );
+        let oauth = overlong_uri(b"GET /oauth/token?x").map(|(_, body)| body);
+        assert!(
+            oauth
+                .as_deref()
+                .is_some_and(|b| b.contains("\"invalid_request\"")),
+            "{oauth:?}"
+        );
         assert!(overlong_uri(b"garbage").is_none());
     }
 }

@@ -49,13 +49,31 @@ struct Ask {
     code_challenge: String,
     code_challenge_method: String,
     resource: Option<String>,
+    /// A parameter sent more than once (RFC 6749 §3.1: they must not be), if any.
+    repeated: Option<&'static str>,
 }
+
+/// The parameters of an authorization request.
+const PARAMETERS: [&str; 8] = [
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "state",
+    "scope",
+    "code_challenge",
+    "code_challenge_method",
+    "resource",
+];
 
 impl Ask {
     fn from_pairs(pairs: &[(String, String)]) -> Self {
         let get = |name: &str| field(pairs, name).unwrap_or_default().to_string();
         let opt = |name: &str| field(pairs, name).map(str::to_string);
+        let repeated = PARAMETERS
+            .into_iter()
+            .find(|name| pairs.iter().filter(|(k, _)| k == name).count() > 1);
         Self {
+            repeated,
             response_type: get("response_type"),
             client_id: get("client_id"),
             redirect_uri: get("redirect_uri"),
@@ -262,6 +280,12 @@ fn request_refused(client: &Client, refusal: &Refusal) -> Response {
 
 /// What the rest of the request must be (after the client and redirect URI).
 fn check_rest(ask: &Ask, resource: &str) -> Result<Vec<String>, Refusal> {
+    if let Some(name) = ask.repeated {
+        return Err(refusal(
+            "invalid_request",
+            format!("The parameter `{name}` is sent more than once"),
+        ));
+    }
     if ask.response_type != "code" {
         return Err(refusal(
             "unsupported_response_type",

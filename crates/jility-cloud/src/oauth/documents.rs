@@ -203,8 +203,17 @@ async fn fetch(
                 source = inner.source();
             }
             tracing::info!(client_id, cause = %cause, "cannot fetch a client's metadata document");
+            // The cause stays in the log: the answer says only what kind of failure it was,
+            // so that the fetch cannot be used to map the server's outbound network.
+            let kind = if e.is_timeout() {
+                "it did not answer in time"
+            } else if e.is_connect() {
+                "no connection could be made"
+            } else {
+                "the exchange failed"
+            };
             refuse(format!(
-                "The client's metadata document could not be fetched ({cause})"
+                "The client's metadata document could not be fetched: {kind}"
             ))
         })?;
     if !response.status().is_success() {

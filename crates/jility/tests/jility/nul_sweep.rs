@@ -886,6 +886,15 @@ fn a_uri_too_long_for_the_server_is_answered_in_the_paths_shape() {
     let body: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(body["jsonrpc"], "2.0", "{body}");
     assert_eq!(body["error"]["code"], -32600, "{body}");
+    // OAuth's JSON endpoints: RFC 6749's error; a person's path: a page.
+    let (status, content_type, body) = raw_get(&server, &format!("/oauth/token?x={long}"));
+    assert_eq!((status, content_type.as_str()), (414, "application/json"));
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"], "invalid_request", "{body}");
+    let (status, content_type, body) = raw_get(&server, &format!("/w/acme/board?q={long}"));
+    assert_eq!(status, 414, "{}", cut(&body));
+    assert!(content_type.starts_with("text/html"), "{content_type}");
+    assert!(body.contains("This address is too long"), "{}", cut(&body));
     // On a kept-alive connection, after an answer: the request's own start is read.
     {
         use std::io::{BufRead as _, BufReader, Read as _, Write as _};

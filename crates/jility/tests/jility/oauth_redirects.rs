@@ -507,3 +507,43 @@ fn a_metadata_document_holding_a_nul_is_refused_as_unusable() {
         }
     }
 }
+
+/// A parameter sent twice (RFC 6749 §3.1: they must not be) is a fault like any other: the
+/// page, nothing sent to the client — whichever copy comes first.
+#[test]
+fn a_repeated_authorization_parameter_is_refused_on_the_page() {
+    let (db, server) = crate::oauth::world();
+    drop(server);
+    let server = Server::start(&db, &[]);
+    let app = App::register(&server);
+    let mut mia = Browser::signed_in(&server, "mia@example.com");
+    for (name, second) in [
+        ("state", "other"),
+        ("response_type", "token"),
+        ("redirect_uri", "https://attacker.example/cb"),
+        ("scope", "full_access"),
+        ("code_challenge_method", "plain"),
+    ] {
+        let path = format!(
+            "{}&{}",
+            app.authorize_path(&[]),
+            form_urlencoded::Serializer::new(String::new())
+                .append_pair(name, second)
+                .finish()
+        );
+        let answer = mia
+            .client
+            .get(format!("{}{path}", server.root()))
+            .header("cookie", mia.cookie_header())
+            .send()
+            .unwrap();
+        let what = format!("{name} twice");
+        stays(&answer, &what);
+        assert_eq!(answer.status().as_u16(), 400, "{what}");
+        let page = answer.text().unwrap();
+        assert!(
+            page.contains("invalid_request") && page.contains("more than once"),
+            "{what}: {page}"
+        );
+    }
+}
