@@ -558,7 +558,7 @@ mod tests {
         assert!(api.is_some_and(|b| b.contains("invalid_input")));
         let absolute = overlong_uri(b"GET http://h:1/mcp?x").map(|(_, body)| body);
         assert!(absolute.is_some_and(|b| b.contains("-32600")));
-        let page = overlong_uri(b"GET /w/x/board?q=").map(|(kind, body)| (kind, body));
+        let page = overlong_uri(b"GET /w/x/board?q=");
         assert!(
             page.as_ref().is_some_and(
                 |(kind, body)| kind.starts_with("text/html") && body.contains("too long")
