@@ -516,7 +516,7 @@ fn a_repeated_authorization_parameter_is_refused_on_the_page() {
     drop(server);
     let server = Server::start(&db, &[]);
     let app = App::register(&server);
-    let mut mia = Browser::signed_in(&server, "mia@example.com");
+    let mia = Browser::signed_in(&server, "mia@example.com");
     for (name, second) in [
         ("state", "other"),
         ("response_type", "token"),
