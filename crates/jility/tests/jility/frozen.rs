@@ -126,6 +126,19 @@ impl Record {
     }
 }
 
+/// Create a ticket titled `title` over REST (it must be created).
+fn create(http: &reqwest::blocking::Client, server: &Server, token: &str, title: &str) {
+    let created = cloud::call_json(
+        http,
+        server,
+        reqwest::Method::POST,
+        "/tickets",
+        token,
+        Some(json!({"title": title})),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+}
+
 /// One request of a channel: its status, `Retry-After` and body text.
 fn send(request: reqwest::blocking::RequestBuilder) -> (u16, Option<String>, String) {
     match request.send() {
@@ -161,21 +174,6 @@ fn mcp_error(text: &str) -> Option<Value> {
     (result["isError"] == true).then(|| result["structuredContent"]["error"].clone())
 }
 
-fn channel(
-    stop: &Arc<AtomicBool>,
-    mut step: impl FnMut(u64) + Send + 'static,
-) -> std::thread::JoinHandle<()> {
-    let stop = stop.clone();
-    std::thread::spawn(move || {
-        let mut i = 0;
-        while !stop.load(Ordering::Relaxed) {
-            step(i);
-            i += 1;
-            std::thread::sleep(PACE);
-        }
-    })
-}
-
 #[test]
 fn a_frozen_database_is_answered_unavailable_within_seconds_and_nothing_lands_late() {
     let Some(bin) = pg_bin() else {
@@ -188,15 +186,7 @@ fn a_frozen_database_is_answered_unavailable_within_seconds_and_nothing_lands_la
     let (_alpha, token) = workspace(&tokens, "alpha");
     let server = Server::start(&db, &["--rate-limit", "1000000"]);
     let http = client();
-    let created = cloud::call_json(
-        &http,
-        &server,
-        reqwest::Method::POST,
-        "/tickets",
-        &token,
-        Some(json!({"title": "before the freeze"})),
-    );
-    assert_eq!(created.status, 201, "{}", created.body);
+    create(&http, &server, &token, "before the freeze");
     let mcp_url = format!("{}/mcp", server.root());
     let session = crate::outage::mcp_session(&http, &mcp_url, &token);
     // A person signed in on the web board, whose pages read their session and workspace.
@@ -213,7 +203,7 @@ fn a_frozen_database_is_answered_unavailable_within_seconds_and_nothing_lands_la
             (record.clone(), client(), server.url.clone(), token.clone());
         let (mcp_url, session, unknown) = (mcp_url.clone(), session.clone(), unknown.clone());
         let (cookie, root) = (cookie.clone(), root.clone());
-        threads.push(channel(&stop, move |i| {
+        threads.push(crate::outage::channel(&stop, PACE, move |i| {
             let started = Instant::now();
             let mut write = None;
             let request = match name {
@@ -470,15 +460,7 @@ fn each_cause_of_a_refusal_is_named_for_what_it_is() {
     let (alpha, token) = workspace(&tokens, "alpha");
     let server = Server::start(&db, &[]);
     let http = client();
-    let created = cloud::call_json(
-        &http,
-        &server,
-        reqwest::Method::POST,
-        "/tickets",
-        &token,
-        Some(json!({"title": "first"})),
-    );
-    assert_eq!(created.status, 201, "{}", created.body);
+    create(&http, &server, &token, "first");
 
     // Another process holds the workspace's writer lock (as a writer does, in its
     // transaction): a write waits `lock_timeout` (3 s), then is refused as busy.
@@ -520,15 +502,7 @@ fn each_cause_of_a_refusal_is_named_for_what_it_is() {
     );
     assert_eq!(read.status, 200, "{}", read.body);
     tx.rollback().unwrap();
-    let after = cloud::call_json(
-        &http,
-        &server,
-        reqwest::Method::POST,
-        "/tickets",
-        &token,
-        Some(json!({"title": "after the lock"})),
-    );
-    assert_eq!(after.status, 201, "{}", after.body);
+    create(&http, &server, &token, "after the lock");
     let titles: Vec<String> = db
         .client()
         .query("SELECT title FROM tickets ORDER BY number", &[])
@@ -652,15 +626,7 @@ fn requests_queued_behind_a_held_lock_are_answered_busy_within_seconds() {
     let (_alpha, token) = workspace(&tokens, "alpha");
     let server = Server::start(&db, &["--rate-limit", "1000000"]);
     let http = client();
-    let created = cloud::call_json(
-        &http,
-        &server,
-        reqwest::Method::POST,
-        "/tickets",
-        &token,
-        Some(json!({"title": "first"})),
-    );
-    assert_eq!(created.status, 201, "{}", created.body);
+    create(&http, &server, &token, "first");
     let mut locker = db.client();
     let mut lock = locker.transaction().unwrap();
     lock.batch_execute("LOCK TABLE tickets IN ACCESS EXCLUSIVE MODE")

@@ -281,9 +281,10 @@ impl Record {
     }
 }
 
-/// Run `step` (given its iteration number) every [`PACE`] until `stop` is set, on a thread.
-fn channel(
+/// Run `step` (given its iteration number) every `pace` until `stop` is set, on a thread.
+pub(crate) fn channel(
     stop: &Arc<AtomicBool>,
+    pace: Duration,
     mut step: impl FnMut(u64) + Send + 'static,
 ) -> std::thread::JoinHandle<()> {
     let stop = stop.clone();
@@ -292,7 +293,7 @@ fn channel(
         while !stop.load(Ordering::Relaxed) {
             step(i);
             i += 1;
-            std::thread::sleep(PACE);
+            std::thread::sleep(pace);
         }
     })
 }
@@ -452,7 +453,7 @@ fn a_database_outage_is_answered_unavailable_in_bounded_time_and_recovers_withou
     for (name, write) in [("rest-write", true), ("rest-read", false)] {
         let (record, http, url, token) =
             (record.clone(), client(), server.url.clone(), token.clone());
-        threads.push(channel(&stop, move |i| {
+        threads.push(channel(&stop, PACE, move |i| {
             let title = format!("{name}-{i}");
             let started = Instant::now();
             let request = if write {
@@ -505,7 +506,7 @@ fn a_database_outage_is_answered_unavailable_in_bounded_time_and_recovers_withou
             token.clone(),
         );
         let session = mcp_session(&http, &url, &token);
-        threads.push(channel(&stop, move |i| {
+        threads.push(channel(&stop, PACE, move |i| {
             let title = format!("mcp-{i}");
             let started = Instant::now();
             let body = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
