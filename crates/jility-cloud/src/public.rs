@@ -36,6 +36,13 @@ pub fn resource(headers: &HeaderMap, tls: bool) -> String {
 /// The protected resource metadata of `/mcp` (RFC 9728's path for a resource with a path).
 pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 
+/// The paths of the authorization server (here, so that the API's layers, which answer
+/// them in their shape, need nothing of `oauth/`).
+pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
+pub const TOKEN_PATH: &str = "/oauth/token";
+pub const REGISTER_PATH: &str = "/oauth/register";
+pub const REVOKE_PATH: &str = "/oauth/revoke";
+
 /// The scopes OAuth grants (never `full_access`), in the order they are shown.
 pub const SCOPES: [&str; 4] = [
     "tickets:read",

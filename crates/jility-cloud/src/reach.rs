@@ -309,9 +309,10 @@ pub(crate) async fn bounded<T>(
     }
 }
 
-/// The outermost layer's [`bounded`]: it knows nothing of what the request did, so past
-/// its bound (a little later than an operation's own) a request that may change something
-/// (`writes`) is told its outcome is unknown.
+/// The outermost layer's [`bounded`]: the database unresponsive only (a request may wait
+/// on its client's body, which is no database's fault), and a little later than an
+/// operation's own bound; it knows nothing of what the request did, so a request that may
+/// change something (`writes`) is told its outcome is unknown.
 pub(crate) async fn bounded_request<T>(
     health: &Health,
     writes: bool,
@@ -320,7 +321,7 @@ pub(crate) async fn bounded_request<T>(
     tokio::select! {
         biased;
         done = work => Ok(done),
-        why = gave_up(health, None, OUTER_GRACE, DEADLINE + OUTER_GRACE) => Err(match why {
+        why = gave_up(health, None, OUTER_GRACE, Duration::MAX) => Err(match why {
             StoreError::Unresponsive { .. } => StoreError::Unresponsive { commit_sent: writes },
             StoreError::TooSlow { .. } => StoreError::TooSlow { commit_sent: writes },
             other => other,

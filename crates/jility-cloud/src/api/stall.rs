@@ -2,9 +2,10 @@
 //! `jility serve` waits for a request's answer only as long as the database answers
 //! ([`crate::reach::bounded_request`]; a little longer than an operation's own bound, whose
 //! answer knows whether it wrote); once it does not ([`crate::reach::STALL`]), the request
-//! is answered `503` `database_unavailable` with `Retry-After` — `database_busy` past
-//! [`crate::reach::DEADLINE`] on a database that answers slowly — in the shape its caller
-//! reads (a request that may have written, not knowing, says its outcome is unknown):
+//! is answered `503` `database_unavailable` with `Retry-After`, in the shape its caller
+//! reads (a request that may have written, not knowing, says its outcome is unknown). A
+//! database that answers slowly is the operations' own bound ([`crate::reach::DEADLINE`]):
+//! this layer cannot tell it from a client slow to send its body. The shapes:
 //!
 //! - the API's envelope under `/api/`;
 //! - a JSON-RPC error (`-32000`, the envelope as its `data`) at `/mcp`;
@@ -48,9 +49,9 @@ impl Reader {
         } else if under(mcp_common::http::MCP_PATH) {
             Reader::Mcp
         } else if [
-            crate::oauth::TOKEN_PATH,
-            crate::oauth::REGISTER_PATH,
-            crate::oauth::REVOKE_PATH,
+            crate::public::TOKEN_PATH,
+            crate::public::REGISTER_PATH,
+            crate::public::REVOKE_PATH,
         ]
         .contains(&path)
         {

@@ -50,7 +50,8 @@ use mcp_common::ToolError;
 use serde_json::Value;
 
 use super::ApiError;
-use crate::oauth::{OAuthError, REGISTER_PATH, REVOKE_PATH, TOKEN_PATH};
+use crate::oauth::errors::OAuthError;
+use crate::public::{REGISTER_PATH, REVOKE_PATH, TOKEN_PATH};
 use jility_core::errors;
 
 /// How a path's refusals are answered.

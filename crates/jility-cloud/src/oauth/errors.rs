@@ -105,6 +105,19 @@ impl OAuthError {
         Self::new(code, status, description)
     }
 
+    /// A body announced (`Content-Length`) larger than the endpoints take: `413` at once,
+    /// before any of it is read.
+    pub fn too_large(code: &'static str) -> Self {
+        Self::new(
+            code,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "The request body is larger than this endpoint takes ({} bytes at most)",
+                super::BODY_BYTES
+            ),
+        )
+    }
+
     pub fn slow_down(description: impl Into<String>, wait: u64) -> Self {
         Self {
             retry_after: Some(wait),
@@ -165,4 +178,26 @@ pub async fn method_not_allowed() -> Response {
         .headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static("POST"));
     response
+}
+
+/// Refuse a request of the JSON endpoints whose announced body is over
+/// [`super::BODY_BYTES`] at once (`413`), rather than reading it up to the limit first.
+pub async fn announced_too_large(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let announced = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if announced.is_some_and(|len| len > super::BODY_BYTES as u64) {
+        let code = if request.uri().path() == super::REGISTER_PATH {
+            "invalid_client_metadata"
+        } else {
+            "invalid_request"
+        };
+        return OAuthError::too_large(code).into_response();
+    }
+    next.run(request).await
 }

@@ -44,7 +44,7 @@ mod authorize;
 mod clients;
 mod connected;
 mod documents;
-mod errors;
+pub(crate) mod errors;
 mod grants;
 mod limits;
 mod metadata;
@@ -89,12 +89,9 @@ pub const REGISTRATION_WINDOW_SECS: i64 = 60 * 60;
 /// `413` in RFC 7591 / 6749 JSON.
 pub const BODY_BYTES: usize = 64 * 1024;
 
-/// The paths of the authorization server.
-pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
-pub const TOKEN_PATH: &str = "/oauth/token";
-pub const REGISTER_PATH: &str = "/oauth/register";
-pub const REVOKE_PATH: &str = "/oauth/revoke";
-pub use crate::public::{RESOURCE_METADATA_PATH, SCOPES};
+pub use crate::public::{
+    AUTHORIZE_PATH, REGISTER_PATH, RESOURCE_METADATA_PATH, REVOKE_PATH, SCOPES, TOKEN_PATH,
+};
 
 /// The authorization server's and the metadata's routes, and Settings → Connected clients
 /// (no authentication in front: each checks what it needs itself). `site` is the web
@@ -121,7 +118,8 @@ pub fn routes(site: &CloudSite) -> Router {
             REVOKE_PATH,
             post(token::revoke).fallback(errors::method_not_allowed),
         )
-        .layer(DefaultBodyLimit::max(BODY_BYTES));
+        .layer(DefaultBodyLimit::max(BODY_BYTES))
+        .layer(axum::middleware::from_fn(errors::announced_too_large));
     let connected = Router::new()
         .route("/w/{workspace}/settings/clients", get(connected::page))
         .route(
