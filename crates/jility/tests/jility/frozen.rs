@@ -139,6 +139,21 @@ fn create(http: &reqwest::blocking::Client, server: &Server, token: &str, title:
     assert_eq!(created.status, 201, "{}", created.body);
 }
 
+/// A private cluster (`None`, said on stderr, without initdb), a database on it with a
+/// workspace `alpha` and its token, and `jility serve` on it without a rate limit in the way.
+fn private_cluster() -> Option<(Cluster, TestDb, String, Server)> {
+    let Some(bin) = pg_bin() else {
+        eprintln!("SKIPPED: initdb is not installed: the freeze test needs a cluster of its own");
+        return None;
+    };
+    let cluster = Cluster::create(bin);
+    let db = TestDb::on(&cluster.url());
+    let tokens = Tokens::new(&db.connect());
+    let (_alpha, token) = workspace(&tokens, "alpha");
+    let server = Server::start(&db, &["--rate-limit", "1000000"]);
+    Some((cluster, db, token, server))
+}
+
 /// One request of a channel: its status, `Retry-After` and body text.
 fn send(request: reqwest::blocking::RequestBuilder) -> (u16, Option<String>, String) {
     match request.send() {
@@ -176,15 +191,9 @@ fn mcp_error(text: &str) -> Option<Value> {
 
 #[test]
 fn a_frozen_database_is_answered_unavailable_within_seconds_and_nothing_lands_late() {
-    let Some(bin) = pg_bin() else {
-        eprintln!("SKIPPED: initdb is not installed: the freeze test needs a cluster of its own");
+    let Some((cluster, db, token, server)) = private_cluster() else {
         return;
     };
-    let cluster = Cluster::create(bin);
-    let db = TestDb::on(&cluster.url());
-    let tokens = Tokens::new(&db.connect());
-    let (_alpha, token) = workspace(&tokens, "alpha");
-    let server = Server::start(&db, &["--rate-limit", "1000000"]);
     let http = client();
     create(&http, &server, &token, "before the freeze");
     let mcp_url = format!("{}/mcp", server.root());
@@ -547,15 +556,9 @@ fn each_cause_of_a_refusal_is_named_for_what_it_is() {
 /// written" (a client without a key would write it again). Over REST and `/mcp`.
 #[test]
 fn a_committed_write_whose_audit_entry_is_frozen_is_acknowledged() {
-    let Some(bin) = pg_bin() else {
-        eprintln!("SKIPPED: initdb is not installed: the freeze test needs a cluster of its own");
+    let Some((cluster, db, token, server)) = private_cluster() else {
         return;
     };
-    let cluster = Cluster::create(bin);
-    let db = TestDb::on(&cluster.url());
-    let tokens = Tokens::new(&db.connect());
-    let (_alpha, token) = workspace(&tokens, "alpha");
-    let server = Server::start(&db, &["--rate-limit", "1000000"]);
     let http = client();
     let mcp_url = format!("{}/mcp", server.root());
     let session = crate::outage::mcp_session(&http, &mcp_url, &token);

@@ -313,23 +313,6 @@ fn user_id(db: &TestDb, email: &str) -> i64 {
         .get(0)
 }
 
-/// `jility admin add-member … --role ROLE` on a member: their role changes.
-fn set_role(db: &TestDb, email: &str, workspace: &str, role: &str) {
-    browser::admin(
-        db,
-        &[
-            "add-member",
-            "--workspace",
-            workspace,
-            "--email",
-            email,
-            "--role",
-            role,
-        ],
-        None,
-    );
-}
-
 /// The owner `owner` removes `email` from `workspace` on the settings page.
 fn remove(owner: &mut Browser, db: &TestDb, workspace: &str, email: &str) {
     let csrf = owner.csrf(workspace);
@@ -456,7 +439,7 @@ fn an_oauth_tokens_streams_end_when_its_person_is_demoted_below_it_or_removed() 
 
     // A viewer may not write: the token that could ends; the one a viewer may hold goes on.
     let asked = Instant::now();
-    set_role(&db, "mia@example.com", "acme", "viewer");
+    browser::set_role(&db, "mia@example.com", "acme", "viewer");
     for (stream, what) in [(&writer_events, "events"), (&writer_mcp, "MCP stream")] {
         let ended = stream.ends_within(
             SLACK,
@@ -563,7 +546,7 @@ fn a_persons_live_stream_ends_at_the_sessions_expiry_a_role_change_and_a_removal
     // reconnecting, is shown with the new role.
     let bo = Browser::signed_in(&server, "bo@example.com");
     let demoted = live(&bo, "acme");
-    set_role(&db, "bo@example.com", "acme", "viewer");
+    browser::set_role(&db, "bo@example.com", "acme", "viewer");
     demoted.ends_within(SLACK, "the live stream of a person whose role changed");
     let again = live(&bo, "acme");
     again.stays_open(Duration::from_secs(1), "the viewer's new stream");

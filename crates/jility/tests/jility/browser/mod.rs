@@ -75,6 +75,12 @@ pub fn person(db: &TestDb, email: &str, name: &str, workspace: &str, role: &str)
         ],
         Some(PASSWORD),
     );
+    set_role(db, email, workspace, role);
+}
+
+/// `jility admin add-member … --role ROLE`: `email` becomes a member of `workspace` with
+/// `role`, or a member's role changes.
+pub fn set_role(db: &TestDb, email: &str, workspace: &str, role: &str) {
     admin(
         db,
         &[
