@@ -31,6 +31,7 @@ pub mod envelope;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod jsonrpc;
+pub mod memory;
 pub mod params;
 pub mod protocol;
 pub mod serve;

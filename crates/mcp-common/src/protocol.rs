@@ -75,9 +75,11 @@ pub async fn call_routed<S: Send + Sync + 'static>(
             tools.iter().map(|tool| tool.name.as_ref()),
         ));
     }
-    router
+    let answer = router
         .call(ToolCallContext::new(service, request, context))
-        .await
+        .await;
+    crate::memory::release_when_idle();
+    answer
 }
 
 /// `-32601` for `method`, whose capability the server does not declare (`declared`: what it
