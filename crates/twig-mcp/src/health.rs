@@ -9,11 +9,15 @@
 //!   parent git has (as `twig tree` lists it apart).
 //! - `needs_rebase` against a parent: the parent has commits the branch lacks, and the
 //!   branch is not merged into it.
-//! - `merged` into a parent: the branch has no commit the parent lacks, and it moved since
-//!   it was created (its reflog), so that a branch just made with `twig switch -p`, which
-//!   has no commit of its own yet, is not taken for merged work. Without a reflog, a branch
-//!   strictly behind its parent counts as merged. The branch is merged when it is merged into
-//!   its primary parent.
+//! - `merged` into a parent: the branch has no commit the parent lacks, and it had commits of
+//!   its own that the parent now has — a commit its reflog shows it at, that the parent's tip
+//!   did not reach then (the parent's reflog), is reachable from the parent's tip now (the
+//!   rule and its bounds: [`crate::reflog`]). Ahead 0 alone is no evidence: a branch made with
+//!   `twig switch -p` that never had a commit, even after `twig cascade` fast-forwarded it to
+//!   its parent's new tip, is not merged; nor is one reset back onto its parent. Without a
+//!   reflog (the branch's or the parent's), nothing is claimed merged. The branch is merged
+//!   when it is merged into its primary parent.
+//! - `empty`: ahead 0 of its primary parent and not merged — nothing of its own to prune.
 //! - `stale`: the tip's committer date is more than `stale_after_days` days old (as
 //!   `twig git stale-branches`); roots are never stale.
 //! - Order: parents before children — the reversed post-order of a depth-first walk from the
@@ -25,6 +29,7 @@ use gix::ObjectId;
 
 use crate::{
     git::GitRepo,
+    reflog::Reflogs,
     state::LoadedState,
     types::{BranchHealth, HealthSummary, ParentHealth, PruneCandidate, RebaseStep},
 };
@@ -207,6 +212,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
         })
         .collect();
     history.prefetch(&local, &pairs);
+    let mut reflogs = Reflogs::default();
     let mut branches = Vec::with_capacity(order.len());
     let mut many_parents = false;
     for name in &order {
@@ -234,6 +240,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
             against: Vec::new(),
             needs_rebase: false,
             merged: false,
+            empty: false,
             prune: false,
             pull_request: None,
             jira_issue: None,
@@ -260,7 +267,6 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
             health.stale = !root && age > stale_after;
         }
         health.last_commit_at = facts.date;
-        let mut moved: Option<Option<bool>> = None;
         for parent in parents {
             let parent_tip = tips
                 .get(parent.as_str())
@@ -277,13 +283,10 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
                     continue;
                 }
             };
+            // Ahead 0 is no evidence of merged work (a branch that never had a commit is
+            // ahead 0 too): its reflog must show commits of its own now in the parent.
             let merged = divergence.ahead == 0
-                && match *moved
-                    .get_or_insert_with(|| history.moved_since_created(&local, name, tip))
-                {
-                    Some(moved) => moved,
-                    None => divergence.behind > 0,
-                };
+                && reflogs.merged_into(&local, history, name, &parent, parent_tip);
             health.against.push(ParentHealth {
                 parent,
                 ahead: divergence.ahead,
@@ -298,6 +301,11 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
         // Merged into where it goes: its primary parent (merged into another parent only, it
         // still has work the primary lacks — it is rebased, not pruned).
         health.merged = health.against.first().is_some_and(|a| a.merged);
+        // Nothing of its own against its primary parent, and no evidence of merged work.
+        health.empty = health
+            .against
+            .first()
+            .is_some_and(|a| !a.missing && a.uncounted.is_none() && a.ahead == 0 && !a.merged);
         // An orphan as `twig tree` draws it: no parent that git has (a branch whose parents
         // were all deleted included).
         health.orphan = !root && health.against.iter().all(|a| a.missing);
@@ -333,6 +341,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
         branches: branches.len() as u64,
         needs_rebase: count(|h| h.needs_rebase),
         merged: count(|h| h.merged),
+        empty: count(|h| h.empty),
         stale: count(|h| h.stale),
         missing: count(|h| h.missing),
         orphans: count(|h| h.orphan),
@@ -478,6 +487,9 @@ pub fn badges(health: &BranchHealth, under: Option<&str>) -> String {
     if health.merged {
         parts.push("merged".to_string());
     }
+    if health.empty {
+        parts.push("empty".to_string());
+    }
     if health.stale
         && let Some(days) = health.age_days
     {
@@ -555,6 +567,7 @@ mod tests {
             }],
             needs_rebase: true,
             merged: false,
+            empty: false,
             prune: false,
             pull_request: None,
             jira_issue: None,
@@ -580,5 +593,8 @@ mod tests {
         health.against[0].ahead = 0;
         health.merged = true;
         assert_eq!(badges(&health, None), "↓1 merged");
+        health.merged = false;
+        health.empty = true;
+        assert_eq!(badges(&health, None), "↓1 empty");
     }
 }

@@ -154,10 +154,11 @@ fn write_health(text: &mut String, health: &StackHealthResponse) {
     let s = &health.summary;
     let _ = writeln!(
         text,
-        "\nHealth ({} branches): {} need a rebase, {} merged, {} stale (last commit over {} days ago), {} without a git branch, {} orphaned",
+        "\nHealth ({} branches): {} need a rebase, {} merged, {} empty (no commit of their own, not merged), {} stale (last commit over {} days ago), {} without a git branch, {} orphaned",
         s.branches,
         s.needs_rebase,
         s.merged,
+        s.empty,
         s.stale,
         health.stale_after_days,
         s.missing,

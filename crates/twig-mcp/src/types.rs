@@ -227,7 +227,9 @@ pub struct ParentHealth {
     pub behind: u32,
     /// The parent's tip is not in the branch: rebase onto (or merge) the parent.
     pub needs_rebase: bool,
-    /// The branch's tip is in the parent and the branch has no commit of its own left.
+    /// The branch has no commit the parent lacks, and it had commits of its own (commits
+    /// the parent did not have when its reflog shows the branch at them) that the parent now
+    /// has. Ahead 0 without that evidence is not merged.
     pub merged: bool,
     /// The parent has no git branch, so nothing could be counted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -283,8 +285,15 @@ pub struct BranchHealth {
     pub against: Vec<ParentHealth>,
     /// Behind some parent (see `against`).
     pub needs_rebase: bool,
-    /// Merged into its primary parent by git, or its pull request is merged.
+    /// Merged into its primary parent by git — it had commits of its own (its reflog shows
+    /// them) that the parent now has — or its pull request is merged.
     pub merged: bool,
+    /// No commit its primary parent lacks, and not merged: it never had a commit of its own
+    /// (made by `twig switch -p`, fast-forwarded by `twig cascade`), or its commits are gone
+    /// unmerged (reset away; squash-merged then rebased — its pull request tells). Never a
+    /// prune candidate on that ground. Badge `empty`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub empty: bool,
     /// Could be deleted: merged, or its Jira issue is done (never a root or the checked-out
     /// branch).
     pub prune: bool,
@@ -319,6 +328,8 @@ pub struct HealthSummary {
     pub branches: u64,
     pub needs_rebase: u64,
     pub merged: u64,
+    /// Branches with no commit of their own that are not merged (`empty`).
+    pub empty: u64,
     pub stale: u64,
     pub missing: u64,
     pub orphans: u64,

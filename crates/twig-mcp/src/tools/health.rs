@@ -324,6 +324,8 @@ async fn add_remote_facts(
         };
         if merged_pr.is_some() && !branch.merged {
             branch.merged = true;
+            // Its work was merged through the pull request (squash-merged, then rebased away).
+            branch.empty = false;
             remote.newly_merged += 1;
         }
         let reason = match (merged_pr, done_issue) {

@@ -11,6 +11,7 @@
 
 mod support;
 
+mod cascade;
 mod current;
 mod edge;
 mod health;
