@@ -31,11 +31,16 @@ use crate::{
     git::GitRepo,
     reflog::Reflogs,
     state::LoadedState,
-    types::{BranchHealth, HealthSummary, ParentHealth, PruneCandidate, RebaseStep},
+    types::{
+        BranchHealth, HealthSummary, ParentHealth, PruneCandidate, RebaseStep, SkipReason,
+        SkippedStep,
+    },
 };
 
 /// The most entries `rebase_order`, `prune` and `untracked` list.
 pub const MAX_LIST: usize = 500;
+/// The most entries `skipped` lists; the rest are counted.
+pub const MAX_SKIPPED: usize = 100;
 /// The most parents of one branch that are compared (a hand-made state may declare thousands).
 pub const MAX_PARENTS: usize = 50;
 /// Seconds in a day.
@@ -47,6 +52,9 @@ pub struct HealthReport {
     /// Every branch of the scope, parents before children.
     pub branches: Vec<BranchHealth>,
     pub rebase_order: Vec<RebaseStep>,
+    /// Branches left out of `rebase_order` (at most [`MAX_SKIPPED`]), and how many more.
+    pub skipped: Vec<SkippedStep>,
+    pub skipped_more: u64,
     pub prune: Vec<PruneCandidate>,
     pub untracked: Vec<String>,
     pub truncated: bool,
@@ -314,7 +322,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
     }
 
     let mut truncated = many_parents;
-    let rebase_order = rebase_order(&branches, &structure, &mut truncated);
+    let (rebase_order, skipped, skipped_more) = rebase_order(&branches, &structure, &mut truncated);
     let mut prune = Vec::new();
     for health in branches.iter().filter(|h| h.prune) {
         if let Some(into) = health.against.first().filter(|a| a.merged) {
@@ -349,6 +357,8 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
     Ok(HealthReport {
         branches,
         rebase_order,
+        skipped,
+        skipped_more,
         prune,
         untracked,
         truncated,
@@ -422,12 +432,15 @@ fn push_capped<T>(list: &mut Vec<T>, item: T, truncated: &mut bool) {
 }
 
 /// The branches to rebase, parents first: those behind a parent and every branch stacked on
-/// them, each onto its parents that exist in git.
+/// them, each onto its parents that exist in git. Left out, and listed in `skipped` (at most
+/// [`MAX_SKIPPED`], then counted): of those, a branch git does not have, one without a parent
+/// git has, and a merged branch — also a merged one behind its parent alone, which `twig
+/// cascade` would rebase too (its plan takes every descendant, then fails on these).
 fn rebase_order(
     branches: &[BranchHealth],
     structure: &Structure<'_>,
     truncated: &mut bool,
-) -> Vec<RebaseStep> {
+) -> (Vec<RebaseStep>, Vec<SkippedStep>, u64) {
     let mut affected: HashSet<&str> = HashSet::new();
     let mut pending: Vec<&str> = branches
         .iter()
@@ -440,17 +453,61 @@ fn rebase_order(
         }
     }
     let mut steps = Vec::new();
+    let mut skipped = Vec::new();
+    let mut skipped_more = 0u64;
     for health in branches {
-        if health.missing || !affected.contains(health.branch.as_str()) {
-            continue;
-        }
+        let in_order = affected.contains(health.branch.as_str());
         let onto: Vec<String> = health
             .against
             .iter()
             .filter(|a| !a.missing)
             .map(|a| a.parent.clone())
             .collect();
-        if onto.is_empty() {
+        let skip = if health.missing {
+            in_order.then(|| {
+                (
+                    SkipReason::Missing,
+                    "twig tracks it but git has no such branch".to_string(),
+                )
+            })
+        } else if health.merged {
+            let behind = health.against.iter().any(|a| a.behind > 0);
+            (in_order || behind).then(|| {
+                let into = health
+                    .against
+                    .first()
+                    .filter(|a| a.merged)
+                    .map_or_else(|| "its pull request".to_string(), |a| a.parent.clone());
+                (
+                    SkipReason::Merged,
+                    format!(
+                        "merged into {into}: not rebased (prune it instead; re-parent its children first)"
+                    ),
+                )
+            })
+        } else if onto.is_empty() {
+            in_order.then(|| {
+                (
+                    SkipReason::NoParent,
+                    "no parent of it has a git branch".to_string(),
+                )
+            })
+        } else {
+            None
+        };
+        if let Some((reason, detail)) = skip {
+            if skipped.len() < MAX_SKIPPED {
+                skipped.push(SkippedStep {
+                    branch: health.branch.clone(),
+                    reason,
+                    detail,
+                });
+            } else {
+                skipped_more += 1;
+            }
+            continue;
+        }
+        if !in_order {
             continue;
         }
         push_capped(
@@ -462,7 +519,7 @@ fn rebase_order(
             truncated,
         );
     }
-    steps
+    (steps, skipped, skipped_more)
 }
 
 /// Compact badges of a branch for the tree's text: `↑2 ↓1` against the parent it is drawn

@@ -170,6 +170,12 @@ fn write_health(text: &mut String, health: &StackHealthResponse) {
             let _ = writeln!(text, "- {} onto {}", step.branch, step.onto.join(" and "));
         }
     }
+    if !health.skipped.is_empty() {
+        text.push_str("Left out of the rebase order (`twig cascade` would try them):\n");
+        for step in health.skipped.iter().take(MAX_DETAILS) {
+            let _ = writeln!(text, "- {}: {}", step.branch, step.detail);
+        }
+    }
     if !health.prune.is_empty() {
         text.push_str("Could be pruned:\n");
         for candidate in health.prune.iter().take(MAX_DETAILS) {

@@ -313,6 +313,28 @@ pub struct RebaseStep {
     pub onto: Vec<String>,
 }
 
+/// A branch left out of the rebase order that `twig cascade --preview` would list (its plan
+/// takes every descendant; it then fails on these), and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SkippedStep {
+    pub branch: String,
+    pub reason: SkipReason,
+    /// The reason in words: `merged into main: not rebased (prune it instead; …)`.
+    pub detail: String,
+}
+
+/// Why a branch is left out of the rebase order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// Merged (by git or its pull request): prune it rather than rebase it.
+    Merged,
+    /// twig tracks it but git has no such branch (`git checkout` would fail).
+    Missing,
+    /// None of its parents has a git branch: nothing to rebase onto.
+    NoParent,
+}
+
 /// A branch that could be deleted, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PruneCandidate {
@@ -345,8 +367,16 @@ pub struct StackHealthResponse {
     /// The branches of this page, parents before children.
     pub branches: Vec<BranchHealth>,
     /// The branches to rebase, in order (parents first, as `twig cascade` would): those
-    /// behind a parent and everything stacked on them. At most 500 steps.
+    /// behind a parent and everything stacked on them. At most 500 steps. Merged branches and
+    /// branches git does not have are left out (see `skipped`); empty ones are kept (the
+    /// rebase fast-forwards them).
     pub rebase_order: Vec<RebaseStep>,
+    /// The branches `twig cascade --preview` would also list that `rebase_order` leaves out,
+    /// and why: merged (prune instead), missing (no git branch: the checkout would fail), or
+    /// no parent with a git branch. At most 100; `skipped_more` counts the rest.
+    pub skipped: Vec<SkippedStep>,
+    /// How many skipped branches `skipped` does not list.
+    pub skipped_more: u64,
     /// Branches that could be deleted: merged by git anywhere in the scope, and those of this
     /// page whose pull request is merged or whose Jira issue is done. At most 500.
     pub prune: Vec<PruneCandidate>,

@@ -210,3 +210,91 @@ async fn branches_with_merged_work_are_merged_abandoned_work_is_not() {
     assert_eq!(prune_names(&data), Vec::<String>::new());
     mcp.shutdown().await;
 }
+
+/// `twig cascade --preview` plans every descendant, merged and deleted branches included,
+/// then fails on them; `rebase_order` leaves them out and says so in `skipped`.
+#[tokio::test]
+async fn rebase_order_names_what_it_leaves_out_of_cascades_plan() {
+    let mut clock = Clock::new();
+    let fx = dated_repo(&mut clock);
+    // main ← a ← b (merged into a); a ← gone (git branch deleted) ← kid; main ← m (merged
+    // into main with a merge commit); then main moves on: a needs a rebase.
+    clock.branch(&fx, "main", "a");
+    clock.commit(&fx, "a", "a work");
+    for (parent, name) in [("a", "b"), ("a", "gone"), ("gone", "kid"), ("main", "m")] {
+        clock.branch(&fx, parent, name);
+        clock.commit(&fx, name, &format!("{name} work"));
+    }
+    fx.git(&["checkout", "-q", "a"]);
+    clock.git(&fx, &["merge", "-q", "--ff-only", "b"]);
+    fx.git(&["checkout", "-q", "main"]);
+    clock.git(&fx, &["merge", "-q", "--no-ff", "-m", "merge m", "m"]);
+    clock.commit(&fx, "main", "main moves on");
+    fx.git(&["branch", "-q", "-D", "gone"]);
+    let mut deps = vec![
+        ("a", "main"),
+        ("b", "a"),
+        ("gone", "a"),
+        ("kid", "gone"),
+        ("m", "main"),
+    ];
+    // Many more branches twig tracks under a that git does not have: the list is bounded.
+    let lost: Vec<String> = (0..105).map(|i| format!("lost{i:03}")).collect();
+    deps.extend(lost.iter().map(|name| (name.as_str(), "a")));
+    write_twig_state(&fx, &deps);
+
+    let mcp = fx.start(&[], &[]).await;
+    let (data, _) = health(&mcp, json!({"limit": 1000})).await;
+    assert_eq!(
+        data["rebase_order"],
+        json!([{"branch": "a", "onto": ["main"]}])
+    );
+    let skipped = data["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 100);
+    assert_eq!(
+        data["skipped_more"], 9,
+        "b, gone, kid, m and 105 lost: 109, 100 listed"
+    );
+    let reason = |name: &str| {
+        skipped
+            .iter()
+            .find(|s| s["branch"] == name)
+            .map(|s| (s["reason"].clone(), s["detail"].clone()))
+    };
+    let (why, detail) = reason("b").unwrap();
+    assert_eq!(why, "merged");
+    assert!(
+        detail.as_str().unwrap().starts_with("merged into a:"),
+        "{detail}"
+    );
+    assert_eq!(reason("gone").unwrap().0, "missing");
+    assert_eq!(reason("kid").unwrap().0, "no_parent");
+    assert_eq!(entry(&data, "m")["merged"], true);
+    assert_eq!(entry(&data, "b")["merged"], true);
+    // In the order of the branches (parents first): b, gone, kid, then lost000…
+    let names: Vec<&str> = skipped
+        .iter()
+        .map(|s| s["branch"].as_str().unwrap())
+        .collect();
+    assert_eq!(names[..4], ["b", "gone", "kid", "lost000"]);
+    assert!(
+        reason("m").is_none(),
+        "m comes after the 100 listed: counted"
+    );
+    mcp.shutdown().await;
+
+    // Without the lost branches, m (merged into main, behind it alone) is listed too.
+    write_twig_state(&fx, &deps[..5]);
+    let mcp = fx.start(&[], &[]).await;
+    let (data, _) = health(&mcp, json!({})).await;
+    let names: Vec<&str> = data["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["branch"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["b", "gone", "kid", "m"]);
+    assert_eq!(data["skipped_more"], 0);
+    assert_eq!(data["skipped"][3]["reason"], "merged");
+    mcp.shutdown().await;
+}
