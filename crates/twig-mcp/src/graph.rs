@@ -274,7 +274,8 @@ impl BranchGraph {
                 .flatten()
                 .filter(|p| *p != under);
             node.also_under = others.clone().take(MAX_ALSO_UNDER).cloned().collect();
-            if others.count() > MAX_ALSO_UNDER {
+            node.also_under_more = others.count().saturating_sub(MAX_ALSO_UNDER) as u64;
+            if node.also_under_more > 0 {
                 walk.cut.insert(name);
             }
         }
@@ -293,6 +294,7 @@ fn leaf(name: &str, state: &LoadedState) -> BranchTreeNode {
         repeat: false,
         shown_under: None,
         also_under: Vec::new(),
+        also_under_more: 0,
     }
 }
 

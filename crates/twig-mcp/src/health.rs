@@ -231,7 +231,8 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
             .filter(|parent| parent != name)
             .map(str::to_string)
             .collect();
-        if parents.len() > MAX_PARENTS {
+        let more_parents = parents.len().saturating_sub(MAX_PARENTS) as u64;
+        if more_parents > 0 {
             parents.truncate(MAX_PARENTS);
             many_parents = true;
         }
@@ -239,6 +240,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
         let mut health = BranchHealth {
             branch: name.to_string(),
             parents: parents.clone(),
+            more_parents,
             root,
             orphan: false,
             missing: false,
@@ -607,6 +609,7 @@ mod tests {
         let mut health = BranchHealth {
             branch: "b".into(),
             parents: vec!["main".into()],
+            more_parents: 0,
             root: false,
             orphan: false,
             missing: false,

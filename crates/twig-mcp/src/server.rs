@@ -190,12 +190,18 @@ impl TwigMcpServer {
     }
 
     #[tool(
-        description = "List the repository's worktrees: the branch git has checked out in each, and whether twig's state records it otherwise",
+        description = "List the repository's worktrees: the branch git has checked out in each, and whether twig's state records it otherwise; a page at a time",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<ListWorktreesResponse>()
+        output_schema = paged_output_schema::<ListWorktreesResponse>()
     )]
-    async fn get_worktrees(&self) -> Reply<ListWorktreesResponse> {
-        local::get_worktrees(&self.ctx).into()
+    async fn get_worktrees(
+        &self,
+        params: Parameters<local::WorktreesParams>,
+    ) -> PagedReply<ListWorktreesResponse> {
+        params
+            .into_inner()
+            .and_then(|p| local::get_worktrees(&self.ctx, p))
+            .into()
     }
 
     #[tool(

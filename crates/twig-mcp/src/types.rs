@@ -4,6 +4,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// For `skip_serializing_if`: a count of zero is left out.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Response for `get_current_branch` and `get_branch_metadata`; also one entry of a stack or
 /// branch list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -16,10 +21,14 @@ pub struct BranchMetadataResponse {
     /// The primary parent (twig's first declared one), as `parents[0]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_branch: Option<String>,
-    /// Every parent twig declares for the branch (`twig branch depend` adds one), the
-    /// primary first; empty for a root or a branch without dependencies.
+    /// The parents twig declares for the branch (`twig branch depend` adds one), the primary
+    /// first, at most 50 (a hand-made state may declare thousands; `more_parents` counts the
+    /// rest); empty for a root or a branch without dependencies.
     #[serde(default)]
     pub parents: Vec<String>,
+    /// How many declared parents `parents` does not list.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_parents: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
 }
@@ -58,9 +67,13 @@ pub struct BranchTreeNode {
     /// Where a repeated branch is shown in full.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shown_under: Option<String>,
-    /// The branch's other parents, under which it is repeated. Text: `[also under: Q]`.
+    /// The branch's other parents, under which it is repeated, at most 10. Text:
+    /// `[also under: Q]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_under: Vec<String>,
+    /// How many other parents `also_under` does not list (the text then ends with ` …`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub also_under_more: u64,
 }
 
 /// Response for `get_branch_stack`.
@@ -91,7 +104,7 @@ pub struct RepositoryInfo {
     pub path: String,
 }
 
-/// Response for `get_worktrees`.
+/// Response for `get_worktrees` (one page).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ListWorktreesResponse {
     pub worktrees: Vec<WorktreeInfo>,
@@ -262,8 +275,12 @@ pub struct JiraFact {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BranchHealth {
     pub branch: String,
-    /// Every declared parent, the primary first.
+    /// The declared parents, the primary first, at most 50 (`more_parents` counts the rest,
+    /// which are not compared either).
     pub parents: Vec<String>,
+    /// How many declared parents `parents` does not list.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_parents: u64,
     /// A configured root (`twig branch root add`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub root: bool,

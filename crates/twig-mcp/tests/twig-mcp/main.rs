@@ -11,6 +11,7 @@
 
 mod support;
 
+mod bounds;
 mod cascade;
 mod current;
 mod edge;
