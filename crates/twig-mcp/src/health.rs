@@ -6,7 +6,11 @@
 //! - Structure is twig's: a branch's parents are its dependency edges in file order, the
 //!   first primary. Roots are the configured roots (when none is configured: the branches
 //!   with children and no parent). An orphan is a branch git has that is no root and has no
-//!   parent git has (as `twig tree` lists it apart).
+//!   parent git has. When a root is marked default and git has it, the orphans without a
+//!   declared parent are in its stack (its scope, right after its own branches), as `twig
+//!   tree` draws them under it; otherwise they come after every root's stack, as `twig tree`
+//!   lists them apart. Either way nothing is counted against the default root: no edge
+//!   declares it their parent (twig's `flow` counts against it; a guess could claim merged).
 //! - `needs_rebase` against a parent: the parent has commits the branch lacks, and the
 //!   branch is not merged into it.
 //! - `merged` into a parent: the branch has no commit the parent lacks, and it had commits of
@@ -21,7 +25,8 @@
 //! - `stale`: the tip's committer date is more than `stale_after_days` days old (as
 //!   `twig git stale-branches`); roots are never stale.
 //! - Order: parents before children — the reversed post-order of a depth-first walk from the
-//!   roots (by name), then the orphans, then whatever a cycle left out; siblings by name.
+//!   roots (by name), then the orphans (those the default root takes, right after it), then
+//!   whatever a cycle left out; siblings by name.
 
 use std::collections::{HashMap, HashSet};
 
@@ -172,14 +177,38 @@ impl<'a> Structure<'a> {
 
 /// Assess the scope's health from git's objects. The whole repository reads every branch
 /// ref; a subtree only its branches' and their parents'.
-pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, String> {
+pub fn assess<'a>(repo: &GitRepo, inputs: &Inputs<'a>) -> Result<HealthReport, String> {
     let state = inputs.state;
     let structure = Structure::of(state);
+    // With a default root git has, `twig tree` draws the orphans git has under it: they are
+    // in its stack, right after its own branches (still `orphan`, counted against nothing).
+    let adopter = state
+        .state
+        .root_branches
+        .iter()
+        .find(|r| r.is_default)
+        .map(|r| r.branch.as_str())
+        .filter(|root| repo.tip_of(root).is_some());
+    let adopted = |orphans: Vec<&'a str>| -> (Vec<&'a str>, Vec<&'a str>) {
+        orphans
+            .into_iter()
+            .partition(|name| adopter.is_some() && repo.tip_of(name).is_some())
+    };
     let order: Vec<&str> = match inputs.scope {
+        Some(scope) if adopter == Some(scope) => {
+            let (orphans, _) = adopted(structure.roots_and_orphans().1);
+            let starts: Vec<&str> = std::iter::once(scope).chain(orphans).collect();
+            structure.order(&starts, std::iter::empty())
+        }
         Some(scope) => structure.order(&[scope], std::iter::empty()),
         None => {
             let (mut starts, orphans) = structure.roots_and_orphans();
-            starts.extend(orphans);
+            let (orphans, apart) = adopted(orphans);
+            let at = adopter
+                .and_then(|root| starts.iter().position(|s| *s == root))
+                .map_or(starts.len(), |at| at + 1);
+            starts.splice(at..at, orphans);
+            starts.extend(apart);
             structure.order(&starts, state.sorted_branches())
         }
     };

@@ -130,7 +130,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
-        description = "Get the branch dependency tree of the repository, as text (box-drawing) and as nested data: a branch with several parents appears under each (marked as a repeat), orphaned branches are listed apart; `health: true` adds ahead/behind, merged and stale badges to the text",
+        description = "Get the branch dependency tree of the repository, as text (box-drawing) and as nested data: a branch with several parents appears under each (marked as a repeat); orphaned branches (no parent git has, not a root) are drawn under the default root when one is set (`twig branch root add B --default`), as `twig tree` draws them, marked `[orphan]` (no dependency on the root is declared), and are listed apart otherwise; `health: true` adds ahead/behind, merged, empty and stale badges to the text",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<BranchTreeResponse>()
     )]

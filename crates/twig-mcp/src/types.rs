@@ -42,9 +42,10 @@ pub struct BranchTreeResponse {
     pub tree_text: String,
     /// The tree as data: the root node and its descendants.
     pub branches: Vec<BranchTreeNode>,
-    /// Branches without any existing parent that are not roots, by name (listed apart, as
-    /// `twig tree` does: they do not depend on the root). Only for the tree of the default
-    /// root (no `branch` given).
+    /// Branches without any existing parent that are not roots, by name, listed apart (as
+    /// `twig tree` does when no root is marked default). Only for the tree of the first root
+    /// (no `branch` given). Empty when a default root is set: `twig tree` then draws them
+    /// under it, and so does this tree (`orphan: true`, `[orphan]` in the text).
     #[serde(default)]
     pub orphans: Vec<String>,
     /// True when the tree was cut (deeper than 40 levels or more than 5,000 branches); cut
@@ -74,6 +75,10 @@ pub struct BranchTreeNode {
     /// How many other parents `also_under` does not list (the text then ends with ` …`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub also_under_more: u64,
+    /// No parent declared (or none git has), not a root: drawn under the default root as
+    /// `twig tree` draws it, which declares no dependency on it. Text: `[orphan]`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub orphan: bool,
 }
 
 /// Response for `get_branch_stack`.

@@ -20,4 +20,5 @@ mod health_remote;
 mod http;
 mod local_tools;
 mod network_tools;
+mod orphans;
 mod protocol;
