@@ -85,16 +85,15 @@ impl Reflogs {
             if !asked.insert((entry.new, entry.time)) {
                 continue;
             }
-            if reaches(entry.new, parent_tip) != Some(true) {
-                continue;
-            }
+            // Own first: the parent's tip then is near (often the very commit: no walk);
+            // its tip now may be far ahead.
             let Some(tips) = tips_at(theirs, time) else {
                 continue;
             };
-            if tips
+            let own = tips
                 .into_iter()
-                .all(|tip| reaches(entry.new, tip) == Some(false))
-            {
+                .all(|tip| reaches(entry.new, tip) == Some(false));
+            if own && reaches(entry.new, parent_tip) == Some(true) {
                 return true;
             }
         }

@@ -138,6 +138,53 @@ async fn a_branch_cascade_fast_forwarded_is_empty_not_merged() {
     mcp.shutdown().await;
 }
 
+/// The same stack made and cascaded by a script, every step at the wall clock's pace (most
+/// in one second, as reflog dates count): ties count against, so still empty, not merged.
+#[tokio::test]
+async fn a_stack_scripted_within_a_second_is_not_taken_for_merged() {
+    let fx = Fixture::repo(&[]);
+    let commit = |branch: &str, name: &str| {
+        fx.git(&["checkout", "-q", branch]);
+        std::fs::write(fx.repo_path().join(name), "x\n").unwrap();
+        fx.git(&["add", name]);
+        fx.git(&["commit", "-q", "-m", name]);
+    };
+    fx.git(&["branch", "feat/a", "main"]);
+    commit("feat/a", "a.txt");
+    fx.git(&["branch", "feat/a-empty", "feat/a"]);
+    fx.git(&["branch", "feat/empty", "main"]);
+    commit("main", "main.txt");
+    write_twig_state(
+        &fx,
+        &[
+            ("feat/a", "main"),
+            ("feat/a-empty", "feat/a"),
+            ("feat/empty", "main"),
+        ],
+    );
+    fx.git(&["checkout", "-q", "main"]);
+    cascade(
+        &fx,
+        &[
+            ("feat/empty", "main"),
+            ("feat/a", "main"),
+            ("feat/a-empty", "feat/a"),
+        ],
+    );
+    let mcp = fx.start(&[], &[]).await;
+    let (data, _) = health(&mcp, json!({})).await;
+    for name in ["feat/empty", "feat/a-empty"] {
+        let branch = entry(&data, name);
+        assert_eq!(
+            (&branch["merged"], &branch["empty"], &branch["prune"]),
+            (&json!(false), &json!(true), &json!(false)),
+            "{name}: {branch}"
+        );
+    }
+    assert_eq!(data["prune"], json!([]));
+    mcp.shutdown().await;
+}
+
 /// Branches with work of their own, merged into main by a fast-forward, by a merge commit,
 /// and merged then cascaded (fast-forwarded past the merge): merged and pruned. A branch
 /// whose commit was abandoned (reset onto main's new tip) is not merged: empty, kept.
