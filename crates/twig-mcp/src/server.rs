@@ -205,7 +205,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
-        description = "Check the health of the branch stacks: per branch, ahead/behind against each parent (from git's objects), whether it needs a rebase, is merged (by git or its PR), is stale or has no git branch; for the whole scope, the rebase order (parents first) and what could be pruned. Read-only; a page of branches at a time",
+        description = "Check the health of the branch stacks: per branch, ahead/behind against each parent (from git's objects), whether it needs a rebase, is merged (by git: commits it had of its own, by its reflog, are in its parent; or its PR is merged), is empty (nothing of its own and not merged: never a prune candidate), is stale or has no git branch; for the whole scope, the rebase order (parents first), the branches `twig cascade` would also plan that it leaves out and why (`skipped`: merged, missing, no parent in git), and what could be pruned. Read-only; a page of branches at a time",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = true),
         output_schema = paged_output_schema::<StackHealthResponse>()
     )]

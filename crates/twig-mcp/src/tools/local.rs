@@ -98,8 +98,9 @@ pub struct TreeParams {
     /// Root branch of the tree (defaults to the repository's default root branch).
     #[serde(default)]
     pub branch: Option<String>,
-    /// Add health badges to the text: `↑2 ↓1` (ahead/behind the primary parent), `merged`,
-    /// `stale 40d` (see `get_stack_health`). Default false.
+    /// Add health badges to the text: `↑2 ↓1` (ahead/behind the parent drawn above),
+    /// `merged`, `empty` (nothing of its own, not merged), `stale 40d` (see
+    /// `get_stack_health`). Default false.
     #[serde(default)]
     pub health: Option<bool>,
 }
