@@ -343,5 +343,15 @@ async fn rebase_order_names_what_it_leaves_out_of_cascades_plan() {
     assert_eq!(names, ["b", "gone", "kid", "m"]);
     assert_eq!(data["skipped_more"], 0);
     assert_eq!(data["skipped"][3]["reason"], "merged");
+    // The stack-status prompt says so too.
+    let text = mcp.prompt_text("stack-status", json!({})).await;
+    assert!(
+        text.contains("Left out of the rebase order (`twig cascade` would try them):\n- b: merged into a: not rebased"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- gone: twig tracks it but git has no such branch\n"),
+        "{text}"
+    );
     mcp.shutdown().await;
 }
