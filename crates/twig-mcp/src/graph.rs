@@ -222,7 +222,7 @@ impl BranchGraph {
             && walk.seen.iter().any(|name| self.adopted.contains(*name))
         {
             tree_text.push_str(&format!(
-                "\n[orphan]: no parent declared; drawn under the default root {default_root} as `twig tree` draws it, not a dependency\n"
+                "\n[orphan]: no parent git has; drawn under the default root {default_root} as `twig tree` draws it, not a dependency\n"
             ));
         }
         let orphans: Vec<String> = if orphans {
@@ -480,7 +480,7 @@ mod tests {
         assert_eq!(
             tree.tree_text,
             "main\n├── feat/a (PROJ-1, #42)\n│   └── feat/a2 (#43)\n├── stray [orphan]\n└── zeta [orphan]\n\n\
-             [orphan]: no parent declared; drawn under the default root main as `twig tree` draws it, not a dependency\n"
+             [orphan]: no parent git has; drawn under the default root main as `twig tree` draws it, not a dependency\n"
         );
         assert!(tree.orphans.is_empty());
         let kids = &tree.branches[0].children;

@@ -119,7 +119,7 @@ async fn branch_tree_from_default_root_and_explicit_root() {
     assert_eq!(
         data["tree_text"],
         "main\n├── feat/auth (PROJ-101, #42)\n│   └── feat/auth-ui (PROJ-102)\n├── feat/billing (#7)\n\
-         └── scratch [orphan]\n\n[orphan]: no parent declared; drawn under the default root main as `twig tree` draws it, not a dependency\n"
+         └── scratch [orphan]\n\n[orphan]: no parent git has; drawn under the default root main as `twig tree` draws it, not a dependency\n"
     );
     assert_eq!(
         data["branches"],
@@ -680,7 +680,7 @@ async fn branch_tree_sees_packed_and_loose_refs_once() {
     assert_eq!(
         data["tree_text"],
         "main\n├── feat/auth (PROJ-101, #42)\n│   └── feat/auth-ui (PROJ-102)\n├── feat/billing (#7)\n\
-         ├── late [orphan]\n└── scratch [orphan]\n\n[orphan]: no parent declared; drawn under the default root main as `twig tree` draws it, not a dependency\n"
+         ├── late [orphan]\n└── scratch [orphan]\n\n[orphan]: no parent git has; drawn under the default root main as `twig tree` draws it, not a dependency\n"
     );
     fx.git(&["branch", "-D", "late"]);
     let data: Value = mcp.call_ok("get_branch_tree", json!({})).await;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use support::health::*;
 use support::*;
 
-const NOTE: &str = "[orphan]: no parent declared; drawn under the default root main as `twig tree` draws it, not a dependency\n";
+const NOTE: &str = "[orphan]: no parent git has; drawn under the default root main as `twig tree` draws it, not a dependency\n";
 
 /// main ← feat (one commit); develop (a root, one commit); lonely (linked to a Jira issue,
 /// no dependency) ← lonely-kid; scratch (a git branch twig does not track).

@@ -152,7 +152,7 @@ async fn stack_status_prompt() {
          ├── feat/billing (#7)  ↓1 empty\n\
          └── scratch [orphan]\n\
          \n\
-         [orphan]: no parent declared; drawn under the default root main as `twig tree` draws it, not a dependency\n\
+         [orphan]: no parent git has; drawn under the default root main as `twig tree` draws it, not a dependency\n\
          \n\
          Health (5 branches): 2 need a rebase, 0 merged, 3 empty (no commit of their own, not merged), 0 stale (last commit over 30 days ago), 1 without a git branch, 0 orphaned\n\
          Rebase order (parents first):\n\
