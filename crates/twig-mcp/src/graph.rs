@@ -6,10 +6,13 @@
 //!   under its primary parent (the first declared one that exists), as a marked repeat without
 //!   children under the others — so a reader sees one branch, not two. When the primary parent
 //!   is not in the tree drawn, the first other parent reached shows it in full.
-//! - Orphans — branches without an existing parent that are not configured roots — are a
-//!   separate group, as `twig tree` lists them, not children of a root.
-//! - Root candidates: the configured roots that exist, else the checked-out branch, else the
-//!   first branch by name.
+//! - Orphans — branches without an existing parent that are not configured roots: when a
+//!   root is marked default (`twig branch root add B --default`) and git has it, they are
+//!   drawn as its children, as `twig tree` draws them, but marked `[orphan]` (with a note
+//!   under the tree) so that no one reads a dependency on the root that no edge declares;
+//!   otherwise they are a separate group, as `twig tree` lists them then.
+//! - Root candidates: the configured roots that exist (the default one first), else the
+//!   checked-out branch, else the first branch by name.
 
 use std::collections::{HashMap, HashSet};
 
@@ -71,6 +74,10 @@ pub struct BranchGraph {
     /// branch → every child (primary or not), sorted by name.
     children: HashMap<String, Vec<String>>,
     orphans: Vec<String>,
+    /// The orphans drawn under the default root (then `orphans` is empty).
+    adopted: HashSet<String>,
+    /// The root marked default, when git has it.
+    default_root: Option<String>,
     root_candidates: Vec<String>,
 }
 
@@ -107,6 +114,28 @@ impl BranchGraph {
             .cloned()
             .collect();
         orphans.sort();
+        // With a default root git has (`twig branch root add B --default`), `twig tree` draws
+        // the orphans under it (twig's resolver makes them its children): so do we, marked.
+        let default_root = state
+            .state
+            .root_branches
+            .iter()
+            .find(|r| r.is_default)
+            .map(|r| r.branch.clone())
+            .filter(|root| exists.contains(root.as_str()));
+        let mut adopted = HashSet::new();
+        if let Some(root) = &default_root
+            && !orphans.is_empty()
+        {
+            for orphan in &orphans {
+                parents.insert(orphan.clone(), vec![root.clone()]);
+            }
+            if let Some(list) = children.get_mut(root) {
+                list.extend(orphans.iter().cloned());
+                list.sort();
+            }
+            adopted = std::mem::take(&mut orphans).into_iter().collect();
+        }
 
         let mut root_candidates: Vec<String> = state
             .root_names()
@@ -125,10 +154,20 @@ impl BranchGraph {
         }
         let mut unique = HashSet::new();
         root_candidates.retain(|root| unique.insert(root.clone()));
+        // The default root first: the tree drawn when no root is asked for (its orphans too).
+        if let Some(at) = default_root
+            .as_ref()
+            .and_then(|root| root_candidates.iter().position(|r| r == root))
+        {
+            let root = root_candidates.remove(at);
+            root_candidates.insert(0, root);
+        }
         Self {
             parents,
             children,
             orphans,
+            adopted,
+            default_root,
             root_candidates,
         }
     }
@@ -179,6 +218,13 @@ impl BranchGraph {
         let node = self.node(root, None, state, 0, &mut walk);
         let mut tree_text = String::new();
         render(&node, "", None, None, &walk.cut, badges, &mut tree_text);
+        if let Some(default_root) = &self.default_root
+            && walk.seen.iter().any(|name| self.adopted.contains(*name))
+        {
+            tree_text.push_str(&format!(
+                "\n[orphan]: no parent git has; drawn under the default root {default_root} as `twig tree` draws it, not a dependency\n"
+            ));
+        }
         let orphans: Vec<String> = if orphans {
             self.orphans
                 .iter()
@@ -266,6 +312,7 @@ impl BranchGraph {
         }
         let mut node = leaf(name, state);
         node.children = children;
+        node.orphan = self.adopted.contains(name);
         if let Some(under) = under {
             let others = self
                 .parents
@@ -274,7 +321,8 @@ impl BranchGraph {
                 .flatten()
                 .filter(|p| *p != under);
             node.also_under = others.clone().take(MAX_ALSO_UNDER).cloned().collect();
-            if others.count() > MAX_ALSO_UNDER {
+            node.also_under_more = others.count().saturating_sub(MAX_ALSO_UNDER) as u64;
+            if node.also_under_more > 0 {
                 walk.cut.insert(name);
             }
         }
@@ -293,6 +341,8 @@ fn leaf(name: &str, state: &LoadedState) -> BranchTreeNode {
         repeat: false,
         shown_under: None,
         also_under: Vec::new(),
+        also_under_more: 0,
+        orphan: false,
     }
 }
 
@@ -348,6 +398,9 @@ fn render(
     } else if !node.also_under.is_empty() {
         label.push_str(&format!(" [also under: {}]", node.also_under.join(", ")));
     }
+    if node.orphan {
+        label.push_str(" [orphan]");
+    }
     if let Some(badge) = badges.and_then(|b| b.text(&node.branch, under)) {
         label.push_str("  ");
         label.push_str(&badge);
@@ -397,15 +450,14 @@ mod tests {
     }
 
     #[test]
-    fn renders_dependencies_and_lists_orphans_apart() {
-        let state = state(
-            r#"{"branches":{"feat/a":{"branch":"feat/a","jira_issue":"PROJ-1","github_pr":42,"created_at":"x"},
+    fn renders_dependencies_and_lists_orphans_apart_without_a_default_root() {
+        let json = r#"{"branches":{"feat/a":{"branch":"feat/a","jira_issue":"PROJ-1","github_pr":42,"created_at":"x"},
                             "feat/a2":{"branch":"feat/a2","github_pr":43,"created_at":"x"}},
                 "dependencies":[{"id":"1","child":"feat/a2","parent":"feat/a","created_at":"x"},
                                 {"id":"2","child":"feat/a","parent":"main","created_at":"x"},
                                 {"id":"3","child":"gone","parent":"main","created_at":"x"}],
-                "root_branches":[{"id":"4","branch":"main","is_default":true,"created_at":"x"}]}"#,
-        );
+                "root_branches":[{"id":"4","branch":"main","is_default":false,"created_at":"x"}]}"#;
+        let state = state(json);
         let local = names(&["feat/a", "feat/a2", "main", "stray", "zeta"]);
         let graph = BranchGraph::build(&local, &state, Some("feat/a2"));
         assert_eq!(graph.root_candidates(), ["main"]);
@@ -419,6 +471,32 @@ mod tests {
         assert_eq!(tree.orphans, ["stray", "zeta"]);
         let subtree = graph.tree("feat/a", &state, false, None);
         assert!(subtree.orphans.is_empty() && !subtree.tree_text.contains("Orphaned"));
+
+        // The same root marked default: twig draws the orphans under it; so do we, marked.
+        let state =
+            super::tests::state(&json.replace(r#""is_default":false"#, r#""is_default":true"#));
+        let graph = BranchGraph::build(&local, &state, Some("feat/a2"));
+        let tree = graph.tree("main", &state, true, None);
+        assert_eq!(
+            tree.tree_text,
+            "main\n├── feat/a (PROJ-1, #42)\n│   └── feat/a2 (#43)\n├── stray [orphan]\n└── zeta [orphan]\n\n\
+             [orphan]: no parent git has; drawn under the default root main as `twig tree` draws it, not a dependency\n"
+        );
+        assert!(tree.orphans.is_empty());
+        let kids = &tree.branches[0].children;
+        assert_eq!(
+            kids.iter()
+                .map(|k| (k.branch.as_str(), k.orphan))
+                .collect::<Vec<_>>(),
+            [("feat/a", false), ("stray", true), ("zeta", true)]
+        );
+        // A subtree without the default root has no orphans and no note.
+        let subtree = graph.tree("feat/a", &state, false, None);
+        assert!(
+            !subtree.tree_text.contains("orphan"),
+            "{}",
+            subtree.tree_text
+        );
     }
 
     #[test]

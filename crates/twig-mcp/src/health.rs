@@ -6,18 +6,27 @@
 //! - Structure is twig's: a branch's parents are its dependency edges in file order, the
 //!   first primary. Roots are the configured roots (when none is configured: the branches
 //!   with children and no parent). An orphan is a branch git has that is no root and has no
-//!   parent git has (as `twig tree` lists it apart).
+//!   parent git has. When a root is marked default and git has it, the orphans without a
+//!   declared parent are in its stack (its scope, right after its own branches), as `twig
+//!   tree` draws them under it; otherwise they come after every root's stack, as `twig tree`
+//!   lists them apart. Either way nothing is counted against the default root: no edge
+//!   declares it their parent (twig's `flow` counts against it; a guess could claim merged).
 //! - `needs_rebase` against a parent: the parent has commits the branch lacks, and the
 //!   branch is not merged into it.
-//! - `merged` into a parent: the branch has no commit the parent lacks, and it moved since
-//!   it was created (its reflog), so that a branch just made with `twig switch -p`, which
-//!   has no commit of its own yet, is not taken for merged work. Without a reflog, a branch
-//!   strictly behind its parent counts as merged. The branch is merged when it is merged into
-//!   its primary parent.
+//! - `merged` into a parent: the branch has no commit the parent lacks, and it had commits of
+//!   its own that the parent now has — a commit its reflog shows it at, that the parent's tip
+//!   did not reach then (the parent's reflog), is reachable from the parent's tip now (the
+//!   rule and its bounds: [`crate::reflog`]). Ahead 0 alone is no evidence: a branch made with
+//!   `twig switch -p` that never had a commit, even after `twig cascade` fast-forwarded it to
+//!   its parent's new tip, is not merged; nor is one reset back onto its parent. Without a
+//!   reflog (the branch's or the parent's), nothing is claimed merged. The branch is merged
+//!   when it is merged into its primary parent.
+//! - `empty`: ahead 0 of its primary parent and not merged — nothing of its own to prune.
 //! - `stale`: the tip's committer date is more than `stale_after_days` days old (as
 //!   `twig git stale-branches`); roots are never stale.
 //! - Order: parents before children — the reversed post-order of a depth-first walk from the
-//!   roots (by name), then the orphans, then whatever a cycle left out; siblings by name.
+//!   roots (by name), then the orphans (those the default root takes, right after it), then
+//!   whatever a cycle left out; siblings by name.
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,12 +34,18 @@ use gix::ObjectId;
 
 use crate::{
     git::GitRepo,
+    reflog::Reflogs,
     state::LoadedState,
-    types::{BranchHealth, HealthSummary, ParentHealth, PruneCandidate, RebaseStep},
+    types::{
+        BranchHealth, HealthSummary, ParentHealth, PruneCandidate, RebaseStep, SkipReason,
+        SkippedStep,
+    },
 };
 
 /// The most entries `rebase_order`, `prune` and `untracked` list.
 pub const MAX_LIST: usize = 500;
+/// The most entries `skipped` lists; the rest are counted.
+pub const MAX_SKIPPED: usize = 100;
 /// The most parents of one branch that are compared (a hand-made state may declare thousands).
 pub const MAX_PARENTS: usize = 50;
 /// Seconds in a day.
@@ -42,6 +57,9 @@ pub struct HealthReport {
     /// Every branch of the scope, parents before children.
     pub branches: Vec<BranchHealth>,
     pub rebase_order: Vec<RebaseStep>,
+    /// Branches left out of `rebase_order` (at most [`MAX_SKIPPED`]), and how many more.
+    pub skipped: Vec<SkippedStep>,
+    pub skipped_more: u64,
     pub prune: Vec<PruneCandidate>,
     pub untracked: Vec<String>,
     pub truncated: bool,
@@ -159,14 +177,38 @@ impl<'a> Structure<'a> {
 
 /// Assess the scope's health from git's objects. The whole repository reads every branch
 /// ref; a subtree only its branches' and their parents'.
-pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, String> {
+pub fn assess<'a>(repo: &GitRepo, inputs: &Inputs<'a>) -> Result<HealthReport, String> {
     let state = inputs.state;
     let structure = Structure::of(state);
+    // With a default root git has, `twig tree` draws the orphans git has under it: they are
+    // in its stack, right after its own branches (still `orphan`, counted against nothing).
+    let adopter = state
+        .state
+        .root_branches
+        .iter()
+        .find(|r| r.is_default)
+        .map(|r| r.branch.as_str())
+        .filter(|root| repo.tip_of(root).is_some());
+    let adopted = |orphans: Vec<&'a str>| -> (Vec<&'a str>, Vec<&'a str>) {
+        orphans
+            .into_iter()
+            .partition(|name| adopter.is_some() && repo.tip_of(name).is_some())
+    };
     let order: Vec<&str> = match inputs.scope {
+        Some(scope) if adopter == Some(scope) => {
+            let (orphans, _) = adopted(structure.roots_and_orphans().1);
+            let starts: Vec<&str> = std::iter::once(scope).chain(orphans).collect();
+            structure.order(&starts, std::iter::empty())
+        }
         Some(scope) => structure.order(&[scope], std::iter::empty()),
         None => {
             let (mut starts, orphans) = structure.roots_and_orphans();
-            starts.extend(orphans);
+            let (orphans, apart) = adopted(orphans);
+            let at = adopter
+                .and_then(|root| starts.iter().position(|s| *s == root))
+                .map_or(starts.len(), |at| at + 1);
+            starts.splice(at..at, orphans);
+            starts.extend(apart);
             structure.order(&starts, state.sorted_branches())
         }
     };
@@ -207,6 +249,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
         })
         .collect();
     history.prefetch(&local, &pairs);
+    let mut reflogs = Reflogs::default();
     let mut branches = Vec::with_capacity(order.len());
     let mut many_parents = false;
     for name in &order {
@@ -217,7 +260,8 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
             .filter(|parent| parent != name)
             .map(str::to_string)
             .collect();
-        if parents.len() > MAX_PARENTS {
+        let more_parents = parents.len().saturating_sub(MAX_PARENTS) as u64;
+        if more_parents > 0 {
             parents.truncate(MAX_PARENTS);
             many_parents = true;
         }
@@ -225,6 +269,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
         let mut health = BranchHealth {
             branch: name.to_string(),
             parents: parents.clone(),
+            more_parents,
             root,
             orphan: false,
             missing: false,
@@ -234,6 +279,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
             against: Vec::new(),
             needs_rebase: false,
             merged: false,
+            empty: false,
             prune: false,
             pull_request: None,
             jira_issue: None,
@@ -260,7 +306,6 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
             health.stale = !root && age > stale_after;
         }
         health.last_commit_at = facts.date;
-        let mut moved: Option<Option<bool>> = None;
         for parent in parents {
             let parent_tip = tips
                 .get(parent.as_str())
@@ -277,13 +322,10 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
                     continue;
                 }
             };
+            // Ahead 0 is no evidence of merged work (a branch that never had a commit is
+            // ahead 0 too): its reflog must show commits of its own now in the parent.
             let merged = divergence.ahead == 0
-                && match *moved
-                    .get_or_insert_with(|| history.moved_since_created(&local, name, tip))
-                {
-                    Some(moved) => moved,
-                    None => divergence.behind > 0,
-                };
+                && reflogs.merged_into(&local, history, name, &parent, parent_tip);
             health.against.push(ParentHealth {
                 parent,
                 ahead: divergence.ahead,
@@ -298,6 +340,11 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
         // Merged into where it goes: its primary parent (merged into another parent only, it
         // still has work the primary lacks — it is rebased, not pruned).
         health.merged = health.against.first().is_some_and(|a| a.merged);
+        // Nothing of its own against its primary parent, and no evidence of merged work.
+        health.empty = health
+            .against
+            .first()
+            .is_some_and(|a| !a.missing && a.uncounted.is_none() && a.ahead == 0 && !a.merged);
         // An orphan as `twig tree` draws it: no parent that git has (a branch whose parents
         // were all deleted included).
         health.orphan = !root && health.against.iter().all(|a| a.missing);
@@ -306,7 +353,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
     }
 
     let mut truncated = many_parents;
-    let rebase_order = rebase_order(&branches, &structure, &mut truncated);
+    let (rebase_order, skipped, skipped_more) = rebase_order(&branches, &structure, &mut truncated);
     let mut prune = Vec::new();
     for health in branches.iter().filter(|h| h.prune) {
         if let Some(into) = health.against.first().filter(|a| a.merged) {
@@ -333,6 +380,7 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
         branches: branches.len() as u64,
         needs_rebase: count(|h| h.needs_rebase),
         merged: count(|h| h.merged),
+        empty: count(|h| h.empty),
         stale: count(|h| h.stale),
         missing: count(|h| h.missing),
         orphans: count(|h| h.orphan),
@@ -340,6 +388,8 @@ pub fn assess(repo: &GitRepo, inputs: &Inputs<'_>) -> Result<HealthReport, Strin
     Ok(HealthReport {
         branches,
         rebase_order,
+        skipped,
+        skipped_more,
         prune,
         untracked,
         truncated,
@@ -413,12 +463,15 @@ fn push_capped<T>(list: &mut Vec<T>, item: T, truncated: &mut bool) {
 }
 
 /// The branches to rebase, parents first: those behind a parent and every branch stacked on
-/// them, each onto its parents that exist in git.
+/// them, each onto its parents that exist in git. Left out, and listed in `skipped` (at most
+/// [`MAX_SKIPPED`], then counted): of those, a branch git does not have, one without a parent
+/// git has, and a merged branch — also a merged one behind its parent alone, which `twig
+/// cascade` would rebase too (its plan takes every descendant, then fails on these).
 fn rebase_order(
     branches: &[BranchHealth],
     structure: &Structure<'_>,
     truncated: &mut bool,
-) -> Vec<RebaseStep> {
+) -> (Vec<RebaseStep>, Vec<SkippedStep>, u64) {
     let mut affected: HashSet<&str> = HashSet::new();
     let mut pending: Vec<&str> = branches
         .iter()
@@ -431,17 +484,61 @@ fn rebase_order(
         }
     }
     let mut steps = Vec::new();
+    let mut skipped = Vec::new();
+    let mut skipped_more = 0u64;
     for health in branches {
-        if health.missing || !affected.contains(health.branch.as_str()) {
-            continue;
-        }
+        let in_order = affected.contains(health.branch.as_str());
         let onto: Vec<String> = health
             .against
             .iter()
             .filter(|a| !a.missing)
             .map(|a| a.parent.clone())
             .collect();
-        if onto.is_empty() {
+        let skip = if health.missing {
+            in_order.then(|| {
+                (
+                    SkipReason::Missing,
+                    "twig tracks it but git has no such branch".to_string(),
+                )
+            })
+        } else if health.merged {
+            let behind = health.against.iter().any(|a| a.behind > 0);
+            (in_order || behind).then(|| {
+                let into = health
+                    .against
+                    .first()
+                    .filter(|a| a.merged)
+                    .map_or_else(|| "its pull request".to_string(), |a| a.parent.clone());
+                (
+                    SkipReason::Merged,
+                    format!(
+                        "merged into {into}: not rebased (prune it instead; re-parent its children first)"
+                    ),
+                )
+            })
+        } else if onto.is_empty() {
+            in_order.then(|| {
+                (
+                    SkipReason::NoParent,
+                    "no parent of it has a git branch".to_string(),
+                )
+            })
+        } else {
+            None
+        };
+        if let Some((reason, detail)) = skip {
+            if skipped.len() < MAX_SKIPPED {
+                skipped.push(SkippedStep {
+                    branch: health.branch.clone(),
+                    reason,
+                    detail,
+                });
+            } else {
+                skipped_more += 1;
+            }
+            continue;
+        }
+        if !in_order {
             continue;
         }
         push_capped(
@@ -453,7 +550,7 @@ fn rebase_order(
             truncated,
         );
     }
-    steps
+    (steps, skipped, skipped_more)
 }
 
 /// Compact badges of a branch for the tree's text: `↑2 ↓1` against the parent it is drawn
@@ -477,6 +574,9 @@ pub fn badges(health: &BranchHealth, under: Option<&str>) -> String {
     }
     if health.merged {
         parts.push("merged".to_string());
+    }
+    if health.empty {
+        parts.push("empty".to_string());
     }
     if health.stale
         && let Some(days) = health.age_days
@@ -538,6 +638,7 @@ mod tests {
         let mut health = BranchHealth {
             branch: "b".into(),
             parents: vec!["main".into()],
+            more_parents: 0,
             root: false,
             orphan: false,
             missing: false,
@@ -555,6 +656,7 @@ mod tests {
             }],
             needs_rebase: true,
             merged: false,
+            empty: false,
             prune: false,
             pull_request: None,
             jira_issue: None,
@@ -580,5 +682,8 @@ mod tests {
         health.against[0].ahead = 0;
         health.merged = true;
         assert_eq!(badges(&health, None), "↓1 merged");
+        health.merged = false;
+        health.empty = true;
+        assert_eq!(badges(&health, None), "↓1 empty");
     }
 }

@@ -1,5 +1,5 @@
-//! The commit graph, read-only: branch tips, their committer dates, whether a branch moved
-//! since it was created (its reflog), and ahead/behind counts between two tips.
+//! The commit graph, read-only: branch tips, their committer dates, and ahead/behind counts
+//! between two tips (what a branch's reflog says of its own work: [`crate::reflog`]).
 //!
 //! Commits never change, so what is read of them is kept by object id ([`History`]): the
 //! parents and committer time of each commit walked, and the counts of each pair of tips
@@ -58,8 +58,6 @@ pub struct History {
     commits: Mutex<HashMap<ObjectId, CommitInfo>>,
     pairs: Mutex<HashMap<(ObjectId, ObjectId), Result<Divergence, String>>>,
     tips: Mutex<HashMap<ObjectId, Tip>>,
-    /// Whether a branch (by name and tip) moved since it was created.
-    moved: Mutex<HashMap<(String, ObjectId), Option<bool>>>,
 }
 
 /// Insert into a bounded cache: past `max` entries it starts over.
@@ -234,25 +232,6 @@ impl History {
         Ok(tip)
     }
 
-    /// Whether the branch `name` moved since it was created: its reflog's first entry set it
-    /// to another commit than its tip `tip`. `None` when git keeps no reflog for it.
-    pub fn moved_since_created(
-        &self,
-        repo: &gix::Repository,
-        name: &str,
-        tip: ObjectId,
-    ) -> Option<bool> {
-        let key = (name.to_string(), tip);
-        if let Ok(moved) = self.moved.lock()
-            && let Some(known) = moved.get(&key)
-        {
-            return *known;
-        }
-        let answer = read_moved(repo, name, tip);
-        remember(&self.moved, MAX_PAIRS, key, answer);
-        answer
-    }
-
     /// Commits reachable from `a` but not `b` (ahead) and from `b` but not `a` (behind).
     ///
     /// Walks the histories newest first (by committer time) until every commit still queued
@@ -389,18 +368,6 @@ impl History {
         }
         Ok(counts)
     }
-}
-
-/// See [`History::moved_since_created`].
-fn read_moved(repo: &gix::Repository, name: &str, tip: ObjectId) -> Option<bool> {
-    let reference = repo
-        .find_reference(format!("refs/heads/{name}").as_str())
-        .ok()?;
-    let mut platform = reference.log_iter();
-    let mut lines = platform.all().ok()??;
-    let first = lines.next()?.ok()?;
-    let created = ObjectId::from_hex(first.new_oid).ok()?;
-    Some(created != tip)
 }
 
 #[cfg(test)]
@@ -744,32 +711,5 @@ mod tests {
             let counted = history.divergence(&repo, id(repo_dir, name), main).unwrap();
             assert_eq!(counted, git_counts(repo_dir, name, "main"), "{name}");
         }
-    }
-
-    #[test]
-    fn moved_since_created_reads_the_reflog() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo_dir = dir.path();
-        git(repo_dir, &["init", "-q", "-b", "main"], None);
-        commit(repo_dir, "base", "1700000000 +0000");
-        git(repo_dir, &["branch", "fresh"], None);
-        git(repo_dir, &["branch", "worked"], None);
-        git(repo_dir, &["checkout", "-q", "worked"], None);
-        commit(repo_dir, "w1", "1700000100 +0000");
-        let repo = gix::open(repo_dir).unwrap();
-        let history = History::default();
-        let fresh = id(repo_dir, "fresh");
-        let worked = id(repo_dir, "worked");
-        assert_eq!(
-            history.moved_since_created(&repo, "fresh", fresh),
-            Some(false)
-        );
-        assert_eq!(
-            history.moved_since_created(&repo, "worked", worked),
-            Some(true)
-        );
-        // Without a reflog: unknown.
-        std::fs::remove_file(repo_dir.join(".git/logs/refs/heads/fresh")).unwrap();
-        assert_eq!(read_moved(&repo, "fresh", fresh), None);
     }
 }

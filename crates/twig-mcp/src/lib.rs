@@ -3,8 +3,9 @@
 //!
 //! Modules by concern: `server` (the MCP surface), `tools` (tool logic), `prompts`,
 //! `resources`, `subscriptions` and `include` (what `--disable` leaves out); `errors` (the
-//! error codes); `state`, `git`, `history`, `graph` and `health` (the domain: twig's files,
-//! the repository, its commit graph, the branch tree, the stack's health); `remote` (GitHub
+//! error codes); `state`, `git`, `history`, `reflog`, `graph` and `health` (the domain: twig's
+//! files, the repository, its commit graph, what its reflogs say of a branch's own work, the
+//! branch tree, the stack's health); `remote` (GitHub
 //! and Jira clients); `types` (responses).
 
 pub mod context;
@@ -15,6 +16,7 @@ pub mod health;
 pub mod history;
 pub mod include;
 pub mod prompts;
+pub mod reflog;
 pub mod remote;
 pub mod resources;
 pub mod server;

@@ -154,10 +154,11 @@ fn write_health(text: &mut String, health: &StackHealthResponse) {
     let s = &health.summary;
     let _ = writeln!(
         text,
-        "\nHealth ({} branches): {} need a rebase, {} merged, {} stale (last commit over {} days ago), {} without a git branch, {} orphaned",
+        "\nHealth ({} branches): {} need a rebase, {} merged, {} empty (no commit of their own, not merged), {} stale (last commit over {} days ago), {} without a git branch, {} orphaned",
         s.branches,
         s.needs_rebase,
         s.merged,
+        s.empty,
         s.stale,
         health.stale_after_days,
         s.missing,
@@ -167,6 +168,12 @@ fn write_health(text: &mut String, health: &StackHealthResponse) {
         text.push_str("Rebase order (parents first):\n");
         for step in health.rebase_order.iter().take(MAX_DETAILS) {
             let _ = writeln!(text, "- {} onto {}", step.branch, step.onto.join(" and "));
+        }
+    }
+    if !health.skipped.is_empty() {
+        text.push_str("Left out of the rebase order (`twig cascade` would try them):\n");
+        for step in health.skipped.iter().take(MAX_DETAILS) {
+            let _ = writeln!(text, "- {}: {}", step.branch, step.detail);
         }
     }
     if !health.prune.is_empty() {

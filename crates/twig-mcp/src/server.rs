@@ -130,7 +130,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
-        description = "Get the branch dependency tree of the repository, as text (box-drawing) and as nested data: a branch with several parents appears under each (marked as a repeat), orphaned branches are listed apart; `health: true` adds ahead/behind, merged and stale badges to the text",
+        description = "Get the branch dependency tree of the repository, as text (box-drawing) and as nested data: a branch with several parents appears under each (marked as a repeat); orphaned branches (no parent git has, not a root) are drawn under the default root when one is set (`twig branch root add B --default`), as `twig tree` draws them, marked `[orphan]` (no dependency on the root is declared), and are listed apart otherwise; `health: true` adds ahead/behind, merged, empty and stale badges to the text",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<BranchTreeResponse>()
     )]
@@ -190,16 +190,22 @@ impl TwigMcpServer {
     }
 
     #[tool(
-        description = "List the repository's worktrees: the branch git has checked out in each, and whether twig's state records it otherwise",
+        description = "List the repository's worktrees: the branch git has checked out in each, and whether twig's state records it otherwise; a page at a time",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = output_schema::<ListWorktreesResponse>()
+        output_schema = paged_output_schema::<ListWorktreesResponse>()
     )]
-    async fn get_worktrees(&self) -> Reply<ListWorktreesResponse> {
-        local::get_worktrees(&self.ctx).into()
+    async fn get_worktrees(
+        &self,
+        params: Parameters<local::WorktreesParams>,
+    ) -> PagedReply<ListWorktreesResponse> {
+        params
+            .into_inner()
+            .and_then(|p| local::get_worktrees(&self.ctx, p))
+            .into()
     }
 
     #[tool(
-        description = "Check the health of the branch stacks: per branch, ahead/behind against each parent (from git's objects), whether it needs a rebase, is merged (by git or its PR), is stale or has no git branch; for the whole scope, the rebase order (parents first) and what could be pruned. Read-only; a page of branches at a time",
+        description = "Check the health of the branch stacks: per branch, ahead/behind against each parent (from git's objects), whether it needs a rebase, is merged (by git: commits it had of its own, by its reflog, are in its parent; or its PR is merged), is empty (nothing of its own and not merged: never a prune candidate), is stale or has no git branch; for the whole scope, the rebase order (parents first), the branches `twig cascade` would also plan that it leaves out and why (`skipped`: merged, missing, no parent in git), and what could be pruned. Read-only; a page of branches at a time",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = true),
         output_schema = paged_output_schema::<StackHealthResponse>()
     )]

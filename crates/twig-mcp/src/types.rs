@@ -4,6 +4,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// For `skip_serializing_if`: a count of zero is left out.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Response for `get_current_branch` and `get_branch_metadata`; also one entry of a stack or
 /// branch list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -16,10 +21,14 @@ pub struct BranchMetadataResponse {
     /// The primary parent (twig's first declared one), as `parents[0]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_branch: Option<String>,
-    /// Every parent twig declares for the branch (`twig branch depend` adds one), the
-    /// primary first; empty for a root or a branch without dependencies.
+    /// The parents twig declares for the branch (`twig branch depend` adds one), the primary
+    /// first, at most 50 (a hand-made state may declare thousands; `more_parents` counts the
+    /// rest); empty for a root or a branch without dependencies.
     #[serde(default)]
     pub parents: Vec<String>,
+    /// How many declared parents `parents` does not list.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_parents: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
 }
@@ -33,9 +42,10 @@ pub struct BranchTreeResponse {
     pub tree_text: String,
     /// The tree as data: the root node and its descendants.
     pub branches: Vec<BranchTreeNode>,
-    /// Branches without any existing parent that are not roots, by name (listed apart, as
-    /// `twig tree` does: they do not depend on the root). Only for the tree of the default
-    /// root (no `branch` given).
+    /// Branches without any existing parent that are not roots, by name, listed apart (as
+    /// `twig tree` does when no root is marked default). Only for the tree of the first root
+    /// (no `branch` given). Empty when a default root is set: `twig tree` then draws them
+    /// under it, and so does this tree (`orphan: true`, `[orphan]` in the text).
     #[serde(default)]
     pub orphans: Vec<String>,
     /// True when the tree was cut (deeper than 40 levels or more than 5,000 branches); cut
@@ -58,9 +68,17 @@ pub struct BranchTreeNode {
     /// Where a repeated branch is shown in full.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shown_under: Option<String>,
-    /// The branch's other parents, under which it is repeated. Text: `[also under: Q]`.
+    /// The branch's other parents, under which it is repeated, at most 10. Text:
+    /// `[also under: Q]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_under: Vec<String>,
+    /// How many other parents `also_under` does not list (the text then ends with ` …`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub also_under_more: u64,
+    /// No parent declared (or none git has), not a root: drawn under the default root as
+    /// `twig tree` draws it, which declares no dependency on it. Text: `[orphan]`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub orphan: bool,
 }
 
 /// Response for `get_branch_stack`.
@@ -91,7 +109,7 @@ pub struct RepositoryInfo {
     pub path: String,
 }
 
-/// Response for `get_worktrees`.
+/// Response for `get_worktrees` (one page).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ListWorktreesResponse {
     pub worktrees: Vec<WorktreeInfo>,
@@ -227,7 +245,9 @@ pub struct ParentHealth {
     pub behind: u32,
     /// The parent's tip is not in the branch: rebase onto (or merge) the parent.
     pub needs_rebase: bool,
-    /// The branch's tip is in the parent and the branch has no commit of its own left.
+    /// The branch has no commit the parent lacks, and it had commits of its own (commits
+    /// the parent did not have when its reflog shows the branch at them) that the parent now
+    /// has. Ahead 0 without that evidence is not merged.
     pub merged: bool,
     /// The parent has no git branch, so nothing could be counted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -260,8 +280,12 @@ pub struct JiraFact {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BranchHealth {
     pub branch: String,
-    /// Every declared parent, the primary first.
+    /// The declared parents, the primary first, at most 50 (`more_parents` counts the rest,
+    /// which are not compared either).
     pub parents: Vec<String>,
+    /// How many declared parents `parents` does not list.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_parents: u64,
     /// A configured root (`twig branch root add`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub root: bool,
@@ -283,8 +307,15 @@ pub struct BranchHealth {
     pub against: Vec<ParentHealth>,
     /// Behind some parent (see `against`).
     pub needs_rebase: bool,
-    /// Merged into its primary parent by git, or its pull request is merged.
+    /// Merged into its primary parent by git — it had commits of its own (its reflog shows
+    /// them) that the parent now has — or its pull request is merged.
     pub merged: bool,
+    /// No commit its primary parent lacks, and not merged: it never had a commit of its own
+    /// (made by `twig switch -p`, fast-forwarded by `twig cascade`), or its commits are gone
+    /// unmerged (reset away; squash-merged then rebased — its pull request tells). Never a
+    /// prune candidate on that ground. Badge `empty`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub empty: bool,
     /// Could be deleted: merged, or its Jira issue is done (never a root or the checked-out
     /// branch).
     pub prune: bool,
@@ -304,6 +335,28 @@ pub struct RebaseStep {
     pub onto: Vec<String>,
 }
 
+/// A branch left out of the rebase order that `twig cascade --preview` would list (its plan
+/// takes every descendant; it then fails on these), and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SkippedStep {
+    pub branch: String,
+    pub reason: SkipReason,
+    /// The reason in words: `merged into main: not rebased (prune it instead; …)`.
+    pub detail: String,
+}
+
+/// Why a branch is left out of the rebase order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// Merged (by git or its pull request): prune it rather than rebase it.
+    Merged,
+    /// twig tracks it but git has no such branch (`git checkout` would fail).
+    Missing,
+    /// None of its parents has a git branch: nothing to rebase onto.
+    NoParent,
+}
+
 /// A branch that could be deleted, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PruneCandidate {
@@ -319,6 +372,8 @@ pub struct HealthSummary {
     pub branches: u64,
     pub needs_rebase: u64,
     pub merged: u64,
+    /// Branches with no commit of their own that are not merged (`empty`).
+    pub empty: u64,
     pub stale: u64,
     pub missing: u64,
     pub orphans: u64,
@@ -334,8 +389,16 @@ pub struct StackHealthResponse {
     /// The branches of this page, parents before children.
     pub branches: Vec<BranchHealth>,
     /// The branches to rebase, in order (parents first, as `twig cascade` would): those
-    /// behind a parent and everything stacked on them. At most 500 steps.
+    /// behind a parent and everything stacked on them. At most 500 steps. Merged branches and
+    /// branches git does not have are left out (see `skipped`); empty ones are kept (the
+    /// rebase fast-forwards them).
     pub rebase_order: Vec<RebaseStep>,
+    /// The branches `twig cascade --preview` would also list that `rebase_order` leaves out,
+    /// and why: merged (prune instead), missing (no git branch: the checkout would fail), or
+    /// no parent with a git branch. At most 100; `skipped_more` counts the rest.
+    pub skipped: Vec<SkippedStep>,
+    /// How many skipped branches `skipped` does not list.
+    pub skipped_more: u64,
     /// Branches that could be deleted: merged by git anywhere in the scope, and those of this
     /// page whose pull request is merged or whose Jira issue is done. At most 500.
     pub prune: Vec<PruneCandidate>,

@@ -20,7 +20,10 @@ use crate::{
         github, jira,
         local::{self, TreeParams, cursor_arg},
     },
-    types::{BranchHealth, BranchTreeResponse, Fact, PruneCandidate, StackHealthResponse},
+    types::{
+        BranchHealth, BranchTreeResponse, Fact, PruneCandidate, SkipReason, SkippedStep,
+        StackHealthResponse,
+    },
 };
 
 /// Page sizes of `get_stack_health`: 100 branches by default, at most 1000.
@@ -133,13 +136,34 @@ async fn answer(
             }
         }
     }
+    // A branch only its merged pull request shows merged is not rebased either.
+    let mut rebase_order = report.rebase_order;
+    let mut skipped = report.skipped;
+    let mut skipped_more = report.skipped_more;
+    rebase_order.retain(|step| {
+        if !remote.merged_by_pr.contains(&step.branch) {
+            return true;
+        }
+        if skipped.len() < health::MAX_SKIPPED {
+            skipped.push(SkippedStep {
+                branch: step.branch.clone(),
+                reason: SkipReason::Merged,
+                detail: "its pull request is merged: not rebased (prune it instead; re-parent its children first)".to_string(),
+            });
+        } else {
+            skipped_more += 1;
+        }
+        false
+    });
     let paged = Paged {
         data: StackHealthResponse {
             scope,
             stale_after_days,
             summary,
             branches,
-            rebase_order: report.rebase_order,
+            rebase_order,
+            skipped,
+            skipped_more,
             prune,
             untracked: report.untracked,
             truncated,
@@ -211,6 +235,8 @@ struct Remote {
     prune: Vec<PruneCandidate>,
     /// Branches of the page that only their merged pull request shows merged.
     newly_merged: u64,
+    /// Their names.
+    merged_by_pr: HashSet<String>,
 }
 
 /// A failure that every further request to the service would meet too.
@@ -324,7 +350,10 @@ async fn add_remote_facts(
         };
         if merged_pr.is_some() && !branch.merged {
             branch.merged = true;
+            // Its work was merged through the pull request (squash-merged, then rebased away).
+            branch.empty = false;
             remote.newly_merged += 1;
+            remote.merged_by_pr.insert(branch.branch.clone());
         }
         let reason = match (merged_pr, done_issue) {
             (Some(number), _) => format!("pull request #{number} merged"),

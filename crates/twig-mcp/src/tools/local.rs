@@ -9,6 +9,7 @@ use crate::{
     context::ServerContext,
     errors,
     graph::{Badges, BranchGraph},
+    health,
     state::{LoadedState, load_registry, registry_path},
     types::*,
 };
@@ -22,8 +23,16 @@ pub fn branch_metadata(state: Option<&LoadedState>, branch: &str) -> BranchMetad
         pr_number: meta.and_then(|m| m.github_pr),
         parent_branch: state.and_then(|s| s.primary_parent(branch).map(str::to_string)),
         parents: state
-            .map(|s| s.parents(branch).map(str::to_string).collect())
+            .map(|s| {
+                s.parents(branch)
+                    .take(health::MAX_PARENTS)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default(),
+        more_parents: state.map_or(0, |s| {
+            s.parents(branch).skip(health::MAX_PARENTS).count() as u64
+        }),
         created_at: meta.and_then(|m| m.created_at.clone()),
     }
 }
@@ -89,8 +98,9 @@ pub struct TreeParams {
     /// Root branch of the tree (defaults to the repository's default root branch).
     #[serde(default)]
     pub branch: Option<String>,
-    /// Add health badges to the text: `↑2 ↓1` (ahead/behind the primary parent), `merged`,
-    /// `stale 40d` (see `get_stack_health`). Default false.
+    /// Add health badges to the text: `↑2 ↓1` (ahead/behind the parent drawn above),
+    /// `merged`, `empty` (nothing of its own, not merged), `stale 40d` (see
+    /// `get_stack_health`). Default false.
     #[serde(default)]
     pub health: Option<bool>,
 }
@@ -290,11 +300,32 @@ pub fn list_repositories(
     })
 }
 
-/// The worktrees as git has them, each compared with twig's record: the branch git checked
-/// out there (not the state's word for it), and whether twig's state disagrees. Works without
+/// Page sizes of `get_worktrees`: 200 by default, at most 1000.
+pub const WORKTREE_LIMIT: Limit = Limit::new(200, 1000);
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct WorktreesParams {
+    /// How many worktrees to return (default 200, at most 1000).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// `page.next_cursor` of the previous answer, to continue after it.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// One page of the worktrees as git has them, each compared with twig's record: the branch
+/// git checked out there (not the state's word for it), and whether twig's state disagrees.
+/// twig's records first (in the state's order), then git's other worktrees. Works without
 /// `.twig/state.json` (every worktree is then `not_in_twig`); a state file that cannot be read
 /// is still `no_twig_state`.
-pub fn get_worktrees(ctx: &ServerContext) -> Result<ListWorktreesResponse, ToolError> {
+pub fn get_worktrees(
+    ctx: &ServerContext,
+    params: WorktreesParams,
+) -> Result<Paged<ListWorktreesResponse>, ToolError> {
+    let limit = WORKTREE_LIMIT.resolve(params.limit)?;
+    let cursors = ctx.cursors.bind("get_worktrees", &());
+    // Check the cursor before reading anything: a bad one is the caller's error.
+    let _: Option<usize> = cursors.start(cursor_arg(params.cursor.as_deref()))?;
     let repo = ctx.require_repo()?;
     let recorded = if ctx.state_file().is_some_and(|path| !path.exists()) {
         None
@@ -361,5 +392,14 @@ pub fn get_worktrees(ctx: &ServerContext) -> Result<ListWorktreesResponse, ToolE
             },
         });
     }
-    Ok(ListWorktreesResponse { worktrees })
+    let (worktrees, page) = page_by_offset(
+        &worktrees,
+        &cursors,
+        cursor_arg(params.cursor.as_deref()),
+        limit,
+    )?;
+    Ok(Paged {
+        data: ListWorktreesResponse { worktrees },
+        page,
+    })
 }

@@ -322,7 +322,8 @@ async fn deleted_git_branch_is_missing_and_its_children_count_against_nothing() 
 }
 
 /// `kid`'s only parent's git branch was deleted: an orphan in the health as in the tree
-/// (`twig tree` lists it apart); the deleted parent itself is missing, not an orphan.
+/// (`twig tree` draws it under the default root `main`; we mark it); the deleted parent
+/// itself is missing, not an orphan.
 #[tokio::test]
 async fn child_of_a_deleted_branch_is_an_orphan_as_in_the_tree() {
     let fx = new_repo();
@@ -331,7 +332,11 @@ async fn child_of_a_deleted_branch_is_an_orphan_as_in_the_tree() {
     write_plain_state(&fx, &["gone", "kid"], &[("gone", "main"), ("kid", "gone")]);
     let mcp = fx.start(&[], &[]).await;
     let tree: Value = mcp.call_ok("get_branch_tree", json!({})).await;
-    assert_eq!(tree["orphans"], json!(["kid"]));
+    assert_eq!(tree["orphans"], json!([]));
+    assert_eq!(
+        tree["branches"][0]["children"],
+        json!([{"branch": "kid", "orphan": true, "children": []}])
+    );
     let (data, _) = health(&mcp, json!({})).await;
     assert_eq!(entry(&data, "kid")["orphan"], true, "{data:#}");
     assert_eq!(data["summary"]["orphans"], 1);

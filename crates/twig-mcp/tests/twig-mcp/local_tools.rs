@@ -114,11 +114,12 @@ async fn branch_tree_from_default_root_and_explicit_root() {
     let data: Value = mcp.call_ok("get_branch_tree", json!({})).await;
     assert_eq!(data["root"], "main");
     assert_eq!(data["truncated"], false);
-    // `scratch` has no dependency: listed apart, as `twig tree` does, not under `main`.
+    // `scratch` has no dependency: under the default root `main`, as `twig tree` draws it,
+    // marked (no edge says it depends on main).
     assert_eq!(
         data["tree_text"],
-        "main\n├── feat/auth (PROJ-101, #42)\n│   └── feat/auth-ui (PROJ-102)\n└── feat/billing (#7)\n\n\
-         Orphaned branches (no dependencies defined):\n  • scratch\n"
+        "main\n├── feat/auth (PROJ-101, #42)\n│   └── feat/auth-ui (PROJ-102)\n├── feat/billing (#7)\n\
+         └── scratch [orphan]\n\n[orphan]: no parent git has; drawn under the default root main as `twig tree` draws it, not a dependency\n"
     );
     assert_eq!(
         data["branches"],
@@ -128,11 +129,12 @@ async fn branch_tree_from_default_root_and_explicit_root() {
                 {"branch": "feat/auth", "jira_issue": "PROJ-101", "pr_number": 42, "children": [
                     {"branch": "feat/auth-ui", "jira_issue": "PROJ-102", "children": []}
                 ]},
-                {"branch": "feat/billing", "pr_number": 7, "children": []}
+                {"branch": "feat/billing", "pr_number": 7, "children": []},
+                {"branch": "scratch", "orphan": true, "children": []}
             ]
         }])
     );
-    assert_eq!(data["orphans"], json!(["scratch"]));
+    assert_eq!(data["orphans"], json!([]), "none listed apart");
 
     let data: Value = mcp
         .call_ok("get_branch_tree", json!({"branch": "feat/auth"}))
@@ -677,8 +679,8 @@ async fn branch_tree_sees_packed_and_loose_refs_once() {
     let data: Value = mcp.call_ok("get_branch_tree", json!({})).await;
     assert_eq!(
         data["tree_text"],
-        "main\n├── feat/auth (PROJ-101, #42)\n│   └── feat/auth-ui (PROJ-102)\n└── feat/billing (#7)\n\n\
-         Orphaned branches (no dependencies defined):\n  • late\n  • scratch\n"
+        "main\n├── feat/auth (PROJ-101, #42)\n│   └── feat/auth-ui (PROJ-102)\n├── feat/billing (#7)\n\
+         ├── late [orphan]\n└── scratch [orphan]\n\n[orphan]: no parent git has; drawn under the default root main as `twig tree` draws it, not a dependency\n"
     );
     fx.git(&["branch", "-D", "late"]);
     let data: Value = mcp.call_ok("get_branch_tree", json!({})).await;

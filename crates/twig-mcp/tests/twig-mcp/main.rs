@@ -11,6 +11,8 @@
 
 mod support;
 
+mod bounds;
+mod cascade;
 mod current;
 mod edge;
 mod health;
@@ -18,4 +20,5 @@ mod health_remote;
 mod http;
 mod local_tools;
 mod network_tools;
+mod orphans;
 mod protocol;

@@ -147,14 +147,14 @@ async fn stack_status_prompt() {
          \n\
          Branch trees:\n\
          main\n\
-         ├── feat/auth (PROJ-101, #42)  ↓1\n\
-         │   └── feat/auth-ui (PROJ-102)\n\
-         └── feat/billing (#7)  ↓1\n\
+         ├── feat/auth (PROJ-101, #42)  ↓1 empty\n\
+         │   └── feat/auth-ui (PROJ-102)  empty\n\
+         ├── feat/billing (#7)  ↓1 empty\n\
+         └── scratch [orphan]\n\
          \n\
-         Orphaned branches (no dependencies defined):\n\
-         \x20 • scratch\n\
+         [orphan]: no parent git has; drawn under the default root main as `twig tree` draws it, not a dependency\n\
          \n\
-         Health (5 branches): 2 need a rebase, 0 merged, 0 stale (last commit over 30 days ago), 1 without a git branch, 0 orphaned\n\
+         Health (5 branches): 2 need a rebase, 0 merged, 3 empty (no commit of their own, not merged), 0 stale (last commit over 30 days ago), 1 without a git branch, 0 orphaned\n\
          Rebase order (parents first):\n\
          - feat/auth onto main\n\
          - feat/auth-ui onto feat/auth\n\
