@@ -3,24 +3,50 @@
 //! glibc's allocator keeps what a program frees in its arenas and returns only the free top of
 //! each heap: after a large answer (a tree of 10,000 branches, a health check of a whole
 //! repository) the pages between the allocations that stay (caches, parsed state) remain
-//! resident for as long as the process lives. [`release_when_idle`], called after each tool
-//! call, waits until no call has come for [`IDLE`], then asks the allocator once to return
-//! every free page (`malloc_trim(0)`), off the runtime's own threads. Elsewhere (musl, macOS,
-//! Windows, or a program with another global allocator) the call finds nothing to return.
+//! resident for as long as the process lives, and every thread that allocates gets an arena of
+//! its own. So:
+//! - [`release_when_idle`], called after each tool call, waits until no call has come for
+//!   [`IDLE`], runs the hooks servers registered with [`on_idle`] (to drop caches that serve
+//!   a burst of calls), then asks the allocator once to return every free page
+//!   (`malloc_trim(0)`), off the runtime's own threads.
+//! - [`one_arena`], for a server with one client (stdio): every thread allocates from one
+//!   arena, so a blocking thread's work does not leave a second heap behind.
+//!
+//! Elsewhere (musl, macOS, Windows) the allocator has no such calls and nothing is done; a
+//! program with another global allocator (jility's mimalloc) finds little to return.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 /// How long the server must have been without a call before freed memory is returned.
-pub const IDLE: Duration = Duration::from_millis(200);
+pub const IDLE: Duration = Duration::from_millis(250);
 
 /// Calls so far (each call moves it on).
 static CALLS: AtomicU64 = AtomicU64::new(0);
 /// Whether a task is waiting for the server to be idle.
 static WAITING: AtomicBool = AtomicBool::new(false);
 
-/// After a call: return freed memory once no call has come for [`IDLE`]. Outside a tokio
-/// runtime it does nothing.
+type Hook = Box<dyn Fn() + Send + Sync>;
+
+/// What runs when the server becomes idle, before the memory is returned.
+fn hooks() -> &'static Mutex<Vec<Hook>> {
+    static HOOKS: OnceLock<Mutex<Vec<Hook>>> = OnceLock::new();
+    HOOKS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Run `hook` each time the server becomes idle (see [`release_when_idle`]): it drops what
+/// only a burst of calls needs. It runs on a blocking thread, never beside a call of the same
+/// process that started after the idle period began… unless that call came in the moment the
+/// hook ran: a hook must leave its data valid (an emptied cache), not half-torn.
+pub fn on_idle(hook: impl Fn() + Send + Sync + 'static) {
+    if let Ok(mut hooks) = hooks().lock() {
+        hooks.push(Box::new(hook));
+    }
+}
+
+/// After a call: once no call has come for [`IDLE`], run the idle hooks and return freed
+/// memory to the system. Outside a tokio runtime it does nothing.
 pub fn release_when_idle() {
     CALLS.fetch_add(1, Ordering::SeqCst);
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -36,10 +62,18 @@ pub fn release_when_idle() {
             if CALLS.load(Ordering::SeqCst) != seen {
                 continue;
             }
-            let _ = tokio::task::spawn_blocking(release).await;
+            let _ = tokio::task::spawn_blocking(|| {
+                if let Ok(hooks) = hooks().lock() {
+                    for hook in hooks.iter() {
+                        hook();
+                    }
+                }
+                release()
+            })
+            .await;
             WAITING.store(false, Ordering::SeqCst);
-            // A call that came while the memory was returned found a task waiting and left
-            // the waiting to it: wait again unless another task took over meanwhile.
+            // A call that came meanwhile found this task waiting and left the waiting to it:
+            // wait again, unless another task took over since.
             if CALLS.load(Ordering::SeqCst) == seen || WAITING.swap(true, Ordering::SeqCst) {
                 return;
             }
@@ -49,7 +83,10 @@ pub fn release_when_idle() {
 
 /// Ask the allocator to return its free pages; whether it returned any.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[expect(unsafe_code, reason = "malloc_trim is a C function; it takes no pointer")]
+#[expect(
+    unsafe_code,
+    reason = "glibc's malloc_trim: a C function that takes no pointer"
+)]
 pub fn release() -> bool {
     // SAFETY: `malloc_trim` reads and writes only glibc's own free lists, under the locks of
     // its arenas; the argument is a size (the free space to keep at the top of each heap).
@@ -60,4 +97,62 @@ pub fn release() -> bool {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn release() -> bool {
     false
+}
+
+/// Every thread allocates from one arena (call before the threads start); whether the
+/// allocator took the setting.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[expect(
+    unsafe_code,
+    reason = "glibc's mallopt: a C function that takes no pointer"
+)]
+pub fn one_arena() -> bool {
+    // SAFETY: `mallopt` sets one of glibc's allocator parameters under its lock; both
+    // arguments are integers.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) == 1 }
+}
+
+/// Every thread allocates from one arena: nothing to set outside glibc.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn one_arena() -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+
+    #[tokio::test]
+    async fn the_hooks_run_once_after_a_burst_of_calls() {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let counter = ran.clone();
+        on_idle(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
+        for _ in 0..6 {
+            release_when_idle();
+            tokio::time::sleep(IDLE / 3).await;
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), 0, "never idle for IDLE yet");
+        for _ in 0..100 {
+            tokio::time::sleep(IDLE / 5).await;
+            if ran.load(Ordering::SeqCst) > 0 {
+                break;
+            }
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+        tokio::time::sleep(IDLE * 3).await;
+        assert_eq!(ran.load(Ordering::SeqCst), 1, "idle once, run once");
+        // The next call starts the next wait.
+        release_when_idle();
+        for _ in 0..100 {
+            tokio::time::sleep(IDLE / 5).await;
+            if ran.load(Ordering::SeqCst) > 1 {
+                break;
+            }
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), 2);
+    }
 }

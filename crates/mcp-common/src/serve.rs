@@ -105,9 +105,13 @@ pub fn runtime(transport: &Transport) -> std::io::Result<tokio::runtime::Runtime
                 .enable_all()
                 .build()
         }
-        _ => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build(),
+        _ => {
+            // One client: one arena is enough, and leaves no second heap behind.
+            crate::memory::one_arena();
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        }
     }
 }
 

@@ -87,6 +87,17 @@ impl ServerContext {
         }
     }
 
+    /// Drop the commit-graph caches whenever the server becomes idle (they serve a burst of
+    /// calls; `mcp_common::memory` then returns the memory to the system).
+    pub fn shed_caches_when_idle(self: &Arc<Self>) {
+        let context = Arc::downgrade(self);
+        mcp_common::memory::on_idle(move || {
+            if let Some(repo) = context.upgrade().as_ref().and_then(|c| c.repo.as_ref()) {
+                repo.history().clear();
+            }
+        });
+    }
+
     /// The repository, if one was detected (whether or not it still exists).
     pub fn repo(&self) -> Option<&GitRepo> {
         self.repo.as_ref()

@@ -332,11 +332,11 @@ impl BranchGraph {
 
 /// A node without children.
 fn leaf(name: &str, state: &LoadedState) -> BranchTreeNode {
-    let meta = state.state.branches.get(name);
+    let meta = state.meta(name);
     BranchTreeNode {
         branch: name.to_string(),
         children: Vec::new(),
-        jira_issue: meta.and_then(|m| m.jira_issue.clone()),
+        jira_issue: meta.and_then(|m| m.jira_issue.as_deref().map(str::to_string)),
         pr_number: meta.and_then(|m| m.github_pr),
         repeat: false,
         shown_under: None,
@@ -348,7 +348,7 @@ fn leaf(name: &str, state: &LoadedState) -> BranchTreeNode {
 
 /// A branch's label: its links and, when asked, its health badges.
 fn labelled(name: &str, state: &LoadedState, badges: Option<&Badges>) -> String {
-    let meta = state.state.branches.get(name);
+    let meta = state.meta(name);
     let mut label = annotate(
         name,
         meta.and_then(|m| m.jira_issue.as_deref()),

@@ -35,7 +35,7 @@ use gix::ObjectId;
 use crate::{
     git::GitRepo,
     reflog::Reflogs,
-    state::LoadedState,
+    state::{Kids, LoadedState},
     types::{
         BranchHealth, HealthSummary, ParentHealth, PruneCandidate, RebaseStep, SkipReason,
         SkippedStep,
@@ -93,7 +93,7 @@ impl<'a> Structure<'a> {
         }
     }
 
-    fn children(&self, branch: &str) -> &'a [String] {
+    fn children(&self, branch: &str) -> Kids<'a> {
         self.state.children(branch)
     }
 
@@ -161,8 +161,7 @@ impl<'a> Structure<'a> {
         let mut stack: Vec<(&str, usize)> = vec![(start, 0)];
         while let Some((node, next)) = stack.last_mut() {
             let kids = self.children(node);
-            if *next < kids.len() {
-                let child = kids[kids.len() - 1 - *next].as_str();
+            if let Some(child) = kids.len().checked_sub(1 + *next).and_then(|i| kids.get(i)) {
                 *next += 1;
                 if seen.insert(child) {
                     stack.push((child, 0));
@@ -421,7 +420,7 @@ pub fn prunable(health: &BranchHealth, head: Option<&str>) -> bool {
 fn prune_candidate(branch: &str, reason: String, structure: &Structure<'_>) -> PruneCandidate {
     let reason = match structure.children(branch) {
         children if !children.is_empty() => {
-            let shown: Vec<&str> = children.iter().take(3).map(String::as_str).collect();
+            let shown: Vec<&str> = children.iter().take(3).collect();
             let more = children.len().saturating_sub(shown.len());
             let tail = if more > 0 {
                 format!(" and {more} more")
@@ -480,7 +479,7 @@ fn rebase_order(
         .collect();
     while let Some(name) = pending.pop() {
         if affected.insert(name) {
-            pending.extend(structure.children(name).iter().map(String::as_str));
+            pending.extend(structure.children(name).iter());
         }
     }
     let mut steps = Vec::new();

@@ -4,7 +4,8 @@
 //! Commits never change, so what is read of them is kept by object id ([`History`]): the
 //! parents and committer time of each commit walked, and the counts of each pair of tips
 //! compared. A warm health check of thousands of branches then costs the reading of their
-//! refs. Both caches are bounded; past the bound they start over.
+//! refs. The caches are bounded (past the bound they start over) and emptied when the server
+//! is idle ([`History::clear`]).
 
 use std::{
     cmp::Reverse,
@@ -58,6 +59,21 @@ pub struct History {
     commits: Mutex<HashMap<ObjectId, CommitInfo>>,
     pairs: Mutex<HashMap<(ObjectId, ObjectId), Result<Divergence, String>>>,
     tips: Mutex<HashMap<ObjectId, Tip>>,
+}
+
+impl History {
+    /// Forget everything read (an idle server keeps no commit-graph caches: they serve a burst
+    /// of calls, and the next burst reads again what it needs).
+    pub fn clear(&self) {
+        fn empty<K, V>(cache: &Mutex<HashMap<K, V>>) {
+            if let Ok(mut map) = cache.lock() {
+                *map = HashMap::new();
+            }
+        }
+        empty(&self.commits);
+        empty(&self.pairs);
+        empty(&self.tips);
+    }
 }
 
 /// Insert into a bounded cache: past `max` entries it starts over.

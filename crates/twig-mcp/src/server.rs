@@ -72,6 +72,7 @@ impl TwigMcpServer {
 impl TwigMcpServer {
     pub fn new(ctx: ServerContext, disabled: HashSet<Feature>) -> Self {
         let ctx = Arc::new(ctx);
+        ctx.shed_caches_when_idle();
         let mut tool_router = Self::tool_router();
         if disabled.contains(&Feature::Github) {
             GITHUB_TOOLS

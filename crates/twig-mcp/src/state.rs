@@ -5,9 +5,8 @@
 //! keys the parsed state by the file's identity (size, modification time, inode, change time).
 
 use std::{
-    collections::{BTreeMap, BTreeSet, HashMap, HashSet},
+    collections::{BTreeMap, HashSet},
     fs,
-    ops::Bound,
     os::unix::fs::MetadataExt,
     path::{Path, PathBuf},
     sync::{Arc, Mutex, OnceLock},
@@ -42,11 +41,11 @@ pub struct Worktree {
 #[derive(Debug, Deserialize)]
 pub struct BranchMetadata {
     #[serde(default)]
-    pub jira_issue: Option<String>,
+    pub jira_issue: Option<Box<str>>,
     #[serde(default)]
     pub github_pr: Option<u32>,
     #[serde(default)]
-    pub created_at: Option<String>,
+    pub created_at: Option<Box<str>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -63,18 +62,67 @@ pub struct RootBranch {
 }
 
 /// A parsed state, arranged once per file version for the lookups every tool makes without
-/// copying names: `branches` is ordered by name, and `dependencies` are sorted by child (a
-/// stable sort, so each child's parents keep their declaration order) without repeated pairs.
+/// copying names: `branches` is ordered by name; every name twig tracks is kept once, in name
+/// order, and the dependencies refer to names by position, sorted by child (a stable sort, so
+/// each child's parents keep their declaration order) without repeated pairs.
 #[derive(Debug, Default)]
 pub struct LoadedState {
     pub state: RepoState,
     /// Every branch twig tracks, in name order: linked (`branches`), in a dependency (as
     /// child or parent), or a root — twig writes a `branches` entry only when a Jira issue
     /// or PR is linked, so a branch made with `twig switch -p` has none.
-    tracked: BTreeSet<String>,
+    tracked: Vec<Box<str>>,
+    /// The `branches` entries by position in `tracked`, sorted (`state.branches` is emptied
+    /// into them: the names are in `tracked`).
+    metas: Vec<(u32, BranchMetadata)>,
+    /// The dependencies as (child, parent) positions in `tracked`, sorted by child, each
+    /// child's parents in declaration order (`state.dependencies` is emptied into them).
+    edges: Vec<(u32, u32)>,
     /// Each branch's declared children in name order (none is its own child), built on first
     /// use: only the health check walks down the stacks.
-    children: OnceLock<HashMap<String, Vec<String>>>,
+    children: OnceLock<Children>,
+}
+
+/// The declared children of every tracked branch, as positions in `tracked`: those of the
+/// branch at position `i` are `kids[start[i]..start[i + 1]]` (four bytes a dependency, where
+/// a map of names took some sixty).
+#[derive(Debug, Default)]
+struct Children {
+    start: Vec<u32>,
+    kids: Vec<u32>,
+}
+
+/// The declared children of one branch, in name order.
+#[derive(Debug, Clone, Copy)]
+pub struct Kids<'a> {
+    names: &'a [Box<str>],
+    ids: &'a [u32],
+}
+
+impl<'a> Kids<'a> {
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// The `i`-th child (`i < len()`).
+    pub fn get(&self, i: usize) -> Option<&'a str> {
+        let names = self.names;
+        self.ids
+            .get(i)
+            .and_then(|&id| names.get(id as usize))
+            .map(|n| &**n)
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &'a str> + ExactSizeIterator + use<'a> {
+        let names = self.names;
+        self.ids
+            .iter()
+            .map(move |&id| names.get(id as usize).map_or("", |n| &**n))
+    }
 }
 
 impl LoadedState {
@@ -88,51 +136,114 @@ impl LoadedState {
             .collect();
         let mut keep = keep.into_iter();
         state.dependencies.retain(|_| keep.next().unwrap_or(false));
-        let tracked = state
+        let mut tracked: Vec<Box<str>> = state
             .branches
             .keys()
-            .cloned()
+            .map(String::as_str)
             .chain(
                 state
                     .dependencies
                     .iter()
-                    .flat_map(|d| [d.child.clone(), d.parent.clone()]),
+                    .flat_map(|d| [d.child.as_str(), d.parent.as_str()]),
             )
-            .chain(state.root_branches.iter().map(|r| r.branch.clone()))
+            .chain(state.root_branches.iter().map(|r| r.branch.as_str()))
+            .map(Box::from)
             .collect();
+        tracked.sort_unstable();
+        tracked.dedup();
+        tracked.shrink_to_fit();
+        let position = |name: &str| {
+            tracked
+                .binary_search_by(|n| (**n).cmp(name))
+                .map_or(u32::MAX, |i| i as u32)
+        };
+        // Sorted by child already (positions keep the names' order), parents in declaration
+        // order; the names are in `tracked`, so the dependencies' own copies go.
+        let edges: Vec<(u32, u32)> = std::mem::take(&mut state.dependencies)
+            .iter()
+            .map(|d| (position(&d.child), position(&d.parent)))
+            .collect();
+        let mut metas: Vec<(u32, BranchMetadata)> = std::mem::take(&mut state.branches)
+            .into_iter()
+            .map(|(name, meta)| (position(&name), meta))
+            .collect();
+        metas.shrink_to_fit();
         Self {
             state,
             tracked,
+            metas,
+            edges,
             children: OnceLock::new(),
         }
     }
 
+    /// The `branches` entry of `branch` (its linked Jira issue and PR), when twig wrote one.
+    pub fn meta(&self, branch: &str) -> Option<&BranchMetadata> {
+        let at = self.position(branch)? as u32;
+        let i = self.metas.binary_search_by_key(&at, |(p, _)| *p).ok()?;
+        self.metas.get(i).map(|(_, meta)| meta)
+    }
+
+    /// The position of `branch` in `tracked`.
+    fn position(&self, branch: &str) -> Option<usize> {
+        self.tracked.binary_search_by(|n| (**n).cmp(branch)).ok()
+    }
+
     /// The declared children of `branch`, in name order.
-    pub fn children(&self, branch: &str) -> &[String] {
+    pub fn children(&self, branch: &str) -> Kids<'_> {
         let children = self.children.get_or_init(|| {
-            let mut children: HashMap<String, Vec<String>> = HashMap::new();
-            // In name order, so every list is too.
-            for name in &self.tracked {
-                for parent in self.parents(name).filter(|parent| parent != name) {
-                    children
-                        .entry(parent.to_string())
-                        .or_default()
-                        .push(name.clone());
+            let mut pairs: Vec<(u32, u32)> = Vec::new();
+            // Children in name order, so every list is too.
+            for (child, name) in self.tracked.iter().enumerate() {
+                for parent in self.parents(name).filter(|parent| *parent != &**name) {
+                    if let Some(parent) = self.position(parent) {
+                        pairs.push((parent as u32, child as u32));
+                    }
                 }
             }
-            children
+            pairs.sort_by_key(|&(parent, _)| parent); // stable: children stay in name order
+            let mut start = Vec::with_capacity(self.tracked.len() + 1);
+            let mut next = 0;
+            for i in 0..self.tracked.len() {
+                start.push(next as u32);
+                while next < pairs.len() && pairs[next].0 as usize == i {
+                    next += 1;
+                }
+            }
+            start.push(next as u32);
+            Children {
+                start,
+                kids: pairs.into_iter().map(|(_, child)| child).collect(),
+            }
         });
-        children.get(branch).map(Vec::as_slice).unwrap_or(&[])
+        let ids = self
+            .position(branch)
+            .and_then(|i| {
+                let from = *children.start.get(i)? as usize;
+                let to = *children.start.get(i + 1)? as usize;
+                children.kids.get(from..to)
+            })
+            .unwrap_or(&[]);
+        Kids {
+            names: &self.tracked,
+            ids,
+        }
     }
 
     /// The declared parents of `branch`, first (primary) parent first.
     pub fn parents<'a>(&'a self, branch: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        let deps = &self.state.dependencies;
-        let start = deps.partition_point(|d| d.child.as_str() < branch);
-        deps[start..]
+        let edges = match self.position(branch) {
+            Some(child) => {
+                let child = child as u32;
+                let from = self.edges.partition_point(|&(c, _)| c < child);
+                let to = from + self.edges[from..].partition_point(|&(c, _)| c == child);
+                &self.edges[from..to]
+            }
+            None => &[],
+        };
+        edges
             .iter()
-            .take_while(move |d| d.child == branch)
-            .map(|d| d.parent.as_str())
+            .map(|&(_, parent)| self.tracked.get(parent as usize).map_or("", |n| &**n))
     }
 
     /// The primary (first declared) parent of `branch`.
@@ -142,14 +253,13 @@ impl LoadedState {
 
     /// Every tracked branch name (see [`LoadedState::names`]) in name order.
     pub fn sorted_branches(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.tracked.iter().map(String::as_str)
+        self.tracked.iter().map(|n| &**n)
     }
 
     /// Tracked branch names after `after`, in name order.
     pub fn branches_after<'a>(&'a self, after: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.tracked
-            .range::<str, _>((Bound::Excluded(after), Bound::Unbounded))
-            .map(String::as_str)
+        let from = self.tracked.partition_point(|n| &**n <= after);
+        self.tracked[from..].iter().map(|n| &**n)
     }
 
     /// How many branches twig tracks.
@@ -175,7 +285,7 @@ impl LoadedState {
     /// Whether twig's state names `branch` anywhere: tracked, declared as a child or a parent,
     /// or configured as a root.
     pub fn names(&self, branch: &str) -> bool {
-        self.tracked.contains(branch)
+        self.position(branch).is_some()
     }
 
     /// Walk from `start` up the primary parents to the root, guarding against cycles, and
@@ -369,7 +479,7 @@ mod tests {
             ["feat/b", "feat/c", "main"]
         );
         assert!(loaded.names("develop") && loaded.names("main") && !loaded.names("nope"));
-        let c = &loaded.state.branches["feat/c"];
+        let c = loaded.meta("feat/c").unwrap();
         assert_eq!((c.jira_issue.as_deref(), c.github_pr), (None, None));
     }
 
@@ -420,7 +530,7 @@ mod tests {
         age(&path);
         let third = cache.load().unwrap();
         assert_eq!(
-            third.state.branches["feat/a"].jira_issue.as_deref(),
+            third.meta("feat/a").unwrap().jira_issue.as_deref(),
             Some("PROJ-9")
         );
         fs::write(&path, "{not json").unwrap();

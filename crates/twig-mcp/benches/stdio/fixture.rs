@@ -133,7 +133,16 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 
 /// Run `git args` with `input` on its standard input.
 fn git_stdin(dir: &Path, args: &[&str], input: &[u8]) {
-    let mut child = git_command(dir)
+    git_stdin_at(dir, args, input, None);
+}
+
+/// `git_stdin` with the committer date (and so the reflog entries' time) set to `at`.
+fn git_stdin_at(dir: &Path, args: &[&str], input: &[u8], at: Option<i64>) {
+    let mut command = git_command(dir);
+    if let Some(at) = at {
+        command.env("GIT_COMMITTER_DATE", format!("@{at} +0000"));
+    }
+    let mut child = command
         .args(args)
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
@@ -327,6 +336,8 @@ pub fn generate_fixture() -> Fixture {
     // Stacks in order: a parent stack (the subtree's first) comes before those under it.
     let scratch = "refs/fixture/scratch";
     let mut built: HashMap<String, Built> = HashMap::new();
+    // The parents of merged branches, and their tips when the branches were created.
+    let mut merged_parents: Vec<(String, usize)> = Vec::new();
     for stack in (0..STACKS).filter(|s| is_local_stack(*s)) {
         let kind = kind(stack);
         for level in 1..=STACK_DEPTH {
@@ -369,6 +380,7 @@ pub fn generate_fixture() -> Fixture {
                 // The parent takes the branch's commits and goes on: the branch is merged.
                 let parent_branch = built.get_mut(&parent).unwrap();
                 branch.created_at = Some(parent_branch.tip());
+                merged_parents.push((parent.clone(), parent_branch.tip()));
                 let follow_up = format!("{parent}/after-merge.txt");
                 let after = stream.commit(scratch, Some(branch.tip()), time + 600, &follow_up);
                 parent_branch.own.push(after);
@@ -391,22 +403,37 @@ pub fn generate_fixture() -> Fixture {
         sha[mark.trim_start_matches(':').parse::<usize>().unwrap()] = id.to_string();
     }
 
-    // All local branches in one transaction (loose refs with reflogs); then the merged ones
-    // move from where they were created to their own commits.
+    // As the reflogs of real work show it: all local branches in one transaction (loose refs
+    // with reflogs), the parent of a merged branch where the branch was created; a minute
+    // later the merged branches move to their own commits; a minute later their parents take
+    // them (and go on).
     let mut names: Vec<&String> = built.keys().collect();
     names.sort();
+    let taken: HashMap<&str, usize> = merged_parents
+        .iter()
+        .map(|(parent, at)| (parent.as_str(), *at))
+        .collect();
     let mut create = format!("delete {scratch}\n");
     let mut moves = String::new();
+    let mut takes = String::new();
     for name in &names {
         let branch = &built[*name];
-        let first = branch.created_at.unwrap_or(branch.tip());
+        let first = match taken.get(name.as_str()) {
+            Some(at) => {
+                writeln!(takes, "update refs/heads/{name} {}", sha[branch.tip()]).unwrap();
+                *at
+            }
+            None => branch.created_at.unwrap_or(branch.tip()),
+        };
         writeln!(create, "create refs/heads/{name} {}", sha[first]).unwrap();
         if branch.created_at.is_some() {
             writeln!(moves, "update refs/heads/{name} {}", sha[branch.tip()]).unwrap();
         }
     }
-    git_stdin(&repo, &["update-ref", "--stdin"], create.as_bytes());
-    git_stdin(&repo, &["update-ref", "--stdin"], moves.as_bytes());
+    let update = ["update-ref", "--stdin"];
+    git_stdin_at(&repo, &update, create.as_bytes(), Some(now - 180));
+    git_stdin_at(&repo, &update, moves.as_bytes(), Some(now - 120));
+    git_stdin_at(&repo, &update, takes.as_bytes(), Some(now - 60));
     git(&repo, &["checkout", "-q", "-f", &head_branch()]);
 
     let state = serde_json::to_vec_pretty(&state_json()).unwrap();

@@ -287,7 +287,7 @@ async fn add_remote_facts(
     include: Include,
 ) -> Remote {
     let mut remote = Remote::default();
-    let meta = |h: &BranchHealth| state.state.branches.get(&h.branch);
+    let meta = |h: &BranchHealth| state.meta(&h.branch);
     let prs: Vec<(usize, u32)> = branches
         .iter()
         .enumerate()
@@ -296,7 +296,7 @@ async fn add_remote_facts(
     let issues: Vec<(usize, String)> = branches
         .iter()
         .enumerate()
-        .filter_map(|(i, h)| Some((i, meta(h)?.jira_issue.clone()?)))
+        .filter_map(|(i, h)| Some((i, meta(h)?.jira_issue.as_deref()?.to_string())))
         .collect();
 
     if !prs.is_empty() {

@@ -108,10 +108,8 @@ fn resolve_key(ctx: &ServerContext, explicit: Option<&str>) -> Result<String, To
     let branch = ctx.current_branch()?.ok_or_else(no_branch)?;
     let state = ctx.require_state()?;
     state
-        .state
-        .branches
-        .get(&branch)
-        .and_then(|meta| meta.jira_issue.clone())
+        .meta(&branch)
+        .and_then(|meta| meta.jira_issue.as_deref().map(str::to_string))
         .ok_or_else(|| {
             ToolError::not_found(format!("Branch '{branch}' has no linked Jira issue"))
                 .with_hint("Provide an explicit issue_key parameter.")

@@ -16,10 +16,10 @@ use crate::{
 
 /// Metadata of `branch` from the state (fields without a value are omitted).
 pub fn branch_metadata(state: Option<&LoadedState>, branch: &str) -> BranchMetadataResponse {
-    let meta = state.and_then(|s| s.state.branches.get(branch));
+    let meta = state.and_then(|s| s.meta(branch));
     BranchMetadataResponse {
         branch: branch.to_string(),
-        jira_issue: meta.and_then(|m| m.jira_issue.clone()),
+        jira_issue: meta.and_then(|m| m.jira_issue.as_deref().map(str::to_string)),
         pr_number: meta.and_then(|m| m.github_pr),
         parent_branch: state.and_then(|s| s.primary_parent(branch).map(str::to_string)),
         parents: state
@@ -33,7 +33,7 @@ pub fn branch_metadata(state: Option<&LoadedState>, branch: &str) -> BranchMetad
         more_parents: state.map_or(0, |s| {
             s.parents(branch).skip(health::MAX_PARENTS).count() as u64
         }),
-        created_at: meta.and_then(|m| m.created_at.clone()),
+        created_at: meta.and_then(|m| m.created_at.as_deref().map(str::to_string)),
     }
 }
 

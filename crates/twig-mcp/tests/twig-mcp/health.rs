@@ -109,6 +109,35 @@ async fn merged_into_a_second_parent_only_is_not_merged() {
     mcp.shutdown().await;
 }
 
+/// An idle server drops its commit-graph caches (mcp_common::memory): the health read again
+/// after the idle period is the same, pair for pair, and a change made while it was idle shows.
+#[tokio::test]
+async fn the_answer_after_an_idle_period_is_the_same_without_the_caches() {
+    let fx = new_repo();
+    grow(&fx, &[("main", "a"), ("main", "b"), ("a", "d")]);
+    commit(&fx, "b", "b2");
+    commit(&fx, "a", "a2");
+    fx.git(&["checkout", "-q", "main"]);
+    let deps = [("a", "main"), ("b", "main"), ("d", "a"), ("d", "b")];
+    write_plain_state(&fx, &["a", "b", "d"], &deps);
+
+    let mcp = fx.start(&[], &[]).await;
+    let (warm, _) = health(&mcp, json!({})).await;
+    assert_counts_match_git(&fx, &warm);
+    let idle = mcp_common::memory::IDLE * 4;
+    tokio::time::sleep(idle).await;
+    let (after_idle, _) = health(&mcp, json!({})).await;
+    assert_eq!(after_idle, warm);
+
+    commit(&fx, "main", "m2");
+    fx.git(&["checkout", "-q", "main"]);
+    tokio::time::sleep(idle).await;
+    let (moved, _) = health(&mcp, json!({})).await;
+    assert_counts_match_git(&fx, &moved);
+    assert_eq!(entry(&moved, "a")["against"][0]["behind"], 1, "{moved}");
+    mcp.shutdown().await;
+}
+
 #[tokio::test]
 async fn branch_behind_its_moved_parent_is_rebased_with_its_children() {
     // main ← f1 ← f2 ← f3, f1 ← g; then main gets three commits; `later` is made after.
