@@ -22,10 +22,12 @@ use serde::Deserialize;
 pub struct RepoState {
     #[serde(default)]
     pub worktrees: Vec<Worktree>,
+    /// Moved into [`LoadedState`] (read through [`LoadedState::meta`]).
     #[serde(default)]
-    pub branches: BTreeMap<String, BranchMetadata>,
+    branches: BTreeMap<String, BranchMetadata>,
+    /// Moved into [`LoadedState`] (read through [`LoadedState::parents`]).
     #[serde(default)]
-    pub dependencies: Vec<Dependency>,
+    dependencies: Vec<Dependency>,
     #[serde(default)]
     pub root_branches: Vec<RootBranch>,
 }

@@ -171,9 +171,7 @@ fn resolve_pr_number(ctx: &ServerContext, explicit: Option<u32>) -> Result<u32, 
     })?;
     let state = ctx.require_state()?;
     state
-        .state
-        .branches
-        .get(&branch)
+        .meta(&branch)
         .and_then(|meta| meta.github_pr)
         .ok_or_else(|| {
             ToolError::not_found(format!("Branch '{branch}' has no linked GitHub PR"))
