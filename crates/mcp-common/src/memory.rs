@@ -1,8 +1,7 @@
 //! Memory the process freed goes back to the system once the server is idle.
 //!
 //! glibc's allocator keeps what a program frees in its arenas and returns only the free top of
-//! each heap: after a large answer (a tree of 10,000 branches, a health check of a whole
-//! repository) the pages between the allocations that stay (caches, parsed state) remain
+//! each heap: after a large answer the pages between the allocations that stay (caches, parsed state) remain
 //! resident for as long as the process lives, and every thread that allocates gets an arena of
 //! its own. So:
 //! - [`release_when_idle`], called after each tool call, waits until no call has come for
@@ -13,7 +12,7 @@
 //!   arena, so a blocking thread's work does not leave a second heap behind.
 //!
 //! Elsewhere (musl, macOS, Windows) the allocator has no such calls and nothing is done; a
-//! program with another global allocator (jility's mimalloc) finds little to return.
+//! program with another global allocator (mimalloc) finds little to return.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
