@@ -14,7 +14,9 @@
 //! - Root candidates: the configured roots that exist (the default one first), else the
 //!   checked-out branch, else the first branch by name.
 
-use std::collections::{HashMap, HashSet};
+// foldhash, not std's SipHash: the tree hashes every name several times per call, and no
+// name comes from a network peer (the repository's own refs and state file).
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::{
     health,
@@ -67,75 +69,81 @@ struct Walk<'a> {
     budget: usize,
 }
 
+/// The graph of one call, its names borrowed from the list of local branches it was built from.
 #[derive(Debug, Default)]
-pub struct BranchGraph {
+pub struct BranchGraph<'a> {
     /// branch → its existing parents, the primary first. Every node has an entry.
-    parents: HashMap<String, Vec<String>>,
+    parents: HashMap<&'a str, Vec<&'a str>>,
     /// branch → every child (primary or not), sorted by name.
-    children: HashMap<String, Vec<String>>,
+    children: HashMap<&'a str, Vec<&'a str>>,
     orphans: Vec<String>,
     /// The orphans drawn under the default root (then `orphans` is empty).
-    adopted: HashSet<String>,
+    adopted: HashSet<&'a str>,
     /// The root marked default, when git has it.
     default_root: Option<String>,
     root_candidates: Vec<String>,
 }
 
-impl BranchGraph {
-    pub fn build(local_branches: &[String], state: &LoadedState, head: Option<&str>) -> Self {
-        let exists: HashSet<&str> = local_branches.iter().map(String::as_str).collect();
-        let mut parents: HashMap<String, Vec<String>> = HashMap::new();
-        let mut children: HashMap<String, Vec<String>> = local_branches
+impl<'a> BranchGraph<'a> {
+    pub fn build(local_branches: &'a [String], state: &LoadedState, head: Option<&str>) -> Self {
+        let exists: HashSet<&'a str> = local_branches.iter().map(String::as_str).collect();
+        let mut parents: HashMap<&'a str, Vec<&'a str>> =
+            HashMap::with_capacity(local_branches.len());
+        let mut children: HashMap<&'a str, Vec<&'a str>> = local_branches
             .iter()
-            .map(|name| (name.clone(), Vec::new()))
+            .map(|name| (name.as_str(), Vec::new()))
             .collect();
         for child in local_branches {
-            let mut own: Vec<String> = Vec::new();
+            let child = child.as_str();
+            let mut own: Vec<&'a str> = Vec::new();
             // The state's parents of a child are distinct already.
             for parent in state.parents(child) {
-                if exists.contains(parent) && parent != child {
-                    own.push(parent.to_string());
+                if let Some(&parent) = exists.get(parent)
+                    && parent != child
+                {
+                    own.push(parent);
                     if let Some(list) = children.get_mut(parent) {
-                        list.push(child.clone());
+                        list.push(child);
                     }
                 }
             }
-            parents.insert(child.clone(), own);
+            parents.insert(child, own);
         }
         for list in children.values_mut() {
-            list.sort();
+            list.sort_unstable();
         }
         let configured: HashSet<&str> = state.root_names().collect();
-        let mut orphans: Vec<String> = local_branches
+        let mut orphans: Vec<&'a str> = local_branches
             .iter()
+            .map(String::as_str)
             .filter(|name| {
-                parents.get(*name).is_none_or(Vec::is_empty) && !configured.contains(name.as_str())
+                parents.get(name).is_none_or(Vec::is_empty) && !configured.contains(name)
             })
-            .cloned()
             .collect();
-        orphans.sort();
+        orphans.sort_unstable();
         // With a default root git has (`twig branch root add B --default`), `twig tree` draws
         // the orphans under it (twig's resolver makes them its children): so do we, marked.
-        let default_root = state
+        let default_root: Option<&'a str> = state
             .state
             .root_branches
             .iter()
             .find(|r| r.is_default)
-            .map(|r| r.branch.clone())
-            .filter(|root| exists.contains(root.as_str()));
+            .and_then(|r| exists.get(r.branch.as_str()).copied());
         let mut adopted = HashSet::new();
-        if let Some(root) = &default_root
+        if let Some(root) = default_root
             && !orphans.is_empty()
         {
-            for orphan in &orphans {
-                parents.insert(orphan.clone(), vec![root.clone()]);
+            for &orphan in &orphans {
+                parents.insert(orphan, vec![root]);
             }
             if let Some(list) = children.get_mut(root) {
-                list.extend(orphans.iter().cloned());
-                list.sort();
+                list.extend(orphans.iter().copied());
+                list.sort_unstable();
             }
             adopted = std::mem::take(&mut orphans).into_iter().collect();
         }
+        let orphans: Vec<String> = orphans.into_iter().map(str::to_string).collect();
+        let default_root = default_root.map(str::to_string);
 
         let mut root_candidates: Vec<String> = state
             .root_names()
@@ -189,11 +197,8 @@ impl BranchGraph {
         &self.orphans
     }
 
-    fn primary_parent(&self, branch: &str) -> Option<&str> {
-        self.parents
-            .get(branch)
-            .and_then(|p| p.first())
-            .map(String::as_str)
+    fn primary_parent(&self, branch: &str) -> Option<&'a str> {
+        self.parents.get(branch).and_then(|p| p.first()).copied()
     }
 
     /// The tree below `root` as data and as text; `orphans` says whether the repository's
@@ -252,12 +257,13 @@ impl BranchGraph {
     }
 
     /// The branches reached from `root` through primary edges only.
-    fn primary_reach<'a>(&'a self, root: &'a str) -> HashSet<&'a str> {
-        let mut reach = HashSet::from([root]);
+    fn primary_reach<'b>(&'b self, root: &'b str) -> HashSet<&'b str> {
+        let mut reach = HashSet::with_capacity(self.children.len());
+        reach.insert(root);
         let mut pending = vec![root];
         while let Some(name) = pending.pop() {
             for child in self.children.get(name).into_iter().flatten() {
-                if self.primary_parent(child) == Some(name) && reach.insert(child.as_str()) {
+                if self.primary_parent(child) == Some(name) && reach.insert(*child) {
                     pending.push(child);
                 }
             }
@@ -266,19 +272,18 @@ impl BranchGraph {
     }
 
     /// `name` in full, shown under `under` (`None` for the tree's root).
-    fn node<'a>(
-        &'a self,
-        name: &'a str,
+    fn node<'b>(
+        &'b self,
+        name: &'b str,
         under: Option<&str>,
         state: &LoadedState,
         depth: usize,
-        walk: &mut Walk<'a>,
+        walk: &mut Walk<'b>,
     ) -> BranchTreeNode {
         walk.seen.insert(name);
         walk.budget = walk.budget.saturating_sub(1);
         let mut children = Vec::new();
-        for child in self.children.get(name).into_iter().flatten() {
-            let child = child.as_str();
+        for &child in self.children.get(name).into_iter().flatten() {
             let primary = self.primary_parent(child) == Some(name);
             // In full here: under its primary parent, or under the first other parent reached
             // when the primary parent is not in this tree. Elsewhere: a repeat.
@@ -319,8 +324,12 @@ impl BranchGraph {
                 .get(name)
                 .into_iter()
                 .flatten()
-                .filter(|p| *p != under);
-            node.also_under = others.clone().take(MAX_ALSO_UNDER).cloned().collect();
+                .filter(|p| **p != under);
+            node.also_under = others
+                .clone()
+                .take(MAX_ALSO_UNDER)
+                .map(|p| p.to_string())
+                .collect();
             node.also_under_more = others.count().saturating_sub(MAX_ALSO_UNDER) as u64;
             if node.also_under_more > 0 {
                 walk.cut.insert(name);
@@ -363,17 +372,30 @@ fn labelled(name: &str, state: &LoadedState, badges: Option<&Badges>) -> String 
 
 /// `name (PROJ-1, #42)`, `name (PROJ-1)`, `name (#42)` or `name`.
 pub fn annotate(branch: &str, jira_issue: Option<&str>, pr_number: Option<u32>) -> String {
-    let mut labels = Vec::new();
-    if let Some(issue) = jira_issue {
-        labels.push(issue.to_string());
-    }
-    if let Some(pr) = pr_number {
-        labels.push(format!("#{pr}"));
-    }
-    if labels.is_empty() {
-        branch.to_string()
-    } else {
-        format!("{branch} ({})", labels.join(", "))
+    let mut label = String::new();
+    annotate_into(&mut label, branch, jira_issue, pr_number);
+    label
+}
+
+/// [`annotate`], appended to `out`.
+fn annotate_into(out: &mut String, branch: &str, jira_issue: Option<&str>, pr_number: Option<u32>) {
+    out.push_str(branch);
+    match (jira_issue, pr_number) {
+        (None, None) => {}
+        (issue, pr) => {
+            out.push_str(" (");
+            if let Some(issue) = issue {
+                out.push_str(issue);
+            }
+            if let Some(pr) = pr {
+                if issue.is_some() {
+                    out.push_str(", ");
+                }
+                out.push('#');
+                out.push_str(&pr.to_string());
+            }
+            out.push(')');
+        }
     }
 }
 
@@ -389,37 +411,47 @@ fn render(
     badges: Option<&Badges>,
     out: &mut String,
 ) {
-    let mut label = annotate(&node.branch, node.jira_issue.as_deref(), node.pr_number);
-    if node.repeat {
-        match &node.shown_under {
-            Some(under) => label.push_str(&format!(" [repeat: in full under {under}]")),
-            None => label.push_str(" [repeat]"),
-        }
-    } else if !node.also_under.is_empty() {
-        label.push_str(&format!(" [also under: {}]", node.also_under.join(", ")));
-    }
-    if node.orphan {
-        label.push_str(" [orphan]");
-    }
-    if let Some(badge) = badges.and_then(|b| b.text(&node.branch, under)) {
-        label.push_str("  ");
-        label.push_str(&badge);
-    }
-    if cut.contains(node.branch.as_str()) {
-        label.push_str(" …");
-    }
     let child_prefix = match is_last {
-        None => {
-            out.push_str(&label);
-            String::new()
-        }
+        None => String::new(),
         Some(last) => {
             out.push_str(prefix);
             out.push_str(if last { "└── " } else { "├── " });
-            out.push_str(&label);
-            format!("{prefix}{}", if last { "    " } else { "│   " })
+            let mut child_prefix = String::with_capacity(prefix.len() + 6);
+            child_prefix.push_str(prefix);
+            child_prefix.push_str(if last { "    " } else { "│   " });
+            child_prefix
         }
     };
+    annotate_into(
+        out,
+        &node.branch,
+        node.jira_issue.as_deref(),
+        node.pr_number,
+    );
+    if node.repeat {
+        match &node.shown_under {
+            Some(under) => {
+                out.push_str(" [repeat: in full under ");
+                out.push_str(under);
+                out.push(']');
+            }
+            None => out.push_str(" [repeat]"),
+        }
+    } else if !node.also_under.is_empty() {
+        out.push_str(" [also under: ");
+        out.push_str(&node.also_under.join(", "));
+        out.push(']');
+    }
+    if node.orphan {
+        out.push_str(" [orphan]");
+    }
+    if let Some(badge) = badges.and_then(|b| b.text(&node.branch, under)) {
+        out.push_str("  ");
+        out.push_str(&badge);
+    }
+    if cut.contains(node.branch.as_str()) {
+        out.push_str(" …");
+    }
     out.push('\n');
     let count = node.children.len();
     for (i, child) in node.children.iter().enumerate() {
