@@ -123,6 +123,20 @@ impl View {
         range.len().saturating_sub(joiners)
     }
 
+    /// The lines of the section (numbered among its non-blank lines) that `range` of the
+    /// view touches, as duvet 0.4.3 places a quote's references: one per line a part of it
+    /// lies on (a joining space alone touches none). Empty for an empty range.
+    pub fn lines(&self, range: &Range<usize>) -> Range<usize> {
+        if range.start >= range.end {
+            return 0..0;
+        }
+        // A byte's line is the number of joining spaces before it; a range that starts on a
+        // joining space starts on the next line, one that ends on one ends on the line before.
+        let first = self.joiners.partition_point(|&j| j <= range.start);
+        let last = self.joiners.partition_point(|&j| j < range.end - 1);
+        first..(last + 1).max(first)
+    }
+
     /// How many bytes of `target` no range of `covering` covers.
     pub fn uncovered(&self, target: &Range<usize>, covering: &[Range<usize>]) -> usize {
         let mut clipped: Vec<Range<usize>> = covering
@@ -319,6 +333,24 @@ mod tests {
         let first = view.find("One MUST a.").unwrap();
         let second = view.find("Two MUST b.").unwrap();
         assert_eq!(view.uncovered(&all, &[first, second]), 0);
+    }
+
+    #[test]
+    fn a_range_touches_the_lines_its_bytes_lie_on() {
+        let view = View::new(&["One MUST a.", "", "Two MUST b.", "Three."]);
+        let all = view.find("One MUST a. Two MUST b.").unwrap();
+        assert_eq!(view.lines(&all), 0..2);
+        let two = view.find("MUST b").unwrap();
+        assert_eq!(view.lines(&two), 1..2);
+        // The joining space alone, or at either end, is on no line.
+        let joiner = 11..12;
+        assert_eq!(&view.text()[joiner.clone()], " ");
+        assert!(view.lines(&joiner).is_empty());
+        assert_eq!(view.lines(&(11..15)), 1..2);
+        assert_eq!(view.lines(&(8..12)), 0..1);
+        assert!(view.lines(&(5..5)).is_empty());
+        let tail = view.find("Three.").unwrap();
+        assert_eq!(view.lines(&tail), 2..3);
     }
 
     #[test]

@@ -9,10 +9,22 @@
 //! - `partially_implemented`: they cover some of its bytes;
 //! - `not_started`: they cover none (TODOs cover nothing).
 //!
-//! With the detail: `cited` (an implementation or implication annotation quotes it: the one
-//! meaning of "cited" in every tool and resource), `tested` (a test quotes it), `exception`
-//! (the reason, when an exception quotes it), `todo_count`, and `citation_count` (annotations
-//! of any kind other than `spec` quoting it).
+//! **Cited** — the one meaning of the word in every tool, resource and the system prompt — is
+//! what `duvet report --ci --require-citations` (0.4.3, `report/ci.rs`) demands of a
+//! requirement. It counts *lines* of the specification file, not bytes or requirements: each
+//! line any part of a quote lies on is touched by that annotation; a line is cited when an
+//! implementation, an implication **or an exception** touches it (a test or a TODO does not);
+//! a requirement is cited when every line its text lies on is cited. So a quote of part of a
+//! line cites the whole line (and another requirement sharing it), and a requirement over two
+//! lines whose first line alone is quoted is not cited. A requirement whose text is not found
+//! in its section (a listed one of an unavailable specification) is cited when such an
+//! annotation quotes it. Exception-only requirements are therefore cited: their `exception`
+//! says why, and `list_uncited_requirements` with `excepted: true` lists them
+//! ([`Requirement::excepted`]). `--require-tests` (on by default in 0.4.3) fails lines an
+//! implementation touches that no test, implication or exception touches: a separate check
+//! (`list_untested_citations`), not part of cited. The rest of the detail: `tested` (a test
+//! quotes it), `exception` (the reason, when an exception quotes it), `todo_count`, and
+//! `citation_count` (annotations of any kind other than `spec` quoting it).
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -21,49 +33,13 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+pub use crate::status::{Status, StatusKind};
 use crate::{
     annotation::{Annotation, AnnotationType, Level, Malformed},
     coverage::View,
     matching::find_quote,
     spec::{self, Format, Section, requirements},
 };
-
-/// How far a requirement is implemented.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum StatusKind {
-    FullyImplemented,
-    PartiallyImplemented,
-    NotStarted,
-}
-
-impl StatusKind {
-    /// Work-first order of `get_prioritized_requirements`: partial, then not started, then done.
-    fn priority(self) -> u8 {
-        match self {
-            Self::PartiallyImplemented => 0,
-            Self::NotStarted => 1,
-            Self::FullyImplemented => 2,
-        }
-    }
-}
-
-/// A requirement's status with the detail an assistant needs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Status {
-    pub status: StatusKind,
-    /// An implementation or implication annotation quotes this requirement.
-    pub cited: bool,
-    /// A test annotation quotes this requirement.
-    pub tested: bool,
-    /// The reason of an exception annotation quoting this requirement.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub exception: Option<String>,
-    /// How many TODO annotations quote this requirement.
-    pub todo_count: usize,
-    /// How many annotations (other than requirement definitions) quote this requirement.
-    pub citation_count: usize,
-}
 
 /// A specification as loaded: where it came from and what it contains.
 #[derive(Debug, Clone)]
@@ -211,6 +187,8 @@ pub struct Requirement {
     /// Indexes into [`Model::citations`].
     pub citations: Vec<usize>,
     pub status: Status,
+    /// Cited only because exceptions touch lines no implementation or implication does.
+    pub excepted: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -613,6 +591,7 @@ impl Model {
                 todo_count: 0,
                 citation_count: 0,
             },
+            excepted: false,
         });
         self.specs[spec].sections[section].requirements.push(index);
         self.by_text
