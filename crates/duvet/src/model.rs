@@ -33,12 +33,13 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+pub use crate::spec::parsed::ParsedSpec;
 pub use crate::status::{Status, StatusKind};
 use crate::{
     annotation::{Annotation, AnnotationType, Level, Malformed},
     coverage::View,
     matching::find_quote,
-    spec::{self, Format, Section, requirements},
+    spec::requirements,
 };
 
 /// A specification as loaded: where it came from and what it contains.
@@ -54,65 +55,6 @@ pub struct SpecInput {
     /// have their requirement sentences extracted, as in Duvet; cited ones contribute the
     /// requirements listed in requirement files.
     pub declared: bool,
-}
-
-/// A specification text parsed once (and cached by the loader while the file is unchanged),
-/// with the requirement sentences of each section.
-#[derive(Debug)]
-pub struct ParsedSpec {
-    pub title: String,
-    pub sections: Vec<Section>,
-    /// Per section, the sentences with RFC 2119 keywords.
-    pub sentences: Vec<Vec<requirements::RequirementSentence>>,
-    /// Per section, its text as duvet reads it ([`crate::coverage`]).
-    pub views: Vec<Arc<View>>,
-    /// Per section and sentence, where the sentence lies in the view, as the model finds a
-    /// requirement's text ([`Model`]'s `add_requirement`); `None` for a sentence the model
-    /// drops (the same text twice in a section) or does not find. Computed here, with the
-    /// parse (once per file, on every core), not in the model's build.
-    pub spans: Vec<Vec<Option<Range<usize>>>>,
-}
-
-impl ParsedSpec {
-    pub fn parse(text: &str, format: Format) -> Self {
-        Self::of_sections(spec::title(text, format), spec::parse(text, format))
-    }
-
-    /// The parse of a document with this title and these sections.
-    pub fn of_sections(title: String, sections: Vec<Section>) -> Self {
-        let sentences: Vec<Vec<requirements::RequirementSentence>> =
-            sections.iter().map(requirements::extract).collect();
-        let views: Vec<Arc<View>> = sections
-            .iter()
-            .map(|section| Arc::new(View::new(&section.lines)))
-            .collect();
-        let spans = sentences
-            .iter()
-            .zip(&views)
-            .map(|(sentences, view)| {
-                let mut seen = HashSet::new();
-                let mut after = 0;
-                sentences
-                    .iter()
-                    .map(|sentence| {
-                        if sentence.text.is_empty() || !seen.insert(sentence.text.as_str()) {
-                            return None;
-                        }
-                        let span = view.find_from(&sentence.text, after);
-                        after = span.as_ref().map_or(0, |span| span.end);
-                        span
-                    })
-                    .collect()
-            })
-            .collect();
-        Self {
-            title,
-            sections,
-            sentences,
-            views,
-            spans,
-        }
-    }
 }
 
 /// Everything the model is built from.
@@ -138,7 +80,7 @@ pub struct SectionEntry {
     /// The section's text as in the specification.
     pub content: String,
     /// The text normalized for matching quotes.
-    normalized: String,
+    normalized: Arc<str>,
     /// The text as duvet 0.4.3 reads it, for coverage ([`crate::coverage`]); shared with
     /// the parsed file.
     pub view: Arc<View>,
@@ -410,14 +352,19 @@ impl Model {
         // Requirements from the text: a section whose requirements are listed in requirement
         // files keeps those (Duvet writes its own extraction there), else its sentences.
         for (s, parsed) in extract {
-            for (c, sentences) in parsed.sentences.iter().enumerate() {
+            let extracted = parsed.extracted();
+            for (c, sentences) in extracted.sentences.iter().enumerate() {
                 if c >= model.specs[s].sections.len()
                     || !model.specs[s].sections[c].requirements.is_empty()
                 {
                     continue;
                 }
                 for (i, sentence) in sentences.iter().enumerate() {
-                    let span = parsed.spans.get(c).and_then(|spans| spans.get(i)).cloned();
+                    let span = extracted
+                        .spans
+                        .get(c)
+                        .and_then(|spans| spans.get(i))
+                        .cloned();
                     model.add_requirement(s, c, sentence.text.clone(), Some(sentence.level), span);
                 }
             }
@@ -429,6 +376,7 @@ impl Model {
                 Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
             }
         }
+        model.place_citations();
         // Quote lines without a target: a slip only when they quote a specification.
         let orphans: Vec<&str> = inputs
             .malformed
@@ -483,23 +431,26 @@ impl Model {
         }
         let (sections, error, description) = match &input.parsed {
             Ok(parsed) => {
-                let sections = parsed
-                    .sections
-                    .iter()
-                    .enumerate()
-                    .map(|(i, section)| {
-                        let content = section.content();
-                        SectionEntry {
-                            normalized: requirements::normalize(&content),
-                            view: parsed.views.get(i).cloned().unwrap_or_default(),
-                            path: section_path(&id, &section.id),
-                            id: section.id.clone(),
-                            title: section.title.clone(),
-                            content,
-                            requirements: Vec::new(),
-                        }
-                    })
-                    .collect();
+                let sections =
+                    parsed
+                        .sections
+                        .iter()
+                        .enumerate()
+                        .map(|(i, section)| {
+                            let content = section.content();
+                            SectionEntry {
+                                normalized: parsed.normalized.get(i).cloned().unwrap_or_else(
+                                    || Arc::from(requirements::normalize(&content)),
+                                ),
+                                view: parsed.views.get(i).cloned().unwrap_or_default(),
+                                path: section_path(&id, &section.id),
+                                id: section.id.clone(),
+                                title: section.title.clone(),
+                                content,
+                                requirements: Vec::new(),
+                            }
+                        })
+                        .collect();
                 (sections, None, parsed.title.clone())
             }
             Err(err) => (Vec::new(), Some(err.clone()), String::new()),
@@ -669,9 +620,6 @@ impl Model {
             self.requirements[r].citations.push(index);
         }
         self.by_citation_id.entry(id.clone()).or_insert(index);
-        let span = self.specs[resolved.spec].sections[resolved.section]
-            .view
-            .find(&annotation.quote);
         self.citations.push(Citation {
             id,
             file: annotation.file,
@@ -680,13 +628,39 @@ impl Model {
             comment_text: annotation.comment_text,
             reason: annotation.reason,
             quote: annotation.quote,
-            span,
+            span: None,
             placed: std::sync::OnceLock::new(),
             spec: resolved.spec,
             section: resolved.section,
             requirements: resolved.matches.iter().map(|(r, _)| *r).collect(),
         });
         self.pending_ranges.push((index, resolved.matches));
+    }
+
+    /// Where duvet finds each citation's quote in its section's view ([`Citation::span`]):
+    /// on every core, each distinct quote of a section once (a quote that is not found
+    /// exactly takes a fuzzy pass over the section, the costliest search of the build).
+    fn place_citations(&mut self) {
+        let mut distinct: HashMap<(usize, usize, &str), usize> = HashMap::new();
+        let mut searches: Vec<(usize, usize, &str)> = Vec::new();
+        let of: Vec<usize> = self
+            .citations
+            .iter()
+            .map(|c| {
+                let key = (c.spec, c.section, c.quote.as_str());
+                *distinct.entry(key).or_insert_with(|| {
+                    searches.push(key);
+                    searches.len() - 1
+                })
+            })
+            .collect();
+        let specs = &self.specs;
+        let spans = crate::par::par_map(searches, |(s, c, quote)| {
+            specs[s].sections[c].view.find(quote)
+        });
+        for (citation, search) in self.citations.iter_mut().zip(of) {
+            citation.span = spans[search].clone();
+        }
     }
 
     /// The specification the project knows under `source` (URL or path, with or without
@@ -772,7 +746,7 @@ impl Model {
             id: section.to_string(),
             title: String::new(),
             content: String::new(),
-            normalized: String::new(),
+            normalized: Arc::from(""),
             view: Arc::default(),
             requirements: Vec::new(),
         });
@@ -945,6 +919,7 @@ fn spec_identity(source: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::Section;
 
     const SAME: &str = "The value MUST be set to 0.";
 

@@ -66,18 +66,27 @@ impl Model {
         else {
             return vec![None; texts.len()];
         };
+        // The patterns each section holds, one specification a task, on every core.
+        let specs: Vec<usize> = (0..self.specs.len()).collect();
+        let hits = crate::par::par_map(specs, |s| {
+            let mut hits = Vec::new();
+            for (c, section) in self.specs[s].sections.iter().enumerate() {
+                for hit in search.find_overlapping_iter(section.normalized()) {
+                    hits.push((hit.pattern().as_usize(), c));
+                }
+            }
+            hits
+        });
         // Sections where a half occurs: candidates for a match within one edit.
         let mut near: HashMap<usize, BTreeSet<(usize, usize)>> = HashMap::new();
-        for (s, spec) in self.specs.iter().enumerate() {
-            for (c, section) in spec.sections.iter().enumerate() {
-                for hit in search.find_overlapping_iter(section.normalized()) {
-                    match parts[hit.pattern().as_usize()] {
-                        Part::Whole(i) => {
-                            found[i].get_or_insert((s, c));
-                        }
-                        Part::Half(i) => {
-                            near.entry(i).or_default().insert((s, c));
-                        }
+        for (s, hits) in hits.into_iter().enumerate() {
+            for (pattern, c) in hits {
+                match parts[pattern] {
+                    Part::Whole(i) => {
+                        found[i].get_or_insert((s, c));
+                    }
+                    Part::Half(i) => {
+                        near.entry(i).or_default().insert((s, c));
                     }
                 }
             }

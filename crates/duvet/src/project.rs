@@ -11,6 +11,7 @@ use std::{
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
+use crate::par::par_map;
 use crate::{
     annotation::{self, Annotation, AnnotationType, CommentStyle, Malformed},
     config::{self, ProjectConfig},
@@ -301,35 +302,19 @@ pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
         }
     }
     inputs.specs = par_map(unique, |(source, format, declared)| {
-        load_spec(config, cache, &source, format, declared)
+        let input = load_spec(config, cache, &source, format, declared);
+        // The sentences of the specifications whose requirements are extracted, made here,
+        // on every core, not in the model's serial build.
+        if declared
+            && inputs.extract_requirements
+            && let Ok(parsed) = &input.parsed
+        {
+            parsed.extracted();
+        }
+        input
     });
 
     Model::build(inputs)
-}
-
-/// `f` over `items` on the machine's cores, results in the order of `items`.
-fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads <= 1 || items.len() < 2 {
-        return items.into_iter().map(f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    let mut chunks: Vec<Vec<T>> = Vec::new();
-    let mut items = items.into_iter().peekable();
-    while items.peek().is_some() {
-        chunks.push(items.by_ref().take(chunk).collect());
-    }
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| scope.spawn(move || chunk.into_iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| handle.join().unwrap_or_default())
-            .collect()
-    })
 }
 
 fn parse_format(value: &str) -> Option<Format> {
