@@ -177,11 +177,19 @@ fn fuzzy(needle: &[u8], haystack: &[u8]) -> Option<Range<usize>> {
     if needle.len() < FUZZY_WINDOWED {
         return levenshtein(haystack);
     }
-    let (first, second) = needle.split_at(needle.len() / 2);
-    let margin = 2 * (needle.len() + 2);
+    let m = needle.len();
+    let (first, second) = needle.split_at(m / 2);
+    // With the first half intact at `at`, a match starts there and ends within one byte of
+    // `at + m`; with the second half intact, it ends where that half does and starts within
+    // one byte of `m` before. Every alignment of one edit ending there, whichever start the
+    // search settles on, lies in the window; a byte more on each side for good measure.
+    let window = |start: usize, end: usize| start.saturating_sub(3)..(end + 3).min(haystack.len());
     let mut windows: Vec<Range<usize>> = memmem::find_iter(haystack, first)
-        .chain(memmem::find_iter(haystack, second))
-        .map(|at| at.saturating_sub(margin)..(at + margin).min(haystack.len()))
+        .map(|at| window(at, at + m))
+        .chain(memmem::find_iter(haystack, second).map(|at| {
+            let end = at + second.len();
+            window(end.saturating_sub(m), end)
+        }))
         .collect();
     windows.sort_by_key(|w| w.start);
     let mut merged: Vec<Range<usize>> = Vec::with_capacity(windows.len());

@@ -370,8 +370,16 @@ impl Model {
             }
         }
 
-        for annotation in citations_in {
-            match model.resolve(&annotation.target, &annotation.quote) {
+        // Resolved on every core (each normalizes and looks for its quote), added in order.
+        let resolved = {
+            let model = &model;
+            crate::par::par_map(citations_in, |annotation| {
+                let resolved = model.resolve(&annotation.target, &annotation.quote);
+                (annotation, resolved)
+            })
+        };
+        for (annotation, resolved) in resolved {
+            match resolved {
                 Ok(resolved) => model.add_citation(annotation, resolved),
                 Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
             }
