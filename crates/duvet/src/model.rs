@@ -317,12 +317,19 @@ impl Model {
 
         // Requirements listed by annotations (requirement files and `type=spec`). Listed
         // requirements are kept even when the specification's text is not available.
-        let mut citations_in = Vec::new();
-        for annotation in inputs.annotations {
-            if annotation.kind != AnnotationType::Spec {
-                citations_in.push(annotation);
-                continue;
-            }
+        let (listed, citations_in): (Vec<Annotation>, Vec<Annotation>) = inputs
+            .annotations
+            .into_iter()
+            .partition(|a| a.kind == AnnotationType::Spec);
+        // Each text normalized and its level found on every core; added in order.
+        let listed = crate::par::par_map(listed, |annotation| {
+            let text = requirements::normalize(&annotation.quote);
+            let level = annotation
+                .level
+                .or_else(|| requirements::strongest_level(&text));
+            (annotation, text, level)
+        });
+        for (annotation, text, level) in listed {
             if annotation.quote.trim().is_empty() {
                 model.invalid.push(invalid(
                     &annotation,
@@ -338,35 +345,38 @@ impl Model {
                 Err(err) => Err(err),
             };
             match target {
-                Ok((s, c)) => {
-                    let text = requirements::normalize(&annotation.quote);
-                    let level = annotation
-                        .level
-                        .or_else(|| requirements::strongest_level(&text));
-                    model.add_requirement(s, c, text, level, None);
-                }
+                Ok((s, c)) => model.add_requirement(s, c, text, level, None),
                 Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
             }
         }
 
         // Requirements from the text: a section whose requirements are listed in requirement
-        // files keeps those (Duvet writes its own extraction there), else its sentences.
+        // files keeps those (Duvet writes its own extraction there), else its sentences,
+        // extracted on every core, added in order.
+        let mut wanted = Vec::new();
         for (s, parsed) in extract {
-            let extracted = parsed.extracted();
-            for (c, sentences) in extracted.sentences.iter().enumerate() {
-                if c >= model.specs[s].sections.len()
-                    || !model.specs[s].sections[c].requirements.is_empty()
-                {
-                    continue;
+            for c in 0..parsed.sections.len().min(model.specs[s].sections.len()) {
+                if model.specs[s].sections[c].requirements.is_empty() {
+                    wanted.push((s, c, parsed.clone()));
                 }
-                for (i, sentence) in sentences.iter().enumerate() {
-                    let span = extracted
-                        .spans
-                        .get(c)
-                        .and_then(|spans| spans.get(i))
-                        .cloned();
-                    model.add_requirement(s, c, sentence.text.clone(), Some(sentence.level), span);
-                }
+            }
+        }
+        let wanted = crate::par::par_map(wanted, |(s, c, parsed)| {
+            parsed.sentences(c);
+            (s, c, parsed)
+        });
+        for (s, c, parsed) in wanted {
+            let Some(found) = parsed.sentences(c) else {
+                continue;
+            };
+            for (sentence, span) in found.sentences.iter().zip(&found.spans) {
+                model.add_requirement(
+                    s,
+                    c,
+                    sentence.text.clone(),
+                    Some(sentence.level),
+                    Some(span.clone()),
+                );
             }
         }
 

@@ -322,15 +322,25 @@ pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
             unique.push((source, format, declared));
         }
     }
+    // The specifications whose requirements no requirement file lists: every section's
+    // sentences will be requirements, so they are extracted here, on every core, with the
+    // parse. (Those of the others, only for the sections no file covers, in the model.)
+    let listed: HashSet<String> = inputs
+        .annotations
+        .iter()
+        .filter(|a| a.kind == AnnotationType::Spec)
+        .map(|a| source_key(split_target(&a.target).0))
+        .collect();
+    let extract = inputs.extract_requirements;
     inputs.specs = par_map(unique, |(source, format, declared)| {
         let input = load_spec(config, cache, &source, format, declared);
-        // The sentences of the specifications whose requirements are extracted, made here,
-        // on every core, not in the model's serial build.
-        if declared
-            && inputs.extract_requirements
-            && let Ok(parsed) = &input.parsed
-        {
-            parsed.extracted();
+        if let (true, Ok(parsed)) = (
+            declared && extract && !listed.contains(&source_key(&source)),
+            &input.parsed,
+        ) {
+            for c in 0..parsed.sections.len() {
+                parsed.sentences(c);
+            }
         }
         input
     });
