@@ -42,20 +42,25 @@ use crate::annotation::Level;
 pub fn normalize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     if text.is_ascii() {
-        // The same, a byte at a time (the whitespace `split_whitespace` knows in ASCII).
-        let mut space = false;
-        for &byte in text.as_bytes() {
-            if matches!(byte, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r') {
-                space = !out.is_empty();
-            } else {
-                if space {
-                    out.push(' ');
-                    space = false;
-                }
-                out.push(char::from(byte));
+        // The same, copying each run of non-whitespace at once (the whitespace
+        // `split_whitespace` knows in ASCII).
+        let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r');
+        let mut rest = text;
+        loop {
+            rest = rest.trim_start_matches(|c: char| c.is_ascii() && is_space(&(c as u8)));
+            if rest.is_empty() {
+                return out;
             }
+            let end = rest
+                .bytes()
+                .position(|b| is_space(&b))
+                .unwrap_or(rest.len());
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
         }
-        return out;
     }
     for word in text.split_whitespace() {
         if !out.is_empty() {
