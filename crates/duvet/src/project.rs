@@ -331,7 +331,10 @@ pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
         .filter(|a| a.kind == AnnotationType::Spec)
         .map(|a| source_key(split_target(&a.target).0))
         .collect();
-    let extract = inputs.extract_requirements;
+    // (With fewer specifications than cores, the model's build extracts them a section a
+    // task instead, which keeps every core busy.)
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let extract = inputs.extract_requirements && unique.len() >= cores;
     inputs.specs = par_map(unique, |(source, format, declared)| {
         let input = load_spec(config, cache, &source, format, declared);
         if let (true, Ok(parsed)) = (
