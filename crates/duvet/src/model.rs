@@ -34,7 +34,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub use crate::spec::parsed::ParsedSpec;
-pub use crate::status::{Status, StatusKind};
+pub use crate::status::kinds::{Status, StatusKind};
 use crate::{
     annotation::{Annotation, AnnotationType, Level, Malformed},
     coverage::View,
