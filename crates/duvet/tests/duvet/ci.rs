@@ -36,6 +36,9 @@ const TWO_LINES: &str = "The server MUST close idle\nconnections after one minut
 /// Two requirements on one line.
 const SHARED_LINE: &str = "The server MUST log each request. The client MUST retry twice.";
 
+/// Three requirements over three lines, the third starting at the end of the second line.
+const FRAGMENT: &str = "A frame can only be sent by the server.  Servers MUST\nNOT send a frame before the handshake.  A\nserver MUST treat receipt of a frame as an error.";
+
 /// A case: the section's text, the annotations of `src/lib.rs`, and what is uncited.
 struct Case {
     name: &'static str,
@@ -120,6 +123,24 @@ const CASES: &[Case] = &[
         uncited: &[
             "The server MUST log each request.",
             "The client MUST retry twice.",
+        ],
+    },
+    Case {
+        // The quote of the third requirement touches the second line with one letter ("A"):
+        // duvet places that part as an empty slice, on that line, so the line is cited, and
+        // with it the second requirement (its JSON report shows no such reference).
+        name: "a one-letter part of another quote",
+        section: FRAGMENT,
+        annotations: "//= specs/spec.md#rules\n//# A frame can only be sent by the server.\n\n//= specs/spec.md#rules\n//# A server MUST treat receipt of a frame as an error.\n",
+        uncited: &[],
+    },
+    Case {
+        name: "without that quote",
+        section: FRAGMENT,
+        annotations: "//= specs/spec.md#rules\n//# A frame can only be sent by the server.\n",
+        uncited: &[
+            "Servers MUST NOT send a frame before the handshake.",
+            "A server MUST treat receipt of a frame as an error.",
         ],
     },
 ];
