@@ -97,18 +97,7 @@ impl View {
         let at = map.partition_point(|&o| o < from);
         let found = normalized(at)
             .or_else(|| (at > 0).then(|| normalized(0)).flatten())
-            .or_else(|| {
-                levenshtein_search_simd_with_opts(
-                    needle.as_bytes(),
-                    haystack.as_bytes(),
-                    1,
-                    triple_accel::SearchType::Best,
-                    LEVENSHTEIN_COSTS,
-                    false,
-                )
-                .next()
-                .map(|m| m.start..m.end)
-            })?;
+            .or_else(|| fuzzy(needle.as_bytes(), haystack.as_bytes()))?;
         let start = *map.get(found.start)?;
         let end = *map.get(found.end)?;
         let original = self.text.get(start..end)?;
@@ -121,6 +110,20 @@ impl View {
         let joiners = self.joiners.partition_point(|&j| j < range.end)
             - self.joiners.partition_point(|&j| j < range.start);
         range.len().saturating_sub(joiners)
+    }
+
+    /// The lines of the section (numbered among its non-blank lines) that `range` of the
+    /// view touches, as duvet 0.4.3 places a quote's references: one per line a part of it
+    /// lies on (a joining space alone touches none). Empty for an empty range.
+    pub fn lines(&self, range: &Range<usize>) -> Range<usize> {
+        if range.start >= range.end {
+            return 0..0;
+        }
+        // A byte's line is the number of joining spaces before it; a range that starts on a
+        // joining space starts on the next line, one that ends on one ends on the line before.
+        let first = self.joiners.partition_point(|&j| j <= range.start);
+        let last = self.joiners.partition_point(|&j| j < range.end - 1);
+        first..(last + 1).max(first)
     }
 
     /// How many bytes of `target` no range of `covering` covers.
@@ -149,6 +152,62 @@ impl View {
         self.bytes(target).saturating_sub(covered)
     }
 }
+
+/// duvet's fuzzy pass, for a needle that does not occur exactly: the first best match within
+/// one edit, as the Levenshtein search of `triple_accel` over the whole haystack finds it.
+/// One edit leaves one half of the needle intact, so every such match holds an occurrence of
+/// either half and lies within the needle's length (plus the edit) of it: only the stretches
+/// around those occurrences are searched, each wide enough to hold every match around it,
+/// in order, merged where they meet, so the first match found is the whole search's first.
+/// (Searching the whole of each section for every quote with a typo was the costliest part
+/// of a cold start on a project with many: 139 on aws/s2n-quic.)
+fn fuzzy(needle: &[u8], haystack: &[u8]) -> Option<Range<usize>> {
+    let levenshtein = |haystack: &[u8]| {
+        levenshtein_search_simd_with_opts(
+            needle,
+            haystack,
+            1,
+            triple_accel::SearchType::Best,
+            LEVENSHTEIN_COSTS,
+            false,
+        )
+        .next()
+        .map(|m| m.start..m.end)
+    };
+    if needle.len() < FUZZY_WINDOWED {
+        return levenshtein(haystack);
+    }
+    let m = needle.len();
+    let (first, second) = needle.split_at(m / 2);
+    // With the first half intact at `at`, a match starts there and ends within one byte of
+    // `at + m`; with the second half intact, it ends where that half does and starts within
+    // one byte of `m` before. Every alignment of one edit ending there, whichever start the
+    // search settles on, lies in the window; a byte more on each side for good measure.
+    let window = |start: usize, end: usize| start.saturating_sub(3)..(end + 3).min(haystack.len());
+    let mut windows: Vec<Range<usize>> = memmem::find_iter(haystack, first)
+        .map(|at| window(at, at + m))
+        .chain(memmem::find_iter(haystack, second).map(|at| {
+            let end = at + second.len();
+            window(end.saturating_sub(m), end)
+        }))
+        .collect();
+    windows.sort_by_key(|w| w.start);
+    let mut merged: Vec<Range<usize>> = Vec::with_capacity(windows.len());
+    for window in windows {
+        match merged.last_mut() {
+            Some(last) if window.start <= last.end => last.end = last.end.max(window.end),
+            _ => merged.push(window),
+        }
+    }
+    merged.into_iter().find_map(|window| {
+        let found = levenshtein(&haystack[window.clone()])?;
+        Some(window.start + found.start..window.start + found.end)
+    })
+}
+
+/// The shortest needle [`fuzzy`] searches around the occurrences of its halves (a shorter
+/// one's halves occur too often to gain anything).
+const FUZZY_WINDOWED: usize = 16;
 
 /// How far [`search`] looks with no set-up before it builds a searcher.
 const NEAR: usize = 4096;
@@ -319,6 +378,90 @@ mod tests {
         let first = view.find("One MUST a.").unwrap();
         let second = view.find("Two MUST b.").unwrap();
         assert_eq!(view.uncovered(&all, &[first, second]), 0);
+    }
+
+    /// The whole search, as duvet makes it.
+    fn fuzzy_everywhere(needle: &[u8], haystack: &[u8]) -> Option<Range<usize>> {
+        levenshtein_search_simd_with_opts(
+            needle,
+            haystack,
+            1,
+            triple_accel::SearchType::Best,
+            LEVENSHTEIN_COSTS,
+            false,
+        )
+        .next()
+        .map(|m| m.start..m.end)
+    }
+
+    #[test]
+    fn the_windowed_fuzzy_search_finds_what_the_whole_search_finds() {
+        // Pseudo-random texts over a small alphabet (many near matches), needles taken from
+        // them with one edit (or two, or none found), compared with the whole search.
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n) as usize
+        };
+        let alphabet = b"ab c.";
+        let mut compared = 0;
+        for round in 0..3000 {
+            let len = 80 + next(400);
+            let haystack: Vec<u8> = (0..len).map(|_| alphabet[next(5)]).collect();
+            let m = FUZZY_WINDOWED + next(40);
+            let at = next((len - m) as u64);
+            let mut needle = haystack[at..at + m].to_vec();
+            for _ in 0..1 + round % 2 {
+                let i = next(needle.len() as u64);
+                match next(3) {
+                    0 => needle[i] = b'x',
+                    1 => {
+                        needle.remove(i);
+                    }
+                    _ => needle.insert(i, b'y'),
+                }
+            }
+            if memmem::find(&haystack, &needle).is_some() {
+                continue;
+            }
+            compared += 1;
+            assert_eq!(
+                fuzzy(&needle, &haystack),
+                fuzzy_everywhere(&needle, &haystack),
+                "{:?} in {:?}",
+                String::from_utf8_lossy(&needle),
+                String::from_utf8_lossy(&haystack)
+            );
+        }
+        assert!(compared > 2000, "{compared}");
+        // A repeated text: the first of several matches.
+        let haystack =
+            b"the flow control limit; the flow control limits; the flaw control limit".repeat(3);
+        let needle = b"the flow control limitz";
+        assert_eq!(
+            fuzzy(needle, &haystack),
+            fuzzy_everywhere(needle, &haystack)
+        );
+    }
+
+    #[test]
+    fn a_range_touches_the_lines_its_bytes_lie_on() {
+        let view = View::new(&["One MUST a.", "", "Two MUST b.", "Three."]);
+        let all = view.find("One MUST a. Two MUST b.").unwrap();
+        assert_eq!(view.lines(&all), 0..2);
+        let two = view.find("MUST b").unwrap();
+        assert_eq!(view.lines(&two), 1..2);
+        // The joining space alone, or at either end, is on no line.
+        let joiner = 11..12;
+        assert_eq!(&view.text()[joiner.clone()], " ");
+        assert!(view.lines(&joiner).is_empty());
+        assert_eq!(view.lines(&(11..15)), 1..2);
+        assert_eq!(view.lines(&(8..12)), 0..1);
+        assert!(view.lines(&(5..5)).is_empty());
+        let tail = view.find("Three.").unwrap();
+        assert_eq!(view.lines(&tail), 2..3);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! 0.4.3's `query` checks and unattached citations), `filter` (spec/section/quote filters of
 //! every list), `paging` (the list tools' pages), `orphans` (quote lines without a target), `errors` (duvet's
 //! error codes), `engine` (the live model, rebuilt after file changes), `project` (reading
-//! files), `model` (specifications, requirements, citations), `status` and `coverage` (statuses as
+//! files), `par` (work spread over the cores), `model` (specifications, requirements, citations), `status` and `coverage` (statuses as
 //! duvet 0.4.3 computes them), `matching` (quotes),
 //! `spec` (IETF and Markdown parsing, requirement sentences), `annotation` (source comments
 //! and requirement files), `config` (`.duvet/config.toml` and the legacy flags),
@@ -25,6 +25,7 @@ pub mod matching;
 pub mod model;
 pub mod orphans;
 pub mod paging;
+pub mod par;
 pub mod project;
 pub mod resources;
 pub mod server;

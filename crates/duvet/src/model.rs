@@ -9,10 +9,22 @@
 //! - `partially_implemented`: they cover some of its bytes;
 //! - `not_started`: they cover none (TODOs cover nothing).
 //!
-//! With the detail: `cited` (an implementation or implication annotation quotes it: the one
-//! meaning of "cited" in every tool and resource), `tested` (a test quotes it), `exception`
-//! (the reason, when an exception quotes it), `todo_count`, and `citation_count` (annotations
-//! of any kind other than `spec` quoting it).
+//! **Cited** — the one meaning of the word in every tool, resource and the system prompt — is
+//! what `duvet report --ci --require-citations` (0.4.3, `report/ci.rs`) demands of a
+//! requirement. It counts *lines* of the specification file, not bytes or requirements: each
+//! line any part of a quote lies on is touched by that annotation; a line is cited when an
+//! implementation, an implication **or an exception** touches it (a test or a TODO does not);
+//! a requirement is cited when every line its text lies on is cited. So a quote of part of a
+//! line cites the whole line (and another requirement sharing it), and a requirement over two
+//! lines whose first line alone is quoted is not cited. A requirement whose text is not found
+//! in its section (a listed one of an unavailable specification) is cited when such an
+//! annotation quotes it. Exception-only requirements are therefore cited: their `exception`
+//! says why, and `list_uncited_requirements` with `excepted: true` lists them
+//! ([`Requirement::excepted`]). `--require-tests` (on by default in 0.4.3) fails lines an
+//! implementation touches that no test, implication or exception touches: a separate check
+//! (`list_untested_citations`), not part of cited. The rest of the detail: `tested` (a test
+//! quotes it), `exception` (the reason, when an exception quotes it), `todo_count`, and
+//! `citation_count` (annotations of any kind other than `spec` quoting it).
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -21,49 +33,14 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+pub use crate::spec::parsed::ParsedSpec;
+pub use crate::status::kinds::{Status, StatusKind};
 use crate::{
     annotation::{Annotation, AnnotationType, Level, Malformed},
     coverage::View,
     matching::find_quote,
-    spec::{self, Format, Section, requirements},
+    spec::requirements,
 };
-
-/// How far a requirement is implemented.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum StatusKind {
-    FullyImplemented,
-    PartiallyImplemented,
-    NotStarted,
-}
-
-impl StatusKind {
-    /// Work-first order of `get_prioritized_requirements`: partial, then not started, then done.
-    fn priority(self) -> u8 {
-        match self {
-            Self::PartiallyImplemented => 0,
-            Self::NotStarted => 1,
-            Self::FullyImplemented => 2,
-        }
-    }
-}
-
-/// A requirement's status with the detail an assistant needs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Status {
-    pub status: StatusKind,
-    /// An implementation or implication annotation quotes this requirement.
-    pub cited: bool,
-    /// A test annotation quotes this requirement.
-    pub tested: bool,
-    /// The reason of an exception annotation quoting this requirement.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub exception: Option<String>,
-    /// How many TODO annotations quote this requirement.
-    pub todo_count: usize,
-    /// How many annotations (other than requirement definitions) quote this requirement.
-    pub citation_count: usize,
-}
 
 /// A specification as loaded: where it came from and what it contains.
 #[derive(Debug, Clone)]
@@ -78,65 +55,6 @@ pub struct SpecInput {
     /// have their requirement sentences extracted, as in Duvet; cited ones contribute the
     /// requirements listed in requirement files.
     pub declared: bool,
-}
-
-/// A specification text parsed once (and cached by the loader while the file is unchanged),
-/// with the requirement sentences of each section.
-#[derive(Debug)]
-pub struct ParsedSpec {
-    pub title: String,
-    pub sections: Vec<Section>,
-    /// Per section, the sentences with RFC 2119 keywords.
-    pub sentences: Vec<Vec<requirements::RequirementSentence>>,
-    /// Per section, its text as duvet reads it ([`crate::coverage`]).
-    pub views: Vec<Arc<View>>,
-    /// Per section and sentence, where the sentence lies in the view, as the model finds a
-    /// requirement's text ([`Model`]'s `add_requirement`); `None` for a sentence the model
-    /// drops (the same text twice in a section) or does not find. Computed here, with the
-    /// parse (once per file, on every core), not in the model's build.
-    pub spans: Vec<Vec<Option<Range<usize>>>>,
-}
-
-impl ParsedSpec {
-    pub fn parse(text: &str, format: Format) -> Self {
-        Self::of_sections(spec::title(text, format), spec::parse(text, format))
-    }
-
-    /// The parse of a document with this title and these sections.
-    pub fn of_sections(title: String, sections: Vec<Section>) -> Self {
-        let sentences: Vec<Vec<requirements::RequirementSentence>> =
-            sections.iter().map(requirements::extract).collect();
-        let views: Vec<Arc<View>> = sections
-            .iter()
-            .map(|section| Arc::new(View::new(&section.lines)))
-            .collect();
-        let spans = sentences
-            .iter()
-            .zip(&views)
-            .map(|(sentences, view)| {
-                let mut seen = HashSet::new();
-                let mut after = 0;
-                sentences
-                    .iter()
-                    .map(|sentence| {
-                        if sentence.text.is_empty() || !seen.insert(sentence.text.as_str()) {
-                            return None;
-                        }
-                        let span = view.find_from(&sentence.text, after);
-                        after = span.as_ref().map_or(0, |span| span.end);
-                        span
-                    })
-                    .collect()
-            })
-            .collect();
-        Self {
-            title,
-            sections,
-            sentences,
-            views,
-            spans,
-        }
-    }
 }
 
 /// Everything the model is built from.
@@ -162,7 +80,7 @@ pub struct SectionEntry {
     /// The section's text as in the specification.
     pub content: String,
     /// The text normalized for matching quotes.
-    normalized: String,
+    normalized: Arc<str>,
     /// The text as duvet 0.4.3 reads it, for coverage ([`crate::coverage`]); shared with
     /// the parsed file.
     pub view: Arc<View>,
@@ -211,6 +129,8 @@ pub struct Requirement {
     /// Indexes into [`Model::citations`].
     pub citations: Vec<usize>,
     pub status: Status,
+    /// Cited only because exceptions touch lines no implementation or implication does.
+    pub excepted: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -397,12 +317,19 @@ impl Model {
 
         // Requirements listed by annotations (requirement files and `type=spec`). Listed
         // requirements are kept even when the specification's text is not available.
-        let mut citations_in = Vec::new();
-        for annotation in inputs.annotations {
-            if annotation.kind != AnnotationType::Spec {
-                citations_in.push(annotation);
-                continue;
-            }
+        let (listed, citations_in): (Vec<Annotation>, Vec<Annotation>) = inputs
+            .annotations
+            .into_iter()
+            .partition(|a| a.kind == AnnotationType::Spec);
+        // Each text normalized and its level found on every core; added in order.
+        let listed = crate::par::par_map(listed, |annotation| {
+            let text = requirements::normalize(&annotation.quote);
+            let level = annotation
+                .level
+                .or_else(|| requirements::strongest_level(&text));
+            (annotation, text, level)
+        });
+        for (annotation, text, level) in listed {
             if annotation.quote.trim().is_empty() {
                 model.invalid.push(invalid(
                     &annotation,
@@ -418,39 +345,56 @@ impl Model {
                 Err(err) => Err(err),
             };
             match target {
-                Ok((s, c)) => {
-                    let text = requirements::normalize(&annotation.quote);
-                    let level = annotation
-                        .level
-                        .or_else(|| requirements::strongest_level(&text));
-                    model.add_requirement(s, c, text, level, None);
-                }
+                Ok((s, c)) => model.add_requirement(s, c, text, level, None),
                 Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
             }
         }
 
         // Requirements from the text: a section whose requirements are listed in requirement
-        // files keeps those (Duvet writes its own extraction there), else its sentences.
+        // files keeps those (Duvet writes its own extraction there), else its sentences,
+        // extracted on every core, added in order.
+        let mut wanted = Vec::new();
         for (s, parsed) in extract {
-            for (c, sentences) in parsed.sentences.iter().enumerate() {
-                if c >= model.specs[s].sections.len()
-                    || !model.specs[s].sections[c].requirements.is_empty()
-                {
-                    continue;
-                }
-                for (i, sentence) in sentences.iter().enumerate() {
-                    let span = parsed.spans.get(c).and_then(|spans| spans.get(i)).cloned();
-                    model.add_requirement(s, c, sentence.text.clone(), Some(sentence.level), span);
+            for c in 0..parsed.sections.len().min(model.specs[s].sections.len()) {
+                if model.specs[s].sections[c].requirements.is_empty() {
+                    wanted.push((s, c, parsed.clone()));
                 }
             }
         }
+        let wanted = crate::par::par_map(wanted, |(s, c, parsed)| {
+            parsed.sentences(c);
+            (s, c, parsed)
+        });
+        for (s, c, parsed) in wanted {
+            let Some(found) = parsed.sentences(c) else {
+                continue;
+            };
+            for (sentence, span) in found.sentences.iter().zip(&found.spans) {
+                model.add_requirement(
+                    s,
+                    c,
+                    sentence.text.clone(),
+                    Some(sentence.level),
+                    Some(span.clone()),
+                );
+            }
+        }
 
-        for annotation in citations_in {
-            match model.resolve(&annotation.target, &annotation.quote) {
+        // Resolved on every core (each normalizes and looks for its quote), added in order.
+        let resolved = {
+            let model = &model;
+            crate::par::par_map(citations_in, |annotation| {
+                let resolved = model.resolve(&annotation.target, &annotation.quote);
+                (annotation, resolved)
+            })
+        };
+        for (annotation, resolved) in resolved {
+            match resolved {
                 Ok(resolved) => model.add_citation(annotation, resolved),
                 Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
             }
         }
+        model.place_citations();
         // Quote lines without a target: a slip only when they quote a specification.
         let orphans: Vec<&str> = inputs
             .malformed
@@ -505,23 +449,26 @@ impl Model {
         }
         let (sections, error, description) = match &input.parsed {
             Ok(parsed) => {
-                let sections = parsed
-                    .sections
-                    .iter()
-                    .enumerate()
-                    .map(|(i, section)| {
-                        let content = section.content();
-                        SectionEntry {
-                            normalized: requirements::normalize(&content),
-                            view: parsed.views.get(i).cloned().unwrap_or_default(),
-                            path: section_path(&id, &section.id),
-                            id: section.id.clone(),
-                            title: section.title.clone(),
-                            content,
-                            requirements: Vec::new(),
-                        }
-                    })
-                    .collect();
+                let sections =
+                    parsed
+                        .sections
+                        .iter()
+                        .enumerate()
+                        .map(|(i, section)| {
+                            let content = section.content();
+                            SectionEntry {
+                                normalized: parsed.normalized.get(i).cloned().unwrap_or_else(
+                                    || Arc::from(requirements::normalize(&content)),
+                                ),
+                                view: parsed.views.get(i).cloned().unwrap_or_default(),
+                                path: section_path(&id, &section.id),
+                                id: section.id.clone(),
+                                title: section.title.clone(),
+                                content,
+                                requirements: Vec::new(),
+                            }
+                        })
+                        .collect();
                 (sections, None, parsed.title.clone())
             }
             Err(err) => (Vec::new(), Some(err.clone()), String::new()),
@@ -613,6 +560,7 @@ impl Model {
                 todo_count: 0,
                 citation_count: 0,
             },
+            excepted: false,
         });
         self.specs[spec].sections[section].requirements.push(index);
         self.by_text
@@ -690,9 +638,6 @@ impl Model {
             self.requirements[r].citations.push(index);
         }
         self.by_citation_id.entry(id.clone()).or_insert(index);
-        let span = self.specs[resolved.spec].sections[resolved.section]
-            .view
-            .find(&annotation.quote);
         self.citations.push(Citation {
             id,
             file: annotation.file,
@@ -701,13 +646,39 @@ impl Model {
             comment_text: annotation.comment_text,
             reason: annotation.reason,
             quote: annotation.quote,
-            span,
+            span: None,
             placed: std::sync::OnceLock::new(),
             spec: resolved.spec,
             section: resolved.section,
             requirements: resolved.matches.iter().map(|(r, _)| *r).collect(),
         });
         self.pending_ranges.push((index, resolved.matches));
+    }
+
+    /// Where duvet finds each citation's quote in its section's view ([`Citation::span`]):
+    /// on every core, each distinct quote of a section once (a quote that is not found
+    /// exactly takes a fuzzy pass over the section, the costliest search of the build).
+    fn place_citations(&mut self) {
+        let mut distinct: HashMap<(usize, usize, &str), usize> = HashMap::new();
+        let mut searches: Vec<(usize, usize, &str)> = Vec::new();
+        let of: Vec<usize> = self
+            .citations
+            .iter()
+            .map(|c| {
+                let key = (c.spec, c.section, c.quote.as_str());
+                *distinct.entry(key).or_insert_with(|| {
+                    searches.push(key);
+                    searches.len() - 1
+                })
+            })
+            .collect();
+        let specs = &self.specs;
+        let spans = crate::par::par_map(searches, |(s, c, quote)| {
+            specs[s].sections[c].view.find(quote)
+        });
+        for (citation, search) in self.citations.iter_mut().zip(of) {
+            citation.span = spans[search].clone();
+        }
     }
 
     /// The specification the project knows under `source` (URL or path, with or without
@@ -793,7 +764,7 @@ impl Model {
             id: section.to_string(),
             title: String::new(),
             content: String::new(),
-            normalized: String::new(),
+            normalized: Arc::from(""),
             view: Arc::default(),
             requirements: Vec::new(),
         });
@@ -966,6 +937,7 @@ fn spec_identity(source: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::Section;
 
     const SAME: &str = "The value MUST be set to 0.";
 

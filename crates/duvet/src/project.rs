@@ -11,6 +11,7 @@ use std::{
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
+use crate::par::par_map;
 use crate::{
     annotation::{self, Annotation, AnnotationType, CommentStyle, Malformed},
     config::{self, ProjectConfig},
@@ -146,10 +147,15 @@ impl FileCache {
             return parsed.clone();
         }
         let parsed: Parsed = match fs::read(&path) {
-            Ok(bytes) => {
-                let text = String::from_utf8_lossy(&bytes);
-                Arc::new(annotation::source::extract(&text, rel, style, kind))
-            }
+            // A file without either prefix has no annotation and no quote line: most source
+            // files of a project, passed over at memchr speed.
+            Ok(bytes) if !mentions(&bytes, style) => Arc::new((Vec::new(), Vec::new())),
+            Ok(bytes) => Arc::new(annotation::source::extract(
+                &text_of(&bytes),
+                rel,
+                style,
+                kind,
+            )),
             Err(_) => Arc::new((Vec::new(), Vec::new())),
         };
         if let (Some(stamp), Ok(mut cache)) = (stamp, self.sources.lock()) {
@@ -208,13 +214,29 @@ impl FileCache {
             return Ok(parsed.clone());
         }
         let bytes = fs::read(file)?;
-        let text = String::from_utf8_lossy(&bytes);
-        let parsed = Arc::new(ParsedSpec::parse(&text, format));
+        let parsed = Arc::new(ParsedSpec::parse(&text_of(&bytes), format));
         if let (Some(stamp), Ok(mut cache)) = (stamp, self.specs.lock()) {
             cache.insert(key, (stamp, parsed.clone()));
         }
         Ok(parsed)
     }
+}
+
+/// A file's text: as is when it is UTF-8 (checked by the fast validation), else with
+/// invalid sequences replaced.
+fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// Whether a meta or content prefix of `style` occurs anywhere in `bytes` (else no line can
+/// be an annotation or a quote line).
+fn mentions(bytes: &[u8], style: &CommentStyle) -> bool {
+    [&style.meta, &style.content]
+        .into_iter()
+        .any(|prefix| prefix.is_empty() || memchr::memmem::find(bytes, prefix.as_bytes()).is_some())
 }
 
 /// Read the project described by `config` and build its model.
@@ -300,36 +322,33 @@ pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
             unique.push((source, format, declared));
         }
     }
+    // The specifications whose requirements no requirement file lists: every section's
+    // sentences will be requirements, so they are extracted here, on every core, with the
+    // parse. (Those of the others, only for the sections no file covers, in the model.)
+    let listed: HashSet<String> = inputs
+        .annotations
+        .iter()
+        .filter(|a| a.kind == AnnotationType::Spec)
+        .map(|a| source_key(split_target(&a.target).0))
+        .collect();
+    // (With fewer specifications than cores, the model's build extracts them a section a
+    // task instead, which keeps every core busy.)
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let extract = inputs.extract_requirements && unique.len() >= cores;
     inputs.specs = par_map(unique, |(source, format, declared)| {
-        load_spec(config, cache, &source, format, declared)
+        let input = load_spec(config, cache, &source, format, declared);
+        if let (true, Ok(parsed)) = (
+            declared && extract && !listed.contains(&source_key(&source)),
+            &input.parsed,
+        ) {
+            for c in 0..parsed.sections.len() {
+                parsed.sentences(c);
+            }
+        }
+        input
     });
 
     Model::build(inputs)
-}
-
-/// `f` over `items` on the machine's cores, results in the order of `items`.
-fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads <= 1 || items.len() < 2 {
-        return items.into_iter().map(f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    let mut chunks: Vec<Vec<T>> = Vec::new();
-    let mut items = items.into_iter().peekable();
-    while items.peek().is_some() {
-        chunks.push(items.by_ref().take(chunk).collect());
-    }
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| scope.spawn(move || chunk.into_iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| handle.join().unwrap_or_default())
-            .collect()
-    })
 }
 
 fn parse_format(value: &str) -> Option<Format> {

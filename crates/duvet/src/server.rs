@@ -126,7 +126,7 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "Get the status of a requirement as `duvet report` (0.4.3) computes it: fully_implemented when implementation, implication, exception and test annotations together quote every byte of its text, partially_implemented when some, not_started when none (TODOs do not count); with whether it is cited (an implementation or implication quotes it), tested (a test quotes it), excepted (reason) and its TODO count",
+        description = "Get the status of a requirement as `duvet report` (0.4.3) computes it: fully_implemented when implementation, implication, exception and test annotations together quote every byte of its text, partially_implemented when some, not_started when none (TODOs do not count); with whether it is cited (as `duvet report --ci --require-citations` counts it: every line of its text touched by an implementation, implication or exception), tested (a test quotes it), excepted (reason) and its TODO count",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<RequirementStatus>()
     )]
@@ -144,13 +144,13 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List requirements that no implementation or implication annotation cites (`cited: false` in get_requirement_status, whether or not tests, exceptions or TODOs quote them). Narrow it with `spec` (id, URL or path), `section` (`section-4.2`, or `<spec>#section-4.2`) and `quote` (text it contains, any case), as `duvet query --section/--quote`. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        description = "List requirements that are not cited as `duvet report --ci --require-citations` (0.4.3) counts it (`cited: false` in get_requirement_status): some line of the specification their text lies on is touched by no implementation, implication or exception annotation (a quote of part of a line counts for the whole line; tests and TODOs alone do not cite). Requirements only exceptions cover are cited (the project decided against them): pass `excepted: true` to list those instead, each with its `exception` reason. Narrow it with `spec` (id, URL or path), `section` (`section-4.2`, or `<spec>#section-4.2`) and `quote` (text it contains, any case), as `duvet query --section/--quote`. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<RequirementRef>>()
     )]
     async fn list_uncited_requirements(
         &self,
-        params: Parameters<ListParams>,
+        params: Parameters<UncitedParams>,
     ) -> PagedReply<Vec<RequirementRef>> {
         match params.into_inner() {
             Ok(p) => {

@@ -28,6 +28,10 @@ pub struct RequirementRef {
     /// `/specifications/{spec_id}/sections/{section_id}/requirements/{identifier}`.
     pub full_path: String,
     pub text: String,
+    /// Why the project does not implement it: the reason of an exception quoting it (only in
+    /// `list_uncited_requirements` with `excepted: true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exception: Option<String>,
 }
 
 fn requirement_ref(model: &Model, r: usize) -> RequirementRef {
@@ -35,6 +39,7 @@ fn requirement_ref(model: &Model, r: usize) -> RequirementRef {
         identifier: model.requirements[r].identifier.clone(),
         full_path: model.requirement_path(r),
         text: model.requirements[r].text.clone(),
+        exception: None,
     }
 }
 
@@ -306,27 +311,80 @@ pub fn get_requirement_status(
 
 // ---- list_uncited_requirements / list_invalid_citations -------------------------------------
 
-/// The requirements no implementation or implication annotation quotes (`cited: false`,
-/// whatever tests, exceptions or TODOs say of them).
+/// The arguments of `list_uncited_requirements`: the filters and paging of every list, and
+/// whether to list the exception-only requirements instead.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UncitedParams {
+    /// Only this specification: its id (`rfc9000`), URL or path, as in citations.
+    #[serde(default)]
+    pub spec: Option<String>,
+    /// Only this section: its id (`section-4.2`, `4.2`, `appendix-A`), or a citation target
+    /// (`<URL or path>#section-4.2`). Without `spec`, that section of every specification.
+    #[serde(default)]
+    pub section: Option<String>,
+    /// Only requirements whose text contains this, in any case.
+    #[serde(default)]
+    pub quote: Option<String>,
+    /// `true`: list instead the requirements cited only because exceptions cover them (the
+    /// project decided not to implement them; duvet's CI counts them as cited), each with the
+    /// exception's reason. Default `false`.
+    #[serde(default)]
+    pub excepted: Option<bool>,
+    /// How many items to return (default 100, at most 1000).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u64>,
+    /// `page.next_cursor` of the previous answer with the same arguments, to get the next
+    /// page (omit for the first).
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// The requirements that are not cited as `duvet report --ci --require-citations` (0.4.3)
+/// counts it (`cited: false`: a line of their text that no implementation, implication or
+/// exception touches, whatever tests or TODOs say of them); with `excepted`, instead those
+/// that exceptions alone make cited.
 pub fn list_uncited_requirements(
     model: &Model,
     key: &CursorKey,
-    params: ListParams,
+    params: UncitedParams,
 ) -> PageResult<RequirementRef> {
-    let (scope, page) = params.split();
+    let excepted = params.excepted.unwrap_or(false);
+    let (scope, page) = ListParams {
+        spec: params.spec,
+        section: params.section,
+        quote: params.quote,
+        limit: params.limit,
+        cursor: params.cursor,
+    }
+    .split();
     let filter = scope_filter(model, &scope)?;
-    let uncited: Vec<usize> = (0..model.requirements.len())
-        .filter(|&r| !model.requirements[r].status.cited)
+    let listed: Vec<usize> = (0..model.requirements.len())
+        .filter(|&r| {
+            let req = &model.requirements[r];
+            if excepted {
+                req.excepted
+            } else {
+                !req.status.cited
+            }
+        })
         .filter(|&r| filter.as_ref().is_none_or(|f| f.requirement(model, r)))
         .collect();
-    page_of(
-        key,
-        "list_uncited_requirements",
-        &bound(&scope),
-        &uncited,
-        page,
-        |r| requirement_ref(model, r),
-    )
+    // Cursors of the two lists are not interchangeable; those of the uncited one are bound
+    // as before `excepted` existed.
+    let tool = if excepted {
+        "list_uncited_requirements?excepted"
+    } else {
+        "list_uncited_requirements"
+    };
+    page_of(key, tool, &bound(&scope), &listed, page, |r| {
+        let mut item = requirement_ref(model, r);
+        if excepted {
+            item.exception = model.requirements[r].status.exception.clone();
+        }
+        item
+    })
 }
 
 /// What a filtered list's cursors are bound to: nothing for the whole list (as before there

@@ -516,11 +516,14 @@ impl Builder {
             .unwrap_or(0);
         let lines = lines
             .into_iter()
-            .map(|l| {
+            .map(|mut l| {
                 if l.trim().is_empty() {
                     String::new()
                 } else {
-                    l.chars().skip(indent).collect()
+                    // The first `indent` characters, whitespace, dropped in place.
+                    let at = l.char_indices().nth(indent).map_or(l.len(), |(at, _)| at);
+                    l.drain(..at);
+                    l
                 }
             })
             .collect();

@@ -1,8 +1,9 @@
 //! Specifications: parsing IETF plain text and Markdown into sections, and extracting the
-//! requirement sentences (RFC 2119 keywords) of a section.
+//! requirement sentences (RFC 2119 keywords) of a section; `parsed` keeps a parsed text.
 
 pub mod ietf;
 pub mod markdown;
+pub mod parsed;
 pub mod requirements;
 
 use serde::{Deserialize, Serialize};

@@ -9,6 +9,7 @@
 
 mod support;
 
+mod ci;
 mod current;
 mod edge;
 mod hostile;

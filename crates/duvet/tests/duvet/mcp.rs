@@ -18,7 +18,8 @@ const QUICKLY: &str = "The server SHOULD respond quickly.";
 const BEANS: &str = "Payments MAY be made in beans.";
 const REFUNDS: &str = "Refunds MUST NOT be issued.";
 /// The coffee project's uncited requirements.
-const UNCITED: [&str; 3] = [TRADEMARK, IDENTIFY, QUICKLY];
+/// Not cited as `duvet report --ci` counts it (TRADEMARK's exception cites it).
+const UNCITED: [&str; 2] = [IDENTIFY, QUICKLY];
 
 /// The identifier of a requirement of the coffee project: the hash of its place and text.
 fn id(text: &str) -> String {
@@ -125,7 +126,8 @@ async fn statuses_follow_how_much_text_the_annotations_cover() {
         "an exception accounts for it"
     );
     assert_eq!(s["exception"], "We do not brew trademarks.");
-    assert_eq!(s["cited"], false);
+    // duvet's CI check counts an exception as a citation ("mark exceptions as fully covered").
+    assert_eq!(s["cited"], true);
     assert_eq!(s["level"], "MAY");
 
     // Implemented in part, tested in full: as duvet 0.4.3 counts it, the test covers the rest.
@@ -183,12 +185,12 @@ async fn uncited_invalid_and_prioritized_lists() {
     let p = coffee_project();
     let mcp = p.start(&[]).await;
 
-    // Uncited: no implementation or implication quotes them (TRADEMARK has an exception,
-    // QUICKLY a TODO: neither cites).
+    // Uncited: no implementation, implication or exception quotes them (QUICKLY has a TODO,
+    // which does not cite; TRADEMARK's exception does).
     let uncited: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
     assert_eq!(texts(&uncited), UNCITED);
     assert_eq!(
-        uncited[1]["full_path"],
+        uncited[0]["full_path"],
         format!(
             "/specifications/coffee/sections/ordering/requirements/{}",
             id(IDENTIFY)
@@ -646,7 +648,8 @@ async fn changes_are_seen_without_a_restart() {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let uncited: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
-        if texts(&uncited) == [ACCEPT, TRADEMARK, CLIENTS, QUICKLY] {
+        // QUICKLY shares IDENTIFY's line: cited with it, as duvet's CI check counts lines.
+        if texts(&uncited) == [ACCEPT, CLIENTS] {
             break;
         }
         assert!(
@@ -868,7 +871,7 @@ async fn concurrent_requests_after_a_change_agree() {
         .iter()
         .map(|v| v.as_array().unwrap().len())
         .collect();
-    assert_eq!(sizes, [5, 5, 5, 5], "every request sees the change");
+    assert_eq!(sizes, [4, 4, 4, 4], "every request sees the change");
 }
 
 async fn eventually<F, Fut>(what: &str, mut check: F)
@@ -901,7 +904,8 @@ async fn config_edits_and_new_directories_are_picked_up() {
     );
     eventually("the new source directory", || async {
         let v: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
-        texts(&v) == [TRADEMARK, QUICKLY]
+        // QUICKLY shares IDENTIFY's line: cited with it.
+        texts(&v).is_empty()
     })
     .await;
     // A later edit inside the new directory is seen too.

@@ -57,7 +57,7 @@ fn fixture() -> Project {
 }
 
 /// duvet 0.4.3, where it is installed.
-fn duvet043() -> Option<PathBuf> {
+pub(crate) fn duvet043() -> Option<PathBuf> {
     if let Some(bin) = std::env::var_os("DUVET_043_BIN").filter(|b| !b.is_empty()) {
         return Some(PathBuf::from(bin));
     }
@@ -193,7 +193,9 @@ async fn statuses_are_those_of_duvet_report() {
         None => eprintln!("duvet 0.4.3 is not installed: compared with its recorded answers"),
     }
 
-    // Covered by a test alone: complete, but neither cited nor listed as cited.
+    // Covered by a test alone: complete, but not cited, so listed as uncited. ROTATE, which
+    // only a slip quotes, is cited: it shares its line with LOG, which an implementation
+    // quotes, and duvet's CI check counts lines (crates/duvet/tests/duvet/ci.rs).
     let uncited: Value = mcp.call_ok("list_uncited_requirements", json!({})).await;
     let uncited: Vec<&str> = uncited
         .as_array()
@@ -201,7 +203,7 @@ async fn statuses_are_those_of_duvet_report() {
         .iter()
         .map(|r| r["text"].as_str().unwrap())
         .collect();
-    assert_eq!(uncited, [GREETING, ROTATE, WARM, SALT, INFO]);
+    assert_eq!(uncited, [GREETING, WARM, SALT, INFO]);
     let search: Value = mcp
         .call_ok("search_requirements", json!({"query": "greeting"}))
         .await;
