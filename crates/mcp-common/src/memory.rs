@@ -4,8 +4,8 @@
 //! each heap: after a large answer the pages between the allocations that stay (caches, parsed state) remain
 //! resident for as long as the process lives, and every thread that allocates gets an arena of
 //! its own. So:
-//! - [`release_when_idle`], called after each tool call, waits until no call has come for
-//!   [`IDLE`], runs the hooks servers registered with [`on_idle`] (to drop caches that serve
+//! - [`call_started`], held by each tool call while it runs: once no call has run for
+//!   [`IDLE`], the server runs the hooks servers registered with [`on_idle`] (to drop caches that serve
 //!   a burst of calls), then asks the allocator once to return every free page
 //!   (`malloc_trim(0)`), off the runtime's own threads.
 //! - [`one_arena`], for a server with one client (stdio): every thread allocates from one
@@ -15,14 +15,16 @@
 //! program with another global allocator (mimalloc) finds little to return.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 /// How long the server must have been without a call before freed memory is returned.
 pub const IDLE: Duration = Duration::from_millis(250);
 
-/// Calls so far (each call moves it on).
+/// Calls so far (each call's end moves it on).
 static CALLS: AtomicU64 = AtomicU64::new(0);
+/// Calls running now: the server is idle only when none is.
+static RUNNING: AtomicU64 = AtomicU64::new(0);
 /// Whether a task is waiting for the server to be idle.
 static WAITING: AtomicBool = AtomicBool::new(false);
 
@@ -34,20 +36,38 @@ fn hooks() -> &'static Mutex<Vec<Hook>> {
     HOOKS.get_or_init(|| Mutex::new(Vec::new()))
 }
 
-/// Run `hook` each time the server becomes idle (see [`release_when_idle`]): it drops what
-/// only a burst of calls needs. It runs on a blocking thread, never beside a call of the same
-/// process that started after the idle period began… unless that call came in the moment the
-/// hook ran: a hook must leave its data valid (an emptied cache), not half-torn.
+/// Run `hook` each time the server becomes idle (see [`call_started`]): it drops what
+/// only a burst of calls needs. It runs on a blocking thread when no call has run for
+/// [`IDLE`]; a call may start while it runs, so a hook must leave its data valid (an
+/// emptied cache), never half-torn.
 pub fn on_idle(hook: impl Fn() + Send + Sync + 'static) {
-    if let Ok(mut hooks) = hooks().lock() {
-        hooks.push(Box::new(hook));
+    hooks()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(Box::new(hook));
+}
+
+/// A call in progress, from [`call_started`] until dropped: the server is not idle meanwhile.
+#[must_use = "the call counts as running until this is dropped"]
+pub struct Running(());
+
+/// A call starts: until the returned guard is dropped, no idle hook runs.
+pub fn call_started() -> Running {
+    RUNNING.fetch_add(1, Ordering::SeqCst);
+    Running(())
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        CALLS.fetch_add(1, Ordering::SeqCst);
+        RUNNING.fetch_sub(1, Ordering::SeqCst);
+        release_when_idle();
     }
 }
 
-/// After a call: once no call has come for [`IDLE`], run the idle hooks and return freed
-/// memory to the system. Outside a tokio runtime it does nothing.
-pub fn release_when_idle() {
-    CALLS.fetch_add(1, Ordering::SeqCst);
+/// Once no call has run for [`IDLE`], run the idle hooks and return freed memory to the
+/// system. Outside a tokio runtime it does nothing.
+fn release_when_idle() {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
     };
@@ -55,27 +75,38 @@ pub fn release_when_idle() {
         return;
     }
     runtime.spawn(async {
-        loop {
+        // Whatever ends this task (its runtime shutting down included) lets the next call
+        // start another.
+        struct Waiting;
+        impl Drop for Waiting {
+            fn drop(&mut self) {
+                WAITING.store(false, Ordering::SeqCst);
+            }
+        }
+        let waiting = Waiting;
+        let seen = loop {
             let seen = CALLS.load(Ordering::SeqCst);
             tokio::time::sleep(IDLE).await;
-            if CALLS.load(Ordering::SeqCst) != seen {
-                continue;
+            if CALLS.load(Ordering::SeqCst) == seen && RUNNING.load(Ordering::SeqCst) == 0 {
+                break seen;
             }
-            let _ = tokio::task::spawn_blocking(|| {
-                if let Ok(hooks) = hooks().lock() {
-                    for hook in hooks.iter() {
-                        hook();
-                    }
-                }
-                release()
-            })
-            .await;
-            WAITING.store(false, Ordering::SeqCst);
-            // A call that came meanwhile found this task waiting and left the waiting to it:
-            // wait again, unless another task took over since.
-            if CALLS.load(Ordering::SeqCst) == seen || WAITING.swap(true, Ordering::SeqCst) {
-                return;
+        };
+        let _ = tokio::task::spawn_blocking(|| {
+            for hook in hooks()
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+            {
+                hook();
             }
+            release()
+        })
+        .await;
+        drop(waiting);
+        // A call that ended while the hooks ran found this task waiting and left the waiting
+        // to it: wait again.
+        if CALLS.load(Ordering::SeqCst) != seen {
+            release_when_idle();
         }
     });
 }
@@ -131,7 +162,7 @@ mod tests {
             counter.fetch_add(1, Ordering::SeqCst);
         });
         for _ in 0..6 {
-            release_when_idle();
+            drop(call_started());
             tokio::time::sleep(IDLE / 3).await;
         }
         assert_eq!(ran.load(Ordering::SeqCst), 0, "never idle for IDLE yet");
@@ -144,8 +175,11 @@ mod tests {
         assert_eq!(ran.load(Ordering::SeqCst), 1);
         tokio::time::sleep(IDLE * 3).await;
         assert_eq!(ran.load(Ordering::SeqCst), 1, "idle once, run once");
-        // The next call starts the next wait.
-        release_when_idle();
+        // A long call: nothing runs while it does.
+        let call = call_started();
+        tokio::time::sleep(IDLE * 3).await;
+        assert_eq!(ran.load(Ordering::SeqCst), 1, "a call was running");
+        drop(call);
         for _ in 0..100 {
             tokio::time::sleep(IDLE / 5).await;
             if ran.load(Ordering::SeqCst) > 1 {

@@ -75,11 +75,10 @@ pub async fn call_routed<S: Send + Sync + 'static>(
             tools.iter().map(|tool| tool.name.as_ref()),
         ));
     }
-    let answer = router
+    let _running = crate::memory::call_started();
+    router
         .call(ToolCallContext::new(service, request, context))
-        .await;
-    crate::memory::release_when_idle();
-    answer
+        .await
 }
 
 /// `-32601` for `method`, whose capability the server does not declare (`declared`: what it

@@ -106,7 +106,8 @@ pub fn runtime(transport: &Transport) -> std::io::Result<tokio::runtime::Runtime
                 .build()
         }
         _ => {
-            // One client: one arena is enough, and leaves no second heap behind.
+            // One thread serves (stdio, or HTTP on one core): one arena is enough, and leaves
+            // no second heap behind.
             crate::memory::one_arena();
             tokio::runtime::Builder::new_current_thread()
                 .enable_all()

@@ -66,9 +66,9 @@ impl History {
     /// of calls, and the next burst reads again what it needs).
     pub fn clear(&self) {
         fn empty<K, V>(cache: &Mutex<HashMap<K, V>>) {
-            if let Ok(mut map) = cache.lock() {
-                *map = HashMap::new();
-            }
+            // Freed after the lock is released: a call waiting for it does not wait for that.
+            let old = cache.lock().map(|mut map| std::mem::take(&mut *map));
+            drop(old);
         }
         empty(&self.commits);
         empty(&self.pairs);

@@ -13,9 +13,15 @@
 //!   at or after `t` (a clock that went back). `C` must be unreachable from every one.
 //! - The branch is **merged** into the parent when some own commit is reachable from the
 //!   parent's current tip.
-//! - No evidence, no claim: without a reflog of the branch or of the parent, or when the
-//!   parent's reflog starts at or after `t` (created later, or its older entries expired), or
-//!   a count fails, `C` is not own, and the branch is not merged.
+//! - The entry that created the branch is never own work: a branch made from a commit its
+//!   parent did not have yet (`git switch -c feat origin/main` with `main` behind; a branch
+//!   made on a parent branch, re-parented after that parent merged) had no work of its own.
+//! - No evidence, no claim: without a reflog of the branch or of the parent, when a line of
+//!   either cannot be read, when the parent's reflog does not end at its current tip (a move
+//!   nobody logged), when it starts at or after `t` (created later, or its older entries
+//!   expired), or when a count fails, `C` is not own, and the branch is not merged. A gap
+//!   that expiry cut in the middle of the parent's reflog cannot be seen; git expires
+//!   unreachable entries after 30 days, so the claim rests on the last month's entries.
 //!
 //! Bounded: only branches ahead 0 are asked; a branch's newest [`MAX_EXAMINED`] entries are
 //! examined; a reflog keeps its newest [`MAX_ENTRIES`] entries; each reachability question is
@@ -38,6 +44,9 @@ pub const MAX_EXAMINED: usize = 64;
 struct Entry {
     new: ObjectId,
     time: Option<i64>,
+    /// The entry that created the ref (its previous id is null): where a branch starts is
+    /// never work of its own.
+    created: bool,
 }
 
 /// The reflogs read during one assessment, by branch name (`None`: git keeps none).
@@ -69,6 +78,11 @@ impl Reflogs {
         else {
             return false;
         };
+        // A parent's reflog that does not end at its tip misses moves (a tool that updated the
+        // ref without logging): its past tips are not known.
+        if theirs.last().map(|e| e.new) != Some(parent_tip) {
+            return false;
+        }
         // `Some(true)`: reachable; `None`: could not be counted.
         let reaches = |commit: ObjectId, tip: ObjectId| -> Option<bool> {
             if commit == tip {
@@ -81,7 +95,9 @@ impl Reflogs {
         };
         let mut asked: HashSet<(ObjectId, Option<i64>)> = HashSet::new();
         for entry in own.iter().rev().take(MAX_EXAMINED) {
-            let Some(time) = entry.time else { continue };
+            let Some(time) = entry.time.filter(|_| !entry.created) else {
+                continue;
+            };
             if !asked.insert((entry.new, entry.time)) {
                 continue;
             }
@@ -135,16 +151,17 @@ fn read(repo: &gix::Repository, name: &str) -> Option<Vec<Entry>> {
     let lines = platform.all().ok()??;
     let mut entries: Vec<Entry> = Vec::new();
     for line in lines {
-        let Ok(line) = line else { continue };
-        let Ok(new) = ObjectId::from_hex(line.new_oid) else {
-            continue;
-        };
+        // A line that cannot be read may hide a move: no evidence from this reflog.
+        let line = line.ok()?;
+        let new = ObjectId::from_hex(line.new_oid).ok()?;
         if new.is_null() {
             continue;
         }
+        let created = ObjectId::from_hex(line.previous_oid).is_ok_and(|old| old.is_null());
         entries.push(Entry {
             new,
             time: line.signature.time().ok().map(|t| t.seconds),
+            created,
         });
         if entries.len() >= 2 * MAX_ENTRIES {
             entries.drain(..MAX_ENTRIES);
@@ -168,6 +185,7 @@ mod tests {
         Entry {
             new: id(byte),
             time: Some(time),
+            created: false,
         }
     }
 
@@ -191,6 +209,7 @@ mod tests {
             Entry {
                 new: id(2),
                 time: None,
+                created: false,
             },
         ];
         assert_eq!(tips_at(&undated, 130), Some(vec![id(1), id(2)]));

@@ -124,6 +124,7 @@ async fn answer(
     let remote = add_remote_facts(ctx, &state, &mut branches, head.as_deref(), include).await;
     let mut summary = report.summary;
     summary.merged += remote.newly_merged;
+    summary.empty = summary.empty.saturating_sub(remote.no_longer_empty);
     let mut prune = report.prune;
     let listed: HashSet<String> = prune.iter().map(|p| p.branch.clone()).collect();
     let mut truncated = report.truncated;
@@ -235,6 +236,8 @@ struct Remote {
     prune: Vec<PruneCandidate>,
     /// Branches of the page that only their merged pull request shows merged.
     newly_merged: u64,
+    /// Of those, the branches git alone called empty.
+    no_longer_empty: u64,
     /// Their names.
     merged_by_pr: HashSet<String>,
 }
@@ -351,7 +354,10 @@ async fn add_remote_facts(
         if merged_pr.is_some() && !branch.merged {
             branch.merged = true;
             // Its work was merged through the pull request (squash-merged, then rebased away).
-            branch.empty = false;
+            if branch.empty {
+                branch.empty = false;
+                remote.no_longer_empty += 1;
+            }
             remote.newly_merged += 1;
             remote.merged_by_pr.insert(branch.branch.clone());
         }

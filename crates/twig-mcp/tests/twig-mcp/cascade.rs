@@ -258,6 +258,75 @@ async fn branches_with_merged_work_are_merged_abandoned_work_is_not() {
     mcp.shutdown().await;
 }
 
+/// Where a branch starts is not work of its own: a branch made from a commit its parent did
+/// not have yet (a branch of `main` made from `origin/main` while `main` is behind; a branch
+/// made on a parent branch and re-parented onto `main` after that parent merged) is empty when
+/// the parent catches up. And a parent whose reflog does not end at its tip (a move nobody
+/// logged) gives no evidence.
+#[tokio::test]
+async fn where_a_branch_starts_is_not_its_own_work() {
+    let mut clock = Clock::new();
+    let fx = dated_repo(&mut clock);
+    // `upstream` stands for origin/main: main is one commit behind it.
+    clock.branch(&fx, "main", "upstream");
+    clock.commit(&fx, "upstream", "upstream work");
+    clock.branch(&fx, "upstream", "from-upstream");
+    // A stack: `base` with work, `next` made on it and never committed to.
+    clock.branch(&fx, "main", "base");
+    clock.commit(&fx, "base", "base work");
+    clock.branch(&fx, "base", "next");
+    // main catches up with upstream, then takes base (its PR merged).
+    fx.git(&["checkout", "-q", "main"]);
+    clock.git(&fx, &["merge", "-q", "--ff-only", "upstream"]);
+    clock.git(&fx, &["merge", "-q", "--no-ff", "-m", "merge base", "base"]);
+    // next re-parented onto main after base merged; from-upstream was main's all along.
+    write_twig_state(
+        &fx,
+        &[
+            ("base", "main"),
+            ("from-upstream", "main"),
+            ("next", "main"),
+        ],
+    );
+    let mcp = fx.start(&[], &[]).await;
+    let (data, _) = health(&mcp, json!({})).await;
+    assert_counts_match_git(&fx, &data);
+    for name in ["from-upstream", "next"] {
+        let branch = entry(&data, name);
+        assert_eq!(branch["against"][0]["ahead"], 0, "{name}: {branch}");
+        assert_eq!(branch["merged"], false, "{name}: {branch}");
+        assert_eq!(branch["empty"], true, "{name}: {branch}");
+        assert_eq!(branch["prune"], false, "{name}: {branch}");
+    }
+    assert_eq!(entry(&data, "base")["merged"], true);
+    assert_eq!(prune_names(&data), ["base"]);
+    mcp.shutdown().await;
+
+    // main moved by a tool that writes no reflog: its past tips are unknown, nothing merged.
+    clock.commit(&fx, "main", "main moves on");
+    let tip = fx.git(&["rev-parse", "HEAD"]);
+    clock.git(&fx, &["checkout", "-q", "--detach"]);
+    let after = {
+        std::fs::write(fx.repo_path().join("unlogged.txt"), "x\n").unwrap();
+        fx.git(&["add", "unlogged.txt"]);
+        clock.git(&fx, &["commit", "-q", "-m", "unlogged"]);
+        fx.git(&["rev-parse", "HEAD"])
+    };
+    assert_ne!(tip, after);
+    std::fs::write(
+        fx.repo_path().join(".git/refs/heads/main"),
+        format!("{}\n", after.trim()),
+    )
+    .unwrap();
+    fx.git(&["checkout", "-q", "main"]);
+    let mcp = fx.start(&[], &[]).await;
+    let (data, _) = health(&mcp, json!({})).await;
+    let base = entry(&data, "base");
+    assert_eq!(base["merged"], false, "{base}");
+    assert_eq!(prune_names(&data), Vec::<String>::new());
+    mcp.shutdown().await;
+}
+
 /// `twig cascade --preview` plans every descendant, merged and deleted branches included,
 /// then fails on them; `rebase_order` leaves them out and says so in `skipped`.
 #[tokio::test]

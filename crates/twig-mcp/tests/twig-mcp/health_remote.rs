@@ -207,6 +207,28 @@ async fn pull_request_facts_merged_open_and_unknown() {
     assert_eq!(entry(&data, "pr-merged")["merged"], true);
     assert_eq!(entry(&data, "pr-merged")["prune"], false);
     assert_eq!(data["prune"], json!([]));
+
+    // Squash-merged, then moved onto main: empty by git alone, merged by its PR — counted
+    // once, as merged.
+    fx.git(&["checkout", "-q", "main"]);
+    fx.git(&["branch", "-f", "pr-merged", "main"]);
+    let (data, _) = health(&mcp, json!({})).await;
+    let merged = entry(&data, "pr-merged");
+    assert_eq!(merged["against"][0]["ahead"], 0, "{merged}");
+    assert_eq!(merged["merged"], true, "{merged}");
+    assert!(merged.get("empty").is_none(), "{merged}");
+    let empty = data["branches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["empty"] == true)
+        .count();
+    assert_eq!(
+        data["summary"]["empty"], empty as u64,
+        "{:#}",
+        data["summary"]
+    );
+    assert_eq!(data["summary"]["merged"], 1, "{:#}", data["summary"]);
     mcp.shutdown().await;
 }
 
