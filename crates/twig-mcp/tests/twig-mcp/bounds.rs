@@ -74,17 +74,7 @@ async fn worktrees_come_a_page_at_a_time() {
 /// marker 10) and counts the rest.
 #[tokio::test]
 async fn a_branchs_parents_are_bounded_wherever_they_are_listed() {
-    let fx = new_repo();
-    let parents: Vec<String> = (0..60).map(|i| format!("p{i:02}")).collect();
-    for parent in &parents {
-        fx.git(&["branch", parent]);
-    }
-    fx.git(&["branch", "hub"]);
-    let mut names: Vec<&str> = parents.iter().map(String::as_str).collect();
-    names.push("hub");
-    let mut deps: Vec<(&str, &str)> = parents.iter().map(|p| ("hub", p.as_str())).collect();
-    deps.extend(parents.iter().map(|p| (p.as_str(), "main")));
-    write_plain_state(&fx, &names, &deps);
+    let fx = hub_of_60_parents();
     let mcp = fx.start(&[], &[]).await;
     let check = |meta: &Value| {
         assert_eq!(meta["parents"].as_array().unwrap().len(), 50, "{meta}");

@@ -75,6 +75,19 @@ fn prune_names(data: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Each of `names` is empty — nothing ahead of its parent, not merged, not pruned.
+fn assert_empty(data: &Value, names: &[&str]) {
+    for name in names {
+        let branch = entry(data, name);
+        assert_eq!(
+            (&branch["merged"], &branch["empty"], &branch["prune"]),
+            (&json!(false), &json!(true), &json!(false)),
+            "{name}: {branch}"
+        );
+        assert_eq!(branch["against"][0]["ahead"], 0, "{name}: {branch}");
+    }
+}
+
 /// The bug of issue 40: after `twig cascade`, a branch that never had a commit of its own —
 /// fast-forwarded to its parent's new tip — was "merged into main" and a prune candidate.
 #[tokio::test]
@@ -113,13 +126,10 @@ async fn a_branch_cascade_fast_forwarded_is_empty_not_merged() {
     let mcp = fx.start(&[], &[]).await;
     let (data, _) = health(&mcp, json!({})).await;
     assert_counts_match_git(&fx, &data);
+    assert_empty(&data, &["feat/empty", "feat/a-empty"]);
     for name in ["feat/empty", "feat/a-empty"] {
         let branch = entry(&data, name);
-        assert_eq!(branch["merged"], false, "{name}: {branch}");
-        assert_eq!(branch["empty"], true, "{name}: {branch}");
-        assert_eq!(branch["prune"], false, "{name}: {branch}");
         assert_eq!(branch["against"][0]["merged"], false, "{name}: {branch}");
-        assert_eq!(branch["against"][0]["ahead"], 0, "{name}: {branch}");
     }
     let a = entry(&data, "feat/a");
     assert_eq!((&a["merged"], a.get("empty")), (&json!(false), None), "{a}");
@@ -173,14 +183,7 @@ async fn a_stack_scripted_within_a_second_is_not_taken_for_merged() {
     );
     let mcp = fx.start(&[], &[]).await;
     let (data, _) = health(&mcp, json!({})).await;
-    for name in ["feat/empty", "feat/a-empty"] {
-        let branch = entry(&data, name);
-        assert_eq!(
-            (&branch["merged"], &branch["empty"], &branch["prune"]),
-            (&json!(false), &json!(true), &json!(false)),
-            "{name}: {branch}"
-        );
-    }
+    assert_empty(&data, &["feat/empty", "feat/a-empty"]);
     assert_eq!(data["prune"], json!([]));
     mcp.shutdown().await;
 }
@@ -249,11 +252,7 @@ async fn branches_with_merged_work_are_merged_abandoned_work_is_not() {
     std::fs::remove_file(fx.repo_path().join(".git/logs/refs/heads/main")).unwrap();
     let mcp = fx.start(&[], &[]).await;
     let (data, _) = health(&mcp, json!({})).await;
-    for name in ["ff", "noff", "casc"] {
-        let branch = entry(&data, name);
-        assert_eq!(branch["merged"], false, "{name}: {branch}");
-        assert_eq!(branch["empty"], true, "{name}: {branch}");
-    }
+    assert_empty(&data, &["ff", "noff", "casc"]);
     assert_eq!(prune_names(&data), Vec::<String>::new());
     mcp.shutdown().await;
 }
@@ -291,13 +290,7 @@ async fn where_a_branch_starts_is_not_its_own_work() {
     let mcp = fx.start(&[], &[]).await;
     let (data, _) = health(&mcp, json!({})).await;
     assert_counts_match_git(&fx, &data);
-    for name in ["from-upstream", "next"] {
-        let branch = entry(&data, name);
-        assert_eq!(branch["against"][0]["ahead"], 0, "{name}: {branch}");
-        assert_eq!(branch["merged"], false, "{name}: {branch}");
-        assert_eq!(branch["empty"], true, "{name}: {branch}");
-        assert_eq!(branch["prune"], false, "{name}: {branch}");
-    }
+    assert_empty(&data, &["from-upstream", "next"]);
     assert_eq!(entry(&data, "base")["merged"], true);
     assert_eq!(prune_names(&data), ["base"]);
     mcp.shutdown().await;

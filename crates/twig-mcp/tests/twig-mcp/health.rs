@@ -732,17 +732,7 @@ async fn a_missing_commit_leaves_one_pair_uncounted_not_the_call_failed() {
 /// compared, the answer says it was cut; the tree names 10 of the other parents.
 #[tokio::test]
 async fn a_branch_with_very_many_parents_is_bounded() {
-    let fx = new_repo();
-    let parents: Vec<String> = (0..60).map(|i| format!("p{i:02}")).collect();
-    for parent in &parents {
-        fx.git(&["branch", parent]);
-    }
-    fx.git(&["branch", "hub"]);
-    let mut names: Vec<&str> = parents.iter().map(String::as_str).collect();
-    names.push("hub");
-    let mut deps: Vec<(&str, &str)> = parents.iter().map(|p| ("hub", p.as_str())).collect();
-    deps.extend(parents.iter().map(|p| (p.as_str(), "main")));
-    write_plain_state(&fx, &names, &deps);
+    let fx = hub_of_60_parents();
     let mcp = fx.start(&[], &[]).await;
     let (data, _) = health(&mcp, json!({"branch": "hub"})).await;
     let hub = entry(&data, "hub");

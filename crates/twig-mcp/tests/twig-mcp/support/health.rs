@@ -135,6 +135,22 @@ pub fn vs(parent: &str, ahead: u32, behind: u32, needs_rebase: bool, merged: boo
     json!({"parent": parent, "ahead": ahead, "behind": behind, "needs_rebase": needs_rebase, "merged": merged})
 }
 
+/// A hand-made state: `hub` declares 60 parents `p00`…`p59` (each a branch on `main`).
+pub fn hub_of_60_parents() -> Fixture {
+    let fx = new_repo();
+    let parents: Vec<String> = (0..60).map(|i| format!("p{i:02}")).collect();
+    for parent in &parents {
+        fx.git(&["branch", parent]);
+    }
+    fx.git(&["branch", "hub"]);
+    let mut names: Vec<&str> = parents.iter().map(String::as_str).collect();
+    names.push("hub");
+    let mut deps: Vec<(&str, &str)> = parents.iter().map(|p| ("hub", p.as_str())).collect();
+    deps.extend(parents.iter().map(|p| (p.as_str(), "main")));
+    write_plain_state(&fx, &names, &deps);
+    fx
+}
+
 /// A state tracking `names` (no links) with `deps` (child, parent) in that order and the
 /// single default root `main`.
 pub fn write_plain_state(fx: &Fixture, names: &[&str], deps: &[(&str, &str)]) {
