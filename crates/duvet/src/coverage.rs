@@ -157,8 +157,9 @@ impl View {
 /// one edit, as the Levenshtein search of `triple_accel` over the whole haystack finds it.
 /// One edit leaves one half of the needle intact, so every such match holds an occurrence of
 /// either half and lies within the needle's length (plus the edit) of it: only the stretches
-/// around those occurrences are searched, each wide enough to hold every match around it,
-/// in order, merged where they meet, so the first match found is the whole search's first.
+/// around those occurrences (all of them, overlapping ones too) are searched, each wide
+/// enough to hold every match around it, in order, merged where they meet, so the first
+/// match found is the whole search's first.
 /// (Searching the whole of each section for every quote with a typo was the costliest part
 /// of a cold start on a project with many: 139 on aws/s2n-quic.)
 fn fuzzy(needle: &[u8], haystack: &[u8]) -> Option<Range<usize>> {
@@ -183,14 +184,13 @@ fn fuzzy(needle: &[u8], haystack: &[u8]) -> Option<Range<usize>> {
     // `at + m`; with the second half intact, it ends where that half does and starts within
     // one byte of `m` before. Every alignment of one edit ending there, whichever start the
     // search settles on, lies in the window; a byte more on each side for good measure.
-    let window = |start: usize, end: usize| start.saturating_sub(3)..(end + 3).min(haystack.len());
-    let mut windows: Vec<Range<usize>> = memmem::find_iter(haystack, first)
-        .map(|at| window(at, at + m))
-        .chain(memmem::find_iter(haystack, second).map(|at| {
-            let end = at + second.len();
-            window(end.saturating_sub(m), end)
-        }))
-        .collect();
+    let mut windows = around(haystack, first, 3, m + 3);
+    windows.extend(around(
+        haystack,
+        second,
+        m - second.len() + 3,
+        second.len() + 3,
+    ));
     windows.sort_by_key(|w| w.start);
     let mut merged: Vec<Range<usize>> = Vec::with_capacity(windows.len());
     for window in windows {
@@ -203,6 +203,38 @@ fn fuzzy(needle: &[u8], haystack: &[u8]) -> Option<Range<usize>> {
         let found = levenshtein(&haystack[window.clone()])?;
         Some(window.start + found.start..window.start + found.end)
     })
+}
+
+/// The stretches of `haystack` from `before` bytes before each occurrence of `part` to `after`
+/// bytes after its start, merged where they meet, in order. Every occurrence counts, those
+/// that overlap another too (a match may hold the second of two overlapping occurrences and
+/// not the first). Within a run of stretches that meet, only the last occurrence in reach of
+/// the previous one is looked for (backwards, from the end of the reach), so that text
+/// repeating `part` at every byte or two (the "+-+-+-" of an RFC's diagram) costs about one
+/// reading of the run, not one search per occurrence.
+fn around(haystack: &[u8], part: &[u8], before: usize, after: usize) -> Vec<Range<usize>> {
+    let forward = memmem::Finder::new(part);
+    let backward = memmem::FinderRev::new(part);
+    // An occurrence at most this far after another's start has a stretch that meets its.
+    let reach = before + after;
+    let mut runs = Vec::new();
+    let mut from = 0;
+    while let Some(start) = haystack
+        .get(from..)
+        .and_then(|rest| forward.find(rest))
+        .map(|at| from + at)
+    {
+        let mut last = start;
+        while let Some(at) = haystack
+            .get(last + 1..(last + reach + part.len()).min(haystack.len()))
+            .and_then(|reachable| backward.rfind(reachable))
+        {
+            last += 1 + at;
+        }
+        runs.push(start.saturating_sub(before)..(last + after).min(haystack.len()));
+        from = last + reach + 1;
+    }
+    runs
 }
 
 /// The shortest needle [`fuzzy`] searches around the occurrences of its halves (a shorter
@@ -395,9 +427,55 @@ mod tests {
     }
 
     #[test]
+    fn an_overlapping_occurrence_of_a_half_is_searched_around() {
+        // The first half, "abcdabcd", occurs at 0 and, overlapping it, at 4, where the match
+        // is (the second half, "efghijkl", occurs nowhere: the "X").
+        let needle = b"abcdabcdefghijkl";
+        let haystack = b"abcdabcdabcdefgXijkl";
+        assert_eq!(fuzzy_everywhere(needle, haystack), Some(4..20));
+        assert_eq!(fuzzy(needle, haystack), Some(4..20));
+        // Likewise for the second half.
+        let needle = b"abcdefghijklijkl";
+        let haystack = b"abcdefgXijklijklijkl";
+        assert_eq!(fuzzy(needle, haystack), fuzzy_everywhere(needle, haystack));
+    }
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)] // lists of stretches, one long
+    fn periodic_text_is_one_stretch() {
+        // A diagram's border: the part occurs at every other byte, in one stretch.
+        let border = b"+-".repeat(50_000);
+        assert_eq!(around(&border, b"+-+-+-+-", 3, 19), [0..border.len()]);
+        // Stretches apart, and the overlapping occurrence (at 4) reaching further.
+        assert_eq!(around(b"abcdabcdabcdefgXijkl", b"abcdabcd", 3, 19), [0..20]);
+        assert_eq!(
+            around(
+                b"abcdabcdabcd........................ab",
+                b"abcdabcd",
+                3,
+                10
+            ),
+            [0..14]
+        );
+        assert_eq!(
+            around(b"xx abcd ........ abcd", b"abcd", 1, 6),
+            [2..9, 16..21]
+        );
+        assert!(around(b"abc", b"abcd", 1, 6).is_empty());
+        // The fuzzy search over such text, as the whole search finds it.
+        let mut border = b"+-".repeat(2_000);
+        border.extend_from_slice(b"+|+-");
+        let needle = b"+-+-+-+-+-+-+-+-+-+-+-+-+-+|+-+";
+        assert_eq!(fuzzy(needle, &border), fuzzy_everywhere(needle, &border));
+    }
+
+    #[test]
     fn the_windowed_fuzzy_search_finds_what_the_whole_search_finds() {
-        // Pseudo-random texts over a small alphabet (many near matches), needles taken from
-        // them with one edit (or two, or none found), compared with the whole search.
+        // Pseudo-random texts (many near matches), needles taken from them with one edit (or
+        // two, or none found), compared with the whole search. The texts: over a small
+        // alphabet, over two letters, and periodic ones (a short unit repeated, as in the
+        // diagrams of RFCs, "+-+-+-"), with a few bytes changed, where the occurrences of a
+        // half overlap.
         let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = |n: u64| {
             state ^= state << 13;
@@ -405,28 +483,40 @@ mod tests {
             state ^= state << 17;
             (state % n) as usize
         };
-        let alphabet = b"ab c.";
-        let mut compared = 0;
-        for round in 0..3000 {
+        let mut compared = [0; 3];
+        for round in 0..6000 {
+            let kind = round % 3;
             let len = 80 + next(400);
-            let haystack: Vec<u8> = (0..len).map(|_| alphabet[next(5)]).collect();
+            let haystack: Vec<u8> = match kind {
+                0 => (0..len).map(|_| b"ab c."[next(5)]).collect(),
+                1 => (0..len).map(|_| b"ab"[next(2)]).collect(),
+                _ => {
+                    let unit: Vec<u8> = (0..1 + next(6)).map(|_| b"ab+-"[next(4)]).collect();
+                    let mut text: Vec<u8> = unit.iter().copied().cycle().take(len).collect();
+                    for _ in 0..next(4) {
+                        let i = next(len as u64);
+                        text[i] = b"ab+-|"[next(5)];
+                    }
+                    text
+                }
+            };
             let m = FUZZY_WINDOWED + next(40);
             let at = next((len - m) as u64);
             let mut needle = haystack[at..at + m].to_vec();
-            for _ in 0..1 + round % 2 {
+            for _ in 0..1 + (round / 3) % 2 {
                 let i = next(needle.len() as u64);
                 match next(3) {
-                    0 => needle[i] = b'x',
+                    0 => needle[i] = b"xa-"[next(3)],
                     1 => {
                         needle.remove(i);
                     }
-                    _ => needle.insert(i, b'y'),
+                    _ => needle.insert(i, b"yb+"[next(3)]),
                 }
             }
             if memmem::find(&haystack, &needle).is_some() {
                 continue;
             }
-            compared += 1;
+            compared[kind] += 1;
             assert_eq!(
                 fuzzy(&needle, &haystack),
                 fuzzy_everywhere(&needle, &haystack),
@@ -435,7 +525,7 @@ mod tests {
                 String::from_utf8_lossy(&haystack)
             );
         }
-        assert!(compared > 2000, "{compared}");
+        assert!(compared.iter().all(|&c| c > 1500), "{compared:?}");
         // A repeated text: the first of several matches.
         let haystack =
             b"the flow control limit; the flow control limits; the flaw control limit".repeat(3);

@@ -23,7 +23,8 @@
 //! ([`Requirement::excepted`]). `--require-tests` (on by default in 0.4.3) fails lines an
 //! implementation touches that no test, implication or exception touches: a separate check
 //! (`list_untested_citations`), not part of cited. The rest of the detail: `tested` (a test
-//! quotes it), `exception` (the reason, when an exception quotes it), `todo_count`, and
+//! quotes it), `exception` (the reason, when an exception quotes it or, for an excepted
+//! requirement no exception quotes, touches a line of it), `todo_count`, and
 //! `citation_count` (annotations of any kind other than `spec` quoting it).
 
 use std::collections::{HashMap, HashSet};
@@ -129,7 +130,8 @@ pub struct Requirement {
     /// Indexes into [`Model::citations`].
     pub citations: Vec<usize>,
     pub status: Status,
-    /// Cited only because exceptions touch lines no implementation or implication does.
+    /// Cited only because exceptions touch lines no implementation or implication does; its
+    /// `status.exception` then always says why (the reason of one of those exceptions).
     pub excepted: bool,
 }
 

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `f` over `items` on the machine's cores, results in the order of `items`. Each thread
 /// takes the next item when it is done with one (a few large specifications among small
-/// ones would leave a thread idle with the items split in equal shares up front).
+/// ones would leave a thread idle with the items split in equal shares up front). A panic of
+/// `f` is the caller's, as with a sequential map.
 pub fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -35,7 +36,12 @@ pub fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Ve
         let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
         results.extend(work());
         for handle in handles {
-            results.extend(handle.join().unwrap_or_default());
+            // A worker that panicked took its results with it: the caller panics too, rather
+            // than get fewer results than items, each out of its place.
+            match handle.join() {
+                Ok(done) => results.extend(done),
+                Err(payload) => std::panic::resume_unwind(payload),
+            }
         }
     });
     results.sort_unstable_by_key(|(i, _)| *i);
@@ -55,5 +61,47 @@ mod tests {
         );
         assert!(par_map(Vec::<u8>::new(), |i| i).is_empty());
         assert_eq!(par_map(vec![String::from("one")], |s| s.len()), [3]);
+        // Uneven work: the items are taken out of order, the results are put back in it.
+        let items: Vec<u64> = (0..200).collect();
+        let results = par_map(items, |i| {
+            if i % 7 == 0 {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            i + 1
+        });
+        assert_eq!(results, (1..201).collect::<Vec<_>>());
+    }
+
+    /// A worker's panic reaches the caller: its results are not dropped, leaving the others
+    /// shorter than the items and out of place (callers index the results by position).
+    #[test]
+    fn a_panicking_item_panics_the_caller() {
+        use std::sync::atomic::AtomicBool;
+        use std::time::{Duration, Instant};
+        let caller = std::thread::current().id();
+        let single = std::thread::available_parallelism().map_or(1, |n| n.get()) <= 1;
+        let worker_took = AtomicBool::new(false);
+        // Every item a spawned worker takes panics; the caller's own items do not, and the
+        // caller waits on its first one until a worker has taken one (so that the panic is a
+        // worker's whatever the load). With one core the caller does all: one item panics.
+        let result = std::panic::catch_unwind(|| {
+            par_map((0..400).collect::<Vec<usize>>(), |i| {
+                if std::thread::current().id() != caller || (single && i == 200) {
+                    worker_took.store(true, Ordering::SeqCst);
+                    panic!("item {i}");
+                }
+                let deadline = Instant::now() + Duration::from_secs(20);
+                while !single && !worker_took.load(Ordering::SeqCst) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                i
+            })
+        });
+        let payload = result.expect_err("the panic of an item is re-raised");
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .unwrap_or_default();
+        assert!(message.starts_with("item "), "{message}");
     }
 }

@@ -26,6 +26,11 @@ pub fn cites(kind: AnnotationType) -> bool {
     )
 }
 
+/// What an exception gives as its reason.
+fn reason(reason: Option<&str>) -> String {
+    reason.unwrap_or("no reason given").to_string()
+}
+
 impl Model {
     pub(crate) fn compute_statuses(&mut self) {
         // Requirements some covering annotation quotes: the status of those whose text duvet
@@ -49,12 +54,8 @@ impl Model {
                     AnnotationType::Implementation | AnnotationType::Implication => {}
                     AnnotationType::Exception => {
                         if status.exception.is_none() {
-                            status.exception = Some(
-                                self.citations[citation]
-                                    .reason
-                                    .clone()
-                                    .unwrap_or_else(|| "no reason given".to_string()),
-                            );
+                            status.exception =
+                                Some(reason(self.citations[citation].reason.as_deref()));
                         }
                     }
                     AnnotationType::Test => status.tested = true,
@@ -79,9 +80,12 @@ impl Model {
         }
 
         // The lines of each section that citing annotations touch: with exceptions (what
-        // `duvet report --ci` counts), and without (to tell exception-only requirements).
+        // `duvet report --ci` counts), and without (to tell exception-only requirements); and
+        // the first exception touching each line, whose reason an excepted requirement gives
+        // when no exception quotes it (an exception of another requirement on its line).
         let mut citing: HashMap<(usize, usize), (HashSet<usize>, HashSet<usize>)> = HashMap::new();
-        for citation in &self.citations {
+        let mut excepting: HashMap<(usize, usize, usize), usize> = HashMap::new();
+        for (c, citation) in self.citations.iter().enumerate() {
             if let (true, Some(span)) = (cites(citation.kind), &citation.span) {
                 let place = (citation.spec, citation.section);
                 let lines = self.specs[place.0].sections[place.1].view.lines(span);
@@ -89,6 +93,10 @@ impl Model {
                 with.extend(lines.clone());
                 if citation.kind != AnnotationType::Exception {
                     without.extend(lines);
+                } else {
+                    for line in lines {
+                        excepting.entry((place.0, place.1, line)).or_insert(c);
+                    }
                 }
             }
         }
@@ -100,7 +108,7 @@ impl Model {
                 .as_ref()
                 .map(|span| self.specs[place.0].sections[place.1].view.lines(span))
                 .filter(|lines| !lines.is_empty());
-            let (cited, implemented) = match lines {
+            let (cited, implemented) = match &lines {
                 Some(lines) => {
                     let (with, without) = citing
                         .get(&place)
@@ -114,6 +122,18 @@ impl Model {
             };
             requirement.status.cited = cited;
             requirement.excepted = cited && !implemented;
+            // Excepted, by exceptions none of which quotes it: the reason of the first one
+            // touching a line of its text that no implementation or implication touches (one
+            // does, or it would not be excepted).
+            if requirement.excepted && requirement.status.exception.is_none() {
+                let without = citing.get(&place).map(|(_, without)| without);
+                requirement.status.exception = lines
+                    .into_iter()
+                    .flatten()
+                    .filter(|line| without.is_none_or(|without| !without.contains(line)))
+                    .find_map(|line| excepting.get(&(place.0, place.1, line)))
+                    .map(|&c| reason(self.citations[c].reason.as_deref()));
+            }
             requirement.status.status = match &requirement.span {
                 Some(span) => {
                     let view = &self.specs[place.0].sections[place.1].view;

@@ -28,8 +28,9 @@ pub struct RequirementRef {
     /// `/specifications/{spec_id}/sections/{section_id}/requirements/{identifier}`.
     pub full_path: String,
     pub text: String,
-    /// Why the project does not implement it: the reason of an exception quoting it (only in
-    /// `list_uncited_requirements` with `excepted: true`).
+    /// Why the project does not implement it: the reason of an exception quoting it, else of
+    /// the exception touching its line (only in `list_uncited_requirements` with
+    /// `excepted: true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exception: Option<String>,
 }

@@ -35,7 +35,9 @@ pub struct Status {
     /// A test annotation quotes this requirement.
     pub tested: bool,
     /// The reason of an exception annotation quoting this requirement (the project decided
-    /// not to implement it, or not here).
+    /// not to implement it, or not here); for a requirement only exceptions cite, that of an
+    /// exception touching its text's lines when none quotes it (it quotes another requirement
+    /// on the same line).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exception: Option<String>,
     /// How many TODO annotations quote this requirement.

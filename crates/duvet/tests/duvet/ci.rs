@@ -117,6 +117,12 @@ const CASES: &[Case] = &[
         uncited: &[],
     },
     Case {
+        name: "an exception of another requirement of the same line",
+        section: SHARED_LINE,
+        annotations: "//= specs/spec.md#rules\n//= type=exception\n//= reason=Clients are not ours.\n//# The client MUST retry twice.\n",
+        uncited: &[],
+    },
+    Case {
         name: "a test of the same line",
         section: SHARED_LINE,
         annotations: "//= specs/spec.md#rules\n//= type=test\n//# The server MUST log each request.\n",
@@ -292,6 +298,52 @@ async fn exception_only_requirements_are_cited_and_listed_apart() {
     assert_eq!(
         texts(&mcp, json!({"excepted": true})).await,
         ["The server MUST close idle connections after one minute."]
+    );
+    mcp.shutdown().await;
+
+    // An exception of the other requirement of its line cites this one too, and that
+    // exception's reason is the one it is listed with (every excepted item says why).
+    let shared = CASES
+        .iter()
+        .find(|c| c.name == "an exception of another requirement of the same line")
+        .unwrap();
+    let p = project(shared);
+    let mcp = p.start(&[]).await;
+    let excepted: Value = mcp
+        .call_ok("list_uncited_requirements", json!({"excepted": true}))
+        .await;
+    let listed: Vec<(&str, &Value)> = excepted
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["text"].as_str().unwrap(), &r["exception"]))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (
+                "The server MUST log each request.",
+                &json!("Clients are not ours.")
+            ),
+            (
+                "The client MUST retry twice.",
+                &json!("Clients are not ours.")
+            ),
+        ]
+    );
+    let status: Value = mcp
+        .call_ok(
+            "get_requirement_status",
+            json!({"req_identifier": excepted[0]["identifier"]}),
+        )
+        .await;
+    assert_eq!(
+        (&status["cited"], &status["exception"], &status["status"]),
+        (
+            &json!(true),
+            &json!("Clients are not ours."),
+            &json!("not_started")
+        )
     );
     mcp.shutdown().await;
 
