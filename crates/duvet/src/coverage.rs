@@ -153,6 +153,20 @@ impl View {
     }
 }
 
+/// The first match of `needle` in the whole of `haystack` within one edit, as duvet searches.
+fn fuzzy_everywhere(needle: &[u8], haystack: &[u8]) -> Option<Range<usize>> {
+    levenshtein_search_simd_with_opts(
+        needle,
+        haystack,
+        1,
+        triple_accel::SearchType::Best,
+        LEVENSHTEIN_COSTS,
+        false,
+    )
+    .next()
+    .map(|m| m.start..m.end)
+}
+
 /// duvet's fuzzy pass, for a needle that does not occur exactly: the first best match within
 /// one edit, as the Levenshtein search of `triple_accel` over the whole haystack finds it.
 /// One edit leaves one half of the needle intact, so every such match holds an occurrence of
@@ -163,18 +177,7 @@ impl View {
 /// (Searching the whole of each section for every quote with a typo was the costliest part
 /// of a cold start on a project with many: 139 on aws/s2n-quic.)
 fn fuzzy(needle: &[u8], haystack: &[u8]) -> Option<Range<usize>> {
-    let levenshtein = |haystack: &[u8]| {
-        levenshtein_search_simd_with_opts(
-            needle,
-            haystack,
-            1,
-            triple_accel::SearchType::Best,
-            LEVENSHTEIN_COSTS,
-            false,
-        )
-        .next()
-        .map(|m| m.start..m.end)
-    };
+    let levenshtein = |haystack: &[u8]| fuzzy_everywhere(needle, haystack);
     if needle.len() < FUZZY_WINDOWED {
         return levenshtein(haystack);
     }
@@ -410,20 +413,6 @@ mod tests {
         let first = view.find("One MUST a.").unwrap();
         let second = view.find("Two MUST b.").unwrap();
         assert_eq!(view.uncovered(&all, &[first, second]), 0);
-    }
-
-    /// The whole search, as duvet makes it.
-    fn fuzzy_everywhere(needle: &[u8], haystack: &[u8]) -> Option<Range<usize>> {
-        levenshtein_search_simd_with_opts(
-            needle,
-            haystack,
-            1,
-            triple_accel::SearchType::Best,
-            LEVENSHTEIN_COSTS,
-            false,
-        )
-        .next()
-        .map(|m| m.start..m.end)
     }
 
     #[test]
