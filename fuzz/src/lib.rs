@@ -382,10 +382,17 @@ pub fn duvet_config(data: &[u8]) {
     };
     let inside = |cache: &Path, url: &str| {
         if let Some(path) = cache_path(cache, url) {
-            assert!(path.starts_with(cache), "{} leaves {}", path.display(), cache.display());
+            assert!(
+                path.starts_with(cache),
+                "{} leaves {}",
+                path.display(),
+                cache.display()
+            );
             let below = path.strip_prefix(cache).expect("starts with the cache");
             assert!(
-                below.components().all(|c| matches!(c, Component::Normal(_))),
+                below
+                    .components()
+                    .all(|c| matches!(c, Component::Normal(_))),
                 "{} climbs out",
                 path.display()
             );
@@ -579,21 +586,25 @@ pub fn twig_state(data: &[u8]) {
         return;
     };
     let loaded = LoadedState::new(state);
-    let deps = &loaded.state.dependencies;
+    // Every name the state mentions (linked, in a dependency, a root) is tracked, once, in
+    // name order.
+    let names: Vec<String> = loaded.sorted_branches().map(str::to_string).collect();
     assert!(
-        deps.windows(2).all(|w| w[0].child <= w[1].child),
-        "dependencies not sorted"
+        names.windows(2).all(|w| w[0] < w[1]),
+        "names not sorted once"
     );
-    let mut names: Vec<String> = loaded.sorted_branches().map(str::to_string).collect();
-    names.extend(
-        deps.iter()
-            .flat_map(|d| [d.child.clone(), d.parent.clone()]),
-    );
-    names.extend(loaded.root_names().map(str::to_string));
-    names.sort();
-    names.dedup();
+    for root in loaded.root_names() {
+        assert!(loaded.names(root), "root {root} not tracked");
+    }
     for name in names.iter().take(64) {
         assert!(loaded.names(name));
+        let parents: Vec<&str> = loaded.parents(name).collect();
+        let unique: HashSet<&&str> = parents.iter().collect();
+        assert_eq!(unique.len(), parents.len(), "parents of {name} repeat");
+        assert!(
+            parents.iter().all(|p| loaded.names(p)),
+            "a parent of {name} is not tracked"
+        );
         let (chain, _) = loaded.ancestry(name, 16);
         assert!(!chain.is_empty() && chain.len() <= 16, "ancestry of {name}");
         let unique: HashSet<&String> = chain.iter().collect();
@@ -624,9 +635,21 @@ pub fn twig_state(data: &[u8]) {
         assert!(tree.orphans.iter().all(|o| o != root));
     }
     for name in names.iter().take(64) {
-        let children = loaded.children(name);
-        assert!(children.windows(2).all(|w| w[0] < w[1]), "children of {name} not sorted");
-        assert!(children.iter().all(|c| c != name), "{name} is its own child");
+        let children: Vec<&str> = loaded.children(name).iter().collect();
+        assert!(
+            children.windows(2).all(|w| w[0] < w[1]),
+            "children of {name} not sorted"
+        );
+        assert!(
+            children.iter().all(|c| c != name),
+            "{name} is its own child"
+        );
+        assert!(
+            children
+                .iter()
+                .all(|c| loaded.parents(c).any(|p| p == name)),
+            "a child of {name} does not name it as a parent"
+        );
     }
 }
 
