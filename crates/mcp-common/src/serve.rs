@@ -105,14 +105,9 @@ pub fn runtime(transport: &Transport) -> std::io::Result<tokio::runtime::Runtime
                 .enable_all()
                 .build()
         }
-        _ => {
-            // One thread serves (stdio, or HTTP on one core): one arena is enough, and leaves
-            // no second heap behind.
-            crate::memory::one_arena();
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-        }
+        _ => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
     }
 }
 

@@ -56,6 +56,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if matches!(transport, serve::Transport::Stdio) {
+        // One client, and at most one blocking thread at work (a health check): one malloc
+        // arena, so that thread's work leaves no second heap behind when idle.
+        mcp_common::memory::one_arena();
+    }
     let runtime = match serve::runtime(&transport) {
         Ok(runtime) => runtime,
         Err(err) => {
