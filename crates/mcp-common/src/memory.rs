@@ -8,10 +8,10 @@
 //!   [`IDLE`], the server runs the hooks servers registered with [`on_idle`] (to drop caches that serve
 //!   a burst of calls), then asks the allocator once to return every free page
 //!   (`malloc_trim(0)`), off the runtime's own threads.
-//! - [`one_arena`], which a server with one client and little parallel work may ask for
-//!   (twig-mcp over stdio): every thread allocates from one arena, so a blocking thread's
-//!   work does not leave a second heap behind. A server that parses on every core (duvet)
-//!   must not: its threads would wait for the one arena's lock (a cold start 13 → 16 ms).
+//! - [`one_arena`], which a server with one client and little parallel work may ask for: every
+//!   thread allocates from one arena, so a blocking thread's work does not leave a second heap
+//!   behind. A server that parses on every core must not: its threads would wait for the one
+//!   arena's lock (one server's cold start went from 13 to 16 ms).
 //!
 //! Elsewhere (musl, macOS, Windows) the allocator has no such calls and nothing is done; a
 //! program with another global allocator (mimalloc) finds little to return.
