@@ -46,11 +46,6 @@ pub enum StoreError {
     /// may wait (locks held elsewhere, load); handled like `Unresponsive`, as busy.
     #[error("the database is busy: it did not finish in time")]
     TooSlow { commit_sent: bool },
-    /// Not a failure: a read that must run again another way (its statement was noted
-    /// without a connection, or it asked for a second statement outside a transaction).
-    /// The store runs it again; it never reaches a caller but by a bug.
-    #[error("{0}")]
-    Rerun(&'static str),
     /// Any other failure of the database. The text is for the server's log only (it may
     /// quote the database's own wording): the caller gets a reference to it.
     #[error("database error: {0}")]
@@ -100,7 +95,6 @@ impl From<StoreError> for ToolError {
             )
             .with_hint("Retry with the same Idempotency-Key to learn the outcome (the first answer comes back if it was written); without a key, look before you write again.")
             .with_retry_after(UNAVAILABLE_RETRY_AFTER_SECS),
-            StoreError::Rerun(what) => ToolError::internal(what),
             StoreError::TooSlow { commit_sent: false } => ToolError::new(
                 errors::DATABASE_BUSY,
                 "The database did not finish this request in time; nothing was written",
@@ -189,6 +183,93 @@ impl TicketRow {
             status: self.status,
         }
     }
+}
+
+/// How a whole-ticket read names its ticket: by number in a project (`key: None`, the
+/// default project), or by UUID (hyphenated, lower case).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TicketLookup {
+    Number { key: Option<String>, number: i64 },
+    Uuid(String),
+}
+
+/// How many of a ticket's newest comments, and of its newest changes, a whole-ticket read
+/// shows ([`WholeTicket`]).
+pub const WHOLE_COMMENTS: usize = 50;
+pub const WHOLE_CHANGES: usize = 20;
+
+/// A ticket with everything a whole-ticket read shows beside it, as of one snapshot.
+#[derive(Debug, Clone)]
+pub struct WholeTicket {
+    pub row: TicketRow,
+    pub assignees: Vec<String>,
+    pub labels: Vec<String>,
+    pub parent: Option<TicketRef>,
+    pub epic: Option<TicketRef>,
+    /// The newest [`WHOLE_COMMENTS`] comments, oldest first, and how many there are in all.
+    pub comments: Vec<Comment>,
+    pub comment_count: usize,
+    /// The live tickets it depends on, and the live tickets that depend on it.
+    pub dependencies: Vec<TicketRef>,
+    pub dependents: Vec<TicketRef>,
+    pub commits: Vec<CommitLink>,
+    /// The newest [`WHOLE_CHANGES`] changes, newest first.
+    pub changes: Vec<Change>,
+}
+
+/// The ticket `lookup` names, whole, read with `tx`'s primitives (`None`: there is none;
+/// a deleted one is returned, its `deleted_at` set): how a store without a faster way
+/// answers [`Store::whole_tickets`], inside its read transaction.
+pub fn whole_ticket(
+    tx: &mut dyn StoreTx,
+    lookup: &TicketLookup,
+) -> Result<Option<WholeTicket>, ToolError> {
+    let row = match lookup {
+        TicketLookup::Uuid(uuid) => tx.ticket_by_uuid(uuid)?,
+        TicketLookup::Number { key, number } => {
+            let key = match key {
+                Some(key) => key.clone(),
+                None => tx.default_project()?.key,
+            };
+            tx.ticket_by_number(&key, *number)?
+        }
+    };
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let named = [row.parent_id, row.epic_id];
+    let dependency_ids = tx.dependency_ids(row.id)?;
+    let dependent_ids = tx.dependent_ids(row.id)?;
+    let ids: Vec<i64> = named
+        .iter()
+        .flatten()
+        .chain(&dependency_ids)
+        .chain(&dependent_ids)
+        .copied()
+        .collect();
+    let mut refs = Vec::with_capacity(ids.len());
+    for (found, id) in tx.ticket_refs(&ids)?.into_iter().zip(&ids) {
+        refs.push(found.ok_or_else(|| ToolError::internal(format!("ticket row {id} vanished")))?);
+    }
+    let mut refs = refs.into_iter();
+    let parent = row.parent_id.and_then(|_| refs.next());
+    let epic = row.epic_id.and_then(|_| refs.next());
+    let dependencies: Vec<TicketRef> = refs.by_ref().take(dependency_ids.len()).collect();
+    let dependents: Vec<TicketRef> = refs.collect();
+    let (comments, comment_count) = tx.comments(row.id, WHOLE_COMMENTS)?;
+    Ok(Some(WholeTicket {
+        assignees: tx.assignees(row.id)?,
+        labels: tx.labels(row.id)?,
+        parent,
+        epic,
+        comments,
+        comment_count,
+        dependencies,
+        dependents,
+        commits: tx.commits(row.id)?,
+        changes: tx.changes(row.id, WHOLE_CHANGES)?,
+        row,
+    }))
 }
 
 pub struct NewTicket<'a> {
@@ -380,15 +461,31 @@ pub trait Store {
         f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
     ) -> Result<R, ToolError>;
 
-    /// [`Self::read`] for a read that is usually one statement (a ticket looked up whole):
-    /// a store whose transactions cost round trips may run `f` first without one, and run
-    /// it again in a read transaction if it asks for a second statement, which is why `f`
-    /// is `Fn` (it must not change anything outside the store). Either way `f`'s answer
-    /// comes from one consistent snapshot.
-    fn read_single<R>(
+    /// The tickets `lookups` name, in their order, each whole and each as of one
+    /// consistent snapshot (`None` where there is none; a deleted ticket is returned with its
+    /// `deleted_at` set). A store may answer them however is fastest (the cloud store reads
+    /// each in one statement, batched with other requests' reads); by default, in a read
+    /// transaction with the primitives ([`whole_ticket`]).
+    fn whole_tickets(
         &mut self,
-        f: impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
-    ) -> Result<R, ToolError> {
-        self.read(f)
+        lookups: &[TicketLookup],
+    ) -> Result<Vec<Option<WholeTicket>>, ToolError> {
+        self.read(|tx| {
+            lookups
+                .iter()
+                .map(|lookup| whole_ticket(tx, lookup))
+                .collect()
+        })
+    }
+
+    /// [`StoreTx::search`] on its own: a store whose search is one statement needs no
+    /// transaction around it.
+    fn search(
+        &mut self,
+        terms: &SearchTerms,
+        offset: usize,
+        limit: usize,
+    ) -> Result<SearchPage, ToolError> {
+        self.read(|tx| Ok(tx.search(terms, offset, limit)?))
     }
 }

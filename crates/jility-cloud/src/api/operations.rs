@@ -177,11 +177,6 @@ pub(crate) async fn execute<O: Operation>(
     principal: &Principal,
     params: Result<O::Params, ToolError>,
 ) -> Result<O::Output, ToolError> {
-    if !O::writes()
-        && let Some(answer) = prefetched::<O>(state, principal, &params).await
-    {
-        return answer;
-    }
     execute_as::<O, O::Output>(
         state,
         principal,
@@ -190,34 +185,6 @@ pub(crate) async fn execute<O: Operation>(
         |output| Some(output),
     )
     .await
-}
-
-/// The read `O` answered on the runtime's own thread when it is a whole-ticket read
-/// ([`crate::store::read_prefetched`]); `None` when it must run as any other operation
-/// (which also answers every refusal before the tracker: scope, arguments, workspace).
-async fn prefetched<O: Operation>(
-    state: &ApiState,
-    principal: &Principal,
-    params: &Result<O::Params, ToolError>,
-) -> Option<Result<O::Output, ToolError>> {
-    let params = params.as_ref().ok()?;
-    principal.require(O::SCOPE).ok()?;
-    if has_nul(&serde_json::to_value(params).ok()?) {
-        return None;
-    }
-    let health = state.db.health();
-    let mut tracker = crate::reach::bounded(health, None, state.workspaces.service(principal))
-        .await
-        .ok()?
-        .ok()?
-        .tracker();
-    let actor = &principal.token_name;
-    let read =
-        crate::store::read_prefetched(&mut tracker, |t| Some(O::run(t, actor, params.clone())));
-    match crate::reach::bounded(health, None, read).await {
-        Ok(answer) => answer,
-        Err(stalled) => Some(Err(stalled.into())),
-    }
 }
 
 /// [`execute`], the tracker's part done by `run` (on a blocking thread), whose result says

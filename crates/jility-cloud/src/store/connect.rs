@@ -38,7 +38,7 @@ impl r2d2::ManageConnection for Manager {
 }
 
 /// The application name of the connections whole-ticket reads are batched on
-/// ([`super::prefetch`]) in `pg_stat_activity`, when the database URL names none.
+/// ([`super::whole`]) in `pg_stat_activity`, when the database URL names none.
 pub const READS_APPLICATION: &str = "jility reads";
 
 pub(super) type Pool = r2d2::Pool<Manager>;
@@ -72,7 +72,7 @@ pub struct Connections {
     pub(super) config: Config,
     /// Whether the database can be reached, shared with [`PgDatabase::counters`].
     pub(super) health: Health,
-    /// Async connections for whole-ticket reads ([`read_prefetched`]).
+    /// Async connections for whole-ticket reads ([`super::whole`]).
     pub(super) reader: Arc<Reader>,
     /// Refreshes the kept contexts of the tickets writes touched ([`contexts`]).
     pub(super) refresher: Arc<Refresher>,

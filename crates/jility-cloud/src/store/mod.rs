@@ -66,12 +66,12 @@ mod rows;
 mod search;
 mod statements;
 mod tx;
+mod whole;
 
 use connect::*;
 pub use connect::{Connections, PgDatabase, READS_APPLICATION, Workspace};
 use contexts::Refresher;
-pub use prefetch::read_prefetched;
-use prefetch::{Lookup, Prefetch, Reader};
+use prefetch::{Lookup, Reader};
 use rows::*;
 use tx::*;
 
@@ -79,7 +79,8 @@ use crate::reach::{self, Health};
 use jility_core::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
 use jility_core::store::{
     COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchPage, SearchTerms, Store,
-    StoreError, StoreResult, StoreTx, TicketRow, TicketUpdate,
+    StoreError, StoreResult, StoreTx, TicketLookup, TicketRow, TicketUpdate, WHOLE_CHANGES,
+    WHOLE_COMMENTS, WholeTicket,
 };
 
 /// The schema, one migration per version; `jility_schema_migrations` records which ran.
@@ -181,8 +182,6 @@ pub struct PgStore {
     workspace: i64,
     /// The commit of this handle's next write, when held (an idempotent request).
     hold: Arc<Mutex<Hold>>,
-    /// Whether this handle's reads run with a connection ([`read_prefetched`]).
-    prefetch: Arc<Mutex<Prefetch>>,
 }
 
 impl Clone for PgStore {
@@ -191,7 +190,6 @@ impl Clone for PgStore {
             db: self.db.clone(),
             workspace: self.workspace,
             hold: Arc::default(),
-            prefetch: Arc::default(),
         }
     }
 }
@@ -213,7 +211,6 @@ impl PgStore {
                 db: db.clone(),
                 workspace: workspace_id,
                 hold: Arc::default(),
-                prefetch: Arc::default(),
             }),
             None => Err(StoreError::Database(format!(
                 "there is no workspace {workspace_id}"
@@ -276,49 +273,23 @@ impl PgStore {
         })
     }
 
-    /// Whether this handle runs without a connection now (a prefetched read's runs): then
-    /// anything but a read of one statement ends the attempt.
-    fn offline(&self) -> bool {
-        let Ok(mut state) = self.prefetch.lock() else {
-            return true;
-        };
-        if matches!(*state, Prefetch::Off) {
-            return false;
-        }
-        *state = Prefetch::Missed;
-        true
-    }
-
-    /// A read of one statement during a prefetched read ([`read_prefetched`]): `f` run
-    /// without a connection, to note its statement or to answer from its row. `None` when
-    /// this handle reads with a connection.
-    fn read_offline<R>(
-        &self,
-        f: &impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
-    ) -> Option<Result<R, ToolError>> {
-        let mut state = self.prefetch.lock().ok()?;
-        let link = match std::mem::take(&mut *state) {
-            Prefetch::Off => return None,
-            Prefetch::Armed => Link::Plan(None),
-            Prefetch::Replay(row) => Link::Replay(Some(row)),
-            Prefetch::Planned(_) | Prefetch::Done | Prefetch::Missed => {
-                *state = Prefetch::Missed;
-                return Some(Err(offline().into()));
+    /// `f` on a connection of the pool with no transaction around it (no `BEGIN`, no
+    /// `ROLLBACK`): for reads of one statement, which sees one snapshot on its own. A
+    /// connection the server dropped before answering is replaced and `f` run again once
+    /// (nothing was read).
+    fn outside<R>(&self, f: impl Fn(&mut Tx<'_>) -> StoreResult<R>) -> StoreResult<R> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut conn = self.db.checkout()?;
+            let mut tx = Tx::new(&mut conn, self.workspace);
+            let result = f(&mut tx);
+            if result.is_err() && tx.closed() && attempt < 2 {
+                tracing::warn!("database connection lost; reconnecting");
+                continue;
             }
-        };
-        let mut tx = Tx::new(link, self.workspace, true, Single::Unused);
-        let result = f(&mut tx);
-        *state = match (tx.single, tx.link) {
-            (Single::Exceeded, _) => Prefetch::Missed,
-            (_, Link::Plan(Some(lookup))) => Prefetch::Planned(lookup),
-            // Answered without a statement (a reference that is none), or from its row.
-            (Single::Unused, Link::Plan(None)) | (_, Link::Replay(None)) => Prefetch::Done,
-            _ => Prefetch::Missed,
-        };
-        Some(match *state {
-            Prefetch::Done => result,
-            _ => Err(offline().into()),
-        })
+            return result;
+        }
     }
 
     /// Roll back the held write, if any, and end the hold.
@@ -388,9 +359,6 @@ impl PgStore {
         write: bool,
         f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
     ) -> Result<R, ToolError> {
-        if self.offline() {
-            return Err(offline().into());
-        }
         if write && matches!(self.hold.lock().as_deref(), Ok(Hold::Held(_))) {
             // Its writer lock is held by the pending transaction: waiting would deadlock.
             return Err(StoreError::Database(
@@ -403,9 +371,7 @@ impl PgStore {
             let Some(conn) = open.conn.as_mut() else {
                 return Err(StoreError::Database("no connection".into()).into());
             };
-            let PgConnection { client, statements } = &mut **conn;
-            let link = Link::Live { client, statements };
-            let mut tx = Tx::new(link, self.workspace, !write, Single::InTransaction);
+            let mut tx = Tx::new(conn, self.workspace);
             let result = f(&mut tx);
             open.failed = tx.failed;
             open.touched = tx.touched;
@@ -529,40 +495,23 @@ impl Store for PgStore {
         self.run(true, f)
     }
 
-    /// `f` with no transaction around it (no `BEGIN`, no `ROLLBACK`: one round trip for a
-    /// ticket read whole) as long as it runs one statement, which sees one snapshot on its
-    /// own; when it asks for a second, it is stopped there and run again in a read
-    /// transaction.
-    fn read_single<R>(
+    /// Each ticket in one statement, with its kept context ([`whole`]); a ticket whose
+    /// context is not kept at its version is read part by part in a read transaction, and
+    /// its context refreshed soon after.
+    fn whole_tickets(
         &mut self,
-        f: impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
-    ) -> Result<R, ToolError> {
-        if let Some(outcome) = self.read_offline(&f) {
-            return outcome;
-        }
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let mut conn = self.db.checkout()?;
-            let PgConnection { client, statements } = &mut *conn;
-            let link = Link::Live { client, statements };
-            let mut tx = Tx::new(link, self.workspace, true, Single::Unused);
-            let result = f(&mut tx);
-            let (single, closed, stale) = (tx.single, tx.closed(), tx.touched);
-            // The connection goes back to the pool before any rerun takes one: a read never
-            // holds two.
-            drop(conn);
-            self.db.refresher.ask(self.workspace, &stale);
-            match single {
-                Single::Exceeded => return self.run(false, f),
-                // A connection the server dropped before the statement was answered:
-                // nothing was read, so the read starts again once on a fresh one.
-                _ if result.is_err() && closed && attempt < 2 => {
-                    tracing::warn!("database connection lost; reconnecting");
-                    continue;
-                }
-                _ => return result,
-            }
-        }
+        lookups: &[TicketLookup],
+    ) -> Result<Vec<Option<WholeTicket>>, ToolError> {
+        whole::read(self, lookups)
+    }
+
+    /// One statement: no transaction around it.
+    fn search(
+        &mut self,
+        terms: &SearchTerms,
+        offset: usize,
+        limit: usize,
+    ) -> Result<SearchPage, ToolError> {
+        Ok(self.outside(|tx| search::search(tx, terms, offset, limit))?)
     }
 }

@@ -1,12 +1,9 @@
-//! A whole-ticket read without a blocking thread: the tracker's operation runs on the
-//! async runtime twice, with no connection. The first time ([`Prefetch::Armed`]) it only
-//! notes the one statement it asks for ([`Lookup`]); that statement then runs on an async
-//! connection ([`Reader`], tokio-postgres; reads by number batched, [`drive`]); the second time
-//! ([`Prefetch::Replay`]) the operation is answered from its row. Anything else a run
-//! asks of the store (a second statement, a transaction, a write) ends the attempt
-//! ([`Prefetch::Missed`]) and the operation runs as any other, on a blocking thread. So
-//! the answer is the same either way; only where it waits differs. A read its connection
-//! has not answered within [`HEDGE_AFTER`] is also asked on another ([`Reader::query`]).
+//! Whole-ticket reads on async connections ([`Reader`], tokio-postgres), behind
+//! [`Store::whole_tickets`](jility_core::Store::whole_tickets): reads by number waiting at
+//! the same moment are answered by one statement per workspace and project ([`drive`]),
+//! and a read its connection has not answered within [`HEDGE_AFTER`] is also asked on
+//! another ([`Reader::query`]). The store's caller (a blocking thread) waits for the answer;
+//! the connections' I/O runs on the async runtime.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,61 +11,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use postgres::Row;
-use postgres::types::ToSql;
 use tokio::sync::oneshot;
 use tokio_postgres::{Client, NoTls, Statement};
 
-use super::PgStore;
 use crate::reach::Health;
-use jility_core::tracker::Tracker;
 
-/// The statement that finds a ticket and its context, by what it is looked up by.
+/// A whole-ticket read: by number in a project (its key resolved), or by UUID.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Lookup {
     Number { key: String, number: i64 },
     Uuid(String),
-}
-
-/// The conditions on `t` of a [`Lookup`], its values `$2…`.
-pub(super) const BY_NUMBER: &str = "p.key = $2 AND t.number = $3";
-pub(super) const BY_UUID: &str = "t.uuid = $2";
-/// The condition of a batch of reads by number: the numbers `$3` as an array.
-pub(super) const BY_NUMBERS: &str = "p.key = $2 AND t.number = ANY($3)";
-
-impl Lookup {
-    /// The condition on `t`.
-    pub(super) fn condition(&self) -> &'static str {
-        match self {
-            Self::Number { .. } => BY_NUMBER,
-            Self::Uuid(_) => BY_UUID,
-        }
-    }
-
-    /// The statement's values, the workspace first.
-    pub(super) fn params<'a>(&'a self, ws: &'a i64) -> Vec<&'a (dyn ToSql + Sync)> {
-        match self {
-            Self::Number { key, number } => vec![ws, key, number],
-            Self::Uuid(uuid) => vec![ws, uuid],
-        }
-    }
-}
-
-/// Where a [`super::PgStore`] handle's prefetched read stands.
-#[derive(Default)]
-pub(super) enum Prefetch {
-    /// Reads and writes run on a connection, as always.
-    #[default]
-    Off,
-    /// The next run only notes its first statement.
-    Armed,
-    /// It asked for this one statement (and nothing else).
-    Planned(Lookup),
-    /// The next run is answered from this statement's row.
-    Replay(Option<Row>),
-    /// It was answered.
-    Done,
-    /// It asked for more than one prefetched statement gives.
-    Missed,
 }
 
 /// How many async connections a server keeps for prefetched reads: each answers the reads
@@ -376,9 +328,9 @@ async fn ask(slot: Arc<Slot>, lookup: Lookup, ws: i64) -> Option<Vec<Row>> {
             slot.queue.wake.notify_one();
             answered.await.ok()?
         }
-        Lookup::Uuid(_) => {
+        Lookup::Uuid(ref uuid) => {
             let statement = prepared(slot, super::whole_ticket_sql(&lookup)).await?;
-            match slot.client.query(&statement, &lookup.params(&ws)).await {
+            match slot.client.query(&statement, &[&ws, uuid]).await {
                 Ok(rows) => Some(rows),
                 Err(err) => {
                     tracing::debug!(error = %err, "a prefetched read failed; reading again");
@@ -386,50 +338,5 @@ async fn ask(slot: Arc<Slot>, lookup: Lookup, ws: i64) -> Option<Vec<Row>> {
                 }
             }
         }
-    }
-}
-
-/// Run the read `op` on `tracker` without a blocking thread when it is a whole-ticket
-/// read (see the module's documentation): `Some` of its answer, or `None` when it must run
-/// on a blocking thread (it asked for more, `op` gave nothing, or the statement could not
-/// run here). `op` may run twice; it must only read.
-pub async fn read_prefetched<T>(
-    tracker: &mut Tracker<PgStore>,
-    mut op: impl FnMut(&mut Tracker<PgStore>) -> Option<T>,
-) -> Option<T> {
-    let state = tracker.store().prefetch.clone();
-    let db = tracker.store().db.clone();
-    let ws = tracker.store().workspace;
-    if db.health.down() {
-        return None;
-    }
-    let set = |to: Prefetch| -> Option<()> {
-        *state.lock().ok()? = to;
-        Some(())
-    };
-    let take = || -> Prefetch {
-        state
-            .lock()
-            .map(|mut s| std::mem::take(&mut *s))
-            .unwrap_or(Prefetch::Missed)
-    };
-    set(Prefetch::Armed)?;
-    let first = op(tracker);
-    let lookup = match take() {
-        // It answered without a statement (refused its arguments): that is its answer.
-        Prefetch::Armed | Prefetch::Done => return first,
-        Prefetch::Planned(lookup) => lookup,
-        _ => return None,
-    };
-    drop(first);
-    let rows = db.reader.query(&db.health, &lookup, ws).await?;
-    if rows.len() > 1 {
-        return None;
-    }
-    set(Prefetch::Replay(rows.into_iter().next()))?;
-    let second = op(tracker);
-    match take() {
-        Prefetch::Done => second,
-        _ => None,
     }
 }

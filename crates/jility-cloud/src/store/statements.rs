@@ -101,28 +101,18 @@ impl StoreTx for Tx<'_> {
         project_key: &str,
         number: i64,
     ) -> StoreResult<Option<TicketRow>> {
-        self.ticket_in_context(Lookup::Number {
-            key: project_key.to_string(),
-            number,
-        })
+        self.ticket(TICKET_BY_NUMBER_SQL, &[&project_key, &number])
     }
 
     fn ticket_by_uuid(&mut self, uuid: &str) -> StoreResult<Option<TicketRow>> {
-        self.ticket_in_context(Lookup::Uuid(uuid.to_string()))
+        self.ticket(TICKET_BY_UUID_SQL, &[&uuid])
     }
 
     fn ticket_by_id(&mut self, id: i64) -> StoreResult<Option<TicketRow>> {
-        self.ticket("t.id = $2", &id)
+        self.ticket(TICKET_BY_ID_SQL, &[&id])
     }
 
     fn ticket_refs(&mut self, ids: &[i64]) -> StoreResult<Vec<Option<TicketRef>>> {
-        // A read of a whole ticket names its neighbours: they came with it.
-        if self.read_only
-            && let Some(context) = &self.context
-            && ids.iter().all(|id| context.refs.contains_key(id))
-        {
-            return Ok(ids.iter().map(|id| context.refs.get(id).cloned()).collect());
-        }
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -196,9 +186,6 @@ impl StoreTx for Tx<'_> {
     }
 
     fn assignees(&mut self, id: i64) -> StoreResult<Vec<String>> {
-        if let Some(context) = self.cached(id) {
-            return Ok(context.assignees.clone());
-        }
         self.strings(ASSIGNEES_SQL, id)
     }
 
@@ -232,9 +219,6 @@ impl StoreTx for Tx<'_> {
     }
 
     fn labels(&mut self, id: i64) -> StoreResult<Vec<String>> {
-        if let Some(context) = self.cached(id) {
-            return Ok(context.labels.clone());
-        }
         self.strings(LABELS_SQL, id)
     }
 
@@ -280,13 +264,6 @@ impl StoreTx for Tx<'_> {
 
     fn comments(&mut self, id: i64, limit: usize) -> StoreResult<(Vec<Comment>, usize)> {
         let ws = self.ws;
-        if let Some(context) = self.cached(id)
-            && (limit <= PREFETCH_COMMENTS || context.comments.len() < PREFETCH_COMMENTS)
-        {
-            let mut comments: Vec<Comment> = context.comments.iter().take(limit).cloned().collect();
-            comments.reverse();
-            return Ok((comments, count(context.comment_count)));
-        }
         let total: i64 = self
             .query_one(COMMENT_COUNT_SQL, &[&ws, &id])?
             .try_get(0)
@@ -336,16 +313,10 @@ impl StoreTx for Tx<'_> {
     }
 
     fn dependency_ids(&mut self, id: i64) -> StoreResult<Vec<i64>> {
-        if let Some(context) = self.cached(id) {
-            return Ok(context.dependency_ids.clone());
-        }
         self.ids(DEPENDENCY_IDS_SQL, id)
     }
 
     fn dependent_ids(&mut self, id: i64) -> StoreResult<Vec<i64>> {
-        if let Some(context) = self.cached(id) {
-            return Ok(context.dependent_ids.clone());
-        }
         self.ids(DEPENDENT_IDS_SQL, id)
     }
 
@@ -368,9 +339,6 @@ impl StoreTx for Tx<'_> {
     }
 
     fn commits(&mut self, id: i64) -> StoreResult<Vec<CommitLink>> {
-        if let Some(context) = self.cached(id) {
-            return Ok(context.commits.clone());
-        }
         let ws = self.ws;
         self.query(
             "SELECT commit_hash, commit_message, linked_at, linked_by FROM commit_links \
@@ -412,11 +380,6 @@ impl StoreTx for Tx<'_> {
     }
 
     fn changes(&mut self, id: i64, limit: usize) -> StoreResult<Vec<Change>> {
-        if let Some(context) = self.cached(id)
-            && (limit <= PREFETCH_CHANGES || context.changes.len() < PREFETCH_CHANGES)
-        {
-            return Ok(context.changes.iter().take(limit).cloned().collect());
-        }
         let ws = self.ws;
         let limit = limit as i64;
         let sql = format!(

@@ -8,7 +8,7 @@ use mcp_common_core::{Limit, ToolError};
 use crate::errors::{self, clip};
 use crate::model::{MAX_STORY_POINTS, Status, TicketRef};
 use crate::params::StatusName;
-use crate::store::{SearchTerms, StoreTx, TicketRow};
+use crate::store::{SearchTerms, StoreTx, TicketLookup, TicketRow};
 
 const MAX_TITLE_CHARS: usize = 500;
 
@@ -25,13 +25,6 @@ pub(super) fn invalid(message: impl Into<String>, hint: impl Into<String>) -> To
 
 // ---------------------------------------------------------------------------------------
 // Finding tickets
-
-/// How a caller names a ticket.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum TicketKey {
-    Number { key: Option<String>, number: i64 },
-    Uuid(String),
-}
 
 /// Whether `text` is a ticket number as written: ASCII digits only — no sign, no blanks —
 /// and not empty (`str::parse` alone would take `+1`).
@@ -59,19 +52,19 @@ pub(super) fn batch_position(reference: &str) -> Option<usize> {
 
 /// A ticket reference: `KEY-N`, a bare `N` (default project), either with a leading `#`, or
 /// a UUID. Blanks around the whole reference are ignored, blanks inside it are not.
-fn parse_key(text: &str) -> Option<TicketKey> {
+fn parse_key(text: &str) -> Option<TicketLookup> {
     let text = text.trim();
     if let Ok(uuid) = uuid::Uuid::parse_str(text) {
-        return Some(TicketKey::Uuid(uuid.hyphenated().to_string()));
+        return Some(TicketLookup::Uuid(uuid.hyphenated().to_string()));
     }
     let text = text.strip_prefix('#').unwrap_or(text);
     if all_digits(text) {
-        return parse_number(text).map(|number| TicketKey::Number { key: None, number });
+        return parse_number(text).map(|number| TicketLookup::Number { key: None, number });
     }
     let (key, number) = text.rsplit_once('-')?;
     let number = parse_number(number)?;
     (!key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then(|| {
-        TicketKey::Number {
+        TicketLookup::Number {
             key: Some(key.to_ascii_uppercase()),
             number,
         }
@@ -89,17 +82,38 @@ fn not_found(reference: &str) -> ToolError {
     )
 }
 
-/// Find a live ticket by `KEY-N`, bare number (default project) or UUID.
-pub(super) fn resolve(tx: &mut dyn StoreTx, reference: &str) -> Result<TicketRow, ToolError> {
-    let key = parse_key(reference).ok_or_else(|| {
+/// How `reference` names a ticket; an error when it names none.
+pub(super) fn lookup(reference: &str) -> Result<TicketLookup, ToolError> {
+    parse_key(reference).ok_or_else(|| {
         invalid(
             format!("'{}' is not a ticket reference", clip(reference)),
             "Refer to tickets as KEY-N (e.g. TASK-42) or by UUID.",
         )
-    })?;
-    let row = match key {
-        TicketKey::Uuid(uuid) => tx.ticket_by_uuid(&uuid)?,
-        TicketKey::Number { key, number } => {
+    })
+}
+
+/// The live ticket `reference` found as `row`: an error when it found none, or a deleted one.
+pub(super) fn live<T>(
+    found: Option<T>,
+    row: impl Fn(&T) -> &TicketRow,
+    reference: &str,
+) -> Result<T, ToolError> {
+    match found {
+        Some(found) if row(&found).deleted_at.is_none() => Ok(found),
+        Some(found) => Err(ToolError::not_found(format!(
+            "Ticket {} was deleted",
+            row(&found).display_number()
+        ))
+        .with_hint("Deleted tickets are kept in the database but can no longer be changed.")),
+        None => Err(not_found(reference.trim())),
+    }
+}
+
+/// Find a live ticket by `KEY-N`, bare number (default project) or UUID.
+pub(super) fn resolve(tx: &mut dyn StoreTx, reference: &str) -> Result<TicketRow, ToolError> {
+    let row = match lookup(reference)? {
+        TicketLookup::Uuid(uuid) => tx.ticket_by_uuid(&uuid)?,
+        TicketLookup::Number { key, number } => {
             let key = match key {
                 Some(key) => key,
                 None => tx.default_project()?.key,
@@ -107,15 +121,7 @@ pub(super) fn resolve(tx: &mut dyn StoreTx, reference: &str) -> Result<TicketRow
             tx.ticket_by_number(&key, number)?
         }
     };
-    match row {
-        Some(row) if row.deleted_at.is_none() => Ok(row),
-        Some(row) => Err(ToolError::not_found(format!(
-            "Ticket {} was deleted",
-            row.display_number()
-        ))
-        .with_hint("Deleted tickets are kept in the database but can no longer be changed.")),
-        None => Err(not_found(reference.trim())),
-    }
+    live(row, |row| row, reference)
 }
 
 pub(super) fn resolve_opt(
@@ -317,21 +323,21 @@ mod tests {
     fn ticket_keys() {
         assert_eq!(
             parse_key("TASK-42"),
-            Some(TicketKey::Number {
+            Some(TicketLookup::Number {
                 key: Some("TASK".into()),
                 number: 42
             })
         );
         assert_eq!(
             parse_key(" task-7 "),
-            Some(TicketKey::Number {
+            Some(TicketLookup::Number {
                 key: Some("TASK".into()),
                 number: 7
             })
         );
         assert_eq!(
             parse_key("42"),
-            Some(TicketKey::Number {
+            Some(TicketLookup::Number {
                 key: None,
                 number: 42
             })
@@ -359,14 +365,14 @@ mod tests {
         // Leading zeros name the same ticket.
         assert_eq!(
             parse_key("TASK-007"),
-            Some(TicketKey::Number {
+            Some(TicketLookup::Number {
                 key: Some("TASK".into()),
                 number: 7
             })
         );
         assert_eq!(
             parse_key("#01"),
-            Some(TicketKey::Number {
+            Some(TicketLookup::Number {
                 key: None,
                 number: 1
             })
@@ -374,7 +380,7 @@ mod tests {
         assert_eq!(parse_key("TASK-000"), None);
         assert!(matches!(
             parse_key("6F9619FF-8B86-D011-B42D-00C04FC964FF"),
-            Some(TicketKey::Uuid(u)) if u == "6f9619ff-8b86-d011-b42d-00c04fc964ff"
+            Some(TicketLookup::Uuid(u)) if u == "6f9619ff-8b86-d011-b42d-00c04fc964ff"
         ));
     }
 

@@ -7,9 +7,9 @@ use serde::Serialize;
 use super::change_log::{Entry, change, record};
 use super::checks::{
     MAX_QUERY_CHARS, MAX_QUERY_WORDS, check_key, check_names, check_points, check_size,
-    check_title, invalid, page_size, parse_status, resolve, resolve_opt, search_terms, ticket_ref,
+    check_title, invalid, live, lookup, page_size, parse_status, resolve, resolve_opt,
+    search_terms, ticket_ref,
 };
-use super::dependencies::direct;
 use super::{
     Assigned, CommentAdded, CommitLinked, Created, Deleted, Initialized, LIST_LIMIT, LIST_TOOL,
     MAX_COMMENT_BYTES, MAX_DESCRIPTION_BYTES, SEARCH_LIMIT, SEARCH_TOOL, SearchHitOut,
@@ -20,10 +20,10 @@ use crate::model::{Change, Status, Ticket};
 use crate::params::{
     AddComment, AssignTicket, CreateTicket, LinkCommit, ListTickets, SearchTickets,
 };
-use crate::store::{ListFilter, NewTicket, SearchPage, Store, StoreTx, TicketRow, TicketUpdate};
+use crate::store::{
+    ListFilter, NewTicket, SearchPage, Store, StoreTx, TicketRow, TicketUpdate, WholeTicket,
+};
 
-const COMMENTS_SHOWN: usize = 50;
-const CHANGES_SHOWN: usize = 20;
 /// Longest value a change shows inline in `recent_changes`; longer ones are cut.
 const CHANGE_VALUE_CHARS: usize = 200;
 
@@ -106,29 +106,14 @@ impl<S: Store> Tracker<S> {
     }
 
     pub fn get_ticket(&mut self, reference: &str) -> Result<TicketDetail, ToolError> {
-        // A ticket and everything shown with it are one statement in the cloud store.
-        self.store.read_single(|tx| {
-            let row = resolve(tx, reference)?;
-            let ticket = full_ticket(tx, &row)?;
-            let (comments, comment_count) = tx.comments(row.id, COMMENTS_SHOWN)?;
-            let dependencies = direct(tx, row.id, true)?;
-            let dependents = direct(tx, row.id, false)?;
-            let linked_commits = tx.commits(row.id)?;
-            let recent_changes = tx
-                .changes(row.id, CHANGES_SHOWN)?
-                .into_iter()
-                .map(clip_change)
-                .collect();
-            Ok(TicketDetail {
-                ticket,
-                comments,
-                comment_count,
-                dependencies,
-                dependents,
-                linked_commits,
-                recent_changes,
-            })
-        })
+        let lookup = lookup(reference)?;
+        let found = self
+            .store
+            .whole_tickets(std::slice::from_ref(&lookup))?
+            .pop()
+            .flatten();
+        let whole = live(found, |whole| &whole.row, reference)?;
+        Ok(detail(whole))
     }
 
     pub fn list(&mut self, p: &ListTickets) -> Result<Paged<TicketPage>, ToolError> {
@@ -221,36 +206,33 @@ impl<S: Store> Tracker<S> {
         // Bound to the terms as searched: `JWT token` and `jwt, token` are one query.
         let cursors = self.cursor_key.bind(SEARCH_TOOL, &terms.0);
         let offset: usize = cursors.start(p.cursor.as_deref())?.unwrap_or(0);
-        // One statement in the cloud store: no transaction around it.
-        self.store.read_single(|tx| {
-            let SearchPage {
-                hits,
-                total,
-                total_exact,
-            } = tx.search(&terms, offset, limit)?;
-            // The offset counts index rows, as the store's OFFSET does.
-            let end = offset.saturating_add(limit);
-            let next = (end < total).then(|| cursors.encode(&end));
-            Ok(Paged {
-                data: SearchResults {
-                    query: p.query.clone(),
-                    hits: hits
-                        .into_iter()
-                        .map(|h| SearchHitOut {
-                            number: h.ticket.number,
-                            title: h.ticket.title,
-                            status: h.ticket.status,
-                            assignees: h.ticket.assignees,
-                            snippet: h.snippet,
-                        })
-                        .collect(),
-                },
-                page: if total_exact {
-                    Page::new(total as u64, next)
-                } else {
-                    Page::at_least(total as u64, next)
-                },
-            })
+        let SearchPage {
+            hits,
+            total,
+            total_exact,
+        } = self.store.search(&terms, offset, limit)?;
+        // The offset counts index rows, as the store's OFFSET does.
+        let end = offset.saturating_add(limit);
+        let next = (end < total).then(|| cursors.encode(&end));
+        Ok(Paged {
+            data: SearchResults {
+                query: p.query.clone(),
+                hits: hits
+                    .into_iter()
+                    .map(|h| SearchHitOut {
+                        number: h.ticket.number,
+                        title: h.ticket.title,
+                        status: h.ticket.status,
+                        assignees: h.ticket.assignees,
+                        snippet: h.snippet,
+                    })
+                    .collect(),
+            },
+            page: if total_exact {
+                Page::new(total as u64, next)
+            } else {
+                Page::at_least(total as u64, next)
+            },
         })
     }
 
@@ -432,6 +414,47 @@ pub(super) fn full_ticket(tx: &mut dyn StoreTx, row: &TicketRow) -> Result<Ticke
         updated_at: row.updated_at.clone(),
         updated_by: row.updated_by.clone(),
     })
+}
+
+/// What `jility_get_ticket` shows of `whole`.
+fn detail(whole: WholeTicket) -> TicketDetail {
+    let WholeTicket {
+        row,
+        assignees,
+        labels,
+        parent,
+        epic,
+        comments,
+        comment_count,
+        dependencies,
+        dependents,
+        commits,
+        changes,
+    } = whole;
+    TicketDetail {
+        ticket: Ticket {
+            id: row.uuid,
+            number: format!("{}-{}", row.project_key, row.number),
+            title: row.title,
+            description: row.description,
+            status: row.status,
+            story_points: row.story_points,
+            assignees,
+            labels,
+            parent: parent.map(|p| p.number),
+            epic: epic.map(|e| e.number),
+            created_at: row.created_at,
+            created_by: row.created_by,
+            updated_at: row.updated_at,
+            updated_by: row.updated_by,
+        },
+        comments,
+        comment_count,
+        dependencies,
+        dependents,
+        linked_commits: commits,
+        recent_changes: changes.into_iter().map(clip_change).collect(),
+    }
 }
 
 /// A validated new ticket, ready to insert.

@@ -1380,107 +1380,130 @@ fn a_bad_url_fails_at_once_with_its_reason() {
     assert!(err.to_string().contains("jility_no_such_database"), "{err}");
 }
 
+/// `whole_tickets`, the one way the domain reads a ticket whole, answers the same on every
+/// path the cloud store takes: the async connections (on a runtime, batched), a connection
+/// of the pool (no runtime), and the primitives in a read transaction (what a ticket whose
+/// context is not kept gets) — before and after the contexts are kept, for tickets with
+/// neighbours, a deleted one that a live one names, a missing one, by UUID, in the default
+/// project and in a project that does not exist.
 #[test]
-fn a_read_of_one_statement_runs_once_and_a_longer_one_again_in_a_transaction() {
-    let test_db = TestDb::new();
-    let db = PgDatabase::connect(&test_db.url).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut tracker = pg_tracker(&db, "alpha", "TASK", dir.path());
-    tracker.create_ticket("tester", create("First")).unwrap();
-    let ws = db.workspace_by_name("alpha").unwrap().unwrap();
-    let mut store = PgStore::open(&db, ws.id).unwrap();
-    let runs = std::cell::Cell::new(0);
-    let one = store
-        .read_single(|tx| {
-            runs.set(runs.get() + 1);
-            Ok(tx.projects()?.len())
-        })
-        .unwrap();
-    assert_eq!((one, runs.get()), (1, 1), "one statement: run once");
-    runs.set(0);
-    let two = store
-        .read_single(|tx| {
-            runs.set(runs.get() + 1);
-            let projects = tx.projects()?;
-            let first = tx.ticket_by_number(&projects[0].key, 1)?.map(|t| t.title);
-            Ok((projects.len(), first))
-        })
-        .unwrap();
-    assert_eq!(two, (1, Some("First".to_string())));
-    assert_eq!(
-        runs.get(),
-        2,
-        "stopped at its second statement, run again in a transaction"
-    );
-    // A ticket that is not there is no error, and the connection stays usable.
-    let missing = store.read_single(|tx| Ok(tx.ticket_by_number("NOPE", 1)?.map(|t| t.id)));
-    assert!(matches!(missing, Ok(None)), "{missing:?}");
-    assert_eq!(tracker.get_ticket("TASK-1").unwrap().ticket.title, "First");
-}
-
-/// A whole-ticket read prefetched on an async connection (how `jility serve` answers
-/// `GET /tickets/{id}` and `jility_get_ticket` without a blocking thread) answers what the
-/// blocking read answers; a read of more than one statement, or a write, is handed back to
-/// run as usual, and leaves the handle reading with a connection again.
-#[test]
-fn a_prefetched_read_answers_as_the_blocking_one_or_hands_the_read_back() {
-    use jility_cloud::store::read_prefetched;
+fn every_path_of_a_whole_ticket_read_answers_the_same() {
+    use jility_core::store::{TicketLookup, WholeTicket, whole_ticket};
     let test_db = TestDb::new();
     let db = PgDatabase::connect(&test_db.url).unwrap();
     let root = tempfile::tempdir().unwrap();
     let mut t = pg_tracker(&db, "acme", "TASK", root.path());
     scenario(&mut t);
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let ws = db.workspace_by_name("acme").unwrap().unwrap();
+    let uuid = t.get_ticket("TASK-2").unwrap().ticket.id;
+    let number = |key: Option<&str>, number: i64| TicketLookup::Number {
+        key: key.map(str::to_string),
+        number,
+    };
+    let lookups = vec![
+        number(Some("TASK"), 1),
+        number(Some("TASK"), 2),
+        number(Some("TASK"), 3),
+        number(Some("TASK"), 4),
+        TicketLookup::Uuid(uuid),
+        number(Some("TASK"), 99),
+        number(None, 2),
+        number(Some("NOPE"), 1),
+    ];
+    let mut store = PgStore::open(&db, ws.id).unwrap();
+    let shown = |found: &[Option<WholeTicket>]| format!("{found:#?}");
+    let expected = store
+        .read(|tx| {
+            lookups
+                .iter()
+                .map(|lookup| whole_ticket(tx, lookup))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .unwrap();
+    assert_eq!(expected.iter().filter(|w| w.is_some()).count(), 6);
+    let deleted = expected[2].as_ref().unwrap();
+    assert!(deleted.row.deleted_at.is_some(), "{deleted:?}");
+    let named = expected[0].as_ref().unwrap();
+    assert!(!named.dependencies.is_empty() || !named.dependents.is_empty());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    let uuid = t.get_ticket("TASK-2").unwrap().ticket.id;
-    for reference in [
-        "TASK-2",
-        "TASK-4",
-        uuid.as_str(),
-        "TASK-99",
-        "TASK-3",
-        "not a ref",
-    ] {
-        let blocking = outcome(t.get_ticket(reference));
-        let mut runs = 0;
-        let prefetched = runtime.block_on(read_prefetched(&mut t, |t| {
-            runs += 1;
-            Some(t.get_ticket(reference))
-        }));
-        let prefetched = prefetched.unwrap_or_else(|| panic!("{reference} was handed back"));
-        assert_eq!(outcome(prefetched), blocking, "{reference}");
-        // A bad reference is refused before the store is asked: one run.
-        let expected_runs = if reference == "not a ref" { 1 } else { 2 };
-        assert_eq!(runs, expected_runs, "{reference}");
-    }
-    // `#2` needs the default project first: two statements, handed back.
-    let handed = runtime.block_on(read_prefetched(&mut t, |t| Some(t.get_ticket("#2"))));
-    assert!(handed.is_none());
-    let listed = runtime.block_on(read_prefetched(&mut t, |t| {
-        Some(t.list(&ListTickets::default()))
-    }));
-    assert!(listed.is_none());
-    let wrote = runtime.block_on(read_prefetched(&mut t, |t| {
-        Some(t.add_comment(
-            "bob",
-            AddComment {
-                ticket_id: "TASK-2".into(),
-                content: "never written".into(),
-            },
-        ))
-    }));
-    assert!(wrote.is_none());
-    // The handle reads and writes with a connection again, and nothing was written.
-    let after = t.get_ticket("TASK-2").unwrap();
-    assert!(after.comments.iter().all(|c| c.content != "never written"));
+    let on_runtime = |store: &PgStore| {
+        let mut store = store.clone();
+        let lookups = lookups.clone();
+        runtime
+            .block_on(async move {
+                tokio::task::spawn_blocking(move || store.whole_tickets(&lookups)).await
+            })
+            .unwrap()
+            .unwrap()
+    };
+    // No context is kept yet (every write bumped its tickets' versions): each path reads the
+    // parts and asks for a refresh.
+    assert_eq!(
+        shown(&store.whole_tickets(&lookups).unwrap()),
+        shown(&expected)
+    );
+    assert!(db.settle_contexts(Duration::from_secs(10)));
+    let kept: i64 = {
+        let mut client = postgres::Client::connect(&test_db.url, postgres::NoTls).unwrap();
+        client
+            .query_one(
+                "SELECT count(*) FROM ticket_contexts c JOIN tickets t ON t.id = c.ticket_id \
+                 WHERE c.version = t.context_version",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    assert!(
+        kept >= 4,
+        "the reads had the contexts refreshed ({kept} kept)"
+    );
+    // Kept now: one statement a ticket, on the pool, then on the async connections.
+    assert_eq!(
+        shown(&store.whole_tickets(&lookups).unwrap()),
+        shown(&expected)
+    );
+    assert_eq!(shown(&on_runtime(&store)), shown(&expected));
+    let readers: i64 = {
+        let mut client = postgres::Client::connect(&test_db.url, postgres::NoTls).unwrap();
+        client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 \
+                 AND datname = current_database()",
+                &[&jility_cloud::store::READS_APPLICATION],
+            )
+            .unwrap()
+            .get(0)
+    };
+    assert!(readers >= 1, "the read ran on the async connections");
+    // A write leaves the kept context behind its ticket: read part by part again, the same.
     t.add_comment(
         "bob",
         AddComment {
-            ticket_id: "TASK-2".into(),
-            content: "written".into(),
+            ticket_id: "TASK-1".into(),
+            content: "one more".into(),
         },
     )
     .unwrap();
+    let expected = store
+        .read(|tx| {
+            lookups
+                .iter()
+                .map(|lookup| whole_ticket(tx, lookup))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .unwrap();
+    assert_eq!(shown(&on_runtime(&store)), shown(&expected));
+    assert!(
+        expected[0]
+            .as_ref()
+            .unwrap()
+            .comments
+            .iter()
+            .any(|c| c.content == "one more")
+    );
 }
