@@ -100,10 +100,10 @@ pub(super) fn ticket_batch_sql() -> &'static str {
 pub(super) const NUMBER_COLUMN: usize = 3;
 
 /// A whole-ticket statement's row: the ticket whole, or, when it has no kept context at
-/// its version, only its row (the rest is then read part by part).
+/// its version, only its id (it is then read part by part).
 pub(super) enum Whole {
     Kept(Box<WholeTicket>),
-    Stale(TicketRow),
+    Stale(i64),
 }
 
 pub(super) fn whole_row(row: &Row) -> StoreResult<Whole> {
@@ -113,7 +113,7 @@ pub(super) fn whole_row(row: &Row) -> StoreResult<Whole> {
         .map_err(crate::store::db)?
         .is_none()
     {
-        return Ok(Whole::Stale(ticket));
+        return Ok(Whole::Stale(ticket.id));
     }
     let at = TICKET_COLUMN_COUNT + 1;
     let mut refs: HashMap<i64, (TicketRef, bool)> = HashMap::new();

@@ -47,8 +47,8 @@ pub(super) fn read(
         match rows.first().map(whole_row).transpose()? {
             None => answers.push(None),
             Some(Whole::Kept(whole)) => answers.push(Some(*whole)),
-            Some(Whole::Stale(row)) => {
-                stale.push((at, row.id));
+            Some(Whole::Stale(id)) => {
+                stale.push((at, id));
                 answers.push(None);
             }
         }
