@@ -44,6 +44,13 @@ pub const READS_APPLICATION: &str = "jility reads";
 pub(super) type Pool = r2d2::Pool<Manager>;
 pub(super) type Pooled = r2d2::PooledConnection<Manager>;
 
+/// `config` with the server setting `setting` (`name=value`) for each of its sessions.
+fn with_option(mut config: Config, setting: &str) -> Config {
+    let options = format!("{} -c {setting}", config.get_options().unwrap_or_default());
+    config.options(options.trim());
+    config
+}
+
 /// A tenant of the database.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Workspace {
@@ -118,7 +125,7 @@ impl PgDatabase {
         // array's length each time cost more than the reads (PostgreSQL keeps planning
         // anew when a plan for the values looks cheaper than the generic one).
         let options = format!(
-            "{} -c plan_cache_mode=force_generic_plan",
+            "{} -c plan_cache_mode=force_generic_plan -c enable_seqscan=off",
             reads.get_options().unwrap_or_default()
         );
         reads.options(options.trim());
@@ -133,7 +140,28 @@ impl PgDatabase {
         };
         let mut conn = r2d2::ManageConnection::connect(&first).map_err(crate::store::db)?;
         migrate(&mut conn.client)?;
-        let pool = pool(max_connections, first);
+        drop(conn);
+        // The request path's statements are written so that the plan meant is the only
+        // sensible one whatever the statistics (none yet after a bulk import, or tenants of
+        // very different sizes; tested in `tests/jility/plans.rs`), and are planned once
+        // per connection for every workspace (a generic plan): a plan made for one
+        // workspace's values from skewed statistics walked the whole table's newest rows
+        // looking for that workspace's. Requests never read a whole table: every statement
+        // names its workspace and has an index to read it by, so a full scan, which
+        // PostgreSQL may find cheaper while a table is tiny or unanalysed, is left to it
+        // only where no index applies. Search plans for its values in its own transaction
+        // (`PgStore::search`).
+        let config = with_option(
+            with_option(config, "enable_seqscan=off"),
+            "plan_cache_mode=force_generic_plan",
+        );
+        let pool = pool(
+            max_connections,
+            Manager {
+                config: config.clone(),
+                health: health.clone(),
+            },
+        );
         let refresher = Arc::new(Refresher::start(pool.clone()));
         Ok(Self(Arc::new(Connections {
             pool,

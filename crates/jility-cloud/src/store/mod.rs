@@ -101,6 +101,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0014_search_rank.sql"),
     include_str!("../pg_migrations/0015_ticket_contexts.sql"),
     include_str!("../pg_migrations/0016_context_versions.sql"),
+    include_str!("../pg_migrations/0017_listing_indexes.sql"),
+    include_str!("../pg_migrations/0018_search_by_workspace.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)
@@ -505,13 +507,27 @@ impl Store for PgStore {
         whole::read(self, lookups)
     }
 
-    /// One statement: no transaction around it.
+    /// One statement ([`search::search`]), planned for its workspace and words (a custom
+    /// plan: how many match decides how to find them) with sorting disabled: its parts read
+    /// the workspace's newest tickets in index order and stop early, which PostgreSQL,
+    /// without statistics, may replace with reading all of them and sorting.
     fn search(
         &mut self,
         terms: &SearchTerms,
         offset: usize,
         limit: usize,
     ) -> Result<SearchPage, ToolError> {
-        Ok(self.outside(|tx| search::search(tx, terms, offset, limit))?)
+        Ok(self.outside(|tx| {
+            tx.client
+                .batch_execute(
+                    "BEGIN READ ONLY; SET LOCAL enable_sort = off; \
+                     SET LOCAL plan_cache_mode = force_custom_plan",
+                )
+                .map_err(db)?;
+            let found = search::search(tx, terms, offset, limit);
+            let ended = tx.client.batch_execute("ROLLBACK").map_err(db);
+            let found = found?;
+            ended.map(|()| found)
+        })?)
     }
 }

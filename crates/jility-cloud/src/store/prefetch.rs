@@ -108,7 +108,10 @@ async fn drive(slot: std::sync::Weak<Slot>, queue: Arc<Queue>) {
 /// Run the statement of `reads` (all of workspace `ws` and project `key`) and hand each its
 /// row (or none when the statement failed).
 async fn answer(slot: &Slot, ws: i64, key: String, reads: Vec<Waiting>) {
-    let numbers: Vec<i64> = reads.iter().map(|r| r.number).collect();
+    // Each number once: reads of the same ticket share its row.
+    let mut numbers: Vec<i64> = reads.iter().map(|r| r.number).collect();
+    numbers.sort_unstable();
+    numbers.dedup();
     let sql = super::ticket_batch_sql();
     let rows = async {
         let statement = prepared(slot, sql).await?;

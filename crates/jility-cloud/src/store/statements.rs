@@ -420,18 +420,22 @@ impl StoreTx for Tx<'_> {
             "t.workspace_id = $1".to_string(),
             "t.deleted_at IS NULL".to_string(),
         ];
+        // Each filter on a ticket's labels or assignees is a probe of that ticket's rows
+        // (`OFFSET 0` keeps the subquery correlated, its key whole in the index condition):
+        // as a join, with no statistics yet, it was planned as a scan of every row of the
+        // label for each ticket.
         for label in &filter.labels {
             let mark = bind(Box::new(label.clone()));
             conditions.push(format!(
                 "EXISTS (SELECT 1 FROM ticket_labels l WHERE l.workspace_id = $1 \
-                 AND l.ticket_id = t.id AND l.label = {mark})"
+                 AND l.ticket_id = t.id AND l.label = {mark} OFFSET 0)"
             ));
         }
         if let Some(assignee) = &filter.assignee {
             let mark = bind(Box::new(assignee.clone()));
             conditions.push(format!(
                 "EXISTS (SELECT 1 FROM ticket_assignees a WHERE a.workspace_id = $1 \
-                 AND a.ticket_id = t.id AND a.assignee = {mark})"
+                 AND a.ticket_id = t.id AND a.assignee = {mark} OFFSET 0)"
             ));
         }
         for (column, value) in [("parent_id", filter.parent_id), ("epic_id", filter.epic_id)] {
@@ -442,7 +446,7 @@ impl StoreTx for Tx<'_> {
         if filter.unassigned {
             conditions.push(
                 "NOT EXISTS (SELECT 1 FROM ticket_assignees a WHERE a.workspace_id = $1 \
-                 AND a.ticket_id = t.id)"
+                 AND a.ticket_id = t.id OFFSET 0)"
                     .to_string(),
             );
         }
@@ -492,7 +496,8 @@ impl StoreTx for Tx<'_> {
         let sql = format!(
             "SELECT t.id, {SUMMARY_COLUMNS} FROM \
              (SELECT id FROM ({}) ids ORDER BY id DESC LIMIT {page_limit}) page \
-             JOIN tickets t ON t.workspace_id = $1 AND t.id = page.id \
+             CROSS JOIN LATERAL (SELECT * FROM tickets t \
+                WHERE t.workspace_id = $1 AND t.id = page.id OFFSET 0) t \
              JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
              ORDER BY t.id DESC",
             branches.join(" UNION ALL ")

@@ -43,6 +43,7 @@ mod oauth;
 mod oauth_redirects;
 mod outage;
 mod paging;
+mod plans;
 mod postgres_store;
 mod rate_limit;
 mod remote_mcp;

@@ -87,6 +87,11 @@ pub(crate) struct Cluster {
 impl Cluster {
     /// initdb a cluster in a temp dir and start it on a free port.
     pub(crate) fn create(bin: PathBuf) -> Self {
+        Self::create_with(bin, "")
+    }
+
+    /// [`Self::create`] with `settings` (lines of `postgresql.conf`) added before it starts.
+    pub(crate) fn create_with(bin: PathBuf, settings: &str) -> Self {
         let as_postgres = std::fs::metadata("/proc/self").unwrap().uid() == 0;
         let mut prefix = tempfile::Builder::new();
         prefix.prefix("jility-outage-");
@@ -139,6 +144,12 @@ impl Cluster {
             ],
         );
         assert!(out.status.success(), "initdb: {}", text(&out));
+        if !settings.is_empty() {
+            let conf = data.join("postgresql.conf");
+            let mut all = std::fs::read_to_string(&conf).unwrap();
+            all.push_str(settings);
+            std::fs::write(&conf, all).unwrap();
+        }
         cluster.start();
         cluster
     }
@@ -170,6 +181,11 @@ impl Cluster {
         let mut all = vec!["-D", data.to_str().unwrap()];
         all.extend_from_slice(args);
         self.run("pg_ctl", &all)
+    }
+
+    /// The server's log (its stderr).
+    pub(crate) fn log(&self) -> PathBuf {
+        self.dir.path().join("postgres.log")
     }
 
     fn start(&self) {
