@@ -44,12 +44,7 @@ pub const REGISTER_PATH: &str = "/oauth/register";
 pub const REVOKE_PATH: &str = "/oauth/revoke";
 
 /// The scopes OAuth grants (never `full_access`), in the order they are shown.
-pub const SCOPES: [&str; 4] = [
-    "tickets:read",
-    "tickets:write",
-    "tickets:delete",
-    "comments:write",
-];
+pub use jility_identity::oauth::SCOPES;
 
 /// `WWW-Authenticate` of a request to `/mcp` without a usable token: where the resource's
 /// metadata is, and the scopes a client may ask for.

@@ -8,7 +8,7 @@
 //!   (`missing`, `malformed`, `unknown`, `expired`, `revoked`). An expired or revoked token
 //!   is found by its hash ([`Audit::token_owner`]) and recorded under its workspace; the
 //!   others have no workspace and appear in no workspace's log.
-//! - Authentication failures are bounded before they get here ([`crate::api`]'s
+//! - Authentication failures are bounded before they get here (`jility-api`'s
 //!   `refusals`): per client address, or per expired or revoked token, a few a minute get
 //!   an entry of their own and the rest one summary entry (`N more refusals suppressed
 //!   (unknown N, …) from … in the minute from …`), so that requests without a valid token
@@ -17,13 +17,13 @@
 //! - [`Audit::list`] reads one workspace's entries, newest first, by id.
 
 use chrono::{SecondsFormat, Utc};
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 use postgres::types::Type;
 use serde::Serialize;
 
 use crate::auth::is_well_formed;
-use crate::store::PgDatabase;
 use jility_core::store::StoreError;
+use jility_pg::store::PgDatabase;
 
 /// The operation of an authentication failure.
 pub const AUTH_FAILED: &str = "auth.failed";
@@ -91,7 +91,7 @@ impl Audit {
     pub fn record(&self, entry: &NewEntry<'_>) {
         let written = self
             .db
-            .with_client(|client| record_in(client, entry).map_err(crate::store::db));
+            .with_client(|client| record_in(client, entry).map_err(jility_pg::store::db));
         if let Err(err) = written {
             tracing::warn!(
                 operation = entry.operation,
@@ -121,13 +121,13 @@ impl Audit {
                     "SELECT workspace_id, id, name FROM api_tokens WHERE token_hash = $1",
                     &[(&bytes, Type::BYTEA)],
                 )
-                .map_err(crate::store::db)?;
+                .map_err(jility_pg::store::db)?;
             rows.first()
                 .map(|row| -> Result<_, StoreError> {
                     Ok((
-                        row.try_get(0).map_err(crate::store::db)?,
-                        row.try_get(1).map_err(crate::store::db)?,
-                        row.try_get(2).map_err(crate::store::db)?,
+                        row.try_get(0).map_err(jility_pg::store::db)?,
+                        row.try_get(1).map_err(jility_pg::store::db)?,
+                        row.try_get(2).map_err(jility_pg::store::db)?,
                     ))
                 })
                 .transpose()
@@ -206,11 +206,11 @@ impl Audit {
 }
 
 fn store(err: postgres::Error) -> ToolError {
-    crate::store::db(err).into()
+    jility_pg::store::db(err).into()
 }
 
 fn clip(text: &str) -> String {
-    mcp_common::clip(text, MAX_DETAIL_CHARS)
+    mcp_common_core::clip(text, MAX_DETAIL_CHARS)
 }
 
 /// Record `entry` on `client` (a transaction: the entry commits with what it records).

@@ -27,14 +27,14 @@
 use std::str::FromStr;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 use postgres::error::SqlState;
 use postgres::types::Type;
 use postgres::{GenericClient, Row};
 
-use crate::store::{PgDatabase, Workspace};
 use jility_core::errors;
 use jility_core::store::StoreError;
+use jility_pg::store::{PgDatabase, Workspace};
 
 pub use jility_core::token::*;
 
@@ -43,8 +43,8 @@ const LAST_USED_GRANULARITY: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
 
 /// A mint refused because the workspace has as many live tokens as it may
 /// ([`Tokens::create_limited`]). Not retryable as it is: a token must be revoked first.
-pub const TOO_MANY_TOKENS: mcp_common::ErrorCode =
-    mcp_common::ErrorCode::new("too_many_tokens", mcp_common::ErrorClass::Conflict);
+pub const TOO_MANY_TOKENS: mcp_common_core::ErrorCode =
+    mcp_common_core::ErrorCode::new("too_many_tokens", mcp_common_core::ErrorClass::Conflict);
 
 /// Live (unexpired, unrevoked) tokens a workspace may have by default when minting through
 /// the API: plenty for a team's people, bots and CI, too few to multiply its share of the
@@ -93,7 +93,7 @@ pub enum AuthError {
 
 impl From<postgres::Error> for AuthError {
     fn from(err: postgres::Error) -> Self {
-        AuthError::Store(crate::store::db(err))
+        AuthError::Store(jility_pg::store::db(err))
     }
 }
 
@@ -364,7 +364,7 @@ impl Tokens {
             match row {
                 Some(row) => {
                     let record = record_row(&row)?;
-                    crate::events::notify_revoked(&mut client, workspace_id, record.id)?;
+                    jility_pg::events::notify_revoked(&mut client, workspace_id, record.id)?;
                     client.commit().map_err(store)?;
                     Ok(record)
                 }
@@ -438,7 +438,7 @@ impl Tokens {
                      WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)",
                     &[&token_id, &time_text(now), &cutoff],
                 ) {
-                    tracing::warn!(token_id, error = %crate::store::db(err), "could not record a token's use");
+                    tracing::warn!(token_id, error = %jility_pg::store::db(err), "could not record a token's use");
                 }
             }
             Ok(Principal {
@@ -456,7 +456,7 @@ impl Tokens {
 }
 
 fn store(err: postgres::Error) -> ToolError {
-    crate::store::db(err).into()
+    jility_pg::store::db(err).into()
 }
 
 fn now_text() -> String {
@@ -505,7 +505,7 @@ fn check_workspace_name(name: &str) -> Result<String, ToolError> {
         errors::INVALID_INPUT,
         format!(
             "'{}' is not a workspace name: 1 to 64 lower-case letters, digits, `.`, `_` or `-`, starting with a letter or digit",
-            mcp_common::text::clip(name, 70)
+            mcp_common_core::text::clip(name, 70)
         ),
     )
     .with_hint("Choose a short lower-case name such as `acme` or `team-2`; it appears in the board's URLs."))

@@ -174,17 +174,18 @@ fn listen(
 
 /// Publish the revocation of token `token_id` of `workspace_id` on `client` (a transaction:
 /// delivered when it commits), so that every server process stops accepting it at once.
-pub(crate) fn notify_revoked(
+pub fn notify_revoked(
     client: &mut impl postgres::GenericClient,
     workspace_id: i64,
     token_id: i64,
-) -> Result<(), mcp_common::ToolError> {
+) -> Result<(), mcp_common_core::ToolError> {
     let change = Change::revocation(workspace_id, token_id, "");
-    let payload = serde_json::to_string(&change)
-        .map_err(|e| mcp_common::ToolError::internal(format!("cannot encode an event: {e}")))?;
+    let payload = serde_json::to_string(&change).map_err(|e| {
+        mcp_common_core::ToolError::internal(format!("cannot encode an event: {e}"))
+    })?;
     client
         .execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &payload])
-        .map_err(|e| mcp_common::ToolError::from(crate::store::db(e)))?;
+        .map_err(|e| mcp_common_core::ToolError::from(crate::store::db(e)))?;
     Ok(())
 }
 

@@ -27,7 +27,7 @@
 //! marks the database *unresponsive* ([`Health::unresponsive`]) until one is answered.
 //! While it is, a checkout fails at once, and every request waiting on the database is
 //! answered `database_unavailable` (retryable, `Retry-After`) within a polling interval
-//! ([`bounded`], used around each operation and, in [`crate::api`], around every request's
+//! ([`bounded`], used around each operation and, in `jility-api`, around every request's
 //! answer): so every answer comes within about [`STALL`] + [`PROBE_INTERVAL`] of the freeze.
 //! The blocking work such a request left behind cannot be interrupted (the driver has no
 //! client-side statement timeout) and finishes when the database answers again; it was
@@ -97,7 +97,7 @@ pub const OUTER_GRACE: Duration = Duration::from_millis(400);
 /// the outcome of the last attempt to connect, and the probe in flight
 /// ([`crate::store::PgDatabase::watch`]).
 #[derive(Clone)]
-pub(crate) struct Health {
+pub struct Health {
     down: Arc<AtomicBool>,
     /// When the probe in flight was sent, in milliseconds since `epoch` plus one (0: none
     /// in flight).
@@ -189,7 +189,7 @@ pub struct Fate {
 
 tokio::task_local! {
     /// When the request being served arrived (set by the outermost layer, `api::stall`).
-    pub(crate) static REQUEST_BEGAN: Instant;
+    pub static REQUEST_BEGAN: Instant;
 }
 
 impl Default for Fate {
@@ -284,7 +284,7 @@ pub(crate) fn committing() -> Result<(), StoreError> {
 /// [`QUEUE_WAIT`] for a blocking thread, or [`DEADLINE`] in all: then its `fate` (if any) is
 /// abandoned and the request told why — `Unresponsive`, `Overloaded` or `TooSlow`, with
 /// whether a commit had been sent.
-pub(crate) async fn bounded<T>(
+pub async fn bounded<T>(
     health: &Health,
     fate: Option<&Fate>,
     work: impl Future<Output = T>,
@@ -313,7 +313,7 @@ pub(crate) async fn bounded<T>(
 /// on its client's body, which is no database's fault), and a little later than an
 /// operation's own bound; it knows nothing of what the request did, so a request that may
 /// change something (`writes`) is told its outcome is unknown.
-pub(crate) async fn bounded_request<T>(
+pub async fn bounded_request<T>(
     health: &Health,
     writes: bool,
     work: impl Future<Output = T>,
@@ -361,11 +361,11 @@ async fn gave_up(
 /// A failure to open the database when a command starts: one that cannot be reached names
 /// where it was looked for (host, port and database of `url`, never its password) and what
 /// to check, rather than telling to retry as a request is told.
-pub fn at_start(url: &str, err: StoreError) -> mcp_common::ToolError {
+pub fn at_start(url: &str, err: StoreError) -> mcp_common_core::ToolError {
     // The operator's own command: what went wrong is shown (a URL that does not parse, a
     // damaged schema), not only a reference to the log as a request's answer gives.
     if let StoreError::Database(detail) = &err {
-        return mcp_common::ToolError::internal(format!(
+        return mcp_common_core::ToolError::internal(format!(
             "Cannot open the database at {}: {detail}",
             endpoint(url)
         ))
@@ -379,7 +379,7 @@ pub fn at_start(url: &str, err: StoreError) -> mcp_common::ToolError {
     if let StoreError::Unavailable(detail) = &err {
         tracing::debug!(detail = %detail, "cannot open the database");
     }
-    mcp_common::ToolError::new(
+    mcp_common_core::ToolError::new(
         jility_core::errors::DATABASE_UNAVAILABLE,
         format!("Cannot reach the database at {place}"),
     )

@@ -1,7 +1,17 @@
-//! A PostgreSQL database of its own for each test, on the server at
-//! `JILITY_TEST_DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/test`; the README's
-//! test command starts one where none runs), dropped when the test ends, failed or not.
-#![allow(dead_code, clippy::unwrap_used, clippy::panic, clippy::print_stderr)]
+//! jility's test fixtures (a dev-dependency only): a PostgreSQL database of its own for each
+//! test, on the server at `JILITY_TEST_DATABASE_URL` (default
+//! `postgres://postgres@127.0.0.1:5432/test`; the README's test command starts one where
+//! none runs), dropped when the test ends, failed or not. The tests of `jility-pg`,
+//! `jility-identity` and the `jility` binary share it.
+//!
+//! A fixture that cannot do its work fails the test: it panics, saying why.
+// `TestDb::new` makes a database: not a `Default`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::print_stderr,
+    clippy::new_without_default
+)]
 
 const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
@@ -61,8 +71,8 @@ impl TestDb {
     }
 
     /// The store's pool on this database (migrated), with a few connections.
-    pub fn connect(&self) -> jility_cloud::store::PgDatabase {
-        jility_cloud::store::PgDatabase::connect_with(&self.url, 4).unwrap()
+    pub fn connect(&self) -> jility_pg::store::PgDatabase {
+        jility_pg::store::PgDatabase::connect_with(&self.url, 4).unwrap()
     }
 }
 

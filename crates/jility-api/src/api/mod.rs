@@ -129,20 +129,20 @@ impl std::ops::Deref for ApiState {
 
 /// The parts of [`ApiState`].
 pub struct Shared {
-    pub(crate) db: PgDatabase,
-    pub(crate) tokens: Tokens,
-    pub(crate) limiter: RateLimiter,
-    pub(crate) workspaces: Workspaces,
-    pub(crate) audit: Audit,
-    pub(crate) events: Events,
+    pub db: PgDatabase,
+    pub tokens: Tokens,
+    pub limiter: RateLimiter,
+    pub workspaces: Workspaces,
+    pub audit: Audit,
+    pub events: Events,
     /// Recently authenticated tokens.
     pub(crate) principals: principals::Principals,
     /// The refusals of the current minute, per source: how many get audit entries.
     refusals: refusals::Refusals,
     /// Cancelled when the server stops: open event streams end.
-    pub(crate) shutdown: CancellationToken,
+    pub shutdown: CancellationToken,
     /// The server terminates TLS (its public URLs are https).
-    pub(crate) tls: bool,
+    pub tls: bool,
 }
 
 impl ApiState {
@@ -231,7 +231,7 @@ impl Workspaces {
 
     /// The cursors of `workspace_id`'s audit log: sealed with a key of that workspace, so
     /// another workspace's cursor is refused.
-    pub(crate) fn audit_cursors(&self, workspace_id: i64) -> Cursors {
+    pub fn audit_cursors(&self, workspace_id: i64) -> Cursors {
         let mut material = self.cursor_secret.to_vec();
         material.extend_from_slice(&workspace_id.to_le_bytes());
         CursorKey::derive(AUDIT_CURSOR_CONTEXT, &material).bind("audit", &workspace_id)
@@ -247,11 +247,11 @@ impl Workspaces {
 
 /// The API's routes and `/mcp`, with authentication and rate limiting in front of every one;
 /// before them, more than one `Host` is refused ([`mcp_common::http::single_host`]; OAuth's
-/// paths are the people's routes', [`crate::oauth`]), a REST path refuses a
+/// paths are the people's routes', `jility_cloud::oauth`), a REST path refuses a
 /// foreign `Origin` ([`middleware::origin`]); every refusal of a REST path is the envelope
 /// ([`rejections`]); before all of them, a request holding a NUL where the server decodes
 /// text is refused in its path's shape ([`text`]). `local` is the bound address (its own origins). `people` (the web
-/// board, `crate::web::routes`, handed in as `mcp` is) answers every other path, with a
+/// board, `jility_cloud::web::routes`, handed in as `mcp` is) answers every other path, with a
 /// person's 404 page for those it does not take.
 pub fn router(state: ApiState, mcp: Router, people: Router, local: SocketAddr) -> Router {
     let mut api = Router::new();
@@ -359,7 +359,7 @@ const DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 /// the requests in flight before stopping. `mcp` makes the MCP endpoint once the address is
 /// bound: from the state its tools run on, the bound address (for its Host checks) and the
 /// token cancelled when the server stops (its sessions end). `people` makes the web board
-/// for people at `/` (`crate::web::routes`) from the same state, and whether the server
+/// for people at `/` (`jility_cloud::web::routes`) from the same state, and whether the server
 /// terminates TLS (its cookies are then `Secure`).
 pub fn serve<M, P>(config: ServeConfig, mcp: M, people: P) -> Result<(), ToolError>
 where
@@ -535,7 +535,7 @@ pub(crate) fn status_of(answer: &Result<Response, ApiError>) -> u16 {
 /// Record a write by `principal` in the audit log, with the `status` answered, on a
 /// blocking thread (awaited, so that the entry is there once the answer is); a failure to
 /// record is logged and does not change the answer.
-pub(crate) async fn audited(
+pub async fn audited(
     state: &ApiState,
     principal: &Principal,
     operation: &'static str,

@@ -50,9 +50,10 @@ use mcp_common::ToolError;
 use serde_json::Value;
 
 use super::ApiError;
-use crate::oauth::errors::OAuthError;
+use crate::oauth_errors::OAuthResponse as _;
 use crate::public::{REGISTER_PATH, REVOKE_PATH, TOKEN_PATH};
 use jility_core::errors;
+use jility_identity::oauth::OAuthError;
 
 /// How a path's refusals are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

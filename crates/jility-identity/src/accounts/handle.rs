@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 
-use crate::store::PgDatabase;
+use jility_pg::store::PgDatabase;
 
 /// The people of a database: users, their memberships, web sessions, invites and password
 /// resets. Every method blocks on the database (and, for passwords, on Argon2id): async
@@ -121,14 +121,14 @@ pub(crate) fn same_hash(stored: &[u8], expected: &blake3::Hash) -> bool {
 }
 
 pub(crate) fn store(err: postgres::Error) -> ToolError {
-    crate::store::db(err).into()
+    jility_pg::store::db(err).into()
 }
 
-pub(crate) fn now() -> DateTime<Utc> {
+pub fn now() -> DateTime<Utc> {
     Utc::now()
 }
 
 /// The stored form of a time: RFC 3339, UTC, milliseconds (sorts as text).
-pub(crate) fn time_text(at: DateTime<Utc>) -> String {
+pub fn time_text(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }

@@ -8,7 +8,7 @@ use chrono::TimeDelta;
 use postgres::GenericClient;
 use serde::Serialize;
 
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 
 use super::handle::{
     Accounts, Actor, PlainSecret, now, same_hash, secret_hash, store, time_text, well_formed,
@@ -251,7 +251,7 @@ impl Accounts {
                 (Some((email, name, password_hash)), _) => {
                     insert_user(&mut tx, email, name, Some(password_hash))
                         .map_err(|err| {
-                            if err.code == mcp_common::codes::CONFLICT {
+                            if err.code == mcp_common_core::codes::CONFLICT {
                                 err.with_hint("Sign in as that account and accept the invite there, or give another email; the invite is still unused.")
                             } else {
                                 err

@@ -14,10 +14,10 @@
 use std::net::IpAddr;
 
 use chrono::TimeDelta;
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 
 use super::handle::{now, store, time_text};
-use crate::store::PgDatabase;
+use jility_pg::store::PgDatabase;
 
 /// Failed sign-ins allowed per email in the window.
 pub const ACCOUNT_FAILURES: usize = 5;
@@ -106,7 +106,7 @@ pub(super) fn begin(db: &PgDatabase, email: &str, addr: IpAddr) -> Result<Attemp
                 .map_err(store)?;
             tracing::warn!(wait, "refused a sign-in: too many failures");
             return Err(ToolError::new(
-                mcp_common::codes::RATE_LIMITED,
+                mcp_common_core::codes::RATE_LIMITED,
                 "Too many failed sign-ins; wait before trying again",
             )
             .with_hint(format!(

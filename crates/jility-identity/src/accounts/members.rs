@@ -7,13 +7,13 @@
 use postgres::GenericClient;
 use serde::Serialize;
 
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 
 use super::handle::{Accounts, Actor, now, store, time_text};
 use super::roles::Role;
 use super::users::{USER_COLUMNS, User, no_user, user_row};
-use crate::store::Workspace;
 use jility_core::errors;
+use jility_pg::store::Workspace;
 
 /// A workspace a user belongs to, and their role in it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -113,7 +113,7 @@ pub(super) fn denied(message: &str) -> ToolError {
 
 fn last_owner() -> ToolError {
     ToolError::new(
-        mcp_common::codes::CONFLICT,
+        mcp_common_core::codes::CONFLICT,
         "A workspace keeps at least one owner; this is its last",
     )
     .with_hint("Make another member an owner first, then change or remove this one.")
@@ -151,7 +151,7 @@ pub(super) fn insert_membership(
         })?;
     if inserted == 0 {
         return Err(ToolError::new(
-            mcp_common::codes::CONFLICT,
+            mcp_common_core::codes::CONFLICT,
             format!("User {user_id} is already a member of this workspace"),
         )
         .with_hint("Change their role instead."));
@@ -271,10 +271,7 @@ impl Accounts {
             .map_err(store)?;
             revoke_beyond(&mut tx, workspace_id, user_id, Some(role))?;
             // Their open pages' live streams check again (and end) when this commits.
-            crate::web::site::notify_access_changed(
-                &mut tx,
-                crate::web::site::Access::User(user_id),
-            )?;
+            super::access::notify_access_changed(&mut tx, super::access::Access::User(user_id))?;
             let member = member_in(&mut tx, workspace_id, user_id)?;
             tx.commit().map_err(store)?;
             tracing::info!(workspace_id, user_id, role = %role, "changed a member's role");
@@ -315,10 +312,7 @@ impl Accounts {
             )
             .map_err(store)?;
             revoke_beyond(&mut tx, workspace_id, user_id, None)?;
-            crate::web::site::notify_access_changed(
-                &mut tx,
-                crate::web::site::Access::User(user_id),
-            )?;
+            super::access::notify_access_changed(&mut tx, super::access::Access::User(user_id))?;
             tx.commit().map_err(store)?;
             tracing::info!(workspace_id, user_id, "removed a member");
             Ok(())
@@ -371,7 +365,7 @@ fn revoke_beyond(
         )
         .map_err(store)?;
     for token in &tokens {
-        crate::events::notify_revoked(tx, workspace_id, token.try_get(0).map_err(store)?)?;
+        jility_pg::events::notify_revoked(tx, workspace_id, token.try_get(0).map_err(store)?)?;
     }
     if !tokens.is_empty() || !grant_ids.is_empty() {
         tracing::info!(

@@ -12,11 +12,14 @@
 //! - [`roles`] and [`members`]: owner, admin, member, viewer; what each may do and the
 //!   API scopes it acts with; the rules of changing them (a workspace keeps an owner).
 //! - [`invites`], [`resets`]: single-use links (7 days, 24 hours).
+//! - [`access`]: whose access changed (a session, a person), told to every server
+//!   process so that the web board ends the live streams it concerns.
 //!
 //! Secrets (sessions, invites, resets) are 43 random letters and digits from the OS
 //! CSPRNG ([`PlainSecret`], whose `Debug` shows nothing), kept only as BLAKE3 hashes and
 //! compared in constant time; none is ever logged or put in an error.
 
+pub mod access;
 mod handle;
 pub mod invites;
 pub mod limits;
@@ -27,8 +30,10 @@ pub mod roles;
 pub mod sessions;
 pub mod users;
 
+pub use access::{ACCESS_CHANGED, Access, notify_access_changed};
 pub use handle::{Accounts, Actor, PlainSecret, SECRET_LEN};
-pub(crate) use handle::{now, same_hash, secret_hash, store, time_text, well_formed};
+pub use handle::{now, time_text};
+pub(crate) use handle::{same_hash, secret_hash, store, well_formed};
 pub use invites::{AcceptAs, INVITE_DAYS, Invite, InviteInfo};
 pub use limits::{ACCOUNT_FAILURES, ADDRESS_FAILURES, WINDOW_SECS};
 pub use members::{Member, Membership};

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 
 use jility_core::errors;
 

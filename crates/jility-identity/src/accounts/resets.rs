@@ -10,7 +10,7 @@
 use chrono::TimeDelta;
 use postgres::GenericClient;
 
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 
 use super::handle::{
     Accounts, Actor, PlainSecret, now, same_hash, secret_hash, store, time_text, well_formed,
@@ -106,7 +106,7 @@ impl Accounts {
                     return Err(match user {
                         ResetFor::Email(email) => ToolError::not_found(format!(
                             "There is no user with the email {}",
-                            mcp_common::text::clip(email.trim(), 60)
+                            mcp_common_core::text::clip(email.trim(), 60)
                         ))
                         .with_hint("Check the address, or create the user (`jility admin create-user`)."),
                         ResetFor::User(id) => no_user(id),

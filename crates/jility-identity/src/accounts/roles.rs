@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 use serde::{Serialize, Serializer};
 
 use jility_core::errors;
@@ -78,7 +78,7 @@ impl FromStr for Role {
             .ok_or_else(|| {
                 ToolError::new(
                     errors::INVALID_INPUT,
-                    format!("'{}' is not a role", mcp_common::text::clip(text, 40)),
+                    format!("'{}' is not a role", mcp_common_core::text::clip(text, 40)),
                 )
                 .with_hint("A role is one of owner, admin, member, viewer.")
             })

@@ -6,7 +6,7 @@
 use std::net::IpAddr;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 use postgres::types::Type;
 use serde::Serialize;
 
@@ -221,7 +221,7 @@ impl Accounts {
                     "UPDATE web_sessions SET last_seen_at = $2 WHERE id = $1 AND last_seen_at <= $3",
                     &[&id, &time_text(at), &time_text(at - LAST_SEEN_GRANULARITY)],
                 ) {
-                    tracing::warn!(session_id = id, error = %crate::store::db(err), "could not record a session's visit");
+                    tracing::warn!(session_id = id, error = %jility_pg::store::db(err), "could not record a session's visit");
                 }
             }
             Ok(Some(Session {

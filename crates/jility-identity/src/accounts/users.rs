@@ -4,7 +4,7 @@ use postgres::Row;
 use postgres::error::SqlState;
 use serde::Serialize;
 
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 
 use super::handle::{Accounts, now, store, time_text};
 use super::passwords::hash_password;
@@ -66,7 +66,7 @@ pub fn check_email(email: &str) -> Result<String, ToolError> {
             errors::INVALID_INPUT,
             format!(
                 "'{}' is not an email address",
-                mcp_common::text::clip(&email, 60)
+                mcp_common_core::text::clip(&email, 60)
             ),
         )
         .with_hint(format!(
@@ -97,7 +97,7 @@ pub fn check_user_name(name: &str) -> Result<String, ToolError> {
 /// The error of an email already taken.
 pub(super) fn email_taken(email: &str) -> ToolError {
     ToolError::new(
-        mcp_common::codes::CONFLICT,
+        mcp_common_core::codes::CONFLICT,
         format!("An account with the email {email} already exists"),
     )
     .with_hint("Use that account (add it as a member), or give another email; nothing was created.")

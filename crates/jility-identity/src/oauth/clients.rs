@@ -1,4 +1,6 @@
-//! OAuth clients: dynamic client registration (RFC 7591) at `POST /oauth/register`.
+//! OAuth clients: dynamic client registration (RFC 7591), answered at `POST /oauth/register`
+//! by `jility-cloud`, and the clients whose `client_id` is a metadata document's URL, kept
+//! here once fetched (by `jility-cloud`).
 //!
 //! Only public clients are registered (`token_endpoint_auth_method: none`; a client secret
 //! on a user's machine protects nothing — PKCE does): grant types `authorization_code` and
@@ -9,7 +11,7 @@
 //! per client address an hour, and a client unused for [`super::CLIENT_IDLE_DAYS`] is
 //! forgotten (with its grants) at the next registration. Every refusal is RFC 7591 JSON
 //! (`invalid_redirect_uri`, `invalid_client_metadata`; `slow_down` past the limit), those
-//! made before the registration is read too: a body over [`super::BODY_BYTES`] (`413`), one
+//! made before the registration is read too: a body over the endpoint's limit (`413`), one
 //! that cannot be read, or is sent as another type than JSON (`400`).
 //!
 //! Loopback is told by name (`127.0.0.1`, `[::1]`, `localhost`), so an IPv4 loopback
@@ -17,21 +19,15 @@
 //! loopback here: plain `http` to it is refused like to any other host. No redirect URI is
 //! ever fetched by this server.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 
-use axum::Json;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use axum::{Extension, body::Bytes};
 use chrono::TimeDelta;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::OAuthError;
 use crate::accounts::{PlainSecret, now, store, time_text};
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 
 /// A registered client as kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -99,11 +95,11 @@ fn same_but_port(a: &str, b: &str) -> bool {
 }
 
 /// A redirect URI a client may register, or why not.
-pub(super) fn check_redirect_uri(uri: &str) -> Result<String, OAuthError> {
+pub fn check_redirect_uri(uri: &str) -> Result<String, OAuthError> {
     let refuse = |why: &str| {
         OAuthError::invalid_redirect_uri(format!(
             "The redirect URI `{}` {why}",
-            mcp_common::text::clip(uri, 200)
+            mcp_common_core::text::clip(uri, 200)
         ))
     };
     if uri.len() > 2000 {
@@ -146,7 +142,7 @@ impl Registration {
         {
             return Err(OAuthError::invalid_client_metadata(format!(
                 "Only public clients are registered here (token_endpoint_auth_method `none`), not `{}`",
-                mcp_common::text::clip(method, 40)
+                mcp_common_core::text::clip(method, 40)
             )));
         }
         if let Some(types) = &self.grant_types
@@ -156,7 +152,7 @@ impl Registration {
         {
             return Err(OAuthError::invalid_client_metadata(format!(
                 "The grant type `{}` is not offered (authorization_code and refresh_token are)",
-                mcp_common::text::clip(other, 40)
+                mcp_common_core::text::clip(other, 40)
             )));
         }
         if let Some(types) = &self.response_types
@@ -289,8 +285,66 @@ impl super::OAuth {
     }
 }
 
+impl super::OAuth {
+    /// The client of the metadata document at `client_id`, if it was fetched after
+    /// `fresh_after` (blocking).
+    pub fn kept_document(
+        &self,
+        client_id: &str,
+        fresh_after: &str,
+    ) -> Result<Option<Client>, OAuthError> {
+        let found = self
+            .db
+            .with_client(|client| -> Result<_, mcp_common_core::ToolError> {
+                client
+                    .query_opt(
+                        "SELECT id, client_id, name, client_uri, redirect_uris FROM oauth_clients \
+                     WHERE client_id = $1 AND kind = 'metadata_document' AND fetched_at > $2",
+                        &[&client_id, &fresh_after],
+                    )
+                    .map_err(store)
+            })?;
+        found
+            .map(|row| client_row(&row))
+            .transpose()
+            .map_err(OAuthError::from)
+    }
+
+    /// Keep the client a metadata document at `client_id` describes, fetched now (blocking).
+    pub fn keep_document(
+        &self,
+        client_id: &str,
+        name: &str,
+        client_uri: Option<&str>,
+        uris: &[String],
+    ) -> Result<Client, mcp_common_core::ToolError> {
+        let at = time_text(now());
+        self.db.with_client(|client| {
+            let row = client
+                .query_one(
+                    "INSERT INTO oauth_clients (client_id, kind, name, client_uri, redirect_uris, \
+                     created_at, fetched_at, last_used_at) \
+                     VALUES ($1, 'metadata_document', $2, $3, $4, $5, $5, $5) \
+                     ON CONFLICT (client_id) DO UPDATE SET name = $2, client_uri = $3, \
+                       redirect_uris = $4, fetched_at = $5 \
+                     WHERE oauth_clients.kind = 'metadata_document' \
+                     RETURNING id",
+                    &[&client_id, &name, &client_uri, &uris, &at],
+                )
+                .map_err(store)?;
+            Ok(Client {
+                id: row.try_get(0).map_err(store)?,
+                client_id: client_id.to_string(),
+                client_name: name.to_string(),
+                client_uri: client_uri.map(str::to_string),
+                redirect_uris: uris.to_vec(),
+            })
+        })
+    }
+}
+
 /// A client read as `id, client_id, name, client_uri, redirect_uris`.
-pub(super) fn client_row(row: &postgres::Row) -> Result<Client, ToolError> {
+pub fn client_row(row: &postgres::Row) -> Result<Client, ToolError> {
     Ok(Client {
         id: row.try_get(0).map_err(store)?,
         client_id: row.try_get(1).map_err(store)?,
@@ -301,7 +355,7 @@ pub(super) fn client_row(row: &postgres::Row) -> Result<Client, ToolError> {
 }
 
 /// An address as the registration and token limits count it (an IPv6 address by its /64).
-pub(super) fn address_key(addr: IpAddr) -> String {
+pub fn address_key(addr: IpAddr) -> String {
     match addr {
         IpAddr::V4(v4) => v4.to_string(),
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
@@ -311,85 +365,6 @@ pub(super) fn address_key(addr: IpAddr) -> String {
                 format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
             }
         },
-    }
-}
-
-/// Whether `headers` say the body is JSON, or say nothing of its type.
-fn json_or_untyped(headers: &HeaderMap) -> bool {
-    let Some(value) = headers.get(header::CONTENT_TYPE) else {
-        return true;
-    };
-    let essence = value
-        .to_str()
-        .unwrap_or_default()
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
-}
-
-/// `POST /oauth/register`: a JSON registration; `201` and the client's information. Every
-/// refusal is RFC 7591 JSON: a body over [`super::BODY_BYTES`] (`413`), unreadable, of
-/// another content type than JSON, or not the JSON object asked for (`400`,
-/// `invalid_client_metadata`).
-pub async fn register(
-    State(state): State<super::State>,
-    connect: Option<Extension<ConnectInfo<SocketAddr>>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let body = match body {
-        Ok(body) => body,
-        Err(rejection) => {
-            return OAuthError::body("invalid_client_metadata", &rejection).into_response();
-        }
-    };
-    if !json_or_untyped(&headers) {
-        return OAuthError::invalid_client_metadata(
-            "A registration is sent as JSON (Content-Type: application/json)",
-        )
-        .into_response();
-    }
-    let registration: Registration = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(err) => {
-            return OAuthError::invalid_client_metadata(format!(
-                "The registration is not the JSON object RFC 7591 describes: {}",
-                mcp_common::text::clip(&err.to_string(), 200)
-            ))
-            .into_response();
-        }
-    };
-    let from = connect.map_or(IpAddr::from([0, 0, 0, 0]), |Extension(ConnectInfo(a))| {
-        a.ip()
-    });
-    let oauth = state.oauth.clone();
-    let made = tokio::task::spawn_blocking(move || oauth.register(&registration, from)).await;
-    match made {
-        Ok(Ok(client)) => {
-            // RFC 7591 §3.2.1: members without a value are left out (never `null`).
-            let mut body = serde_json::json!({
-                "client_id": client.client_id,
-                "client_id_issued_at": chrono::Utc::now().timestamp(),
-                "client_name": client.client_name,
-                "redirect_uris": client.redirect_uris,
-                "token_endpoint_auth_method": "none",
-                "grant_types": ["authorization_code", "refresh_token"],
-                "response_types": ["code"],
-            });
-            if let Some(uri) = &client.client_uri {
-                body["client_uri"] = serde_json::Value::String(uri.clone());
-            }
-            (StatusCode::CREATED, Json(body)).into_response()
-        }
-        Ok(Err(err)) => err.into_response(),
-        Err(err) => OAuthError::from(mcp_common::ToolError::internal(format!(
-            "The registration failed: {err}"
-        )))
-        .into_response(),
     }
 }
 

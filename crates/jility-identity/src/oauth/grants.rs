@@ -15,7 +15,7 @@ use postgres::GenericClient;
 use serde::Serialize;
 
 use jility_core::token::{NewToken, PlainToken, Scope, ScopeSet};
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 
 use super::clients::Client;
 use super::{OAuthError, pkce};
@@ -23,9 +23,15 @@ use crate::accounts::{
     PlainSecret, Role, now, same_hash, secret_hash, store, time_text, well_formed,
 };
 use crate::audit::{NewEntry, record_in};
-use crate::store::PgDatabase;
+use jility_pg::store::PgDatabase;
 
-pub use crate::public::SCOPES;
+/// The scopes OAuth grants (never `full_access`), in the order they are shown.
+pub const SCOPES: [&str; 4] = [
+    "tickets:read",
+    "tickets:write",
+    "tickets:delete",
+    "comments:write",
+];
 
 /// The prefix of refresh tokens (told apart from access tokens, `jil_live_…`).
 const REFRESH_PREFIX: &str = "jil_rt_";
@@ -33,7 +39,7 @@ const REFRESH_PREFIX: &str = "jil_rt_";
 /// The OAuth store of a database (clones share the pool).
 #[derive(Clone)]
 pub struct OAuth {
-    pub(super) db: PgDatabase,
+    pub db: PgDatabase,
 }
 
 /// What a code or a refresh hands the client.
@@ -91,7 +97,7 @@ pub fn parse_scope(scope: Option<&str>) -> Result<Vec<String>, OAuthError> {
         if !SCOPES.contains(&name) {
             return Err(OAuthError::invalid_scope(format!(
                 "The scope `{}` is not offered (these are: {})",
-                mcp_common::text::clip(name, 40),
+                mcp_common_core::text::clip(name, 40),
                 SCOPES.join(" ")
             )));
         }
@@ -642,7 +648,7 @@ fn end_access_tokens(
         .map_err(store)?;
     for token in &revoked {
         let token_id: i64 = token.try_get(0).map_err(store)?;
-        crate::events::notify_revoked(tx, workspace_id, token_id)?;
+        jility_pg::events::notify_revoked(tx, workspace_id, token_id)?;
     }
     Ok(revoked.len())
 }

@@ -25,12 +25,12 @@
 use std::net::IpAddr;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 
 use super::OAuthError;
 use super::clients::address_key;
 use crate::accounts::{now, store, time_text};
-use crate::store::PgDatabase;
+use jility_pg::store::PgDatabase;
 
 /// Token requests allowed per client address in the window, unless
 /// `JILITY_OAUTH_TOKEN_LIMIT` says otherwise.

@@ -40,14 +40,14 @@ mod lease;
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 
 use jility_core::errors;
 use lease::{Book, Returns, Seen, Taken};
 pub use lease::{LEASE_SHARE, LEASE_TTL};
 
-use crate::store::PgDatabase;
 use jility_core::store::StoreError;
+use jility_pg::store::PgDatabase;
 
 /// Requests per minute per token unless `jility serve --rate-limit N` says otherwise.
 pub const DEFAULT_PER_MINUTE: u32 = 100;
@@ -362,24 +362,24 @@ impl RateLimiter {
                         &token,
                     ],
                 )
-                .map_err(crate::store::db)?;
+                .map_err(jility_pg::store::db)?;
             let get = |at: usize| -> Result<f64, StoreError> {
-                row.try_get(at).map_err(crate::store::db)
+                row.try_get(at).map_err(jility_pg::store::db)
             };
-            let granted: i32 = row.try_get(0).map_err(crate::store::db)?;
+            let granted: i32 = row.try_get(0).map_err(jility_pg::store::db)?;
             let seen = Seen {
-                token_used: row.try_get(1).map_err(crate::store::db)?,
+                token_used: row.try_get(1).map_err(jility_pg::store::db)?,
                 token_frees_at: get(2)?,
-                workspace_used: row.try_get(3).map_err(crate::store::db)?,
+                workspace_used: row.try_get(3).map_err(jility_pg::store::db)?,
                 workspace_frees_at: get(4)?,
                 now: get(5)?,
                 at: Instant::now(),
             };
             Ok(Leased {
                 granted: u32::try_from(granted).unwrap_or(0),
-                second: row.try_get(6).map_err(crate::store::db)?,
+                second: row.try_get(6).map_err(jility_pg::store::db)?,
                 seen,
-                revoked_at: row.try_get(7).map_err(crate::store::db)?,
+                revoked_at: row.try_get(7).map_err(jility_pg::store::db)?,
                 asked_at,
             })
         })
@@ -470,7 +470,7 @@ fn give_back(db: &PgDatabase, returns: &Returns) {
                 statement,
                 &[&returns.keys, &returns.seconds, &returns.counts],
             )
-            .map_err(crate::store::db)
+            .map_err(jility_pg::store::db)
     });
     if let Err(err) = given {
         tracing::debug!(error = %err, "could not give back leased requests; they leave the window within a minute");

@@ -15,13 +15,13 @@
 
 use std::net::IpAddr;
 
-use jility_cloud::accounts::{
+use jility_core::errors;
+use jility_identity::accounts::{
     ACCOUNT_FAILURES, ADDRESS_FAILURES, AcceptAs, Accounts, Actor, ResetFor, Role, User,
 };
-use jility_cloud::auth::{NewToken, Scope, ScopeSet, Tokens};
-use jility_cloud::store::{PgDatabase, Workspace};
-use jility_core::errors;
-use mcp_common::{ErrorClass, ErrorCode, ToolError, codes};
+use jility_identity::auth::{NewToken, Scope, ScopeSet, Tokens};
+use jility_pg::store::{PgDatabase, Workspace};
+use mcp_common_core::{ErrorClass, ErrorCode, ToolError, codes};
 
 use crate::pg;
 

@@ -7,8 +7,8 @@ use crate::pg;
 
 use std::sync::{Arc, Barrier};
 
-use jility_cloud::ratelimit::{RateLimiter, Scope};
-use jility_cloud::store::PgDatabase;
+use jility_identity::ratelimit::{RateLimiter, Scope};
+use jility_pg::store::PgDatabase;
 use pg::TestDb;
 
 #[test]
@@ -120,7 +120,7 @@ fn old_requests_leave_the_window() {
 fn a_workspace_ceiling_binds_all_its_tokens_and_a_refusal_counts_for_neither() {
     let db = TestDb::new();
     let limiter = RateLimiter::with_workspace_limit(PgDatabase::connect(&db.url).unwrap(), 3, 4);
-    let tokens = jility_cloud::auth::Tokens::new(&db.connect());
+    let tokens = jility_identity::auth::Tokens::new(&db.connect());
     let (alpha, _) = tokens
         .create_workspace("alpha", "bootstrap", "tester")
         .unwrap();
@@ -177,7 +177,9 @@ fn leased_requests_keep_the_headers_exact_within_one_process() {
     // Leases grew: the database counted more than was spent, and gets the rest back
     // once the leases expire.
     assert!(shared_count(&db, "busy") > 1_000, "leases were taken ahead");
-    std::thread::sleep(jility_cloud::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800));
+    std::thread::sleep(
+        jility_identity::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800),
+    );
     assert_eq!(
         shared_count(&db, "busy"),
         1_000,
@@ -212,7 +214,9 @@ fn two_processes_leasing_never_pass_the_limit_together_and_give_back_the_rest() 
     assert!(allowed <= BIG as usize, "{allowed} passed a limit of {BIG}");
     // What a process held when the requests stopped is given back within its lease's
     // second: the shared count is then what was spent, and the rest can be had.
-    std::thread::sleep(jility_cloud::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800));
+    std::thread::sleep(
+        jility_identity::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800),
+    );
     assert_eq!(shared_count(&db, "shared-token") as usize, allowed);
     let left = BIG as usize - allowed;
     let more = (0..left + 10)
@@ -225,7 +229,7 @@ fn two_processes_leasing_never_pass_the_limit_together_and_give_back_the_rest() 
 fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
     let db = TestDb::new();
     let pool = PgDatabase::connect(&db.url).unwrap();
-    let tokens = jility_cloud::auth::Tokens::new(&pool);
+    let tokens = jility_identity::auth::Tokens::new(&pool);
     let (alpha, minted) = tokens
         .create_workspace("alpha", "bootstrap", "tester")
         .unwrap();
@@ -241,7 +245,7 @@ fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
         }
     }
     tokens
-        .revoke(alpha.id, &jility_cloud::auth::TokenRef::Id(id))
+        .revoke(alpha.id, &jility_identity::auth::TokenRef::Id(id))
         .unwrap();
     let since = std::time::Instant::now();
     // A request that may change something asks afresh: refused at once.
@@ -258,13 +262,13 @@ fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
         }
         served_after += 1;
         assert!(
-            since.elapsed() <= jility_cloud::ratelimit::LEASE_TTL,
+            since.elapsed() <= jility_identity::ratelimit::LEASE_TTL,
             "still served {:?} after its revocation",
             since.elapsed()
         );
     }
     // It was refused as soon as the lease it held ran out, and stays refused.
-    assert!(served_after <= (BIG / jility_cloud::ratelimit::LEASE_SHARE) as usize);
+    assert!(served_after <= (BIG / jility_identity::ratelimit::LEASE_SHARE) as usize);
     for _ in 0..3 {
         assert!(other.check_token(id, alpha.id).unwrap().1.is_some());
     }
@@ -273,7 +277,7 @@ fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
     let minted = tokens
         .create(
             alpha.id,
-            &jility_cloud::auth::NewToken {
+            &jility_identity::auth::NewToken {
                 name: "second".into(),
                 scopes: jility_core::token::ScopeSet::full_access(),
                 expires_at: None,
@@ -292,7 +296,7 @@ fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
     tokens
         .revoke(
             alpha.id,
-            &jility_cloud::auth::TokenRef::Id(minted.record.id),
+            &jility_identity::auth::TokenRef::Id(minted.record.id),
         )
         .unwrap();
     here.forget_token(minted.record.id);
@@ -310,10 +314,10 @@ fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
 /// goes back.
 #[test]
 fn a_busy_tokens_next_lease_is_asked_for_ahead_of_need() {
-    use jility_cloud::ratelimit::LEASE_SHARE;
+    use jility_identity::ratelimit::LEASE_SHARE;
     let db = TestDb::new();
     let pool = PgDatabase::connect(&db.url).unwrap();
-    let tokens = jility_cloud::auth::Tokens::new(&pool);
+    let tokens = jility_identity::auth::Tokens::new(&pool);
     let (alpha, minted) = tokens
         .create_workspace("alpha", "bootstrap", "tester")
         .unwrap();
@@ -359,7 +363,9 @@ fn a_busy_tokens_next_lease_is_asked_for_ahead_of_need() {
         "the first leases are asked as they are needed: {waited}"
     );
     assert!(waited <= 8, "{waited} reads waited on the database");
-    std::thread::sleep(jility_cloud::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800));
+    std::thread::sleep(
+        jility_identity::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800),
+    );
     assert_eq!(
         shared_count(&db, &format!("token:{id}")),
         i64::from(READS),

@@ -1,6 +1,6 @@
 //! API tokens against a real PostgreSQL: minting, authentication, expiry, revocation,
-//! workspace scoping, hashed storage (a dump holds no token), scopes, and the bootstrap
-//! command `jility admin create-workspace`.
+//! workspace scoping, hashed storage (a dump holds no token) and scopes (the bootstrap
+//! command `jility admin create-workspace`: `crates/jility/tests/jility/tokens_cli.rs`).
 //!
 //! Each test makes its own database on the server at `JILITY_TEST_DATABASE_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`) and drops it when done, failed or not.
@@ -15,11 +15,11 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use chrono::{SecondsFormat, TimeDelta, Utc};
-use jility_cloud::auth::{
+use jility_core::errors;
+use jility_identity::auth::{
     AuthError, NewToken, PlainToken, Scope, ScopeSet, TOKEN_PREFIX, TokenRef, Tokens,
 };
-use jility_core::errors;
-use mcp_common::{ErrorClass, ToolError};
+use mcp_common_core::{ErrorClass, ToolError};
 use serde_json::Value;
 
 use crate::pg;
@@ -71,7 +71,7 @@ fn minted_tokens_have_the_format_and_differ() {
         assert!(random.bytes().all(|b| b.is_ascii_alphanumeric()), "{text}");
         chars.extend(random.chars());
         assert!(seen.insert(text.to_string()), "a token came twice");
-        assert!(jility_cloud::auth::is_well_formed(text));
+        assert!(jility_identity::auth::is_well_formed(text));
         assert!(!format!("{token:?}").contains(random));
     }
     // 8,000 draws from 62 characters: all of them show up (a missing one is ~1e-54 likely).
@@ -475,97 +475,4 @@ fn workspace_names_are_unique_and_nothing_is_half_written() {
         )
         .unwrap_err();
     assert_eq!(err.code, errors::INVALID_INPUT, "{err}");
-}
-
-fn jility(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_jility"))
-        .args(args)
-        .env_remove("DATABASE_URL")
-        .env_remove("JILITY_MODE")
-        .output()
-        .unwrap()
-}
-
-#[test]
-fn cli_create_workspace_prints_a_working_token() {
-    let t = TestDb::new();
-    let out = jility(&[
-        "admin",
-        "create-workspace",
-        "acme",
-        "--database-url",
-        &t.url,
-        "--json",
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let answer: Value = serde_json::from_str(stdout.trim()).unwrap();
-    let members: Vec<&str> = answer
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(members.len(), 2, "{answer}");
-    assert_eq!(answer["workspace"], "acme");
-    let token = answer["token"].as_str().unwrap();
-    assert!(
-        token.starts_with(TOKEN_PREFIX) && token.len() >= 41,
-        "{token}"
-    );
-    assert!(
-        stdout.trim_start().starts_with("{\"workspace\":"),
-        "{stdout}"
-    );
-
-    let db = t.connect();
-    let tokens = Tokens::new(&db);
-    let principal = tokens.authenticate(token).unwrap();
-    assert_eq!(principal.workspace, "acme");
-    assert_eq!(principal.token_name, "bootstrap");
-    assert_eq!(principal.scopes, ScopeSet::full_access());
-
-    // The same name again: refused, nothing written.
-    let again = jility(&[
-        "admin",
-        "create-workspace",
-        "acme",
-        "--database-url",
-        &t.url,
-    ]);
-    assert!(!again.status.success());
-    let stderr = String::from_utf8_lossy(&again.stderr);
-    assert!(stderr.contains("already exists"), "{stderr}");
-    assert!(again.stdout.is_empty(), "no token printed");
-    assert_eq!(db.workspaces().unwrap().len(), 1);
-    assert_eq!(tokens.list(principal.workspace_id).unwrap().len(), 1);
-
-    // The human form explains, DATABASE_URL is the default, and the mode does not matter.
-    let human = Command::new(env!("CARGO_BIN_EXE_jility"))
-        .args(["admin", "create-workspace", "beta"])
-        .env("DATABASE_URL", &t.url)
-        .env("JILITY_MODE", "cloud")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&human.stdout);
-    assert!(human.status.success(), "{text}");
-    assert!(
-        text.contains("beta") && text.contains(TOKEN_PREFIX),
-        "{text}"
-    );
-    assert!(text.contains("only time"), "{text}");
-    assert_eq!(db.workspaces().unwrap().len(), 2);
-}
-
-#[test]
-fn cli_create_workspace_needs_a_database_url() {
-    let out = jility(&["admin", "create-workspace", "acme"]);
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("database URL"), "{stderr}");
-    assert!(stderr.contains("DATABASE_URL"), "{stderr}");
 }

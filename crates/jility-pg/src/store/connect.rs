@@ -168,7 +168,7 @@ impl PgDatabase {
     }
 
     /// Whether the database can be reached and answers.
-    pub(crate) fn health(&self) -> &Health {
+    pub fn health(&self) -> &Health {
         &self.health
     }
 

@@ -54,7 +54,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_common::ToolError;
+use mcp_common_core::ToolError;
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Row, Statement};
@@ -131,7 +131,7 @@ const WRITER_LOCK_CLASS: i32 = 0x006a_696c;
 /// (another writer held the workspace's lock); serialization failures, deadlocks,
 /// cancelled statements and too many connections are [`StoreError::Overloaded`], each
 /// saying which.
-pub(crate) fn db(err: postgres::Error) -> StoreError {
+pub fn db(err: postgres::Error) -> StoreError {
     {
         if let Some(code) = err.code() {
             if *code == SqlState::LOCK_NOT_AVAILABLE {

@@ -15,7 +15,6 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use jility_cloud::store::{PgDatabase, PgStore};
 use jility_core::errors;
 use jility_core::params::{
     AddComment, AssignTicket, BatchItem, ClaimTicket, CreateBatch, CreateTicket, Dependency,
@@ -24,8 +23,9 @@ use jility_core::params::{
 };
 use jility_core::store::{NewChange, Store, StoreError, StoreTx, TicketUpdate};
 use jility_core::tracker::Tracker;
+use jility_pg::store::{PgDatabase, PgStore};
 use jility_sqlite::store::SqlitePool;
-use mcp_common::{CursorKey, Paged, ToolError};
+use mcp_common_core::{CursorKey, Paged, ToolError};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -1321,7 +1321,7 @@ fn migration_rows(test_db: &TestDb) -> i64 {
 
 #[test]
 fn migrations_run_once_even_when_processes_start_together() {
-    let known = jility_cloud::store::MIGRATIONS.len() as u32;
+    let known = jility_pg::store::MIGRATIONS.len() as u32;
 
     // Two at once on a fresh database.
     let test_db = TestDb::new();
@@ -1424,7 +1424,7 @@ fn a_read_of_one_statement_runs_once_and_a_longer_one_again_in_a_transaction() {
 /// run as usual, and leaves the handle reading with a connection again.
 #[test]
 fn a_prefetched_read_answers_as_the_blocking_one_or_hands_the_read_back() {
-    use jility_cloud::store::read_prefetched;
+    use jility_pg::store::read_prefetched;
     let test_db = TestDb::new();
     let db = PgDatabase::connect(&test_db.url).unwrap();
     let root = tempfile::tempdir().unwrap();

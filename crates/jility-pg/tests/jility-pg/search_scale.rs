@@ -9,11 +9,11 @@
 
 use std::collections::BTreeSet;
 
-use jility_cloud::store::{PgDatabase, PgStore};
 use jility_core::params::SearchTickets;
 use jility_core::store::{SearchTerms, Store};
 use jility_core::tracker::Tracker;
-use mcp_common::{CursorKey, ToolError};
+use jility_pg::store::{PgDatabase, PgStore};
+use mcp_common_core::{CursorKey, ToolError};
 
 use crate::pg::TestDb;
 
