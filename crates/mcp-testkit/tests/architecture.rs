@@ -253,9 +253,7 @@ fn cloud_floors_stay_small() {
             let text = std::fs::read_to_string(&file).unwrap();
             let mut in_block = false;
             for line in text.lines().map(str::trim) {
-                if in_block {
-                    in_block = !line.contains("*/");
-                } else if line.starts_with("/*") {
+                if in_block || line.starts_with("/*") {
                     in_block = !line.contains("*/");
                 } else if !line.is_empty() && !line.starts_with("//") {
                     lines += 1;
