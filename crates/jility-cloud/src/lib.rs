@@ -1,35 +1,30 @@
-//! `jility-cloud`: jility's cloud mode — a team's tracker on PostgreSQL, served by
-//! `jility serve`.
+//! `jility-cloud`: jility's cloud mode, composed — a team's tracker on PostgreSQL, served by
+//! `jility serve`. It is the top of four crates, one per floor, whose boundaries the
+//! compiler keeps; this one adds the pages for people and re-exports the floors below under
+//! the paths they had when they were one crate (the binary and its tests name them so):
 //!
-//! - [`store`]: the PostgreSQL store, one workspace per [`store::PgStore`] (every statement
-//!   binds it), with its migrations.
-//! - [`auth`]: workspaces' API tokens at rest (hashed, scoped, expiring, revocable);
-//!   [`ratelimit`]: requests per minute per token, shared through the database;
-//!   [`audit`]: the log of every API write and authentication failure;
-//!   [`events`]: changes published with PostgreSQL `NOTIFY` to every server process.
-//! - [`accounts`]: people — users (Argon2id passwords), roles in workspaces, web
-//!   sessions, invite and password-reset links, sign-in limits.
-//! - [`api`]: the REST API under `/api/v1` on axum, its OpenAPI document and TLS; it mounts
-//!   the MCP endpoint it is handed (built by the binary) behind the same authentication, and
-//!   [`api::ApiState`] is the backend of those MCP tools ([`jility_core::Backend`]).
-//! - [`web`]: the web board for people at `/` (the pages of `jility-web` on
-//!   [`web::CloudSite`], signed in with a session cookie), with the sign-in, invite,
-//!   reset and settings pages; [`oauth`]: OAuth 2.1 for MCP clients (metadata, registration,
-//!   consent, tokens, connected clients); [`public`]: where the server is as its users reach
-//!   it, and the challenges that send a client without a token to OAuth; [`people`] mounts
-//!   both.
+//! - [`store`], [`reach`], [`events`] (`jility-pg`): the PostgreSQL store, one workspace
+//!   per [`store::PgStore`], with its migrations; whether the database can be reached;
+//!   changes published with PostgreSQL `NOTIFY` to every server process.
+//! - [`auth`], [`ratelimit`], [`audit`], [`accounts`] (`jility-identity`): API tokens at
+//!   rest, requests per minute per token, the audit log, people (users, roles, sessions,
+//!   invites, resets), and what OAuth keeps — no HTTP.
+//! - [`api`], [`public`] (`jility-api`): the REST API under `/api/v1` on axum, its OpenAPI
+//!   document and TLS; it mounts the MCP endpoint it is handed (built by the binary) behind
+//!   the same authentication, and [`api::ApiState`] is the backend of those MCP tools
+//!   ([`jility_core::Backend`]).
+//! - Here: [`web`], the web board for people at `/` (the pages of `jility-web` on
+//!   [`web::CloudSite`], signed in with a session cookie), with the sign-in, invite, reset
+//!   and settings pages; [`oauth`]: OAuth 2.1's endpoints and pages for MCP clients
+//!   (metadata, registration, consent, tokens, connected clients); [`people`] mounts both.
 
-pub mod accounts;
-pub mod api;
-pub mod audit;
-pub mod auth;
-pub mod events;
 pub mod oauth;
-pub mod public;
-pub mod ratelimit;
-pub mod reach;
-pub mod store;
 pub mod web;
+
+// The floors below, by the paths they had when they were modules of this crate.
+pub use jility_api::{api, public};
+pub use jility_identity::{accounts, audit, auth, ratelimit};
+pub use jility_pg::{events, reach, store};
 
 pub use api::{ApiState, ServeConfig};
 pub use store::{PgDatabase, PgStore};

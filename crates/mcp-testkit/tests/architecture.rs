@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 /// The modules of each server crate that face the protocol and may import rmcp.
-const PROTOCOL_MODULES: [(&str, &[&str]); 8] = [
+const PROTOCOL_MODULES: [(&str, &[&str]); 11] = [
     (
         "twig-mcp",
         &[
@@ -19,6 +19,9 @@ const PROTOCOL_MODULES: [(&str, &[&str]); 8] = [
     ("jility", &["server.rs"]),
     ("jility-core", &[]),
     ("jility-sqlite", &[]),
+    ("jility-pg", &[]),
+    ("jility-identity", &[]),
+    ("jility-api", &[]),
     ("jility-cloud", &[]),
     ("jility-bridge", &[]),
     ("git-mile", &["server.rs", "writes.rs", "schema.rs"]),
@@ -54,8 +57,10 @@ fn dependencies(krate: &str) -> Vec<String> {
 
 /// Each crate of the workspace and the crates of the workspace it may depend on (not
 /// counting dev-dependencies): the kit's light core under the kit, jility's layers under its
-/// binary, and no server under another.
-const LAYERS: [(&str, &[&str]); 12] = [
+/// binary, and no server under another. jility's cloud mode is four floors, each knowing
+/// only those below: the PostgreSQL store (`jility-pg`), identity (`jility-identity`), the
+/// REST API (`jility-api`) and the web board with OAuth's pages (`jility-cloud`).
+const LAYERS: [(&str, &[&str]); 16] = [
     ("mcp-common-core", &[]),
     ("mcp-common", &["mcp-common-core"]),
     ("mcp-testkit", &["mcp-common"]),
@@ -66,7 +71,33 @@ const LAYERS: [(&str, &[&str]); 12] = [
     ("jility-sqlite", &["jility-core", "mcp-common-core"]),
     ("jility-bridge", &["jility-core", "mcp-common-core"]),
     ("jility-web", &["jility-core", "mcp-common-core"]),
-    ("jility-cloud", &["jility-core", "jility-web", "mcp-common"]),
+    ("jility-pg", &["jility-core", "mcp-common-core"]),
+    (
+        "jility-identity",
+        &["jility-core", "jility-pg", "mcp-common-core"],
+    ),
+    (
+        "jility-api",
+        &[
+            "jility-core",
+            "jility-identity",
+            "jility-pg",
+            "jility-web",
+            "mcp-common",
+        ],
+    ),
+    (
+        "jility-cloud",
+        &[
+            "jility-api",
+            "jility-core",
+            "jility-identity",
+            "jility-pg",
+            "jility-web",
+            "mcp-common",
+        ],
+    ),
+    ("jility-testkit", &["jility-pg"]),
     (
         "jility",
         &[
@@ -126,7 +157,8 @@ fn built_with(krate: &str) -> std::collections::BTreeSet<String> {
             (p["name"].as_str().unwrap().to_string(), deps)
         })
         .collect();
-    // Cargo.lock lists dev-dependencies too: start from the manifest's normal ones.
+    // Cargo.lock lists dev-dependencies too: a crate of the workspace is followed through
+    // its manifest's normal ones.
     let mut seen = std::collections::BTreeSet::new();
     let mut todo = dependencies(krate);
     while let Some(name) = todo.pop() {
@@ -137,7 +169,11 @@ fn built_with(krate: &str) -> std::collections::BTreeSet<String> {
             name.replace('-', "_")
         };
         if seen.insert(name.clone()) {
-            todo.extend(packages.get(&name).cloned().unwrap_or_default());
+            if crates_dir().join(&name).join("Cargo.toml").is_file() {
+                todo.extend(dependencies(&name));
+            } else {
+                todo.extend(packages.get(&name).cloned().unwrap_or_default());
+            }
         }
     }
     seen
@@ -177,6 +213,57 @@ fn jility_domain_builds_without_transports() {
                 "{krate} is built with {name}"
             );
         }
+    }
+}
+
+/// The floors of cloud mode under the server know no HTTP: the PostgreSQL store
+/// (`jility-pg`) and identity (`jility-identity`: people, tokens, OAuth's data, limits,
+/// audit) are built without an HTTP server or client, TLS, HTML, the web app or MCP. (Which
+/// crates of the workspace each may name is [`LAYERS`]': neither names the API or the web.)
+#[test]
+fn cloud_store_and_identity_build_without_http() {
+    let forbidden = [
+        "axum",
+        "hyper",
+        "reqwest",
+        "tokio-rustls",
+        "maud",
+        "rmcp",
+        "rusqlite",
+        "jility-web",
+        "mcp-common",
+    ];
+    for krate in ["jility-pg", "jility-identity"] {
+        let built = built_with(krate);
+        assert!(built.contains("postgres"), "{krate}: the lock was read");
+        for name in forbidden {
+            assert!(!built.contains(name), "{krate} is built with {name}");
+        }
+    }
+}
+
+/// No crate of cloud mode's floors holds more than 6,000 lines of code (`src/`, blank lines
+/// and comments not counted): past that, a floor is cut again along what its modules share.
+#[test]
+fn cloud_floors_stay_small() {
+    const MOST: usize = 6_000;
+    for krate in ["jility-pg", "jility-identity", "jility-api", "jility-cloud"] {
+        let mut lines = 0;
+        for file in rust_files(&crates_dir().join(krate).join("src")) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let mut in_block = false;
+            for line in text.lines().map(str::trim) {
+                if in_block || line.starts_with("/*") {
+                    in_block = !line.contains("*/");
+                } else if !line.is_empty() && !line.starts_with("//") {
+                    lines += 1;
+                }
+            }
+        }
+        assert!(
+            lines <= MOST,
+            "{krate} holds {lines} lines of code, more than {MOST} (docs/architecture.md)"
+        );
     }
 }
 

@@ -198,7 +198,7 @@ fn dead_end(status: StatusCode, message: &str, hint: &str) -> Response {
 /// The client of `ask`, checked with its redirect URI; else the page to show.
 async fn client_of(state: &super::State, ask: &Ask) -> Result<Client, Response> {
     if super::documents::is_document_id(&ask.client_id) {
-        let client = match state.oauth.document_client(&ask.client_id).await {
+        let client = match super::documents::document_client(&state.oauth, &ask.client_id).await {
             Ok(client) => client,
             Err(err) => {
                 return Err(dead_end(

@@ -20,9 +20,9 @@ use chrono::TimeDelta;
 use serde::Deserialize;
 use url::Url;
 
-use super::OAuthError;
-use super::clients::{Client, check_redirect_uri, client_row};
-use crate::accounts::{now, store, time_text};
+use super::clients::{Client, check_redirect_uri};
+use super::{OAuth, OAuthError};
+use crate::accounts::{now, time_text};
 
 /// How long a fetched document is kept before it is fetched again (1 hour).
 pub const CACHE_SECS: i64 = 60 * 60;
@@ -284,82 +284,27 @@ async fn fetch(
     Ok((name, client_uri, uris))
 }
 
-impl super::OAuth {
-    /// The client a metadata-document `client_id` describes: kept, or fetched now (and
-    /// kept [`CACHE_SECS`]).
-    pub async fn document_client(&self, client_id: &str) -> Result<Client, OAuthError> {
-        let oauth = self.clone();
-        let id = client_id.to_string();
-        let fresh_after = time_text(now() - TimeDelta::seconds(CACHE_SECS));
-        let kept = tokio::task::spawn_blocking(move || oauth.kept_document(&id, &fresh_after))
-            .await
-            .map_err(|e| OAuthError::from(mcp_common::ToolError::internal(format!("{e}"))))??;
-        if let Some(client) = kept {
-            return Ok(client);
-        }
-        let (name, client_uri, uris) = fetch(client_id, private_allowed()).await?;
-        let oauth = self.clone();
-        let id = client_id.to_string();
-        tokio::task::spawn_blocking(move || {
-            oauth.keep_document(&id, &name, client_uri.as_deref(), &uris)
-        })
+/// The client a metadata-document `client_id` describes: kept, or fetched now (and
+/// kept [`CACHE_SECS`]).
+pub async fn document_client(oauth: &OAuth, client_id: &str) -> Result<Client, OAuthError> {
+    let keeper = oauth.clone();
+    let id = client_id.to_string();
+    let fresh_after = time_text(now() - TimeDelta::seconds(CACHE_SECS));
+    let kept = tokio::task::spawn_blocking(move || keeper.kept_document(&id, &fresh_after))
         .await
-        .map_err(|e| OAuthError::from(mcp_common::ToolError::internal(format!("{e}"))))?
-        .map_err(OAuthError::from)
+        .map_err(|e| OAuthError::from(mcp_common::ToolError::internal(format!("{e}"))))??;
+    if let Some(client) = kept {
+        return Ok(client);
     }
-
-    fn kept_document(
-        &self,
-        client_id: &str,
-        fresh_after: &str,
-    ) -> Result<Option<Client>, OAuthError> {
-        let found = self
-            .db
-            .with_client(|client| -> Result<_, mcp_common::ToolError> {
-                client
-                    .query_opt(
-                        "SELECT id, client_id, name, client_uri, redirect_uris FROM oauth_clients \
-                     WHERE client_id = $1 AND kind = 'metadata_document' AND fetched_at > $2",
-                        &[&client_id, &fresh_after],
-                    )
-                    .map_err(store)
-            })?;
-        found
-            .map(|row| client_row(&row))
-            .transpose()
-            .map_err(OAuthError::from)
-    }
-
-    fn keep_document(
-        &self,
-        client_id: &str,
-        name: &str,
-        client_uri: Option<&str>,
-        uris: &[String],
-    ) -> Result<Client, mcp_common::ToolError> {
-        let at = time_text(now());
-        self.db.with_client(|client| {
-            let row = client
-                .query_one(
-                    "INSERT INTO oauth_clients (client_id, kind, name, client_uri, redirect_uris, \
-                     created_at, fetched_at, last_used_at) \
-                     VALUES ($1, 'metadata_document', $2, $3, $4, $5, $5, $5) \
-                     ON CONFLICT (client_id) DO UPDATE SET name = $2, client_uri = $3, \
-                       redirect_uris = $4, fetched_at = $5 \
-                     WHERE oauth_clients.kind = 'metadata_document' \
-                     RETURNING id",
-                    &[&client_id, &name, &client_uri, &uris, &at],
-                )
-                .map_err(store)?;
-            Ok(Client {
-                id: row.try_get(0).map_err(store)?,
-                client_id: client_id.to_string(),
-                client_name: name.to_string(),
-                client_uri: client_uri.map(str::to_string),
-                redirect_uris: uris.to_vec(),
-            })
-        })
-    }
+    let (name, client_uri, uris) = fetch(client_id, private_allowed()).await?;
+    let keeper = oauth.clone();
+    let id = client_id.to_string();
+    tokio::task::spawn_blocking(move || {
+        keeper.keep_document(&id, &name, client_uri.as_deref(), &uris)
+    })
+    .await
+    .map_err(|e| OAuthError::from(mcp_common::ToolError::internal(format!("{e}"))))?
+    .map_err(OAuthError::from)
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@
 //! - `metadata`: Protected Resource Metadata (RFC 9728) at
 //!   `/.well-known/oauth-protected-resource[/mcp]`, Authorization Server Metadata (RFC 8414)
 //!   at `/.well-known/oauth-authorization-server` and the OpenID path clients also try.
-//! - `clients`: dynamic client registration (RFC 7591) at `POST /oauth/register`: public
-//!   clients only, redirect URIs on loopback (any port, RFC 8252) or HTTPS; limited per
-//!   client address; a client unused for [`CLIENT_IDLE_DAYS`] is forgotten. `documents`:
+//! - `registration`: dynamic client registration (RFC 7591) at `POST /oauth/register`:
+//!   public clients only, redirect URIs on loopback (any port, RFC 8252) or HTTPS; limited
+//!   per client address; a client unused for [`CLIENT_IDLE_DAYS`] is forgotten. `documents`:
 //!   clients whose `client_id` is the HTTPS URL of their Client ID Metadata Document,
 //!   fetched with SSRF fences (public addresses only — an IPv6 address carrying an IPv4
 //!   one judged by it —, pinned, no redirects, small, quick).
@@ -26,14 +26,9 @@
 //! - `errors`: that form, for the JSON endpoints' own refusals too (a body over
 //!   [`BODY_BYTES`]: `413`; unreadable, or a registration not sent as JSON: `400`; another
 //!   method: `405`).
-//! - `grants`: what is kept — codes (single use, [`CODE_SECS`]; presented again, the grant
-//!   they made is revoked), grants (one per approval: the refresh family), refresh tokens
-//!   (rotated on use; an old one presented again revokes the family). Access tokens are API
-//!   tokens of the workspace marked with their grant and bound to the resource
-//!   (`…/mcp`): they expire after [`ACCESS_SECS`] (or `JILITY_OAUTH_ACCESS_SECS`), and are
-//!   authenticated, rate-limited, audited and revoked like every token; a grant holds one
-//!   live access token at a time (a refresh ends the one before). `full_access` is never
-//!   granted this way.
+//! - What is kept — clients, codes (single use, [`CODE_SECS`]), grants (the refresh
+//!   families), refresh tokens, and access tokens that expire after [`ACCESS_SECS`] — and
+//!   its rules are `jility-identity`'s `oauth` (`clients`, `grants`, `limits`, `pkce`).
 //!
 //! - `connected`: Settings → Connected clients (`/w/{ws}/settings/clients`): a member's own
 //!   grants, a manager's everyone's, with Revoke.
@@ -41,48 +36,26 @@
 //! Every grant, refresh, reuse and revocation is written to the workspace's audit log.
 
 mod authorize;
-mod clients;
 mod connected;
 mod documents;
 pub(crate) mod errors;
-mod grants;
-mod limits;
 mod metadata;
-mod pkce;
+mod registration;
 mod token;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
-pub use clients::{Client, Registration};
-pub use errors::OAuthError;
-pub use grants::{Grant, Issued, OAuth};
+pub use jility_identity::oauth::{
+    ACCESS_SECS, CLIENT_IDLE_DAYS, CODE_SECS, Client, Grant, Issued, OAuth, OAuthError,
+    REFRESH_DAYS, REGISTRATION_WINDOW_SECS, REGISTRATIONS_PER_ADDRESS, Registration, access_secs,
+};
+
+// What OAuth keeps, and its rules, are jility-identity's.
+use jility_identity::oauth::{clients, grants, limits, pkce};
 
 use crate::web::CloudSite;
-
-/// How long an access token lasts (1 hour).
-pub const ACCESS_SECS: i64 = 60 * 60;
-/// How long access tokens last: `JILITY_OAUTH_ACCESS_SECS` (1 to 86,400), else
-/// [`ACCESS_SECS`].
-pub fn access_secs() -> i64 {
-    std::env::var("JILITY_OAUTH_ACCESS_SECS")
-        .ok()
-        .and_then(|v| v.trim().parse::<i64>().ok())
-        .filter(|secs| (1..=86_400).contains(secs))
-        .unwrap_or(ACCESS_SECS)
-}
-
-/// How long a refresh token lasts unused (30 days).
-pub const REFRESH_DAYS: i64 = 30;
-/// How long an authorization code lasts (2 minutes).
-pub const CODE_SECS: i64 = 120;
-/// A registered client unused this long is forgotten, with its grants.
-pub const CLIENT_IDLE_DAYS: i64 = 30;
-/// Dynamic registrations allowed per client address in [`REGISTRATION_WINDOW_SECS`].
-pub const REGISTRATIONS_PER_ADDRESS: usize = 20;
-/// The window of the registration limit (1 hour).
-pub const REGISTRATION_WINDOW_SECS: i64 = 60 * 60;
 
 /// The largest body `/oauth/register`, `/oauth/token` and `/oauth/revoke` take (64 KiB:
 /// ten 2,000-character redirect URIs and a name fit many times over); a larger one is
@@ -108,7 +81,7 @@ pub fn routes(site: &CloudSite) -> Router {
     let json = Router::new()
         .route(
             REGISTER_PATH,
-            post(clients::register).fallback(errors::method_not_allowed),
+            post(registration::register).fallback(errors::method_not_allowed),
         )
         .route(
             TOKEN_PATH,

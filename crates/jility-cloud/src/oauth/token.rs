@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use jility_web::pages::{field, form_pairs};
 
-use super::OAuthError;
+use super::errors::{OAuthError, OAuthResponse as _};
 use super::grants::Issued;
 
 fn no_store(mut response: Response) -> Response {
@@ -47,7 +47,7 @@ pub async fn token(
     let body = match body {
         Ok(body) => body,
         Err(rejection) => {
-            return no_store(OAuthError::body("invalid_request", &rejection).into_response());
+            return no_store(super::errors::body("invalid_request", &rejection).into_response());
         }
     };
     let pairs = form_pairs(&body);
@@ -114,7 +114,7 @@ pub async fn revoke(
     let body = match body {
         Ok(body) => body,
         Err(rejection) => {
-            return OAuthError::body("invalid_request", &rejection).into_response();
+            return super::errors::body("invalid_request", &rejection).into_response();
         }
     };
     let pairs = form_pairs(&body);

@@ -23,7 +23,8 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::backend::People;
 use super::cookies;
-use crate::accounts::{Accounts, Role, Session};
+pub use crate::accounts::access::Access;
+use crate::accounts::{ACCESS_CHANGED, Accounts, Role, Session};
 use crate::api::ApiState;
 use crate::auth::Principal;
 use crate::events::Event;
@@ -98,7 +99,7 @@ impl CloudSite {
     /// or person check their session and membership again now rather than at their next
     /// minute; no other stream does. Published as a revocation of no token (the API's
     /// streams pass over it), naming its target. (A change of a membership publishes it in
-    /// its own transaction: [`notify_access_changed`].)
+    /// its own transaction: [`crate::accounts::notify_access_changed`].)
     pub async fn access_changed(&self, target: Access) {
         let db = self.inner.api.db.clone();
         let change = target.change();
@@ -272,55 +273,6 @@ impl Site for CloudSite {
             Err(_) => vec![viewer.name.clone()],
         }
     }
-}
-
-/// The operation of the events that tell live streams a person's access changed.
-const ACCESS_CHANGED: &str = "access_changed";
-
-/// Whose access changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    /// A session ended.
-    Session(i64),
-    /// A person left a workspace, or their sessions ended.
-    User(i64),
-}
-
-impl Access {
-    /// The event's `actor`, naming the target (no secret).
-    fn actor(self) -> String {
-        match self {
-            Access::Session(id) => format!("session:{id}"),
-            Access::User(id) => format!("user:{id}"),
-        }
-    }
-
-    /// The event that tells the live streams of the target to check again.
-    fn change(self) -> crate::events::Change {
-        crate::events::Change {
-            workspace_id: None,
-            operation: ACCESS_CHANGED.to_string(),
-            ..crate::events::Change::revocation(0, 0, &self.actor())
-        }
-    }
-}
-
-/// Publish that `target`'s access changed on `client` (a transaction: delivered when it
-/// commits), so that the change of a membership or role — by a person on the settings page
-/// or by the operator's CLI — reaches every server process's live streams with it.
-pub(crate) fn notify_access_changed(
-    client: &mut impl postgres::GenericClient,
-    target: Access,
-) -> Result<(), ToolError> {
-    let payload = serde_json::to_string(&target.change())
-        .map_err(|e| ToolError::internal(format!("cannot encode an event: {e}")))?;
-    client
-        .execute(
-            "SELECT pg_notify($1, $2)",
-            &[&crate::events::CHANNEL, &payload],
-        )
-        .map_err(|e| ToolError::from(crate::store::db(e)))?;
-    Ok(())
 }
 
 /// How long from now until `at` (none when past; a year when there is no expiry).

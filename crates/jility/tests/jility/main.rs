@@ -11,11 +11,11 @@
 mod browser;
 mod cloud;
 mod lossy;
-mod pg;
 mod support;
 mod web;
+// A PostgreSQL database of its own for each test, as jility-pg's and jility-identity's tests.
+use jility_testkit as pg;
 
-mod accounts;
 mod accounts_cli;
 mod api;
 mod api_endpoints;
@@ -44,15 +44,12 @@ mod oauth_redirects;
 mod outage;
 mod paging;
 mod plans;
-mod postgres_store;
-mod rate_limit;
 mod remote_mcp;
-mod search_scale;
 mod storage;
 mod stream_expiry;
 mod tls;
 mod token_api;
-mod tokens;
+mod tokens_cli;
 mod web_attack;
 mod web_cloud;
 mod web_list;

@@ -1,0 +1,374 @@
+//! The cloud server's rate limit, on a real PostgreSQL: a sliding 60 s window per token and
+//! per workspace, counted in the database, so that every server process on it shares one
+//! count (each process is a pool of its own here, as in `jility serve`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // assertions in tests
+
+use crate::pg;
+
+use std::sync::{Arc, Barrier};
+
+use jility_identity::ratelimit::{RateLimiter, Scope};
+use jility_pg::store::PgDatabase;
+use pg::TestDb;
+
+#[test]
+fn the_limit_counts_every_request_of_a_token_and_says_when_to_retry() {
+    let db = TestDb::new();
+    let limiter = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), 5);
+    let mut last = None;
+    for used in 1..=5u32 {
+        let decision = limiter.check("token-a").unwrap();
+        assert!(decision.allowed, "request {used} of 5");
+        assert_eq!(decision.limit, 5);
+        assert_eq!(decision.remaining, 5 - used);
+        assert!((1..=62).contains(&decision.retry_after_secs));
+        last = Some(decision);
+    }
+    let refused = limiter.check("token-a").unwrap();
+    // The window slides: the first request leaves it 60 s after it was made, not at a minute's
+    // end, so the sixth request within a few seconds is refused.
+    assert!(refused.reset_at >= last.unwrap().reset_at - 1);
+    {
+        assert!(!refused.allowed);
+        assert_eq!(refused.remaining, 0);
+        let error = refused.error();
+        assert_eq!(error.code.as_str(), "rate_limit");
+        assert!(error.retryable());
+        assert_eq!(error.retry_after_secs, Some(refused.retry_after_secs));
+        assert!(
+            error.message.contains("5 requests per minute"),
+            "{}",
+            error.message
+        );
+    }
+    // Another token has its own count.
+    let other = limiter.check("token-b").unwrap();
+    assert!(other.allowed);
+    assert_eq!(other.remaining, 4);
+}
+
+#[test]
+fn two_server_processes_share_one_count() {
+    let db = TestDb::new();
+    // Two pools on one database, as two `jility serve` processes have.
+    let first = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), 100);
+    let second = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), 100);
+    // 4 threads, two on each "process", 40 requests each: 160 requests against a limit of
+    // 100 in the last 60 s. Exactly 100 may pass, whatever the calendar minute.
+    let barrier = Arc::new(Barrier::new(4));
+    let mut threads = Vec::new();
+    for i in 0..4 {
+        let limiter = if i % 2 == 0 {
+            first.clone()
+        } else {
+            second.clone()
+        };
+        let barrier = barrier.clone();
+        threads.push(std::thread::spawn(move || {
+            barrier.wait();
+            (0..40)
+                .map(|_| limiter.check("shared-token").unwrap())
+                .collect::<Vec<_>>()
+        }));
+    }
+    let decisions: Vec<_> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    let allowed: Vec<_> = decisions.iter().filter(|d| d.allowed).collect();
+    assert_eq!(allowed.len(), 100);
+    // Every count from 1 to 100 was handed out exactly once.
+    let mut remaining: Vec<u32> = allowed.iter().map(|d| d.remaining).collect();
+    remaining.sort();
+    assert_eq!(remaining, (0..100).collect::<Vec<u32>>());
+}
+
+#[test]
+fn old_requests_leave_the_window() {
+    let db = TestDb::new();
+    let pool = PgDatabase::connect(&db.url).unwrap();
+    let limiter = RateLimiter::new(pool, 10);
+    let mut client = db.client();
+    // Seven requests 62 to 67 s ago, and two 30 s ago.
+    client
+        .execute(
+            "INSERT INTO rate_limit_counts (key, seconds, counts) \
+             SELECT 'k', ARRAY(SELECT floor(extract(epoch FROM clock_timestamp()))::bigint - s \
+                               FROM unnest(ARRAY[67, 65, 62, 30]) s), \
+                    ARRAY[2, 3, 2, 2]",
+            &[],
+        )
+        .unwrap();
+    let decision = limiter.check("k").unwrap();
+    assert!(decision.allowed);
+    assert_eq!(decision.remaining, 7, "only the last 60 s count");
+    assert!(
+        (29..=32).contains(&decision.retry_after_secs),
+        "{decision:?}"
+    );
+    let kept: i32 = client
+        .query_one(
+            "SELECT cardinality(seconds) FROM rate_limit_counts WHERE key = 'k'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(kept, 2, "the old seconds were forgotten");
+}
+
+#[test]
+fn a_workspace_ceiling_binds_all_its_tokens_and_a_refusal_counts_for_neither() {
+    let db = TestDb::new();
+    let limiter = RateLimiter::with_workspace_limit(PgDatabase::connect(&db.url).unwrap(), 3, 4);
+    let tokens = jility_identity::auth::Tokens::new(&db.connect());
+    let (alpha, _) = tokens
+        .create_workspace("alpha", "bootstrap", "tester")
+        .unwrap();
+    for _ in 0..3 {
+        assert!(limiter.check_token(1, alpha.id).unwrap().0.allowed);
+    }
+    let (refused, revoked) = limiter.check_token(1, alpha.id).unwrap();
+    assert!(!refused.allowed);
+    assert_eq!(refused.scope, Scope::Token);
+    assert_eq!(revoked, None);
+    // Token 2 of the same workspace: one left of the ceiling of 4.
+    let (second, _) = limiter.check_token(2, alpha.id).unwrap();
+    assert!(second.allowed);
+    assert_eq!((second.scope, second.remaining), (Scope::Workspace, 0));
+    let (ceiling, _) = limiter.check_token(2, alpha.id).unwrap();
+    assert!(!ceiling.allowed);
+    assert_eq!((ceiling.scope, ceiling.limit), (Scope::Workspace, 4));
+    assert!(ceiling.error().message.contains("workspace"));
+    // The refusal did not count for token 2: it has used 1 of its 3.
+    let used: i32 = db
+        .client()
+        .query_one(
+            "SELECT counts[1] FROM rate_limit_counts WHERE key = 'token:2'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(used, 1);
+}
+
+/// A limit of 6,400 a minute leases up to 100 requests at a time.
+const BIG: u32 = 6_400;
+
+fn shared_count(db: &TestDb, key: &str) -> i64 {
+    db.client()
+        .query_one(
+            "SELECT coalesce(sum(c), 0)::bigint FROM rate_limit_counts, unnest(counts) c \
+             WHERE key = $1",
+            &[&key],
+        )
+        .unwrap()
+        .get(0)
+}
+
+#[test]
+fn leased_requests_keep_the_headers_exact_within_one_process() {
+    let db = TestDb::new();
+    let limiter = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    for spent in 1..=1_000u32 {
+        let decision = limiter.check("busy").unwrap();
+        assert!(decision.allowed);
+        assert_eq!(decision.remaining, BIG - spent, "request {spent}");
+    }
+    // Leases grew: the database counted more than was spent, and gets the rest back
+    // once the leases expire.
+    assert!(shared_count(&db, "busy") > 1_000, "leases were taken ahead");
+    std::thread::sleep(
+        jility_identity::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800),
+    );
+    assert_eq!(
+        shared_count(&db, "busy"),
+        1_000,
+        "the unspent part was given back"
+    );
+}
+
+#[test]
+fn two_processes_leasing_never_pass_the_limit_together_and_give_back_the_rest() {
+    let db = TestDb::new();
+    let first = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    let second = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    // 4 threads, two on each process, 2,000 requests each: 8,000 against 6,400.
+    let barrier = Arc::new(Barrier::new(4));
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let limiter = if i % 2 == 0 {
+                first.clone()
+            } else {
+                second.clone()
+            };
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                (0..2_000)
+                    .filter(|_| limiter.check("shared-token").unwrap().allowed)
+                    .count()
+            })
+        })
+        .collect();
+    let allowed: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert!(allowed <= BIG as usize, "{allowed} passed a limit of {BIG}");
+    // What a process held when the requests stopped is given back within its lease's
+    // second: the shared count is then what was spent, and the rest can be had.
+    std::thread::sleep(
+        jility_identity::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800),
+    );
+    assert_eq!(shared_count(&db, "shared-token") as usize, allowed);
+    let left = BIG as usize - allowed;
+    let more = (0..left + 10)
+        .filter(|_| first.check("shared-token").unwrap().allowed)
+        .count();
+    assert_eq!(more, left, "exactly the rest of the limit, no more");
+}
+
+#[test]
+fn a_revoked_token_is_refused_by_every_process_within_a_lease() {
+    let db = TestDb::new();
+    let pool = PgDatabase::connect(&db.url).unwrap();
+    let tokens = jility_identity::auth::Tokens::new(&pool);
+    let (alpha, minted) = tokens
+        .create_workspace("alpha", "bootstrap", "tester")
+        .unwrap();
+    let id = minted.record.id;
+    // Another process, busy with the token: its leases have grown.
+    let other = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    // And a third, busy with it too, whose next request will change something.
+    let writer = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    for _ in 0..500 {
+        for limiter in [&other, &writer] {
+            let (decision, revoked) = limiter.check_token(id, alpha.id).unwrap();
+            assert!(decision.allowed && revoked.is_none());
+        }
+    }
+    tokens
+        .revoke(alpha.id, &jility_identity::auth::TokenRef::Id(id))
+        .unwrap();
+    let since = std::time::Instant::now();
+    // A request that may change something asks afresh: refused at once.
+    let (_, revoked) = writer.check_token_fresh(id, alpha.id).unwrap();
+    assert!(
+        revoked.is_some(),
+        "a write after revocation is refused at once"
+    );
+    let mut served_after = 0;
+    loop {
+        let (_, revoked) = other.check_token(id, alpha.id).unwrap();
+        if revoked.is_some() {
+            break;
+        }
+        served_after += 1;
+        assert!(
+            since.elapsed() <= jility_identity::ratelimit::LEASE_TTL,
+            "still served {:?} after its revocation",
+            since.elapsed()
+        );
+    }
+    // It was refused as soon as the lease it held ran out, and stays refused.
+    assert!(served_after <= (BIG / jility_identity::ratelimit::LEASE_SHARE) as usize);
+    for _ in 0..3 {
+        assert!(other.check_token(id, alpha.id).unwrap().1.is_some());
+    }
+    // The process that revokes forgets its leases at once.
+    let here = RateLimiter::new(pool, BIG);
+    let minted = tokens
+        .create(
+            alpha.id,
+            &jility_identity::auth::NewToken {
+                name: "second".into(),
+                scopes: jility_core::token::ScopeSet::full_access(),
+                expires_at: None,
+                created_by: "tester".into(),
+            },
+        )
+        .unwrap();
+    for _ in 0..500 {
+        assert!(
+            here.check_token(minted.record.id, alpha.id)
+                .unwrap()
+                .1
+                .is_none()
+        );
+    }
+    tokens
+        .revoke(
+            alpha.id,
+            &jility_identity::auth::TokenRef::Id(minted.record.id),
+        )
+        .unwrap();
+    here.forget_token(minted.record.id);
+    assert!(
+        here.check_token(minted.record.id, alpha.id)
+            .unwrap()
+            .1
+            .is_some()
+    );
+}
+
+/// A busy token's next lease is asked for ahead of need, in the background on the runtime's
+/// blocking threads, while its reads spend the current one: they seldom wait on the
+/// database, the headers never say more is left than is, and what was leased and not spent
+/// goes back.
+#[test]
+fn a_busy_tokens_next_lease_is_asked_for_ahead_of_need() {
+    use jility_identity::ratelimit::LEASE_SHARE;
+    let db = TestDb::new();
+    let pool = PgDatabase::connect(&db.url).unwrap();
+    let tokens = jility_identity::auth::Tokens::new(&pool);
+    let (alpha, minted) = tokens
+        .create_workspace("alpha", "bootstrap", "tester")
+        .unwrap();
+    let id = minted.record.id;
+    let limiter = RateLimiter::new(pool, BIG);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _inside = runtime.enter();
+    // 1,000 reads in bursts of 4 with 10 ms between: leases grow 1, 2, 4, 8, 16 … up to 100
+    // (BIG / LEASE_SHARE), so asking as each runs out waits on the database 16 times. Asked
+    // ahead from the block of 8 on, only the first four wait, and a later one only when a
+    // lease statement takes longer than the reads left of a block leave it (20 ms for the
+    // block of 16, 125 ms for one of 100): a loaded machine stalls now and then, not on
+    // every block.
+    const READS: u32 = 1_000;
+    let mut waited = 0;
+    for spent in 1..=READS {
+        let decision = match limiter.check_token_leased(id, alpha.id) {
+            Some(decision) => decision,
+            None => {
+                waited += 1;
+                limiter.check_token(id, alpha.id).unwrap().0
+            }
+        };
+        assert!(decision.allowed);
+        // Never more than is left; less by a block at most while a lease asked ahead is
+        // counted in the database and not yet here.
+        let left = BIG - spent;
+        assert!(
+            decision.remaining <= left && decision.remaining + BIG / LEASE_SHARE >= left,
+            "request {spent}: {} remaining of {left}",
+            decision.remaining
+        );
+        if spent % 4 == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+    assert!(
+        waited >= 4,
+        "the first leases are asked as they are needed: {waited}"
+    );
+    assert!(waited <= 8, "{waited} reads waited on the database");
+    std::thread::sleep(
+        jility_identity::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800),
+    );
+    assert_eq!(
+        shared_count(&db, &format!("token:{id}")),
+        i64::from(READS),
+        "what was leased ahead and not spent was given back"
+    );
+}
