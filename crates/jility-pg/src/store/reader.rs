@@ -23,7 +23,7 @@ pub(super) enum Lookup {
     Uuid(String),
 }
 
-/// How many async connections a server keeps for prefetched reads: each answers the reads
+/// How many async connections a server keeps for whole-ticket reads: each answers the reads
 /// waiting for it in one statement while the next batch gathers, so a few keep PostgreSQL
 /// busy. Measured on two cores with 32 clients (when reads were pipelined one statement
 /// each): two or three gave more reads a second but queued many behind a backend the
@@ -118,7 +118,7 @@ async fn answer(slot: &Slot, ws: i64, key: String, reads: Vec<Waiting>) {
         match slot.client.query(&statement, &[&ws, &key, &numbers]).await {
             Ok(rows) => Some(rows),
             Err(err) => {
-                tracing::debug!(error = %err, "a batch of prefetched reads failed; reading again");
+                tracing::debug!(error = %err, "a batch of whole-ticket reads failed; reading on the pool");
                 None
             }
         }
@@ -284,7 +284,7 @@ impl Reader {
     }
 }
 
-/// How long a prefetched read waits on its connection before it is also asked on another
+/// How long a whole-ticket read waits on its connection before it is also asked on another
 /// ([`Reader::query`]). Reads answer in 1–3 ms with 32 clients on two cores (measured on
 /// the wire: p99 about 2.5 times the median); one that takes 5 ms waits behind a backend
 /// that has stopped.
@@ -336,7 +336,7 @@ async fn ask(slot: Arc<Slot>, lookup: Lookup, ws: i64) -> Option<Vec<Row>> {
             match slot.client.query(&statement, &[&ws, uuid]).await {
                 Ok(rows) => Some(rows),
                 Err(err) => {
-                    tracing::debug!(error = %err, "a prefetched read failed; reading again");
+                    tracing::debug!(error = %err, "a whole-ticket read failed; reading on the pool");
                     None
                 }
             }
