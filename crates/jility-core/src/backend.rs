@@ -2,7 +2,7 @@
 //! binary's `server`) is one handler generic over a [`Backend`]; each way to serve implements
 //! it where its policy already lives: local mode here ([`Service`]: the tracker on this
 //! process's store), the cloud bridge in `jility-bridge` (requests to the API), and
-//! `jility serve`'s own workspaces in `jility-cloud` (the caller's token decides the
+//! `jility serve`'s own workspaces in `jility-api` (the caller's token decides the
 //! workspace and the scopes, and refusals are audited as over REST).
 
 use std::future::Future;

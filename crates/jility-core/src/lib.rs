@@ -4,7 +4,7 @@
 //!
 //! - [`tracker`]: every operation, validation, the workflow and the change log, written
 //!   against [`store::Store`]; [`service::Service`] runs it for async callers.
-//! - [`store`]: the storage trait (`jility-sqlite` and `jility-cloud` implement it).
+//! - [`store`]: the storage trait (`jility-sqlite` and `jility-pg` implement it).
 //! - [`ops`]: the table of operations — name, scope, route, cache time, tracker call — that
 //!   the MCP tools, the REST API, the bridge and the OpenAPI document all read;
 //!   [`backend`]: where an operation runs, the seam the MCP adapter is generic over.

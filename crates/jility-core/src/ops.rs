@@ -4,7 +4,7 @@
 //! - the MCP tools (the `jility` binary's adapter) run an operation on whichever backend serves them
 //!   (the local database, the cloud API through the bridge, or the API server's own
 //!   workspace at `/mcp`);
-//! - the REST API (`jility-cloud`) routes every operation to one generic handler;
+//! - the REST API (`jility-api`) routes every operation to one generic handler;
 //! - the bridge (`jility-bridge`) turns a tool call into the operation's request;
 //! - the OpenAPI document is generated from it.
 //!

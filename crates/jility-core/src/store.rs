@@ -1,7 +1,7 @@
 //! Storage: the primitive reads and writes the domain needs, behind a trait so that a
 //! second database (PostgreSQL for the cloud server) serves the same domain
 //! ([`crate::tracker`]) with its own SQL. `jility-sqlite` has the embedded implementation;
-//! `jility-cloud` serves many workspaces from one PostgreSQL database (the cloud mode), each
+//! `jility-pg` serves many workspaces from one PostgreSQL database (the cloud mode), each
 //! of its stores bound to one workspace.
 
 use mcp_common_core::ToolError;

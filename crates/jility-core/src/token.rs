@@ -1,6 +1,6 @@
 //! The format of cloud mode's credentials, shared by the server, the bridge and the CLI:
 //! API tokens, their scopes, and who a request comes from. Storing tokens is the cloud
-//! crate's (`jility_cloud::auth`).
+//! crate's (`jility_identity::auth`).
 //!
 //! **Tokens.** A token is `jil_live_` followed by 40 characters of `[A-Za-z0-9]` drawn from
 //! the operating system's CSPRNG (about 238 bits). It is shown once, when minted. At rest
