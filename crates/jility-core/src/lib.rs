@@ -11,6 +11,7 @@
 //! - [`model`], [`params`] (inputs), [`description`] (precise edits, diffs), [`templates`],
 //!   [`render`] (the markdown of every answer), [`errors`] (the error codes), [`token`]
 //!   (the format of API tokens, scopes, principals).
+//! - `suite` (cargo feature `suite`, for tests only): the conformance suite every store runs.
 
 pub mod backend;
 pub mod description;
@@ -21,6 +22,8 @@ pub mod params;
 pub mod render;
 pub mod service;
 pub mod store;
+#[cfg(feature = "suite")]
+pub mod suite;
 pub mod templates;
 pub mod token;
 pub mod tracker;

@@ -220,7 +220,12 @@ fn failed_sign_ins_are_limited_per_account_before_any_password_check() {
         (ghost.code, &ghost.message, words(&ghost.hint)),
         (limited.code, &limited.message, words(&limited.hint))
     );
-    assert!(ghost.hint.as_deref().is_some_and(|h| h.contains(" s, then sign in")));
+    assert!(
+        ghost
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains(" s, then sign in"))
+    );
 
     // When the failures leave the window, the account signs in again.
     w.sql("UPDATE login_failures SET at = '2000-01-01T00:00:00.000Z'");

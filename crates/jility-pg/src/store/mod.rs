@@ -510,7 +510,10 @@ impl Store for PgStore {
     /// One statement ([`search::search`]), planned for its workspace and words (a custom
     /// plan: how many match decides how to find them) with sorting disabled: its parts read
     /// the workspace's newest tickets in index order and stop early, which PostgreSQL,
-    /// without statistics, may replace with reading all of them and sorting.
+    /// without statistics, may replace with reading all of them and sorting. Without JIT:
+    /// before PostgreSQL 18 a disabled sort still in the plan (the page's own order) costs
+    /// 10^10, past `jit_above_cost`, and compiling the statement took 1.5–2 s a search
+    /// (found by `jility_core::suite`: 4 ms without).
     fn search(
         &mut self,
         terms: &SearchTerms,
@@ -520,7 +523,7 @@ impl Store for PgStore {
         Ok(self.outside(|tx| {
             tx.client
                 .batch_execute(
-                    "BEGIN READ ONLY; SET LOCAL enable_sort = off; \
+                    "BEGIN READ ONLY; SET LOCAL enable_sort = off; SET LOCAL jit = off; \
                      SET LOCAL plan_cache_mode = force_custom_plan",
                 )
                 .map_err(db)?;
