@@ -13,6 +13,8 @@
 //! import, at 15% of `pgbench -S` — fails it. Counting (a listing's total, up to its cap)
 //! may read what it counts.
 //!
+//! No statement may be compiled (JIT): that costs far more than running one of them.
+//!
 //! Requests: whole tickets by number (concurrently, so reads are batched) and by UUID,
 //! listings (no filter, each status as the board's columns ask, a label, an assignee,
 //! unassigned, a parent), search (common and rare words), each with the token check and
@@ -133,6 +135,13 @@ fn request_statements_read_about_what_they_return_before_statistics_and_when_ske
                 "{case}: no statement containing {needle:?} was run"
             );
         }
+        // Compiling a statement (JIT) costs far more than running one of these.
+        let compiled: Vec<&str> = plans
+            .iter()
+            .filter(|p| p.get("JIT").is_some())
+            .filter_map(|p| p["Query Text"].as_str())
+            .collect();
+        assert!(compiled.is_empty(), "{case}: JIT-compiled: {compiled:?}");
         let mut bad: Vec<&Judged> = judged.iter().filter(|j| j.read > j.allowed).collect();
         bad.sort_by_key(|j| std::cmp::Reverse(j.read));
         bad.dedup_by(|a, b| a.query == b.query);
