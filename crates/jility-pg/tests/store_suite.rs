@@ -1,7 +1,6 @@
 //! The store conformance suite of `jility-core` (`jility_core::suite`) on PostgreSQL: each
-//! check on a new workspace of its own, all in one database this test makes on the server
-//! at `JILITY_TEST_DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/test`, a user
-//! who may create databases, no password) and drops when it ends, failed or not.
+//! check on a new workspace of its own, all in one database of this test's
+//! (`jility_testkit::TestDb`, dropped when it ends, failed or not).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -13,70 +12,11 @@ use std::time::Duration;
 
 use jility_core::store::StoreError;
 use jility_pg::store::{MIGRATIONS, PgDatabase, PgStore};
-
-const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
-
-/// `url` with its database name replaced by `name` (any query string kept).
-fn with_database(url: &str, name: &str) -> String {
-    let (main, query) = match url.split_once('?') {
-        Some((main, query)) => (main, Some(query)),
-        None => (url, None),
-    };
-    let (server, _) = main
-        .rsplit_once('/')
-        .filter(|(server, _)| server.contains("//") && !server.ends_with('/'))
-        .unwrap_or((main, ""));
-    match query {
-        Some(query) => format!("{server}/{name}?{query}"),
-        None => format!("{server}/{name}"),
-    }
-}
-
-/// The suite's database, dropped (even when the test fails) by `Drop`.
-struct SuiteDb {
-    admin_url: String,
-    name: String,
-    url: String,
-}
-
-impl SuiteDb {
-    fn new() -> Self {
-        let admin_url =
-            std::env::var("JILITY_TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_URL.to_string());
-        let name = format!("jility_suite_{}", uuid::Uuid::new_v4().simple());
-        let mut admin = postgres::Client::connect(&admin_url, postgres::NoTls).unwrap_or_else(|e| {
-            panic!("cannot reach the test PostgreSQL at {admin_url} (set JILITY_TEST_DATABASE_URL): {e}")
-        });
-        admin
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .unwrap();
-        let url = with_database(&admin_url, &name);
-        Self {
-            admin_url,
-            name,
-            url,
-        }
-    }
-}
-
-impl Drop for SuiteDb {
-    fn drop(&mut self) {
-        let dropped =
-            postgres::Client::connect(&self.admin_url, postgres::NoTls).and_then(|mut admin| {
-                admin.batch_execute(&format!(
-                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                    self.name
-                ))
-            });
-        if let Err(err) = dropped {
-            eprintln!("could not drop the suite's database {}: {err}", self.name);
-        }
-    }
-}
+use jility_testkit::TestDb;
 
 #[test]
 fn the_store_suite_passes_on_postgres() {
-    let suite_db = SuiteDb::new();
+    let suite_db = TestDb::new();
     let db = PgDatabase::connect_with(&suite_db.url, 4).unwrap();
     let mut made = 0;
     jility_core::suite::run_with(
