@@ -26,10 +26,15 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 
 /// REST GET throughput against `pgbench -S` with as many clients, and its tail.
 pub fn get_line(tp: &Throughput, pg: &PgBenchRun, generator: &str) -> String {
+    get_line_of("GET /api/v1/tickets/{KEY-N}", tp, pg, generator)
+}
+
+/// [`get_line`] of a case: `what` names it.
+pub fn get_line_of(what: &str, tp: &Throughput, pg: &PgBenchRun, generator: &str) -> String {
     let share = tp.per_second() / pg.tps;
     let tail = ratio(tp.p99, tp.p50);
     format!(
-        "GET /api/v1/tickets/{{KEY-N}}, {CLIENTS} clients ({generator}): {:.0} req/s = {:.0}% of pgbench -S -c \
+        "{what}, {CLIENTS} clients ({generator}): {:.0} req/s = {:.0}% of pgbench -S -c \
          {CLIENTS} ({:.0} tps) [target ≥ {:.0}%]: {}; p99 {} = {tail:.1}× its p50 ({}) [target \
          ≤ {GET_TAIL_TARGET:.0}×]: {}",
         tp.per_second(),

@@ -25,12 +25,15 @@ const SEARCH_TARGET_MS: f64 = 30.0;
 /// A person with a session on the copy: the owner of the bench workspace (blocking: call
 /// it outside the runtime). The cookie that carries the session.
 pub fn sign_in(url: &str) -> String {
+    sign_in_to(url, WORKSPACE, "bench@example.com")
+}
+
+/// [`sign_in`] as `email`, the owner of workspace `workspace`.
+pub fn sign_in_to(url: &str, workspace: &str, email: &str) -> String {
     let db = PgDatabase::connect_with(url, 1).unwrap();
-    let workspace = db.workspace_by_name(WORKSPACE).unwrap().unwrap();
+    let workspace = db.workspace_by_name(workspace).unwrap().unwrap();
     let accounts = Accounts::new(&db);
-    let user = accounts
-        .create_user("bench@example.com", "Bench Person", None)
-        .unwrap();
+    let user = accounts.create_user(email, "Bench Person", None).unwrap();
     accounts
         .add_member(workspace.id, user.id, Role::Owner, Actor::Operator)
         .unwrap();
@@ -39,7 +42,7 @@ pub fn sign_in(url: &str) -> String {
 }
 
 /// One page `iters` times after [`WARMUP`]: latencies and the largest body.
-async fn pages(
+pub async fn pages(
     http: &reqwest::Client,
     cookie: &str,
     iters: usize,
