@@ -2,18 +2,18 @@
 //! after its import, before PostgreSQL has any statistics.
 //!
 //! A fresh database (`jility_bench_fresh_<pid>`, dropped at the end, also on failure), the
-//! `jility serve` under test started on it (it creates the schema), then autovacuum turned
-//! off for every table (`cloud_parts/import.rs`: a server that runs autovacuum measures the
-//! same state as one that does not), a workspace made with `jility admin create-workspace`,
-//! its tokens minted with the library and its owner signed in. A few GETs first, while the
+//! `jility serve` under test started on it (it creates the schema), a workspace made with
+//! `jility admin create-workspace`, then autovacuum turned off for every table
+//! (`cloud_parts/import.rs`: a server that runs autovacuum measures the same state as one
+//! that does not), the workspace's tokens minted with the library and its owner signed in. A few GETs first, while the
 //! tables are tiny, as a new user looks around (the list, a search, a ticket that is not
 //! there yet, the board): the server's prepared statements are planned then. Then
 //! [`TICKETS`] tickets imported through `POST /api/v1/tickets/batch`, 200 a request, one
 //! after another (`import::Import`). At once: the [`CLIENTS`]-client GET of random tickets
 //! of the workspace (`wrk` when installed, then the reqwest clients that check every answer's
-//! number and title), then `pgbench -S -c 32` beside it, then list, search, the board and
-//! single reads one request at a time (`cloud_parts/browse.rs`). No `ANALYZE` or `VACUUM`
-//! anywhere: afterwards `pg_stat_user_tables` must show none on `tickets` (else the run
+//! number and title), then `pgbench -S -c 32` beside it and the rows of `tickets` the readers
+//! read (`pg_stat_user_tables`), then list, search, the board and single reads one request at
+//! a time (`cloud_parts/browse.rs`). No `ANALYZE` or `VACUUM` anywhere: afterwards `pg_stat_user_tables` must show none on `tickets` (else the run
 //! fails), and the tables where any was done are named.
 
 use super::*;
@@ -52,6 +52,7 @@ pub fn fresh(bin: &Path, pgbench: &PgBench) -> CaseReport {
             plan.summary(),
             TICKETS as f64 / imported.as_secs_f64()
         );
+        let before = import::ticket_reads(&db.url);
         let t = Instant::now();
         let ask = wrk::Ask::random_of(TICKETS);
         let with_wrk =
@@ -86,6 +87,9 @@ pub fn fresh(bin: &Path, pgbench: &PgBench) -> CaseReport {
         );
         let pg = pgbench.run(PGBENCH_SELECT);
         eprintln!("fresh: {}", pg.summary());
+        let requests = with_wrk.as_ref().map_or(0, |t| t.checked) + checked.checked;
+        let reads = import::reads_text(before, import::ticket_reads(&db.url), requests);
+        eprintln!("fresh: the readers and their warm-ups: {reads}");
         let t = Instant::now();
         let at = browse::Workspace {
             api: &base,
@@ -96,9 +100,9 @@ pub fn fresh(bin: &Path, pgbench: &PgBench) -> CaseReport {
         };
         let browsed = browse::browse(&at, 0xF7E5_B000, ITERS).await;
         eprintln!("fresh: one request at a time: {:.1?}", t.elapsed());
-        (imported, with_wrk, checked, pg, browsed)
+        (imported, with_wrk, checked, pg, reads, browsed)
     });
-    let (imported, with_wrk, checked, pg, browsed) = measured;
+    let (imported, with_wrk, checked, pg, reads, browsed) = measured;
     let gathered = import::gathered_statistics(&db.url);
     let log = server.stop();
     let generator = if with_wrk.is_some() {
@@ -128,7 +132,8 @@ pub fn fresh(bin: &Path, pgbench: &PgBench) -> CaseReport {
          while it was empty; then {} imported through `POST /api/v1/tickets/batch`, one batch \
          after another, in {} ({:.0} tickets/s); at once the {CLIENTS} readers ({generator}): \
          {:.0} requests/s, p50 {}, p99 {}{}; the reqwest clients right after, checking every \
-         answer's number and title: {:.0}/s, p50 {}, p99 {}. Beside it {}. Statistics \
+         answer's number and title: {:.0}/s, p50 {}, p99 {}; both with their warm-ups: \
+         {reads}. Beside it {}. Statistics \
          gathered on the database meanwhile (`pg_stat_user_tables`): {statistics}. Whole case: \
          {}.\n\n{table}\n",
         plan.summary(),

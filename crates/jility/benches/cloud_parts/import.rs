@@ -246,6 +246,39 @@ pub fn gathered_statistics(url: &str) -> Vec<String> {
     .collect()
 }
 
+/// Rows of `tickets` read so far by sequential scans and fetched by index scans, by every
+/// connection to the database at `url` (`pg_stat_user_tables`: a connection reports its
+/// counts when it has been idle a while, within about 10 s).
+/// (On a thread of its own: the sync client cannot start in the benchmark's runtime.)
+pub fn ticket_reads(url: &str) -> (i64, i64) {
+    let url = url.to_string();
+    std::thread::spawn(move || {
+        let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        let row = db
+            .query_one(
+                "SELECT coalesce(seq_tup_read, 0), coalesce(idx_tup_fetch, 0) \
+                 FROM pg_stat_user_tables WHERE relname = 'tickets'",
+                &[],
+            )
+            .unwrap();
+        (row.get(0), row.get(1))
+    })
+    .join()
+    .unwrap()
+}
+
+/// What [`ticket_reads`] counted from `before` to `after`, over `requests` requests.
+pub fn reads_text(before: (i64, i64), after: (i64, i64), requests: usize) -> String {
+    let seq = after.0 - before.0;
+    let index = after.1 - before.1;
+    format!(
+        "{seq} rows of `tickets` read by sequential scans and {index} fetched by index scans \
+         (`pg_stat_user_tables`, the context refresher's included) for {requests} requests: \
+         about {:.0} rows a request",
+        (seq + index) as f64 / requests.max(1) as f64
+    )
+}
+
 /// Tokens (full access) of workspace `workspace`, minted with the library on `db`, by name.
 pub fn mint_in(db: &PgDatabase, workspace: &str, names: &[String]) -> Vec<String> {
     let id = db

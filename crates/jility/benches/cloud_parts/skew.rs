@@ -18,11 +18,12 @@
 //! mints tokens with the library ([`CLIENTS`] for the big workspace, one for each small one)
 //! and signs in an owner of the big workspace and of `small-0000`; then, with the server
 //! under test on the copy: one request at a time on each of those two
-//! (`cloud_parts/browse.rs`), `pgbench -S -c 32`, then the [`CLIENTS`]-client GET where each
-//! request is, at random, half the time a random ticket of the big workspace (the client's
-//! token) and half the time a random ticket of a random small workspace (its token): `wrk`
-//! when installed (its latencies are of all requests), then the reqwest clients that check
-//! every answer's number and title and give each population's p50 and p99.
+//! (`cloud_parts/browse.rs`), then the [`CLIENTS`]-client GET where each request is, at
+//! random, half the time a random ticket of the big workspace (the client's token) and half
+//! the time a random ticket of a random small workspace (its token): `wrk` when installed
+//! (its latencies are of all requests), then the reqwest clients that check every answer's
+//! number and title and give each population's p50 and p99; then `pgbench -S -c 32`, and
+//! the rows of `tickets` the readers read (`pg_stat_user_tables`).
 
 use super::*;
 
@@ -264,8 +265,7 @@ pub fn skew(bin: &Path, pgbench: &PgBench) -> CaseReport {
         };
         let small_browsed = browse::browse(&small_at, 0x5A11_B000, ITERS / 5).await;
         eprintln!("skew: one request at a time: {:.1?}", t.elapsed());
-        let pg = pgbench.run(PGBENCH_SELECT);
-        eprintln!("skew: {}", pg.summary());
+        let before = import::ticket_reads(&db.url);
         let t = Instant::now();
         let ask = wrk::Ask {
             script: SCRIPT,
@@ -301,9 +301,14 @@ pub fn skew(bin: &Path, pgbench: &PgBench) -> CaseReport {
         let checked =
             mixed::read_mixed(&[&base], &tokens, 0x5BE6_0000, &[server.pid()], pick).await;
         eprintln!("skew: {CLIENTS} readers: {:.1?}", t.elapsed());
-        (big_browsed, small_browsed, pg, with_wrk, checked)
+        let pg = pgbench.run(PGBENCH_SELECT);
+        eprintln!("skew: {}", pg.summary());
+        let requests = with_wrk.as_ref().map_or(0, |t| t.checked) + checked.throughput.checked;
+        let reads = import::reads_text(before, import::ticket_reads(&db.url), requests);
+        eprintln!("skew: the readers and their warm-ups: {reads}");
+        (big_browsed, small_browsed, pg, with_wrk, checked, reads)
     });
-    let (big_browsed, small_browsed, pg, with_wrk, checked) = measured;
+    let (big_browsed, small_browsed, pg, with_wrk, checked, reads) = measured;
     let log = server.stop();
     let generator = if with_wrk.is_some() {
         "wrk"
@@ -326,8 +331,8 @@ pub fn skew(bin: &Path, pgbench: &PgBench) -> CaseReport {
     let mut details = format!(
         "Case (c), skewed tenants: database {built}; copied in {} for the run. {CLIENTS} \
          readers ({generator}): {:.0} requests/s, p50 {}, p99 {}{}; the reqwest clients right \
-         after, checking every answer's number and title: {:.0}/s, p50 {}, p99 {}{}. Before \
-         it, {}. Whole case: {}.\n\n{table}\n",
+         after, checking every answer's number and title: {:.0}/s, p50 {}, p99 {}{}; both with \
+         their warm-ups: {reads}. Right after, {}. Whole case: {}.\n\n{table}\n",
         ms_scaled(copied),
         throughput.per_second(),
         ms(throughput.p50),

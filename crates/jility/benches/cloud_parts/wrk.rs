@@ -152,6 +152,10 @@ fn run_all(
                     &format!("-c{each}"),
                     &format!("-d{seconds}s"),
                     "--latency",
+                    // As long as the reqwest clients wait (wrk's default, 2 s, would count a
+                    // slower answer as a socket error and fail the run).
+                    "--timeout",
+                    "30s",
                     "-s",
                 ])
                 .arg(script)
@@ -198,7 +202,10 @@ pub fn read_throughput_asking(
     let script = dir.path().join("get.lua");
     std::fs::write(&script, ask.script).unwrap();
     let warm_up = WARM_UP.as_secs().max(1);
-    run_all(&bin, &script, ask, bases, tokens, warm_up, seed);
+    let warmed: usize = run_all(&bin, &script, ask, bases, tokens, warm_up, seed)
+        .iter()
+        .map(|r| r.requests)
+        .sum();
     let first = cpu_ticks(servers);
     let runs = run_all(
         &bin,
@@ -227,7 +234,7 @@ pub fn read_throughput_asking(
         p50: runs.iter().map(|r| r.p50).max().unwrap_or_default(),
         p99: runs.iter().map(|r| r.p99).max().unwrap_or_default(),
         parsed: 0,
-        checked: requests,
+        checked: warmed + requests,
         cpu,
     })
 }
