@@ -1165,6 +1165,10 @@ fn jility_binary() -> PathBuf {
 /// `JILITY_BENCH_ONLY=fresh` or `=skew`: that case alone, with its own `pgbench` baseline;
 /// its ratio lines.
 fn case_only(bin: &Path, only: &str) {
+    if only == "skew" {
+        // Built (if need be) before the baseline's database is made.
+        skew::ensure_template(bin);
+    }
     let pgbench = PgBench::init();
     let case = match only {
         "fresh" => fresh::fresh(bin, &pgbench),

@@ -60,9 +60,10 @@ impl Browsed {
             }
         } else {
             format!(
-                "{} / {}",
+                "{} / {} ({})",
                 ms(percentile(&self.samples, 0.50)),
-                ms(percentile(&self.samples, 0.99))
+                ms(percentile(&self.samples, 0.99)),
+                self.samples.len()
             )
         };
         if !self.failed.is_empty() {
@@ -238,7 +239,7 @@ pub async fn browse(at: &Workspace<'_>, seed: u64, iters: usize) -> Vec<Browsed>
 
 /// A Markdown table of browsed workspaces, one column each.
 pub fn table(columns: &[(&str, &[Browsed])]) -> String {
-    let mut out = String::from("| one request at a time: p50 / p99 |");
+    let mut out = String::from("| one request at a time: p50 / p99 (requests measured) |");
     for (name, _) in columns {
         let _ = write!(out, " {name} |");
     }
@@ -248,12 +249,7 @@ pub fn table(columns: &[(&str, &[Browsed])]) -> String {
         return out;
     };
     for (row, kind) in first.iter().enumerate() {
-        let _ = write!(
-            out,
-            "\n| {} ({} measured) |",
-            kind.what,
-            kind.asked - WARM_UPS
-        );
+        let _ = write!(out, "\n| {} |", kind.what);
         for (_, rows) in columns {
             let _ = write!(out, " {} |", rows[row].cell());
         }

@@ -149,14 +149,7 @@ pub fn fresh(bin: &Path, pgbench: &PgBench) -> CaseReport {
         pg.summary(),
         ms_scaled(started.elapsed()),
     );
-    let problems = problems(&log);
-    if !problems.is_empty() {
-        let _ = writeln!(
-            details,
-            "\nWhat `jility serve` reported on stderr:\n```\n{}\n```",
-            problems.join("\n")
-        );
-    }
+    details.push_str(&import::problems_text(&log));
     eprintln!("{line}\n\n{details}");
     assert!(
         !gathered.iter().any(|t| t.starts_with("tickets ")),

@@ -23,6 +23,25 @@ pub struct CaseReport {
     pub details: String,
 }
 
+/// What a server's stderr (`log`) says that tells of a problem, as the end of a case's
+/// paragraph (the first [`SHOWN`] lines), or nothing.
+pub fn problems_text(log: &str) -> String {
+    /// Lines of a server's problems shown.
+    const SHOWN: usize = 12;
+    let lines = problems(log);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let more = match lines.len() > SHOWN {
+        true => format!("\n… {} lines in all", lines.len()),
+        false => String::new(),
+    };
+    format!(
+        "\nWhat `jility serve` reported on stderr:\n```\n{}{more}\n```\n",
+        lines[..lines.len().min(SHOWN)].join("\n")
+    )
+}
+
 /// A workspace's tickets, as batches of `POST /tickets/batch` bodies.
 pub struct Import {
     /// Ticket `KEY-(i + 1)`'s title.

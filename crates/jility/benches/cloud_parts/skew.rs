@@ -135,8 +135,9 @@ pub fn ensure_template(bin: &Path) -> String {
     });
     let built = format!(
         "built through `jility serve` in {:.0} s on {}, {}: {} workspaces with `jility admin \
-         create-workspace` in {:.0} s, the big one's {summary} and the small ones' through the \
-         batch API in {:.0} s, contexts kept and VACUUM ANALYZE in {:.0} s{analyzed}",
+         create-workspace` in {:.0} s; the big one's tickets ({summary}) and the small ones' \
+         through the batch API in {:.0} s; contexts kept and VACUUM ANALYZE in {:.0} s\
+         {analyzed}",
         t.elapsed().as_secs_f64(),
         chrono::Utc::now().format("%Y-%m-%d"),
         machine(),
@@ -345,14 +346,7 @@ pub fn skew(bin: &Path, pgbench: &PgBench) -> CaseReport {
         pg.summary(),
         ms_scaled(started.elapsed()),
     );
-    let problems = problems(&log);
-    if !problems.is_empty() {
-        let _ = writeln!(
-            details,
-            "\nWhat `jility serve` reported on stderr:\n```\n{}\n```",
-            problems.join("\n")
-        );
-    }
+    details.push_str(&import::problems_text(&log));
     for line in &lines {
         eprintln!("{line}");
     }
