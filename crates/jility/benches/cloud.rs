@@ -1165,14 +1165,12 @@ fn jility_binary() -> PathBuf {
 /// `JILITY_BENCH_ONLY=fresh` or `=skew`: that case alone, with its own `pgbench` baseline;
 /// its ratio lines.
 fn case_only(bin: &Path, only: &str) {
-    if only == "skew" {
-        // Built (if need be) before the baseline's database is made.
-        skew::ensure_template(bin);
-    }
+    // Built (if need be) before the baseline's database is made.
+    let skew_built = (only == "skew").then(|| skew::ensure_template(bin));
     let pgbench = PgBench::init();
-    let case = match only {
-        "fresh" => fresh::fresh(bin, &pgbench),
-        _ => skew::skew(bin, &pgbench),
+    let case = match skew_built {
+        None => fresh::fresh(bin, &pgbench),
+        Some(built) => skew::skew(bin, &pgbench, &built),
     };
     drop(pgbench);
     println!("\n{}\n\nRatios (one run, one machine):", case.details);
@@ -1199,9 +1197,7 @@ fn main() {
     let cloud_built = ensure_template(&bin, &plan);
     let (local_cache, local_built) = ensure_database(&bin, &plan);
     drop(plan);
-    if only.is_none() {
-        skew::ensure_template(&bin);
-    }
+    let skew_built = only.is_none().then(|| skew::ensure_template(&bin));
 
     let (db, copied) = RunDb::create();
     let db_bytes = database_bytes(&db.name);
@@ -1257,7 +1253,11 @@ fn main() {
     let server_memory = bench::read_memory(server.pid());
     let server_log = server.stop();
     // Cases (b) and (c), each with its own server, beside the same baseline.
-    let cases = [fresh::fresh(&bin, &pgbench), skew::skew(&bin, &pgbench)];
+    let skew_built = skew_built.unwrap();
+    let cases = [
+        fresh::fresh(&bin, &pgbench),
+        skew::skew(&bin, &pgbench, &skew_built),
+    ];
     drop(pgbench);
     let local = bench::runtime().block_on(local(&bin, local_dir.path()));
     let setup = Setup {

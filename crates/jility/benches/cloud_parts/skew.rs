@@ -210,8 +210,9 @@ function request()
 end
 "#;
 
-pub fn skew(bin: &Path, pgbench: &PgBench) -> CaseReport {
-    let built = ensure_template(bin);
+/// The case, on a copy of the cached database ([`ensure_template`]: `built` says how it was
+/// built).
+pub fn skew(bin: &Path, pgbench: &PgBench, built: &str) -> CaseReport {
     let started = Instant::now();
     let (db, copied) = import::Scratch::create("jility_bench_skewrun_", Some(&template_name()));
     let t = Instant::now();
