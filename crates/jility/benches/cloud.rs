@@ -106,7 +106,9 @@
 //! - `writes`: part 4 on the cloud side: `pgbench -N`, the 4 bridges' creates and the check
 //!   that none is lost, the REST creates and comments;
 //! - `oauth`: the OAuth consent page and token exchange (`cloud_parts/oauth.rs`);
-//! - `web`: the web app's pages beside the API's read (`cloud_parts/web.rs`);
+//! - `web`: the web app's pages beside the API's read (`cloud_parts/web.rs`), then the rows
+//!   cases (b) and (c) measure one request at a time (the list's filters among them), on the
+//!   template, to compare with;
 //! - `fresh`: case (b), with its own `pgbench -S` (the template is neither built nor copied);
 //! - `skew`: case (c), likewise (its own cached database is built if missing).
 

@@ -7,6 +7,9 @@
 //!
 //! Targets (issue 24): board p50 ≤ 30 ms and ≤ 200 KB, ticket page p50 ≤ 20 ms, search
 //! page p50 ≤ 30 ms.
+//!
+//! Then the rows that cases (b) and (c) measure on their databases (`cloud_parts/browse.rs`:
+//! single reads, six list filters, search, the board), on the template, to compare with.
 
 use super::*;
 
@@ -147,4 +150,15 @@ pub async fn web_only(server: &Server, cookie: &str, token: &str) {
         met(board_bytes <= BOARD_TARGET_BYTES)
     ));
     println!("{}", out.join("\n"));
+    // The template's figures for the rows cases (b) and (c) measure (`browse.rs`), the list's
+    // filters among them: what they are compared with.
+    let at = browse::Workspace {
+        api: &server.url,
+        name: WORKSPACE,
+        tickets: TICKETS,
+        token,
+        cookie,
+    };
+    let browsed = browse::browse(&at, 0x0EB0_B000, ITERS).await;
+    println!("\n{}", browse::table(&[("template (a)", &browsed)]));
 }
