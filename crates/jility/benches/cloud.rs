@@ -48,7 +48,22 @@
 //!    numbers unique and contiguous, each writer's tickets under its assignee). Then 4 REST
 //!    writers (`cloud_parts/writes.rs`), 10 s after a 2 s warm-up each: `POST /tickets`
 //!    creates, then `POST /tickets/{KEY-N}/comments` on random tickets.
-//! 5. **Local mode beside it**: the same cases on a copy of the stdio benchmark's cached
+//! 5. **Cases (b) and (c) of issue 41**, each on a database of its own with a `jility serve`
+//!    of its own, beside the same `pgbench -S -c 32`:
+//!    - **(b) fresh import** (`cloud_parts/fresh.rs`): a new database, the server, a workspace
+//!      made with `jility admin create-workspace`, autovacuum off on its tables, a few GETs
+//!      while it is empty, then 10,000 tickets imported through `POST /tickets/batch`
+//!      (epics, parents, dependencies; `cloud_parts/import.rs`) and, at once, the 32 readers
+//!      of random tickets; then list, search, the board and single reads one at a time
+//!      (`cloud_parts/browse.rs`). No `ANALYZE` or `VACUUM` anywhere, checked afterwards in
+//!      `pg_stat_user_tables`.
+//!    - **(c) skewed tenants** (`cloud_parts/skew.rs`): a copy of a cached, analysed database
+//!      of one workspace of 200,000 tickets beside 1,000 of 20 (built once through the
+//!      server's batch API, `jility_bench_skew_v<N>_template`); one request at a time on the
+//!      big workspace and on a small one, then the 32 readers, each request half the time a
+//!      random ticket of the big workspace and half the time one of a random small one,
+//!      with each population's p50 and p99.
+//! 6. **Local mode beside it**: the same cases on a copy of the stdio benchmark's cached
 //!    SQLite database (built now if missing) with `jility --mcp-server`, with its own pings,
 //!    and the same 4 × 1,000 concurrent writers, checked the same way.
 //!
@@ -63,13 +78,25 @@
 //! p50 of queries with more than 20,000 matches over that of queries with at most 1,000
 //! (≤ 2×); two processes' throughput against one's; the shared rate limit (60 allowed, with
 //! the tolerance printed); and writes per second (REST creates, REST comments, MCP creates
-//! through the bridges) as a share of `pgbench -N` with as many clients. `pgbench` is
+//! through the bridges) as a share of `pgbench -N` with as many clients; and cases (b) and (c)
+//! as the first: their GET throughput a share of `pgbench -S` (≥ 50%), p99 ≤ 4× p50
+//! (case (c) also each population's figures). `pgbench` is
 //! `JILITY_BENCH_PGBENCH`, else the one on `PATH`, else `/usr/lib/postgresql/*/bin/pgbench`;
 //! its scratch database `jility_bench_pgbench_<pid>` is dropped at the end, also when the
 //! run fails.
 //!
 //! Run (PostgreSQL at the admin URL, default `postgres://postgres@127.0.0.1:5432/test`):
 //! `JILITY_BENCH_DATABASE_URL=postgres://… cargo bench -p jility --bench cloud`
+//!
+//! `JILITY_BENCH_JILITY=/path/to/jility` runs that `jility` (`serve`, `admin
+//! create-workspace` and the bridges) instead of this tree's release build, so that a
+//! before/after comparison on one machine is one command each, e.g. with the `main` build
+//! copied aside: `JILITY_BENCH_JILITY=/tmp/jility-main JILITY_BENCH_ONLY=fresh cargo bench -p
+//! jility --bench cloud`. The harness itself (the tokens, sessions and accounts it makes with
+//! the library, the cached databases' names) stays this tree's: the binary must accept a
+//! database of this tree's schema (a jility refuses one migrated by a newer jility), and the
+//! cached templates are built once, by whichever binary ran first (each run's copy is
+//! migrated by the server under test).
 //!
 //! While tuning the server, `JILITY_BENCH_ONLY` measures one part and prints it as it comes,
 //! without the report, then its ratio lines:
@@ -79,7 +106,11 @@
 //! - `writes`: part 4 on the cloud side: `pgbench -N`, the 4 bridges' creates and the check
 //!   that none is lost, the REST creates and comments;
 //! - `oauth`: the OAuth consent page and token exchange (`cloud_parts/oauth.rs`);
-//! - `web`: the web app's pages beside the API's read (`cloud_parts/web.rs`).
+//! - `web`: the web app's pages beside the API's read (`cloud_parts/web.rs`), then the rows
+//!   cases (b) and (c) measure one request at a time (the list's filters among them), on the
+//!   template, to compare with;
+//! - `fresh`: case (b), with its own `pgbench -S` (the template is neither built nor copied);
+//! - `skew`: case (c), likewise (its own cached database is built if missing).
 
 // The benchmark reports to the terminal and aborts on any setup failure.
 #![allow(
@@ -118,6 +149,14 @@ use support::{
     measure, number_of,
 };
 
+#[path = "cloud_parts/browse.rs"]
+mod browse;
+#[path = "cloud_parts/fresh.rs"]
+mod fresh;
+#[path = "cloud_parts/import.rs"]
+mod import;
+#[path = "cloud_parts/mixed.rs"]
+mod mixed;
 #[path = "cloud_parts/oauth.rs"]
 mod oauth;
 #[path = "cloud_parts/pgbench.rs"]
@@ -126,6 +165,8 @@ mod pgbench;
 mod ratios;
 #[path = "cloud_parts/shared.rs"]
 mod shared;
+#[path = "cloud_parts/skew.rs"]
+mod skew;
 #[path = "cloud_parts/web.rs"]
 mod web;
 #[path = "cloud_parts/writes.rs"]
@@ -376,12 +417,17 @@ impl Analyzer {
 
 /// `jility admin create-workspace WORKSPACE --json` on `url`: the workspace's first token.
 fn create_workspace(bin: &Path, url: &str) -> String {
+    create_workspace_named(bin, url, WORKSPACE)
+}
+
+/// `jility admin create-workspace NAME --json` on `url`: the workspace's first token.
+fn create_workspace_named(bin: &Path, url: &str, name: &str) -> String {
     let out = clean(bin)
         .args([
             "--json",
             "admin",
             "create-workspace",
-            WORKSPACE,
+            name,
             "--database-url",
             url,
         ])
@@ -391,7 +437,7 @@ fn create_workspace(bin: &Path, url: &str) -> String {
     let stdout = stdout_of("jility admin create-workspace", &out);
     let created: Value = serde_json::from_str(stdout.trim())
         .unwrap_or_else(|err| panic!("create-workspace printed no JSON ({err}): {stdout}"));
-    assert_eq!(created["workspace"], WORKSPACE, "{created}");
+    assert_eq!(created["workspace"], name, "{created}");
     created["token"].as_str().unwrap().to_string()
 }
 
@@ -462,30 +508,7 @@ fn drop_database(name: &str) {
 /// what it writes.
 fn mint_tokens(url: &str, names: &[String]) -> Vec<String> {
     let db = PgDatabase::connect_with(url, 1).unwrap();
-    let workspace = db
-        .workspace_by_name(WORKSPACE)
-        .unwrap()
-        .unwrap_or_else(|| panic!("no workspace {WORKSPACE} in the copy"));
-    let tokens = Tokens::new(&db);
-    names
-        .iter()
-        .map(|name| {
-            tokens
-                .create(
-                    workspace.id,
-                    &NewToken {
-                        name: name.clone(),
-                        scopes: ScopeSet::full_access(),
-                        expires_at: None,
-                        created_by: "benchmark".to_string(),
-                    },
-                )
-                .unwrap()
-                .token
-                .expose()
-                .to_string()
-        })
-        .collect()
+    import::mint_in(&db, WORKSPACE, names)
 }
 
 // ---- the processes --------------------------------------------------------------------------
@@ -1095,79 +1118,24 @@ impl CpuTicks {
 
 /// `CLIENTS` clients (client `c` with `tokens[c % len]`, on the server `bases[c % len]`, whose
 /// processes are `servers`) each send `GET /tickets/{KEY-N}` of a random N back to back:
-/// requests answered within the window after the warm-up, and their latencies.
+/// requests answered within the window after the warm-up, and their latencies
+/// (`cloud_parts/mixed.rs`).
 async fn read_throughput(
     bases: &[&str],
     tokens: &[String],
     seed: u64,
     servers: &[u32],
 ) -> Throughput {
-    let start = Instant::now() + WARM_UP;
-    let deadline = start + MEASURE;
-    let servers = servers.to_vec();
-    let cpu = tokio::spawn(async move {
-        tokio::time::sleep_until(start.into()).await;
-        let first = cpu_ticks(&servers);
-        tokio::time::sleep_until(deadline.into()).await;
-        first?.split(cpu_ticks(&servers)?)
-    });
-    let mut tasks = JoinSet::new();
-    for c in 0..CLIENTS {
-        // A client of its own per task: its own connection, kept alive.
-        let http = http_client();
-        let token = tokens[c % tokens.len()].clone();
-        let base = bases[c % bases.len()].to_string();
-        tasks.spawn(async move {
-            let mut rng = Rng(seed + c as u64);
-            let mut latencies = Vec::new();
-            let (mut checked, mut parsed) = (0, 0);
-            loop {
-                let sent = Instant::now();
-                if sent >= deadline {
-                    break;
-                }
-                let number = rng.range(1, TICKETS);
-                let url = format!("{base}/tickets/{KEY}-{number}");
-                let (status, body) = get(&http, &url, &token).await;
-                let done = Instant::now();
-                assert_eq!(status, 200, "GET {url}: {body}");
-                assert!(
-                    body.contains(&format!("\"number\":\"{KEY}-{number}\"")),
-                    "GET {url} answered another ticket: {}",
-                    body.chars().take(300).collect::<String>()
-                );
-                if checked % PARSE_EVERY == 0 {
-                    let value: Value = serde_json::from_str(&body).unwrap();
-                    assert_eq!(number_of(&value["ticket"]["number"]), number, "{url}");
-                    assert!(!value["ticket"]["title"].as_str().unwrap().is_empty());
-                    assert!(value["ticket"]["description"].as_str().unwrap().len() > 100);
-                    parsed += 1;
-                }
-                checked += 1;
-                if sent >= start && done <= deadline {
-                    latencies.push(done - sent);
-                }
-            }
-            (latencies, checked, parsed)
-        });
-    }
-    let mut latencies = Vec::new();
-    let (mut checked, mut parsed) = (0, 0);
-    while let Some(done) = tasks.join_next().await {
-        let (l, c, p) = done.unwrap();
-        latencies.extend(l);
-        checked += c;
-        parsed += p;
-    }
-    Throughput {
-        requests: latencies.len(),
-        window: MEASURE,
-        p50: percentile(&latencies, 0.50),
-        p99: percentile(&latencies, 0.99),
-        parsed,
-        checked,
-        cpu: cpu.await.unwrap(),
-    }
+    let count = tokens.len();
+    let pick = move |c: usize, rng: &mut Rng| mixed::Pick {
+        token: c % count,
+        number: rng.range(1, TICKETS),
+        population: 0,
+        title: None,
+    };
+    mixed::read_mixed(bases, tokens, seed, servers, pick)
+        .await
+        .throughput
 }
 
 impl Throughput {
@@ -1178,9 +1146,50 @@ impl Throughput {
 
 // ---- main -----------------------------------------------------------------------------------
 
+/// The `jility` under test: `JILITY_BENCH_JILITY`, else the release build of this tree.
+fn jility_binary() -> PathBuf {
+    let Some(path) = std::env::var_os("JILITY_BENCH_JILITY").filter(|p| !p.is_empty()) else {
+        return support::server_binary();
+    };
+    let path = PathBuf::from(path);
+    assert!(
+        path.is_file(),
+        "JILITY_BENCH_JILITY={} is not a file",
+        path.display()
+    );
+    eprintln!(
+        "jility under test: {} (JILITY_BENCH_JILITY)",
+        path.display()
+    );
+    path
+}
+
+/// `JILITY_BENCH_ONLY=fresh` or `=skew`: that case alone, with its own `pgbench` baseline;
+/// its ratio lines.
+fn case_only(bin: &Path, only: &str) {
+    // Built (if need be) before the baseline's database is made.
+    let skew_built = (only == "skew").then(|| skew::ensure_template(bin));
+    let pgbench = PgBench::init();
+    let case = match skew_built {
+        None => fresh::fresh(bin, &pgbench),
+        Some(built) => skew::skew(bin, &pgbench, &built),
+    };
+    drop(pgbench);
+    println!("\n{}\n\nRatios (one run, one machine):", case.details);
+    for line in case.lines {
+        println!("- {line}");
+    }
+}
+
 fn main() {
     let started = Instant::now();
-    let bin = support::server_binary();
+    let bin = jility_binary();
+    let only = std::env::var("JILITY_BENCH_ONLY").ok();
+    if let Some(case @ ("fresh" | "skew")) = only.as_deref() {
+        case_only(&bin, case);
+        eprintln!("total time {:.1?}", started.elapsed());
+        return;
+    }
     let t = Instant::now();
     let plan = Plan::generate();
     eprintln!(
@@ -1190,6 +1199,7 @@ fn main() {
     let cloud_built = ensure_template(&bin, &plan);
     let (local_cache, local_built) = ensure_database(&bin, &plan);
     drop(plan);
+    let skew_built = only.is_none().then(|| skew::ensure_template(&bin));
 
     let (db, copied) = RunDb::create();
     let db_bytes = database_bytes(&db.name);
@@ -1208,7 +1218,6 @@ fn main() {
         "limit-concurrent".to_string(),
     ]);
     let tokens = mint_tokens(&db.url, &names);
-    let only = std::env::var("JILITY_BENCH_ONLY").ok();
     // The baseline's database, filled before anything is measured (dropped at the end).
     let pgbench = matches!(only.as_deref(), None | Some("rest" | "writes")).then(PgBench::init);
     let server = Server::start(&bin, &db.url);
@@ -1243,9 +1252,15 @@ fn main() {
     }
     let pgbench = pgbench.unwrap();
     let cloud = bench::runtime().block_on(cloud(&bin, &server, &db.url, &tokens, &pgbench));
-    drop(pgbench);
     let server_memory = bench::read_memory(server.pid());
     let server_log = server.stop();
+    // Cases (b) and (c), each with its own server, beside the same baseline.
+    let skew_built = skew_built.unwrap();
+    let cases = [
+        fresh::fresh(&bin, &pgbench),
+        skew::skew(&bin, &pgbench, &skew_built),
+    ];
+    drop(pgbench);
     let local = bench::runtime().block_on(local(&bin, local_dir.path()));
     let setup = Setup {
         cloud_built,
@@ -1256,7 +1271,7 @@ fn main() {
         server_memory,
         server_log,
     };
-    let report = report(&setup, &cloud, &local);
+    let report = report(&setup, &cloud, &local, &cases);
     println!("{report}");
     eprintln!("{}", bench::write_report("jility-cloud-bench.md", &report));
     drop(db);
@@ -1756,7 +1771,7 @@ async fn local(bin: &Path, root: &Path) -> Side {
 
 // ---- the report -----------------------------------------------------------------------------
 
-fn report(setup: &Setup, cloud: &Cloud, local: &Side) -> String {
+fn report(setup: &Setup, cloud: &Cloud, local: &Side, cases: &[import::CaseReport]) -> String {
     let mut out = String::new();
     let c = &cloud.side;
     let cloud_ping = percentile(&c.pings, 0.50);
@@ -1880,6 +1895,9 @@ fn report(setup: &Setup, cloud: &Cloud, local: &Side) -> String {
     )
     .unwrap();
     for line in cloud.ratio_lines() {
+        writeln!(out, "- {line}").unwrap();
+    }
+    for line in cases.iter().flat_map(|case| &case.lines) {
         writeln!(out, "- {line}").unwrap();
     }
 
@@ -2052,6 +2070,9 @@ fn report(setup: &Setup, cloud: &Cloud, local: &Side) -> String {
         cloud.rest_comments.checked,
     )
     .unwrap();
+    for case in cases {
+        writeln!(out, "\n{}", case.details.trim_end()).unwrap();
+    }
     let memory = |m: Option<bench::Memory>| {
         m.map_or("?".to_string(), |m| {
             format!("{} (peak {})", mib(m.rss), mib(m.peak))

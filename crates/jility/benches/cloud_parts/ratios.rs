@@ -26,14 +26,24 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 
 /// REST GET throughput against `pgbench -S` with as many clients, and its tail.
 pub fn get_line(tp: &Throughput, pg: &PgBenchRun, generator: &str) -> String {
+    get_line_of("GET /api/v1/tickets/{KEY-N}", tp, pg, generator)
+}
+
+/// [`get_line`] of a case: `what` names it.
+pub fn get_line_of(what: &str, tp: &Throughput, pg: &PgBenchRun, generator: &str) -> String {
     let share = tp.per_second() / pg.tps;
     let tail = ratio(tp.p99, tp.p50);
+    // A share under 10% with a decimal (the cases that fail by far).
+    let shown = if share < 0.1 {
+        format!("{:.1}", share * 100.0)
+    } else {
+        format!("{:.0}", share * 100.0)
+    };
     format!(
-        "GET /api/v1/tickets/{{KEY-N}}, {CLIENTS} clients ({generator}): {:.0} req/s = {:.0}% of pgbench -S -c \
+        "{what}, {CLIENTS} clients ({generator}): {:.0} req/s = {shown}% of pgbench -S -c \
          {CLIENTS} ({:.0} tps) [target ≥ {:.0}%]: {}; p99 {} = {tail:.1}× its p50 ({}) [target \
          ≤ {GET_TAIL_TARGET:.0}×]: {}",
         tp.per_second(),
-        share * 100.0,
         pg.tps,
         GET_VS_PGBENCH_TARGET * 100.0,
         verdict(share >= GET_VS_PGBENCH_TARGET),

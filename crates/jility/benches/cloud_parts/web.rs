@@ -7,6 +7,9 @@
 //!
 //! Targets (issue 24): board p50 ≤ 30 ms and ≤ 200 KB, ticket page p50 ≤ 20 ms, search
 //! page p50 ≤ 30 ms.
+//!
+//! Then the rows that cases (b) and (c) measure on their databases (`cloud_parts/browse.rs`:
+//! single reads, six list filters, search, the board), on the template, to compare with.
 
 use super::*;
 
@@ -25,12 +28,15 @@ const SEARCH_TARGET_MS: f64 = 30.0;
 /// A person with a session on the copy: the owner of the bench workspace (blocking: call
 /// it outside the runtime). The cookie that carries the session.
 pub fn sign_in(url: &str) -> String {
+    sign_in_to(url, WORKSPACE, "bench@example.com")
+}
+
+/// [`sign_in`] as `email`, the owner of workspace `workspace`.
+pub fn sign_in_to(url: &str, workspace: &str, email: &str) -> String {
     let db = PgDatabase::connect_with(url, 1).unwrap();
-    let workspace = db.workspace_by_name(WORKSPACE).unwrap().unwrap();
+    let workspace = db.workspace_by_name(workspace).unwrap().unwrap();
     let accounts = Accounts::new(&db);
-    let user = accounts
-        .create_user("bench@example.com", "Bench Person", None)
-        .unwrap();
+    let user = accounts.create_user(email, "Bench Person", None).unwrap();
     accounts
         .add_member(workspace.id, user.id, Role::Owner, Actor::Operator)
         .unwrap();
@@ -39,7 +45,7 @@ pub fn sign_in(url: &str) -> String {
 }
 
 /// One page `iters` times after [`WARMUP`]: latencies and the largest body.
-async fn pages(
+pub async fn pages(
     http: &reqwest::Client,
     cookie: &str,
     iters: usize,
@@ -144,4 +150,15 @@ pub async fn web_only(server: &Server, cookie: &str, token: &str) {
         met(board_bytes <= BOARD_TARGET_BYTES)
     ));
     println!("{}", out.join("\n"));
+    // The template's figures for the rows cases (b) and (c) measure (`browse.rs`), the list's
+    // filters among them: what they are compared with.
+    let at = browse::Workspace {
+        api: &server.url,
+        name: WORKSPACE,
+        tickets: TICKETS,
+        token,
+        cookie,
+    };
+    let browsed = browse::browse(&at, 0x0EB0_B000, ITERS).await;
+    println!("\n{}", browse::table(&[("template (a)", &browsed)]));
 }

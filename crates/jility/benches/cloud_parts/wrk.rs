@@ -97,11 +97,37 @@ fn parse(out: &str) -> Run {
     run
 }
 
+/// What the connections ask for: the Lua script (it reads `JILITY_BENCH_TOKENS`,
+/// `JILITY_BENCH_PREFIX`, `JILITY_BENCH_TICKETS` and `JILITY_BENCH_SEED`), the tickets
+/// `KEY-1` to `KEY-tickets` of the tokens' workspace, and more settings for the script.
+pub struct Ask<'a> {
+    pub script: &'a str,
+    pub tickets: usize,
+    pub env: Vec<(&'a str, String)>,
+}
+
+impl Ask<'_> {
+    /// A random ticket of the benchmark's 100,000 each request ([`SCRIPT`]).
+    fn template() -> Self {
+        Self::random_of(TICKETS)
+    }
+
+    /// A random ticket of `tickets` each request ([`SCRIPT`]).
+    pub fn random_of(tickets: usize) -> Self {
+        Self {
+            script: SCRIPT,
+            tickets,
+            env: Vec::new(),
+        }
+    }
+}
+
 /// `wrk` against each of `bases` at once (`threads` threads and `connections` connections
 /// each) for `seconds`, each with its share of `tokens`.
 fn run_all(
     bin: &Path,
     script: &Path,
+    ask: &Ask,
     bases: &[&str],
     tokens: &[String],
     seconds: u64,
@@ -126,14 +152,19 @@ fn run_all(
                     &format!("-c{each}"),
                     &format!("-d{seconds}s"),
                     "--latency",
+                    // As long as the reqwest clients wait (wrk's default, 2 s, would count a
+                    // slower answer as a socket error and fail the run).
+                    "--timeout",
+                    "30s",
                     "-s",
                 ])
                 .arg(script)
                 .arg(host)
                 .env("JILITY_BENCH_TOKENS", mine.join(","))
                 .env("JILITY_BENCH_PREFIX", format!("{prefix}/tickets/{KEY}-"))
-                .env("JILITY_BENCH_TICKETS", TICKETS.to_string())
+                .env("JILITY_BENCH_TICKETS", ask.tickets.to_string())
                 .env("JILITY_BENCH_SEED", (seed + i as u64 * 1000).to_string())
+                .envs(ask.env.iter().map(|(name, value)| (name, value)))
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -155,13 +186,36 @@ pub fn read_throughput(
     seed: u64,
     servers: &[u32],
 ) -> Option<Throughput> {
+    read_throughput_asking(&Ask::template(), bases, tokens, seed, servers)
+}
+
+/// [`read_throughput`], the connections asking what `ask` says.
+pub fn read_throughput_asking(
+    ask: &Ask,
+    bases: &[&str],
+    tokens: &[String],
+    seed: u64,
+    servers: &[u32],
+) -> Option<Throughput> {
     let bin = binary()?;
     let dir = temp_dir("jility-bench-wrk-");
     let script = dir.path().join("get.lua");
-    std::fs::write(&script, SCRIPT).unwrap();
-    run_all(&bin, &script, bases, tokens, WARM_UP.as_secs().max(1), seed);
+    std::fs::write(&script, ask.script).unwrap();
+    let warm_up = WARM_UP.as_secs().max(1);
+    let warmed: usize = run_all(&bin, &script, ask, bases, tokens, warm_up, seed)
+        .iter()
+        .map(|r| r.requests)
+        .sum();
     let first = cpu_ticks(servers);
-    let runs = run_all(&bin, &script, bases, tokens, MEASURE.as_secs(), seed + 1);
+    let runs = run_all(
+        &bin,
+        &script,
+        ask,
+        bases,
+        tokens,
+        MEASURE.as_secs(),
+        seed + 1,
+    );
     let cpu = first.and_then(|first| first.split(cpu_ticks(servers)?));
     if runs.len() > 1 {
         // The line below takes the worst of each percentile: say what each server got.
@@ -180,7 +234,7 @@ pub fn read_throughput(
         p50: runs.iter().map(|r| r.p50).max().unwrap_or_default(),
         p99: runs.iter().map(|r| r.p99).max().unwrap_or_default(),
         parsed: 0,
-        checked: requests,
+        checked: warmed + requests,
         cpu,
     })
 }
