@@ -20,14 +20,20 @@ use crate::reach;
 /// Most tickets one refresh statement recomputes.
 const BATCH: usize = 500;
 
-/// The tickets a write touched: the `UPDATE` that bumps their versions, run before its
-/// `COMMIT`. Every value is a number of ours, written into the text.
+/// The tickets a write touched: the `UPDATE`s that bump their versions, run before its
+/// `COMMIT` in the same round trip. One per ticket, by its whole key: a plan for
+/// `id = ANY(…)` made without statistics read the workspace's every ticket. Every value is a
+/// number of ours, written into the text.
 pub(super) fn bump_sql(workspace: i64, ids: &[i64]) -> String {
-    format!(
-        "UPDATE tickets SET context_version = context_version + 1 \
-         WHERE workspace_id = {workspace} AND id = ANY('{{{}}}'::bigint[])",
-        joined(ids)
-    )
+    ids.iter()
+        .map(|id| {
+            format!(
+                "UPDATE tickets SET context_version = context_version + 1 \
+                 WHERE workspace_id = {workspace} AND id = {id}"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn joined(ids: &[i64]) -> String {

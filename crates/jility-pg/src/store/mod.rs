@@ -103,6 +103,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0016_context_versions.sql"),
     include_str!("../pg_migrations/0017_listing_indexes.sql"),
     include_str!("../pg_migrations/0018_search_by_workspace.sql"),
+    include_str!("../pg_migrations/0019_context_probes.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)

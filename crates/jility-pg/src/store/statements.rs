@@ -119,9 +119,11 @@ impl StoreTx for Tx<'_> {
         let ws = self.ws;
         let mut found = HashMap::with_capacity(ids.len());
         for row in self.query(
-            "SELECT t.id, p.key || '-' || t.number, t.title, t.status FROM tickets t \
-             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
-             WHERE t.workspace_id = $1 AND t.id = ANY($2)",
+            "SELECT t.id, p.key || '-' || t.number, t.title, t.status \
+             FROM (SELECT DISTINCT u.id FROM unnest($2::bigint[]) u(id)) u \
+             CROSS JOIN LATERAL (SELECT * FROM tickets t \
+                WHERE t.workspace_id = $1 AND t.id = u.id OFFSET 0) t \
+             JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id",
             &[&ws, &ids],
         )? {
             let status: String = row.try_get(3).map_err(crate::store::db)?;

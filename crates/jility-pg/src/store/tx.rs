@@ -28,12 +28,15 @@ pub(super) const LABELS_SQL: &str = "SELECT label FROM ticket_labels \
      WHERE workspace_id = $1 AND ticket_id = $2 ORDER BY label COLLATE \"C\"";
 pub(super) const COMMENT_COUNT_SQL: &str =
     "SELECT count(*) FROM comments WHERE workspace_id = $1 AND ticket_id = $2";
+/// (Each neighbour probed by its whole key: see `rows.rs`.)
 pub(super) const DEPENDENCY_IDS_SQL: &str = "SELECT d.depends_on_id FROM dependencies d \
-     JOIN tickets o ON o.workspace_id = d.workspace_id AND o.id = d.depends_on_id \
+     CROSS JOIN LATERAL (SELECT o.project_id, o.number, o.deleted_at FROM tickets o \
+        WHERE o.workspace_id = $1 AND o.id = d.depends_on_id OFFSET 0) o \
      WHERE d.workspace_id = $1 AND d.ticket_id = $2 AND o.deleted_at IS NULL \
      ORDER BY o.project_id, o.number";
 pub(super) const DEPENDENT_IDS_SQL: &str = "SELECT d.ticket_id FROM dependencies d \
-     JOIN tickets o ON o.workspace_id = d.workspace_id AND o.id = d.ticket_id \
+     CROSS JOIN LATERAL (SELECT o.project_id, o.number, o.deleted_at FROM tickets o \
+        WHERE o.workspace_id = $1 AND o.id = d.ticket_id OFFSET 0) o \
      WHERE d.workspace_id = $1 AND d.depends_on_id = $2 AND o.deleted_at IS NULL \
      ORDER BY o.project_id, o.number";
 

@@ -15,6 +15,8 @@
 //!
 //! No statement may be compiled (JIT): that costs far more than running one of them.
 //!
+//! Statements run inside functions (the context refresher's) are judged too.
+//!
 //! Requests: whole tickets by number (concurrently, so reads are batched) and by UUID,
 //! listings (no filter, each status as the board's columns ask, a label, an assignee,
 //! unassigned, a parent), search (common and rare words), each with the token check and
@@ -44,6 +46,7 @@ auto_explain.log_min_duration = 0
 auto_explain.log_analyze = on
 auto_explain.log_timing = off
 auto_explain.log_format = json
+auto_explain.log_nested_statements = on
 autovacuum = off
 log_line_prefix = '%m [%p] app=%a '
 ";
@@ -253,12 +256,18 @@ fn import(
         let tickets: Vec<Value> = (made..made + size)
             .map(|i| {
                 let points = [1, 2, 3, 5, 8][i % 5];
+                // Some depend on earlier tickets of their batch (a neighbour to show).
+                let depends: Vec<String> = match i % 6 {
+                    0 if i > made => vec![format!("#{}", i - made)],
+                    _ => vec![],
+                };
                 json!({
                     "title": format!("Ticket {i} about the {}", words[i % words.len()]),
                     "description": format!("The {} part of ticket {i} needs work.", words[(i / 3) % words.len()]),
                     "story_points": points,
                     "labels": [labels[i % labels.len()]],
                     "assignees": if i % 4 == 0 { vec![] } else { vec![format!("agent-{}", i % 8)] },
+                    "depends_on": depends,
                 })
             })
             .collect();
@@ -320,7 +329,15 @@ fn judge(logged: &Value) -> Judged {
         .unwrap_or_default()
         .to_string();
     let plan = &logged["Plan"];
-    let returned = rows(plan);
+    // An INSERT … SELECT returns nothing: what it wrote is what its query returned.
+    let returned = match plan["Node Type"].as_str() {
+        Some("ModifyTable") => plan["Plans"]
+            .as_array()
+            .and_then(|p| p.first())
+            .map_or(0, rows)
+            .max(rows(plan)),
+        _ => rows(plan),
+    };
     let read = read(plan);
     // A page's statement reads a page per status and the page's neighbours; counting reads
     // what it counts, up to its cap.
