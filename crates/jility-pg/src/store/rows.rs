@@ -1,5 +1,7 @@
 //! Columns and rows: what a statement selects and how a row becomes the domain's value.
 
+use std::sync::LazyLock;
+
 use super::*;
 
 pub(super) const TICKET_COLUMNS: &str = "t.id, t.uuid, p.key, t.number, t.title, t.description, t.status, \
@@ -19,25 +21,30 @@ pub(super) const TICKET_COLUMN_COUNT: usize = 15;
 // condition offers the planner the workspace's index to scan instead.
 
 /// A ticket of workspace `$1` by project key `$2` and number `$3`.
-pub(super) const TICKET_BY_NUMBER_SQL: &str = "SELECT t.id, t.uuid, p.key, t.number, t.title, \
-     t.description, t.status, t.story_points, t.parent_id, t.epic_id, t.created_by, t.created_at, \
-     t.updated_by, t.updated_at, t.deleted_at FROM projects p CROSS JOIN LATERAL \
-     (SELECT * FROM tickets t WHERE t.project_id = p.id AND t.number = $3 OFFSET 0) t \
-     WHERE p.workspace_id = $1 AND p.key = $2";
+pub(super) static TICKET_BY_NUMBER_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {TICKET_COLUMNS} FROM projects p CROSS JOIN LATERAL \
+         (SELECT * FROM tickets t WHERE t.project_id = p.id AND t.number = $3 OFFSET 0) t \
+         WHERE p.workspace_id = $1 AND p.key = $2"
+    )
+});
 
 /// A ticket of workspace `$1` by UUID `$2`.
-pub(super) const TICKET_BY_UUID_SQL: &str = "SELECT t.id, t.uuid, p.key, t.number, t.title, \
-     t.description, t.status, t.story_points, t.parent_id, t.epic_id, t.created_by, t.created_at, \
-     t.updated_by, t.updated_at, t.deleted_at \
-     FROM (SELECT * FROM tickets t WHERE t.uuid = $2 OFFSET 0) t \
-     JOIN projects p ON p.workspace_id = $1 AND p.id = t.project_id";
+pub(super) static TICKET_BY_UUID_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {TICKET_COLUMNS} FROM (SELECT * FROM tickets t WHERE t.uuid = $2 OFFSET 0) t \
+         JOIN projects p ON p.workspace_id = $1 AND p.id = t.project_id"
+    )
+});
 
 /// A ticket of workspace `$1` by id `$2` (the unique `(workspace_id, id)`).
-pub(super) const TICKET_BY_ID_SQL: &str = "SELECT t.id, t.uuid, p.key, t.number, t.title, \
-     t.description, t.status, t.story_points, t.parent_id, t.epic_id, t.created_by, t.created_at, \
-     t.updated_by, t.updated_at, t.deleted_at FROM tickets t \
-     JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
-     WHERE t.workspace_id = $1 AND t.id = $2";
+pub(super) static TICKET_BY_ID_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {TICKET_COLUMNS} FROM tickets t \
+         JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+         WHERE t.workspace_id = $1 AND t.id = $2"
+    )
+});
 
 /// The columns of a ticket `t`'s context after its [`TICKET_COLUMNS`]: its kept context `c`
 /// ([`CONTEXT_JOIN`]; all NULL when it has none at the ticket's version), and the
@@ -64,7 +71,7 @@ pub(super) const CONTEXT_JOIN: &str = "LEFT JOIN LATERAL (SELECT * FROM ticket_c
 /// The statements of whole-ticket reads: by UUID (`$2`), and by project key `$2` and
 /// numbers `$3` (an array: one or a batch, [`super::reader`]; each row's number is column
 /// [`NUMBER_COLUMN`]).
-static WHOLE_TICKET_SQL: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
+static WHOLE_TICKET_SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
     [
         format!(
             "SELECT {TICKET_COLUMNS}, {CONTEXT_COLUMNS} \

@@ -101,15 +101,15 @@ impl StoreTx for Tx<'_> {
         project_key: &str,
         number: i64,
     ) -> StoreResult<Option<TicketRow>> {
-        self.ticket(TICKET_BY_NUMBER_SQL, &[&project_key, &number])
+        self.ticket(&TICKET_BY_NUMBER_SQL, &[&project_key, &number])
     }
 
     fn ticket_by_uuid(&mut self, uuid: &str) -> StoreResult<Option<TicketRow>> {
-        self.ticket(TICKET_BY_UUID_SQL, &[&uuid])
+        self.ticket(&TICKET_BY_UUID_SQL, &[&uuid])
     }
 
     fn ticket_by_id(&mut self, id: i64) -> StoreResult<Option<TicketRow>> {
-        self.ticket(TICKET_BY_ID_SQL, &[&id])
+        self.ticket(&TICKET_BY_ID_SQL, &[&id])
     }
 
     fn ticket_refs(&mut self, ids: &[i64]) -> StoreResult<Vec<Option<TicketRef>>> {
