@@ -56,6 +56,9 @@ pub struct Request {
     pub body: Option<Value>,
 }
 
+/// An operation's answer as a future ([`Operation::waiting`]).
+pub type Answer<T> = std::pin::Pin<Box<dyn Future<Output = Result<T, ToolError>> + Send + 'static>>;
+
 /// One operation of the tracker.
 pub trait Operation: Send + Sync + 'static {
     /// Its arguments (the tool's input schema).
@@ -101,6 +104,15 @@ pub trait Operation: Send + Sync + 'static {
         actor: &str,
         p: Self::Params,
     ) -> Result<Self::Output, ToolError>;
+
+    /// Whether [`Self::waiting`] answers: a read whose only wait is the store's (a ticket,
+    /// whole), which an async caller awaits on its own task instead of a blocking thread.
+    const WAITS: bool = false;
+
+    /// The read as a future, when [`Self::WAITS`] (what [`Self::run`] waits for).
+    fn waiting<S: Store>(_t: &mut Tracker<S>, _p: &Self::Params) -> Option<Answer<Self::Output>> {
+        None
+    }
 
     /// The answer as JSON (a page: the data's members with `page` beside them).
     fn encode(out: &Self::Output) -> Result<Value, ToolError>;
@@ -647,6 +659,7 @@ macro_rules! operation {
         $(tool $description:literal, $(destructive $destructive:literal,)? idempotent $idempotent:literal,)?
         $(query ($from:path, $rename:expr),)?
         $(paged $paged:ty,)?
+        $(waits |$wt:ident, $wp:ident| $wait:expr,)?
         render $render:path,
         |$t:ident, $a:ident, $p:ident| $run:expr
     ) => {
@@ -689,6 +702,17 @@ macro_rules! operation {
             ) -> Result<Self::Output, ToolError> {
                 $run
             }
+
+            $(
+                const WAITS: bool = true;
+
+                fn waiting<S: Store>(
+                    $wt: &mut Tracker<S>,
+                    $wp: &Self::Params,
+                ) -> Option<Answer<Self::Output>> {
+                    Some(Box::pin($wait))
+                }
+            )?
 
             fn encode(out: &Self::Output) -> Result<Value, ToolError> {
                 operation!(@encode out $(, $paged)?)
@@ -765,6 +789,7 @@ operations! {
         "tickets.get", TicketsRead, Get "/tickets/{ticket_id}", cache 30,
         "A ticket with its comments, dependencies, commits and recent changes",
         tool "Get full ticket context: the ticket, its comments, dependencies, dependents, linked commits and recent changes.", idempotent true,
+        waits |t, p| t.ticket_detail(&p.ticket_id),
         render render::detail,
         |t, a, p| t.get_ticket(&p.ticket_id)
     }

@@ -198,6 +198,19 @@ pub enum TicketLookup {
 pub const WHOLE_COMMENTS: usize = 50;
 pub const WHOLE_CHANGES: usize = 20;
 
+/// What [`Store::whole_tickets`] answers: the tickets, once read.
+pub type WholeTickets = std::pin::Pin<
+    Box<dyn Future<Output = Result<Vec<Option<WholeTicket>>, ToolError>> + Send + 'static>,
+>;
+
+/// Wait for `future` on this thread: how blocking code (the domain's operations on a
+/// blocking thread, the CLI) takes a store's answer. A store that reads at once answers a
+/// ready future; one on a runtime's async connections is driven by the runtime's threads
+/// while this one waits.
+pub fn wait<T>(future: impl Future<Output = T>) -> T {
+    futures::executor::block_on(future)
+}
+
 /// A ticket with everything a whole-ticket read shows beside it, as of one snapshot.
 #[derive(Debug, Clone)]
 pub struct WholeTicket {
@@ -463,19 +476,21 @@ pub trait Store {
 
     /// The tickets `lookups` name, in their order, each whole and each as of one
     /// consistent snapshot (`None` where there is none; a deleted ticket is returned with its
-    /// `deleted_at` set). A store may answer them however is fastest (the cloud store reads
-    /// each in one statement, batched with other requests' reads); by default, in a read
-    /// transaction with the primitives ([`whole_ticket`]).
-    fn whole_tickets(
-        &mut self,
-        lookups: &[TicketLookup],
-    ) -> Result<Vec<Option<WholeTicket>>, ToolError> {
-        self.read(|tx| {
+    /// `deleted_at` set). The one way the domain reads a whole ticket.
+    ///
+    /// The answer is a future, so that a store whose reads wait on the network can wait
+    /// without holding a thread: the cloud store reads each ticket in one statement on its
+    /// async connections (batched with other requests' reads), and an async caller awaits it
+    /// on its own task; a blocking caller waits for it with [`wait`]. By default the store
+    /// reads at once, in a read transaction with the primitives ([`whole_ticket`]), and the
+    /// future is ready.
+    fn whole_tickets(&mut self, lookups: &[TicketLookup]) -> WholeTickets {
+        Box::pin(std::future::ready(self.read(|tx| {
             lookups
                 .iter()
                 .map(|lookup| whole_ticket(tx, lookup))
                 .collect()
-        })
+        })))
     }
 
     /// [`StoreTx::search`] on its own: a store whose search is one statement needs no

@@ -177,6 +177,9 @@ pub(crate) async fn execute<O: Operation>(
     principal: &Principal,
     params: Result<O::Params, ToolError>,
 ) -> Result<O::Output, ToolError> {
+    if O::WAITS && !O::writes() {
+        return awaited::<O>(state, principal, params).await;
+    }
     execute_as::<O, O::Output>(
         state,
         principal,
@@ -185,6 +188,51 @@ pub(crate) async fn execute<O: Operation>(
         |output| Some(output),
     )
     .await
+}
+
+/// [`execute`] of a read whose only wait is the store's ([`Operation::WAITS`]: a ticket,
+/// whole): awaited on the request's own task, no blocking thread taken or woken. The same
+/// checks in the same order: the scope, the arguments, the workspace.
+async fn awaited<O: Operation>(
+    state: &ApiState,
+    principal: &Principal,
+    params: Result<O::Params, ToolError>,
+) -> Result<O::Output, ToolError> {
+    let work = async {
+        principal.require(O::SCOPE)?;
+        let params = without_nul(params)?;
+        let mut tracker = state.workspaces.service(principal).await?.tracker();
+        match O::waiting(&mut tracker, &params) {
+            Some(answer) => answer.await,
+            None => Err(ToolError::internal(format!(
+                "{} has no answer to await",
+                O::NAME
+            ))),
+        }
+    };
+    crate::reach::bounded(state.db.health(), None, work)
+        .await
+        .unwrap_or_else(|stalled| Err(stalled.into()))
+}
+
+/// `params`, refused when they hold a NUL character.
+fn without_nul<P: serde::Serialize>(params: Result<P, ToolError>) -> Result<P, ToolError> {
+    let args = params
+        .as_ref()
+        .ok()
+        .and_then(|p| serde_json::to_value(p).ok());
+    params.and_then(|p| match &args {
+        Some(args) if has_nul(args) => Err(nul_refused()),
+        _ => Ok(p),
+    })
+}
+
+fn nul_refused() -> ToolError {
+    ToolError::new(
+        jility_core::errors::INVALID_INPUT,
+        "The arguments contain a NUL character (\\u0000)",
+    )
+    .with_hint("Remove the NUL characters; text may hold any other character.")
 }
 
 /// [`execute`], the tracker's part done by `run` (on a blocking thread), whose result says
@@ -203,11 +251,7 @@ async fn execute_as<O: Operation, T: Send + 'static>(
         .ok()
         .and_then(|p| serde_json::to_value(p).ok());
     let params = params.and_then(|p| match &args {
-        Some(args) if has_nul(args) => Err(ToolError::new(
-            jility_core::errors::INVALID_INPUT,
-            "The arguments contain a NUL character (\\u0000)",
-        )
-        .with_hint("Remove the NUL characters; text may hold any other character.")),
+        Some(args) if has_nul(args) => Err(nul_refused()),
         _ => Ok(p),
     });
     let named = args.as_ref().and_then(named_ticket);

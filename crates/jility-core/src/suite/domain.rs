@@ -7,7 +7,7 @@ use crate::params::{
     AddComment, BatchItem, CreateBatch, CreateTicket, Dependency, LinkCommit, ListTickets,
     SearchTickets, StatusName,
 };
-use crate::store::{Store, TicketLookup};
+use crate::store::{Store, TicketLookup, wait};
 
 fn create(title: &str) -> CreateTicket {
     CreateTicket {
@@ -96,13 +96,14 @@ pub(super) fn reads<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
     for name in ["task-1", "1", "#1", first.id.as_str(), upper.as_str()] {
         assert_same(&t.get_ticket(name).unwrap(), &detail, name);
     }
-    let whole = cx
-        .store
-        .whole_tickets(&[TicketLookup::Uuid(first.id.clone())])
-        .unwrap()
-        .pop()
-        .flatten()
-        .expect("TASK-1 whole");
+    let whole = wait(
+        cx.store
+            .whole_tickets(&[TicketLookup::Uuid(first.id.clone())]),
+    )
+    .unwrap()
+    .pop()
+    .flatten()
+    .expect("TASK-1 whole");
     assert_eq!(detail.ticket.id, whole.row.uuid);
     assert_eq!(detail.ticket.title, "Implement login page");
     assert_eq!(detail.ticket.story_points, Some(5));

@@ -6,7 +6,7 @@ use super::{Ctx, Spec, assert_same, at, made, make, project, read, terms, write}
 use crate::errors;
 use crate::model::{Status, TicketRef};
 use crate::store::{
-    ListFilter, NewChange, Project, Store, StoreError, TicketLookup, TicketRow, TicketUpdate,
+    ListFilter, NewChange, Project, Store, StoreError, TicketLookup, TicketRow, TicketUpdate, wait,
 };
 
 /// A store with no project: `default_project` is [`StoreError::NoProject`], a ticket of
@@ -23,23 +23,21 @@ pub(super) fn no_project<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         Ok(())
     });
     assert_eq!(read(store, |tx| Ok(tx.projects()?)), Vec::<Project>::new());
-    let err = store
-        .whole_tickets(&[TicketLookup::Number {
-            key: None,
-            number: 1,
-        }])
-        .expect_err("a ticket of the default project, with no project");
+    let err = wait(store.whole_tickets(&[TicketLookup::Number {
+        key: None,
+        number: 1,
+    }]))
+    .expect_err("a ticket of the default project, with no project");
     let want = ToolError::from(StoreError::NoProject);
     assert_eq!((err.code, &err.message), (want.code, &want.message));
-    let found = store
-        .whole_tickets(&[
-            TicketLookup::Number {
-                key: Some("TASK".into()),
-                number: 1,
-            },
-            TicketLookup::Uuid(uuid::Uuid::new_v4().to_string()),
-        ])
-        .unwrap();
+    let found = wait(store.whole_tickets(&[
+        TicketLookup::Number {
+            key: Some("TASK".into()),
+            number: 1,
+        },
+        TicketLookup::Uuid(uuid::Uuid::new_v4().to_string()),
+    ]))
+    .unwrap();
     assert_eq!(found.len(), 2);
     assert!(found.iter().all(Option::is_none), "{found:?}");
     let page = read(store, |tx| Ok(tx.list(&ListFilter::default(), None, 10)?));

@@ -6,7 +6,7 @@ use super::{Ctx, Made, Spec, assert_same, at, made, make, project, read, show, w
 use crate::model::{Change, Comment, CommitLink, Status, TicketRef};
 use crate::store::{
     NewChange, Project, Store, TicketLookup, TicketRow, TicketUpdate, WHOLE_CHANGES,
-    WHOLE_COMMENTS, WholeTicket, whole_ticket,
+    WHOLE_COMMENTS, WholeTicket, wait, whole_ticket,
 };
 
 fn number(key: Option<&str>, number: i64) -> TicketLookup {
@@ -35,14 +35,14 @@ fn same_as_reference<S: Store + Clone>(
     what: &str,
 ) -> Vec<Option<WholeTicket>> {
     let want = reference(&mut cx.store, lookups);
-    let got = cx.store.whole_tickets(lookups).unwrap();
+    let got = wait(cx.store.whole_tickets(lookups)).unwrap();
     assert_same(
         &got,
         &want,
         &format!("{what}: whole_tickets vs whole_ticket"),
     );
     cx.settle();
-    let again = cx.store.whole_tickets(lookups).unwrap();
+    let again = wait(cx.store.whole_tickets(lookups)).unwrap();
     assert_same(
         &again,
         &want,
@@ -50,10 +50,7 @@ fn same_as_reference<S: Store + Clone>(
     );
     // Each lookup alone answers as in the batch.
     for (lookup, want) in lookups.iter().zip(&want) {
-        let alone = cx
-            .store
-            .whole_tickets(std::slice::from_ref(lookup))
-            .unwrap();
+        let alone = wait(cx.store.whole_tickets(std::slice::from_ref(lookup))).unwrap();
         assert_same(&alone, &[want], &format!("{what}: {lookup:?} alone"));
     }
     got

@@ -105,15 +105,26 @@ impl<S: Store> Tracker<S> {
         })
     }
 
+    /// The ticket `reference` names, whole ([`Self::ticket_detail`], waited for).
     pub fn get_ticket(&mut self, reference: &str) -> Result<TicketDetail, ToolError> {
-        let lookup = lookup(reference)?;
-        let found = self
-            .store
-            .whole_tickets(std::slice::from_ref(&lookup))?
-            .pop()
-            .flatten();
-        let whole = live(found, |whole| &whole.row, reference)?;
-        Ok(detail(whole))
+        crate::store::wait(self.ticket_detail(reference))
+    }
+
+    /// The ticket `reference` names, whole, as a future (the store's
+    /// [`Store::whole_tickets`]): an async caller awaits it on its own task, a blocking one
+    /// waits for it ([`Self::get_ticket`]).
+    pub fn ticket_detail(
+        &mut self,
+        reference: &str,
+    ) -> impl Future<Output = Result<TicketDetail, ToolError>> + Send + 'static {
+        let reading =
+            lookup(reference).map(|lookup| self.store.whole_tickets(std::slice::from_ref(&lookup)));
+        let reference = reference.to_string();
+        async move {
+            let found = reading?.await?.pop().flatten();
+            let whole = live(found, |whole| &whole.row, &reference)?;
+            Ok(detail(whole))
+        }
     }
 
     pub fn list(&mut self, p: &ListTickets) -> Result<Paged<TicketPage>, ToolError> {

@@ -1,14 +1,16 @@
-//! Kept ticket contexts, current by version and refreshed by the reads that need them
-//! (migrations 15 and 16). A write bumps the `context_version` of every ticket it touched
-//! (but those it created) in the round trip of its `COMMIT`, and nothing more. A read uses a
-//! kept context only when its version is the ticket's, in the read's own snapshot;
-//! otherwise it reads the parts one by one and hands the ticket to the [`Refresher`]: one
-//! thread per database that recomputes the contexts asked for since its last run
-//! (`jility_refresh_contexts`, one statement per workspace), each stored with the version
-//! its snapshot saw. So a context is never served stale, a write pays one `UPDATE` for it
-//! (a refresh in the write cost a 2-CPU machine 0.8 ms a create, even off the writer
-//! lock), only tickets that are read are recomputed, and a refresh that is lost (a crash,
-//! the database down) costs speed until the next read asks again, never a wrong answer.
+//! Kept ticket contexts, current by version (migrations 15 and 16). A write bumps the
+//! `context_version` of every ticket it touched (but those it created) in the round trip of
+//! its `COMMIT`, and once committed hands them all to the [`Refresher`]: one thread per
+//! database that recomputes the contexts asked for since its last run
+//! (`jility_refresh_contexts`, one statement per workspace and [`BATCH`] tickets), each
+//! stored with the version its snapshot saw. A read uses a kept context only when its
+//! version is the ticket's, in the read's own snapshot; otherwise it reads the parts one by
+//! one and asks for a refresh too. So a context is never served stale, a write pays one
+//! `UPDATE` for it on its path (a refresh in the write cost a 2-CPU machine 0.8 ms a create,
+//! even off the writer lock; in the refresher's batches far less a ticket), the reads that
+//! follow a write — a bulk import read at once — find the contexts kept, and a refresh that
+//! is lost (a crash, the database down) costs speed until the next read asks again, never a
+//! wrong answer.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};

@@ -80,7 +80,7 @@ use jility_core::model::{Change, Comment, CommitLink, Status, TicketRef, TicketS
 use jility_core::store::{
     COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchPage, SearchTerms, Store,
     StoreError, StoreResult, StoreTx, TicketLookup, TicketRow, TicketUpdate, WHOLE_CHANGES,
-    WHOLE_COMMENTS, WholeTicket,
+    WHOLE_COMMENTS, WholeTicket, WholeTickets,
 };
 
 /// The schema, one migration per version; `jility_schema_migrations` records which ran.
@@ -457,6 +457,9 @@ impl Open {
             let _ = conn.client.batch_execute("ROLLBACK");
             return Err(crate::store::db(err));
         }
+        // Their contexts are computed now, off the request, so that the reads that follow
+        // a write (a bulk import read at once) find them kept.
+        self.refresher.ask(self.workspace, &self.touched);
         Ok(())
     }
 
@@ -501,10 +504,7 @@ impl Store for PgStore {
     /// Each ticket in one statement, with its kept context ([`whole`]); a ticket whose
     /// context is not kept at its version is read part by part in a read transaction, and
     /// its context refreshed soon after.
-    fn whole_tickets(
-        &mut self,
-        lookups: &[TicketLookup],
-    ) -> Result<Vec<Option<WholeTicket>>, ToolError> {
+    fn whole_tickets(&mut self, lookups: &[TicketLookup]) -> WholeTickets {
         whole::read(self, lookups)
     }
 

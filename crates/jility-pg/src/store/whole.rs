@@ -1,30 +1,115 @@
 //! Whole-ticket reads, [`Store::whole_tickets`] of a [`PgStore`]: each ticket in one
-//! statement with its kept context ([`super::contexts`]) and the neighbours it names. On
-//! `jility serve`'s runtime the statements run on the async connections of [`Reader`]
+//! statement with its kept context ([`super::contexts`]) and the neighbours it names. On a
+//! runtime the answer is a future that waits on the async connections of [`Reader`]
 //! (batched with other requests' reads of the same project, and asked again on another
-//! connection when one stalls) while the calling thread waits; elsewhere, or for what they
-//! could not answer, on a connection of the pool. A ticket whose context is not kept at its
-//! version is read part by part in a read transaction, and its context refreshed soon
-//! after. None of this shows to the caller: one method, one answer per lookup, each from one
-//! snapshot.
-
-use std::time::Instant;
+//! connection when one stalls) without holding a thread, so `jility serve` awaits it on the
+//! request's own task; what they could not answer is read on a connection of the pool, on a
+//! blocking thread. Without a runtime (the CLI, a test) everything is read on the pool at
+//! once. A ticket whose context is not kept at its version is read part by part in a read
+//! transaction, and its context refreshed soon after. None of this shows to the caller:
+//! one method, one answer per lookup, each from one snapshot.
 
 use super::*;
 
-pub(super) fn read(
-    store: &mut PgStore,
+pub(super) fn read(store: &mut PgStore, lookups: &[TicketLookup]) -> WholeTickets {
+    let store = store.clone();
+    let lookups = lookups.to_vec();
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Box::pin(std::future::ready(read_now(store, &lookups)));
+    }
+    Box::pin(read_on_runtime(store, lookups))
+}
+
+/// Everything on a connection of the pool, on this thread.
+fn read_now(
+    mut store: PgStore,
     lookups: &[TicketLookup],
 ) -> Result<Vec<Option<WholeTicket>>, ToolError> {
-    // A number without a key is of the default project.
-    let default_key = match lookups
-        .iter()
-        .any(|l| matches!(l, TicketLookup::Number { key: None, .. }))
-    {
-        true => Some(store.read(|tx| Ok(tx.default_project()?.key))?),
+    let resolved = resolve(lookups, default_key(&mut store, lookups)?);
+    let found = on_pool(&store, &resolved, vec![None; resolved.len()])?;
+    answer(&mut store, lookups, found)
+}
+
+/// The statements on the async connections, awaited; the rest on blocking threads.
+async fn read_on_runtime(
+    store: PgStore,
+    lookups: Vec<TicketLookup>,
+) -> Result<Vec<Option<WholeTicket>>, ToolError> {
+    let key = match needs_default_key(&lookups) {
+        true => {
+            let lookups = lookups.clone();
+            blocking(&store, move |store| default_key(store, &lookups)).await?
+        }
         false => None,
     };
-    let resolved: Vec<Lookup> = lookups
+    let resolved = resolve(&lookups, key);
+    let db = &store.db;
+    let mut found: Vec<Option<Vec<Row>>> = vec![None; resolved.len()];
+    if !db.health.down() {
+        let reads = resolved
+            .iter()
+            .map(|lookup| db.reader.query(&db.health, lookup, store.workspace));
+        // Those not answered in time are read on the pool, which reports why.
+        if let Ok(rows) =
+            tokio::time::timeout(reach::DEADLINE, futures::future::join_all(reads)).await
+        {
+            found = rows;
+        }
+    }
+    if found.iter().all(Option::is_some) {
+        let found = found.into_iter().map(Option::unwrap_or_default).collect();
+        return settle(store, lookups, found).await;
+    }
+    let asked = resolved.clone();
+    let found = blocking(&store, move |store| Ok(on_pool(store, &asked, found)?)).await?;
+    settle(store, lookups, found).await
+}
+
+/// [`answer`], on a blocking thread when a ticket must be read part by part.
+async fn settle(
+    store: PgStore,
+    lookups: Vec<TicketLookup>,
+    found: Vec<Vec<Row>>,
+) -> Result<Vec<Option<WholeTicket>>, ToolError> {
+    let stale = found
+        .iter()
+        .filter_map(|rows| rows.first())
+        .any(|row| matches!(whole_row(row), Ok(Whole::Stale(_))));
+    if !stale {
+        let mut store = store;
+        return answer(&mut store, &lookups, found);
+    }
+    blocking(&store, move |store| answer(store, &lookups, found)).await
+}
+
+/// `f` on a blocking thread with a handle on the store.
+async fn blocking<R: Send + 'static>(
+    store: &PgStore,
+    f: impl FnOnce(&mut PgStore) -> Result<R, ToolError> + Send + 'static,
+) -> Result<R, ToolError> {
+    let mut store = store.clone();
+    tokio::task::spawn_blocking(move || f(&mut store))
+        .await
+        .map_err(|err| ToolError::internal(format!("A ticket read failed: {err}")))?
+}
+
+fn needs_default_key(lookups: &[TicketLookup]) -> bool {
+    lookups
+        .iter()
+        .any(|l| matches!(l, TicketLookup::Number { key: None, .. }))
+}
+
+/// The default project's key when a number without a key asks for it.
+fn default_key(store: &mut PgStore, lookups: &[TicketLookup]) -> Result<Option<String>, ToolError> {
+    match needs_default_key(lookups) {
+        true => Ok(Some(store.read(|tx| Ok(tx.default_project()?.key))?)),
+        false => Ok(None),
+    }
+}
+
+/// The lookups with their keys (a number without one is of the default project).
+fn resolve(lookups: &[TicketLookup], default_key: Option<String>) -> Vec<Lookup> {
+    lookups
         .iter()
         .map(|lookup| match lookup {
             TicketLookup::Uuid(uuid) => Lookup::Uuid(uuid.clone()),
@@ -36,8 +121,43 @@ pub(super) fn read(
                 number: *number,
             },
         })
+        .collect()
+}
+
+/// The rows of each lookup not `found` yet, read on a connection of the pool (which also
+/// reports why when the database cannot be reached).
+fn on_pool(
+    store: &PgStore,
+    lookups: &[Lookup],
+    mut found: Vec<Option<Vec<Row>>>,
+) -> StoreResult<Vec<Vec<Row>>> {
+    let missing: Vec<usize> = (0..lookups.len())
+        .filter(|at| found.get(*at).is_some_and(Option::is_none))
         .collect();
-    let found = fetch(store, &resolved)?;
+    if !missing.is_empty() {
+        let rows = store.outside(|tx| {
+            missing
+                .iter()
+                .filter_map(|at| lookups.get(*at))
+                .map(|lookup| tx.whole_rows(lookup))
+                .collect::<StoreResult<Vec<_>>>()
+        })?;
+        for (at, rows) in missing.into_iter().zip(rows) {
+            if let Some(slot) = found.get_mut(at) {
+                *slot = Some(rows);
+            }
+        }
+    }
+    Ok(found.into_iter().map(Option::unwrap_or_default).collect())
+}
+
+/// Each lookup's ticket from its statement's rows; one whose kept context is stale read
+/// part by part in a read transaction (and its context asked for).
+fn answer(
+    store: &mut PgStore,
+    lookups: &[TicketLookup],
+    found: Vec<Vec<Row>>,
+) -> Result<Vec<Option<WholeTicket>>, ToolError> {
     let mut answers = Vec::with_capacity(lookups.len());
     let mut stale = Vec::new();
     for (at, rows) in found.into_iter().enumerate() {
@@ -71,59 +191,4 @@ pub(super) fn read(
     let ids: Vec<i64> = stale.iter().map(|(_, id)| *id).collect();
     store.db.refresher.ask(store.workspace, &ids);
     Ok(answers)
-}
-
-/// The rows of each lookup's whole-ticket statement.
-fn fetch(store: &PgStore, lookups: &[Lookup]) -> StoreResult<Vec<Vec<Row>>> {
-    let db = &store.db;
-    let ws = store.workspace;
-    let mut found: Vec<Option<Vec<Row>>> = vec![None; lookups.len()];
-    if !db.health.down()
-        && let Ok(runtime) = tokio::runtime::Handle::try_current()
-    {
-        let (answered, answers) = std::sync::mpsc::channel();
-        for (at, lookup) in lookups.iter().enumerate() {
-            let reader = db.reader.clone();
-            let health = db.health.clone();
-            let lookup = lookup.clone();
-            let answered = answered.clone();
-            runtime.spawn(async move {
-                let rows = reader.query(&health, &lookup, ws).await;
-                let _ = answered.send((at, rows));
-            });
-        }
-        drop(answered);
-        let deadline = Instant::now() + reach::DEADLINE;
-        for _ in 0..lookups.len() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match answers.recv_timeout(left) {
-                Ok((at, rows)) => {
-                    if let Some(slot) = found.get_mut(at) {
-                        *slot = rows;
-                    }
-                }
-                Err(_) => break,
-            }
-        }
-    }
-    // What the async connections did not answer: on a connection of the pool, which also
-    // reports why when the database cannot be reached.
-    if found.iter().any(Option::is_none) {
-        let missing: Vec<usize> = (0..lookups.len())
-            .filter(|at| found.get(*at).is_some_and(Option::is_none))
-            .collect();
-        let rows = store.outside(|tx| {
-            missing
-                .iter()
-                .filter_map(|at| lookups.get(*at))
-                .map(|lookup| tx.whole_rows(lookup))
-                .collect::<StoreResult<Vec<_>>>()
-        })?;
-        for (at, rows) in missing.into_iter().zip(rows) {
-            if let Some(slot) = found.get_mut(at) {
-                *slot = Some(rows);
-            }
-        }
-    }
-    Ok(found.into_iter().map(Option::unwrap_or_default).collect())
 }
