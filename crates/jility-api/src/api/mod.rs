@@ -146,8 +146,8 @@ pub struct Shared {
 }
 
 impl ApiState {
-    /// Token `token_id` was revoked here: neither its principal nor its leased requests
-    /// are used again by this process (the others learn it from their next lease).
+    /// Token `token_id` was revoked (here, or in another process whose event was heard):
+    /// neither its principal nor its leased requests are used again by this process.
     pub fn forget_token(&self, token_id: i64) {
         self.principals.forget_token(token_id);
         self.limiter.forget_token(token_id);
@@ -155,7 +155,7 @@ impl ApiState {
 
     /// The state of a server on `db`; `tls` when it terminates TLS.
     pub fn new(db: &PgDatabase, rate_limit: u32, tls: bool) -> Result<Self, ToolError> {
-        Ok(Self(Arc::new(Shared {
+        let state = Self(Arc::new(Shared {
             db: db.clone(),
             tokens: Tokens::new(db),
             limiter: RateLimiter::new(db.counters(), rate_limit),
@@ -170,7 +170,58 @@ impl ApiState {
             refusals: refusals::Refusals::with_writer(Audit::new(db)),
             shutdown: CancellationToken::new(),
             tls,
-        })))
+        }));
+        state.hear_revocations();
+        Ok(state)
+    }
+
+    /// Every revocation, whichever process made it, reaches this process's principals and
+    /// rate limiter as soon as its event is heard ([`crate::events`]: it is published in
+    /// the transaction that revokes): the token's kept principal and leased requests are
+    /// dropped, so its next request asks the database, which refuses it. That is what lets
+    /// the limiter lease a quiet token's requests for longer than a second
+    /// ([`RateLimiter::hear_revocations`]). When events may have been missed (the listener
+    /// reconnected, or this thread fell behind), every lease is cut back to
+    /// [`crate::ratelimit::LEASE_TTL`]; when they can no longer be heard, leases stay that
+    /// short.
+    ///
+    /// On a thread of its own (a state may be made outside a runtime), holding the state
+    /// weakly: it ends at the first event after the state is dropped.
+    fn hear_revocations(&self) {
+        use tokio::sync::broadcast::error::RecvError;
+        let mut events = self.events.subscribe();
+        let shared = Arc::downgrade(&self.0);
+        // Subscribed first: no event from here on is missed.
+        self.limiter.hear_revocations(true);
+        let spawned = std::thread::Builder::new()
+            .name("jility-revocations".into())
+            .spawn(move || {
+                loop {
+                    let received = events.blocking_recv();
+                    let Some(shared) = shared.upgrade() else {
+                        return;
+                    };
+                    match received {
+                        Ok(crate::events::Event::Change(change)) => {
+                            if let Some(token_id) = change.revoked_token {
+                                shared.principals.forget_token(token_id);
+                                shared.limiter.forget_token(token_id);
+                            }
+                        }
+                        Ok(crate::events::Event::Reset) | Err(RecvError::Lagged(_)) => {
+                            shared.limiter.revocations_missed();
+                        }
+                        Err(RecvError::Closed) => {
+                            shared.limiter.hear_revocations(false);
+                            return;
+                        }
+                    }
+                }
+            });
+        if let Err(err) = spawned {
+            self.limiter.hear_revocations(false);
+            tracing::warn!(error = %err, "cannot start the thread that hears revocations; rate-limit leases stay at a second");
+        }
     }
 }
 

@@ -5,8 +5,10 @@
 //! Keeping one never lets a revoked or expired token through for longer than the rate
 //! limit's lease: whether its token was revoked is read with every lease of its requests
 //! ([`crate::ratelimit::RateLimiter::check_token`], at most a second apart while the token
-//! is in use), and a kept principal is used only before its token's expiry. A token's
-//! scopes and workspace never change.
+//! is in use, or four for a quiet token), every process drops a revoked token's principal
+//! and leases as soon as it hears of the revocation ([`super::ApiState::forget_token`]),
+//! and a kept principal is used only before its token's expiry. A token's scopes and
+//! workspace never change.
 //!
 //! Only tokens that authenticated are kept (keyed by their BLAKE3 hash, never the token),
 //! so unknown tokens cannot fill it; it is bounded all the same.

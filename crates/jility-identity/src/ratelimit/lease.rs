@@ -2,8 +2,10 @@
 //!
 //! A lease is a block of requests counted in the database in one statement
 //! (`jility_rate_lease`, migration 0013) and spent here without asking again, for at most
-//! [`LEASE_TTL`] after it was asked for; what is left then goes back to the shared count
-//! (`jility_rate_return`), from a sweeper thread that runs while the limiter lives. A
+//! [`LEASE_TTL`] after it was asked for — [`QUIET_LEASE_TTL`] for a quiet key's lease when
+//! the limiter hears revocations (see the module above) — ; what is left then goes back to
+//! the shared count (`jility_rate_return`), from a sweeper thread that runs while the
+//! limiter lives. A
 //! lease's size adapts to the key's traffic: it doubles each time a block was spent before
 //! it expired and halves when one expired half unspent, between 1 and a share
 //! ([`LEASE_SHARE`]) of the smaller limit. A key whose limits are under `LEASE_SHARE × 2`
@@ -27,6 +29,18 @@ use super::Decision;
 
 /// A leased request is spent within this long after its lease was asked for, or given back.
 pub const LEASE_TTL: Duration = Duration::from_secs(1);
+
+/// The longest any lease lives, in whole seconds: a quiet key's ([`QUIET_LEASE_TTL`]). The
+/// windows every process reads are this much wider than 60 s (`WINDOW_SECS`).
+pub const QUIET_LEASE_SECS: u16 = 4;
+
+/// How long a quiet key's lease lives (a key whose counts, with the lease, are at most
+/// 1/[`QUIET_SHARE`] of each of its limits as the database answered), when the limiter is
+/// told of every revocation ([`super::RateLimiter::hear_revocations`]).
+pub const QUIET_LEASE_TTL: Duration = Duration::from_secs(QUIET_LEASE_SECS as u64);
+
+/// A key is quiet while its counts are at most this fraction of its limits.
+pub const QUIET_SHARE: i64 = 4;
 
 /// A lease is at most this fraction of the smaller of its key's limits.
 pub const LEASE_SHARE: u32 = 64;
@@ -65,6 +79,9 @@ impl Seen {
 struct Block {
     /// The second they are counted in (database clock).
     second: i64,
+    /// When it was asked for: a long lease is cut to [`LEASE_TTL`] from then when
+    /// revocations may have been missed ([`Book::cut_long_leases`]).
+    asked_at: Instant,
     expires: Instant,
     size: u32,
     left: u32,
@@ -277,7 +294,7 @@ impl Book {
 
     /// Record what the database granted `key` (`granted` of `wanted`, counted in
     /// `second`, the request that asked spending `spent` of them: one, or none for a lease
-    /// asked ahead); answers what is left unspent here and the newest windows seen (answers
+    /// asked ahead; the rest spent here for `ttl` from `asked_at`); answers what is left unspent here and the newest windows seen (answers
     /// may settle out of the order the database gave them, e.g. a lease asked ahead and a
     /// request's: an older one must not stand for the blocks a newer one counted).
     #[allow(clippy::too_many_arguments)] // one answer's parts, named
@@ -287,6 +304,7 @@ impl Book {
         workspace: Option<&str>,
         asker: bool,
         asked_at: Instant,
+        ttl: Duration,
         answer: Option<(u32, i64, Seen)>,
         refusal: Option<Decision>,
         spent: u32,
@@ -328,7 +346,8 @@ impl Book {
         if granted > spent {
             lease.blocks.push_back(Block {
                 second,
-                expires: asked_at + LEASE_TTL,
+                asked_at,
+                expires: asked_at + ttl.min(QUIET_LEASE_TTL),
                 size: granted,
                 left: granted - spent,
             });
@@ -392,6 +411,19 @@ impl Book {
             });
         }
         self.queue(returns);
+    }
+
+    /// Cut every lease to [`LEASE_TTL`] from when it was asked for (revocations may have
+    /// been missed): what is older goes back at the next sweep, and nothing more of it is
+    /// spent.
+    pub fn cut_long_leases(&self) {
+        if let Ok(mut leases) = self.leases.lock() {
+            for lease in leases.values_mut() {
+                for block in lease.blocks.iter_mut() {
+                    block.expires = block.expires.min(block.asked_at + LEASE_TTL);
+                }
+            }
+        }
     }
 
     fn queue(&self, more: Returns) {

@@ -3,17 +3,27 @@
 //! database shares them.
 //!
 //! A sliding window: each key (a token, a workspace) keeps how many requests it was allowed
-//! in each second of the last 62 on the database's clock (table `rate_limit_counts`; at most
-//! 62 buckets whatever the limit). A process does not ask the database for every request:
+//! in each second of the last 65 on the database's clock (table `rate_limit_counts`; at most
+//! 65 buckets whatever the limit). A process does not ask the database for every request:
 //! it leases a block of requests ([`lease`]; one statement, `jility_rate_lease`, migration
 //! 0013, counts the block against the token and its workspace together, under row locks, so
-//! two processes never both take the last slot), spends it for at most [`LEASE_TTL`], and
-//! gives back what it did not spend. A block is granted only when the token's and the
-//! workspace's counts in the block's second and the 61 before it leave room for all of it;
-//! since every request is spent within a second of the second it is counted in, **no 60 s
-//! span holds more than a token's limit of its requests**, across processes, exactly (a
-//! refused caller may wait up to two seconds longer than an exact log would make it), and
-//! minting more tokens does not raise a workspace past its ceiling. Blocks grow with a
+//! two processes never both take the last slot), spends it for at most [`LEASE_TTL`] (1 s),
+//! or [`QUIET_LEASE_TTL`] (4 s) while the key is quiet (below), and gives back what it did
+//! not spend. A block is granted only when the token's and the workspace's counts in the
+//! block's second and the [`QUIET_LEASE_SECS`] + 60 before it leave room for all of it;
+//! since every request is spent within [`QUIET_LEASE_SECS`] seconds of the second it is
+//! counted in, **no 60 s span holds more than a token's limit of its requests**, across
+//! processes, exactly (the proof is at `WINDOW_SECS`; a refused caller may wait up to five
+//! seconds longer than an exact log would make it), and minting more tokens does not raise
+//! a workspace past its ceiling.
+//!
+//! A key is **quiet** while its counts, token and workspace, with the lease just granted,
+//! are at most 1/[`QUIET_SHARE`] of each limit as the database answered: its lease then
+//! lives [`QUIET_LEASE_TTL`] instead of [`LEASE_TTL`], so the many tokens that send a few
+//! requests a second cost the database a statement every few seconds rather than every
+//! second; a key nearer its limits keeps 1 s leases, so that what a process holds unspent
+//! is soon available to the others again. Long leases are granted only by a limiter whose
+//! owner hears every revocation ([`RateLimiter::hear_revocations`], below). Blocks grow with a
 //! key's traffic up to 1/[`LEASE_SHARE`] of its limit, so a limit under 128 a minute is
 //! still counted a request at a time. What a process holds unspent is not available to the
 //! others until it is given back (at most a second later; a process that dies leaves it to
@@ -24,8 +34,18 @@
 //! something (any method but `GET` and `HEAD`, and every request at `/mcp`) asks the
 //! database afresh ([`RateLimiter::check_token_fresh`]), so a revoked token changes nothing
 //! after its revocation, as before leases. A read is refused by the process that revoked
-//! the token at once, and by every other process from its next lease on: within
-//! [`LEASE_TTL`] of the revocation.
+//! the token at once ([`RateLimiter::forget_token`]), and by every other process from its
+//! next lease on. A limiter that grants long leases must be told of every revocation made
+//! by any process: its owner calls [`RateLimiter::hear_revocations`] once it relays the
+//! database's revocation events, [`RateLimiter::forget_token`] on each (the token's leases
+//! are dropped at once, so its next read asks the database), and
+//! [`RateLimiter::revocations_missed`] when events may have been lost (every lease is cut
+//! back to [`LEASE_TTL`] from when it was asked for). So another process refuses a revoked
+//! token's reads as soon as it hears the revocation, and within [`LEASE_TTL`] of it when
+//! the event is lost to a reconnection that is noticed (or from the reconnection, if that
+//! comes later); whatever is heard or missed, never more than [`QUIET_LEASE_TTL`] after it,
+//! since no lease lives longer. A limiter nobody told to hear revocations leases for
+//! [`LEASE_TTL`] only: within [`LEASE_TTL`] of the revocation, as before.
 //!
 //! What a caller learns ([`Decision`]) is what the `X-RateLimit-*` headers and a 429's
 //! `Retry-After` carry; `remaining` is the shared count as of the process's last lease,
@@ -38,13 +58,14 @@
 mod lease;
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use mcp_common_core::ToolError;
 
 use jility_core::errors;
 use lease::{Book, Returns, Seen, Taken};
-pub use lease::{LEASE_SHARE, LEASE_TTL};
+pub use lease::{LEASE_SHARE, LEASE_TTL, QUIET_LEASE_SECS, QUIET_LEASE_TTL, QUIET_SHARE};
 
 use jility_core::store::StoreError;
 use jility_pg::store::PgDatabase;
@@ -57,10 +78,41 @@ pub const DEFAULT_WORKSPACE_FACTOR: u32 = 5;
 /// The environment variable that sets a workspace's ceiling (requests per minute).
 pub const WORKSPACE_LIMIT_VAR: &str = "JILITY_WORKSPACE_RATE_LIMIT";
 
-/// The window, in one-second buckets before the current one: the 60 s a limit is about,
-/// and one more because a leased request is spent up to a second after the second it is
-/// counted in ([`lease`]).
-const WINDOW_SECS: i32 = 61;
+/// The window, in one-second buckets before the current one (the `span` of
+/// `jility_rate_lease`): the 60 s a limit is about, and [`QUIET_LEASE_SECS`] more because a
+/// leased request is spent up to that long after the second it is counted in ([`lease`]).
+/// Every process reads windows this wide, whatever leases it grants itself: another
+/// process's quiet leases may be in them.
+///
+/// Why 60 + T is wide enough, T = [`QUIET_LEASE_SECS`], the longest a lease lives
+/// (whole seconds). Times are on the database's clock (the lease's `Instant` is taken
+/// before the statement is sent, so it is no later than the statement's clock read).
+/// - A request of a lease granted at time `g` is counted in second `s = floor(g)`, so
+///   `s <= g < s + 1`; it is spent at a time `t` with `g <= t < asked + T <= g + T`
+///   (a block is spent only while `now < expires = asked + ttl`, `ttl <= T`; a cut only
+///   shortens it). So `t - 1 - T < s <= t`.
+/// - Take any 60 s span `[a, a + 60)` and the requests spent in it, and among their leases
+///   the one granted last, at `g*` in second `s*`. Grants are serialized by the row locks
+///   of the token (and workspace), and the clock is read after the locks are taken, so
+///   every other lease of these requests was granted before it, and stayed counted (what
+///   goes back is only what was never spent).
+/// - Every one of these requests has `s > t - 1 - T >= a - 1 - T`, and the last lease has
+///   `s* <= g* <= t* < a + 60`; so `s - s* > -61 - T`, i.e. `s >= s* - 60 - T` (integers).
+/// - The last lease was granted only if the counts of seconds `s* - span ..= s*`, with it,
+///   were within the limit. With `span = 60 + T` those seconds hold every request spent in
+///   `[a, a + 60)`: at most the limit of them. `T = 1` gave the former 61.
+///
+/// What it costs: a second's bucket leaves the window `span + 1` seconds after the second
+/// starts, where an exact log would free a request 60 s after it was made (at least `s +
+/// 60`): a refused caller's `Retry-After`/`X-RateLimit-Reset` may be up to `1 + T` = 5 s
+/// later than an exact log's (2 s with 1 s leases), and counts may hold up to `T` seconds of
+/// requests more than the last 60 s.
+///
+/// During an upgrade, a process of the previous version still reads 61 s windows; while it
+/// shares the database with processes granting quiet leases, a key may exceed its limit by
+/// what its quiet leases spent in their last three seconds (at most a quarter of the limit
+/// in all, since only quiet keys get them).
+const WINDOW_SECS: i32 = 60 + QUIET_LEASE_SECS as i32;
 
 /// Which limit a decision is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +168,11 @@ pub struct RateLimiter {
     per_minute: u32,
     per_workspace: u32,
     book: Arc<Book>,
+    /// Whether quiet keys' leases may live [`QUIET_LEASE_TTL`]: the owner hears every
+    /// revocation ([`Self::hear_revocations`]).
+    long_leases: Arc<AtomicBool>,
+    /// Lease statements this process has run.
+    asked: Arc<AtomicU64>,
 }
 
 impl RateLimiter {
@@ -148,7 +205,34 @@ impl RateLimiter {
             per_minute: per_minute.max(1),
             per_workspace: per_workspace.max(1),
             book,
+            long_leases: Arc::new(AtomicBool::new(false)),
+            asked: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Whether this limiter's owner hears every revocation, by any process, and calls
+    /// [`Self::forget_token`] on each and [`Self::revocations_missed`] when some may have
+    /// been missed: only then are quiet keys leased for [`QUIET_LEASE_TTL`]. `false` (the
+    /// owner stopped hearing them) also cuts every lease back to [`LEASE_TTL`].
+    pub fn hear_revocations(&self, hearing: bool) {
+        self.long_leases.store(hearing, Ordering::SeqCst);
+        if !hearing {
+            self.book.cut_long_leases();
+        }
+    }
+
+    /// Revocations may have been missed (the events' listener reconnected, or fell
+    /// behind): every lease held is cut back to [`LEASE_TTL`] from when it was asked for,
+    /// so a token revoked meanwhile is refused within that of its revocation (or at once,
+    /// when its leases are older).
+    pub fn revocations_missed(&self) {
+        self.book.cut_long_leases();
+    }
+
+    /// How many lease statements (`jility_rate_lease`) this limiter has run, its clones
+    /// included.
+    pub fn leases_asked(&self) -> u64 {
+        self.asked.load(Ordering::Relaxed)
     }
 
     pub fn per_minute(&self) -> u32 {
@@ -174,7 +258,9 @@ impl RateLimiter {
 
     /// [`Self::check`] for API token `token_id` of workspace `workspace_id` (both limits),
     /// and when the token was revoked (`None`: it is not), as of the last time this
-    /// process leased requests for it: at most [`LEASE_TTL`] ago.
+    /// process leased requests for it: at most [`LEASE_TTL`] ago, or [`QUIET_LEASE_TTL`]
+    /// for a quiet token of a limiter that hears revocations (which drops the token's
+    /// leases when it hears of its revocation, [`Self::forget_token`]).
     pub fn check_token(
         &self,
         token_id: i64,
@@ -252,8 +338,9 @@ impl RateLimiter {
         )
     }
 
-    /// Spend nothing more of token `token_id`'s leases in this process (it was revoked
-    /// here): its next request asks the database, which says it is revoked.
+    /// Spend nothing more of token `token_id`'s leases in this process (it was revoked,
+    /// here or, as its event says, in another process): its next request asks the
+    /// database, which says it is revoked.
     pub fn forget_token(&self, token_id: i64) {
         self.book.forget(&token_key(token_id));
     }
@@ -347,6 +434,7 @@ impl RateLimiter {
         let workspace_limit = i32::try_from(self.per_workspace).unwrap_or(i32::MAX);
         let wanted_n = i32::try_from(wanted).unwrap_or(i32::MAX);
         let mut asked_at = Instant::now();
+        self.asked.fetch_add(1, Ordering::Relaxed);
         self.db.with_prepared(LEASE_SQL, |client, lease| {
             asked_at = Instant::now();
             let row = client
@@ -399,8 +487,16 @@ impl RateLimiter {
         let leased = match answer {
             Ok(leased) => leased,
             Err(err) => {
-                self.book
-                    .settle(key, workspace, asker, Instant::now(), None, None, spent);
+                self.book.settle(
+                    key,
+                    workspace,
+                    asker,
+                    Instant::now(),
+                    LEASE_TTL,
+                    None,
+                    None,
+                    spent,
+                );
                 return Err(err);
             }
         };
@@ -412,8 +508,9 @@ impl RateLimiter {
             asked_at,
         } = leased;
         if revoked_at.is_some() {
-            self.book
-                .settle(key, workspace, asker, asked_at, None, None, spent);
+            self.book.settle(
+                key, workspace, asker, asked_at, LEASE_TTL, None, None, spent,
+            );
             if granted > 0 {
                 let mut returns = Returns::default();
                 returns.add(key, workspace, second, granted);
@@ -424,11 +521,13 @@ impl RateLimiter {
             return Ok((decision, revoked_at));
         }
         let refusal = (granted == 0).then(|| self.decide(&seen, 0, has_workspace, false));
+        let ttl = self.ttl(&seen, has_workspace);
         let (left, newest) = self.book.settle(
             key,
             workspace,
             asker,
             asked_at,
+            ttl,
             Some((granted, second, seen)),
             refusal,
             spent,
@@ -444,6 +543,21 @@ impl RateLimiter {
             refusal.unwrap_or_else(|| self.decide(&seen, left, has_workspace, true)),
             None,
         ))
+    }
+}
+
+impl RateLimiter {
+    /// How long a lease the database answered with `seen` (its counts include the lease)
+    /// lives: [`QUIET_LEASE_TTL`] when the key is quiet (every count at most
+    /// 1/[`QUIET_SHARE`] of its limit) and this limiter hears revocations, else
+    /// [`LEASE_TTL`].
+    fn ttl(&self, seen: &Seen, workspace: bool) -> Duration {
+        let quiet =
+            |used: i32, limit: u32| i64::from(used).saturating_mul(QUIET_SHARE) <= i64::from(limit);
+        let long = self.long_leases.load(Ordering::SeqCst)
+            && quiet(seen.token_used, self.per_minute)
+            && (!workspace || quiet(seen.workspace_used, self.per_workspace));
+        if long { QUIET_LEASE_TTL } else { LEASE_TTL }
     }
 }
 

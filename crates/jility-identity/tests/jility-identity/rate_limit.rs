@@ -7,7 +7,7 @@ use crate::pg;
 
 use std::sync::{Arc, Barrier};
 
-use jility_identity::ratelimit::{RateLimiter, Scope};
+use jility_identity::ratelimit::{LEASE_TTL, QUIET_LEASE_TTL, RateLimiter, Scope};
 use jility_pg::store::PgDatabase;
 use pg::TestDb;
 
@@ -21,7 +21,7 @@ fn the_limit_counts_every_request_of_a_token_and_says_when_to_retry() {
         assert!(decision.allowed, "request {used} of 5");
         assert_eq!(decision.limit, 5);
         assert_eq!(decision.remaining, 5 - used);
-        assert!((1..=62).contains(&decision.retry_after_secs));
+        assert!((1..=65).contains(&decision.retry_after_secs));
         last = Some(decision);
     }
     let refused = limiter.check("token-a").unwrap();
@@ -49,10 +49,22 @@ fn the_limit_counts_every_request_of_a_token_and_says_when_to_retry() {
 
 #[test]
 fn two_server_processes_share_one_count() {
+    two_server_processes_share_one_count_with(false);
+}
+
+/// The same with quiet keys leased for [`QUIET_LEASE_TTL`]: exactly the limit passes.
+#[test]
+fn two_server_processes_with_long_leases_share_one_count() {
+    two_server_processes_share_one_count_with(true);
+}
+
+fn two_server_processes_share_one_count_with(long_leases: bool) {
     let db = TestDb::new();
     // Two pools on one database, as two `jility serve` processes have.
     let first = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), 100);
     let second = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), 100);
+    first.hear_revocations(long_leases);
+    second.hear_revocations(long_leases);
     // 4 threads, two on each "process", 40 requests each: 160 requests against a limit of
     // 100 in the last 60 s. Exactly 100 may pass, whatever the calendar minute.
     let barrier = Arc::new(Barrier::new(4));
@@ -89,12 +101,13 @@ fn old_requests_leave_the_window() {
     let pool = PgDatabase::connect(&db.url).unwrap();
     let limiter = RateLimiter::new(pool, 10);
     let mut client = db.client();
-    // Seven requests 62 to 67 s ago, and two 30 s ago.
+    // Seven requests 66 to 70 s ago (past the 65 s read: 60, and 4 + 1 for the seconds a
+    // lease may be spent after the second it is counted in), and two 30 s ago.
     client
         .execute(
             "INSERT INTO rate_limit_counts (key, seconds, counts) \
              SELECT 'k', ARRAY(SELECT floor(extract(epoch FROM clock_timestamp()))::bigint - s \
-                               FROM unnest(ARRAY[67, 65, 62, 30]) s), \
+                               FROM unnest(ARRAY[70, 68, 66, 30]) s), \
                     ARRAY[2, 3, 2, 2]",
             &[],
         )
@@ -102,8 +115,10 @@ fn old_requests_leave_the_window() {
     let decision = limiter.check("k").unwrap();
     assert!(decision.allowed);
     assert_eq!(decision.remaining, 7, "only the last 60 s count");
+    // The second 30 s ago leaves the 65 s read 35 s from now: up to five seconds later than
+    // an exact log would free it (the cost of 4 s leases, `WINDOW_SECS`).
     assert!(
-        (29..=32).contains(&decision.retry_after_secs),
+        (32..=35).contains(&decision.retry_after_secs),
         "{decision:?}"
     );
     let kept: i32 = client
@@ -189,9 +204,21 @@ fn leased_requests_keep_the_headers_exact_within_one_process() {
 
 #[test]
 fn two_processes_leasing_never_pass_the_limit_together_and_give_back_the_rest() {
+    two_processes_leasing_with(false);
+}
+
+/// The same with the first quarter of the limit leased for [`QUIET_LEASE_TTL`].
+#[test]
+fn two_processes_with_long_leases_never_pass_the_limit_together() {
+    two_processes_leasing_with(true);
+}
+
+fn two_processes_leasing_with(long_leases: bool) {
     let db = TestDb::new();
     let first = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
     let second = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    first.hear_revocations(long_leases);
+    second.hear_revocations(long_leases);
     // 4 threads, two on each process, 2,000 requests each: 8,000 against 6,400.
     let barrier = Arc::new(Barrier::new(4));
     let threads: Vec<_> = (0..4)
@@ -213,10 +240,13 @@ fn two_processes_leasing_never_pass_the_limit_together_and_give_back_the_rest() 
     let allowed: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
     assert!(allowed <= BIG as usize, "{allowed} passed a limit of {BIG}");
     // What a process held when the requests stopped is given back within its lease's
-    // second: the shared count is then what was spent, and the rest can be had.
-    std::thread::sleep(
-        jility_identity::ratelimit::LEASE_TTL + std::time::Duration::from_millis(800),
-    );
+    // time: the shared count is then what was spent, and the rest can be had.
+    let ttl = if long_leases {
+        QUIET_LEASE_TTL
+    } else {
+        jility_identity::ratelimit::LEASE_TTL
+    };
+    std::thread::sleep(ttl + std::time::Duration::from_millis(800));
     assert_eq!(shared_count(&db, "shared-token") as usize, allowed);
     let left = BIG as usize - allowed;
     let more = (0..left + 10)
@@ -370,5 +400,188 @@ fn a_busy_tokens_next_lease_is_asked_for_ahead_of_need() {
         shared_count(&db, &format!("token:{id}")),
         i64::from(READS),
         "what was leased ahead and not spent was given back"
+    );
+}
+
+/// Requests of token `token` (in workspace `token`) every 200 ms for `secs` seconds, each
+/// allowed: how many lease statements the last `measured` seconds of them cost.
+fn steady(limiter: &RateLimiter, token: i64, secs: u64, measured: u64) -> (u64, u32) {
+    let start = std::time::Instant::now();
+    let mut before = None;
+    let mut spent = 0;
+    let mut next = start;
+    while start.elapsed() < std::time::Duration::from_secs(secs) {
+        if before.is_none() && start.elapsed() >= std::time::Duration::from_secs(secs - measured) {
+            before = Some(limiter.leases_asked());
+        }
+        let (decision, revoked) = limiter.check_token(token, token).unwrap();
+        assert!(decision.allowed && revoked.is_none());
+        spent += 1;
+        next += std::time::Duration::from_millis(200);
+        std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
+    }
+    (limiter.leases_asked() - before.unwrap(), spent)
+}
+
+/// A token sending 5 requests a second, far below its limits, asks the database about once
+/// per [`QUIET_LEASE_TTL`] once its leases have grown; one near its limit keeps leases of
+/// [`LEASE_TTL`] (a statement a second or more); and what either leased and did not spend
+/// goes back, so the shared counts are exactly what was spent.
+#[test]
+fn a_quiet_key_asks_once_per_long_lease_and_one_near_its_limit_every_second() {
+    let db = TestDb::new();
+    let quiet = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    let near = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    quiet.hear_revocations(true);
+    near.hear_revocations(true);
+    // Token 2 used 2,000 of its 6,400 thirty seconds ago: past a quarter of its limit.
+    db.client()
+        .execute(
+            "INSERT INTO rate_limit_counts (key, seconds, counts) \
+             VALUES ('token:2', ARRAY[floor(extract(epoch FROM clock_timestamp()))::bigint - 30], \
+                     ARRAY[2000])",
+            &[],
+        )
+        .unwrap();
+    // 3 s for the leases to grow, then 8 s measured; both tokens at once.
+    let other = near.clone();
+    let busy = std::thread::spawn(move || steady(&other, 2, 11, 8));
+    let (quiet_leases, quiet_spent) = steady(&quiet, 1, 11, 8);
+    let (near_leases, near_spent) = busy.join().unwrap();
+    eprintln!("leases in 8 s at 5/s: quiet {quiet_leases}, near its limit {near_leases}");
+    assert!(
+        quiet_leases <= 4,
+        "a quiet token asked {quiet_leases} times in 8 s"
+    );
+    assert!(
+        near_leases >= 6,
+        "a token near its limit asked only {near_leases} times in 8 s: its leases lived longer than a second"
+    );
+    std::thread::sleep(QUIET_LEASE_TTL + std::time::Duration::from_millis(800));
+    assert_eq!(shared_count(&db, "token:1"), i64::from(quiet_spent));
+    assert_eq!(shared_count(&db, "workspace:1"), i64::from(quiet_spent));
+    assert_eq!(shared_count(&db, "token:2"), 2_000 + i64::from(near_spent));
+}
+
+/// A limiter that hears revocations (as `jility serve` does, from the database's events)
+/// leases a quiet token for [`QUIET_LEASE_TTL`], yet refuses it within [`LEASE_TTL`] of its
+/// revocation in another process: the event drops the token's leases. When events may
+/// have been missed, every lease is cut back to [`LEASE_TTL`]; and a revocation nobody
+/// hears is refused when the long lease ends.
+#[test]
+fn a_process_with_long_leases_refuses_a_revoked_token_when_it_hears_of_it() {
+    let db = TestDb::new();
+    let pool = PgDatabase::connect(&db.url).unwrap();
+    let tokens = jility_identity::auth::Tokens::new(&pool);
+    let (alpha, _) = tokens
+        .create_workspace("alpha", "bootstrap", "tester")
+        .unwrap();
+    let mint = |name: &str| {
+        tokens
+            .create(
+                alpha.id,
+                &jility_identity::auth::NewToken {
+                    name: name.into(),
+                    scopes: jility_core::token::ScopeSet::full_access(),
+                    expires_at: None,
+                    created_by: "tester".into(),
+                },
+            )
+            .unwrap()
+            .record
+            .id
+    };
+    let (heard, missed, unheard) = (mint("heard"), mint("missed"), mint("unheard"));
+    // Another process, hearing revocations: its relay of the database's events (as
+    // `jility_api::ApiState` relays them) drops a revoked token's leases.
+    let other = RateLimiter::new(PgDatabase::connect(&db.url).unwrap(), BIG);
+    other.hear_revocations(true);
+    let events = jility_pg::events::Events::start(&PgDatabase::connect(&db.url).unwrap());
+    let mut received = events.subscribe();
+    let relay = other.clone();
+    std::thread::spawn(move || {
+        while let Ok(event) = received.blocking_recv() {
+            if let jility_pg::events::Event::Change(change) = event
+                && let Some(id) = change.revoked_token
+            {
+                relay.forget_token(id);
+            }
+        }
+    });
+    // Each token's leases grow (1, 2, 4 … 64, 100, 100: the last one has 27 left, and a
+    // token with 300 of 6,400 used is quiet); then one more request is served from the
+    // lease, without the database.
+    let warm = |id: i64| {
+        for _ in 0..300 {
+            let (decision, revoked) = other.check_token(id, alpha.id).unwrap();
+            assert!(decision.allowed && revoked.is_none());
+        }
+    };
+    let served_from_the_lease = |id: i64| {
+        let asked = other.leases_asked();
+        let (decision, revoked) = other.check_token(id, alpha.id).unwrap();
+        assert!(decision.allowed && revoked.is_none());
+        assert_eq!(other.leases_asked(), asked, "served from a lease");
+    };
+    let refused_within = |id: i64| {
+        let since = std::time::Instant::now();
+        loop {
+            let (_, revoked) = other.check_token(id, alpha.id).unwrap();
+            if revoked.is_some() {
+                return since.elapsed();
+            }
+            // Slowly: the 26 requests left of its lease would last 2.6 s.
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    let revoke = |id: i64| {
+        tokens
+            .revoke(alpha.id, &jility_identity::auth::TokenRef::Id(id))
+            .unwrap();
+    };
+    // Heard: refused as soon as the event arrives, well within a second.
+    warm(heard);
+    served_from_the_lease(heard);
+    revoke(heard);
+    let took = refused_within(heard);
+    assert!(
+        took <= LEASE_TTL,
+        "still served {took:?} after its revocation"
+    );
+
+    // Not heard at all (as when the listener's connection is lost unnoticed): refused when
+    // the long lease ends, never later.
+    warm(unheard);
+    served_from_the_lease(unheard);
+    let held = std::time::Instant::now();
+    // Revoked behind the relay's back: straight in the database, with no event.
+    db.client()
+        .execute(
+            "UPDATE api_tokens SET revoked_at = now()::text WHERE id = $1",
+            &[&unheard],
+        )
+        .unwrap();
+    let took = refused_within(unheard);
+    assert!(
+        held.elapsed() <= QUIET_LEASE_TTL + std::time::Duration::from_millis(500),
+        "still served {took:?} after its revocation"
+    );
+
+    // Missed and then known to be missed (the listener reconnected): leases are cut back
+    // to a second from when they were asked for.
+    warm(missed);
+    std::thread::sleep(LEASE_TTL);
+    served_from_the_lease(missed);
+    db.client()
+        .execute(
+            "UPDATE api_tokens SET revoked_at = now()::text WHERE id = $1",
+            &[&missed],
+        )
+        .unwrap();
+    other.revocations_missed();
+    let took = refused_within(missed);
+    assert!(
+        took <= std::time::Duration::from_millis(300),
+        "a lease older than a second was still spent {took:?} after the cut"
     );
 }
