@@ -200,7 +200,7 @@ async fn awaited<O: Operation>(
 ) -> Result<O::Output, ToolError> {
     let work = async {
         principal.require(O::SCOPE)?;
-        let params = without_nul(params)?;
+        let params = checked(params).0?;
         let mut tracker = state.workspaces.service(principal).await?.tracker();
         match O::waiting(&mut tracker, &params) {
             Some(answer) => answer.await,
@@ -215,24 +215,24 @@ async fn awaited<O: Operation>(
         .unwrap_or_else(|stalled| Err(stalled.into()))
 }
 
-/// `params`, refused when they hold a NUL character.
-fn without_nul<P: serde::Serialize>(params: Result<P, ToolError>) -> Result<P, ToolError> {
+/// `params` as JSON (once: for the NUL check and the ticket they name), refused when they
+/// hold a NUL character.
+fn checked<P: serde::Serialize>(
+    params: Result<P, ToolError>,
+) -> (Result<P, ToolError>, Option<Value>) {
     let args = params
         .as_ref()
         .ok()
         .and_then(|p| serde_json::to_value(p).ok());
-    params.and_then(|p| match &args {
-        Some(args) if has_nul(args) => Err(nul_refused()),
+    let params = params.and_then(|p| match &args {
+        Some(args) if has_nul(args) => Err(ToolError::new(
+            jility_core::errors::INVALID_INPUT,
+            "The arguments contain a NUL character (\\u0000)",
+        )
+        .with_hint("Remove the NUL characters; text may hold any other character.")),
         _ => Ok(p),
-    })
-}
-
-fn nul_refused() -> ToolError {
-    ToolError::new(
-        jility_core::errors::INVALID_INPUT,
-        "The arguments contain a NUL character (\\u0000)",
-    )
-    .with_hint("Remove the NUL characters; text may hold any other character.")
+    });
+    (params, args)
 }
 
 /// [`execute`], the tracker's part done by `run` (on a blocking thread), whose result says
@@ -245,15 +245,7 @@ async fn execute_as<O: Operation, T: Send + 'static>(
     run: impl FnOnce(&mut Tracker<PgStore>, String, O::Params) -> Result<T, ToolError> + Send + 'static,
     wrote: fn(&T) -> Option<&O::Output>,
 ) -> Result<T, ToolError> {
-    // The arguments as JSON, once: checked for NUL characters, and the ticket they name.
-    let args = params
-        .as_ref()
-        .ok()
-        .and_then(|p| serde_json::to_value(p).ok());
-    let params = params.and_then(|p| match &args {
-        Some(args) if has_nul(args) => Err(nul_refused()),
-        _ => Ok(p),
-    });
+    let (params, args) = checked(params);
     let named = args.as_ref().and_then(named_ticket);
     // Given up on when the database stops answering: the work left on its blocking thread
     // then commits nothing ([`crate::reach::Fate`]).
