@@ -113,6 +113,13 @@ pub(super) enum Whole {
     Stale(i64),
 }
 
+/// Whether a whole-ticket statement's row has no kept context at its ticket's version (a
+/// look at one column: the rest is decoded once, by [`whole_row`]).
+pub(super) fn is_stale(row: &Row) -> bool {
+    row.try_get::<_, Option<i64>>(TICKET_COLUMN_COUNT)
+        .is_ok_and(|kept| kept.is_none())
+}
+
 pub(super) fn whole_row(row: &Row) -> StoreResult<Whole> {
     let ticket = ticket_row(row)?;
     if row

@@ -71,10 +71,7 @@ async fn settle(
     lookups: Vec<TicketLookup>,
     found: Vec<Vec<Row>>,
 ) -> Result<Vec<Option<WholeTicket>>, ToolError> {
-    let stale = found
-        .iter()
-        .filter_map(|rows| rows.first())
-        .any(|row| matches!(whole_row(row), Ok(Whole::Stale(_))));
+    let stale = found.iter().filter_map(|rows| rows.first()).any(is_stale);
     if !stale {
         let mut store = store;
         return answer(&mut store, &lookups, found);
