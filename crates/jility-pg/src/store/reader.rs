@@ -1,9 +1,9 @@
 //! Whole-ticket reads on async connections ([`Reader`], tokio-postgres), behind
 //! [`Store::whole_tickets`](jility_core::Store::whole_tickets): reads by number waiting at
-//! the same moment are answered by one statement per workspace and project ([`drive`]),
+//! the same moment are answered by one statement, whatever their workspaces ([`drive`]),
 //! and a read its connection has not answered within [`HEDGE_AFTER`] is also asked on
-//! another ([`Reader::query`]). The store's caller (a blocking thread) waits for the answer;
-//! the connections' I/O runs on the async runtime.
+//! another ([`Reader::query`]). The request's task awaits the answer; the connections' I/O
+//! runs on the async runtime.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -67,10 +67,11 @@ struct Waiting {
 const BATCH: usize = 64;
 
 /// Answer the reads queued on `slot`'s connection, as long as the slot is held: all those
-/// waiting at once in one statement per workspace and project (`ticket_batch_sql`), the
-/// next batch gathering while one runs. PostgreSQL spends about a third as much a ticket on
-/// a statement that reads eight as on eight statements (measured with pgbench on the
-/// benchmark's database), and the server sends one message for them.
+/// waiting at once (up to [`BATCH`]) in one statement, whatever their workspaces and
+/// projects (`ticket_batch_sql`), the next batch gathering while one runs. PostgreSQL spends
+/// about a third as much a ticket on a statement that reads eight as on eight statements
+/// (measured with pgbench on the benchmark's database), and the server sends one message
+/// for them.
 async fn drive(slot: std::sync::Weak<Slot>, queue: Arc<Queue>) {
     loop {
         queue.wake.notified().await;
@@ -88,34 +89,34 @@ async fn drive(slot: std::sync::Weak<Slot>, queue: Arc<Queue>) {
             if waiting.is_empty() {
                 break;
             }
-            let mut groups: HashMap<(i64, String), Vec<Waiting>> = HashMap::new();
-            for read in waiting {
-                groups
-                    .entry((read.ws, read.key.clone()))
-                    .or_default()
-                    .push(read);
-            }
-            futures::future::join_all(
-                groups
-                    .into_iter()
-                    .map(|((ws, key), reads)| answer(&slot, ws, key, reads)),
-            )
-            .await;
+            answer(&slot, waiting).await;
         }
     }
 }
 
-/// Run the statement of `reads` (all of workspace `ws` and project `key`) and hand each its
-/// row (or none when the statement failed).
-async fn answer(slot: &Slot, ws: i64, key: String, reads: Vec<Waiting>) {
-    // Each number once: reads of the same ticket share its row.
-    let mut numbers: Vec<i64> = reads.iter().map(|r| r.number).collect();
-    numbers.sort_unstable();
-    numbers.dedup();
-    let sql = super::ticket_batch_sql();
+/// Run the statement of `reads` and hand each its rows (none when the statement failed:
+/// the read is then made on the pool). A row goes to the reads of the lookup whose position
+/// it carries, so a read is only ever answered with rows of its own workspace.
+async fn answer(slot: &Slot, reads: Vec<Waiting>) {
+    // Each lookup once: reads of the same ticket share its rows.
+    let mut lookups: HashMap<(i64, &str, i64), usize> = HashMap::new();
+    let (mut wss, mut keys, mut numbers) = (Vec::new(), Vec::new(), Vec::new());
+    let of: Vec<usize> = reads
+        .iter()
+        .map(|read| {
+            *lookups
+                .entry((read.ws, read.key.as_str(), read.number))
+                .or_insert_with(|| {
+                    wss.push(read.ws);
+                    keys.push(read.key.as_str());
+                    numbers.push(read.number);
+                    numbers.len() - 1
+                })
+        })
+        .collect();
     let rows = async {
-        let statement = prepared(slot, sql).await?;
-        match slot.client.query(&statement, &[&ws, &key, &numbers]).await {
+        let statement = prepared(slot, super::ticket_batch_sql()).await?;
+        match slot.client.query(&statement, &[&wss, &keys, &numbers]).await {
             Ok(rows) => Some(rows),
             Err(err) => {
                 tracing::debug!(error = %err, "a batch of whole-ticket reads failed; reading on the pool");
@@ -127,15 +128,19 @@ async fn answer(slot: &Slot, ws: i64, key: String, reads: Vec<Waiting>) {
     let Some(rows) = rows else {
         return;
     };
-    let mut by_number: HashMap<i64, Vec<Row>> = HashMap::new();
+    let mut by_lookup: Vec<Vec<Row>> = vec![Vec::new(); numbers.len()];
     for row in rows {
-        match row.try_get::<_, i64>(super::NUMBER_COLUMN) {
-            Ok(number) => by_number.entry(number).or_default().push(row),
-            Err(_) => return,
-        }
+        let at = row.try_get::<_, i64>(super::LOOKUP_COLUMN).ok();
+        let Some(answers) = at
+            .and_then(|at| usize::try_from(at - 1).ok())
+            .and_then(|at| by_lookup.get_mut(at))
+        else {
+            return;
+        };
+        answers.push(row);
     }
-    for read in reads {
-        let rows = by_number.get(&read.number).cloned().unwrap_or_default();
+    for (read, at) in reads.into_iter().zip(of) {
+        let rows = by_lookup.get(at).cloned().unwrap_or_default();
         let _ = read.answer.send(Some(rows));
     }
 }

@@ -49,7 +49,8 @@ pub(super) static TICKET_BY_ID_SQL: LazyLock<String> = LazyLock::new(|| {
 /// The columns of a ticket `t`'s context after its [`TICKET_COLUMNS`]: its kept context `c`
 /// ([`CONTEXT_JOIN`]; all NULL when it has none at the ticket's version), and the
 /// neighbours it names by id, read live (id, number, title, status, whether live) as JSON,
-/// when it names any.
+/// when it names any. The workspace is its project `p`'s (the statement ties `p` to the
+/// caller's workspace), so one statement can read tickets of several workspaces.
 pub(super) const CONTEXT_COLUMNS: &str = "c.ticket_id, c.assignees, c.labels, c.comment_count, \
      c.dependency_ids, c.dependent_ids, c.comments, c.commits, c.changes, \
      CASE WHEN t.parent_id IS NULL AND t.epic_id IS NULL \
@@ -59,18 +60,22 @@ pub(super) const CONTEXT_COLUMNS: &str = "c.ticket_id, c.assignees, c.labels, c.
         CROSS JOIN LATERAL (SELECT r.id, rp.key || '-' || r.number AS number, r.title, \
            r.status, r.deleted_at IS NULL AS live FROM tickets r JOIN projects rp \
            ON rp.workspace_id = r.workspace_id AND rp.id = r.project_id \
-           WHERE r.workspace_id = $1 AND r.id = u.id OFFSET 0) r) \
+           WHERE r.workspace_id = p.workspace_id AND r.id = u.id OFFSET 0) r) \
      END";
 
 /// The kept context of `t` when it is at the ticket's version ([`super::contexts`]: a write
 /// bumps the version, a read that finds it behind has it refreshed), by its primary key.
 pub(super) const CONTEXT_JOIN: &str = "LEFT JOIN LATERAL (SELECT * FROM ticket_contexts c \
-     WHERE c.ticket_id = t.id AND c.workspace_id = $1 AND c.version = t.context_version \
+     WHERE c.ticket_id = t.id AND c.workspace_id = p.workspace_id \
+     AND c.version = t.context_version \
      OFFSET 0) c ON true";
 
-/// The statements of whole-ticket reads: by UUID (`$2`), and by project key `$2` and
-/// numbers `$3` (an array: one or a batch, [`super::reader`]; each row's number is column
-/// [`NUMBER_COLUMN`]).
+/// The statements of whole-ticket reads: by UUID (`$2`, in workspace `$1`), and by number:
+/// the lookups `(workspace $1[i], project key $2[i], number $3[i])`, one or a batch of any
+/// workspaces and projects ([`super::reader`]), each row carrying the position (from 1) of
+/// the lookup it answers in column [`LOOKUP_COLUMN`]. Each lookup is probed on its own, its
+/// project by `(workspace_id, key)` and its ticket by `(project_id, number)`, so the batch
+/// reads one ticket a lookup whatever the workspaces' sizes.
 static WHOLE_TICKET_SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
     [
         format!(
@@ -79,16 +84,19 @@ static WHOLE_TICKET_SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
              JOIN projects p ON p.workspace_id = $1 AND p.id = t.project_id {CONTEXT_JOIN}"
         ),
         format!(
-            "SELECT {TICKET_COLUMNS}, {CONTEXT_COLUMNS} FROM projects p \
-             CROSS JOIN LATERAL unnest($3::bigint[]) n(number) \
+            "SELECT {TICKET_COLUMNS}, {CONTEXT_COLUMNS}, l.at \
+             FROM unnest($1::bigint[], $2::text[], $3::bigint[]) WITH ORDINALITY \
+                l(ws, key, number, at) \
+             CROSS JOIN LATERAL (SELECT * FROM projects p \
+                WHERE p.workspace_id = l.ws AND p.key = l.key OFFSET 0) p \
              CROSS JOIN LATERAL (SELECT * FROM tickets t \
-                WHERE t.project_id = p.id AND t.number = n.number OFFSET 0) t \
-             {CONTEXT_JOIN} WHERE p.workspace_id = $1 AND p.key = $2"
+                WHERE t.project_id = p.id AND t.number = l.number OFFSET 0) t \
+             {CONTEXT_JOIN}"
         ),
     ]
 });
 
-/// The statement of a whole-ticket read of `lookup`.
+/// The statement of a whole-ticket read of `lookup` (by number: a batch of one).
 pub(super) fn whole_ticket_sql(lookup: &Lookup) -> &'static str {
     match lookup {
         Lookup::Uuid(_) => &WHOLE_TICKET_SQL[0],
@@ -96,15 +104,13 @@ pub(super) fn whole_ticket_sql(lookup: &Lookup) -> &'static str {
     }
 }
 
-/// The statement of a batch of whole-ticket reads by number ([`super::reader`]): the
-/// tickets of workspace `$1`, project key `$2` and numbers `$3` (an array), with their
-/// contexts.
+/// The statement of a batch of whole-ticket reads by number ([`super::reader`]).
 pub(super) fn ticket_batch_sql() -> &'static str {
     &WHOLE_TICKET_SQL[1]
 }
 
-/// Where a ticket's number is among [`TICKET_COLUMNS`].
-pub(super) const NUMBER_COLUMN: usize = 3;
+/// Where a row of [`ticket_batch_sql`] names the lookup it answers (its position, from 1).
+pub(super) const LOOKUP_COLUMN: usize = TICKET_COLUMN_COUNT + 10;
 
 /// A whole-ticket statement's row: the ticket whole, or, when it has no kept context at
 /// its version, only its id (it is then read part by part).

@@ -1003,6 +1003,62 @@ fn is_not_found(err: &ToolError) -> bool {
     err.code == errors::NOT_FOUND
 }
 
+/// Whole-ticket reads of several workspaces waiting at once are answered by one statement
+/// (the async connections batch whatever the workspace), and each read gets its own
+/// workspace's ticket: the workspaces share the project key and the numbers, so only the
+/// workspace tells the tickets apart.
+#[test]
+fn batched_reads_of_many_workspaces_each_get_their_own_ticket() {
+    use jility_core::store::TicketLookup;
+    let test_db = TestDb::new();
+    let db = PgDatabase::connect(&test_db.url).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    const WORKSPACES: usize = 6;
+    const TICKETS: i64 = 5;
+    let mut stores = Vec::new();
+    for w in 0..WORKSPACES {
+        let name = format!("tenant-{w}");
+        let mut t = pg_tracker(&db, &name, "TASK", root.path());
+        for n in 1..=TICKETS {
+            t.create_ticket("alice", create(&format!("{name} ticket {n}")))
+                .unwrap();
+        }
+        let ws = db.workspace_by_name(&name).unwrap().unwrap();
+        stores.push((name, PgStore::open(&db, ws.id).unwrap()));
+    }
+    assert!(db.settle_contexts(Duration::from_secs(10)));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    for round in 0..20 {
+        let reads = stores.iter().enumerate().flat_map(|(w, (name, store))| {
+            (1..=TICKETS).map(move |n| {
+                let mut store = store.clone();
+                let number = (n + round + w as i64) % TICKETS + 1;
+                let lookup = TicketLookup::Number {
+                    key: Some("TASK".into()),
+                    number,
+                };
+                let expected = format!("{name} ticket {number}");
+                async move {
+                    let found = tokio::spawn(store.whole_tickets(&[lookup]))
+                        .await
+                        .unwrap()
+                        .unwrap();
+                    let title = found[0].as_ref().map(|w| w.row.title.clone());
+                    (expected, title)
+                }
+            })
+        });
+        let answers = runtime.block_on(futures::future::join_all(reads));
+        for (expected, title) in answers {
+            assert_eq!(title.as_deref(), Some(expected.as_str()), "round {round}");
+        }
+    }
+}
+
 #[test]
 fn a_workspace_never_sees_or_touches_another() {
     let test_db = TestDb::new();
