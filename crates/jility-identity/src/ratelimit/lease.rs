@@ -6,8 +6,9 @@
 //! the limiter hears revocations (see the module above) — ; what is left then goes back to
 //! the shared count (`jility_rate_return`), from a sweeper thread that runs while the
 //! limiter lives. A
-//! lease's size adapts to the key's traffic: it doubles each time a block was spent before
-//! it expired and halves when one expired half unspent, between 1 and a share
+//! lease's size adapts to the key's traffic: a key's first is [`AHEAD_MIN`] (never above the
+//! share below; what it leaves unspent goes back), then it doubles each time a block was
+//! spent before it expired and halves when one expired half unspent, between 1 and a share
 //! ([`LEASE_SHARE`]) of the smaller limit. A key whose limits are under `LEASE_SHARE × 2`
 //! a minute is therefore counted one request per statement, exactly as before leases.
 //!
@@ -48,6 +49,10 @@ pub const LEASE_SHARE: u32 = 64;
 /// A key's next lease is asked for ahead of need only from blocks this big (a busy key): a
 /// key spending a request or two a second is asked for as it comes, as before.
 pub const AHEAD_MIN: u32 = 8;
+
+/// A key's first lease, at most (never above its share of the limits, [`LEASE_SHARE`]): as
+/// big as a block asked ahead of need ([`AHEAD_MIN`]).
+const FIRST_LEASE: u32 = AHEAD_MIN;
 
 /// How often the sweeper gives back expired leases.
 const SWEEP_EVERY: Duration = Duration::from_millis(250);
@@ -130,6 +135,12 @@ impl Lease {
 
     /// The size of the next lease to ask for, the key marked as asking.
     fn ask(&mut self, cap: u32) -> u32 {
+        // A key's first lease: [`FIRST_LEASE`] when its limits allow (what it leaves unspent
+        // goes back), so a token sending a few requests a second reaches a block asked ahead
+        // of need after one lease its requests wait for, not four.
+        if self.seen.is_none() && self.blocks.is_empty() {
+            self.next = self.next.max(FIRST_LEASE.min(cap.max(1)));
+        }
         // The last block was spent in full while it was good (a lone request is spent as it
         // comes): the key needs bigger ones.
         if self.grow {

@@ -65,7 +65,7 @@ use mcp_common_core::ToolError;
 
 use jility_core::errors;
 use lease::{Book, Returns, Seen, Taken};
-pub use lease::{LEASE_SHARE, LEASE_TTL, QUIET_LEASE_SECS, QUIET_LEASE_TTL, QUIET_SHARE};
+pub use lease::{AHEAD_MIN, LEASE_SHARE, LEASE_TTL, QUIET_LEASE_SECS, QUIET_LEASE_TTL, QUIET_SHARE};
 
 use jility_core::store::StoreError;
 use jility_pg::store::PgDatabase;
