@@ -64,8 +64,10 @@ use std::time::{Duration, Instant};
 use mcp_common_core::ToolError;
 
 use jility_core::errors;
+pub use lease::{
+    AHEAD_MIN, LEASE_SHARE, LEASE_TTL, QUIET_LEASE_SECS, QUIET_LEASE_TTL, QUIET_SHARE,
+};
 use lease::{Book, Returns, Seen, Taken};
-pub use lease::{AHEAD_MIN, LEASE_SHARE, LEASE_TTL, QUIET_LEASE_SECS, QUIET_LEASE_TTL, QUIET_SHARE};
 
 use jility_core::store::StoreError;
 use jility_pg::store::PgDatabase;

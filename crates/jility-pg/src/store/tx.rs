@@ -137,7 +137,8 @@ impl<'a> Tx<'a> {
         let sql = whole_ticket_sql(lookup);
         match lookup {
             Lookup::Number { key, number } => {
-                let (wss, keys, numbers): (&[i64], &[&str], &[i64]) = (&[ws], &[key.as_str()], &[*number]);
+                let (wss, keys, numbers): (&[i64], &[&str], &[i64]) =
+                    (&[ws], &[key.as_str()], &[*number]);
                 self.query(sql, &[&wss, &keys, &numbers])
             }
             Lookup::Uuid(uuid) => self.query(sql, &[&ws, uuid]),

@@ -134,7 +134,10 @@ fn request_statements_read_about_what_they_return_before_statistics_and_when_ske
     drop(jit);
     let probed = compiled(&plans_since(&cluster, probe)).len();
     match available {
-        true => assert_eq!(probed, 1, "a JIT-compiled statement was not seen as compiled"),
+        true => assert_eq!(
+            probed, 1,
+            "a JIT-compiled statement was not seen as compiled"
+        ),
         false => eprintln!("this PostgreSQL has no JIT: the JIT check was not probed"),
     }
 
