@@ -86,7 +86,8 @@
 //! run fails.
 //!
 //! Run (PostgreSQL at the admin URL, default `postgres://postgres@127.0.0.1:5432/test`):
-//! `JILITY_BENCH_DATABASE_URL=postgres://… cargo bench -p jility --bench cloud`
+//! `JILITY_BENCH_DATABASE_URL=postgres://… cargo bench -p jility --bench cloud`. One run at a
+//! time per cluster (an advisory lock: a second stops at once, [`hold_the_cluster`]).
 //!
 //! `JILITY_BENCH_JILITY=/path/to/jility` runs that `jility` (`serve`, `admin
 //! create-workspace` and the bridges) instead of this tree's release build, so that a
@@ -255,6 +256,26 @@ fn connect_admin() -> postgres::Client {
     postgres::Client::connect(&url, postgres::NoTls).unwrap_or_else(|err| {
         panic!("cannot reach PostgreSQL at {url} (set JILITY_BENCH_DATABASE_URL): {err}")
     })
+}
+
+/// The run's hold on the benchmark's PostgreSQL, kept until it ends: a second run started
+/// beside it would drop and rebuild a cached database under the first (whose server then
+/// fails mid-build with errors of its own) and halve both runs' measures, so it stops at
+/// once instead.
+fn hold_the_cluster() -> postgres::Client {
+    /// The advisory lock's key ("jilbench").
+    const KEY: i64 = 0x6a69_6c62_656e_6368;
+    let mut admin = connect_admin();
+    let held: bool = admin
+        .query_one("SELECT pg_try_advisory_lock($1)", &[&KEY])
+        .unwrap()
+        .get(0);
+    assert!(
+        held,
+        "another cloud benchmark is running on this PostgreSQL: wait for it to end (or \
+         point JILITY_BENCH_DATABASE_URL at another cluster)"
+    );
+    admin
 }
 
 fn template_name() -> String {
@@ -1183,6 +1204,7 @@ fn case_only(bin: &Path, only: &str) {
 
 fn main() {
     let started = Instant::now();
+    let _held = hold_the_cluster();
     let bin = jility_binary();
     let only = std::env::var("JILITY_BENCH_ONLY").ok();
     if let Some(case @ ("fresh" | "skew")) = only.as_deref() {
