@@ -14,9 +14,10 @@ pub(super) const TICKET_COLUMN_COUNT: usize = 15;
 // bulk import, a generic plan made while the tables were tiny, tenants of very different
 // sizes): a ticket by `(project_id, number)` or `uuid` inside a subquery that `OFFSET 0`
 // keeps apart (so no join order can turn the key into a filter over a project's tickets),
-// the numbers of a batch each probed on their own (`unnest`, never `number = ANY(…)`, which
+// the lookups of a batch each probed on their own (`unnest`, never `number = ANY(…)`, which
 // the planner may leave as a filter), the kept context by its primary key. Tickets are tied
-// to the workspace through their project (`p.workspace_id = $1`; a ticket's
+// to the workspace through their project (`p.workspace_id = $1`, or the lookup's own
+// workspace in a batch; a ticket's
 // `(workspace_id, project_id)` is a foreign key to its project's), so no `t.workspace_id`
 // condition offers the planner the workspace's index to scan instead.
 
