@@ -12,6 +12,9 @@ pub const ALREADY_ASSIGNED: ErrorCode = ErrorCode::new("already_assigned", Error
 pub const INVALID_INPUT: ErrorCode = ErrorCode::new("invalid_input", ErrorClass::InvalidArguments);
 /// The dependency would close a cycle.
 pub const DEPENDENCY_CYCLE: ErrorCode = ErrorCode::new("dependency_cycle", ErrorClass::Conflict);
+/// A sprint in a state that does not allow the change (adding to a completed sprint, a
+/// second active sprint, a ticket in another open sprint without `move`).
+pub const SPRINT_CONFLICT: ErrorCode = ErrorCode::new("sprint_conflict", ErrorClass::Conflict);
 /// The database is locked by another writer for longer than the busy timeout: retry.
 pub const DATABASE_BUSY: ErrorCode = ErrorCode::new("database_busy", ErrorClass::Unavailable);
 /// The database server cannot be reached (refused, reset, shut down, no connection within the

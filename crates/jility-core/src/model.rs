@@ -95,6 +95,34 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// What a ticket is: a piece of work, or an epic that gathers tickets (`epic_id`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    #[default]
+    Ticket,
+    Epic,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 2] = [Kind::Ticket, Kind::Epic];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ticket => "ticket",
+            Self::Epic => "epic",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+
+    pub fn is_ticket(&self) -> bool {
+        *self == Kind::Ticket
+    }
+}
+
 /// A ticket with its assignees and labels.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Ticket {
@@ -116,6 +144,12 @@ pub struct Ticket {
     /// The epic's number.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epic: Option<String>,
+    /// `ticket` or `epic`.
+    #[serde(default, skip_serializing_if = "Kind::is_ticket")]
+    pub kind: Kind,
+    /// The sprint it is in (planned, active, or the completed one it was finished in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprint: Option<String>,
     pub created_at: String,
     pub created_by: String,
     pub updated_at: String,
@@ -166,8 +200,8 @@ pub struct CommitLink {
 pub struct Change {
     /// `created`, `title_changed`, `description_changed`, `status_changed`,
     /// `story_points_changed`, `assignees_changed`, `labels_changed`, `parent_changed`,
-    /// `epic_changed`, `comment_added`, `commit_linked`, `dependency_added`,
-    /// `dependency_removed` or `deleted`.
+    /// `epic_changed`, `kind_changed`, `sprint_changed`, `comment_added`, `commit_linked`,
+    /// `dependency_added`, `dependency_removed` or `deleted`.
     #[serde(rename = "type")]
     pub change_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

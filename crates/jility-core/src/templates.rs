@@ -18,9 +18,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::model::Kind;
+
 /// Template files larger than this are reported instead of read.
 const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
-const FRONT_MATTER_KEYS: [&str; 4] = ["title", "description", "labels", "story_points"];
+const FRONT_MATTER_KEYS: [&str; 5] = ["title", "description", "labels", "story_points", "kind"];
 
 #[derive(
     Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
@@ -43,6 +45,9 @@ pub struct Template {
     pub body: String,
     pub labels: Vec<String>,
     pub story_points: Option<u8>,
+    /// What a ticket made from it is (`kind = "epic"` in the front matter).
+    #[serde(default, skip_serializing_if = "Kind::is_ticket")]
+    pub kind: Kind,
     /// Every distinct `{{variable}}` in title and body, in order of first appearance.
     pub variables: Vec<String>,
     pub source: TemplateSource,
@@ -66,6 +71,7 @@ pub struct Rendered {
     pub description: String,
     pub labels: Vec<String>,
     pub story_points: Option<u8>,
+    pub kind: Kind,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -216,6 +222,7 @@ pub fn render(
         description: substitute(&body, variables),
         labels: template.labels.clone(),
         story_points: template.story_points,
+        kind: template.kind,
     })
 }
 
@@ -234,6 +241,7 @@ fn builtin_template(
         body: body.to_string(),
         labels: labels.iter().map(|l| l.to_string()).collect(),
         story_points: Some(story_points),
+        kind: Kind::Ticket,
         variables: collect_variables(&[title, body]),
         source: TemplateSource::Builtin,
         path: None,
@@ -489,6 +497,7 @@ struct FrontMatter {
     description: Option<String>,
     labels: Vec<String>,
     story_points: Option<u8>,
+    kind: Kind,
 }
 
 /// Split `+++` front matter from the rest: (TOML source, body).
@@ -566,6 +575,11 @@ fn parse_front_matter(toml: &str) -> Result<FrontMatter, String> {
                     Some(description.split_whitespace().collect::<Vec<_>>().join(" "));
             }
             "labels" => meta.labels = parse_labels(value)?,
+            "kind" => {
+                meta.kind = value.as_str().and_then(Kind::parse).ok_or_else(|| {
+                    format!("front matter key kind must be \"ticket\" or \"epic\", got {value}")
+                })?;
+            }
             "story_points" => {
                 let points = value
                     .as_integer()
@@ -705,6 +719,7 @@ pub fn parse(name: &str, text: &str, path: Option<String>) -> Result<Template, S
         body,
         labels: meta.labels,
         story_points: meta.story_points,
+        kind: meta.kind,
         source: TemplateSource::Project,
         path,
     })

@@ -4,6 +4,7 @@
 //! database changed, whoever changed it ([`watch`]).
 
 pub mod local;
+mod planning;
 pub mod store;
 pub mod watch;
 

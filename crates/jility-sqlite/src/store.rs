@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use mcp_common_core::ToolError;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 
-use jility_core::model::{Change, Comment, CommitLink, Status, TicketSummary};
+use jility_core::model::{Change, Comment, CommitLink, Kind, Status, TicketSummary};
 use jility_core::store::{
     COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchPage,
     SearchTerms, Store, StoreError, StoreResult, StoreTx, TicketRow, TicketUpdate,
@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_search.sql"),
     include_str!("migrations/0003_list_indexes.sql"),
     include_str!("migrations/0004_copy_status_on_insert.sql"),
+    include_str!("migrations/0005_planning.sql"),
 ];
 
 /// How long a writer waits for another process's write lock before giving up.
@@ -268,15 +269,16 @@ impl Store for SqlitePool {
     }
 }
 
-struct Tx<'a> {
-    tx: &'a rusqlite::Transaction<'a>,
+pub(crate) struct Tx<'a> {
+    pub(crate) tx: &'a rusqlite::Transaction<'a>,
 }
 
-const TICKET_COLUMNS: &str = "t.id, t.uuid, p.key, t.number, t.title, t.description, t.status, \
+pub(crate) const TICKET_COLUMNS: &str = "t.id, t.uuid, p.key, t.number, t.title, t.description, t.status, \
      t.story_points, t.parent_id, t.epic_id, t.created_by, t.created_at, t.updated_by, \
-     t.updated_at, t.deleted_at";
+     t.updated_at, t.deleted_at, t.kind, t.sprint_id, \
+     (SELECT s.name FROM sprints s WHERE s.id = t.sprint_id)";
 
-fn status_of(text: &str) -> rusqlite::Result<Status> {
+pub(crate) fn status_of(text: &str) -> rusqlite::Result<Status> {
     Status::parse(text).ok_or_else(|| {
         rusqlite::Error::FromSqlConversionFailure(
             0,
@@ -286,8 +288,9 @@ fn status_of(text: &str) -> rusqlite::Result<Status> {
     })
 }
 
-fn ticket_row(row: &Row<'_>) -> rusqlite::Result<TicketRow> {
+pub(crate) fn ticket_row(row: &Row<'_>) -> rusqlite::Result<TicketRow> {
     let status: String = row.get(6)?;
+    let kind: String = row.get(15)?;
     Ok(TicketRow {
         id: row.get(0)?,
         uuid: row.get(1)?,
@@ -304,6 +307,15 @@ fn ticket_row(row: &Row<'_>) -> rusqlite::Result<TicketRow> {
         updated_by: row.get(12)?,
         updated_at: row.get(13)?,
         deleted_at: row.get(14)?,
+        kind: Kind::parse(&kind).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(
+                15,
+                rusqlite::types::Type::Text,
+                format!("unknown kind {kind:?}").into(),
+            )
+        })?,
+        sprint_id: row.get(16)?,
+        sprint: row.get(17)?,
     })
 }
 
@@ -335,7 +347,7 @@ fn summary_row(row: &Row<'_>, offset: usize) -> rusqlite::Result<TicketSummary> 
     })
 }
 
-fn change_row(row: &Row<'_>) -> rusqlite::Result<Change> {
+pub(crate) fn change_row(row: &Row<'_>) -> rusqlite::Result<Change> {
     Ok(Change {
         change_type: row.get(0)?,
         old_value: row.get(1)?,
@@ -437,8 +449,9 @@ impl StoreTx for Tx<'_> {
         self.tx
             .prepare_cached(
                 "INSERT INTO tickets (uuid, project_id, number, title, description, status, \
-                 story_points, parent_id, epic_id, created_by, created_at, updated_by, updated_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?10, ?11)",
+                 story_points, parent_id, epic_id, created_by, created_at, updated_by, updated_at, \
+                 kind) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?10, ?11, ?12)",
             )
             .map_err(db)?
             .execute(params![
@@ -452,7 +465,8 @@ impl StoreTx for Tx<'_> {
                 t.parent_id,
                 t.epic_id,
                 t.actor,
-                t.at
+                t.at,
+                t.kind.as_str()
             ])
             .map_err(db)?;
         Ok(self.tx.last_insert_rowid())
@@ -532,6 +546,12 @@ impl StoreTx for Tx<'_> {
         }
         if let Some(epic) = u.epic_id {
             push("epic_id", epic.into());
+        }
+        if let Some(kind) = u.kind {
+            push("kind", kind.as_str().to_string().into());
+        }
+        if let Some(sprint) = u.sprint_id {
+            push("sprint_id", sprint.into());
         }
         if u.deleted {
             push("deleted_by", actor.to_string().into());
@@ -858,9 +878,14 @@ impl StoreTx for Tx<'_> {
         }
         // Parent and epic are selective: with the tickets table as driver, their own
         // indexes lead and the statuses are a filter.
-        let by_relation =
-            table == "tickets d" && (filter.parent_id.is_some() || filter.epic_id.is_some());
-        for (column, value) in [("parent_id", filter.parent_id), ("epic_id", filter.epic_id)] {
+        let sprint_id = filter.sprint.flatten();
+        let by_relation = table == "tickets d"
+            && (filter.parent_id.is_some() || filter.epic_id.is_some() || sprint_id.is_some());
+        for (column, value) in [
+            ("parent_id", filter.parent_id),
+            ("epic_id", filter.epic_id),
+            ("sprint_id", sprint_id),
+        ] {
             let Some(value) = value else { continue };
             let mark = bind(value.into());
             if table == "tickets d" {
@@ -874,6 +899,13 @@ impl StoreTx for Tx<'_> {
         if filter.unassigned {
             conditions.push(format!(
                 "NOT EXISTS (SELECT 1 FROM ticket_assignees a WHERE a.ticket_id = {id})"
+            ));
+        }
+        if filter.sprint == Some(None) {
+            // The backlog: in no open sprint.
+            conditions.push(format!(
+                "NOT EXISTS (SELECT 1 FROM tickets x JOIN sprints s ON s.id = x.sprint_id \
+                 WHERE x.id = {id} AND s.state <> 'completed')"
             ));
         }
         let statuses: Vec<Status> = if filter.statuses.is_empty() {

@@ -49,6 +49,7 @@ pub(super) fn reads<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         "bob",
         CreateTicket {
             status: Some(StatusName("todo".into())),
+            kind: Some(crate::model::Kind::Epic),
             ..create("Write the docs")
         },
     )
@@ -213,6 +214,7 @@ pub(super) fn numbering<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         assignees: vec![],
         labels: vec!["batch".into()],
         depends_on: depends_on.iter().map(|d| d.to_string()).collect(),
+        kind: None,
     };
     let err = t
         .create_batch(

@@ -578,6 +578,7 @@ pub(super) fn count_cap<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
             story_points: None,
             parent_id: None,
             epic_id: None,
+            kind: crate::model::Kind::Ticket,
             actor: "bulk",
             at: &when,
         })

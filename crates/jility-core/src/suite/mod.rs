@@ -263,6 +263,7 @@ pub(crate) fn make(
         story_points: spec.points,
         parent_id: spec.parent,
         epic_id: spec.epic,
+        kind: crate::model::Kind::Ticket,
         actor: spec.actor,
         at: &spec.at,
     })?;

@@ -196,6 +196,9 @@ pub(super) fn ticket_rows<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         updated_by: "carol".into(),
         updated_at: at(5),
         deleted_at: None,
+        kind: crate::model::Kind::Ticket,
+        sprint_id: None,
+        sprint: None,
     };
     let check = |store: &mut S, want: &TicketRow, what: &str| {
         let (by_number, by_uuid, by_id) = read(store, |tx| {

@@ -7,10 +7,11 @@ use super::checks::{
     batch_position, check_names, check_points, check_size, check_title, invalid, is_reference,
     resolve,
 };
+use super::epics::check_epic_link;
 use super::tickets::{Draft, insert};
 use super::{BatchCreated, BatchTicket, MAX_DESCRIPTION_BYTES, Tracker, now};
 use crate::errors::clip;
-use crate::model::Status;
+use crate::model::{Kind, Status};
 use crate::params::{BatchItem, CreateBatch};
 use crate::store::{Store, TicketRow};
 
@@ -129,6 +130,14 @@ impl<S: Store> Tracker<S> {
                         depends_on.push(target);
                     }
                 }
+                // An epic gathers the batch as its tickets; any other ticket, as sub-tasks.
+                let kind = item.kind.unwrap_or_default();
+                let (parent_id, epic_id) = match &parent {
+                    Some(p) if p.kind == Kind::Epic => (None, Some(p.id)),
+                    Some(p) => (Some(p.id), None),
+                    None => (None, None),
+                };
+                check_epic_link(tx, Some(&format!("Ticket #{} of the batch", i + 1)), kind, epic_id)?;
                 let draft = Draft {
                     title,
                     description,
@@ -136,8 +145,9 @@ impl<S: Store> Tracker<S> {
                     story_points,
                     assignees,
                     labels,
-                    parent_id: parent.as_ref().map(|p| p.id),
-                    epic_id: None,
+                    parent_id,
+                    epic_id,
+                    kind,
                 };
                 let row = insert(tx, &draft, actor, &at)?;
                 for dep in &depends_on {

@@ -12,7 +12,9 @@ use super::descriptions::{description_lines, update_description_in};
 use super::tickets::full_ticket;
 use super::{DescriptionUpdated, Edited, MAX_DESCRIPTION_BYTES, Tracker, now};
 use crate::params::{EditTicket, UpdateDescription};
-use crate::store::{Store, StoreTx, TicketRow, TicketUpdate};
+use super::epics::check_epic_link;
+use crate::model::Kind;
+use crate::store::{Store, StoreTx, TicketRow, TicketSet, TicketUpdate};
 
 impl<S: Store> Tracker<S> {
     /// `jility ticket edit`: change title, description, points, labels, parent or epic.
@@ -63,6 +65,7 @@ impl<S: Store> Tracker<S> {
             edit.labels(tx, labels)?;
             edit.link(tx, "parent", p.parent_id.as_ref(), row.parent_id)?;
             edit.link(tx, "epic", p.epic_id.as_ref(), row.epic_id)?;
+            edit.kind(tx, p.kind)?;
             let Editing {
                 update, changed, ..
             } = edit;
@@ -272,6 +275,57 @@ impl Editing<'_> {
                 self.update.epic_id = Some(target);
             }
         }
+        Ok(())
+    }
+}
+
+impl Editing<'_> {
+    /// Make the ticket an epic or a plain ticket; whichever epic it ends with (changed or
+    /// not) must be an epic it may join.
+    fn kind(&mut self, tx: &mut dyn StoreTx, kind: Option<Kind>) -> Result<(), ToolError> {
+        let row = self.row;
+        let wanted = kind.unwrap_or(row.kind);
+        let epic = self.update.epic_id.unwrap_or(row.epic_id);
+        if wanted != row.kind || self.update.epic_id.is_some() {
+            check_epic_link(tx, Some(&row.display_number()), wanted, epic)?;
+        }
+        if wanted == row.kind {
+            return Ok(());
+        }
+        if wanted == Kind::Ticket {
+            let members = tx.ticket_rows(TicketSet::Epic(row.id))?.len();
+            if members > 0 {
+                return Err(invalid(
+                    format!(
+                        "{} gathers {members} ticket(s): it stays an epic while it has any",
+                        row.display_number()
+                    ),
+                    "Move its tickets to another epic (or out of it) first.",
+                ));
+            }
+        } else if let Some(sprint) = row.sprint_id
+            && {
+                let project = tx.default_project()?.id;
+                tx.sprints(project)?
+                    .iter()
+                    .any(|s| s.id == sprint && s.state.is_open())
+            }
+        {
+            return Err(invalid(
+                format!("{} is in sprint '{}': an epic is not sprint work", row.display_number(), row.sprint.as_deref().unwrap_or_default()),
+                "Remove it from the sprint first (jility_remove_from_sprint).",
+            ));
+        }
+        self.note(
+            tx,
+            "kind",
+            Entry {
+                old: Some(row.kind.as_str()),
+                new: Some(wanted.as_str()),
+                ..change("kind_changed")
+            },
+        )?;
+        self.update.kind = Some(wanted);
         Ok(())
     }
 }

@@ -79,6 +79,7 @@ impl<S: Store> Tracker<S> {
                 story_points: rendered.story_points.map(i64::from),
                 assignees: p.assignee.into_iter().collect(),
                 labels: rendered.labels,
+                kind: Some(rendered.kind),
                 ..Default::default()
             },
         )?;

@@ -5,7 +5,9 @@
 //! One file per area, each an `impl<S: Store> Tracker<S>` block with that area's operations:
 //! `tickets` (init, create, get, list, search, assign, comment, commit links, delete),
 //! `batch`, `edit`, `workflow` (claim, status), `descriptions` (edits, history, revert),
-//! `dependencies` (the graph) and `from_templates`. They share `checks` (input checks,
+//! `dependencies` (the graph) and `from_templates`; planning: `epics` (progress, critical
+//! path), `sprints` (create, add, remove, start, complete, list), `sprint_stats` (the
+//! burndown replayed from the change log, velocity, forecast) and `plan` (the planner). They share `checks` (input checks,
 //! finding tickets), `change_log` and `answers` (the output types, re-exported here).
 
 use std::path::PathBuf;
@@ -21,11 +23,20 @@ mod checks;
 mod dependencies;
 mod descriptions;
 mod edit;
+mod epics;
 mod from_templates;
+mod plan;
+mod planning_answers;
+mod sprint_stats;
+mod sprints;
 mod tickets;
 mod workflow;
 
 pub use answers::*;
+pub use epics::{EPIC_TOOL, EPICS_LIMIT, EPICS_TOOL};
+pub use plan::MAX_CANDIDATES;
+pub use planning_answers::*;
+pub use sprints::{SPRINTS_LIMIT, SPRINTS_TOOL};
 pub use checks::{check_key, parse_status};
 
 /// Largest description, and largest comment, in bytes: far beyond any real ticket, small

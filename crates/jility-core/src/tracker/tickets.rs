@@ -16,7 +16,8 @@ use super::{
     SearchResults, TicketDetail, TicketPage, Tracker, now,
 };
 use crate::errors::clip;
-use crate::model::{Change, Status, Ticket};
+use super::epics::check_epic_link;
+use crate::model::{Change, Kind, Status, Ticket};
 use crate::params::{
     AddComment, AssignTicket, CreateTicket, LinkCommit, ListTickets, SearchTickets,
 };
@@ -85,8 +86,11 @@ impl<S: Store> Tracker<S> {
         };
         let assignees = check_names(&p.assignees, "Assignees")?;
         let labels = check_names(&p.labels, "Labels")?;
+        let kind = p.kind.unwrap_or_default();
         let at = now();
         self.store.write(|tx| {
+            let epic_id = resolve_opt(tx, p.epic_id.as_deref())?;
+            check_epic_link(tx, None, kind, epic_id)?;
             let draft = Draft {
                 title,
                 description: p.description.unwrap_or_default(),
@@ -95,7 +99,8 @@ impl<S: Store> Tracker<S> {
                 assignees,
                 labels,
                 parent_id: resolve_opt(tx, p.parent_id.as_deref())?,
-                epic_id: resolve_opt(tx, p.epic_id.as_deref())?,
+                epic_id,
+                kind,
             };
             let row = insert(tx, &draft, actor, &at)?;
             Ok(Created {
@@ -159,6 +164,7 @@ impl<S: Store> Tracker<S> {
                 parent_id: resolve_opt(tx, p.parent_id.as_deref())?,
                 epic_id: resolve_opt(tx, p.epic_id.as_deref())?,
                 unassigned: p.unassigned,
+                sprint: sprint_filter(tx, p.sprint.as_deref())?,
             };
             let mut shape_statuses: Vec<&'static str> =
                 filter.statuses.iter().map(|s| s.as_str()).collect();
@@ -174,6 +180,7 @@ impl<S: Store> Tracker<S> {
                     parent_id: filter.parent_id,
                     epic_id: filter.epic_id,
                     unassigned: filter.unassigned,
+                    sprint: filter.sprint,
                 },
             );
             let after: Option<i64> = cursors.start(p.cursor.as_deref())?;
@@ -420,6 +427,8 @@ pub(super) fn full_ticket(tx: &mut dyn StoreTx, row: &TicketRow) -> Result<Ticke
         labels: tx.labels(row.id)?,
         parent,
         epic,
+        kind: row.kind,
+        sprint: row.sprint.clone(),
         created_at: row.created_at.clone(),
         created_by: row.created_by.clone(),
         updated_at: row.updated_at.clone(),
@@ -454,6 +463,8 @@ fn detail(whole: WholeTicket) -> TicketDetail {
             labels,
             parent: parent.map(|p| p.number),
             epic: epic.map(|e| e.number),
+            kind: row.kind,
+            sprint: row.sprint,
             created_at: row.created_at,
             created_by: row.created_by,
             updated_at: row.updated_at,
@@ -478,6 +489,7 @@ pub(super) struct Draft {
     pub(super) labels: Vec<String>,
     pub(super) parent_id: Option<i64>,
     pub(super) epic_id: Option<i64>,
+    pub(super) kind: Kind,
 }
 
 pub(super) fn insert(
@@ -499,6 +511,7 @@ pub(super) fn insert(
         story_points: draft.story_points,
         parent_id: draft.parent_id,
         epic_id: draft.epic_id,
+        kind: draft.kind,
         actor,
         at,
     })?;
@@ -534,6 +547,30 @@ pub(super) fn insert(
         .ok_or_else(|| ToolError::internal("the new ticket vanished"))
 }
 
+/// The sprint filter `name` asks for: `active`, `none` or `backlog` (no open sprint), or a
+/// sprint's name or number.
+fn sprint_filter(
+    tx: &mut dyn StoreTx,
+    name: Option<&str>,
+) -> Result<Option<Option<i64>>, ToolError> {
+    let Some(name) = name.map(str::trim).filter(|n| !n.is_empty()) else {
+        return Ok(None);
+    };
+    let project = tx.default_project()?;
+    if name.eq_ignore_ascii_case("none") || name.eq_ignore_ascii_case("backlog") {
+        return Ok(Some(None));
+    }
+    if name.eq_ignore_ascii_case("active") {
+        return match super::sprints::active_sprint(tx, project.id)? {
+            Some(active) => Ok(Some(Some(active.id))),
+            None => Err(ToolError::not_found("The project has no active sprint").with_hint(
+                "Start one with jility_start_sprint (`jility sprint start NAME`), or filter by a sprint's name.",
+            )),
+        };
+    }
+    Ok(Some(Some(super::sprints::find_sprint(tx, project.id, name)?.id)))
+}
+
 /// What a listing's cursor is bound to: every argument that changes which tickets are
 /// listed, as resolved (a parent named by number or UUID is the same parent).
 #[derive(Serialize)]
@@ -544,6 +581,8 @@ struct ListShape<'a> {
     parent_id: Option<i64>,
     epic_id: Option<i64>,
     unassigned: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sprint: Option<Option<i64>>,
 }
 
 fn clip_change(mut c: Change) -> Change {

@@ -61,6 +61,7 @@ use postgres::{Client, Config, NoTls, Row, Statement};
 
 mod connect;
 mod contexts;
+mod planning;
 mod reader;
 mod rows;
 mod search;
@@ -76,7 +77,7 @@ use rows::*;
 use tx::*;
 
 use crate::reach::{self, Health};
-use jility_core::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
+use jility_core::model::{Change, Comment, CommitLink, Kind, Status, TicketRef, TicketSummary};
 use jility_core::store::{
     COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchPage, SearchTerms, Store,
     StoreError, StoreResult, StoreTx, TicketLookup, TicketRow, TicketUpdate, WHOLE_CHANGES,
@@ -104,6 +105,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0017_listing_indexes.sql"),
     include_str!("../pg_migrations/0018_search_by_workspace.sql"),
     include_str!("../pg_migrations/0019_context_probes.sql"),
+    include_str!("../pg_migrations/0020_planning.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)

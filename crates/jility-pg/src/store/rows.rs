@@ -6,8 +6,9 @@ use super::*;
 
 pub(super) const TICKET_COLUMNS: &str = "t.id, t.uuid, p.key, t.number, t.title, t.description, t.status, \
      t.story_points, t.parent_id, t.epic_id, t.created_by, t.created_at, t.updated_by, \
-     t.updated_at, t.deleted_at";
-pub(super) const TICKET_COLUMN_COUNT: usize = 15;
+     t.updated_at, t.deleted_at, t.kind, t.sprint_id, \
+     (SELECT s.name FROM sprints s WHERE s.workspace_id = t.workspace_id AND s.id = t.sprint_id)";
+pub(super) const TICKET_COLUMN_COUNT: usize = 18;
 
 // Every ticket lookup below is written so that the only plan PostgreSQL can make for it
 // probes a unique index with the whole key, whatever its statistics say (none yet after a
@@ -229,7 +230,14 @@ pub(super) fn ticket_row(row: &Row) -> StoreResult<TicketRow> {
         updated_by: row.try_get(12).map_err(crate::store::db)?,
         updated_at: row.try_get(13).map_err(crate::store::db)?,
         deleted_at: row.try_get(14).map_err(crate::store::db)?,
+        kind: kind_of(&row.try_get::<_, String>(15).map_err(crate::store::db)?)?,
+        sprint_id: row.try_get(16).map_err(crate::store::db)?,
+        sprint: row.try_get(17).map_err(crate::store::db)?,
     })
+}
+
+pub(super) fn kind_of(text: &str) -> StoreResult<Kind> {
+    Kind::parse(text).ok_or_else(|| StoreError::Database(format!("unknown kind {text:?}")))
 }
 
 /// Columns of a summary of `t`: number, title, status, points, assignees and labels (in

@@ -73,7 +73,8 @@ impl StoreTx for Tx<'_> {
         let row = self.query_one(
             "INSERT INTO tickets (workspace_id, uuid, project_id, number, title, description, \
              status, story_points, parent_id, epic_id, created_by, created_at, updated_by, \
-             updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $11, $12) \
+             updated_at, kind) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $11, $12, $13) \
              RETURNING id",
             &[
                 &ws,
@@ -88,6 +89,7 @@ impl StoreTx for Tx<'_> {
                 &t.epic_id,
                 &t.actor,
                 &t.at,
+                &t.kind.as_str(),
             ],
         )?;
         let id = row.try_get(0).map_err(crate::store::db)?;
@@ -174,6 +176,12 @@ impl StoreTx for Tx<'_> {
         }
         if let Some(epic) = u.epic_id {
             push("epic_id", Box::new(epic));
+        }
+        if let Some(kind) = u.kind {
+            push("kind", Box::new(kind.as_str()));
+        }
+        if let Some(sprint) = u.sprint_id {
+            push("sprint_id", Box::new(sprint));
         }
         if u.deleted {
             push("deleted_by", Box::new(actor.to_string()));
@@ -440,10 +448,22 @@ impl StoreTx for Tx<'_> {
                  AND a.ticket_id = t.id AND a.assignee = {mark} OFFSET 0)"
             ));
         }
-        for (column, value) in [("parent_id", filter.parent_id), ("epic_id", filter.epic_id)] {
+        for (column, value) in [
+            ("parent_id", filter.parent_id),
+            ("epic_id", filter.epic_id),
+            ("sprint_id", filter.sprint.flatten()),
+        ] {
             let Some(value) = value else { continue };
             let mark = bind(Box::new(value));
             conditions.push(format!("t.{column} = {mark}"));
+        }
+        if filter.sprint == Some(None) {
+            // The backlog: in no open sprint (the sprint probed by its key).
+            conditions.push(
+                "NOT EXISTS (SELECT 1 FROM sprints s WHERE s.workspace_id = $1 \
+                 AND s.id = t.sprint_id AND s.state <> 'completed' OFFSET 0)"
+                    .to_string(),
+            );
         }
         if filter.unassigned {
             conditions.push(

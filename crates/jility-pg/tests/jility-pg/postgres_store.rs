@@ -303,6 +303,7 @@ fn scenario<S: Store>(t: &mut Tracker<S>) -> Vec<(&'static str, Value)> {
         assignees: vec![],
         labels: vec!["batch".into()],
         depends_on: depends_on.iter().map(|d| d.to_string()).collect(),
+        kind: None,
     };
     step(
         "batch failing on a missing ticket",

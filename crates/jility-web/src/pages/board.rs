@@ -181,6 +181,7 @@ async fn columns<S: Site>(
                 parent_id: None,
                 epic_id: filters.epic.clone(),
                 unassigned: false,
+                sprint: None,
                 limit: Some(COLUMN_SIZE),
                 cursor: filters.after.get(status.as_str()).cloned(),
             },

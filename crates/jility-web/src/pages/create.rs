@@ -157,6 +157,7 @@ pub async fn create_one<S: Site>(
             labels: comma_list(field(&pairs, "labels")),
             parent_id: optional(&pairs, "parent"),
             epic_id: optional(&pairs, "epic"),
+            kind: None,
         };
         let out = write::<S, ops::CreateTicket>(&site, &viewer, params).await?;
         let t = out.ticket;
@@ -201,6 +202,7 @@ pub async fn create_batch<S: Site>(
                     assignees: Vec::new(),
                     labels: labels.clone(),
                     depends_on: Vec::new(),
+                    kind: None,
                 })
                 .collect(),
             parent_id: optional(&pairs, "parent"),

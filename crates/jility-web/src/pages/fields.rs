@@ -250,6 +250,7 @@ pub async fn edit<S: Site>(
             labels: field(&pairs, "labels").map(comma_list),
             parent_id: link_value(&pairs, "parent"),
             epic_id: link_value(&pairs, "epic"),
+            kind: None,
             message: message.clone(),
             description_edit: None,
         };

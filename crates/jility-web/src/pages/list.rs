@@ -195,6 +195,7 @@ async fn find<S: Site>(
             parent_id: filters.parent.clone(),
             epic_id: filters.board.epic.clone(),
             unassigned: false,
+            sprint: None,
             limit: Some(PAGE_SIZE),
             cursor: filters.cursor.clone(),
         },

@@ -118,6 +118,10 @@ pub enum Command {
     Dep(Group<DepCommand>),
     /// Ticket templates.
     Template(Group<TemplateCommand>),
+    /// Epics and their progress.
+    Epic(Group<super::planning::EpicCommand>),
+    /// Sprints: plan, start, follow and complete them.
+    Sprint(Group<super::planning::SprintCommand>),
     /// Open the board in a browser: the web app on this project's database, on loopback
     /// only, live while agents and the CLI change tickets (local mode).
     #[cfg(feature = "web")]
@@ -170,6 +174,9 @@ pub enum TicketCommand {
         /// The epic it belongs to (KEY-N or UUID).
         #[arg(long, value_name = "TICKET")]
         epic: Option<String>,
+        /// What it is: ticket (default) or epic.
+        #[arg(long, value_name = "KIND", value_parser = ["ticket", "epic"])]
+        kind: Option<String>,
     },
     /// List tickets, grouped by status (active work first), newest first.
     List {
@@ -189,6 +196,10 @@ pub enum TicketCommand {
         /// Only the tickets of this epic (KEY-N or UUID).
         #[arg(long, value_name = "TICKET")]
         epic: Option<String>,
+        /// Only the tickets of a sprint: its name or number, `active`, or `none` (the
+        /// backlog: in no planned or active sprint).
+        #[arg(long, value_name = "SPRINT")]
+        sprint: Option<String>,
         /// Only tickets nobody is assigned to.
         #[arg(long)]
         unassigned: bool,
@@ -341,6 +352,9 @@ pub struct EditArgs {
     /// Take it out of its epic.
     #[arg(long)]
     pub clear_epic: bool,
+    /// Make it an epic or a plain ticket.
+    #[arg(long, value_name = "KIND", value_parser = ["ticket", "epic"])]
+    pub kind: Option<String>,
     /// Why, kept in the history.
     #[arg(long, short, allow_hyphen_values = true)]
     pub message: Option<String>,
@@ -402,6 +416,8 @@ impl Command {
             Command::Ticket(group) => Some(&group.out),
             Command::Dep(group) => Some(&group.out),
             Command::Template(group) => Some(&group.out),
+            Command::Epic(group) => Some(&group.out),
+            Command::Sprint(group) => Some(&group.out),
             #[cfg(feature = "web")]
             Command::Web { .. } => None,
             #[cfg(feature = "cloud")]
@@ -416,6 +432,8 @@ impl Command {
             Command::Ticket(group) => Some(&group.db),
             Command::Dep(group) => Some(&group.db),
             Command::Template(group) => Some(&group.db),
+            Command::Epic(group) => Some(&group.db),
+            Command::Sprint(group) => Some(&group.db),
             #[cfg(feature = "web")]
             Command::Web { db, .. } => Some(db),
             #[cfg(feature = "cloud")]

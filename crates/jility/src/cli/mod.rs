@@ -21,6 +21,7 @@ pub mod human;
 mod output;
 #[cfg(feature = "cloud")]
 mod people;
+mod planning;
 mod target;
 
 pub use args::*;
@@ -28,6 +29,7 @@ pub use args::*;
 use human::{Painter, views};
 use jility_core::description::EditOperation;
 use jility_core::errors;
+use jility_core::model::Kind;
 use jility_core::ops;
 use jility_core::params::*;
 use jility_sqlite::local::{Location, open};
@@ -363,6 +365,8 @@ pub fn run(
         Command::Ticket(group) => ticket(out, &mut target, group.command),
         Command::Dep(group) => dep(out, &mut target, group.command),
         Command::Template(group) => template(out, &mut target, group.command),
+        Command::Epic(group) => planning::epic(out, &mut target, group.command),
+        Command::Sprint(group) => planning::sprint(out, &mut target, group.command),
         _ => Ok(()),
     }
 }
@@ -446,6 +450,7 @@ fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolE
             assignees,
             parent,
             epic,
+            kind,
         } => out.show(
             t.exec::<ops::CreateTicket>(CreateTicket {
                 title,
@@ -456,6 +461,7 @@ fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolE
                 labels,
                 parent_id: parent,
                 epic_id: epic,
+                kind: kind.as_deref().and_then(Kind::parse),
             })?,
             views::created,
         ),
@@ -465,6 +471,7 @@ fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolE
             labels,
             parent,
             epic,
+            sprint,
             unassigned,
             limit,
             cursor,
@@ -475,6 +482,7 @@ fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolE
                 labels,
                 parent_id: parent,
                 epic_id: epic,
+                sprint,
                 unassigned,
                 limit,
                 cursor,
@@ -674,6 +682,7 @@ fn edit(out: &Out, t: &mut Target, e: EditArgs) -> Result<(), ToolError> {
         } else {
             e.epic.map(Some)
         },
+        kind: e.kind.as_deref().and_then(Kind::parse),
         message: e.message.clone(),
         description_edit: None,
     };
@@ -682,10 +691,11 @@ fn edit(out: &Out, t: &mut Target, e: EditArgs) -> Result<(), ToolError> {
         || fields.story_points.is_some()
         || fields.labels.is_some()
         || fields.parent_id.is_some()
-        || fields.epic_id.is_some();
+        || fields.epic_id.is_some()
+        || fields.kind.is_some();
     match (has_fields, description_edit) {
         (false, None) => Err(ToolError::new(errors::INVALID_INPUT, "Nothing to edit").with_hint(
-            "Give --title, --description, --append, --prepend, --lines/--section with --content, --points, --label, --parent or --epic (see `jility ticket edit --help`).",
+            "Give --title, --description, --append, --prepend, --lines/--section with --content, --points, --label, --parent, --epic or --kind (see `jility ticket edit --help`).",
         )),
         // Fields and a description edit: one transaction, both or neither.
         (true, Some(edit)) => out.show(

@@ -4,6 +4,7 @@
 //! their markdown: models read it; `--json` keeps the data as it is.
 
 pub mod markdown;
+pub mod planning;
 pub mod views;
 
 use std::io::IsTerminal;

@@ -45,7 +45,7 @@ pub fn table(p: &Painter, header: &[&str], rows: Vec<Vec<String>>) -> String {
 }
 
 /// Aligned `name  value` lines, indented by two.
-fn facts(p: &Painter, rows: &[(&str, String)]) -> String {
+pub(super) fn facts(p: &Painter, rows: &[(&str, String)]) -> String {
     let wide = rows
         .iter()
         .map(|(n, _)| n.chars().count())
@@ -64,11 +64,11 @@ fn facts(p: &Painter, rows: &[(&str, String)]) -> String {
 }
 
 /// A page's heading.
-fn heading(p: &Painter, text: &str) -> String {
+pub(super) fn heading(p: &Painter, text: &str) -> String {
     p.bold(text)
 }
 
-fn points(points: Option<u8>) -> String {
+pub(super) fn points(points: Option<u8>) -> String {
     points.map(|n| n.to_string()).unwrap_or_default()
 }
 
@@ -84,7 +84,7 @@ fn refs_table(p: &Painter, refs: &[TicketRef]) -> String {
     ))
 }
 
-fn indent(text: &str) -> String {
+pub(super) fn indent(text: &str) -> String {
     text.lines()
         .map(|l| {
             if l.is_empty() {
@@ -98,7 +98,7 @@ fn indent(text: &str) -> String {
 }
 
 /// How many of how many, and the command for the next page.
-fn more(p: &Painter, shown: usize, noun: &str, page: &Page, next: &str) -> String {
+pub(super) fn more(p: &Painter, shown: usize, noun: &str, page: &Page, next: &str) -> String {
     let total = match page.total_exact {
         Some(false) => format!("{}+", page.total),
         _ => page.total.to_string(),
@@ -207,6 +207,12 @@ pub fn detail(p: &Painter, d: &TicketDetail) -> String {
     }
     if let Some(epic) = &t.epic {
         rows.push(("Epic", p.number(epic)));
+    }
+    if t.kind == jility_core::model::Kind::Epic {
+        rows.push(("Kind", p.bold("epic")));
+    }
+    if let Some(sprint) = &t.sprint {
+        rows.push(("Sprint", sprint.clone()));
     }
     rows.push((
         "Created",

@@ -8,7 +8,11 @@ use mcp_common_core::ToolError;
 
 use crate::errors;
 
-use crate::model::{Change, Comment, CommitLink, Status, TicketRef, TicketSummary};
+use crate::model::{Change, Comment, CommitLink, Kind, Status, TicketRef, TicketSummary};
+
+mod planning;
+
+pub use planning::*;
 
 /// A storage failure. The domain turns it into an `internal` error (or a clear, retryable
 /// "database is busy" or "database cannot be reached" one) at its boundary. Each cause of a
@@ -168,6 +172,10 @@ pub struct TicketRow {
     pub updated_by: String,
     pub updated_at: String,
     pub deleted_at: Option<String>,
+    pub kind: Kind,
+    /// The sprint it is in, and that sprint's name.
+    pub sprint_id: Option<i64>,
+    pub sprint: Option<String>,
 }
 
 impl TicketRow {
@@ -295,6 +303,7 @@ pub struct NewTicket<'a> {
     pub story_points: Option<u8>,
     pub parent_id: Option<i64>,
     pub epic_id: Option<i64>,
+    pub kind: Kind,
     pub actor: &'a str,
     pub at: &'a str,
 }
@@ -308,6 +317,8 @@ pub struct TicketUpdate {
     pub story_points: Option<Option<u8>>,
     pub parent_id: Option<Option<i64>>,
     pub epic_id: Option<Option<i64>>,
+    pub kind: Option<Kind>,
+    pub sprint_id: Option<Option<i64>>,
     pub deleted: bool,
 }
 
@@ -331,6 +342,9 @@ pub struct ListFilter {
     pub parent_id: Option<i64>,
     pub epic_id: Option<i64>,
     pub unassigned: bool,
+    /// Tickets of this sprint (`Some(Some(id))`) or of no open sprint, the backlog
+    /// (`Some(None)`).
+    pub sprint: Option<Option<i64>>,
 }
 
 pub struct ListPage {
@@ -364,8 +378,8 @@ pub struct SearchPage {
     pub total_exact: bool,
 }
 
-/// One transaction's worth of storage operations.
-pub trait StoreTx {
+/// One transaction's worth of storage operations (planning's are [`PlanningTx`]'s).
+pub trait StoreTx: PlanningTx {
     fn default_project(&mut self) -> StoreResult<Project>;
     fn projects(&mut self) -> StoreResult<Vec<Project>>;
     fn create_project(&mut self, key: &str, name: &str, at: &str) -> StoreResult<Project>;

@@ -8,7 +8,11 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
 use crate::description::EditOperation;
-use crate::model::Status;
+use crate::model::{Kind, Status};
+
+mod planning;
+
+pub use planning::*;
 
 /// A status as the caller wrote it. Kept as text so that a wrong one (`in-progress`) is
 /// answered with `invalid_status` naming the valid ones, not a generic argument error.
@@ -62,6 +66,9 @@ pub struct CreateTicket {
     /// Epic ticket (`KEY-N` or UUID).
     #[serde(default)]
     pub epic_id: Option<String>,
+    /// `ticket` (default) or `epic` (an epic gathers tickets; it belongs to no epic).
+    #[serde(default)]
+    pub kind: Option<Kind>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -82,6 +89,9 @@ pub struct BatchItem {
     /// of this batch as `#1`, `#2`, … (1-based position) or by their exact title.
     #[serde(default)]
     pub depends_on: Vec<String>,
+    /// `ticket` (default) or `epic`.
+    #[serde(default)]
+    pub kind: Option<Kind>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -122,6 +132,10 @@ pub struct ListTickets {
     /// Only tickets with no assignee.
     #[serde(default)]
     pub unassigned: bool,
+    /// Tickets of a sprint: its name or number, `active` (the active sprint), or `none`
+    /// (the backlog: in no planned or active sprint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprint: Option<String>,
     /// Page size, default 50, at most 200.
     #[serde(default)]
     #[schemars(range(min = 1, max = 200))]
@@ -310,6 +324,9 @@ pub struct EditTicket {
         skip_serializing_if = "Option::is_none"
     )]
     pub epic_id: Option<Option<String>>,
+    /// `ticket` or `epic`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<Kind>,
     /// Optional change message, kept in the change log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,

@@ -5,10 +5,14 @@ use std::fmt::Write;
 
 use mcp_common_core::Page;
 
-use crate::model::{Status, Ticket, TicketRef, TicketSummary};
+use crate::model::{Kind, Status, Ticket, TicketRef, TicketSummary};
 use crate::tracker::*;
 
-fn names(list: &[String], none: &str) -> String {
+mod planning;
+
+pub use planning::*;
+
+pub(crate) fn names(list: &[String], none: &str) -> String {
     if list.is_empty() {
         none.to_string()
     } else {
@@ -17,7 +21,7 @@ fn names(list: &[String], none: &str) -> String {
 }
 
 /// `1 ticket`, `2 tickets`.
-fn plural(n: usize, noun: &str) -> String {
+pub(crate) fn plural(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
@@ -47,6 +51,12 @@ fn ticket_facts(out: &mut String, t: &Ticket) {
     }
     if let Some(epic) = &t.epic {
         let _ = writeln!(out, "**Epic:** {epic}");
+    }
+    if t.kind == Kind::Epic {
+        let _ = writeln!(out, "**Kind:** epic");
+    }
+    if let Some(sprint) = &t.sprint {
+        let _ = writeln!(out, "**Sprint:** {sprint}");
     }
 }
 
@@ -186,7 +196,7 @@ pub fn detail(d: &TicketDetail) -> String {
     out
 }
 
-fn summary_line(t: &TicketSummary) -> String {
+pub(crate) fn summary_line(t: &TicketSummary) -> String {
     let points = t
         .story_points
         .map(|p| format!(" • {p} pts"))
@@ -200,7 +210,7 @@ fn summary_line(t: &TicketSummary) -> String {
 }
 
 /// "More: pass cursor … for the next page." when there is one.
-fn more(out: &mut String, page: &Page) {
+pub(crate) fn more(out: &mut String, page: &Page) {
     if let Some(cursor) = &page.next_cursor {
         let _ = write!(out, "\n\nMore: pass cursor \"{cursor}\" for the next page.");
     }

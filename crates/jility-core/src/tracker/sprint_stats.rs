@@ -1,0 +1,352 @@
+//! A sprint's statistics, replayed from its tickets' change logs: each ticket's state (in
+//! the sprint or not, live, status, points) at any moment is its state now with every later
+//! change undone. The committed scope, what was added and removed after the start, the
+//! burndown day by day, the velocity of the last sprints and a forecast all come from it.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use mcp_common_core::ToolError;
+
+use super::sprints::{date, find_sprint, sprint_now, today};
+use super::{BurndownDay, Forecast, SprintStats, SprintVelocity, Tracker, Velocity};
+use crate::model::{Change, Status};
+use crate::params::SprintName;
+use crate::store::{SprintRow, SprintState, Store, TicketRow, TicketSet};
+
+/// The change types that move a burndown.
+pub(super) const REPLAYED: [&str; 4] = [
+    "sprint_changed",
+    "status_changed",
+    "story_points_changed",
+    "deleted",
+];
+
+/// How many completed sprints the velocity averages.
+const VELOCITY_SPRINTS: usize = 3;
+
+/// A ticket's state at one moment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct State {
+    member: bool,
+    live: bool,
+    status: Status,
+    points: u64,
+}
+
+impl State {
+    /// Points it leaves to do in the sprint.
+    fn remaining(self) -> u64 {
+        if self.member && self.live && self.status != Status::Done {
+            self.points
+        } else {
+            0
+        }
+    }
+}
+
+fn time(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn points_of(text: Option<&str>) -> u64 {
+    text.and_then(|p| p.parse::<u64>().ok()).unwrap_or(0)
+}
+
+/// One ticket's history: its state now, and its changes newest first.
+struct Timeline<'a> {
+    now: State,
+    changes: Vec<(DateTime<Utc>, &'a Change)>,
+}
+
+impl Timeline<'_> {
+    /// The state at `at`: every change after it undone.
+    fn at(&self, sprint: &str, at: DateTime<Utc>) -> State {
+        let mut s = self.now;
+        for (when, c) in &self.changes {
+            if *when <= at {
+                break;
+            }
+            undo(&mut s, sprint, c);
+        }
+        s
+    }
+}
+
+fn undo(s: &mut State, sprint: &str, c: &Change) {
+    match c.change_type.as_str() {
+        "sprint_changed" => s.member = c.old_value.as_deref() == Some(sprint),
+        "status_changed" => {
+            if let Some(status) = c.old_value.as_deref().and_then(Status::parse) {
+                s.status = status;
+            }
+        }
+        "story_points_changed" => s.points = points_of(c.old_value.as_deref()),
+        "deleted" => s.live = true,
+        _ => {}
+    }
+}
+
+/// The replay of one sprint's tickets.
+pub(super) struct Replay<'a> {
+    timelines: Vec<Timeline<'a>>,
+    /// Every sprint move, oldest first: when, the ticket's index, into (true) or out of it.
+    moves: Vec<(DateTime<Utc>, usize, bool, &'a Change)>,
+    sprint: &'a str,
+}
+
+impl<'a> Replay<'a> {
+    pub(super) fn new(
+        sprint: &'a SprintRow,
+        rows: &[TicketRow],
+        changes: &'a [(i64, Change)],
+    ) -> Self {
+        let index: HashMap<i64, usize> = rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        let mut timelines: Vec<Timeline<'a>> = rows
+            .iter()
+            .map(|r| Timeline {
+                now: State {
+                    member: r.sprint_id == Some(sprint.id),
+                    live: r.deleted_at.is_none(),
+                    status: r.status,
+                    points: u64::from(r.story_points.unwrap_or(0)),
+                },
+                changes: Vec::new(),
+            })
+            .collect();
+        let mut moves = Vec::new();
+        for (id, c) in changes {
+            let (Some(&i), Some(when)) = (index.get(id), time(&c.changed_at)) else {
+                continue;
+            };
+            if let Some(t) = timelines.get_mut(i) {
+                t.changes.push((when, c));
+            }
+            if c.change_type == "sprint_changed" {
+                let into = c.new_value.as_deref() == Some(sprint.name.as_str());
+                let out = c.old_value.as_deref() == Some(sprint.name.as_str());
+                if into != out {
+                    moves.push((when, i, into, c));
+                }
+            }
+        }
+        for t in &mut timelines {
+            // Newest first, by time (stable: the log's order among equal times).
+            t.changes.sort_by(|a, b| b.0.cmp(&a.0));
+        }
+        moves.sort_by_key(|m| m.0);
+        Self {
+            timelines,
+            moves,
+            sprint: &sprint.name,
+        }
+    }
+
+    /// Points left to do in the sprint at `at`.
+    pub(super) fn remaining(&self, at: DateTime<Utc>) -> u64 {
+        self.timelines.iter().map(|t| t.at(self.sprint, at).remaining()).sum()
+    }
+
+    /// Points in the sprint at `at` (done or not).
+    fn scope(&self, at: DateTime<Utc>) -> u64 {
+        self.timelines
+            .iter()
+            .map(|t| t.at(self.sprint, at))
+            .filter(|s| s.member && s.live)
+            .map(|s| s.points)
+            .sum()
+    }
+
+    /// Points moved into (`into`) or out of the sprint after `from` and up to `to`, each
+    /// counted at its points just before the move; moves made by the completion are not.
+    fn moved(&self, into: bool, from: DateTime<Utc>, to: DateTime<Utc>) -> u64 {
+        self.moves
+            .iter()
+            .filter(|(when, _, dir, c)| {
+                *dir == into
+                    && *when > from
+                    && *when <= to
+                    && !c.detail.as_deref().unwrap_or_default().starts_with("carried over")
+            })
+            .map(|(when, i, _, _)| {
+                self.timelines
+                    .get(*i)
+                    .map_or(0, |t| t.at(self.sprint, *when - Duration::milliseconds(1)).points)
+            })
+            .sum()
+    }
+}
+
+/// The end of `day` (UTC midnight after it).
+fn end_of(day: NaiveDate) -> DateTime<Utc> {
+    let next = day.succ_opt().unwrap_or(day);
+    next.and_hms_opt(0, 0, 0)
+        .map_or_else(Utc::now, |t| t.and_utc())
+        - Duration::milliseconds(1)
+}
+
+fn one_decimal(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// The ideal remaining points at the end of day `i` (from 0) of a sprint of `days` days.
+fn ideal(committed: u64, i: i64, days: i64) -> f64 {
+    if days <= 0 {
+        return 0.0;
+    }
+    one_decimal(committed as f64 * ((days - i - 1).max(0) as f64) / days as f64)
+}
+
+impl<S: Store> Tracker<S> {
+    pub fn sprint_stats(&mut self, p: &SprintName) -> Result<SprintStats, ToolError> {
+        let today = today();
+        self.store.read(|tx| {
+            let project = tx.default_project()?;
+            let row = find_sprint(tx, project.id, &p.sprint)?;
+            let members = tx.ticket_rows(TicketSet::EverInSprint(row.id))?;
+            let ids: Vec<i64> = members.iter().map(|t| t.id).collect();
+            let changes = tx.changes_of(&ids, &REPLAYED)?;
+            let replay = Replay::new(&row, &members, &changes);
+            let starts = date("starts_on", &row.starts_on)?;
+            let ends = date("ends_on", &row.ends_on)?;
+            let now = Utc::now();
+            let started = row.started_at.as_deref().and_then(time);
+            let completed = row.completed_at.as_deref().and_then(time);
+            // A completed sprint ends just before its completion moved its unfinished
+            // tickets out.
+            let until = completed.map_or(now, |c| c - Duration::milliseconds(1));
+            // Committed: as recorded at the start (the replay agrees; tests prove it).
+            let committed = match (row.committed_points, started) {
+                (Some(points), _) => points.max(0) as u64,
+                (None, Some(at)) => replay.scope(at),
+                (None, None) => 0,
+            };
+            let (added, removed) = match started {
+                Some(at) => (replay.moved(true, at, until), replay.moved(false, at, until)),
+                None => (0, 0),
+            };
+            let last_day = completed
+                .map(|c| c.date_naive())
+                .unwrap_or(today)
+                .min(ends);
+            let days = (ends - starts).num_days() + 1;
+            let burndown: Vec<BurndownDay> = if started.is_none() {
+                Vec::new()
+            } else {
+                starts
+                    .iter_days()
+                    .take_while(|d| *d <= last_day)
+                    .enumerate()
+                    .map(|(i, d)| BurndownDay {
+                        date: d.to_string(),
+                        remaining: replay.remaining(end_of(d).min(until)),
+                        ideal: ideal(committed, i as i64, days),
+                    })
+                    .collect()
+            };
+            let open: Vec<&TicketRow> = members
+                .iter()
+                .filter(|t| {
+                    t.deleted_at.is_none()
+                        && t.sprint_id == Some(row.id)
+                        && t.status != Status::Done
+                })
+                .collect();
+            let (completed_points, remaining_points, carry_over, carry_over_points) =
+                if row.state == SprintState::Completed {
+                    // As it was completed: the tickets that left with the completion.
+                    let carried: Vec<&TicketRow> = replay
+                        .moves
+                        .iter()
+                        .filter(|(_, _, into, c)| {
+                            !*into
+                                && c.detail.as_deref().unwrap_or_default().starts_with("carried over")
+                        })
+                        .filter_map(|(_, i, _, _)| members.get(*i))
+                        .collect();
+                    let remaining = replay.remaining(until);
+                    (
+                        row.completed_points.unwrap_or(0).max(0) as u64,
+                        remaining,
+                        carried.iter().map(|t| t.display_number()).collect(),
+                        remaining,
+                    )
+                } else {
+                    let remaining: u64 =
+                        open.iter().map(|t| u64::from(t.story_points.unwrap_or(0))).sum();
+                    let done: u64 = members
+                        .iter()
+                        .filter(|t| {
+                            t.deleted_at.is_none()
+                                && t.sprint_id == Some(row.id)
+                                && t.status == Status::Done
+                        })
+                        .map(|t| u64::from(t.story_points.unwrap_or(0)))
+                        .sum();
+                    (
+                        done,
+                        remaining,
+                        open.iter().map(|t| t.display_number()).collect(),
+                        remaining,
+                    )
+                };
+            let velocity = velocity(&tx.sprints(project.id)?);
+            let forecast = (row.state == SprintState::Active).then(|| {
+                let elapsed = ((today - starts).num_days() + 1).max(1);
+                let pace = completed_points as f64 / elapsed as f64;
+                let end = (pace > 0.0).then(|| {
+                    let more = (remaining_points as f64 / pace).ceil() as i64;
+                    today + Duration::days(more)
+                });
+                Forecast {
+                    pace: one_decimal(pace),
+                    on_track: remaining_points == 0 || end.is_some_and(|e| e <= ends),
+                    ends_on: end.map(|e| e.to_string()),
+                }
+            });
+            Ok(SprintStats {
+                sprint: sprint_now(tx, &row)?,
+                committed_points: committed,
+                completed_points,
+                added_points: added,
+                removed_points: removed,
+                remaining_points,
+                days_left: if row.state == SprintState::Completed {
+                    0
+                } else {
+                    (ends - today).num_days().max(0)
+                },
+                burndown,
+                velocity,
+                carry_over,
+                carry_over_points,
+                forecast,
+            })
+        })
+    }
+}
+
+/// The velocity of the last completed sprints, newest first.
+pub(super) fn velocity(sprints: &[SprintRow]) -> Velocity {
+    let mut done: Vec<&SprintRow> = sprints
+        .iter()
+        .filter(|s| s.state == SprintState::Completed)
+        .collect();
+    done.sort_by(|a, b| (&b.completed_at, b.number).cmp(&(&a.completed_at, a.number)));
+    let sprints: Vec<SprintVelocity> = done
+        .into_iter()
+        .take(VELOCITY_SPRINTS)
+        .map(|s| SprintVelocity {
+            name: s.name.clone(),
+            completed_points: s.completed_points.unwrap_or(0),
+        })
+        .collect();
+    let mean = (!sprints.is_empty()).then(|| {
+        one_decimal(
+            sprints.iter().map(|s| s.completed_points as f64).sum::<f64>() / sprints.len() as f64,
+        )
+    });
+    Velocity { sprints, mean }
+}
