@@ -21,11 +21,16 @@ pytestmark = pytest.mark.anyio
 # The tools a `tickets:read` token may use (ops.rs: the operations guarded by TicketsRead).
 READ_TOOLS = {
     "jility_get_dependency_graph",
+    "jility_get_epic",
     "jility_get_ticket",
     "jility_get_ticket_history",
+    "jility_list_epics",
+    "jility_list_sprints",
     "jility_list_templates",
     "jility_list_tickets",
+    "jility_plan_sprint",
     "jility_search_tickets",
+    "jility_sprint_stats",
 }
 
 INITIALIZE = {
@@ -63,10 +68,10 @@ async def test_jility_cloud_read_token(tmp_path: Path) -> None:
     assert status == 201, minted
     assert minted["scopes"] == ["tickets:read"] and minted["token"].startswith("jil_live_"), minted
 
-    # The full_access token sees all 18 tools; create_ticket's outputSchema comes from there.
+    # The full_access token sees all 28 tools; create_ticket's outputSchema comes from there.
     async with connect(server, "http") as client:
         everything = await tools_of(client)
-        assert len(everything) == 18, sorted(everything)
+        assert len(everything) == 28, sorted(everything)
         made = await client.call_tool("jility_create_ticket", {"title": "Visible to readers"})
         assert not made.is_error, made.structured_content
 

@@ -278,24 +278,9 @@ pub(crate) fn api_error(status: u16, text: &str, base: &str) -> ToolError {
             format!("The API at {base} answered HTTP {status}"),
         );
     };
-    let known = [
-        errors::INVALID_INPUT,
-        errors::INVALID_STATUS,
-        errors::ALREADY_ASSIGNED,
-        errors::DEPENDENCY_CYCLE,
-        errors::DATABASE_BUSY,
-        errors::DATABASE_UNAVAILABLE,
-        errors::ALREADY_EXISTS,
-        errors::UNAUTHENTICATED,
-        errors::PERMISSION_DENIED,
-        errors::NOT_FOUND,
-        errors::INVALID_PARAMS,
-        errors::INTERNAL,
-        codes::CONFLICT,
-        codes::UNAVAILABLE,
-        errors::RATE_LIMIT,
-        errors::NETWORK_ERROR,
-    ];
+    let known = errors::ALL
+        .into_iter()
+        .chain([codes::CONFLICT, codes::UNAVAILABLE]);
     let code = known
         .into_iter()
         .find(|code| wire.is(*code))

@@ -40,6 +40,26 @@ pub const INVALID_PARAMS: ErrorCode = codes::INVALID_PARAMS;
 /// A bug, or damaged data.
 pub const INTERNAL: ErrorCode = codes::INTERNAL;
 
+/// Every code of jility's own (those of `mcp_common_core::codes` it answers too), so that
+/// the bridge can give an API error back its code.
+pub const ALL: [ErrorCode; 15] = [
+    INVALID_STATUS,
+    ALREADY_ASSIGNED,
+    INVALID_INPUT,
+    DEPENDENCY_CYCLE,
+    SPRINT_CONFLICT,
+    DATABASE_BUSY,
+    DATABASE_UNAVAILABLE,
+    NETWORK_ERROR,
+    RATE_LIMIT,
+    ALREADY_EXISTS,
+    UNAUTHENTICATED,
+    PERMISSION_DENIED,
+    NOT_FOUND,
+    INVALID_PARAMS,
+    INTERNAL,
+];
+
 /// Longest excerpt of someone's input (or a parser's message about it) in an error: input
 /// is never echoed whole.
 pub const MAX_ERROR_CHARS: usize = 300;

@@ -963,8 +963,12 @@ mod tests {
         assert_eq!(
             err,
             "unknown front matter keys: owner, priority; allowed keys are title, description, \
-             labels, story_points"
+             labels, story_points, kind"
         );
+        let epic = parse("x", "+++\nkind = \"epic\"\n+++\n# Roll out SSO\n", None).unwrap();
+        assert_eq!(epic.kind, Kind::Epic);
+        let err = parse("x", "+++\nkind = \"story\"\n+++\n", None).unwrap_err();
+        assert!(err.contains("kind must be \"ticket\" or \"epic\""), "{err}");
         let err = parse("x", "+++\nstory_points = 1\nfoo = 1\n+++\n", None).unwrap_err();
         assert!(err.starts_with("unknown front matter key: foo;"), "{err}");
 

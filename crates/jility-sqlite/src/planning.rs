@@ -5,8 +5,8 @@ use rusqlite::{Row, params, params_from_iter};
 
 use jility_core::model::{Change, Status};
 use jility_core::store::{
-    COUNT_CAP, DependencyEdge, EpicRollup, NewSprint, PlanningTx, SprintRow, SprintState,
-    SprintRollup, SprintUpdate, StoreError, StoreResult, TicketRow, TicketSet,
+    COUNT_CAP, DependencyEdge, EpicRollup, NewSprint, PlanningTx, SprintRollup, SprintRow,
+    SprintState, SprintUpdate, StoreError, StoreResult, TicketRow, TicketSet,
 };
 
 use crate::store::{TICKET_COLUMNS, Tx, change_row, db, status_of, ticket_row};
@@ -94,7 +94,8 @@ impl PlanningTx for Tx<'_> {
     }
 
     fn sprints(&mut self, project_id: i64) -> StoreResult<Vec<SprintRow>> {
-        let sql = format!("SELECT {SPRINT_COLUMNS} FROM sprints WHERE project_id = ?1 ORDER BY number");
+        let sql =
+            format!("SELECT {SPRINT_COLUMNS} FROM sprints WHERE project_id = ?1 ORDER BY number");
         let mut stmt = self.tx.prepare_cached(&sql).map_err(db)?;
         let rows = stmt.query_map([project_id], sprint_row).map_err(db)?;
         rows.collect::<Result<_, _>>().map_err(db)
@@ -140,7 +141,9 @@ impl PlanningTx for Tx<'_> {
 
     fn ticket_rows(&mut self, set: TicketSet) -> StoreResult<Vec<TicketRow>> {
         match set {
-            TicketSet::Epic(id) => self.rows_where("t.epic_id = ?1 AND t.deleted_at IS NULL", &[id]),
+            TicketSet::Epic(id) => {
+                self.rows_where("t.epic_id = ?1 AND t.deleted_at IS NULL", &[id])
+            }
             TicketSet::Sprint(id) => {
                 self.rows_where("t.sprint_id = ?1 AND t.deleted_at IS NULL", &[id])
             }

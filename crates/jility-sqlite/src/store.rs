@@ -902,10 +902,10 @@ impl StoreTx for Tx<'_> {
             ));
         }
         if filter.sprint == Some(None) {
-            // The backlog: in no open sprint.
+            // The backlog: in no open sprint, and not done in a completed one.
             conditions.push(format!(
                 "NOT EXISTS (SELECT 1 FROM tickets x JOIN sprints s ON s.id = x.sprint_id \
-                 WHERE x.id = {id} AND s.state <> 'completed')"
+                 WHERE x.id = {id} AND (s.state <> 'completed' OR x.status = 'done'))"
             ));
         }
         let statuses: Vec<Status> = if filter.statuses.is_empty() {

@@ -298,7 +298,13 @@ pub fn request_of<O: Operation>(params: &O::Params) -> Result<Request, ToolError
                     // Dots alone would be read as a path step by every URL parser.
                     "." => path.push_str("%2E"),
                     ".." => path.push_str("%2E%2E"),
-                    _ => path.extend(form_urlencoded::byte_serialize(value.as_bytes())),
+                    // Percent-encoded as a path segment: a blank is `%20` (a `+` in a
+                    // path is a plus; form encoding's `+` for a blank is the query's).
+                    _ => {
+                        for part in form_urlencoded::byte_serialize(value.as_bytes()) {
+                            path.push_str(&part.replace('+', "%20"));
+                        }
+                    }
                 }
             }
             None => path.push_str(part),
@@ -351,8 +357,8 @@ pub fn is_ticket_number(text: &str) -> bool {
 mod query;
 mod touches;
 
-pub use touches::Touches;
 use query::*;
+pub use touches::Touches;
 
 // ---------------------------------------------------------------------------------------
 // The table.
@@ -534,8 +540,8 @@ pub fn describe_tool(name: &str) -> Option<Described> {
 mod tests {
     use super::*;
     use crate::params;
-    use crate::tracker;
     use crate::params::StatusName;
+    use crate::tracker;
 
     fn status_names(names: &[&str]) -> Vec<StatusName> {
         names.iter().map(|n| StatusName(n.to_string())).collect()
@@ -599,6 +605,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(back.depends_on, "a/b?c");
+        let named = params::SprintName {
+            sprint: "Sprint 1+2".into(),
+        };
+        let request = request_of::<StartSprint>(&named).unwrap();
+        assert_eq!(request.path, "/sprints/Sprint%201%2B2/start");
         let dots = params::Dependency {
             ticket_id: "..".into(),
             depends_on: ".".into(),
@@ -680,13 +691,31 @@ mod tests {
         // Delete is the API's and the CLI's, not a tool.
         assert_eq!(describe_tool("delete_ticket"), None);
         assert_eq!(describe_tool("jility_edit_ticket"), None);
-        assert_eq!(table().len(), 20);
-        assert_eq!(table().iter().filter(|op| op.tool).count(), 18);
-        assert!(
-            table()
-                .iter()
-                .all(|op| op.paged == op.name.starts_with("jility_list")
-                    || op.name == "jility_search_tickets")
-        );
+        assert_eq!(table().len(), 30);
+        assert_eq!(table().iter().filter(|op| op.tool).count(), 28);
+        assert!(table().iter().all(|op| op.paged
+            == (op.name.starts_with("jility_list")
+                || op.name == "jility_search_tickets"
+                || op.name == "jility_get_epic")));
+        // Planning: reading needs tickets:read, changing tickets:write.
+        for (name, scope) in [
+            ("jility_list_epics", Scope::TicketsRead),
+            ("jility_get_epic", Scope::TicketsRead),
+            ("jility_sprint_stats", Scope::TicketsRead),
+            ("jility_plan_sprint", Scope::TicketsRead),
+            ("jility_list_sprints", Scope::TicketsRead),
+            ("jility_create_sprint", Scope::TicketsWrite),
+            ("jility_add_to_sprint", Scope::TicketsWrite),
+            ("jility_remove_from_sprint", Scope::TicketsWrite),
+            ("jility_start_sprint", Scope::TicketsWrite),
+            ("jility_complete_sprint", Scope::TicketsWrite),
+        ] {
+            let op = describe_tool(name).unwrap();
+            assert_eq!(
+                (op.scope, op.writes),
+                (scope, scope == Scope::TicketsWrite),
+                "{name}"
+            );
+        }
     }
 }

@@ -77,7 +77,11 @@ pub(super) fn encode_query(args: &Map<String, Value>, rename: &[(&str, &str)]) -
     query.finish()
 }
 
-pub(super) fn append(args: &mut Map<String, Value>, name: &str, values: impl Iterator<Item = Value>) {
+pub(super) fn append(
+    args: &mut Map<String, Value>,
+    name: &str,
+    values: impl Iterator<Item = Value>,
+) {
     let entry = args
         .entry(name.to_string())
         .or_insert_with(|| Value::Array(Vec::new()));
@@ -87,8 +91,7 @@ pub(super) fn append(args: &mut Map<String, Value>, name: &str, values: impl Ite
 }
 
 pub(super) fn list_query(query: &str) -> Result<Map<String, Value>, ToolError> {
-    const KNOWN: &str =
-        "`status`, `assignee`, `label`, `parent_id`, `epic_id`, `sprint`, `unassigned`, `limit` and `cursor`";
+    const KNOWN: &str = "`status`, `assignee`, `label`, `parent_id`, `epic_id`, `sprint`, `unassigned`, `limit` and `cursor`";
     let mut args = Map::new();
     for (name, value) in query_pairs(query) {
         match name.as_str() {

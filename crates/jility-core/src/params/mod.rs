@@ -133,7 +133,7 @@ pub struct ListTickets {
     #[serde(default)]
     pub unassigned: bool,
     /// Tickets of a sprint: its name or number, `active` (the active sprint), or `none`
-    /// (the backlog: in no planned or active sprint).
+    /// (the backlog: in no planned or active sprint, and not done in a completed one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sprint: Option<String>,
     /// Page size, default 50, at most 200.

@@ -77,8 +77,18 @@ pub fn epic(d: &EpicDetail, page: &Page) -> String {
             d.critical_path.points
         );
         for (i, s) in d.critical_path.steps.iter().enumerate() {
-            let points = s.story_points.map(|p| format!(" • {p} pts")).unwrap_or_default();
-            let _ = write!(out, "{}. {}: {} [{}]{points}", i + 1, s.number, s.title, s.status.label());
+            let points = s
+                .story_points
+                .map(|p| format!(" • {p} pts"))
+                .unwrap_or_default();
+            let _ = write!(
+                out,
+                "{}. {}: {} [{}]{points}",
+                i + 1,
+                s.number,
+                s.title,
+                s.status.label()
+            );
             if !s.blocked_by.is_empty() {
                 let by: Vec<String> = s
                     .blocked_by
@@ -269,7 +279,11 @@ pub fn sprint_stats(s: &SprintStats) -> String {
         );
     }
     if !s.burndown.is_empty() {
-        let _ = writeln!(out, "\n## Burndown\n```\n{}```", burndown_chart(&s.burndown, 30));
+        let _ = writeln!(
+            out,
+            "\n## Burndown\n```\n{}```",
+            burndown_chart(&s.burndown, 30)
+        );
     }
     let v: Vec<String> = s
         .velocity
@@ -326,7 +340,11 @@ pub fn sprint_plan(p: &SprintPlan) -> String {
             let _ = writeln!(out, "- {}: {} — {}", t.number, t.title, t.reason);
         }
         if p.left_out_total as usize > p.left_out.len() {
-            let _ = writeln!(out, "… and {} more", p.left_out_total as usize - p.left_out.len());
+            let _ = writeln!(
+                out,
+                "… and {} more",
+                p.left_out_total as usize - p.left_out.len()
+            );
         }
     }
     if !p.tickets.is_empty() {

@@ -9,11 +9,11 @@ use super::checks::{
     check_names, check_points, check_size, check_title, invalid, resolve, resolve_opt, ticket_ref,
 };
 use super::descriptions::{description_lines, update_description_in};
+use super::epics::check_epic_link;
 use super::tickets::full_ticket;
 use super::{DescriptionUpdated, Edited, MAX_DESCRIPTION_BYTES, Tracker, now};
-use crate::params::{EditTicket, UpdateDescription};
-use super::epics::check_epic_link;
 use crate::model::Kind;
+use crate::params::{EditTicket, UpdateDescription};
 use crate::store::{Store, StoreTx, TicketRow, TicketSet, TicketUpdate};
 
 impl<S: Store> Tracker<S> {
@@ -312,7 +312,11 @@ impl Editing<'_> {
             }
         {
             return Err(invalid(
-                format!("{} is in sprint '{}': an epic is not sprint work", row.display_number(), row.sprint.as_deref().unwrap_or_default()),
+                format!(
+                    "{} is in sprint '{}': an epic is not sprint work",
+                    row.display_number(),
+                    row.sprint.as_deref().unwrap_or_default()
+                ),
                 "Remove it from the sprint first (jility_remove_from_sprint).",
             ));
         }

@@ -110,10 +110,7 @@ impl<S: Store> Tracker<S> {
 pub(super) fn not_an_epic(row: &TicketRow) -> ToolError {
     invalid(
         format!("{} is a ticket, not an epic", row.display_number()),
-        format!(
-            "Make it an epic first (jility_edit_ticket / `jility ticket edit {} --kind epic`), or name an epic (jility_list_epics).",
-            row.display_number()
-        ),
+        "Make it an epic first (set its kind to `epic`), or name one of the epics jility_list_epics lists.",
     )
 }
 

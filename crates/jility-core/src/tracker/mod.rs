@@ -33,11 +33,11 @@ mod tickets;
 mod workflow;
 
 pub use answers::*;
+pub use checks::{check_key, parse_status};
 pub use epics::{EPIC_TOOL, EPICS_LIMIT, EPICS_TOOL};
 pub use plan::MAX_CANDIDATES;
 pub use planning_answers::*;
 pub use sprints::{SPRINTS_LIMIT, SPRINTS_TOOL};
-pub use checks::{check_key, parse_status};
 
 /// Largest description, and largest comment, in bytes: far beyond any real ticket, small
 /// enough that no answer or history explodes.

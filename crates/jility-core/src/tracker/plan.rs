@@ -162,7 +162,11 @@ fn propose(
             .collect();
         let reason = match (t.status, after.is_empty()) {
             (status, true) => format!("{}, ready (no prerequisite left)", status.as_str()),
-            (status, false) => format!("{}, after {} (proposed before it)", status.as_str(), after.join(", ")),
+            (status, false) => format!(
+                "{}, after {} (proposed before it)",
+                status.as_str(),
+                after.join(", ")
+            ),
         };
         proposed.push(Proposed {
             number: t.display_number(),

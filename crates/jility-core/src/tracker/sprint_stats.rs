@@ -146,7 +146,10 @@ impl<'a> Replay<'a> {
 
     /// Points left to do in the sprint at `at`.
     pub(super) fn remaining(&self, at: DateTime<Utc>) -> u64 {
-        self.timelines.iter().map(|t| t.at(self.sprint, at).remaining()).sum()
+        self.timelines
+            .iter()
+            .map(|t| t.at(self.sprint, at).remaining())
+            .sum()
     }
 
     /// Points in the sprint at `at` (done or not).
@@ -168,12 +171,16 @@ impl<'a> Replay<'a> {
                 *dir == into
                     && *when > from
                     && *when <= to
-                    && !c.detail.as_deref().unwrap_or_default().starts_with("carried over")
+                    && !c
+                        .detail
+                        .as_deref()
+                        .unwrap_or_default()
+                        .starts_with("carried over")
             })
             .map(|(when, i, _, _)| {
-                self.timelines
-                    .get(*i)
-                    .map_or(0, |t| t.at(self.sprint, *when - Duration::milliseconds(1)).points)
+                self.timelines.get(*i).map_or(0, |t| {
+                    t.at(self.sprint, *when - Duration::milliseconds(1)).points
+                })
             })
             .sum()
     }
@@ -224,13 +231,13 @@ impl<S: Store> Tracker<S> {
                 (None, None) => 0,
             };
             let (added, removed) = match started {
-                Some(at) => (replay.moved(true, at, until), replay.moved(false, at, until)),
+                Some(at) => (
+                    replay.moved(true, at, until),
+                    replay.moved(false, at, until),
+                ),
                 None => (0, 0),
             };
-            let last_day = completed
-                .map(|c| c.date_naive())
-                .unwrap_or(today)
-                .min(ends);
+            let last_day = completed.map(|c| c.date_naive()).unwrap_or(today).min(ends);
             let days = (ends - starts).num_days() + 1;
             let burndown: Vec<BurndownDay> = if started.is_none() {
                 Vec::new()
@@ -262,7 +269,10 @@ impl<S: Store> Tracker<S> {
                         .iter()
                         .filter(|(_, _, into, c)| {
                             !*into
-                                && c.detail.as_deref().unwrap_or_default().starts_with("carried over")
+                                && c.detail
+                                    .as_deref()
+                                    .unwrap_or_default()
+                                    .starts_with("carried over")
                         })
                         .filter_map(|(_, i, _, _)| members.get(*i))
                         .collect();
@@ -274,8 +284,10 @@ impl<S: Store> Tracker<S> {
                         remaining,
                     )
                 } else {
-                    let remaining: u64 =
-                        open.iter().map(|t| u64::from(t.story_points.unwrap_or(0))).sum();
+                    let remaining: u64 = open
+                        .iter()
+                        .map(|t| u64::from(t.story_points.unwrap_or(0)))
+                        .sum();
                     let done: u64 = members
                         .iter()
                         .filter(|t| {
@@ -345,7 +357,11 @@ pub(super) fn velocity(sprints: &[SprintRow]) -> Velocity {
         .collect();
     let mean = (!sprints.is_empty()).then(|| {
         one_decimal(
-            sprints.iter().map(|s| s.completed_points as f64).sum::<f64>() / sprints.len() as f64,
+            sprints
+                .iter()
+                .map(|s| s.completed_points as f64)
+                .sum::<f64>()
+                / sprints.len() as f64,
         )
     });
     Velocity { sprints, mean }

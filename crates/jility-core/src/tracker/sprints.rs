@@ -14,7 +14,9 @@ use super::{
 };
 use crate::errors::{self, clip};
 use crate::model::Kind;
-use crate::params::{AddToSprint, CompleteSprint, CreateSprint, ListSprints, RemoveFromSprint, SprintName};
+use crate::params::{
+    AddToSprint, CompleteSprint, CreateSprint, ListSprints, RemoveFromSprint, SprintName,
+};
 use crate::store::{
     NewSprint, Project, SprintRollup, SprintRow, SprintState, SprintUpdate, Store, StoreTx,
     TicketRow, TicketSet, TicketUpdate,
@@ -68,9 +70,8 @@ pub(super) fn find_sprint(
         .or_else(|| number.and_then(|n| sprints.iter().find(|s| s.number == n)))
         .cloned()
         .ok_or_else(|| {
-            ToolError::not_found(format!("Sprint '{}' not found", clip(wanted))).with_hint(
-                "Name a sprint by its name or number (jility_list_sprints, `jility sprint list`).",
-            )
+            ToolError::not_found(format!("Sprint '{}' not found", clip(wanted)))
+                .with_hint("Name a sprint by its name or number (see jility_list_sprints).")
         })
 }
 
@@ -164,7 +165,10 @@ fn tickets_of(
 ) -> Result<Vec<TicketRow>, ToolError> {
     if references.is_empty() || references.len() > MAX_TICKETS {
         return Err(invalid(
-            format!("Give 1 to {MAX_TICKETS} tickets ({} given)", references.len()),
+            format!(
+                "Give 1 to {MAX_TICKETS} tickets ({} given)",
+                references.len()
+            ),
             "Name the tickets as KEY-N (e.g. TASK-42) or by UUID.",
         ));
     }
@@ -196,7 +200,11 @@ fn tickets_of(
 }
 
 impl<S: Store> Tracker<S> {
-    pub fn create_sprint(&mut self, actor: &str, p: CreateSprint) -> Result<SprintCreated, ToolError> {
+    pub fn create_sprint(
+        &mut self,
+        actor: &str,
+        p: CreateSprint,
+    ) -> Result<SprintCreated, ToolError> {
         let name = p.name.trim().to_string();
         if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
             return Err(invalid(
@@ -205,7 +213,11 @@ impl<S: Store> Tracker<S> {
             ));
         }
         if RESERVED.iter().any(|r| name.eq_ignore_ascii_case(r))
-            || name.strip_prefix('#').unwrap_or(&name).parse::<i64>().is_ok()
+            || name
+                .strip_prefix('#')
+                .unwrap_or(&name)
+                .parse::<i64>()
+                .is_ok()
         {
             return Err(invalid(
                 format!("'{}' cannot name a sprint", clip(&name)),
@@ -218,7 +230,10 @@ impl<S: Store> Tracker<S> {
             .map(str::trim)
             .filter(|g| !g.is_empty())
             .map(str::to_string);
-        if goal.as_ref().is_some_and(|g| g.chars().count() > MAX_GOAL_CHARS) {
+        if goal
+            .as_ref()
+            .is_some_and(|g| g.chars().count() > MAX_GOAL_CHARS)
+        {
             return Err(invalid(
                 format!("The goal is longer than {MAX_GOAL_CHARS} characters"),
                 "Say the goal in a sentence or two.",
@@ -271,20 +286,30 @@ impl<S: Store> Tracker<S> {
         })
     }
 
-    pub fn add_to_sprint(&mut self, actor: &str, p: AddToSprint) -> Result<AddedToSprint, ToolError> {
+    pub fn add_to_sprint(
+        &mut self,
+        actor: &str,
+        p: AddToSprint,
+    ) -> Result<AddedToSprint, ToolError> {
         let at = now();
         self.store.write(|tx| {
             let project = tx.default_project()?;
             let sprint = find_sprint(tx, project.id, &p.sprint)?;
             if sprint.state == SprintState::Completed {
                 return Err(conflict(
-                    format!("Sprint '{}' is completed: it takes no more tickets", sprint.name),
+                    format!(
+                        "Sprint '{}' is completed: it takes no more tickets",
+                        sprint.name
+                    ),
                     "Add them to a planned or the active sprint (jility_list_sprints).",
                 ));
             }
             let rows = tickets_of(tx, &project, &p.tickets)?;
-            let sprints: HashMap<i64, SprintRow> =
-                tx.sprints(project.id)?.into_iter().map(|s| (s.id, s)).collect();
+            let sprints: HashMap<i64, SprintRow> = tx
+                .sprints(project.id)?
+                .into_iter()
+                .map(|s| (s.id, s))
+                .collect();
             let mut added = Vec::new();
             let mut already_in = Vec::new();
             for row in &rows {
@@ -306,9 +331,10 @@ impl<S: Store> Tracker<S> {
                     }
                     _ => {}
                 }
-                let detail = if row.sprint_id.is_some_and(|id| {
-                    sprints.get(&id).is_some_and(|s| s.state.is_open())
-                }) {
+                let detail = if row
+                    .sprint_id
+                    .is_some_and(|id| sprints.get(&id).is_some_and(|s| s.state.is_open()))
+                {
                     "moved"
                 } else {
                     "added"
@@ -340,7 +366,10 @@ impl<S: Store> Tracker<S> {
             let sprint = find_sprint(tx, project.id, &p.sprint)?;
             if sprint.state == SprintState::Completed {
                 return Err(conflict(
-                    format!("Sprint '{}' is completed: its tickets stay as they were", sprint.name),
+                    format!(
+                        "Sprint '{}' is completed: its tickets stay as they were",
+                        sprint.name
+                    ),
                     "A completed sprint's scope is history; plan the next sprint instead.",
                 ));
             }
@@ -363,25 +392,39 @@ impl<S: Store> Tracker<S> {
         })
     }
 
-    pub fn start_sprint(&mut self, _actor: &str, p: SprintName) -> Result<SprintStarted, ToolError> {
+    pub fn start_sprint(
+        &mut self,
+        _actor: &str,
+        p: SprintName,
+    ) -> Result<SprintStarted, ToolError> {
         let at = now();
         self.store.write(|tx| {
             let project = tx.default_project()?;
             let sprint = find_sprint(tx, project.id, &p.sprint)?;
             if sprint.state != SprintState::Planned {
                 return Err(conflict(
-                    format!("Sprint '{}' is {}: only a planned sprint starts", sprint.name, sprint.state.as_str()),
+                    format!(
+                        "Sprint '{}' is {}: only a planned sprint starts",
+                        sprint.name,
+                        sprint.state.as_str()
+                    ),
                     "Start a planned sprint (jility_list_sprints).",
                 ));
             }
             if let Some(active) = active_sprint(tx, project.id)? {
                 return Err(conflict(
-                    format!("Sprint '{}' is active: a project has one active sprint", active.name),
+                    format!(
+                        "Sprint '{}' is active: a project has one active sprint",
+                        active.name
+                    ),
                     format!("Complete '{}' first (jility_complete_sprint).", active.name),
                 ));
             }
             let members = tx.ticket_rows(TicketSet::Sprint(sprint.id))?;
-            let points: u64 = members.iter().map(|t| u64::from(t.story_points.unwrap_or(0))).sum();
+            let points: u64 = members
+                .iter()
+                .map(|t| u64::from(t.story_points.unwrap_or(0)))
+                .sum();
             tx.update_sprint(
                 sprint.id,
                 &SprintUpdate {

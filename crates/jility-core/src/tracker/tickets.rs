@@ -10,13 +10,13 @@ use super::checks::{
     check_title, invalid, live, lookup, page_size, parse_status, resolve, resolve_opt,
     search_terms, ticket_ref,
 };
+use super::epics::check_epic_link;
 use super::{
     Assigned, CommentAdded, CommitLinked, Created, Deleted, Initialized, LIST_LIMIT, LIST_TOOL,
     MAX_COMMENT_BYTES, MAX_DESCRIPTION_BYTES, SEARCH_LIMIT, SEARCH_TOOL, SearchHitOut,
     SearchResults, TicketDetail, TicketPage, Tracker, now,
 };
 use crate::errors::clip;
-use super::epics::check_epic_link;
 use crate::model::{Change, Kind, Status, Ticket};
 use crate::params::{
     AddComment, AssignTicket, CreateTicket, LinkCommit, ListTickets, SearchTickets,
@@ -563,12 +563,13 @@ fn sprint_filter(
     if name.eq_ignore_ascii_case("active") {
         return match super::sprints::active_sprint(tx, project.id)? {
             Some(active) => Ok(Some(Some(active.id))),
-            None => Err(ToolError::not_found("The project has no active sprint").with_hint(
-                "Start one with jility_start_sprint (`jility sprint start NAME`), or filter by a sprint's name.",
-            )),
+            None => Err(ToolError::not_found("The project has no active sprint")
+                .with_hint("Start one with jility_start_sprint, or filter by a sprint's name.")),
         };
     }
-    Ok(Some(Some(super::sprints::find_sprint(tx, project.id, name)?.id)))
+    Ok(Some(Some(
+        super::sprints::find_sprint(tx, project.id, name)?.id,
+    )))
 }
 
 /// What a listing's cursor is bound to: every argument that changes which tickets are

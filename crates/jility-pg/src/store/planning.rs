@@ -2,8 +2,8 @@
 //! epics, sprints and the planner need. Every one names its workspace (`$1`).
 
 use jility_core::store::{
-    DependencyEdge, EpicRollup, NewSprint, PlanningTx, SprintRollup, SprintRow, SprintState, SprintUpdate,
-    TicketSet,
+    DependencyEdge, EpicRollup, NewSprint, PlanningTx, SprintRollup, SprintRow, SprintState,
+    SprintUpdate, TicketSet,
 };
 
 use super::*;

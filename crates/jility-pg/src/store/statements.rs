@@ -458,10 +458,12 @@ impl StoreTx for Tx<'_> {
             conditions.push(format!("t.{column} = {mark}"));
         }
         if filter.sprint == Some(None) {
-            // The backlog: in no open sprint (the sprint probed by its key).
+            // The backlog: in no open sprint, and not done in a completed one (the sprint
+            // probed by its key).
             conditions.push(
                 "NOT EXISTS (SELECT 1 FROM sprints s WHERE s.workspace_id = $1 \
-                 AND s.id = t.sprint_id AND s.state <> 'completed' OFFSET 0)"
+                 AND s.id = t.sprint_id AND (s.state <> 'completed' OR t.status = 'done') \
+                 OFFSET 0)"
                     .to_string(),
             );
         }

@@ -184,6 +184,16 @@ const COMMANDS_OF_TOOLS: &[(&str, &str)] = &[
     ("jility_remove_dependency", "`jility dep remove`"),
     ("jility_get_dependency_graph", "`jility dep graph`"),
     ("jility_list_templates", "`jility template list`"),
+    ("jility_list_epics", "`jility epic list`"),
+    ("jility_get_epic", "`jility epic show`"),
+    ("jility_create_sprint", "`jility sprint create`"),
+    ("jility_add_to_sprint", "`jility sprint add`"),
+    ("jility_remove_from_sprint", "`jility sprint remove`"),
+    ("jility_start_sprint", "`jility sprint start`"),
+    ("jility_complete_sprint", "`jility sprint complete`"),
+    ("jility_list_sprints", "`jility sprint list`"),
+    ("jility_sprint_stats", "`jility sprint show`"),
+    ("jility_plan_sprint", "`jility sprint plan`"),
 ];
 
 /// An error's text for a person at the command line: the MCP tools it names (written for

@@ -43,6 +43,7 @@ mod oauth;
 mod oauth_redirects;
 mod outage;
 mod paging;
+mod planning;
 mod plans;
 mod remote_mcp;
 mod storage;

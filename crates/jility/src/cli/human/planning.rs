@@ -23,7 +23,11 @@ fn progress_bar(p: &Painter, percent: u8) -> String {
 }
 
 fn progress_cell(p: &Painter, g: &EpicProgress) -> String {
-    format!("{} {:>3}%", progress_bar(p, g.percent_done_points), g.percent_done_points)
+    format!(
+        "{} {:>3}%",
+        progress_bar(p, g.percent_done_points),
+        g.percent_done_points
+    )
 }
 
 pub fn epics(p: &Painter, list: &EpicList, page: &Page) -> String {
@@ -56,7 +60,9 @@ pub fn epics(p: &Painter, list: &EpicList, page: &Page) -> String {
         "{}\n\n{}",
         table(
             p,
-            &["EPIC", "STATUS", "TITLE", "PROGRESS", "POINTS", "TICKETS", "BLOCKED"],
+            &[
+                "EPIC", "STATUS", "TITLE", "PROGRESS", "POINTS", "TICKETS", "BLOCKED"
+            ],
             rows
         ),
         more(p, list.epics.len(), "epics", page, "jility epic list")
@@ -76,7 +82,10 @@ pub fn epic(p: &Painter, d: &EpicDetail, page: &Page) -> String {
         ),
         (
             "Tickets",
-            format!("{} of {} done ({}%)", g.tickets_done, g.tickets, g.percent_done_count),
+            format!(
+                "{} of {} done ({}%)",
+                g.tickets_done, g.tickets, g.percent_done_count
+            ),
         ),
     ];
     if g.blocked > 0 {
@@ -112,7 +121,10 @@ pub fn epic(p: &Painter, d: &EpicDetail, page: &Page) -> String {
         )));
         out.push_str(&format!(
             "\n  {}\n",
-            p.dim(&format!("{} points left on this path", d.critical_path.points))
+            p.dim(&format!(
+                "{} points left on this path",
+                d.critical_path.points
+            ))
         ));
     }
     out.push_str(&format!("\n{}\n", heading(p, "Tickets")));
@@ -153,7 +165,10 @@ fn sprint_facts(p: &Painter, s: &Sprint) -> String {
         ("Dates", format!("{} → {}", s.starts_on, s.ends_on)),
         (
             "Points",
-            format!("{} of {} done, {} tickets", s.points_done, s.points, s.tickets),
+            format!(
+                "{} of {} done, {} tickets",
+                s.points_done, s.points, s.tickets
+            ),
         ),
     ];
     if let Some(c) = s.capacity_points {
@@ -280,7 +295,9 @@ pub fn sprints(p: &Painter, list: &SprintList, page: &Page) -> String {
     if list.sprints.is_empty() {
         return format!(
             "No sprints.\n{}",
-            p.hint("Make one: jility sprint create \"Sprint 1\" --starts 2026-12-07 --ends 2026-12-18")
+            p.hint(
+                "Make one: jility sprint create \"Sprint 1\" --starts 2026-12-07 --ends 2026-12-18"
+            )
         );
     }
     let rows = list
@@ -302,7 +319,9 @@ pub fn sprints(p: &Painter, list: &SprintList, page: &Page) -> String {
         "{}\n\n{}",
         table(
             p,
-            &["#", "SPRINT", "STATE", "DATES", "TICKETS", "DONE/PTS", "CAPACITY"],
+            &[
+                "#", "SPRINT", "STATE", "DATES", "TICKETS", "DONE/PTS", "CAPACITY"
+            ],
             rows
         ),
         more(p, list.sprints.len(), "sprints", page, "jility sprint list")
@@ -319,21 +338,33 @@ pub fn stats(p: &Painter, s: &SprintStats) -> String {
     let mut rows = vec![
         ("Committed", format!("{} points", s.committed_points)),
         ("Completed", format!("{} points", s.completed_points)),
-        ("Added", format!("{} points after the start", s.added_points)),
-        ("Removed", format!("{} points after the start", s.removed_points)),
+        (
+            "Added",
+            format!("{} points after the start", s.added_points),
+        ),
+        (
+            "Removed",
+            format!("{} points after the start", s.removed_points),
+        ),
         ("Remaining", format!("{} points", s.remaining_points)),
     ];
     if s.sprint.state != "completed" {
         rows.push(("Days left", s.days_left.to_string()));
     }
     if let Some(f) = &s.forecast {
-        let end = f.ends_on.clone().unwrap_or_else(|| "no pace yet".to_string());
+        let end = f
+            .ends_on
+            .clone()
+            .unwrap_or_else(|| "no pace yet".to_string());
         let track = if f.on_track {
             p.fg(AnsiColor::Green, "on track")
         } else {
             p.fg(AnsiColor::Red, "behind")
         };
-        rows.push(("Forecast", format!("{end} at {} points a day, {track}", f.pace)));
+        rows.push((
+            "Forecast",
+            format!("{end} at {} points a day, {track}", f.pace),
+        ));
     }
     let velocity = match s.velocity.mean {
         Some(mean) => format!(
@@ -351,7 +382,11 @@ pub fn stats(p: &Painter, s: &SprintStats) -> String {
     if !s.carry_over.is_empty() {
         rows.push((
             "Carry-over",
-            format!("{} ({} points)", s.carry_over.join(", "), s.carry_over_points),
+            format!(
+                "{} ({} points)",
+                s.carry_over.join(", "),
+                s.carry_over_points
+            ),
         ));
     }
     out.push_str(&facts(p, &rows));
