@@ -1509,6 +1509,7 @@ mod tests {
         let list: jility_core::params::ListTickets = serde_json::from_value(json!({
             "status": ["todo"], "assignee": "a", "labels": ["x", "y"], "parent_id": "TASK-1",
             "epic_id": "TASK-2", "unassigned": true, "limit": 5, "cursor": "c",
+            "sprint": "active",
         }))
         .unwrap();
         let request = ops::request_of::<ops::ListTickets>(&list).unwrap();
@@ -1749,7 +1750,12 @@ mod tests {
                 "labels": ["backend"],  "status": "todo",
             }),
         );
-        run::<ops::CreateTicket>(d, &mut t, &mut done, json!({"title": "Beta"}));
+        run::<ops::CreateTicket>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"title": "Beta", "kind": "epic"}),
+        );
         run::<ops::CreateBatch>(
             d,
             &mut t,
@@ -1851,6 +1857,53 @@ mod tests {
                 "labels": ["api"], "epic_id": "TASK-2", "parent_id": null,
             }),
         );
+        // Planning.
+        run::<ops::ListEpics>(d, &mut t, &mut done, json!({"status": ["todo"]}));
+        run::<ops::GetEpic>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"epic_id": "TASK-2", "limit": 1}),
+        );
+        for name in ["S1", "S2"] {
+            run::<ops::CreateSprint>(
+                d,
+                &mut t,
+                &mut done,
+                json!({
+                    "name": name, "goal": "ship", "starts_on": "2026-12-07",
+                    "ends_on": "2026-12-18", "capacity_points": 10,
+                }),
+            );
+        }
+        run::<ops::AddToSprint>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"sprint": "S1", "tickets": ["TASK-3", "TASK-4"]}),
+        );
+        run::<ops::PlanSprint>(d, &mut t, &mut done, json!({"sprint": "S1"}));
+        run::<ops::StartSprint>(d, &mut t, &mut done, json!({"sprint": "S1"}));
+        run::<ops::RemoveFromSprint>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"sprint": "S1", "tickets": ["TASK-4"]}),
+        );
+        run::<ops::SprintStats>(d, &mut t, &mut done, json!({"sprint": "S1"}));
+        run::<ops::ListSprints>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"state": ["active", "planned"], "limit": 1}),
+        );
+        run::<ops::CompleteSprint>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"sprint": "S1", "carry_over_to": "S2"}),
+        );
+        run::<ops::SprintStats>(d, &mut t, &mut done, json!({"sprint": "S1"}));
         run::<ops::DeleteTicket>(d, &mut t, &mut done, json!({"ticket_id": "TASK-2"}));
 
         let mut all = BTreeSet::new();

@@ -4,10 +4,9 @@ use mcp_common_core::ToolError;
 
 use super::change_log::{Entry, change, record};
 use super::checks::{
-    batch_position, check_names, check_points, check_size, check_title, invalid, is_reference,
-    resolve,
+    batch_position, check_epic_link, check_names, check_points, check_size, check_title, invalid,
+    is_reference, resolve,
 };
-use super::epics::check_epic_link;
 use super::tickets::{Draft, insert};
 use super::{BatchCreated, BatchTicket, MAX_DESCRIPTION_BYTES, Tracker, now};
 use crate::errors::clip;

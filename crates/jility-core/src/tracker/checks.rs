@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use mcp_common_core::{Limit, ToolError};
 
 use crate::errors::{self, clip};
-use crate::model::{MAX_STORY_POINTS, Status, TicketRef};
+use crate::model::{Kind, MAX_STORY_POINTS, Status, TicketRef};
 use crate::params::StatusName;
 use crate::store::{SearchTerms, StoreTx, TicketLookup, TicketRow};
 
@@ -154,6 +154,43 @@ pub(super) fn refs(tx: &mut dyn StoreTx, ids: &[i64]) -> Result<Vec<TicketRef>, 
 
 // ---------------------------------------------------------------------------------------
 // Checks
+
+pub(super) fn not_an_epic(row: &TicketRow) -> ToolError {
+    invalid(
+        format!("{} is a ticket, not an epic", row.display_number()),
+        "Make it an epic first (set its kind to `epic`), or name one of the epics jility_list_epics lists.",
+    )
+}
+
+/// Whether a ticket of `kind` may join the ticket `epic` as its epic: only an epic gathers
+/// tickets, and an epic belongs to no epic.
+pub(super) fn check_epic_link(
+    tx: &mut dyn StoreTx,
+    number: Option<&str>,
+    kind: Kind,
+    epic: Option<i64>,
+) -> Result<(), ToolError> {
+    let Some(epic) = epic else {
+        return Ok(());
+    };
+    let row = tx
+        .ticket_by_id(epic)?
+        .ok_or_else(|| ToolError::internal(format!("ticket row {epic} vanished")))?;
+    if row.kind != Kind::Epic {
+        return Err(not_an_epic(&row));
+    }
+    if kind == Kind::Epic {
+        return Err(invalid(
+            format!(
+                "{} is an epic: an epic cannot belong to epic {}",
+                number.unwrap_or("The new ticket"),
+                row.display_number()
+            ),
+            "Leave the epic out, or make the ticket a plain ticket (kind: ticket).",
+        ));
+    }
+    Ok(())
+}
 
 /// A project key: 1 to 10 letters and digits starting with a letter, upper-cased.
 pub fn check_key(key: &str) -> Result<String, ToolError> {

@@ -6,10 +6,10 @@ use mcp_common_core::ToolError;
 
 use super::change_log::{Entry, change, record};
 use super::checks::{
-    check_names, check_points, check_size, check_title, invalid, resolve, resolve_opt, ticket_ref,
+    check_epic_link, check_names, check_points, check_size, check_title, invalid, resolve,
+    resolve_opt, ticket_ref,
 };
 use super::descriptions::{description_lines, update_description_in};
-use super::epics::check_epic_link;
 use super::tickets::full_ticket;
 use super::{DescriptionUpdated, Edited, MAX_DESCRIPTION_BYTES, Tracker, now};
 use crate::model::Kind;

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use mcp_common_core::{Limit, Page, Paged, ToolError};
 
-use super::checks::{invalid, page_size, parse_status, resolve};
+use super::checks::{not_an_epic, page_size, parse_status, resolve};
 use super::tickets::full_ticket;
 use super::{
     CriticalPath, EpicDetail, EpicList, EpicProgress, EpicSummary, LIST_LIMIT, PathStep,
@@ -107,13 +107,6 @@ impl<S: Store> Tracker<S> {
     }
 }
 
-pub(super) fn not_an_epic(row: &TicketRow) -> ToolError {
-    invalid(
-        format!("{} is a ticket, not an epic", row.display_number()),
-        "Make it an epic first (set its kind to `epic`), or name one of the epics jility_list_epics lists.",
-    )
-}
-
 fn by_epic(rollups: Vec<EpicRollup>) -> HashMap<i64, Vec<EpicRollup>> {
     let mut all: HashMap<i64, Vec<EpicRollup>> = HashMap::new();
     for r in rollups {
@@ -124,11 +117,9 @@ fn by_epic(rollups: Vec<EpicRollup>) -> HashMap<i64, Vec<EpicRollup>> {
 
 /// Whole percent of `part` in `whole`, rounded down (0 when there is nothing).
 pub(super) fn percent(part: u64, whole: u64) -> u8 {
-    if whole == 0 {
-        0
-    } else {
-        (part.saturating_mul(100) / whole).min(100) as u8
-    }
+    part.saturating_mul(100)
+        .checked_div(whole)
+        .map_or(0, |p| p.min(100) as u8)
 }
 
 /// An epic's progress from its roll-ups (its last activity counts the epic's own).
@@ -273,34 +264,4 @@ fn chain(
         stack.pop();
     }
     best[&id]
-}
-
-/// Whether a ticket of `kind` may join the ticket `epic` as its epic: only an epic gathers
-/// tickets, and an epic belongs to no epic.
-pub(super) fn check_epic_link(
-    tx: &mut dyn StoreTx,
-    number: Option<&str>,
-    kind: Kind,
-    epic: Option<i64>,
-) -> Result<(), ToolError> {
-    let Some(epic) = epic else {
-        return Ok(());
-    };
-    let row = tx
-        .ticket_by_id(epic)?
-        .ok_or_else(|| ToolError::internal(format!("ticket row {epic} vanished")))?;
-    if row.kind != Kind::Epic {
-        return Err(not_an_epic(&row));
-    }
-    if kind == Kind::Epic {
-        return Err(invalid(
-            format!(
-                "{} is an epic: an epic cannot belong to epic {}",
-                number.unwrap_or("The new ticket"),
-                row.display_number()
-            ),
-            "Leave the epic out, or make the ticket a plain ticket (kind: ticket).",
-        ));
-    }
-    Ok(())
 }

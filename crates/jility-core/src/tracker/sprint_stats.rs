@@ -134,7 +134,7 @@ impl<'a> Replay<'a> {
         }
         for t in &mut timelines {
             // Newest first, by time (stable: the log's order among equal times).
-            t.changes.sort_by(|a, b| b.0.cmp(&a.0));
+            t.changes.sort_by_key(|c| std::cmp::Reverse(c.0));
         }
         moves.sort_by_key(|m| m.0);
         Self {

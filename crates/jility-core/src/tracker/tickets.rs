@@ -6,11 +6,10 @@ use serde::Serialize;
 
 use super::change_log::{Entry, change, record};
 use super::checks::{
-    MAX_QUERY_CHARS, MAX_QUERY_WORDS, check_key, check_names, check_points, check_size,
-    check_title, invalid, live, lookup, page_size, parse_status, resolve, resolve_opt,
+    MAX_QUERY_CHARS, MAX_QUERY_WORDS, check_epic_link, check_key, check_names, check_points,
+    check_size, check_title, invalid, live, lookup, page_size, parse_status, resolve, resolve_opt,
     search_terms, ticket_ref,
 };
-use super::epics::check_epic_link;
 use super::{
     Assigned, CommentAdded, CommitLinked, Created, Deleted, Initialized, LIST_LIMIT, LIST_TOOL,
     MAX_COMMENT_BYTES, MAX_DESCRIPTION_BYTES, SEARCH_LIMIT, SEARCH_TOOL, SearchHitOut,

@@ -145,6 +145,7 @@ fn scenario<S: Store>(t: &mut Tracker<S>) -> Vec<(&'static str, Value)> {
                 title: "Write API docs".into(),
                 status: Some(status("todo")),
                 labels: vec!["docs".into()],
+                kind: Some(jility_core::model::Kind::Epic),
                 ..Default::default()
             },
         )),

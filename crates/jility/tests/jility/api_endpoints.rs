@@ -858,6 +858,16 @@ fn fields_are_edited_and_cleared() {
             path_args: &[],
         },
     );
+    // Only an epic gathers tickets: TASK-3 becomes one first.
+    let epic = fx.call(
+        Method::POST,
+        "/tickets/TASK-3/fields",
+        &fx.a,
+        Some(json!({"kind": "epic"})),
+    );
+    assert_eq!(epic.status, StatusCode::OK, "{}", epic.body);
+    assert_eq!(epic.body["changed"], json!(["kind"]));
+    assert_eq!(epic.body["ticket"]["kind"], "epic");
     let edited = fx.call(
         Method::POST,
         "/tickets/TASK-2/fields",

@@ -142,7 +142,7 @@ fn no_command_and_version() {
 fn ticket_create_list_and_show() {
     let p = Project::new();
     p.init("API");
-    let out = p.cli(&["ticket", "create", "--title", "Parent"]);
+    let out = p.cli(&["ticket", "create", "--title", "Parent", "--kind", "epic"]);
     assert_eq!(
         out.ok(),
         "✓ Created API-1  Parent\n  Status     Backlog\n  Assignees  —\n\n\

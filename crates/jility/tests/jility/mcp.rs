@@ -13,23 +13,33 @@ use serde_json::{Value, json};
 use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-const TOOLS: [&str; 18] = [
+const TOOLS: [&str; 28] = [
     "jility_add_comment",
     "jility_add_dependency",
+    "jility_add_to_sprint",
     "jility_assign_ticket",
     "jility_claim_ticket",
+    "jility_complete_sprint",
     "jility_create_from_template",
+    "jility_create_sprint",
     "jility_create_ticket",
     "jility_create_tickets_batch",
     "jility_get_dependency_graph",
+    "jility_get_epic",
     "jility_get_ticket",
     "jility_get_ticket_history",
     "jility_link_commit",
+    "jility_list_epics",
+    "jility_list_sprints",
     "jility_list_templates",
     "jility_list_tickets",
+    "jility_plan_sprint",
     "jility_remove_dependency",
+    "jility_remove_from_sprint",
     "jility_revert_description",
     "jility_search_tickets",
+    "jility_sprint_stats",
+    "jility_start_sprint",
     "jility_update_description",
     "jility_update_status",
 ];
@@ -198,6 +208,36 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
             "jility_revert_description",
             json!({"ticket_id": "TASK-1", "version": 1}),
         ),
+        (
+            "jility_create_ticket",
+            json!({"title": "Epic", "kind": "epic"}),
+        ),
+        ("jility_list_epics", json!({})),
+        ("jility_get_epic", json!({"epic_id": "TASK-5"})),
+        (
+            "jility_create_sprint",
+            json!({"name": "S1", "starts_on": "2026-12-07", "ends_on": "2026-12-18", "capacity_points": 5}),
+        ),
+        (
+            "jility_create_sprint",
+            json!({"name": "S2", "starts_on": "2026-12-21", "ends_on": "2026-12-31"}),
+        ),
+        ("jility_plan_sprint", json!({"sprint": "S1"})),
+        (
+            "jility_add_to_sprint",
+            json!({"sprint": "S1", "tickets": ["TASK-2", "TASK-3"]}),
+        ),
+        (
+            "jility_remove_from_sprint",
+            json!({"sprint": "S1", "tickets": ["TASK-3"]}),
+        ),
+        ("jility_start_sprint", json!({"sprint": "S1"})),
+        ("jility_list_sprints", json!({})),
+        ("jility_sprint_stats", json!({"sprint": "S1"})),
+        (
+            "jility_complete_sprint",
+            json!({"sprint": "S1", "carry_over_to": "S2"}),
+        ),
     ];
     let bad: Vec<(&str, Value)> = vec![
         ("jility_create_ticket", json!({"title": ""})),
@@ -246,6 +286,25 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
             "jility_revert_description",
             json!({"ticket_id": "TASK-1", "version": 99}),
         ),
+        ("jility_list_epics", json!({"limit": 0})),
+        ("jility_get_epic", json!({"epic_id": "TASK-1"})),
+        (
+            "jility_create_sprint",
+            json!({"name": "S3", "starts_on": "2026-12-18", "ends_on": "2026-12-07"}),
+        ),
+        (
+            "jility_add_to_sprint",
+            json!({"sprint": "S1", "tickets": ["TASK-2"]}),
+        ),
+        (
+            "jility_remove_from_sprint",
+            json!({"sprint": "nope", "tickets": ["TASK-2"]}),
+        ),
+        ("jility_start_sprint", json!({"sprint": "S1"})),
+        ("jility_complete_sprint", json!({"sprint": "S2"})),
+        ("jility_list_sprints", json!({"state": ["finished"]})),
+        ("jility_sprint_stats", json!({"sprint": "nope"})),
+        ("jility_plan_sprint", json!({"sprint": "S1"})),
     ];
     let mut seen_ok = BTreeSet::new();
     let mut seen_err = BTreeSet::new();
@@ -275,6 +334,9 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
                     "jility_list_tickets",
                     "jility_search_tickets",
                     "jility_list_templates",
+                    "jility_list_epics",
+                    "jility_get_epic",
+                    "jility_list_sprints",
                 ]
                 .contains(&tool);
                 if paged {
@@ -283,7 +345,9 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
                     assert_eq!(keys, ["data", "status"], "{tool}");
                 }
                 assert!(
-                    text.starts_with(['✅', '📋', '#', '🔗', '🔍', '📜']),
+                    text.starts_with([
+                        '✅', '📋', '#', '🔗', '🔍', '📜', '🗂', '🏁', '🏃', '📈', '🧭'
+                    ]),
                     "{tool}: {text}"
                 );
                 seen_ok.insert(tool);
@@ -292,8 +356,8 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
                 .unwrap_or_else(|e| panic!("{tool}: {e}\n{structured:#}"));
         }
     }
-    assert_eq!(seen_ok.len(), 18);
-    assert_eq!(seen_err.len(), 18);
+    assert_eq!(seen_ok.len(), 28);
+    assert_eq!(seen_err.len(), 28);
 }
 
 /// The schema check used above is not vacuous: it refuses envelopes of the wrong shape.
@@ -430,7 +494,7 @@ async fn stdout_carries_only_json_rpc_frames() {
     let missing = &answers[&3]["result"];
     assert_eq!(missing["isError"], true);
     assert_eq!(missing["structuredContent"]["error"]["code"], "not_found");
-    assert_eq!(answers[&4]["result"]["tools"].as_array().unwrap().len(), 18);
+    assert_eq!(answers[&4]["result"]["tools"].as_array().unwrap().len(), 28);
     // Pipelined requests run concurrently (storage work is off the async threads), so the
     // listing may run before or after the creation commits: either way it is a whole page.
     let total = answers[&5]["result"]["structuredContent"]["page"]["total"].as_u64();
@@ -649,13 +713,15 @@ async fn create_ticket_answers_with_the_designs_markdown_and_the_ticket() {
                 "status": "todo",
                 "assignees": ["agent-1", "alice", "agent-1"],
                 "labels": ["validation", "backend"],
+                "kind": "epic",
             }),
         )
         .await;
     assert_eq!(
         text,
         "✅ Created ticket TASK-1\n\n**Title:** Add password validation\n**Status:** Todo\n\
-         **Story Points:** 3\n**Assignees:** agent-1, alice\n**Labels:** backend, validation\n\n\
+         **Story Points:** 3\n**Assignees:** agent-1, alice\n**Labels:** backend, validation\n\
+         **Kind:** epic\n\n\
          View: `jility ticket show TASK-1`"
     );
     let t = &data["ticket"];
@@ -668,6 +734,7 @@ async fn create_ticket_answers_with_the_designs_markdown_and_the_ticket() {
     assert_eq!(t["labels"], json!(["backend", "validation"]));
     assert_eq!(t["created_by"], AGENT);
     assert_eq!(t["updated_by"], AGENT);
+    assert_eq!(t["kind"], "epic");
     assert!(t.get("parent").is_none() && t.get("epic").is_none(), "{t}");
     let uuid = t["id"].as_str().unwrap();
     assert_eq!(uuid.len(), 36, "{uuid}");
@@ -696,6 +763,10 @@ async fn create_ticket_answers_with_the_designs_markdown_and_the_ticket() {
     assert_eq!(data["ticket"]["parent"], "TASK-1");
     assert_eq!(data["ticket"]["epic"], "TASK-1");
     assert!(data["ticket"].get("story_points").is_none());
+    assert!(
+        data["ticket"].get("kind").is_none(),
+        "a plain ticket says nothing of its kind"
+    );
 }
 
 #[tokio::test]
@@ -2282,7 +2353,7 @@ async fn replace_section_ignores_headers_in_code_and_understands_setext() {
 async fn six_tickets(mcp: &mcp_testkit::McpProcess) {
     for args in [
         json!({"title": "Auth API", "status": "in_progress", "story_points": 3,
-               "assignees": ["agent-1"], "labels": ["backend", "security"]}),
+               "assignees": ["agent-1"], "labels": ["backend", "security"], "kind": "epic"}),
         json!({"title": "Login UI", "status": "in_progress", "story_points": 5,
                "assignees": ["alice"], "labels": ["frontend"]}),
         json!({"title": "Password hashing", "status": "todo", "labels": ["backend"]}),

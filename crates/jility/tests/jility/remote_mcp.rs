@@ -30,35 +30,50 @@ use cloud::*;
 use pg::TestDb;
 
 /// Every MCP tool, sorted.
-const TOOLS: [&str; 18] = [
+const TOOLS: [&str; 28] = [
     "jility_add_comment",
     "jility_add_dependency",
+    "jility_add_to_sprint",
     "jility_assign_ticket",
     "jility_claim_ticket",
+    "jility_complete_sprint",
     "jility_create_from_template",
+    "jility_create_sprint",
     "jility_create_ticket",
     "jility_create_tickets_batch",
     "jility_get_dependency_graph",
+    "jility_get_epic",
     "jility_get_ticket",
     "jility_get_ticket_history",
     "jility_link_commit",
+    "jility_list_epics",
+    "jility_list_sprints",
     "jility_list_templates",
     "jility_list_tickets",
+    "jility_plan_sprint",
     "jility_remove_dependency",
+    "jility_remove_from_sprint",
     "jility_revert_description",
     "jility_search_tickets",
+    "jility_sprint_stats",
+    "jility_start_sprint",
     "jility_update_description",
     "jility_update_status",
 ];
 
 /// The tools `tickets:read` allows, sorted.
-const READ_TOOLS: [&str; 6] = [
+const READ_TOOLS: [&str; 11] = [
     "jility_get_dependency_graph",
+    "jility_get_epic",
     "jility_get_ticket",
     "jility_get_ticket_history",
+    "jility_list_epics",
+    "jility_list_sprints",
     "jility_list_templates",
     "jility_list_tickets",
+    "jility_plan_sprint",
     "jility_search_tickets",
+    "jility_sprint_stats",
 ];
 
 /// Requests per minute per token for these servers: an MCP session makes many.
@@ -212,7 +227,7 @@ fn tools_list_shows_what_the_tokens_scopes_allow() {
             seven.push("jility_add_comment".into());
             sorted(seven)
         }),
-        // The writes other than comments: the 18 less the 6 reads and the comment.
+        // The writes other than comments: the 28 less the 11 reads and the comment.
         ("tickets:write", {
             let shown: BTreeSet<&str> = READ_TOOLS
                 .iter()
@@ -234,15 +249,15 @@ fn tools_list_shows_what_the_tokens_scopes_allow() {
         let shown = remote.tools();
         assert_eq!(shown, expected, "{scopes}");
         match scopes {
-            "tickets:read" => assert_eq!(shown.len(), 6),
+            "tickets:read" => assert_eq!(shown.len(), 11),
             "comments:write" => assert_eq!(shown.len(), 1),
-            "tickets:read,comments:write" => assert_eq!(shown.len(), 7),
-            "tickets:write" => assert_eq!(shown.len(), 11),
+            "tickets:read,comments:write" => assert_eq!(shown.len(), 12),
+            "tickets:write" => assert_eq!(shown.len(), 16),
             _ => {}
         }
     }
     // Two sessions with different tokens on one server keep their own lists.
-    assert_eq!(everything.tools().len(), 18);
+    assert_eq!(everything.tools().len(), 28);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -872,6 +887,53 @@ fn every_tool_works_through_mcp_as_the_tokens_name() {
     assert_eq!(reverted["changed_by"], "agent-smith");
     assert_eq!(reverted["changed"], true);
 
+    // Planning.
+    let epic = mcp.data(
+        tool("jility_create_ticket"),
+        json!({"title": "Sign-in", "kind": "epic"}),
+    );
+    assert_eq!(epic["ticket"]["number"], "TASK-5");
+    assert_eq!(epic["ticket"]["kind"], "epic");
+    let epics = mcp.data(tool("jility_list_epics"), json!({}));
+    assert_eq!(epics["epics"][0]["number"], "TASK-5", "{epics}");
+    let got = mcp.data(tool("jility_get_epic"), json!({"epic_id": "TASK-5"}));
+    assert_eq!(got["progress"]["tickets"], 0, "{got}");
+    let sprint = mcp.data(
+        tool("jility_create_sprint"),
+        json!({"name": "Sprint 1", "starts_on": "2026-12-07", "ends_on": "2026-12-18", "capacity_points": 8}),
+    );
+    assert_eq!(sprint["sprint"]["number"], 1);
+    let plan = mcp.data(tool("jility_plan_sprint"), json!({"sprint": "Sprint 1"}));
+    assert_eq!(plan["capacity_points"], 8, "{plan}");
+    let added = mcp.data(
+        tool("jility_add_to_sprint"),
+        json!({"sprint": "Sprint 1", "tickets": ["TASK-2", "TASK-3"]}),
+    );
+    assert_eq!(added["added"].as_array().map(Vec::len), Some(2), "{added}");
+    mcp.data(
+        tool("jility_remove_from_sprint"),
+        json!({"sprint": "Sprint 1", "tickets": ["TASK-3"]}),
+    );
+    mcp.data(tool("jility_start_sprint"), json!({"sprint": "Sprint 1"}));
+    let sprints = mcp.data(tool("jility_list_sprints"), json!({}));
+    assert_eq!(sprints["sprints"][0]["state"], "active", "{sprints}");
+    let stats = mcp.data(tool("jility_sprint_stats"), json!({"sprint": "Sprint 1"}));
+    assert_eq!(stats["sprint"]["tickets"], 1, "{stats}");
+    let completed = mcp.data(
+        tool("jility_complete_sprint"),
+        json!({"sprint": "Sprint 1"}),
+    );
+    assert_eq!(completed["sprint"]["state"], "completed", "{completed}");
+    let moved = detail(&http, &server, &agent_token, "TASK-2");
+    let change = moved["recent_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "sprint_changed")
+        .unwrap_or_else(|| panic!("{moved}"))
+        .clone();
+    assert_eq!(change["changed_by"], "agent-smith", "{change}");
+
     assert_eq!(
         used.into_iter().collect::<Vec<_>>(),
         TOOLS,
@@ -899,7 +961,7 @@ fn every_tool_works_through_mcp_as_the_tokens_name() {
     }
     assert_eq!(
         all_tickets(&http, &server, &agent_token),
-        ["TASK-1", "TASK-2", "TASK-3", "TASK-4"]
+        ["TASK-1", "TASK-2", "TASK-3", "TASK-4", "TASK-5"]
     );
 }
 
@@ -933,9 +995,22 @@ fn a_workspace_reaches_none_of_anothers_tickets_through_any_tool() {
         "jility_add_dependency",
         json!({"ticket_id": "TASK-3", "depends_on": "TASK-2"}),
     );
-    // B: its own TASK-1 only.
+    // A plans a sprint with TASK-2 in it.
+    a.data(
+        "jility_create_sprint",
+        json!({"name": "Alpha 1", "starts_on": "2026-12-07", "ends_on": "2026-12-18", "capacity_points": 8}),
+    );
+    a.data(
+        "jility_add_to_sprint",
+        json!({"sprint": "Alpha 1", "tickets": ["TASK-2"]}),
+    );
+    // B: its own TASK-1 only, and a sprint of its own.
     let own = b.data("jility_create_ticket", json!({"title": "Beta's own work"}));
     assert_eq!(own["ticket"]["number"], "TASK-1");
+    b.data(
+        "jility_create_sprint",
+        json!({"name": "Beta 1", "starts_on": "2026-12-07", "ends_on": "2026-12-18"}),
+    );
 
     let a_ids: Vec<String> = ["TASK-2", "TASK-3"]
         .iter()
@@ -1025,6 +1100,15 @@ fn a_workspace_reaches_none_of_anothers_tickets_through_any_tool() {
                 "jility_create_tickets_batch",
                 json!({"tickets": [{"title": "after a foreign ticket", "depends_on": [r]}]}),
             ),
+            ("jility_get_epic", json!({"epic_id": r})),
+            (
+                "jility_add_to_sprint",
+                json!({"sprint": "Beta 1", "tickets": [r]}),
+            ),
+            (
+                "jility_remove_from_sprint",
+                json!({"sprint": "Beta 1", "tickets": [r]}),
+            ),
         ];
         for (tool, args) in calls {
             tools_checked.insert(tool);
@@ -1048,6 +1132,42 @@ fn a_workspace_reaches_none_of_anothers_tickets_through_any_tool() {
             }
         }
     }
+    // A's sprint, by its name: B has none of that name (its own is #1 in B).
+    for (tool, args) in [
+        ("jility_sprint_stats", json!({"sprint": "Alpha 1"})),
+        ("jility_plan_sprint", json!({"sprint": "Alpha 1"})),
+        ("jility_start_sprint", json!({"sprint": "Alpha 1"})),
+        ("jility_complete_sprint", json!({"sprint": "Alpha 1"})),
+        (
+            "jility_add_to_sprint",
+            json!({"sprint": "Alpha 1", "tickets": ["TASK-1"]}),
+        ),
+        (
+            "jility_remove_from_sprint",
+            json!({"sprint": "Alpha 1", "tickets": ["TASK-1"]}),
+        ),
+        ("jility_list_tickets", json!({"sprint": "Alpha 1"})),
+    ] {
+        tools_checked.insert(tool);
+        let err = b.err(tool, args.clone());
+        assert_eq!(err["code"], "not_found", "{tool} {args}: {err}");
+    }
+    let sprints = b.ok("jility_list_sprints", json!({}));
+    assert_eq!(
+        sprints["data"]["sprints"].as_array().map(Vec::len),
+        Some(1),
+        "{sprints}"
+    );
+    assert_eq!(sprints["data"]["sprints"][0]["name"], "Beta 1");
+    assert_eq!(sprints["data"]["sprints"][0]["number"], 1);
+    assert_eq!(sprints["data"]["sprints"][0]["tickets"], 0);
+    let epics = b.ok("jility_list_epics", json!({}));
+    assert_eq!(epics["data"]["epics"], json!([]), "{epics}");
+    let stats = b.data("jility_sprint_stats", json!({"sprint": "1"}));
+    assert_eq!(stats["sprint"]["name"], "Beta 1", "B's #1 is B's own");
+    let alpha = a.data("jility_sprint_stats", json!({"sprint": "Alpha 1"}));
+    assert_eq!(alpha["sprint"]["tickets"], 1, "A's sprint is as A left it");
+    assert_eq!(alpha["sprint"]["state"], "planned");
     // Every ticket-taking tool was tried.
     for t in TOOLS {
         if !matches!(
@@ -1056,6 +1176,9 @@ fn a_workspace_reaches_none_of_anothers_tickets_through_any_tool() {
                 | "jility_search_tickets"
                 | "jility_list_templates"
                 | "jility_create_from_template"
+                | "jility_list_epics"
+                | "jility_list_sprints"
+                | "jility_create_sprint"
         ) {
             assert!(tools_checked.contains(t), "{t} was not tried");
         }
@@ -1192,7 +1315,7 @@ fn stateless_requests_are_authorised_per_request() {
         "tools/list",
         json!({}),
     );
-    assert_eq!(all["result"]["tools"].as_array().unwrap().len(), 18);
+    assert_eq!(all["result"]["tools"].as_array().unwrap().len(), 28);
 
     let (status, created) = stateless(
         &http,

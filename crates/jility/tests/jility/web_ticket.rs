@@ -28,7 +28,7 @@ fn project() -> Project {
         DESCRIPTION,
     ]);
     project.json(&["ticket", "create", "--title", "Session store"]);
-    project.json(&["ticket", "create", "--title", "Auth epic"]);
+    project.json(&["ticket", "create", "--title", "Auth epic", "--kind", "epic"]);
     project
 }
 
