@@ -27,8 +27,11 @@ jility_search_tickets; read one with jility_get_ticket; take it with jility_clai
 descriptions precisely with jility_update_description (append, replace_lines, replace_section) \
 instead of rewriting them; move it through backlog → todo → in_progress → review → done with \
 jility_update_status; hand over with jility_assign_ticket. Every change is recorded with its \
-author; jility_get_ticket_history shows every version of a description. Lists answer a page: \
-pass page.next_cursor as cursor, with the same other arguments, for the next one.";
+author; jility_get_ticket_history shows every version of a description. Plan with epics \
+(jility_list_epics, jility_get_epic: progress and the critical path) and sprints \
+(jility_plan_sprint proposes what fits, jility_add_to_sprint applies it, jility_sprint_stats \
+gives the burndown and velocity). Lists answer a page: pass page.next_cursor as cursor, with \
+the same other arguments, for the next one.";
 
 /// What every session of a server shares: where operations run and the configured actor.
 #[derive(Clone)]
