@@ -56,7 +56,7 @@ fn block_on<F: Future>(future: F) -> F::Output {
 /// `JILITY_MODE=cloud jility --mcp-server` to the API at `api` (`http://127.0.0.1:PORT`)
 /// with `token`, in `home` (its working directory, HOME and XDG_CONFIG_HOME: no stored
 /// token of the real user is ever read), with no other environment (no JILITY_ACTOR).
-async fn bridge(api: &str, token: &str, home: &Path) -> McpProcess {
+pub(crate) async fn bridge(api: &str, token: &str, home: &Path) -> McpProcess {
     let config = home.join("config");
     let env = [
         ("JILITY_MODE", "cloud"),

@@ -15,18 +15,15 @@
 //! - in the cloud, another workspace sees none of it (REST, the bridge), and a read-only token
 //!   reads but cannot plan.
 
-use std::path::Path;
-
 use chrono::{NaiveDate, TimeDelta, Utc};
 use mcp_testkit::McpProcess;
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::bridge::bridge;
 use crate::cloud::{self, Server, token, workspace};
 use crate::pg::TestDb;
 use crate::support::{self, Project};
-
-const BIN: &str = env!("CARGO_BIN_EXE_jility");
 
 fn block_on<F: Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_multi_thread()
@@ -141,21 +138,6 @@ impl World {
             } => bridge(server.root(), token, home.path()).await,
         }
     }
-}
-
-/// `JILITY_MODE=cloud jility --mcp-server` to the API at `api` with `token`.
-async fn bridge(api: &str, token: &str, home: &Path) -> McpProcess {
-    let config = home.join("config");
-    let env = [
-        ("JILITY_MODE", "cloud"),
-        ("JILITY_API_URL", api),
-        ("JILITY_API_TOKEN", token),
-        ("HOME", home.to_str().unwrap()),
-        ("XDG_CONFIG_HOME", config.to_str().unwrap()),
-    ];
-    McpProcess::spawn_bin(BIN, &["--mcp-server"], home, &env)
-        .await
-        .expect("start the bridge")
 }
 
 /// `tool` answered until `done` holds of its data (a write another process made reaches the
@@ -367,18 +349,7 @@ async fn script(world: &World) {
     assert_eq!(stats["removed_points"], 2, "{stats}");
     assert_eq!(stats["remaining_points"], 8, "{stats}");
     assert_eq!(stats["days_left"], 5, "{stats}");
-    let burndown: Vec<(String, u64, f64)> = stats["burndown"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| {
-            (
-                b["date"].as_str().unwrap().to_string(),
-                b["remaining"].as_u64().unwrap(),
-                b["ideal"].as_f64().unwrap(),
-            )
-        })
-        .collect();
+    let burndown = burndown_rows(&stats);
     let want: Vec<(String, u64, f64)> = [
         (-4, 10, 9.0),
         (-3, 7, 8.0),
@@ -417,7 +388,7 @@ async fn script(world: &World) {
     let (ran, text) = world.cli(&["sprint", "show", "Sprint 1"]);
     assert!(ran, "{text}");
     assert!(text.contains("Burndown"), "{text}");
-    for (date, remaining, _) in &want_rows(&stats) {
+    for (date, remaining, _) in &burndown_rows(&stats) {
         let row = text
             .lines()
             .find(|l| l.trim_start().starts_with(date.as_str()))
@@ -685,7 +656,7 @@ async fn script(world: &World) {
 }
 
 /// The burndown rows of a stats answer: date, remaining, ideal.
-fn want_rows(stats: &Value) -> Vec<(String, u64, f64)> {
+fn burndown_rows(stats: &Value) -> Vec<(String, u64, f64)> {
     stats["burndown"]
         .as_array()
         .unwrap()
