@@ -1,6 +1,6 @@
-// The screenshots of docs/screenshots (board.png, ticket.png, 1280×800), taken from a small
-// realistic project: a dozen tickets with labels, points, a person and agents assigned, one
-// blocked, a dependency, comments. Run by hand after a change to the pages:
+// The screenshots of docs/screenshots (board.png, ticket.png, epic.png, 1280×800), taken
+// from a small realistic project: an epic, a dozen tickets with labels, points, a person and
+// agents assigned, one blocked, a dependency, comments. Run by hand after a change to the pages:
 //
 //   (cd clients/web && npm ci && MCP_BIN_DIR=../../target/debug node screenshots.mjs)
 //
@@ -61,9 +61,12 @@ async function main() {
   fs.mkdirSync(OUT, { recursive: true });
   const project = h.localProject('APP');
   const agent = await h.localAgent(project);
+  const epic = await agent.create({ title: 'Accounts and sign-in', kind: 'epic', description: 'People sign in, reset passwords and join workspaces by invite.' });
+  await agent.status(epic, 'in_progress');
   const keys = [];
   for (const t of TICKETS) {
-    const key = await agent.create({ title: t.title, story_points: t.points, labels: t.labels, ...(t.status === 'blocked' ? { description: DESCRIPTION } : {}) });
+    const inEpic = t.labels.includes('auth') ? { epic_id: epic } : {};
+    const key = await agent.create({ title: t.title, story_points: t.points, labels: t.labels, ...inEpic, ...(t.status === 'blocked' ? { description: DESCRIPTION } : {}) });
     if (t.who.length) await agent.call('jility_assign_ticket', { ticket_id: key, assignees: t.who });
     for (const step of PATHS[t.status]) await agent.status(key, step);
     keys.push(key);
@@ -86,10 +89,14 @@ async function main() {
   await h.waitLive(page);
   await page.screenshot({ path: path.join(OUT, 'ticket.png') });
   if (process.env.FULL) await page.screenshot({ path: path.join(OUT, "ticket-full.png"), fullPage: true });
+  await page.goto(`${web.ws}/epics/${epic}`);
+  await page.locator('main[data-page="epic"]').waitFor();
+  await h.waitLive(page);
+  await page.screenshot({ path: path.join(OUT, 'epic.png') });
   const problems = [...page.problems(), ...(await page.csp()).map((v) => JSON.stringify(v))];
   await h.cleanup();
   if (problems.length) throw new Error(`the pages reported problems: ${problems.join('; ')}`);
-  console.log(`wrote ${path.join(OUT, 'board.png')} and ticket.png (signed-in ticket ${signIn}, blocked ${invite})`);
+  console.log(`wrote ${path.join(OUT, 'board.png')}, ticket.png and epic.png (signed-in ticket ${signIn}, blocked ${invite}, epic ${epic})`);
 }
 
 main().catch(async (err) => {

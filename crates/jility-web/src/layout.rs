@@ -12,6 +12,7 @@ use crate::viewer::Viewer;
 pub enum Section {
     Board,
     List,
+    Epics,
     New,
     Ticket,
     Settings,
@@ -67,6 +68,7 @@ pub fn page(
                         span class="workspace" title="Workspace" { (viewer.workspace) }
                         a href=(format!("{base}/board")) aria-current=[current(Section::Board)] { "Board" }
                         a href=(format!("{base}/list")) aria-current=[current(Section::List)] { "List" }
+                        a href=(format!("{base}/epics")) aria-current=[current(Section::Epics)] { "Epics" }
                         @if viewer.can_write {
                             a href=(format!("{base}/new")) aria-current=[current(Section::New)] { "New ticket" }
                         }

@@ -58,6 +58,11 @@ pub fn routes<S: Site>(site: S) -> Router {
         .route("/w/{workspace}/board", get(pages::board::page::<S>))
         .route("/w/{workspace}/events", get(live::stream::<S>))
         .route("/w/{workspace}/list", get(pages::list::page::<S>))
+        .route("/w/{workspace}/epics", get(pages::epics::list::<S>))
+        .route(
+            "/w/{workspace}/epics/{number}",
+            get(pages::epics::page::<S>),
+        )
         .route("/w/{workspace}/new", get(pages::create::page::<S>))
         .route(
             "/w/{workspace}/tickets",

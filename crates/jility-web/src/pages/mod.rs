@@ -1,5 +1,5 @@
 //! The workspace's pages, each a module: `board`, `ticket` (with `edit`, `fields`, `history`,
-//! `changes`, `diff`, `parts`), `list`, `create` (with `create_forms`). What they
+//! `changes`, `diff`, `parts`), `list`, `epics`, `create` (with `create_forms`). What they
 //! share is here: running an operation as the viewer, answering a page whole or as the
 //! fragment the live script swaps in, and answering a form (a redirect back, or JSON to the
 //! script).
@@ -10,6 +10,7 @@ pub mod create;
 pub mod create_forms;
 pub mod diff;
 pub mod edit;
+pub mod epics;
 pub mod fields;
 pub mod history;
 pub mod list;

@@ -289,8 +289,24 @@ fn a_member_of_b_sees_and_changes_nothing_of_a() {
     person(&db, "bea@example.com", "Bea", "bravo", "owner");
     let server = Server::start(&db, &[]);
     let number = ticket(&server, &token_a, "Secret plan");
+    let (status, made) = api(
+        &server,
+        &token_a,
+        reqwest::Method::POST,
+        "/tickets",
+        Some(&serde_json::json!({"title": "Secret epic", "kind": "epic"}).to_string()),
+    );
+    assert_eq!(status, 201, "{made}");
+    let epic = made["ticket"]["number"].as_str().unwrap().to_string();
     let mut bea = Browser::signed_in(&server, "bea@example.com");
     let csrf = bea.csrf("bravo");
+    // B's own epics page shows none of A's.
+    let (status, own) = bea.get("/w/bravo/epics");
+    assert_eq!(status, 200, "{own}");
+    assert!(
+        !own.contains("Secret epic") && own.contains("No epics yet"),
+        "{own}"
+    );
 
     // Every page, fragment and settings page of A: the 404 of a workspace that does not exist.
     let (_, nowhere) = bea.get("/w/nowhere/board");
@@ -298,6 +314,8 @@ fn a_member_of_b_sees_and_changes_nothing_of_a() {
         "/w/alpha/board".to_string(),
         format!("/w/alpha/tickets/{number}"),
         "/w/alpha/list".to_string(),
+        "/w/alpha/epics".to_string(),
+        format!("/w/alpha/epics/{epic}"),
         "/w/alpha/settings".to_string(),
         "/w/alpha/settings/tokens".to_string(),
         "/w/alpha/settings/audit".to_string(),
@@ -308,7 +326,7 @@ fn a_member_of_b_sees_and_changes_nothing_of_a() {
             page, nowhere,
             "{path} answers as a workspace that does not exist"
         );
-        assert!(!page.contains("Secret plan"));
+        assert!(!page.contains("Secret plan") && !page.contains("Secret epic"));
     }
     let (status, fragment) = bea.get_with(
         &format!("/w/alpha/tickets/{number}"),
@@ -401,7 +419,11 @@ fn a_member_of_b_sees_and_changes_nothing_of_a() {
     assert_eq!(detail["ticket"]["title"], "Secret plan");
     assert_eq!(detail["comment_count"], 0);
     let (_, listed) = api(&server, &token_a, reqwest::Method::GET, "/tickets", None);
-    assert_eq!(listed["tickets"].as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(
+        listed["tickets"].as_array().unwrap().len(),
+        2,
+        "A's ticket and epic only: {listed}"
+    );
     let (_, tokens) = api(&server, &token_a, reqwest::Method::GET, "/tokens", None);
     assert_eq!(tokens["tokens"].as_array().unwrap().len(), 1, "{tokens}");
 
