@@ -13,6 +13,7 @@ pub enum Section {
     Board,
     List,
     Epics,
+    Sprints,
     New,
     Ticket,
     Settings,
@@ -69,6 +70,7 @@ pub fn page(
                         a href=(format!("{base}/board")) aria-current=[current(Section::Board)] { "Board" }
                         a href=(format!("{base}/list")) aria-current=[current(Section::List)] { "List" }
                         a href=(format!("{base}/epics")) aria-current=[current(Section::Epics)] { "Epics" }
+                        a href=(format!("{base}/sprints")) aria-current=[current(Section::Sprints)] { "Sprints" }
                         @if viewer.can_write {
                             a href=(format!("{base}/new")) aria-current=[current(Section::New)] { "New ticket" }
                         }

@@ -63,6 +63,11 @@ pub fn routes<S: Site>(site: S) -> Router {
             "/w/{workspace}/epics/{number}",
             get(pages::epics::page::<S>),
         )
+        .route("/w/{workspace}/sprints", get(pages::sprints::list::<S>))
+        .route(
+            "/w/{workspace}/sprints/{sprint}",
+            get(pages::sprints::page::<S>),
+        )
         .route("/w/{workspace}/new", get(pages::create::page::<S>))
         .route(
             "/w/{workspace}/tickets",

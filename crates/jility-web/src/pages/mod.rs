@@ -1,11 +1,13 @@
 //! The workspace's pages, each a module: `board`, `ticket` (with `edit`, `fields`, `history`,
-//! `changes`, `diff`, `parts`), `list`, `epics`, `create` (with `create_forms`). What they
+//! `changes`, `diff`, `parts`), `list`, `epics`, `sprints` (with `charts`), `create` (with
+//! `create_forms`). What they
 //! share is here: running an operation as the viewer, answering a page whole or as the
 //! fragment the live script swaps in, and answering a form (a redirect back, or JSON to the
 //! script).
 
 pub mod board;
 pub mod changes;
+pub mod charts;
 pub mod create;
 pub mod create_forms;
 pub mod diff;
@@ -15,6 +17,7 @@ pub mod fields;
 pub mod history;
 pub mod list;
 pub mod parts;
+pub mod sprints;
 pub mod ticket;
 
 use axum::http::{HeaderMap, StatusCode, header};

@@ -298,6 +298,17 @@ fn a_member_of_b_sees_and_changes_nothing_of_a() {
     );
     assert_eq!(status, 201, "{made}");
     let epic = made["ticket"]["number"].as_str().unwrap().to_string();
+    let (status, made) = api(
+        &server,
+        &token_a,
+        reqwest::Method::POST,
+        "/sprints",
+        Some(
+            &serde_json::json!({"name": "Secret sprint", "starts_on": "2026-12-07", "ends_on": "2026-12-18"})
+                .to_string(),
+        ),
+    );
+    assert_eq!(status, 201, "{made}");
     let mut bea = Browser::signed_in(&server, "bea@example.com");
     let csrf = bea.csrf("bravo");
     // B's own epics page shows none of A's.
@@ -307,6 +318,14 @@ fn a_member_of_b_sees_and_changes_nothing_of_a() {
         !own.contains("Secret epic") && own.contains("No epics yet"),
         "{own}"
     );
+    let (status, own) = bea.get("/w/bravo/sprints");
+    assert_eq!(status, 200, "{own}");
+    assert!(
+        !own.contains("Secret sprint") && own.contains("No sprints yet"),
+        "{own}"
+    );
+    let (status, own) = bea.get("/w/bravo/sprints/1");
+    assert_eq!(status, 404, "B has no sprint 1: {own}");
 
     // Every page, fragment and settings page of A: the 404 of a workspace that does not exist.
     let (_, nowhere) = bea.get("/w/nowhere/board");
@@ -316,6 +335,9 @@ fn a_member_of_b_sees_and_changes_nothing_of_a() {
         "/w/alpha/list".to_string(),
         "/w/alpha/epics".to_string(),
         format!("/w/alpha/epics/{epic}"),
+        "/w/alpha/sprints".to_string(),
+        "/w/alpha/sprints/1".to_string(),
+        "/w/alpha/sprints/Secret%20sprint".to_string(),
         "/w/alpha/settings".to_string(),
         "/w/alpha/settings/tokens".to_string(),
         "/w/alpha/settings/audit".to_string(),
@@ -326,7 +348,11 @@ fn a_member_of_b_sees_and_changes_nothing_of_a() {
             page, nowhere,
             "{path} answers as a workspace that does not exist"
         );
-        assert!(!page.contains("Secret plan") && !page.contains("Secret epic"));
+        assert!(
+            !page.contains("Secret plan")
+                && !page.contains("Secret epic")
+                && !page.contains("Secret sprint")
+        );
     }
     let (status, fragment) = bea.get_with(
         &format!("/w/alpha/tickets/{number}"),
