@@ -726,6 +726,36 @@ fn planning_stays_in_its_workspace_and_needs_its_scopes() {
     );
     assert_eq!(added.status, 200, "{}", added.body);
 
+    // Every change is in A's audit log, named, with the ticket it touched; B's log has none.
+    let audit = get("/audit?limit=50", &a_token);
+    assert_eq!(audit.status, 200, "{}", audit.body);
+    let operations: Vec<(String, Value)> = audit.body["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["operation"].as_str().unwrap().to_string(),
+                e["ticket"].clone(),
+            )
+        })
+        .collect();
+    assert!(
+        operations.contains(&("sprints.create".to_string(), Value::Null)),
+        "{operations:?}"
+    );
+    assert!(
+        operations.contains(&("sprints.add".to_string(), json!("TASK-2"))),
+        "{operations:?}"
+    );
+    let theirs = get("/audit?limit=50", &b_token);
+    assert_eq!(theirs.status, 200, "{}", theirs.body);
+    assert!(
+        !theirs.body.to_string().contains("sprints."),
+        "{}",
+        theirs.body
+    );
+
     // Workspace B: nothing of A's.
     let sprints = get("/sprints", &b_token);
     assert_eq!(sprints.status, 200);
