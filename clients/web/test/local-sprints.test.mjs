@@ -20,6 +20,7 @@ describe('local sprint pages', () => {
   let chrome;
   let small;
   let large;
+  let outside;
 
   before(async () => {
     const project = h.localProject('SPR');
@@ -28,6 +29,7 @@ describe('local sprint pages', () => {
     chrome = await h.browser();
     small = await agent.create({ title: 'Session table', story_points: 3, status: 'todo' });
     large = await agent.create({ title: 'Session API', story_points: 5, status: 'todo' });
+    outside = await agent.create({ title: 'Not this sprint', story_points: 2, status: 'todo' });
     await agent.call('jility_create_sprint', { name: 'Sprint 1', goal: 'People can sign in', starts_on: day(-2), ends_on: day(7), capacity_points: 10 });
     await agent.call('jility_add_to_sprint', { sprint: 'Sprint 1', tickets: [small, large] });
     await agent.call('jility_start_sprint', { sprint: 'Sprint 1' });
@@ -88,6 +90,22 @@ describe('local sprint pages', () => {
     assert.equal(await page.locator(`li[data-ticket="${extra}"]`).count(), 1);
   });
 
+  test("the sprint's board: its tickets only, under a header of its figures", async () => {
+    page = await h.newPage(chrome);
+    await page.goto(`${web.ws}/sprints/1`);
+    await page.locator('a[data-sprint-board]').click();
+    await page.locator('main[data-page="board"] section.sprint-header[data-sprint="1"]').waitFor();
+    assert.equal(await page.locator('.sprint-header [data-committed]').innerText(), '8 committed');
+    assert.equal(await page.locator('.sprint-header [data-completed]').innerText(), '3 completed');
+    assert.equal(await h.cardIn(page, 'done', small).count(), 1);
+    assert.equal(await h.cardIn(page, 'todo', large).count(), 1);
+    assert.equal(await page.locator(`[data-ticket="${outside}"]`).count(), 0, 'a ticket of no sprint is not on it');
+    assert.equal(await page.locator('#f-sprint').inputValue(), '1');
+    // `active` names the same sprint.
+    await page.goto(`${web.ws}/board?sprint=active`);
+    await page.locator('section.sprint-header[data-sprint="1"]').waitFor();
+  });
+
   test('sprint history: the velocity chart and its table after a completion', async () => {
     await agent.call('jility_create_sprint', { name: 'Sprint 2', starts_on: day(8), ends_on: day(17) });
     await agent.call('jility_complete_sprint', { sprint: 'Sprint 1', carry_over_to: 'Sprint 2' });
@@ -96,6 +114,7 @@ describe('local sprint pages', () => {
     await page.locator('main[data-page="sprints"]').waitFor();
     assert.equal(await page.locator('tr[data-sprint="1"] td[data-points]').innerText(), '3 of 3');
     assert.equal(await page.locator('tr[data-sprint="2"] td[data-points]').innerText(), '0 of 13');
+    assert.equal(await page.locator(`[data-ticket="${outside}"]`).count(), 0);
     const velocity = await page.locator('table[data-chart="velocity"] tbody tr').evaluateAll((trs) =>
       trs.map((tr) => Array.from(tr.querySelectorAll('th, td')).map((c) => c.textContent.trim())),
     );
@@ -108,7 +127,7 @@ describe('local sprint pages', () => {
 
   test('axe-core finds nothing serious on the sprint pages', async () => {
     const found = {};
-    for (const path of ['/sprints', '/sprints/1', '/sprints/2']) {
+    for (const path of ['/sprints', '/sprints/1', '/sprints/2', '/board?sprint=2']) {
       page = await h.newPage(chrome);
       await page.goto(`${web.ws}${path}`);
       await page.locator('main#main').waitFor();
@@ -121,7 +140,7 @@ describe('local sprint pages', () => {
   });
 
   test('phone width (390×844): the sprint pages fit and every control is in reach', async () => {
-    for (const path of ['/sprints', '/sprints/1']) {
+    for (const path of ['/sprints', '/sprints/1', '/board?sprint=2']) {
       page = await h.newPage(chrome, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
       await page.goto(`${web.ws}${path}`);
       await page.locator('main#main').waitFor();

@@ -55,7 +55,7 @@ pub struct CreateSprint {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddToSprint {
-    /// The sprint: its name or number.
+    /// The sprint: its name, its number, or `active`.
     pub sprint: String,
     /// The tickets (`KEY-N` or UUID), all or none.
     pub tickets: Vec<String>,
@@ -67,7 +67,7 @@ pub struct AddToSprint {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RemoveFromSprint {
-    /// The sprint: its name or number.
+    /// The sprint: its name, its number, or `active`.
     pub sprint: String,
     /// The tickets (`KEY-N` or UUID) to send back to the backlog, all or none.
     pub tickets: Vec<String>,
@@ -76,14 +76,14 @@ pub struct RemoveFromSprint {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SprintName {
-    /// The sprint: its name or number.
+    /// The sprint: its name, its number, or `active`.
     pub sprint: String,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompleteSprint {
-    /// The sprint: its name or number.
+    /// The sprint: its name, its number, or `active`.
     pub sprint: String,
     /// A planned sprint that takes the unfinished tickets; without it they go back to the
     /// backlog.

@@ -51,7 +51,8 @@ pub(super) fn conflict(message: impl Into<String>, hint: impl Into<String>) -> T
     ToolError::new(errors::SPRINT_CONFLICT, message).with_hint(hint)
 }
 
-/// The sprint `reference` names in `project`: its name (any case) or its number.
+/// The sprint `reference` names in `project`: its name (any case), its number, or `active`
+/// (the active sprint).
 pub(super) fn find_sprint(
     tx: &mut dyn StoreTx,
     project: i64,
@@ -59,6 +60,16 @@ pub(super) fn find_sprint(
 ) -> Result<SprintRow, ToolError> {
     let wanted = reference.trim();
     let sprints = tx.sprints(project)?;
+    if wanted.eq_ignore_ascii_case("active") {
+        return sprints
+            .into_iter()
+            .find(|s| s.state == SprintState::Active)
+            .ok_or_else(|| {
+                ToolError::not_found("The project has no active sprint").with_hint(
+                    "Start one with jility_start_sprint, or name a sprint (see jility_list_sprints).",
+                )
+            });
+    }
     let number = wanted
         .strip_prefix('#')
         .unwrap_or(wanted)

@@ -546,8 +546,8 @@ pub(super) fn insert(
         .ok_or_else(|| ToolError::internal("the new ticket vanished"))
 }
 
-/// The sprint filter `name` asks for: `active`, `none` or `backlog` (no open sprint), or a
-/// sprint's name or number.
+/// The sprint filter `name` asks for: `none` or `backlog` (no open sprint), or a sprint's
+/// name, number or `active` ([`super::sprints::find_sprint`]).
 fn sprint_filter(
     tx: &mut dyn StoreTx,
     name: Option<&str>,
@@ -558,13 +558,6 @@ fn sprint_filter(
     let project = tx.default_project()?;
     if name.eq_ignore_ascii_case("none") || name.eq_ignore_ascii_case("backlog") {
         return Ok(Some(None));
-    }
-    if name.eq_ignore_ascii_case("active") {
-        return match super::sprints::active_sprint(tx, project.id)? {
-            Some(active) => Ok(Some(Some(active.id))),
-            None => Err(ToolError::not_found("The project has no active sprint")
-                .with_hint("Start one with jility_start_sprint, or filter by a sprint's name.")),
-        };
     }
     Ok(Some(Some(
         super::sprints::find_sprint(tx, project.id, name)?.id,

@@ -8,7 +8,8 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use jility_core::model::{Status, TicketSummary};
 use jility_core::ops;
-use jility_core::params::{ListTickets, SearchTickets, StatusName};
+use jility_core::params::{ListTickets, SearchTickets, SprintName, StatusName};
+use jility_core::tracker::SprintStats;
 use maud::{Markup, html};
 use std::collections::BTreeMap;
 
@@ -29,6 +30,8 @@ pub struct Filters {
     pub mine: bool,
     pub label: Option<String>,
     pub epic: Option<String>,
+    /// A sprint: its name or number, `active`, or `none` (the backlog).
+    pub sprint: Option<String>,
     pub text: Option<String>,
     /// A column's cursor (`after_<status>`).
     pub after: BTreeMap<String, String>,
@@ -49,6 +52,7 @@ impl Filters {
                 .is_some_and(|v| v == "1" || v == "on" || v == "true"),
             label: text("label"),
             epic: text("epic"),
+            sprint: text("sprint"),
             text: text("q"),
             after: query
                 .iter()
@@ -71,6 +75,9 @@ impl Filters {
         }
         if let Some(e) = &self.epic {
             q.append_pair("epic", e);
+        }
+        if let Some(s) = &self.sprint {
+            q.append_pair("sprint", s);
         }
         if let Some(t) = &self.text {
             q.append_pair("q", t);
@@ -108,10 +115,30 @@ pub async fn page<S: Site>(
         Err(refusal) => return refusal,
     };
     let filters = Filters::from_query(&query);
+    // The board of a sprint says where the sprint stands.
+    let sprint = match &filters.sprint {
+        Some(name)
+            if !name.eq_ignore_ascii_case("none") && !name.eq_ignore_ascii_case("backlog") =>
+        {
+            match run::<S, ops::SprintStats>(
+                &site,
+                &viewer,
+                SprintName {
+                    sprint: name.clone(),
+                },
+            )
+            .await
+            {
+                Ok(stats) => Some(stats),
+                Err(err) => return err.answer(&headers).into_response(),
+            }
+        }
+        _ => None,
+    };
     match columns(&site, &viewer, &filters).await {
         Ok(columns) => {
             let people = site.people(&viewer).await;
-            let main = render(&viewer, &filters, &columns, &people);
+            let main = render(&viewer, &filters, sprint.as_ref(), &columns, &people);
             respond(&site, &viewer, &headers, Section::Board, "Board", main)
         }
         Err(err) => err.answer(&headers).into_response(),
@@ -181,7 +208,7 @@ async fn columns<S: Site>(
                 parent_id: None,
                 epic_id: filters.epic.clone(),
                 unassigned: false,
-                sprint: None,
+                sprint: filters.sprint.clone(),
                 limit: Some(COLUMN_SIZE),
                 cursor: filters.after.get(status.as_str()).cloned(),
             },
@@ -198,7 +225,34 @@ async fn columns<S: Site>(
     Ok(columns)
 }
 
-fn render(viewer: &Viewer, filters: &Filters, columns: &[Column], people: &[String]) -> Markup {
+/// The header of a sprint's board: its name (a link to its page), dates, points committed
+/// and completed, days left.
+fn sprint_header(viewer: &Viewer, stats: &SprintStats) -> Markup {
+    let s = &stats.sprint;
+    html! {
+        section class="sprint-header" aria-label="Sprint" data-sprint=(s.number) {
+            h2 {
+                a href=(super::sprints::sprint_href(viewer, s.number)) { (s.name) }
+                " " span class=(format!("sprint-state st-{}", s.state)) { (s.state) }
+            }
+            p {
+                (s.starts_on) " → " (s.ends_on)
+                " · " span data-committed { (stats.committed_points) " committed" }
+                " · " span data-completed { (stats.completed_points) " completed" }
+                " · " span data-remaining { (stats.remaining_points) " remaining" }
+                @if s.state != "completed" { " · " span data-days-left { (stats.days_left) " days left" } }
+            }
+        }
+    }
+}
+
+fn render(
+    viewer: &Viewer,
+    filters: &Filters,
+    sprint: Option<&SprintStats>,
+    columns: &[Column],
+    people: &[String],
+) -> Markup {
     let base = layout::base(&viewer.workspace);
     let query = filters.query();
     let here = if query.is_empty() {
@@ -209,12 +263,13 @@ fn render(viewer: &Viewer, filters: &Filters, columns: &[Column], people: &[Stri
     html! {
         main id="main" class="board-page" data-page="board" {
             h1 class="visually-hidden" { "Board" }
+            @if let Some(stats) = sprint { (sprint_header(viewer, stats)) }
             (filter_form(&base, filters))
             div id="notice" {}
-            @if filters.text.is_some() && (filters.label.is_some() || filters.epic.is_some()) {
+            @if filters.text.is_some() && (filters.label.is_some() || filters.epic.is_some() || filters.sprint.is_some()) {
                 p class="help" data-note="search-filters" {
-                    "The text filter searches every ticket: the label and epic filters do not apply "
-                    "to it (the assignee filter does). Clear the text to filter by label or epic."
+                    "The text filter searches every ticket: the label, epic and sprint filters do not apply "
+                    "to it (the assignee filter does). Clear the text to filter by label, epic or sprint."
                 }
             }
             div class="board" data-board data-can-write=(viewer.can_write) data-base=(base) {
@@ -283,6 +338,10 @@ fn filter_form(base: &str, filters: &Filters) -> Markup {
             div {
                 label for="f-epic" { "Epic" }
                 input id="f-epic" type="text" name="epic" placeholder="KEY-N" value=[filters.epic.as_deref()];
+            }
+            div {
+                label for="f-sprint" { "Sprint" }
+                input id="f-sprint" type="text" name="sprint" placeholder="active" value=[filters.sprint.as_deref()];
             }
             button type="submit" { "Filter" }
             @if !filters.query().is_empty() {

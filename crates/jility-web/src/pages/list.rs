@@ -122,6 +122,9 @@ impl ListFilters {
         if self.board.epic.is_some() {
             names.push("epic");
         }
+        if self.board.sprint.is_some() {
+            names.push("sprint");
+        }
         if self.parent.is_some() {
             names.push("parent");
         }
@@ -195,7 +198,7 @@ async fn find<S: Site>(
             parent_id: filters.parent.clone(),
             epic_id: filters.board.epic.clone(),
             unassigned: false,
-            sprint: None,
+            sprint: filters.board.sprint.clone(),
             limit: Some(PAGE_SIZE),
             cursor: filters.cursor.clone(),
         },
@@ -435,6 +438,10 @@ fn filter_form(base: &str, filters: &ListFilters) -> Markup {
             div {
                 label for="l-epic" { "Epic" }
                 input id="l-epic" type="text" name="epic" placeholder="KEY-N" value=[f.epic.as_deref()];
+            }
+            div {
+                label for="l-sprint" { "Sprint" }
+                input id="l-sprint" type="text" name="sprint" placeholder="active" value=[f.sprint.as_deref()];
             }
             div {
                 label for="l-parent" { "Parent" }

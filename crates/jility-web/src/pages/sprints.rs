@@ -197,6 +197,7 @@ fn render_sprint(viewer: &Viewer, st: &SprintStats, tickets: &TicketPage) -> Mar
             p class="crumbs" { a href=(format!("{}/sprints", layout::base(&viewer.workspace))) { "Sprints" } }
             h1 { (s.name) " " span class="muted" { "#" (s.number) } }
             @if let Some(goal) = &s.goal { p class="goal" { (goal) } }
+            p { a href=(format!("{}/board?sprint={}", layout::base(&viewer.workspace), s.number)) data-sprint-board { "The sprint's board" } }
             dl class="facts" {
                 dt { "State" } dd { (state(s)) }
                 dt { "Dates" } dd { (s.starts_on) " → " (s.ends_on) }

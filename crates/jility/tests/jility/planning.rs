@@ -372,6 +372,11 @@ async fn script(world: &World) {
         stats["forecast"],
         json!({"pace": 1.2, "ends_on": d(7).to_string(), "on_track": false})
     );
+    // `active` names the active sprint.
+    assert_eq!(
+        ok(&mcp, "jility_sprint_stats", json!({"sprint": "active"})).await,
+        stats
+    );
     // The ticket says where it is; the list filters by sprint.
     let t4_now = ok(&mcp, "jility_get_ticket", json!({"ticket_id": t4})).await;
     assert_eq!(t4_now["ticket"]["sprint"], "Sprint 1");
