@@ -1,6 +1,6 @@
-// The screenshots of docs/screenshots (board.png, ticket.png, epic.png, 1280×800), taken
-// from a small realistic project: an epic, a dozen tickets with labels, points, a person and
-// agents assigned, one blocked, a dependency, comments. Run by hand after a change to the pages:
+// The screenshots of docs/screenshots (board.png, ticket.png, epic.png, plan.png, 1280×800),
+// taken from a small realistic project: an epic, a dozen tickets with labels, points, a person
+// and agents assigned, one blocked, a dependency, comments, a sprint being planned. Run by hand after a change to the pages:
 //
 //   (cd clients/web && npm ci && MCP_BIN_DIR=../../target/debug node screenshots.mjs)
 //
@@ -93,10 +93,18 @@ async function main() {
   await page.locator('main[data-page="epic"]').waitFor();
   await h.waitLive(page);
   await page.screenshot({ path: path.join(OUT, 'epic.png') });
+  const today = new Date();
+  const date = (days) => new Date(today.getTime() + days * 86_400_000).toISOString().slice(0, 10);
+  await agent.call('jility_create_sprint', { name: 'Sprint 7', goal: 'Invites and the audit trail', starts_on: date(3), ends_on: date(16), capacity_points: 10 });
+  await agent.call('jility_add_to_sprint', { sprint: 'Sprint 7', tickets: [keys[TICKETS.findIndex((t) => t.title.startsWith('Audit log'))]] });
+  await page.goto(`${web.ws}/plan?sprint=Sprint%207&propose=1`);
+  await page.locator('main[data-page="plan"] [data-proposal]').waitFor();
+  await h.waitLive(page);
+  await page.screenshot({ path: path.join(OUT, 'plan.png') });
   const problems = [...page.problems(), ...(await page.csp()).map((v) => JSON.stringify(v))];
   await h.cleanup();
   if (problems.length) throw new Error(`the pages reported problems: ${problems.join('; ')}`);
-  console.log(`wrote ${path.join(OUT, 'board.png')}, ticket.png and epic.png (signed-in ticket ${signIn}, blocked ${invite}, epic ${epic})`);
+  console.log(`wrote ${path.join(OUT, 'board.png')}, ticket.png, epic.png and plan.png (signed-in ticket ${signIn}, blocked ${invite}, epic ${epic})`);
 }
 
 main().catch(async (err) => {

@@ -248,6 +248,37 @@
     if (to) move(card, to);
   });
 
+  // ---- Planning: drag a backlog ticket onto the sprint ----------------------------------
+  document.addEventListener("dragstart", (event) => {
+    const card = event.target.closest && event.target.closest(".plan-card[draggable=true]");
+    if (!card) return;
+    event.dataTransfer.setData("text/plain", card.dataset.ticket);
+    event.dataTransfer.effectAllowed = "move";
+  });
+  document.addEventListener("dragover", (event) => {
+    const zone = event.target.closest && event.target.closest(".plan-drop");
+    if (!zone) return;
+    event.preventDefault();
+    zone.classList.add("over");
+  });
+  document.addEventListener("dragleave", (event) => {
+    const zone = event.target.closest && event.target.closest(".plan-drop");
+    if (zone && !zone.contains(event.relatedTarget)) zone.classList.remove("over");
+  });
+  document.addEventListener("drop", async (event) => {
+    const zone = event.target.closest && event.target.closest(".plan-drop");
+    if (!zone) return;
+    event.preventDefault();
+    zone.classList.remove("over");
+    const number = event.dataTransfer.getData("text/plain");
+    if (!number) return;
+    const answer = await post(zone.dataset.addUrl, [["ticket", number]]);
+    if (answer) {
+      notice("ok", `${number} added${answer.over_capacity ? ": the sprint is over capacity" : "."}`);
+      refresh(true);
+    }
+  });
+
   // ---- Checklists -----------------------------------------------------------------------
   document.addEventListener("change", async (event) => {
     const box = event.target;

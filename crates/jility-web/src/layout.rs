@@ -14,6 +14,7 @@ pub enum Section {
     List,
     Epics,
     Sprints,
+    Plan,
     New,
     Ticket,
     Settings,
@@ -71,6 +72,7 @@ pub fn page(
                         a href=(format!("{base}/list")) aria-current=[current(Section::List)] { "List" }
                         a href=(format!("{base}/epics")) aria-current=[current(Section::Epics)] { "Epics" }
                         a href=(format!("{base}/sprints")) aria-current=[current(Section::Sprints)] { "Sprints" }
+                        a href=(format!("{base}/plan")) aria-current=[current(Section::Plan)] { "Plan" }
                         @if viewer.can_write {
                             a href=(format!("{base}/new")) aria-current=[current(Section::New)] { "New ticket" }
                         }

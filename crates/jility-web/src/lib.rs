@@ -64,6 +64,15 @@ pub fn routes<S: Site>(site: S) -> Router {
             get(pages::epics::page::<S>),
         )
         .route("/w/{workspace}/sprints", get(pages::sprints::list::<S>))
+        .route("/w/{workspace}/plan", get(pages::plan::page::<S>))
+        .route(
+            "/w/{workspace}/sprints/{sprint}/tickets",
+            post(pages::plan::add::<S>),
+        )
+        .route(
+            "/w/{workspace}/sprints/{sprint}/remove",
+            post(pages::plan::remove::<S>),
+        )
         .route(
             "/w/{workspace}/sprints/{sprint}",
             get(pages::sprints::page::<S>),

@@ -98,7 +98,7 @@ fn state(s: &Sprint) -> Markup {
 }
 
 /// Points against capacity: a `<meter>` named by the text beside it, marked over capacity.
-fn capacity(s: &Sprint) -> Markup {
+pub(super) fn capacity(s: &Sprint) -> Markup {
     match s.capacity_points {
         None => html! { "no capacity set (planning uses the velocity)" },
         Some(c) => {

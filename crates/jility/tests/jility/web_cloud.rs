@@ -338,6 +338,8 @@ fn a_member_of_b_sees_and_changes_nothing_of_a() {
         "/w/alpha/sprints".to_string(),
         "/w/alpha/sprints/1".to_string(),
         "/w/alpha/sprints/Secret%20sprint".to_string(),
+        "/w/alpha/plan".to_string(),
+        "/w/alpha/plan?sprint=1&propose=1".to_string(),
         "/w/alpha/settings".to_string(),
         "/w/alpha/settings/tokens".to_string(),
         "/w/alpha/settings/audit".to_string(),
@@ -384,6 +386,14 @@ fn a_member_of_b_sees_and_changes_nothing_of_a() {
         (
             format!("/w/alpha/tickets/{number}/fields"),
             vec![("title", "taken")],
+        ),
+        (
+            "/w/alpha/sprints/1/tickets".to_string(),
+            vec![("ticket", number.as_str())],
+        ),
+        (
+            "/w/alpha/sprints/Secret%20sprint/remove".to_string(),
+            vec![("ticket", number.as_str())],
         ),
         (
             format!("/w/alpha/tickets/{number}/dependencies"),
