@@ -322,6 +322,13 @@ export async function until(what, fn, timeout = 10_000, every = 50) {
 }
 
 /** The card of `key` in the column of `status`. */
+/** The UTC date `offset` days from today, `YYYY-MM-DD`. */
+export function isoDay(offset) {
+  const d = new Date();
+  d.setUTCDate(d.getUTCDate() + offset);
+  return d.toISOString().slice(0, 10);
+}
+
 export function cardIn(page, status, key) {
   return page.locator(`.column[data-status="${status}"] .card[data-ticket="${key}"]`);
 }

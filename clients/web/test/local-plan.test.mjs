@@ -8,12 +8,6 @@ import { after, afterEach, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
 
-function day(offset) {
-  const d = new Date();
-  d.setUTCDate(d.getUTCDate() + offset);
-  return d.toISOString().slice(0, 10);
-}
-
 describe('local planning page', () => {
   let web;
   let agent;
@@ -30,7 +24,7 @@ describe('local planning page', () => {
     a = await agent.create({ title: 'Session table', story_points: 3, status: 'todo' });
     b = await agent.create({ title: 'Session API', story_points: 5, status: 'todo' });
     c = await agent.create({ title: 'Audit log', story_points: 4 });
-    await agent.call('jility_create_sprint', { name: 'Sprint 1', starts_on: day(1), ends_on: day(10), capacity_points: 8 });
+    await agent.call('jility_create_sprint', { name: 'Sprint 1', starts_on: h.isoDay(1), ends_on: h.isoDay(10), capacity_points: 8 });
   });
   after(h.cleanup);
 

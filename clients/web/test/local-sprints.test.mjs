@@ -8,12 +8,6 @@ import { after, afterEach, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
 
-function day(offset) {
-  const d = new Date();
-  d.setUTCDate(d.getUTCDate() + offset);
-  return d.toISOString().slice(0, 10);
-}
-
 describe('local sprint pages', () => {
   let web;
   let agent;
@@ -30,7 +24,7 @@ describe('local sprint pages', () => {
     small = await agent.create({ title: 'Session table', story_points: 3, status: 'todo' });
     large = await agent.create({ title: 'Session API', story_points: 5, status: 'todo' });
     outside = await agent.create({ title: 'Not this sprint', story_points: 2, status: 'todo' });
-    await agent.call('jility_create_sprint', { name: 'Sprint 1', goal: 'People can sign in', starts_on: day(-2), ends_on: day(7), capacity_points: 10 });
+    await agent.call('jility_create_sprint', { name: 'Sprint 1', goal: 'People can sign in', starts_on: h.isoDay(-2), ends_on: h.isoDay(7), capacity_points: 10 });
     await agent.call('jility_add_to_sprint', { sprint: 'Sprint 1', tickets: [small, large] });
     await agent.call('jility_start_sprint', { sprint: 'Sprint 1' });
   });
@@ -107,7 +101,7 @@ describe('local sprint pages', () => {
   });
 
   test('sprint history: the velocity chart and its table after a completion', async () => {
-    await agent.call('jility_create_sprint', { name: 'Sprint 2', starts_on: day(8), ends_on: day(17) });
+    await agent.call('jility_create_sprint', { name: 'Sprint 2', starts_on: h.isoDay(8), ends_on: h.isoDay(17) });
     await agent.call('jility_complete_sprint', { sprint: 'Sprint 1', carry_over_to: 'Sprint 2' });
     page = await h.newPage(chrome);
     await page.goto(`${web.ws}/sprints`);

@@ -134,6 +134,32 @@ pub async fn page<S: Site>(
     respond(&site, &viewer, &headers, Section::Plan, "Planning", main)
 }
 
+/// A sprint form's sender and fields, where it goes back to, and its tickets (`ticket`, one
+/// or several) — or the answer that refuses it.
+async fn sprint_form<S: Site>(
+    site: &S,
+    headers: &HeaderMap,
+    workspace: &str,
+    body: &[u8],
+) -> Result<(Viewer, String, Result<Vec<String>, WebError>), Response> {
+    let (viewer, pairs) = form(site, headers, workspace, body).await?;
+    let back = back_to(
+        &viewer,
+        super::field(&pairs, "back"),
+        format!("{}/plan", layout::base(&viewer.workspace)),
+    );
+    let tickets: Vec<String> = fields(&pairs, "ticket")
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let tickets = if tickets.is_empty() {
+        Err(missing("ticket"))
+    } else {
+        Ok(tickets)
+    };
+    Ok((viewer, back, tickets))
+}
+
 /// `POST /w/{workspace}/sprints/{sprint}/tickets`: `ticket` (one or several).
 pub async fn add<S: Site>(
     State(site): State<S>,
@@ -141,33 +167,17 @@ pub async fn add<S: Site>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (viewer, pairs) = match form(&site, &headers, &workspace, &body).await {
+    let (viewer, back, tickets) = match sprint_form(&site, &headers, &workspace, &body).await {
         Ok(v) => v,
         Err(refusal) => return refusal,
     };
-    let back = back_to(
-        &viewer,
-        super::field(&pairs, "back"),
-        format!("{}/plan", layout::base(&viewer.workspace)),
-    );
     let result = async {
-        let tickets: Vec<String> = fields(&pairs, "ticket")
-            .into_iter()
-            .map(str::to_string)
-            .collect();
-        if tickets.is_empty() {
-            return Err(missing("ticket"));
-        }
-        let out = write::<S, ops::AddToSprint>(
-            &site,
-            &viewer,
-            AddToSprint {
-                sprint,
-                tickets,
-                move_tickets: false,
-            },
-        )
-        .await?;
+        let params = AddToSprint {
+            sprint,
+            tickets: tickets?,
+            move_tickets: false,
+        };
+        let out = write::<S, ops::AddToSprint>(&site, &viewer, params).await?;
         Ok(serde_json::json!({
             "added": out.added.iter().map(|t| t.number.clone()).collect::<Vec<_>>(),
             "points": out.sprint.points,
@@ -185,26 +195,16 @@ pub async fn remove<S: Site>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (viewer, pairs) = match form(&site, &headers, &workspace, &body).await {
+    let (viewer, back, tickets) = match sprint_form(&site, &headers, &workspace, &body).await {
         Ok(v) => v,
         Err(refusal) => return refusal,
     };
-    let back = back_to(
-        &viewer,
-        super::field(&pairs, "back"),
-        format!("{}/plan", layout::base(&viewer.workspace)),
-    );
     let result = async {
-        let tickets: Vec<String> = fields(&pairs, "ticket")
-            .into_iter()
-            .map(str::to_string)
-            .collect();
-        if tickets.is_empty() {
-            return Err(missing("ticket"));
-        }
-        let out =
-            write::<S, ops::RemoveFromSprint>(&site, &viewer, RemoveFromSprint { sprint, tickets })
-                .await?;
+        let params = RemoveFromSprint {
+            sprint,
+            tickets: tickets?,
+        };
+        let out = write::<S, ops::RemoveFromSprint>(&site, &viewer, params).await?;
         Ok(serde_json::json!({
             "removed": out.removed.iter().map(|t| t.number.clone()).collect::<Vec<_>>(),
         }))
