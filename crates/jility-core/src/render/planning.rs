@@ -9,6 +9,16 @@ use super::{more, plural, summary_line};
 use crate::model::Status;
 use crate::tracker::*;
 
+/// `1 point`, `3 points`.
+pub fn points(n: impl Into<f64>) -> String {
+    let n: f64 = n.into();
+    if (n - 1.0).abs() < f64::EPSILON {
+        "1 point".to_string()
+    } else {
+        format!("{n} points")
+    }
+}
+
 /// A text progress bar of `width` cells for `percent`.
 pub fn bar(percent: u8, width: usize) -> String {
     let filled = (usize::from(percent.min(100)) * width + 50) / 100;
@@ -251,7 +261,7 @@ pub fn burndown_chart(days: &[BurndownDay], width: usize) -> String {
 
 pub fn sprint_stats(s: &SprintStats) -> String {
     let mut out = format!("📈 {}\n\n", sprint_line(&s.sprint));
-    let _ = writeln!(out, "**Committed:** {} points", s.committed_points);
+    let _ = writeln!(out, "**Committed:** {}", points(s.committed_points as f64));
     let _ = writeln!(
         out,
         "**Completed:** {} points • **Remaining:** {} points",
@@ -273,8 +283,8 @@ pub fn sprint_stats(s: &SprintStats) -> String {
             .unwrap_or_else(|| "no pace yet".to_string());
         let _ = writeln!(
             out,
-            "**Forecast:** {} points a day, {end} ({})",
-            f.pace,
+            "**Forecast:** {} a day, {end} ({})",
+            points(f.pace),
             if f.on_track { "on track" } else { "behind" }
         );
     }

@@ -64,8 +64,8 @@ pub struct Day<'a> {
 }
 
 /// The burndown of `days` as SVG, then its table. `total_days`: the sprint's length, so that
-/// the line stops where today is.
-pub fn burndown(days: &[Day<'_>], total_days: usize, caption: &str) -> Markup {
+/// the line stops where today is; `last_day` labels the axis's end.
+pub fn burndown(days: &[Day<'_>], total_days: usize, last_day: &str, caption: &str) -> Markup {
     let top = nice_top(
         days.iter()
             .map(|d| (d.remaining as f64).max(d.ideal))
@@ -105,10 +105,8 @@ pub fn burndown(days: &[Day<'_>], total_days: usize, caption: &str) -> Markup {
                 @if let Some(first) = days.first() {
                     text class="tick" x=(fmt(x(0))) y=(fmt(HEIGHT - 8.0)) text-anchor="start" { (first.date) }
                 }
-                @if days.len() > 1 {
-                    @if let Some(last) = days.last() {
-                        text class="tick" x=(fmt(x(days.len() - 1))) y=(fmt(HEIGHT - 8.0)) text-anchor="end" { (last.date) }
-                    }
+                @if days.first().is_some_and(|d| d.date != last_day) {
+                    text class="tick" x=(fmt(x(slots - 1))) y=(fmt(HEIGHT - 8.0)) text-anchor="end" { (last_day) }
                 }
             }
             figcaption {
@@ -204,7 +202,11 @@ mod tests {
                 ideal: 8.0,
             },
         ];
-        let html = burndown(&days, 10, "Sprint 1").into_string();
+        let html = burndown(&days, 10, "2026-12-10", "Sprint 1").into_string();
+        assert!(
+            html.contains(">2026-12-10</text>"),
+            "the axis ends at the sprint's last day"
+        );
         assert!(
             html.contains("<th scope=\"row\">2026-12-02</th><td>7</td><td>8.0</td>"),
             "{html}"

@@ -11,6 +11,7 @@ use axum::response::Response;
 use jility_core::model::Status;
 use jility_core::ops;
 use jility_core::params::{ListSprints, ListTickets, SprintName};
+use jility_core::render::points;
 use jility_core::tracker::{Sprint, SprintList, SprintStats, TicketPage};
 use maud::{Markup, html};
 
@@ -202,17 +203,17 @@ fn render_sprint(viewer: &Viewer, st: &SprintStats, tickets: &TicketPage) -> Mar
                 dt { "State" } dd { (state(s)) }
                 dt { "Dates" } dd { (s.starts_on) " → " (s.ends_on) }
                 dt { "Capacity" } dd data-capacity { (capacity(s)) }
-                dt { "Committed" } dd data-committed { (st.committed_points) " points" }
-                dt { "Completed" } dd data-completed { (st.completed_points) " points" }
-                dt { "Added after the start" } dd data-added { (st.added_points) " points" }
-                dt { "Removed after the start" } dd data-removed { (st.removed_points) " points" }
-                dt { "Remaining" } dd data-remaining { (st.remaining_points) " points" }
+                dt { "Committed" } dd data-committed { (points(st.committed_points as f64)) }
+                dt { "Completed" } dd data-completed { (points(st.completed_points as f64)) }
+                dt { "Added after the start" } dd data-added { (points(st.added_points as f64)) }
+                dt { "Removed after the start" } dd data-removed { (points(st.removed_points as f64)) }
+                dt { "Remaining" } dd data-remaining { (points(st.remaining_points as f64)) }
                 @if s.state != "completed" { dt { "Days left" } dd data-days-left { (st.days_left) } }
                 @if let Some(f) = &st.forecast {
                     dt { "Forecast" }
                     dd data-forecast {
                         @match &f.ends_on {
-                            Some(end) => { "done by " (end) " at " (f.pace) " points a day" },
+                            Some(end) => { "done by " (end) " at " (points(f.pace)) " a day" },
                             None => { "no pace yet" },
                         }
                         @if f.on_track { " — on track" } @else { " — behind" }
@@ -231,7 +232,7 @@ fn render_sprint(viewer: &Viewer, st: &SprintStats, tickets: &TicketPage) -> Mar
                 @if days.is_empty() {
                     p class="empty" { "The burndown starts with the sprint." }
                 } @else {
-                    (charts::burndown(&days, length, "Remaining points at the end of each day."))
+                    (charts::burndown(&days, length, &s.ends_on, "Remaining points at the end of each day."))
                 }
             }
             section aria-labelledby="tickets-heading" {

@@ -2,7 +2,12 @@
 //! as tables, a sprint's figures with a burndown drawn in text, the planner's proposal.
 
 use jility_core::model::Status;
-use jility_core::render::{bar, burndown_chart};
+use jility_core::render::{bar, burndown_chart, points as words};
+
+/// `1 point`, `3 points`.
+fn points_of(n: u64) -> String {
+    words(n as f64)
+}
 use jility_core::tracker::{
     AddedToSprint, EpicDetail, EpicList, EpicProgress, RemovedFromSprint, Sprint, SprintCompleted,
     SprintCreated, SprintList, SprintPlan, SprintStarted, SprintStats,
@@ -336,8 +341,8 @@ pub fn stats(p: &Painter, s: &SprintStats) -> String {
         sprint_facts(p, &s.sprint)
     );
     let mut rows = vec![
-        ("Committed", format!("{} points", s.committed_points)),
-        ("Completed", format!("{} points", s.completed_points)),
+        ("Committed", points_of(s.committed_points)),
+        ("Completed", points_of(s.completed_points)),
         (
             "Added",
             format!("{} points after the start", s.added_points),
@@ -346,7 +351,7 @@ pub fn stats(p: &Painter, s: &SprintStats) -> String {
             "Removed",
             format!("{} points after the start", s.removed_points),
         ),
-        ("Remaining", format!("{} points", s.remaining_points)),
+        ("Remaining", points_of(s.remaining_points)),
     ];
     if s.sprint.state != "completed" {
         rows.push(("Days left", s.days_left.to_string()));
@@ -363,7 +368,7 @@ pub fn stats(p: &Painter, s: &SprintStats) -> String {
         };
         rows.push((
             "Forecast",
-            format!("{end} at {} points a day, {track}", f.pace),
+            format!("{end} at {} a day, {track}", words(f.pace)),
         ));
     }
     let velocity = match s.velocity.mean {
