@@ -435,6 +435,42 @@ export async function reach(page) {
   });
 }
 
+/** A phone's page options (390×844, touch). */
+export const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+
+/** axe-core's serious and critical violations on each of `base` + `paths`, each in a fresh
+ * page of `opener` (`(options) => page`, closed checked): `{}` when every page is clean. */
+export async function axeEach(opener, base, paths) {
+  const found = {};
+  for (const path of paths) {
+    const page = await opener({});
+    const response = await page.goto(`${base}${path}`);
+    assert.equal(response.status(), 200, `${path} is served`);
+    await page.locator('main#main').waitFor();
+    const violations = await axeViolations(page);
+    if (violations.length) found[path] = violations;
+    await closeChecked(page);
+  }
+  return found;
+}
+
+/** Each of `base` + `paths` at phone width, each in a fresh page of `opener` (closed
+ * checked): the page does not scroll sideways and every control (at least `min`) can be
+ * scrolled to and is not covered. */
+export async function phoneEach(opener, base, paths, min = 1) {
+  for (const path of paths) {
+    const page = await opener(PHONE);
+    await page.goto(`${base}${path}`);
+    await page.locator('main#main').waitFor();
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 390, `${path}: the page does not scroll sideways (${width} px wide)`);
+    const { unreachable, checked } = await reach(page);
+    assert.ok(checked >= min, `${path}: ${checked} controls checked`);
+    assert.deepEqual(unreachable, [], `${path}: every control can be scrolled to and is not covered`);
+    await closeChecked(page);
+  }
+}
+
 /** Close `page`'s context, then fail on any script error or CSP violation it saw. */
 export async function closeChecked(page) {
   const problems = page.problems();

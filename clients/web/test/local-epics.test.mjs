@@ -78,31 +78,11 @@ describe('local epics pages', () => {
   });
 
   test('axe-core finds nothing serious on the epic pages', async () => {
-    const found = {};
-    for (const path of ['/epics', `/epics/${epic}`]) {
-      page = await h.newPage(chrome);
-      await page.goto(`${web.ws}${path}`);
-      await page.locator('main#main').waitFor();
-      const violations = await h.axeViolations(page);
-      if (violations.length) found[path] = violations;
-      await h.closeChecked(page);
-      page = null;
-    }
+    const found = await h.axeEach((options) => h.newPage(chrome, options), web.ws, ['/epics', `/epics/${epic}`]);
     assert.deepEqual(found, {}, JSON.stringify(found, null, 2));
   });
 
   test('phone width (390×844): the epic pages fit and every control is in reach', async () => {
-    for (const path of ['/epics', `/epics/${epic}`]) {
-      page = await h.newPage(chrome, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
-      await page.goto(`${web.ws}${path}`);
-      await page.locator('main#main').waitFor();
-      const width = await page.evaluate(() => document.documentElement.scrollWidth);
-      assert.ok(width <= 390, `${path}: the page does not scroll sideways (${width} px wide)`);
-      const { unreachable, checked } = await h.reach(page);
-      assert.ok(checked >= 5, `${path}: ${checked} controls checked`);
-      assert.deepEqual(unreachable, [], `${path}: every control can be scrolled to and is not covered`);
-      await h.closeChecked(page);
-      page = null;
-    }
+    await h.phoneEach((options) => h.newPage(chrome, options), web.ws, ['/epics', `/epics/${epic}`], 5);
   });
 });

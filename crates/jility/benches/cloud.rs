@@ -110,6 +110,10 @@
 //! - `web`: the web app's pages beside the API's read (`cloud_parts/web.rs`), then the rows
 //!   cases (b) and (c) measure one request at a time (the list's filters among them), on the
 //!   template, to compare with;
+//! - `planning`: epics and sprints (`cloud_parts/planning.rs`, issue 42): the copy planned
+//!   through the API (500 epics, 200 sprints, an active one of 300 tickets with 10,000
+//!   changes), then sprint stats, the epic list, the planner and the planning pages beside the
+//!   API's read, at once and after `VACUUM (ANALYZE)`;
 //! - `fresh`: case (b), with its own `pgbench -S` (the template is neither built nor copied);
 //! - `skew`: case (c), likewise (its own cached database is built if missing).
 
@@ -162,6 +166,8 @@ mod mixed;
 mod oauth;
 #[path = "cloud_parts/pgbench.rs"]
 mod pgbench;
+#[path = "cloud_parts/planning.rs"]
+mod planning;
 #[path = "cloud_parts/ratios.rs"]
 mod ratios;
 #[path = "cloud_parts/shared.rs"]
@@ -1248,6 +1254,15 @@ fn main() {
     if std::env::var("JILITY_BENCH_ONLY").as_deref() == Ok("web") {
         let cookie = web::sign_in(&db.url);
         bench::runtime().block_on(web::web_only(&server, &cookie, &tokens[0]));
+        eprintln!("{}", server.stop());
+        drop(db);
+        return;
+    }
+    if std::env::var("JILITY_BENCH_ONLY").as_deref() == Ok("planning") {
+        let cookie = web::sign_in(&db.url);
+        bench::runtime().block_on(planning::planning_only(
+            &server, &cookie, &tokens[0], &db.url,
+        ));
         eprintln!("{}", server.stop());
         drop(db);
         return;

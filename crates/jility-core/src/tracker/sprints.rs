@@ -168,6 +168,25 @@ fn move_ticket(
     )
 }
 
+/// The sprint `name` names, which must be planned or active: a completed one is a conflict
+/// saying `why` its tickets cannot change and `hint` what to do instead.
+fn open_sprint(
+    tx: &mut dyn StoreTx,
+    project_id: i64,
+    name: &str,
+    why: &str,
+    hint: &str,
+) -> Result<SprintRow, ToolError> {
+    let sprint = find_sprint(tx, project_id, name)?;
+    if sprint.state == SprintState::Completed {
+        return Err(conflict(
+            format!("Sprint '{}' is completed: {why}", sprint.name),
+            hint,
+        ));
+    }
+    Ok(sprint)
+}
+
 /// The live tickets `references` name, each once, in order; all must be of `project`.
 fn tickets_of(
     tx: &mut dyn StoreTx,
@@ -305,16 +324,13 @@ impl<S: Store> Tracker<S> {
         let at = now();
         self.store.write(|tx| {
             let project = tx.default_project()?;
-            let sprint = find_sprint(tx, project.id, &p.sprint)?;
-            if sprint.state == SprintState::Completed {
-                return Err(conflict(
-                    format!(
-                        "Sprint '{}' is completed: it takes no more tickets",
-                        sprint.name
-                    ),
-                    "Add them to a planned or the active sprint (jility_list_sprints).",
-                ));
-            }
+            let sprint = open_sprint(
+                tx,
+                project.id,
+                &p.sprint,
+                "it takes no more tickets",
+                "Add them to a planned or the active sprint (jility_list_sprints).",
+            )?;
             let rows = tickets_of(tx, &project, &p.tickets)?;
             let sprints: HashMap<i64, SprintRow> = tx
                 .sprints(project.id)?
@@ -374,16 +390,13 @@ impl<S: Store> Tracker<S> {
         let at = now();
         self.store.write(|tx| {
             let project = tx.default_project()?;
-            let sprint = find_sprint(tx, project.id, &p.sprint)?;
-            if sprint.state == SprintState::Completed {
-                return Err(conflict(
-                    format!(
-                        "Sprint '{}' is completed: its tickets stay as they were",
-                        sprint.name
-                    ),
-                    "A completed sprint's scope is history; plan the next sprint instead.",
-                ));
-            }
+            let sprint = open_sprint(
+                tx,
+                project.id,
+                &p.sprint,
+                "its tickets stay as they were",
+                "A completed sprint's scope is history; plan the next sprint instead.",
+            )?;
             let rows = tickets_of(tx, &project, &p.tickets)?;
             let mut removed = Vec::new();
             let mut not_in = Vec::new();

@@ -50,7 +50,7 @@ impl Writes {
 }
 
 /// `POST {url}` of `body` (JSON) with `token` and an idempotency key: the status and the body.
-async fn post(http: &reqwest::Client, url: &str, token: &str, body: &Value) -> (u16, String) {
+pub async fn post(http: &reqwest::Client, url: &str, token: &str, body: &Value) -> (u16, String) {
     let response = http
         .post(url)
         .bearer_auth(token)

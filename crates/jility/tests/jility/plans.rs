@@ -19,7 +19,8 @@
 //!
 //! Requests: whole tickets by number (concurrently, so reads are batched) and by UUID,
 //! listings (no filter, each status as the board's columns ask, a label, an assignee,
-//! unassigned, a parent), search (common and rare words), each with the token check and
+//! unassigned, a parent), search (common and rare words), planning (the epic list, an epic,
+//! the sprint list, the active sprint's stats, a planned sprint's plan), each with the token check and
 //! the rate limit every request runs. Without initdb the test says so and passes (as
 //! `outage.rs`).
 #![allow(
@@ -83,6 +84,7 @@ fn request_statements_read_about_what_they_return_before_statistics_and_when_ske
     }
     // The import, then at once everything again: nothing was analysed.
     import(&client, &server, &big, IMPORTED, true);
+    plan(&client, &server, &big, IMPORTED);
     let fresh = std::fs::metadata(cluster.log()).unwrap().len();
     exercise(&server, &big, IMPORTED);
     let fresh_plans = plans_since(&cluster, fresh);
@@ -104,6 +106,7 @@ fn request_statements_read_about_what_they_return_before_statistics_and_when_ske
     for i in 0..SMALL_WORKSPACES {
         let (_, token) = cloud::workspace(&tokens, &format!("small{i}"));
         import(&client, &server, &token, SMALL_TICKETS, false);
+        plan(&client, &server, &token, SMALL_TICKETS);
         small.push(token);
     }
     let _ = server.terminate();
@@ -154,8 +157,15 @@ fn request_statements_read_about_what_they_return_before_statistics_and_when_ske
             statements.len()
         );
         // The statements the requests must have run (a whole-ticket read, batched or not;
-        // a listing's page and count; search).
-        for needle in ["unnest($1::bigint[]", "count(*)", "ts_rank"] {
+        // a listing's page and count; search; the planning reads).
+        for needle in [
+            "unnest($1::bigint[]",
+            "count(*)",
+            "ts_rank",
+            "t.kind = 'epic'",
+            "c.change_type = k.kind",
+            "t.status = 'todo'",
+        ] {
             assert!(
                 judged.iter().any(|j| j.query.contains(needle)),
                 "{case}: no statement containing {needle:?} was run"
@@ -217,7 +227,65 @@ fn request_paths(tickets: usize) -> Vec<String> {
     for n in [1, tickets / 2, tickets] {
         paths.push(format!("/tickets/TASK-{}", n.max(1)));
     }
+    // Planning: the epics [`plan`] made come after the imported tickets.
+    paths.extend([
+        "/epics?limit=20".to_string(),
+        format!("/epics/TASK-{}", tickets + 1),
+        "/sprints".to_string(),
+        "/sprints/active".to_string(),
+        "/sprints/Next/plan".to_string(),
+    ]);
     paths
+}
+
+/// A workspace of `tickets` imported tickets planned as a team plans: two epics with a few
+/// tickets each, an active sprint whose tickets moved, and a planned sprint named `Next`.
+fn plan(client: &reqwest::blocking::Client, server: &Server, token: &str, tickets: usize) {
+    let post = |path: &str, body: Value| {
+        let answer = cloud::call(
+            client,
+            server,
+            Method::POST,
+            path,
+            Some(token),
+            Some(&body.to_string()),
+        );
+        assert!(answer.status.is_success(), "{path}: {:?}", answer.body);
+    };
+    post(
+        "/tickets/batch",
+        json!({"tickets": [
+            {"title": "Epic: sign-in", "kind": "epic"},
+            {"title": "Epic: billing", "kind": "epic"},
+        ]}),
+    );
+    for n in (1..=tickets).step_by(tickets.div_ceil(12)) {
+        let epic = tickets + 1 + n % 2;
+        post(
+            &format!("/tickets/TASK-{n}/fields"),
+            json!({"epic_id": format!("TASK-{epic}")}),
+        );
+    }
+    let today = chrono::Utc::now().date_naive();
+    let day = |offset: i64| (today + chrono::Duration::days(offset)).to_string();
+    post(
+        "/sprints",
+        json!({"name": "Now", "starts_on": day(-3), "ends_on": day(10)}),
+    );
+    let members: Vec<String> = (1..=tickets.min(30)).map(|n| format!("TASK-{n}")).collect();
+    post("/sprints/Now/tickets", json!({"tickets": members}));
+    post("/sprints/Now/start", json!({}));
+    for n in 1..=tickets.min(10) {
+        let status = |s: &str| json!({ "status": s });
+        post(&format!("/tickets/TASK-{n}/status"), status("in_progress"));
+        if n % 2 == 0 {
+            post(&format!("/tickets/TASK-{n}/status"), status("done"));
+        }
+    }
+    post(
+        "/sprints",
+        json!({"name": "Next", "starts_on": day(11), "ends_on": day(24), "capacity_points": 20}),
+    );
 }
 
 /// Everything a workspace of `tickets` tickets is asked: the paths, tickets by UUID, and 200
