@@ -1,12 +1,12 @@
 //! Planning's storage in SQLite: sprints, their members, and the reads epics, sprints and
 //! the planner need ([`PlanningTx`]).
 
-use rusqlite::{Row, params, params_from_iter};
+use rusqlite::{OptionalExtension as _, Row, params, params_from_iter};
 
 use jility_core::model::{Change, Status};
 use jility_core::store::{
-    COUNT_CAP, DependencyEdge, EpicRollup, NewSprint, PlanningTx, SprintRollup, SprintRow,
-    SprintState, SprintUpdate, StoreError, StoreResult, TicketRow, TicketSet,
+    COUNT_CAP, DependencyEdge, EpicRollup, KeptSprint, NewSprint, PlanningTx, SprintRollup,
+    SprintRow, SprintState, SprintUpdate, StoreError, StoreResult, TicketRow, TicketSet,
 };
 
 use crate::store::{TICKET_COLUMNS, Tx, change_row, db, status_of, ticket_row};
@@ -328,5 +328,99 @@ impl PlanningTx for Tx<'_> {
         // Oldest first across chunks: the order the changes were recorded in.
         all.sort_by_key(|(seq, _, _)| *seq);
         Ok(all.into_iter().map(|(_, id, c)| (id, c)).collect())
+    }
+    fn begin_keeping(&mut self, sprint_id: i64, days: &[(String, u64)]) -> StoreResult<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO sprint_kept (sprint_id) VALUES (?1) \
+                 ON CONFLICT (sprint_id) DO UPDATE SET added_points = 0, removed_points = 0",
+            )
+            .map_err(db)?
+            .execute([sprint_id])
+            .map_err(db)?;
+        self.tx
+            .prepare_cached("DELETE FROM sprint_days WHERE sprint_id = ?1")
+            .map_err(db)?
+            .execute([sprint_id])
+            .map_err(db)?;
+        let mut insert = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO sprint_days (sprint_id, day, remaining) VALUES (?1, ?2, ?3)",
+            )
+            .map_err(db)?;
+        for (day, remaining) in days {
+            insert
+                .execute(params![sprint_id, day, *remaining as i64])
+                .map_err(db)?;
+        }
+        Ok(())
+    }
+
+    fn keep_sprint(
+        &mut self,
+        sprint_id: i64,
+        day: &str,
+        added: u64,
+        removed: u64,
+    ) -> StoreResult<()> {
+        // One writer at a time (the database's write lock): no lock of its own needed.
+        let changed = self
+            .tx
+            .prepare_cached(
+                "UPDATE sprint_kept SET added_points = added_points + ?2, \
+                 removed_points = removed_points + ?3 WHERE sprint_id = ?1 \
+                 AND EXISTS (SELECT 1 FROM sprints s WHERE s.id = ?1 AND s.state = 'active')",
+            )
+            .map_err(db)?
+            .execute(params![sprint_id, added as i64, removed as i64])
+            .map_err(db)?;
+        if changed == 0 {
+            return Ok(());
+        }
+        self.tx
+            .prepare_cached(
+                "INSERT INTO sprint_days (sprint_id, day, remaining) \
+                 VALUES (?1, ?2, (SELECT coalesce(sum(t.story_points), 0) FROM tickets t \
+                    WHERE t.sprint_id = ?1 AND t.deleted_at IS NULL AND t.status <> 'done')) \
+                 ON CONFLICT (sprint_id, day) DO UPDATE SET remaining = excluded.remaining",
+            )
+            .map_err(db)?
+            .execute(params![sprint_id, day])
+            .map_err(db)?;
+        Ok(())
+    }
+
+    fn kept_sprint(&mut self, sprint_id: i64) -> StoreResult<Option<KeptSprint>> {
+        let kept: Option<(i64, i64)> = self
+            .tx
+            .prepare_cached(
+                "SELECT added_points, removed_points FROM sprint_kept WHERE sprint_id = ?1",
+            )
+            .map_err(db)?
+            .query_row([sprint_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()
+            .map_err(db)?;
+        let Some((added, removed)) = kept else {
+            return Ok(None);
+        };
+        let mut stmt = self
+            .tx
+            .prepare_cached(
+                "SELECT day, remaining FROM sprint_days WHERE sprint_id = ?1 ORDER BY day",
+            )
+            .map_err(db)?;
+        let days = stmt
+            .query_map([sprint_id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.max(0) as u64))
+            })
+            .map_err(db)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db)?;
+        Ok(Some(KeptSprint {
+            added_points: added.max(0) as u64,
+            removed_points: removed.max(0) as u64,
+            days,
+        }))
     }
 }

@@ -22,6 +22,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_list_indexes.sql"),
     include_str!("migrations/0004_copy_status_on_insert.sql"),
     include_str!("migrations/0005_planning.sql"),
+    include_str!("migrations/0006_kept_sprints.sql"),
 ];
 
 /// How long a writer waits for another process's write lock before giving up.

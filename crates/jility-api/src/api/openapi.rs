@@ -1904,7 +1904,7 @@ mod tests {
             json!({"sprint": "S1", "carry_over_to": "S2"}),
         );
         run::<ops::SprintStats>(d, &mut t, &mut done, json!({"sprint": "S1"}));
-        run::<ops::DeleteTicket>(d, &mut t, &mut done, json!({"ticket_id": "TASK-2"}));
+        run::<ops::DeleteTicket>(d, &mut t, &mut done, json!({"ticket_id": "TASK-4"}));
 
         let mut all = BTreeSet::new();
         macro_rules! name {

@@ -255,8 +255,17 @@ pub fn params_from_request<O: Operation>(
 }
 
 fn shape_hint<O: Operation>() -> String {
+    // What the path's segments name: `{ticket_id}` a ticket, `{sprint}` a sprint…
+    let segments: Vec<&str> = O::PATH
+        .split('/')
+        .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+        .collect();
+    let named = match segments.as_slice() {
+        [] => String::new(),
+        names => format!("; the path gives {}", names.join(" and ")),
+    };
     format!(
-        "{} {}{} takes the arguments of the MCP tool {} (see /api/v1/openapi.json); the path's segments name the ticket.",
+        "{} {}{} takes the arguments of the MCP tool {} (see /api/v1/openapi.json){named}.",
         O::VERB.as_str(),
         crate::ops::API_PREFIX,
         O::PATH,

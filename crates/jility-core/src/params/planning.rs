@@ -48,7 +48,7 @@ pub struct CreateSprint {
     pub ends_on: String,
     /// Story points the team can take (above 0); without it, planning uses the velocity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 10000))]
     pub capacity_points: Option<i64>,
 }
 

@@ -158,4 +158,34 @@ pub trait PlanningTx {
     fn dependency_edges(&mut self, ids: &[i64]) -> StoreResult<Vec<DependencyEdge>>;
     /// The changes of `ids` of the types `types`, oldest first, each with its ticket.
     fn changes_of(&mut self, ids: &[i64], types: &[&str]) -> StoreResult<Vec<(i64, Change)>>;
+
+    /// Start keeping the figures of sprint `sprint_id`, which has just started: no points
+    /// added or removed yet, and `days` (each day's remaining points so far, by date).
+    fn begin_keeping(&mut self, sprint_id: i64, days: &[(String, u64)]) -> StoreResult<()>;
+    /// When sprint `sprint_id` is active and its figures kept: add `added` and `removed`
+    /// points to what was moved in and out since its start, and make `day`'s remaining points
+    /// those of its tickets now (a store's writers take turns, so none counts without
+    /// another's change). Nothing otherwise.
+    fn keep_sprint(
+        &mut self,
+        sprint_id: i64,
+        day: &str,
+        added: u64,
+        removed: u64,
+    ) -> StoreResult<()>;
+    /// The kept figures of sprint `sprint_id`, if they are kept.
+    fn kept_sprint(&mut self, sprint_id: i64) -> StoreResult<Option<KeptSprint>>;
+}
+
+/// A started sprint's figures kept as its tickets change ([`PlanningTx::keep_sprint`]), so
+/// that its statistics need not replay the change log: they equal the replay's (tests
+/// prove it).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KeptSprint {
+    /// Points moved into and out of the sprint after its start (each at its points then).
+    pub added_points: u64,
+    pub removed_points: u64,
+    /// Remaining points at the end of each day that has a figure, by date (`YYYY-MM-DD`),
+    /// oldest first; a day without one has its previous day's.
+    pub days: Vec<(String, u64)>,
 }

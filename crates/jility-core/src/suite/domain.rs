@@ -4,8 +4,8 @@
 use super::{Ctx, assert_same};
 use crate::errors;
 use crate::params::{
-    AddComment, BatchItem, CreateBatch, CreateTicket, Dependency, LinkCommit, ListTickets,
-    SearchTickets, StatusName,
+    AddComment, BatchItem, CreateBatch, CreateTicket, Dependency, EditTicket, LinkCommit,
+    ListTickets, SearchTickets, StatusName,
 };
 use crate::store::{Store, TicketLookup, wait};
 
@@ -156,7 +156,18 @@ pub(super) fn reads<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         (third.parent.as_deref(), third.epic.as_deref()),
         (Some("TASK-1"), Some("TASK-2"))
     );
-    // Deleted and missing tickets.
+    // Deleted and missing tickets. An epic goes once it gathers no ticket.
+    let refused = t.delete("alice", "TASK-2").unwrap_err();
+    assert_eq!(refused.code, errors::INVALID_INPUT, "{refused:?}");
+    t.edit(
+        "alice",
+        EditTicket {
+            ticket_id: "TASK-3".into(),
+            epic_id: Some(None),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     t.delete("alice", "TASK-2").unwrap();
     let err = t.get_ticket("TASK-2").unwrap_err();
     assert_eq!(

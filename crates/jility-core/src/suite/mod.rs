@@ -31,6 +31,8 @@
 //!   snippets, deleted and changed tickets.
 //! - the domain on the store (`domain`): [`Tracker`] reads and numbering, its cursors
 //!   over lists and search.
+//! - sprints (`sprints`): the active sprint's kept figures equal the replay of the change
+//!   log after every kind of change (status, points, deletion, adding, removing, moving).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test suite: its assertions panic
 
@@ -48,6 +50,7 @@ mod domain;
 mod listing;
 mod parts;
 mod rows;
+mod sprints;
 mod whole;
 
 /// What a check gets: a fresh store of its own, and the runner's way to let the store
@@ -85,7 +88,7 @@ pub struct Check<S> {
 
 /// Every check, in the order [`run`] runs them.
 pub fn checks<S: Store + Clone>() -> Vec<Check<S>> {
-    let all: [(&'static str, CheckFn<S>); 25] = [
+    let all: [(&'static str, CheckFn<S>); 26] = [
         ("no_project", rows::no_project),
         ("projects", rows::projects),
         ("numbering", rows::numbering),
@@ -114,6 +117,7 @@ pub fn checks<S: Store + Clone>() -> Vec<Check<S>> {
         ("domain_reads", domain::reads),
         ("domain_numbering", domain::numbering),
         ("domain_cursors", domain::cursors),
+        ("kept_sprint_figures", sprints::kept_equals_replay),
     ];
     all.into_iter()
         .map(|(name, run)| Check { name, run })

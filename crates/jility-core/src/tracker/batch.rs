@@ -136,7 +136,13 @@ impl<S: Store> Tracker<S> {
                     Some(p) => (Some(p.id), None),
                     None => (None, None),
                 };
-                check_epic_link(tx, Some(&format!("Ticket #{} of the batch", i + 1)), kind, epic_id)?;
+                check_epic_link(
+                    tx,
+                    Some(&format!("Ticket #{} of the batch", i + 1)),
+                    kind,
+                    epic_id,
+                    parent_id,
+                )?;
                 let draft = Draft {
                     title,
                     description,

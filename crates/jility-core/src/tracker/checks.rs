@@ -162,14 +162,25 @@ pub(super) fn not_an_epic(row: &TicketRow) -> ToolError {
     )
 }
 
-/// Whether a ticket of `kind` may join the ticket `epic` as its epic: only an epic gathers
-/// tickets, and an epic belongs to no epic.
+/// Whether a ticket of `kind` may have the parent `parent` and join the ticket `epic` as its
+/// epic: only an epic gathers tickets, and an epic belongs to no epic and is no sub-task
+/// (so no chain of parents and epics can loop).
 pub(super) fn check_epic_link(
     tx: &mut dyn StoreTx,
     number: Option<&str>,
     kind: Kind,
     epic: Option<i64>,
+    parent: Option<i64>,
 ) -> Result<(), ToolError> {
+    if kind == Kind::Epic && parent.is_some() {
+        return Err(invalid(
+            format!(
+                "{} is an epic: an epic is no sub-task",
+                number.unwrap_or("The new ticket")
+            ),
+            "Leave the parent out (epics gather tickets with epic_id), or make it a plain ticket (kind: ticket).",
+        ));
+    }
     let Some(epic) = epic else {
         return Ok(());
     };

@@ -71,6 +71,9 @@ impl<S: Store> Tracker<S> {
             } = edit;
             if !changed.is_empty() {
                 tx.update_ticket(row.id, &update, actor, &at)?;
+                if update.story_points.is_some() {
+                    super::sprints::keep_ticket(tx, &row, &at)?;
+                }
             }
             let updated = match (&description_edit, lines) {
                 (Some(edit), Some(lines)) => {
@@ -286,8 +289,9 @@ impl Editing<'_> {
         let row = self.row;
         let wanted = kind.unwrap_or(row.kind);
         let epic = self.update.epic_id.unwrap_or(row.epic_id);
-        if wanted != row.kind || self.update.epic_id.is_some() {
-            check_epic_link(tx, Some(&row.display_number()), wanted, epic)?;
+        let parent = self.update.parent_id.unwrap_or(row.parent_id);
+        if wanted != row.kind || self.update.epic_id.is_some() || self.update.parent_id.is_some() {
+            check_epic_link(tx, Some(&row.display_number()), wanted, epic, parent)?;
         }
         if wanted == row.kind {
             return Ok(());

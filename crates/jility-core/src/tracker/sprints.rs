@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use chrono::NaiveDate;
+use chrono::{Datelike as _, NaiveDate};
 use mcp_common_core::{Limit, Paged, ToolError, page::page_by_offset};
 
 use super::change_log::{Entry, change, record};
@@ -13,7 +13,7 @@ use super::{
     SprintStarted, SprintTicket, Tracker, now,
 };
 use crate::errors::{self, clip};
-use crate::model::Kind;
+use crate::model::{Kind, Status};
 use crate::params::{
     AddToSprint, CompleteSprint, CreateSprint, ListSprints, RemoveFromSprint, SprintName,
 };
@@ -28,10 +28,18 @@ pub const SPRINTS_TOOL: &str = "jility_list_sprints";
 const MAX_NAME_CHARS: usize = 100;
 const MAX_GOAL_CHARS: usize = 2_000;
 const MAX_CAPACITY: i64 = 10_000;
+/// Most days a sprint lasts (its burndown has a row a day).
+const MAX_DAYS: i64 = 366;
 /// Most tickets one call adds or removes.
 const MAX_TICKETS: usize = 500;
 /// Names a sprint filter gives a meaning of its own.
 const RESERVED: [&str; 3] = ["active", "none", "backlog"];
+
+/// A character that shows nothing: zero-width spaces and joiners, direction marks, the byte
+/// order mark and the like (Unicode's format characters in common use).
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}')
+}
 
 /// Today, UTC.
 pub(super) fn today() -> NaiveDate {
@@ -39,12 +47,17 @@ pub(super) fn today() -> NaiveDate {
 }
 
 pub(super) fn date(field: &str, text: &str) -> Result<NaiveDate, ToolError> {
-    NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").map_err(|_| {
-        invalid(
-            format!("`{field}` '{}' is not a date", clip(text)),
-            format!("Give `{field}` as YYYY-MM-DD, e.g. 2026-12-07."),
-        )
-    })
+    let text = text.trim();
+    // Exactly YYYY-MM-DD (the parser alone also takes `2026-1-7` and signed years).
+    NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .filter(|d| d.format("%Y-%m-%d").to_string() == text && (1970..=9999).contains(&d.year()))
+        .ok_or_else(|| {
+            invalid(
+                format!("`{field}` '{}' is not a date", clip(text)),
+                format!("Give `{field}` as YYYY-MM-DD (1970 to 9999), e.g. 2026-12-07."),
+            )
+        })
 }
 
 pub(super) fn conflict(message: impl Into<String>, hint: impl Into<String>) -> ToolError {
@@ -187,6 +200,41 @@ fn open_sprint(
     Ok(sprint)
 }
 
+/// Keep the figures of the sprints of `moves` (sprint, points moved in, points moved out):
+/// their remaining points of the day of `at` and what was moved (a sprint that is not active,
+/// or whose figures are not kept, is left alone). By sprint, in one order, so that two
+/// writers of the same sprints cannot wait on each other.
+pub(super) fn keep(
+    tx: &mut dyn StoreTx,
+    at: &str,
+    moves: &[(i64, u64, u64)],
+) -> Result<(), ToolError> {
+    let mut by_sprint: std::collections::BTreeMap<i64, (u64, u64)> = Default::default();
+    for (sprint, added, removed) in moves {
+        let e = by_sprint.entry(*sprint).or_default();
+        e.0 += added;
+        e.1 += removed;
+    }
+    let day = at.get(..10).unwrap_or(at);
+    for (sprint, (added, removed)) in by_sprint {
+        tx.keep_sprint(sprint, day, added, removed)?;
+    }
+    Ok(())
+}
+
+/// Keep the figures of `row`'s sprint, if it is in one, after a change of its status, points
+/// or life.
+pub(super) fn keep_ticket(
+    tx: &mut dyn StoreTx,
+    row: &TicketRow,
+    at: &str,
+) -> Result<(), ToolError> {
+    match row.sprint_id {
+        Some(sprint) => keep(tx, at, &[(sprint, 0, 0)]),
+        None => Ok(()),
+    }
+}
+
 /// The live tickets `references` name, each once, in order; all must be of `project`.
 fn tickets_of(
     tx: &mut dyn StoreTx,
@@ -235,7 +283,22 @@ impl<S: Store> Tracker<S> {
         actor: &str,
         p: CreateSprint,
     ) -> Result<SprintCreated, ToolError> {
-        let name = p.name.trim().to_string();
+        // Spaces only between words, one at a time: names that look alike are alike.
+        if p.name
+            .chars()
+            .any(|c| c.is_control() || (c.is_whitespace() && c != ' ') || invisible(c))
+        {
+            return Err(invalid(
+                "A sprint's name has a control, invisible or unusual space character",
+                "Use letters, digits, punctuation and plain spaces, like `Sprint 12`.",
+            ));
+        }
+        let name = p
+            .name
+            .split(' ')
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
         if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
             return Err(invalid(
                 format!("A sprint's name must have 1 to {MAX_NAME_CHARS} characters"),
@@ -275,6 +338,13 @@ impl<S: Store> Tracker<S> {
             return Err(invalid(
                 format!("The sprint ends ({ends}) before it starts ({starts})"),
                 "Give an `ends_on` on or after `starts_on`.",
+            ));
+        }
+        let days = (ends - starts).num_days() + 1;
+        if days > MAX_DAYS {
+            return Err(invalid(
+                format!("The sprint would last {days} days; a sprint lasts at most {MAX_DAYS}"),
+                "Plan in time boxes of a few weeks: one sprint after another.",
             ));
         }
         if let Some(capacity) = p.capacity_points
@@ -339,6 +409,16 @@ impl<S: Store> Tracker<S> {
                 .collect();
             let mut added = Vec::new();
             let mut already_in = Vec::new();
+            let mut moves = Vec::new();
+            if let Some(done) = rows.iter().find(|r| r.status == Status::Done) {
+                return Err(invalid(
+                    format!(
+                        "{} is done: a sprint plans work still to do; nothing was added",
+                        done.display_number()
+                    ),
+                    "Leave it out, or reopen it first (jility_update_status) if there is more to do.",
+                ));
+            }
             for row in &rows {
                 match row.sprint_id.and_then(|id| sprints.get(&id)) {
                     Some(current) if current.id == sprint.id => {
@@ -367,9 +447,15 @@ impl<S: Store> Tracker<S> {
                     "added"
                 };
                 move_ticket(tx, row, Some(&sprint), detail, actor, &at)?;
+                let points = u64::from(row.story_points.unwrap_or(0));
+                moves.push((sprint.id, points, 0));
+                if let Some(from) = row.sprint_id {
+                    moves.push((from, 0, points));
+                }
                 let from = (detail == "moved").then(|| row.sprint.clone()).flatten();
                 added.push(moved(row, from));
             }
+            keep(tx, &at, &moves)?;
             let out = sprint_now(tx, &sprint)?;
             Ok(AddedToSprint {
                 over_capacity: sprint
@@ -400,14 +486,17 @@ impl<S: Store> Tracker<S> {
             let rows = tickets_of(tx, &project, &p.tickets)?;
             let mut removed = Vec::new();
             let mut not_in = Vec::new();
+            let mut moves = Vec::new();
             for row in &rows {
                 if row.sprint_id != Some(sprint.id) {
                     not_in.push(row.display_number());
                     continue;
                 }
                 move_ticket(tx, row, None, "removed", actor, &at)?;
+                moves.push((sprint.id, 0, u64::from(row.story_points.unwrap_or(0))));
                 removed.push(moved(row, None));
             }
+            keep(tx, &at, &moves)?;
             Ok(RemovedFromSprint {
                 sprint: sprint_now(tx, &sprint)?,
                 removed,
@@ -460,6 +549,21 @@ impl<S: Store> Tracker<S> {
                 },
             )?;
             let row = find_sprint(tx, project.id, &sprint.name)?;
+            // Keep its figures from now on, from each day's so far (the replay's).
+            let today = today();
+            let (starts, ends) = (
+                date("starts_on", &row.starts_on)?,
+                date("ends_on", &row.ends_on)?,
+            );
+            let mut days: Vec<NaiveDate> = starts
+                .iter_days()
+                .take_while(|d| *d <= today.min(ends))
+                .collect();
+            if days.last() != Some(&today) {
+                days.push(today);
+            }
+            let days = super::sprint_stats::replayed_days(tx, &row, &days)?;
+            tx.begin_keeping(row.id, &days)?;
             Ok(SprintStarted {
                 sprint: sprint_now(tx, &row)?,
                 committed: members.iter().map(TicketRow::display_number).collect(),
@@ -482,7 +586,13 @@ impl<S: Store> Tracker<S> {
                     "Start it first (jility_start_sprint), or complete the active one.",
                 ));
             }
-            let target = match p.carry_over_to.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            if p.carry_over_to.as_deref().is_some_and(|t| t.trim().is_empty()) {
+                return Err(invalid(
+                    "`carry_over_to` is empty",
+                    "Name a planned sprint, or leave carry_over_to out to return the tickets to the backlog.",
+                ));
+            }
+            let target = match p.carry_over_to.as_deref().map(str::trim) {
                 None => None,
                 Some(reference) => {
                     let target = find_sprint(tx, project.id, reference)?;

@@ -21,7 +21,8 @@ use crate::params::{
     AddComment, AssignTicket, CreateTicket, LinkCommit, ListTickets, SearchTickets,
 };
 use crate::store::{
-    ListFilter, NewTicket, SearchPage, Store, StoreTx, TicketRow, TicketUpdate, WholeTicket,
+    ListFilter, NewTicket, SearchPage, Store, StoreTx, TicketRow, TicketSet, TicketUpdate,
+    WholeTicket,
 };
 
 /// Longest value a change shows inline in `recent_changes`; longer ones are cut.
@@ -89,7 +90,8 @@ impl<S: Store> Tracker<S> {
         let at = now();
         self.store.write(|tx| {
             let epic_id = resolve_opt(tx, p.epic_id.as_deref())?;
-            check_epic_link(tx, None, kind, epic_id)?;
+            let parent_id = resolve_opt(tx, p.parent_id.as_deref())?;
+            check_epic_link(tx, None, kind, epic_id, parent_id)?;
             let draft = Draft {
                 title,
                 description: p.description.unwrap_or_default(),
@@ -97,7 +99,7 @@ impl<S: Store> Tracker<S> {
                 story_points,
                 assignees,
                 labels,
-                parent_id: resolve_opt(tx, p.parent_id.as_deref())?,
+                parent_id,
                 epic_id,
                 kind,
             };
@@ -388,6 +390,18 @@ impl<S: Store> Tracker<S> {
         let at = now();
         self.store.write(|tx| {
             let row = resolve(tx, reference)?;
+            if row.kind == Kind::Epic {
+                let members = tx.ticket_rows(TicketSet::Epic(row.id))?.len();
+                if members > 0 {
+                    return Err(invalid(
+                        format!(
+                            "{} gathers {members} ticket(s): an epic is deleted once it has none",
+                            row.display_number()
+                        ),
+                        "Move its tickets to another epic (or out of it) first: jility_get_epic lists them.",
+                    ));
+                }
+            }
             tx.update_ticket(
                 row.id,
                 &TicketUpdate {
@@ -397,6 +411,7 @@ impl<S: Store> Tracker<S> {
                 actor,
                 &at,
             )?;
+            super::sprints::keep_ticket(tx, &row, &at)?;
             record(tx, row.id, actor, &at, change("deleted"))?;
             Ok(Deleted {
                 number: row.display_number(),

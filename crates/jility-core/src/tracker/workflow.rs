@@ -151,6 +151,7 @@ fn set_status(
         actor,
         at,
     )?;
+    super::sprints::keep_ticket(tx, row, at)?;
     record(
         tx,
         row.id,

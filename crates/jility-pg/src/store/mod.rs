@@ -106,6 +106,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0018_search_by_workspace.sql"),
     include_str!("../pg_migrations/0019_context_probes.sql"),
     include_str!("../pg_migrations/0020_planning.sql"),
+    include_str!("../pg_migrations/0021_kept_sprints.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)

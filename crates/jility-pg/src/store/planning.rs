@@ -2,8 +2,8 @@
 //! epics, sprints and the planner need. Every one names its workspace (`$1`).
 
 use jility_core::store::{
-    DependencyEdge, EpicRollup, NewSprint, PlanningTx, SprintRollup, SprintRow, SprintState,
-    SprintUpdate, TicketSet,
+    DependencyEdge, EpicRollup, KeptSprint, NewSprint, PlanningTx, SprintRollup, SprintRow,
+    SprintState, SprintUpdate, TicketSet,
 };
 
 use super::*;
@@ -335,5 +335,89 @@ impl PlanningTx for Tx<'_> {
                 ))
             })
             .collect()
+    }
+    fn begin_keeping(&mut self, sprint_id: i64, days: &[(String, u64)]) -> StoreResult<()> {
+        let ws = self.ws;
+        self.execute(
+            "INSERT INTO sprint_kept (workspace_id, sprint_id) VALUES ($1, $2) \
+             ON CONFLICT (sprint_id) DO UPDATE SET added_points = 0, removed_points = 0",
+            &[&ws, &sprint_id],
+        )?;
+        self.execute(
+            "DELETE FROM sprint_days WHERE workspace_id = $1 AND sprint_id = $2",
+            &[&ws, &sprint_id],
+        )?;
+        let dates: Vec<&str> = days.iter().map(|(d, _)| d.as_str()).collect();
+        let remaining: Vec<i64> = days.iter().map(|(_, r)| *r as i64).collect();
+        self.execute(
+            "INSERT INTO sprint_days (workspace_id, sprint_id, day, remaining) \
+             SELECT $1, $2, d.day, d.remaining FROM unnest($3::text[], $4::bigint[]) d(day, remaining)",
+            &[&ws, &sprint_id, &dates, &remaining],
+        )?;
+        Ok(())
+    }
+
+    fn keep_sprint(
+        &mut self,
+        sprint_id: i64,
+        day: &str,
+        added: u64,
+        removed: u64,
+    ) -> StoreResult<()> {
+        let ws = self.ws;
+        // The workspace's writers take turns (the writer lock every write takes first), so
+        // the sum below sees every change committed before this one.
+        let (added, removed) = (added as i64, removed as i64);
+        let kept = self.query_opt(
+            "UPDATE sprint_kept SET added_points = added_points + $3, \
+             removed_points = removed_points + $4 WHERE workspace_id = $1 AND sprint_id = $2 \
+             AND EXISTS (SELECT 1 FROM sprints s WHERE s.workspace_id = $1 AND s.id = $2 \
+                AND s.state = 'active') RETURNING sprint_id",
+            &[&ws, &sprint_id, &added, &removed],
+        )?;
+        if kept.is_none() {
+            return Ok(());
+        }
+        self.execute(
+            "INSERT INTO sprint_days (workspace_id, sprint_id, day, remaining) \
+             VALUES ($1, $2, $3, (SELECT coalesce(sum(t.story_points), 0)::bigint FROM tickets t \
+                WHERE t.workspace_id = $1 AND t.sprint_id = $2 AND t.deleted_at IS NULL \
+                AND t.status <> 'done')) \
+             ON CONFLICT (sprint_id, day) DO UPDATE SET remaining = EXCLUDED.remaining",
+            &[&ws, &sprint_id, &day],
+        )?;
+        Ok(())
+    }
+
+    fn kept_sprint(&mut self, sprint_id: i64) -> StoreResult<Option<KeptSprint>> {
+        let ws = self.ws;
+        let Some(row) = self.query_opt(
+            "SELECT added_points, removed_points FROM sprint_kept \
+             WHERE workspace_id = $1 AND sprint_id = $2",
+            &[&ws, &sprint_id],
+        )?
+        else {
+            return Ok(None);
+        };
+        let n = |v: i64| v.max(0) as u64;
+        let added: i64 = row.try_get(0).map_err(crate::store::db)?;
+        let removed: i64 = row.try_get(1).map_err(crate::store::db)?;
+        let days = self
+            .query(
+                "SELECT day, remaining FROM sprint_days WHERE workspace_id = $1 \
+                 AND sprint_id = $2 ORDER BY day",
+                &[&ws, &sprint_id],
+            )?
+            .iter()
+            .map(|r| {
+                let remaining: i64 = r.try_get(1).map_err(crate::store::db)?;
+                Ok((r.try_get(0).map_err(crate::store::db)?, n(remaining)))
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        Ok(Some(KeptSprint {
+            added_points: n(added),
+            removed_points: n(removed),
+            days,
+        }))
     }
 }

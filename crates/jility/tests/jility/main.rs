@@ -44,6 +44,7 @@ mod oauth_redirects;
 mod outage;
 mod paging;
 mod planning;
+mod planning_input;
 mod plans;
 mod remote_mcp;
 mod storage;

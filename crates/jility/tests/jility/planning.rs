@@ -25,7 +25,7 @@ use crate::cloud::{self, Server, token, workspace};
 use crate::pg::TestDb;
 use crate::support::{self, Project};
 
-fn block_on<F: Future>(future: F) -> F::Output {
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -34,7 +34,7 @@ fn block_on<F: Future>(future: F) -> F::Output {
 }
 
 /// Where the script runs: what it can do besides the tools.
-enum World {
+pub(crate) enum World {
     Local(Project),
     Cloud {
         db: TestDb,
@@ -64,13 +64,41 @@ impl World {
         }
     }
 
-    /// Every change after `mark` happened at `at`.
+    /// Every change after `mark` happened at `at`; so did the active sprint's kept figures
+    /// of today (its remaining points are kept by day as changes happen): they become that
+    /// day's, and the days after it (figures the sprint's start kept from the replay, when
+    /// none of this had happened yet) are gone, as if the days had passed.
     fn happened(&self, mark: i64, at: &str) {
         self.sql(
             "UPDATE ticket_changes SET changed_at = ?1 WHERE id > ?2",
             at,
             mark,
         );
+        let day = &at[..10];
+        let today = Utc::now().date_naive().to_string();
+        for sql in [
+            "DELETE FROM sprint_days WHERE day >= ?1 AND day <> ?2",
+            "UPDATE sprint_days SET day = ?1 WHERE day = ?2",
+        ] {
+            self.sql_text(sql, day, &today);
+        }
+    }
+
+    fn sql_text(&self, sql: &str, a: &str, b: &str) {
+        match self {
+            World::Local(p) => {
+                rusqlite::Connection::open(p.db())
+                    .unwrap()
+                    .execute(sql, rusqlite::params![a, b])
+                    .unwrap();
+            }
+            World::Cloud { db, .. } => {
+                let sql = sql.replace("?1", "$1").replace("?2", "$2");
+                tokio::task::block_in_place(|| {
+                    db.client().execute(&sql, &[&a, &b]).unwrap();
+                });
+            }
+        }
     }
 
     /// The sprint numbered `number` started at `at`.
@@ -100,7 +128,7 @@ impl World {
     }
 
     /// `jility ARGS` as a person would run it here (`--json` answers parsed).
-    fn cli(&self, args: &[&str]) -> (bool, String) {
+    pub(crate) fn cli(&self, args: &[&str]) -> (bool, String) {
         let out = match self {
             World::Local(p) => {
                 let run = support::run(p.root(), &[("JILITY_ACTOR", "alice")], args);
@@ -127,7 +155,7 @@ impl World {
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
     }
 
-    async fn mcp(&self) -> McpProcess {
+    pub(crate) async fn mcp(&self) -> McpProcess {
         match self {
             World::Local(p) => p.start().await,
             World::Cloud {
@@ -153,13 +181,13 @@ async fn until(mcp: &McpProcess, tool: &str, args: Value, done: impl Fn(&Value) 
     }
 }
 
-fn local() -> World {
+pub(crate) fn local() -> World {
     let project = Project::new();
     project.init("TASK");
     World::Local(project)
 }
 
-fn cloud_world() -> World {
+pub(crate) fn cloud_world() -> World {
     let db = TestDb::new();
     let pool = db.connect();
     let tokens = jility_cloud::auth::Tokens::new(&pool);
@@ -179,14 +207,14 @@ fn cloud_world() -> World {
     }
 }
 
-async fn ok(mcp: &McpProcess, tool: &str, args: Value) -> Value {
+pub(crate) async fn ok(mcp: &McpProcess, tool: &str, args: Value) -> Value {
     match mcp.call_markdown::<Value>(tool, args.clone()).await.1 {
         Ok(data) => data,
         Err(e) => panic!("{tool} {args}: expected success, got {e:?}"),
     }
 }
 
-async fn err(mcp: &McpProcess, tool: &str, args: Value, code: &str) -> String {
+pub(crate) async fn err(mcp: &McpProcess, tool: &str, args: Value, code: &str) -> String {
     let (text, answer) = mcp.call_markdown::<Value>(tool, args.clone()).await;
     let e = answer.expect_err(&text);
     assert_eq!(e.code, code, "{tool} {args}: {e:?}");
@@ -194,14 +222,14 @@ async fn err(mcp: &McpProcess, tool: &str, args: Value, code: &str) -> String {
     e.message
 }
 
-async fn create(mcp: &McpProcess, args: Value) -> String {
+pub(crate) async fn create(mcp: &McpProcess, args: Value) -> String {
     ok(mcp, "jility_create_ticket", args).await["ticket"]["number"]
         .as_str()
         .unwrap()
         .to_string()
 }
 
-async fn status(mcp: &McpProcess, ticket: &str, path: &[&str]) {
+pub(crate) async fn status(mcp: &McpProcess, ticket: &str, path: &[&str]) {
     for s in path {
         ok(
             mcp,

@@ -157,13 +157,14 @@ fn request_statements_read_about_what_they_return_before_statistics_and_when_ske
             statements.len()
         );
         // The statements the requests must have run (a whole-ticket read, batched or not;
-        // a listing's page and count; search; the planning reads).
+        // a listing's page and count; search; the planning reads, the active sprint's kept
+        // figures among them).
         for needle in [
             "unnest($1::bigint[]",
             "count(*)",
             "ts_rank",
             "t.kind = 'epic'",
-            "c.change_type = k.kind",
+            "FROM sprint_days",
             "t.status = 'todo'",
         ] {
             assert!(

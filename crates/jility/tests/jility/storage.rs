@@ -18,7 +18,7 @@ const V2: &str = include_str!("../../../jility-sqlite/src/migrations/0002_search
 const AT: &str = "2024-10-20T10:00:00.000Z";
 
 /// The schema version this jility writes.
-const LATEST: u32 = 5;
+const LATEST: u32 = 6;
 
 /// id, title, description, status, story points, deleted_at.
 type V1Ticket = (
@@ -309,7 +309,7 @@ fn assert_refused(p: &Project) {
     assert_eq!(
         e.message,
         format!(
-            "Cannot open the database {}: the database was made by a newer jility (schema version 99; this one knows up to 5)",
+            "Cannot open the database {}: the database was made by a newer jility (schema version 99; this one knows up to {LATEST})",
             p.db().display()
         )
     );

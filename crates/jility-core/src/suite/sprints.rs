@@ -1,0 +1,157 @@
+//! Sprints on the store: the active sprint's figures, kept as its tickets change, equal what
+//! the replay of its tickets' change log says, after every kind of change.
+
+use crate::model::Kind;
+use crate::params::{
+    AddToSprint, CompleteSprint, CreateSprint, CreateTicket, EditTicket, RemoveFromSprint,
+    SprintName, StatusName, UpdateStatus,
+};
+use crate::store::Store;
+
+use super::Ctx;
+
+/// After each step the kept statistics of the active sprint are the replayed ones; a few
+/// figures are also checked by hand, so that both cannot be wrong alike.
+pub(super) fn kept_equals_replay<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
+    let mut t = cx.tracker();
+    t.init("TASK", "Demo", false).unwrap();
+    let day = |offset: i64| {
+        (chrono::Utc::now().date_naive() + chrono::TimeDelta::days(offset)).to_string()
+    };
+    let mut tickets = Vec::new();
+    for (i, points) in [3, 5, 2, 8, 1, 13].into_iter().enumerate() {
+        let made = t
+            .create_ticket(
+                "alice",
+                CreateTicket {
+                    title: format!("Work {i}"),
+                    story_points: Some(points),
+                    status: Some(StatusName("todo".into())),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        tickets.push(made.ticket.number);
+    }
+    let sprint = |name: &str, from: i64, to: i64| CreateSprint {
+        name: name.into(),
+        goal: None,
+        starts_on: day(from),
+        ends_on: day(to),
+        capacity_points: None,
+    };
+    t.create_sprint("alice", sprint("One", -3, 10)).unwrap();
+    t.create_sprint("alice", sprint("Two", 11, 24)).unwrap();
+    let add = |t: &mut crate::Tracker<S>, name: &str, numbers: &[&String], move_tickets: bool| {
+        t.add_to_sprint(
+            "alice",
+            AddToSprint {
+                sprint: name.into(),
+                tickets: numbers.iter().map(|n| n.to_string()).collect(),
+                move_tickets,
+            },
+        )
+        .unwrap();
+    };
+    add(
+        &mut t,
+        "One",
+        &[&tickets[0], &tickets[1], &tickets[2]],
+        false,
+    );
+    let one = SprintName {
+        sprint: "One".into(),
+    };
+    let same = |t: &mut crate::Tracker<S>, step: &str| {
+        let kept = t.sprint_stats(&one).unwrap();
+        let replayed = t.sprint_stats_replayed(&one).unwrap();
+        assert_eq!(
+            serde_json::to_value(&kept).unwrap(),
+            serde_json::to_value(&replayed).unwrap(),
+            "after {step}: the kept figures differ from the replay"
+        );
+        kept
+    };
+    t.start_sprint("alice", one.clone()).unwrap();
+    let started = same(&mut t, "the start");
+    assert_eq!(started.committed_points, 10);
+    assert_eq!(started.remaining_points, 10);
+    let status = |t: &mut crate::Tracker<S>, ticket: &String, to: &str| {
+        t.update_status(
+            "bob",
+            UpdateStatus {
+                ticket_id: ticket.clone(),
+                status: StatusName(to.into()),
+                message: None,
+            },
+        )
+        .unwrap();
+    };
+    status(&mut t, &tickets[0], "in_progress");
+    same(&mut t, "a move to in progress");
+    status(&mut t, &tickets[0], "done");
+    let done = same(&mut t, "a ticket done");
+    assert_eq!((done.completed_points, done.remaining_points), (3, 7));
+    status(&mut t, &tickets[0], "in_progress");
+    same(&mut t, "a ticket reopened");
+    t.edit(
+        "carol",
+        EditTicket {
+            ticket_id: tickets[1].clone(),
+            story_points: Some(Some(8)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    same(&mut t, "re-estimated 5 → 8");
+    add(&mut t, "One", &[&tickets[3], &tickets[4]], false);
+    let added = same(&mut t, "two tickets added");
+    assert_eq!(added.added_points, 9);
+    t.remove_from_sprint(
+        "alice",
+        RemoveFromSprint {
+            sprint: "One".into(),
+            tickets: vec![tickets[2].clone()],
+        },
+    )
+    .unwrap();
+    let removed = same(&mut t, "a ticket removed");
+    assert_eq!(removed.removed_points, 2);
+    add(&mut t, "Two", &[&tickets[5]], false);
+    add(&mut t, "One", &[&tickets[5]], true);
+    same(&mut t, "a ticket moved in from a planned sprint");
+    add(&mut t, "Two", &[&tickets[4]], true);
+    same(&mut t, "a ticket moved out to a planned sprint");
+    t.delete("alice", &tickets[3]).unwrap();
+    let deleted = same(&mut t, "a ticket deleted");
+    // In: 0 (3, reopened), 1 (8), 5 (13); out: 2, 4 (moved), 3 (deleted).
+    assert_eq!(deleted.remaining_points, 3 + 8 + 13);
+    assert_eq!(
+        (deleted.added_points, deleted.removed_points),
+        (9 + 13, 2 + 1)
+    );
+    // A kind change of a member is refused (an epic is no sprint work): nothing to keep.
+    assert!(
+        t.edit(
+            "alice",
+            EditTicket {
+                ticket_id: tickets[1].clone(),
+                kind: Some(Kind::Epic),
+                ..Default::default()
+            },
+        )
+        .is_err()
+    );
+    same(&mut t, "a refused change");
+    // Completed: replayed (nothing kept is read), as it was at its completion.
+    t.complete_sprint(
+        "alice",
+        CompleteSprint {
+            sprint: "One".into(),
+            carry_over_to: None,
+        },
+    )
+    .unwrap();
+    let completed = t.sprint_stats(&one).unwrap();
+    assert_eq!(completed.remaining_points, 3 + 8 + 13);
+}
