@@ -46,3 +46,18 @@ export async function cloud({ serverEnv = {} } = {}) {
   return { base, mcp, token: acme.token, admin, database };
 }
 
+
+/**
+ * A page of `chrome` signed in as `who` through the sign-in page (a fresh context: their own
+ * cookies), with `page.ws` its workspace's base URL; `options` go to the browser context.
+ */
+export async function signIn(chrome, base, who, options = {}) {
+  const page = await h.newPage(chrome, options);
+  await page.goto(`${base}/login`);
+  await page.locator('main[data-page="login"]').waitFor();
+  await page.getByLabel(/email/i).fill(who.email);
+  await page.getByLabel(/password/i).fill(PASSWORD);
+  await Promise.all([page.waitForURL(/\/w\/[^/]+\//, { timeout: 10_000 }), page.locator('main form button[type=submit]').first().click()]);
+  page.ws = page.url().match(/^(.*\/w\/[^/]+)\//)[1];
+  return page;
+}

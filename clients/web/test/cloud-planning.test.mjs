@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
-import { PASSWORD, PEOPLE, cloud } from './cloud-fixture.mjs';
+import { PEOPLE, cloud, signIn as cloudSignIn } from './cloud-fixture.mjs';
 
 describe('cloud planning pages', () => {
   let server;
@@ -37,16 +37,10 @@ describe('cloud planning pages', () => {
     while (pages.length) await h.closeChecked(pages.pop());
   });
 
-  /** A signed-in page for `who` (a fresh context: their own cookies); `page.ws` its workspace's base. */
+  /** A signed-in page for `who` (closed, checked, after the test). */
   async function signIn(who, options = {}) {
-    const page = await h.newPage(chrome, options);
+    const page = await cloudSignIn(chrome, server.base, who, options);
     pages.push(page);
-    await page.goto(`${server.base}/login`);
-    await page.locator('main[data-page="login"]').waitFor();
-    await page.getByLabel(/email/i).fill(who.email);
-    await page.getByLabel(/password/i).fill(PASSWORD);
-    await Promise.all([page.waitForURL(/\/w\/[^/]+\//, { timeout: 10_000 }), page.locator('main form button[type=submit]').first().click()]);
-    page.ws = page.url().match(/^(.*\/w\/[^/]+)\//)[1];
     return page;
   }
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
-import { PASSWORD, PEOPLE, cloud } from './cloud-fixture.mjs';
+import { PASSWORD, PEOPLE, cloud, signIn as cloudSignIn } from './cloud-fixture.mjs';
 
 describe('cloud web app', () => {
   let server;
@@ -33,17 +33,10 @@ describe('cloud web app', () => {
     assert.deepEqual(report, [], 'no script errors or CSP violations');
   });
 
-  /** A signed-in page for `who` (a fresh context: their own cookies); its board URL in `board`. */
+  /** A signed-in page for `who` (closed after the test). */
   async function signIn(who, viewport) {
-    const page = await h.newPage(chrome, viewport ? { viewport } : {});
+    const page = await cloudSignIn(chrome, server.base, who, viewport ? { viewport } : {});
     pages.push(page);
-    await page.goto(`${server.base}/login`);
-    await page.locator('main[data-page="login"]').waitFor();
-    await page.getByLabel(/email/i).fill(who.email);
-    await page.getByLabel(/password/i).fill(PASSWORD);
-    await Promise.all([page.waitForURL(/\/w\/[^/]+\//, { timeout: 10_000 }), page.locator('main form button[type=submit]').first().click()]);
-    const ws = page.url().match(/^(.*\/w\/[^/]+)\//)[1];
-    page.ws = ws;
     return page;
   }
 

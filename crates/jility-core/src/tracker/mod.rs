@@ -27,6 +27,7 @@ mod epics;
 mod from_templates;
 mod plan;
 mod planning_answers;
+mod replay;
 mod sprint_stats;
 mod sprints;
 mod tickets;

@@ -562,7 +562,7 @@ impl<S: Store> Tracker<S> {
             if days.last() != Some(&today) {
                 days.push(today);
             }
-            let days = super::sprint_stats::replayed_days(tx, &row, &days)?;
+            let days = super::replay::replayed_days(tx, &row, &days)?;
             tx.begin_keeping(row.id, &days)?;
             Ok(SprintStarted {
                 sprint: sprint_now(tx, &row)?,

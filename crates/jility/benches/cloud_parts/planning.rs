@@ -133,6 +133,30 @@ async fn post_one(
     serde_json::from_str(&text).unwrap()
 }
 
+/// The sprint `sprint` (the create request's body) made, `tickets` added and started: its
+/// path (`/sprints/{number}`).
+async fn started_sprint(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    sprint: Value,
+    tickets: &[&Live],
+) -> String {
+    let created = post_one(http, base, token, "/sprints", sprint).await;
+    let path = format!("/sprints/{}", created["sprint"]["number"].as_i64().unwrap());
+    let numbers: Vec<String> = tickets.iter().map(|r| ticket_ref(r.number)).collect();
+    post_one(
+        http,
+        base,
+        token,
+        &format!("{path}/tickets"),
+        json!({"tickets": numbers}),
+    )
+    .await;
+    post_one(http, base, token, &format!("{path}/start"), json!({})).await;
+    path
+}
+
 fn ticket_ref(number: i64) -> String {
     format!("{KEY}-{number}")
 }
@@ -222,27 +246,9 @@ async fn plan_the_copy(base: &str, token: &str, url: &str) -> PlannedCopy {
     let day = |offset: i64| (today + chrono::Duration::days(offset)).to_string();
     for k in 0..COMPLETED {
         let starts = -14 * (COMPLETED as i64 - k as i64) - 5;
-        let name = format!("Sprint {}", k + 1);
-        let created = post_one(
-            &http,
-            base,
-            token,
-            "/sprints",
-            json!({"name": name, "starts_on": day(starts), "ends_on": day(starts + 13), "capacity_points": 30}),
-        )
-        .await;
         let picked: Vec<&Live> = pool.by_ref().take(COMPLETED_TICKETS).collect();
-        let path = format!("/sprints/{}", created["sprint"]["number"].as_i64().unwrap());
-        let numbers: Vec<String> = picked.iter().map(|r| ticket_ref(r.number)).collect();
-        post_one(
-            &http,
-            base,
-            token,
-            &format!("{path}/tickets"),
-            json!({"tickets": numbers}),
-        )
-        .await;
-        post_one(&http, base, token, &format!("{path}/start"), json!({})).await;
+        let sprint = json!({"name": format!("Sprint {}", k + 1), "starts_on": day(starts), "ends_on": day(starts + 13), "capacity_points": 30});
+        let path = started_sprint(&http, base, token, sprint, &picked).await;
         // Done the way people get there: through in progress.
         let done: Vec<Vec<(String, Value)>> = picked[..COMPLETED_DONE]
             .iter()
@@ -266,29 +272,11 @@ async fn plan_the_copy(base: &str, token: &str, url: &str) -> PlannedCopy {
     );
 
     // The active sprint: 300 tickets, started, then 10,000 changes.
-    let name = format!("Sprint {}", COMPLETED + 1);
-    let created = post_one(
-        &http,
-        base,
-        token,
-        "/sprints",
-        json!({"name": name, "goal": "Ship the planning board", "starts_on": day(-5), "ends_on": day(8), "capacity_points": 1200}),
-    )
-    .await;
-    let active = created["sprint"]["number"].as_i64().unwrap();
     let picked: Vec<&Live> = pool.by_ref().take(ACTIVE_TICKETS).collect();
     assert_eq!(picked.len(), ACTIVE_TICKETS);
-    let path = format!("/sprints/{active}");
-    let numbers: Vec<String> = picked.iter().map(|r| ticket_ref(r.number)).collect();
-    post_one(
-        &http,
-        base,
-        token,
-        &format!("{path}/tickets"),
-        json!({"tickets": numbers}),
-    )
-    .await;
-    post_one(&http, base, token, &format!("{path}/start"), json!({})).await;
+    let sprint = json!({"name": format!("Sprint {}", COMPLETED + 1), "goal": "Ship the planning board", "starts_on": day(-5), "ends_on": day(8), "capacity_points": 1200});
+    let path = started_sprint(&http, base, token, sprint, &picked).await;
+    let active: i64 = path.trim_start_matches("/sprints/").parse().unwrap();
     requests += 3;
     let points = [1, 2, 3, 5, 8];
     let changes: Vec<Vec<(String, Value)>> = picked
