@@ -202,8 +202,7 @@ fn open_sprint(
 
 /// Keep the figures of the sprints of `moves` (sprint, points moved in, points moved out):
 /// their remaining points of the day of `at` and what was moved (a sprint that is not active,
-/// or whose figures are not kept, is left alone). By sprint, in one order, so that two
-/// writers of the same sprints cannot wait on each other.
+/// or whose figures are not kept, is left alone), once per sprint however many tickets moved.
 pub(super) fn keep(
     tx: &mut dyn StoreTx,
     at: &str,
