@@ -151,20 +151,41 @@ impl PlanningTx for Tx<'_> {
                 "t.id IN (SELECT ticket_id FROM sprint_tickets WHERE sprint_id = ?1)",
                 &[id],
             ),
-            TicketSet::Candidates(project, limit) => {
+            TicketSet::Candidates {
+                project,
+                after,
+                limit,
+            } => {
+                // One status at a time along `tickets_live` (todo, then backlog), each read
+                // only as far as the chunk needs.
                 let sql = format!(
                     "SELECT {TICKET_COLUMNS} FROM tickets t JOIN projects p ON p.id = t.project_id \
-                     WHERE t.project_id = ?1 AND t.deleted_at IS NULL AND t.kind = 'ticket' \
-                     AND t.status IN ('todo', 'backlog') \
+                     WHERE t.status = ?2 AND t.deleted_at IS NULL AND t.id > ?3 \
+                     AND t.project_id = ?1 AND t.kind = 'ticket' \
                      AND NOT EXISTS (SELECT 1 FROM sprints s WHERE s.id = t.sprint_id \
                         AND s.state <> 'completed') \
-                     ORDER BY t.status = 'todo' DESC, t.id LIMIT ?2"
+                     ORDER BY t.id LIMIT ?4"
                 );
-                let mut stmt = self.tx.prepare_cached(&sql).map_err(db)?;
-                let rows = stmt
-                    .query_map(params![project, limit as i64], ticket_row)
-                    .map_err(db)?;
-                rows.collect::<Result<_, _>>().map_err(db)
+                let mut all = Vec::new();
+                for (backlog, status) in [(false, "todo"), (true, "backlog")] {
+                    let after_id = match after {
+                        Some(a) if a.backlog && !backlog => continue,
+                        Some(a) if a.backlog == backlog => a.id,
+                        _ => 0,
+                    };
+                    let left = limit.saturating_sub(all.len()) as i64;
+                    if left == 0 {
+                        break;
+                    }
+                    let mut stmt = self.tx.prepare_cached(&sql).map_err(db)?;
+                    let rows = stmt
+                        .query_map(params![project, status, after_id, left], ticket_row)
+                        .map_err(db)?;
+                    for row in rows {
+                        all.push(row.map_err(db)?);
+                    }
+                }
+                Ok(all)
             }
         }
     }
@@ -272,7 +293,11 @@ impl PlanningTx for Tx<'_> {
         let mut all = Vec::new();
         for chunk in ids.chunks(CHUNK) {
             let sql = format!(
-                "SELECT d.ticket_id, o.id, p.key || '-' || o.number, o.title, o.status \
+                "SELECT d.ticket_id, o.id, p.key || '-' || o.number, o.title, o.status, \
+                    o.kind = 'ticket' AND o.status IN ('todo', 'backlog') \
+                    AND o.project_id = (SELECT t.project_id FROM tickets t WHERE t.id = d.ticket_id) \
+                    AND NOT EXISTS (SELECT 1 FROM sprints s WHERE s.id = o.sprint_id \
+                       AND s.state <> 'completed') \
                  FROM dependencies d JOIN tickets o ON o.id = d.depends_on_id \
                  JOIN projects p ON p.id = o.project_id \
                  WHERE d.ticket_id IN ({}) AND o.deleted_at IS NULL \
@@ -289,6 +314,7 @@ impl PlanningTx for Tx<'_> {
                         on_number: r.get(2)?,
                         on_title: r.get(3)?,
                         on_status: status_of(&status)?,
+                        on_candidate: r.get(5)?,
                     })
                 })
                 .map_err(db)?;

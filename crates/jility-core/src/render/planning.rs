@@ -345,7 +345,7 @@ pub fn sprint_plan(p: &SprintPlan) -> String {
         }
     }
     if p.left_out_total > 0 {
-        let _ = writeln!(out, "\n## Left out ({})", p.left_out_total);
+        let _ = writeln!(out, "\n## Left out ({})", p.left_out_label());
         for t in &p.left_out {
             let _ = writeln!(out, "- {}: {} — {}", t.number, t.title, t.reason);
         }
@@ -354,6 +354,13 @@ pub fn sprint_plan(p: &SprintPlan) -> String {
                 out,
                 "… and {} more",
                 p.left_out_total as usize - p.left_out.len()
+            );
+        }
+        if !p.candidates_exact {
+            let _ = writeln!(
+                out,
+                "({} candidates considered; more backlog and todo tickets wait beyond them)",
+                p.candidates
             );
         }
     }

@@ -114,6 +114,17 @@ pub struct DependencyEdge {
     pub on_number: String,
     pub on_title: String,
     pub on_status: Status,
+    /// Whether `on_id` is itself a sprint candidate of `ticket_id`'s project (see
+    /// [`TicketSet::Candidates`]), so that the planner knows it without reading it.
+    pub on_candidate: bool,
+}
+
+/// A place in the planner's order of candidates: `todo` before `backlog`, then oldest
+/// (lowest id) first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CandidateRank {
+    pub backlog: bool,
+    pub id: i64,
 }
 
 /// Which tickets [`PlanningTx::ticket_rows`] reads.
@@ -125,9 +136,14 @@ pub enum TicketSet {
     Sprint(i64),
     /// Every ticket that was ever in a sprint, deleted ones included.
     EverInSprint(i64),
-    /// What a sprint of project `0` may take: live tickets (not epics) in `backlog` or
-    /// `todo` and in no open sprint, `todo` first, then oldest first, at most `1` of them.
-    Candidates(i64, usize),
+    /// What a sprint of `project` may take: live tickets (not epics) of the project in
+    /// `backlog` or `todo` and in no open sprint, in [`CandidateRank`] order (`todo` first,
+    /// then oldest first), after `after`, at most `limit` of them.
+    Candidates {
+        project: i64,
+        after: Option<CandidateRank>,
+        limit: usize,
+    },
 }
 
 /// Planning's storage operations, inside a transaction of [`super::StoreTx`].

@@ -155,3 +155,167 @@ pub(super) fn kept_equals_replay<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
     let completed = t.sprint_stats(&one).unwrap();
     assert_eq!(completed.remaining_points, 3 + 8 + 13);
 }
+
+/// The planner's reads: candidates in rank order a chunk at a time (todo, then backlog,
+/// oldest first; this project's live tickets in no open sprint, no epics), and whether each
+/// prerequisite is itself a candidate.
+pub(super) fn plan_candidates<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
+    use crate::model::Status;
+    use crate::store::{
+        CandidateRank, NewSprint, SprintState, SprintUpdate, TicketSet, TicketUpdate,
+    };
+
+    use super::{Spec, made, project, read, write};
+
+    let store = &mut cx.store;
+    let task = project(store, "TASK");
+    let ops = project(store, "OPS");
+    let mut spec = |title: &'static str, status: Status| {
+        made(
+            store,
+            &task,
+            Spec {
+                status,
+                ..Spec::new(title)
+            },
+        )
+    };
+    let b1 = spec("b1", Status::Backlog);
+    let t1 = spec("t1", Status::Todo);
+    let b2 = spec("b2", Status::Backlog);
+    let done = spec("done", Status::Done);
+    let t2 = spec("t2", Status::Todo);
+    let in_open = spec("in an open sprint", Status::Todo);
+    let in_closed = spec("in a completed sprint", Status::Backlog);
+    let epic = spec("an epic", Status::Todo);
+    let gone = spec("deleted", Status::Todo);
+    let b3 = spec("b3", Status::Backlog);
+    let elsewhere = made(
+        store,
+        &ops,
+        Spec {
+            status: Status::Todo,
+            ..Spec::new("another project's")
+        },
+    );
+    write(store, |tx| {
+        let sprint = |tx: &mut dyn crate::store::StoreTx, name: &str| {
+            tx.insert_sprint(&NewSprint {
+                project_id: task.id,
+                name,
+                goal: None,
+                starts_on: "2024-10-01",
+                ends_on: "2024-10-14",
+                capacity_points: None,
+                actor: "alice",
+                at: &super::at(1),
+            })
+        };
+        let open = sprint(tx, "Open")?;
+        let closed = sprint(tx, "Closed")?;
+        tx.update_sprint(
+            closed.id,
+            &SprintUpdate {
+                state: Some(SprintState::Completed),
+                ..Default::default()
+            },
+        )?;
+        let update = |sprint_id: Option<Option<i64>>, kind, deleted| TicketUpdate {
+            sprint_id,
+            kind,
+            deleted,
+            ..Default::default()
+        };
+        let at = super::at(2);
+        tx.update_ticket(
+            in_open.id,
+            &update(Some(Some(open.id)), None, false),
+            "alice",
+            &at,
+        )?;
+        tx.update_ticket(
+            in_closed.id,
+            &update(Some(Some(closed.id)), None, false),
+            "alice",
+            &at,
+        )?;
+        tx.update_ticket(
+            epic.id,
+            &update(None, Some(crate::model::Kind::Epic), false),
+            "alice",
+            &at,
+        )?;
+        tx.update_ticket(gone.id, &update(None, None, true), "alice", &at)?;
+        for on in [
+            t2.id,
+            done.id,
+            in_open.id,
+            in_closed.id,
+            epic.id,
+            elsewhere.id,
+            b3.id,
+        ] {
+            tx.add_dependency(b1.id, on, "alice", &at)?;
+        }
+        Ok(())
+    });
+    let all = [t1.id, t2.id, b1.id, b2.id, in_closed.id, b3.id];
+    let chunk = |store: &mut S, after: Option<CandidateRank>, limit: usize| {
+        read(store, |tx| {
+            Ok(tx.ticket_rows(TicketSet::Candidates {
+                project: task.id,
+                after,
+                limit,
+            })?)
+        })
+        .into_iter()
+        .map(|t| t.id)
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        chunk(store, None, 100),
+        all,
+        "every candidate, in rank order"
+    );
+    for size in 1..=7 {
+        let mut got: Vec<i64> = Vec::new();
+        let mut after = None;
+        loop {
+            let ids = chunk(store, after, size);
+            assert!(ids.len() <= size);
+            let Some(&last) = ids.last() else { break };
+            got.extend(&ids);
+            after = Some(CandidateRank {
+                backlog: ![t1.id, t2.id].contains(&last),
+                id: last,
+            });
+        }
+        assert_eq!(got, all, "chunks of {size}");
+    }
+    let ops_candidates = read(store, |tx| {
+        Ok(tx.ticket_rows(TicketSet::Candidates {
+            project: ops.id,
+            after: None,
+            limit: 10,
+        })?)
+    });
+    assert_eq!(
+        ops_candidates.iter().map(|t| t.id).collect::<Vec<_>>(),
+        vec![elsewhere.id]
+    );
+    let edges = read(store, |tx| Ok(tx.dependency_edges(&[b1.id])?));
+    let candidate: Vec<(i64, bool)> = edges.iter().map(|e| (e.on_id, e.on_candidate)).collect();
+    assert_eq!(
+        candidate,
+        vec![
+            (done.id, false),
+            (t2.id, true),
+            (in_open.id, false),
+            (in_closed.id, true),
+            (epic.id, false),
+            (b3.id, true),
+            (elsewhere.id, false),
+        ],
+        "prerequisites that are candidates of b1's project"
+    );
+}

@@ -259,9 +259,27 @@ pub struct SprintPlan {
     pub proposed: Vec<Proposed>,
     /// The proposal's numbers, in order: the `tickets` of jility_add_to_sprint.
     pub tickets: Vec<String>,
-    /// The first 50 tickets left out, with why; `left_out_total` counts them all.
+    /// The first 50 tickets left out, with why; `left_out_total` counts those left out
+    /// among the candidates considered.
     pub left_out: Vec<LeftOut>,
     pub left_out_total: u64,
-    /// Tickets considered (live backlog and todo tickets in no open sprint).
+    /// Candidates considered: live backlog and todo tickets in no open sprint, todo first,
+    /// then oldest first, read until the sprint is full and 50 left out are named (at most
+    /// 10,000).
     pub candidates: u64,
+    /// Whether every candidate was considered; when false, more backlog and todo tickets
+    /// wait beyond `candidates` (the sprint was full, or 10,000 were considered).
+    pub candidates_exact: bool,
+}
+
+impl SprintPlan {
+    /// How many were left out, for people: `73`, or `73+` when more candidates wait beyond
+    /// those considered.
+    pub fn left_out_label(&self) -> String {
+        if self.candidates_exact {
+            self.left_out_total.to_string()
+        } else {
+            format!("{}+", self.left_out_total)
+        }
+    }
 }

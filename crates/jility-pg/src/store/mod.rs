@@ -107,6 +107,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0019_context_probes.sql"),
     include_str!("../pg_migrations/0020_planning.sql"),
     include_str!("../pg_migrations/0021_kept_sprints.sql"),
+    include_str!("../pg_migrations/0022_plan_candidates.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)

@@ -159,23 +159,37 @@ impl PlanningTx for Tx<'_> {
                 ),
                 &[&ws, &id],
             ),
-            TicketSet::Candidates(project, limit) => {
-                let limit = limit as i64;
-                self.ticket_rows_of(
-                    &format!(
-                        "SELECT {{}} FROM (\
-                            (SELECT * FROM tickets t WHERE t.workspace_id = $1 \
-                             AND t.status = 'todo' AND t.deleted_at IS NULL ORDER BY t.id) \
-                            UNION ALL \
-                            (SELECT * FROM tickets t WHERE t.workspace_id = $1 \
-                             AND t.status = 'backlog' AND t.deleted_at IS NULL ORDER BY t.id)) t \
-                         {JOIN} WHERE t.project_id = $2 AND t.kind = 'ticket' \
-                         AND NOT EXISTS (SELECT 1 FROM sprints s WHERE s.workspace_id = $1 \
-                            AND s.id = t.sprint_id AND s.state <> 'completed' OFFSET 0) \
-                         LIMIT $3"
-                    ),
-                    &[&ws, &project, &limit],
-                )
+            TicketSet::Candidates {
+                project,
+                after,
+                limit,
+            } => {
+                // One status at a time along `tickets_live` (todo, then backlog), each read
+                // only as far as the chunk needs.
+                let mut rows = Vec::new();
+                for (backlog, status) in [(false, "todo"), (true, "backlog")] {
+                    let after_id = match after {
+                        Some(a) if a.backlog && !backlog => continue,
+                        Some(a) if a.backlog == backlog => a.id,
+                        _ => 0,
+                    };
+                    let left = limit.saturating_sub(rows.len()) as i64;
+                    if left == 0 {
+                        break;
+                    }
+                    rows.extend(self.ticket_rows_of(
+                        &format!(
+                            "SELECT {{}} FROM (SELECT * FROM tickets t WHERE t.workspace_id = $1 \
+                                AND t.status = $3 AND t.deleted_at IS NULL AND t.id > $4 \
+                                AND t.project_id = $2 AND t.kind = 'ticket' \
+                                AND NOT EXISTS (SELECT 1 FROM sprints s WHERE s.workspace_id = $1 \
+                                   AND s.id = t.sprint_id AND s.state <> 'completed' OFFSET 0) \
+                                ORDER BY t.id LIMIT $5) t {JOIN} ORDER BY t.id"
+                        ),
+                        &[&ws, &project, &status, &after_id, &left],
+                    )?);
+                }
+                Ok(rows)
             }
         }
     }
@@ -291,7 +305,12 @@ impl PlanningTx for Tx<'_> {
         }
         let ws = self.ws;
         let rows = self.query(
-            "SELECT d.ticket_id, o.id, p.key || '-' || o.number, o.title, o.status \
+            "SELECT d.ticket_id, o.id, p.key || '-' || o.number, o.title, o.status, \
+                o.kind = 'ticket' AND o.status IN ('todo', 'backlog') \
+                AND o.project_id = (SELECT t.project_id FROM tickets t \
+                   WHERE t.workspace_id = $1 AND t.id = d.ticket_id) \
+                AND NOT EXISTS (SELECT 1 FROM sprints s WHERE s.workspace_id = $1 \
+                   AND s.id = o.sprint_id AND s.state <> 'completed') \
              FROM unnest($2::bigint[]) i(id) \
              JOIN dependencies d ON d.workspace_id = $1 AND d.ticket_id = i.id \
              CROSS JOIN LATERAL (SELECT * FROM tickets o WHERE o.workspace_id = $1 \
@@ -309,6 +328,7 @@ impl PlanningTx for Tx<'_> {
                     on_number: r.try_get(2).map_err(crate::store::db)?,
                     on_title: r.try_get(3).map_err(crate::store::db)?,
                     on_status: status_of(&status)?,
+                    on_candidate: r.try_get(5).map_err(crate::store::db)?,
                 })
             })
             .collect()

@@ -341,7 +341,7 @@ fn proposal_markup(viewer: &Viewer, sprint: &Sprint, plan: &SprintPlan) -> Marku
             }
             @if plan.left_out_total > 0 {
                 details {
-                    summary { "Left out (" (plan.left_out_total) ")" }
+                    summary { "Left out (" (plan.left_out_label()) ")" }
                     ul {
                         @for l in &plan.left_out {
                             li { span class="key" { (l.number) } " " (l.title) " — " (l.reason) }

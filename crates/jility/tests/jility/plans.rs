@@ -165,7 +165,7 @@ fn request_statements_read_about_what_they_return_before_statistics_and_when_ske
             "ts_rank",
             "t.kind = 'epic'",
             "FROM sprint_days",
-            "t.status = 'todo'",
+            "t.project_id = $2 AND t.kind = 'ticket'",
         ] {
             assert!(
                 judged.iter().any(|j| j.query.contains(needle)),

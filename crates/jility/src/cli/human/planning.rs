@@ -444,7 +444,7 @@ pub fn plan(p: &Painter, plan: &SprintPlan) -> String {
     if plan.left_out_total > 0 {
         out.push_str(&format!(
             "\n{}\n",
-            heading(p, &format!("Left out ({})", plan.left_out_total))
+            heading(p, &format!("Left out ({})", plan.left_out_label()))
         ));
         let rows = plan
             .left_out
