@@ -989,33 +989,57 @@ impl StoreTx for Tx<'_> {
     fn search(
         &mut self,
         terms: &SearchTerms,
+        sprint: Option<Option<i64>>,
         offset: usize,
         limit: usize,
     ) -> StoreResult<SearchPage> {
         let query = fts_query(terms);
+        // Only a sprint's tickets (its id the parameter `mark`), or the backlog's (as
+        // listings say it), when asked.
+        let only = |mark: &str| match sprint {
+            None => format!(" AND {mark} IS NULL"),
+            Some(Some(_)) => format!(
+                " AND rowid IN (SELECT x.id FROM tickets x WHERE x.sprint_id = {mark} \
+                   AND x.deleted_at IS NULL)"
+            ),
+            Some(None) => format!(
+                " AND {mark} IS NULL AND NOT EXISTS (SELECT 1 FROM tickets x \
+                   JOIN sprints s ON s.id = x.sprint_id WHERE x.id = ticket_search.rowid \
+                   AND (s.state <> 'completed' OR x.status = 'done'))"
+            ),
+        };
+        let sprint_id = sprint.flatten();
         let total: i64 = self
             .tx
-            .prepare_cached("SELECT count(*) FROM ticket_search WHERE ticket_search MATCH ?1")
+            .prepare_cached(&format!(
+                "SELECT count(*) FROM ticket_search WHERE ticket_search MATCH ?1{}",
+                only("?2")
+            ))
             .map_err(db)?
-            .query_row([&query], |r| r.get(0))
+            .query_row(params![&query, sprint_id], |r| r.get(0))
             .map_err(db)?;
         // Titles weigh most, then descriptions, then comments.
         let sql = format!(
             "SELECT (SELECT snippet(ticket_search, -1, '**', '**', '…', 16) FROM ticket_search \
                      WHERE ticket_search MATCH ?1 AND rowid = hits.id), {SUMMARY_COLUMNS} \
              FROM (SELECT rowid AS id, bm25(ticket_search, 10.0, 4.0, 1.0) AS score FROM ticket_search \
-                   WHERE ticket_search MATCH ?1 ORDER BY score, rowid LIMIT ?2 OFFSET ?3) hits \
+                   WHERE ticket_search MATCH ?1{} \
+                   ORDER BY score, rowid LIMIT ?2 OFFSET ?3) hits \
              JOIN tickets t ON t.id = hits.id JOIN projects p ON p.id = t.project_id \
-             WHERE t.deleted_at IS NULL ORDER BY hits.score, hits.id"
+             WHERE t.deleted_at IS NULL ORDER BY hits.score, hits.id",
+            only("?4")
         );
         let mut stmt = self.tx.prepare_cached(&sql).map_err(db)?;
         let rows = stmt
-            .query_map(params![query, limit as i64, offset as i64], |r| {
-                Ok(SearchHit {
-                    snippet: r.get(0)?,
-                    ticket: summary_row(r, 1)?,
-                })
-            })
+            .query_map(
+                params![query, limit as i64, offset as i64, sprint_id],
+                |r| {
+                    Ok(SearchHit {
+                        snippet: r.get(0)?,
+                        ticket: summary_row(r, 1)?,
+                    })
+                },
+            )
             .map_err(db)?;
         let hits = rows.collect::<Result<_, _>>().map_err(db)?;
         Ok(SearchPage {

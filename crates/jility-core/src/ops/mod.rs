@@ -586,6 +586,7 @@ mod tests {
             query: "\"exact phrase\" & more".into(),
             limit: Some(3),
             cursor: None,
+            sprint: None,
         };
         let request = request_of::<SearchTickets>(&p).unwrap();
         assert!(request.query.contains("q=%22exact"), "{}", request.query);

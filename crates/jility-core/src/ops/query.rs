@@ -119,14 +119,14 @@ pub(super) fn list_query(query: &str) -> Result<Map<String, Value>, ToolError> {
 }
 
 pub(super) fn search_query(query: &str) -> Result<Map<String, Value>, ToolError> {
-    const KNOWN: &str = "`q`, `limit` and `cursor`";
+    const KNOWN: &str = "`q`, `sprint`, `limit` and `cursor`";
     let mut args = Map::new();
     for (name, value) in query_pairs(query) {
         match name.as_str() {
             "q" | "query" => {
                 args.insert("query".into(), Value::String(value));
             }
-            "cursor" => {
+            "cursor" | "sprint" => {
                 args.insert(name, Value::String(value));
             }
             "limit" => {

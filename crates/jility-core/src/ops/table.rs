@@ -154,7 +154,7 @@ operations! {
         params::SearchTickets => Paged<tracker::SearchResults>,
         "jility_search_tickets", "tickets.search", TicketsRead, Get "/search", cache 60,
         "Full-text search, best matches first, with snippets",
-        tool "Full-text search across titles, descriptions and comments, best matches first, with a snippet per hit. All words must match; \"quoted phrases\" match exactly; punctuation is ignored. `limit` default 20, at most 100; page on with `cursor`.", idempotent true,
+        tool "Full-text search across titles, descriptions and comments, best matches first, with a snippet per hit. All words must match; \"quoted phrases\" match exactly; punctuation is ignored. `sprint` keeps a sprint's tickets (name, number or `active`) or the backlog's (`none`). `limit` default 20, at most 100; page on with `cursor`.", idempotent true,
         query (search_query, &[("query", "q")]),
         paged tracker::SearchResults,
         render render::search,

@@ -261,6 +261,10 @@ pub struct SearchTickets {
     /// `next_cursor` of the previous page (with the same query).
     #[serde(default)]
     pub cursor: Option<String>,
+    /// Only the tickets of a sprint: its name or number, `active` (the active sprint), or
+    /// `none` (the backlog), as jility_list_tickets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprint: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]

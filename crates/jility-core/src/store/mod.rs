@@ -463,9 +463,13 @@ pub trait StoreTx: PlanningTx {
         limit: usize,
     ) -> StoreResult<ListPage>;
     /// The hits ranked `offset..offset + limit`, best first, and how many match in all.
+    /// The hits of `terms` ranked `offset..offset + limit`, among the tickets of a sprint
+    /// (`sprint: Some(Some(id))`) or of the backlog (`Some(None)`, as [`ListFilter`]) when
+    /// asked.
     fn search(
         &mut self,
         terms: &SearchTerms,
+        sprint: Option<Option<i64>>,
         offset: usize,
         limit: usize,
     ) -> StoreResult<SearchPage>;
@@ -512,9 +516,10 @@ pub trait Store {
     fn search(
         &mut self,
         terms: &SearchTerms,
+        sprint: Option<Option<i64>>,
         offset: usize,
         limit: usize,
     ) -> Result<SearchPage, ToolError> {
-        self.read(|tx| Ok(tx.search(terms, offset, limit)?))
+        self.read(|tx| Ok(tx.search(terms, sprint, offset, limit)?))
     }
 }

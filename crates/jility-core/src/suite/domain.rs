@@ -320,6 +320,7 @@ pub(super) fn cursors<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
                     query: query.into(),
                     limit: Some(limit),
                     cursor: cursor.clone(),
+                    sprint: None,
                 })
                 .unwrap();
             pages.push((

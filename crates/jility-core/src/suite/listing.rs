@@ -639,8 +639,8 @@ fn search<S: Store>(
     offset: usize,
     limit: usize,
 ) -> (Vec<i64>, usize, bool, SearchPage) {
-    let page = store.search(terms, offset, limit).unwrap();
-    let in_read = read(store, |tx| Ok(tx.search(terms, offset, limit)?));
+    let page = store.search(terms, None, offset, limit).unwrap();
+    let in_read = read(store, |tx| Ok(tx.search(terms, None, offset, limit)?));
     let shown = |p: &SearchPage| {
         p.hits
             .iter()

@@ -88,7 +88,7 @@ pub struct Check<S> {
 
 /// Every check, in the order [`run`] runs them.
 pub fn checks<S: Store + Clone>() -> Vec<Check<S>> {
-    let all: [(&'static str, CheckFn<S>); 27] = [
+    let all: [(&'static str, CheckFn<S>); 28] = [
         ("no_project", rows::no_project),
         ("projects", rows::projects),
         ("numbering", rows::numbering),
@@ -119,6 +119,7 @@ pub fn checks<S: Store + Clone>() -> Vec<Check<S>> {
         ("domain_cursors", domain::cursors),
         ("kept_sprint_figures", sprints::kept_equals_replay),
         ("plan_candidates", sprints::plan_candidates),
+        ("search_by_sprint", sprints::search_by_sprint),
     ];
     all.into_iter()
         .map(|(name, run)| Check { name, run })

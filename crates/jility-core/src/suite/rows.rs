@@ -50,7 +50,7 @@ pub(super) fn no_project<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         ),
         (0, 0, true, None)
     );
-    let hits = store.search(&terms(&[&["anything"]]), 0, 10).unwrap();
+    let hits = store.search(&terms(&[&["anything"]]), None, 0, 10).unwrap();
     assert_eq!((hits.hits.len(), hits.total), (0, 0));
     let err = cx
         .tracker()
@@ -426,7 +426,7 @@ pub(super) fn failed_write_writes_nothing<S: Store + Clone>(cx: &mut Ctx<'_, S>)
     let page = read(store, |tx| Ok(tx.list(&ListFilter::default(), None, 10)?));
     assert_eq!(page.total, 1);
     for word in ["doomed", "platypus", "wombat", "changed"] {
-        let found = store.search(&terms(&[&[word]]), 0, 10).unwrap();
+        let found = store.search(&terms(&[&[word]]), None, 0, 10).unwrap();
         assert_eq!((found.hits.len(), found.total), (0, 0), "search {word}");
     }
     // The number the failed write took is the next one given.

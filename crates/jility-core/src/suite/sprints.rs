@@ -319,3 +319,192 @@ pub(super) fn plan_candidates<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         "prerequisites that are candidates of b1's project"
     );
 }
+
+/// Search within a sprint (by name, `active`) or the backlog (`none`) finds exactly the
+/// matches a listing of that sprint holds, page after page; an unknown sprint is refused.
+pub(super) fn search_by_sprint<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
+    use std::collections::BTreeSet;
+
+    use crate::params::{ListTickets, SearchTickets};
+
+    let mut t = cx.tracker();
+    t.init("TASK", "Demo", false).unwrap();
+    let mut numbers = Vec::new();
+    for i in 0..12 {
+        let title = if i % 3 == 2 {
+            format!("Unrelated chore {i}")
+        } else {
+            format!("Rotate the signing keys, part {i}")
+        };
+        let made = t
+            .create_ticket(
+                "alice",
+                CreateTicket {
+                    title,
+                    story_points: Some(1),
+                    status: Some(StatusName("todo".into())),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        numbers.push(made.ticket.number);
+    }
+    let day = |offset: i64| {
+        (chrono::Utc::now().date_naive() + chrono::TimeDelta::days(offset)).to_string()
+    };
+    for (name, from, to) in [("Past", -20, -7), ("Now", -3, 10), ("Next", 11, 24)] {
+        t.create_sprint(
+            "alice",
+            CreateSprint {
+                name: name.into(),
+                goal: None,
+                starts_on: day(from),
+                ends_on: day(to),
+                capacity_points: None,
+            },
+        )
+        .unwrap();
+    }
+    let add = |t: &mut crate::Tracker<S>, sprint: &str, which: &[usize]| {
+        t.add_to_sprint(
+            "alice",
+            AddToSprint {
+                sprint: sprint.into(),
+                tickets: which.iter().map(|&i| numbers[i].clone()).collect(),
+                move_tickets: false,
+            },
+        )
+        .unwrap();
+    };
+    // Past: completed with 0 done (counted in no backlog) and 1 carried back to it.
+    add(&mut t, "Past", &[0, 1]);
+    t.start_sprint(
+        "alice",
+        SprintName {
+            sprint: "Past".into(),
+        },
+    )
+    .unwrap();
+    for status in ["in_progress", "done"] {
+        t.update_status(
+            "alice",
+            UpdateStatus {
+                ticket_id: numbers[0].clone(),
+                status: StatusName(status.into()),
+                message: None,
+            },
+        )
+        .unwrap();
+    }
+    t.complete_sprint(
+        "alice",
+        CompleteSprint {
+            sprint: "Past".into(),
+            carry_over_to: None,
+        },
+    )
+    .unwrap();
+    add(&mut t, "Now", &[3, 4, 5, 6]);
+    t.start_sprint(
+        "alice",
+        SprintName {
+            sprint: "Now".into(),
+        },
+    )
+    .unwrap();
+    add(&mut t, "Next", &[7, 8]);
+
+    let searched = |t: &mut crate::Tracker<S>, sprint: Option<&str>| {
+        let mut found = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = t
+                .search(&SearchTickets {
+                    query: "signing keys".into(),
+                    limit: Some(2),
+                    cursor: cursor.take(),
+                    sprint: sprint.map(str::to_string),
+                })
+                .unwrap();
+            found.extend(page.data.hits.into_iter().map(|h| h.number));
+            assert!(page.page.total >= found.len() as u64);
+            match page.page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => {
+                    assert_eq!(page.page.total, found.len() as u64, "{sprint:?}: total");
+                    break;
+                }
+            }
+        }
+        let unique: BTreeSet<String> = found.iter().cloned().collect();
+        assert_eq!(unique.len(), found.len(), "{sprint:?}: a hit twice");
+        unique
+    };
+    let listed = |t: &mut crate::Tracker<S>, sprint: &str| -> BTreeSet<String> {
+        let page = t
+            .list(&ListTickets {
+                sprint: Some(sprint.into()),
+                limit: Some(200),
+                ..Default::default()
+            })
+            .unwrap();
+        page.data.tickets.into_iter().map(|t| t.number).collect()
+    };
+    let everywhere = searched(&mut t, None);
+    assert_eq!(everywhere.len(), 8);
+    let want = |which: &[usize]| -> BTreeSet<String> {
+        which
+            .iter()
+            .filter(|&&i| i % 3 != 2)
+            .map(|&i| numbers[i].clone())
+            .collect()
+    };
+    for (sprint, which) in [
+        ("Now", vec![3, 4, 5, 6]),
+        ("active", vec![3, 4, 5, 6]),
+        ("2", vec![3, 4, 5, 6]),
+        ("Next", vec![7, 8]),
+        ("Past", vec![0]),
+    ] {
+        assert_eq!(
+            searched(&mut t, Some(sprint)),
+            want(&which),
+            "sprint {sprint}"
+        );
+    }
+    let backlog = searched(&mut t, Some("none"));
+    assert_eq!(backlog, want(&[1, 9, 10, 11]));
+    let in_list: BTreeSet<String> = listed(&mut t, "none")
+        .intersection(&everywhere)
+        .cloned()
+        .collect();
+    assert_eq!(
+        backlog, in_list,
+        "the backlog searched is the backlog listed"
+    );
+    let unknown = t
+        .search(&SearchTickets {
+            query: "signing".into(),
+            limit: None,
+            cursor: None,
+            sprint: Some("Sprint 99".into()),
+        })
+        .unwrap_err();
+    assert!(unknown.to_string().contains("Sprint 99"), "{unknown}");
+    // A cursor of one sprint's search is no cursor of another's.
+    let first = t
+        .search(&SearchTickets {
+            query: "signing keys".into(),
+            limit: Some(1),
+            cursor: None,
+            sprint: Some("Now".into()),
+        })
+        .unwrap();
+    let wrong = t.search(&SearchTickets {
+        query: "signing keys".into(),
+        limit: Some(1),
+        cursor: first.page.next_cursor,
+        sprint: Some("Next".into()),
+    });
+    assert!(wrong.is_err(), "a cursor crossed sprints");
+}

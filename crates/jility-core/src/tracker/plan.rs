@@ -309,7 +309,7 @@ impl<'a> Planner<'a> {
                 continue;
             }
             let why = self.why.remove(&i).or_else(|| {
-                self.is_ready(i).then(|| match t.story_points {
+                self.is_ready(i).then_some(match t.story_points {
                     None => Why::Unestimated,
                     Some(needs) => Why::OverCapacity {
                         needs,

@@ -222,14 +222,22 @@ impl<S: Store> Tracker<S> {
                 "Search for words that appear in titles, descriptions or comments.",
             ));
         }
-        // Bound to the terms as searched: `JWT token` and `jwt, token` are one query.
-        let cursors = self.cursor_key.bind(SEARCH_TOOL, &terms.0);
+        let sprint = match p.sprint.as_deref() {
+            Some(name) => self.store.read(|tx| sprint_filter(tx, Some(name)))?,
+            None => None,
+        };
+        // Bound to the terms as searched (`JWT token` and `jwt, token` are one query) and
+        // to the sprint as resolved.
+        let cursors = match sprint {
+            None => self.cursor_key.bind(SEARCH_TOOL, &terms.0),
+            Some(sprint) => self.cursor_key.bind(SEARCH_TOOL, &(&terms.0, sprint)),
+        };
         let offset: usize = cursors.start(p.cursor.as_deref())?.unwrap_or(0);
         let SearchPage {
             hits,
             total,
             total_exact,
-        } = self.store.search(&terms, offset, limit)?;
+        } = self.store.search(&terms, sprint, offset, limit)?;
         // The offset counts index rows, as the store's OFFSET does.
         let end = offset.saturating_add(limit);
         let next = (end < total).then(|| cursors.encode(&end));

@@ -522,6 +522,7 @@ impl Store for PgStore {
     fn search(
         &mut self,
         terms: &SearchTerms,
+        sprint: Option<Option<i64>>,
         offset: usize,
         limit: usize,
     ) -> Result<SearchPage, ToolError> {
@@ -532,7 +533,7 @@ impl Store for PgStore {
                      SET LOCAL plan_cache_mode = force_custom_plan",
                 )
                 .map_err(db)?;
-            let found = search::search(tx, terms, offset, limit);
+            let found = search::search(tx, terms, sprint, offset, limit);
             let ended = tx.client.batch_execute("ROLLBACK").map_err(db);
             let found = found?;
             ended.map(|()| found)

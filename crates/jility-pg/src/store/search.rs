@@ -85,6 +85,7 @@ fn ts_query(terms: &SearchTerms) -> (String, Vec<String>) {
 pub(super) fn search(
     tx: &mut Tx<'_>,
     terms: &SearchTerms,
+    sprint: Option<Option<i64>>,
     offset: usize,
     limit: usize,
 ) -> StoreResult<SearchPage> {
@@ -96,6 +97,28 @@ pub(super) fn search(
             .into_iter()
             .map(|w| (Box::new(w) as Param, Type::TEXT)),
     );
+    // Only a sprint's tickets, or the backlog's (as listings say it), when asked: a
+    // condition on each ticket the statement looks at, by its id.
+    let sprint_mark = match sprint {
+        Some(Some(id)) => {
+            values.push((Box::new(id), Type::INT8));
+            values.len()
+        }
+        _ => 0,
+    };
+    let only = |id: &str| match sprint {
+        None => String::new(),
+        Some(Some(_)) => format!(
+            " AND EXISTS (SELECT 1 FROM tickets o WHERE o.workspace_id = $1 AND o.id = {id} \
+               AND o.sprint_id = ${sprint_mark})"
+        ),
+        Some(None) => format!(
+            " AND NOT EXISTS (SELECT 1 FROM tickets o JOIN sprints sp \
+               ON sp.workspace_id = o.workspace_id AND sp.id = o.sprint_id \
+               WHERE o.workspace_id = $1 AND o.id = {id} \
+               AND (sp.state <> 'completed' OR o.status = 'done') OFFSET 0)"
+        ),
+    };
     values.push((Box::new(limit as i64), Type::INT8));
     let limit_mark = values.len();
     values.push((Box::new(offset as i64), Type::INT8));
@@ -129,25 +152,25 @@ pub(super) fn search(
     let sql = format!(
         "WITH q AS (SELECT {query} AS query), \
          sample AS (SELECT count(*) >= {DENSE} AS dense \
-            FROM (SELECT s.search FROM ticket_search s WHERE {newest} {newest_order} \
-                  LIMIT {SAMPLE}) w \
-            WHERE ts_match_vq(w.search, {query})), \
+            FROM (SELECT s.ticket_id AS id, s.search FROM ticket_search s \
+                  WHERE {newest} {newest_order} LIMIT {SAMPLE}) w \
+            WHERE ts_match_vq(w.search, {query}){only_w}), \
          scan AS MATERIALIZED (SELECT w.id, {scan_rank} AS score \
             FROM (SELECT s.ticket_id AS id, s.search \
                   FROM ticket_search s WHERE {newest} AND (SELECT dense FROM sample) \
                   {newest_order} LIMIT {BUDGET}) w \
-            WHERE ts_match_vq(w.search, {query}) \
+            WHERE ts_match_vq(w.search, {query}){only_w} \
             ORDER BY w.id DESC LIMIT {probe}), \
          matched AS MATERIALIZED (SELECT id, score FROM scan \
               WHERE (SELECT count(*) > {RANKED} FROM scan) \
             UNION ALL SELECT s.ticket_id, {gin_rank} FROM ticket_search s, q \
-              WHERE s.workspace_id = $1 AND s.search @@ q.query \
+              WHERE s.workspace_id = $1 AND s.search @@ q.query{only_s} \
                 AND (SELECT count(*) <= {RANKED} FROM scan)), \
          counted AS (SELECT count(*) AS n FROM matched), \
          cut AS (SELECT id FROM matched ORDER BY id DESC OFFSET {RANKED} LIMIT 1), \
          older AS MATERIALIZED (SELECT s.ticket_id AS id FROM ticket_search s \
             WHERE {newest} AND s.ticket_id <= (SELECT id FROM cut) \
-              AND ts_match_vq(s.search, {query}) \
+              AND ts_match_vq(s.search, {query}){only_s} \
             {newest_order} \
             LIMIT greatest(0, ${limit_mark}::bigint + ${offset_mark}::bigint + 1 - {RANKED})), \
          hits AS (SELECT id, score, grp \
@@ -177,6 +200,8 @@ pub(super) fn search(
          ORDER BY page.grp, page.score DESC, \
             CASE WHEN page.grp = 0 THEN page.id ELSE -page.id END",
         probe = RANKED + 1,
+        only_w = only("w.id"),
+        only_s = only("s.ticket_id"),
         scan_rank = rank("w.search", &query),
         gin_rank = rank("s.search", "q.query"),
         title_matches = matches('a'),

@@ -554,9 +554,10 @@ impl StoreTx for Tx<'_> {
     fn search(
         &mut self,
         terms: &SearchTerms,
+        sprint: Option<Option<i64>>,
         offset: usize,
         limit: usize,
     ) -> StoreResult<SearchPage> {
-        search::search(self, terms, offset, limit)
+        search::search(self, terms, sprint, offset, limit)
     }
 }

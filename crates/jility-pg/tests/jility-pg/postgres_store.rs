@@ -108,6 +108,7 @@ fn search_numbers<S: Store>(t: &mut Tracker<S>, query: &str) -> (Vec<String>, u6
             query: query.to_string(),
             limit: Some(100),
             cursor: None,
+            sprint: None,
         })
         .unwrap();
     (
@@ -845,6 +846,7 @@ fn search_matches_every_word_phrases_exactly_and_ranks_title_first() {
             query: "zebra".into(),
             limit: None,
             cursor: None,
+            sprint: None,
         })
         .unwrap();
     for hit in &result.data.hits {
@@ -863,6 +865,7 @@ fn search_matches_every_word_phrases_exactly_and_ranks_title_first() {
             query: "zebra".into(),
             limit: Some(2),
             cursor: None,
+            sprint: None,
         })
         .unwrap();
     assert_eq!(first.data.hits.len(), 2);
@@ -871,6 +874,7 @@ fn search_matches_every_word_phrases_exactly_and_ranks_title_first() {
             query: "zebra".into(),
             limit: Some(2),
             cursor: first.page.next_cursor.clone(),
+            sprint: None,
         })
         .unwrap();
     assert_eq!(second.data.hits.len(), 1);
@@ -889,6 +893,7 @@ fn search_matches_every_word_phrases_exactly_and_ranks_title_first() {
             query: "zebra".into(),
             limit: Some(2),
             cursor: first.page.next_cursor.clone(),
+            sprint: None,
         })
         .unwrap();
     assert!(past.data.hits.is_empty());

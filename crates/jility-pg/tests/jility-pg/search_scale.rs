@@ -113,6 +113,7 @@ fn walk(t: &mut Tracker<PgStore>, query: &str, limit: i64) -> (Vec<String>, Vec<
                 query: query.to_string(),
                 limit: Some(limit),
                 cursor: cursor.take(),
+                sprint: None,
             })
             .unwrap();
         numbers.extend(page.data.hits.into_iter().map(|h| h.number));
@@ -136,7 +137,12 @@ fn store_search(
     store
         .read(|tx| {
             let page = tx
-                .search(&SearchTerms(vec![vec![word.to_string()]]), offset, limit)
+                .search(
+                    &SearchTerms(vec![vec![word.to_string()]]),
+                    None,
+                    offset,
+                    limit,
+                )
                 .map_err(ToolError::from)?;
             assert_eq!(page.total_exact, page.total <= RANKED, "{word}: exactness");
             Ok((
@@ -167,6 +173,7 @@ fn check_big(
             query: word.to_string(),
             limit: Some(20),
             cursor: None,
+            sprint: None,
         })
         .unwrap();
     assert_eq!(page.page.total_exact, Some(false), "{word}: a lower bound");
@@ -233,7 +240,7 @@ fn store_search_terms(t: &mut Tracker<PgStore>, words: &[&str]) -> (Vec<String>,
     let terms = SearchTerms(words.iter().map(|w| vec![w.to_string()]).collect());
     store
         .read(|tx| {
-            let page = tx.search(&terms, 0, 20).map_err(ToolError::from)?;
+            let page = tx.search(&terms, None, 0, 20).map_err(ToolError::from)?;
             Ok((
                 page.hits.into_iter().map(|h| h.ticket.number).collect(),
                 page.total,
@@ -260,6 +267,7 @@ fn up_to_the_cap_everything_is_ranked_and_counted_exactly() {
             query: "gamma".into(),
             limit: Some(5),
             cursor: None,
+            sprint: None,
         })
         .unwrap();
     assert_eq!(page.page.total as usize, RANKED);
@@ -273,6 +281,7 @@ fn up_to_the_cap_everything_is_ranked_and_counted_exactly() {
             query: "zebra".into(),
             limit: None,
             cursor: None,
+            sprint: None,
         })
         .unwrap();
     let numbers: Vec<String> = page.data.hits.iter().map(|h| h.number.clone()).collect();

@@ -160,6 +160,7 @@ async fn columns<S: Site>(
                 query: text.clone(),
                 limit: Some(SEARCH_SIZE),
                 cursor: None,
+                sprint: filters.sprint.clone(),
             },
         )
         .await?;
@@ -266,10 +267,10 @@ fn render(
             @if let Some(stats) = sprint { (sprint_header(viewer, stats)) }
             (filter_form(&base, filters))
             div id="notice" {}
-            @if filters.text.is_some() && (filters.label.is_some() || filters.epic.is_some() || filters.sprint.is_some()) {
+            @if filters.text.is_some() && (filters.label.is_some() || filters.epic.is_some()) {
                 p class="help" data-note="search-filters" {
-                    "The text filter searches every ticket: the label, epic and sprint filters do not apply "
-                    "to it (the assignee filter does). Clear the text to filter by label, epic or sprint."
+                    "The text filter searches every ticket: the label and epic filters do not apply "
+                    "to it (the assignee and sprint filters do). Clear the text to filter by label or epic."
                 }
             }
             div class="board" data-board data-can-write=(viewer.can_write) data-base=(base) {

@@ -122,9 +122,6 @@ impl ListFilters {
         if self.board.epic.is_some() {
             names.push("epic");
         }
-        if self.board.sprint.is_some() {
-            names.push("sprint");
-        }
         if self.parent.is_some() {
             names.push("parent");
         }
@@ -176,6 +173,7 @@ async fn find<S: Site>(
                 query: text.clone(),
                 limit: Some(SEARCH_PAGE_SIZE),
                 cursor: filters.cursor.clone(),
+                sprint: filters.board.sprint.clone(),
             },
         )
         .await?;
@@ -229,7 +227,7 @@ fn render(viewer: &Viewer, filters: &ListFilters, found: &Found, people: &[Strin
                 p class="help" data-note="search-filters" {
                     "Search looks through every ticket: the "
                     (filters.beyond_search().join(", "))
-                    " filter does not apply to it (status and assignee do). "
+                    " filter does not apply to it (status, assignee and sprint do). "
                     "Clear the search to filter by them."
                 }
             }

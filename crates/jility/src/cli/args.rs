@@ -279,6 +279,10 @@ pub enum TicketCommand {
         /// The next page: the cursor the previous page printed (with the same query).
         #[arg(long)]
         cursor: Option<String>,
+        /// Only the tickets of a sprint: its name or number, `active`, or `none` (the
+        /// backlog).
+        #[arg(long)]
+        sprint: Option<String>,
     },
     /// Link a git commit to a ticket.
     Link {

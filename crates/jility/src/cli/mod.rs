@@ -559,11 +559,13 @@ fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolE
             query,
             limit,
             cursor,
+            sprint,
         } => out.show_page(
             t.exec::<ops::SearchTickets>(SearchTickets {
                 query,
                 limit,
                 cursor,
+                sprint,
             })?,
             views::search,
         ),

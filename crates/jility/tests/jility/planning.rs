@@ -323,6 +323,40 @@ async fn script(world: &World) {
     assert_eq!(started["sprint"]["committed_points"], 10);
     world.happened(mark, &day(d(-4), "09:00:00"));
     world.started(2, &day(d(-4), "10:00:00"));
+    // Search within the sprint, or the backlog (MCP; REST through the bridge; the CLI).
+    for (query, sprint, want) in [
+        ("login", "active", vec![t1.clone()]),
+        ("login", "Sprint 1", vec![t1.clone()]),
+        ("login", "none", vec![]),
+        ("password reset", "active", vec![]),
+        ("password reset", "none", vec![t4.clone()]),
+    ] {
+        let found = ok(
+            &mcp,
+            "jility_search_tickets",
+            json!({"query": query, "sprint": sprint}),
+        )
+        .await;
+        let numbers: Vec<&str> = found["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["number"].as_str().unwrap())
+            .collect();
+        assert_eq!(numbers, want, "{query} in {sprint}: {found}");
+        let cli = world.cli_json(&["ticket", "search", query, "--sprint", sprint]);
+        assert_eq!(
+            cli["hits"], found["hits"],
+            "the CLI's search of {query} in {sprint}"
+        );
+    }
+    err(
+        &mcp,
+        "jility_search_tickets",
+        json!({"query": "login", "sprint": "Sprint 9"}),
+        "not_found",
+    )
+    .await;
     // A second active sprint is refused.
     ok(
         &mcp,
@@ -507,6 +541,7 @@ async fn script(world: &World) {
         "{plan}"
     );
     assert_eq!(plan["left_out_total"], 4);
+    assert_eq!(plan["candidates_exact"], true);
     // Deterministic, and nothing changed.
     assert_eq!(
         ok(&mcp, "jility_plan_sprint", json!({"sprint": "Sprint 2"})).await,
@@ -799,6 +834,7 @@ fn planning_stays_in_its_workspace_and_needs_its_scopes() {
         "/sprints/Alpha%201",
         "/sprints/Alpha%201/plan",
         "/sprints/1",
+        "/search?q=alpha&sprint=Alpha%201",
     ] {
         let answer = get(path, &b_token);
         assert_eq!(
@@ -834,6 +870,13 @@ fn planning_stays_in_its_workspace_and_needs_its_scopes() {
         get("/sprints/Alpha%201", &a_token).body["sprint"]["tickets"],
         1
     );
+    let search = |token: &str| {
+        let found = get("/search?q=alpha%20work&sprint=Alpha%201", token);
+        assert_eq!(found.status, 200, "{}", found.body);
+        support::numbers(&found.body["hits"])
+    };
+    assert_eq!(search(&a_token), vec!["TASK-2".to_string()]);
+    assert_eq!(search(&b_token), Vec::<String>::new());
 
     // The reader reads, and may not change.
     let reader = reader.token.expose().to_string();
