@@ -579,7 +579,25 @@ pub async fn planning_only(server: &Server, cookie: &str, token: &str, url: &str
     );
     let at_once = measure_state(server, cookie, token, &planned, 0x91A2_0001).await;
     let (text, mut lines) = table("at once (nothing analysed)", &at_once);
-    println!("\nthe active sprint: {}\n\n{text}", at_once.stats_changes);
+    let copy = url.to_string();
+    let open: i64 = tokio::task::spawn_blocking(move || {
+        let mut db = postgres::Client::connect(&copy, postgres::NoTls).unwrap();
+        db.query_one(
+            "SELECT count(*) FROM tickets t WHERE t.deleted_at IS NULL AND t.kind = 'ticket' \
+             AND t.status IN ('todo', 'backlog') AND NOT EXISTS (SELECT 1 FROM sprints s \
+                WHERE s.id = t.sprint_id AND s.state <> 'completed')",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    })
+    .await
+    .unwrap();
+    println!(
+        "\nthe active sprint: {}\nthe planner: {} candidates read of {open} backlog and todo \
+         tickets in no open sprint\n\n{text}",
+        at_once.stats_changes, at_once.candidates
+    );
     let t = Instant::now();
     let copy = url.to_string();
     tokio::task::spawn_blocking(move || {
