@@ -52,11 +52,17 @@ fn marks(n: usize) -> String {
     vec!["?"; n].join(", ")
 }
 
+/// A ticket row's columns without the description (see [`PlanningTx::ticket_rows`]).
+fn planning_columns() -> String {
+    TICKET_COLUMNS.replacen("t.description", "''", 1)
+}
+
 impl Tx<'_> {
     fn rows_where(&self, condition: &str, values: &[i64]) -> StoreResult<Vec<TicketRow>> {
         let sql = format!(
-            "SELECT {TICKET_COLUMNS} FROM tickets t JOIN projects p ON p.id = t.project_id \
-             WHERE {condition} ORDER BY t.id"
+            "SELECT {} FROM tickets t JOIN projects p ON p.id = t.project_id \
+             WHERE {condition} ORDER BY t.id",
+            planning_columns()
         );
         let mut stmt = self.tx.prepare_cached(&sql).map_err(db)?;
         let rows = stmt
@@ -159,12 +165,13 @@ impl PlanningTx for Tx<'_> {
                 // One status at a time along `tickets_live` (todo, then backlog), each read
                 // only as far as the chunk needs.
                 let sql = format!(
-                    "SELECT {TICKET_COLUMNS} FROM tickets t JOIN projects p ON p.id = t.project_id \
+                    "SELECT {} FROM tickets t JOIN projects p ON p.id = t.project_id \
                      WHERE t.status = ?2 AND t.deleted_at IS NULL AND t.id > ?3 \
                      AND t.project_id = ?1 AND t.kind = 'ticket' \
                      AND NOT EXISTS (SELECT 1 FROM sprints s WHERE s.id = t.sprint_id \
                         AND s.state <> 'completed') \
-                     ORDER BY t.id LIMIT ?4"
+                     ORDER BY t.id LIMIT ?4",
+                    planning_columns()
                 );
                 let mut all = Vec::new();
                 for (backlog, status) in [(false, "todo"), (true, "backlog")] {
@@ -217,8 +224,9 @@ impl PlanningTx for Tx<'_> {
         }
         values.push((limit as i64).into());
         let sql = format!(
-            "SELECT {TICKET_COLUMNS} FROM tickets t JOIN projects p ON p.id = t.project_id \
-             WHERE {condition} ORDER BY t.id DESC LIMIT ?"
+            "SELECT {} FROM tickets t JOIN projects p ON p.id = t.project_id \
+             WHERE {condition} ORDER BY t.id DESC LIMIT ?",
+            planning_columns()
         );
         let mut stmt = self.tx.prepare_cached(&sql).map_err(db)?;
         let rows = stmt

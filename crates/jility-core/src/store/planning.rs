@@ -155,9 +155,12 @@ pub trait PlanningTx {
     /// Note that the ticket was in the sprint (once; a sprint remembers every ticket it had).
     fn note_sprint_member(&mut self, sprint_id: i64, ticket_id: i64) -> StoreResult<()>;
 
-    /// The rows of `set`, oldest first (candidates: `todo` first).
+    /// The rows of `set`, oldest first (candidates: `todo` first), without their
+    /// descriptions (`description` is empty): nothing planning answers shows one, so none
+    /// is read.
     fn ticket_rows(&mut self, set: TicketSet) -> StoreResult<Vec<TicketRow>>;
-    /// The live epics in `statuses` (all when empty), newest first, after the epic `after`:
+    /// The live epics in `statuses` (all when empty), newest first, after the epic `after`
+    /// (without their descriptions, as [`Self::ticket_rows`]):
     /// at most `limit` of them, and how many there are (counted up to the store's cap).
     fn epics(
         &mut self,

@@ -38,13 +38,15 @@ fn sprint_row(row: &Row) -> StoreResult<SprintRow> {
 }
 
 impl Tx<'_> {
-    /// The ticket rows `sql`'s `t` selects (with `TICKET_COLUMNS` in place of `{}`).
+    /// The ticket rows `sql`'s `t` selects (with `TICKET_COLUMNS` in place of `{}`), without
+    /// their descriptions (see [`PlanningTx::ticket_rows`]).
     fn ticket_rows_of(
         &mut self,
         sql: &str,
         values: &[&(dyn ToSql + Sync)],
     ) -> StoreResult<Vec<TicketRow>> {
-        self.query(&sql.replace("{}", TICKET_COLUMNS), values)?
+        let columns = TICKET_COLUMNS.replacen("t.description", "''::text", 1);
+        self.query(&sql.replace("{}", &columns), values)?
             .iter()
             .map(ticket_row)
             .collect()
