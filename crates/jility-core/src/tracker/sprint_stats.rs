@@ -10,13 +10,11 @@ use chrono::{Duration, NaiveDate, Utc};
 use mcp_common_core::ToolError;
 
 use super::replay::{REPLAYED, Replay, end_of, time};
-use super::sprints::{date, find_sprint, sprint_out, today};
+use super::sprints::{date, pick_sprint, sprint_out, today};
 use super::{BurndownDay, Forecast, SprintStats, SprintVelocity, Tracker, Velocity};
 use crate::model::Status;
 use crate::params::SprintName;
-use crate::store::{
-    KeptSprint, SprintRollup, SprintRow, SprintState, Store, TicketRow, TicketSet,
-};
+use crate::store::{KeptSprint, SprintRollup, SprintRow, SprintState, Store, TicketRow, TicketSet};
 
 /// How many completed sprints the velocity averages.
 const VELOCITY_SPRINTS: usize = 3;
@@ -81,7 +79,9 @@ impl<S: Store> Tracker<S> {
         let today = today();
         self.store.read(|tx| {
             let project = tx.default_project()?;
-            let row = find_sprint(tx, project.id, &p.sprint)?;
+            // The project's sprints, read once: the one asked for, and the velocity.
+            let sprints = tx.sprints(project.id)?;
+            let row = pick_sprint(&sprints, &p.sprint)?;
             // The active sprint's figures are kept as its tickets change (equal to the
             // replay's: tests prove it); any other sprint, or one started before they were
             // kept, is replayed from its tickets' change log.
@@ -191,7 +191,7 @@ impl<S: Store> Tracker<S> {
                         remaining,
                     )
                 };
-            let velocity = velocity(&tx.sprints(project.id)?);
+            let velocity = velocity(&sprints);
             let forecast = (row.state == SprintState::Active).then(|| {
                 let elapsed = ((today - starts).num_days() + 1).max(1);
                 let pace = completed_points as f64 / elapsed as f64;

@@ -71,12 +71,17 @@ pub(super) fn find_sprint(
     project: i64,
     reference: &str,
 ) -> Result<SprintRow, ToolError> {
+    pick_sprint(&tx.sprints(project)?, reference)
+}
+
+/// [`find_sprint`] among `sprints` (a project's, read already).
+pub(super) fn pick_sprint(sprints: &[SprintRow], reference: &str) -> Result<SprintRow, ToolError> {
     let wanted = reference.trim();
-    let sprints = tx.sprints(project)?;
     if wanted.eq_ignore_ascii_case("active") {
         return sprints
-            .into_iter()
+            .iter()
             .find(|s| s.state == SprintState::Active)
+            .cloned()
             .ok_or_else(|| {
                 ToolError::not_found("The project has no active sprint").with_hint(
                     "Start one with jility_start_sprint, or name a sprint (see jility_list_sprints).",
