@@ -1519,8 +1519,10 @@ mod tests {
             "{}",
             request.query
         );
-        let search: jility_core::params::SearchTickets =
-            serde_json::from_value(json!({"query": "words", "limit": 5, "cursor": "c"})).unwrap();
+        let search: jility_core::params::SearchTickets = serde_json::from_value(
+            json!({"query": "words", "limit": 5, "cursor": "c", "sprint": "active"}),
+        )
+        .unwrap();
         let request = ops::request_of::<ops::SearchTickets>(&search).unwrap();
         assert_eq!(
             sent(&request.query),
