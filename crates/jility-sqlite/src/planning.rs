@@ -5,8 +5,9 @@ use rusqlite::{OptionalExtension as _, Row, params, params_from_iter};
 
 use jility_core::model::{Change, Status};
 use jility_core::store::{
-    COUNT_CAP, DependencyEdge, EpicRollup, KeptSprint, NewSprint, PlanningTx, SprintRollup,
-    SprintRow, SprintState, SprintUpdate, StoreError, StoreResult, TicketRow, TicketSet,
+    COUNT_CAP, CandidateRank, DependencyEdge, EpicRollup, KeptSprint, NewSprint, PlanningTx,
+    SprintRollup, SprintRow, SprintState, SprintUpdate, StoreError, StoreResult, TicketRow,
+    TicketSet,
 };
 
 use crate::store::{TICKET_COLUMNS, Tx, change_row, db, status_of, ticket_row};
@@ -162,8 +163,8 @@ impl PlanningTx for Tx<'_> {
                 after,
                 limit,
             } => {
-                // One status at a time along `tickets_live` (todo, then backlog), each read
-                // only as far as the chunk needs.
+                // One status at a time along `tickets_live`, each read only as far as the
+                // chunk needs.
                 let sql = format!(
                     "SELECT {} FROM tickets t JOIN projects p ON p.id = t.project_id \
                      WHERE t.status = ?2 AND t.deleted_at IS NULL AND t.id > ?3 \
@@ -174,12 +175,7 @@ impl PlanningTx for Tx<'_> {
                     planning_columns()
                 );
                 let mut all = Vec::new();
-                for (backlog, status) in [(false, "todo"), (true, "backlog")] {
-                    let after_id = match after {
-                        Some(a) if a.backlog && !backlog => continue,
-                        Some(a) if a.backlog == backlog => a.id,
-                        _ => 0,
-                    };
+                for (status, after_id) in CandidateRank::ranges(after) {
                     let left = limit.saturating_sub(all.len()) as i64;
                     if left == 0 {
                         break;

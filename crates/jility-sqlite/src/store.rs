@@ -995,7 +995,8 @@ impl StoreTx for Tx<'_> {
     ) -> StoreResult<SearchPage> {
         let query = fts_query(terms);
         // Only a sprint's tickets (its id the parameter `mark`), or the backlog's (as
-        // listings say it), when asked.
+        // listings say it), when asked; `mark IS NULL` otherwise, so that the statement
+        // binds the same parameters whatever is asked.
         let only = |mark: &str| match sprint {
             None => format!(" AND {mark} IS NULL"),
             Some(Some(_)) => format!(

@@ -127,6 +127,18 @@ pub struct CandidateRank {
     pub id: i64,
 }
 
+impl CandidateRank {
+    /// What is left to read after `after`, in order: each status (`todo`, then `backlog`)
+    /// with the id after which its candidates follow.
+    pub fn ranges(after: Option<CandidateRank>) -> Vec<(&'static str, i64)> {
+        match after {
+            None => vec![("todo", 0), ("backlog", 0)],
+            Some(a) if a.backlog => vec![("backlog", a.id)],
+            Some(a) => vec![("todo", a.id), ("backlog", 0)],
+        }
+    }
+}
+
 /// Which tickets [`PlanningTx::ticket_rows`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TicketSet {

@@ -14,7 +14,7 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 use mcp_common_core::ToolError;
 
 use super::sprint_stats::velocity;
-use super::sprints::{conflict, find_sprint, sprint_now};
+use super::sprints::{conflict, pick_sprint, rollup, sprint_out};
 use super::{LeftOut, Proposed, SprintPlan, Tracker};
 use crate::model::Status;
 use crate::params::SprintName;
@@ -31,7 +31,8 @@ impl<S: Store> Tracker<S> {
     pub fn plan_sprint(&mut self, p: &SprintName) -> Result<SprintPlan, ToolError> {
         self.store.read(|tx| {
             let project = tx.default_project()?;
-            let sprint = find_sprint(tx, project.id, &p.sprint)?;
+            let sprints = tx.sprints(project.id)?;
+            let sprint = pick_sprint(&sprints, &p.sprint)?;
             if sprint.state == SprintState::Completed {
                 return Err(conflict(
                     format!("Sprint '{}' is completed: there is nothing to plan", sprint.name),
@@ -40,7 +41,7 @@ impl<S: Store> Tracker<S> {
             }
             let (capacity, source) = match sprint.capacity_points {
                 Some(c) => (c.max(0) as u64, "sprint"),
-                None => match velocity(&tx.sprints(project.id)?).mean {
+                None => match velocity(&sprints).mean {
                     Some(mean) => (mean.floor() as u64, "velocity"),
                     None => {
                         return Err(super::checks::invalid(
@@ -80,7 +81,7 @@ impl<S: Store> Tracker<S> {
                 .map(|p| u64::from(p.story_points))
                 .sum();
             Ok(SprintPlan {
-                sprint: sprint_now(tx, &sprint)?,
+                sprint: sprint_out(&sprint, rollup(sprint.id, &members)),
                 capacity_points: capacity,
                 capacity_source: source.to_string(),
                 planned_points: planned,

@@ -10,11 +10,11 @@ use chrono::{Duration, NaiveDate, Utc};
 use mcp_common_core::ToolError;
 
 use super::replay::{REPLAYED, Replay, end_of, time};
-use super::sprints::{date, pick_sprint, sprint_out, today};
+use super::sprints::{date, pick_sprint, rollup, sprint_out, today};
 use super::{BurndownDay, Forecast, SprintStats, SprintVelocity, Tracker, Velocity};
 use crate::model::Status;
 use crate::params::SprintName;
-use crate::store::{KeptSprint, SprintRollup, SprintRow, SprintState, Store, TicketRow, TicketSet};
+use crate::store::{KeptSprint, SprintRow, SprintState, Store, TicketRow, TicketSet};
 
 /// How many completed sprints the velocity averages.
 const VELOCITY_SPRINTS: usize = 3;
@@ -40,27 +40,6 @@ fn ideal(committed: u64, i: i64, days: i64) -> f64 {
         return 0.0;
     }
     one_decimal(committed as f64 * ((days - i - 1).max(0) as f64) / days as f64)
-}
-
-/// The sprint's live tickets now, counted from the rows read (what the store's roll-up
-/// would count again).
-fn rollup(sprint_id: i64, members: &[TicketRow]) -> SprintRollup {
-    let mut r = SprintRollup {
-        sprint_id,
-        ..Default::default()
-    };
-    for t in members
-        .iter()
-        .filter(|t| t.deleted_at.is_none() && t.sprint_id == Some(sprint_id))
-    {
-        let points = u64::from(t.story_points.unwrap_or(0));
-        r.tickets += 1;
-        r.points += points;
-        if t.status == Status::Done {
-            r.points_done += points;
-        }
-    }
-    r
 }
 
 impl<S: Store> Tracker<S> {

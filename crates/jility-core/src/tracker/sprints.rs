@@ -135,6 +135,27 @@ pub(super) fn sprint_out(row: &SprintRow, now: SprintRollup) -> Sprint {
     }
 }
 
+/// The sprint's live tickets now, counted from the rows read (what the store's roll-up
+/// would count again).
+pub(super) fn rollup(sprint_id: i64, members: &[TicketRow]) -> SprintRollup {
+    let mut r = SprintRollup {
+        sprint_id,
+        ..Default::default()
+    };
+    for t in members
+        .iter()
+        .filter(|t| t.deleted_at.is_none() && t.sprint_id == Some(sprint_id))
+    {
+        let points = u64::from(t.story_points.unwrap_or(0));
+        r.tickets += 1;
+        r.points += points;
+        if t.status == Status::Done {
+            r.points_done += points;
+        }
+    }
+    r
+}
+
 /// [`sprint_out`] of one sprint, read now.
 pub(super) fn sprint_now(tx: &mut dyn StoreTx, row: &SprintRow) -> Result<Sprint, ToolError> {
     let rollup = tx.sprint_rollups(&[row.id])?.pop().unwrap_or_default();

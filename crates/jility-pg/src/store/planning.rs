@@ -2,8 +2,8 @@
 //! epics, sprints and the planner need. Every one names its workspace (`$1`).
 
 use jility_core::store::{
-    DependencyEdge, EpicRollup, KeptSprint, NewSprint, PlanningTx, SprintRollup, SprintRow,
-    SprintState, SprintUpdate, TicketSet,
+    CandidateRank, DependencyEdge, EpicRollup, KeptSprint, NewSprint, PlanningTx, SprintRollup,
+    SprintRow, SprintState, SprintUpdate, TicketSet,
 };
 
 use super::*;
@@ -166,15 +166,10 @@ impl PlanningTx for Tx<'_> {
                 after,
                 limit,
             } => {
-                // One status at a time along `tickets_live` (todo, then backlog), each read
-                // only as far as the chunk needs.
+                // One status at a time along `tickets_plan_candidates`, each read only as far
+                // as the chunk needs.
                 let mut rows = Vec::new();
-                for (backlog, status) in [(false, "todo"), (true, "backlog")] {
-                    let after_id = match after {
-                        Some(a) if a.backlog && !backlog => continue,
-                        Some(a) if a.backlog == backlog => a.id,
-                        _ => 0,
-                    };
+                for (status, after_id) in CandidateRank::ranges(after) {
                     let left = limit.saturating_sub(rows.len()) as i64;
                     if left == 0 {
                         break;
