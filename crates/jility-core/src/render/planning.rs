@@ -349,19 +349,8 @@ pub fn sprint_plan(p: &SprintPlan) -> String {
         for t in &p.left_out {
             let _ = writeln!(out, "- {}: {} — {}", t.number, t.title, t.reason);
         }
-        if p.left_out_total as usize > p.left_out.len() {
-            let _ = writeln!(
-                out,
-                "… and {} more",
-                p.left_out_total as usize - p.left_out.len()
-            );
-        }
-        if !p.candidates_exact {
-            let _ = writeln!(
-                out,
-                "({} candidates considered; more backlog and todo tickets wait beyond them)",
-                p.candidates
-            );
+        if let Some(rest) = p.left_out_rest() {
+            let _ = writeln!(out, "{rest}");
         }
     }
     if !p.tickets.is_empty() {

@@ -194,6 +194,9 @@ pub struct SearchHitOut {
 /// One page of search hits; how many match in all and the next cursor are in `page`.
 pub struct SearchResults {
     pub query: String,
+    /// The sprint searched within, as asked (absent: every ticket).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprint: Option<String>,
     /// The best hits first.
     pub hits: Vec<SearchHitOut>,
 }

@@ -114,6 +114,12 @@ enum Why {
     OverCapacity { needs: u8, left: u64 },
 }
 
+/// Why a ticket that does not fit was left out.
+fn over_capacity(needs: u8, left: u64) -> String {
+    let unit = if needs == 1 { "point" } else { "points" };
+    format!("over capacity: needs {needs} {unit}, {left} left")
+}
+
 fn rank(row: &TicketRow) -> CandidateRank {
     CandidateRank {
         backlog: row.status != Status::Todo,
@@ -320,9 +326,7 @@ impl<'a> Planner<'a> {
             });
             let reason = match why {
                 Some(Why::Unestimated) => "no story points: estimate it first".to_string(),
-                Some(Why::OverCapacity { needs, left }) => {
-                    format!("over capacity: needs {needs} points, {left} left")
-                }
+                Some(Why::OverCapacity { needs, left }) => over_capacity(needs, left),
                 None => {
                     let mut on: Vec<String> = self.outside.get(i).cloned().unwrap_or_default();
                     on.extend(

@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
-use super::{CHUNK, LEFT_OUT_SHOWN, propose, rank};
+use super::{CHUNK, LEFT_OUT_SHOWN, over_capacity, propose, rank};
 use crate::model::{Kind, Status};
 use crate::store::{CandidateRank, DependencyEdge, TicketRow};
 
@@ -81,10 +81,7 @@ fn reference(
             continue;
         };
         if u64::from(points) > room {
-            why.insert(
-                i,
-                format!("over capacity: needs {points} points, {room} left"),
-            );
+            why.insert(i, over_capacity(points, room));
             continue;
         }
         room -= u64::from(points);
@@ -316,6 +313,6 @@ fn a_full_sprint_stops_reading() {
     assert!(!plan.all_read);
     assert_eq!(
         plan.left_out[0].reason,
-        "over capacity: needs 1 points, 0 left"
+        "over capacity: needs 1 point, 0 left"
     );
 }

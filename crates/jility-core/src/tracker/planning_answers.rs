@@ -273,6 +273,20 @@ pub struct SprintPlan {
 }
 
 impl SprintPlan {
+    /// What the left-out list does not show, for people (`… and 45 more`), if anything.
+    pub fn left_out_rest(&self) -> Option<String> {
+        let rest = self
+            .left_out_total
+            .saturating_sub(self.left_out.len() as u64);
+        let beyond = "more backlog and todo tickets beyond those considered";
+        match (rest, self.candidates_exact) {
+            (0, true) => None,
+            (0, false) => Some(format!("… and {beyond}")),
+            (n, true) => Some(format!("… and {n} more")),
+            (n, false) => Some(format!("… and {n} more, and {beyond}")),
+        }
+    }
+
     /// How many were left out, for people: `73`, or `73+` when more candidates wait beyond
     /// those considered.
     pub fn left_out_label(&self) -> String {

@@ -244,6 +244,7 @@ impl<S: Store> Tracker<S> {
         Ok(Paged {
             data: SearchResults {
                 query: p.query.clone(),
+                sprint: sprint.and(p.sprint.clone()),
                 hits: hits
                     .into_iter()
                     .map(|h| SearchHitOut {

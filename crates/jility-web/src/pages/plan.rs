@@ -347,6 +347,7 @@ fn proposal_markup(viewer: &Viewer, sprint: &Sprint, plan: &SprintPlan) -> Marku
                             li { span class="key" { (l.number) } " " (l.title) " — " (l.reason) }
                         }
                     }
+                    @if let Some(rest) = plan.left_out_rest() { p class="help" { (rest) } }
                 }
             }
         }

@@ -460,6 +460,10 @@ pub fn plan(p: &Painter, plan: &SprintPlan) -> String {
             .collect();
         out.push_str(&indent(&table(p, &["TICKET", "TITLE", "PTS", "WHY"], rows)));
         out.push('\n');
+        if let Some(rest) = plan.left_out_rest() {
+            out.push_str(&indent(&p.dim(&rest)));
+            out.push('\n');
+        }
     }
     if !plan.tickets.is_empty() {
         out.push_str(&format!(

@@ -750,13 +750,12 @@ pub fn search(p: &Painter, s: &SearchResults, page: &Page) -> String {
         }
         out.push('\n');
     }
-    out.push_str(&more(
-        p,
-        s.hits.len(),
-        "hits",
-        page,
-        &format!("jility ticket search \"{}\"", s.query.replace('"', "\\\"")),
-    ));
+    let quoted = |text: &str| format!("\"{}\"", text.replace('"', "\\\""));
+    let mut next = format!("jility ticket search {}", quoted(&s.query));
+    if let Some(sprint) = &s.sprint {
+        next.push_str(&format!(" --sprint {}", quoted(sprint)));
+    }
+    out.push_str(&more(p, s.hits.len(), "hits", page, &next));
     out
 }
 
