@@ -19,6 +19,7 @@ pub mod errors;
 pub mod model;
 pub mod ops;
 pub mod params;
+pub mod query;
 pub mod render;
 pub mod service;
 pub mod store;

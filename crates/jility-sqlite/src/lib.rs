@@ -3,6 +3,7 @@
 //! finding or creating a project's `.jility/data.db` ([`local`]), and hearing that the
 //! database changed, whoever changed it ([`watch`]).
 
+mod find;
 pub mod local;
 mod planning;
 pub mod store;

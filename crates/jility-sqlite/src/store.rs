@@ -11,8 +11,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavio
 
 use jility_core::model::{Change, Comment, CommitLink, Kind, Status, TicketSummary};
 use jility_core::store::{
-    COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchHit, SearchPage,
-    SearchTerms, Store, StoreError, StoreResult, StoreTx, TicketRow, TicketUpdate,
+    COUNT_CAP, Filter, FoundPage, ListFilter, ListPage, NewChange, NewTicket, Position, Project,
+    SearchPage, SearchTerms, Sort, Store, StoreError, StoreResult, StoreTx, TicketRow,
+    TicketUpdate,
 };
 
 /// The schema, one migration per version; `PRAGMA user_version` records how many ran.
@@ -322,7 +323,7 @@ pub(crate) fn ticket_row(row: &Row<'_>) -> rusqlite::Result<TicketRow> {
 
 /// Columns of a summary: number, title, status, points, assignees and labels joined by
 /// U+001F (a separator no name contains), updated_at.
-const SUMMARY_COLUMNS: &str = "p.key || '-' || t.number, t.title, t.status, t.story_points, \
+pub(crate) const SUMMARY_COLUMNS: &str = "p.key || '-' || t.number, t.title, t.status, t.story_points, \
      (SELECT group_concat(a.assignee, char(31)) FROM (SELECT assignee FROM ticket_assignees \
         WHERE ticket_id = t.id ORDER BY assignee) a), \
      (SELECT group_concat(l.label, char(31)) FROM (SELECT label FROM ticket_labels \
@@ -335,7 +336,7 @@ fn split_names(value: Option<String>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn summary_row(row: &Row<'_>, offset: usize) -> rusqlite::Result<TicketSummary> {
+pub(crate) fn summary_row(row: &Row<'_>, offset: usize) -> rusqlite::Result<TicketSummary> {
     let status: String = row.get(offset + 2)?;
     Ok(TicketSummary {
         number: row.get(offset)?,
@@ -362,17 +363,6 @@ pub(crate) fn change_row(row: &Row<'_>) -> rusqlite::Result<Change> {
 
 const CHANGE_COLUMNS: &str =
     "change_type, old_value, new_value, detail, message, changed_by, changed_at";
-
-/// FTS5 query text: every phrase double-quoted (quotes inside doubled), so punctuation and
-/// operators in what the user typed are matched as text, never parsed as syntax.
-fn fts_query(terms: &SearchTerms) -> String {
-    terms
-        .0
-        .iter()
-        .map(|phrase| format!("\"{}\"", phrase.join(" ").replace('"', "\"\"")))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 impl StoreTx for Tx<'_> {
     fn default_project(&mut self) -> StoreResult<Project> {
@@ -989,64 +979,20 @@ impl StoreTx for Tx<'_> {
     fn search(
         &mut self,
         terms: &SearchTerms,
-        sprint: Option<Option<i64>>,
+        filter: &Filter,
         offset: usize,
         limit: usize,
     ) -> StoreResult<SearchPage> {
-        let query = fts_query(terms);
-        // Only a sprint's tickets (its id the parameter `mark`), or the backlog's (as
-        // listings say it), when asked; `mark IS NULL` otherwise, so that the statement
-        // binds the same parameters whatever is asked.
-        let only = |mark: &str| match sprint {
-            None => format!(" AND {mark} IS NULL"),
-            Some(Some(_)) => format!(
-                " AND rowid IN (SELECT x.id FROM tickets x WHERE x.sprint_id = {mark} \
-                   AND x.deleted_at IS NULL)"
-            ),
-            Some(None) => format!(
-                " AND {mark} IS NULL AND NOT EXISTS (SELECT 1 FROM tickets x \
-                   JOIN sprints s ON s.id = x.sprint_id WHERE x.id = ticket_search.rowid \
-                   AND (s.state <> 'completed' OR x.status = 'done'))"
-            ),
-        };
-        let sprint_id = sprint.flatten();
-        let total: i64 = self
-            .tx
-            .prepare_cached(&format!(
-                "SELECT count(*) FROM ticket_search WHERE ticket_search MATCH ?1{}",
-                only("?2")
-            ))
-            .map_err(db)?
-            .query_row(params![&query, sprint_id], |r| r.get(0))
-            .map_err(db)?;
-        // Titles weigh most, then descriptions, then comments.
-        let sql = format!(
-            "SELECT (SELECT snippet(ticket_search, -1, '**', '**', '…', 16) FROM ticket_search \
-                     WHERE ticket_search MATCH ?1 AND rowid = hits.id), {SUMMARY_COLUMNS} \
-             FROM (SELECT rowid AS id, bm25(ticket_search, 10.0, 4.0, 1.0) AS score FROM ticket_search \
-                   WHERE ticket_search MATCH ?1{} \
-                   ORDER BY score, rowid LIMIT ?2 OFFSET ?3) hits \
-             JOIN tickets t ON t.id = hits.id JOIN projects p ON p.id = t.project_id \
-             WHERE t.deleted_at IS NULL ORDER BY hits.score, hits.id",
-            only("?4")
-        );
-        let mut stmt = self.tx.prepare_cached(&sql).map_err(db)?;
-        let rows = stmt
-            .query_map(
-                params![query, limit as i64, offset as i64, sprint_id],
-                |r| {
-                    Ok(SearchHit {
-                        snippet: r.get(0)?,
-                        ticket: summary_row(r, 1)?,
-                    })
-                },
-            )
-            .map_err(db)?;
-        let hits = rows.collect::<Result<_, _>>().map_err(db)?;
-        Ok(SearchPage {
-            hits,
-            total: usize::try_from(total).unwrap_or(0),
-            total_exact: true,
-        })
+        crate::find::search(self, terms, filter, offset, limit)
+    }
+
+    fn find(
+        &mut self,
+        filter: &Filter,
+        sort: Sort,
+        after: Option<&Position>,
+        limit: usize,
+    ) -> StoreResult<FoundPage> {
+        crate::find::find(self, filter, sort, after, limit)
     }
 }

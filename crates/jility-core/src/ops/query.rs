@@ -91,7 +91,7 @@ pub(super) fn append(
 }
 
 pub(super) fn list_query(query: &str) -> Result<Map<String, Value>, ToolError> {
-    const KNOWN: &str = "`status`, `assignee`, `label`, `parent_id`, `epic_id`, `sprint`, `unassigned`, `limit` and `cursor`";
+    const KNOWN: &str = "`q`, `status`, `assignee`, `label`, `parent_id`, `epic_id`, `sprint`, `unassigned`, `limit` and `cursor`";
     let mut args = Map::new();
     for (name, value) in query_pairs(query) {
         match name.as_str() {
@@ -99,6 +99,9 @@ pub(super) fn list_query(query: &str) -> Result<Map<String, Value>, ToolError> {
             "label" | "labels" => append(&mut args, "labels", several(&value)),
             "assignee" | "cursor" | "sprint" => {
                 args.insert(name, Value::String(value));
+            }
+            "q" | "query" => {
+                args.insert("query".into(), Value::String(value));
             }
             "parent_id" | "parent" => {
                 args.insert("parent_id".into(), Value::String(value));

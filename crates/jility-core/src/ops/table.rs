@@ -41,11 +41,11 @@ operations! {
         params::ListTickets => Paged<tracker::TicketPage>, "jility_list_tickets",
         "tickets.list", TicketsRead, Get "/tickets", cache 10,
         "One page of tickets, filtered, grouped by status",
-        tool "Query tickets with filters (status, assignee, labels, parent, epic, unassigned); grouped by status, newest first; `limit` default 50, at most 200; `page` gives the total and the `next_cursor` to pass as `cursor` (with the same filters) for the next page.", idempotent true,
-        query (list_query, &[("labels", "label")]),
+        tool "Query tickets with filters (status, assignee, labels, parent, epic, sprint, unassigned) and/or `query` in the query language (as jility_search_tickets: words and qualifiers such as `status:todo,review assignee:me -label:wontfix points:3..8 updated:<7d sort:updated-desc`); newest first unless the query sorts; `limit` default 50, at most 200; `page` gives the total and the `next_cursor` to pass as `cursor` (with the same filters) for the next page.", idempotent true,
+        query (list_query, &[("labels", "label"), ("query", "q")]),
         paged tracker::TicketPage,
         render render::page,
-        |t, a, p| t.list(&p)
+        |t, a, p| t.list(a, &p)
     }
     ClaimTicket {
         params::ClaimTicket => tracker::Claimed, "jility_claim_ticket",
@@ -153,12 +153,12 @@ operations! {
     SearchTickets {
         params::SearchTickets => Paged<tracker::SearchResults>,
         "jility_search_tickets", "tickets.search", TicketsRead, Get "/search", cache 60,
-        "Full-text search, best matches first, with snippets",
-        tool "Full-text search across titles, descriptions and comments, best matches first, with a snippet per hit. All words must match; \"quoted phrases\" match exactly; punctuation is ignored. `sprint` keeps a sprint's tickets (name, number or `active`) or the backlog's (`none`). `limit` default 20, at most 100; page on with `cursor`.", idempotent true,
+        "Search with the query language, best matches first, with snippets",
+        tool "Search tickets with the query language. Words are full-text over titles, descriptions and comments (all must match; \"quoted phrases\" exactly; `-word` must not; punctuation is ignored); qualifiers filter: `status:todo,review` (any of), `label:x`, `assignee:me`, `is:unassigned|assigned|blocked|open|done|epic|ticket`, `no:sprint|epic|parent|points|assignee|label`, `epic:KEY-N`, `parent:KEY-N`, `depends-on:KEY-N`, `sprint:active|\"Sprint 3\"|none`, `points:3..8|>5`, `created:>2024-10-20`, `updated:<7d` (ages in h, d, w); `-` before a qualifier negates it; `sort:created|updated|points|title` with `-desc`/`-asc` (default: best match with words, else newest). An unknown qualifier or bad value is an invalid_input error quoting it. Snippets come with best-match order. `sprint` keeps a sprint's tickets (name, number or `active`) or the backlog's (`none`). `limit` default 20, at most 100; page on with `cursor`.", idempotent true,
         query (search_query, &[("query", "q")]),
         paged tracker::SearchResults,
         render render::search,
-        |t, a, p| t.search(&p)
+        |t, a, p| t.search(a, &p)
     }
     History {
         params::TicketId => tracker::History, "jility_get_ticket_history",

@@ -136,6 +136,11 @@ pub struct ListTickets {
     /// (the backlog: in no planned or active sprint, and not done in a completed one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sprint: Option<String>,
+    /// A query in the query language, beside the filters: words (full-text) and
+    /// qualifiers, e.g. `login status:todo,review -label:wontfix updated:<7d
+    /// sort:updated-desc` (see jility_search_tickets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
     /// Page size, default 50, at most 200.
     #[serde(default)]
     #[schemars(range(min = 1, max = 200))]
@@ -251,8 +256,13 @@ pub struct FromTemplate {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchTickets {
-    /// Words to find in titles, descriptions and comments (all must match; "quoted
-    /// phrases" match exactly).
+    /// The query: words to find in titles, descriptions and comments (all must match;
+    /// "quoted phrases" match exactly; `-word` must not), and qualifiers: `status:todo,review`
+    /// (any of), `label:x`, `assignee:me`, `is:unassigned|assigned|blocked|open|done|epic`,
+    /// `no:sprint|epic|parent|points|assignee|label`, `epic:KEY-N`, `parent:KEY-N`,
+    /// `depends-on:KEY-N`, `sprint:active|"Sprint 3"`, `points:3..8|>5`,
+    /// `created:>2024-10-20`, `updated:<7d`, `-` before any to negate, and
+    /// `sort:created|updated|points|title` with `-asc`/`-desc` (default: best match).
     pub query: String,
     /// Page size, default 20, at most 100.
     #[serde(default)]

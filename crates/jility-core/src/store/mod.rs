@@ -10,8 +10,10 @@ use crate::errors;
 
 use crate::model::{Change, Comment, CommitLink, Kind, Status, TicketRef, TicketSummary};
 
+mod find;
 mod planning;
 
+pub use find::*;
 pub use planning::*;
 
 /// A storage failure. The domain turns it into an `internal` error (or a clear, retryable
@@ -359,7 +361,7 @@ pub struct ListPage {
 
 /// A search query as terms: each term is a phrase of one or more words, all of which must
 /// match. Each store writes them in its own full-text dialect.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SearchTerms(pub Vec<Vec<String>>);
 
 pub struct SearchHit {
@@ -462,17 +464,24 @@ pub trait StoreTx: PlanningTx {
         after: Option<i64>,
         limit: usize,
     ) -> StoreResult<ListPage>;
-    /// The hits ranked `offset..offset + limit`, best first, and how many match in all.
-    /// The hits of `terms` ranked `offset..offset + limit`, among the tickets of a sprint
-    /// (`sprint: Some(Some(id))`) or of the backlog (`Some(None)`, as [`ListFilter`]) when
-    /// asked.
+    /// The hits of `terms` ranked `offset..offset + limit`, best first, among the tickets
+    /// `filter` keeps, and how many match in all.
     fn search(
         &mut self,
         terms: &SearchTerms,
-        sprint: Option<Option<i64>>,
+        filter: &Filter,
         offset: usize,
         limit: usize,
     ) -> StoreResult<SearchPage>;
+    /// The live tickets `filter` keeps, in `sort`'s order, the page after `after` (up to
+    /// `limit`), and how many match, counted up to [`COUNT_CAP`].
+    fn find(
+        &mut self,
+        filter: &Filter,
+        sort: Sort,
+        after: Option<&Position>,
+        limit: usize,
+    ) -> StoreResult<FoundPage>;
 }
 
 /// A database the domain runs transactions on.
@@ -516,10 +525,10 @@ pub trait Store {
     fn search(
         &mut self,
         terms: &SearchTerms,
-        sprint: Option<Option<i64>>,
+        filter: &Filter,
         offset: usize,
         limit: usize,
     ) -> Result<SearchPage, ToolError> {
-        self.read(|tx| Ok(tx.search(terms, sprint, offset, limit)?))
+        self.read(|tx| Ok(tx.search(terms, filter, offset, limit)?))
     }
 }

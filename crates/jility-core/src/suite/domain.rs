@@ -1,6 +1,7 @@
 //! The domain ([`crate::Tracker`]) on the store: what its reads show, its numbering, and its
 //! cursors over listings and search.
 
+use super::ACTOR;
 use super::{Ctx, assert_same};
 use crate::errors;
 use crate::params::{
@@ -242,7 +243,7 @@ pub(super) fn numbering<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         .unwrap_err();
     assert_eq!(err.code, errors::NOT_FOUND, "{err:?}");
     assert_eq!(number(&mut t, "Five"), "TASK-5");
-    let listed = t.list(&ListTickets::default()).unwrap();
+    let listed = t.list(ACTOR, &ListTickets::default()).unwrap();
     assert_eq!(
         listed
             .data
@@ -287,11 +288,14 @@ pub(super) fn cursors<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
     let mut pages = Vec::new();
     loop {
         let page = t
-            .list(&ListTickets {
-                limit: Some(3),
-                cursor: cursor.clone(),
-                ..Default::default()
-            })
+            .list(
+                ACTOR,
+                &ListTickets {
+                    limit: Some(3),
+                    cursor: cursor.clone(),
+                    ..Default::default()
+                },
+            )
             .unwrap();
         assert_eq!((page.page.total, page.page.total_exact), (8, None));
         pages.push(
@@ -316,12 +320,15 @@ pub(super) fn cursors<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         let mut pages = Vec::new();
         loop {
             let page = t
-                .search(&SearchTickets {
-                    query: query.into(),
-                    limit: Some(limit),
-                    cursor: cursor.clone(),
-                    sprint: None,
-                })
+                .search(
+                    ACTOR,
+                    &SearchTickets {
+                        query: query.into(),
+                        limit: Some(limit),
+                        cursor: cursor.clone(),
+                        sprint: None,
+                    },
+                )
                 .unwrap();
             pages.push((
                 page.data

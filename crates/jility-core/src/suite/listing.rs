@@ -3,7 +3,7 @@
 use super::{Ctx, Made, Spec, at, made, project, read, show, terms, write};
 use crate::model::{Status, TicketSummary};
 use crate::store::{
-    COUNT_CAP, ListFilter, ListPage, NewTicket, SearchPage, SearchTerms, Store, StoreTx,
+    COUNT_CAP, Filter, ListFilter, ListPage, NewTicket, SearchPage, SearchTerms, Store, StoreTx,
     TicketUpdate,
 };
 
@@ -639,8 +639,12 @@ fn search<S: Store>(
     offset: usize,
     limit: usize,
 ) -> (Vec<i64>, usize, bool, SearchPage) {
-    let page = store.search(terms, None, offset, limit).unwrap();
-    let in_read = read(store, |tx| Ok(tx.search(terms, None, offset, limit)?));
+    let page = store
+        .search(terms, &Filter::default(), offset, limit)
+        .unwrap();
+    let in_read = read(store, |tx| {
+        Ok(tx.search(terms, &Filter::default(), offset, limit)?)
+    });
     let shown = |p: &SearchPage| {
         p.hits
             .iter()

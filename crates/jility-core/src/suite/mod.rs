@@ -46,7 +46,11 @@ use crate::Tracker;
 use crate::model::Status;
 use crate::store::{NewTicket, Project, SearchTerms, Store, StoreTx};
 
+/// Who the suite's reads are made by (`assignee:me`).
+pub const ACTOR: &str = "alice";
+
 mod domain;
+mod finding;
 mod listing;
 mod parts;
 mod rows;
@@ -88,7 +92,7 @@ pub struct Check<S> {
 
 /// Every check, in the order [`run`] runs them.
 pub fn checks<S: Store + Clone>() -> Vec<Check<S>> {
-    let all: [(&'static str, CheckFn<S>); 28] = [
+    let all: [(&'static str, CheckFn<S>); 29] = [
         ("no_project", rows::no_project),
         ("projects", rows::projects),
         ("numbering", rows::numbering),
@@ -120,6 +124,7 @@ pub fn checks<S: Store + Clone>() -> Vec<Check<S>> {
         ("kept_sprint_figures", sprints::kept_equals_replay),
         ("plan_candidates", sprints::plan_candidates),
         ("search_by_sprint", sprints::search_by_sprint),
+        ("query_language", finding::query),
     ];
     all.into_iter()
         .map(|(name, run)| Check { name, run })

@@ -6,7 +6,8 @@ use super::{Ctx, Spec, assert_same, at, made, make, project, read, terms, write}
 use crate::errors;
 use crate::model::{Status, TicketRef};
 use crate::store::{
-    ListFilter, NewChange, Project, Store, StoreError, TicketLookup, TicketRow, TicketUpdate, wait,
+    Filter, ListFilter, NewChange, Project, Store, StoreError, TicketLookup, TicketRow,
+    TicketUpdate, wait,
 };
 
 /// A store with no project: `default_project` is [`StoreError::NoProject`], a ticket of
@@ -50,7 +51,9 @@ pub(super) fn no_project<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         ),
         (0, 0, true, None)
     );
-    let hits = store.search(&terms(&[&["anything"]]), None, 0, 10).unwrap();
+    let hits = store
+        .search(&terms(&[&["anything"]]), &Filter::default(), 0, 10)
+        .unwrap();
     assert_eq!((hits.hits.len(), hits.total), (0, 0));
     let err = cx
         .tracker()
@@ -426,7 +429,9 @@ pub(super) fn failed_write_writes_nothing<S: Store + Clone>(cx: &mut Ctx<'_, S>)
     let page = read(store, |tx| Ok(tx.list(&ListFilter::default(), None, 10)?));
     assert_eq!(page.total, 1);
     for word in ["doomed", "platypus", "wombat", "changed"] {
-        let found = store.search(&terms(&[&[word]]), None, 0, 10).unwrap();
+        let found = store
+            .search(&terms(&[&[word]]), &Filter::default(), 0, 10)
+            .unwrap();
         assert_eq!((found.hits.len(), found.total), (0, 0), "search {word}");
     }
     // The number the failed write took is the next one given.

@@ -1,6 +1,7 @@
 //! Sprints on the store: the active sprint's figures, kept as its tickets change, equal what
 //! the replay of its tickets' change log says, after every kind of change.
 
+use super::ACTOR;
 use crate::model::Kind;
 use crate::params::{
     AddToSprint, CompleteSprint, CreateSprint, CreateTicket, EditTicket, RemoveFromSprint,
@@ -419,12 +420,15 @@ pub(super) fn search_by_sprint<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         let mut cursor = None;
         loop {
             let page = t
-                .search(&SearchTickets {
-                    query: "signing keys".into(),
-                    limit: Some(2),
-                    cursor: cursor.take(),
-                    sprint: sprint.map(str::to_string),
-                })
+                .search(
+                    ACTOR,
+                    &SearchTickets {
+                        query: "signing keys".into(),
+                        limit: Some(2),
+                        cursor: cursor.take(),
+                        sprint: sprint.map(str::to_string),
+                    },
+                )
                 .unwrap();
             found.extend(page.data.hits.into_iter().map(|h| h.number));
             assert!(page.page.total >= found.len() as u64);
@@ -442,11 +446,14 @@ pub(super) fn search_by_sprint<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
     };
     let listed = |t: &mut crate::Tracker<S>, sprint: &str| -> BTreeSet<String> {
         let page = t
-            .list(&ListTickets {
-                sprint: Some(sprint.into()),
-                limit: Some(200),
-                ..Default::default()
-            })
+            .list(
+                ACTOR,
+                &ListTickets {
+                    sprint: Some(sprint.into()),
+                    limit: Some(200),
+                    ..Default::default()
+                },
+            )
             .unwrap();
         page.data.tickets.into_iter().map(|t| t.number).collect()
     };
@@ -483,28 +490,37 @@ pub(super) fn search_by_sprint<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         "the backlog searched is the backlog listed"
     );
     let unknown = t
-        .search(&SearchTickets {
-            query: "signing".into(),
-            limit: None,
-            cursor: None,
-            sprint: Some("Sprint 99".into()),
-        })
+        .search(
+            ACTOR,
+            &SearchTickets {
+                query: "signing".into(),
+                limit: None,
+                cursor: None,
+                sprint: Some("Sprint 99".into()),
+            },
+        )
         .unwrap_err();
     assert!(unknown.to_string().contains("Sprint 99"), "{unknown}");
     // A cursor of one sprint's search is no cursor of another's.
     let first = t
-        .search(&SearchTickets {
+        .search(
+            ACTOR,
+            &SearchTickets {
+                query: "signing keys".into(),
+                limit: Some(1),
+                cursor: None,
+                sprint: Some("Now".into()),
+            },
+        )
+        .unwrap();
+    let wrong = t.search(
+        ACTOR,
+        &SearchTickets {
             query: "signing keys".into(),
             limit: Some(1),
-            cursor: None,
-            sprint: Some("Now".into()),
-        })
-        .unwrap();
-    let wrong = t.search(&SearchTickets {
-        query: "signing keys".into(),
-        limit: Some(1),
-        cursor: first.page.next_cursor,
-        sprint: Some("Next".into()),
-    });
+            cursor: first.page.next_cursor,
+            sprint: Some("Next".into()),
+        },
+    );
     assert!(wrong.is_err(), "a cursor crossed sprints");
 }

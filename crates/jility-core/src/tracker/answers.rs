@@ -55,6 +55,9 @@ pub struct TicketDetail {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct TicketPage {
     pub tickets: Vec<TicketSummary>,
+    /// The query listed with, as asked (absent: the filters alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -8,16 +8,12 @@ use mcp_common_core::{Limit, ToolError};
 use crate::errors::{self, clip};
 use crate::model::{Kind, MAX_STORY_POINTS, Status, TicketRef};
 use crate::params::StatusName;
-use crate::store::{SearchTerms, StoreTx, TicketLookup, TicketRow};
+use crate::store::{StoreTx, TicketLookup, TicketRow};
 
 const MAX_TITLE_CHARS: usize = 500;
 
 /// Most labels, and most assignees, of one ticket.
 const MAX_NAMES: usize = 100;
-
-/// The largest search query, in words and in characters.
-pub(super) const MAX_QUERY_WORDS: usize = 32;
-pub(super) const MAX_QUERY_CHARS: usize = 1000;
 
 pub(super) fn invalid(message: impl Into<String>, hint: impl Into<String>) -> ToolError {
     ToolError::new(errors::INVALID_INPUT, message).with_hint(hint)
@@ -341,27 +337,6 @@ pub(super) fn page_size(limit: Limit, requested: Option<i64>) -> Result<usize, T
     }
 }
 
-/// Split what the user typed into search terms: "quoted phrases" and single words, with
-/// punctuation dropped (it is never syntax).
-pub(super) fn search_terms(query: &str) -> SearchTerms {
-    let mut terms = Vec::new();
-    for (i, part) in query.split('"').enumerate() {
-        let words: Vec<String> = part
-            .split(|c: char| !c.is_alphanumeric() && c != '_')
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
-        if i % 2 == 1 {
-            if !words.is_empty() {
-                terms.push(words);
-            }
-        } else {
-            terms.extend(words.into_iter().map(|w| vec![w]));
-        }
-    }
-    SearchTerms(terms)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,20 +405,6 @@ mod tests {
             parse_key("6F9619FF-8B86-D011-B42D-00C04FC964FF"),
             Some(TicketLookup::Uuid(u)) if u == "6f9619ff-8b86-d011-b42d-00c04fc964ff"
         ));
-    }
-
-    #[test]
-    fn search_terms_drop_punctuation_and_keep_phrases() {
-        assert_eq!(
-            search_terms(r#"JWT "token refresh" (auth)*"#).0,
-            vec![
-                vec!["jwt".to_string()],
-                vec!["token".to_string(), "refresh".to_string()],
-                vec!["auth".to_string()],
-            ]
-        );
-        assert!(search_terms(r#"" ** - ()"#).0.is_empty());
-        assert_eq!(search_terms("\"unclosed phrase").0.len(), 1);
     }
 
     #[test]

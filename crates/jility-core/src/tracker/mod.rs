@@ -24,6 +24,7 @@ mod dependencies;
 mod descriptions;
 mod edit;
 mod epics;
+mod finding;
 mod from_templates;
 mod plan;
 mod planning_answers;

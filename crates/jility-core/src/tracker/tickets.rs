@@ -6,23 +6,18 @@ use serde::Serialize;
 
 use super::change_log::{Entry, change, record};
 use super::checks::{
-    MAX_QUERY_CHARS, MAX_QUERY_WORDS, check_epic_link, check_key, check_names, check_points,
-    check_size, check_title, invalid, live, lookup, page_size, parse_status, resolve, resolve_opt,
-    search_terms, ticket_ref,
+    check_epic_link, check_key, check_names, check_points, check_size, check_title, invalid, live,
+    lookup, page_size, parse_status, resolve, resolve_opt, ticket_ref,
 };
 use super::{
     Assigned, CommentAdded, CommitLinked, Created, Deleted, Initialized, LIST_LIMIT, LIST_TOOL,
-    MAX_COMMENT_BYTES, MAX_DESCRIPTION_BYTES, SEARCH_LIMIT, SEARCH_TOOL, SearchHitOut,
-    SearchResults, TicketDetail, TicketPage, Tracker, now,
+    MAX_COMMENT_BYTES, MAX_DESCRIPTION_BYTES, TicketDetail, TicketPage, Tracker, now,
 };
 use crate::errors::clip;
 use crate::model::{Change, Kind, Status, Ticket};
-use crate::params::{
-    AddComment, AssignTicket, CreateTicket, LinkCommit, ListTickets, SearchTickets,
-};
+use crate::params::{AddComment, AssignTicket, CreateTicket, LinkCommit, ListTickets};
 use crate::store::{
-    ListFilter, NewTicket, SearchPage, Store, StoreTx, TicketRow, TicketSet, TicketUpdate,
-    WholeTicket,
+    ListFilter, NewTicket, Store, StoreTx, TicketRow, TicketSet, TicketUpdate, WholeTicket,
 };
 
 /// Longest value a change shows inline in `recent_changes`; longer ones are cut.
@@ -133,7 +128,12 @@ impl<S: Store> Tracker<S> {
         }
     }
 
-    pub fn list(&mut self, p: &ListTickets) -> Result<Paged<TicketPage>, ToolError> {
+    /// `jility_list_tickets`: by its filters, newest first; with a `query`, by the query
+    /// language too ([`Self::list_query`]).
+    pub fn list(&mut self, actor: &str, p: &ListTickets) -> Result<Paged<TicketPage>, ToolError> {
+        if let Some(query) = p.query.as_deref().filter(|q| !q.trim().is_empty()) {
+            return self.list_query(actor, p, query);
+        }
         let limit = page_size(LIST_LIMIT, p.limit)?;
         let mut statuses = Vec::new();
         for status in p.status.iter().map(parse_status) {
@@ -191,6 +191,7 @@ impl<S: Store> Tracker<S> {
             Ok(Paged {
                 data: TicketPage {
                     tickets: page.items,
+                    query: None,
                 },
                 page: if page.total_exact {
                     Page::new(total, next)
@@ -198,69 +199,6 @@ impl<S: Store> Tracker<S> {
                     Page::at_least(total, next)
                 },
             })
-        })
-    }
-
-    pub fn search(&mut self, p: &SearchTickets) -> Result<Paged<SearchResults>, ToolError> {
-        let limit = page_size(SEARCH_LIMIT, p.limit)?;
-        let terms = search_terms(&p.query);
-        let words: usize = terms.0.iter().map(Vec::len).sum();
-        if p.query.chars().count() > MAX_QUERY_CHARS || words > MAX_QUERY_WORDS {
-            // The cost of a full-text query grows fast with its terms; refuse, without
-            // quoting a huge query back.
-            return Err(invalid(
-                format!(
-                    "The query is too long ({words} words, {} characters); at most {MAX_QUERY_WORDS} words and {MAX_QUERY_CHARS} characters",
-                    p.query.chars().count()
-                ),
-                "Search for the few most distinctive words; all of them must match.",
-            ));
-        }
-        if terms.0.is_empty() {
-            return Err(invalid(
-                format!("The query '{}' has no words to search for", clip(&p.query)),
-                "Search for words that appear in titles, descriptions or comments.",
-            ));
-        }
-        let sprint = match p.sprint.as_deref() {
-            Some(name) => self.store.read(|tx| sprint_filter(tx, Some(name)))?,
-            None => None,
-        };
-        // Bound to the terms as searched (`JWT token` and `jwt, token` are one query) and
-        // to the sprint as resolved.
-        let cursors = match sprint {
-            None => self.cursor_key.bind(SEARCH_TOOL, &terms.0),
-            Some(sprint) => self.cursor_key.bind(SEARCH_TOOL, &(&terms.0, sprint)),
-        };
-        let offset: usize = cursors.start(p.cursor.as_deref())?.unwrap_or(0);
-        let SearchPage {
-            hits,
-            total,
-            total_exact,
-        } = self.store.search(&terms, sprint, offset, limit)?;
-        // The offset counts index rows, as the store's OFFSET does.
-        let end = offset.saturating_add(limit);
-        let next = (end < total).then(|| cursors.encode(&end));
-        Ok(Paged {
-            data: SearchResults {
-                query: p.query.clone(),
-                sprint: sprint.and(p.sprint.clone()),
-                hits: hits
-                    .into_iter()
-                    .map(|h| SearchHitOut {
-                        number: h.ticket.number,
-                        title: h.ticket.title,
-                        status: h.ticket.status,
-                        assignees: h.ticket.assignees,
-                        snippet: h.snippet,
-                    })
-                    .collect(),
-            },
-            page: if total_exact {
-                Page::new(total as u64, next)
-            } else {
-                Page::at_least(total as u64, next)
-            },
         })
     }
 
@@ -572,7 +510,7 @@ pub(super) fn insert(
 
 /// The sprint filter `name` asks for: `none` or `backlog` (no open sprint), or a sprint's
 /// name, number or `active` ([`super::sprints::find_sprint`]).
-fn sprint_filter(
+pub(super) fn sprint_filter(
     tx: &mut dyn StoreTx,
     name: Option<&str>,
 ) -> Result<Option<Option<i64>>, ToolError> {

@@ -61,6 +61,7 @@ use postgres::{Client, Config, NoTls, Row, Statement};
 
 mod connect;
 mod contexts;
+mod find;
 mod planning;
 mod reader;
 mod rows;
@@ -79,9 +80,9 @@ use tx::*;
 use crate::reach::{self, Health};
 use jility_core::model::{Change, Comment, CommitLink, Kind, Status, TicketRef, TicketSummary};
 use jility_core::store::{
-    COUNT_CAP, ListFilter, ListPage, NewChange, NewTicket, Project, SearchPage, SearchTerms, Store,
-    StoreError, StoreResult, StoreTx, TicketLookup, TicketRow, TicketUpdate, WHOLE_CHANGES,
-    WHOLE_COMMENTS, WholeTicket, WholeTickets,
+    COUNT_CAP, Filter, FoundPage, ListFilter, ListPage, NewChange, NewTicket, Position, Project,
+    SearchPage, SearchTerms, Sort, Store, StoreError, StoreResult, StoreTx, TicketLookup,
+    TicketRow, TicketUpdate, WHOLE_CHANGES, WHOLE_COMMENTS, WholeTicket, WholeTickets,
 };
 
 /// The schema, one migration per version; `jility_schema_migrations` records which ran.
@@ -522,7 +523,7 @@ impl Store for PgStore {
     fn search(
         &mut self,
         terms: &SearchTerms,
-        sprint: Option<Option<i64>>,
+        filter: &Filter,
         offset: usize,
         limit: usize,
     ) -> Result<SearchPage, ToolError> {
@@ -533,7 +534,7 @@ impl Store for PgStore {
                      SET LOCAL plan_cache_mode = force_custom_plan",
                 )
                 .map_err(db)?;
-            let found = search::search(tx, terms, sprint, offset, limit);
+            let found = search::search(tx, terms, filter, offset, limit);
             let ended = tx.client.batch_execute("ROLLBACK").map_err(db);
             let found = found?;
             ended.map(|()| found)

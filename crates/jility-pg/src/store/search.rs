@@ -24,10 +24,11 @@
 //! match ranked and counted), now 3.2–4.0 ms; queries matching at most 1,000 took
 //! 2.2–3.4 ms, now 0.4 ms more (a bigger statement to plan).
 
-use jility_core::store::{SearchHit, SearchPage, SearchTerms, StoreResult};
-use postgres::types::{ToSql, Type};
+use jility_core::store::{Filter, SearchHit, SearchPage, SearchTerms, StoreResult};
+use postgres::types::Type;
 
-use super::{Param, SUMMARY_COLUMNS, Tx, count, summary_row};
+use super::find::{Binds, conditions};
+use super::{SUMMARY_COLUMNS, Tx, count, summary_row};
 
 /// Text search configuration made by the first migration.
 const TS_CONFIG: &str = "jility";
@@ -85,44 +86,27 @@ fn ts_query(terms: &SearchTerms) -> (String, Vec<String>) {
 pub(super) fn search(
     tx: &mut Tx<'_>,
     terms: &SearchTerms,
-    sprint: Option<Option<i64>>,
+    filter: &Filter,
     offset: usize,
     limit: usize,
 ) -> StoreResult<SearchPage> {
     let (query, words) = ts_query(terms);
-    // Typed, for a statement sent unprepared (below).
-    let mut values: Vec<(Param, Type)> = vec![(Box::new(tx.ws), Type::INT8)];
-    values.extend(
-        words
-            .into_iter()
-            .map(|w| (Box::new(w) as Param, Type::TEXT)),
-    );
-    // Only a sprint's tickets, or the backlog's (as listings say it), when asked: a
-    // condition on each ticket the statement looks at, by its id.
-    let sprint_mark = match sprint {
-        Some(Some(id)) => {
-            values.push((Box::new(id), Type::INT8));
-            values.len()
-        }
-        _ => 0,
-    };
-    let only = |id: &str| match sprint {
+    let mut binds = Binds::new(tx.ws);
+    for word in words {
+        binds.bind(Box::new(word), Type::TEXT);
+    }
+    // Only the tickets the filter keeps, when it keeps some: a condition on each ticket
+    // the statement looks at, by its id.
+    let kept = (!filter.is_empty()).then(|| conditions(filter, "o", &mut binds));
+    let only = |id: &str| match &kept {
         None => String::new(),
-        Some(Some(_)) => format!(
+        Some(kept) => format!(
             " AND EXISTS (SELECT 1 FROM tickets o WHERE o.workspace_id = $1 AND o.id = {id} \
-               AND o.sprint_id = ${sprint_mark})"
-        ),
-        Some(None) => format!(
-            " AND NOT EXISTS (SELECT 1 FROM tickets o JOIN sprints sp \
-               ON sp.workspace_id = o.workspace_id AND sp.id = o.sprint_id \
-               WHERE o.workspace_id = $1 AND o.id = {id} \
-               AND (sp.state <> 'completed' OR o.status = 'done') OFFSET 0)"
+               AND {kept} OFFSET 0)"
         ),
     };
-    values.push((Box::new(limit as i64), Type::INT8));
-    let limit_mark = values.len();
-    values.push((Box::new(offset as i64), Type::INT8));
-    let offset_mark = values.len();
+    let limit_mark = binds.bind(Box::new(limit as i64), Type::INT8);
+    let offset_mark = binds.bind(Box::new(offset as i64), Type::INT8);
     // The snippet comes from the first field that matches the whole query on its own
     // (title, description, comments: the words of weight A, B, C), else from all of
     // them together.
@@ -172,14 +156,14 @@ pub(super) fn search(
             WHERE {newest} AND s.ticket_id <= (SELECT id FROM cut) \
               AND ts_match_vq(s.search, {query}){only_s} \
             {newest_order} \
-            LIMIT greatest(0, ${limit_mark}::bigint + ${offset_mark}::bigint + 1 - {RANKED})), \
+            LIMIT greatest(0, {limit_mark}::bigint + {offset_mark}::bigint + 1 - {RANKED})), \
          hits AS (SELECT id, score, grp \
             FROM (SELECT id, score, 0 AS grp FROM matched \
                   WHERE (SELECT n FROM counted) <= {RANKED} OR id > (SELECT id FROM cut) \
                   UNION ALL SELECT id, 0::real, 1 FROM older \
                   WHERE (SELECT n FROM counted) > {RANKED}) o \
             ORDER BY grp, score DESC, CASE WHEN grp = 0 THEN id ELSE -id END \
-            LIMIT ${limit_mark} OFFSET ${offset_mark}) \
+            LIMIT {limit_mark} OFFSET {offset_mark}) \
          SELECT CASE WHEN total.n <= {RANKED} THEN total.n \
                      ELSE greatest(total.n, {RANKED} + (SELECT count(*) FROM older)) END, \
                 page.* \
@@ -218,11 +202,7 @@ pub(super) fn search(
     // after five runs) from the average workspace's size; for a workspace far bigger than
     // that it sorts all its tickets instead of reading the newest few thousand
     // (measured: 190 ms instead of 3 ms).
-    let typed: Vec<(&(dyn ToSql + Sync), Type)> = values
-        .iter()
-        .map(|(value, ty)| (value.as_ref() as &(dyn ToSql + Sync), ty.clone()))
-        .collect();
-    let rows = tx.query_typed(&sql, &typed)?;
+    let rows = tx.query_typed(&sql, &binds.typed())?;
     let mut total: i64 = 0;
     let mut hits = Vec::with_capacity(rows.len());
     for r in &rows {

@@ -554,10 +554,20 @@ impl StoreTx for Tx<'_> {
     fn search(
         &mut self,
         terms: &SearchTerms,
-        sprint: Option<Option<i64>>,
+        filter: &Filter,
         offset: usize,
         limit: usize,
     ) -> StoreResult<SearchPage> {
-        search::search(self, terms, sprint, offset, limit)
+        search::search(self, terms, filter, offset, limit)
+    }
+
+    fn find(
+        &mut self,
+        filter: &Filter,
+        sort: Sort,
+        after: Option<&Position>,
+        limit: usize,
+    ) -> StoreResult<FoundPage> {
+        find::find(self, filter, sort, after, limit)
     }
 }

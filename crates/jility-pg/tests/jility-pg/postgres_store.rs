@@ -98,18 +98,21 @@ fn paged<T: Serialize>(result: Result<Paged<T>, ToolError>) -> Value {
 }
 
 fn list<S: Store>(t: &mut Tracker<S>, p: ListTickets) -> Value {
-    paged(t.list(&p))
+    paged(t.list("alice", &p))
 }
 
 /// Search hits' numbers, best first, and the total.
 fn search_numbers<S: Store>(t: &mut Tracker<S>, query: &str) -> (Vec<String>, u64) {
     let result = t
-        .search(&SearchTickets {
-            query: query.to_string(),
-            limit: Some(100),
-            cursor: None,
-            sprint: None,
-        })
+        .search(
+            "alice",
+            &SearchTickets {
+                query: query.to_string(),
+                limit: Some(100),
+                cursor: None,
+                sprint: None,
+            },
+        )
         .unwrap();
     (
         result.data.hits.into_iter().map(|h| h.number).collect(),
@@ -523,11 +526,14 @@ fn scenario<S: Store>(t: &mut Tracker<S>) -> Vec<(&'static str, Value)> {
     let mut cursor = None;
     for name in ["page 1", "page 2", "page 3"] {
         let page = t
-            .list(&ListTickets {
-                limit: Some(3),
-                cursor: cursor.clone(),
-                ..Default::default()
-            })
+            .list(
+                "alice",
+                &ListTickets {
+                    limit: Some(3),
+                    cursor: cursor.clone(),
+                    ..Default::default()
+                },
+            )
             .unwrap();
         cursor = page.page.next_cursor.clone();
         step(name, paged(Ok(page)));
@@ -842,12 +848,15 @@ fn search_matches_every_word_phrases_exactly_and_ranks_title_first() {
 
     // Snippets mark the matches.
     let result = t
-        .search(&SearchTickets {
-            query: "zebra".into(),
-            limit: None,
-            cursor: None,
-            sprint: None,
-        })
+        .search(
+            "alice",
+            &SearchTickets {
+                query: "zebra".into(),
+                limit: None,
+                cursor: None,
+                sprint: None,
+            },
+        )
         .unwrap();
     for hit in &result.data.hits {
         assert!(
@@ -861,21 +870,27 @@ fn search_matches_every_word_phrases_exactly_and_ranks_title_first() {
 
     // Paging by offset.
     let first = t
-        .search(&SearchTickets {
-            query: "zebra".into(),
-            limit: Some(2),
-            cursor: None,
-            sprint: None,
-        })
+        .search(
+            "alice",
+            &SearchTickets {
+                query: "zebra".into(),
+                limit: Some(2),
+                cursor: None,
+                sprint: None,
+            },
+        )
         .unwrap();
     assert_eq!(first.data.hits.len(), 2);
     let second = t
-        .search(&SearchTickets {
-            query: "zebra".into(),
-            limit: Some(2),
-            cursor: first.page.next_cursor.clone(),
-            sprint: None,
-        })
+        .search(
+            "alice",
+            &SearchTickets {
+                query: "zebra".into(),
+                limit: Some(2),
+                cursor: first.page.next_cursor.clone(),
+                sprint: None,
+            },
+        )
         .unwrap();
     assert_eq!(second.data.hits.len(), 1);
     assert_eq!(second.data.hits[0].number, "TASK-3");
@@ -889,12 +904,15 @@ fn search_matches_every_word_phrases_exactly_and_ranks_title_first() {
     assert_eq!(search_numbers(&mut t, "signals").1, 0);
     // A page past the end (its cursor was made before the deletion): no hits, the total.
     let past = t
-        .search(&SearchTickets {
-            query: "zebra".into(),
-            limit: Some(2),
-            cursor: first.page.next_cursor.clone(),
-            sprint: None,
-        })
+        .search(
+            "alice",
+            &SearchTickets {
+                query: "zebra".into(),
+                limit: Some(2),
+                cursor: first.page.next_cursor.clone(),
+                sprint: None,
+            },
+        )
         .unwrap();
     assert!(past.data.hits.is_empty());
     assert_eq!(past.page.total, 2);
@@ -990,10 +1008,13 @@ fn concurrent_writers_never_repeat_or_lose_a_number() {
     assert_eq!(unique.len(), total, "a number was repeated");
     assert_eq!(unique, (1..=total as i64).collect::<BTreeSet<_>>());
     let listed = first
-        .list(&ListTickets {
-            limit: Some(1),
-            ..Default::default()
-        })
+        .list(
+            "alice",
+            &ListTickets {
+                limit: Some(1),
+                ..Default::default()
+            },
+        )
         .unwrap();
     assert_eq!(listed.page.total, total as u64);
     assert_eq!(
@@ -1142,7 +1163,7 @@ fn a_workspace_never_sees_or_touches_another() {
     assert!(is_not_found(&b.get_ticket("TASK-2").unwrap_err()));
     assert!(is_not_found(&b.get_ticket(&a1.id).unwrap_err()));
     assert_eq!(b.get_ticket("TASK-1").unwrap().ticket.title, "Beta only");
-    let listed = b.list(&ListTickets::default()).unwrap();
+    let listed = b.list("alice", &ListTickets::default()).unwrap();
     assert_eq!(listed.page.total, 1);
     assert_eq!(listed.data.tickets[0].title, "Beta only");
     for filter in [
@@ -1155,7 +1176,7 @@ fn a_workspace_never_sees_or_touches_another() {
             ..Default::default()
         },
     ] {
-        assert_eq!(b.list(&filter).unwrap().page.total, 0);
+        assert_eq!(b.list("alice", &filter).unwrap().page.total, 0);
     }
     for query in ["unicorn", "alpha", "secret plan"] {
         assert_eq!(search_numbers(&mut b, query).1, 0, "{query}");

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use jility_core::params::SearchTickets;
-use jility_core::store::{SearchTerms, Store};
+use jility_core::store::{Filter, SearchTerms, Store};
 use jility_core::tracker::Tracker;
 use jility_pg::store::{PgDatabase, PgStore};
 use mcp_common_core::{CursorKey, ToolError};
@@ -109,12 +109,15 @@ fn walk(t: &mut Tracker<PgStore>, query: &str, limit: i64) -> (Vec<String>, Vec<
     let mut cursor = None;
     loop {
         let page = t
-            .search(&SearchTickets {
-                query: query.to_string(),
-                limit: Some(limit),
-                cursor: cursor.take(),
-                sprint: None,
-            })
+            .search(
+                "alice",
+                &SearchTickets {
+                    query: query.to_string(),
+                    limit: Some(limit),
+                    cursor: cursor.take(),
+                    sprint: None,
+                },
+            )
             .unwrap();
         numbers.extend(page.data.hits.into_iter().map(|h| h.number));
         totals.push(page.page.total);
@@ -139,7 +142,7 @@ fn store_search(
             let page = tx
                 .search(
                     &SearchTerms(vec![vec![word.to_string()]]),
-                    None,
+                    &Filter::default(),
                     offset,
                     limit,
                 )
@@ -169,12 +172,15 @@ fn check_big(
     // and the tracker's page that it is not exact.
     let (first, total) = store_search(&mut store, word, 0, 20);
     let page = t
-        .search(&SearchTickets {
-            query: word.to_string(),
-            limit: Some(20),
-            cursor: None,
-            sprint: None,
-        })
+        .search(
+            "alice",
+            &SearchTickets {
+                query: word.to_string(),
+                limit: Some(20),
+                cursor: None,
+                sprint: None,
+            },
+        )
         .unwrap();
     assert_eq!(page.page.total_exact, Some(false), "{word}: a lower bound");
     let text = jility_core::render::search(&page.data, &page.page);
@@ -240,7 +246,9 @@ fn store_search_terms(t: &mut Tracker<PgStore>, words: &[&str]) -> (Vec<String>,
     let terms = SearchTerms(words.iter().map(|w| vec![w.to_string()]).collect());
     store
         .read(|tx| {
-            let page = tx.search(&terms, None, 0, 20).map_err(ToolError::from)?;
+            let page = tx
+                .search(&terms, &Filter::default(), 0, 20)
+                .map_err(ToolError::from)?;
             Ok((
                 page.hits.into_iter().map(|h| h.ticket.number).collect(),
                 page.total,
@@ -263,12 +271,15 @@ fn up_to_the_cap_everything_is_ranked_and_counted_exactly() {
     assert_eq!(walked, gamma);
     assert!(totals.iter().all(|&n| n as usize == RANKED), "{totals:?}");
     let page = t
-        .search(&SearchTickets {
-            query: "gamma".into(),
-            limit: Some(5),
-            cursor: None,
-            sprint: None,
-        })
+        .search(
+            "alice",
+            &SearchTickets {
+                query: "gamma".into(),
+                limit: Some(5),
+                cursor: None,
+                sprint: None,
+            },
+        )
         .unwrap();
     assert_eq!(page.page.total as usize, RANKED);
     assert_ne!(page.page.total_exact, Some(false));
@@ -277,12 +288,15 @@ fn up_to_the_cap_everything_is_ranked_and_counted_exactly() {
     // always, and counted exactly.
     crate::postgres_store::search_fixture(&mut t, &number(TICKETS + 3));
     let page = t
-        .search(&SearchTickets {
-            query: "zebra".into(),
-            limit: None,
-            cursor: None,
-            sprint: None,
-        })
+        .search(
+            "alice",
+            &SearchTickets {
+                query: "zebra".into(),
+                limit: None,
+                cursor: None,
+                sprint: None,
+            },
+        )
         .unwrap();
     let numbers: Vec<String> = page.data.hits.iter().map(|h| h.number.clone()).collect();
     assert_eq!(

@@ -11,6 +11,7 @@ use jility_core::ops;
 use jility_core::params::{ListTickets, SearchTickets, SprintName, StatusName};
 use jility_core::tracker::SprintStats;
 use maud::{Markup, html};
+use mcp_common_core::ToolError;
 use std::collections::BTreeMap;
 
 use super::{respond, run, viewer};
@@ -92,6 +93,52 @@ impl Filters {
             self.assignee.clone()
         }
     }
+
+    /// The search text with these filters (and `statuses`, `parent`) written after it as
+    /// qualifiers of the query language, so that the search applies every one of them; the
+    /// sprint goes as the search's own `sprint`.
+    pub fn search_query(
+        &self,
+        viewer: &Viewer,
+        statuses: &[String],
+        parent: Option<&str>,
+    ) -> Result<String, WebError> {
+        let mut query = self.text.clone().unwrap_or_default();
+        let mut add = |name: &str, value: &str| -> Result<(), WebError> {
+            if value.contains('"') {
+                return Err(WebError::Tool(
+                    ToolError::new(
+                        jility_core::errors::INVALID_INPUT,
+                        format!("The {name} filter cannot hold a double quote when searching"),
+                    )
+                    .with_hint("Clear the search, or filter by another name."),
+                ));
+            }
+            let value = if value.contains(char::is_whitespace) || value.contains(',') {
+                format!("\"{value}\"")
+            } else {
+                value.to_string()
+            };
+            query.push_str(&format!(" {name}:{value}"));
+            Ok(())
+        };
+        if !statuses.is_empty() {
+            add("status", &statuses.join(","))?;
+        }
+        if let Some(a) = self.assignee_for(viewer) {
+            add("assignee", &a)?;
+        }
+        if let Some(l) = &self.label {
+            add("label", l)?;
+        }
+        if let Some(e) = &self.epic {
+            add("epic", e)?;
+        }
+        if let Some(p) = parent {
+            add("parent", p)?;
+        }
+        Ok(query)
+    }
 }
 
 /// One column as read.
@@ -151,13 +198,14 @@ async fn columns<S: Site>(
     filters: &Filters,
 ) -> Result<Vec<Column>, WebError> {
     let assignee = filters.assignee_for(viewer);
-    if let Some(text) = &filters.text {
-        // A text filter: the best matches, grouped into their columns.
+    if filters.text.is_some() {
+        // A text filter: the best matches of the query with the board's filters, grouped
+        // into their columns.
         let found = run::<S, ops::SearchTickets>(
             site,
             viewer,
             SearchTickets {
-                query: text.clone(),
+                query: filters.search_query(viewer, &[], None)?,
                 limit: Some(SEARCH_SIZE),
                 cursor: None,
                 sprint: filters.sprint.clone(),
@@ -175,12 +223,6 @@ async fn columns<S: Site>(
             })
             .collect();
         for hit in found.data.hits {
-            if assignee
-                .as_ref()
-                .is_some_and(|a| !hit.assignees.contains(a))
-            {
-                continue;
-            }
             let card = TicketSummary {
                 number: hit.number,
                 title: hit.title,
@@ -210,6 +252,7 @@ async fn columns<S: Site>(
                 epic_id: filters.epic.clone(),
                 unassigned: false,
                 sprint: filters.sprint.clone(),
+                query: None,
                 limit: Some(COLUMN_SIZE),
                 cursor: filters.after.get(status.as_str()).cloned(),
             },

@@ -1,7 +1,8 @@
 //! The list: the board's filters (assignee, mine, label, epic, several statuses, a parent)
-//! as a table of tickets, paged with the list's cursor; with `q`, full-text search, the
-//! hits as a table with their snippets (the matches marked), paged with the search's
-//! cursor. The "Next page" link carries the filters with the cursor, as the operation
+//! as a table of tickets, paged with the list's cursor; with `q`, a search in the query
+//! language (words and qualifiers, the filters added as qualifiers), the hits as a table
+//! with their snippets (the matches marked), paged with the search's cursor; a query that
+//! does not read is shown with why and how to write one. The "Next page" link carries the filters with the cursor, as the operation
 //! requires.
 
 use axum::extract::{Path, RawQuery, State};
@@ -12,7 +13,7 @@ use jility_core::ops;
 use jility_core::params::{ListTickets, SearchTickets, StatusName};
 use jility_core::tracker::{SearchHitOut, SearchResults, TicketPage};
 use maud::{Markup, html};
-use mcp_common_core::{Page, Paged};
+use mcp_common_core::{Page, Paged, ToolError};
 use std::collections::BTreeMap;
 
 use super::board::Filters;
@@ -107,32 +108,14 @@ impl ListFilters {
             self.board.assignee.clone()
         }
     }
-
-    /// Whether filters narrow each page of search hits (status, assignee, mine).
-    fn narrows_search(&self) -> bool {
-        !self.status.is_empty() || self.board.assignee.is_some() || self.board.mine
-    }
-
-    /// Filters a search cannot apply (it filters on none of them).
-    fn beyond_search(&self) -> Vec<&'static str> {
-        let mut names = Vec::new();
-        if self.board.label.is_some() {
-            names.push("label");
-        }
-        if self.board.epic.is_some() {
-            names.push("epic");
-        }
-        if self.parent.is_some() {
-            names.push("parent");
-        }
-        names
-    }
 }
 
-/// What the page shows: a page of the list or of search hits.
+/// What the page shows: a page of the list or of search hits, or why the search's query
+/// was refused (shown beside the search box, to be corrected).
 enum Found {
     List(Paged<TicketPage>),
     Search(Paged<SearchResults>),
+    Refused(ToolError),
 }
 
 /// `GET /w/{workspace}/list`.
@@ -149,6 +132,12 @@ pub async fn page<S: Site>(
     let filters = ListFilters::from_query(raw.as_deref().unwrap_or_default());
     let found = match find(&site, &viewer, &filters).await {
         Ok(found) => found,
+        // A query in the language that does not read: the page, with what to correct.
+        Err(WebError::Tool(err))
+            if filters.board.text.is_some() && err.code == jility_core::errors::INVALID_INPUT =>
+        {
+            Found::Refused(err)
+        }
         Err(err) => return err.answer(&headers),
     };
     let people = site.people(&viewer).await;
@@ -165,25 +154,23 @@ async fn find<S: Site>(
     viewer: &Viewer,
     filters: &ListFilters,
 ) -> Result<Found, WebError> {
-    if let Some(text) = &filters.board.text {
-        let mut found = run::<S, ops::SearchTickets>(
+    if filters.board.text.is_some() {
+        // The search applies every filter: they go into its query as qualifiers.
+        let query =
+            filters
+                .board
+                .search_query(viewer, &filters.status, filters.parent.as_deref())?;
+        let found = run::<S, ops::SearchTickets>(
             site,
             viewer,
             SearchTickets {
-                query: text.clone(),
+                query,
                 limit: Some(SEARCH_PAGE_SIZE),
                 cursor: filters.cursor.clone(),
                 sprint: filters.board.sprint.clone(),
             },
         )
         .await?;
-        // The hits carry status and assignees: those filters narrow each page.
-        let assignee = filters.assignee_for(viewer);
-        found.data.hits.retain(|hit| {
-            assignee.as_ref().is_none_or(|a| hit.assignees.contains(a))
-                && (filters.status.is_empty()
-                    || filters.status.iter().any(|s| s == hit.status.as_str()))
-        });
         return Ok(Found::Search(found));
     }
     let page = run::<S, ops::ListTickets>(
@@ -197,6 +184,7 @@ async fn find<S: Site>(
             epic_id: filters.board.epic.clone(),
             unassigned: false,
             sprint: filters.board.sprint.clone(),
+            query: None,
             limit: Some(PAGE_SIZE),
             cursor: filters.cursor.clone(),
         },
@@ -210,6 +198,7 @@ fn render(viewer: &Viewer, filters: &ListFilters, found: &Found, people: &[Strin
     let (page, rows) = match found {
         Found::List(p) => (&p.page, p.data.tickets.len()),
         Found::Search(p) => (&p.page, p.data.hits.len()),
+        Found::Refused(err) => return refused(&base, filters, err),
     };
     let searching = filters.board.text.is_some();
     html! {
@@ -223,19 +212,6 @@ fn render(viewer: &Viewer, filters: &ListFilters, found: &Found, people: &[Strin
                     (layout::notice("ok", &created_text(n), None))
                 }
             }
-            @if searching && !filters.beyond_search().is_empty() {
-                p class="help" data-note="search-filters" {
-                    "Search looks through every ticket: the "
-                    (filters.beyond_search().join(", "))
-                    " filter does not apply to it (status, assignee and sprint do). "
-                    "Clear the search to filter by them."
-                }
-            }
-            @if searching && filters.narrows_search() {
-                p class="help" data-note="search-narrowed" {
-                    "The status and assignee filters narrow each page of matches; the count is of every match."
-                }
-            }
             p class="count" data-total=(page.total) {
                 (count_text(page, searching))
                 @if filters.cursor.is_some() { " · " a href=(filters.href(&base, None)) { "First page" } }
@@ -247,6 +223,7 @@ fn render(viewer: &Viewer, filters: &ListFilters, found: &Found, people: &[Strin
                     @match found {
                         Found::List(p) => (list_table(&base, &p.data.tickets, people)),
                         Found::Search(p) => (search_table(&base, &p.data.hits, people)),
+                        Found::Refused(_) => {}
                     }
                 }
             }
@@ -254,6 +231,39 @@ fn render(viewer: &Viewer, filters: &ListFilters, found: &Found, people: &[Strin
                 nav class="pager" aria-label="Pages" {
                     a class="next" rel="next" href=(filters.href(&base, Some(next))) { "Next page" }
                 }
+            }
+        }
+    }
+}
+
+/// The page when the search's query was refused: the form (to correct it) and why.
+fn refused(base: &str, filters: &ListFilters, err: &ToolError) -> Markup {
+    html! {
+        main id="main" class="list-page" data-page="list" {
+            h1 { "Search" }
+            (filter_form(base, filters))
+            div id="notice" data-refused=(err.code.as_str()) {
+                (layout::notice("error", &err.message, err.hint.as_deref()))
+            }
+            (query_help())
+        }
+    }
+}
+
+/// The query language in brief, under a refused query.
+fn query_help() -> Markup {
+    html! {
+        details class="help" open {
+            summary { "How to write a query" }
+            p { "Words and \"quoted phrases\" are searched for; "
+                code { "-word" } " leaves out what has it. Qualifiers narrow the search:" }
+            ul {
+                li { code { "status:todo,review" } " any of the statuses; " code { "-label:wontfix" } " not" }
+                li { code { "assignee:me" } ", " code { "is:unassigned" } ", " code { "is:blocked" } ", " code { "is:epic" } }
+                li { code { "epic:KEY-N" } ", " code { "parent:KEY-N" } ", " code { "depends-on:KEY-N" } }
+                li { code { "sprint:active" } ", " code { "sprint:\"Sprint 3\"" } ", " code { "no:sprint" } }
+                li { code { "points:3..8" } ", " code { "points:>5" } ", " code { "created:>2024-10-20" } ", " code { "updated:<7d" } }
+                li { code { "sort:updated-desc" } " (or created, points, title; -asc or -desc)" }
             }
         }
     }
@@ -288,13 +298,9 @@ fn empty(base: &str, filters: &ListFilters, more: bool) -> Markup {
     html! {
         div class="empty" data-empty {
             @if filters.board.text.is_some() {
-                @if more || filters.cursor.is_some() {
-                    p { "No match on this page passes the status or assignee filter." }
-                    @if more { p { "The next page may have some." } }
-                } @else {
-                    p { "No ticket matches this search." }
-                }
-                p { "Try fewer or other words (all words must match; \"quoted phrases\" match exactly), or "
+                p { "No ticket matches this search." }
+                @if more { p { "The next page may have some." } }
+                p { "Try fewer or other words (all words must match; \"quoted phrases\" match exactly) or fewer filters, or "
                     a href=(format!("{base}/list")) { "list every ticket" } "." }
             } @else if filtered {
                 p { "No ticket matches these filters." }
@@ -409,7 +415,8 @@ fn filter_form(base: &str, filters: &ListFilters) -> Markup {
         form class="filters" method="get" action=(format!("{base}/list")) {
             div {
                 label for="l-q" { "Search" }
-                input id="l-q" type="search" name="q" value=[f.text.as_deref()];
+                input id="l-q" type="search" name="q" placeholder="words status:todo label:bug" aria-describedby="l-q-help" value=[f.text.as_deref()];
+                small id="l-q-help" class="help" { "Words, and qualifiers such as " code { "assignee:me" } ", " code { "-label:wontfix" } ", " code { "updated:<7d" } ", " code { "sort:updated-desc" } "." }
             }
             fieldset class="statuses" {
                 legend { "Status" }

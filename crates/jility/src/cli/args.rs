@@ -203,6 +203,10 @@ pub enum TicketCommand {
         /// Only tickets nobody is assigned to.
         #[arg(long)]
         unassigned: bool,
+        /// A query in the query language: words and qualifiers, e.g.
+        /// 'login status:todo,review -label:wontfix updated:<7d sort:updated-desc'.
+        #[arg(long, short, allow_hyphen_values = true, value_name = "QUERY")]
+        query: Option<String>,
         /// Tickets per page (1 to 200; default 50).
         #[arg(long, value_name = "N")]
         limit: Option<i64>,
@@ -268,9 +272,11 @@ pub enum TicketCommand {
         #[arg(long, value_name = "VERSION")]
         revert: Option<i64>,
     },
-    /// Full-text search over titles, descriptions and comments, best matches first.
+    /// Search with the query language: words over titles, descriptions and comments, best
+    /// matches first, and qualifiers (status:todo,review assignee:me -label:wontfix
+    /// points:3..8 updated:<7d sort:updated-desc; see the README).
     Search {
-        /// Words that must all match; "quoted phrases" match exactly.
+        /// Words that must all match ("quoted phrases" exactly, -word not) and qualifiers.
         #[arg(allow_hyphen_values = true)]
         query: String,
         /// Hits per page (1 to 100; default 20).

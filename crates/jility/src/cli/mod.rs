@@ -483,6 +483,7 @@ fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolE
             epic,
             sprint,
             unassigned,
+            query,
             limit,
             cursor,
         } => out.show_page(
@@ -494,6 +495,7 @@ fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolE
                 epic_id: epic,
                 sprint,
                 unassigned,
+                query,
                 limit,
                 cursor,
             })?,

@@ -154,6 +154,10 @@ pub fn page(p: &Painter, tickets: &TicketPage, page: &Page) -> String {
         );
     }
     let rows = tickets.tickets.iter().map(|t| summary_row(p, t)).collect();
+    let next = match &tickets.query {
+        Some(query) => format!("jility ticket list --query {}", shell_quoted(query)),
+        None => "jility ticket list".to_string(),
+    };
     format!(
         "{}\n\n{}",
         table(
@@ -169,14 +173,13 @@ pub fn page(p: &Painter, tickets: &TicketPage, page: &Page) -> String {
             ],
             rows
         ),
-        more(
-            p,
-            tickets.tickets.len(),
-            "tickets",
-            page,
-            "jility ticket list"
-        )
+        more(p, tickets.tickets.len(), "tickets", page, &next)
     )
+}
+
+/// `text` as one shell word (POSIX single quotes).
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 fn summary_row(p: &Painter, t: &TicketSummary) -> Vec<String> {
@@ -735,6 +738,10 @@ pub fn search(p: &Painter, s: &SearchResults, page: &Page) -> String {
             out.push_str(&format!("  {}", p.people(&hit.assignees)));
         }
         out.push('\n');
+        // A search in an order of its own (or with no words) has no snippets.
+        if hit.snippet.is_empty() {
+            continue;
+        }
         let text = snippet(p, &hit.snippet);
         match p.width {
             Some(width) => {
@@ -750,10 +757,9 @@ pub fn search(p: &Painter, s: &SearchResults, page: &Page) -> String {
         }
         out.push('\n');
     }
-    let quoted = |text: &str| format!("\"{}\"", text.replace('"', "\\\""));
-    let mut next = format!("jility ticket search {}", quoted(&s.query));
+    let mut next = format!("jility ticket search {}", shell_quoted(&s.query));
     if let Some(sprint) = &s.sprint {
-        next.push_str(&format!(" --sprint {}", quoted(sprint)));
+        next.push_str(&format!(" --sprint {}", shell_quoted(sprint)));
     }
     out.push_str(&more(p, s.hits.len(), "hits", page, &next));
     out

@@ -1,0 +1,437 @@
+//! The query language on the store ([`StoreTx::find`], [`StoreTx::search`] with a
+//! [`crate::store::Filter`]), through the domain: every qualifier, negations, orders and
+//! paging, on a fixture whose answers are written out by hand.
+
+use std::collections::BTreeSet;
+
+use super::{ACTOR, Ctx, Made, Spec, at, make, project, write};
+use crate::errors;
+use crate::model::{Kind, Status};
+use crate::params::{ListTickets, SearchTickets};
+use crate::store::{NewSprint, SprintState, SprintUpdate, Store, StoreTx, TicketUpdate};
+
+/// One ticket of the fixture: made at `at(10 × number)`, changed last at `updated`.
+struct Row {
+    title: &'static str,
+    description: &'static str,
+    status: Status,
+    points: Option<u8>,
+    labels: &'static [&'static str],
+    assignees: &'static [&'static str],
+    parent: Option<usize>,
+    epic: Option<usize>,
+    depends_on: &'static [usize],
+    kind: Kind,
+    sprint: Option<&'static str>,
+    deleted: bool,
+    updated: Option<u32>,
+}
+
+const ROW: Row = Row {
+    title: "",
+    description: "",
+    status: Status::Todo,
+    points: None,
+    labels: &[],
+    assignees: &[],
+    parent: None,
+    epic: None,
+    depends_on: &[],
+    kind: Kind::Ticket,
+    sprint: None,
+    deleted: false,
+    updated: None,
+};
+
+fn rows() -> Vec<Row> {
+    vec![
+        Row {
+            title: "Login page",
+            description: "the sign in form",
+            status: Status::Backlog,
+            points: Some(1),
+            labels: &["ui"],
+            assignees: &["alice"],
+            ..ROW
+        },
+        Row {
+            title: "Token refresh",
+            description: "jwt tokens expire",
+            labels: &["api", "auth"],
+            assignees: &["bob"],
+            updated: Some(500),
+            ..ROW
+        },
+        Row {
+            title: "Auth",
+            points: Some(8),
+            labels: &["auth"],
+            kind: Kind::Epic,
+            ..ROW
+        },
+        Row {
+            title: "Login API",
+            description: "jwt login endpoint",
+            status: Status::InProgress,
+            points: Some(3),
+            labels: &["api"],
+            assignees: &["bob", "alice"],
+            parent: Some(2),
+            epic: Some(3),
+            ..ROW
+        },
+        Row {
+            title: "Review docs",
+            status: Status::Review,
+            points: Some(5),
+            epic: Some(3),
+            updated: Some(900),
+            ..ROW
+        },
+        Row {
+            title: "Done thing",
+            description: "login done",
+            status: Status::Done,
+            points: Some(2),
+            labels: &["ui", "api"],
+            ..ROW
+        },
+        Row {
+            title: "Waits on work",
+            points: Some(8),
+            labels: &["wontfix"],
+            assignees: &["carol"],
+            depends_on: &[4],
+            ..ROW
+        },
+        Row {
+            title: "Waits on done",
+            points: Some(13),
+            depends_on: &[6],
+            ..ROW
+        },
+        Row {
+            title: "Stuck",
+            status: Status::Blocked,
+            assignees: &["alice"],
+            ..ROW
+        },
+        Row {
+            title: "Deleted login",
+            labels: &["ui"],
+            deleted: true,
+            ..ROW
+        },
+        Row {
+            title: "In the sprint",
+            points: Some(3),
+            sprint: Some("Open"),
+            ..ROW
+        },
+        Row {
+            title: "Done in a closed sprint",
+            status: Status::Done,
+            sprint: Some("Closed"),
+            ..ROW
+        },
+        Row {
+            title: "Left open in a closed sprint",
+            status: Status::Backlog,
+            sprint: Some("Closed"),
+            ..ROW
+        },
+    ]
+}
+
+fn fixture<S: Store>(store: &mut S) -> Vec<Made> {
+    let task = project(store, "TASK");
+    let rows = rows();
+    write(store, |tx| {
+        let sprint = |tx: &mut dyn StoreTx, name: &str| {
+            tx.insert_sprint(&NewSprint {
+                project_id: task.id,
+                name,
+                goal: None,
+                starts_on: "2024-10-01",
+                ends_on: "2024-10-14",
+                capacity_points: None,
+                actor: "alice",
+                at: &at(1),
+            })
+        };
+        let open = sprint(tx, "Open")?;
+        let closed = sprint(tx, "Closed")?;
+        tx.update_sprint(
+            closed.id,
+            &SprintUpdate {
+                state: Some(SprintState::Completed),
+                ..Default::default()
+            },
+        )?;
+        let mut made: Vec<Made> = Vec::new();
+        for (i, row) in rows.iter().enumerate() {
+            let created = at(10 * (i as u32 + 1));
+            let id_of = |n: Option<usize>| n.map(|n| made[n - 1].id);
+            let ticket = make(
+                tx,
+                &task,
+                &Spec {
+                    title: row.title,
+                    description: row.description,
+                    status: row.status,
+                    points: row.points,
+                    parent: id_of(row.parent),
+                    epic: id_of(row.epic),
+                    at: created.clone(),
+                    ..Spec::new(row.title)
+                },
+            )?;
+            let labels: Vec<String> = row.labels.iter().map(|l| l.to_string()).collect();
+            tx.set_labels(ticket.id, &labels)?;
+            let assignees: Vec<String> = row.assignees.iter().map(|a| a.to_string()).collect();
+            tx.set_assignees(ticket.id, &assignees, "alice", &created)?;
+            for n in row.depends_on {
+                tx.add_dependency(ticket.id, made[n - 1].id, "alice", &created)?;
+            }
+            let sprint_id = row
+                .sprint
+                .map(|name| if name == "Open" { open.id } else { closed.id });
+            tx.update_ticket(
+                ticket.id,
+                &TicketUpdate {
+                    kind: Some(row.kind),
+                    sprint_id: Some(sprint_id),
+                    deleted: row.deleted,
+                    ..Default::default()
+                },
+                "alice",
+                &row.updated.map_or(created, at),
+            )?;
+            made.push(ticket);
+        }
+        Ok(made)
+    })
+}
+
+/// Every page of the listing of `query`, two at a time: the numbers in order.
+fn listed<S: Store>(t: &mut crate::Tracker<S>, query: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = t
+            .list(
+                ACTOR,
+                &ListTickets {
+                    query: Some(query.to_string()),
+                    limit: Some(2),
+                    cursor,
+                    ..ListTickets::default()
+                },
+            )
+            .unwrap_or_else(|e| panic!("{query}: {e:?}"));
+        out.extend(page.data.tickets.iter().map(|s| number(&s.number)));
+        match page.page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => {
+                assert_eq!(page.page.total as usize, out.len(), "{query}: the total");
+                return out;
+            }
+        }
+    }
+}
+
+fn number(text: &str) -> usize {
+    text.strip_prefix("TASK-")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("not a TASK ticket: {text}"))
+}
+
+fn set(numbers: &[usize]) -> BTreeSet<usize> {
+    numbers.iter().copied().collect()
+}
+
+/// Every live ticket but `except`.
+fn all_but(except: &[usize]) -> BTreeSet<usize> {
+    (1..=13)
+        .filter(|n| *n != 10 && !except.contains(n))
+        .collect()
+}
+
+pub(super) fn query<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
+    fixture(&mut cx.store);
+    cx.settle();
+    let mut t = cx.tracker();
+    let cases: Vec<(&str, BTreeSet<usize>)> = vec![
+        ("status:todo,review", set(&[2, 3, 5, 7, 8, 11])),
+        ("-status:done", all_but(&[6, 12])),
+        ("label:api", set(&[2, 4, 6])),
+        ("label:api,ui", set(&[1, 2, 4, 6])),
+        ("label:api label:ui", set(&[6])),
+        ("-label:api", all_but(&[2, 4, 6])),
+        ("no:label", set(&[5, 8, 9, 11, 12, 13])),
+        ("assignee:me", set(&[1, 4, 9])),
+        ("assignee:bob", set(&[2, 4])),
+        ("-assignee:bob", all_but(&[2, 4])),
+        ("is:unassigned", set(&[3, 5, 6, 8, 11, 12, 13])),
+        ("no:assignee", set(&[3, 5, 6, 8, 11, 12, 13])),
+        ("is:assigned", set(&[1, 2, 4, 7, 9])),
+        ("-is:unassigned", set(&[1, 2, 4, 7, 9])),
+        ("is:blocked", set(&[7, 9])),
+        ("-is:blocked", all_but(&[7, 9])),
+        ("is:epic", set(&[3])),
+        ("is:ticket", all_but(&[3])),
+        ("is:open", all_but(&[6, 12])),
+        ("is:done", set(&[6, 12])),
+        ("epic:TASK-3", set(&[4, 5])),
+        ("-epic:TASK-3", all_but(&[4, 5])),
+        ("no:epic", all_but(&[4, 5])),
+        ("parent:TASK-2", set(&[4])),
+        ("no:parent", all_but(&[4])),
+        ("depends-on:TASK-4", set(&[7])),
+        ("depends-on:TASK-6 depends-on:TASK-4", set(&[])),
+        ("points:3..8", set(&[3, 4, 5, 7, 11])),
+        ("points:>5", set(&[3, 7, 8])),
+        ("points:<3", set(&[1, 6])),
+        ("points:5", set(&[5])),
+        ("no:points", set(&[2, 9, 12, 13])),
+        ("-points:3..8", set(&[1, 2, 6, 8, 9, 12, 13])),
+        ("sprint:Open", set(&[11])),
+        ("-sprint:Open", all_but(&[11])),
+        ("no:sprint", all_but(&[11, 12])),
+        ("sprint:none", all_but(&[11, 12])),
+        ("created:>=2024-10-20T10:00:50Z", all_but(&[1, 2, 3, 4])),
+        ("created:<2024-10-20T10:00:30Z", set(&[1, 2])),
+        ("created:2024-10-20T10:00:30Z", set(&[3])),
+        ("created:2024-10-20", all_but(&[])),
+        ("created:<2024-10-20", set(&[])),
+        ("created:2024-10-19..2024-10-21", all_but(&[])),
+        ("updated:>=2024-10-20T10:08:00Z", set(&[2, 5])),
+        ("-updated:>=2024-10-20T10:08:00Z", all_but(&[2, 5])),
+        ("login", set(&[1, 4, 6])),
+        ("login -api", set(&[1, 6])),
+        ("\"login api\"", set(&[4])),
+        ("login label:ui", set(&[1, 6])),
+        ("jwt status:in_progress", set(&[4])),
+        ("jwt -status:in_progress is:open", set(&[2])),
+    ];
+    for (query, want) in &cases {
+        let got = listed(&mut t, query);
+        assert_eq!(
+            got.len(),
+            set(&got).len(),
+            "{query}: a ticket twice: {got:?}"
+        );
+        assert_eq!(&set(&got), want, "{query}");
+        // Newest first unless asked otherwise.
+        let mut newest = got.clone();
+        newest.sort_unstable_by(|a, b| b.cmp(a));
+        assert_eq!(got, newest, "{query}: the order");
+    }
+
+    let orders: [(&str, &[usize]); 7] = [
+        ("label:api sort:created-asc", &[2, 4, 6]),
+        ("label:api", &[6, 4, 2]),
+        (
+            "is:open sort:updated-desc",
+            &[5, 2, 13, 11, 9, 8, 7, 4, 3, 1],
+        ),
+        (
+            "is:open sort:updated-asc",
+            &[1, 3, 4, 7, 8, 9, 11, 13, 2, 5],
+        ),
+        ("points:1..13 sort:points-asc", &[1, 6, 4, 11, 5, 3, 7, 8]),
+        ("points:1..13 sort:points-desc", &[8, 7, 3, 5, 11, 4, 6, 1]),
+        ("label:api sort:title-asc", &[6, 4, 2]),
+    ];
+    for (query, want) in orders {
+        assert_eq!(listed(&mut t, query), want, "{query}");
+    }
+
+    // Search: ranked by words, filtered by qualifiers; in an order when asked (no snippets).
+    let search = |t: &mut crate::Tracker<S>, query: &str| {
+        t.search(
+            ACTOR,
+            &SearchTickets {
+                query: query.into(),
+                limit: None,
+                cursor: None,
+                sprint: None,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{query}: {e:?}"))
+    };
+    let found = search(&mut t, "login");
+    let numbers: Vec<usize> = found.data.hits.iter().map(|h| number(&h.number)).collect();
+    assert_eq!(set(&numbers), set(&[1, 4, 6]));
+    assert!(found.data.hits.iter().all(|h| h.snippet.contains("**")));
+    let found = search(&mut t, "login -label:ui assignee:me");
+    let numbers: Vec<usize> = found.data.hits.iter().map(|h| number(&h.number)).collect();
+    assert_eq!(numbers, [4]);
+    assert_eq!(found.page.total, 1);
+    let found = search(&mut t, "login sort:created-desc");
+    let numbers: Vec<usize> = found.data.hits.iter().map(|h| number(&h.number)).collect();
+    assert_eq!(numbers, [6, 4, 1]);
+    let found = search(&mut t, "is:blocked");
+    let numbers: Vec<usize> = found.data.hits.iter().map(|h| number(&h.number)).collect();
+    assert_eq!(numbers, [9, 7]);
+    assert!(found.data.hits.iter().all(|h| h.snippet.is_empty()));
+
+    // A cursor is bound to its query; a name that names nothing runs nothing.
+    let first = t
+        .list(
+            ACTOR,
+            &ListTickets {
+                query: Some("label:api".into()),
+                limit: Some(1),
+                ..ListTickets::default()
+            },
+        )
+        .unwrap();
+    let err = t
+        .list(
+            ACTOR,
+            &ListTickets {
+                query: Some("label:ui".into()),
+                limit: Some(1),
+                cursor: first.page.next_cursor,
+                ..ListTickets::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.code, errors::INVALID_PARAMS, "{err:?}");
+    for (query, code) in [
+        ("epic:TASK-99", errors::NOT_FOUND),
+        ("sprint:Nope", errors::NOT_FOUND),
+        ("colour:red", errors::INVALID_INPUT),
+        ("sort:relevance", errors::INVALID_INPUT),
+    ] {
+        let err = t
+            .list(
+                ACTOR,
+                &ListTickets {
+                    query: Some(query.into()),
+                    ..ListTickets::default()
+                },
+            )
+            .unwrap_err();
+        assert_eq!(err.code, code, "{query}: {err:?}");
+    }
+    // The listing's own filters hold beside its query.
+    let both = t
+        .list(
+            ACTOR,
+            &ListTickets {
+                query: Some("label:api".into()),
+                assignee: Some("alice".into()),
+                ..ListTickets::default()
+            },
+        )
+        .unwrap();
+    let numbers: Vec<usize> = both
+        .data
+        .tickets
+        .iter()
+        .map(|s| number(&s.number))
+        .collect();
+    assert_eq!(numbers, [4]);
+}
