@@ -101,6 +101,7 @@
 //!
 //! While tuning the server, `JILITY_BENCH_ONLY` measures one part and prints it as it comes,
 //! without the report, then its ratio lines:
+//! - `query`: the query language (issue 43): search with three qualifiers beside plain search.
 //! - `rest`: the REST parts (2 and 3): reads and searches one at a time, `pgbench -S`, the 32
 //!   readers, the two processes, the shared rate limit (the diagnostic with one token is
 //!   left out);
@@ -168,6 +169,8 @@ mod oauth;
 mod pgbench;
 #[path = "cloud_parts/planning.rs"]
 mod planning;
+#[path = "cloud_parts/query.rs"]
+mod query;
 #[path = "cloud_parts/ratios.rs"]
 mod ratios;
 #[path = "cloud_parts/shared.rs"]
@@ -1264,6 +1267,16 @@ fn main() {
             &server, &cookie, &tokens[0], &db.url,
         ));
         eprintln!("{}", server.stop());
+        drop(db);
+        return;
+    }
+    if std::env::var("JILITY_BENCH_ONLY").as_deref() == Ok("query") {
+        let lines = bench::runtime().block_on(query::query_only(&server, &tokens));
+        eprintln!("{}", server.stop());
+        println!("\nQuery language (one run, one machine):");
+        for line in lines {
+            println!("- {line}");
+        }
         drop(db);
         return;
     }

@@ -64,6 +64,7 @@ const ANSWER_SUFFIX: &str = "Answer";
 const QUERY_NAMES: &[(&str, &str, &str)] = &[
     (<ops::SearchTickets as Operation>::NAME, "query", "q"),
     (<ops::ListTickets as Operation>::NAME, "labels", "label"),
+    (<ops::ListTickets as Operation>::NAME, "query", "q"),
 ];
 
 /// The error classes, each one response (`components/responses`) with the class's status.
@@ -1509,7 +1510,7 @@ mod tests {
         let list: jility_core::params::ListTickets = serde_json::from_value(json!({
             "status": ["todo"], "assignee": "a", "labels": ["x", "y"], "parent_id": "TASK-1",
             "epic_id": "TASK-2", "unassigned": true, "limit": 5, "cursor": "c",
-            "sprint": "active",
+            "sprint": "active", "query": "label:x sort:updated-desc",
         }))
         .unwrap();
         let request = ops::request_of::<ops::ListTickets>(&list).unwrap();

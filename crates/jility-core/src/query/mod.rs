@@ -38,6 +38,9 @@ pub struct Query {
     pub qualifiers: Vec<Qualified>,
     /// `sort:…`, when given.
     pub order: Option<Order>,
+    /// The time qualifiers as written (`-updated:<7d`), which a cursor is bound to: an age
+    /// resolves against the clock anew on each page.
+    pub times: Vec<String>,
 }
 
 impl Query {
@@ -158,7 +161,7 @@ pub fn parse(text: &str, clock: &Clock) -> Result<Query, ToolError> {
     let words: usize = query.words.iter().map(|w| w.phrase.len()).sum();
     if words > MAX_QUERY_WORDS {
         return Err(invalid(
-            format!("The query has too many words ({words}; at most {MAX_QUERY_WORDS})"),
+            format!("The query has too many words ({words} words; at most {MAX_QUERY_WORDS})"),
             "Search for the few most distinctive words; all of them must match.",
         ));
     }
@@ -321,8 +324,15 @@ fn qualifier(query: &mut Query, token: &Token, name: &str, clock: &Clock) -> Res
             let (min, max) = values::points(value).map_err(|e| bad(token, &e))?;
             Qualifier::Points(min, max)
         }
-        "created" => Qualifier::Created(values::times(value, clock).map_err(|e| bad(token, &e))?),
-        "updated" => Qualifier::Updated(values::times(value, clock).map_err(|e| bad(token, &e))?),
+        "created" | "updated" => {
+            query.times.push(token.written.clone());
+            let range = values::times(value, clock).map_err(|e| bad(token, &e))?;
+            if name == "created" {
+                Qualifier::Created(range)
+            } else {
+                Qualifier::Updated(range)
+            }
+        }
         _ => {
             return Err(invalid(
                 format!(

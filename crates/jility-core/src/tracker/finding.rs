@@ -15,7 +15,9 @@ use crate::errors::clip;
 use crate::model::{Status, TicketSummary};
 use crate::params::{ListTickets, SearchTickets};
 use crate::query::{self, Clock, Is, No, Order, Person, Qualifier, Query};
-use crate::store::{Clause, Filter, Position, SearchPage, SearchTerms, Sort, Store, StoreTx, Test};
+use crate::store::{
+    Clause, Filter, Position, SearchPage, SearchTerms, Sort, Store, StoreTx, Test, TimeRange,
+};
 
 /// A query, resolved: the words to rank by and the filter, or the filter (words in it) and
 /// an order.
@@ -148,7 +150,11 @@ impl<S: Store> Tracker<S> {
         } else {
             plan(None)?
         };
-        let cursors = self.cursor_key.bind(tool, &plan);
+        // Bound to the query as resolved, its times as written: an age (`updated:<7d`)
+        // resolves against the clock anew on each page.
+        let cursors = self
+            .cursor_key
+            .bind(tool, &(times_as_written(&plan), query_text(query)));
         match plan {
             Plan::Ranked { terms, filter } => {
                 let offset: usize = cursors.start(cursor)?.unwrap_or(0);
@@ -187,6 +193,40 @@ impl<S: Store> Tracker<S> {
             }
         }
     }
+}
+
+/// `plan` with its time ranges left out (the query's text, bound beside it, has them as
+/// written).
+fn times_as_written(plan: &Plan) -> Plan {
+    let blank = |filter: &Filter| Filter {
+        clauses: filter
+            .clauses
+            .iter()
+            .map(|c| Clause {
+                negated: c.negated,
+                test: match &c.test {
+                    Test::Created(_) => Test::Created(TimeRange::default()),
+                    Test::Updated(_) => Test::Updated(TimeRange::default()),
+                    other => other.clone(),
+                },
+            })
+            .collect(),
+    };
+    match plan {
+        Plan::Ranked { terms, filter } => Plan::Ranked {
+            terms: terms.clone(),
+            filter: blank(filter),
+        },
+        Plan::Sorted { filter, sort } => Plan::Sorted {
+            filter: blank(filter),
+            sort: *sort,
+        },
+    }
+}
+
+/// The time qualifiers of a query as written, in order.
+fn query_text(query: &Query) -> Vec<String> {
+    query.times.clone()
 }
 
 /// The query resolved with `tx` (only when a name needs the store: tickets, sprints).

@@ -310,12 +310,6 @@ fn render(
             @if let Some(stats) = sprint { (sprint_header(viewer, stats)) }
             (filter_form(&base, filters))
             div id="notice" {}
-            @if filters.text.is_some() && (filters.label.is_some() || filters.epic.is_some()) {
-                p class="help" data-note="search-filters" {
-                    "The text filter searches every ticket: the label and epic filters do not apply "
-                    "to it (the assignee and sprint filters do). Clear the text to filter by label or epic."
-                }
-            }
             div class="board" data-board data-can-write=(viewer.can_write) data-base=(base) {
                 @for column in columns {
                     section class="column" data-status=(column.status.as_str())

@@ -46,6 +46,7 @@ mod paging;
 mod planning;
 mod planning_input;
 mod plans;
+mod query;
 mod remote_mcp;
 mod storage;
 mod stream_expiry;

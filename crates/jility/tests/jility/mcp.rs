@@ -2920,7 +2920,7 @@ async fn search_queries_with_punctuation_never_fail() {
     let p = Project::new();
     let mcp = p.start().await;
     search_fixture(&mcp).await;
-    let cases: [(&str, Option<&[&str]>); 16] = [
+    let cases: [(&str, Option<&[&str]>); 15] = [
         ("\"JWT token\"", Some(&["TASK-1", "TASK-2"])),
         ("c++", Some(&["TASK-6"])),
         ("foo-bar", Some(&["TASK-6"])),
@@ -2930,8 +2930,7 @@ async fn search_queries_with_punctuation_never_fail() {
         ("a AND OR NOT", None),
         ("NEAR(jwt token)", None),
         ("jwt*", Some(&["TASK-1", "TASK-2"])),
-        ("-jwt", Some(&["TASK-1", "TASK-2"])),
-        ("title:jwt", None),
+        ("-jwt", None),
         ("^jwt", Some(&["TASK-1", "TASK-2"])),
         ("{jwt}", Some(&["TASK-1", "TASK-2"])),
         ("jwt; DROP TABLE tickets; --", None),
@@ -2951,6 +2950,25 @@ async fn search_queries_with_punctuation_never_fail() {
             );
         }
     }
+    // `-word` leaves out what has the word (the query language's negation).
+    let (_, r) = mcp
+        .ok("jility_search_tickets", json!({"query": "-jwt"}))
+        .await;
+    let without = numbers(&r["hits"]);
+    assert!(!without.is_empty(), "{r}");
+    assert!(
+        !without.iter().any(|n| n == "TASK-1" || n == "TASK-2"),
+        "{without:?}"
+    );
+    // A word before a colon is a qualifier: an unknown one is refused, naming the
+    // qualifiers; quoted, it is text.
+    let (_, e) = mcp
+        .err("jility_search_tickets", json!({"query": "title:jwt"}))
+        .await;
+    assert_eq!(e.code, errors::INVALID_INPUT);
+    assert!(e.message.contains("'title:jwt'"), "{}", e.message);
+    mcp.ok("jility_search_tickets", json!({"query": "\"title:jwt\""}))
+        .await;
     // Only queries without any word are refused.
     for query in ["*", "'", "\"\"", "   ", "-- () ** ^", ""] {
         let (_, e) = mcp

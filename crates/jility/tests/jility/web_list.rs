@@ -199,25 +199,39 @@ fn search_marks_matches_and_shows_what_tickets_say_as_text() {
     assert_eq!(rows(&second).len(), 5, "{second}");
     let all: BTreeSet<String> = rows(&first).into_iter().chain(rows(&second)).collect();
     assert_eq!(all.len(), 55);
-    // Search cannot filter by label: the page says so.
+    // Search applies every filter (as qualifiers of its query): a walrus without the
+    // label is left out of the list and the board, and the status filter holds over every
+    // page, counted.
+    project.json(&["ticket", "create", "--title", "Walrus alone"]);
     let (_, labelled) = web.get("/w/local/list?q=walrus&label=sea");
-    assert!(
-        labelled.contains("data-note=\"search-filters\""),
-        "{labelled}"
-    );
+    assert!(labelled.contains("55 matches"), "{labelled}");
+    assert!(!labelled.contains("data-note"), "{labelled}");
+    let (_, everything) = web.get("/w/local/list?q=walrus");
+    assert!(everything.contains("56 matches"), "{everything}");
     let (_, board) = web.get("/w/local/board?q=walrus&label=sea");
-    assert!(board.contains("data-note=\"search-filters\""), "{board}");
-    // It applies status to the hits it finds.
+    assert!(!board.contains("Walrus alone"), "{board}");
     project.json(&["ticket", "move", "API-2", "todo"]);
     let (_, narrowed) = web.get("/w/local/list?q=walrus&status=todo");
-    assert!(
-        narrowed.contains("data-note=\"search-narrowed\""),
-        "{narrowed}"
-    );
+    assert!(narrowed.contains("1 match"), "{narrowed}");
     assert_eq!(
         every_row(&web, "/w/local/list?q=walrus&status=todo"),
         ["API-2"]
     );
+    // The query language in the search box: qualifiers, and a query that does not read is
+    // shown with why, beside the box, to be corrected.
+    assert_eq!(
+        every_row(&web, "/w/local/list?q=walrus%20-label%3Asea"),
+        ["API-57"]
+    );
+    let (status, refused) = web.get("/w/local/list?q=walrus%20colour%3Ared");
+    assert_eq!(status, 200, "{refused}");
+    assert!(
+        refused.contains("data-refused=\"invalid_input\""),
+        "{refused}"
+    );
+    assert!(refused.contains("colour:red"), "{refused}");
+    assert!(refused.contains("How to write a query"), "{refused}");
+    assert!(refused.contains("value=\"walrus colour:red\""), "{refused}");
 }
 
 /// The rows of every page of a list, following its "Next page" links.

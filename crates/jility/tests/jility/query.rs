@@ -1,0 +1,317 @@
+//! The query language through the binaries, in both modes (local: `jility --mcp-server` on
+//! SQLite; cloud: the bridge to `jility serve` on PostgreSQL) with the same script:
+//! `jility_search_tickets` and `jility_list_tickets`' `query` (qualifiers, negation, `me`,
+//! orders, paging with the cursor bound to the query), its errors (quoting the part, naming
+//! the qualifiers, running nothing), and the CLI's `ticket list --query` and `ticket search`;
+//! in the cloud, `GET /tickets?q=` and `GET /search?q=`, and another workspace sees none of it.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::bridge::bridge;
+use crate::cloud::{self, Server, workspace};
+use crate::pg::TestDb;
+use crate::planning::{World, block_on, cloud_world, create, err, local, ok, status};
+use crate::support::{self, Tools};
+
+fn numbers(page: &Value, key: &str) -> Vec<String> {
+    support::numbers(&page[key])
+}
+
+/// Every page of `query`, `limit` at a time.
+async fn every_page(mcp: &mcp_testkit::McpProcess, query: &str, limit: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = json!({"query": query, "limit": limit});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let (_, data, page) = mcp.paged("jility_list_tickets", args).await;
+        out.extend(numbers(&data, "tickets"));
+        assert_eq!(data["query"], json!(query), "{data}");
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => {
+                assert_eq!(page.total as usize, out.len(), "{query}: the total");
+                return out;
+            }
+        }
+    }
+}
+
+async fn script(world: &World) {
+    let mcp = world.mcp().await;
+    // TASK-1 … TASK-6.
+    let login = create(
+        &mcp,
+        json!({"title": "Login page", "description": "the sign in form", "labels": ["ui"], "story_points": 2, "assignees": ["agent-1"]}),
+    )
+    .await;
+    let api = create(
+        &mcp,
+        json!({"title": "Login API", "description": "jwt login endpoint", "labels": ["api", "auth"], "story_points": 5, "assignees": ["bob"]}),
+    )
+    .await;
+    let epic = create(&mcp, json!({"title": "Auth", "kind": "epic"})).await;
+    let review = create(
+        &mcp,
+        json!({"title": "Review the docs", "labels": ["docs"], "story_points": 8, "epic_id": epic}),
+    )
+    .await;
+    let wontfix = create(
+        &mcp,
+        json!({"title": "Old login flow", "labels": ["wontfix"], "status": "todo"}),
+    )
+    .await;
+    let waits = create(&mcp, json!({"title": "Waits on the API", "status": "todo"})).await;
+    ok(
+        &mcp,
+        "jility_add_dependency",
+        json!({"ticket_id": waits, "depends_on": api}),
+    )
+    .await;
+    status(&mcp, &api, &["in_progress"]).await;
+    status(&mcp, &review, &["todo", "in_progress", "review"]).await;
+
+    let by_epic = format!("epic:{epic}");
+    let by_dependency = format!("depends-on:{api}");
+    let cases: [(&str, Vec<&String>); 14] = [
+        ("status:todo,review", vec![&waits, &wontfix, &review]),
+        ("-status:backlog", vec![&waits, &wontfix, &review, &api]),
+        ("label:api,ui", vec![&api, &login]),
+        ("-label:wontfix login", vec![&api, &login]),
+        ("assignee:me", vec![&login]),
+        ("is:unassigned is:ticket", vec![&waits, &wontfix, &review]),
+        ("is:blocked", vec![&waits]),
+        ("is:epic", vec![&epic]),
+        (&by_epic, vec![&review]),
+        (&by_dependency, vec![&waits]),
+        ("points:3..8", vec![&review, &api]),
+        ("points:>5", vec![&review]),
+        (
+            "created:>2024-10-20 updated:<1d",
+            vec![&waits, &wontfix, &review, &epic, &api, &login],
+        ),
+        ("updated:>7d", vec![]),
+    ];
+    for (query, want) in &cases {
+        let got = every_page(&mcp, query, 2).await;
+        let want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+        assert_eq!(got, want, "{query}");
+    }
+    // Orders, each way.
+    let got = every_page(&mcp, "points:1..13 sort:points-asc", 10).await;
+    assert_eq!(
+        got,
+        [&login, &api, &review].map(String::clone),
+        "points asc"
+    );
+    let got = every_page(&mcp, "is:ticket sort:title-asc", 10).await;
+    assert_eq!(
+        got,
+        [&api, &login, &wontfix, &review, &waits].map(String::clone),
+        "title asc"
+    );
+    let got = every_page(&mcp, "is:ticket sort:updated-desc", 10).await;
+    assert_eq!(got[0], review, "the last changed first: {got:?}");
+
+    // Search: words ranked with snippets, narrowed by qualifiers.
+    let found = ok(
+        &mcp,
+        "jility_search_tickets",
+        json!({"query": "login -label:wontfix status:in_progress"}),
+    )
+    .await;
+    assert_eq!(numbers(&found, "hits"), [api.clone()], "{found}");
+    assert!(found["hits"][0]["snippet"].as_str().unwrap().contains("**"));
+    let found = ok(
+        &mcp,
+        "jility_search_tickets",
+        json!({"query": "login sort:created-asc"}),
+    )
+    .await;
+    assert_eq!(
+        numbers(&found, "hits"),
+        [&login, &api, &wontfix].map(String::clone),
+        "{found}"
+    );
+
+    // Errors: the part quoted, the qualifiers named, nothing run.
+    let message = err(
+        &mcp,
+        "jility_search_tickets",
+        json!({"query": "login colour:red"}),
+        "invalid_input",
+    )
+    .await;
+    assert!(message.contains("'colour:red'"), "{message}");
+    assert!(message.contains("status:, label:"), "{message}");
+    let message = err(
+        &mcp,
+        "jility_list_tickets",
+        json!({"query": "status:in-progress"}),
+        "invalid_input",
+    )
+    .await;
+    assert!(message.contains("in_progress"), "{message}");
+    for bad in [
+        "points:8..3",
+        "updated:<7y",
+        "sort:size",
+        "is:sleepy",
+        "sort:a sort:b",
+    ] {
+        err(
+            &mcp,
+            "jility_list_tickets",
+            json!({"query": bad}),
+            "invalid_input",
+        )
+        .await;
+    }
+    err(
+        &mcp,
+        "jility_list_tickets",
+        json!({"query": "epic:TASK-99"}),
+        "not_found",
+    )
+    .await;
+    // The cursor is bound to its query.
+    let (_, _, first) = mcp
+        .paged(
+            "jility_list_tickets",
+            json!({"query": "is:ticket", "limit": 1}),
+        )
+        .await;
+    let cursor = first.next_cursor.unwrap();
+    err(
+        &mcp,
+        "jility_list_tickets",
+        json!({"query": "is:epic", "limit": 1, "cursor": cursor}),
+        "invalid_params",
+    )
+    .await;
+    mcp.shutdown().await;
+
+    // The CLI: the same answers, and the next page's command carries the query.
+    let listed = world.cli(&["--json", "ticket", "list", "--query", "label:api,ui"]);
+    assert!(listed.0, "{}", listed.1);
+    let listed: Value = serde_json::from_str(&listed.1).unwrap();
+    assert_eq!(numbers(&listed, "tickets"), [api.clone(), login.clone()]);
+    let (ok_, text) = world.cli(&[
+        "ticket",
+        "list",
+        "--query",
+        "is:ticket sort:title-asc",
+        "--limit",
+        "2",
+    ]);
+    assert!(ok_, "{text}");
+    assert!(
+        text.contains("jility ticket list --query 'is:ticket sort:title-asc' --cursor "),
+        "{text}"
+    );
+    let (ok_, text) = world.cli(&["ticket", "search", "login colour:red"]);
+    assert!(!ok_, "{text}");
+    let (ok_, text) = world.cli(&["--json", "ticket", "search", "login is:assigned"]);
+    assert!(ok_, "{text}");
+    let found: Value = serde_json::from_str(&text).unwrap();
+    let mut hits = numbers(&found, "hits");
+    hits.sort();
+    assert_eq!(hits, [login.clone(), api.clone()], "{found}");
+}
+
+#[test]
+fn the_query_language_in_local_mode() {
+    let world = local();
+    block_on(script(&world));
+}
+
+#[test]
+fn the_query_language_through_the_bridge() {
+    let world = cloud_world();
+    block_on(script(&world));
+}
+
+/// `GET /tickets?q=` and `GET /search?q=` answer the caller's workspace only: the same
+/// queries in another workspace find nothing, and its names do not resolve there.
+#[test]
+fn queries_stay_in_their_workspace() {
+    let db = TestDb::new();
+    let pool = db.connect();
+    let tokens = jility_cloud::auth::Tokens::new(&pool);
+    let (_a, a_token) = workspace(&tokens, "alpha");
+    let (_b, b_token) = workspace(&tokens, "beta");
+    let server = Server::start(&db, &[]);
+    let http = cloud::client();
+    let call = |method: Method, path: &str, token: &str, body: Option<Value>| {
+        cloud::call_json(&http, &server, method, path, token, body)
+    };
+    for body in [
+        json!({"title": "Alpha epic", "kind": "epic"}),
+        json!({"title": "Alpha login", "labels": ["api"], "story_points": 3, "epic_id": "TASK-1"}),
+    ] {
+        let made = call(Method::POST, "/tickets", &a_token, Some(body));
+        assert_eq!(made.status, 201, "{}", made.body);
+    }
+    let queries = [
+        ("/tickets?q=label%3Aapi", "tickets"),
+        ("/tickets?q=points%3A3..5%20sort%3Aupdated-desc", "tickets"),
+        ("/tickets?q=alpha&status=backlog", "tickets"),
+        ("/search?q=alpha%20login%20is%3Aticket", "hits"),
+        ("/search?q=is%3Aepic", "hits"),
+    ];
+    for (path, key) in queries {
+        let mine = call(Method::GET, path, &a_token, None);
+        assert_eq!(mine.status, 200, "{path}: {}", mine.body);
+        assert!(
+            !support::numbers(&mine.body[key]).is_empty(),
+            "{path}: {}",
+            mine.body
+        );
+        let theirs = call(Method::GET, path, &b_token, None);
+        assert_eq!(theirs.status, 200, "{path}: {}", theirs.body);
+        assert_eq!(theirs.body[key], json!([]), "{path}: {}", theirs.body);
+    }
+    for path in [
+        "/tickets?q=epic%3ATASK-1",
+        "/search?q=alpha%20parent%3ATASK-2",
+    ] {
+        let theirs = call(Method::GET, path, &b_token, None);
+        assert_eq!(
+            (theirs.status.as_u16(), theirs.code()),
+            (404, "not_found"),
+            "{path}: {}",
+            theirs.body
+        );
+    }
+    let refused = call(Method::GET, "/tickets?q=colour%3Ared", &a_token, None);
+    assert_eq!(
+        (refused.status.as_u16(), refused.code()),
+        (400, "invalid_input"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.body.to_string().contains("colour:red"),
+        "{}",
+        refused.body
+    );
+
+    // Through the bridge as B: nothing of A's.
+    let home = tempfile::tempdir().unwrap();
+    block_on(async {
+        let mcp = bridge(server.root(), &b_token, home.path()).await;
+        let listed = ok(&mcp, "jility_list_tickets", json!({"query": "label:api"})).await;
+        assert_eq!(listed["tickets"], json!([]));
+        let found = ok(
+            &mcp,
+            "jility_search_tickets",
+            json!({"query": "alpha is:open"}),
+        )
+        .await;
+        assert_eq!(found["hits"], json!([]));
+        mcp.shutdown().await;
+    });
+}
