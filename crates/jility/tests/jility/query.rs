@@ -123,7 +123,11 @@ async fn script(world: &World) {
         json!({"query": "login -label:wontfix status:in_progress"}),
     )
     .await;
-    assert_eq!(numbers(&found, "hits"), [api.clone()], "{found}");
+    assert_eq!(
+        numbers(&found, "hits"),
+        std::slice::from_ref(&api),
+        "{found}"
+    );
     assert!(found["hits"][0]["snippet"].as_str().unwrap().contains("**"));
     let found = ok(
         &mcp,
