@@ -7,6 +7,7 @@ mod find;
 pub mod local;
 mod planning;
 pub mod store;
+mod views;
 pub mod watch;
 
 pub use local::{LocalTracker, Location, open};

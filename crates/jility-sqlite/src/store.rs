@@ -24,6 +24,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_copy_status_on_insert.sql"),
     include_str!("migrations/0005_planning.sql"),
     include_str!("migrations/0006_kept_sprints.sql"),
+    include_str!("migrations/0007_views.sql"),
 ];
 
 /// How long a writer waits for another process's write lock before giving up.

@@ -270,6 +270,32 @@ operations! {
         render render::sprint_plan,
         |t, a, p| t.plan_sprint(&p)
     }
+    SaveView {
+        params::SaveView => tracker::ViewSaved, "jility_save_view",
+        "views.save", TicketsWrite, Post "/views", cache 0,
+        "Save a query under a name, the caller's own or shared", creates true,
+        tool "Save a query of the query language (see jility_search_tickets) under a name, run as `view:NAME` in any query. `shared: true` shares it with the workspace (everyone runs it; only its owner deletes it). The query must read and name tickets and sprints that exist; a name the caller already sees is refused with already_exists.",
+        destructive false, idempotent false,
+        render render::view_saved,
+        |t, a, p| t.save_view(a, p)
+    }
+    ListViews {
+        params::ListViews => tracker::ViewList, "jility_list_views",
+        "views.list", TicketsRead, Get "/views", cache 0,
+        "The caller's saved views and the shared ones",
+        tool "List the saved views the caller sees: their own and those shared with the workspace, by name, each with its query and owner.", idempotent true,
+        render render::views,
+        |t, a, p| t.list_views(a)
+    }
+    DeleteView {
+        params::ViewName => tracker::ViewDeleted, "jility_delete_view",
+        "views.delete", TicketsWrite, Delete "/views/{name}", cache 0,
+        "Delete one of the caller's saved views",
+        tool "Delete a saved view of the caller's (a shared view only its owner deletes: permission_denied for others).",
+        destructive true, idempotent false,
+        render render::view_deleted,
+        |t, a, p| t.delete_view(a, p)
+    }
     /// Not an MCP tool (the API's and the CLI's): soft-delete a ticket.
     DeleteTicket {
         params::TicketId => tracker::Deleted, "delete_ticket",

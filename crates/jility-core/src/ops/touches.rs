@@ -44,7 +44,10 @@ touches_nothing!(
     tracker::SprintPlan,
     tracker::TicketDetail,
     tracker::DependencyGraph,
-    tracker::History
+    tracker::History,
+    tracker::ViewSaved,
+    tracker::ViewList,
+    tracker::ViewDeleted
 );
 
 impl<T> Touches for Paged<T> {

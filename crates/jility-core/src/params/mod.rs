@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 use crate::description::EditOperation;
 use crate::model::{Kind, Status};
 
+mod finding;
 mod planning;
 
+pub use finding::*;
 pub use planning::*;
 
 /// A status as the caller wrote it. Kept as text so that a wrong one (`in-progress`) is

@@ -27,7 +27,7 @@ pub const MAX_QUERY_WORDS: usize = 32;
 pub const MAX_QUALIFIERS: usize = 32;
 
 /// Every qualifier, as the errors and the documentation list them.
-pub const QUALIFIERS: &str = "status:, label:, assignee:, is:, no:, epic:, sprint:, points:, created:, updated:, parent:, depends-on:, sort:";
+pub const QUALIFIERS: &str = "status:, label:, assignee:, is:, no:, epic:, sprint:, points:, created:, updated:, parent:, depends-on:, view:, sort:";
 
 /// A query, read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,6 +47,13 @@ impl Query {
     /// Whether it asks anything at all (an empty query matches every ticket).
     pub fn is_empty(&self) -> bool {
         self.words.is_empty() && self.qualifiers.is_empty()
+    }
+
+    /// Whether it runs a saved view.
+    pub fn has_views(&self) -> bool {
+        self.qualifiers
+            .iter()
+            .any(|q| matches!(q.qualifier, Qualifier::View(_)))
     }
 
     /// Whether it has a word or phrase that must match (something to rank by).
@@ -88,6 +95,8 @@ pub enum Qualifier {
     Points(u8, u8),
     Created(TimeRange),
     Updated(TimeRange),
+    /// A saved view's query, by the view's name.
+    View(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -298,6 +307,12 @@ fn qualifier(query: &mut Query, token: &Token, name: &str, clock: &Clock) -> Res
                 )
             })?);
             return Ok(());
+        }
+        "view" => {
+            if token.negated {
+                return Err(bad(token, "a view cannot be negated"));
+            }
+            Qualifier::View(value.to_string())
         }
         "status" => Qualifier::Status(values::statuses(value).map_err(|e| bad(token, &e))?),
         "label" => Qualifier::Label(values::names(value).map_err(|e| bad(token, &e))?),

@@ -44,6 +44,7 @@ pub(super) fn example(name: &str) -> &'static str {
         "created" => "created:>2024-10-20",
         "updated" => "updated:<7d",
         "sort" => "sort:updated-desc",
+        "view" => "view:triage",
         _ => "",
     }
 }

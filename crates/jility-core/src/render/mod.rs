@@ -9,8 +9,10 @@ use crate::model::{Kind, Status, Ticket, TicketRef, TicketSummary};
 use crate::tracker::*;
 
 mod planning;
+mod views;
 
 pub use planning::*;
+pub use views::*;
 
 pub(crate) fn names(list: &[String], none: &str) -> String {
     if list.is_empty() {

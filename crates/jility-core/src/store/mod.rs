@@ -12,9 +12,11 @@ use crate::model::{Change, Comment, CommitLink, Kind, Status, TicketRef, TicketS
 
 mod find;
 mod planning;
+mod views;
 
 pub use find::*;
 pub use planning::*;
+pub use views::*;
 
 /// A storage failure. The domain turns it into an `internal` error (or a clear, retryable
 /// "database is busy" or "database cannot be reached" one) at its boundary. Each cause of a
@@ -380,8 +382,9 @@ pub struct SearchPage {
     pub total_exact: bool,
 }
 
-/// One transaction's worth of storage operations (planning's are [`PlanningTx`]'s).
-pub trait StoreTx: PlanningTx {
+/// One transaction's worth of storage operations (planning's are [`PlanningTx`]'s, saved
+/// views' [`ViewsTx`]'s).
+pub trait StoreTx: PlanningTx + ViewsTx {
     fn default_project(&mut self) -> StoreResult<Project>;
     fn projects(&mut self) -> StoreResult<Vec<Project>>;
     fn create_project(&mut self, key: &str, name: &str, at: &str) -> StoreResult<Project>;

@@ -435,3 +435,125 @@ pub(super) fn query<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
         .collect();
     assert_eq!(numbers, [4]);
 }
+
+/// Saved views: a person's own and the shared ones, names unique among what one sees (any
+/// case), run as `view:NAME` (own first), deleted only by their owner.
+pub(super) fn views<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
+    use crate::params::{SaveView, ViewName};
+
+    fixture(&mut cx.store);
+    let mut t = cx.tracker();
+    let save = |t: &mut crate::Tracker<S>, actor: &str, name: &str, query: &str, shared| {
+        t.save_view(
+            actor,
+            SaveView {
+                name: name.into(),
+                query: query.into(),
+                shared,
+            },
+        )
+    };
+    let mine = save(&mut t, ACTOR, "Triage", "label:api sort:created-asc", false).unwrap();
+    assert_eq!((mine.view.owner.as_str(), mine.view.shared), (ACTOR, false));
+    save(&mut t, "bob", "team", "is:blocked", true).unwrap();
+    save(&mut t, "bob", "bobs", "assignee:me", false).unwrap();
+    save(&mut t, "carol", "triage", "is:done", false).unwrap();
+
+    let names = |t: &mut crate::Tracker<S>, actor: &str| -> Vec<String> {
+        t.list_views(actor)
+            .unwrap()
+            .views
+            .into_iter()
+            .map(|v| format!("{}:{}", v.owner, v.name))
+            .collect()
+    };
+    assert_eq!(names(&mut t, ACTOR), ["bob:team", "alice:Triage"]);
+    assert_eq!(names(&mut t, "bob"), ["bob:bobs", "bob:team"]);
+    assert_eq!(names(&mut t, "carol"), ["bob:team", "carol:triage"]);
+
+    // Run by name, own first: alice's Triage, carol's triage; a shared one for everyone.
+    assert_eq!(listed(&mut t, "view:triage"), [2, 4, 6]);
+    assert_eq!(listed(&mut t, "view:team"), [9, 7]);
+    assert_eq!(listed(&mut t, "view:Triage sort:created-desc"), [6, 4, 2]);
+    assert_eq!(listed(&mut t, "view:team status:blocked"), [9]);
+    let carol = t
+        .list(
+            "carol",
+            &ListTickets {
+                query: Some("view:TRIAGE".into()),
+                ..ListTickets::default()
+            },
+        )
+        .unwrap();
+    let numbers: Vec<usize> = carol
+        .data
+        .tickets
+        .iter()
+        .map(|s| number(&s.number))
+        .collect();
+    assert_eq!(numbers, [12, 6]);
+    // Another person's own view is not there for others.
+    let err = t
+        .list(
+            ACTOR,
+            &ListTickets {
+                query: Some("view:bobs".into()),
+                ..ListTickets::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.code, errors::NOT_FOUND, "{err:?}");
+
+    // Refusals change nothing.
+    for (actor, name, query, code) in [
+        (ACTOR, "TRIAGE", "is:open", errors::ALREADY_EXISTS),
+        (ACTOR, "Team", "is:open", errors::ALREADY_EXISTS),
+        (ACTOR, "bad\"name", "is:open", errors::INVALID_INPUT),
+        (ACTOR, "", "is:open", errors::INVALID_INPUT),
+        (ACTOR, "x", "", errors::INVALID_INPUT),
+        (ACTOR, "x", "colour:red", errors::INVALID_INPUT),
+        (ACTOR, "x", "view:team", errors::INVALID_INPUT),
+        (ACTOR, "x", "epic:TASK-99", errors::NOT_FOUND),
+    ] {
+        let err = save(&mut t, actor, name, query, false).unwrap_err();
+        assert_eq!(err.code, code, "{name} {query}: {err:?}");
+    }
+    assert_eq!(names(&mut t, ACTOR), ["bob:team", "alice:Triage"]);
+
+    // Only the owner deletes a shared view.
+    let err = t
+        .delete_view(
+            ACTOR,
+            ViewName {
+                name: "team".into(),
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.code, errors::PERMISSION_DENIED, "{err:?}");
+    let err = t
+        .delete_view(
+            ACTOR,
+            ViewName {
+                name: "nope".into(),
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.code, errors::NOT_FOUND, "{err:?}");
+    t.delete_view(
+        ACTOR,
+        ViewName {
+            name: "triage".into(),
+        },
+    )
+    .unwrap();
+    assert_eq!(names(&mut t, ACTOR), ["bob:team"]);
+    assert_eq!(names(&mut t, "carol"), ["bob:team", "carol:triage"]);
+    t.delete_view(
+        "bob",
+        ViewName {
+            name: "TEAM".into(),
+        },
+    )
+    .unwrap();
+    assert_eq!(names(&mut t, ACTOR), Vec::<String>::new());
+}

@@ -248,3 +248,31 @@ pub struct Initialized {
     pub key: String,
     pub name: String,
 }
+
+/// A saved view: a query under a name.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct View {
+    pub name: String,
+    pub query: String,
+    /// Who saved it.
+    pub owner: String,
+    /// Whether the workspace shares it (else only its owner sees it).
+    pub shared: bool,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ViewSaved {
+    pub view: View,
+}
+
+/// The views the caller sees: their own and the shared ones, by name.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ViewList {
+    pub views: Vec<View>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ViewDeleted {
+    pub name: String,
+}

@@ -50,14 +50,13 @@ impl<S: Store> Tracker<S> {
             ));
         }
         let sprint = p.sprint.as_deref().map(str::trim).filter(|s| !s.is_empty());
-        let ranked = query.has_words() && matches!(query.order, None | Some(Order::Relevance));
         let found = self.find_query(
             actor,
             SEARCH_TOOL,
             &query,
             sprint,
             None,
-            ranked,
+            Mode::Search,
             limit,
             p.cursor.as_deref(),
         )?;
@@ -91,16 +90,6 @@ impl<S: Store> Tracker<S> {
     ) -> Result<Paged<TicketPage>, ToolError> {
         let limit = page_size(LIST_LIMIT, p.limit)?;
         let query = query::parse(text, &Clock::now())?;
-        let ranked = match query.order {
-            Some(Order::Relevance) if !query.has_words() => {
-                return Err(invalid(
-                    "sort:relevance needs words to rank by",
-                    "Add the words to find, or sort by created, updated, points or title.",
-                ));
-            }
-            Some(Order::Relevance) => true,
-            _ => false,
-        };
         let sprint = p.sprint.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let found = self.find_query(
             actor,
@@ -108,7 +97,7 @@ impl<S: Store> Tracker<S> {
             &query,
             sprint,
             Some(p),
-            ranked,
+            Mode::List,
             limit,
             p.cursor.as_deref(),
         )?;
@@ -129,7 +118,7 @@ impl<S: Store> Tracker<S> {
         query: &Query,
         sprint: Option<&str>,
         listing: Option<&ListTickets>,
-        ranked: bool,
+        mode: Mode,
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<Found, ToolError> {
@@ -142,9 +131,10 @@ impl<S: Store> Tracker<S> {
                         | Qualifier::Parent(_)
                         | Qualifier::DependsOn(_)
                         | Qualifier::Sprint(_)
+                        | Qualifier::View(_)
                 )
             });
-        let plan = |tx: Option<&mut dyn StoreTx>| plan(tx, actor, query, sprint, listing, ranked);
+        let plan = |tx: Option<&mut dyn StoreTx>| plan(tx, actor, query, sprint, listing, mode);
         let plan = if needs_store {
             self.store.read(|tx| plan(Some(tx)))?
         } else {
@@ -229,15 +219,48 @@ fn query_text(query: &Query) -> Vec<String> {
     query.times.clone()
 }
 
-/// The query resolved with `tx` (only when a name needs the store: tickets, sprints).
+/// How a query's order is chosen: a search ranks its words unless it sorts; a listing is
+/// newest first unless it sorts (`sort:relevance` ranks it, and needs words).
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    Search,
+    List,
+}
+
+/// Whether `query` would run for `actor` now: its views, tickets and sprints exist (what a
+/// saved view is checked with).
+pub(super) fn check(tx: &mut dyn StoreTx, actor: &str, query: &Query) -> Result<(), ToolError> {
+    plan(Some(tx), actor, query, None, None, Mode::Search).map(|_| ())
+}
+
+/// The query resolved with `tx` (only when a name needs the store: views, tickets,
+/// sprints).
 fn plan(
     mut tx: Option<&mut dyn StoreTx>,
     actor: &str,
     query: &Query,
     sprint: Option<&str>,
     listing: Option<&ListTickets>,
-    ranked: bool,
+    mode: Mode,
 ) -> Result<Plan, ToolError> {
+    let expanded;
+    let query = if query.has_views() {
+        expanded = super::views::expand(store(&mut tx)?, actor, query)?;
+        &expanded
+    } else {
+        query
+    };
+    let ranked = match (mode, query.order) {
+        (Mode::List, Some(Order::Relevance)) if !query.has_words() => {
+            return Err(invalid(
+                "sort:relevance needs words to rank by",
+                "Add the words to find, or sort by created, updated, points or title.",
+            ));
+        }
+        (Mode::List, order) => order == Some(Order::Relevance),
+        (Mode::Search, None | Some(Order::Relevance)) => query.has_words(),
+        (Mode::Search, Some(Order::By(_))) => false,
+    };
     let mut filter = Filter::default();
     let mut terms = Vec::new();
     for word in &query.words {
@@ -295,6 +318,12 @@ fn plan(
             Qualifier::Points(min, max) => (false, Test::Points(Some((*min, *max)))),
             Qualifier::Created(range) => (false, Test::Created(range.clone())),
             Qualifier::Updated(range) => (false, Test::Updated(range.clone())),
+            Qualifier::View(name) => {
+                return Err(ToolError::internal(format!(
+                    "the view '{}' was not expanded",
+                    clip(name)
+                )));
+            }
         };
         let negated = flip != q.negated;
         filter.clauses.push(Clause { negated, test });

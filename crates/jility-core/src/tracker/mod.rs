@@ -32,6 +32,7 @@ mod replay;
 mod sprint_stats;
 mod sprints;
 mod tickets;
+mod views;
 mod workflow;
 
 pub use answers::*;
@@ -40,6 +41,7 @@ pub use epics::{EPIC_TOOL, EPICS_LIMIT, EPICS_TOOL};
 pub use plan::MAX_CANDIDATES;
 pub use planning_answers::*;
 pub use sprints::{SPRINTS_LIMIT, SPRINTS_TOOL};
+pub use views::MAX_VIEWS;
 
 /// Largest description, and largest comment, in bytes: far beyond any real ticket, small
 /// enough that no answer or history explodes.

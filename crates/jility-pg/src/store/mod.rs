@@ -68,6 +68,7 @@ mod rows;
 mod search;
 mod statements;
 mod tx;
+mod views;
 mod whole;
 
 use connect::*;
@@ -109,6 +110,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0020_planning.sql"),
     include_str!("../pg_migrations/0021_kept_sprints.sql"),
     include_str!("../pg_migrations/0022_plan_candidates.sql"),
+    include_str!("../pg_migrations/0023_views.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)

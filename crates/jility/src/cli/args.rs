@@ -122,6 +122,8 @@ pub enum Command {
     Epic(Group<super::planning::EpicCommand>),
     /// Sprints: plan, start, follow and complete them.
     Sprint(Group<super::planning::SprintCommand>),
+    /// Saved views: queries under a name, yours or shared.
+    View(Group<super::saved::ViewCommand>),
     /// Open the board in a browser: the web app on this project's database, on loopback
     /// only, live while agents and the CLI change tickets (local mode).
     #[cfg(feature = "web")]
@@ -428,6 +430,7 @@ impl Command {
             Command::Template(group) => Some(&group.out),
             Command::Epic(group) => Some(&group.out),
             Command::Sprint(group) => Some(&group.out),
+            Command::View(group) => Some(&group.out),
             #[cfg(feature = "web")]
             Command::Web { .. } => None,
             #[cfg(feature = "cloud")]
@@ -444,6 +447,7 @@ impl Command {
             Command::Template(group) => Some(&group.db),
             Command::Epic(group) => Some(&group.db),
             Command::Sprint(group) => Some(&group.db),
+            Command::View(group) => Some(&group.db),
             #[cfg(feature = "web")]
             Command::Web { db, .. } => Some(db),
             #[cfg(feature = "cloud")]

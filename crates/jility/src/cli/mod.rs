@@ -22,6 +22,7 @@ mod output;
 #[cfg(feature = "cloud")]
 mod people;
 mod planning;
+mod saved;
 mod target;
 
 pub use args::*;
@@ -377,6 +378,7 @@ pub fn run(
         Command::Template(group) => template(out, &mut target, group.command),
         Command::Epic(group) => planning::epic(out, &mut target, group.command),
         Command::Sprint(group) => planning::sprint(out, &mut target, group.command),
+        Command::View(group) => saved::view(out, &mut target, group.command),
         _ => Ok(()),
     }
 }
