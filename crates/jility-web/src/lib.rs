@@ -77,6 +77,11 @@ pub fn routes<S: Site>(site: S) -> Router {
             "/w/{workspace}/sprints/{sprint}",
             get(pages::sprints::page::<S>),
         )
+        .route("/w/{workspace}/views", post(pages::views::save::<S>))
+        .route(
+            "/w/{workspace}/views/delete",
+            post(pages::views::delete::<S>),
+        )
         .route("/w/{workspace}/new", get(pages::create::page::<S>))
         .route(
             "/w/{workspace}/tickets",

@@ -185,7 +185,15 @@ pub async fn page<S: Site>(
     match columns(&site, &viewer, &filters).await {
         Ok(columns) => {
             let people = site.people(&viewer).await;
-            let main = render(&viewer, &filters, sprint.as_ref(), &columns, &people);
+            let views = super::views::seen(&site, &viewer).await;
+            let main = render(
+                &viewer,
+                &filters,
+                sprint.as_ref(),
+                &columns,
+                &people,
+                &views,
+            );
             respond(&site, &viewer, &headers, Section::Board, "Board", main)
         }
         Err(err) => err.answer(&headers).into_response(),
@@ -296,6 +304,7 @@ fn render(
     sprint: Option<&SprintStats>,
     columns: &[Column],
     people: &[String],
+    views: &[jility_core::tracker::View],
 ) -> Markup {
     let base = layout::base(&viewer.workspace);
     let query = filters.query();
@@ -309,6 +318,7 @@ fn render(
             h1 class="visually-hidden" { "Board" }
             @if let Some(stats) = sprint { (sprint_header(viewer, stats)) }
             (filter_form(&base, filters))
+            (super::views::nav(viewer, "board", views, filters.text.as_deref()))
             div id="notice" {}
             div class="board" data-board data-can-write=(viewer.can_write) data-base=(base) {
                 @for column in columns {

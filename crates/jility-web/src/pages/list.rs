@@ -11,7 +11,7 @@ use axum::response::Response;
 use jility_core::model::{Status, TicketSummary};
 use jility_core::ops;
 use jility_core::params::{ListTickets, SearchTickets, StatusName};
-use jility_core::tracker::{SearchHitOut, SearchResults, TicketPage};
+use jility_core::tracker::{SearchHitOut, SearchResults, TicketPage, View};
 use maud::{Markup, html};
 use mcp_common_core::{Page, Paged, ToolError};
 use std::collections::BTreeMap;
@@ -141,11 +141,12 @@ pub async fn page<S: Site>(
         Err(err) => return err.answer(&headers),
     };
     let people = site.people(&viewer).await;
+    let views = super::views::seen(&site, &viewer).await;
     let title = match &filters.board.text {
         Some(q) => format!("Search: {q}"),
         None => "Tickets".to_string(),
     };
-    let main = render(&viewer, &filters, &found, &people);
+    let main = render(&viewer, &filters, &found, &people, &views);
     respond(&site, &viewer, &headers, Section::List, &title, main)
 }
 
@@ -193,12 +194,18 @@ async fn find<S: Site>(
     Ok(Found::List(page))
 }
 
-fn render(viewer: &Viewer, filters: &ListFilters, found: &Found, people: &[String]) -> Markup {
+fn render(
+    viewer: &Viewer,
+    filters: &ListFilters,
+    found: &Found,
+    people: &[String],
+    views: &[View],
+) -> Markup {
     let base = layout::base(&viewer.workspace);
     let (page, rows) = match found {
         Found::List(p) => (&p.page, p.data.tickets.len()),
         Found::Search(p) => (&p.page, p.data.hits.len()),
-        Found::Refused(err) => return refused(&base, filters, err),
+        Found::Refused(err) => return refused(viewer, filters, err, views),
     };
     let searching = filters.board.text.is_some();
     html! {
@@ -207,6 +214,10 @@ fn render(viewer: &Viewer, filters: &ListFilters, found: &Found, people: &[Strin
                 @if let Some(q) = &filters.board.text { "Search: " q { (q) } } @else { "Tickets" }
             }
             (filter_form(&base, filters))
+            (super::views::nav(viewer, "list", views, filters.board.text.as_deref()))
+            @if let Some(q) = filters.board.text.as_deref().filter(|_| viewer.can_write) {
+                (super::views::save_form(viewer, q, &filters.href(&base, None)))
+            }
             div id="notice" {
                 @if let Some(n) = filters.created {
                     (layout::notice("ok", &created_text(n), None))
@@ -237,11 +248,13 @@ fn render(viewer: &Viewer, filters: &ListFilters, found: &Found, people: &[Strin
 }
 
 /// The page when the search's query was refused: the form (to correct it) and why.
-fn refused(base: &str, filters: &ListFilters, err: &ToolError) -> Markup {
+fn refused(viewer: &Viewer, filters: &ListFilters, err: &ToolError, views: &[View]) -> Markup {
+    let base = layout::base(&viewer.workspace);
     html! {
         main id="main" class="list-page" data-page="list" {
             h1 { "Search" }
-            (filter_form(base, filters))
+            (filter_form(&base, filters))
+            (super::views::nav(viewer, "list", views, None))
             div id="notice" data-refused=(err.code.as_str()) {
                 (layout::notice("error", &err.message, err.hint.as_deref()))
             }

@@ -1,5 +1,5 @@
 //! The workspace's pages, each a module: `board`, `ticket` (with `edit`, `fields`, `history`,
-//! `changes`, `diff`, `parts`), `list`, `epics`, `sprints` (with `charts`), `plan`, `create` (with
+//! `changes`, `diff`, `parts`), `list` (with `views`, the saved views), `epics`, `sprints` (with `charts`), `plan`, `create` (with
 //! `create_forms`). What they
 //! share is here: running an operation as the viewer, answering a page whole or as the
 //! fragment the live script swaps in, and answering a form (a redirect back, or JSON to the
@@ -20,6 +20,7 @@ pub mod parts;
 pub mod plan;
 pub mod sprints;
 pub mod ticket;
+pub mod views;
 
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};

@@ -3,7 +3,9 @@
 //! `jility_search_tickets` and `jility_list_tickets`' `query` (qualifiers, negation, `me`,
 //! orders, paging with the cursor bound to the query), its errors (quoting the part, naming
 //! the qualifiers, running nothing), and the CLI's `ticket list --query` and `ticket search`;
-//! in the cloud, `GET /tickets?q=` and `GET /search?q=`, and another workspace sees none of it.
+//! saved views (save, list, run by name, refusals, delete; the CLI's `jility view`); in the
+//! cloud, `GET /tickets?q=`, `GET /search?q=` and `/views`, and another workspace sees none
+//! of it.
 
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -196,7 +198,82 @@ async fn script(world: &World) {
         "invalid_params",
     )
     .await;
+
+    // Saved views: saved, listed, run by name (with more qualifiers), refused when the name
+    // is taken or the query does not read, deleted.
+    let saved = ok(
+        &mcp,
+        "jility_save_view",
+        json!({"name": "Auth work", "query": "label:api,ui -label:wontfix sort:title-asc", "shared": true}),
+    )
+    .await;
+    assert_eq!(saved["view"]["owner"], "agent-1", "{saved}");
+    assert_eq!(saved["view"]["shared"], true, "{saved}");
+    let listed = ok(&mcp, "jility_list_views", json!({})).await;
+    assert_eq!(listed["views"][0]["name"], "Auth work", "{listed}");
+    assert_eq!(
+        every_page(&mcp, "view:\"auth work\"", 1).await,
+        [api.clone(), login.clone()]
+    );
+    assert_eq!(
+        every_page(&mcp, "view:\"Auth work\" assignee:me", 5).await,
+        std::slice::from_ref(&login)
+    );
+    let found = ok(
+        &mcp,
+        "jility_search_tickets",
+        json!({"query": "login view:\"Auth work\""}),
+    )
+    .await;
+    assert_eq!(
+        numbers(&found, "hits"),
+        [api.clone(), login.clone()],
+        "{found}"
+    );
+    err(
+        &mcp,
+        "jility_save_view",
+        json!({"name": "AUTH WORK", "query": "is:open"}),
+        "already_exists",
+    )
+    .await;
+    err(
+        &mcp,
+        "jility_save_view",
+        json!({"name": "broken", "query": "colour:red"}),
+        "invalid_input",
+    )
+    .await;
+    err(
+        &mcp,
+        "jility_list_tickets",
+        json!({"query": "view:nope"}),
+        "not_found",
+    )
+    .await;
+    ok(&mcp, "jility_delete_view", json!({"name": "auth work"})).await;
+    let listed = ok(&mcp, "jility_list_views", json!({})).await;
+    assert_eq!(listed["views"], json!([]), "{listed}");
+    err(
+        &mcp,
+        "jility_delete_view",
+        json!({"name": "auth work"}),
+        "not_found",
+    )
+    .await;
     mcp.shutdown().await;
+
+    // The CLI saves, lists, runs and deletes views.
+    let (ok_, text) = world.cli(&["view", "save", "mine", "assignee:me is:open"]);
+    assert!(ok_, "{text}");
+    let listed = world.cli(&["--json", "view", "list"]);
+    assert!(listed.0, "{}", listed.1);
+    let listed: Value = serde_json::from_str(&listed.1).unwrap();
+    assert_eq!(listed["views"][0]["name"], "mine", "{listed}");
+    let shown = world.cli(&["--json", "view", "show", "mine"]);
+    assert!(shown.0, "{}", shown.1);
+    let (ok_, text) = world.cli(&["view", "delete", "mine"]);
+    assert!(ok_, "{text}");
 
     // The CLI: the same answers, and the next page's command carries the query.
     let listed = world.cli(&["--json", "ticket", "list", "--query", "label:api,ui"]);
@@ -301,6 +378,39 @@ fn queries_stay_in_their_workspace() {
         refused.body.to_string().contains("colour:red"),
         "{}",
         refused.body
+    );
+
+    // A's shared view is not B's: B cannot list, run or delete it.
+    let saved = call(
+        Method::POST,
+        "/views",
+        &a_token,
+        Some(json!({"name": "team", "query": "label:api", "shared": true})),
+    );
+    assert_eq!(saved.status, 201, "{}", saved.body);
+    let mine = call(Method::GET, "/views", &a_token, None);
+    assert_eq!(mine.body["views"][0]["name"], "team", "{}", mine.body);
+    let theirs = call(Method::GET, "/views", &b_token, None);
+    assert_eq!(theirs.body["views"], json!([]), "{}", theirs.body);
+    for (method, path) in [
+        (Method::GET, "/tickets?q=view%3Ateam"),
+        (Method::GET, "/search?q=alpha%20view%3Ateam"),
+        (Method::DELETE, "/views/team"),
+    ] {
+        let answer = call(method, path, &b_token, None);
+        assert_eq!(
+            (answer.status.as_u16(), answer.code()),
+            (404, "not_found"),
+            "{path}: {}",
+            answer.body
+        );
+    }
+    let ran = call(Method::GET, "/tickets?q=view%3Ateam", &a_token, None);
+    assert_eq!(
+        support::numbers(&ran.body["tickets"]),
+        ["TASK-2"],
+        "{}",
+        ran.body
     );
 
     // Through the bridge as B: nothing of A's.

@@ -549,3 +549,57 @@ fn every_create_form_is_refused_without_the_token_or_from_another_site() {
     }
     assert_eq!(ticket_count(&project), 0);
 }
+
+/// Saved views on the web: the list's search saved as a view (the form), shown beside the
+/// list and the board, run by its link, refused when the name is taken, deleted by its owner.
+#[test]
+fn a_search_saved_as_a_view_runs_from_the_list_and_the_board() {
+    let project = project();
+    let web = LocalWeb::start(&project);
+    project.json(&["ticket", "create", "--title", "Login form", "--label", "ui"]);
+    project.json(&["ticket", "create", "--title", "Login API", "--label", "api"]);
+    let (_, page) = web.get("/w/local/list?q=login%20label%3Aui");
+    assert!(page.contains("data-save-view"), "{page}");
+    assert!(page.contains("No saved views"), "{page}");
+    let saved = web.post_form(
+        "/w/local/views",
+        &[
+            ("name", "ui work"),
+            ("query", "login label:ui"),
+            ("shared", "1"),
+        ],
+    );
+    assert_eq!(saved.status().as_u16(), 303);
+    let location = saved.headers()["location"].to_str().unwrap().to_string();
+    assert_eq!(location, "/w/local/list?q=view%3A%22ui+work%22");
+    let (_, ran) = web.get(&location);
+    assert_eq!(rows(&ran), ["API-1"], "{ran}");
+    assert!(ran.contains("aria-current=\"page\">ui work</a>"), "{ran}");
+    let (_, board) = web.get("/w/local/board");
+    assert!(board.contains("data-views"), "{board}");
+    assert!(
+        board.contains("href=\"/w/local/board?q=view%3A%22ui+work%22\""),
+        "{board}"
+    );
+    let (_, board) = web.get("/w/local/board?q=view%3A%22ui+work%22");
+    assert!(
+        board.contains("Login form") && !board.contains("Login API"),
+        "{board}"
+    );
+    // The same name again is refused, and nothing changes.
+    let again = web.post_form(
+        "/w/local/views",
+        &[("name", "UI WORK"), ("query", "is:open")],
+    );
+    assert_eq!(again.status().as_u16(), 409);
+    let body = again.text().unwrap();
+    assert!(body.contains("exists already"), "{body}");
+    // Deleted by its owner: gone from the list.
+    let deleted = web.post_form(
+        "/w/local/views/delete",
+        &[("name", "ui work"), ("back", "/w/local/list")],
+    );
+    assert_eq!(deleted.status().as_u16(), 303);
+    let (_, page) = web.get("/w/local/list");
+    assert!(page.contains("No saved views"), "{page}");
+}
