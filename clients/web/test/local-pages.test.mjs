@@ -157,6 +157,7 @@ describe('local ticket page and pages', () => {
     await agent.status(blocked, 'blocked');
     const key = await agent.create({ title: 'Accessible ticket', description: CHECKLIST, story_points: 2, labels: ['ui'] });
     await agent.call('jility_add_comment', { ticket_id: key, content: 'A comment with `code`.' });
+    await agent.call('jility_save_view', { name: 'ui work', query: 'label:ui is:open', shared: true });
     const pages = [
       ['board', '/board'],
       ['ticket', `/tickets/${key}`],
@@ -164,6 +165,9 @@ describe('local ticket page and pages', () => {
       ['history', `/tickets/${key}/history`],
       ['list', '/list'],
       ['search', '/list?q=ticket'],
+      ['query', `/list?q=${encodeURIComponent('ticket label:ui -status:done sort:updated-desc')}`],
+      ['refused query', `/list?q=${encodeURIComponent('ticket colour:red')}`],
+      ['view', `/list?q=${encodeURIComponent('view:"ui work"')}`],
       ['new', '/new'],
     ];
     const found = {};
@@ -199,11 +203,37 @@ describe('local ticket page and pages', () => {
     assert.deepEqual(found, {}, 'no serious or critical axe violations');
   });
 
+  test('the list\'s search saved as a view, then run from beside the list and the board', async () => {
+    const key = await agent.create({ title: 'Query language ticket', labels: ['qv'] });
+    await agent.create({ title: 'Query language other', labels: ['other'] });
+    page = await h.newPage(chrome);
+    await page.goto(`${web.ws}/list?q=${encodeURIComponent('query language label:qv')}`);
+    await page.locator('main#main').waitFor();
+    assert.deepEqual(await page.locator('table.tickets tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.ticket)), [key]);
+    await page.locator('form[data-save-view] input[name=name]').fill('qv only');
+    await page.locator('form[data-save-view] button[type=submit]').click();
+    await page.waitForURL(/view%3A%22qv\+only%22|view%3A%22qv%20only%22/);
+    await page.locator('nav.views a[aria-current="page"]', { hasText: 'qv only' }).waitFor();
+    assert.deepEqual(await page.locator('table.tickets tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.ticket)), [key]);
+    // On the board, the view's link runs it there.
+    await page.goto(`${web.ws}/board`);
+    await page.locator('nav.views a', { hasText: 'qv only' }).click();
+    await page.waitForURL(/\/board\?q=view/);
+    await h.cardIn(page, 'backlog', key).waitFor();
+    assert.equal(await page.locator('.card', { hasText: 'Query language other' }).count(), 0);
+    const problems = page.problems();
+    const csp = await page.csp();
+    await page.context().close();
+    page = null;
+    assert.deepEqual(problems, [], 'no script errors');
+    assert.deepEqual(csp, [], 'no CSP violations');
+  });
+
   test('phone width (390×844): every control of the board, ticket, history, list and new pages is in reach', async () => {
     const key = await agent.create({ title: 'A ticket with a rather long title to wrap on a phone', description: CHECKLIST, story_points: 8, labels: ['mobile', 'ui'] });
     await agent.call('jility_assign_ticket', { ticket_id: key, assignees: [h.HUMAN, h.AGENT] });
     await agent.status(key, 'in_progress');
-    for (const path of ['/board', `/tickets/${key}`, `/tickets/${key}/history`, '/list', '/list?q=ticket', '/new']) {
+    for (const path of ['/board', `/tickets/${key}`, `/tickets/${key}/history`, '/list', '/list?q=ticket', `/list?q=${encodeURIComponent('ticket colour:red')}`, '/new']) {
       page = await h.newPage(chrome, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
       await page.goto(`${web.ws}${path}`);
       await page.locator('main#main').waitFor();

@@ -176,7 +176,9 @@
     if (!answer) return;
     if (answer.location) {
       const target = new URL(answer.location, location.href);
-      if (target.pathname !== location.pathname) {
+      // Another page, or (a form marked `data-go`, such as saving a view) another address.
+      const go = form.hasAttribute("data-go") && target.href !== location.href;
+      if (target.pathname !== location.pathname || go) {
         location.assign(target.href);
         return;
       }

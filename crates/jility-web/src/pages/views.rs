@@ -73,7 +73,7 @@ pub fn nav(viewer: &Viewer, page: &str, views: &[View], current: Option<&str>) -
 pub fn save_form(viewer: &Viewer, query: &str, back: &str) -> Markup {
     let base = layout::base(&viewer.workspace);
     html! {
-        form class="save-view" method="post" action=(format!("{base}/views")) data-save-view {
+        form class="save-view" method="post" action=(format!("{base}/views")) data-save-view data-go {
             input type="hidden" name="_csrf" value=(viewer.csrf);
             input type="hidden" name="query" value=(query);
             input type="hidden" name="back" value=(back);
