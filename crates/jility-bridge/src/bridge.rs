@@ -197,6 +197,10 @@ impl Bridge {
             };
             // Drop what the write touched, as its answer declares; when it failed (an error
             // may come after the write), what the request named.
+            // A preview or a saved view: nothing cached changed.
+            if matches!(&output, Ok(done) if !done.changed_tickets()) {
+                return output;
+            }
             let tickets = match &output {
                 Ok(output) => output.touched(),
                 Err(_) => {

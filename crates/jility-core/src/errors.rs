@@ -15,6 +15,8 @@ pub const DEPENDENCY_CYCLE: ErrorCode = ErrorCode::new("dependency_cycle", Error
 /// A sprint in a state that does not allow the change (adding to a completed sprint, a
 /// second active sprint, a ticket in another open sprint without `move`).
 pub const SPRINT_CONFLICT: ErrorCode = ErrorCode::new("sprint_conflict", ErrorClass::Conflict);
+/// A bulk edit's tickets are not as many as its `expected_count`: nothing was changed.
+pub const COUNT_MISMATCH: ErrorCode = ErrorCode::new("count_mismatch", ErrorClass::Conflict);
 /// The database is locked by another writer for longer than the busy timeout: retry.
 pub const DATABASE_BUSY: ErrorCode = ErrorCode::new("database_busy", ErrorClass::Unavailable);
 /// The database server cannot be reached (refused, reset, shut down, no connection within the
@@ -42,8 +44,9 @@ pub const INTERNAL: ErrorCode = codes::INTERNAL;
 
 /// Every code of jility's own (those of `mcp_common_core::codes` it answers too), so that
 /// the bridge can give an API error back its code.
-pub const ALL: [ErrorCode; 15] = [
+pub const ALL: [ErrorCode; 16] = [
     INVALID_STATUS,
+    COUNT_MISMATCH,
     ALREADY_ASSIGNED,
     INVALID_INPUT,
     DEPENDENCY_CYCLE,

@@ -6,10 +6,10 @@ use rusqlite::types::Value;
 
 use jility_core::store::{
     COUNT_CAP, Filter, FoundPage, Position, SearchHit, SearchPage, SearchTerms, Sort, SortField,
-    SortValue, StoreResult, Test,
+    SortValue, StoreResult, Test, TicketRow,
 };
 
-use crate::store::{SUMMARY_COLUMNS, Tx, db, summary_row};
+use crate::store::{SUMMARY_COLUMNS, TICKET_COLUMNS, Tx, db, summary_row, ticket_row};
 
 /// Parameters of a statement being written: each value bound as `?N`.
 #[derive(Default)]
@@ -292,4 +292,24 @@ pub(crate) fn search(
         total: usize::try_from(total).unwrap_or(0),
         total_exact: true,
     })
+}
+
+pub(crate) fn find_rows(
+    tx: &mut Tx<'_>,
+    filter: &Filter,
+    limit: usize,
+) -> StoreResult<Vec<TicketRow>> {
+    let mut binds = Binds::default();
+    let conditions = conditions(filter, "t", &mut binds);
+    let limit = binds.bind(limit as i64);
+    let columns = TICKET_COLUMNS.replacen("t.description", "''", 1);
+    let sql = format!(
+        "SELECT {columns} FROM tickets t JOIN projects p ON p.id = t.project_id \
+         WHERE t.deleted_at IS NULL AND {conditions} ORDER BY t.id LIMIT {limit}"
+    );
+    let mut stmt = tx.tx.prepare_cached(&sql).map_err(db)?;
+    let rows = stmt
+        .query_map(params_from_iter(binds.0.iter()), ticket_row)
+        .map_err(db)?;
+    rows.collect::<Result<_, _>>().map_err(db)
 }

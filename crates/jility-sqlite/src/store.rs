@@ -996,4 +996,8 @@ impl StoreTx for Tx<'_> {
     ) -> StoreResult<FoundPage> {
         crate::find::find(self, filter, sort, after, limit)
     }
+
+    fn find_rows(&mut self, filter: &Filter, limit: usize) -> StoreResult<Vec<TicketRow>> {
+        crate::find::find_rows(self, filter, limit)
+    }
 }

@@ -272,9 +272,11 @@ async fn execute_as<O: Operation, T: Send + 'static>(
         .cloned()
         .collect();
     let mut main = named;
+    let mut announce = true;
     let status = match result.as_ref().map(wrote) {
         Ok(None) => return result,
         Ok(Some(output)) => {
+            announce = output.changed_tickets();
             if main.is_none() {
                 main = output.main_ticket();
             }
@@ -291,7 +293,7 @@ async fn execute_as<O: Operation, T: Send + 'static>(
     if main.is_none() {
         main = tickets.first().cloned();
     }
-    let change = result.is_ok().then(|| {
+    let change = (result.is_ok() && announce).then(|| {
         Change::new(
             principal.workspace_id,
             O::NAME,

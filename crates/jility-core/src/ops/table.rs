@@ -296,6 +296,24 @@ operations! {
         render render::view_deleted,
         |t, a, p| t.delete_view(a, p)
     }
+    BulkUpdate {
+        params::BulkUpdate => tracker::BulkUpdated, "jility_bulk_update",
+        "tickets.bulk_update", TicketsWrite, Post "/tickets/bulk", cache 0,
+        "Change many tickets at once, all or none",
+        tool "Change many tickets at once, all or none, in one transaction: the tickets a `query` of the query language finds (see jility_search_tickets) or the `tickets` named; `set` any of `status`, `add_labels`/`remove_labels`, `add_assignees`/`remove_assignees`, `sprint` (name, number, `active`, or `none` for the backlog), `epic_id` (null clears), `story_points` (null clears). Every ticket is checked first: one the workflow or a sprint or epic rule refuses makes the whole edit refused, naming each refused ticket and why. `dry_run: true` answers the count, the first 50 tickets with their changes and the refusals, changing nothing. `expected_count` refuses (count_mismatch) when the tickets are not exactly that many. An empty query needs `expected_count`; at most 5,000 tickets. Each changed ticket's change log names the edit.",
+        destructive false, idempotent false,
+        render render::bulk_updated,
+        |t, a, p| t.bulk_update(a, p)
+    }
+    BulkAssign {
+        params::BulkAssign => tracker::BulkUpdated, "jility_bulk_assign",
+        "tickets.bulk_assign", TicketsWrite, Post "/tickets/bulk/assign", cache 0,
+        "Set the assignees of many tickets at once, all or none",
+        tool "Set the assignees of many tickets at once (empty: unassign them), all or none: the tickets a `query` finds or the `tickets` named, with `dry_run`, `expected_count` and `message` as jility_bulk_update. Each changed ticket's change log names the edit.",
+        destructive false, idempotent false,
+        render render::bulk_updated,
+        |t, a, p| t.bulk_assign(a, p)
+    }
     /// Not an MCP tool (the API's and the CLI's): soft-delete a ticket.
     DeleteTicket {
         params::TicketId => tracker::Deleted, "delete_ticket",

@@ -16,6 +16,12 @@ pub trait Touches {
     fn main_ticket(&self) -> Option<String> {
         self.touched().into_iter().next()
     }
+
+    /// Whether the write changed any ticket or what lists of them show (a preview, a saved
+    /// view did not): only then is it announced to the event stream and the caches.
+    fn changed_tickets(&self) -> bool {
+        true
+    }
 }
 
 /// The numbers of `numbers`, each once, in order.
@@ -45,10 +51,40 @@ touches_nothing!(
     tracker::TicketDetail,
     tracker::DependencyGraph,
     tracker::History,
-    tracker::ViewSaved,
-    tracker::ViewList,
-    tracker::ViewDeleted
+    tracker::ViewList
 );
+
+/// Saved views change no ticket and no listing of tickets.
+macro_rules! changes_no_ticket {
+    ($($ty:ty),*) => {
+        $(impl Touches for $ty {
+            fn touched(&self) -> Vec<String> {
+                Vec::new()
+            }
+
+            fn changed_tickets(&self) -> bool {
+                false
+            }
+        })*
+    };
+}
+changes_no_ticket!(tracker::ViewSaved, tracker::ViewDeleted);
+
+impl Touches for tracker::BulkUpdated {
+    /// Every ticket it changed when the answer names them all; else none, which means "any
+    /// ticket" (caches drop everything, boards reload).
+    fn touched(&self) -> Vec<String> {
+        if self.changed == self.tickets.len() {
+            each_once(self.tickets.iter().map(|t| &t.number))
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn changed_tickets(&self) -> bool {
+        !self.dry_run && self.changed > 0
+    }
+}
 
 impl<T> Touches for Paged<T> {
     fn touched(&self) -> Vec<String> {

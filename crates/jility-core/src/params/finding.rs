@@ -1,7 +1,9 @@
-//! The inputs of saved views.
+//! The inputs of saved views and bulk edits.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use super::{StatusName, present};
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -26,4 +28,89 @@ pub struct ListViews {}
 pub struct ViewName {
     /// The view's name (any case).
     pub name: String,
+}
+
+/// The changes of a bulk edit: a field left out stays as it is on every ticket.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkSet {
+    /// The status to move every ticket to (each move must be one the workflow allows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusName>,
+    /// Labels to add to every ticket.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add_labels: Vec<String>,
+    /// Labels to take off every ticket.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_labels: Vec<String>,
+    /// People or agents to add to every ticket's assignees.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add_assignees: Vec<String>,
+    /// People or agents to take off every ticket's assignees.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_assignees: Vec<String>,
+    /// A planned or the active sprint (name, number or `active`) to move every ticket into,
+    /// or `none` to send them back to the backlog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprint: Option<String>,
+    /// The epic (`KEY-N` or UUID) every ticket joins; `null` takes them out of theirs.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub epic_id: Option<Option<String>>,
+    /// Story points, 1 to 13, of every ticket; `null` clears them.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(min = 1, max = 13))]
+    pub story_points: Option<Option<i64>>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkUpdate {
+    /// The tickets: a query of the query language (e.g. `label:auth status:review`)…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// …or the tickets named (`KEY-N` or UUID); one of the two.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tickets: Vec<String>,
+    /// What to change on every one of them.
+    pub set: BulkSet,
+    /// Change nothing unless the tickets are exactly this many (so that a query broader
+    /// than meant changes nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_count: Option<u64>,
+    /// Answer what would change and what would be refused; change nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// Why, kept in each changed ticket's change log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkAssign {
+    /// The tickets: a query of the query language…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// …or the tickets named (`KEY-N` or UUID); one of the two.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tickets: Vec<String>,
+    /// Every ticket's assignees from now on (empty: unassign them all).
+    pub assignees: Vec<String>,
+    /// Change nothing unless the tickets are exactly this many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_count: Option<u64>,
+    /// Answer what would change; change nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// Why (a handoff message), kept in each changed ticket's change log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }

@@ -391,7 +391,7 @@ impl DescriptionEdit {
 
 /// A member that is present: `Some(value)`, `Some(None)` for `null` (absent members are
 /// `None` through `#[serde(default)]`).
-fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+pub(crate) fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: Deserialize<'de>,

@@ -8,9 +8,11 @@ use mcp_common_core::Page;
 use crate::model::{Kind, Status, Ticket, TicketRef, TicketSummary};
 use crate::tracker::*;
 
+mod bulk;
 mod planning;
 mod views;
 
+pub use bulk::*;
 pub use planning::*;
 pub use views::*;
 

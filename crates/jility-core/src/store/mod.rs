@@ -485,6 +485,9 @@ pub trait StoreTx: PlanningTx + ViewsTx {
         after: Option<&Position>,
         limit: usize,
     ) -> StoreResult<FoundPage>;
+    /// The live tickets `filter` keeps, oldest first, at most `limit`: rows without their
+    /// descriptions (`""`), as a bulk edit reads them.
+    fn find_rows(&mut self, filter: &Filter, limit: usize) -> StoreResult<Vec<TicketRow>>;
 }
 
 /// A database the domain runs transactions on.

@@ -557,3 +557,277 @@ pub(super) fn views<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
     .unwrap();
     assert_eq!(names(&mut t, ACTOR), Vec::<String>::new());
 }
+
+/// Bulk edits: all or none, every ticket checked first; dry runs change nothing; the
+/// expected count, the empty query, the limit; change logs name the edit.
+pub(super) fn bulk<S: Store + Clone>(cx: &mut Ctx<'_, S>) {
+    use crate::params::{BulkAssign, BulkSet, BulkUpdate, StatusName};
+
+    fixture(&mut cx.store);
+    let mut t = cx.tracker();
+    let update = |query: &str, set: BulkSet| BulkUpdate {
+        query: Some(query.into()),
+        tickets: Vec::new(),
+        set,
+        expected_count: None,
+        dry_run: false,
+        message: None,
+    };
+    let status = |s: &str| BulkSet {
+        status: Some(StatusName(s.into())),
+        ..BulkSet::default()
+    };
+    let statuses = |t: &mut crate::Tracker<S>, numbers: &[usize]| -> Vec<String> {
+        numbers
+            .iter()
+            .map(|n| {
+                t.get_ticket(&format!("TASK-{n}"))
+                    .unwrap()
+                    .ticket
+                    .status
+                    .as_str()
+                    .to_string()
+            })
+            .collect()
+    };
+
+    // A move two of them may not make: a dry run names both, the edit is refused whole.
+    let preview = t
+        .bulk_update(
+            ACTOR,
+            BulkUpdate {
+                dry_run: true,
+                ..update("label:api", status("review"))
+            },
+        )
+        .unwrap();
+    assert!(preview.dry_run);
+    assert_eq!(
+        (preview.matched, preview.changed, preview.refused_total),
+        (3, 1, 2)
+    );
+    let refused: Vec<&str> = preview.refused.iter().map(|r| r.number.as_str()).collect();
+    assert_eq!(refused, ["TASK-2", "TASK-6"], "{preview:?}");
+    assert!(
+        preview.refused[0].reason.contains("todo → review"),
+        "{preview:?}"
+    );
+    let err = t
+        .bulk_update(ACTOR, update("label:api", status("review")))
+        .unwrap_err();
+    assert_eq!(err.code, errors::INVALID_STATUS, "{err:?}");
+    assert!(
+        err.message.contains("TASK-2") && err.message.contains("TASK-6"),
+        "{err:?}"
+    );
+    assert_eq!(
+        statuses(&mut t, &[2, 4, 6]),
+        ["todo", "in_progress", "done"]
+    );
+
+    // The expected count guards a broader query than meant.
+    let err = t
+        .bulk_update(
+            ACTOR,
+            BulkUpdate {
+                expected_count: Some(2),
+                ..update("label:api", status("in_progress"))
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.code, errors::COUNT_MISMATCH, "{err:?}");
+    assert!(err.message.contains("names 3 tickets"), "{err:?}");
+
+    // Status, labels and a message at once; a ticket already in the status keeps it.
+    let done = t
+        .bulk_update(
+            ACTOR,
+            BulkUpdate {
+                expected_count: Some(3),
+                message: Some("release cleanup".into()),
+                ..update(
+                    "label:api",
+                    BulkSet {
+                        status: Some(StatusName("in_progress".into())),
+                        add_labels: vec!["bulk".into()],
+                        remove_labels: vec!["api".into()],
+                        ..BulkSet::default()
+                    },
+                )
+            },
+        )
+        .unwrap();
+    assert_eq!((done.matched, done.changed, done.refused_total), (3, 3, 0));
+    assert_eq!(statuses(&mut t, &[2, 4, 6]), ["in_progress"; 3]);
+    assert_eq!(listed(&mut t, "label:bulk"), [6, 4, 2]);
+    assert_eq!(listed(&mut t, "label:api"), Vec::<usize>::new());
+    let history = t.get_ticket("TASK-2").unwrap().recent_changes;
+    let named: Vec<(&str, &str)> = history
+        .iter()
+        .filter(|c| c.detail.as_deref() == Some(&format!("bulk edit {}", done.bulk_id)))
+        .map(|c| {
+            (
+                c.change_type.as_str(),
+                c.message.as_deref().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("labels_changed", "release cleanup"),
+            ("status_changed", "release cleanup")
+        ],
+        "{history:?}"
+    );
+
+    // Into a sprint: the backlog's open tickets, TASK-6 reopened above among them (an epic
+    // would be refused).
+    let moved = t
+        .bulk_update(
+            ACTOR,
+            update(
+                "is:open no:sprint is:ticket",
+                BulkSet {
+                    sprint: Some("Open".into()),
+                    ..BulkSet::default()
+                },
+            ),
+        )
+        .unwrap();
+    assert_eq!(moved.changed, 9, "{moved:?}");
+    assert_eq!(
+        listed(&mut t, "sprint:Open"),
+        [13, 11, 9, 8, 7, 6, 5, 4, 2, 1]
+    );
+    let err = t
+        .bulk_update(
+            ACTOR,
+            update(
+                "is:epic",
+                BulkSet {
+                    sprint: Some("Open".into()),
+                    ..BulkSet::default()
+                },
+            ),
+        )
+        .unwrap_err();
+    assert!(
+        err.message.contains("TASK-3: an epic is no sprint work"),
+        "{err:?}"
+    );
+    // Back to the backlog by name, with points.
+    let back = t
+        .bulk_update(
+            ACTOR,
+            BulkUpdate {
+                tickets: vec!["TASK-1".into(), "task-2".into(), "TASK-1".into()],
+                query: None,
+                ..update(
+                    "",
+                    BulkSet {
+                        sprint: Some("none".into()),
+                        story_points: Some(Some(5)),
+                        ..BulkSet::default()
+                    },
+                )
+            },
+        )
+        .unwrap();
+    assert_eq!((back.matched, back.changed), (2, 2), "{back:?}");
+    assert_eq!(listed(&mut t, "points:5 no:sprint"), [2, 1]);
+
+    // Assign them all.
+    let assigned = t
+        .bulk_assign(
+            ACTOR,
+            BulkAssign {
+                query: Some("label:bulk".into()),
+                tickets: Vec::new(),
+                assignees: vec!["dave".into()],
+                expected_count: None,
+                dry_run: false,
+                message: None,
+            },
+        )
+        .unwrap();
+    assert_eq!(assigned.changed, 3);
+    assert_eq!(listed(&mut t, "assignee:dave"), [6, 4, 2]);
+    assert_eq!(listed(&mut t, "assignee:bob"), Vec::<usize>::new());
+
+    // Refusals before anything is read.
+    let refusals = [
+        (update("", status("todo")), errors::INVALID_INPUT),
+        (update("label:x", BulkSet::default()), errors::INVALID_INPUT),
+        (
+            BulkUpdate {
+                tickets: vec!["TASK-1".into()],
+                ..update("label:bulk", status("todo"))
+            },
+            errors::INVALID_INPUT,
+        ),
+        (
+            BulkUpdate {
+                query: None,
+                ..update("", status("todo"))
+            },
+            errors::INVALID_INPUT,
+        ),
+        (
+            BulkUpdate {
+                query: None,
+                tickets: (0..=crate::tracker::MAX_BULK)
+                    .map(|n| format!("TASK-{n}"))
+                    .collect(),
+                ..update("", status("todo"))
+            },
+            errors::INVALID_INPUT,
+        ),
+        (update("colour:red", status("todo")), errors::INVALID_INPUT),
+        (
+            update("label:bulk", status("doing")),
+            errors::INVALID_STATUS,
+        ),
+        (
+            update(
+                "label:bulk",
+                BulkSet {
+                    epic_id: Some(Some("TASK-1".into())),
+                    ..BulkSet::default()
+                },
+            ),
+            errors::INVALID_INPUT,
+        ),
+        (
+            update(
+                "label:bulk",
+                BulkSet {
+                    sprint: Some("Closed".into()),
+                    ..BulkSet::default()
+                },
+            ),
+            errors::SPRINT_CONFLICT,
+        ),
+    ];
+    for (params, code) in refusals {
+        let err = t.bulk_update(ACTOR, params.clone()).unwrap_err();
+        assert_eq!(err.code, code, "{params:?}: {err:?}");
+    }
+    // An empty query with the count: every live ticket.
+    let all = t
+        .bulk_update(
+            ACTOR,
+            BulkUpdate {
+                expected_count: Some(12),
+                ..update(
+                    "",
+                    BulkSet {
+                        add_labels: vec!["everything".into()],
+                        ..BulkSet::default()
+                    },
+                )
+            },
+        )
+        .unwrap();
+    assert_eq!((all.matched, all.changed), (12, 12));
+}

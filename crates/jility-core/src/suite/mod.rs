@@ -92,7 +92,7 @@ pub struct Check<S> {
 
 /// Every check, in the order [`run`] runs them.
 pub fn checks<S: Store + Clone>() -> Vec<Check<S>> {
-    let all: [(&'static str, CheckFn<S>); 30] = [
+    let all: [(&'static str, CheckFn<S>); 31] = [
         ("no_project", rows::no_project),
         ("projects", rows::projects),
         ("numbering", rows::numbering),
@@ -126,6 +126,7 @@ pub fn checks<S: Store + Clone>() -> Vec<Check<S>> {
         ("search_by_sprint", sprints::search_by_sprint),
         ("query_language", finding::query),
         ("saved_views", finding::views),
+        ("bulk_edits", finding::bulk),
     ];
     all.into_iter()
         .map(|(name, run)| Check { name, run })

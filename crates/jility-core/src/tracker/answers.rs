@@ -276,3 +276,42 @@ pub struct ViewList {
 pub struct ViewDeleted {
     pub name: String,
 }
+
+/// What a bulk edit changed, or would change (`dry_run`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct BulkUpdated {
+    /// The edit's id, named in the change log of every ticket it changed.
+    pub bulk_id: String,
+    /// Whether nothing was changed (a preview).
+    pub dry_run: bool,
+    /// How many tickets the query or the list named.
+    pub matched: usize,
+    /// How many of them changed (or would); the others were already as asked.
+    pub changed: usize,
+    /// The first tickets that changed (or would), each with what changed, at most 50.
+    pub tickets: Vec<BulkTicket>,
+    /// The tickets it cannot change and why (a preview names them; an edit with any is
+    /// refused whole), at most 200.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<BulkRefusal>,
+    /// How many tickets are refused in all.
+    #[serde(default)]
+    pub refused_total: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct BulkTicket {
+    pub number: String,
+    pub title: String,
+    /// Its status after the edit.
+    pub status: Status,
+    /// What changed, e.g. `status: todo → in_progress`, `labels: +auth`.
+    pub changes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct BulkRefusal {
+    pub number: String,
+    /// Why it cannot change, e.g. `done → backlog is not a move the workflow allows`.
+    pub reason: String,
+}

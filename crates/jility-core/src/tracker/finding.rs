@@ -233,6 +233,26 @@ pub(super) fn check(tx: &mut dyn StoreTx, actor: &str, query: &Query) -> Result<
     plan(Some(tx), actor, query, None, None, Mode::Search).map(|_| ())
 }
 
+/// The tickets `query` finds for `actor`, as one filter (its words too, unranked): what a
+/// bulk edit changes.
+pub(super) fn filter_of(
+    tx: &mut dyn StoreTx,
+    actor: &str,
+    query: &Query,
+) -> Result<Filter, ToolError> {
+    Ok(
+        match plan(Some(tx), actor, query, None, None, Mode::List)? {
+            Plan::Sorted { filter, .. } => filter,
+            Plan::Ranked { terms, mut filter } => {
+                for phrase in terms.0 {
+                    filter = filter.with(Test::Text(phrase));
+                }
+                filter
+            }
+        },
+    )
+}
+
 /// The query resolved with `tx` (only when a name needs the store: views, tickets,
 /// sprints).
 fn plan(

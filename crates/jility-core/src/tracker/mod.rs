@@ -18,6 +18,7 @@ use crate::store::Store;
 
 mod answers;
 mod batch;
+mod bulk;
 mod change_log;
 mod checks;
 mod dependencies;
@@ -36,6 +37,7 @@ mod views;
 mod workflow;
 
 pub use answers::*;
+pub use bulk::MAX_BULK;
 pub use checks::{check_key, parse_status};
 pub use epics::{EPIC_TOOL, EPICS_LIMIT, EPICS_TOOL};
 pub use plan::MAX_CANDIDATES;

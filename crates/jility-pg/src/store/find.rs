@@ -8,11 +8,12 @@
 
 use jility_core::store::Sort;
 use jility_core::store::{
-    COUNT_CAP, Filter, FoundPage, Position, SortField, SortValue, StoreResult, Test, TimeRange,
+    COUNT_CAP, Filter, FoundPage, Position, SortField, SortValue, StoreResult, Test, TicketRow,
+    TimeRange,
 };
 use postgres::types::{ToSql, Type};
 
-use super::{Param, SUMMARY_COLUMNS, Tx, count, summary_row};
+use super::{Param, SUMMARY_COLUMNS, TICKET_COLUMNS, Tx, count, summary_row, ticket_row};
 
 /// Text search configuration made by the first migration.
 const TS_CONFIG: &str = "jility";
@@ -259,4 +260,25 @@ pub(super) fn find(
         total_exact: total <= COUNT_CAP,
         next,
     })
+}
+
+pub(super) fn find_rows(
+    tx: &mut Tx<'_>,
+    filter: &Filter,
+    limit: usize,
+) -> StoreResult<Vec<TicketRow>> {
+    let mut binds = Binds::new(tx.ws);
+    let conditions = conditions(filter, "t", &mut binds);
+    let limit = binds.bind(Box::new(limit as i64), Type::INT8);
+    let columns = TICKET_COLUMNS.replacen("t.description", "''::text", 1);
+    let sql = format!(
+        "SELECT {columns} FROM tickets t \
+         JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
+         WHERE t.workspace_id = $1 AND t.deleted_at IS NULL AND {conditions} \
+         ORDER BY t.id LIMIT {limit}"
+    );
+    tx.query_typed(&sql, &binds.typed())?
+        .iter()
+        .map(ticket_row)
+        .collect()
 }

@@ -570,4 +570,8 @@ impl StoreTx for Tx<'_> {
     ) -> StoreResult<FoundPage> {
         find::find(self, filter, sort, after, limit)
     }
+
+    fn find_rows(&mut self, filter: &Filter, limit: usize) -> StoreResult<Vec<TicketRow>> {
+        find::find_rows(self, filter, limit)
+    }
 }
