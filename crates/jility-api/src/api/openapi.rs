@@ -1395,9 +1395,8 @@ mod tests {
                         .unwrap();
                 let all: BTreeSet<String> = params["properties"]
                     .as_object()
-                    .unwrap()
-                    .keys()
-                    .cloned()
+                    .into_iter()
+                    .flat_map(|p| p.keys().cloned())
                     .collect();
                 let mut covered: BTreeSet<String> = path_parameters(path)
                     .into_iter()
@@ -1405,7 +1404,7 @@ mod tests {
                     .collect();
                 if verb == Verb::Get {
                     assert!(operation.get("requestBody").is_none(), "{op}");
-                    for p in operation["parameters"].as_array().unwrap() {
+                    for p in operation["parameters"].as_array().into_iter().flatten() {
                         if p["in"] == "query" {
                             let name = p["name"].as_str().unwrap();
                             let argument = QUERY_NAMES
@@ -1907,6 +1906,26 @@ mod tests {
             json!({"sprint": "S1", "carry_over_to": "S2"}),
         );
         run::<ops::SprintStats>(d, &mut t, &mut done, json!({"sprint": "S1"}));
+        run::<ops::SaveView>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"name": "mine", "query": "status:todo sort:updated-desc", "shared": true}),
+        );
+        run::<ops::ListViews>(d, &mut t, &mut done, json!({}));
+        run::<ops::DeleteView>(d, &mut t, &mut done, json!({"name": "mine"}));
+        run::<ops::BulkUpdate>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"query": "is:open", "set": {"add_labels": ["x"], "story_points": null}, "dry_run": true}),
+        );
+        run::<ops::BulkAssign>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"tickets": ["TASK-1"], "assignees": ["bo"], "message": "yours"}),
+        );
         run::<ops::DeleteTicket>(d, &mut t, &mut done, json!({"ticket_id": "TASK-4"}));
 
         let mut all = BTreeSet::new();

@@ -701,10 +701,10 @@ mod tests {
         // Delete is the API's and the CLI's, not a tool.
         assert_eq!(describe_tool("delete_ticket"), None);
         assert_eq!(describe_tool("jility_edit_ticket"), None);
-        assert_eq!(table().len(), 30);
-        assert_eq!(table().iter().filter(|op| op.tool).count(), 28);
+        assert_eq!(table().len(), 35);
+        assert_eq!(table().iter().filter(|op| op.tool).count(), 33);
         assert!(table().iter().all(|op| op.paged
-            == (op.name.starts_with("jility_list")
+            == ((op.name.starts_with("jility_list") && op.name != "jility_list_views")
                 || op.name == "jility_search_tickets"
                 || op.name == "jility_get_epic")));
         // Planning: reading needs tickets:read, changing tickets:write.
