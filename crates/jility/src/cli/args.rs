@@ -227,6 +227,16 @@ pub enum TicketCommand {
         after_help = "Examples:\n  jility ticket edit API-1 --title \"Login with SSO\" --label auth\n  jility ticket edit API-1 --section \"## Acceptance Criteria\" --content \"- [x] returns 200\"\n  jility ticket edit API-1 --lines 3-4 --content \"new third line\"\n  jility ticket edit API-1 --append \"- [ ] handle expired tokens\""
     )]
     Edit(Box<EditArgs>),
+    /// Change many tickets at once, all or none: those a query finds, or those named.
+    #[command(
+        after_help = "Examples:\n  jility ticket bulk --query 'label:auth status:review' --status done --dry-run\n  jility ticket bulk API-1 API-2 --sprint active --add-label q4\n  jility ticket bulk --query 'is:open no:sprint points:>8' --expected 12 --sprint none"
+    )]
+    Bulk(Box<super::bulk::BulkArgs>),
+    /// Set the assignees of many tickets at once, all or none.
+    #[command(
+        after_help = "Example:\n  jility ticket bulk-assign --query 'assignee:agent-2 is:open' --to agent-3 --message \"agent-2 is off\""
+    )]
+    BulkAssign(Box<super::bulk::BulkAssignArgs>),
     /// Move a ticket to another status.
     #[command(after_help = WORKFLOW)]
     Move {

@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 mod args;
+mod bulk;
 #[cfg(feature = "cloud")]
 mod cloud;
 pub mod human;
@@ -508,6 +509,8 @@ fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolE
             views::detail,
         ),
         TicketCommand::Edit(e) => edit(out, t, *e),
+        TicketCommand::Bulk(b) => bulk::bulk(out, t, *b),
+        TicketCommand::BulkAssign(b) => bulk::bulk_assign(out, t, *b),
         TicketCommand::Move {
             ticket,
             status,

@@ -40,13 +40,13 @@ const SHORT: usize = 2_000;
 ///   the session table", TASK-3 "Write the login handler"; tokens `alpha-writer`
 ///   (full_access), `reader` (tickets:read) and `commenter` (comments:write);
 /// - B (`beta`): its own TASK-1 "Beta's own work"; token `bootstrap` (full_access).
-struct Fixture {
-    server: Server,
+pub(crate) struct Fixture {
+    pub(crate) server: Server,
     http: Client,
-    a: String,
-    reader: String,
+    pub(crate) a: String,
+    pub(crate) reader: String,
     commenter: String,
-    b: String,
+    pub(crate) b: String,
     /// The UUIDs of A's TASK-1, TASK-2 and TASK-3.
     a_ids: Vec<String>,
     /// Dropped last, after the server.
@@ -56,7 +56,7 @@ struct Fixture {
 const DESCRIPTION: &str = "Line one\nLine two";
 
 impl Fixture {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with_servers(1).0
     }
 
@@ -120,7 +120,13 @@ impl Fixture {
         (fixture, others)
     }
 
-    fn call(&self, method: Method, path: &str, token: &str, body: Option<Value>) -> Answer {
+    pub(crate) fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: &str,
+        body: Option<Value>,
+    ) -> Answer {
         call_json(&self.http, &self.server, method, path, token, body)
     }
 
@@ -1346,14 +1352,14 @@ fn huge_values_in_known_members_are_not_echoed() {
 type Sse = (String, Value);
 
 /// A subscription to `GET /api/v1/events`, read on a thread of its own.
-struct Subscription {
+pub(crate) struct Subscription {
     events: mpsc::Receiver<Sse>,
 }
 
 const EVENT_WAIT: Duration = Duration::from_secs(10);
 
 impl Subscription {
-    fn open(server: &Server, token: &str) -> Self {
+    pub(crate) fn open(server: &Server, token: &str) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
         // No overall timeout: the stream stays open; waits are bounded by `next`.
         let http = Client::builder().timeout(None).build().unwrap();
@@ -1421,7 +1427,7 @@ impl Subscription {
     }
 
     /// The next `change`.
-    fn change(&self) -> Value {
+    pub(crate) fn change(&self) -> Value {
         let (name, data) = self.next();
         assert_eq!(name, "change", "{data}");
         assert_keys(&data, &["operation", "tickets", "actor", "at"]);
@@ -1449,7 +1455,7 @@ impl Subscription {
     }
 
     /// Nothing more arrives within `wait`.
-    fn quiet(&self, wait: Duration) {
+    pub(crate) fn quiet(&self, wait: Duration) {
         if let Ok(event) = self.events.recv_timeout(wait) {
             panic!("an unexpected event: {event:?}");
         }

@@ -24,6 +24,7 @@ mod audit;
 mod bridge;
 mod bridge_signin;
 mod bridge_staleness;
+mod bulk;
 mod cli;
 mod cli_cloud;
 mod cli_hostile;

@@ -261,7 +261,77 @@ async fn script(world: &World) {
         "not_found",
     )
     .await;
+
+    // Bulk edits: a preview, the edit, the count guard, a refusal whole, assigning.
+    let set = json!({"add_labels": ["q4"], "status": "todo"});
+    let preview = ok(
+        &mcp,
+        "jility_bulk_update",
+        json!({"query": "label:api,ui", "set": set, "dry_run": true}),
+    )
+    .await;
+    assert_eq!(
+        (preview["matched"].as_u64(), preview["changed"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(every_page(&mcp, "label:q4", 5).await, Vec::<String>::new());
+    err(
+        &mcp,
+        "jility_bulk_update",
+        json!({"query": "label:api,ui", "set": set, "expected_count": 5}),
+        "count_mismatch",
+    )
+    .await;
+    let done = ok(
+        &mcp,
+        "jility_bulk_update",
+        json!({"query": "label:api,ui", "set": set, "expected_count": 2, "message": "q4 planning"}),
+    )
+    .await;
+    assert_eq!(done["changed"], 2, "{done}");
+    assert_eq!(
+        every_page(&mcp, "label:q4 status:todo", 5).await,
+        [api.clone(), login.clone()]
+    );
+    let message = err(
+        &mcp,
+        "jility_bulk_update",
+        json!({"query": "label:q4", "set": {"status": "review"}}),
+        "invalid_status",
+    )
+    .await;
+    assert!(message.contains("todo → review"), "{message}");
+    assert_eq!(every_page(&mcp, "label:q4 status:todo", 5).await.len(), 2);
+    let assigned = ok(
+        &mcp,
+        "jility_bulk_assign",
+        json!({"tickets": [waits, wontfix], "assignees": ["agent-2"]}),
+    )
+    .await;
+    assert_eq!(assigned["changed"], 2, "{assigned}");
+    assert_eq!(
+        every_page(&mcp, "assignee:agent-2", 5).await,
+        [waits.clone(), wontfix.clone()]
+    );
     mcp.shutdown().await;
+
+    // The CLI's bulk edit.
+    let (ok_, text) = world.cli(&[
+        "--json",
+        "ticket",
+        "bulk",
+        "--query",
+        "label:q4",
+        "--remove-label",
+        "q4",
+        "--expected",
+        "2",
+    ]);
+    assert!(ok_, "{text}");
+    let removed: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(removed["changed"], 2, "{removed}");
+    let (ok_, text) = world.cli(&["ticket", "bulk", "--query", "", "--status", "todo"]);
+    assert!(!ok_, "{text}");
 
     // The CLI saves, lists, runs and deletes views.
     let (ok_, text) = world.cli(&["view", "save", "mine", "assignee:me is:open"]);
@@ -300,7 +370,12 @@ async fn script(world: &World) {
     let found: Value = serde_json::from_str(&text).unwrap();
     let mut hits = numbers(&found, "hits");
     hits.sort();
-    assert_eq!(hits, [login.clone(), api.clone()], "{found}");
+    // (The old login flow was assigned by the bulk edit above.)
+    assert_eq!(
+        hits,
+        [login.clone(), api.clone(), wontfix.clone()],
+        "{found}"
+    );
 }
 
 #[test]
