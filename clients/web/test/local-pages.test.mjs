@@ -229,6 +229,36 @@ describe('local ticket page and pages', () => {
     assert.deepEqual(csp, [], 'no CSP violations');
   });
 
+  test('bulk edit on the list: tick rows, preview, confirm (axe clean on the preview)', async () => {
+    const one = await agent.create({ title: 'Bulk browser one', labels: ['bulkweb'] });
+    const two = await agent.create({ title: 'Bulk browser two', labels: ['bulkweb'] });
+    await agent.create({ title: 'Bulk browser other', labels: ['bulkweb'] });
+    page = await h.newPage(chrome);
+    await page.goto(`${web.ws}/list?label=bulkweb`);
+    await page.locator('main#main').waitFor();
+    await page.getByLabel(`Select ${one}`).check();
+    await page.getByLabel(`Select ${two}`).check();
+    await page.locator('fieldset[data-bulk] select[name=status]').selectOption('todo');
+    await page.locator('fieldset[data-bulk] input[name=add_label]').fill('picked');
+    await page.locator('fieldset[data-bulk] button[value=preview]').click();
+    await page.locator('main[data-page="bulk-preview"]').waitFor();
+    assert.equal(await page.locator('p.count').getAttribute('data-changed'), '2');
+    const violations = await h.axeViolations(page);
+    assert.deepEqual(violations, [], 'the preview: no serious or critical axe violations');
+    assert.equal((await agent.get(one)).status, 'backlog', 'the preview changed nothing');
+    await page.locator('form[data-confirm-bulk] button[type=submit]').click();
+    await page.waitForURL(/changed=2/);
+    await page.locator('.notice.ok', { hasText: 'Changed 2 tickets.' }).waitFor();
+    assert.equal((await agent.get(one)).status, 'todo');
+    assert.deepEqual((await agent.get(two)).labels.sort(), ['bulkweb', 'picked']);
+    const problems = page.problems();
+    const csp = await page.csp();
+    await page.context().close();
+    page = null;
+    assert.deepEqual(problems, [], 'no script errors');
+    assert.deepEqual(csp, [], 'no CSP violations');
+  });
+
   test('phone width (390×844): every control of the board, ticket, history, list and new pages is in reach', async () => {
     const key = await agent.create({ title: 'A ticket with a rather long title to wrap on a phone', description: CHECKLIST, story_points: 8, labels: ['mobile', 'ui'] });
     await agent.call('jility_assign_ticket', { ticket_id: key, assignees: [h.HUMAN, h.AGENT] });

@@ -116,6 +116,11 @@ fn test(test: &Test, t: &str, binds: &mut Binds) -> String {
         ),
         Test::Created(range) => times(t, "created_at", range, binds),
         Test::Updated(range) => times(t, "updated_at", range, binds),
+        Test::Numbers { key, numbers } => format!(
+            "{t}.project_id = (SELECT id FROM projects WHERE key = {}) AND {t}.number IN ({})",
+            binds.bind(key.clone()),
+            binds.list(numbers)
+        ),
         Test::Text(phrase) => format!(
             "{t}.id IN (SELECT rowid FROM ticket_search WHERE ticket_search MATCH {})",
             binds.bind(fts_query(std::slice::from_ref(phrase)))

@@ -77,6 +77,7 @@ pub fn routes<S: Site>(site: S) -> Router {
             "/w/{workspace}/sprints/{sprint}",
             get(pages::sprints::page::<S>),
         )
+        .route("/w/{workspace}/bulk", post(pages::bulk::post::<S>))
         .route("/w/{workspace}/views", post(pages::views::save::<S>))
         .route(
             "/w/{workspace}/views/delete",

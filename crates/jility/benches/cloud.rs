@@ -102,6 +102,7 @@
 //! While tuning the server, `JILITY_BENCH_ONLY` measures one part and prints it as it comes,
 //! without the report, then its ratio lines:
 //! - `query`: the query language (issue 43): search with three qualifiers beside plain search.
+//! - `bulk`: bulk edits of 1,000 and 5,000 tickets in both modes (issue 43).
 //! - `rest`: the REST parts (2 and 3): reads and searches one at a time, `pgbench -S`, the 32
 //!   readers, the two processes, the shared rate limit (the diagnostic with one token is
 //!   left out);
@@ -157,6 +158,8 @@ use support::{
 
 #[path = "cloud_parts/browse.rs"]
 mod browse;
+#[path = "cloud_parts/bulk.rs"]
+mod bulk;
 #[path = "cloud_parts/fresh.rs"]
 mod fresh;
 #[path = "cloud_parts/import.rs"]
@@ -1267,6 +1270,17 @@ fn main() {
             &server, &cookie, &tokens[0], &db.url,
         ));
         eprintln!("{}", server.stop());
+        drop(db);
+        return;
+    }
+    if std::env::var("JILITY_BENCH_ONLY").as_deref() == Ok("bulk") {
+        let lines =
+            bench::runtime().block_on(bulk::bulk_only(&server, &tokens, &bin, local_dir.path()));
+        eprintln!("{}", server.stop());
+        println!("\nBulk edits (one run, one machine):");
+        for line in lines {
+            println!("- {line}");
+        }
         drop(db);
         return;
     }

@@ -66,6 +66,11 @@ pub enum Test {
     /// Its title, description or comments hold this phrase (one word or several, in
     /// order), as full-text search finds it.
     Text(Vec<String>),
+    /// It is one of these numbers of the project keyed `key` (a bulk edit's tickets named).
+    Numbers {
+        key: String,
+        numbers: Vec<i64>,
+    },
 }
 
 /// Times as the stores keep them (RFC 3339, UTC, milliseconds: they sort as text):

@@ -488,6 +488,56 @@ pub trait StoreTx: PlanningTx + ViewsTx {
     /// The live tickets `filter` keeps, oldest first, at most `limit`: rows without their
     /// descriptions (`""`), as a bulk edit reads them.
     fn find_rows(&mut self, filter: &Filter, limit: usize) -> StoreResult<Vec<TicketRow>>;
+
+    // Many tickets at once (a bulk edit): each as the one-ticket primitive does it, which
+    // is how a store without a faster way answers; a store whose every statement is a round
+    // trip does each in a few statements.
+
+    /// The labels and the assignees of each ticket of `ids`, in their order.
+    fn names_of(&mut self, ids: &[i64]) -> StoreResult<Vec<(Vec<String>, Vec<String>)>> {
+        ids.iter()
+            .map(|id| Ok((self.labels(*id)?, self.assignees(*id)?)))
+            .collect()
+    }
+    /// [`Self::update_ticket`] of each ticket of `ids`, with the same update.
+    fn update_tickets(
+        &mut self,
+        ids: &[i64],
+        update: &TicketUpdate,
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<()> {
+        for id in ids {
+            self.update_ticket(*id, update, actor, at)?;
+        }
+        Ok(())
+    }
+    /// [`Self::set_labels`] of each ticket.
+    fn set_labels_of(&mut self, labels: &[(i64, Vec<String>)]) -> StoreResult<()> {
+        for (id, labels) in labels {
+            self.set_labels(*id, labels)?;
+        }
+        Ok(())
+    }
+    /// [`Self::set_assignees`] of each ticket.
+    fn set_assignees_of(
+        &mut self,
+        assignees: &[(i64, Vec<String>)],
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<()> {
+        for (id, names) in assignees {
+            self.set_assignees(*id, names, actor, at)?;
+        }
+        Ok(())
+    }
+    /// [`Self::record_change`] of each ticket's change, in order.
+    fn record_changes(&mut self, changes: &[(i64, NewChange<'_>)]) -> StoreResult<()> {
+        for (id, change) in changes {
+            self.record_change(*id, change)?;
+        }
+        Ok(())
+    }
 }
 
 /// A database the domain runs transactions on.

@@ -6,21 +6,29 @@
 
 use mcp_common_core::ToolError;
 
-use super::change_log::{Entry, change, record};
-use super::checks::{check_names, check_points, check_size, invalid, parse_status, resolve};
+use std::collections::{HashMap, HashSet};
+
+use super::checks::{
+    check_names, check_points, check_size, invalid, lookup, parse_status, resolve,
+};
 use super::sprints::{conflict, find_sprint, keep};
 use super::{BulkRefusal, BulkTicket, BulkUpdated, MAX_COMMENT_BYTES, Tracker, now};
 use crate::errors::{self, clip};
 use crate::model::{Kind, Status};
 use crate::params::{BulkAssign, BulkSet, BulkUpdate};
 use crate::query::{self, Clock};
-use crate::store::{Filter, SprintRow, SprintState, Store, StoreTx, TicketRow, TicketUpdate};
+use crate::store::{
+    Filter, NewChange, SprintRow, SprintState, Store, StoreTx, Test, TicketLookup, TicketRow,
+    TicketUpdate,
+};
 
 /// Most tickets one bulk edit changes.
 pub const MAX_BULK: usize = 5_000;
 /// Most changed tickets an answer shows, and most refusals.
 const SHOWN: usize = 50;
 const REFUSALS_SHOWN: usize = 200;
+/// Most tickets one statement of a store's many-ticket primitives takes.
+const CHUNK: usize = 1_000;
 /// Most refusals an error message names.
 const REFUSALS_IN_MESSAGE: usize = 10;
 
@@ -201,16 +209,7 @@ impl<S: Store> Tracker<S> {
                     }
                     rows
                 }
-                None => {
-                    let mut rows: Vec<TicketRow> = Vec::with_capacity(which.tickets.len());
-                    for reference in which.tickets {
-                        let row = resolve(tx, reference)?;
-                        if !rows.iter().any(|r| r.id == row.id) {
-                            rows.push(row);
-                        }
-                    }
-                    rows
-                }
+                None => named(tx, which.tickets)?,
             };
             if let Some(expected) = which.expected
                 && expected != rows.len() as u64
@@ -226,10 +225,24 @@ impl<S: Store> Tracker<S> {
                 .with_hint("Check the query (a dry run lists the first tickets), then pass the count it matches."));
             }
             let target = Target::of(tx, &edit)?;
+            // Their labels and assignees, read at once when the edit changes them.
+            let names = if edit.add_labels.is_empty()
+                && edit.remove_labels.is_empty()
+                && matches!(edit.assignees, Assignees::Keep)
+            {
+                vec![(Vec::new(), Vec::new()); rows.len()]
+            } else {
+                let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+                let mut names = Vec::with_capacity(ids.len());
+                for chunk in ids.chunks(CHUNK) {
+                    names.extend(tx.names_of(chunk)?);
+                }
+                names
+            };
             let mut planned: Vec<(TicketRow, Plan)> = Vec::with_capacity(rows.len());
             let mut refused: Vec<(BulkRefusal, &'static str)> = Vec::new();
-            for row in rows {
-                match plan(tx, &edit, &target, &row) {
+            for (row, names) in rows.into_iter().zip(names) {
+                match plan(&edit, &target, &row, names) {
                     Ok(plan) => planned.push((row, plan)),
                     Err((reason, code)) => refused.push((
                         BulkRefusal {
@@ -245,19 +258,20 @@ impl<S: Store> Tracker<S> {
                 return Err(refusal(&refused, matched));
             }
             let detail = format!("bulk edit {bulk_id}");
-            let mut changed = 0;
+            planned.retain(|(_, plan)| !plan.changes.is_empty());
+            let changed = planned.len();
+            if !dry_run {
+                let change = Change {
+                    target: &target,
+                    actor,
+                    at: &at,
+                    detail: &detail,
+                    message,
+                };
+                apply(tx, &planned, &change)?;
+            }
             let mut shown = Vec::new();
-            let mut moves: Vec<(i64, u64, u64)> = Vec::new();
             for (row, plan) in &planned {
-                if plan.changes.is_empty() {
-                    continue;
-                }
-                changed += 1;
-                if !dry_run {
-                    apply(
-                        tx, row, plan, &target, actor, &at, &detail, message, &mut moves,
-                    )?;
-                }
                 if shown.len() < SHOWN {
                     shown.push(BulkTicket {
                         number: row.display_number(),
@@ -266,9 +280,6 @@ impl<S: Store> Tracker<S> {
                         changes: plan.changes.clone(),
                     });
                 }
-            }
-            if !dry_run {
-                keep(tx, &at, &moves)?;
             }
             let refused_total = refused.len();
             Ok(BulkUpdated {
@@ -291,6 +302,56 @@ impl<S: Store> Tracker<S> {
             self.store.write(work)
         }
     }
+}
+
+/// The live tickets `references` name, each once, in the order first named: those named
+/// `KEY-N` read together, a project's at a time; any other reference, and any ticket not
+/// found so, looked up on its own (which says why it names none).
+fn named(tx: &mut dyn StoreTx, references: &[String]) -> Result<Vec<TicketRow>, ToolError> {
+    let default_key = tx.default_project()?.key;
+    let mut by_key: Vec<(String, Vec<i64>)> = Vec::new();
+    let mut lookups = Vec::with_capacity(references.len());
+    for reference in references {
+        let lookup = lookup(reference)?;
+        if let TicketLookup::Number { key, number } = &lookup {
+            let key = key.clone().unwrap_or_else(|| default_key.clone());
+            match by_key.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, numbers)) => numbers.push(*number),
+                None => by_key.push((key, vec![*number])),
+            }
+        }
+        lookups.push(lookup);
+    }
+    let mut found: HashMap<(String, i64), TicketRow> = HashMap::new();
+    for (key, numbers) in by_key {
+        for chunk in numbers.chunks(CHUNK) {
+            let filter = Filter::default().with(Test::Numbers {
+                key: key.clone(),
+                numbers: chunk.to_vec(),
+            });
+            for row in tx.find_rows(&filter, chunk.len())? {
+                found.insert((row.project_key.clone(), row.number), row);
+            }
+        }
+    }
+    let mut rows: Vec<TicketRow> = Vec::with_capacity(references.len());
+    let mut seen = HashSet::new();
+    for (reference, lookup) in references.iter().zip(lookups) {
+        let row = match lookup {
+            TicketLookup::Number { key, number } => {
+                let key = key.unwrap_or_else(|| default_key.clone());
+                match found.get(&(key, number)) {
+                    Some(row) => row.clone(),
+                    None => resolve(tx, reference)?,
+                }
+            }
+            TicketLookup::Uuid(_) => resolve(tx, reference)?,
+        };
+        if seen.insert(row.id) {
+            rows.push(row);
+        }
+    }
+    Ok(rows)
 }
 
 /// The refusal of an edit of `n` tickets, past [`MAX_BULK`] (a query's count stops just
@@ -406,14 +467,15 @@ struct Plan {
     old_assignees: Vec<String>,
 }
 
-/// The plan of `row`, or why it cannot change (and the code of that refusal).
+/// The plan of `row` (whose labels and assignees are `names`), or why it cannot change (and
+/// the code of that refusal).
 fn plan(
-    tx: &mut dyn StoreTx,
     edit: &Edit,
     target: &Target,
     row: &TicketRow,
+    names: (Vec<String>, Vec<String>),
 ) -> Result<Plan, (String, &'static str)> {
-    let db = |e: ToolError| (e.message, "internal");
+    let (current_labels, current_assignees) = names;
     let mut p = Plan {
         status: None,
         labels: None,
@@ -511,7 +573,7 @@ fn plan(
         ));
     }
     if !edit.add_labels.is_empty() || !edit.remove_labels.is_empty() {
-        let current = tx.labels(row.id).map_err(|e| db(e.into()))?;
+        let current = current_labels;
         let mut labels: Vec<String> = current
             .iter()
             .filter(|l| !edit.remove_labels.contains(l))
@@ -538,7 +600,7 @@ fn plan(
         }
     }
     if !matches!(edit.assignees, Assignees::Keep) {
-        let current = tx.assignees(row.id).map_err(|e| db(e.into()))?;
+        let current = current_assignees;
         let wanted: Vec<String> = match &edit.assignees {
             Assignees::Keep => current.clone(),
             Assignees::Set(names) => names.clone(),
@@ -581,104 +643,172 @@ fn plan(
     Ok(p)
 }
 
-/// Apply `plan` to `row`: one update of its fields, its labels and assignees, an entry in
-/// its change log per change (each naming the edit), and the sprint moves to keep.
-#[allow(clippy::too_many_arguments)]
+/// The fields a plan changes: the status, the points, whether the epic and the sprint.
+type FieldChange = (Option<Status>, Option<Option<u8>>, bool, bool);
+
+/// Who makes the edit, when, and what its change-log entries say.
+struct Change<'a> {
+    target: &'a Target,
+    actor: &'a str,
+    at: &'a str,
+    detail: &'a str,
+    message: Option<&'a str>,
+}
+
+/// Apply the plans: the tickets' fields updated together (one update for each kind of
+/// change), their labels and assignees, an entry in each one's change log per change (each
+/// naming the edit), and the figures of the sprints they left, joined or stayed in.
 fn apply(
     tx: &mut dyn StoreTx,
-    row: &TicketRow,
-    plan: &Plan,
-    target: &Target,
-    actor: &str,
-    at: &str,
-    detail: &str,
-    message: Option<&str>,
-    moves: &mut Vec<(i64, u64, u64)>,
+    planned: &[(TicketRow, Plan)],
+    c: &Change<'_>,
 ) -> Result<(), ToolError> {
-    let to_sprint = target.sprint.as_ref().and_then(|s| s.as_ref());
-    let to_epic = target.epic.as_ref().and_then(|e| e.as_ref());
-    let update = TicketUpdate {
-        status: plan.status,
-        story_points: plan.points,
-        epic_id: plan.epic.then(|| to_epic.map(|e| e.id)),
-        sprint_id: plan.sprint.then(|| to_sprint.map(|s| s.id)),
-        ..Default::default()
-    };
-    tx.update_ticket(row.id, &update, actor, at)?;
-    let note = |tx: &mut dyn StoreTx, kind: &str, old: Option<&str>, new: Option<&str>| {
-        record(
-            tx,
-            row.id,
-            actor,
-            at,
-            Entry {
-                old,
-                new,
-                detail: Some(detail),
-                message,
-                ..change(kind)
-            },
-        )
-    };
-    if let Some(to) = plan.status {
-        note(
-            tx,
-            "status_changed",
-            Some(row.status.as_str()),
-            Some(to.as_str()),
-        )?;
-    }
-    if plan.sprint {
-        if let Some(sprint) = to_sprint {
-            tx.note_sprint_member(sprint.id, row.id)?;
+    let to_sprint = c.target.sprint.as_ref().and_then(|s| s.as_ref());
+    let to_epic = c.target.epic.as_ref().and_then(|e| e.as_ref());
+    // The fields: tickets whose updates are alike, together.
+    let mut groups: Vec<(FieldChange, Vec<i64>)> = Vec::new();
+    for (row, plan) in planned {
+        let key = (plan.status, plan.points, plan.epic, plan.sprint);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, ids)) => ids.push(row.id),
+            None => groups.push((key, vec![row.id])),
         }
-        note(
-            tx,
-            "sprint_changed",
-            row.sprint.as_deref(),
-            to_sprint.map(|s| s.name.as_str()),
-        )?;
     }
-    if plan.epic {
-        let old = match row.epic_id {
-            Some(id) => Some(super::checks::ticket_ref(tx, id)?.number),
-            None => None,
+    for ((status, points, epic, sprint), ids) in &groups {
+        let update = TicketUpdate {
+            status: *status,
+            story_points: *points,
+            epic_id: epic.then(|| to_epic.map(|e| e.id)),
+            sprint_id: sprint.then(|| to_sprint.map(|s| s.id)),
+            ..Default::default()
         };
-        let new = to_epic.map(|e| e.display_number());
-        note(tx, "epic_changed", old.as_deref(), new.as_deref())?;
-    }
-    if let Some(points) = plan.points {
-        let (old, new) = (
-            row.story_points.map(|p| p.to_string()),
-            points.map(|p| p.to_string()),
-        );
-        note(tx, "story_points_changed", old.as_deref(), new.as_deref())?;
-    }
-    if let Some(labels) = &plan.labels {
-        tx.set_labels(row.id, labels)?;
-        let (old, new) = (plan.old_labels.join(", "), labels.join(", "));
-        note(tx, "labels_changed", Some(&old), Some(&new))?;
-    }
-    if let Some(assignees) = &plan.assignees {
-        tx.set_assignees(row.id, assignees, actor, at)?;
-        let (old, new) = (plan.old_assignees.join(", "), assignees.join(", "));
-        note(tx, "assignees_changed", Some(&old), Some(&new))?;
-    }
-    // The sprint figures to keep: the points moved in and out, and the sprint it stays in
-    // when its status or points changed.
-    let points = u64::from(plan.points.unwrap_or(row.story_points).unwrap_or(0));
-    let old_points = u64::from(row.story_points.unwrap_or(0));
-    if plan.sprint {
-        if let Some(sprint) = to_sprint {
-            moves.push((sprint.id, points, 0));
+        for chunk in ids.chunks(CHUNK) {
+            tx.update_tickets(chunk, &update, c.actor, c.at)?;
         }
-        if let Some(from) = row.sprint_id {
-            moves.push((from, 0, old_points));
-        }
-    } else if let Some(sprint) = row.sprint_id
-        && (plan.status.is_some() || plan.points.is_some())
-    {
-        moves.push((sprint, 0, 0));
     }
-    Ok(())
+    // The epics they left, by number.
+    let mut old_epics: Vec<i64> = planned
+        .iter()
+        .filter(|(_, p)| p.epic)
+        .filter_map(|(r, _)| r.epic_id)
+        .collect();
+    old_epics.sort_unstable();
+    old_epics.dedup();
+    let epic_numbers: Vec<(i64, String)> = old_epics
+        .iter()
+        .copied()
+        .zip(tx.ticket_refs(&old_epics)?)
+        .map(|(id, r)| (id, r.map(|r| r.number).unwrap_or_default()))
+        .collect();
+    let epic_number = |id: Option<i64>| {
+        id.and_then(|id| {
+            epic_numbers
+                .iter()
+                .find(|(e, _)| *e == id)
+                .map(|(_, n)| n.clone())
+        })
+    };
+    // The change log: (ticket, kind, old, new), written together.
+    let mut entries: Vec<(i64, &'static str, Option<String>, Option<String>)> = Vec::new();
+    let mut labels: Vec<(i64, Vec<String>)> = Vec::new();
+    let mut assignees: Vec<(i64, Vec<String>)> = Vec::new();
+    let mut moves: Vec<(i64, u64, u64)> = Vec::new();
+    for (row, plan) in planned {
+        if let Some(to) = plan.status {
+            entries.push((
+                row.id,
+                "status_changed",
+                Some(row.status.as_str().into()),
+                Some(to.as_str().into()),
+            ));
+        }
+        if plan.sprint {
+            if let Some(sprint) = to_sprint {
+                tx.note_sprint_member(sprint.id, row.id)?;
+            }
+            entries.push((
+                row.id,
+                "sprint_changed",
+                row.sprint.clone(),
+                to_sprint.map(|s| s.name.clone()),
+            ));
+        }
+        if plan.epic {
+            entries.push((
+                row.id,
+                "epic_changed",
+                epic_number(row.epic_id),
+                to_epic.map(|e| e.display_number()),
+            ));
+        }
+        if let Some(points) = plan.points {
+            entries.push((
+                row.id,
+                "story_points_changed",
+                row.story_points.map(|p| p.to_string()),
+                points.map(|p| p.to_string()),
+            ));
+        }
+        if let Some(new) = &plan.labels {
+            entries.push((
+                row.id,
+                "labels_changed",
+                Some(plan.old_labels.join(", ")),
+                Some(new.join(", ")),
+            ));
+            labels.push((row.id, new.clone()));
+        }
+        if let Some(new) = &plan.assignees {
+            entries.push((
+                row.id,
+                "assignees_changed",
+                Some(plan.old_assignees.join(", ")),
+                Some(new.join(", ")),
+            ));
+            assignees.push((row.id, new.clone()));
+        }
+        // The sprint figures to keep: the points moved in and out, and the sprint it stays
+        // in when its status or points changed.
+        let points = u64::from(plan.points.unwrap_or(row.story_points).unwrap_or(0));
+        let old_points = u64::from(row.story_points.unwrap_or(0));
+        if plan.sprint {
+            if let Some(sprint) = to_sprint {
+                moves.push((sprint.id, points, 0));
+            }
+            if let Some(from) = row.sprint_id {
+                moves.push((from, 0, old_points));
+            }
+        } else if let Some(sprint) = row.sprint_id
+            && (plan.status.is_some() || plan.points.is_some())
+        {
+            moves.push((sprint, 0, 0));
+        }
+    }
+    for chunk in labels.chunks(CHUNK) {
+        tx.set_labels_of(chunk)?;
+    }
+    for chunk in assignees.chunks(CHUNK) {
+        tx.set_assignees_of(chunk, c.actor, c.at)?;
+    }
+    for chunk in entries.chunks(CHUNK) {
+        let changes: Vec<(i64, NewChange<'_>)> = chunk
+            .iter()
+            .map(|(id, kind, old, new)| {
+                (
+                    *id,
+                    NewChange {
+                        change_type: kind,
+                        old_value: old.as_deref(),
+                        new_value: new.as_deref(),
+                        detail: Some(c.detail),
+                        message: c.message,
+                        actor: c.actor,
+                        at: c.at,
+                    },
+                )
+            })
+            .collect();
+        tx.record_changes(&changes)?;
+    }
+    keep(tx, c.at, &moves)
 }

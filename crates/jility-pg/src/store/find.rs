@@ -132,6 +132,12 @@ fn test(test: &Test, t: &str, binds: &mut Binds) -> String {
         ),
         Test::Created(range) => times(t, "created_at", range, binds),
         Test::Updated(range) => times(t, "updated_at", range, binds),
+        Test::Numbers { key, numbers } => format!(
+            "{t}.project_id = (SELECT k.id FROM projects k WHERE k.workspace_id = $1 \
+               AND k.key = {}) AND {t}.number = ANY({})",
+            binds.text(key),
+            binds.bind(Box::new(numbers.clone()), Type::INT8_ARRAY)
+        ),
         // The words go in as a parameter, through the same parser as the documents: never
         // read as query syntax.
         Test::Text(phrase) => format!(

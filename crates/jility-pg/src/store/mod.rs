@@ -62,6 +62,7 @@ use postgres::{Client, Config, NoTls, Row, Statement};
 mod connect;
 mod contexts;
 mod find;
+mod many;
 mod planning;
 mod reader;
 mod rows;

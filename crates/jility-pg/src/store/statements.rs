@@ -574,4 +574,35 @@ impl StoreTx for Tx<'_> {
     fn find_rows(&mut self, filter: &Filter, limit: usize) -> StoreResult<Vec<TicketRow>> {
         find::find_rows(self, filter, limit)
     }
+
+    fn names_of(&mut self, ids: &[i64]) -> StoreResult<Vec<(Vec<String>, Vec<String>)>> {
+        many::names_of(self, ids)
+    }
+
+    fn update_tickets(
+        &mut self,
+        ids: &[i64],
+        update: &TicketUpdate,
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<()> {
+        many::update_tickets(self, ids, update, actor, at)
+    }
+
+    fn set_labels_of(&mut self, labels: &[(i64, Vec<String>)]) -> StoreResult<()> {
+        many::set_labels_of(self, labels)
+    }
+
+    fn set_assignees_of(
+        &mut self,
+        assignees: &[(i64, Vec<String>)],
+        actor: &str,
+        at: &str,
+    ) -> StoreResult<()> {
+        many::set_assignees_of(self, assignees, actor, at)
+    }
+
+    fn record_changes(&mut self, changes: &[(i64, NewChange<'_>)]) -> StoreResult<()> {
+        many::record_changes(self, changes)
+    }
 }

@@ -11,4 +11,5 @@
 use jility_testkit as pg;
 
 mod postgres_store;
+mod query_probe;
 mod search_scale;

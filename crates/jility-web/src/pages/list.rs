@@ -41,6 +41,8 @@ pub struct ListFilters {
     pub cursor: Option<String>,
     /// How many tickets a batch just created (shown as a notice).
     pub created: Option<u64>,
+    /// How many tickets a bulk edit just changed (shown as a notice).
+    pub changed: Option<u64>,
 }
 
 impl ListFilters {
@@ -72,6 +74,7 @@ impl ListFilters {
             parent: text("parent"),
             cursor: text("cursor"),
             created: text("created").and_then(|n| n.parse().ok()),
+            changed: text("changed").and_then(|n| n.parse().ok()),
         }
     }
 
@@ -222,6 +225,9 @@ fn render(
                 @if let Some(n) = filters.created {
                     (layout::notice("ok", &created_text(n), None))
                 }
+                @if let Some(n) = filters.changed {
+                    (layout::notice("ok", &format!("Changed {n} ticket{}.", if n == 1 { "" } else { "s" }), None))
+                }
             }
             p class="count" data-total=(page.total) {
                 (count_text(page, searching))
@@ -230,11 +236,22 @@ fn render(
             @if rows == 0 {
                 (empty(&base, filters, page.next_cursor.is_some()))
             } @else {
-                div class="table-scroll" {
-                    @match found {
-                        Found::List(p) => (list_table(&base, &p.data.tickets, people)),
-                        Found::Search(p) => (search_table(&base, &p.data.hits, people)),
-                        Found::Refused(_) => {}
+                @let select = viewer.can_write;
+                form id="bulk-form" method="post" action=(format!("{base}/bulk")) data-native {
+                    @if select { input type="hidden" name="_csrf" value=(viewer.csrf); }
+                    div class="table-scroll" {
+                        @match found {
+                            Found::List(p) => (list_table(&base, &p.data.tickets, people, select)),
+                            Found::Search(p) => (search_table(&base, &p.data.hits, people, select)),
+                            Found::Refused(_) => {}
+                        }
+                    }
+                    @if select {
+                        (super::bulk::change_fieldset(
+                            page.total,
+                            &bulk_query(viewer, filters).unwrap_or_default(),
+                            &filters.href(&base, filters.cursor.as_deref()),
+                        ))
                     }
                 }
             }
@@ -344,11 +361,36 @@ fn status_cell(status: Status) -> Markup {
     html! { span class=(format!("status s-{}", status.as_str())) { (status.label()) } }
 }
 
-fn list_table(base: &str, tickets: &[TicketSummary], people: &[String]) -> Markup {
+/// The list's filters as one query of the query language: what "all matching" changes.
+fn bulk_query(viewer: &Viewer, filters: &ListFilters) -> Option<String> {
+    let mut query = filters
+        .board
+        .search_query(viewer, &filters.status, filters.parent.as_deref())
+        .ok()?;
+    if let Some(sprint) = &filters.board.sprint {
+        if sprint.contains('"') {
+            return None;
+        }
+        query.push_str(&format!(" sprint:\"{sprint}\""));
+    }
+    Some(query.trim().to_string())
+}
+
+/// A row's box for the bulk edit.
+fn select_cell(number: &str) -> Markup {
+    html! {
+        td class="select" {
+            input type="checkbox" name="ticket" value=(number) aria-label=(format!("Select {number}"));
+        }
+    }
+}
+
+fn list_table(base: &str, tickets: &[TicketSummary], people: &[String], select: bool) -> Markup {
     html! {
         table class="tickets" {
             thead {
                 tr {
+                    @if select { th scope="col" { span class="visually-hidden" { "Select" } } }
                     th scope="col" { "Ticket" }
                     th scope="col" { "Title" }
                     th scope="col" { "Status" }
@@ -361,6 +403,7 @@ fn list_table(base: &str, tickets: &[TicketSummary], people: &[String]) -> Marku
             tbody {
                 @for t in tickets {
                     tr data-ticket=(t.number) {
+                        @if select { (select_cell(&t.number)) }
                         td { a class="key" href=(ticket_href(base, &t.number)) { (t.number) } }
                         td class="title" { a href=(ticket_href(base, &t.number)) { (t.title) } }
                         td { (status_cell(t.status)) }
@@ -375,11 +418,12 @@ fn list_table(base: &str, tickets: &[TicketSummary], people: &[String]) -> Marku
     }
 }
 
-fn search_table(base: &str, hits: &[SearchHitOut], people: &[String]) -> Markup {
+fn search_table(base: &str, hits: &[SearchHitOut], people: &[String], select: bool) -> Markup {
     html! {
         table class="tickets search" {
             thead {
                 tr {
+                    @if select { th scope="col" { span class="visually-hidden" { "Select" } } }
                     th scope="col" { "Ticket" }
                     th scope="col" { "Title" }
                     th scope="col" { "Status" }
@@ -390,6 +434,7 @@ fn search_table(base: &str, hits: &[SearchHitOut], people: &[String]) -> Markup 
             tbody {
                 @for hit in hits {
                     tr data-ticket=(hit.number) {
+                        @if select { (select_cell(&hit.number)) }
                         td { a class="key" href=(ticket_href(base, &hit.number)) { (hit.number) } }
                         td class="title" { a href=(ticket_href(base, &hit.number)) { (hit.title) } }
                         td { (status_cell(hit.status)) }

@@ -6,6 +6,7 @@
 //! script).
 
 pub mod board;
+pub mod bulk;
 pub mod changes;
 pub mod charts;
 pub mod create;

@@ -603,3 +603,108 @@ fn a_search_saved_as_a_view_runs_from_the_list_and_the_board() {
     let (_, page) = web.get("/w/local/list");
     assert!(page.contains("No saved views"), "{page}");
 }
+
+/// Bulk edits on the list: rows ticked (or all matching the list), a change, its preview (a
+/// dry run, with what would be refused), then confirm; a list that changed in between
+/// changes nothing.
+#[test]
+fn rows_ticked_on_the_list_change_together_after_a_preview() {
+    let project = project();
+    let web = LocalWeb::start(&project);
+    for title in ["Sweep one", "Sweep two", "Sweep three"] {
+        project.json(&["ticket", "create", "--title", title, "--label", "sweep"]);
+    }
+    let (_, page) = web.get("/w/local/list?label=sweep");
+    assert!(page.contains("data-bulk"), "{page}");
+    assert!(page.contains("All 3 matching this list"), "{page}");
+    assert!(page.contains("aria-label=\"Select API-1\""), "{page}");
+
+    // Two rows ticked: the preview, then the change.
+    let preview = web.post_form(
+        "/w/local/bulk",
+        &[
+            ("ticket", "API-1"),
+            ("ticket", "API-2"),
+            ("status", "todo"),
+            ("step", "preview"),
+            ("back", "/w/local/list?label=sweep"),
+        ],
+    );
+    assert_eq!(preview.status().as_u16(), 200);
+    let preview = preview.text().unwrap();
+    assert!(preview.contains("data-page=\"bulk-preview\""), "{preview}");
+    assert!(preview.contains("data-changed=\"2\""), "{preview}");
+    assert!(preview.contains("status: backlog → todo"), "{preview}");
+    assert!(preview.contains("Change 2 tickets"), "{preview}");
+    let (_, unchanged) = web.get("/w/local/tickets/API-1");
+    assert!(
+        unchanged.contains("s-backlog"),
+        "the preview changed nothing"
+    );
+    let applied = web.post_form(
+        "/w/local/bulk",
+        &[
+            ("ticket", "API-1"),
+            ("ticket", "API-2"),
+            ("status", "todo"),
+            ("step", "apply"),
+            ("expected", "2"),
+            ("back", "/w/local/list?label=sweep"),
+        ],
+    );
+    assert_eq!(applied.status().as_u16(), 303);
+    let location = applied.headers()["location"].to_str().unwrap().to_string();
+    assert_eq!(location, "/w/local/list?label=sweep&changed=2");
+    let (_, after) = web.get(&location);
+    assert!(after.contains("Changed 2 tickets."), "{after}");
+    assert_eq!(
+        every_row(&web, "/w/local/list?status=todo&label=sweep"),
+        ["API-2", "API-1"]
+    );
+
+    // All matching the list: a move two of them cannot make is shown, and not offered.
+    let preview = web
+        .post_form(
+            "/w/local/bulk",
+            &[
+                ("all", "1"),
+                ("query", "label:sweep"),
+                ("expected", "3"),
+                ("status", "review"),
+                ("step", "preview"),
+            ],
+        )
+        .text()
+        .unwrap();
+    assert!(preview.contains("data-refused=\"3\""), "{preview}");
+    assert!(!preview.contains("data-confirm-bulk"), "{preview}");
+    // A label added to all three; a count that no longer holds changes nothing.
+    let stale = web.post_form(
+        "/w/local/bulk",
+        &[
+            ("all", "1"),
+            ("query", "label:sweep"),
+            ("expected", "2"),
+            ("add_label", "done-sweep"),
+            ("step", "apply"),
+        ],
+    );
+    assert_eq!(stale.status().as_u16(), 409);
+    assert!(stale.text().unwrap().contains("not the 2 expected"));
+    let applied = web.post_form(
+        "/w/local/bulk",
+        &[
+            ("all", "1"),
+            ("query", "label:sweep"),
+            ("expected", "3"),
+            ("add_label", "done-sweep"),
+            ("step", "apply"),
+        ],
+    );
+    assert_eq!(applied.status().as_u16(), 303);
+    assert_eq!(every_row(&web, "/w/local/list?label=done-sweep").len(), 3);
+    // Nothing ticked: a refusal that says what to do.
+    let none = web.post_form("/w/local/bulk", &[("status", "todo"), ("step", "preview")]);
+    assert_eq!(none.status().as_u16(), 400);
+    assert!(none.text().unwrap().contains("No ticket is selected"));
+}
