@@ -38,7 +38,7 @@ pub fn view_saved(s: &ViewSaved) -> String {
 
 pub fn views(l: &ViewList) -> String {
     if l.views.is_empty() {
-        return "No saved views yet. Save a query with jility_save_view.".to_string();
+        return "🔖 No saved views yet. Save a query with jility_save_view.".to_string();
     }
     let mut out = format!("🔖 {} saved views\n", l.views.len());
     for v in &l.views {

@@ -19,6 +19,10 @@
 //! are few. Pages past the ranked matches read on through older tickets, newest first,
 //! only as far as the page.
 //!
+//! With a filter (the query language's qualifiers: a probe of each match's ticket) the same
+//! holds with [`FILTERED_RANKED`] in place of [`RANKED`], and the GIN index's matches are
+//! probed newest first only until that many + 1 are kept.
+//!
 //! Measured on 100,000 tickets (issue 29; a first page of 20 through the domain, p50, on
 //! a busy 2-core machine): queries matching 21,500–65,000 tickets took 31–67 ms (every
 //! match ranked and counted), now 3.2–4.0 ms; queries matching at most 1,000 took
@@ -45,6 +49,9 @@ const HEADLINE_OPTIONS: &str = "StartSel=\"**\", StopSel=\"**\", MaxWords=16, Mi
 /// Up to this many matches are ranked (and counted) exactly; past it, the newest this
 /// many are ranked and the older ones follow newest first.
 pub(super) const RANKED: usize = 1_000;
+
+/// The same for a search with a filter (qualifiers of the query language).
+pub(super) const FILTERED_RANKED: usize = 500;
 
 /// The newest tickets looked at to tell whether the query is common among them.
 const SAMPLE: usize = 200;
@@ -91,6 +98,13 @@ pub(super) fn search(
     limit: usize,
 ) -> StoreResult<SearchPage> {
     let (query, words) = ts_query(terms);
+    // With a filter, the newest FILTERED_RANKED matches it keeps are ranked: each match
+    // looked at is a probe of its ticket's rows, so fewer are looked at.
+    let ranked = if filter.is_empty() {
+        RANKED
+    } else {
+        FILTERED_RANKED
+    };
     let mut binds = Binds::new(tx.ws);
     for word in words {
         binds.bind(Box::new(word), Type::TEXT);
@@ -128,6 +142,40 @@ pub(super) fn search(
     // `cut`: the newest match past the RANKED newest, first of the older ones.
     // `older`: the matches from the cut down, newest first, as far as the page needs
     //   and one more (so the total tells whether more follow).
+    // Every match through the GIN index, ranked, when the scan did not find enough. With a
+    // filter, only the newest RANKED + 1 matches it keeps: each is a probe of the ticket's
+    // rows, so the matches are sorted newest first (ids alone) and probed until enough are
+    // kept, instead of probing them all — the total is then a lower bound, as when more
+    // than RANKED match without a filter.
+    let (gin_kept, gin_matched) = match &kept {
+        None => (
+            String::new(),
+            format!(
+                "SELECT s.ticket_id, {} FROM ticket_search s, q \
+                 WHERE s.workspace_id = $1 AND s.search @@ q.query \
+                   AND (SELECT count(*) <= {ranked} FROM scan)",
+                rank("s.search", "q.query")
+            ),
+        ),
+        Some(_) => (
+            format!(
+                "gin AS MATERIALIZED (SELECT s.ticket_id AS id FROM ticket_search s, q \
+                    WHERE s.workspace_id = $1 AND s.search @@ q.query \
+                      AND (SELECT count(*) <= {ranked} FROM scan)), \
+                 gin_kept AS MATERIALIZED (SELECT g.id FROM \
+                    (SELECT id FROM gin ORDER BY id DESC) g \
+                    WHERE true{} LIMIT {}), ",
+                only("g.id"),
+                ranked + 1
+            ),
+            format!(
+                "SELECT k.id, {} FROM gin_kept k CROSS JOIN q \
+                 CROSS JOIN LATERAL (SELECT * FROM ticket_search s \
+                    WHERE s.ticket_id = k.id OFFSET 0) s",
+                rank("s.search", "q.query")
+            ),
+        ),
+    };
     let newest = "s.workspace_id = $1";
     let newest_order = "ORDER BY s.ticket_id DESC";
     // The page's tickets are probes of each hit's whole key (`OFFSET 0` keeps them per
@@ -145,27 +193,26 @@ pub(super) fn search(
                   {newest_order} LIMIT {BUDGET}) w \
             WHERE ts_match_vq(w.search, {query}){only_w} \
             ORDER BY w.id DESC LIMIT {probe}), \
+         {gin_kept}\
          matched AS MATERIALIZED (SELECT id, score FROM scan \
-              WHERE (SELECT count(*) > {RANKED} FROM scan) \
-            UNION ALL SELECT s.ticket_id, {gin_rank} FROM ticket_search s, q \
-              WHERE s.workspace_id = $1 AND s.search @@ q.query{only_s} \
-                AND (SELECT count(*) <= {RANKED} FROM scan)), \
+              WHERE (SELECT count(*) > {ranked} FROM scan) \
+            UNION ALL {gin_matched}), \
          counted AS (SELECT count(*) AS n FROM matched), \
-         cut AS (SELECT id FROM matched ORDER BY id DESC OFFSET {RANKED} LIMIT 1), \
+         cut AS (SELECT id FROM matched ORDER BY id DESC OFFSET {ranked} LIMIT 1), \
          older AS MATERIALIZED (SELECT s.ticket_id AS id FROM ticket_search s \
             WHERE {newest} AND s.ticket_id <= (SELECT id FROM cut) \
               AND ts_match_vq(s.search, {query}){only_s} \
             {newest_order} \
-            LIMIT greatest(0, {limit_mark}::bigint + {offset_mark}::bigint + 1 - {RANKED})), \
+            LIMIT greatest(0, {limit_mark}::bigint + {offset_mark}::bigint + 1 - {ranked})), \
          hits AS (SELECT id, score, grp \
             FROM (SELECT id, score, 0 AS grp FROM matched \
-                  WHERE (SELECT n FROM counted) <= {RANKED} OR id > (SELECT id FROM cut) \
+                  WHERE (SELECT n FROM counted) <= {ranked} OR id > (SELECT id FROM cut) \
                   UNION ALL SELECT id, 0::real, 1 FROM older \
-                  WHERE (SELECT n FROM counted) > {RANKED}) o \
+                  WHERE (SELECT n FROM counted) > {ranked}) o \
             ORDER BY grp, score DESC, CASE WHEN grp = 0 THEN id ELSE -id END \
             LIMIT {limit_mark} OFFSET {offset_mark}) \
-         SELECT CASE WHEN total.n <= {RANKED} THEN total.n \
-                     ELSE greatest(total.n, {RANKED} + (SELECT count(*) FROM older)) END, \
+         SELECT CASE WHEN total.n <= {ranked} THEN total.n \
+                     ELSE greatest(total.n, {ranked} + (SELECT count(*) FROM older)) END, \
                 page.* \
          FROM counted total \
          LEFT JOIN LATERAL ( \
@@ -183,11 +230,12 @@ pub(super) fn search(
          ) page ON true \
          ORDER BY page.grp, page.score DESC, \
             CASE WHEN page.grp = 0 THEN page.id ELSE -page.id END",
-        probe = RANKED + 1,
+        probe = ranked + 1,
+        gin_kept = gin_kept,
+        gin_matched = gin_matched,
         only_w = only("w.id"),
         only_s = only("s.ticket_id"),
         scan_rank = rank("w.search", &query),
-        gin_rank = rank("s.search", "q.query"),
         title_matches = matches('a'),
         title_headline = headline("t.title"),
         description_matches = matches('b'),
@@ -225,6 +273,6 @@ pub(super) fn search(
     Ok(SearchPage {
         hits,
         total,
-        total_exact: total <= RANKED,
+        total_exact: total <= ranked,
     })
 }

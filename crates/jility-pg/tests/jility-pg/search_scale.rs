@@ -17,8 +17,10 @@ use mcp_common_core::{CursorKey, ToolError};
 
 use crate::pg::TestDb;
 
-/// Up to this many matches are ranked and counted exactly (the store's `RANKED`).
+/// Up to this many matches are ranked and counted exactly (the store's `RANKED`), and with
+/// a filter up to this many kept ones (`FILTERED_RANKED`).
 const RANKED: usize = 1_000;
+const FILTERED_RANKED: usize = 500;
 
 /// Tickets inserted by SQL, numbered 1..=TICKETS in id order.
 const TICKETS: i64 = 3_000;
@@ -90,7 +92,12 @@ fn number(n: i64) -> String {
 /// and hits of a kind tie: the newest `RANKED` ranked (title hits, then description hits,
 /// each oldest first, as ties go by id), then the older ones newest first.
 fn big_order(matching: &[i64], in_title: impl Fn(i64) -> bool) -> Vec<String> {
-    let split = matching.len().saturating_sub(RANKED);
+    order_past(RANKED, matching, in_title)
+}
+
+/// [`big_order`] with `ranked` in place of `RANKED`.
+fn order_past(ranked: usize, matching: &[i64], in_title: impl Fn(i64) -> bool) -> Vec<String> {
+    let split = matching.len().saturating_sub(ranked);
     let (older, newest) = matching.split_at(split);
     let titles = newest.iter().copied().filter(|&n| in_title(n));
     let descriptions = newest.iter().copied().filter(|&n| !in_title(n));
@@ -310,4 +317,57 @@ fn up_to_the_cap_everything_is_ranked_and_counted_exactly() {
     assert_eq!(page.page.total, 3);
     assert_ne!(page.page.total_exact, Some(false));
     assert_eq!(page.data.hits[0].snippet, "**Zebra** crossing signals");
+}
+
+/// With a filter (a qualifier of the query language), past 500 kept matches (the store's
+/// `FILTERED_RANKED`): the same order over the kept ones — the newest 500 ranked, older ones
+/// newest first — and a total that is a lower bound, both through the GIN index ("legacy",
+/// only in old tickets) and reading newest first ("alpha").
+#[test]
+fn filtered_big_result_sets_keep_the_order_over_what_the_filter_keeps() {
+    let test_db = TestDb::new();
+    let root = tempfile::tempdir().unwrap();
+    let mut t = workspace(&test_db, root.path());
+    // Four tickets in five go to review.
+    let in_review = |n: i64| n % 5 != 0;
+    test_db
+        .client()
+        .execute(
+            "UPDATE tickets SET status = 'review' WHERE number % 5 <> 0",
+            &[],
+        )
+        .unwrap();
+    for (word, matches, in_title) in [
+        (
+            "legacy",
+            is_legacy as fn(i64) -> bool,
+            legacy_in_title as fn(i64) -> bool,
+        ),
+        ("alpha", is_alpha, alpha_in_title),
+    ] {
+        let kept: Vec<i64> = (1..=TICKETS)
+            .filter(|&n| matches(n) && in_review(n))
+            .collect();
+        assert!(
+            kept.len() > FILTERED_RANKED,
+            "{word}: the filter keeps more than the cap"
+        );
+        let query = format!("{word} status:review");
+        let (walked, totals) = walk(&mut t, &query, 100);
+        assert!(
+            walked == order_past(FILTERED_RANKED, &kept, in_title),
+            "{query}: order across pages (first {:?})",
+            &walked[..5]
+        );
+        assert!(
+            totals.iter().all(|&n| n as usize > FILTERED_RANKED),
+            "{query}: {totals:?}"
+        );
+        // Nothing the filter leaves out.
+        let (out, _) = walk(&mut t, &format!("{word} -status:review"), 100);
+        let left_out: Vec<i64> = (1..=TICKETS)
+            .filter(|&n| matches(n) && !in_review(n))
+            .collect();
+        assert_eq!(out.len(), left_out.len(), "{word} -status:review");
+    }
 }

@@ -367,7 +367,22 @@ fn normalise_text(text: &str, cursors: &[String]) -> String {
     for cursor in cursors {
         text = text.replace(cursor.as_str(), "<cursor>");
     }
-    scrub(&text)
+    // A bulk edit's id (random) as the change logs name it.
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("bulk edit ") {
+        let (head, tail) = rest.split_at(at + "bulk edit ".len());
+        out.push_str(head);
+        let id: String = tail.chars().take_while(char::is_ascii_hexdigit).collect();
+        if id.len() == 8 {
+            out.push_str("<bulk>");
+            rest = &tail[8..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    scrub(&out)
 }
 
 #[test]
@@ -860,6 +875,47 @@ async fn scenario(mcp: &McpProcess) -> Vec<Step> {
     .await;
     r.ok("jility_plan_sprint", json!({"sprint": "Sprint 1"}))
         .await;
+    // Saved views and bulk edits.
+    r.ok(
+        "jility_save_view",
+        json!({"name": "open work", "query": "is:open sort:title-asc", "shared": true}),
+    )
+    .await;
+    r.err(
+        "jility_save_view",
+        json!({"name": "OPEN WORK", "query": "is:open"}),
+        "already_exists",
+    )
+    .await;
+    r.ok("jility_list_views", json!({})).await;
+    r.ok(
+        "jility_list_tickets",
+        json!({"query": "view:\"open work\""}),
+    )
+    .await;
+    r.ok("jility_delete_view", json!({"name": "open work"}))
+        .await;
+    r.ok(
+        "jility_bulk_update",
+        json!({"tickets": [a, b], "set": {"add_labels": ["planned"]}, "dry_run": true}),
+    )
+    .await;
+    r.err(
+        "jility_bulk_update",
+        json!({"tickets": [a, b], "set": {"add_labels": ["planned"]}, "expected_count": 3}),
+        "count_mismatch",
+    )
+    .await;
+    r.ok(
+        "jility_bulk_update",
+        json!({"tickets": [a, b], "set": {"add_labels": ["planned"]}, "expected_count": 2}),
+    )
+    .await;
+    r.ok(
+        "jility_bulk_assign",
+        json!({"query": "label:planned", "assignees": ["pair-1", "pair-2"]}),
+    )
+    .await;
     r.ok(
         "jility_add_to_sprint",
         json!({"sprint": "Sprint 1", "tickets": [a, b]}),
@@ -957,9 +1013,13 @@ fn map_strings(value: &Value, f: &dyn Fn(&str) -> String) -> Value {
     }
 }
 
-/// The answer as compared: text and structuredContent normalised, and isError.
+/// The answer as compared: text and structuredContent normalised (a bulk edit's id, random,
+/// as a cursor), and isError.
 fn comparable(answer: &Answer) -> (String, Value, bool) {
-    let cursors: Vec<String> = answer.next_cursor().into_iter().collect();
+    let mut cursors: Vec<String> = answer.next_cursor().into_iter().collect();
+    if let Some(bulk) = answer.structured["data"]["bulk_id"].as_str() {
+        cursors.push(bulk.to_string());
+    }
     let text = normalise_text(&answer.text, &cursors);
     let structured = normalise(&answer.structured, &cursors);
     (text, structured, answer.is_error)
@@ -995,11 +1055,11 @@ fn both_modes_answer_alike() {
 
     // The same tools, schemas and all.
     assert_eq!(local_tools, cloud_tools, "the tools differ");
-    assert_eq!(local_tools.as_array().unwrap().len(), 28);
+    assert_eq!(local_tools.as_array().unwrap().len(), 33);
 
     // Every tool is exercised, and the same calls were made on both sides.
     let tools: BTreeSet<&str> = local_steps.iter().map(|s| s.tool).collect();
-    assert_eq!(tools.len(), 28, "{tools:?}");
+    assert_eq!(tools.len(), 33, "{tools:?}");
     let failing: BTreeSet<&str> = local_steps
         .iter()
         .filter(|s| s.answer.is_error)

@@ -13,17 +13,20 @@ use serde_json::{Value, json};
 use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-const TOOLS: [&str; 28] = [
+const TOOLS: [&str; 33] = [
     "jility_add_comment",
     "jility_add_dependency",
     "jility_add_to_sprint",
     "jility_assign_ticket",
+    "jility_bulk_assign",
+    "jility_bulk_update",
     "jility_claim_ticket",
     "jility_complete_sprint",
     "jility_create_from_template",
     "jility_create_sprint",
     "jility_create_ticket",
     "jility_create_tickets_batch",
+    "jility_delete_view",
     "jility_get_dependency_graph",
     "jility_get_epic",
     "jility_get_ticket",
@@ -33,10 +36,12 @@ const TOOLS: [&str; 28] = [
     "jility_list_sprints",
     "jility_list_templates",
     "jility_list_tickets",
+    "jility_list_views",
     "jility_plan_sprint",
     "jility_remove_dependency",
     "jility_remove_from_sprint",
     "jility_revert_description",
+    "jility_save_view",
     "jility_search_tickets",
     "jility_sprint_stats",
     "jility_start_sprint",
@@ -238,6 +243,20 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
             "jility_complete_sprint",
             json!({"sprint": "S1", "carry_over_to": "S2"}),
         ),
+        (
+            "jility_save_view",
+            json!({"name": "mine", "query": "is:open sort:updated-desc", "shared": true}),
+        ),
+        ("jility_list_views", json!({})),
+        ("jility_delete_view", json!({"name": "mine"})),
+        (
+            "jility_bulk_update",
+            json!({"query": "is:open", "set": {"add_labels": ["swept"]}, "dry_run": true}),
+        ),
+        (
+            "jility_bulk_assign",
+            json!({"tickets": ["TASK-2"], "assignees": ["carol"]}),
+        ),
     ];
     let bad: Vec<(&str, Value)> = vec![
         ("jility_create_ticket", json!({"title": ""})),
@@ -305,6 +324,17 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
         ("jility_list_sprints", json!({"state": ["finished"]})),
         ("jility_sprint_stats", json!({"sprint": "nope"})),
         ("jility_plan_sprint", json!({"sprint": "S1"})),
+        (
+            "jility_save_view",
+            json!({"name": "x", "query": "colour:red"}),
+        ),
+        ("jility_list_views", json!({"unexpected": true})),
+        ("jility_delete_view", json!({"name": "nope"})),
+        (
+            "jility_bulk_update",
+            json!({"query": "is:open", "set": {"status": "done"}}),
+        ),
+        ("jility_bulk_assign", json!({"assignees": ["x"]})),
     ];
     let mut seen_ok = BTreeSet::new();
     let mut seen_err = BTreeSet::new();
@@ -346,7 +376,8 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
                 }
                 assert!(
                     text.starts_with([
-                        '✅', '📋', '#', '🔗', '🔍', '📜', '🗂', '🏁', '🏃', '📈', '🧭'
+                        '✅', '📋', '#', '🔗', '🔍', '📜', '🗂', '🏁', '🏃', '📈', '🧭', '🔖', '🗑',
+                        '🔎'
                     ]),
                     "{tool}: {text}"
                 );
@@ -356,8 +387,8 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
                 .unwrap_or_else(|e| panic!("{tool}: {e}\n{structured:#}"));
         }
     }
-    assert_eq!(seen_ok.len(), 28);
-    assert_eq!(seen_err.len(), 28);
+    assert_eq!(seen_ok.len(), 33);
+    assert_eq!(seen_err.len(), 33);
 }
 
 /// The schema check used above is not vacuous: it refuses envelopes of the wrong shape.
@@ -494,7 +525,7 @@ async fn stdout_carries_only_json_rpc_frames() {
     let missing = &answers[&3]["result"];
     assert_eq!(missing["isError"], true);
     assert_eq!(missing["structuredContent"]["error"]["code"], "not_found");
-    assert_eq!(answers[&4]["result"]["tools"].as_array().unwrap().len(), 28);
+    assert_eq!(answers[&4]["result"]["tools"].as_array().unwrap().len(), 33);
     // Pipelined requests run concurrently (storage work is off the async threads), so the
     // listing may run before or after the creation commits: either way it is a whole page.
     let total = answers[&5]["result"]["structuredContent"]["page"]["total"].as_u64();

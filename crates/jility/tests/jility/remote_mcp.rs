@@ -30,17 +30,20 @@ use cloud::*;
 use pg::TestDb;
 
 /// Every MCP tool, sorted.
-const TOOLS: [&str; 28] = [
+const TOOLS: [&str; 33] = [
     "jility_add_comment",
     "jility_add_dependency",
     "jility_add_to_sprint",
     "jility_assign_ticket",
+    "jility_bulk_assign",
+    "jility_bulk_update",
     "jility_claim_ticket",
     "jility_complete_sprint",
     "jility_create_from_template",
     "jility_create_sprint",
     "jility_create_ticket",
     "jility_create_tickets_batch",
+    "jility_delete_view",
     "jility_get_dependency_graph",
     "jility_get_epic",
     "jility_get_ticket",
@@ -50,10 +53,12 @@ const TOOLS: [&str; 28] = [
     "jility_list_sprints",
     "jility_list_templates",
     "jility_list_tickets",
+    "jility_list_views",
     "jility_plan_sprint",
     "jility_remove_dependency",
     "jility_remove_from_sprint",
     "jility_revert_description",
+    "jility_save_view",
     "jility_search_tickets",
     "jility_sprint_stats",
     "jility_start_sprint",
@@ -62,7 +67,7 @@ const TOOLS: [&str; 28] = [
 ];
 
 /// The tools `tickets:read` allows, sorted.
-const READ_TOOLS: [&str; 11] = [
+const READ_TOOLS: [&str; 12] = [
     "jility_get_dependency_graph",
     "jility_get_epic",
     "jility_get_ticket",
@@ -71,6 +76,7 @@ const READ_TOOLS: [&str; 11] = [
     "jility_list_sprints",
     "jility_list_templates",
     "jility_list_tickets",
+    "jility_list_views",
     "jility_plan_sprint",
     "jility_search_tickets",
     "jility_sprint_stats",
@@ -227,7 +233,7 @@ fn tools_list_shows_what_the_tokens_scopes_allow() {
             seven.push("jility_add_comment".into());
             sorted(seven)
         }),
-        // The writes other than comments: the 28 less the 11 reads and the comment.
+        // The writes other than comments: the 33 less the 12 reads and the comment.
         ("tickets:write", {
             let shown: BTreeSet<&str> = READ_TOOLS
                 .iter()
@@ -249,15 +255,15 @@ fn tools_list_shows_what_the_tokens_scopes_allow() {
         let shown = remote.tools();
         assert_eq!(shown, expected, "{scopes}");
         match scopes {
-            "tickets:read" => assert_eq!(shown.len(), 11),
+            "tickets:read" => assert_eq!(shown.len(), 12),
             "comments:write" => assert_eq!(shown.len(), 1),
-            "tickets:read,comments:write" => assert_eq!(shown.len(), 12),
-            "tickets:write" => assert_eq!(shown.len(), 16),
+            "tickets:read,comments:write" => assert_eq!(shown.len(), 13),
+            "tickets:write" => assert_eq!(shown.len(), 20),
             _ => {}
         }
     }
     // Two sessions with different tokens on one server keep their own lists.
-    assert_eq!(everything.tools().len(), 28);
+    assert_eq!(everything.tools().len(), 33);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -905,6 +911,25 @@ fn every_tool_works_through_mcp_as_the_tokens_name() {
     assert_eq!(sprint["sprint"]["number"], 1);
     let plan = mcp.data(tool("jility_plan_sprint"), json!({"sprint": "Sprint 1"}));
     assert_eq!(plan["capacity_points"], 8, "{plan}");
+    // Saved views are the token's name's; bulk edits are made as it.
+    let view = mcp.data(
+        tool("jility_save_view"),
+        json!({"name": "mine", "query": "assignee:me"}),
+    );
+    assert_eq!(view["view"]["owner"], "agent-smith", "{view}");
+    let views = mcp.data(tool("jility_list_views"), json!({}));
+    assert_eq!(views["views"][0]["name"], "mine", "{views}");
+    mcp.data(tool("jility_delete_view"), json!({"name": "mine"}));
+    let bulk = mcp.data(
+        tool("jility_bulk_update"),
+        json!({"tickets": ["TASK-2", "TASK-3"], "set": {"add_labels": ["remote"]}}),
+    );
+    assert_eq!(bulk["changed"], 2, "{bulk}");
+    let assigned = mcp.data(
+        tool("jility_bulk_assign"),
+        json!({"query": "label:remote", "assignees": ["agent-smith"], "dry_run": true}),
+    );
+    assert_eq!(assigned["matched"], 2, "{assigned}");
     let added = mcp.data(
         tool("jility_add_to_sprint"),
         json!({"sprint": "Sprint 1", "tickets": ["TASK-2", "TASK-3"]}),
@@ -1315,7 +1340,7 @@ fn stateless_requests_are_authorised_per_request() {
         "tools/list",
         json!({}),
     );
-    assert_eq!(all["result"]["tools"].as_array().unwrap().len(), 28);
+    assert_eq!(all["result"]["tools"].as_array().unwrap().len(), 33);
 
     let (status, created) = stateless(
         &http,
