@@ -270,6 +270,15 @@ fn quoted_run(chars: &[char], open: usize) -> (String, usize) {
     }
 }
 
+/// The qualifier that runs the saved view `name` (`view:"my triage"` when it has blanks).
+pub fn view_of(name: &str) -> String {
+    if name.contains(char::is_whitespace) {
+        format!("view:\"{name}\"")
+    } else {
+        format!("view:{name}")
+    }
+}
+
 /// The words of free text, lower case, punctuation dropped (it is never syntax).
 pub fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric() && c != '_')

@@ -13,15 +13,6 @@ fn line(v: &View) -> String {
     format!("- **{}** `{}` ({whose})", v.name, v.query)
 }
 
-/// `view:NAME` as a query runs it (quoted when the name has a blank).
-fn run_it(name: &str) -> String {
-    if name.contains(' ') {
-        format!("view:\"{name}\"")
-    } else {
-        format!("view:{name}")
-    }
-}
-
 pub fn view_saved(s: &ViewSaved) -> String {
     format!(
         "✅ Saved view **{}**: `{}`{}\n\nRun it with `{}` in jility_search_tickets or jility_list_tickets' `query`.",
@@ -32,7 +23,7 @@ pub fn view_saved(s: &ViewSaved) -> String {
         } else {
             ""
         },
-        run_it(&s.view.name)
+        crate::query::view_of(&s.view.name)
     )
 }
 

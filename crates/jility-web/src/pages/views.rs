@@ -23,15 +23,6 @@ pub async fn seen<S: Site>(site: &S, viewer: &Viewer) -> Vec<View> {
         .unwrap_or_default()
 }
 
-/// `view:NAME` as a query runs it.
-pub fn query_of(name: &str) -> String {
-    if name.contains(' ') {
-        format!("view:\"{name}\"")
-    } else {
-        format!("view:{name}")
-    }
-}
-
 /// The views as links to `page` (`list` or `board`) running each; the one `current` (the
 /// page's query) runs is marked.
 pub fn nav(viewer: &Viewer, page: &str, views: &[View], current: Option<&str>) -> Markup {
@@ -45,7 +36,7 @@ pub fn nav(viewer: &Viewer, page: &str, views: &[View], current: Option<&str>) -
             } @else {
                 ul {
                     @for v in views {
-                        @let query = query_of(&v.name);
+                        @let query = jility_core::query::view_of(&v.name);
                         @let href = format!("{base}/{page}?{}", form_urlencoded::Serializer::new(String::new()).append_pair("q", &query).finish());
                         li {
                             a href=(href) title=(v.query)
@@ -122,7 +113,7 @@ pub async fn save<S: Site>(
             let back = format!(
                 "{base}/list?{}",
                 form_urlencoded::Serializer::new(String::new())
-                    .append_pair("q", &query_of(&name))
+                    .append_pair("q", &jility_core::query::view_of(&name))
                     .finish()
             );
             answer_form(&headers, Ok(serde_json::json!({ "saved": name })), back)

@@ -48,15 +48,6 @@ pub enum ViewCommand {
     },
 }
 
-/// `view:NAME` (quoted when the name has a blank).
-fn run_it(name: &str) -> String {
-    if name.contains(' ') {
-        format!("view:\"{name}\"")
-    } else {
-        format!("view:{name}")
-    }
-}
-
 pub fn view(out: &Out, t: &mut Target, command: ViewCommand) -> Result<(), ToolError> {
     match command {
         ViewCommand::Save {
@@ -78,7 +69,7 @@ pub fn view(out: &Out, t: &mut Target, command: ViewCommand) -> Result<(), ToolE
             cursor,
         } => out.show_page(
             t.exec::<ops::ListTickets>(ListTickets {
-                query: Some(run_it(&name)),
+                query: Some(jility_core::query::view_of(&name)),
                 limit,
                 cursor,
                 ..ListTickets::default()
@@ -106,13 +97,9 @@ fn saved(p: &Painter, s: &ViewSaved) -> String {
         whose(p, &s.view),
         s.view.query,
         p.hint(&format!(
-            "Run it: jility view show '{}', or view:{} in any query",
+            "Run it: jility view show '{}', or {} in any query",
             s.view.name,
-            if s.view.name.contains(' ') {
-                format!("\"{}\"", s.view.name)
-            } else {
-                s.view.name.clone()
-            }
+            jility_core::query::view_of(&s.view.name)
         ))
     )
 }
