@@ -1,4 +1,5 @@
-// The screenshots of docs/screenshots (board.png, ticket.png, epic.png, plan.png, 1280×800),
+// The screenshots of docs/screenshots (board.png, ticket.png, epic.png, plan.png, list.png,
+// bulk.png, 1280×800),
 // taken from a small realistic project: an epic, a dozen tickets with labels, points, a person
 // and agents assigned, one blocked, a dependency, comments, a sprint being planned. Run by hand after a change to the pages:
 //
@@ -101,10 +102,26 @@ async function main() {
   await page.locator('main[data-page="plan"] [data-proposal]').waitFor();
   await h.waitLive(page);
   await page.screenshot({ path: path.join(OUT, 'plan.png') });
+  // The query language on the list, with saved views beside it and two rows ticked for a
+  // bulk edit; then that edit's preview.
+  await agent.call('jility_save_view', { name: 'Auth work', query: 'label:auth is:open', shared: true });
+  await agent.call('jility_save_view', { name: 'Needs review', query: 'status:review sort:updated-desc' });
+  await page.goto(`${web.ws}/list?q=${encodeURIComponent('is:open points:>1 sort:points-desc')}`);
+  await page.locator('main[data-page="list"]').waitFor();
+  const rows = page.locator('table.tickets tbody tr');
+  await rows.nth(0).locator('input[name=ticket]').check();
+  await rows.nth(1).locator('input[name=ticket]').check();
+  await page.locator('fieldset[data-bulk] select[name=status]').selectOption('todo');
+  await page.locator('fieldset[data-bulk] input[name=add_label]').fill('sprint-7');
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: path.join(OUT, 'list.png'), fullPage: true });
+  await page.locator('fieldset[data-bulk] button[value=preview]').click();
+  await page.locator('main[data-page="bulk-preview"]').waitFor();
+  await page.screenshot({ path: path.join(OUT, 'bulk.png') });
   const problems = [...page.problems(), ...(await page.csp()).map((v) => JSON.stringify(v))];
   await h.cleanup();
   if (problems.length) throw new Error(`the pages reported problems: ${problems.join('; ')}`);
-  console.log(`wrote ${path.join(OUT, 'board.png')}, ticket.png, epic.png and plan.png (signed-in ticket ${signIn}, blocked ${invite}, epic ${epic})`);
+  console.log(`wrote ${path.join(OUT, 'board.png')}, ticket.png, epic.png, plan.png, list.png and bulk.png (signed-in ticket ${signIn}, blocked ${invite}, epic ${epic})`);
 }
 
 main().catch(async (err) => {

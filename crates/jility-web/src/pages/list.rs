@@ -10,6 +10,7 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use jility_core::model::{Status, TicketSummary};
 use jility_core::ops;
+use jility_core::query;
 use jility_core::params::{ListTickets, SearchTickets, StatusName};
 use jility_core::tracker::{SearchHitOut, SearchResults, TicketPage, View};
 use maud::{Markup, html};
@@ -158,12 +159,32 @@ async fn find<S: Site>(
     viewer: &Viewer,
     filters: &ListFilters,
 ) -> Result<Found, WebError> {
-    if filters.board.text.is_some() {
+    if let Some(text) = &filters.board.text {
         // The search applies every filter: they go into its query as qualifiers.
         let query =
             filters
                 .board
                 .search_query(viewer, &filters.status, filters.parent.as_deref())?;
+        // A query with no words, or sorted by a field, is a listing: the list's columns
+        // (points, labels) instead of snippets it would not have.
+        let listed = query::parse(text, &query::Clock::now()).is_ok_and(|q| {
+            !q.has_words() || matches!(q.order, Some(query::Order::By(_)))
+        });
+        if listed {
+            let page = run::<S, ops::ListTickets>(
+                site,
+                viewer,
+                ListTickets {
+                    sprint: filters.board.sprint.clone(),
+                    query: Some(query),
+                    limit: Some(PAGE_SIZE),
+                    cursor: filters.cursor.clone(),
+                    ..ListTickets::default()
+                },
+            )
+            .await?;
+            return Ok(Found::List(page));
+        }
         let found = run::<S, ops::SearchTickets>(
             site,
             viewer,
