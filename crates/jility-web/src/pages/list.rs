@@ -10,8 +10,8 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use jility_core::model::{Status, TicketSummary};
 use jility_core::ops;
-use jility_core::query;
 use jility_core::params::{ListTickets, SearchTickets, StatusName};
+use jility_core::query;
 use jility_core::tracker::{SearchHitOut, SearchResults, TicketPage, View};
 use maud::{Markup, html};
 use mcp_common_core::{Page, Paged, ToolError};
@@ -167,9 +167,8 @@ async fn find<S: Site>(
                 .search_query(viewer, &filters.status, filters.parent.as_deref())?;
         // A query with no words, or sorted by a field, is a listing: the list's columns
         // (points, labels) instead of snippets it would not have.
-        let listed = query::parse(text, &query::Clock::now()).is_ok_and(|q| {
-            !q.has_words() || matches!(q.order, Some(query::Order::By(_)))
-        });
+        let listed = query::parse(text, &query::Clock::now())
+            .is_ok_and(|q| !q.has_words() || matches!(q.order, Some(query::Order::By(_))));
         if listed {
             let page = run::<S, ops::ListTickets>(
                 site,
