@@ -6,6 +6,7 @@
 //! what it asks, and a generic plan made for the average workspace can read every ticket of
 //! a big one (see [`super::search`]).
 
+use jility_core::model::Status;
 use jility_core::store::Sort;
 use jility_core::store::{
     COUNT_CAP, Filter, FoundPage, Position, SortField, SortValue, StoreResult, Test, TicketRow,
@@ -232,11 +233,35 @@ pub(super) fn find(
         None => String::new(),
     };
     let page_limit = binds.bind(Box::new((limit + 1) as i64), Type::INT8);
-    // The page's ids first, then each ticket's summary by its key (`OFFSET 0`: per id).
+    // The page's ids first. In the order tickets were filed: one index range per status
+    // (workspace, status, id), each read in ticket order and cut at the page size, then
+    // merged, as the listings do — never a sort of every match, whatever the statistics.
+    // In another order every match is read and sorted (no index holds it).
+    let ids = if sort.field == SortField::Created {
+        let branches: Vec<String> = Status::ALL
+            .iter()
+            .map(|status| {
+                format!(
+                    "(SELECT t.id, t.id AS value FROM tickets t WHERE {live} \
+                       AND t.status = {}{after_sql} ORDER BY t.id {way} LIMIT {page_limit})",
+                    binds.text(status.as_str())
+                )
+            })
+            .collect();
+        format!(
+            "SELECT id, value FROM ({}) b ORDER BY id {way} LIMIT {page_limit}",
+            branches.join(" UNION ALL ")
+        )
+    } else {
+        format!(
+            "SELECT t.id, {value} AS value FROM tickets t WHERE {live}{after_sql} \
+             ORDER BY {value} {way}, t.id {way} LIMIT {page_limit}"
+        )
+    };
+    // Then each ticket's summary by its key (`OFFSET 0`: per id).
     let sql = format!(
         "SELECT page.id, page.value, {SUMMARY_COLUMNS} FROM \
-           (SELECT t.id, {value} AS value FROM tickets t WHERE {live}{after_sql} \
-            ORDER BY {value} {way}, t.id {way} LIMIT {page_limit}) page \
+           ({ids}) page \
          CROSS JOIN LATERAL (SELECT * FROM tickets t \
             WHERE t.workspace_id = $1 AND t.id = page.id OFFSET 0) t \
          JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \

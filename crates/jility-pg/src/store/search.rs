@@ -159,11 +159,11 @@ pub(super) fn search(
         ),
         Some(_) => (
             format!(
-                "gin AS MATERIALIZED (SELECT s.ticket_id AS id FROM ticket_search s, q \
-                    WHERE s.workspace_id = $1 AND s.search @@ q.query \
-                      AND (SELECT count(*) <= {ranked} FROM scan)), \
-                 gin_kept AS MATERIALIZED (SELECT g.id FROM \
-                    (SELECT id FROM gin ORDER BY id DESC) g \
+                "gin_kept AS MATERIALIZED (SELECT g.id FROM \
+                    (SELECT m.id FROM (SELECT s.ticket_id AS id FROM ticket_search s, q \
+                        WHERE s.workspace_id = $1 AND s.search @@ q.query \
+                          AND (SELECT count(*) <= {ranked} FROM scan) OFFSET 0) m \
+                     ORDER BY m.id DESC OFFSET 0) g \
                     WHERE true{} LIMIT {}), ",
                 only("g.id"),
                 ranked + 1

@@ -19,7 +19,8 @@
 //!
 //! Requests: whole tickets by number (concurrently, so reads are batched) and by UUID,
 //! listings (no filter, each status as the board's columns ask, a label, an assignee,
-//! unassigned, a parent), search (common and rare words), planning (the epic list, an epic,
+//! unassigned, a parent), search (common and rare words), the query language (a listing by
+//! qualifiers), planning (the epic list, an epic,
 //! the sprint list, the active sprint's stats, a planned sprint's plan), each with the token check and
 //! the rate limit every request runs. Without initdb the test says so and passes (as
 //! `outage.rs`).
@@ -213,6 +214,8 @@ fn request_paths(tickets: usize) -> Vec<String> {
         "/search?q=cache".to_string(),
         "/search?q=ticket".to_string(),
         "/search?q=zebra%20quartz".to_string(),
+        // The query language: a listing by qualifiers (newest first).
+        "/tickets?q=label%3Abackend%20is%3Aopen&limit=20".to_string(),
     ];
     // The board's columns: one listing per status.
     for status in [
