@@ -182,22 +182,37 @@ pub async fn page<S: Site>(
         }
         _ => None,
     };
-    match columns(&site, &viewer, &filters).await {
-        Ok(columns) => {
-            let people = site.people(&viewer).await;
-            let views = super::views::seen(&site, &viewer).await;
-            let main = render(
-                &viewer,
-                &filters,
-                sprint.as_ref(),
-                &columns,
-                &people,
-                &views,
-            );
-            respond(&site, &viewer, &headers, Section::Board, "Board", main)
+    let (columns, refused) = match columns(&site, &viewer, &filters).await {
+        Ok(columns) => (columns, None),
+        // A query that does not read: the board, empty, with what to correct.
+        Err(WebError::Tool(err))
+            if filters.text.is_some() && err.code == jility_core::errors::INVALID_INPUT =>
+        {
+            (Vec::new(), Some(err))
         }
-        Err(err) => err.answer(&headers).into_response(),
-    }
+        Err(err) => return err.answer(&headers).into_response(),
+    };
+    let people = site.people(&viewer).await;
+    let views = super::views::seen(&site, &viewer).await;
+    let shown = Shown {
+        sprint: sprint.as_ref(),
+        columns: &columns,
+        people: &people,
+        views: &views,
+        refused: refused.as_ref(),
+    };
+    let main = render(&viewer, &filters, &shown);
+    respond(&site, &viewer, &headers, Section::Board, "Board", main)
+}
+
+/// What the board shows beside its filters.
+struct Shown<'a> {
+    sprint: Option<&'a SprintStats>,
+    columns: &'a [Column],
+    people: &'a [String],
+    views: &'a [jility_core::tracker::View],
+    /// Why the text filter's query was refused.
+    refused: Option<&'a ToolError>,
 }
 
 async fn columns<S: Site>(
@@ -298,14 +313,8 @@ fn sprint_header(viewer: &Viewer, stats: &SprintStats) -> Markup {
     }
 }
 
-fn render(
-    viewer: &Viewer,
-    filters: &Filters,
-    sprint: Option<&SprintStats>,
-    columns: &[Column],
-    people: &[String],
-    views: &[jility_core::tracker::View],
-) -> Markup {
+fn render(viewer: &Viewer, filters: &Filters, shown: &Shown<'_>) -> Markup {
+    let (sprint, columns, people, views) = (shown.sprint, shown.columns, shown.people, shown.views);
     let base = layout::base(&viewer.workspace);
     let query = filters.query();
     let here = if query.is_empty() {
@@ -319,7 +328,13 @@ fn render(
             @if let Some(stats) = sprint { (sprint_header(viewer, stats)) }
             (filter_form(&base, filters))
             (super::views::nav(viewer, "board", views, filters.text.as_deref()))
-            div id="notice" {}
+            div id="notice" {
+                @if let Some(err) = shown.refused {
+                    div data-refused=(err.code.as_str()) {
+                        (layout::notice("error", &err.message, err.hint.as_deref()))
+                    }
+                }
+            }
             div class="board" data-board data-can-write=(viewer.can_write) data-base=(base) {
                 @for column in columns {
                     section class="column" data-status=(column.status.as_str())

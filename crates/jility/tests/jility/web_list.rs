@@ -232,6 +232,10 @@ fn search_marks_matches_and_shows_what_tickets_say_as_text() {
     assert!(refused.contains("colour:red"), "{refused}");
     assert!(refused.contains("How to write a query"), "{refused}");
     assert!(refused.contains("value=\"walrus colour:red\""), "{refused}");
+    let (status, board) = web.get("/w/local/board?q=walrus%20colour%3Ared");
+    assert_eq!(status, 200, "{board}");
+    assert!(board.contains("data-refused=\"invalid_input\""), "{board}");
+    assert!(board.contains("colour:red"), "{board}");
 }
 
 /// The rows of every page of a list, following its "Next page" links.
