@@ -26,6 +26,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("jility_replace_lines", jility_replace_lines),
     ("jility_replace_section", jility_replace_section),
     ("jility_front_matter", jility_front_matter),
+    ("jility_query", jility_query),
     ("twig_state", twig_state),
     ("twig_netrc", twig_netrc),
 ];
@@ -571,6 +572,35 @@ pub fn jility_front_matter(data: &[u8]) {
             Ok(rendered) => assert!(!rendered.title.is_empty()),
             Err(jility_core::templates::RenderError::EmptyTitle { .. }) => {}
             Err(error) => panic!("every variable was given: {error}"),
+        }
+    }
+}
+
+/// `query::parse` of a query of the query language: it reads or refuses (never panics), a
+/// refusal never quotes more than a clipped excerpt, and what it reads holds its limits.
+pub fn jility_query(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let clock = jility_core::query::Clock::at(Utc.with_ymd_and_hms(2026, 12, 5, 0, 0, 0).unwrap());
+    match jility_core::query::parse(text, &clock) {
+        Ok(query) => {
+            let words: usize = query.words.iter().map(|w| w.phrase.len()).sum();
+            assert!(words <= jility_core::query::MAX_QUERY_WORDS);
+            assert!(query.qualifiers.len() <= jility_core::query::MAX_QUALIFIERS);
+            for q in &query.qualifiers {
+                if let jility_core::query::Qualifier::Points(min, max) = q.qualifier {
+                    assert!(min <= max, "an empty range read: {min}..{max}");
+                }
+            }
+        }
+        Err(err) => {
+            assert_eq!(err.code, jility_core::errors::INVALID_INPUT, "{err:?}");
+            assert!(
+                err.message.chars().count() <= 3 * jility_core::errors::MAX_ERROR_CHARS + 400,
+                "a refusal quotes too much: {} chars",
+                err.message.chars().count()
+            );
         }
     }
 }
