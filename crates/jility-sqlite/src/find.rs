@@ -9,7 +9,7 @@ use jility_core::store::{
     SortValue, StoreResult, Test, TicketRow,
 };
 
-use crate::store::{SUMMARY_COLUMNS, TICKET_COLUMNS, Tx, db, summary_row, ticket_row};
+use crate::rows::{SUMMARY_COLUMNS, TICKET_COLUMNS, Tx, db, summary_row, ticket_row};
 
 /// Parameters of a statement being written: each value bound as `?N`.
 #[derive(Default)]

@@ -10,7 +10,7 @@ use jility_core::store::{
     TicketSet,
 };
 
-use crate::store::{TICKET_COLUMNS, Tx, change_row, db, status_of, ticket_row};
+use crate::rows::{TICKET_COLUMNS, Tx, change_row, db, status_of, ticket_row};
 
 const SPRINT_COLUMNS: &str = "id, project_id, number, name, goal, starts_on, ends_on, \
      capacity_points, state, started_at, committed_points, committed_tickets, completed_at, \

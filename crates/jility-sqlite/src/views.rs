@@ -4,7 +4,7 @@ use rusqlite::{Row, params};
 
 use jility_core::store::{NewView, StoreResult, ViewRow, ViewsTx};
 
-use crate::store::{Tx, db};
+use crate::rows::{Tx, db};
 
 const VIEW_COLUMNS: &str = "id, name, query, owner, shared, created_at";
 

@@ -17,6 +17,7 @@ use crate::params::{ListTickets, SearchTickets};
 use crate::query::{self, Clock, Is, No, Order, Person, Qualifier, Query};
 use crate::store::{
     Clause, Filter, Position, SearchPage, SearchTerms, Sort, Store, StoreTx, Test, TimeRange,
+    ViewRow,
 };
 
 /// A query, resolved: the words to rank by and the filter, or the filter (words in it) and
@@ -265,7 +266,7 @@ fn plan(
 ) -> Result<Plan, ToolError> {
     let expanded;
     let query = if query.has_views() {
-        expanded = super::views::expand(store(&mut tx)?, actor, query)?;
+        expanded = expand(store(&mut tx)?, actor, query)?;
         &expanded
     } else {
         query
@@ -422,4 +423,58 @@ fn listing_clauses(tx: &mut dyn StoreTx, p: &ListTickets) -> Result<Vec<Clause>,
         .into_iter()
         .map(|(negated, test)| Clause { negated, test })
         .collect())
+}
+
+/// The view `name` names for `actor`: their own, else a shared one.
+pub(super) fn find_view(
+    tx: &mut dyn StoreTx,
+    actor: &str,
+    name: &str,
+) -> Result<ViewRow, ToolError> {
+    let name = name.trim();
+    let mut seen = tx.views(actor)?;
+    let at = seen
+        .iter()
+        .position(|v| v.owner == actor && v.name.eq_ignore_ascii_case(name))
+        .or_else(|| seen.iter().position(|v| v.name.eq_ignore_ascii_case(name)));
+    match at {
+        Some(i) => Ok(seen.swap_remove(i)),
+        None => Err(
+            ToolError::not_found(format!("No view named '{}'", clip(name))).with_hint(
+                "List the views with jility_list_views, or save one with jility_save_view.",
+            ),
+        ),
+    }
+}
+
+/// `query` with each `view:NAME` replaced by that view's query (its words, qualifiers and
+/// times; its order unless `query` sorts).
+pub(super) fn expand(tx: &mut dyn StoreTx, actor: &str, query: &Query) -> Result<Query, ToolError> {
+    let mut out = Query {
+        words: query.words.clone(),
+        qualifiers: Vec::new(),
+        order: query.order,
+        times: query.times.clone(),
+    };
+    for q in &query.qualifiers {
+        let query::Qualifier::View(name) = &q.qualifier else {
+            out.qualifiers.push(q.clone());
+            continue;
+        };
+        let row = find_view(tx, actor, name)?;
+        let saved = query::parse(&row.query, &Clock::now())?;
+        if saved.has_views() {
+            return Err(invalid(
+                format!("The view '{}' runs another view", row.name),
+                "Save the view again with the other view's query written out.",
+            ));
+        }
+        out.words.extend(saved.words);
+        out.qualifiers.extend(saved.qualifiers);
+        out.times.extend(saved.times);
+        if out.order.is_none() {
+            out.order = saved.order;
+        }
+    }
+    Ok(out)
 }

@@ -7,8 +7,8 @@ use super::checks::invalid;
 use super::{Tracker, View, ViewDeleted, ViewList, ViewSaved, now};
 use crate::errors::{self, clip};
 use crate::params::{SaveView, ViewName};
-use crate::query::{self, Clock, Query};
-use crate::store::{NewView, Store, StoreTx, ViewRow};
+use crate::query::{self, Clock};
+use crate::store::{NewView, Store, ViewRow};
 
 /// Most views a person keeps.
 pub const MAX_VIEWS: usize = 100;
@@ -79,7 +79,7 @@ impl<S: Store> Tracker<S> {
     /// `jility_delete_view`: the caller's own view (a shared one only its owner deletes).
     pub fn delete_view(&mut self, actor: &str, p: ViewName) -> Result<ViewDeleted, ToolError> {
         self.store.write(|tx| {
-            let row = find(tx, actor, &p.name)?;
+            let row = super::finding::find_view(tx, actor, &p.name)?;
             if row.owner != actor {
                 return Err(ToolError::new(
                     errors::PERMISSION_DENIED,
@@ -122,54 +122,4 @@ fn check_name(name: &str) -> Result<String, ToolError> {
         ));
     }
     Ok(name.to_string())
-}
-
-/// The view `name` names for `actor`: their own, else a shared one.
-pub(super) fn find(tx: &mut dyn StoreTx, actor: &str, name: &str) -> Result<ViewRow, ToolError> {
-    let name = name.trim();
-    let mut seen = tx.views(actor)?;
-    let at = seen
-        .iter()
-        .position(|v| v.owner == actor && v.name.eq_ignore_ascii_case(name))
-        .or_else(|| seen.iter().position(|v| v.name.eq_ignore_ascii_case(name)));
-    match at {
-        Some(i) => Ok(seen.swap_remove(i)),
-        None => Err(
-            ToolError::not_found(format!("No view named '{}'", clip(name))).with_hint(
-                "List the views with jility_list_views, or save one with jility_save_view.",
-            ),
-        ),
-    }
-}
-
-/// `query` with each `view:NAME` replaced by that view's query (its words, qualifiers and
-/// times; its order unless `query` sorts).
-pub(super) fn expand(tx: &mut dyn StoreTx, actor: &str, query: &Query) -> Result<Query, ToolError> {
-    let mut out = Query {
-        words: query.words.clone(),
-        qualifiers: Vec::new(),
-        order: query.order,
-        times: query.times.clone(),
-    };
-    for q in &query.qualifiers {
-        let query::Qualifier::View(name) = &q.qualifier else {
-            out.qualifiers.push(q.clone());
-            continue;
-        };
-        let row = find(tx, actor, name)?;
-        let saved = query::parse(&row.query, &Clock::now())?;
-        if saved.has_views() {
-            return Err(invalid(
-                format!("The view '{}' runs another view", row.name),
-                "Save the view again with the other view's query written out.",
-            ));
-        }
-        out.words.extend(saved.words);
-        out.qualifiers.extend(saved.qualifiers);
-        out.times.extend(saved.times);
-        if out.order.is_none() {
-            out.order = saved.order;
-        }
-    }
-    Ok(out)
 }

@@ -196,6 +196,11 @@ const COMMANDS_OF_TOOLS: &[(&str, &str)] = &[
     ("jility_list_sprints", "`jility sprint list`"),
     ("jility_sprint_stats", "`jility sprint show`"),
     ("jility_plan_sprint", "`jility sprint plan`"),
+    ("jility_bulk_update", "`jility ticket bulk`"),
+    ("jility_bulk_assign", "`jility ticket bulk-assign`"),
+    ("jility_save_view", "`jility view save`"),
+    ("jility_list_views", "`jility view list`"),
+    ("jility_delete_view", "`jility view delete`"),
 ];
 
 /// An error's text for a person at the command line: the MCP tools it names (written for

@@ -1134,6 +1134,14 @@ fn a_workspace_reaches_none_of_anothers_tickets_through_any_tool() {
                 "jility_remove_from_sprint",
                 json!({"sprint": "Beta 1", "tickets": [r]}),
             ),
+            (
+                "jility_bulk_update",
+                json!({"tickets": [r], "set": {"add_labels": ["x"]}}),
+            ),
+            (
+                "jility_bulk_assign",
+                json!({"tickets": [r], "assignees": ["x"]}),
+            ),
         ];
         for (tool, args) in calls {
             tools_checked.insert(tool);
@@ -1193,6 +1201,29 @@ fn a_workspace_reaches_none_of_anothers_tickets_through_any_tool() {
     let alpha = a.data("jility_sprint_stats", json!({"sprint": "Alpha 1"}));
     assert_eq!(alpha["sprint"]["tickets"], 1, "A's sprint is as A left it");
     assert_eq!(alpha["sprint"]["state"], "planned");
+    // A's saved view is not B's to run or delete; B's bulk edit by query reaches none of A's.
+    a.data(
+        "jility_save_view",
+        json!({"name": "alpha view", "query": "is:open", "shared": true}),
+    );
+    for (tool, args) in [
+        ("jility_delete_view", json!({"name": "alpha view"})),
+        (
+            "jility_list_tickets",
+            json!({"query": "view:\"alpha view\""}),
+        ),
+    ] {
+        tools_checked.insert(tool);
+        let err = b.err(tool, args.clone());
+        assert_eq!(err["code"], "not_found", "{tool} {args}: {err}");
+    }
+    let views = b.data("jility_list_views", json!({}));
+    assert_eq!(views["views"], json!([]), "{views}");
+    let swept = b.data(
+        "jility_bulk_update",
+        json!({"query": "is:open", "set": {"add_labels": ["beta-only"]}, "dry_run": true}),
+    );
+    assert_eq!(swept["matched"], 1, "B's own ticket only: {swept}");
     // Every ticket-taking tool was tried.
     for t in TOOLS {
         if !matches!(
@@ -1204,6 +1235,8 @@ fn a_workspace_reaches_none_of_anothers_tickets_through_any_tool() {
                 | "jility_list_epics"
                 | "jility_list_sprints"
                 | "jility_create_sprint"
+                | "jility_save_view"
+                | "jility_list_views"
         ) {
             assert!(tools_checked.contains(t), "{t} was not tried");
         }
