@@ -255,6 +255,9 @@ fn errors_quote_the_part_and_list_the_qualifiers() {
         "updated:<7y",
         "updated:>-3d",
         "label:,",
+        "created:>9999-12-31",
+        "created:>=+10000-01-01",
+        "updated:>100001d",
     ] {
         let err = refused(bad);
         assert!(

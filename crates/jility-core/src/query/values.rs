@@ -1,6 +1,6 @@
 //! The values of qualifiers: lists, statuses, `is:`/`no:`, point ranges, times.
 
-use chrono::{DateTime, Duration, NaiveDate, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, SecondsFormat, Utc};
 
 use super::{Is, No, Order};
 use crate::model::{Kind, Status};
@@ -178,6 +178,10 @@ struct Span {
 }
 
 fn span(text: &str, clock: &Clock) -> Result<Span, String> {
+    raw_span(text, clock).and_then(in_range)
+}
+
+fn raw_span(text: &str, clock: &Clock) -> Result<Span, String> {
     const TAKES: &str = "times are days (2024-10-20), instants (2024-10-20T12:00:00Z) or ages (7d, 12h, 2w), with >, >=, <, <= or a range a..b";
     let text = text.trim();
     if let Ok(day) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
@@ -218,6 +222,16 @@ fn span(text: &str, clock: &Clock) -> Result<Span, String> {
         end: instant,
         age: true,
     })
+}
+
+/// Times of a query are within years 1 to 9999 (what the stores' text compares in order).
+fn in_range(span: Span) -> Result<Span, String> {
+    let ok = |t: DateTime<Utc>| (1..=9999).contains(&t.year());
+    if ok(span.start) && ok(span.end) {
+        Ok(span)
+    } else {
+        Err("times are from the year 1 to 9999".into())
+    }
 }
 
 fn stamp(instant: DateTime<Utc>) -> String {

@@ -44,7 +44,7 @@ impl<S: Store> Tracker<S> {
     ) -> Result<Paged<SearchResults>, ToolError> {
         let limit = page_size(SEARCH_LIMIT, p.limit)?;
         let query = query::parse(&p.query, &Clock::now())?;
-        if query.is_empty() {
+        if query.is_empty() && query.order.is_none() {
             return Err(invalid(
                 format!("The query '{}' has no words to search for", clip(&p.query)),
                 "Search for words that appear in titles, descriptions or comments, or filter with qualifiers such as status:todo.",
@@ -327,13 +327,12 @@ fn plan(
                 No::Assignee => (true, Test::Assigned),
                 No::Label => (true, Test::Labelled),
             },
-            Qualifier::Epic(name) => (false, Test::Epic(Some(resolve(store(&mut tx)?, name)?.id))),
-            Qualifier::Parent(name) => (
-                false,
-                Test::Parent(Some(resolve(store(&mut tx)?, name)?.id)),
-            ),
+            Qualifier::Epic(name) => (false, Test::Epic(Some(named(store(&mut tx)?, name)?.id))),
+            Qualifier::Parent(name) => {
+                (false, Test::Parent(Some(named(store(&mut tx)?, name)?.id)))
+            }
             Qualifier::DependsOn(name) => {
-                (false, Test::DependsOn(resolve(store(&mut tx)?, name)?.id))
+                (false, Test::DependsOn(named(store(&mut tx)?, name)?.id))
             }
             Qualifier::Sprint(name) => (false, sprint_test(store(&mut tx)?, name)?),
             Qualifier::Points(min, max) => (false, Test::Points(Some((*min, *max)))),
@@ -368,6 +367,20 @@ fn plan(
             _ => Sort::NEWEST,
         };
         Plan::Sorted { filter, sort }
+    })
+}
+
+/// The ticket a qualifier names (`epic:`, `parent:`, `depends-on:`): one that does not
+/// exist, or was deleted, is `not_found` with what to do about the query.
+fn named(tx: &mut dyn StoreTx, name: &str) -> Result<crate::store::TicketRow, ToolError> {
+    resolve(tx, name).map_err(|err| {
+        if err.code == crate::errors::NOT_FOUND {
+            err.with_hint(
+                "The query names a ticket that is not there: name another, or leave the qualifier out (a saved view that names it: save it again, or delete it).",
+            )
+        } else {
+            err
+        }
     })
 }
 

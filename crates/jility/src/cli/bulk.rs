@@ -70,8 +70,9 @@ pub struct BulkAssignArgs {
     /// The tickets a query of the query language finds.
     #[arg(long, short, allow_hyphen_values = true, value_name = "QUERY")]
     pub query: Option<String>,
-    /// Every ticket's assignees from now on (repeat for several; none: unassign them).
-    #[arg(long = "to", value_name = "NAME")]
+    /// Every ticket's assignees from now on (repeat for several), or `none` to unassign
+    /// them all.
+    #[arg(long = "to", value_name = "NAME", required = true)]
     pub assignees: Vec<String>,
     /// Change nothing unless the tickets are exactly this many.
     #[arg(long = "expected", value_name = "N")]
@@ -117,11 +118,23 @@ pub fn bulk(out: &Out, t: &mut Target, a: BulkArgs) -> Result<(), ToolError> {
 }
 
 pub fn bulk_assign(out: &Out, t: &mut Target, a: BulkAssignArgs) -> Result<(), ToolError> {
+    let none = |n: &String| n.trim().eq_ignore_ascii_case("none");
+    let assignees = match a.assignees.as_slice() {
+        [only] if none(only) => Vec::new(),
+        names if names.iter().any(none) => {
+            return Err(ToolError::new(
+                jility_core::errors::INVALID_INPUT,
+                "`--to none` unassigns the tickets: it cannot be given with other names",
+            )
+            .with_hint("Give `--to none` alone to unassign them, or the names to assign."));
+        }
+        names => names.to_vec(),
+    };
     out.show(
         t.exec::<ops::BulkAssign>(BulkAssign {
             query: a.query,
             tickets: a.tickets,
-            assignees: a.assignees,
+            assignees,
             expected_count: a.expected_count,
             dry_run: a.dry_run,
             message: a.message,
@@ -171,7 +184,14 @@ fn updated(p: &Painter, b: &BulkUpdated) -> String {
             ));
         }
     }
-    if b.dry_run {
+    if b.dry_run && b.refused_total > 0 {
+        out.push_str(&format!(
+            "\n{}",
+            p.hint(
+                "As it is, the edit would be refused: leave those tickets out, then run it again."
+            )
+        ));
+    } else if b.dry_run {
         out.push_str(&format!(
             "\n{}",
             p.hint("Run it again without --dry-run to apply it.")

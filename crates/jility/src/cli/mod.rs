@@ -201,6 +201,10 @@ const COMMANDS_OF_TOOLS: &[(&str, &str)] = &[
     ("jility_save_view", "`jility view save`"),
     ("jility_list_views", "`jility view list`"),
     ("jility_delete_view", "`jility view delete`"),
+    // The bulk edits' arguments, as the CLI's flags.
+    ("dry_run: true", "`--dry-run`"),
+    ("without dry_run", "without `--dry-run`"),
+    ("expected_count", "`--expected`"),
 ];
 
 /// An error's text for a person at the command line: the MCP tools it names (written for

@@ -332,6 +332,29 @@ async fn script(world: &World) {
     assert_eq!(removed["changed"], 2, "{removed}");
     let (ok_, text) = world.cli(&["ticket", "bulk", "--query", "", "--status", "todo"]);
     assert!(!ok_, "{text}");
+    // `--to none` alone unassigns; with other names it is refused; `--to` is required.
+    let (ok_, text) = world.cli(&["--json", "ticket", "bulk-assign", &waits, "--to", "none"]);
+    assert!(ok_, "{text}");
+    let cleared: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        cleared["tickets"][0]["changes"][0], "assignees: agent-2 → none",
+        "{cleared}"
+    );
+    let (ok_, text) = world.cli(&[
+        "ticket",
+        "bulk-assign",
+        &waits,
+        "--to",
+        "none",
+        "--to",
+        "bob",
+    ]);
+    assert!(!ok_, "{text}");
+    let (ok_, _) = world.cli(&["ticket", "bulk-assign", &waits]);
+    assert!(!ok_, "bulk-assign without --to is a usage error");
+    // A search by an order alone lists every ticket in it.
+    let (ok_, text) = world.cli(&["--json", "ticket", "search", "sort:points-desc"]);
+    assert!(ok_, "{text}");
 
     // The CLI saves, lists, runs and deletes views.
     let (ok_, text) = world.cli(&["view", "save", "mine", "assignee:me is:open"]);
