@@ -21,6 +21,7 @@ const READ_TOOLS = [
   'jility_list_sprints',
   'jility_list_templates',
   'jility_list_tickets',
+  'jility_list_views',
   'jility_plan_sprint',
   'jility_search_tickets',
   'jility_sprint_stats',
@@ -68,12 +69,12 @@ it('jility-cloud: a tickets:read token lists only the read tools, and a write is
   assert.deepEqual(minted.body.scopes, ['tickets:read']);
   assert.match(minted.body.token, /^jil_live_/);
 
-  // The full_access token sees all 28 tools; create_ticket's outputSchema comes from there.
+  // The full_access token sees all 33 tools; create_ticket's outputSchema comes from there.
   const full = await connect(server, 'http');
   let everything;
   try {
     everything = await toolsOf(full.client);
-    assert.equal(everything.size, 28, [...everything.keys()].join(', '));
+    assert.equal(everything.size, 33, [...everything.keys()].join(', '));
     const made = await full.client.callTool({ name: 'jility_create_ticket', arguments: { title: 'Visible to readers' } });
     assert.ok(!made.isError, JSON.stringify(made.structuredContent));
   } finally {
