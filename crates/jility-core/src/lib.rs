@@ -22,6 +22,7 @@ pub mod params;
 pub mod query;
 pub mod render;
 pub mod service;
+pub mod similarity;
 pub mod store;
 #[cfg(feature = "suite")]
 pub mod suite;

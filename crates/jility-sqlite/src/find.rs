@@ -13,10 +13,10 @@ use crate::rows::{SUMMARY_COLUMNS, TICKET_COLUMNS, Tx, db, summary_row, ticket_r
 
 /// Parameters of a statement being written: each value bound as `?N`.
 #[derive(Default)]
-struct Binds(Vec<Value>);
+pub(crate) struct Binds(pub(crate) Vec<Value>);
 
 impl Binds {
-    fn bind(&mut self, value: impl Into<Value>) -> String {
+    pub(crate) fn bind(&mut self, value: impl Into<Value>) -> String {
         self.0.push(value.into());
         format!("?{}", self.0.len())
     }
@@ -43,7 +43,7 @@ fn fts_query(terms: &[Vec<String>]) -> String {
 /// The SQL of `filter` on the ticket row `t` (its id `id`): every clause, `AND`ed; `1`
 /// when there is none. A negated test holds where the test does not (a ticket without
 /// points is outside `points:3..5`, so inside `-points:3..5`).
-fn conditions(filter: &Filter, t: &str, binds: &mut Binds) -> String {
+pub(crate) fn conditions(filter: &Filter, t: &str, binds: &mut Binds) -> String {
     let mut parts = Vec::with_capacity(filter.clauses.len());
     for clause in &filter.clauses {
         let test = test(&clause.test, t, binds);

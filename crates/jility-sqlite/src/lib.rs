@@ -6,6 +6,7 @@
 mod find;
 pub mod local;
 mod planning;
+mod related;
 mod rows;
 pub mod store;
 mod views;

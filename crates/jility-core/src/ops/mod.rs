@@ -701,8 +701,8 @@ mod tests {
         // Delete is the API's and the CLI's, not a tool.
         assert_eq!(describe_tool("delete_ticket"), None);
         assert_eq!(describe_tool("jility_edit_ticket"), None);
-        assert_eq!(table().len(), 35);
-        assert_eq!(table().iter().filter(|op| op.tool).count(), 33);
+        assert_eq!(table().len(), 37);
+        assert_eq!(table().iter().filter(|op| op.tool).count(), 35);
         assert!(table().iter().all(|op| op.paged
             == ((op.name.starts_with("jility_list") && op.name != "jility_list_views")
                 || op.name == "jility_search_tickets"
@@ -719,6 +719,9 @@ mod tests {
             ("jility_remove_from_sprint", Scope::TicketsWrite),
             ("jility_start_sprint", Scope::TicketsWrite),
             ("jility_complete_sprint", Scope::TicketsWrite),
+            // Related tickets and estimates read.
+            ("jility_suggest_related", Scope::TicketsRead),
+            ("jility_estimate_effort", Scope::TicketsRead),
         ] {
             let op = describe_tool(name).unwrap();
             assert_eq!(

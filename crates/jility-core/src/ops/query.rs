@@ -196,3 +196,33 @@ pub(super) fn sprints_query(query: &str) -> Result<Map<String, Value>, ToolError
     }
     Ok(args)
 }
+
+/// `jility_suggest_related`'s and `jility_estimate_effort`'s query: the probe (and a limit).
+fn probe_query(query: &str, limit: bool) -> Result<Map<String, Value>, ToolError> {
+    let known = if limit {
+        "`ticket_id`, `title`, `description` and `limit`"
+    } else {
+        "`ticket_id`, `title` and `description`"
+    };
+    let mut args = Map::new();
+    for (name, value) in query_pairs(query) {
+        match name.as_str() {
+            "ticket_id" | "title" | "description" => {
+                args.insert(name, Value::String(value));
+            }
+            "limit" if limit => {
+                args.insert(name.clone(), number(&name, &value)?);
+            }
+            _ => return Err(unknown_parameter(&name, known)),
+        }
+    }
+    Ok(args)
+}
+
+pub(super) fn related_query(query: &str) -> Result<Map<String, Value>, ToolError> {
+    probe_query(query, true)
+}
+
+pub(super) fn estimate_query(query: &str) -> Result<Map<String, Value>, ToolError> {
+    probe_query(query, false)
+}

@@ -314,6 +314,24 @@ operations! {
         render render::bulk_updated,
         |t, a, p| t.bulk_assign(a, p)
     }
+    SuggestRelated {
+        params::SuggestRelated => tracker::Related, "jility_suggest_related",
+        "tickets.related", TicketsRead, Get "/tickets/related", cache 30,
+        "Tickets like a filed ticket or a draft, likely duplicates flagged",
+        tool "Find tickets like a filed one (`ticket_id`) or one about to be filed (`title`, `description`): ranked with a score (0-1), the words they share and where (title, description); likely duplicates (score at or above `duplicate_threshold`) first and flagged, then open tickets before done ones. Use it before filing a ticket, or when triaging one. `limit` default 5, at most 20. Changes nothing.", idempotent true,
+        query (related_query, &[]),
+        render render::related,
+        |t, a, p| t.suggest_related(p)
+    }
+    EstimateEffort {
+        params::EstimateEffort => tracker::Estimate, "jility_estimate_effort",
+        "tickets.estimate", TicketsRead, Get "/tickets/estimate", cache 30,
+        "Story points from the most alike done tickets",
+        tool "Estimate story points for a filed ticket (`ticket_id`) or one about to be filed (`title`, `description`) from the points of the most alike done tickets: the estimate on the points scale, the range of their points, a confidence, and which tickets it rests on and how alike each is; `not enough history` (no estimate) when no done ticket is alike enough. Deterministic; changes nothing.", idempotent true,
+        query (estimate_query, &[]),
+        render render::estimate,
+        |t, a, p| t.estimate_effort(p)
+    }
     /// Not an MCP tool (the API's and the CLI's): soft-delete a ticket.
     DeleteTicket {
         params::TicketId => tracker::Deleted, "delete_ticket",

@@ -51,7 +51,9 @@ touches_nothing!(
     tracker::TicketDetail,
     tracker::DependencyGraph,
     tracker::History,
-    tracker::ViewList
+    tracker::ViewList,
+    tracker::Related,
+    tracker::Estimate
 );
 
 /// Saved views change no ticket and no listing of tickets.

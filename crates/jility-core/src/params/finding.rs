@@ -114,3 +114,61 @@ pub struct BulkAssign {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
+
+/// Keeps the start of a long text: the part of a probe that is compared
+/// ([`crate::similarity::COMPARED_CHARS`] characters), so that a long description pasted in
+/// costs no more than that anywhere (and fits in a GET's query).
+fn compared_start<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let text = Option::<String>::deserialize(d)?;
+    Ok(text.map(|t| crate::similarity::compared(&t).to_string()))
+}
+
+/// A ticket filed, or one about to be: what related tickets and estimates are found for.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SuggestRelated {
+    /// A filed ticket (`KEY-N` or UUID): its title and description are the probe, and it is
+    /// left out of the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticket_id: Option<String>,
+    /// The title of a ticket not yet filed (instead of `ticket_id`).
+    #[serde(
+        default,
+        deserialize_with = "compared_start",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub title: Option<String>,
+    /// Its description (markdown; its first 4,000 characters are compared).
+    #[serde(
+        default,
+        deserialize_with = "compared_start",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub description: Option<String>,
+    /// How many related tickets at most (default 5, at most 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+}
+
+/// What to estimate: a filed ticket, or the title and description of one about to be.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EstimateEffort {
+    /// A filed ticket (`KEY-N` or UUID).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticket_id: Option<String>,
+    /// The title of a ticket not yet filed (instead of `ticket_id`).
+    #[serde(
+        default,
+        deserialize_with = "compared_start",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub title: Option<String>,
+    /// Its description (markdown; its first 4,000 characters are compared).
+    #[serde(
+        default,
+        deserialize_with = "compared_start",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub description: Option<String>,
+}

@@ -10,10 +10,12 @@ use crate::tracker::*;
 
 mod bulk;
 mod planning;
+mod related;
 mod views;
 
 pub use bulk::*;
 pub use planning::*;
+pub use related::*;
 pub use views::*;
 
 pub(crate) fn names(list: &[String], none: &str) -> String {
@@ -73,6 +75,15 @@ pub fn created(c: &Created) -> String {
     ticket_facts(&mut out, t);
     if c.template.is_some() && !t.description.is_empty() {
         let _ = writeln!(out, "**Description:**\n{}", t.description.trim_end());
+    }
+    if !c.likely_duplicates.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n⚠️ It may duplicate (created all the same; see jility_suggest_related):"
+        );
+        for d in &c.likely_duplicates {
+            let _ = writeln!(out, "{}", related_line(d));
+        }
     }
     let _ = write!(out, "\nView: `jility ticket show {}`", t.number);
     out

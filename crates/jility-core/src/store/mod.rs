@@ -12,10 +12,12 @@ use crate::model::{Change, Comment, CommitLink, Kind, Status, TicketRef, TicketS
 
 mod find;
 mod planning;
+mod related;
 mod views;
 
 pub use find::*;
 pub use planning::*;
+pub use related::*;
 pub use views::*;
 
 /// A storage failure. The domain turns it into an `internal` error (or a clear, retryable
@@ -384,7 +386,7 @@ pub struct SearchPage {
 
 /// One transaction's worth of storage operations (planning's are [`PlanningTx`]'s, saved
 /// views' [`ViewsTx`]'s).
-pub trait StoreTx: PlanningTx + ViewsTx {
+pub trait StoreTx: PlanningTx + ViewsTx + RelatedTx {
     fn default_project(&mut self) -> StoreResult<Project>;
     fn projects(&mut self) -> StoreResult<Vec<Project>>;
     fn create_project(&mut self, key: &str, name: &str, at: &str) -> StoreResult<Project>;

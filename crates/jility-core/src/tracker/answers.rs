@@ -13,6 +13,10 @@ pub struct Created {
     /// The template it was made from, for jility_create_from_template.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<String>,
+    /// Filed tickets it is likely a duplicate of (see jility_suggest_related); it was
+    /// created all the same.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub likely_duplicates: Vec<super::RelatedTicket>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -29,6 +29,7 @@ mod finding;
 mod from_templates;
 mod plan;
 mod planning_answers;
+mod related;
 mod replay;
 mod sprint_stats;
 mod sprints;
@@ -41,6 +42,9 @@ pub use bulk::MAX_BULK;
 pub use checks::{check_key, parse_status};
 pub use epics::{EPIC_TOOL, EPICS_LIMIT, EPICS_TOOL};
 pub use plan::MAX_CANDIDATES;
+pub use related::{
+    Estimate, EstimateBasis, PointsRange, ProbeInfo, RELATED_LIMIT, Related, RelatedTicket,
+};
 pub use planning_answers::*;
 pub use sprints::{SPRINTS_LIMIT, SPRINTS_TOOL};
 pub use views::MAX_VIEWS;

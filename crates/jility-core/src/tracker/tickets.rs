@@ -102,6 +102,7 @@ impl<S: Store> Tracker<S> {
             Ok(Created {
                 ticket: full_ticket(tx, &row)?,
                 template: None,
+                likely_duplicates: super::related::duplicates_of_new(tx, &row)?,
             })
         })
     }
