@@ -237,6 +237,37 @@ pub enum TicketCommand {
         after_help = "Example:\n  jility ticket bulk-assign --query 'assignee:agent-2 is:open' --to agent-3 --message \"agent-2 is off\""
     )]
     BulkAssign(Box<super::bulk::BulkAssignArgs>),
+    /// Tickets like a filed one, or like one about to be filed: likely duplicates first.
+    #[command(
+        after_help = "Examples:\n  jility ticket related TASK-42\n  jility ticket related --title 'Login fails after password reset'"
+    )]
+    Related {
+        #[arg(help = "A filed ticket: KEY-N, a number or a UUID", required_unless_present = "title", conflicts_with_all = ["title", "description"])]
+        ticket: Option<String>,
+        /// The title of a ticket not yet filed.
+        #[arg(long, allow_hyphen_values = true)]
+        title: Option<String>,
+        /// Its description (markdown).
+        #[arg(long, allow_hyphen_values = true, requires = "title")]
+        description: Option<String>,
+        /// How many at most (1 to 20; default 5).
+        #[arg(long, value_name = "N")]
+        limit: Option<i64>,
+    },
+    /// Estimate story points from the most alike done tickets.
+    #[command(
+        after_help = "Examples:\n  jility ticket estimate TASK-42\n  jility ticket estimate --title 'Export invoices as CSV'"
+    )]
+    Estimate {
+        #[arg(help = "A filed ticket: KEY-N, a number or a UUID", required_unless_present = "title", conflicts_with_all = ["title", "description"])]
+        ticket: Option<String>,
+        /// The title of a ticket not yet filed.
+        #[arg(long, allow_hyphen_values = true)]
+        title: Option<String>,
+        /// Its description (markdown).
+        #[arg(long, allow_hyphen_values = true, requires = "title")]
+        description: Option<String>,
+    },
     /// Move a ticket to another status.
     #[command(after_help = WORKFLOW)]
     Move {

@@ -201,6 +201,8 @@ const COMMANDS_OF_TOOLS: &[(&str, &str)] = &[
     ("jility_save_view", "`jility view save`"),
     ("jility_list_views", "`jility view list`"),
     ("jility_delete_view", "`jility view delete`"),
+    ("jility_suggest_related", "`jility ticket related`"),
+    ("jility_estimate_effort", "`jility ticket estimate`"),
     // The bulk edits' arguments, as the CLI's flags.
     ("dry_run: true", "`--dry-run`"),
     ("without dry_run", "without `--dry-run`"),
@@ -520,6 +522,32 @@ fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolE
         TicketCommand::Edit(e) => edit(out, t, *e),
         TicketCommand::Bulk(b) => bulk::bulk(out, t, *b),
         TicketCommand::BulkAssign(b) => bulk::bulk_assign(out, t, *b),
+        TicketCommand::Related {
+            ticket,
+            title,
+            description,
+            limit,
+        } => out.show(
+            t.exec::<ops::SuggestRelated>(SuggestRelated {
+                ticket_id: ticket,
+                title,
+                description: description.map(|d| jility_core::similarity::compared(&d).to_string()),
+                limit,
+            })?,
+            human::related::related,
+        ),
+        TicketCommand::Estimate {
+            ticket,
+            title,
+            description,
+        } => out.show(
+            t.exec::<ops::EstimateEffort>(EstimateEffort {
+                ticket_id: ticket,
+                title,
+                description: description.map(|d| jility_core::similarity::compared(&d).to_string()),
+            })?,
+            human::related::estimate,
+        ),
         TicketCommand::Move {
             ticket,
             status,

@@ -5,6 +5,7 @@
 
 pub mod markdown;
 pub mod planning;
+pub mod related;
 pub mod views;
 
 use std::io::IsTerminal;

@@ -136,8 +136,16 @@ pub fn created(p: &Painter, c: &Created) -> String {
     if let Some(epic) = &t.epic {
         rows.push(("Epic", p.number(epic)));
     }
+    let mut duplicates = String::new();
+    if !c.likely_duplicates.is_empty() {
+        duplicates.push_str("\n\nIt may duplicate (created all the same):\n");
+        for d in &c.likely_duplicates {
+            duplicates.push_str(&super::related::line(p, d));
+            duplicates.push('\n');
+        }
+    }
     format!(
-        "{} Created {}{from}  {}\n{}\n\n{}",
+        "{} Created {}{from}  {}\n{}{duplicates}\n\n{}",
         p.ok(),
         p.number(&t.number),
         p.bold(&t.title),
