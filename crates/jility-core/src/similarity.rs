@@ -48,14 +48,14 @@ const TITLE_WORD_WEIGHT: f64 = 2.0;
 const STOP_WORDS: &[&str] = &[
     "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
     "be", "because", "been", "before", "being", "between", "both", "but", "by", "can", "could",
-    "did", "do", "does", "doing", "down", "during", "each", "etc", "few", "for", "from",
-    "further", "get", "gets", "got", "had", "has", "have", "having", "he", "her", "here", "him",
-    "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "more", "most", "my",
-    "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "out",
-    "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their",
-    "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under",
-    "until", "up", "us", "very", "was", "we", "were", "what", "when", "where", "which", "while",
-    "who", "whom", "why", "will", "with", "would", "you", "your",
+    "did", "do", "does", "doing", "down", "during", "each", "etc", "few", "for", "from", "further",
+    "get", "gets", "got", "had", "has", "have", "having", "he", "her", "here", "him", "his", "how",
+    "i", "if", "in", "into", "is", "it", "its", "just", "me", "more", "most", "my", "no", "nor",
+    "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "out", "over", "own",
+    "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up",
+    "us", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom",
+    "why", "will", "with", "would", "you", "your",
 ];
 
 /// A content word: as written (lowercased) and its stem.
@@ -204,10 +204,9 @@ impl Profile {
         let mut in_title = false;
         let mut in_description = false;
         for word in &self.words {
-            if let (Some(mine), Some(theirs)) = (
-                mine.get(word.stem.as_str()),
-                theirs.get(word.stem.as_str()),
-            ) {
+            if let (Some(mine), Some(theirs)) =
+                (mine.get(word.stem.as_str()), theirs.get(word.stem.as_str()))
+            {
                 dot += mine * theirs;
                 matched.push(word.text.clone());
                 if other.title_stems.contains(&word.stem) {
@@ -337,7 +336,10 @@ mod tests {
         );
         let other = Profile::new("Dark mode for the dashboard", "Add a dark theme.");
         let corpus = Corpus::of([&same, &other]);
-        let (same, other) = (probe.compare(&same, &corpus), probe.compare(&other, &corpus));
+        let (same, other) = (
+            probe.compare(&same, &corpus),
+            probe.compare(&other, &corpus),
+        );
         assert!(same.score > other.score, "{same:?} {other:?}");
         assert!(same.matched.contains(&"password".to_string()));
         assert!(same.in_title);

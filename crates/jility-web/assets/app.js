@@ -297,5 +297,62 @@
     else refresh(true);
   });
 
+  // ---- Likely duplicates, as a new ticket's title is typed --------------------------------
+  let duplicateTimer = null;
+  let duplicateAsked = 0;
+  async function showDuplicates(input) {
+    const box = document.getElementById("n-duplicates");
+    if (!box) return;
+    const title = input.value.trim();
+    const asked = ++duplicateAsked;
+    if (title.length < 4) {
+      box.textContent = "";
+      return;
+    }
+    const url = new URL(input.dataset.related, location.href);
+    url.searchParams.set("title", title);
+    const description = document.getElementById("n-description");
+    if (description && description.value.trim()) {
+      url.searchParams.set("description", description.value.slice(0, 2000));
+    }
+    let answer = null;
+    try {
+      const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+      if (response.ok) answer = await response.json();
+    } catch (e) {
+      answer = null;
+    }
+    // A later keystroke asked again: this answer is stale.
+    if (asked !== duplicateAsked) return;
+    box.textContent = "";
+    const likely = ((answer && answer.related) || []).filter((t) => t.duplicate);
+    if (likely.length === 0) return;
+    const p = document.createElement("p");
+    p.className = "hint";
+    p.textContent = likely.length === 1 ? "This may duplicate a ticket:" : `This may duplicate ${likely.length} tickets:`;
+    box.appendChild(p);
+    const list = document.createElement("ul");
+    for (const t of likely) {
+      const item = document.createElement("li");
+      const link = document.createElement("a");
+      link.href = ticketHref(t.number);
+      link.textContent = `${t.number} ${t.title}`;
+      item.appendChild(link);
+      const facts = document.createElement("span");
+      facts.className = "facts";
+      facts.textContent = ` ${t.status.replace("_", " ")} · score ${t.score.toFixed(2)}`;
+      item.appendChild(facts);
+      list.appendChild(item);
+    }
+    box.appendChild(list);
+  }
+
+  document.addEventListener("input", (event) => {
+    const input = event.target;
+    if (!(input instanceof HTMLInputElement) || input.id !== "n-title" || !input.dataset.related) return;
+    clearTimeout(duplicateTimer);
+    duplicateTimer = setTimeout(() => showDuplicates(input), 300);
+  });
+
   live();
 })();

@@ -84,6 +84,7 @@ pub fn routes<S: Site>(site: S) -> Router {
             post(pages::views::delete::<S>),
         )
         .route("/w/{workspace}/new", get(pages::create::page::<S>))
+        .route("/w/{workspace}/related", get(pages::create::related::<S>))
         .route(
             "/w/{workspace}/tickets",
             post(pages::create::create_one::<S>),

@@ -23,6 +23,9 @@ pub trait RelatedTx {
     /// full-text ranking, best first; ties newest first), and any whose titles the store finds
     /// alike (PostgreSQL's `pg_trgm`; at most `limit / 5` more), each once. Descriptions
     /// hold their first [`crate::similarity::COMPARED_CHARS`] characters at most.
-    fn related_candidates(&mut self, probe: &Probe<'_>, limit: usize)
-    -> StoreResult<Vec<TicketRow>>;
+    fn related_candidates(
+        &mut self,
+        probe: &Probe<'_>,
+        limit: usize,
+    ) -> StoreResult<Vec<TicketRow>>;
 }

@@ -42,10 +42,10 @@ pub use bulk::MAX_BULK;
 pub use checks::{check_key, parse_status};
 pub use epics::{EPIC_TOOL, EPICS_LIMIT, EPICS_TOOL};
 pub use plan::MAX_CANDIDATES;
+pub use planning_answers::*;
 pub use related::{
     Estimate, EstimateBasis, PointsRange, ProbeInfo, RELATED_LIMIT, Related, RelatedTicket,
 };
-pub use planning_answers::*;
 pub use sprints::{SPRINTS_LIMIT, SPRINTS_TOOL};
 pub use views::MAX_VIEWS;
 

@@ -7,9 +7,9 @@ use postgres::types::Type;
 use jility_core::similarity::COMPARED_CHARS;
 use jility_core::store::{Probe, RelatedTx, StoreResult, TicketRow};
 
+use super::Tx;
 use super::find::{Binds, conditions};
 use super::rows::{TICKET_COLUMNS, ticket_row};
-use super::Tx;
 
 /// Weights of `ts_rank` as search's: comments 0.1, descriptions 0.4, titles 1.0.
 const RANK_WEIGHTS: &str = "'{0, 0.1, 0.4, 1.0}'::float4[]";

@@ -9,10 +9,12 @@ use std::collections::BTreeMap;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use jility_core::errors::INVALID_INPUT;
 use jility_core::ops;
-use jility_core::params::{BatchItem, CreateBatch, CreateTicket, FromTemplate, ListTemplates};
+use jility_core::params::{
+    BatchItem, CreateBatch, CreateTicket, FromTemplate, ListTemplates, SuggestRelated,
+};
 use jility_core::tracker::TemplateList;
 use mcp_common_core::ToolError;
 
@@ -45,6 +47,41 @@ pub async fn page<S: Site>(
         .map(|t| t.trim())
         .filter(|t| !t.is_empty());
     show(&site, &viewer, &headers, chosen, Kept::default(), None).await
+}
+
+/// `GET /w/{workspace}/related?title=…&description=…`: the likely duplicates of a ticket
+/// being written (jility_suggest_related's answer, as JSON), for the create form's hint as
+/// the title is typed. It only reads: anyone who may look at the workspace may ask.
+pub async fn related<S: Site>(
+    State(site): State<S>,
+    Path(workspace): Path<String>,
+    Query(query): Query<BTreeMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let viewer = match viewer(&site, &headers, &workspace).await {
+        Ok(v) => v,
+        Err(refusal) => return refusal,
+    };
+    let clipped = |name: &str| {
+        query
+            .get(name)
+            .map(|text| jility_core::similarity::compared(text).to_string())
+    };
+    let answer = run::<S, ops::SuggestRelated>(
+        &site,
+        &viewer,
+        SuggestRelated {
+            ticket_id: None,
+            title: clipped("title"),
+            description: clipped("description"),
+            limit: Some(5),
+        },
+    )
+    .await;
+    match answer {
+        Ok(related) => axum::Json(related).into_response(),
+        Err(err) => err.answer(&headers),
+    }
 }
 
 fn refused_to_look(headers: &HeaderMap) -> Response {

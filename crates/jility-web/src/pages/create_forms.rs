@@ -92,7 +92,10 @@ fn one_form(base: &str, page: &NewPage<'_>) -> Markup {
                 div class="field" {
                     label for="n-title" { "Title" }
                     input id="n-title" type="text" name="title" required maxlength="500"
-                        value=[kept("title")];
+                        aria-describedby="n-duplicates"
+                        data-related=(format!("{base}/related")) value=[kept("title")];
+                    // Filled by the page script as the title is typed: likely duplicates.
+                    div id="n-duplicates" class="duplicates" aria-live="polite" {}
                 }
                 div class="field" {
                     label for="n-description" { "Description (markdown)" }

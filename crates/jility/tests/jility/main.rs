@@ -48,6 +48,7 @@ mod planning;
 mod planning_input;
 mod plans;
 mod query;
+mod related;
 mod remote_mcp;
 mod storage;
 mod stream_expiry;

@@ -326,6 +326,14 @@ fn a_member_of_b_sees_and_changes_nothing_of_a() {
     );
     let (status, own) = bea.get("/w/bravo/sprints/1");
     assert_eq!(status, 404, "B has no sprint 1: {own}");
+    // B's likely duplicates of A's title come from B's tickets only.
+    let (status, own) = bea.get_with(
+        "/w/bravo/related?title=Secret%20plan%20secret",
+        &[("accept", "application/json")],
+    );
+    assert_eq!(status, 200, "{own}");
+    let own: serde_json::Value = serde_json::from_str(&own).unwrap();
+    assert_eq!(own["related"], serde_json::json!([]), "{own}");
 
     // Every page, fragment and settings page of A: the 404 of a workspace that does not exist.
     let (_, nowhere) = bea.get("/w/nowhere/board");
@@ -340,6 +348,7 @@ fn a_member_of_b_sees_and_changes_nothing_of_a() {
         "/w/alpha/sprints/Secret%20sprint".to_string(),
         "/w/alpha/plan".to_string(),
         "/w/alpha/plan?sprint=1&propose=1".to_string(),
+        "/w/alpha/related?title=Secret%20plan".to_string(),
         "/w/alpha/settings".to_string(),
         "/w/alpha/settings/tokens".to_string(),
         "/w/alpha/settings/audit".to_string(),
