@@ -20,6 +20,7 @@ pytestmark = pytest.mark.anyio
 
 # The tools a `tickets:read` token may use (ops.rs: the operations guarded by TicketsRead).
 READ_TOOLS = {
+    "jility_estimate_effort",
     "jility_get_dependency_graph",
     "jility_get_epic",
     "jility_get_ticket",
@@ -32,6 +33,7 @@ READ_TOOLS = {
     "jility_plan_sprint",
     "jility_search_tickets",
     "jility_sprint_stats",
+    "jility_suggest_related",
 }
 
 INITIALIZE = {
@@ -69,10 +71,10 @@ async def test_jility_cloud_read_token(tmp_path: Path) -> None:
     assert status == 201, minted
     assert minted["scopes"] == ["tickets:read"] and minted["token"].startswith("jil_live_"), minted
 
-    # The full_access token sees all 33 tools; create_ticket's outputSchema comes from there.
+    # The full_access token sees all 35 tools; create_ticket's outputSchema comes from there.
     async with connect(server, "http") as client:
         everything = await tools_of(client)
-        assert len(everything) == 33, sorted(everything)
+        assert len(everything) == 35, sorted(everything)
         made = await client.call_tool("jility_create_ticket", {"title": "Visible to readers"})
         assert not made.is_error, made.structured_content
 

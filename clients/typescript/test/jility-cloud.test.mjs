@@ -13,6 +13,7 @@ serverSuite('jility-cloud');
 
 // The tools a `tickets:read` token may use (ops.rs: the operations guarded by TicketsRead).
 const READ_TOOLS = [
+  'jility_estimate_effort',
   'jility_get_dependency_graph',
   'jility_get_epic',
   'jility_get_ticket',
@@ -25,6 +26,7 @@ const READ_TOOLS = [
   'jility_plan_sprint',
   'jility_search_tickets',
   'jility_sprint_stats',
+  'jility_suggest_related',
 ];
 
 // (serverSuite registered the same hook for the whole file; cleanup() is idempotent.)
@@ -69,12 +71,12 @@ it('jility-cloud: a tickets:read token lists only the read tools, and a write is
   assert.deepEqual(minted.body.scopes, ['tickets:read']);
   assert.match(minted.body.token, /^jil_live_/);
 
-  // The full_access token sees all 33 tools; create_ticket's outputSchema comes from there.
+  // The full_access token sees all 35 tools; create_ticket's outputSchema comes from there.
   const full = await connect(server, 'http');
   let everything;
   try {
     everything = await toolsOf(full.client);
-    assert.equal(everything.size, 33, [...everything.keys()].join(', '));
+    assert.equal(everything.size, 35, [...everything.keys()].join(', '));
     const made = await full.client.callTool({ name: 'jility_create_ticket', arguments: { title: 'Visible to readers' } });
     assert.ok(!made.isError, JSON.stringify(made.structuredContent));
   } finally {

@@ -1926,6 +1926,32 @@ mod tests {
             &mut done,
             json!({"tickets": ["TASK-1"], "assignees": ["bo"], "message": "yours"}),
         );
+        // A done ticket with points, and a likely duplicate of it beside a new one.
+        run::<ops::CreateTicket>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"title": "Export invoices as PDF files", "status": "done", "story_points": 5}),
+        );
+        run::<ops::CreateTicket>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"title": "Export invoices as PDF", "description": "files"}),
+        );
+        run::<ops::SuggestRelated>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"title": "Invoices exported as PDF files", "limit": 3}),
+        );
+        run::<ops::EstimateEffort>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"title": "Export invoices as PDF files"}),
+        );
+        run::<ops::EstimateEffort>(d, &mut t, &mut done, json!({"title": "Nothing alike"}));
         run::<ops::DeleteTicket>(d, &mut t, &mut done, json!({"ticket_id": "TASK-4"}));
 
         let mut all = BTreeSet::new();

@@ -31,6 +31,8 @@
 //!   snippets, deleted and changed tickets.
 //! - the domain on the store (`domain`): [`Tracker`] reads and numbering, its cursors
 //!   over lists and search.
+//! - related tickets (`related`): the candidates of a probe's words in each store, and the
+//!   domain's scores on them.
 //! - sprints (`sprints`): the active sprint's kept figures equal the replay of the change
 //!   log after every kind of change (status, points, deletion, adding, removing, moving).
 
@@ -53,6 +55,7 @@ mod domain;
 mod finding;
 mod listing;
 mod parts;
+mod related;
 mod rows;
 mod sprints;
 mod whole;
@@ -92,7 +95,7 @@ pub struct Check<S> {
 
 /// Every check, in the order [`run`] runs them.
 pub fn checks<S: Store + Clone>() -> Vec<Check<S>> {
-    let all: [(&'static str, CheckFn<S>); 31] = [
+    let all: [(&'static str, CheckFn<S>); 32] = [
         ("no_project", rows::no_project),
         ("projects", rows::projects),
         ("numbering", rows::numbering),
@@ -127,6 +130,7 @@ pub fn checks<S: Store + Clone>() -> Vec<Check<S>> {
         ("query_language", finding::query),
         ("saved_views", finding::views),
         ("bulk_edits", finding::bulk),
+        ("related", related::candidates),
     ];
     all.into_iter()
         .map(|(name, run)| Check { name, run })

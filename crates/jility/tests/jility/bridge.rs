@@ -1055,11 +1055,11 @@ fn both_modes_answer_alike() {
 
     // The same tools, schemas and all.
     assert_eq!(local_tools, cloud_tools, "the tools differ");
-    assert_eq!(local_tools.as_array().unwrap().len(), 33);
+    assert_eq!(local_tools.as_array().unwrap().len(), 35);
 
     // Every tool is exercised, and the same calls were made on both sides.
     let tools: BTreeSet<&str> = local_steps.iter().map(|s| s.tool).collect();
-    assert_eq!(tools.len(), 33, "{tools:?}");
+    assert_eq!(tools.len(), 35, "{tools:?}");
     let failing: BTreeSet<&str> = local_steps
         .iter()
         .filter(|s| s.answer.is_error)

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-const TOOLS: [&str; 33] = [
+const TOOLS: [&str; 35] = [
     "jility_add_comment",
     "jility_add_dependency",
     "jility_add_to_sprint",
@@ -27,6 +27,7 @@ const TOOLS: [&str; 33] = [
     "jility_create_ticket",
     "jility_create_tickets_batch",
     "jility_delete_view",
+    "jility_estimate_effort",
     "jility_get_dependency_graph",
     "jility_get_epic",
     "jility_get_ticket",
@@ -45,6 +46,7 @@ const TOOLS: [&str; 33] = [
     "jility_search_tickets",
     "jility_sprint_stats",
     "jility_start_sprint",
+    "jility_suggest_related",
     "jility_update_description",
     "jility_update_status",
 ];
@@ -257,6 +259,11 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
             "jility_bulk_assign",
             json!({"tickets": ["TASK-2"], "assignees": ["carol"]}),
         ),
+        ("jility_suggest_related", json!({"ticket_id": "TASK-2"})),
+        (
+            "jility_estimate_effort",
+            json!({"title": "Fix the login page"}),
+        ),
     ];
     let bad: Vec<(&str, Value)> = vec![
         ("jility_create_ticket", json!({"title": ""})),
@@ -335,6 +342,8 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
             json!({"query": "is:open", "set": {"status": "done"}}),
         ),
         ("jility_bulk_assign", json!({"assignees": ["x"]})),
+        ("jility_suggest_related", json!({})),
+        ("jility_estimate_effort", json!({"ticket_id": "TASK-99"})),
     ];
     let mut seen_ok = BTreeSet::new();
     let mut seen_err = BTreeSet::new();
@@ -387,8 +396,8 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
                 .unwrap_or_else(|e| panic!("{tool}: {e}\n{structured:#}"));
         }
     }
-    assert_eq!(seen_ok.len(), 33);
-    assert_eq!(seen_err.len(), 33);
+    assert_eq!(seen_ok.len(), 35);
+    assert_eq!(seen_err.len(), 35);
 }
 
 /// The schema check used above is not vacuous: it refuses envelopes of the wrong shape.
@@ -525,7 +534,7 @@ async fn stdout_carries_only_json_rpc_frames() {
     let missing = &answers[&3]["result"];
     assert_eq!(missing["isError"], true);
     assert_eq!(missing["structuredContent"]["error"]["code"], "not_found");
-    assert_eq!(answers[&4]["result"]["tools"].as_array().unwrap().len(), 33);
+    assert_eq!(answers[&4]["result"]["tools"].as_array().unwrap().len(), 35);
     // Pipelined requests run concurrently (storage work is off the async threads), so the
     // listing may run before or after the creation commits: either way it is a whole page.
     let total = answers[&5]["result"]["structuredContent"]["page"]["total"].as_u64();

@@ -30,7 +30,7 @@ use cloud::*;
 use pg::TestDb;
 
 /// Every MCP tool, sorted.
-const TOOLS: [&str; 33] = [
+const TOOLS: [&str; 35] = [
     "jility_add_comment",
     "jility_add_dependency",
     "jility_add_to_sprint",
@@ -44,6 +44,7 @@ const TOOLS: [&str; 33] = [
     "jility_create_ticket",
     "jility_create_tickets_batch",
     "jility_delete_view",
+    "jility_estimate_effort",
     "jility_get_dependency_graph",
     "jility_get_epic",
     "jility_get_ticket",
@@ -62,12 +63,14 @@ const TOOLS: [&str; 33] = [
     "jility_search_tickets",
     "jility_sprint_stats",
     "jility_start_sprint",
+    "jility_suggest_related",
     "jility_update_description",
     "jility_update_status",
 ];
 
 /// The tools `tickets:read` allows, sorted.
-const READ_TOOLS: [&str; 12] = [
+const READ_TOOLS: [&str; 14] = [
+    "jility_estimate_effort",
     "jility_get_dependency_graph",
     "jility_get_epic",
     "jility_get_ticket",
@@ -80,6 +83,7 @@ const READ_TOOLS: [&str; 12] = [
     "jility_plan_sprint",
     "jility_search_tickets",
     "jility_sprint_stats",
+    "jility_suggest_related",
 ];
 
 /// Requests per minute per token for these servers: an MCP session makes many.
@@ -1142,6 +1146,8 @@ fn a_workspace_reaches_none_of_anothers_tickets_through_any_tool() {
                 "jility_bulk_assign",
                 json!({"tickets": [r], "assignees": ["x"]}),
             ),
+            ("jility_suggest_related", json!({"ticket_id": r})),
+            ("jility_estimate_effort", json!({"ticket_id": r})),
         ];
         for (tool, args) in calls {
             tools_checked.insert(tool);
