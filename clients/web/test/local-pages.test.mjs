@@ -259,6 +259,37 @@ describe('local ticket page and pages', () => {
     assert.deepEqual(csp, [], 'no CSP violations');
   });
 
+  test('the new-ticket form names likely duplicates as the title is typed (axe clean with them shown)', async () => {
+    const original = await agent.create({ title: 'Invoice PDF export cuts off long line items', description: 'Long line items are truncated in the exported PDF.' });
+    page = await h.newPage(chrome);
+    await page.goto(`${web.ws}/new`);
+    await page.locator('main#main').waitFor();
+    const hint = page.locator('#n-duplicates');
+    assert.equal(await hint.isVisible(), false, 'nothing shown before typing');
+    await page.locator('#n-title').pressSequentially('Invoice PDF export truncates long line items', { delay: 5 });
+    const link = hint.locator('a', { hasText: original });
+    await link.waitFor();
+    assert.match(await hint.textContent(), /may duplicate/);
+    assert.equal(await link.getAttribute('href'), `/w/local/tickets/${original}`);
+    const violations = await h.axeViolations(page);
+    assert.deepEqual(violations, [], 'no serious or critical axe violations with the hint shown');
+    // A title like nothing filed clears it; creating is never blocked by it.
+    await page.locator('#n-title').fill('');
+    await page.locator('#n-title').pressSequentially('Kubernetes ingress annotations', { delay: 5 });
+    await h.until('the hint to clear', async () => !(await hint.isVisible()));
+    await page.locator('#n-title').fill('');
+    await page.locator('#n-title').pressSequentially('Invoice PDF export truncates long line items', { delay: 5 });
+    await link.waitFor();
+    await page.locator('section#one button[type=submit]').click();
+    await page.waitForURL(/\/tickets\/WEB-\d+$/);
+    const problems = page.problems();
+    const csp = await page.csp();
+    await page.context().close();
+    page = null;
+    assert.deepEqual(problems, [], 'no script errors');
+    assert.deepEqual(csp, [], 'no CSP violations');
+  });
+
   test('phone width (390×844): every control of the board, ticket, history, list and new pages is in reach', async () => {
     const key = await agent.create({ title: 'A ticket with a rather long title to wrap on a phone', description: CHECKLIST, story_points: 8, labels: ['mobile', 'ui'] });
     await agent.call('jility_assign_ticket', { ticket_id: key, assignees: [h.HUMAN, h.AGENT] });

@@ -103,6 +103,8 @@
 //! without the report, then its ratio lines:
 //! - `query`: the query language (issue 43): search with three qualifiers beside plain search.
 //! - `bulk`: bulk edits of 1,000 and 5,000 tickets in both modes (issue 43).
+//! - `related`: related tickets beside plain search, and the labelled set's recall@3 and
+//!   duplicate flag in both modes (issue 43).
 //! - `rest`: the REST parts (2 and 3): reads and searches one at a time, `pgbench -S`, the 32
 //!   readers, the two processes, the shared rate limit (the diagnostic with one token is
 //!   left out);
@@ -176,6 +178,8 @@ mod planning;
 mod query;
 #[path = "cloud_parts/ratios.rs"]
 mod ratios;
+#[path = "cloud_parts/related.rs"]
+mod related;
 #[path = "cloud_parts/shared.rs"]
 mod shared;
 #[path = "cloud_parts/skew.rs"]
@@ -1278,6 +1282,17 @@ fn main() {
             bench::runtime().block_on(bulk::bulk_only(&server, &tokens, &bin, local_dir.path()));
         eprintln!("{}", server.stop());
         println!("\nBulk edits (one run, one machine):");
+        for line in lines {
+            println!("- {line}");
+        }
+        drop(db);
+        return;
+    }
+    if std::env::var("JILITY_BENCH_ONLY").as_deref() == Ok("related") {
+        let lines =
+            bench::runtime().block_on(related::related_only(&server, &tokens, &bin, &db.url));
+        eprintln!("{}", server.stop());
+        println!("\nRelated tickets (one run, one machine):");
         for line in lines {
             println!("- {line}");
         }

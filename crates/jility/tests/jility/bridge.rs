@@ -916,6 +916,27 @@ async fn scenario(mcp: &McpProcess) -> Vec<Step> {
         json!({"query": "label:planned", "assignees": ["pair-1", "pair-2"]}),
     )
     .await;
+    // Related tickets and estimates: the same scores and order in both modes.
+    r.ok(
+        "jility_suggest_related",
+        json!({"ticket_id": a, "limit": 5}),
+    )
+    .await;
+    r.ok(
+        "jility_suggest_related",
+        json!({"title": "Login page form", "description": "the sign in form"}),
+    )
+    .await;
+    r.err("jility_suggest_related", json!({}), "invalid_input")
+        .await;
+    r.ok("jility_estimate_effort", json!({"ticket_id": a}))
+        .await;
+    r.err(
+        "jility_estimate_effort",
+        json!({"ticket_id": "TASK-999"}),
+        "not_found",
+    )
+    .await;
     r.ok(
         "jility_add_to_sprint",
         json!({"sprint": "Sprint 1", "tickets": [a, b]}),

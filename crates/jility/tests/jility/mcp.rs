@@ -386,7 +386,7 @@ async fn every_tool_answers_with_an_envelope_matching_its_output_schema() {
                 assert!(
                     text.starts_with([
                         '✅', '📋', '#', '🔗', '🔍', '📜', '🗂', '🏁', '🏃', '📈', '🧭', '🔖', '🗑',
-                        '🔎'
+                        '🔎', '📏'
                     ]),
                     "{tool}: {text}"
                 );

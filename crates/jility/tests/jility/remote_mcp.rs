@@ -259,15 +259,15 @@ fn tools_list_shows_what_the_tokens_scopes_allow() {
         let shown = remote.tools();
         assert_eq!(shown, expected, "{scopes}");
         match scopes {
-            "tickets:read" => assert_eq!(shown.len(), 12),
+            "tickets:read" => assert_eq!(shown.len(), 14),
             "comments:write" => assert_eq!(shown.len(), 1),
-            "tickets:read,comments:write" => assert_eq!(shown.len(), 13),
+            "tickets:read,comments:write" => assert_eq!(shown.len(), 15),
             "tickets:write" => assert_eq!(shown.len(), 20),
             _ => {}
         }
     }
     // Two sessions with different tokens on one server keep their own lists.
-    assert_eq!(everything.tools().len(), 33);
+    assert_eq!(everything.tools().len(), 35);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -924,6 +924,16 @@ fn every_tool_works_through_mcp_as_the_tokens_name() {
     let views = mcp.data(tool("jility_list_views"), json!({}));
     assert_eq!(views["views"][0]["name"], "mine", "{views}");
     mcp.data(tool("jility_delete_view"), json!({"name": "mine"}));
+    let related = mcp.data(
+        tool("jility_suggest_related"),
+        json!({"ticket_id": "TASK-2"}),
+    );
+    assert!(related["related"].is_array(), "{related}");
+    let estimate = mcp.data(
+        tool("jility_estimate_effort"),
+        json!({"title": "Sign-in epic"}),
+    );
+    assert!(estimate["confidence"].is_string(), "{estimate}");
     let bulk = mcp.data(
         tool("jility_bulk_update"),
         json!({"tickets": ["TASK-2", "TASK-3"], "set": {"add_labels": ["remote"]}}),
@@ -1379,7 +1389,7 @@ fn stateless_requests_are_authorised_per_request() {
         "tools/list",
         json!({}),
     );
-    assert_eq!(all["result"]["tools"].as_array().unwrap().len(), 33);
+    assert_eq!(all["result"]["tools"].as_array().unwrap().len(), 35);
 
     let (status, created) = stateless(
         &http,
