@@ -1,4 +1,4 @@
-// The screenshots of docs/screenshots (board.png, ticket.png, epic.png, plan.png, list.png,
+// The screenshots of docs/screenshots (board.png, ticket.png, epic.png, plan.png, list.png, new.png,
 // bulk.png, 1280×800),
 // taken from a small realistic project: an epic, a dozen tickets with labels, points, a person
 // and agents assigned, one blocked, a dependency, comments, a sprint being planned. Run by hand after a change to the pages:
@@ -118,10 +118,16 @@ async function main() {
   await page.locator('fieldset[data-bulk] button[value=preview]').click();
   await page.locator('main[data-page="bulk-preview"]').waitFor();
   await page.screenshot({ path: path.join(OUT, 'bulk.png') });
+  // The new-ticket form naming a likely duplicate as the title is typed.
+  await page.goto(`${web.ws}/new`);
+  await page.locator('#n-title').pressSequentially('Password reset email link has expired', { delay: 10 });
+  await page.locator('#n-duplicates a').first().waitFor();
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: path.join(OUT, 'new.png') });
   const problems = [...page.problems(), ...(await page.csp()).map((v) => JSON.stringify(v))];
   await h.cleanup();
   if (problems.length) throw new Error(`the pages reported problems: ${problems.join('; ')}`);
-  console.log(`wrote ${path.join(OUT, 'board.png')}, ticket.png, epic.png, plan.png, list.png and bulk.png (signed-in ticket ${signIn}, blocked ${invite}, epic ${epic})`);
+  console.log(`wrote ${path.join(OUT, 'board.png')}, ticket.png, epic.png, plan.png, list.png, bulk.png and new.png (signed-in ticket ${signIn}, blocked ${invite}, epic ${epic})`);
 }
 
 main().catch(async (err) => {

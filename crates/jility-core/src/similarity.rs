@@ -24,9 +24,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-/// Most distinct words of a probe the stores are asked for (the title's first).
-pub const MAX_PROBE_WORDS: usize = 24;
-
 /// Characters of a description compared (its start): enough for what a ticket is about,
 /// and a bound on the work a long one makes.
 pub const COMPARED_CHARS: usize = 4_000;
@@ -168,11 +165,21 @@ impl Profile {
         }
     }
 
-    /// The words to look for (as written), the title's first, at most [`MAX_PROBE_WORDS`].
-    pub fn probe_words(&self) -> Vec<String> {
+    /// The words to look for anywhere (as written), the title's first, at most `most`.
+    pub fn probe_words(&self, most: usize) -> Vec<String> {
         self.words
             .iter()
-            .take(MAX_PROBE_WORDS)
+            .take(most)
+            .map(|w| w.text.clone())
+            .collect()
+    }
+
+    /// The title's words (as written), at most `most`.
+    pub fn title_words(&self, most: usize) -> Vec<String> {
+        self.words
+            .iter()
+            .filter(|w| self.title_stems.contains(&w.stem))
+            .take(most)
             .map(|w| w.text.clone())
             .collect()
     }

@@ -19,7 +19,7 @@ use super::checks::{invalid, page_size, resolve};
 use crate::model::Status;
 use crate::params::{EstimateEffort, SuggestRelated};
 use crate::similarity::{Corpus, DUPLICATE_SCORE, Likeness, Profile, RELATED_SCORE};
-use crate::store::{Filter, Probe, Store, StoreTx, Test, TicketRow};
+use crate::store::{Filter, PROBE_WORDS, Probe, Store, StoreTx, TITLE_WORDS, Test, TicketRow};
 
 /// How many related tickets an answer holds: 5 unless asked, at most 20.
 pub const RELATED_LIMIT: Limit = Limit::new(5, 20);
@@ -27,8 +27,9 @@ pub const RELATED_LIMIT: Limit = Limit::new(5, 20);
 /// From this score on, a ticket is closely related: listed before fainter ones.
 const CLOSE_SCORE: f64 = 0.15;
 
-/// Candidates the store is asked for: the set each word's rarity is measured in.
-const CANDIDATES: usize = 50;
+/// Candidates the store is asked for of each kind (see [`crate::store::RelatedTx`]): the
+/// set each word's rarity is measured in.
+const CANDIDATES: usize = 30;
 
 /// Likely duplicates a new ticket's answer names at most.
 const DUPLICATES_ON_CREATE: usize = 3;
@@ -174,9 +175,11 @@ fn scored(
     exclude: Option<i64>,
     filter: &Filter,
 ) -> Result<Vec<(TicketRow, Likeness)>, ToolError> {
-    let words = probe.probe_words();
+    let words = probe.probe_words(PROBE_WORDS);
+    let title_words = probe.title_words(TITLE_WORDS);
     let rows = tx.related_candidates(
         &Probe {
+            title_words: &title_words,
             words: &words,
             title: &probe.title,
             exclude,

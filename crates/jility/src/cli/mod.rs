@@ -91,7 +91,7 @@ impl Out {
     fn show_page<T: Serialize + DeserializeOwned>(
         &self,
         paged: Paged<T>,
-        text: fn(&Painter, &T, &Page) -> String,
+        text: impl Fn(&Painter, &T, &Page) -> String,
     ) -> Result<(), ToolError> {
         let out = if self.json {
             serde_json::to_string_pretty(&ops::paged_encode(&paged)?).map_err(cannot_print)?
@@ -500,21 +500,41 @@ fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolE
             query,
             limit,
             cursor,
-        } => out.show_page(
-            t.exec::<ops::ListTickets>(ListTickets {
-                status: statuses.into_iter().map(StatusName).collect(),
-                assignee,
-                labels,
-                parent_id: parent,
-                epic_id: epic,
-                sprint,
-                unassigned,
-                query,
-                limit,
-                cursor,
-            })?,
-            views::page,
-        ),
+        } => {
+            // The next page's command repeats every filter: a cursor is bound to them.
+            let mut next = "jility ticket list".to_string();
+            let mut flag = |name: &str, value: &str| {
+                next.push_str(&format!(" --{name} {}", views::shell_quoted(value)));
+            };
+            statuses.iter().for_each(|s| flag("status", s));
+            assignee.iter().for_each(|a| flag("assignee", a));
+            labels.iter().for_each(|l| flag("label", l));
+            parent.iter().for_each(|p| flag("parent", p));
+            epic.iter().for_each(|e| flag("epic", e));
+            sprint.iter().for_each(|s| flag("sprint", s));
+            query.iter().for_each(|q| flag("query", q));
+            if let Some(n) = limit {
+                flag("limit", &n.to_string());
+            }
+            if unassigned {
+                next.push_str(" --unassigned");
+            }
+            out.show_page(
+                t.exec::<ops::ListTickets>(ListTickets {
+                    status: statuses.into_iter().map(StatusName).collect(),
+                    assignee,
+                    labels,
+                    parent_id: parent,
+                    epic_id: epic,
+                    sprint,
+                    unassigned,
+                    query,
+                    limit,
+                    cursor,
+                })?,
+                |p, tickets, page| views::page(p, tickets, page, &next),
+            )
+        }
         TicketCommand::Show { ticket } => out.show(
             t.exec::<ops::GetTicket>(TicketId { ticket_id: ticket })?,
             views::detail,

@@ -67,15 +67,25 @@ pub fn view(out: &Out, t: &mut Target, command: ViewCommand) -> Result<(), ToolE
             name,
             limit,
             cursor,
-        } => out.show_page(
-            t.exec::<ops::ListTickets>(ListTickets {
-                query: Some(jility_core::query::view_of(&name)),
-                limit,
-                cursor,
-                ..ListTickets::default()
-            })?,
-            tickets::page,
-        ),
+        } => {
+            let query = jility_core::query::view_of(&name);
+            let mut next = format!(
+                "jility ticket list --query {}",
+                tickets::shell_quoted(&query)
+            );
+            if let Some(n) = limit {
+                next.push_str(&format!(" --limit {n}"));
+            }
+            out.show_page(
+                t.exec::<ops::ListTickets>(ListTickets {
+                    query: Some(query),
+                    limit,
+                    cursor,
+                    ..ListTickets::default()
+                })?,
+                |p, found, page| tickets::page(p, found, page, &next),
+            )
+        }
         ViewCommand::Delete { name } => {
             out.show(t.exec::<ops::DeleteView>(ViewName { name })?, deleted)
         }

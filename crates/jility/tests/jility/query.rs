@@ -527,3 +527,51 @@ fn queries_stay_in_their_workspace() {
         mcp.shutdown().await;
     });
 }
+
+/// `jility ticket list`'s next-page command repeats every filter it was given (a cursor is
+/// bound to them), and running it lists the next page.
+#[test]
+fn the_cli_next_page_command_keeps_the_filters() {
+    let project = support::Project::new();
+    project.init("TASK");
+    for n in 1..=5 {
+        let label = if n == 5 { "other" } else { "kept" };
+        let run = project.cli(&[
+            "ticket",
+            "create",
+            "--title",
+            &format!("Ticket {n}"),
+            "--label",
+            label,
+        ]);
+        assert!(run.success(), "{}", run.stderr);
+    }
+    let first = project.cli(&[
+        "ticket", "list", "--label", "kept", "--status", "backlog", "--limit", "2",
+    ]);
+    assert!(first.success(), "{}", first.stderr);
+    let line = first
+        .stdout
+        .lines()
+        .chain(first.stderr.lines())
+        .find(|l| l.contains("Next page: "))
+        .unwrap_or_else(|| panic!("no next page: {}", first.stdout));
+    let command = line.split("Next page: ").nth(1).unwrap().trim();
+    assert!(
+        command.starts_with(
+            "jility ticket list --status 'backlog' --label 'kept' --limit '2' --cursor "
+        ),
+        "{command}"
+    );
+    // Run it as a shell would: the next page of the same filters.
+    let cursor = command.rsplit(' ').next().unwrap();
+    let second = project.json(&[
+        "ticket", "list", "--status", "backlog", "--label", "kept", "--limit", "2", "--cursor",
+        cursor,
+    ]);
+    assert_eq!(
+        numbers(&second, "tickets"),
+        ["TASK-2", "TASK-1"],
+        "{second}"
+    );
+}

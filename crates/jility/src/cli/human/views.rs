@@ -154,7 +154,9 @@ pub fn created(p: &Painter, c: &Created) -> String {
     )
 }
 
-pub fn page(p: &Painter, tickets: &TicketPage, page: &Page) -> String {
+/// A page of `jility ticket list`; `next` the command that lists the next one (with the
+/// same filters), less its cursor.
+pub fn page(p: &Painter, tickets: &TicketPage, page: &Page, next: &str) -> String {
     if tickets.tickets.is_empty() {
         return format!(
             "No tickets match.\n{}",
@@ -162,10 +164,6 @@ pub fn page(p: &Painter, tickets: &TicketPage, page: &Page) -> String {
         );
     }
     let rows = tickets.tickets.iter().map(|t| summary_row(p, t)).collect();
-    let next = match &tickets.query {
-        Some(query) => format!("jility ticket list --query {}", shell_quoted(query)),
-        None => "jility ticket list".to_string(),
-    };
     format!(
         "{}\n\n{}",
         table(
@@ -181,12 +179,12 @@ pub fn page(p: &Painter, tickets: &TicketPage, page: &Page) -> String {
             ],
             rows
         ),
-        more(p, tickets.tickets.len(), "tickets", page, &next)
+        more(p, tickets.tickets.len(), "tickets", page, next)
     )
 }
 
 /// `text` as one shell word (POSIX single quotes).
-fn shell_quoted(text: &str) -> String {
+pub fn shell_quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
