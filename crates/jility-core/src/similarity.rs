@@ -28,6 +28,14 @@ use rust_stemmers::{Algorithm, Stemmer};
 /// and a bound on the work a long one makes.
 pub const COMPARED_CHARS: usize = 4_000;
 
+/// Bytes of a description compared at most (its start): what a probe sent in a GET's query
+/// may take, percent-encoded, is bounded whatever its script.
+pub const COMPARED_BYTES: usize = 8_000;
+
+/// Characters, and bytes, of a title compared at most (a ticket's title has up to 500).
+pub const TITLE_CHARS: usize = 500;
+pub const TITLE_BYTES: usize = 2_000;
+
 /// From this score on, a candidate is flagged as a likely duplicate.
 pub const DUPLICATE_SCORE: f64 = 0.3;
 
@@ -83,12 +91,30 @@ pub fn words(text: &str) -> Vec<Word> {
     out
 }
 
-/// The start of a description that is compared ([`COMPARED_CHARS`] characters).
-pub fn compared(description: &str) -> &str {
-    match description.char_indices().nth(COMPARED_CHARS) {
-        Some((at, _)) => &description[..at],
-        None => description,
+/// The start of `text`: at most `chars` characters and `bytes` bytes.
+fn start(text: &str, chars: usize, bytes: usize) -> &str {
+    let mut end = match text.char_indices().nth(chars) {
+        Some((at, _)) => at,
+        None => text.len(),
+    };
+    if end > bytes {
+        end = bytes;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
     }
+    &text[..end]
+}
+
+/// The start of a description that is compared ([`COMPARED_CHARS`] characters, at most
+/// [`COMPARED_BYTES`] bytes).
+pub fn compared(description: &str) -> &str {
+    start(description, COMPARED_CHARS, COMPARED_BYTES)
+}
+
+/// The start of a title that is compared ([`TITLE_CHARS`], at most [`TITLE_BYTES`] bytes).
+pub fn compared_title(title: &str) -> &str {
+    start(title, TITLE_CHARS, TITLE_BYTES)
 }
 
 /// The trigrams of `text` as `pg_trgm` makes them: each run of letters and digits,
@@ -359,5 +385,10 @@ mod tests {
         let long = "é".repeat(COMPARED_CHARS + 10);
         assert_eq!(compared(&long).chars().count(), COMPARED_CHARS);
         assert_eq!(compared("short"), "short");
+        // Four bytes a character: the bytes bound first, on a character's boundary.
+        let emoji = "🎉".repeat(COMPARED_CHARS);
+        assert_eq!(compared(&emoji).len(), COMPARED_BYTES);
+        assert_eq!(compared_title(&emoji).len(), TITLE_BYTES);
+        assert_eq!(compared_title(&"a".repeat(900)).len(), TITLE_CHARS);
     }
 }

@@ -303,7 +303,10 @@
   async function showDuplicates(input) {
     const box = document.getElementById("n-duplicates");
     if (!box) return;
-    const title = input.value.trim();
+    // A word still being typed is left out (a tail such as "fa" matches nothing yet), unless
+    // it is the only one.
+    let title = input.value.trim();
+    if (!/\s$/.test(input.value) && /\s/.test(title)) title = title.replace(/\s+\S*$/, '');
     const asked = ++duplicateAsked;
     if (title.length < 4) {
       box.textContent = "";

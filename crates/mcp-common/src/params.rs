@@ -50,8 +50,12 @@ impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Paramet
     fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
         let arguments = context.arguments.take().unwrap_or_default();
         let parsed = serde_json::from_value(serde_json::Value::Object(arguments)).map_err(|err| {
-            ToolError::invalid_params(format!("Invalid arguments: {err}"))
-                .with_hint("Check the tool's inputSchema for parameter names and types.")
+            // Never the whole of what was sent: a value or a name may be megabytes.
+            ToolError::invalid_params(format!(
+                "Invalid arguments: {}",
+                mcp_common_core::clip(&err.to_string(), 300)
+            ))
+            .with_hint("Check the tool's inputSchema for parameter names and types.")
         });
         Ok(Self(parsed))
     }

@@ -255,9 +255,13 @@ async fn execute_as<O: Operation, T: Send + 'static>(
         let params = params?;
         let service = state.workspaces.service(principal).await?;
         let actor = principal.token_name.clone();
+        let may_read = principal.allows(jility_core::token::Scope::TicketsRead);
         let fate = fate.clone();
         service
-            .run(move |t| crate::reach::with_fate(fate, || run(t, actor, params)))
+            .run(move |t| {
+                t.set_may_read(may_read);
+                crate::reach::with_fate(fate, || run(t, actor, params))
+            })
             .await
     };
     let result = crate::reach::bounded(state.db.health(), Some(&fate), work)

@@ -115,12 +115,34 @@ pub struct BulkAssign {
     pub message: Option<String>,
 }
 
-/// Keeps the start of a long text: the part of a probe that is compared
-/// ([`crate::similarity::COMPARED_CHARS`] characters), so that a long description pasted in
-/// costs no more than that anywhere (and fits in a GET's query).
+/// Keeps the start of a long description: the part of a probe that is compared
+/// ([`crate::similarity::compared`]), so that a long one pasted in costs no more than that
+/// anywhere, and fits in a GET's query whatever its script.
 fn compared_start<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     let text = Option::<String>::deserialize(d)?;
     Ok(text.map(|t| crate::similarity::compared(&t).to_string()))
+}
+
+/// The same for a title ([`crate::similarity::compared_title`]).
+fn compared_title<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let text = Option::<String>::deserialize(d)?;
+    Ok(text.map(|t| crate::similarity::compared_title(&t).to_string()))
+}
+
+/// Longest ticket reference a probe takes (a UUID is 36 characters, `KEY-N` fewer): a
+/// longer one names no ticket, and is refused before it travels anywhere.
+const MAX_REFERENCE_CHARS: usize = 100;
+
+fn reference<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let text = Option::<String>::deserialize(d)?;
+    match text {
+        Some(t) if t.chars().count() > MAX_REFERENCE_CHARS => {
+            Err(serde::de::Error::custom(format!(
+                "`ticket_id` is longer than any ticket's number or UUID ({MAX_REFERENCE_CHARS} characters at most)"
+            )))
+        }
+        other => Ok(other),
+    }
 }
 
 /// A ticket filed, or one about to be: what related tickets and estimates are found for.
@@ -129,12 +151,16 @@ fn compared_start<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Strin
 pub struct SuggestRelated {
     /// A filed ticket (`KEY-N` or UUID): its title and description are the probe, and it is
     /// left out of the answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "reference",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub ticket_id: Option<String>,
     /// The title of a ticket not yet filed (instead of `ticket_id`).
     #[serde(
         default,
-        deserialize_with = "compared_start",
+        deserialize_with = "compared_title",
         skip_serializing_if = "Option::is_none"
     )]
     pub title: Option<String>,
@@ -155,12 +181,16 @@ pub struct SuggestRelated {
 #[serde(deny_unknown_fields)]
 pub struct EstimateEffort {
     /// A filed ticket (`KEY-N` or UUID).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "reference",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub ticket_id: Option<String>,
     /// The title of a ticket not yet filed (instead of `ticket_id`).
     #[serde(
         default,
-        deserialize_with = "compared_start",
+        deserialize_with = "compared_title",
         skip_serializing_if = "Option::is_none"
     )]
     pub title: Option<String>,
@@ -171,4 +201,20 @@ pub struct EstimateEffort {
         skip_serializing_if = "Option::is_none"
     )]
     pub description: Option<String>,
+}
+
+/// `p` as if it had been sent as JSON: its texts cut to what is compared, a reference too
+/// long refused — for callers that build a probe themselves (the CLI, the web).
+pub fn as_sent<T: Serialize + serde::de::DeserializeOwned>(
+    p: T,
+) -> Result<T, mcp_common_core::ToolError> {
+    let value = serde_json::to_value(p)
+        .map_err(|e| mcp_common_core::ToolError::internal(format!("Cannot encode JSON: {e}")))?;
+    serde_json::from_value(value).map_err(|e| {
+        mcp_common_core::ToolError::new(
+            crate::errors::INVALID_INPUT,
+            crate::errors::clip(&e.to_string()),
+        )
+        .with_hint("Name a ticket by its KEY-N or UUID.")
+    })
 }

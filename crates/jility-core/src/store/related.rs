@@ -8,8 +8,9 @@
 //! 1. tickets whose **titles** share two of the probe's title words, across the workspace;
 //! 2. among the workspace's [`RECENT`] newest tickets, those sharing two of the probe's
 //!    words anywhere (title, description, comments);
-//! 3. where the store has it (PostgreSQL's `pg_trgm`), tickets whose titles are alike by
-//!    their trigrams (other spellings, typos).
+//!
+//! How each ranks within a kind is its own (SQLite's BM25; PostgreSQL's `ts_rank`, titles'
+//! plus `pg_trgm`'s similarity); the domain scores what they find the same way.
 
 use super::{Filter, StoreResult, TicketRow};
 
@@ -29,7 +30,7 @@ pub struct Probe<'a> {
     pub title_words: &'a [String],
     /// Its content words, the title's first, at most [`PROBE_WORDS`].
     pub words: &'a [String],
-    /// Its title, for title similarity where the store has it.
+    /// Its title, for title similarity where the store ranks by it.
     pub title: &'a str,
     /// A ticket left out (the probe's own).
     pub exclude: Option<i64>,
@@ -56,8 +57,7 @@ impl Probe<'_> {
 
 /// Finding related tickets.
 pub trait RelatedTx {
-    /// The candidates of the module's docs, each once: at most `limit` of the first kind,
-    /// `limit` of the second and `limit / 5` of the third. Descriptions hold their first
+    /// The candidates of the module's docs, each once: at most `limit` of each kind. Descriptions hold their first
     /// [`crate::similarity::COMPARED_CHARS`] characters at most.
     fn related_candidates(
         &mut self,

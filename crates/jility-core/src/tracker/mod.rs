@@ -81,6 +81,9 @@ pub struct Tracker<S> {
     templates_dir: PathBuf,
     /// The project root, to show template paths relative to it.
     root: PathBuf,
+    /// Whether the caller may read other tickets (a cloud token with `tickets:read`): a new
+    /// ticket's answer names its likely duplicates only then.
+    may_read: bool,
 }
 
 impl<S: Store> Tracker<S> {
@@ -92,7 +95,13 @@ impl<S: Store> Tracker<S> {
             root,
             store,
             cursor_key,
+            may_read: true,
         }
+    }
+
+    /// Whether the caller may read other tickets (see the field); true unless said.
+    pub fn set_may_read(&mut self, may_read: bool) {
+        self.may_read = may_read;
     }
 
     /// The store this tracker runs on.

@@ -15,8 +15,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Tracker;
-use super::checks::{invalid, page_size, resolve};
-use crate::model::Status;
+use super::checks::{invalid, resolve};
+use crate::model::{Kind, Status};
 use crate::params::{EstimateEffort, SuggestRelated};
 use crate::similarity::{Corpus, DUPLICATE_SCORE, Likeness, Profile, RELATED_SCORE};
 use crate::store::{Filter, PROBE_WORDS, Probe, Store, StoreTx, TITLE_WORDS, Test, TicketRow};
@@ -160,7 +160,8 @@ fn probed(
             profile: Profile::new(title, description.unwrap_or_default()),
             info: ProbeInfo {
                 ticket: None,
-                title: title.to_string(),
+                // One line, as a title is.
+                title: title.split_whitespace().collect::<Vec<_>>().join(" "),
             },
             exclude: None,
         }),
@@ -205,6 +206,12 @@ fn scored(
     Ok(out)
 }
 
+/// A likely duplicate: the score reaches the threshold, on two shared words at least (one
+/// shared word — a one-word title — tells too little).
+fn is_duplicate(likeness: &Likeness) -> bool {
+    likeness.is_duplicate() && likeness.matched.len() >= 2
+}
+
 fn related_ticket(row: &TicketRow, likeness: &Likeness) -> RelatedTicket {
     let mut fields = Vec::new();
     if likeness.in_title || likeness.title_similarity >= DUPLICATE_SCORE {
@@ -219,7 +226,7 @@ fn related_ticket(row: &TicketRow, likeness: &Likeness) -> RelatedTicket {
         status: row.status,
         story_points: row.story_points,
         score: likeness.score,
-        duplicate: likeness.is_duplicate(),
+        duplicate: is_duplicate(likeness),
         matched: likeness.matched.clone(),
         fields,
     }
@@ -234,12 +241,17 @@ fn related(
 ) -> Result<Vec<RelatedTicket>, ToolError> {
     let mut found = scored(tx, probe, exclude, &Filter::default())?;
     // A stable sort keeps score order within each group.
+    // Likely duplicates by score alone (an exact done duplicate before a fainter open one).
     found.sort_by_key(|(row, likeness)| {
-        (
-            !likeness.is_duplicate(),
-            likeness.score < CLOSE_SCORE,
-            row.status == Status::Done,
-        )
+        if is_duplicate(likeness) {
+            (false, false, false)
+        } else {
+            (
+                true,
+                likeness.score < CLOSE_SCORE,
+                row.status == Status::Done,
+            )
+        }
     });
     Ok(found
         .iter()
@@ -294,7 +306,20 @@ fn estimate_of(basis: &[EstimateBasis]) -> Option<(u8, PointsRange, bool)> {
 impl<S: Store> Tracker<S> {
     /// `jility_suggest_related`: the tickets most like a filed ticket or a draft.
     pub fn suggest_related(&mut self, p: SuggestRelated) -> Result<Related, ToolError> {
-        let limit = page_size(RELATED_LIMIT, p.limit)?;
+        let limit = match p.limit {
+            Some(n) if n < 1 || n > RELATED_LIMIT.max as i64 => {
+                return Err(ToolError::invalid_params(format!(
+                    "limit {n} is out of range: give 1 to {}",
+                    RELATED_LIMIT.max
+                ))
+                .with_hint(format!(
+                    "Leave out limit for the best {}, or ask for up to {}.",
+                    RELATED_LIMIT.default, RELATED_LIMIT.max
+                )));
+            }
+            Some(n) => n as usize,
+            None => RELATED_LIMIT.default,
+        };
         self.store.read(|tx| {
             let probe = probed(
                 tx,
@@ -325,9 +350,11 @@ impl<S: Store> Tracker<S> {
                 p.title.as_deref(),
                 p.description.as_deref(),
             )?;
+            // Done tickets with points, not epics (an epic's points are its tickets').
             let done = Filter::default()
                 .with(Test::Status(vec![Status::Done]))
-                .with(Test::Points(Some((1, u8::MAX))));
+                .with(Test::Points(Some((1, u8::MAX))))
+                .with(Test::Kind(Kind::Ticket));
             let found = if probe.profile.is_empty() {
                 Vec::new()
             } else {

@@ -83,7 +83,7 @@ impl<S: Store> Tracker<S> {
         let labels = check_names(&p.labels, "Labels")?;
         let kind = p.kind.unwrap_or_default();
         let at = now();
-        self.store.write(|tx| {
+        let (mut created, row) = self.store.write(|tx| {
             let epic_id = resolve_opt(tx, p.epic_id.as_deref())?;
             let parent_id = resolve_opt(tx, p.parent_id.as_deref())?;
             check_epic_link(tx, None, kind, epic_id, parent_id)?;
@@ -99,12 +99,28 @@ impl<S: Store> Tracker<S> {
                 kind,
             };
             let row = insert(tx, &draft, actor, &at)?;
-            Ok(Created {
+            let created = Created {
                 ticket: full_ticket(tx, &row)?,
                 template: None,
-                likely_duplicates: super::related::duplicates_of_new(tx, &row)?,
-            })
-        })
+                likely_duplicates: Vec::new(),
+            };
+            Ok((created, row))
+        })?;
+        // After the commit, and only for a caller who may read other tickets: a lookup that
+        // fails leaves the answer without them, never the ticket unmade.
+        if self.may_read {
+            match self
+                .store
+                .read(|tx| super::related::duplicates_of_new(tx, &row))
+            {
+                Ok(found) => created.likely_duplicates = found,
+                Err(err) => tracing::warn!(
+                    code = %err.code,
+                    "the likely duplicates of a new ticket could not be looked up"
+                ),
+            }
+        }
+        Ok(created)
     }
 
     /// The ticket `reference` names, whole ([`Self::ticket_detail`], waited for).

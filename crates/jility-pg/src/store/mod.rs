@@ -113,7 +113,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0021_kept_sprints.sql"),
     include_str!("../pg_migrations/0022_plan_candidates.sql"),
     include_str!("../pg_migrations/0023_views.sql"),
-    include_str!("../pg_migrations/0024_title_trigrams.sql"),
+    include_str!("../pg_migrations/0024_ticket_titles.sql"),
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)

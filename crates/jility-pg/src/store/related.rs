@@ -1,7 +1,7 @@
 //! Related tickets in PostgreSQL (see `jility_core::store::RelatedTx`): tsqueries of the
-//! probe's word pairs ranked by `ts_rank` with search's weights — in titles (weight A)
-//! through the GIN index, and anywhere among the workspace's newest tickets — and titles
-//! alike by `pg_trgm` (its `%` through the trigram index of schema 24, most alike first).
+//! probe's word pairs — in titles, through the narrow `ticket_titles` of schema 24, ranked
+//! by `ts_rank` plus `pg_trgm`'s title similarity where the extension is there; and
+//! anywhere among the workspace's newest tickets, ranked by `ts_rank` with search's weights.
 
 use postgres::types::Type;
 
@@ -11,6 +11,10 @@ use jility_core::store::{Probe, RECENT, RelatedTx, StoreResult, TicketRow};
 use super::Tx;
 use super::find::{Binds, conditions};
 use super::rows::{TICKET_COLUMNS, ticket_row};
+
+/// Title matches ranked again with their titles' trigram similarity: the best this many by
+/// their words.
+const RERANKED: usize = 200;
 
 /// Weights of `ts_rank` as search's: comments 0.1, descriptions 0.4, titles 1.0.
 const RANK_WEIGHTS: &str = "'{0, 0.1, 0.4, 1.0}'::float4[]";
@@ -41,7 +45,7 @@ impl RelatedTx for Tx<'_> {
         }
         let trigrams = self
             .query(
-                "SELECT to_regclass('tickets_title_trigrams') IS NOT NULL",
+                "SELECT to_regprocedure('similarity(text,text)') IS NOT NULL",
                 &[],
             )?
             .first()
@@ -49,40 +53,57 @@ impl RelatedTx for Tx<'_> {
         let mut binds = Binds::new(self.ws);
         let exclude = binds.bind(Box::new(probe.exclude.unwrap_or(0)), Type::INT8);
         let limit_mark = binds.bind(Box::new(limit as i64), Type::INT8);
-        let kept = conditions(probe.filter, "t", &mut binds);
-        let mut branches = Vec::new();
-        // A branch: the tickets of `from` (rows `s`: workspace_id, ticket_id, search) that
-        // `query` matches, ranked, the best `limit`.
-        let ranked = |binds: &mut Binds, query: String, from: &str, branch: usize| {
-            let query = binds.bind(Box::new(query), Type::TEXT);
-            format!(
-                "(SELECT s.ticket_id AS id, {branch} AS branch, \
-                   ts_rank({RANK_WEIGHTS}, s.search, to_tsquery('jility', {query}), 1) AS score \
-                 FROM {from} \
-                 JOIN tickets t ON t.workspace_id = $1 AND t.id = s.ticket_id \
-                 WHERE s.workspace_id = $1 AND s.search @@ to_tsquery('jility', {query}) \
-                   AND s.ticket_id <> {exclude} AND t.deleted_at IS NULL AND {kept} \
-                 ORDER BY 3 DESC, s.ticket_id DESC LIMIT {limit_mark})"
-            )
+        // Both tables hold live tickets only: the ticket's own row is read only for a filter,
+        // and then only for the matches (a probe of each by its id).
+        let kept = (!probe.filter.is_empty()).then(|| conditions(probe.filter, "o", &mut binds));
+        let only = |id: &str| match &kept {
+            None => String::new(),
+            Some(kept) => format!(
+                " AND EXISTS (SELECT 1 FROM tickets o WHERE o.workspace_id = $1 AND o.id = {id} \
+                   AND {kept} OFFSET 0)"
+            ),
         };
-        if let Some(pairs) = any_pair(probe.title_words, ":A") {
-            branches.push(ranked(&mut binds, pairs, "ticket_search s", 0));
+        let mut branches = Vec::new();
+        // `q`: the tsquery made once (`OFFSET 0` keeps the planner from inlining it into
+        // every row's rank).
+        let made =
+            |query: &str| format!("(SELECT to_tsquery('jility', {query}) AS query OFFSET 0) q");
+        if let Some(pairs) = any_pair(probe.title_words, "") {
+            let query = binds.bind(Box::new(pairs), Type::TEXT);
+            // The words' rank of every match; with pg_trgm, the best RERANKED of them again
+            // with the titles' similarity beside it (a similarity costs ~8 µs: not for all).
+            let (alike, cut) = if trigrams {
+                let title = binds.bind(Box::new(probe.title.to_string()), Type::TEXT);
+                (
+                    format!(" + similarity(r.title, {title})"),
+                    format!(" LIMIT {RERANKED}"),
+                )
+            } else {
+                (String::new(), String::new())
+            };
+            branches.push(format!(
+                "(SELECT r.id, 0 AS branch, r.rank{alike} AS score FROM \
+                   (SELECT s.ticket_id AS id, s.title, ts_rank(s.words, q.query, 1) AS rank \
+                    FROM ticket_titles s, {} \
+                    WHERE s.workspace_id = $1 AND s.words @@ q.query \
+                      AND s.ticket_id <> {exclude}{} \
+                    ORDER BY 3 DESC, s.ticket_id DESC{cut}) r \
+                 ORDER BY 3 DESC, r.id DESC LIMIT {limit_mark})",
+                made(&query),
+                only("s.ticket_id")
+            ));
         }
         if let Some(pairs) = any_pair(probe.words, "") {
-            let from = format!(
-                "(SELECT workspace_id, ticket_id, search FROM ticket_search WHERE workspace_id = $1 \
-                  ORDER BY ticket_id DESC LIMIT {RECENT}) s"
-            );
-            branches.push(ranked(&mut binds, pairs, &from, 1));
-        }
-        if trigrams {
-            let title = binds.bind(Box::new(probe.title.to_string()), Type::TEXT);
-            let few = binds.bind(Box::new((limit / 5).max(1) as i64), Type::INT8);
+            let query = binds.bind(Box::new(pairs), Type::TEXT);
             branches.push(format!(
-                "(SELECT t.id, 2 AS branch, similarity(t.title, {title}) AS score \
-                  FROM tickets t WHERE t.workspace_id = $1 AND t.deleted_at IS NULL \
-                    AND t.title % {title} AND t.id <> {exclude} AND {kept} \
-                  ORDER BY 3 DESC, t.id DESC LIMIT {few})"
+                "(SELECT s.ticket_id AS id, 1 AS branch, \
+                   ts_rank({RANK_WEIGHTS}, s.search, q.query, 1) AS score \
+                 FROM (SELECT ticket_id, search FROM ticket_search WHERE workspace_id = $1 \
+                       ORDER BY ticket_id DESC LIMIT {RECENT}) s, {} \
+                 WHERE s.search @@ q.query AND s.ticket_id <> {exclude}{} \
+                 ORDER BY 3 DESC, s.ticket_id DESC LIMIT {limit_mark})",
+                made(&query),
+                only("s.ticket_id")
             ));
         }
         if branches.is_empty() {

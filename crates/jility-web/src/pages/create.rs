@@ -62,22 +62,16 @@ pub async fn related<S: Site>(
         Ok(v) => v,
         Err(refusal) => return refusal,
     };
-    let clipped = |name: &str| {
-        query
-            .get(name)
-            .map(|text| jility_core::similarity::compared(text).to_string())
+    let probe = jility_core::params::as_sent(SuggestRelated {
+        ticket_id: None,
+        title: query.get("title").cloned(),
+        description: query.get("description").cloned(),
+        limit: Some(5),
+    });
+    let answer = match probe {
+        Ok(probe) => run::<S, ops::SuggestRelated>(&site, &viewer, probe).await,
+        Err(err) => Err(crate::errors::WebError::Tool(err)),
     };
-    let answer = run::<S, ops::SuggestRelated>(
-        &site,
-        &viewer,
-        SuggestRelated {
-            ticket_id: None,
-            title: clipped("title"),
-            description: clipped("description"),
-            limit: Some(5),
-        },
-    )
-    .await;
     match answer {
         Ok(related) => axum::Json(related).into_response(),
         Err(err) => err.answer(&headers),

@@ -548,12 +548,12 @@ fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolE
             description,
             limit,
         } => out.show(
-            t.exec::<ops::SuggestRelated>(SuggestRelated {
+            t.exec::<ops::SuggestRelated>(as_sent(SuggestRelated {
                 ticket_id: ticket,
                 title,
-                description: description.map(|d| jility_core::similarity::compared(&d).to_string()),
+                description,
                 limit,
-            })?,
+            })?)?,
             human::related::related,
         ),
         TicketCommand::Estimate {
@@ -561,11 +561,11 @@ fn ticket(out: &Out, t: &mut Target, command: TicketCommand) -> Result<(), ToolE
             title,
             description,
         } => out.show(
-            t.exec::<ops::EstimateEffort>(EstimateEffort {
+            t.exec::<ops::EstimateEffort>(as_sent(EstimateEffort {
                 ticket_id: ticket,
                 title,
-                description: description.map(|d| jility_core::similarity::compared(&d).to_string()),
-            })?,
+                description,
+            })?)?,
             human::related::estimate,
         ),
         TicketCommand::Move {
