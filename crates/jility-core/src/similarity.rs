@@ -74,12 +74,18 @@ pub struct Word {
 pub fn words(text: &str) -> Vec<Word> {
     let stemmer = Stemmer::create(Algorithm::English);
     let mut seen = BTreeSet::new();
+    // Words met before (as written, lowercased): their stem is in `seen` already, or they
+    // were dropped; a word repeated is stemmed once.
+    let mut met = std::collections::HashSet::new();
     let mut out = Vec::new();
     for raw in text.split(|c: char| !c.is_alphanumeric()) {
         if raw.is_empty() {
             continue;
         }
         let lower = raw.to_lowercase();
+        if !met.insert(lower.clone()) {
+            continue;
+        }
         if lower.chars().count() < 2 || STOP_WORDS.binary_search(&lower.as_str()).is_ok() {
             continue;
         }

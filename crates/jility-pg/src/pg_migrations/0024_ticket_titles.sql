@@ -40,7 +40,6 @@ BEGIN
     END IF;
 END
 $$;
-CREATE INDEX ticket_titles_by_workspace ON ticket_titles (workspace_id, ticket_id);
 
 CREATE FUNCTION jility_sync_titles() RETURNS trigger
 LANGUAGE plpgsql AS $$

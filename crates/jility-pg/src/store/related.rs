@@ -14,24 +14,33 @@ use super::rows::{TICKET_COLUMNS, ticket_row};
 
 /// Title matches ranked again with their titles' trigram similarity: the best this many by
 /// their words.
-const RERANKED: usize = 200;
+const RERANKED: usize = 100;
 
 /// Weights of `ts_rank` as search's: comments 0.1, descriptions 0.4, titles 1.0.
 const RANK_WEIGHTS: &str = "'{0, 0.1, 0.4, 1.0}'::float4[]";
 
-/// The `to_tsquery` text holding any of `words`' pairs, each word quoted and, with
-/// `weight`, only in that weight's field. The words are the domain's: letters and digits
-/// only, so nothing in them is query syntax (a quote would be doubled all the same).
-fn any_pair(words: &[String], weight: &str) -> Option<String> {
-    let quoted = |w: &str| format!("'{}'{weight}", w.replace('\'', "''").replace('\\', ""));
-    let pairs: Vec<String> = Probe::pairs(words)
+/// A word of the domain's (letters and digits only, so nothing in it is query syntax) as a
+/// `to_tsquery` operand, quoted all the same.
+fn quoted(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "''").replace('\\', ""))
+}
+
+/// The `to_tsquery` texts of `words`' pairs (each pair's two words, `&`), or of the one word.
+fn pairs(words: &[String]) -> Vec<String> {
+    Probe::pairs(words)
         .into_iter()
-        .map(|pair| {
-            let both: Vec<String> = pair.into_iter().map(quoted).collect();
-            format!("({})", both.join(" & "))
-        })
-        .collect();
-    (!pairs.is_empty()).then(|| pairs.join(" | "))
+        .map(|pair| pair.into_iter().map(quoted).collect::<Vec<_>>().join(" & "))
+        .collect()
+}
+
+/// The `to_tsquery` text of any of `words` (`|`): what a match is ranked by, cheaper to rank
+/// with than the pairs it was found by.
+fn any(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| quoted(w))
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 impl RelatedTx for Tx<'_> {
@@ -64,12 +73,20 @@ impl RelatedTx for Tx<'_> {
             ),
         };
         let mut branches = Vec::new();
-        // `q`: the tsquery made once (`OFFSET 0` keeps the planner from inlining it into
-        // every row's rank).
-        let made =
-            |query: &str| format!("(SELECT to_tsquery('jility', {query}) AS query OFFSET 0) q");
-        if let Some(pairs) = any_pair(probe.title_words, "") {
-            let query = binds.bind(Box::new(pairs), Type::TEXT);
+        // Titles: one condition per pair, each its own GIN lookup (an intersection of two
+        // words' entries), OR'ed; the tsqueries made once in `q` (`OFFSET 0` keeps the
+        // planner from inlining them into every row).
+        let title_pairs = pairs(probe.title_words);
+        if !title_pairs.is_empty() {
+            let mut made = Vec::with_capacity(title_pairs.len() + 1);
+            let mut matched = Vec::with_capacity(title_pairs.len());
+            for (k, pair) in title_pairs.into_iter().enumerate() {
+                let mark = binds.bind(Box::new(pair), Type::TEXT);
+                made.push(format!("to_tsquery('jility', {mark}) AS p{k}"));
+                matched.push(format!("s.words @@ q.p{k}"));
+            }
+            let rank = binds.bind(Box::new(any(probe.title_words)), Type::TEXT);
+            made.push(format!("to_tsquery('jility', {rank}) AS r"));
             // The words' rank of every match; with pg_trgm, the best RERANKED of them again
             // with the titles' similarity beside it (a similarity costs ~8 µs: not for all).
             let (alike, cut) = if trigrams {
@@ -83,26 +100,40 @@ impl RelatedTx for Tx<'_> {
             };
             branches.push(format!(
                 "(SELECT r.id, 0 AS branch, r.rank{alike} AS score FROM \
-                   (SELECT s.ticket_id AS id, s.title, ts_rank(s.words, q.query, 1) AS rank \
-                    FROM ticket_titles s, {} \
-                    WHERE s.workspace_id = $1 AND s.words @@ q.query \
+                   (SELECT s.ticket_id AS id, s.title, ts_rank(s.words, q.r, 1) AS rank \
+                    FROM ticket_titles s, (SELECT {} OFFSET 0) q \
+                    WHERE s.workspace_id = $1 AND ({}) \
                       AND s.ticket_id <> {exclude}{} \
                     ORDER BY 3 DESC, s.ticket_id DESC{cut}) r \
                  ORDER BY 3 DESC, r.id DESC LIMIT {limit_mark})",
-                made(&query),
+                made.join(", "),
+                matched.join(" OR "),
                 only("s.ticket_id")
             ));
         }
-        if let Some(pairs) = any_pair(probe.words, "") {
-            let query = binds.bind(Box::new(pairs), Type::TEXT);
+        // The newest tickets: each one's words tested against the pairs at once.
+        let word_pairs = pairs(probe.words);
+        if !word_pairs.is_empty() {
+            let matching = binds.bind(
+                Box::new(
+                    word_pairs
+                        .iter()
+                        .map(|p| format!("({p})"))
+                        .collect::<Vec<_>>()
+                        .join(" | "),
+                ),
+                Type::TEXT,
+            );
+            let rank = binds.bind(Box::new(any(probe.words)), Type::TEXT);
             branches.push(format!(
                 "(SELECT s.ticket_id AS id, 1 AS branch, \
-                   ts_rank({RANK_WEIGHTS}, s.search, q.query, 1) AS score \
+                   ts_rank({RANK_WEIGHTS}, s.search, q.r, 1) AS score \
                  FROM (SELECT ticket_id, search FROM ticket_search WHERE workspace_id = $1 \
-                       ORDER BY ticket_id DESC LIMIT {RECENT}) s, {} \
+                       ORDER BY ticket_id DESC LIMIT {RECENT}) s, \
+                      (SELECT to_tsquery('jility', {matching}) AS query, \
+                              to_tsquery('jility', {rank}) AS r OFFSET 0) q \
                  WHERE s.search @@ q.query AND s.ticket_id <> {exclude}{} \
                  ORDER BY 3 DESC, s.ticket_id DESC LIMIT {limit_mark})",
-                made(&query),
                 only("s.ticket_id")
             ));
         }
