@@ -70,27 +70,53 @@ pub struct Word {
     pub stem: String,
 }
 
+/// Words' stems as they are worked out, kept for the next text: the tickets of one answer
+/// share most of their words, and a word is stemmed once.
+pub struct Stems {
+    stemmer: Stemmer,
+    /// A word as written (lowercased) and its stem; `None` for a word dropped (a stop word,
+    /// a single character).
+    known: std::collections::HashMap<String, Option<String>>,
+}
+
+impl Default for Stems {
+    fn default() -> Self {
+        Self {
+            stemmer: Stemmer::create(Algorithm::English),
+            known: std::collections::HashMap::new(),
+        }
+    }
+}
+
+impl Stems {
+    fn of(&mut self, lower: &str) -> Option<&str> {
+        if !self.known.contains_key(lower) {
+            let stem = (lower.chars().count() >= 2 && STOP_WORDS.binary_search(&lower).is_err())
+                .then(|| self.stemmer.stem(lower).into_owned());
+            self.known.insert(lower.to_string(), stem);
+        }
+        self.known.get(lower).and_then(|s| s.as_deref())
+    }
+}
+
 /// The content words of `text`, each once (by stem), in the order they first appear.
 pub fn words(text: &str) -> Vec<Word> {
-    let stemmer = Stemmer::create(Algorithm::English);
+    words_with(&mut Stems::default(), text)
+}
+
+fn words_with(stems: &mut Stems, text: &str) -> Vec<Word> {
     let mut seen = BTreeSet::new();
-    // Words met before (as written, lowercased): their stem is in `seen` already, or they
-    // were dropped; a word repeated is stemmed once.
-    let mut met = std::collections::HashSet::new();
     let mut out = Vec::new();
     for raw in text.split(|c: char| !c.is_alphanumeric()) {
         if raw.is_empty() {
             continue;
         }
         let lower = raw.to_lowercase();
-        if !met.insert(lower.clone()) {
-            continue;
-        }
-        if lower.chars().count() < 2 || STOP_WORDS.binary_search(&lower.as_str()).is_ok() {
-            continue;
-        }
-        let stem = stemmer.stem(&lower).into_owned();
-        if seen.insert(stem.clone()) {
+        if let Some(stem) = stems.of(&lower)
+            && !seen.contains(stem)
+        {
+            let stem = stem.to_string();
+            seen.insert(stem.clone());
             out.push(Word { text: lower, stem });
         }
     }
@@ -170,10 +196,15 @@ pub struct Profile {
 
 impl Profile {
     pub fn new(title: &str, description: &str) -> Self {
-        let title_words = words(title);
+        Self::with(&mut Stems::default(), title, description)
+    }
+
+    /// [`Self::new`] with the stems already worked out.
+    pub fn with(stems: &mut Stems, title: &str, description: &str) -> Self {
+        let title_words = words_with(stems, title);
         let title_stems: BTreeSet<String> = title_words.iter().map(|w| w.stem.clone()).collect();
         let mut all = title_words;
-        for word in words(compared(description)) {
+        for word in words_with(stems, compared(description)) {
             if !title_stems.contains(&word.stem) {
                 all.push(word);
             }

@@ -18,7 +18,7 @@ use super::Tracker;
 use super::checks::{invalid, resolve};
 use crate::model::{Kind, Status};
 use crate::params::{EstimateEffort, SuggestRelated};
-use crate::similarity::{Corpus, DUPLICATE_SCORE, Likeness, Profile, RELATED_SCORE};
+use crate::similarity::{Corpus, DUPLICATE_SCORE, Likeness, Profile, RELATED_SCORE, Stems};
 use crate::store::{Filter, PROBE_WORDS, Probe, Store, StoreTx, TITLE_WORDS, Test, TicketRow};
 
 /// How many related tickets an answer holds: 5 unless asked, at most 20.
@@ -188,9 +188,10 @@ fn scored(
         },
         CANDIDATES,
     )?;
+    let mut stems = Stems::default();
     let profiles: Vec<Profile> = rows
         .iter()
-        .map(|row| Profile::new(&row.title, &row.description))
+        .map(|row| Profile::with(&mut stems, &row.title, &row.description))
         .collect();
     let corpus = Corpus::of(&profiles);
     let mut out: Vec<(TicketRow, Likeness)> = rows
