@@ -21,7 +21,7 @@ pub const TITLE_WORDS: usize = 8;
 pub const PROBE_WORDS: usize = 12;
 
 /// The newest tickets of a workspace that the words are looked for in anywhere.
-pub const RECENT: usize = 1_000;
+pub const RECENT: usize = 600;
 
 /// What to find tickets like.
 pub struct Probe<'a> {

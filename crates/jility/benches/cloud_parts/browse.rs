@@ -1,7 +1,9 @@
 //! One request at a time on a keep-alive connection, as part 2 measures the template: a
 //! random ticket (`GET /tickets/{KEY-N}`), a page of the list (`GET /tickets`, each of
 //! [`LISTS`] on its own line), a search (`GET /search?q=`, the template's queries,
-//! [`queries`]) and the web board (`/w/{workspace}/board`, signed in), each after
+//! [`queries`]), the same with three qualifiers of the query language, related tickets of a
+//! random ticket (`GET /tickets/related?ticket_id=`) and the web board
+//! (`/w/{workspace}/board`, signed in), each after
 //! [`WARM_UPS`] requests that are not counted. Used by the fresh-import and skewed-tenant
 //! cases on their own databases.
 //!
@@ -217,6 +219,37 @@ pub async fn browse(at: &Workspace<'_>, seed: u64, iters: usize) -> Vec<Browsed>
         },
     )
     .await;
+    // The query language (three qualifiers and the words) and related tickets (issue 43).
+    let qualified = kind(
+        "`GET /api/v1/search?q=WORDS -status:done label:backend,bug,frontend updated:<3650d`"
+            .to_string(),
+        &http,
+        bearer,
+        searches,
+        |i| {
+            format!(
+                "{api}/search?q={}",
+                urlencode(&format!(
+                    "{} -status:done label:backend,bug,frontend updated:<3650d",
+                    queries[i]
+                ))
+            )
+        },
+        |_, body| assert!(json(body)["hits"].is_array()),
+    )
+    .await;
+    let related = kind(
+        "`GET /api/v1/tickets/related?ticket_id=KEY-N`, random".to_string(),
+        &http,
+        bearer,
+        searches,
+        |i| format!("{api}/tickets/related?ticket_id={KEY}-{}", numbers[i]),
+        |i, body| {
+            let v = json(body);
+            assert_eq!(number_of(&v["probe"]["ticket"]), numbers[i], "{v}");
+        },
+    )
+    .await;
     let root = api.strip_suffix("/api/v1").unwrap();
     let board_url = format!("{root}/w/{}/board", at.name);
     let board = kind(
@@ -233,7 +266,7 @@ pub async fn browse(at: &Workspace<'_>, seed: u64, iters: usize) -> Vec<Browsed>
     .await;
     let mut all = vec![get];
     all.extend(lists);
-    all.extend([search, board]);
+    all.extend([search, qualified, related, board]);
     all
 }
 
