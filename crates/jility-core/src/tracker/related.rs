@@ -279,7 +279,7 @@ pub(super) fn duplicates_of_new(
 /// points, on the scale.
 fn estimate_of(basis: &[EstimateBasis]) -> Option<(u8, PointsRange, bool)> {
     let mut points: Vec<(u8, f64)> = basis.iter().map(|b| (b.story_points, b.score)).collect();
-    points.sort_by(|a, b| a.0.cmp(&b.0));
+    points.sort_by_key(|p| p.0);
     let total: f64 = points.iter().map(|p| p.1).sum();
     let mut seen = 0.0;
     let mut median = None;

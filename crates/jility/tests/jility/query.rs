@@ -383,7 +383,9 @@ async fn script(world: &World) {
     ]);
     assert!(ok_, "{text}");
     assert!(
-        text.contains("jility ticket list --query 'is:ticket sort:title-asc' --cursor "),
+        text.contains(
+            "jility ticket list --query 'is:ticket sort:title-asc' --limit '2' --cursor "
+        ),
         "{text}"
     );
     let (ok_, text) = world.cli(&["ticket", "search", "login colour:red"]);
