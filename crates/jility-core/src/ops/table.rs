@@ -318,7 +318,7 @@ operations! {
         params::SuggestRelated => tracker::Related, "jility_suggest_related",
         "tickets.related", TicketsRead, Get "/tickets/related", cache 30,
         "Tickets like a filed ticket or a draft, likely duplicates flagged",
-        tool "Find tickets like a filed one (`ticket_id`) or one about to be filed (`title`, `description`): ranked with a score (0-1), the words they share and where (title, description); likely duplicates (score at or above `duplicate_threshold`) first and flagged, then closely related tickets (open before done), then fainter ones (open before done). Use it before filing a ticket, or when triaging one. `limit` default 5, at most 20. Changes nothing.", idempotent true,
+        tool "Find tickets like a filed one (`ticket_id`) or one about to be filed (`title`, `description`): ranked with a score (0-1), the words they share and where (title, description); likely duplicates (score at or above `duplicate_threshold`, sharing two words at least) first and flagged, by score, then closely related tickets (open before done), then fainter ones (open before done). Use it before filing a ticket, or when triaging one. `limit` default 5, at most 20. Changes nothing.", idempotent true,
         query (related_query, &[]),
         render render::related,
         |t, a, p| t.suggest_related(p)

@@ -78,8 +78,12 @@ pub fn estimate(e: &Estimate) -> String {
     for b in &e.based_on {
         let _ = writeln!(
             out,
-            "- **{}** {} · {} pts · score {:.2}",
-            b.number, b.title, b.story_points, b.score
+            "- **{}** {} · {} pt{} · score {:.2}",
+            b.number,
+            b.title,
+            b.story_points,
+            if b.story_points == 1 { "" } else { "s" },
+            b.score
         );
     }
     out

@@ -128,6 +128,17 @@ fn probed(
     title: Option<&str>,
     description: Option<&str>,
 ) -> Result<Probed, ToolError> {
+    // As the API refuses NUL in any argument, so does every mode: nothing echoes one back.
+    if [ticket_id, title, description]
+        .iter()
+        .flatten()
+        .any(|text| text.contains('\0'))
+    {
+        return Err(invalid(
+            "The probe contains a NUL character (\\u0000)",
+            "Remove the NUL characters; text may hold any other character.",
+        ));
+    }
     let ticket_id = ticket_id.map(str::trim).filter(|t| !t.is_empty());
     let title = title.map(str::trim).filter(|t| !t.is_empty());
     match (ticket_id, title) {

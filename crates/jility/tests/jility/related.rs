@@ -271,6 +271,11 @@ async fn script(world: &World) {
             "invalid_input",
         ),
         (
+            "jility_suggest_related",
+            json!({"title": "reset\u{0}password"}),
+            "invalid_input",
+        ),
+        (
             "jility_estimate_effort",
             json!({"ticket_id": "nope"}),
             "invalid_input",

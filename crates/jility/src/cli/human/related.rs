@@ -55,7 +55,7 @@ pub fn related(p: &Painter, r: &Related) -> String {
         out.push('\n');
     }
     out.push_str(&p.hint(&format!(
-        "Scores run from 0 to 1; {:.2} or more is flagged as a likely duplicate.",
+        "Scores run from 0 to 1; {:.2} or more, on two shared words, is flagged as a likely duplicate.",
         r.duplicate_threshold
     )));
     out
@@ -79,10 +79,11 @@ pub fn estimate(p: &Painter, e: &Estimate) -> String {
     out.push_str("Based on:\n");
     for b in &e.based_on {
         out.push_str(&format!(
-            "  {:.2}  {}  {} pts  {}\n",
+            "  {:.2}  {}  {} pt{}  {}\n",
             b.score,
             p.number(&b.number),
             b.story_points,
+            if b.story_points == 1 { "" } else { "s" },
             b.title
         ));
     }
