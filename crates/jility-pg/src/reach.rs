@@ -99,6 +99,9 @@ pub const OUTER_GRACE: Duration = Duration::from_millis(400);
 #[derive(Clone)]
 pub struct Health {
     down: Arc<AtomicBool>,
+    /// The last attempt to connect was refused for want of connections (`53300`: the
+    /// server's `max_connections`, or the role's or database's connection limit).
+    full: Arc<AtomicBool>,
     /// When the probe in flight was sent, in milliseconds since `epoch` plus one (0: none
     /// in flight).
     probing_since: Arc<AtomicU64>,
@@ -109,6 +112,7 @@ impl Default for Health {
     fn default() -> Self {
         Self {
             down: Arc::default(),
+            full: Arc::default(),
             probing_since: Arc::default(),
             epoch: Instant::now(),
         }
@@ -122,6 +126,18 @@ impl Health {
             Ok(()) => false,
             Err(err) => is_unreachable(err),
         };
+        let full =
+            matches!(result, Err(err) if err.code() == Some(&SqlState::TOO_MANY_CONNECTIONS));
+        if self.full.swap(full, Ordering::Relaxed) != full {
+            if full {
+                tracing::warn!(
+                    "PostgreSQL refuses more connections (its max_connections, or a connection limit, is reached): \
+                     lower --db-pool-size or raise max_connections"
+                );
+            } else {
+                tracing::info!("PostgreSQL takes new connections again");
+            }
+        }
         let was = self.down.swap(down, Ordering::Relaxed);
         if was != down {
             if down {
@@ -134,6 +150,16 @@ impl Health {
 
     pub(crate) fn down(&self) -> bool {
         self.down.load(Ordering::Relaxed)
+    }
+
+    /// Whether the last attempt to connect was refused for want of connections.
+    pub fn full(&self) -> bool {
+        self.full.load(Ordering::Relaxed)
+    }
+
+    /// Whether the database could not be reached at the last attempt to connect.
+    pub fn unreachable(&self) -> bool {
+        self.down()
     }
 
     fn now_ms(&self) -> u64 {
@@ -166,6 +192,8 @@ impl Health {
             StoreError::Unavailable(format!("no database connection: {err}"))
         } else if self.unresponsive() {
             StoreError::Unresponsive { commit_sent: false }
+        } else if self.full() {
+            StoreError::Overloaded(TOO_MANY_CONNECTIONS.to_string())
         } else {
             StoreError::Overloaded(format!(
                 "all {size} of this server's connections to it are in use"
@@ -413,6 +441,10 @@ fn endpoint(url: &str) -> String {
         None => format!("{host}:{port}"),
     }
 }
+
+/// What a caller is told when PostgreSQL refuses more connections.
+pub(crate) const TOO_MANY_CONNECTIONS: &str =
+    "PostgreSQL refuses more connections (max_connections is reached)";
 
 /// Whether `err` says the database cannot be reached (rather than refusing a statement).
 pub fn is_unreachable(err: &postgres::Error) -> bool {

@@ -110,6 +110,8 @@ pub struct ServeConfig {
     pub database_url: String,
     /// Requests per minute per token.
     pub rate_limit: u32,
+    /// The most connections the process opens to the database ([`jility_pg::store::Budget`]).
+    pub pool_size: u32,
     /// The PEM certificate chain and private key to terminate TLS with, if any.
     pub tls: Option<(PathBuf, PathBuf)>,
 }
@@ -421,7 +423,7 @@ where
         Some((cert, key)) => Some(tls::acceptor(cert, key)?),
         None => None,
     };
-    let db = PgDatabase::connect(&config.database_url)
+    let db = PgDatabase::connect_with(&config.database_url, config.pool_size)
         .map_err(|err| crate::reach::at_start(&config.database_url, err))?;
     let state = ApiState::new(&db, config.rate_limit, acceptor.is_some())?;
     // Database work runs on blocking threads: past a few per CPU, more threads only share

@@ -83,17 +83,60 @@ pub struct Connections {
     pub(super) reader: Arc<Reader>,
     /// Refreshes the kept contexts of the tickets writes touched ([`contexts`]).
     pub(super) refresher: Arc<Refresher>,
+    /// How many connections the process may open, and for what.
+    pub(super) budget: Budget,
+}
+
+/// The fewest connections a process can keep to: its request pool, the counters' pool, one
+/// reader, the watch and the event listener need one each, and the pool a second.
+pub const MIN_POOL_SIZE: u32 = 6;
+
+/// How a process's connections (`--db-pool-size`) are shared: two held for as long as the
+/// server runs (the watch's probe, [`PgDatabase::watch`], and the event listener,
+/// [`crate::events`]); async readers, a fifth up to four ([`Reader`]); the counters' pool
+/// ([`PgDatabase::counters`], rate limits, one statement per block of requests), an eighth
+/// up to four; the request pool all the others (a request holds one on a blocking thread,
+/// and a server runs four such threads per CPU). 20 (the default): 12 for requests, 4
+/// readers, 2 for counters, 2 held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub pool: u32,
+    pub readers: u32,
+    pub counters: u32,
+}
+
+impl Budget {
+    /// Connections held by the watch and the event listener.
+    pub const HELD: u32 = 2;
+
+    pub fn of(total: u32) -> Self {
+        let readers = (total / 5).clamp(1, super::reader::CONNECTIONS as u32);
+        let counters = (total / 8).clamp(1, 4);
+        let pool = total.saturating_sub(Self::HELD + readers + counters).max(2);
+        Self {
+            pool,
+            readers,
+            counters,
+        }
+    }
+
+    /// Every connection the process may open.
+    pub fn total(&self) -> u32 {
+        self.pool + self.readers + self.counters + Self::HELD
+    }
 }
 
 impl PgDatabase {
     /// Connect to `url` (`postgres://user@host:port/db`, no TLS), bring the schema up to
-    /// date, and keep a pool of up to [`DEFAULT_POOL_SIZE`] connections.
+    /// date, and open up to [`DEFAULT_POOL_SIZE`] connections.
     pub fn connect(url: &str) -> StoreResult<Self> {
         Self::connect_with(url, DEFAULT_POOL_SIZE)
     }
 
-    /// [`Self::connect`] with a pool of up to `max_connections` connections.
+    /// [`Self::connect`], opening up to `max_connections` connections in all (shared as
+    /// [`Budget`] says; at least [`MIN_POOL_SIZE`] are needed to keep to it).
     pub fn connect_with(url: &str, max_connections: u32) -> StoreResult<Self> {
+        let budget = Budget::of(max_connections);
         let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
@@ -129,7 +172,7 @@ impl PgDatabase {
             reads.get_options().unwrap_or_default()
         );
         reads.options(options.trim());
-        let reader = Arc::new(Reader::new(reads));
+        let reader = Arc::new(Reader::new(reads, budget.readers as usize));
         let config = Config::from(config);
         let health = Health::default();
         // Connect once directly: a wrong URL or a refused login fails now with its own
@@ -161,7 +204,7 @@ impl PgDatabase {
         .into_iter()
         .fold(config, with_option);
         let pool = pool(
-            max_connections,
+            budget.pool,
             Manager {
                 config: config.clone(),
                 health: health.clone(),
@@ -174,6 +217,7 @@ impl PgDatabase {
             health,
             reader,
             refresher,
+            budget,
         })))
     }
 
@@ -192,7 +236,12 @@ impl PgDatabase {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             match self.pool.get_timeout(reach::CHECKOUT_SLICE.min(left)) {
                 Ok(conn) => return Ok(conn),
-                Err(err) if self.health.down() || self.health.unresponsive() || left.is_zero() => {
+                Err(err)
+                    if self.health.down()
+                        || self.health.unresponsive()
+                        || self.health.full()
+                        || left.is_zero() =>
+                {
                     return Err(self.health.no_connection(&err, self.pool.max_size()));
                 }
                 Err(_) => reach::check_abandoned()?,
@@ -232,7 +281,7 @@ impl PgDatabase {
         );
         config.options(options.trim());
         let pool = pool(
-            self.pool.max_size(),
+            self.budget.counters,
             Manager {
                 config: config.clone(),
                 health: self.health.clone(),
@@ -244,6 +293,7 @@ impl PgDatabase {
             health: self.health.clone(),
             reader: self.reader.clone(),
             refresher: self.refresher.clone(),
+            budget: self.budget,
         }))
     }
 
@@ -294,16 +344,30 @@ impl PgDatabase {
     /// or `fresh` stored now when there is none yet (two processes racing agree on the first).
     pub fn shared_secret(&self, name: &str, fresh: [u8; 32]) -> StoreResult<[u8; 32]> {
         let mut conn = self.checkout()?;
-        let row = conn
-            .client
-            .query_one(
-                "WITH put AS (INSERT INTO server_secrets (name, secret) VALUES ($1, $2) \
-             ON CONFLICT (name) DO NOTHING RETURNING secret) \
-             SELECT secret FROM put UNION ALL \
-             SELECT secret FROM server_secrets WHERE name = $1 LIMIT 1",
-                &[&name, &fresh.as_slice()],
-            )
-            .map_err(crate::store::db)?;
+        // A process whose insert waited for another's, which committed meanwhile, inserts
+        // nothing and cannot see the other's row in its statement's snapshot (taken before
+        // that commit): the next statement, with a snapshot of its own, sees it.
+        let mut row = None;
+        for _ in 0..3 {
+            row = conn
+                .client
+                .query_opt(
+                    "WITH put AS (INSERT INTO server_secrets (name, secret) VALUES ($1, $2) \
+                 ON CONFLICT (name) DO NOTHING RETURNING secret) \
+                 SELECT secret FROM put UNION ALL \
+                 SELECT secret FROM server_secrets WHERE name = $1 LIMIT 1",
+                    &[&name, &fresh.as_slice()],
+                )
+                .map_err(crate::store::db)?;
+            if row.is_some() {
+                break;
+            }
+        }
+        let row = row.ok_or_else(|| {
+            StoreError::Database(format!(
+                "the server secret {name} could not be stored or read"
+            ))
+        })?;
         let secret: Vec<u8> = row.try_get(0).map_err(crate::store::db)?;
         secret
             .try_into()
@@ -432,87 +496,4 @@ pub(super) fn workspace_row(row: &Row) -> StoreResult<Workspace> {
         name: row.try_get(1).map_err(crate::store::db)?,
         created_at: row.try_get(2).map_err(crate::store::db)?,
     })
-}
-
-pub(super) fn schema_version(client: &mut Client) -> StoreResult<u32> {
-    let exists: bool = client
-        .query_one(
-            "SELECT to_regclass('jility_schema_migrations') IS NOT NULL",
-            &[],
-        )
-        .map_err(crate::store::db)?
-        .try_get(0)
-        .map_err(crate::store::db)?;
-    if !exists {
-        return Ok(0);
-    }
-    let version: i32 = client
-        .query_one(
-            "SELECT coalesce(max(version), 0) FROM jility_schema_migrations",
-            &[],
-        )
-        .map_err(crate::store::db)?
-        .try_get(0)
-        .map_err(crate::store::db)?;
-    Ok(u32::try_from(version).unwrap_or(0))
-}
-
-/// Apply the migrations the database lacks, all in one transaction under an advisory
-/// lock: a second process starting at the same moment waits, then finds nothing to do.
-/// Returns the version the database had before.
-pub(super) fn migrate(client: &mut Client) -> StoreResult<u32> {
-    let known = MIGRATIONS.len() as u32;
-    // Fast path without the lock: up to date (or too new) is read, not written.
-    let found = schema_version(client)?;
-    if found > known {
-        return Err(StoreError::TooNew { found, known });
-    }
-    if found == known {
-        return Ok(found);
-    }
-    let mut tx = client.transaction().map_err(crate::store::db)?;
-    // Another process applying the migrations holds the lock for as long as they take: a
-    // start waits for it longer than a request waits for a writer.
-    tx.batch_execute(&format!(
-        "SET LOCAL lock_timeout = {}; SET LOCAL statement_timeout = 0",
-        MIGRATION_LOCK_TIMEOUT.as_millis()
-    ))
-    .map_err(crate::store::db)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-        .map_err(crate::store::db)?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS jility_schema_migrations (
-             version    INTEGER PRIMARY KEY,
-             applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
-         )",
-    )
-    .map_err(crate::store::db)?;
-    let version: i32 = tx
-        .query_one(
-            "SELECT coalesce(max(version), 0) FROM jility_schema_migrations",
-            &[],
-        )
-        .map_err(crate::store::db)?
-        .try_get(0)
-        .map_err(crate::store::db)?;
-    let before = u32::try_from(version).unwrap_or(0);
-    if before > known {
-        tx.rollback().map_err(crate::store::db)?;
-        return Err(StoreError::TooNew {
-            found: before,
-            known,
-        });
-    }
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(before as usize) {
-        let version = i32::try_from(index + 1).unwrap_or(i32::MAX);
-        tx.batch_execute(sql).map_err(crate::store::db)?;
-        tx.execute(
-            "INSERT INTO jility_schema_migrations (version) VALUES ($1)",
-            &[&version],
-        )
-        .map_err(crate::store::db)?;
-        tracing::info!(version, "applied PostgreSQL schema migration");
-    }
-    tx.commit().map_err(crate::store::db)?;
-    Ok(before)
 }

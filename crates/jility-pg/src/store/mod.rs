@@ -67,6 +67,7 @@ mod planning;
 mod reader;
 mod related;
 mod rows;
+mod schema;
 mod search;
 mod statements;
 mod tx;
@@ -74,10 +75,12 @@ mod views;
 mod whole;
 
 use connect::*;
-pub use connect::{Connections, PgDatabase, READS_APPLICATION, Workspace};
+pub use connect::{Budget, Connections, MIN_POOL_SIZE, PgDatabase, READS_APPLICATION, Workspace};
 use contexts::Refresher;
 use reader::{Lookup, Reader};
 use rows::*;
+use schema::*;
+pub use schema::{ROLLING_FROM, SchemaStatus, breaks_rolling_upgrade};
 use tx::*;
 
 use crate::reach::{self, Health};
@@ -88,32 +91,50 @@ use jility_core::store::{
     TicketRow, TicketUpdate, WHOLE_CHANGES, WHOLE_COMMENTS, WholeTicket, WholeTickets,
 };
 
-/// The schema, one migration per version; `jility_schema_migrations` records which ran.
-pub const MIGRATIONS: &[&str] = &[
-    include_str!("../pg_migrations/0001_initial.sql"),
-    include_str!("../pg_migrations/0002_tokens.sql"),
-    include_str!("../pg_migrations/0003_rate_limits.sql"),
-    include_str!("../pg_migrations/0004_server_secrets.sql"),
-    include_str!("../pg_migrations/0005_audit.sql"),
-    include_str!("../pg_migrations/0006_ticket_lookups.sql"),
-    include_str!("../pg_migrations/0007_unlogged_rate_limits.sql"),
-    include_str!("../pg_migrations/0008_search_table.sql"),
-    include_str!("../pg_migrations/0009_idempotency.sql"),
-    include_str!("../pg_migrations/0010_sliding_rate_limits.sql"),
-    include_str!("../pg_migrations/0011_accounts.sql"),
-    include_str!("../pg_migrations/0012_oauth.sql"),
-    include_str!("../pg_migrations/0013_rate_leases.sql"),
-    include_str!("../pg_migrations/0014_search_rank.sql"),
-    include_str!("../pg_migrations/0015_ticket_contexts.sql"),
-    include_str!("../pg_migrations/0016_context_versions.sql"),
-    include_str!("../pg_migrations/0017_listing_indexes.sql"),
-    include_str!("../pg_migrations/0018_search_by_workspace.sql"),
-    include_str!("../pg_migrations/0019_context_probes.sql"),
-    include_str!("../pg_migrations/0020_planning.sql"),
-    include_str!("../pg_migrations/0021_kept_sprints.sql"),
-    include_str!("../pg_migrations/0022_plan_candidates.sql"),
-    include_str!("../pg_migrations/0023_views.sql"),
-    include_str!("../pg_migrations/0024_ticket_titles.sql"),
+/// One version of the schema: its file's name (`NNNN_what`) and its statements.
+#[derive(Debug, Clone, Copy)]
+pub struct Migration {
+    pub name: &'static str,
+    pub sql: &'static str,
+}
+
+macro_rules! migrations {
+    ($($name:literal),* $(,)?) => {
+        &[$(Migration {
+            name: $name,
+            sql: include_str!(concat!("../pg_migrations/", $name, ".sql")),
+        }),*]
+    };
+}
+
+/// The schema, one migration per version (version = position + 1);
+/// `jility_schema_migrations` records which ran. From [`ROLLING_FROM`] on, each is
+/// additive (README, "Upgrades"): a server of the version before keeps working beside it.
+pub const MIGRATIONS: &[Migration] = migrations![
+    "0001_initial",
+    "0002_tokens",
+    "0003_rate_limits",
+    "0004_server_secrets",
+    "0005_audit",
+    "0006_ticket_lookups",
+    "0007_unlogged_rate_limits",
+    "0008_search_table",
+    "0009_idempotency",
+    "0010_sliding_rate_limits",
+    "0011_accounts",
+    "0012_oauth",
+    "0013_rate_leases",
+    "0014_search_rank",
+    "0015_ticket_contexts",
+    "0016_context_versions",
+    "0017_listing_indexes",
+    "0018_search_by_workspace",
+    "0019_context_probes",
+    "0020_planning",
+    "0021_kept_sprints",
+    "0022_plan_candidates",
+    "0023_views",
+    "0024_ticket_titles",
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)
@@ -129,8 +150,10 @@ const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a starting process waits for another one's migrations.
 const MIGRATION_LOCK_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Default number of connections a [`PgDatabase`] opens at most.
-pub const DEFAULT_POOL_SIZE: u32 = 16;
+/// Default number of connections a [`PgDatabase`] opens at most, all its uses together
+/// ([`Budget`]): four `jility serve` processes and the admin commands beside them within a
+/// stock PostgreSQL's `max_connections = 100`.
+pub const DEFAULT_POOL_SIZE: u32 = 20;
 
 /// Most prepared statements a connection keeps (listing filters make a few shapes each).
 const MAX_STATEMENTS: usize = 256;
@@ -158,7 +181,7 @@ pub fn db(err: postgres::Error) -> StoreError {
             } else if *code == SqlState::QUERY_CANCELED {
                 Some("a statement was cancelled before it finished")
             } else if *code == SqlState::TOO_MANY_CONNECTIONS {
-                Some("PostgreSQL refuses more connections (max_connections is reached)")
+                Some(crate::reach::TOO_MANY_CONNECTIONS)
             } else {
                 None
             };

@@ -23,12 +23,13 @@ pub(super) enum Lookup {
     Uuid(String),
 }
 
-/// How many async connections a server keeps for whole-ticket reads: each answers the reads
+/// How many async connections a server keeps for whole-ticket reads at most (fewer when
+/// the operator's pool size is small, [`super::connect::Budget`]): each answers the reads
 /// waiting for it in one statement while the next batch gathers, so a few keep PostgreSQL
 /// busy. Measured on two cores with 32 clients (when reads were pipelined one statement
 /// each): two or three gave more reads a second but queued many behind a backend the
 /// system was slow to schedule; five or more cost a tenth of the rate.
-const CONNECTIONS: usize = 4;
+pub(super) const CONNECTIONS: usize = 4;
 
 /// One async connection and the statements prepared on it.
 struct Slot {
@@ -186,10 +187,13 @@ pub(super) struct Reader {
 }
 
 impl Reader {
-    pub(super) fn new(config: tokio_postgres::Config) -> Self {
+    /// Reads on up to `connections` connections (1 to [`CONNECTIONS`]).
+    pub(super) fn new(config: tokio_postgres::Config, connections: usize) -> Self {
         Self {
             config,
-            slots: (0..CONNECTIONS).map(|_| Mutex::new(None)).collect(),
+            slots: (0..connections.clamp(1, CONNECTIONS))
+                .map(|_| Mutex::new(None))
+                .collect(),
             next: AtomicUsize::new(0),
             hedges: AtomicUsize::new(0),
         }

@@ -126,6 +126,10 @@ pub struct ServeArgs {
     /// Requests per minute per token, shared by every server process on the database.
     #[arg(long, value_name = "N", default_value_t = jility_cloud::ratelimit::DEFAULT_PER_MINUTE, value_parser = clap::value_parser!(u32).range(1..))]
     pub rate_limit: u32,
+    /// The most connections to PostgreSQL this process opens, all its uses together (keep
+    /// processes × this below the server's max_connections, with room for admin commands).
+    #[arg(long, env = "JILITY_DB_POOL_SIZE", value_name = "N", default_value_t = jility_cloud::store::DEFAULT_POOL_SIZE, value_parser = clap::value_parser!(u32).range(i64::from(jility_cloud::store::MIN_POOL_SIZE)..=10_000))]
+    pub db_pool_size: u32,
     /// Terminate TLS with this PEM certificate chain (with --tls-key).
     #[arg(long, value_name = "PEM", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -167,6 +171,9 @@ pub enum AdminCommand {
     /// Print a one-time invite link to a workspace with a role (valid 7 days): whoever opens
     /// it signs up or signs in and becomes a member.
     Invite(people::InviteArgs),
+    /// Bring the database's schema up to this version's (as `jility serve` does at start),
+    /// or with --check say what would run; refuses a schema newer than this jility knows.
+    Migrate(super::operate::MigrateArgs),
 }
 
 /// The name of the token `jility admin create-workspace` mints.
@@ -258,6 +265,7 @@ fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
         AdminCommand::AddMember(args) => people::add_member(json, args),
         AdminCommand::ResetPassword(args) => people::reset_password(json, args),
         AdminCommand::Invite(args) => people::invite(json, args),
+        AdminCommand::Migrate(args) => super::operate::migrate(json, args),
     }
 }
 
@@ -274,6 +282,7 @@ fn serve(args: ServeArgs) -> Result<(), ToolError> {
         listen: args.listen,
         database_url,
         rate_limit: args.rate_limit,
+        pool_size: args.db_pool_size,
         tls: args.tls_cert.zip(args.tls_key),
     })
 }

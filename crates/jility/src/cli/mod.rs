@@ -19,6 +19,8 @@ mod bulk;
 #[cfg(feature = "cloud")]
 mod cloud;
 pub mod human;
+#[cfg(feature = "cloud")]
+mod operate;
 mod output;
 #[cfg(feature = "cloud")]
 mod people;

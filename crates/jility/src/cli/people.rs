@@ -90,15 +90,20 @@ pub struct InviteArgs {
 
 /// The database of `--database-url` / `DATABASE_URL`, connected and migrated.
 pub fn connect(database: &DatabaseArg) -> Result<PgDatabase, ToolError> {
-    let url = database
+    let url = database_url(database)?;
+    PgDatabase::connect(url).map_err(|err| jility_cloud::reach::at_start(url, err))
+}
+
+/// The URL of `--database-url` / `DATABASE_URL`.
+pub fn database_url(database: &DatabaseArg) -> Result<&str, ToolError> {
+    database
         .database_url
         .as_deref()
         .filter(|url| !url.trim().is_empty())
         .ok_or_else(|| {
             ToolError::new(errors::INVALID_INPUT, "No database URL given")
                 .with_hint("Pass --database-url postgres://user@host:5432/db or set DATABASE_URL.")
-        })?;
-    PgDatabase::connect(url).map_err(|err| jility_cloud::reach::at_start(url, err))
+        })
 }
 
 /// A link to hand on: whole with a base address, else its path and what to do with it.

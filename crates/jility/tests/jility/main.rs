@@ -42,6 +42,7 @@ mod mcp;
 mod nul_sweep;
 mod oauth;
 mod oauth_redirects;
+mod operations;
 mod outage;
 mod paging;
 mod planning;
