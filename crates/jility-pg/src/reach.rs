@@ -180,7 +180,7 @@ impl Health {
     }
 
     /// Whether the database holds a probe unanswered for longer than [`STALL`].
-    pub(crate) fn unresponsive(&self) -> bool {
+    pub fn unresponsive(&self) -> bool {
         let since = self.probing_since.load(Ordering::Relaxed);
         since != 0 && self.now_ms().saturating_sub(since) > STALL.as_millis() as u64
     }

@@ -92,7 +92,7 @@ pub fn serve_cloud(config: jility_cloud::ServeConfig) -> Result<(), mcp_common::
         config,
         |state, local, sessions| {
             let shared = Shared::new(state, None);
-            mcp_common::http::mcp_endpoint(
+            mcp_common::http::mcp_endpoint_counted(
                 &mcp_common::http::HttpConfig::behind_auth(local),
                 local.port(),
                 sessions,

@@ -271,6 +271,33 @@ where
     H: ServerHandler + Send + 'static,
     F: Fn() -> H + Send + Sync + 'static,
 {
+    mcp_endpoint_counted(config, port, sessions, factory).0
+}
+
+/// The live sessions of an MCP endpoint ([`mcp_endpoint_counted`]), for a server's metrics.
+#[derive(Clone)]
+pub struct LiveSessions(
+    Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+);
+
+impl LiveSessions {
+    /// How many sessions are open now.
+    pub async fn count(&self) -> usize {
+        self.0.sessions.read().await.len()
+    }
+}
+
+/// [`mcp_endpoint`], and a handle that counts its live sessions.
+pub fn mcp_endpoint_counted<H, F>(
+    config: &HttpConfig,
+    port: u16,
+    sessions: CancellationToken,
+    factory: F,
+) -> (axum::Router, LiveSessions)
+where
+    H: ServerHandler + Send + 'static,
+    F: Fn() -> H + Send + Sync + 'static,
+{
     let mut rmcp_config = StreamableHttpServerConfig::default()
         .with_cancellation_token(sessions)
         .with_max_request_body_bytes(config.max_body_bytes)
@@ -283,8 +310,9 @@ where
         None => rmcp_config.disable_allowed_hosts(),
     };
     let manager = crate::sessions::manager();
+    let live = LiveSessions(manager.clone());
     let service = StreamableHttpService::new(move || Ok(factory()), manager.clone(), rmcp_config);
-    axum::Router::new()
+    let router = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(middleware::from_fn_with_state(
             SessionOwners::new(manager, config.sessions),
@@ -295,7 +323,8 @@ where
             config.max_body_bytes,
             check_message,
         ))
-        .layer(middleware::from_fn(errors_as_json))
+        .layer(middleware::from_fn(errors_as_json));
+    (router, live)
 }
 
 /// Give every refusal of the MCP endpoint a JSON-RPC error body (`"id": null`). rmcp answers

@@ -71,6 +71,8 @@ pub async fn stream(
     let token = principal.token_id;
     let lapse = std::sync::Arc::new(state.principals.watch(&principal, &state));
     let holds = lapse.clone();
+    // Counted as an open stream for as long as the stream lives.
+    let subscribed = std::sync::Arc::new(super::metrics::Subscribed::api());
     let heartbeat = heartbeat_interval();
     let announced = serde_json::json!({ "heartbeat_secs": heartbeat.as_secs() }).to_string();
     let ready = stream::once(async move { Ok(SseEvent::default().event("ready").data(announced)) });
@@ -78,7 +80,9 @@ pub async fn stream(
     // (a revocation may have been among the events missed).
     let changes = stream::unfold(Some(receiver), move |receiver| {
         let holds = holds.clone();
+        let _subscribed = subscribed.clone();
         async move {
+            let _subscribed = _subscribed;
             let mut receiver = receiver?;
             loop {
                 let received = receiver.recv().await;

@@ -193,6 +193,10 @@ pub async fn guard(State(state): State<ApiState>, mut request: Request, next: Ne
         return outgoing(&state, &principal, host, mcp, response).await;
     };
     if !decision.allowed {
+        super::metrics::rate_limited(match decision.scope {
+            crate::ratelimit::Scope::Token => "token",
+            crate::ratelimit::Scope::Workspace => "workspace",
+        });
         let mut response = ApiError(decision.error()).into_response();
         rate_headers(response.headers_mut(), &decision);
         if let Ok(value) = HeaderValue::from_str(&decision.retry_after_secs.to_string()) {

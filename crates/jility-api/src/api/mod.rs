@@ -35,10 +35,12 @@ mod audit;
 mod body;
 mod events;
 mod idempotency;
+pub mod metrics;
 mod middleware;
 mod openapi;
 mod operations;
 pub(crate) mod principals;
+mod probes;
 mod refusals;
 mod rejections;
 mod stall;
@@ -114,6 +116,8 @@ pub struct ServeConfig {
     pub pool_size: u32,
     /// The PEM certificate chain and private key to terminate TLS with, if any.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// A second listener serving `/metrics` (and the probes) without credentials.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 /// What every request shares: one handle (every layer and handler of every request clones
@@ -145,6 +149,12 @@ pub struct Shared {
     pub shutdown: CancellationToken,
     /// The server terminates TLS (its public URLs are https).
     pub tls: bool,
+    /// What `/readyz` found last, and whether the server is stopping.
+    pub readiness: probes::Readiness,
+    /// The hash of `JILITY_METRICS_TOKEN`: `/metrics` on the main listener asks for it.
+    metrics_token: Option<blake3::Hash>,
+    /// The MCP endpoint's live sessions (set once it is made).
+    sessions: std::sync::OnceLock<metrics::SessionCount>,
 }
 
 impl ApiState {
@@ -172,6 +182,9 @@ impl ApiState {
             refusals: refusals::Refusals::with_writer(Audit::new(db)),
             shutdown: CancellationToken::new(),
             tls,
+            readiness: probes::Readiness::default(),
+            metrics_token: metrics_token(),
+            sessions: std::sync::OnceLock::new(),
         }));
         state.hear_revocations();
         Ok(state)
@@ -225,6 +238,22 @@ impl ApiState {
             tracing::warn!(error = %err, "cannot start the thread that hears revocations; rate-limit leases stay at a second");
         }
     }
+}
+
+/// The hash of `JILITY_METRICS_TOKEN`, when set (never kept in the clear).
+fn metrics_token() -> Option<blake3::Hash> {
+    let token = std::env::var(metrics::TOKEN_VAR).ok()?;
+    let token = token.trim();
+    if token.is_empty() {
+        return None;
+    }
+    if token.len() < 16 {
+        tracing::warn!(
+            "{} is shorter than 16 characters: anyone who guesses it reads the server's metrics",
+            metrics::TOKEN_VAR
+        );
+    }
+    Some(blake3::hash(token.as_bytes()))
 }
 
 /// One tracker per workspace, made on the workspace's first request and kept: each is
@@ -347,9 +376,16 @@ pub fn router(state: ApiState, mcp: Router, people: Router, local: SocketAddr) -
             middleware::origin,
         ))
         .layer(axum::middleware::from_fn(rejections::as_envelope));
+    // The probes and the metrics: no API token (`/metrics` asks for its own).
+    let operators = Router::new()
+        .route("/healthz", axum::routing::get(probes::healthz))
+        .route("/readyz", axum::routing::get(probes::readyz))
+        .route("/metrics", axum::routing::get(metrics::scrape_behind_token))
+        .with_state(state.clone());
     // People's pages at `/` (signed in with a session cookie, not a token): every other
     // path, a person's 404 page for those no page takes.
     Router::new()
+        .merge(operators)
         .merge(machines)
         .merge(people)
         .fallback_service(
@@ -416,13 +452,17 @@ const DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 /// terminates TLS (its cookies are then `Secure`).
 pub fn serve<M, P>(config: ServeConfig, mcp: M, people: P) -> Result<(), ToolError>
 where
-    M: FnOnce(ApiState, SocketAddr, CancellationToken) -> Router + Send + 'static,
+    M: FnOnce(ApiState, SocketAddr, CancellationToken) -> (Router, metrics::SessionCount)
+        + Send
+        + 'static,
     P: FnOnce(&ApiState, bool) -> Router + Send + 'static,
 {
     let acceptor = match &config.tls {
         Some((cert, key)) => Some(tls::acceptor(cert, key)?),
         None => None,
     };
+    // Installed before anything is measured (the connection's statements among them).
+    metrics::exporter();
     let db = PgDatabase::connect_with(&config.database_url, config.pool_size)
         .map_err(|err| crate::reach::at_start(&config.database_url, err))?;
     let state = ApiState::new(&db, config.rate_limit, acceptor.is_some())?;
@@ -452,24 +492,45 @@ where
         let local = listener
             .local_addr()
             .map_err(|e| ToolError::internal(format!("Cannot read the bound address: {e}")))?;
+        let metrics_listener = match config.metrics_listen {
+            Some(addr) => Some(tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+                ToolError::new(
+                    errors::INVALID_INPUT,
+                    format!("Cannot listen on {addr} for metrics: {e}"),
+                )
+                .with_hint("Choose another address with --metrics-listen HOST:PORT (port 0 picks a free one).")
+            })?),
+            None => None,
+        };
         let sessions = state.shutdown.child_token();
-        let mcp = mcp(state.clone(), local, sessions);
+        let (mcp, live) = mcp(state.clone(), local, sessions);
+        let _ = state.sessions.set(live);
         let people = people(&state, acceptor.is_some());
-        // Outermost: every request is answered while the database stops answering.
-        let app = router(state.clone(), mcp, people, local).layer(
-            axum::middleware::from_fn_with_state(
+        // Outermost: every request is answered while the database stops answering; then
+        // every answer is counted, the stall's too.
+        let app = router(state.clone(), mcp, people, local)
+            .layer(axum::middleware::from_fn_with_state(
                 state.clone(),
                 stall::answer_while_the_database_answers,
-            ),
-        );
+            ))
+            .layer(axum::middleware::from_fn(metrics::record));
         let scheme = if acceptor.is_some() { "https" } else { "http" };
+        let metrics_server = match metrics_listener {
+            Some(listener) => Some(serve_metrics(listener, state.clone())?),
+            None => None,
+        };
         announce(scheme, local);
         tracing::info!(%local, rate_limit = config.rate_limit, tls = acceptor.is_some(), "serving the API");
         let stopping = CancellationToken::new();
         let trigger = stopping.clone();
+        let stopping_state = state.clone();
         let stop = async move {
             mcp_common::serve::termination().await;
             tracing::info!("stopping: no new connections; answering the requests in flight");
+            stopping_state
+                .readiness
+                .stopping
+                .store(true, std::sync::atomic::Ordering::Relaxed);
             trigger.cancel();
         };
         // The refusals suppressed in a minute are recorded when it ends, and at the end.
@@ -514,6 +575,9 @@ where
             }
         };
         summaries.abort();
+        if let Some(metrics_server) = metrics_server {
+            metrics_server.abort();
+        }
         // The refusals handed to their writer are written first (in their order).
         let flushing = refused.clone();
         let flushed = tokio::task::spawn_blocking(move || flushing.flush(DRAIN_GRACE)).await;
@@ -534,6 +598,29 @@ where
     drop(runtime);
     drop(keep);
     served
+}
+
+/// Serve `/metrics`, `/healthz` and `/readyz` on `listener`, without credentials, until the
+/// task is aborted; its address is announced on stderr.
+fn serve_metrics(
+    listener: tokio::net::TcpListener,
+    state: ApiState,
+) -> Result<tokio::task::JoinHandle<()>, ToolError> {
+    let local = listener
+        .local_addr()
+        .map_err(|e| ToolError::internal(format!("Cannot read the metrics address: {e}")))?;
+    let app = Router::new()
+        .route("/metrics", axum::routing::get(metrics::scrape))
+        .route("/healthz", axum::routing::get(probes::healthz))
+        .route("/readyz", axum::routing::get(probes::readyz))
+        .with_state(state);
+    let line = format!("jility: serving metrics at http://{local}/metrics\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    Ok(tokio::spawn(async move {
+        if let Err(err) = axum::serve(listener, app).await {
+            tracing::warn!(error = %err, "the metrics listener failed");
+        }
+    }))
 }
 
 /// Tell whoever started the server where it listens (the port may be the system's choice).

@@ -362,7 +362,10 @@ impl Backend for ApiState {
         params: Result<O::Params, ToolError>,
     ) -> Result<O::Output, ToolError> {
         let principal = principal_of(caller)?;
-        execute::<O>(self, principal, params).await
+        let started = std::time::Instant::now();
+        let answer = execute::<O>(self, principal, params).await;
+        super::metrics::tool_call(O::NAME, started, answer.is_ok());
+        answer
     }
 
     fn allows(&self, caller: &Caller, op: Described) -> bool {

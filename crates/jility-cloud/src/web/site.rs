@@ -215,6 +215,7 @@ impl Site for CloudSite {
             workspace_id,
             role,
             shutdown: self.inner.api.shutdown.clone(),
+            _counted: crate::api::metrics::Subscribed::web(),
         };
         Ok(stream::unfold(live, next_event).boxed())
     }
@@ -297,6 +298,8 @@ struct Live {
     /// The person's role when the stream opened.
     role: Role,
     shutdown: tokio_util::sync::CancellationToken,
+    /// Counted among the open event streams while the page is live.
+    _counted: crate::api::metrics::Subscribed,
 }
 
 /// The stream's next event: a change of its workspace (never another's), a reset when

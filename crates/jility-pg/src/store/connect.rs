@@ -85,6 +85,8 @@ pub struct Connections {
     pub(super) refresher: Arc<Refresher>,
     /// How many connections the process may open, and for what.
     pub(super) budget: Budget,
+    /// What the pool is for, as metrics name it: `requests` or `counters`.
+    pub(super) role: &'static str,
 }
 
 /// The fewest connections a process can keep to: its request pool, the counters' pool, one
@@ -218,6 +220,7 @@ impl PgDatabase {
             reader,
             refresher,
             budget,
+            role: "requests",
         })))
     }
 
@@ -229,24 +232,60 @@ impl PgDatabase {
     pub(super) fn checkout(&self) -> StoreResult<Pooled> {
         reach::check_abandoned()?;
         if self.health.unresponsive() {
+            self.failed_checkout("unresponsive");
             return Err(StoreError::Unresponsive { commit_sent: false });
         }
-        let deadline = std::time::Instant::now() + reach::CHECKOUT_TIMEOUT;
+        let started = std::time::Instant::now();
+        let deadline = started + reach::CHECKOUT_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             match self.pool.get_timeout(reach::CHECKOUT_SLICE.min(left)) {
-                Ok(conn) => return Ok(conn),
+                Ok(conn) => {
+                    metrics::histogram!(crate::measure::POOL_WAIT_SECONDS, "pool" => self.role)
+                        .record(started.elapsed().as_secs_f64());
+                    return Ok(conn);
+                }
                 Err(err)
                     if self.health.down()
                         || self.health.unresponsive()
                         || self.health.full()
                         || left.is_zero() =>
                 {
+                    let cause = if self.health.down() {
+                        "unreachable"
+                    } else if self.health.unresponsive() {
+                        "unresponsive"
+                    } else if self.health.full() {
+                        "refused"
+                    } else {
+                        "exhausted"
+                    };
+                    self.failed_checkout(cause);
                     return Err(self.health.no_connection(&err, self.pool.max_size()));
                 }
                 Err(_) => reach::check_abandoned()?,
             }
         }
+    }
+
+    fn failed_checkout(&self, cause: &'static str) {
+        metrics::counter!(crate::measure::POOL_FAILURES, "pool" => self.role, "cause" => cause)
+            .increment(1);
+    }
+
+    /// The connections of this handle's pool: (open, idle, most).
+    pub fn pool_state(&self) -> (u32, u32, u32) {
+        let state = self.pool.state();
+        (
+            state.connections,
+            state.idle_connections,
+            self.pool.max_size(),
+        )
+    }
+
+    /// What this handle's pool is for: `requests`, or `counters` ([`Self::counters`]).
+    pub fn role(&self) -> &'static str {
+        self.role
     }
 
     /// Whether the database can be reached and answers.
@@ -294,6 +333,7 @@ impl PgDatabase {
             reader: self.reader.clone(),
             refresher: self.refresher.clone(),
             budget: self.budget,
+            role: "counters",
         }))
     }
 

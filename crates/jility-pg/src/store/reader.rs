@@ -117,7 +117,10 @@ async fn answer(slot: &Slot, reads: Vec<Waiting>) {
         .collect();
     let rows = async {
         let statement = prepared(slot, super::ticket_batch_sql()).await?;
-        match slot.client.query(&statement, &[&wss, &keys, &numbers]).await {
+        let timed = crate::measure::Statement::on("reader");
+        let answered = slot.client.query(&statement, &[&wss, &keys, &numbers]).await;
+        drop(timed);
+        match answered {
             Ok(rows) => Some(rows),
             Err(err) => {
                 tracing::debug!(error = %err, "a batch of whole-ticket reads failed; reading on the pool");
@@ -342,7 +345,10 @@ async fn ask(slot: Arc<Slot>, lookup: Lookup, ws: i64) -> Option<Vec<Row>> {
         }
         Lookup::Uuid(ref uuid) => {
             let statement = prepared(slot, super::whole_ticket_sql(&lookup)).await?;
-            match slot.client.query(&statement, &[&ws, uuid]).await {
+            let timed = crate::measure::Statement::on("reader");
+            let answered = slot.client.query(&statement, &[&ws, uuid]).await;
+            drop(timed);
+            match answered {
                 Ok(rows) => Some(rows),
                 Err(err) => {
                     tracing::debug!(error = %err, "a whole-ticket read failed; reading on the pool");

@@ -82,6 +82,7 @@ impl<'a> Tx<'a> {
         params: &[&(dyn ToSql + Sync)],
     ) -> StoreResult<Vec<Row>> {
         let statement = self.statement(sql)?;
+        let _timed = crate::measure::Statement::on("pool");
         let rows = self.client.query(&statement, params);
         rows.inspect_err(|_| self.failed = true)
             .map_err(crate::store::db)
@@ -93,6 +94,7 @@ impl<'a> Tx<'a> {
         params: &[&(dyn ToSql + Sync)],
     ) -> StoreResult<Option<Row>> {
         let statement = self.statement(sql)?;
+        let _timed = crate::measure::Statement::on("pool");
         let row = self.client.query_opt(&statement, params);
         row.inspect_err(|_| self.failed = true)
             .map_err(crate::store::db)
@@ -114,6 +116,7 @@ impl<'a> Tx<'a> {
         sql: &str,
         params: &[(&(dyn ToSql + Sync), postgres::types::Type)],
     ) -> StoreResult<Vec<Row>> {
+        let _timed = crate::measure::Statement::on("pool");
         let rows = self.client.query_typed(sql, params);
         rows.inspect_err(|_| self.failed = true)
             .map_err(crate::store::db)
@@ -125,6 +128,7 @@ impl<'a> Tx<'a> {
         params: &[&(dyn ToSql + Sync)],
     ) -> StoreResult<u64> {
         let statement = self.statement(sql)?;
+        let _timed = crate::measure::Statement::on("pool");
         let changed = self.client.execute(&statement, params);
         changed
             .inspect_err(|_| self.failed = true)

@@ -109,6 +109,7 @@ Settings from the environment:
   JILITY_OAUTH_ACCESS_SECS           lifetime of OAuth access tokens (default 3600)
   JILITY_OAUTH_ALLOW_PRIVATE_CLIENTS 1: fetch client metadata documents on private addresses
   JILITY_OAUTH_CLIENT_CA             PEM of a CA to trust for client metadata documents
+  JILITY_METRICS_TOKEN               bearer token of GET /metrics on the main listener (unset: 404)
   MCP_HTTP_MAX_SESSIONS              MCP sessions kept at once (default 4096)
   MCP_HTTP_MAX_SESSIONS_PER_TENANT   of which one workspace may hold (default half)
   MCP_HTTP_MAX_SESSIONS_PER_TOKEN    of which one token may hold (default a quarter)
@@ -130,6 +131,11 @@ pub struct ServeArgs {
     /// processes × this below the server's max_connections, with room for admin commands).
     #[arg(long, env = "JILITY_DB_POOL_SIZE", value_name = "N", default_value_t = jility_cloud::store::DEFAULT_POOL_SIZE, value_parser = clap::value_parser!(u32).range(i64::from(jility_cloud::store::MIN_POOL_SIZE)..=10_000))]
     pub db_pool_size: u32,
+    /// Also serve /metrics (Prometheus), /healthz and /readyz on this address, without
+    /// credentials: keep it private (on the main listener /metrics asks for
+    /// JILITY_METRICS_TOKEN).
+    #[arg(long, env = "JILITY_METRICS_LISTEN", value_name = "ADDR")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// Terminate TLS with this PEM certificate chain (with --tls-key).
     #[arg(long, value_name = "PEM", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -283,6 +289,7 @@ fn serve(args: ServeArgs) -> Result<(), ToolError> {
         database_url,
         rate_limit: args.rate_limit,
         pool_size: args.db_pool_size,
+        metrics_listen: args.metrics_listen,
         tls: args.tls_cert.zip(args.tls_key),
     })
 }

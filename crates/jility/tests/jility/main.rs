@@ -48,6 +48,7 @@ mod paging;
 mod planning;
 mod planning_input;
 mod plans;
+mod probes;
 mod query;
 mod related;
 mod remote_mcp;

@@ -188,7 +188,7 @@ impl Cluster {
         self.dir.path().join("postgres.log")
     }
 
-    fn start(&self) {
+    pub(crate) fn start(&self) {
         let options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
             self.port,
@@ -213,7 +213,7 @@ impl Cluster {
         );
     }
 
-    fn stop(&self, mode: &str) {
+    pub(crate) fn stop(&self, mode: &str) {
         let out = self.pg_ctl(&["-w", "-t", "60", "-m", mode, "stop"]);
         assert!(
             out.status.success(),

@@ -36,8 +36,13 @@ impl Server {
 
     /// A server listening on `listen`, with `env` added to its environment.
     pub fn start_with(db: &TestDb, listen: &str, extra: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::start_on(&db.url, listen, extra, env)
+    }
+
+    /// A server on the database at `url`.
+    pub fn start_on(url: &str, listen: &str, extra: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_jility"))
-            .args(["serve", "--listen", listen, "--database-url", &db.url])
+            .args(["serve", "--listen", listen, "--database-url", url])
             .args(extra)
             .envs(env.iter().copied())
             // `serve` runs whatever the mode says.
