@@ -22,6 +22,8 @@ pub struct Caller {
     /// The token the API's authentication found for the request, if it came through
     /// `jility serve`.
     pub principal: Option<Principal>,
+    /// The W3C `traceparent` the request carried in its `_meta`, for the server's traces.
+    pub trace_parent: Option<String>,
 }
 
 /// Where the tools' operations run.

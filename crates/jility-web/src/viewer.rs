@@ -32,5 +32,6 @@ pub fn local_caller(name: &str) -> Caller {
     Caller {
         actor: name.to_string(),
         principal: None,
+        trace_parent: None,
     }
 }

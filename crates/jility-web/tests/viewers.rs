@@ -55,6 +55,7 @@ impl Site for ViewerSite {
             caller: Caller {
                 actor: "vera".into(),
                 principal: None,
+                trace_parent: None,
             },
             can_write: false,
             manages: false,

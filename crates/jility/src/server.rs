@@ -102,6 +102,12 @@ impl<B: Backend> JilityServer<B> {
         Caller {
             actor: self.actor(&context.peer),
             principal: principal_of(context),
+            trace_parent: context
+                .meta
+                .get("traceparent")
+                .and_then(|v| v.as_str())
+                .filter(|v| v.len() <= 128)
+                .map(str::to_string),
         }
     }
 

@@ -33,6 +33,19 @@ const QUIET_LIBRARIES: &[&str] = &["tokio_postgres", "postgres"];
 /// Log to stderr (stdout carries protocol frames only) at the level of the `-v` count.
 /// `RUST_LOG`, when set, overrides the level with its own directives.
 pub fn init_tracing(verbosity: u8) {
+    init_tracing_with(verbosity, None);
+}
+
+/// A layer a server adds beside the log (e.g. one exporting traces), with its own filter.
+pub type ExtraLayer =
+    Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync + 'static>;
+
+/// [`init_tracing`], with `extra` receiving the spans and events too (its own filter
+/// decides which; the log's level does not apply to it).
+pub fn init_tracing_with(verbosity: u8, extra: Option<ExtraLayer>) {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let level = level_for_verbosity(verbosity);
     let mut directives = level.as_str().to_ascii_lowercase();
     if level < tracing::Level::INFO {
@@ -46,11 +59,14 @@ pub fn init_tracing(verbosity: u8) {
         }
     }
     let filter = EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| EnvFilter::new(directives));
-    // A second initialisation (tests) is harmless, so its error is ignored.
-    let _ = fmt()
+    let log = fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_env_filter(filter)
+        .with_filter(filter);
+    // A second initialisation (tests) is harmless, so its error is ignored.
+    let _ = tracing_subscriber::registry()
+        .with(extra)
+        .with(log)
         .try_init();
 }
 

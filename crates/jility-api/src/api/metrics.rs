@@ -112,7 +112,8 @@ fn describe() {
 }
 
 /// The outermost layer of every route: the request counted and timed by its route's
-/// template (`unmatched` for a path no route takes; the probes and `/metrics` are left out).
+/// template (`unmatched` for a path no route takes; the probes and `/metrics` are left out),
+/// in a span of its own when traces are exported ([`super::traces`]).
 pub async fn record(request: Request, next: Next) -> Response {
     let route = request
         .extensions()
@@ -124,7 +125,15 @@ pub async fn record(request: Request, next: Next) -> Response {
     }
     let method = method_label(request.method());
     let started = Instant::now();
-    let response = next.run(request).await;
+    let response = match super::traces::request(method, &route, request.headers()) {
+        Some(span) => {
+            use tracing::Instrument as _;
+            let response = next.run(request).instrument(span.clone()).await;
+            super::traces::answered(&span, response.status().as_u16());
+            response
+        }
+        None => next.run(request).await,
+    };
     let status = response.status().as_u16().to_string();
     metrics::counter!(HTTP_REQUESTS, "method" => method, "route" => route.clone(), "status" => status)
         .increment(1);

@@ -48,6 +48,7 @@ mod step_up;
 mod text;
 mod tls;
 mod tokens;
+pub mod traces;
 mod whoami;
 
 use std::collections::HashMap;

@@ -363,7 +363,19 @@ impl Backend for ApiState {
     ) -> Result<O::Output, ToolError> {
         let principal = principal_of(caller)?;
         let started = std::time::Instant::now();
-        let answer = execute::<O>(self, principal, params).await;
+        let answer = match super::traces::tool_call(O::NAME, caller.trace_parent.as_deref()) {
+            Some(span) => {
+                use tracing::Instrument as _;
+                let answer = execute::<O>(self, principal, params)
+                    .instrument(span.clone())
+                    .await;
+                if let Err(err) = &answer {
+                    span.record("error.type", err.code.as_str());
+                }
+                answer
+            }
+            None => execute::<O>(self, principal, params).await,
+        };
         super::metrics::tool_call(O::NAME, started, answer.is_ok());
         answer
     }

@@ -153,6 +153,7 @@ impl CloudSite {
             caller: Caller {
                 actor: user.actor().to_string(),
                 principal: Some(principal),
+                trace_parent: None,
             },
             can_write: role.can_write(),
             manages: role.manages_members(),

@@ -250,7 +250,8 @@ fn cloud_mode() -> Result<bool, ToolError> {
 
 /// The whole program: `jility --mcp-server [--http ADDR]`, or one CLI command.
 pub fn main(mut cli: Cli) -> ExitCode {
-    mcp_common::serve::init_tracing(cli.verbose);
+    // Held to the end: the last spans are flushed when it is dropped.
+    let _traces = init_logging(&cli);
     let output = cli.command.as_ref().and_then(Command::output);
     let json = cli.json || output.is_some_and(|o| o.json);
     let color = output.and_then(|o| o.color).or(cli.color);
@@ -319,6 +320,31 @@ pub fn main(mut cli: Cli) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The log on stderr; for `jility serve` with `OTEL_EXPORTER_OTLP_ENDPOINT` set, traces over
+/// OTLP too (the returned guard flushes them).
+fn init_logging(cli: &Cli) -> Option<Box<dyn std::any::Any>> {
+    #[cfg(feature = "cloud")]
+    if matches!(
+        cli.command,
+        Some(Command::Cloud(cloud::CloudCommand::Serve(_)))
+    ) && jility_cloud::api::traces::requested()
+    {
+        return match jility_cloud::api::traces::layer() {
+            Ok((layer, traces)) => {
+                mcp_common::serve::init_tracing_with(cli.verbose, Some(layer));
+                Some(Box::new(traces))
+            }
+            Err(why) => {
+                mcp_common::serve::init_tracing(cli.verbose);
+                tracing::warn!("{why}; serving without traces");
+                None
+            }
+        };
+    }
+    mcp_common::serve::init_tracing(cli.verbose);
+    None
 }
 
 fn parse_range(text: &str) -> Result<(i64, i64), ToolError> {

@@ -554,3 +554,195 @@ fn readyz_says_stopping_once_the_server_is_told_to_stop() {
     assert_eq!(verdict["checks"]["server"], "stopping", "{verdict}");
     drop(stream);
 }
+
+/// A collector of OTLP/HTTP JSON exports: every body POSTed to it, parsed.
+struct Collector {
+    url: String,
+    bodies: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+}
+
+impl Collector {
+    fn start() -> Self {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = bodies.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let kept = kept.clone();
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut writer = stream;
+                    loop {
+                        let mut length = 0usize;
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        loop {
+                            line.clear();
+                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            let header = line.trim_end();
+                            if header.is_empty() {
+                                break;
+                            }
+                            if let Some((name, value)) = header.split_once(':')
+                                && name.eq_ignore_ascii_case("content-length")
+                            {
+                                length = value.trim().parse().unwrap();
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        reader.read_exact(&mut body).unwrap();
+                        if let Ok(value) = serde_json::from_slice::<Value>(&body) {
+                            kept.lock().unwrap().push(value);
+                        }
+                        let _ = writer.write_all(
+                            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}",
+                        );
+                    }
+                });
+            }
+        });
+        Self { url, bodies }
+    }
+
+    /// Every span exported so far.
+    fn spans(&self) -> Vec<Value> {
+        self.bodies
+            .lock()
+            .unwrap()
+            .iter()
+            .flat_map(|body| {
+                body["resourceSpans"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .flat_map(|rs| rs["scopeSpans"].as_array().cloned().unwrap_or_default())
+            .flat_map(|ss| ss["spans"].as_array().cloned().unwrap_or_default())
+            .collect()
+    }
+}
+
+/// With `OTEL_EXPORTER_OTLP_ENDPOINT`, requests and tool calls are exported as spans that
+/// continue the caller's trace: a `traceparent` header for HTTP, `_meta.traceparent` for MCP.
+#[test]
+fn traces_go_over_otlp_and_continue_the_callers_trace() {
+    let collector = Collector::start();
+    let db = TestDb::new();
+    let token = made_workspace(&db, "traced");
+    let server = Server::start_with(
+        &db,
+        "127.0.0.1:0",
+        &[],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.url.as_str()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
+    );
+    let http = client();
+    let created = call(
+        &http,
+        &server,
+        Method::POST,
+        "/tickets",
+        Some(&token),
+        Some(r#"{"title":"traced title"}"#),
+    );
+    assert_eq!(created.status, 201);
+    let (rest_trace, rest_parent) = ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331");
+    let read = http
+        .get(format!("{}/tickets/TASK-1", server.url))
+        .bearer_auth(&token)
+        .header("traceparent", format!("00-{rest_trace}-{rest_parent}-01"))
+        .send()
+        .unwrap();
+    assert_eq!(read.status(), 200);
+    let (mcp_trace, mcp_parent) = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
+    let session = crate::outage::mcp_session(&http, &format!("{}/mcp", server.root()), &token);
+    let called = http
+        .post(format!("{}/mcp", server.root()))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("mcp-session-id", &session)
+        .bearer_auth(&token)
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "jility_get_ticket", "arguments": {"ticket_id": "TASK-1"},
+                "_meta": {"traceparent": format!("00-{mcp_trace}-{mcp_parent}-01")}}})
+            .to_string(),
+        )
+        .send()
+        .unwrap();
+    assert!(called.status().is_success());
+    let _ = called.text();
+    let find = |trace: &str, name: &str| -> Option<Value> {
+        collector
+            .spans()
+            .into_iter()
+            .find(|s| s["traceId"] == trace && s["name"] == name)
+    };
+    let started = Instant::now();
+    let (rest, mcp) = loop {
+        if let (Some(rest), Some(mcp)) = (
+            find(rest_trace, "GET /api/v1/tickets/{ticket_id}"),
+            find(mcp_trace, "tools/call jility_get_ticket"),
+        ) {
+            break (rest, mcp);
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "spans: {:#?}",
+            collector.spans()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(rest["parentSpanId"], rest_parent, "{rest}");
+    assert_eq!(mcp["parentSpanId"], mcp_parent, "{mcp}");
+    let attribute = |span: &Value, key: &str| -> Value {
+        span["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == key)
+            .map(|a| a["value"].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(
+        attribute(&rest, "http.route")["stringValue"],
+        "/api/v1/tickets/{ticket_id}"
+    );
+    let status = attribute(&rest, "http.response.status_code");
+    assert!(
+        status["intValue"] == 200 || status["intValue"] == "200",
+        "{rest}"
+    );
+    assert_eq!(
+        attribute(&mcp, "gen_ai.tool.name")["stringValue"],
+        "jility_get_ticket"
+    );
+    // A span without a caller's trace starts its own.
+    assert!(
+        collector
+            .spans()
+            .iter()
+            .any(|s| s["name"] == "POST /api/v1/tickets")
+    );
+    let all = serde_json::to_string(&collector.spans()).unwrap();
+    for leaked in ["TASK-1", "traced title", token.as_str()] {
+        assert!(!all.contains(leaked), "{leaked} in the spans");
+    }
+    assert!(
+        serde_json::to_string(&*collector.bodies.lock().unwrap())
+            .unwrap()
+            .contains("\"jility\""),
+        "the service is named"
+    );
+}
