@@ -23,7 +23,7 @@ pub mod web;
 
 // The floors below, by the paths they had when they were modules of this crate.
 pub use jility_api::{api, public};
-pub use jility_identity::{accounts, audit, auth, ratelimit};
+pub use jility_identity::{accounts, audit, auth, backup, ratelimit};
 pub use jility_pg::{events, reach, store};
 
 pub use api::{ApiState, ServeConfig};

@@ -6,11 +6,14 @@
 //!   [`audit`]: the log of every API write and authentication failure.
 //! - [`accounts`]: people — users (Argon2id passwords), roles in workspaces, web
 //!   sessions, invite and password-reset links, sign-in limits.
+//! - [`backup`]: a database's workspaces, people and history to a file and back
+//!   (`jility admin backup` / `restore`): one snapshot, a versioned format.
 //! - [`oauth`]: what OAuth 2.1 keeps for MCP clients — registered clients, codes, grants
 //!   and refresh tokens (PKCE S256), the token endpoints' limits, and RFC 6749's errors.
 
 pub mod accounts;
 pub mod audit;
 pub mod auth;
+pub mod backup;
 pub mod oauth;
 pub mod ratelimit;

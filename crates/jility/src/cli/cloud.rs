@@ -180,6 +180,11 @@ pub enum AdminCommand {
     /// Bring the database's schema up to this version's (as `jility serve` does at start),
     /// or with --check say what would run; refuses a schema newer than this jility knows.
     Migrate(super::operate::MigrateArgs),
+    /// Write one consistent snapshot of the database (or of some workspaces) to a file:
+    /// tickets, history, comments, people, tokens (as hashes), audit log.
+    Backup(super::operate::BackupArgs),
+    /// Restore a backup into an empty database (migrated first), all or nothing.
+    Restore(super::operate::RestoreArgs),
 }
 
 /// The name of the token `jility admin create-workspace` mints.
@@ -272,6 +277,8 @@ fn admin(json: bool, command: AdminCommand) -> Result<(), ToolError> {
         AdminCommand::ResetPassword(args) => people::reset_password(json, args),
         AdminCommand::Invite(args) => people::invite(json, args),
         AdminCommand::Migrate(args) => super::operate::migrate(json, args),
+        AdminCommand::Backup(args) => super::operate::backup(json, args),
+        AdminCommand::Restore(args) => super::operate::restore(json, args),
     }
 }
 

@@ -1,12 +1,14 @@
-//! `jility admin migrate`: the schema for operators who migrate before they roll out a new
-//! version (README, "Operating jility serve").
+//! The operator's commands (README, "Operating jility serve"): `jility admin migrate` for
+//! those who migrate before they roll out a new version, `backup` and `restore`.
 
-use std::io::Write;
+use std::io::{BufRead as _, Read as _, Write};
+use std::path::PathBuf;
 
 use clap::Args;
 use mcp_common::ToolError;
 use serde::Serialize;
 
+use jility_cloud::backup;
 use jility_cloud::store::{PgDatabase, ROLLING_FROM, SchemaStatus, breaks_rolling_upgrade};
 
 use super::people::{DatabaseArg, database_url};
@@ -113,4 +115,156 @@ fn text(status: &SchemaStatus, check: bool, rolling: bool) -> String {
             status.found, status.known
         )
     }
+}
+
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// Back up this workspace (repeat for more); without it, the whole database.
+    #[arg(long = "workspace", value_name = "NAME")]
+    pub workspaces: Vec<String>,
+    /// Where to write the backup (`-`: stdout); written whole, then renamed into place.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub database: DatabaseArg,
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// The backup to restore (`-`: stdin).
+    #[arg(value_name = "FILE")]
+    pub input: PathBuf,
+    #[command(flatten)]
+    pub database: DatabaseArg,
+}
+
+/// `jility admin backup`: one snapshot of the database (or of some workspaces) to a file.
+pub fn backup(json: bool, args: BackupArgs) -> Result<(), ToolError> {
+    let url = database_url(&args.database)?;
+    let db = PgDatabase::connect_with(url, jility_cloud::store::MIN_POOL_SIZE)
+        .map_err(|err| jility_cloud::reach::at_start(url, err))?;
+    let chosen = (!args.workspaces.is_empty()).then_some(args.workspaces.as_slice());
+    let to_stdout = args.output.as_os_str() == "-";
+    let summary = if to_stdout {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        backup::backup(&db, chosen, &mut out)?
+    } else {
+        let partial = partial_path(&args.output);
+        let written = (|| {
+            let file = std::fs::File::create(&partial)
+                .map_err(|e| cannot(&format!("create {}", partial.display()), &e))?;
+            let mut out = std::io::BufWriter::new(file);
+            let summary = backup::backup(&db, chosen, &mut out)?;
+            let file = out
+                .into_inner()
+                .map_err(|e| cannot("write the backup", e.error()))?;
+            file.sync_all()
+                .map_err(|e| cannot("write the backup to disk", &e))?;
+            std::fs::rename(&partial, &args.output).map_err(|e| {
+                cannot(&format!("move the backup to {}", args.output.display()), &e)
+            })?;
+            Ok::<_, ToolError>(summary)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&partial);
+        }
+        written?
+    };
+    let place = if to_stdout {
+        "stdout".to_string()
+    } else {
+        args.output.display().to_string()
+    };
+    report(
+        json,
+        &summary,
+        &format!("Backed up {} to {place}", scope(&summary)),
+        to_stdout,
+    )
+}
+
+/// `jility admin restore`: a backup into an empty database.
+pub fn restore(json: bool, args: RestoreArgs) -> Result<(), ToolError> {
+    let url = database_url(&args.database)?;
+    let mut input: Box<dyn std::io::BufRead> = if args.input.as_os_str() == "-" {
+        Box::new(std::io::BufReader::new(std::io::stdin().lock()))
+    } else {
+        let file = std::fs::File::open(&args.input)
+            .map_err(|e| cannot(&format!("open {}", args.input.display()), &e))?;
+        Box::new(std::io::BufReader::new(file))
+    };
+    // The header first: a backup this jility cannot restore changes nothing, not even the
+    // schema of the database.
+    let mut first = String::new();
+    input
+        .read_line(&mut first)
+        .map_err(|e| cannot("read the backup", &e))?;
+    backup::read_header(first.trim_end_matches('\n'))?;
+    let db = PgDatabase::connect_with(url, jility_cloud::store::MIN_POOL_SIZE)
+        .map_err(|err| jility_cloud::reach::at_start(url, err))?;
+    let mut whole = std::io::Cursor::new(first.into_bytes()).chain(input);
+    let summary = backup::restore(&db, &mut whole)?;
+    report(
+        json,
+        &summary,
+        &format!("Restored {}", scope(&summary)),
+        false,
+    )
+}
+
+fn partial_path(path: &std::path::Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
+fn cannot(what: &str, err: &std::io::Error) -> ToolError {
+    ToolError::new(
+        jility_core::errors::INVALID_INPUT,
+        format!("Cannot {what}: {err}"),
+    )
+    .with_hint("Check the path, its directory's permissions and the space left on its disk.")
+}
+
+fn scope(summary: &backup::Summary) -> String {
+    match summary.workspaces.len() {
+        1 => format!("the workspace {}", summary.workspaces[0]),
+        n => format!("{n} workspaces"),
+    }
+}
+
+/// The summary: JSON, or lines for a person (on stderr when stdout carries the backup).
+fn report(
+    json: bool,
+    summary: &backup::Summary,
+    headline: &str,
+    to_stderr: bool,
+) -> Result<(), ToolError> {
+    let out = if json {
+        serde_json::to_string(summary)
+            .map_err(|e| ToolError::internal(format!("Cannot print JSON: {e}")))?
+    } else {
+        let count = |table: &str, one: &str, many: &str| {
+            let n = summary.count(table);
+            format!("{n} {}", if n == 1 { one } else { many })
+        };
+        format!(
+            "✅ {headline} (schema version {}, {} bytes):\n    {}, {}, {}\n    {}, {}, {}",
+            summary.schema,
+            summary.bytes,
+            count("tickets", "ticket", "tickets"),
+            count("ticket_changes", "change", "changes"),
+            count("comments", "comment", "comments"),
+            count("users", "person", "people"),
+            count("api_tokens", "API token", "API tokens"),
+            count("audit_log", "audit entry", "audit entries"),
+        )
+    };
+    if to_stderr {
+        let _ = writeln!(std::io::stderr().lock(), "{out}");
+    } else {
+        let _ = writeln!(std::io::stdout().lock(), "{out}");
+    }
+    Ok(())
 }

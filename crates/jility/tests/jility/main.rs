@@ -21,6 +21,7 @@ mod api;
 mod api_endpoints;
 mod async_reads;
 mod audit;
+mod backup;
 mod bridge;
 mod bridge_signin;
 mod bridge_staleness;
