@@ -148,7 +148,7 @@ fn set_wal(conn: &Connection) -> StoreResult<()> {
 impl Store for SqliteStore {
     fn read<R>(
         &mut self,
-        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+        f: impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
     ) -> Result<R, ToolError> {
         let tx = self
             .conn
@@ -243,7 +243,7 @@ impl SqlitePool {
 impl Store for SqlitePool {
     fn read<R>(
         &mut self,
-        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+        f: impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
     ) -> Result<R, ToolError> {
         let mut store = self.take()?;
         let result = store.read(f);

@@ -550,7 +550,7 @@ pub trait Store {
     /// Run `f` in a read transaction (a consistent snapshot).
     fn read<R>(
         &mut self,
-        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+        f: impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
     ) -> Result<R, ToolError>;
     /// Run `f` in a write transaction: committed when `f` returns `Ok`, rolled back
     /// (nothing written) when it returns `Err`.

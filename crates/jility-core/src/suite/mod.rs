@@ -203,7 +203,7 @@ pub(crate) fn at(n: u32) -> String {
 /// `f` in a read transaction; a failure fails the check.
 pub(crate) fn read<S: Store, R>(
     store: &mut S,
-    f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+    f: impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
 ) -> R {
     store
         .read(f)

@@ -176,9 +176,9 @@ impl<S: Store> Tracker<S> {
         let key = self.cursor_key.clone();
         self.store.read(|tx| {
             let filter = ListFilter {
-                statuses,
-                assignee,
-                labels,
+                statuses: statuses.clone(),
+                assignee: assignee.clone(),
+                labels: labels.clone(),
                 parent_id: resolve_opt(tx, p.parent_id.as_deref())?,
                 epic_id: resolve_opt(tx, p.epic_id.as_deref())?,
                 unassigned: p.unassigned,

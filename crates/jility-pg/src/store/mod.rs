@@ -522,7 +522,7 @@ impl Drop for Open {
 impl Store for PgStore {
     fn read<R>(
         &mut self,
-        f: impl FnOnce(&mut dyn StoreTx) -> Result<R, ToolError>,
+        f: impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
     ) -> Result<R, ToolError> {
         self.run(false, f)
     }
