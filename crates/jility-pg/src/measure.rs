@@ -13,6 +13,11 @@ pub const POOL_WAIT_SECONDS: &str = "jility_db_pool_wait_duration_seconds";
 /// `refused`: PostgreSQL's connection limit, `exhausted`: every connection in use).
 pub const POOL_FAILURES: &str = "jility_db_pool_checkout_failures_total";
 
+/// Reads a standby answered, by standby (its place among `--read-replica`, from 0).
+pub const STANDBY_READS: &str = "jility_db_standby_reads_total";
+/// Reads that failed on a standby and were answered by the primary, by standby and cause.
+pub const STANDBY_FALLBACKS: &str = "jility_db_standby_fallbacks_total";
+
 /// Describe the store's metrics to the installed recorder (their `# HELP` lines).
 pub fn describe() {
     metrics::describe_histogram!(
@@ -24,6 +29,14 @@ pub fn describe() {
         POOL_WAIT_SECONDS,
         metrics::Unit::Seconds,
         "Time a request waited for a pooled database connection, by pool."
+    );
+    metrics::describe_counter!(
+        STANDBY_READS,
+        "Reads answered by a standby (--read-replica), by standby."
+    );
+    metrics::describe_counter!(
+        STANDBY_FALLBACKS,
+        "Reads that failed on a standby and were answered by the primary, by standby and cause."
     );
     metrics::describe_counter!(
         POOL_FAILURES,

@@ -98,6 +98,8 @@ pub const OUTER_GRACE: Duration = Duration::from_millis(400);
 /// ([`crate::store::PgDatabase::watch`]).
 #[derive(Clone)]
 pub struct Health {
+    /// What the log calls it: `the database`, or a standby.
+    name: Arc<str>,
     down: Arc<AtomicBool>,
     /// The last attempt to connect was refused for want of connections (`53300`: the
     /// server's `max_connections`, or the role's or database's connection limit).
@@ -111,6 +113,7 @@ pub struct Health {
 impl Default for Health {
     fn default() -> Self {
         Self {
+            name: Arc::from("the database"),
             down: Arc::default(),
             full: Arc::default(),
             probing_since: Arc::default(),
@@ -120,6 +123,14 @@ impl Default for Health {
 }
 
 impl Health {
+    /// The health of what the log calls `name` (a standby).
+    pub(crate) fn named(name: &str) -> Self {
+        Self {
+            name: Arc::from(name),
+            ..Self::default()
+        }
+    }
+
     /// Record the outcome of an attempt to connect.
     pub(crate) fn record(&self, result: &Result<(), &postgres::Error>) {
         let down = match result {
@@ -141,9 +152,9 @@ impl Health {
         let was = self.down.swap(down, Ordering::Relaxed);
         if was != down {
             if down {
-                tracing::warn!("the database cannot be reached");
+                tracing::warn!("{} cannot be reached", self.name);
             } else {
-                tracing::info!("the database can be reached again");
+                tracing::info!("{} can be reached again", self.name);
             }
         }
     }

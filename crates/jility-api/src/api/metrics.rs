@@ -36,6 +36,8 @@ pub const DATABASE_FULL: &str = "jility_database_refusing_connections";
 pub const SESSIONS: &str = "jility_mcp_sessions";
 pub const SUBSCRIBERS: &str = "jility_event_subscribers";
 pub const BUILD_INFO: &str = "jility_build_info";
+pub const STANDBY_IN_USE: &str = "jility_db_standby_in_use";
+pub const STANDBY_LAG: &str = "jility_db_standby_lag_seconds";
 
 /// The variable holding the bearer token `GET /metrics` asks for on the main listener.
 pub const TOKEN_VAR: &str = "JILITY_METRICS_TOKEN";
@@ -108,6 +110,14 @@ fn describe() {
         "Open event streams, by kind (api: /api/v1/events, web: live board pages)."
     );
     describe_gauge!(BUILD_INFO, "Always 1; its labels say which jility runs.");
+    describe_gauge!(
+        STANDBY_IN_USE,
+        "1 while a standby (--read-replica, by place from 0) takes reads, else 0."
+    );
+    describe_gauge!(
+        STANDBY_LAG,
+        "How far behind the primary a standby was at its watch's last answer."
+    );
     jility_pg::measure::describe();
 }
 
@@ -208,6 +218,22 @@ async fn render(state: &ApiState) -> Option<String> {
             .set(f64::from(open.saturating_sub(idle)));
         metrics::gauge!(POOL_CONNECTIONS, "pool" => pool, "state" => "idle").set(f64::from(idle));
         metrics::gauge!(POOL_MAX, "pool" => pool).set(f64::from(most));
+    }
+    for (standby, open, idle, most) in state.db.standby_pools() {
+        let pool = format!("standby{standby}");
+        metrics::gauge!(POOL_CONNECTIONS, "pool" => pool.clone(), "state" => "in_use")
+            .set(f64::from(open.saturating_sub(idle)));
+        metrics::gauge!(POOL_CONNECTIONS, "pool" => pool.clone(), "state" => "idle")
+            .set(f64::from(idle));
+        metrics::gauge!(POOL_MAX, "pool" => pool).set(f64::from(most));
+    }
+    for standby in state.db.standbys().unwrap_or_default() {
+        let index = standby.standby.to_string();
+        let in_use = if standby.state == "in_use" { 1.0 } else { 0.0 };
+        metrics::gauge!(STANDBY_IN_USE, "standby" => index.clone()).set(in_use);
+        if let Some(lag) = standby.lag_ms {
+            metrics::gauge!(STANDBY_LAG, "standby" => index).set(lag as f64 / 1000.0);
+        }
     }
     let health = state.db.health();
     let up = !health.unreachable() && !health.unresponsive();

@@ -119,6 +119,9 @@ pub struct ServeConfig {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// A second listener serving `/metrics` (and the probes) without credentials.
     pub metrics_listen: Option<SocketAddr>,
+    /// Standbys callers' reads may go to (`--read-replica`), and how far behind one may be.
+    pub read_replicas: Vec<String>,
+    pub replica_max_lag: std::time::Duration,
 }
 
 /// What every request shares: one handle (every layer and handler of every request clones
@@ -464,8 +467,13 @@ where
     };
     // Installed before anything is measured (the connection's statements among them).
     metrics::exporter();
-    let db = PgDatabase::connect_with(&config.database_url, config.pool_size)
-        .map_err(|err| crate::reach::at_start(&config.database_url, err))?;
+    let db = PgDatabase::connect_with_standbys(
+        &config.database_url,
+        config.pool_size,
+        &config.read_replicas,
+        config.replica_max_lag,
+    )
+    .map_err(|err| crate::reach::at_start(&config.database_url, err))?;
     let state = ApiState::new(&db, config.rate_limit, acceptor.is_some())?;
     // Database work runs on blocking threads: past a few per CPU, more threads only share
     // the CPUs unfairly; queued in the runtime instead, requests are served in order.

@@ -210,6 +210,7 @@ async fn awaited<O: Operation>(
             ))),
         }
     };
+    let work = crate::store::as_caller_async(principal.token_id, work);
     crate::reach::bounded(state.db.health(), None, work)
         .await
         .unwrap_or_else(|stalled| Err(stalled.into()))
@@ -257,13 +258,19 @@ async fn execute_as<O: Operation, T: Send + 'static>(
         let actor = principal.token_name.clone();
         let may_read = principal.allows(jility_core::token::Scope::TicketsRead);
         let fate = fate.clone();
+        // Its reads may go to standbys that replayed its token's writes.
+        let caller = principal.token_id;
         service
             .run(move |t| {
                 t.set_may_read(may_read);
-                crate::reach::with_fate(fate, || run(t, actor, params))
+                crate::reach::with_fate(fate, || {
+                    crate::store::as_caller(caller, || run(t, actor, params))
+                })
             })
             .await
     };
+    // What the store reads on this task (a page's whole tickets) is the caller's too.
+    let work = crate::store::as_caller_async(principal.token_id, work);
     let result = crate::reach::bounded(state.db.health(), Some(&fate), work)
         .await
         .unwrap_or_else(|stalled| Err(stalled.into()));

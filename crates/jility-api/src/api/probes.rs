@@ -27,7 +27,7 @@ pub async fn healthz() -> Response {
 }
 
 /// What `/readyz` found.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Verdict {
     /// `ready` or `not_ready`.
     pub status: &'static str,
@@ -35,6 +35,10 @@ pub struct Verdict {
     /// Why not, for a person reading the probe's answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'static str>,
+    /// The standbys (`--read-replica`) and whether each takes reads now: whether the
+    /// server is ready does not depend on them (the primary answers what they cannot).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standbys: Option<Vec<jility_pg::store::StandbyState>>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -101,6 +105,7 @@ impl Readiness {
                 server,
             },
             reason,
+            standbys: state.db.standbys(),
         };
         if let Ok(mut last) = self.last.lock() {
             *last = Some((Instant::now(), verdict.clone()));

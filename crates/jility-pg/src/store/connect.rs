@@ -87,6 +87,8 @@ pub struct Connections {
     pub(super) budget: Budget,
     /// What the pool is for, as metrics name it: `requests` or `counters`.
     pub(super) role: &'static str,
+    /// The standbys callers' reads may go to (`--read-replica`).
+    pub(super) replicas: Option<Arc<Replicas>>,
 }
 
 /// The fewest connections a process can keep to: its request pool, the counters' pool, one
@@ -138,73 +140,32 @@ impl PgDatabase {
     /// [`Self::connect`], opening up to `max_connections` connections in all (shared as
     /// [`Budget`] says; at least [`MIN_POOL_SIZE`] are needed to keep to it).
     pub fn connect_with(url: &str, max_connections: u32) -> StoreResult<Self> {
+        Self::connect_with_standbys(url, max_connections, &[], replicas::DEFAULT_MAX_LAG)
+    }
+
+    /// [`Self::connect_with`], with the callers' reads also going to the standbys at
+    /// `standbys` while they are at most `max_lag` behind ([`replicas`]); each standby
+    /// gets pools of the same sizes as the primary's.
+    pub fn connect_with_standbys(
+        url: &str,
+        max_connections: u32,
+        standbys: &[String],
+        max_lag: Duration,
+    ) -> StoreResult<Self> {
         let budget = Budget::of(max_connections);
-        let mut config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
-        // Locks wait `LOCK_TIMEOUT`; a statement runs `STATEMENT_TIMEOUT` at most, so no
-        // runaway statement holds a connection (and a thread) for ever (migrations and the
-        // context refresher lift it for their own statements).
-        let timeout = format!(
-            "-c lock_timeout={} -c statement_timeout={}",
-            LOCK_TIMEOUT.as_millis(),
-            STATEMENT_TIMEOUT.as_millis()
-        );
-        let options = match config.get_options() {
-            Some(existing) if !existing.trim().is_empty() => format!("{existing} {timeout}"),
-            _ => timeout,
-        };
-        config.options(&options);
-        // Named in `pg_stat_activity`: "jility", its async reads "jility reads" (unless the
-        // URL names the application).
-        let named = config.get_application_name().is_some();
-        if !named {
-            config.application_name("jility");
-        }
-        reach::bound(&mut config);
-        let mut reads = config.clone();
-        if !named {
-            reads.application_name(READS_APPLICATION);
-        }
-        // Their statements read by index whatever the values; a batch's plan made for its
-        // array's length each time cost more than the reads (PostgreSQL keeps planning
-        // anew when a plan for the values looks cheaper than the generic one).
-        let options = format!(
-            "{} -c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c jit=off",
-            reads.get_options().unwrap_or_default()
-        );
-        reads.options(options.trim());
+        let (base, reads) = session_configs(url)?;
         let reader = Arc::new(Reader::new(reads, budget.readers as usize));
-        let config = Config::from(config);
         let health = Health::default();
         // Connect once directly: a wrong URL or a refused login fails now with its own
         // message (the pool would retry until its timeout), and the migrations run on it.
         let first = Manager {
-            config: config.clone(),
+            config: base.clone(),
             health: health.clone(),
         };
         let mut conn = r2d2::ManageConnection::connect(&first).map_err(crate::store::db)?;
         migrate(&mut conn.client)?;
         drop(conn);
-        // The request path's statements are written so that the plan meant is the only
-        // sensible one whatever the statistics (none yet after a bulk import, or tenants of
-        // very different sizes; tested in `tests/jility/plans.rs`), and are planned once
-        // per connection for every workspace (a generic plan): a plan made for one
-        // workspace's values from skewed statistics walked the whole table's newest rows
-        // looking for that workspace's. Requests never read a whole table: every statement
-        // names its workspace and has an index to read it by, so a full scan, which
-        // PostgreSQL may find cheaper while a table is tiny or unanalysed, is left to it
-        // only where no index applies. Search plans for its values in its own transaction
-        // (`PgStore::search`). No JIT: a disabled plan node costs 10^10, past
-        // `jit_above_cost`, and compiling a statement costs far more than running it (a
-        // search took 1.5–2 s instead of 4 ms).
-        let config = [
-            "enable_seqscan=off",
-            "jit=off",
-            "plan_cache_mode=force_generic_plan",
-        ]
-        .into_iter()
-        .fold(config, with_option);
+        let config = pool_config(base.clone());
         let pool = pool(
             budget.pool,
             Manager {
@@ -212,6 +173,18 @@ impl PgDatabase {
                 health: health.clone(),
             },
         );
+        let replicas = if standbys.is_empty() {
+            None
+        } else {
+            Some(Replicas::new(standbys, max_lag, budget, &base, |url| {
+                let (base, reads) = session_configs(url).map_err(|_| {
+                    StoreError::Database("a --read-replica URL does not parse".into())
+                })?;
+                // Nothing is ever written there: said to the standby too.
+                let config = with_option(pool_config(base), "default_transaction_read_only=on");
+                Ok((config, reads))
+            })?)
+        };
         let refresher = Arc::new(Refresher::start(pool.clone()));
         Ok(Self(Arc::new(Connections {
             pool,
@@ -221,6 +194,7 @@ impl PgDatabase {
             refresher,
             budget,
             role: "requests",
+            replicas,
         })))
     }
 
@@ -283,6 +257,32 @@ impl PgDatabase {
         )
     }
 
+    /// Where caller `key`'s last write ended in the WAL, if it wrote since positions are
+    /// kept; read on the primary.
+    pub(super) fn position(&self, key: i64) -> StoreResult<Option<u64>> {
+        self.with_prepared(replicas::POSITION_SQL, |client, statement| {
+            let row = client
+                .query_opt(statement, &[&key])
+                .map_err(crate::store::db)?;
+            Ok(row
+                .and_then(|row| row.try_get::<_, String>(0).ok())
+                .and_then(|text| replicas::parse_lsn(&text)))
+        })
+    }
+
+    /// The standbys' states (`--read-replica`), when there are any.
+    pub fn standbys(&self) -> Option<Vec<StandbyState>> {
+        self.replicas.as_ref().map(|r| r.states())
+    }
+
+    /// The connections of each standby's pool: (standby, open, idle, most).
+    pub fn standby_pools(&self) -> Vec<(usize, u32, u32, u32)> {
+        self.replicas
+            .as_ref()
+            .map(|r| r.pool_states())
+            .unwrap_or_default()
+    }
+
     /// What this handle's pool is for: `requests`, or `counters` ([`Self::counters`]).
     pub fn role(&self) -> &'static str {
         self.role
@@ -334,6 +334,7 @@ impl PgDatabase {
             refresher: self.refresher.clone(),
             budget: self.budget,
             role: "counters",
+            replicas: None,
         }))
     }
 
@@ -490,6 +491,70 @@ impl PgDatabase {
             .map(workspace_row)
             .collect()
     }
+}
+
+/// The settings of every session on `url`, and of its async readers: timeouts, names in
+/// `pg_stat_activity`, bounded waits ([`reach::bound`]).
+fn session_configs(url: &str) -> StoreResult<(Config, tokio_postgres::Config)> {
+    let mut config: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| StoreError::Database(format!("invalid database URL: {e}")))?;
+    // Locks wait `LOCK_TIMEOUT`; a statement runs `STATEMENT_TIMEOUT` at most, so no
+    // runaway statement holds a connection (and a thread) for ever (migrations and the
+    // context refresher lift it for their own statements).
+    let timeout = format!(
+        "-c lock_timeout={} -c statement_timeout={}",
+        LOCK_TIMEOUT.as_millis(),
+        STATEMENT_TIMEOUT.as_millis()
+    );
+    let options = match config.get_options() {
+        Some(existing) if !existing.trim().is_empty() => format!("{existing} {timeout}"),
+        _ => timeout,
+    };
+    config.options(&options);
+    // Named in `pg_stat_activity`: "jility", its async reads "jility reads" (unless the
+    // URL names the application).
+    let named = config.get_application_name().is_some();
+    if !named {
+        config.application_name("jility");
+    }
+    reach::bound(&mut config);
+    let mut reads = config.clone();
+    if !named {
+        reads.application_name(READS_APPLICATION);
+    }
+    // Their statements read by index whatever the values; a batch's plan made for its
+    // array's length each time cost more than the reads (PostgreSQL keeps planning
+    // anew when a plan for the values looks cheaper than the generic one).
+    let options = format!(
+        "{} -c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c jit=off",
+        reads.get_options().unwrap_or_default()
+    );
+    reads.options(options.trim());
+    Ok((Config::from(config), reads))
+}
+
+/// The settings of a pool's sessions on top of `base`'s.
+///
+/// The request path's statements are written so that the plan meant is the only sensible
+/// one whatever the statistics (none yet after a bulk import, or tenants of very different
+/// sizes; tested in `tests/jility/plans.rs`), and are planned once per connection for
+/// every workspace (a generic plan): a plan made for one workspace's values from skewed
+/// statistics walked the whole table's newest rows looking for that workspace's. Requests
+/// never read a whole table: every statement names its workspace and has an index to read
+/// it by, so a full scan, which PostgreSQL may find cheaper while a table is tiny or
+/// unanalysed, is left to it only where no index applies. Search plans for its values in
+/// its own transaction (`PgStore::search`). No JIT: a disabled plan node costs 10^10, past
+/// `jit_above_cost`, and compiling a statement costs far more than running it (a search
+/// took 1.5–2 s instead of 4 ms).
+fn pool_config(base: Config) -> Config {
+    [
+        "enable_seqscan=off",
+        "jit=off",
+        "plan_cache_mode=force_generic_plan",
+    ]
+    .into_iter()
+    .fold(base, with_option)
 }
 
 /// The watch thread's loop ([`PgDatabase::watch`]): `SELECT 1` every

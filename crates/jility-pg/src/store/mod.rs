@@ -66,6 +66,7 @@ mod many;
 mod planning;
 mod reader;
 mod related;
+mod replicas;
 mod rows;
 mod schema;
 mod search;
@@ -78,6 +79,8 @@ use connect::*;
 pub use connect::{Budget, Connections, MIN_POOL_SIZE, PgDatabase, READS_APPLICATION, Workspace};
 use contexts::Refresher;
 use reader::{Lookup, Reader};
+pub use replicas::{DEFAULT_MAX_LAG, StandbyState, as_caller, as_caller_async};
+use replicas::{Replica, Replicas};
 use rows::*;
 use schema::*;
 pub use schema::{ROLLING_FROM, SchemaStatus, breaks_rolling_upgrade};
@@ -135,6 +138,7 @@ pub const MIGRATIONS: &[Migration] = migrations![
     "0022_plan_candidates",
     "0023_views",
     "0024_ticket_titles",
+    "0025_read_positions",
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)
@@ -314,6 +318,22 @@ impl PgStore {
     /// connection the server dropped before answering is replaced and `f` run again once
     /// (nothing was read).
     fn outside<R>(&self, f: impl Fn(&mut Tx<'_>) -> StoreResult<R>) -> StoreResult<R> {
+        if let Some(replica) = self.standby_for_read()
+            && let Some(replicas) = self.db.replicas.as_ref()
+        {
+            match replica.checkout() {
+                Some(mut conn) => {
+                    let mut tx = Tx::new(&mut conn, self.workspace);
+                    let result = f(&mut tx);
+                    if result.is_ok() || !(tx.failed || tx.closed()) {
+                        Replicas::used(&replica);
+                        return result;
+                    }
+                    replicas.failed(&replica, "read_failed");
+                }
+                None => replicas.failed(&replica, "no_connection"),
+            }
+        }
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -375,6 +395,9 @@ impl PgStore {
                         touched: Vec::new(),
                         created: Vec::new(),
                         refresher: self.db.refresher.clone(),
+                        position: (write && self.db.replicas.is_some())
+                            .then(replicas::caller)
+                            .flatten(),
                     });
                 }
                 Err(err) if conn.client.is_closed() && attempt < 2 => {
@@ -388,6 +411,84 @@ impl PgStore {
                 }
             }
         }
+    }
+
+    /// A standby that may answer a read of the caller this thread or task works for
+    /// ([`replicas`]); `None`: the primary answers (no standbys, no caller, none in use, or
+    /// none has replayed the caller's last write).
+    fn standby_for_read(&self) -> Option<Arc<Replica>> {
+        let replicas = self.db.replicas.as_ref()?;
+        let key = replicas::caller()?;
+        if !replicas.any_in_use() {
+            return None;
+        }
+        let needed = self.db.position(key).ok()?;
+        replicas.choose(needed)
+    }
+
+    /// `f` in a read transaction on `replica`: `Some` with its answer (a domain error
+    /// included), `None` when the standby failed it (the primary then answers).
+    fn read_on<R>(
+        &self,
+        replica: &Replica,
+        f: &impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Option<Result<R, ToolError>> {
+        let replicas = self.db.replicas.as_ref()?;
+        let Some(mut conn) = replica.checkout() else {
+            replicas.failed(replica, "no_connection");
+            return None;
+        };
+        if let Err(err) = conn
+            .client
+            .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        {
+            tracing::debug!(error = %err, "a standby did not begin a read");
+            replicas.failed(replica, "begin_failed");
+            return None;
+        }
+        let mut open = Open {
+            conn: Some(conn),
+            failed: false,
+            workspace: self.workspace,
+            touched: Vec::new(),
+            created: Vec::new(),
+            refresher: self.db.refresher.clone(),
+            position: None,
+        };
+        let (result, broken) = {
+            let conn = open.conn.as_mut()?;
+            let mut tx = Tx::new(conn, self.workspace);
+            let result = f(&mut tx);
+            let broken = tx.failed || tx.closed();
+            open.touched = std::mem::take(&mut tx.touched);
+            (result, broken)
+        };
+        match result {
+            Err(_) if broken => {
+                open.rollback();
+                replicas.failed(replica, "read_failed");
+                None
+            }
+            answer => {
+                open.end_read();
+                Replicas::used(replica);
+                Some(answer)
+            }
+        }
+    }
+
+    /// A read: on a standby when one may answer it, else (or when it failed there) on the
+    /// primary.
+    fn run_read<R>(
+        &mut self,
+        f: impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        if let Some(replica) = self.standby_for_read()
+            && let Some(answer) = self.read_on(&replica, &f)
+        {
+            return answer;
+        }
+        self.run(false, f)
     }
 
     fn run<R>(
@@ -452,6 +553,8 @@ struct Open {
     /// computed before they exist; the first one is computed at version 0).
     created: Vec<i64>,
     refresher: Arc<Refresher>,
+    /// The caller whose position a write records once committed, when standbys take reads.
+    position: Option<i64>,
 }
 
 impl Open {
@@ -490,6 +593,22 @@ impl Open {
             let _ = conn.client.batch_execute("ROLLBACK");
             return Err(crate::store::db(err));
         }
+        // Where the caller's write ended, for reads from standbys: after the commit, so the
+        // position is past it. A failure here does not undo the write (it is committed):
+        // it is logged, and the caller's reads may meanwhile find a standby that has not
+        // replayed it.
+        if let Some(key) = self.position {
+            let recorded = conn.client.batch_execute(&format!(
+                "BEGIN; SET LOCAL synchronous_commit = off; \
+                 INSERT INTO read_positions (token_id, lsn) VALUES ({key}, pg_current_wal_insert_lsn()) \
+                 ON CONFLICT (token_id) DO UPDATE SET lsn = greatest(read_positions.lsn, EXCLUDED.lsn), at = now(); \
+                 COMMIT"
+            ));
+            if let Err(err) = recorded {
+                let _ = conn.client.batch_execute("ROLLBACK");
+                tracing::warn!(error = %err, "could not record a write's position for reads from standbys");
+            }
+        }
         // Their contexts are computed now, off the request, so that the reads that follow
         // a write (a bulk import read at once) find them kept.
         self.refresher.ask(self.workspace, &self.touched);
@@ -524,7 +643,7 @@ impl Store for PgStore {
         &mut self,
         f: impl Fn(&mut dyn StoreTx) -> Result<R, ToolError>,
     ) -> Result<R, ToolError> {
-        self.run(false, f)
+        self.run_read(f)
     }
 
     fn write<R>(

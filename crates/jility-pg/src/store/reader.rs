@@ -249,6 +249,19 @@ impl Reader {
         Some(slot)
     }
 
+    /// Where caller `key`'s last write ended ([`super::replicas`]): `Some(None)` when it
+    /// wrote nothing since positions are kept, `None` when it could not be read here.
+    pub(super) async fn position(&self, health: &Health, key: i64) -> Option<Option<u64>> {
+        let slot = self.slot(health, None).await?;
+        let slot = InFlight::new(slot);
+        let statement = prepared(&slot.0, super::replicas::POSITION_SQL).await?;
+        let row = slot.0.client.query_opt(&statement, &[&key]).await.ok()?;
+        Some(
+            row.and_then(|row| row.try_get::<_, String>(0).ok())
+                .and_then(|text| super::replicas::parse_lsn(&text)),
+        )
+    }
+
     /// The rows of `lookup` in workspace `ws` (the whole-ticket statement); `None` when it
     /// could not run here (the caller then reads on a blocking thread, which reports why).
     /// A read by number waits for its connection's next batch ([`drive`]).

@@ -45,6 +45,24 @@ async fn read_on_runtime(
     let resolved = resolve(&lookups, key);
     let db = &store.db;
     let mut found: Vec<Option<Vec<Row>>> = vec![None; resolved.len()];
+    // A standby first, when one may answer the caller; what it does not answer within its
+    // patience, the primary does.
+    if let Some((replicas, replica)) = standby(&store).await {
+        let reads = resolved.iter().map(|lookup| {
+            replica
+                .reader
+                .query(&replica.health, lookup, store.workspace)
+        });
+        match tokio::time::timeout(replicas::PATIENCE, futures::future::join_all(reads)).await {
+            Ok(rows) if rows.iter().all(Option::is_some) => {
+                Replicas::used(&replica);
+                let found = rows.into_iter().map(Option::unwrap_or_default).collect();
+                return settle(store, lookups, found).await;
+            }
+            Ok(_) => replicas.failed(&replica, "read_failed"),
+            Err(_) => replicas.failed(&replica, "slow"),
+        }
+    }
     if !db.health.down() {
         let reads = resolved
             .iter()
@@ -63,6 +81,19 @@ async fn read_on_runtime(
     let asked = resolved.clone();
     let found = blocking(&store, move |store| Ok(on_pool(store, &asked, found)?)).await?;
     settle(store, lookups, found).await
+}
+
+/// A standby that may answer the reads of the caller this task works for, with the
+/// standbys it is one of.
+async fn standby(store: &PgStore) -> Option<(Arc<Replicas>, Arc<Replica>)> {
+    let replicas = store.db.replicas.as_ref()?;
+    let key = replicas::caller()?;
+    if !replicas.any_in_use() {
+        return None;
+    }
+    let needed = store.db.reader.position(&store.db.health, key).await?;
+    let replica = replicas.choose(needed)?;
+    Some((replicas.clone(), replica))
 }
 
 /// [`answer`], on a blocking thread when a ticket must be read part by part.
@@ -85,9 +116,14 @@ async fn blocking<R: Send + 'static>(
     f: impl FnOnce(&mut PgStore) -> Result<R, ToolError> + Send + 'static,
 ) -> Result<R, ToolError> {
     let mut store = store.clone();
-    tokio::task::spawn_blocking(move || f(&mut store))
-        .await
-        .map_err(|err| ToolError::internal(format!("A ticket read failed: {err}")))?
+    // The caller goes with the work: its reads may go to a standby there too.
+    let caller = replicas::caller();
+    tokio::task::spawn_blocking(move || match caller {
+        Some(key) => replicas::as_caller(key, || f(&mut store)),
+        None => f(&mut store),
+    })
+    .await
+    .map_err(|err| ToolError::internal(format!("A ticket read failed: {err}")))?
 }
 
 fn needs_default_key(lookups: &[TicketLookup]) -> bool {

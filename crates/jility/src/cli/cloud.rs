@@ -136,6 +136,20 @@ pub struct ServeArgs {
     /// JILITY_METRICS_TOKEN).
     #[arg(long, env = "JILITY_METRICS_LISTEN", value_name = "ADDR")]
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// A PostgreSQL standby (streaming replica) of the database to send callers' reads to,
+    /// once it has replayed their writes (repeat for more; JILITY_READ_REPLICAS takes a
+    /// comma-separated list).
+    #[arg(
+        long = "read-replica",
+        env = "JILITY_READ_REPLICAS",
+        value_name = "URL",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub read_replicas: Vec<String>,
+    /// A standby further behind the primary than this takes no reads until it catches up.
+    #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    pub read_replica_max_lag_ms: u64,
     /// Terminate TLS with this PEM certificate chain (with --tls-key).
     #[arg(long, value_name = "PEM", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -297,6 +311,13 @@ fn serve(args: ServeArgs) -> Result<(), ToolError> {
         rate_limit: args.rate_limit,
         pool_size: args.db_pool_size,
         metrics_listen: args.metrics_listen,
+        read_replicas: args
+            .read_replicas
+            .into_iter()
+            .map(|url| url.trim().to_string())
+            .filter(|url| !url.is_empty())
+            .collect(),
+        replica_max_lag: std::time::Duration::from_millis(args.read_replica_max_lag_ms),
         tls: args.tls_cert.zip(args.tls_key),
     })
 }

@@ -53,6 +53,7 @@ mod probes;
 mod query;
 mod related;
 mod remote_mcp;
+mod standbys;
 mod storage;
 mod stream_expiry;
 mod tls;

@@ -158,6 +158,78 @@ impl Cluster {
         self.dir.path().join("data")
     }
 
+    /// A streaming standby of this cluster (`pg_basebackup -R`), started on a port of its own.
+    pub(crate) fn standby(&self) -> Self {
+        let as_postgres = self.as_postgres;
+        let mut prefix = tempfile::Builder::new();
+        prefix.prefix("jility-standby-");
+        let dir = if as_postgres {
+            prefix.tempdir_in("/tmp")
+        } else {
+            prefix.tempdir()
+        }
+        .unwrap();
+        if as_postgres {
+            let owner = std::fs::metadata(self.dir.path()).unwrap();
+            std::os::unix::fs::chown(dir.path(), Some(owner.uid()), Some(owner.gid())).unwrap();
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let standby = Self {
+            bin: self.bin.clone(),
+            dir,
+            port,
+            as_postgres,
+        };
+        let data = standby.data();
+        let out = standby.run(
+            "pg_basebackup",
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+                "-D",
+                data.to_str().unwrap(),
+                "-R",
+                "-X",
+                "stream",
+                "--checkpoint=fast",
+                "--no-sync",
+            ],
+        );
+        assert!(out.status.success(), "pg_basebackup: {}", text(&out));
+        standby.start();
+        standby
+    }
+
+    /// Send `signal` (`STOP`, `CONT`) to the server and every process it started.
+    pub(crate) fn signal(&self, signal: &str) {
+        let pid = std::fs::read_to_string(self.data().join("postmaster.pid")).unwrap();
+        let pid = pid.lines().next().unwrap().trim().to_string();
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let _ = Command::new("pkill")
+            .args([&format!("-{signal}"), "-P", &pid])
+            .status();
+    }
+
+    /// The URL of database `name` on this cluster.
+    pub(crate) fn url_of(&self, name: &str) -> String {
+        format!(
+            "postgres://postgres:{PASSWORD}@127.0.0.1:{}/{name}",
+            self.port
+        )
+    }
+
     /// Run PostgreSQL's `program` (as `postgres` when the test is root).
     fn run(&self, program: &str, args: &[&str]) -> Output {
         let path = self.bin.join(program);

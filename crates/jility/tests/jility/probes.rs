@@ -304,7 +304,7 @@ fn readyz_and_the_metrics_follow_a_database_outage() {
 }
 
 /// The metrics listener's address, from the server's log.
-fn metrics_url(server: &Server) -> String {
+pub(crate) fn metrics_url(server: &Server) -> String {
     let started = Instant::now();
     loop {
         if let Some(url) = server
