@@ -101,6 +101,9 @@
 //!
 //! While tuning the server, `JILITY_BENCH_ONLY` measures one part and prints it as it comes,
 //! without the report, then its ratio lines:
+//! - `operate`: what operators wait for (issue 44): backup and restore of a fresh import
+//!   beside `pg_dump -Fc` / `pg_restore`, starts until `/readyz` (migrated database, new
+//!   database, eight at once), the probes and a scrape beside `/healthz`; no template needed.
 //! - `query`: the query language (issue 43): search with three qualifiers beside plain search.
 //! - `bulk`: bulk edits of 1,000 and 5,000 tickets in both modes (issue 43).
 //! - `related`: related tickets beside plain search, and the labelled set's recall@3 and
@@ -170,6 +173,8 @@ mod import;
 mod mixed;
 #[path = "cloud_parts/oauth.rs"]
 mod oauth;
+#[path = "cloud_parts/operate.rs"]
+mod operate;
 #[path = "cloud_parts/pgbench.rs"]
 mod pgbench;
 #[path = "cloud_parts/planning.rs"]
@@ -1225,6 +1230,15 @@ fn main() {
     let only = std::env::var("JILITY_BENCH_ONLY").ok();
     if let Some(case @ ("fresh" | "skew")) = only.as_deref() {
         case_only(&bin, case);
+        eprintln!("total time {:.1?}", started.elapsed());
+        return;
+    }
+    if only.as_deref() == Some("operate") {
+        let lines = operate::operate(&bin);
+        println!("\nOperating jility serve (one run, one machine):");
+        for line in lines {
+            println!("- {line}");
+        }
         eprintln!("total time {:.1?}", started.elapsed());
         return;
     }

@@ -35,21 +35,20 @@ mod audit;
 mod body;
 mod events;
 mod idempotency;
-pub mod metrics;
 mod middleware;
 mod openapi;
 mod operations;
 pub(crate) mod principals;
-mod probes;
 mod refusals;
 mod rejections;
 mod stall;
 mod step_up;
 mod text;
-mod tls;
 mod tokens;
-pub mod traces;
 mod whoami;
+
+// What the operator sets and sees, mounted here (and named here, for the floors above).
+pub use jility_operator::{metrics, probes, tls, traces};
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -154,11 +153,9 @@ pub struct Shared {
     /// The server terminates TLS (its public URLs are https).
     pub tls: bool,
     /// What `/readyz` found last, and whether the server is stopping.
-    pub readiness: probes::Readiness,
-    /// The hash of `JILITY_METRICS_TOKEN`: `/metrics` on the main listener asks for it.
-    metrics_token: Option<blake3::Hash>,
-    /// The MCP endpoint's live sessions (set once it is made).
-    sessions: std::sync::OnceLock<metrics::SessionCount>,
+    pub readiness: Arc<probes::Readiness>,
+    /// What a scrape of `/metrics` reads, and the token it asks for.
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 impl ApiState {
@@ -171,10 +168,11 @@ impl ApiState {
 
     /// The state of a server on `db`; `tls` when it terminates TLS.
     pub fn new(db: &PgDatabase, rate_limit: u32, tls: bool) -> Result<Self, ToolError> {
+        let counters = db.counters();
         let state = Self(Arc::new(Shared {
             db: db.clone(),
             tokens: Tokens::new(db),
-            limiter: RateLimiter::new(db.counters(), rate_limit),
+            limiter: RateLimiter::new(counters.clone(), rate_limit),
             workspaces: Workspaces::new(db)?,
             audit: Audit::new(db),
             events: {
@@ -186,9 +184,8 @@ impl ApiState {
             refusals: refusals::Refusals::with_writer(Audit::new(db)),
             shutdown: CancellationToken::new(),
             tls,
-            readiness: probes::Readiness::default(),
-            metrics_token: metrics_token(),
-            sessions: std::sync::OnceLock::new(),
+            readiness: Arc::new(probes::Readiness::new(db)),
+            metrics: Arc::new(metrics::Metrics::new(db, &counters)),
         }));
         state.hear_revocations();
         Ok(state)
@@ -242,22 +239,6 @@ impl ApiState {
             tracing::warn!(error = %err, "cannot start the thread that hears revocations; rate-limit leases stay at a second");
         }
     }
-}
-
-/// The hash of `JILITY_METRICS_TOKEN`, when set (never kept in the clear).
-fn metrics_token() -> Option<blake3::Hash> {
-    let token = std::env::var(metrics::TOKEN_VAR).ok()?;
-    let token = token.trim();
-    if token.is_empty() {
-        return None;
-    }
-    if token.len() < 16 {
-        tracing::warn!(
-            "{} is shorter than 16 characters: anyone who guesses it reads the server's metrics",
-            metrics::TOKEN_VAR
-        );
-    }
-    Some(blake3::hash(token.as_bytes()))
 }
 
 /// One tracker per workspace, made on the workspace's first request and kept: each is
@@ -384,8 +365,12 @@ pub fn router(state: ApiState, mcp: Router, people: Router, local: SocketAddr) -
     let operators = Router::new()
         .route("/healthz", axum::routing::get(probes::healthz))
         .route("/readyz", axum::routing::get(probes::readyz))
-        .route("/metrics", axum::routing::get(metrics::scrape_behind_token))
-        .with_state(state.clone());
+        .with_state(state.readiness.clone())
+        .merge(
+            Router::new()
+                .route("/metrics", axum::routing::get(metrics::scrape_behind_token))
+                .with_state(state.metrics.clone()),
+        );
     // People's pages at `/` (signed in with a session cookie, not a token): every other
     // path, a person's 404 page for those no page takes.
     Router::new()
@@ -513,7 +498,7 @@ where
         };
         let sessions = state.shutdown.child_token();
         let (mcp, live) = mcp(state.clone(), local, sessions);
-        let _ = state.sessions.set(live);
+        state.metrics.count_sessions(live);
         let people = people(&state, acceptor.is_some());
         // Outermost: every request is answered while the database stops answering; then
         // every answer is counted, the stall's too.
@@ -620,9 +605,13 @@ fn serve_metrics(
         .map_err(|e| ToolError::internal(format!("Cannot read the metrics address: {e}")))?;
     let app = Router::new()
         .route("/metrics", axum::routing::get(metrics::scrape))
-        .route("/healthz", axum::routing::get(probes::healthz))
-        .route("/readyz", axum::routing::get(probes::readyz))
-        .with_state(state);
+        .with_state(state.metrics.clone())
+        .merge(
+            Router::new()
+                .route("/healthz", axum::routing::get(probes::healthz))
+                .route("/readyz", axum::routing::get(probes::readyz))
+                .with_state(state.readiness.clone()),
+        );
     let line = format!("jility: serving metrics at http://{local}/metrics\n");
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
     Ok(tokio::spawn(async move {

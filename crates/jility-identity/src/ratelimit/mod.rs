@@ -178,11 +178,6 @@ pub struct RateLimiter {
 }
 
 impl RateLimiter {
-    /// The pool its counts are kept through ([`PgDatabase::counters`]).
-    pub fn database(&self) -> &PgDatabase {
-        &self.db
-    }
-
     /// `per_minute` per token; the workspace ceiling from the environment
     /// ([`WORKSPACE_LIMIT_VAR`]) or [`DEFAULT_WORKSPACE_FACTOR`] times it.
     pub fn new(db: PgDatabase, per_minute: u32) -> Self {

@@ -91,8 +91,9 @@ pub struct Connections {
     pub(super) replicas: Option<Arc<Replicas>>,
 }
 
-/// The fewest connections a process can keep to: its request pool, the counters' pool, one
-/// reader, the watch and the event listener need one each, and the pool a second.
+/// The fewest connections `--db-pool-size` takes: the counters' pool, one reader, the watch
+/// and the event listener need one each, and the request pool two (a request and the
+/// readiness probe, or two requests).
 pub const MIN_POOL_SIZE: u32 = 6;
 
 /// How a process's connections (`--db-pool-size`) are shared: two held for as long as the
@@ -116,7 +117,7 @@ impl Budget {
     pub fn of(total: u32) -> Self {
         let readers = (total / 5).clamp(1, super::reader::CONNECTIONS as u32);
         let counters = (total / 8).clamp(1, 4);
-        let pool = total.saturating_sub(Self::HELD + readers + counters).max(2);
+        let pool = total.saturating_sub(Self::HELD + readers + counters).max(1);
         Self {
             pool,
             readers,
@@ -601,4 +602,28 @@ pub(super) fn workspace_row(row: &Row) -> StoreResult<Workspace> {
         name: row.try_get(1).map_err(crate::store::db)?,
         created_at: row.try_get(2).map_err(crate::store::db)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_budget_keeps_to_its_total_from_the_least_an_operator_may_give() {
+        for total in MIN_POOL_SIZE..200 {
+            let budget = Budget::of(total);
+            assert!(budget.total() <= total, "{total}: {budget:?}");
+            assert!(budget.pool >= 2 && budget.readers >= 1 && budget.counters >= 1);
+        }
+        assert_eq!(
+            Budget::of(DEFAULT_POOL_SIZE),
+            Budget {
+                pool: 12,
+                readers: 4,
+                counters: 2
+            }
+        );
+        // Tests and benchmarks ask for a single pooled connection.
+        assert_eq!(Budget::of(1).pool, 1);
+    }
 }

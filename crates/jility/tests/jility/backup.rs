@@ -219,7 +219,8 @@ fn a_backup_under_concurrent_writes_restores_and_a_quiet_one_restores_equal() {
     assert_eq!(restored["rows"], busy_summary["rows"]);
     let tickets = busy_summary["rows"]["tickets"].as_i64().unwrap();
     assert_eq!(count(&busy_target, "SELECT count(*) FROM tickets"), tickets);
-    assert!(tickets >= 2 * 17, "{busy_summary}");
+    // The 17 tickets of `fill`, and some the writers made before the snapshot.
+    assert!(tickets > 17, "{busy_summary}");
     // Every busy ticket came with its comment: the snapshot is of one moment.
     assert_eq!(
         count(

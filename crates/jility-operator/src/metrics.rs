@@ -12,8 +12,8 @@
 //! $JILITY_METRICS_TOKEN` (404 while that is unset), and without credentials on
 //! `--metrics-listen ADDR` (an address the operator keeps private).
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
@@ -22,7 +22,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
-use super::ApiState;
+use jility_pg::store::PgDatabase;
 
 pub const HTTP_REQUESTS: &str = "jility_http_requests_total";
 pub const HTTP_SECONDS: &str = "jility_http_request_duration_seconds";
@@ -135,11 +135,11 @@ pub async fn record(request: Request, next: Next) -> Response {
     }
     let method = method_label(request.method());
     let started = Instant::now();
-    let response = match super::traces::request(method, &route, request.headers()) {
+    let response = match crate::traces::request(method, &route, request.headers()) {
         Some(span) => {
             use tracing::Instrument as _;
             let response = next.run(request).instrument(span.clone()).await;
-            super::traces::answered(&span, response.status().as_u16());
+            crate::traces::answered(&span, response.status().as_u16());
             response
         }
         None => next.run(request).await,
@@ -208,10 +208,51 @@ impl Drop for Subscribed {
 /// The live MCP sessions, as the endpoint counts them.
 pub type SessionCount = mcp_common::http::LiveSessions;
 
+/// What a scrape reads besides what was recorded: the database's pools and health, the MCP
+/// endpoint's sessions; and the token `/metrics` asks for on the main listener.
+pub struct Metrics {
+    /// The request pool (with the standbys') and the counters' pool.
+    pools: Vec<PgDatabase>,
+    sessions: OnceLock<SessionCount>,
+    /// The hash of `JILITY_METRICS_TOKEN`, when set (never kept in the clear).
+    token: Option<blake3::Hash>,
+}
+
+impl Metrics {
+    /// The metrics of a server on `db` whose rate limits count through `counters`.
+    pub fn new(db: &PgDatabase, counters: &PgDatabase) -> Self {
+        Self {
+            pools: vec![db.clone(), counters.clone()],
+            sessions: OnceLock::new(),
+            token: token(),
+        }
+    }
+
+    /// The MCP endpoint's live sessions, once it is made.
+    pub fn count_sessions(&self, sessions: SessionCount) {
+        let _ = self.sessions.set(sessions);
+    }
+}
+
+/// The hash of `JILITY_METRICS_TOKEN`, when set.
+fn token() -> Option<blake3::Hash> {
+    let token = std::env::var(TOKEN_VAR).ok()?;
+    let token = token.trim();
+    if token.is_empty() {
+        return None;
+    }
+    if token.len() < 16 {
+        tracing::warn!(
+            "{TOKEN_VAR} is shorter than 16 characters: anyone who guesses it reads the server's metrics"
+        );
+    }
+    Some(blake3::hash(token.as_bytes()))
+}
+
 /// The text of a scrape: the gauges read now, then everything recorded.
-async fn render(state: &ApiState) -> Option<String> {
+async fn render(state: &Metrics) -> Option<String> {
     let handle = exporter()?;
-    for db in [&state.db, state.limiter.database()] {
+    for db in &state.pools {
         let (open, idle, most) = db.pool_state();
         let pool = db.role();
         metrics::gauge!(POOL_CONNECTIONS, "pool" => pool, "state" => "in_use")
@@ -219,7 +260,8 @@ async fn render(state: &ApiState) -> Option<String> {
         metrics::gauge!(POOL_CONNECTIONS, "pool" => pool, "state" => "idle").set(f64::from(idle));
         metrics::gauge!(POOL_MAX, "pool" => pool).set(f64::from(most));
     }
-    for (standby, open, idle, most) in state.db.standby_pools() {
+    let db = state.pools.first()?;
+    for (standby, open, idle, most) in db.standby_pools() {
         let pool = format!("standby{standby}");
         metrics::gauge!(POOL_CONNECTIONS, "pool" => pool.clone(), "state" => "in_use")
             .set(f64::from(open.saturating_sub(idle)));
@@ -227,7 +269,7 @@ async fn render(state: &ApiState) -> Option<String> {
             .set(f64::from(idle));
         metrics::gauge!(POOL_MAX, "pool" => pool).set(f64::from(most));
     }
-    for standby in state.db.standbys().unwrap_or_default() {
+    for standby in db.standbys().unwrap_or_default() {
         let index = standby.standby.to_string();
         let in_use = if standby.state == "in_use" { 1.0 } else { 0.0 };
         metrics::gauge!(STANDBY_IN_USE, "standby" => index.clone()).set(in_use);
@@ -235,7 +277,7 @@ async fn render(state: &ApiState) -> Option<String> {
             metrics::gauge!(STANDBY_LAG, "standby" => index).set(lag as f64 / 1000.0);
         }
     }
-    let health = state.db.health();
+    let health = db.health();
     let up = !health.unreachable() && !health.unresponsive();
     metrics::gauge!(DATABASE_UP).set(if up { 1.0 } else { 0.0 });
     metrics::gauge!(DATABASE_FULL).set(if health.full() { 1.0 } else { 0.0 });
@@ -249,8 +291,11 @@ async fn render(state: &ApiState) -> Option<String> {
 }
 
 /// `GET /metrics` on the main listener: behind `JILITY_METRICS_TOKEN`.
-pub async fn scrape_behind_token(State(state): State<ApiState>, headers: HeaderMap) -> Response {
-    let Some(expected) = state.metrics_token.as_ref() else {
+pub async fn scrape_behind_token(
+    State(state): State<Arc<Metrics>>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(expected) = state.token.as_ref() else {
         return refusal(
             StatusCode::NOT_FOUND,
             "metrics are not served here: set JILITY_METRICS_TOKEN (then send it as a bearer token), or serve them on --metrics-listen",
@@ -280,7 +325,7 @@ pub async fn scrape_behind_token(State(state): State<ApiState>, headers: HeaderM
 }
 
 /// `GET /metrics` on `--metrics-listen`: no credentials (the operator keeps it private).
-pub async fn scrape(State(state): State<ApiState>) -> Response {
+pub async fn scrape(State(state): State<Arc<Metrics>>) -> Response {
     match render(&state).await {
         Some(text) => (
             [(

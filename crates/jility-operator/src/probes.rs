@@ -13,7 +13,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-use super::ApiState;
+use jility_pg::store::PgDatabase;
 
 /// How long `/readyz` waits for the database.
 const DATABASE_BOUND: Duration = Duration::from_secs(1);
@@ -52,10 +52,11 @@ pub struct Checks {
     pub server: &'static str,
 }
 
-/// The last verdict and whether a check is running on a blocking thread (one at a time:
-/// probes of a database that does not answer do not pile threads up).
-#[derive(Default)]
+/// What `/readyz` looks at (the database), the last verdict and whether a check is running
+/// on a blocking thread (one at a time: probes of a database that does not answer do not
+/// pile threads up).
 pub struct Readiness {
+    db: PgDatabase,
     last: std::sync::Mutex<Option<(Instant, Verdict)>>,
     running: Arc<AtomicBool>,
     /// Set when the server begins to stop.
@@ -63,7 +64,16 @@ pub struct Readiness {
 }
 
 impl Readiness {
-    async fn verdict(&self, state: &ApiState) -> Verdict {
+    pub fn new(db: &PgDatabase) -> Self {
+        Self {
+            db: db.clone(),
+            last: std::sync::Mutex::default(),
+            running: Arc::default(),
+            stopping: AtomicBool::new(false),
+        }
+    }
+
+    async fn verdict(&self) -> Verdict {
         if let Ok(last) = self.last.lock()
             && let Some((at, verdict)) = last.as_ref()
             && at.elapsed() < REUSE
@@ -75,7 +85,7 @@ impl Readiness {
         } else {
             "serving"
         };
-        let (database, schema) = self.database(state).await;
+        let (database, schema) = self.database().await;
         let reason = if database != "ok" {
             Some(match database {
                 "unreachable" => "the database cannot be reached",
@@ -105,7 +115,7 @@ impl Readiness {
                 server,
             },
             reason,
-            standbys: state.db.standbys(),
+            standbys: self.db.standbys(),
         };
         if let Ok(mut last) = self.last.lock() {
             *last = Some((Instant::now(), verdict.clone()));
@@ -114,8 +124,8 @@ impl Readiness {
     }
 
     /// The database's check and the schema's.
-    async fn database(&self, state: &ApiState) -> (&'static str, &'static str) {
-        let health = state.db.health();
+    async fn database(&self) -> (&'static str, &'static str) {
+        let health = self.db.health();
         if let Some(state) = Self::known_bad(health) {
             return (state, "unknown");
         }
@@ -123,7 +133,7 @@ impl Readiness {
             // The last check has not come back within its second.
             return ("slow", "unknown");
         }
-        let db = state.db.clone();
+        let db = self.db.clone();
         let running = self.running.clone();
         let check = tokio::task::spawn_blocking(move || {
             // Refused before: whether a new connection is still refused (the flag is the
@@ -168,8 +178,8 @@ impl Readiness {
 }
 
 /// `GET /readyz`: 200 `{"status":"ready",…}` or 503 `{"status":"not_ready",…,"reason"}`.
-pub async fn readyz(State(state): State<ApiState>) -> Response {
-    let verdict = state.readiness.verdict(&state).await;
+pub async fn readyz(State(readiness): State<Arc<Readiness>>) -> Response {
+    let verdict = readiness.verdict().await;
     let status = if verdict.reason.is_none() {
         StatusCode::OK
     } else {
