@@ -58,6 +58,8 @@ pub struct Checks {
 pub struct Readiness {
     db: PgDatabase,
     last: std::sync::Mutex<Option<(Instant, Verdict)>>,
+    /// Held by the probe checking the database: the others wait for its verdict.
+    checking: tokio::sync::Mutex<()>,
     running: Arc<AtomicBool>,
     /// Set when the server begins to stop.
     pub stopping: AtomicBool,
@@ -68,24 +70,39 @@ impl Readiness {
         Self {
             db: db.clone(),
             last: std::sync::Mutex::default(),
+            checking: tokio::sync::Mutex::new(()),
             running: Arc::default(),
             stopping: AtomicBool::new(false),
         }
     }
 
+    /// The last verdict, while it is fresh.
+    fn reused(&self) -> Option<Verdict> {
+        let last = self.last.lock().ok()?;
+        let (at, verdict) = last.as_ref()?;
+        (at.elapsed() < REUSE).then(|| verdict.clone())
+    }
+
     async fn verdict(&self) -> Verdict {
-        if let Ok(last) = self.last.lock()
-            && let Some((at, verdict)) = last.as_ref()
-            && at.elapsed() < REUSE
+        if let Some(verdict) = self.reused() {
+            return verdict;
+        }
+        // One probe checks; those that come meanwhile wait (a second at most) for its verdict.
+        let checking = tokio::time::timeout(DATABASE_BOUND, self.checking.lock()).await;
+        if checking.is_ok()
+            && let Some(verdict) = self.reused()
         {
-            return verdict.clone();
+            return verdict;
         }
         let server = if self.stopping.load(Ordering::Relaxed) {
             "stopping"
         } else {
             "serving"
         };
-        let (database, schema) = self.database().await;
+        let (database, schema) = match &checking {
+            Ok(_) => self.database().await,
+            Err(_) => ("slow", "unknown"),
+        };
         let reason = if database != "ok" {
             Some(match database {
                 "unreachable" => "the database cannot be reached",

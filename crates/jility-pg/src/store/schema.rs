@@ -84,6 +84,11 @@ pub(super) fn schema_version(client: &mut Client) -> StoreResult<u32> {
     if !exists {
         return Ok(0);
     }
+    recorded(client)
+}
+
+/// The newest version `jility_schema_migrations` records (the table exists).
+fn recorded(client: &mut impl postgres::GenericClient) -> StoreResult<u32> {
     let version: i32 = client
         .query_one(
             "SELECT coalesce(max(version), 0) FROM jility_schema_migrations",
@@ -125,15 +130,7 @@ pub(super) fn migrate(client: &mut Client) -> StoreResult<u32> {
          )",
     )
     .map_err(crate::store::db)?;
-    let version: i32 = tx
-        .query_one(
-            "SELECT coalesce(max(version), 0) FROM jility_schema_migrations",
-            &[],
-        )
-        .map_err(crate::store::db)?
-        .try_get(0)
-        .map_err(crate::store::db)?;
-    let before = u32::try_from(version).unwrap_or(0);
+    let before = recorded(&mut tx)?;
     if before > known {
         tx.rollback().map_err(crate::store::db)?;
         return Err(StoreError::TooNew {

@@ -40,11 +40,7 @@ fn refused(out: &Output) -> String {
 }
 
 fn workspace(db: &TestDb, name: &str, owner: &str) -> String {
-    let made = ok_json(&admin(
-        &db.url,
-        &["create-workspace", name, "--json", "--owner", owner],
-    ));
-    made["token"].as_str().unwrap().to_string()
+    crate::cloud::admin_workspace(&db.url, name, &["--owner", owner])
 }
 
 /// A workspace with some of everything: tickets with comments, changes, labels, assignees,

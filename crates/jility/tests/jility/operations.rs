@@ -134,20 +134,7 @@ fn the_pool_size_bounds_the_connections_a_server_holds() {
     ] {
         let db = TestDb::new();
         // Made by another process, which holds no connection once it has exited.
-        let made = jility()
-            .args([
-                "admin",
-                "create-workspace",
-                "pool",
-                "--json",
-                "--database-url",
-                &db.url,
-            ])
-            .output()
-            .unwrap();
-        assert!(made.status.success(), "{made:?}");
-        let made: serde_json::Value = serde_json::from_slice(&made.stdout).unwrap();
-        let token = made["token"].as_str().unwrap().to_string();
+        let token = crate::cloud::admin_workspace(&db.url, "pool", &[]);
         let server = Server::start_with(&db, "127.0.0.1:0", &extra, &env);
         let server = Arc::new(server);
         let token = Arc::new(token);

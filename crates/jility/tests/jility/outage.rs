@@ -84,6 +84,25 @@ pub(crate) struct Cluster {
     as_postgres: bool,
 }
 
+/// A temp dir for a cluster (under /tmp when the `postgres` user runs it: it must reach the
+/// directory, not root's TMPDIR) and a free port.
+fn place(prefix: &str, as_postgres: bool) -> (tempfile::TempDir, u16) {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    let dir = if as_postgres {
+        builder.tempdir_in("/tmp")
+    } else {
+        builder.tempdir()
+    }
+    .unwrap();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    (dir, port)
+}
+
 impl Cluster {
     /// initdb a cluster in a temp dir and start it on a free port.
     pub(crate) fn create(bin: PathBuf) -> Self {
@@ -93,15 +112,7 @@ impl Cluster {
     /// [`Self::create`] with `settings` (lines of `postgresql.conf`) added before it starts.
     pub(crate) fn create_with(bin: PathBuf, settings: &str) -> Self {
         let as_postgres = std::fs::metadata("/proc/self").unwrap().uid() == 0;
-        let mut prefix = tempfile::Builder::new();
-        prefix.prefix("jility-outage-");
-        // The `postgres` user must reach the directory: under /tmp, not root's TMPDIR.
-        let dir = if as_postgres {
-            prefix.tempdir_in("/tmp")
-        } else {
-            prefix.tempdir()
-        }
-        .unwrap();
+        let (dir, port) = place("jility-outage-", as_postgres);
         if as_postgres {
             let id = |flag: &str| -> u32 {
                 let out = Command::new("id")
@@ -117,11 +128,6 @@ impl Cluster {
             };
             std::os::unix::fs::chown(dir.path(), Some(id("-u")), Some(id("-g"))).unwrap();
         }
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let cluster = Self {
             bin,
             dir,
@@ -161,23 +167,11 @@ impl Cluster {
     /// A streaming standby of this cluster (`pg_basebackup -R`), started on a port of its own.
     pub(crate) fn standby(&self) -> Self {
         let as_postgres = self.as_postgres;
-        let mut prefix = tempfile::Builder::new();
-        prefix.prefix("jility-standby-");
-        let dir = if as_postgres {
-            prefix.tempdir_in("/tmp")
-        } else {
-            prefix.tempdir()
-        }
-        .unwrap();
+        let (dir, port) = place("jility-standby-", as_postgres);
         if as_postgres {
             let owner = std::fs::metadata(self.dir.path()).unwrap();
             std::os::unix::fs::chown(dir.path(), Some(owner.uid()), Some(owner.gid())).unwrap();
         }
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let standby = Self {
             bin: self.bin.clone(),
             dir,

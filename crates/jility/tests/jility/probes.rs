@@ -24,25 +24,11 @@ fn get(http: &Client, url: &str, token: Option<&str>) -> (u16, String) {
 }
 
 fn made_workspace(db: &TestDb, name: &str) -> String {
-    made_workspace_at(&db.url, name)
+    crate::cloud::admin_workspace(&db.url, name, &[])
 }
 
 fn made_workspace_at(url: &str, name: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_jility"))
-        .args([
-            "admin",
-            "create-workspace",
-            name,
-            "--json",
-            "--database-url",
-            url,
-        ])
-        .env("JILITY_MODE", "cloud")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let made: Value = serde_json::from_slice(&out.stdout).unwrap();
-    made["token"].as_str().unwrap().to_string()
+    crate::cloud::admin_workspace(url, name, &[])
 }
 
 /// `promtool check metrics` on `text`: its complaints (none: `Ok`). `None` when promtool is
@@ -100,6 +86,15 @@ fn the_probes_answer_without_credentials_and_say_nothing_else() {
         serde_json::from_str::<Value>(&body).unwrap(),
         json!({"status": "ready", "checks": {"database": "ok", "schema": "ok", "server": "serving"}})
     );
+    // A hundred probes at once: one checks the database, the others wait for its verdict.
+    let probes: Vec<_> = (0..100)
+        .map(|_| {
+            let url = format!("{}/readyz", server.root());
+            std::thread::spawn(move || client().get(url).send().unwrap().status().as_u16())
+        })
+        .collect();
+    let statuses: Vec<u16> = probes.into_iter().map(|p| p.join().unwrap()).collect();
+    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
     // Nothing of the database: its name, host or port.
     for secret in [db.name.as_str(), "5432", "127.0.0.1", "postgres"] {
         assert!(!body.contains(secret), "{secret} in {body}");
@@ -376,22 +371,16 @@ fn metrics_count_requests_tools_pools_limits_sessions_and_streams_without_secret
             .unwrap();
     }
     let session = crate::outage::mcp_session(&http, &format!("{}/mcp", server.root()), &token);
-    let called = http
-        .post(format!("{}/mcp", server.root()))
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2025-06-18")
-        .header("mcp-session-id", &session)
-        .bearer_auth(&token)
-        .body(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                   "params": {"name": "jility_get_ticket", "arguments": {"ticket_id": "TASK-1"}}})
-            .to_string(),
-        )
-        .send()
-        .unwrap();
-    assert!(called.status().is_success());
-    let _ = called.text();
+    let called = crate::cloud::call_tool_in_session(
+        &http,
+        server.root(),
+        &token,
+        &session,
+        "jility_get_ticket",
+        json!({"ticket_id": "TASK-1"}),
+        None,
+    );
+    assert!(called.is_success());
     let stream = http
         .get(format!("{}/events", server.url))
         .bearer_auth(&token)
@@ -666,23 +655,16 @@ fn traces_go_over_otlp_and_continue_the_callers_trace() {
     assert_eq!(read.status(), 200);
     let (mcp_trace, mcp_parent) = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
     let session = crate::outage::mcp_session(&http, &format!("{}/mcp", server.root()), &token);
-    let called = http
-        .post(format!("{}/mcp", server.root()))
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2025-06-18")
-        .header("mcp-session-id", &session)
-        .bearer_auth(&token)
-        .body(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-                "name": "jility_get_ticket", "arguments": {"ticket_id": "TASK-1"},
-                "_meta": {"traceparent": format!("00-{mcp_trace}-{mcp_parent}-01")}}})
-            .to_string(),
-        )
-        .send()
-        .unwrap();
-    assert!(called.status().is_success());
-    let _ = called.text();
+    let called = crate::cloud::call_tool_in_session(
+        &http,
+        server.root(),
+        &token,
+        &session,
+        "jility_get_ticket",
+        json!({"ticket_id": "TASK-1"}),
+        Some(json!({"traceparent": format!("00-{mcp_trace}-{mcp_parent}-01")})),
+    );
+    assert!(called.is_success());
     let find = |trace: &str, name: &str| -> Option<Value> {
         collector
             .spans()

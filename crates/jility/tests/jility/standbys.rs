@@ -177,19 +177,7 @@ fn reads_go_to_a_standby_that_replayed_the_callers_writes_and_survive_it_going_a
     let standby_url = standby.url_of(&db.name);
     eprintln!("standby test: standby up after {:?}", setup.elapsed());
     // A token per client, made by the admin command before the server starts.
-    let made = Command::new(env!("CARGO_BIN_EXE_jility"))
-        .args([
-            "admin",
-            "create-workspace",
-            "reads",
-            "--json",
-            "--database-url",
-            &db.url,
-        ])
-        .env("JILITY_MODE", "cloud")
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{made:?}");
+    crate::cloud::admin_workspace(&db.url, "reads", &[]);
     let server = Server::start_with(
         &db,
         "127.0.0.1:0",

@@ -289,3 +289,56 @@ pub fn stdout_json(output: &Output) -> Value {
     );
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
+
+/// `jility admin create-workspace NAME --json` on the database at `url` (another process,
+/// which holds no connection once it has exited), with `extra` arguments: its first token.
+pub fn admin_workspace(url: &str, name: &str, extra: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_jility"))
+        .args([
+            "admin",
+            "create-workspace",
+            name,
+            "--json",
+            "--database-url",
+            url,
+        ])
+        .args(extra)
+        .env("JILITY_MODE", "cloud")
+        .env_remove("DATABASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let made: Value = serde_json::from_slice(&out.stdout).unwrap();
+    made["token"].as_str().unwrap().to_string()
+}
+
+/// One `tools/call` of `name` with `arguments` (and `meta` as its `_meta`) in the MCP
+/// session `session` at `root`/mcp: the HTTP status.
+pub fn call_tool_in_session(
+    http: &Client,
+    root: &str,
+    token: &str,
+    session: &str,
+    name: &str,
+    arguments: Value,
+    meta: Option<Value>,
+) -> StatusCode {
+    let mut params = serde_json::json!({ "name": name, "arguments": arguments });
+    if let Some(meta) = meta {
+        params["_meta"] = meta;
+    }
+    let response = http
+        .post(format!("{root}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("mcp-session-id", session)
+        .bearer_auth(token)
+        .body(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string())
+        .send()
+        .unwrap();
+    let status = response.status();
+    let _ = response.text();
+    status
+}
