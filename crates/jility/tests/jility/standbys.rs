@@ -3,7 +3,6 @@
 //! clients never sees an older answer; the standby stopped, paused (SIGSTOP) and started
 //! again under load fails no request; `/readyz` and the metrics say whether it is in use.
 
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
