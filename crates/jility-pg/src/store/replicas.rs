@@ -32,6 +32,8 @@ use super::*;
 const WATCH_EVERY: Duration = Duration::from_millis(100);
 /// How many of the primary's positions a watch keeps (a minute of them).
 const SEEN: usize = 600;
+/// Every how many watches the old positions are forgotten (about a minute).
+const PRUNE_EVERY: u64 = 600;
 /// A standby whose watch has had no answer for this long gets no new reads.
 const SILENT_AFTER: Duration = Duration::from_secs(1);
 /// A standby a read failed on gets no reads for this long.
@@ -295,7 +297,18 @@ fn watch(replicas: &std::sync::Weak<Replicas>, index: usize, primary: &Config, s
     // standby has replayed says when it was as new as the primary (under a steady stream of
     // writes it is never quite at the primary's position of the moment).
     let mut seen: std::collections::VecDeque<(u64, u64)> = std::collections::VecDeque::new();
+    let mut rounds: u64 = 0;
     loop {
+        rounds += 1;
+        // Positions older than any standby in use can be behind are of no use: the first
+        // standby's watch forgets them (an hour old; the lag bound is ten minutes at most).
+        if index == 0 && rounds.is_multiple_of(PRUNE_EVERY) {
+            let _ = ask(
+                &mut on_primary,
+                primary,
+                "DELETE FROM read_positions WHERE at < now() - interval '1 hour'",
+            );
+        }
         let Some(all) = replicas.upgrade() else {
             return;
         };
