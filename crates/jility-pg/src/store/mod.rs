@@ -356,6 +356,20 @@ impl PgStore {
         }
     }
 
+    /// `conn`, a transaction begun on it, as this store's; a write's commit records the
+    /// position of caller `position`.
+    fn opened(&self, conn: Pooled, position: Option<i64>) -> Open {
+        Open {
+            conn: Some(conn),
+            failed: false,
+            workspace: self.workspace,
+            touched: Vec::new(),
+            created: Vec::new(),
+            refresher: self.db.refresher.clone(),
+            position,
+        }
+    }
+
     /// A connection with a transaction begun on it (and, for a writer, the workspace's
     /// writer lock held). Nothing of the caller's has run yet, so a connection that turns
     /// out to be dead is replaced and the start retried once.
@@ -388,17 +402,10 @@ impl PgStore {
             };
             match started {
                 Ok(()) => {
-                    return Ok(Open {
-                        conn: Some(conn),
-                        failed: false,
-                        workspace: self.workspace,
-                        touched: Vec::new(),
-                        created: Vec::new(),
-                        refresher: self.db.refresher.clone(),
-                        position: (write && self.db.replicas.is_some())
-                            .then(replicas::caller)
-                            .flatten(),
-                    });
+                    let position = (write && self.db.replicas.is_some())
+                        .then(replicas::caller)
+                        .flatten();
+                    return Ok(self.opened(conn, position));
                 }
                 Err(err) if conn.client.is_closed() && attempt < 2 => {
                     tracing::warn!(error = %err, "database connection lost; reconnecting");
@@ -446,15 +453,7 @@ impl PgStore {
             replicas.failed(replica, "begin_failed");
             return None;
         }
-        let mut open = Open {
-            conn: Some(conn),
-            failed: false,
-            workspace: self.workspace,
-            touched: Vec::new(),
-            created: Vec::new(),
-            refresher: self.db.refresher.clone(),
-            position: None,
-        };
+        let mut open = self.opened(conn, None);
         let (result, broken) = {
             let conn = open.conn.as_mut()?;
             let mut tx = Tx::new(conn, self.workspace);
