@@ -404,6 +404,8 @@ struct Restorer<'t, 'c> {
     /// The table being filled, and its rows not inserted yet.
     table: Option<String>,
     batch: Vec<Value>,
+    /// The statement inserting the table's batches (its columns read once per table).
+    insert: Option<String>,
     /// The tables done, in order (a table may not come back after another began).
     done: Vec<String>,
     counted: BTreeMap<String, u64>,
@@ -417,6 +419,7 @@ impl<'t, 'c> Restorer<'t, 'c> {
             tx,
             table: None,
             batch: Vec::new(),
+            insert: None,
             done: Vec::new(),
             counted: BTreeMap::new(),
             links: Vec::new(),
@@ -432,7 +435,7 @@ impl<'t, 'c> Restorer<'t, 'c> {
                     mcp_common_core::text::clip(&line.table, 40)
                 ),
             )
-            .with_hint("Restore it with the jility that made it. Nothing was changed."));
+            .with_hint("Restore it with the jility that made it. Nothing was restored."));
         };
         if self.table.as_deref() != Some(line.table.as_str()) {
             self.flush()?;
@@ -447,10 +450,11 @@ impl<'t, 'c> Restorer<'t, 'c> {
                     "The backup's tables are out of order",
                 )
                 .with_hint(
-                    "Restore from a file written by `jility admin backup`. Nothing was changed.",
+                    "Restore from a file written by `jility admin backup`. Nothing was restored.",
                 ));
             }
             self.table = Some(line.table.clone());
+            self.insert = None;
             self.done.push(line.table.clone());
         }
         let mut row = line.row;
@@ -486,31 +490,36 @@ impl<'t, 'c> Restorer<'t, 'c> {
         let (Some(table), false) = (self.table.as_deref(), self.batch.is_empty()) else {
             return Ok(());
         };
-        let columns: Vec<String> = self
-            .tx
-            .query(
-                "SELECT column_name::text FROM information_schema.columns \
-                 WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position",
-                &[&table],
-            )
-            .map_err(db_error)?
-            .iter()
-            .map(|row| row.get::<_, String>(0))
-            .filter(|column| {
-                self.batch
-                    .first()
-                    .and_then(Value::as_object)
-                    .is_some_and(|row| row.contains_key(column))
-            })
-            .collect();
-        let list = columns
-            .iter()
-            .map(|c| format!("\"{c}\""))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let sql = format!(
-            "INSERT INTO {table} ({list}) OVERRIDING SYSTEM VALUE SELECT {list} FROM json_populate_recordset(NULL::{table}, $1::text::json)"
-        );
+        let sql = match self.insert.take() {
+            Some(sql) => sql,
+            None => {
+                let columns: Vec<String> = self
+                    .tx
+                    .query(
+                        "SELECT column_name::text FROM information_schema.columns \
+                         WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position",
+                        &[&table],
+                    )
+                    .map_err(db_error)?
+                    .iter()
+                    .map(|row| row.get::<_, String>(0))
+                    .filter(|column| {
+                        self.batch
+                            .first()
+                            .and_then(Value::as_object)
+                            .is_some_and(|row| row.contains_key(column))
+                    })
+                    .collect();
+                let list = columns
+                    .iter()
+                    .map(|c| format!("\"{c}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                format!(
+                    "INSERT INTO {table} ({list}) OVERRIDING SYSTEM VALUE SELECT {list} FROM json_populate_recordset(NULL::{table}, $1::text::json)"
+                )
+            }
+        };
         let rows = serde_json::to_string(&self.batch)
             .map_err(|e| ToolError::internal(format!("Cannot encode rows: {e}")))?;
         self.tx.execute(&sql, &[&rows]).map_err(|err| {
@@ -525,6 +534,7 @@ impl<'t, 'c> Restorer<'t, 'c> {
             .with_hint("The file may be damaged, or edited by hand. Nothing was restored.")
         })?;
         self.batch.clear();
+        self.insert = Some(sql);
         Ok(())
     }
 
@@ -571,12 +581,23 @@ impl<'t, 'c> Restorer<'t, 'c> {
     }
 }
 
-/// PostgreSQL's message for a refused row (it names a constraint or a column, never a
-/// value of another tenant: the backup's own rows are all there is).
+/// Why PostgreSQL refused a batch, in our words (its own, which may quote a value, stay in
+/// the log): the constraint it broke, or the kind of value it could not take.
 fn db_detail(err: &postgres::Error) -> String {
-    match err.as_db_error() {
-        Some(db) => mcp_common_core::text::clip(db.message(), 200).to_string(),
-        None => "the database refused it".to_string(),
+    let Some(db) = err.as_db_error() else {
+        return "the database refused them".to_string();
+    };
+    if let Some(constraint) = db.constraint() {
+        return format!("they break the constraint {constraint}");
+    }
+    match db.code().code() {
+        "22P05" | "22021" => {
+            "a value holds a character the database cannot store (such as NUL)".to_string()
+        }
+        code if code.starts_with("22") => {
+            format!("a value does not fit its column (SQLSTATE {code})")
+        }
+        code => format!("the database refused them (SQLSTATE {code})"),
     }
 }
 

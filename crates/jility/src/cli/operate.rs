@@ -250,9 +250,9 @@ fn report(
             format!("{n} {}", if n == 1 { one } else { many })
         };
         format!(
-            "✅ {headline} (schema version {}, {} bytes):\n    {}, {}, {}\n    {}, {}, {}",
+            "✅ {headline} (schema version {}, {}):\n    {}, {}, {}\n    {}, {}, {}",
             summary.schema,
-            summary.bytes,
+            size(summary.bytes),
             count("tickets", "ticket", "tickets"),
             count("ticket_changes", "change", "changes"),
             count("comments", "comment", "comments"),
@@ -267,4 +267,19 @@ fn report(
         let _ = writeln!(std::io::stdout().lock(), "{out}");
     }
     Ok(())
+}
+
+/// `bytes` for a person: bytes, KB, MB or GB.
+fn size(bytes: u64) -> String {
+    const KB: f64 = 1024.0;
+    let b = bytes as f64;
+    if b < KB {
+        format!("{bytes} bytes")
+    } else if b < KB * KB {
+        format!("{:.1} KB", b / KB)
+    } else if b < KB * KB * KB {
+        format!("{:.1} MB", b / (KB * KB))
+    } else {
+        format!("{:.2} GB", b / (KB * KB * KB))
+    }
 }
