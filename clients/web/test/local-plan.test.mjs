@@ -71,7 +71,14 @@ describe('local planning page', () => {
     await inSprint(page, c).waitFor({ timeout: 5_000 });
     await page.locator('[data-meter] .capacity.over[data-over="true"]').waitFor({ timeout: 5_000 });
     assert.match(await meter(page).innerText(), /12 of 8 points — over capacity/);
-    const color = await meter(page).evaluate((el) => getComputedStyle(el).color);
+    // Read on the meter that is on the page (a live refresh may replace it meanwhile: a
+    // replaced element has no computed style).
+    const color = await page
+      .waitForFunction(() => {
+        const el = document.querySelector('[data-meter] .capacity.over');
+        return el && el.isConnected && getComputedStyle(el).color;
+      })
+      .then((handle) => handle.jsonValue());
     assert.equal(color, 'rgb(138, 28, 28)', 'the meter’s text turns red');
 
     // And back.
