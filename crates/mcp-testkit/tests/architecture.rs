@@ -60,7 +60,7 @@ fn dependencies(krate: &str) -> Vec<String> {
 /// binary, and no server under another. jility's cloud mode is four floors, each knowing
 /// only those below: the PostgreSQL store (`jility-pg`), identity (`jility-identity`), the
 /// REST API (`jility-api`) and the web board with OAuth's pages (`jility-cloud`).
-const LAYERS: [(&str, &[&str]); 17] = [
+const LAYERS: [(&str, &[&str]); 18] = [
     ("mcp-common-core", &[]),
     ("mcp-common", &["mcp-common-core"]),
     ("mcp-testkit", &["mcp-common"]),
@@ -77,6 +77,15 @@ const LAYERS: [(&str, &[&str]); 17] = [
         &["jility-core", "jility-pg", "mcp-common-core"],
     ),
     (
+        "jility-hooks",
+        &[
+            "jility-core",
+            "jility-identity",
+            "jility-pg",
+            "mcp-common-core",
+        ],
+    ),
+    (
         "jility-operator",
         &["jility-core", "jility-pg", "mcp-common"],
     ),
@@ -84,6 +93,7 @@ const LAYERS: [(&str, &[&str]); 17] = [
         "jility-api",
         &[
             "jility-core",
+            "jility-hooks",
             "jility-identity",
             "jility-operator",
             "jility-pg",
@@ -96,6 +106,7 @@ const LAYERS: [(&str, &[&str]); 17] = [
         &[
             "jility-api",
             "jility-core",
+            "jility-hooks",
             "jility-identity",
             "jility-pg",
             "jility-web",
@@ -256,6 +267,7 @@ fn cloud_floors_stay_small() {
         "jility-pg",
         "jility-identity",
         "jility-operator",
+        "jility-hooks",
         "jility-api",
         "jility-cloud",
     ] {

@@ -45,6 +45,7 @@ mod stall;
 mod step_up;
 mod text;
 mod tokens;
+mod webhooks;
 mod whoami;
 
 // What the operator sets and sees, mounted here (and named here, for the floors above).
@@ -338,6 +339,29 @@ pub fn router(state: ApiState, mcp: Router, people: Router, local: SocketAddr) -
         )
         .route("/tokens/{token}", axum::routing::delete(tokens::revoke))
         .route("/audit", axum::routing::get(audit::list))
+        .route(
+            "/webhooks",
+            axum::routing::post(webhooks::create).get(webhooks::list),
+        )
+        .route(
+            "/webhooks/{id}",
+            axum::routing::get(webhooks::get)
+                .patch(webhooks::update)
+                .delete(webhooks::delete),
+        )
+        .route(
+            "/webhooks/{id}/rotate-secret",
+            axum::routing::post(webhooks::rotate),
+        )
+        .route("/webhooks/{id}/test", axum::routing::post(webhooks::test))
+        .route(
+            "/webhooks/{id}/deliveries",
+            axum::routing::get(webhooks::deliveries),
+        )
+        .route(
+            "/webhooks/{id}/deliveries/{delivery}/redeliver",
+            axum::routing::post(webhooks::redeliver),
+        )
         .route("/whoami", axum::routing::get(whoami::whoami))
         .route(
             OPENAPI_PATH.trim_start_matches(API_PREFIX),
@@ -496,6 +520,8 @@ where
             })?),
             None => None,
         };
+        // Webhooks: this process's share of the deliveries, until it stops.
+        jility_hooks::dispatcher::start(&state.db, &state.events, state.shutdown.child_token());
         let sessions = state.shutdown.child_token();
         let (mcp, live) = mcp(state.clone(), local, sessions);
         state.metrics.count_sessions(live);

@@ -27,6 +27,7 @@ mod edit;
 mod epics;
 mod finding;
 mod from_templates;
+mod observing;
 mod plan;
 mod planning_answers;
 mod related;
@@ -41,6 +42,7 @@ pub use answers::*;
 pub use bulk::MAX_BULK;
 pub use checks::{check_key, parse_status};
 pub use epics::{EPIC_TOOL, EPICS_LIMIT, EPICS_TOOL};
+pub use observing::Observed;
 pub use plan::MAX_CANDIDATES;
 pub use planning_answers::*;
 pub use related::{

@@ -415,7 +415,7 @@ pub(super) fn full_ticket(tx: &mut dyn StoreTx, row: &TicketRow) -> Result<Ticke
 }
 
 /// What `jility_get_ticket` shows of `whole`.
-fn detail(whole: WholeTicket) -> TicketDetail {
+pub(super) fn detail(whole: WholeTicket) -> TicketDetail {
     let WholeTicket {
         row,
         assignees,

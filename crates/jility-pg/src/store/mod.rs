@@ -139,6 +139,7 @@ pub const MIGRATIONS: &[Migration] = migrations![
     "0023_views",
     "0024_ticket_titles",
     "0025_read_positions",
+    "0026_webhooks",
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)

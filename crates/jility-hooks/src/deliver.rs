@@ -1,0 +1,410 @@
+//! Deliveries: claimed a few at a time under a lease (so that of several processes one
+//! sends each, and a process killed mid-send leaves it to be sent again when the lease
+//! lapses), sent signed to the address that was checked, and their outcome recorded: done,
+//! tried again later (timeouts, connection errors, 429 after its `Retry-After`, 5xx), or
+//! failed. A subscription whose every delivery failed for [`FAILING_WINDOW_SECS`] is
+//! disabled.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use jility_identity::audit::{Audit, NewEntry};
+use jility_pg::store::PgDatabase;
+use mcp_common_core::ToolError;
+use url::Url;
+
+use crate::signing::signature_header;
+use crate::target;
+
+/// How long a claimed delivery is its process's alone.
+pub const LEASE_SECS: i32 = 30;
+/// How long a delivery is tried, and how long a subscription may fail before it is
+/// disabled (24 hours).
+pub const FAILING_WINDOW_SECS: f64 = 24.0 * 3600.0;
+/// The whole of one attempt, connection included.
+pub const ATTEMPT_SECS: u64 = 10;
+/// Most bytes of an answer read.
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+/// Bytes of an answer kept in the log.
+const EXCERPT_BYTES: usize = 512;
+/// The longest wait between two attempts.
+const MAX_DELAY_SECS: f64 = 3600.0;
+
+/// The first wait before a retry (`JILITY_WEBHOOKS_RETRY_BASE_MS`, default 5 s), doubled
+/// at each attempt up to an hour, with ±20% jitter.
+pub fn retry_base() -> Duration {
+    std::env::var("JILITY_WEBHOOKS_RETRY_BASE_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| (10..=600_000).contains(ms))
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(5))
+}
+
+/// A delivery claimed for one attempt.
+#[derive(Debug, Clone)]
+pub struct Claimed {
+    pub id: i64,
+    pub workspace_id: i64,
+    pub webhook_id: i64,
+    pub message_id: String,
+    pub body: String,
+    pub attempts: i32,
+    /// Seconds since its first attempt.
+    pub trying_for: f64,
+    pub url: String,
+    pub secrets: Vec<String>,
+}
+
+/// Claim at most `most` due deliveries: each the earliest waiting of its ticket for its
+/// subscription, of an enabled subscription, not leased by another process.
+pub fn claim(db: &PgDatabase, most: i64) -> Result<Vec<Claimed>, ToolError> {
+    db.with_client(|client| {
+        let rows = client
+            .query(
+                "WITH due AS ( \
+                   SELECT d.id FROM webhook_deliveries d \
+                   JOIN webhooks w ON w.id = d.webhook_id AND w.enabled \
+                   WHERE d.state = 'pending' AND d.next_attempt_at <= now() \
+                     AND (d.leased_until IS NULL OR d.leased_until < now()) \
+                     AND (d.ticket_id IS NULL OR NOT EXISTS ( \
+                       SELECT 1 FROM webhook_deliveries e \
+                       WHERE e.webhook_id = d.webhook_id AND e.ticket_id = d.ticket_id \
+                         AND e.state = 'pending' AND e.id < d.id)) \
+                   ORDER BY d.next_attempt_at, d.id LIMIT $1 \
+                   FOR UPDATE OF d SKIP LOCKED) \
+                 UPDATE webhook_deliveries d SET \
+                   leased_until = now() + make_interval(secs => $2::int), \
+                   attempts = d.attempts + 1, \
+                   first_attempt_at = coalesce(d.first_attempt_at, now()), \
+                   last_attempt_at = now() \
+                 FROM due, webhooks w \
+                 WHERE d.id = due.id AND w.id = d.webhook_id \
+                 RETURNING d.id, d.workspace_id, d.webhook_id, d.message_id, d.body, d.attempts, \
+                   extract(epoch FROM now() - d.first_attempt_at)::float8, w.url, w.secret, \
+                   CASE WHEN w.previous_until > now() THEN w.previous_secret END",
+                &[&most, &LEASE_SECS],
+            )
+            .map_err(|e| ToolError::from(jility_pg::store::db(e)))?;
+        rows.iter()
+            .map(|row| -> Result<Claimed, ToolError> {
+                let get = |e: postgres::Error| ToolError::from(jility_pg::store::db(e));
+                let mut secrets: Vec<String> = vec![row.try_get(8).map_err(get)?];
+                if let Some(previous) = row.try_get::<_, Option<String>>(9).map_err(get)? {
+                    secrets.push(previous);
+                }
+                Ok(Claimed {
+                    id: row.try_get(0).map_err(get)?,
+                    workspace_id: row.try_get(1).map_err(get)?,
+                    webhook_id: row.try_get(2).map_err(get)?,
+                    message_id: row.try_get(3).map_err(get)?,
+                    body: row.try_get(4).map_err(get)?,
+                    attempts: row.try_get(5).map_err(get)?,
+                    trying_for: row.try_get(6).map_err(get)?,
+                    url: row.try_get(7).map_err(get)?,
+                    secrets,
+                })
+            })
+            .collect()
+    })
+}
+
+/// What one attempt came to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub status: Option<u16>,
+    pub excerpt: Option<String>,
+    pub error: Option<String>,
+    pub duration_ms: i32,
+    pub verdict: Verdict,
+}
+
+/// Whether a delivery is done.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    Delivered,
+    /// Try again, not before so many seconds (a `Retry-After`).
+    Retry(Option<f64>),
+    /// Not tried again.
+    Failed,
+}
+
+/// HTTP clients kept per host and checked address, so that connections are reused.
+#[derive(Default)]
+pub struct Clients {
+    kept: Mutex<HashMap<(String, SocketAddr), reqwest::Client>>,
+}
+
+impl Clients {
+    fn client(&self, host: &str, addr: SocketAddr) -> Result<reqwest::Client, String> {
+        let key = (host.to_string(), addr);
+        if let Ok(kept) = self.kept.lock()
+            && let Some(client) = kept.get(&key)
+        {
+            return Ok(client.clone());
+        }
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(ATTEMPT_SECS))
+            .connect_timeout(Duration::from_secs(ATTEMPT_SECS))
+            .resolve(host, addr)
+            .no_proxy()
+            .user_agent("jility-webhooks/1")
+            .build()
+            .map_err(|e| format!("no HTTP client: {e}"))?;
+        if let Ok(mut kept) = self.kept.lock() {
+            if kept.len() >= 256 {
+                kept.clear();
+            }
+            kept.insert(key, client.clone());
+        }
+        Ok(client)
+    }
+}
+
+/// Send `claimed` once.
+pub async fn send(clients: &Clients, claimed: &Claimed, allow_private: bool) -> Outcome {
+    let started = Instant::now();
+    let elapsed = |started: Instant| started.elapsed().as_millis().min(i32::MAX as u128) as i32;
+    let refused = |error: String, verdict: Verdict| Outcome {
+        status: None,
+        excerpt: None,
+        error: Some(error),
+        duration_ms: elapsed(started),
+        verdict,
+    };
+    let url = match Url::parse(&claimed.url)
+        .map_err(|e| e.to_string())
+        .and_then(|url| target::parse(url.as_str(), allow_private).map_err(|e| e.message))
+    {
+        Ok(url) => url,
+        Err(error) => return refused(error, Verdict::Failed),
+    };
+    let addr = match target::address(&url, allow_private).await {
+        Ok(addr) => addr,
+        Err(err) if err.code == jility_core::errors::NETWORK_ERROR => {
+            return refused(err.message, Verdict::Retry(None));
+        }
+        Err(err) => return refused(err.message, Verdict::Failed),
+    };
+    let host = url.host_str().unwrap_or_default().to_string();
+    let client = match clients.client(&host, addr) {
+        Ok(client) => client,
+        Err(error) => return refused(error, Verdict::Retry(None)),
+    };
+    let timestamp = chrono::Utc::now().timestamp();
+    let secrets: Vec<&str> = claimed.secrets.iter().map(String::as_str).collect();
+    let signature = signature_header(
+        &secrets,
+        &claimed.message_id,
+        timestamp,
+        claimed.body.as_bytes(),
+    );
+    let sent = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("webhook-id", &claimed.message_id)
+        .header("webhook-timestamp", timestamp.to_string())
+        .header("webhook-signature", signature)
+        .body(claimed.body.clone())
+        .send()
+        .await;
+    let mut response = match sent {
+        Ok(response) => response,
+        Err(err) => {
+            let kind = if err.is_timeout() {
+                format!("no answer within {ATTEMPT_SECS} s")
+            } else if err.is_connect() {
+                "no connection could be made".to_string()
+            } else {
+                "the exchange failed".to_string()
+            };
+            return refused(kind, Verdict::Retry(None));
+        }
+    };
+    let status = response.status();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(retry_after_secs);
+    let mut answer = Vec::new();
+    let mut read_error = None;
+    loop {
+        match tokio::time::timeout(Duration::from_secs(ATTEMPT_SECS), response.chunk()).await {
+            Ok(Ok(Some(chunk))) => {
+                answer.extend_from_slice(&chunk);
+                if answer.len() >= MAX_ANSWER_BYTES {
+                    break;
+                }
+            }
+            Ok(Ok(None)) => break,
+            Ok(Err(_)) | Err(_) => {
+                read_error = Some("the answer could not be read".to_string());
+                break;
+            }
+        }
+    }
+    answer.truncate(EXCERPT_BYTES);
+    let excerpt: String = String::from_utf8_lossy(&answer)
+        .chars()
+        .filter(|c| *c != '\0')
+        .collect();
+    let code = status.as_u16();
+    let verdict = if status.is_success() {
+        Verdict::Delivered
+    } else if code == 429 || code == 408 || status.is_server_error() {
+        Verdict::Retry(retry_after)
+    } else {
+        Verdict::Failed
+    };
+    let error = match verdict {
+        Verdict::Delivered => None,
+        _ if status.is_redirection() => {
+            Some(format!("answered {code}: redirects are not followed"))
+        }
+        _ => Some(read_error.unwrap_or_else(|| format!("answered {code}"))),
+    };
+    Outcome {
+        status: Some(code),
+        excerpt: (!excerpt.is_empty()).then_some(excerpt),
+        error,
+        duration_ms: elapsed(started),
+        verdict,
+    }
+}
+
+/// `Retry-After` as seconds: a number of seconds or an HTTP date.
+fn retry_after_secs(value: &str) -> Option<f64> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(secs as f64);
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let secs =
+        (at.with_timezone(&chrono::Utc) - chrono::Utc::now()).num_milliseconds() as f64 / 1000.0;
+    Some(secs.max(0.0))
+}
+
+/// The wait before attempt `attempts + 1`: the base doubled per attempt, at most an hour,
+/// ±20% jitter; at least `retry_after`.
+pub fn delay(base: Duration, attempts: i32, retry_after: Option<f64>) -> f64 {
+    let doubled = base.as_secs_f64() * 2f64.powi(attempts.clamp(1, 30) - 1);
+    let mut jitter = [0u8; 2];
+    let _ = getrandom::fill(&mut jitter);
+    let unit = f64::from(u16::from_le_bytes(jitter)) / f64::from(u16::MAX);
+    let wait = doubled.min(MAX_DELAY_SECS) * (0.8 + 0.4 * unit);
+    wait.max(retry_after.unwrap_or(0.0).min(MAX_DELAY_SECS))
+}
+
+/// Record `outcome` of `claimed`'s attempt; a subscription failing for
+/// [`FAILING_WINDOW_SECS`] is disabled, with an audit entry.
+pub fn record(
+    db: &PgDatabase,
+    audit: &Audit,
+    claimed: &Claimed,
+    outcome: &Outcome,
+    base: Duration,
+) -> Result<(), ToolError> {
+    let get = |e: postgres::Error| ToolError::from(jility_pg::store::db(e));
+    let (state, wait) = match outcome.verdict {
+        Verdict::Delivered => ("delivered", 0.0),
+        Verdict::Failed => ("failed", 0.0),
+        Verdict::Retry(after) => {
+            let wait = delay(base, claimed.attempts, after);
+            if claimed.trying_for + wait > FAILING_WINDOW_SECS {
+                ("failed", 0.0)
+            } else {
+                ("pending", wait)
+            }
+        }
+    };
+    let status = outcome.status.map(i32::from);
+    let disabled = db.with_client(|client| -> Result<Option<String>, ToolError> {
+        let mut tx = client.transaction().map_err(get)?;
+        tx.execute(
+            "UPDATE webhook_deliveries SET state = $3, leased_until = NULL, \
+               next_attempt_at = now() + make_interval(secs => $4::float8), \
+               response_status = $5, response_excerpt = $6, error = $7, duration_ms = $8, \
+               delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE delivered_at END \
+             WHERE id = $1 AND attempts = $2",
+            &[
+                &claimed.id,
+                &claimed.attempts,
+                &state,
+                &wait,
+                &status,
+                &outcome.excerpt,
+                &outcome.error,
+                &outcome.duration_ms,
+            ],
+        )
+        .map_err(get)?;
+        let disabled = if outcome.verdict == Verdict::Delivered {
+            tx.execute(
+                "UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL",
+                &[&claimed.webhook_id],
+            )
+            .map_err(get)?;
+            None
+        } else {
+            let reason = format!(
+                "every delivery failed for 24 hours (the last: {})",
+                outcome.error.as_deref().unwrap_or("failed")
+            );
+            let rows = tx
+                .query(
+                    "WITH f AS (UPDATE webhooks SET failing_since = coalesce(failing_since, now()) \
+                       WHERE id = $1 RETURNING id, failing_since, enabled) \
+                     UPDATE webhooks w SET enabled = false, disabled_reason = $3 FROM f \
+                     WHERE w.id = f.id AND f.enabled \
+                       AND f.failing_since < now() - make_interval(secs => $2::float8) \
+                     RETURNING w.id",
+                    &[&claimed.webhook_id, &FAILING_WINDOW_SECS, &reason],
+                )
+                .map_err(get)?;
+            (!rows.is_empty()).then_some(reason)
+        };
+        tx.commit().map_err(get)?;
+        Ok(disabled)
+    })?;
+    if let Some(reason) = disabled {
+        tracing::warn!(
+            workspace_id = claimed.workspace_id,
+            webhook_id = claimed.webhook_id,
+            "disabled a webhook whose deliveries failed for 24 hours"
+        );
+        let detail = format!("webhook {}: {reason}", claimed.webhook_id);
+        audit.record(&NewEntry {
+            workspace_id: Some(claimed.workspace_id),
+            actor: Some("jility"),
+            operation: "webhooks.disabled",
+            status: 200,
+            detail: Some(&detail),
+            ..NewEntry::default()
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_grow_and_honour_retry_after() {
+        let base = Duration::from_secs(5);
+        let first = delay(base, 1, None);
+        assert!((4.0..=6.0).contains(&first), "{first}");
+        let fifth = delay(base, 5, None);
+        assert!((64.0..=96.0).contains(&fifth), "{fifth}");
+        assert!(delay(base, 30, None) <= 3600.0 * 1.2);
+        assert!(delay(base, 1, Some(120.0)) >= 120.0);
+        assert_eq!(retry_after_secs("7"), Some(7.0));
+        assert_eq!(retry_after_secs("Wed, 21 Oct 2015 07:28:00 GMT"), Some(0.0));
+        assert_eq!(retry_after_secs("soon"), None);
+    }
+}

@@ -1,0 +1,128 @@
+//! The delivery loop of a `jility serve` process: woken by every change any process
+//! publishes (`jility_pg::events`) and by its own finished sends, and at least once a
+//! second (retries come due, another process's lease lapses), it fans out the outbox and
+//! sends what is due, at most [`IN_FLIGHT`] at a time. Every process on a database runs
+//! one; the database decides who sends what.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jility_identity::audit::Audit;
+use jility_pg::events::Events;
+use jility_pg::store::PgDatabase;
+use tokio::sync::{Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use crate::deliver::{self, Clients};
+use crate::outbox::{self, Readers};
+use crate::target;
+
+/// Most deliveries one process sends at once.
+pub const IN_FLIGHT: usize = 32;
+/// The longest the loop sleeps.
+const TICK: Duration = Duration::from_secs(1);
+
+/// Start the loop on the current runtime; it ends when `shutdown` is cancelled (sends in
+/// flight are left to their leases).
+pub fn start(db: &PgDatabase, events: &Events, shutdown: CancellationToken) {
+    let db = db.clone();
+    let mut heard = events.subscribe();
+    let wake = Arc::new(Notify::new());
+    let listener_wake = wake.clone();
+    let listener_stop = shutdown.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = listener_stop.cancelled() => return,
+                received = heard.recv() => match received {
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => listener_wake.notify_one(),
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                },
+            }
+        }
+    });
+    tokio::spawn(run(db, wake, shutdown));
+}
+
+async fn run(db: PgDatabase, wake: Arc<Notify>, shutdown: CancellationToken) {
+    let audit = Audit::new(&db);
+    let clients = Arc::new(Clients::default());
+    let slots = Arc::new(Semaphore::new(IN_FLIGHT));
+    let readers = Arc::new(std::sync::Mutex::new(Readers::default()));
+    let allow_private = target::private_allowed();
+    let base = deliver::retry_base();
+    loop {
+        // The outbox first, until it is empty (or another process has it).
+        loop {
+            let fan_db = db.clone();
+            let fan_readers = readers.clone();
+            let taken = tokio::task::spawn_blocking(move || {
+                let mut readers = fan_readers
+                    .lock()
+                    .map_err(|_| mcp_common_core::ToolError::internal("readers poisoned"))?;
+                outbox::fan_out(&fan_db, &mut readers)
+            })
+            .await;
+            match taken {
+                Ok(Ok(0)) => break,
+                Ok(Ok(_)) => continue,
+                Ok(Err(err)) => {
+                    tracing::warn!(error = %err.message, "could not fan out webhook events; trying again");
+                    break;
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, "the webhook fan-out stopped; trying again");
+                    break;
+                }
+            }
+        }
+        // Then what is due, as many as there are free slots.
+        let free = slots.available_permits();
+        if free > 0 {
+            let claim_db = db.clone();
+            let claimed =
+                tokio::task::spawn_blocking(move || deliver::claim(&claim_db, free as i64)).await;
+            match claimed {
+                Ok(Ok(claimed)) => {
+                    for delivery in claimed {
+                        let Ok(slot) = slots.clone().acquire_owned().await else {
+                            return;
+                        };
+                        let clients = clients.clone();
+                        let db = db.clone();
+                        let audit = audit.clone();
+                        let wake = wake.clone();
+                        tokio::spawn(async move {
+                            let outcome = deliver::send(&clients, &delivery, allow_private).await;
+                            let recorded = tokio::task::spawn_blocking(move || {
+                                deliver::record(&db, &audit, &delivery, &outcome, base)
+                            })
+                            .await;
+                            match recorded {
+                                Ok(Ok(())) => {}
+                                Ok(Err(err)) => {
+                                    tracing::warn!(error = %err.message, "could not record a webhook delivery; it is sent again when its lease lapses")
+                                }
+                                Err(err) => {
+                                    tracing::warn!(error = %err, "could not record a webhook delivery")
+                                }
+                            }
+                            drop(slot);
+                            // The next delivery of its ticket may be due now.
+                            wake.notify_one();
+                        });
+                    }
+                }
+                Ok(Err(err)) => {
+                    tracing::warn!(error = %err.message, "could not claim webhook deliveries; trying again");
+                }
+                Err(err) => tracing::warn!(error = %err, "claiming webhook deliveries stopped"),
+            }
+        }
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = wake.notified() => {}
+            () = tokio::time::sleep(TICK) => {}
+        }
+    }
+}
