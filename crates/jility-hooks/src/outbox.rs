@@ -30,6 +30,7 @@ const MAX_VALUE_CHARS: usize = 2_000;
 /// One change of the outbox.
 struct Pending {
     outbox_id: i64,
+    change_id: i64,
     workspace_id: i64,
     workspace: String,
     ticket_id: i64,
@@ -103,7 +104,7 @@ pub fn fan_out(db: &PgDatabase, readers: &mut Readers) -> Result<usize, ToolErro
         let rows = tx
             .query(
                 "SELECT o.id, o.workspace_id, ws.name, o.ticket_id, t.uuid, p.key, t.number, \
-                        c.change_type, c.old_value, c.new_value, c.detail, c.message, c.changed_by, c.changed_at \
+                        c.change_type, c.old_value, c.new_value, c.detail, c.message, c.changed_by, c.changed_at, o.change_id \
                  FROM (SELECT * FROM webhook_outbox ORDER BY id LIMIT $1) o \
                  JOIN workspaces ws ON ws.id = o.workspace_id \
                  JOIN ticket_changes c ON c.id = o.change_id \
@@ -133,6 +134,7 @@ pub fn fan_out(db: &PgDatabase, readers: &mut Readers) -> Result<usize, ToolErro
                 message: row.try_get(11).map_err(db_err)?,
                 changed_by: row.try_get(12).map_err(db_err)?,
                 changed_at: row.try_get(13).map_err(db_err)?,
+                change_id: row.try_get(14).map_err(db_err)?,
             });
         }
         let workspaces: Vec<i64> = {
@@ -258,6 +260,7 @@ fn plan(
             "data": {
                 "workspace": change.workspace,
                 "change": {
+                    "id": change.change_id,
                     "type": change.change_type,
                     "old_value": change.old_value.as_deref().map(|v| clip(v, MAX_VALUE_CHARS)),
                     "new_value": change.new_value.as_deref().map(|v| clip(v, MAX_VALUE_CHARS)),

@@ -64,3 +64,4 @@ mod web_cloud;
 mod web_list;
 mod web_local;
 mod web_ticket;
+mod webhooks;
