@@ -355,18 +355,25 @@ pub fn record(
                 "every delivery failed for 24 hours (the last: {})",
                 outcome.error.as_deref().unwrap_or("failed")
             );
-            let rows = tx
-                .query(
-                    "WITH f AS (UPDATE webhooks SET failing_since = coalesce(failing_since, now()) \
-                       WHERE id = $1 RETURNING id, failing_since, enabled) \
-                     UPDATE webhooks w SET enabled = false, disabled_reason = $3 FROM f \
-                     WHERE w.id = f.id AND f.enabled \
-                       AND f.failing_since < now() - make_interval(secs => $2::float8) \
-                     RETURNING w.id",
-                    &[&claimed.webhook_id, &FAILING_WINDOW_SECS, &reason],
+            // A subscription deleted meanwhile has no row (and its deliveries are gone).
+            let due: bool = tx
+                .query_opt(
+                    "UPDATE webhooks SET failing_since = coalesce(failing_since, now()) \
+                     WHERE id = $1 \
+                     RETURNING enabled AND failing_since < now() - make_interval(secs => $2::float8)",
+                    &[&claimed.webhook_id, &FAILING_WINDOW_SECS],
+                )
+                .and_then(|row| row.map(|row| row.try_get(0)).transpose())
+                .map_err(get)?
+                .unwrap_or(false);
+            if due {
+                tx.execute(
+                    "UPDATE webhooks SET enabled = false, disabled_reason = $2 WHERE id = $1",
+                    &[&claimed.webhook_id, &reason],
                 )
                 .map_err(get)?;
-            (!rows.is_empty()).then_some(reason)
+            }
+            due.then_some(reason)
         };
         tx.commit().map_err(get)?;
         Ok(disabled)

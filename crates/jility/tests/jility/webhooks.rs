@@ -282,3 +282,152 @@ fn jility_hooks_types() -> Vec<String> {
     .map(String::from)
     .to_vec()
 }
+
+/// 500 then 200: tried again with the same `webhook-id` and body; 429 waits its
+/// `Retry-After`; a 410 is not tried again, until someone redelivers it; a redirect is not
+/// followed. The log says each.
+#[test]
+fn failures_are_retried_with_the_same_id_and_redelivered_on_demand() {
+    let db = TestDb::new();
+    let token = crate::cloud::admin_workspace(&db.url, "retries", &[]);
+    let server = serve(&db, &[PRIVATE, FAST_RETRIES]);
+    let http = client();
+    let receiver = Receiver::start();
+    let (id, secret) = subscribe(&http, &server, &token, json!({"url": receiver.url}));
+
+    receiver.answer("500 Internal Server Error", "", 2);
+    post(&http, &server, &token, "/tickets", json!({"title": "First"}));
+    let got = receiver.wait(20, |got| got.len() >= 3);
+    assert_eq!(got[0].id(), got[1].id());
+    assert_eq!(got[1].id(), got[2].id());
+    assert_eq!(got[0].body, got[2].body, "a retry carries the same body");
+    assert!(got.iter().all(|r| signed_with(&secret, r)));
+    let log = call_json(&http, &server, Method::GET, &format!("/webhooks/{id}/deliveries"), &token, None);
+    let first = &log.body["deliveries"][0];
+    assert_eq!(first["state"], "delivered", "{first}");
+    assert_eq!(first["attempts"], 3);
+    assert_eq!(first["response_status"], 200);
+
+    // 429 with Retry-After: 2 is honoured.
+    receiver.answer("429 Too Many Requests", "retry-after: 2\r\n", 1);
+    post(&http, &server, &token, "/tickets", json!({"title": "Second"}));
+    let got = receiver.wait(20, |got| got.len() >= 5);
+    let waited = got[3].headers["webhook-timestamp"].parse::<i64>().unwrap();
+    let retried = got[4].headers["webhook-timestamp"].parse::<i64>().unwrap();
+    assert_eq!(got[3].id(), got[4].id());
+    assert!(retried - waited >= 1, "Retry-After not honoured: {waited} → {retried}");
+
+    // 410: failed at once, nothing more, until redelivered.
+    receiver.answer("410 Gone", "", 1);
+    post(&http, &server, &token, "/tickets", json!({"title": "Third"}));
+    receiver.wait(20, |got| got.len() >= 6);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(receiver.got().len(), 6, "a 410 was tried again");
+    let log = call_json(&http, &server, Method::GET, &format!("/webhooks/{id}/deliveries?limit=1"), &token, None);
+    let failed = &log.body["deliveries"][0];
+    assert_eq!(failed["state"], "failed", "{failed}");
+    assert_eq!(failed["response_status"], 410);
+    assert_eq!(failed["response_excerpt"], "nope");
+    let delivery = failed["id"].as_i64().unwrap();
+    let again = call_json(&http, &server, Method::POST, &format!("/webhooks/{id}/deliveries/{delivery}/redeliver"), &token, None);
+    assert_eq!(again.status, StatusCode::ACCEPTED, "{}", again.body);
+    let got = receiver.wait(20, |got| got.len() >= 7);
+    assert_eq!(got[6].id(), got[5].id(), "a redelivery keeps its id");
+    assert_eq!(got[6].body, got[5].body);
+
+    // A redirect is not followed: the delivery fails, its target hears nothing.
+    let elsewhere = Receiver::start();
+    receiver.answer("307 Temporary Redirect", &format!("location: {}\r\n", elsewhere.url), 1);
+    let test = call_json(&http, &server, Method::POST, &format!("/webhooks/{id}/test"), &token, None);
+    assert_eq!(test.status, StatusCode::ACCEPTED, "{}", test.body);
+    let got = receiver.wait(20, |got| got.len() >= 8);
+    assert_eq!(got[7].json()["type"], "webhook.test");
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(elsewhere.got().is_empty(), "a redirect was followed");
+    let log = call_json(&http, &server, Method::GET, &format!("/webhooks/{id}/deliveries?limit=1"), &token, None);
+    assert_eq!(log.body["deliveries"][0]["state"], "failed");
+    assert!(log.body["deliveries"][0]["error"].as_str().unwrap().contains("redirects are not followed"));
+
+    // Unknown deliveries and webhooks are not found.
+    for path in [format!("/webhooks/{id}/deliveries/999999/redeliver"), "/webhooks/999999/test".to_string(), "/webhooks/x/test".to_string()] {
+        let missing = call_json(&http, &server, Method::POST, &path, &token, None);
+        assert_eq!(missing.status, StatusCode::NOT_FOUND, "{path}: {}", missing.body);
+        assert_eq!(missing.code(), "not_found");
+    }
+}
+
+/// A subscription whose deliveries failed for 24 hours is disabled, with an audit entry;
+/// enabling it again clears that.
+#[test]
+fn a_subscription_failing_for_a_day_is_disabled() {
+    let db = TestDb::new();
+    let token = crate::cloud::admin_workspace(&db.url, "failing", &[]);
+    let server = serve(&db, &[PRIVATE, FAST_RETRIES]);
+    let http = client();
+    let receiver = Receiver::start();
+    let (id, _) = subscribe(&http, &server, &token, json!({"url": receiver.url}));
+    receiver.answer("503 Service Unavailable", "", 1000);
+    post(&http, &server, &token, "/tickets", json!({"title": "Doomed"}));
+    receiver.wait(20, |got| !got.is_empty());
+    // A day has passed since the first failure.
+    db.client()
+        .batch_execute(&format!(
+            "UPDATE webhooks SET failing_since = now() - interval '25 hours' WHERE id = {id}; \
+             UPDATE webhook_deliveries SET next_attempt_at = now() WHERE webhook_id = {id}"
+        ))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let webhook = loop {
+        let got = call_json(&http, &server, Method::GET, &format!("/webhooks/{id}"), &token, None);
+        if got.body["enabled"] == false {
+            break got.body;
+        }
+        assert!(Instant::now() < deadline, "never disabled: {}", got.body);
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert!(webhook["disabled_reason"].as_str().unwrap().contains("24 hours"), "{webhook}");
+    let audit = call_json(&http, &server, Method::GET, "/audit", &token, None);
+    assert!(audit.body.to_string().contains("webhooks.disabled"), "{}", audit.body);
+    // Nothing more is sent while it is disabled.
+    std::thread::sleep(Duration::from_millis(800));
+    let before = receiver.got().len();
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(receiver.got().len(), before);
+    // Enabled again: its failures are forgotten and its backlog goes out.
+    receiver.script.lock().unwrap().clear();
+    let enabled = call_json(&http, &server, Method::PATCH, &format!("/webhooks/{id}"), &token, Some(json!({"enabled": true})));
+    assert_eq!(enabled.status, StatusCode::OK, "{}", enabled.body);
+    assert!(enabled.body.get("failing_since").is_none() && enabled.body.get("disabled_reason").is_none(), "{}", enabled.body);
+    receiver.wait(20, |got| got.len() > before);
+}
+
+/// Rotating a secret signs with both for a while; the listing never shows a secret.
+#[test]
+fn a_rotated_secret_signs_beside_the_new_one() {
+    let db = TestDb::new();
+    let token = crate::cloud::admin_workspace(&db.url, "rotation", &[]);
+    let server = serve(&db, &[PRIVATE]);
+    let http = client();
+    let receiver = Receiver::start();
+    let (id, old) = subscribe(&http, &server, &token, json!({"url": receiver.url}));
+    let rotated = call_json(&http, &server, Method::POST, &format!("/webhooks/{id}/rotate-secret"), &token, Some(json!({"keep_previous_hours": 2})));
+    assert_eq!(rotated.status, StatusCode::OK, "{}", rotated.body);
+    let new = rotated.body["secret"].as_str().unwrap().to_string();
+    assert_ne!(new, old);
+    assert!(rotated.body["previous_secret_until"].is_string());
+    post(&http, &server, &token, "/tickets", json!({"title": "Signed twice"}));
+    let got = receiver.wait(20, |got| !got.is_empty());
+    assert!(signed_with(&old, &got[0]) && signed_with(&new, &got[0]));
+    assert_eq!(got[0].headers["webhook-signature"].split(' ').count(), 2);
+    // Without keeping the old one: the new one alone.
+    let rotated = call_json(&http, &server, Method::POST, &format!("/webhooks/{id}/rotate-secret"), &token, Some(json!({"keep_previous_hours": 0})));
+    let newest = rotated.body["secret"].as_str().unwrap().to_string();
+    post(&http, &server, &token, "/tickets", json!({"title": "Signed once"}));
+    let got = receiver.wait(20, |got| got.len() >= 2);
+    assert!(signed_with(&newest, &got[1]) && !signed_with(&new, &got[1]));
+    let bad = call_json(&http, &server, Method::POST, &format!("/webhooks/{id}/rotate-secret"), &token, Some(json!({"keep_previous_hours": 1000})));
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert_eq!(bad.code(), "invalid_input");
+    let text = call_json(&http, &server, Method::GET, "/webhooks", &token, None).body.to_string();
+    assert!(!text.contains("whsec_"), "{text}");
+}
