@@ -117,9 +117,17 @@ async fn checked_filter(
     subs::check_filter_length(&filter)?;
     let service = state.workspaces.service(principal).await?;
     let (actor, text) = (principal.token_name.clone(), filter.clone());
+    // What the filter names is not found: the request is wrong, not its path.
     service
         .run(move |tracker| tracker.check_query(&actor, &text))
-        .await?;
+        .await
+        .map_err(|err| match err.class() {
+            mcp_common::ErrorClass::NotFound => ToolError {
+                code: jility_core::errors::INVALID_INPUT,
+                ..err
+            },
+            _ => err,
+        })?;
     Ok(Some(filter))
 }
 

@@ -431,3 +431,146 @@ fn a_rotated_secret_signs_beside_the_new_one() {
     let text = call_json(&http, &server, Method::GET, "/webhooks", &token, None).body.to_string();
     assert!(!text.contains("whsec_"), "{text}");
 }
+
+/// Targets on loopback, private, link-local or metadata addresses — by address, by a name
+/// that resolves to one, or in IPv6 clothing — are refused without the operator's switch,
+/// at creation and again at each delivery; plain http only to loopback, and only with it.
+#[test]
+fn private_targets_are_refused_without_the_operators_switch() {
+    let db = TestDb::new();
+    let token = crate::cloud::admin_workspace(&db.url, "fenced", &[]);
+    let receiver = Receiver::start();
+    let http = client();
+    let strict = serve(&db, &[]);
+    for url in [
+        receiver.url.as_str(),
+        "https://127.0.0.1/hook",
+        "https://10.1.2.3/hook",
+        "https://192.168.0.10/hook",
+        "https://169.254.169.254/latest/meta-data",
+        "https://[::1]/hook",
+        "https://[::ffff:127.0.0.1]/hook",
+        "https://localhost/hook",
+        "http://example.com/hook",
+        "ftp://example.com/hook",
+        "https://user:secret@example.com/hook",
+    ] {
+        let refused = call_json(&http, &strict, Method::POST, "/webhooks", &token, Some(json!({"url": url})));
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{url}: {}", refused.body);
+        assert_eq!(refused.code(), "invalid_input", "{url}");
+        assert!(!refused.body.to_string().contains("secret@"), "the URL's credentials echoed");
+    }
+    let listed = call_json(&http, &strict, Method::GET, "/webhooks", &token, None);
+    assert_eq!(listed.body["webhooks"], json!([]));
+    drop(strict);
+
+    // With the switch: loopback over http, but plain http nowhere else.
+    let open = serve(&db, &[PRIVATE]);
+    let refused = call_json(&http, &open, Method::POST, "/webhooks", &token, Some(json!({"url": "http://10.0.0.1/hook"})));
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    let (id, _) = subscribe(&http, &open, &token, json!({"url": receiver.url}));
+    drop(open);
+
+    // The switch turned off again: the kept subscription's deliveries are refused when sent.
+    let strict = serve(&db, &[]);
+    post(&http, &strict, &token, "/tickets", json!({"title": "Not for loopback"}));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let log = call_json(&http, &strict, Method::GET, &format!("/webhooks/{id}/deliveries"), &token, None);
+        if log.body["deliveries"][0]["state"] == "failed" {
+            // Plain http to loopback is the switch's alone.
+            assert!(log.body["deliveries"][0]["error"].as_str().unwrap().contains("https"), "{}", log.body);
+            break;
+        }
+        assert!(Instant::now() < deadline, "{}", log.body);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(receiver.got().is_empty(), "a delivery reached a private address");
+}
+
+/// Only owners and admins (full_access) manage webhooks; one workspace's subscriptions,
+/// deliveries and events are invisible to another's; bad input is refused and says why.
+#[test]
+fn webhooks_are_for_admins_of_their_own_workspace() {
+    let db = TestDb::new();
+    let admin = crate::cloud::admin_workspace(&db.url, "alpha", &[]);
+    let other = crate::cloud::admin_workspace(&db.url, "beta", &[]);
+    let server = serve(&db, &[PRIVATE]);
+    let http = client();
+    let receiver = Receiver::start();
+    let (id, _) = subscribe(&http, &server, &admin, json!({"url": receiver.url}));
+
+    let tokens = jility_cloud::auth::Tokens::new(&db.connect());
+    let alpha = db.connect().workspace_by_name("alpha").unwrap().unwrap();
+    for scopes in ["tickets:read", "tickets:read,tickets:write,comments:write,tickets:delete"] {
+        let minted = crate::cloud::token(&tokens, &alpha, "limited", scopes);
+        let limited = minted.token.expose().to_string();
+        for (method, path, body) in [
+            (Method::GET, "/webhooks".to_string(), None),
+            (Method::POST, "/webhooks".to_string(), Some(json!({"url": receiver.url}))),
+            (Method::GET, format!("/webhooks/{id}"), None),
+            (Method::PATCH, format!("/webhooks/{id}"), Some(json!({"enabled": false}))),
+            (Method::DELETE, format!("/webhooks/{id}"), None),
+            (Method::POST, format!("/webhooks/{id}/test"), None),
+            (Method::POST, format!("/webhooks/{id}/rotate-secret"), None),
+            (Method::GET, format!("/webhooks/{id}/deliveries"), None),
+            (Method::POST, format!("/webhooks/{id}/deliveries/1/redeliver"), None),
+        ] {
+            let refused = call_json(&http, &server, method.clone(), &path, &limited, body);
+            assert_eq!(refused.status, StatusCode::FORBIDDEN, "{scopes} {method} {path}: {}", refused.body);
+            assert_eq!(refused.code(), "permission_denied");
+        }
+    }
+
+    // Another workspace's admin: nothing of alpha's is found, and beta's changes reach no
+    // alpha receiver.
+    for (method, path, body) in [
+        (Method::GET, format!("/webhooks/{id}"), None),
+        (Method::PATCH, format!("/webhooks/{id}"), Some(json!({"enabled": false}))),
+        (Method::DELETE, format!("/webhooks/{id}"), None),
+        (Method::POST, format!("/webhooks/{id}/test"), None),
+        (Method::POST, format!("/webhooks/{id}/rotate-secret"), None),
+        (Method::GET, format!("/webhooks/{id}/deliveries"), None),
+        (Method::POST, format!("/webhooks/{id}/deliveries/1/redeliver"), None),
+    ] {
+        let hidden = call_json(&http, &server, method.clone(), &path, &other, body);
+        assert_eq!(hidden.status, StatusCode::NOT_FOUND, "{method} {path}: {}", hidden.body);
+    }
+    assert_eq!(call_json(&http, &server, Method::GET, "/webhooks", &other, None).body["webhooks"], json!([]));
+    post(&http, &server, &other, "/tickets", json!({"title": "Beta's own"}));
+    post(&http, &server, &admin, "/tickets", json!({"title": "Alpha's own"}));
+    let got = receiver.wait(20, |got| !got.is_empty());
+    std::thread::sleep(Duration::from_millis(1000));
+    let got_now = receiver.got();
+    assert_eq!(got_now.len(), got.len());
+    assert!(got_now.iter().all(|r| r.json()["data"]["workspace"] == "alpha"), "another workspace's event was delivered");
+
+    // Bad input, each refused with what is wrong.
+    for (body, says) in [
+        (json!({"url": receiver.url, "events": ["ticket.exploded"]}), "not an event type"),
+        (json!({"url": receiver.url, "filter": "status:sideways"}), "sideways"),
+        (json!({"url": receiver.url, "filter": "epic:TASK-404"}), "TASK-404"),
+        (json!({"url": receiver.url, "description": "x".repeat(300)}), "at most 200"),
+        (json!({"url": receiver.url, "colour": "blue"}), "colour"),
+        (json!({"url": 7}), "expected a string"),
+        (json!({}), "url"),
+    ] {
+        let refused = call_json(&http, &server, Method::POST, "/webhooks", &admin, Some(body.clone()));
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{body}: {}", refused.body);
+        assert!(refused.message().contains(says), "{body}: {}", refused.body);
+    }
+    for n in 1..20 {
+        let (_, _) = subscribe(&http, &server, &admin, json!({"url": receiver.url, "description": format!("number {n}")}));
+    }
+    let full = call_json(&http, &server, Method::POST, "/webhooks", &admin, Some(json!({"url": receiver.url})));
+    assert_eq!(full.status, StatusCode::CONFLICT, "{}", full.body);
+    assert_eq!(full.code(), "already_exists");
+
+    // Each write is audited, under its operation.
+    let audit = call_json(&http, &server, Method::GET, "/audit", &admin, None).body.to_string();
+    assert!(audit.contains("webhooks.create"), "{audit}");
+    let deleted = call_json(&http, &server, Method::DELETE, &format!("/webhooks/{id}"), &admin, None);
+    assert_eq!(deleted.status, StatusCode::OK);
+    let audit = call_json(&http, &server, Method::GET, "/audit", &admin, None).body.to_string();
+    assert!(audit.contains("webhooks.delete"), "{audit}");
+}
