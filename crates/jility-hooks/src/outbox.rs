@@ -253,7 +253,9 @@ fn plan(
     }
     for change in changes {
         // A new ticket's first description is part of its creation, not an edit.
-        if change.change_type == "description_changed" && change.detail.as_deref() == Some("created") {
+        if change.change_type == "description_changed"
+            && change.detail.as_deref() == Some("created")
+        {
             continue;
         }
         let event = event_type(&change.change_type);
