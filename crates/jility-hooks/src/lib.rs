@@ -11,6 +11,7 @@ pub mod deliver;
 pub mod dispatcher;
 pub mod fence;
 pub mod kinds;
+pub mod openapi;
 pub mod outbox;
 pub mod signing;
 pub mod subscriptions;

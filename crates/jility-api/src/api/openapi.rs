@@ -660,6 +660,14 @@ impl Builder {
         );
         self.add("/whoami", "get", whoami);
 
+        // webhooks.rs: described where webhooks are (`jility_hooks::openapi`).
+        for (path, verb, operation) in jility_hooks::openapi::paths() {
+            self.add(path, verb, operation);
+        }
+        for (name, schema) in jility_hooks::openapi::schemas() {
+            self.written.insert(name.into(), schema);
+        }
+
         self.add(
             "/openapi.json",
             "get",
@@ -1226,8 +1234,8 @@ mod tests {
         }
         for_each_operation!(check);
         // The hand-written endpoints: four of tokens, the audit log, events, whoami, this
-        // document.
-        assert_eq!(all.len(), count + 8);
+        // document, and nine of webhooks.
+        assert_eq!(all.len(), count + 8 + 9);
         for (path, method) in [
             ("/tokens", "post"),
             ("/tokens", "get"),
@@ -1237,6 +1245,8 @@ mod tests {
             ("/events", "get"),
             ("/whoami", "get"),
             ("/openapi.json", "get"),
+            ("/webhooks", "post"),
+            ("/webhooks/{id}/deliveries/{delivery}/redeliver", "post"),
         ] {
             assert!(
                 document["paths"][path][method].is_object(),
