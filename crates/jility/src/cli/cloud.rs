@@ -30,6 +30,9 @@ pub enum CloudCommand {
     /// Manage a cloud workspace's API tokens through the API at JILITY_API_URL, with
     /// JILITY_API_TOKEN (or the token stored by `auth login`), in any JILITY_MODE.
     Auth(Grouped<AuthCommand>),
+    /// Manage a cloud workspace's webhooks (signed deliveries of its changes) through the
+    /// API at JILITY_API_URL, with a full_access token, in any JILITY_MODE.
+    Webhook(Grouped<super::webhooks::WebhookCommand>),
     /// Read the cloud workspace's audit log (writes and authentication failures, newest
     /// first) through the API at JILITY_API_URL, with a full_access token, in any JILITY_MODE.
     Audit {
@@ -59,6 +62,7 @@ impl CloudCommand {
         match self {
             CloudCommand::Admin(group) => Some(&group.out),
             CloudCommand::Auth(group) => Some(&group.out),
+            CloudCommand::Webhook(group) => Some(&group.out),
             CloudCommand::Audit { out, .. } => Some(out),
             CloudCommand::Serve(_) => None,
         }
@@ -110,6 +114,8 @@ Settings from the environment:
   JILITY_OAUTH_ALLOW_PRIVATE_CLIENTS 1: fetch client metadata documents on private addresses
   JILITY_OAUTH_CLIENT_CA             PEM of a CA to trust for client metadata documents
   JILITY_METRICS_TOKEN               bearer token of GET /metrics on the main listener (unset: 404)
+  JILITY_WEBHOOKS_ALLOW_PRIVATE      1: webhooks may go to private and loopback addresses (http to loopback)
+  JILITY_WEBHOOKS_RETRY_BASE_MS      first wait before a failed delivery is retried (default 5000)
   MCP_HTTP_MAX_SESSIONS              MCP sessions kept at once (default 4096)
   MCP_HTTP_MAX_SESSIONS_PER_TENANT   of which one workspace may hold (default half)
   MCP_HTTP_MAX_SESSIONS_PER_TOKEN    of which one token may hold (default a quarter)
@@ -599,6 +605,7 @@ pub fn run(out: &Out, command: CloudCommand) -> Result<(), ToolError> {
         CloudCommand::Admin(group) => admin(out.json, group.command),
         CloudCommand::Serve(args) => serve(args),
         CloudCommand::Auth(group) => auth(out, group.command),
+        CloudCommand::Webhook(group) => super::webhooks::run(out, group.command),
         CloudCommand::Audit { limit, cursor, .. } => audit(out, limit, cursor.as_deref()),
     }
 }

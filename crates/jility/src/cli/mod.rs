@@ -27,6 +27,8 @@ mod people;
 mod planning;
 mod saved;
 mod target;
+#[cfg(feature = "cloud")]
+mod webhooks;
 
 pub use args::*;
 

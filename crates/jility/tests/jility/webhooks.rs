@@ -1247,3 +1247,97 @@ fn two_processes_deliver_each_event_once() {
         .get(0);
     assert_eq!(senders as usize, committed.len());
 }
+
+/// `jility webhook …` through the API: create (the secret once), list, test, the log,
+/// redeliver, update, rotate, delete; text for people and the API's JSON with `--json`.
+#[test]
+fn the_cli_manages_webhooks() {
+    let db = TestDb::new();
+    let token = crate::cloud::admin_workspace(&db.url, "cli", &[]);
+    let server = serve(&db, &[PRIVATE]);
+    let home = tempfile::tempdir().unwrap();
+    let receiver = Receiver::start();
+    let run = |args: &[&str]| crate::cloud::jility(args, server.root(), Some(&token), home.path());
+    let made = crate::cloud::stdout_json(&run(&[
+        "webhook",
+        "create",
+        &receiver.url,
+        "--event",
+        "ticket.created",
+        "--filter",
+        "label:ops",
+        "--description",
+        "ops channel",
+        "--json",
+    ]));
+    let id = made["id"].as_i64().unwrap();
+    let secret = made["secret"].as_str().unwrap().to_string();
+    assert_eq!(made["events"], json!(["ticket.created"]));
+    let text = run(&["webhook", "list"]);
+    let shown = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.status.success() && shown.contains(&receiver.url) && shown.contains("label:ops"),
+        "{shown}"
+    );
+    assert!(!shown.contains("whsec_"), "a secret in the listing");
+    let tested = run(&["webhook", "test", &id.to_string()]);
+    assert!(
+        tested.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tested.stderr)
+    );
+    let got = receiver.wait(20, |got| !got.is_empty());
+    assert!(signed_with(&secret, &got[0]));
+    let log =
+        crate::cloud::stdout_json(&run(&["webhook", "deliveries", &id.to_string(), "--json"]));
+    let delivery = log["deliveries"][0]["id"].as_i64().unwrap();
+    let shown = run(&["webhook", "deliveries", &id.to_string()]);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("webhook.test"));
+    let again = run(&[
+        "webhook",
+        "redeliver",
+        &id.to_string(),
+        &delivery.to_string(),
+    ]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let got = receiver.wait(20, |got| got.len() >= 2);
+    assert_eq!(got[0].id(), got[1].id());
+    let changed = crate::cloud::stdout_json(&run(&[
+        "webhook",
+        "update",
+        &id.to_string(),
+        "--no-filter",
+        "--disable",
+        "--json",
+    ]));
+    assert_eq!(changed["enabled"], false);
+    assert!(changed.get("filter").is_none());
+    let rotated = run(&[
+        "webhook",
+        "rotate-secret",
+        &id.to_string(),
+        "--keep-hours",
+        "1",
+    ]);
+    let shown = String::from_utf8_lossy(&rotated.stdout);
+    assert!(
+        rotated.status.success() && shown.contains("whsec_") && shown.contains("only this once"),
+        "{shown}"
+    );
+    let refused = run(&["webhook", "create", "http://10.0.0.1/x"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("http"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let deleted = run(&["webhook", "delete", &id.to_string()]);
+    assert!(deleted.status.success());
+    let missing = run(&["webhook", "delete", &id.to_string()]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains(&format!("No webhook {id}")));
+}
