@@ -322,6 +322,14 @@ pub fn record(
             }
         }
     };
+    crate::measure::attempt(
+        match state {
+            "delivered" => "delivered",
+            "pending" => "retry",
+            _ => "failed",
+        },
+        outcome.duration_ms,
+    );
     let status = outcome.status.map(i32::from);
     let disabled = db.with_client(|client| -> Result<Option<String>, ToolError> {
         let mut tx = client.transaction().map_err(get)?;
@@ -379,6 +387,7 @@ pub fn record(
         Ok(disabled)
     })?;
     if let Some(reason) = disabled {
+        crate::measure::disabled();
         tracing::warn!(
             workspace_id = claimed.workspace_id,
             webhook_id = claimed.webhook_id,

@@ -21,6 +21,8 @@ use crate::target;
 pub const IN_FLIGHT: usize = 32;
 /// The longest the loop sleeps.
 const TICK: Duration = Duration::from_secs(1);
+/// How often the backlog is read for the metrics.
+const BACKLOG_EVERY: Duration = Duration::from_secs(5);
 
 /// Start the loop on the current runtime; it ends when `shutdown` is cancelled (sends in
 /// flight are left to their leases).
@@ -51,7 +53,19 @@ async fn run(db: PgDatabase, wake: Arc<Notify>, shutdown: CancellationToken) {
     let readers = Arc::new(std::sync::Mutex::new(Readers::default()));
     let allow_private = target::private_allowed();
     let base = deliver::retry_base();
+    crate::measure::describe();
+    let subscriptions = crate::Subscriptions::new(&db);
+    let mut backlog_read = std::time::Instant::now() - BACKLOG_EVERY;
     loop {
+        if backlog_read.elapsed() >= BACKLOG_EVERY {
+            backlog_read = std::time::Instant::now();
+            let reader = subscriptions.clone();
+            if let Ok(Ok((pending, outbox))) =
+                tokio::task::spawn_blocking(move || reader.backlog()).await
+            {
+                crate::measure::backlog(pending, outbox);
+            }
+        }
         // The outbox first, until it is empty (or another process has it).
         loop {
             let fan_db = db.clone();

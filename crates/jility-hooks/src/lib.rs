@@ -11,6 +11,7 @@ pub mod deliver;
 pub mod dispatcher;
 pub mod fence;
 pub mod kinds;
+pub mod measure;
 pub mod openapi;
 pub mod outbox;
 pub mod signing;

@@ -612,7 +612,12 @@ fn failures_are_retried_with_the_same_id_and_redelivered_on_demand() {
 fn a_subscription_failing_for_a_day_is_disabled() {
     let db = TestDb::new();
     let token = crate::cloud::admin_workspace(&db.url, "failing", &[]);
-    let server = serve(&db, &[PRIVATE, FAST_RETRIES]);
+    let server = Server::start_with(
+        &db,
+        "127.0.0.1:0",
+        &["--metrics-listen", "127.0.0.1:0"],
+        &[PRIVATE, FAST_RETRIES],
+    );
     let http = client();
     let receiver = Receiver::start();
     let (id, _) = subscribe(&http, &server, &token, json!({"url": receiver.url}));
@@ -661,6 +666,22 @@ fn a_subscription_failing_for_a_day_is_disabled() {
         "{}",
         audit.body
     );
+    // The operator sees the attempts, the disabling and the backlog.
+    let scrape = http
+        .get(crate::probes::metrics_url(&server))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    for series in [
+        "jility_webhook_attempts_total{outcome=\"retry\"}",
+        "jility_webhook_subscriptions_disabled_total 1",
+        "jility_webhook_attempt_duration_seconds_count",
+        "jility_webhook_backlog{kind=\"pending\"}",
+        "jility_webhook_backlog{kind=\"outbox\"}",
+    ] {
+        assert!(scrape.contains(series), "{series} missing from\n{scrape}");
+    }
     // Nothing more is sent while it is disabled.
     std::thread::sleep(Duration::from_millis(800));
     let before = receiver.got().len();
