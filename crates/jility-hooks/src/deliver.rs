@@ -380,6 +380,23 @@ pub fn record(
                     &[&claimed.webhook_id, &reason],
                 )
                 .map_err(get)?;
+                // Told in the inbox of who made it and of the workspace's owners and admins.
+                let summary = format!(
+                    "Webhook {} was disabled: {reason}. Enable it again once its receiver answers.",
+                    claimed.webhook_id
+                );
+                tx.execute(
+                    "INSERT INTO notifications (workspace_id, recipient, kind, priority, ticket_id, actor, summary, created_at) \
+                     SELECT w.workspace_id, told.person, 'webhook_disabled', 60, NULL, 'jility', $2, \
+                            to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') \
+                     FROM webhooks w, LATERAL ( \
+                       SELECT w.created_by AS person \
+                       UNION SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id \
+                       WHERE m.workspace_id = w.workspace_id AND m.role IN ('owner', 'admin')) told \
+                     WHERE w.id = $1",
+                    &[&claimed.webhook_id, &summary],
+                )
+                .map_err(get)?;
             }
             due.then_some(reason)
         };

@@ -10,12 +10,13 @@
 //! whole.
 //!
 //! **What is kept**: workspaces, their projects, tickets with their history (changes),
-//! comments, commits, dependencies, assignees, labels, sprints, saved views, API tokens (as
+//! comments, commits, dependencies, assignees, labels, sprints, saved views, inboxes and
+//! watches, webhook subscriptions (their secrets too: a restored one signs as before), API tokens (as
 //! the hashes the database keeps; OAuth's tokens are not: people sign in again), members
 //! and their people (with their password hashes), invites and the audit log. Not kept:
 //! what is derived (search words, kept ticket contexts: rebuilt on restore and on first
 //! read), what is short-lived (sessions, OAuth grants and codes, idempotency keys, rate-limit
-//! counts, password-reset links) and the server's secrets (cursors handed out before the
+//! counts, password-reset links, webhook deliveries and their outbox) and the server's secrets (cursors handed out before the
 //! restore are refused; clients start their listings again).
 //!
 //! **Consistency**: the rows are read in one `REPEATABLE READ` read-only transaction, a
@@ -101,6 +102,9 @@ pub const TABLES: &[(&str, &str)] = &[
     ("sprint_kept", "workspace_id = ANY($1)"),
     ("sprint_days", "workspace_id = ANY($1)"),
     ("views", "workspace_id = ANY($1)"),
+    ("watches", "workspace_id = ANY($1)"),
+    ("notifications", "workspace_id = ANY($1)"),
+    ("webhooks", "workspace_id = ANY($1)"),
     (
         "api_tokens",
         "workspace_id = ANY($1) AND oauth_grant_id IS NULL",

@@ -4,6 +4,7 @@
 //! database changed, whoever changed it ([`watch`]).
 
 mod find;
+mod inbox;
 pub mod local;
 mod planning;
 mod related;

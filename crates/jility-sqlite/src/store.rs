@@ -27,6 +27,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_planning.sql"),
     include_str!("migrations/0006_kept_sprints.sql"),
     include_str!("migrations/0007_views.sql"),
+    include_str!("migrations/0008_inbox.sql"),
 ];
 
 /// How long a writer waits for another process's write lock before giving up.

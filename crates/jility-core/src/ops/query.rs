@@ -197,6 +197,30 @@ pub(super) fn sprints_query(query: &str) -> Result<Map<String, Value>, ToolError
     Ok(args)
 }
 
+pub(super) fn notifications_query(query: &str) -> Result<Map<String, Value>, ToolError> {
+    let mut args = Map::new();
+    for (name, value) in query_pairs(query) {
+        match name.as_str() {
+            "unread_only" => {
+                args.insert(name.clone(), boolean(&name, &value)?);
+            }
+            "cursor" => {
+                args.insert(name, Value::String(value));
+            }
+            "limit" => {
+                args.insert(name.clone(), number(&name, &value)?);
+            }
+            _ => {
+                return Err(unknown_parameter(
+                    &name,
+                    "`unread_only`, `limit` and `cursor`",
+                ));
+            }
+        }
+    }
+    Ok(args)
+}
+
 /// `jility_suggest_related`'s and `jility_estimate_effort`'s query: the probe (and a limit).
 fn probe_query(query: &str, limit: bool) -> Result<Map<String, Value>, ToolError> {
     let known = if limit {

@@ -296,6 +296,34 @@ operations! {
         render render::view_deleted,
         |t, a, p| t.delete_view(a, p)
     }
+    ListNotifications {
+        params::ListNotifications => Paged<tracker::NotificationPage>, "jility_list_notifications",
+        "notifications.list", TicketsRead, Get "/notifications", cache 0,
+        "The caller's inbox, newest first",
+        tool "What needs the caller: their inbox, newest first — mentions (`@name` in a comment or description), tickets assigned to them, handoffs (their ticket moved to review by someone else), blockers of their tickets done, changes to tickets they watch. The caller is the token's name (cloud) or the actor (local). `unread_only` for what is new; `limit` default 20, at most 100; page on with `cursor`. Mark entries read with jility_mark_notifications_read.", idempotent true,
+        query (notifications_query, &[]),
+        paged tracker::NotificationPage,
+        render render::notifications,
+        |t, a, p| t.list_notifications(a, &p)
+    }
+    MarkNotificationsRead {
+        params::MarkNotificationsRead => tracker::NotificationsMarked, "jility_mark_notifications_read",
+        "notifications.read", TicketsRead, Post "/notifications/read", cache 0,
+        "Mark entries of the caller's inbox read",
+        tool "Mark entries of the caller's inbox read: `ids` (from jility_list_notifications, at most 500) or `all: true`. Answers how many were marked and how many stay unread.",
+        destructive false, idempotent true,
+        render render::notifications_marked,
+        |t, a, p| t.mark_notifications_read(a, &p)
+    }
+    WatchTicket {
+        params::WatchTicket => tracker::Watched, "jility_watch_ticket",
+        "tickets.watch", TicketsRead, Post "/tickets/{ticket_id}/watch", cache 0,
+        "Watch a ticket, or stop watching it",
+        tool "Watch a ticket (its changes reach the caller's inbox), or with `watching: false` stop — also for a ticket the caller created, is assigned to or commented on, which they watch otherwise.",
+        destructive false, idempotent true,
+        render render::watched,
+        |t, a, p| t.watch_ticket(a, &p)
+    }
     BulkUpdate {
         params::BulkUpdate => tracker::BulkUpdated, "jility_bulk_update",
         "tickets.bulk_update", TicketsWrite, Post "/tickets/bulk", cache 0,

@@ -53,7 +53,8 @@ touches_nothing!(
     tracker::History,
     tracker::ViewList,
     tracker::Related,
-    tracker::Estimate
+    tracker::Estimate,
+    tracker::NotificationPage
 );
 
 /// Saved views change no ticket and no listing of tickets.
@@ -70,7 +71,12 @@ macro_rules! changes_no_ticket {
         })*
     };
 }
-changes_no_ticket!(tracker::ViewSaved, tracker::ViewDeleted);
+changes_no_ticket!(
+    tracker::ViewSaved,
+    tracker::ViewDeleted,
+    tracker::NotificationsMarked,
+    tracker::Watched
+);
 
 impl Touches for tracker::BulkUpdated {
     /// Every ticket it changed when the answer names them all; else none, which means "any

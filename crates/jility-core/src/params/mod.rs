@@ -11,9 +11,11 @@ use crate::description::EditOperation;
 use crate::model::{Kind, Status};
 
 mod finding;
+mod inbox;
 mod planning;
 
 pub use finding::*;
+pub use inbox::*;
 pub use planning::*;
 
 /// A status as the caller wrote it. Kept as text so that a wrong one (`in-progress`) is

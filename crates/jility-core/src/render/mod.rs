@@ -9,11 +9,13 @@ use crate::model::{Kind, Status, Ticket, TicketRef, TicketSummary};
 use crate::tracker::*;
 
 mod bulk;
+mod inbox;
 mod planning;
 mod related;
 mod views;
 
 pub use bulk::*;
+pub use inbox::*;
 pub use planning::*;
 pub use related::*;
 pub use views::*;

@@ -11,11 +11,13 @@ use crate::errors;
 use crate::model::{Change, Comment, CommitLink, Kind, Status, TicketRef, TicketSummary};
 
 mod find;
+mod inbox;
 mod planning;
 mod related;
 mod views;
 
 pub use find::*;
+pub use inbox::*;
 pub use planning::*;
 pub use related::*;
 pub use views::*;
@@ -386,7 +388,7 @@ pub struct SearchPage {
 
 /// One transaction's worth of storage operations (planning's are [`PlanningTx`]'s, saved
 /// views' [`ViewsTx`]'s).
-pub trait StoreTx: PlanningTx + ViewsTx + RelatedTx {
+pub trait StoreTx: PlanningTx + ViewsTx + RelatedTx + InboxTx {
     fn default_project(&mut self) -> StoreResult<Project>;
     fn projects(&mut self) -> StoreResult<Vec<Project>>;
     fn create_project(&mut self, key: &str, name: &str, at: &str) -> StoreResult<Project>;

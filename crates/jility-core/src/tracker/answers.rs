@@ -319,3 +319,49 @@ pub struct BulkRefusal {
     /// Why it cannot change, e.g. `done → backlog is not a move the workflow allows`.
     pub reason: String,
 }
+
+/// One entry of an inbox.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Notification {
+    pub id: i64,
+    /// `mentioned`, `assigned`, `handoff` (moved to review by someone else),
+    /// `blocker_done` (a ticket it waited on is done), `watching` (a change to a ticket the
+    /// caller watches) or `webhook_disabled`.
+    pub kind: String,
+    /// The ticket it is about (`KEY-N`; absent for a notice about no ticket).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticket: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Who did it.
+    pub actor: String,
+    /// What happened, in a sentence.
+    pub summary: String,
+    pub created_at: String,
+    pub read: bool,
+}
+
+/// One page of the caller's inbox, newest first; `unread` counts all unread entries.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NotificationPage {
+    /// Whose inbox (the caller: the token's name in cloud mode, the actor locally).
+    pub recipient: String,
+    pub notifications: Vec<Notification>,
+    pub unread: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NotificationsMarked {
+    /// How many entries were unread and are read now.
+    pub marked: u64,
+    /// How many stay unread.
+    pub unread: u64,
+}
+
+/// Whether the caller watches a ticket now, and who does.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Watched {
+    pub number: String,
+    pub watching: bool,
+    pub watchers: Vec<String>,
+}

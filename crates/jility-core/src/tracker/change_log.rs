@@ -33,7 +33,7 @@ pub(super) fn record(
             at,
         },
     )?;
-    Ok(())
+    super::inbox::after_change(tx, id, actor, at, &c, false)
 }
 
 /// An entry of `kind` that shows nothing else; fill the rest with `..change(kind)`.

@@ -27,6 +27,7 @@ mod edit;
 mod epics;
 mod finding;
 mod from_templates;
+mod inbox;
 mod observing;
 mod plan;
 mod planning_answers;

@@ -62,6 +62,7 @@ use postgres::{Client, Config, NoTls, Row, Statement};
 mod connect;
 mod contexts;
 mod find;
+mod inbox;
 mod many;
 mod planning;
 mod reader;
@@ -140,6 +141,7 @@ pub const MIGRATIONS: &[Migration] = migrations![
     "0024_ticket_titles",
     "0025_read_positions",
     "0026_webhooks",
+    "0027_inbox",
 ];
 
 /// How long a statement waits for a lock (another writer of the workspace, a migration)
