@@ -26,14 +26,17 @@ READ_TOOLS = {
     "jility_get_ticket",
     "jility_get_ticket_history",
     "jility_list_epics",
+    "jility_list_notifications",
     "jility_list_sprints",
     "jility_list_templates",
     "jility_list_tickets",
     "jility_list_views",
+    "jility_mark_notifications_read",
     "jility_plan_sprint",
     "jility_search_tickets",
     "jility_sprint_stats",
     "jility_suggest_related",
+    "jility_watch_ticket",
 }
 
 INITIALIZE = {
@@ -71,10 +74,10 @@ async def test_jility_cloud_read_token(tmp_path: Path) -> None:
     assert status == 201, minted
     assert minted["scopes"] == ["tickets:read"] and minted["token"].startswith("jil_live_"), minted
 
-    # The full_access token sees all 35 tools; create_ticket's outputSchema comes from there.
+    # The full_access token sees all 38 tools; create_ticket's outputSchema comes from there.
     async with connect(server, "http") as client:
         everything = await tools_of(client)
-        assert len(everything) == 35, sorted(everything)
+        assert len(everything) == 38, sorted(everything)
         made = await client.call_tool("jility_create_ticket", {"title": "Visible to readers"})
         assert not made.is_error, made.structured_content
 

@@ -19,14 +19,17 @@ const READ_TOOLS = [
   'jility_get_ticket',
   'jility_get_ticket_history',
   'jility_list_epics',
+  'jility_list_notifications',
   'jility_list_sprints',
   'jility_list_templates',
   'jility_list_tickets',
   'jility_list_views',
+  'jility_mark_notifications_read',
   'jility_plan_sprint',
   'jility_search_tickets',
   'jility_sprint_stats',
   'jility_suggest_related',
+  'jility_watch_ticket',
 ];
 
 // (serverSuite registered the same hook for the whole file; cleanup() is idempotent.)
@@ -71,12 +74,12 @@ it('jility-cloud: a tickets:read token lists only the read tools, and a write is
   assert.deepEqual(minted.body.scopes, ['tickets:read']);
   assert.match(minted.body.token, /^jil_live_/);
 
-  // The full_access token sees all 35 tools; create_ticket's outputSchema comes from there.
+  // The full_access token sees all 38 tools; create_ticket's outputSchema comes from there.
   const full = await connect(server, 'http');
   let everything;
   try {
     everything = await toolsOf(full.client);
-    assert.equal(everything.size, 35, [...everything.keys()].join(', '));
+    assert.equal(everything.size, 38, [...everything.keys()].join(', '));
     const made = await full.client.callTool({ name: 'jility_create_ticket', arguments: { title: 'Visible to readers' } });
     assert.ok(!made.isError, JSON.stringify(made.structuredContent));
   } finally {

@@ -124,6 +124,9 @@ pub enum Command {
     Sprint(Group<super::planning::SprintCommand>),
     /// Saved views: queries under a name, yours or shared.
     View(Group<super::saved::ViewCommand>),
+    /// Your inbox: mentions, assignments, handoffs, done blockers, changes to what you
+    /// watch; mark them read, watch and unwatch tickets.
+    Inbox(Group<super::inbox::InboxCommand>),
     /// Open the board in a browser: the web app on this project's database, on loopback
     /// only, live while agents and the CLI change tickets (local mode).
     #[cfg(feature = "web")]
@@ -472,6 +475,7 @@ impl Command {
             Command::Epic(group) => Some(&group.out),
             Command::Sprint(group) => Some(&group.out),
             Command::View(group) => Some(&group.out),
+            Command::Inbox(group) => Some(&group.out),
             #[cfg(feature = "web")]
             Command::Web { .. } => None,
             #[cfg(feature = "cloud")]
@@ -489,6 +493,7 @@ impl Command {
             Command::Epic(group) => Some(&group.db),
             Command::Sprint(group) => Some(&group.db),
             Command::View(group) => Some(&group.db),
+            Command::Inbox(group) => Some(&group.db),
             #[cfg(feature = "web")]
             Command::Web { db, .. } => Some(db),
             #[cfg(feature = "cloud")]

@@ -19,6 +19,7 @@ mod bulk;
 #[cfg(feature = "cloud")]
 mod cloud;
 pub mod human;
+mod inbox;
 #[cfg(feature = "cloud")]
 mod operate;
 mod output;
@@ -421,6 +422,7 @@ pub fn run(
         Command::Epic(group) => planning::epic(out, &mut target, group.command),
         Command::Sprint(group) => planning::sprint(out, &mut target, group.command),
         Command::View(group) => saved::view(out, &mut target, group.command),
+        Command::Inbox(group) => inbox::inbox(out, &mut target, group.command),
         _ => Ok(()),
     }
 }

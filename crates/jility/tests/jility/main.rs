@@ -38,6 +38,7 @@ mod faults;
 mod frozen;
 mod http;
 mod idempotency;
+mod inbox;
 mod local_only;
 mod mcp;
 mod nul_sweep;

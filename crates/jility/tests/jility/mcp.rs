@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-const TOOLS: [&str; 35] = [
+const TOOLS: [&str; 38] = [
     "jility_add_comment",
     "jility_add_dependency",
     "jility_add_to_sprint",
@@ -34,10 +34,12 @@ const TOOLS: [&str; 35] = [
     "jility_get_ticket_history",
     "jility_link_commit",
     "jility_list_epics",
+    "jility_list_notifications",
     "jility_list_sprints",
     "jility_list_templates",
     "jility_list_tickets",
     "jility_list_views",
+    "jility_mark_notifications_read",
     "jility_plan_sprint",
     "jility_remove_dependency",
     "jility_remove_from_sprint",
@@ -49,6 +51,7 @@ const TOOLS: [&str; 35] = [
     "jility_suggest_related",
     "jility_update_description",
     "jility_update_status",
+    "jility_watch_ticket",
 ];
 
 fn set(items: &[&str]) -> BTreeSet<String> {
@@ -534,7 +537,7 @@ async fn stdout_carries_only_json_rpc_frames() {
     let missing = &answers[&3]["result"];
     assert_eq!(missing["isError"], true);
     assert_eq!(missing["structuredContent"]["error"]["code"], "not_found");
-    assert_eq!(answers[&4]["result"]["tools"].as_array().unwrap().len(), 35);
+    assert_eq!(answers[&4]["result"]["tools"].as_array().unwrap().len(), 38);
     // Pipelined requests run concurrently (storage work is off the async threads), so the
     // listing may run before or after the creation commits: either way it is a whole page.
     let total = answers[&5]["result"]["structuredContent"]["page"]["total"].as_u64();

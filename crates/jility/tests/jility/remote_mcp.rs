@@ -30,7 +30,7 @@ use cloud::*;
 use pg::TestDb;
 
 /// Every MCP tool, sorted.
-const TOOLS: [&str; 35] = [
+const TOOLS: [&str; 38] = [
     "jility_add_comment",
     "jility_add_dependency",
     "jility_add_to_sprint",
@@ -51,10 +51,12 @@ const TOOLS: [&str; 35] = [
     "jility_get_ticket_history",
     "jility_link_commit",
     "jility_list_epics",
+    "jility_list_notifications",
     "jility_list_sprints",
     "jility_list_templates",
     "jility_list_tickets",
     "jility_list_views",
+    "jility_mark_notifications_read",
     "jility_plan_sprint",
     "jility_remove_dependency",
     "jility_remove_from_sprint",
@@ -66,24 +68,28 @@ const TOOLS: [&str; 35] = [
     "jility_suggest_related",
     "jility_update_description",
     "jility_update_status",
+    "jility_watch_ticket",
 ];
 
 /// The tools `tickets:read` allows, sorted.
-const READ_TOOLS: [&str; 14] = [
+const READ_TOOLS: [&str; 17] = [
     "jility_estimate_effort",
     "jility_get_dependency_graph",
     "jility_get_epic",
     "jility_get_ticket",
     "jility_get_ticket_history",
     "jility_list_epics",
+    "jility_list_notifications",
     "jility_list_sprints",
     "jility_list_templates",
     "jility_list_tickets",
     "jility_list_views",
+    "jility_mark_notifications_read",
     "jility_plan_sprint",
     "jility_search_tickets",
     "jility_sprint_stats",
     "jility_suggest_related",
+    "jility_watch_ticket",
 ];
 
 /// Requests per minute per token for these servers: an MCP session makes many.
@@ -259,15 +265,15 @@ fn tools_list_shows_what_the_tokens_scopes_allow() {
         let shown = remote.tools();
         assert_eq!(shown, expected, "{scopes}");
         match scopes {
-            "tickets:read" => assert_eq!(shown.len(), 14),
+            "tickets:read" => assert_eq!(shown.len(), 17),
             "comments:write" => assert_eq!(shown.len(), 1),
-            "tickets:read,comments:write" => assert_eq!(shown.len(), 15),
+            "tickets:read,comments:write" => assert_eq!(shown.len(), 18),
             "tickets:write" => assert_eq!(shown.len(), 20),
             _ => {}
         }
     }
     // Two sessions with different tokens on one server keep their own lists.
-    assert_eq!(everything.tools().len(), 35);
+    assert_eq!(everything.tools().len(), 38);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -963,6 +969,12 @@ fn every_tool_works_through_mcp_as_the_tokens_name() {
         json!({"sprint": "Sprint 1"}),
     );
     assert_eq!(completed["sprint"]["state"], "completed", "{completed}");
+    // The inbox is the token's: watching TASK-2, reading and marking the inbox.
+    let watched = mcp.data(tool("jility_watch_ticket"), json!({"ticket_id": "TASK-2"}));
+    assert_eq!(watched["watching"], true, "{watched}");
+    let inbox = mcp.data(tool("jility_list_notifications"), json!({}));
+    assert_eq!(inbox["recipient"], "agent-smith", "{inbox}");
+    mcp.data(tool("jility_mark_notifications_read"), json!({"all": true}));
     let moved = detail(&http, &server, &agent_token, "TASK-2");
     let change = moved["recent_changes"]
         .as_array()
@@ -1158,6 +1170,7 @@ fn a_workspace_reaches_none_of_anothers_tickets_through_any_tool() {
             ),
             ("jility_suggest_related", json!({"ticket_id": r})),
             ("jility_estimate_effort", json!({"ticket_id": r})),
+            ("jility_watch_ticket", json!({"ticket_id": r})),
         ];
         for (tool, args) in calls {
             tools_checked.insert(tool);
@@ -1253,11 +1266,17 @@ fn a_workspace_reaches_none_of_anothers_tickets_through_any_tool() {
                 | "jility_create_sprint"
                 | "jility_save_view"
                 | "jility_list_views"
+                | "jility_list_notifications"
+                | "jility_mark_notifications_read"
         ) {
             assert!(tools_checked.contains(t), "{t} was not tried");
         }
     }
 
+    // B's inbox holds nothing of A's; marking all read reaches only B's.
+    let inbox = b.ok("jility_list_notifications", json!({}));
+    assert!(!inbox.to_string().contains("Alpha"), "{inbox}");
+    b.data("jility_mark_notifications_read", json!({"all": true}));
     // Listings and search show B its own work only.
     let listed = b.ok("jility_list_tickets", json!({}));
     assert_eq!(numbers(&listed["data"]["tickets"]), ["TASK-1"], "{listed}");
@@ -1389,7 +1408,7 @@ fn stateless_requests_are_authorised_per_request() {
         "tools/list",
         json!({}),
     );
-    assert_eq!(all["result"]["tools"].as_array().unwrap().len(), 35);
+    assert_eq!(all["result"]["tools"].as_array().unwrap().len(), 38);
 
     let (status, created) = stateless(
         &http,

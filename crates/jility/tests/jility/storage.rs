@@ -18,7 +18,7 @@ const V2: &str = include_str!("../../../jility-sqlite/src/migrations/0002_search
 const AT: &str = "2024-10-20T10:00:00.000Z";
 
 /// The schema version this jility writes.
-const LATEST: u32 = 7;
+const LATEST: u32 = 8;
 
 /// id, title, description, status, story points, deleted_at.
 type V1Ticket = (
