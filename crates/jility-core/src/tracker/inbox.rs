@@ -205,32 +205,6 @@ fn describe(c: &Entry<'_>) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mentions_are_read_as_people_write_them() {
-        assert_eq!(
-            mentions("@alice please look, cc @bob."),
-            vec!["alice", "bob"]
-        );
-        assert_eq!(
-            mentions("mail me at carol@example.com"),
-            Vec::<String>::new()
-        );
-        assert_eq!(
-            mentions("@dana@example.com and @Dana@example.com"),
-            vec!["dana@example.com"]
-        );
-        assert_eq!(mentions("`@code` (@agent-1)"), vec!["agent-1"]);
-        assert_eq!(mentions("@ alone @@ and @-"), Vec::<String>::new());
-        assert_eq!(mentions(&"@x ".repeat(50)).len(), 1);
-        let many: String = (0..40).map(|i| format!("@p{i} ")).collect();
-        assert_eq!(mentions(&many).len(), MAX_MENTIONS);
-    }
-}
-
 /// The tool whose cursors the inbox's pages carry.
 pub const INBOX_TOOL: &str = "jility_list_notifications";
 /// Pages of the inbox: 20 by default, at most 100.
@@ -334,5 +308,31 @@ impl<S: crate::store::Store> super::Tracker<S> {
                 watchers,
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_are_read_as_people_write_them() {
+        assert_eq!(
+            mentions("@alice please look, cc @bob."),
+            vec!["alice", "bob"]
+        );
+        assert_eq!(
+            mentions("mail me at carol@example.com"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            mentions("@dana@example.com and @Dana@example.com"),
+            vec!["dana@example.com"]
+        );
+        assert_eq!(mentions("`@code` (@agent-1)"), vec!["agent-1"]);
+        assert_eq!(mentions("@ alone @@ and @-"), Vec::<String>::new());
+        assert_eq!(mentions(&"@x ".repeat(50)).len(), 1);
+        let many: String = (0..40).map(|i| format!("@p{i} ")).collect();
+        assert_eq!(mentions(&many).len(), MAX_MENTIONS);
     }
 }
