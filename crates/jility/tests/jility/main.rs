@@ -65,4 +65,5 @@ mod web_cloud;
 mod web_list;
 mod web_local;
 mod web_ticket;
+mod web_webhooks;
 mod webhooks;

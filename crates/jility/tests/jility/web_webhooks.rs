@@ -1,0 +1,1 @@
+//! The webhook settings page of `jility serve` (filled by the helper).
