@@ -132,6 +132,28 @@
     if (pending && !refreshing) setTimeout(() => refresh(true), 50);
   });
 
+  // ---- The header's inbox count ----------------------------------------------------------
+  async function recount() {
+    const link = document.getElementById("inbox-link");
+    const count = document.getElementById("inbox-count");
+    if (!link || !count) return;
+    try {
+      const response = await fetch(`${link.getAttribute("href")}/count`, {
+        headers: { Accept: "application/json" },
+        credentials: "same-origin",
+      });
+      if (!response.ok) return;
+      const answer = await response.json();
+      const unread = Number(answer.unread) || 0;
+      count.textContent = String(unread);
+      count.dataset.unread = String(unread);
+      count.hidden = unread === 0;
+      if (answer.label) link.setAttribute("aria-label", answer.label);
+    } catch (e) {
+      /* the count stays as it was */
+    }
+  }
+
   // ---- Live updates ---------------------------------------------------------------------
   function live() {
     if (!liveUrl || !window.EventSource) return;
@@ -147,6 +169,7 @@
       timer = setTimeout(() => {
         timer = null;
         refresh(true);
+        recount();
       }, 60);
     };
     let first = true;
@@ -185,6 +208,7 @@
     }
     form.reset();
     refresh(false);
+    recount();
   });
 
   // ---- Board: drag-and-drop and keyboard moves ------------------------------------------

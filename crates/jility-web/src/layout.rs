@@ -18,6 +18,16 @@ pub enum Section {
     New,
     Ticket,
     Settings,
+    Inbox,
+}
+
+/// What the inbox link says to a screen reader.
+pub fn inbox_label(unread: u64) -> String {
+    match unread {
+        0 => "Inbox, nothing unread".to_string(),
+        1 => "Inbox, 1 unread".to_string(),
+        n => format!("Inbox, {n} unread"),
+    }
 }
 
 /// The base of a workspace's pages: `/w/{workspace}`.
@@ -88,6 +98,12 @@ pub fn page(
                     }
                     div class="account" {
                         span id="live" class="live" role="status" aria-live="polite" data-state="off" { "" }
+                        a id="inbox-link" class="inbox-link" href=(format!("{base}/inbox"))
+                            aria-current=[current(Section::Inbox)]
+                            aria-label=(inbox_label(viewer.unread)) {
+                            "Inbox"
+                            span id="inbox-count" class="count" data-unread=(viewer.unread) hidden[viewer.unread == 0] { (viewer.unread) }
+                        }
                         span class="person" {
                             @if let Some(display) = viewer.display_name.as_deref().filter(|d| *d != viewer.name) {
                                 (display) " (" (viewer.name) ")"

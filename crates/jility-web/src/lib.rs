@@ -129,6 +129,17 @@ pub fn routes<S: Site>(site: S) -> Router {
             "/w/{workspace}/tickets/{number}/dependencies/remove",
             post(pages::fields::remove_dependency::<S>),
         )
+        .route("/w/{workspace}/inbox", get(pages::inbox::page::<S>))
+        .route("/w/{workspace}/inbox/count", get(pages::inbox::count::<S>))
+        .route("/w/{workspace}/inbox/open", post(pages::inbox::open::<S>))
+        .route(
+            "/w/{workspace}/inbox/read",
+            post(pages::inbox::read_all::<S>),
+        )
+        .route(
+            "/w/{workspace}/tickets/{number}/watch",
+            post(pages::inbox::watch::<S>),
+        )
         .route(
             "/w/{workspace}/tickets/{number}/history",
             get(pages::history::page::<S>),

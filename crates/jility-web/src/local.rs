@@ -122,6 +122,7 @@ impl<B: Backend> Site for LocalSite<B> {
             csrf: self.inner.csrf.clone(),
             workspace: WORKSPACE.to_string(),
             workspaces: Vec::new(),
+            unread: 0,
         })
     }
 

@@ -25,6 +25,9 @@ pub struct Viewer {
     pub workspace: String,
     /// The other workspaces they belong to (for the switcher), by name.
     pub workspaces: Vec<String>,
+    /// How many entries of their inbox they have not read (the header's count; filled by
+    /// the pages, 0 until then).
+    pub unread: u64,
 }
 
 /// A [`Caller`] for a person named `name` with no token (local mode).

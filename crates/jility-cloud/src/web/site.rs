@@ -163,6 +163,7 @@ impl CloudSite {
                 .iter()
                 .map(|m| m.workspace.name.clone())
                 .collect(),
+            unread: 0,
         };
         Ok(Person {
             viewer,

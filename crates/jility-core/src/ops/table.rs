@@ -319,7 +319,7 @@ operations! {
         params::WatchTicket => tracker::Watched, "jility_watch_ticket",
         "tickets.watch", TicketsRead, Post "/tickets/{ticket_id}/watch", cache 0,
         "Watch a ticket, or stop watching it",
-        tool "Watch a ticket (its changes reach the caller's inbox), or with `watching: false` stop — also for a ticket the caller created, is assigned to or commented on, which they watch otherwise.",
+        tool "Watch a ticket (`watching: true`: its changes reach the caller's inbox), or stop (`false`) — also one the caller created, is assigned to or commented on, which they watch otherwise; without `watching`, only say whether the caller watches it and who does.",
         destructive false, idempotent true,
         render render::watched,
         |t, a, p| t.watch_ticket(a, &p)

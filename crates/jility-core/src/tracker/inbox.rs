@@ -300,7 +300,9 @@ impl<S: crate::store::Store> super::Tracker<S> {
         let at = super::now();
         self.store.write(|tx| {
             let row = super::checks::resolve(tx, &p.ticket_id)?;
-            tx.set_watch(row.id, actor, p.watching, &at)?;
+            if let Some(watching) = p.watching {
+                tx.set_watch(row.id, actor, watching, &at)?;
+            }
             let watchers = tx.watchers(row.id)?;
             Ok(super::Watched {
                 number: row.display_number(),

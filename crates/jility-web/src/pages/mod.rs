@@ -16,6 +16,7 @@ pub mod edit;
 pub mod epics;
 pub mod fields;
 pub mod history;
+pub mod inbox;
 pub mod list;
 pub mod parts;
 pub mod plan;
@@ -69,9 +70,20 @@ pub async fn viewer<S: Site>(
     headers: &HeaderMap,
     workspace: &str,
 ) -> Result<Viewer, Response> {
-    site.viewer(headers, workspace)
+    let mut viewer = site
+        .viewer(headers, workspace)
         .await
-        .map_err(|err| err.answer(headers))
+        .map_err(|err| err.answer(headers))?;
+    // The header's count of unread entries (a failure leaves it at 0: the page still works).
+    let asked = jility_core::params::ListNotifications {
+        unread_only: true,
+        limit: Some(1),
+        cursor: None,
+    };
+    if let Ok(inbox) = run::<S, jility_core::ops::ListNotifications>(site, &viewer, asked).await {
+        viewer.unread = inbox.data.unread;
+    }
+    Ok(viewer)
 }
 
 /// A page: whole, or its `<main>` alone when the live script asks for the fragment.

@@ -52,12 +52,19 @@ pub async fn page<S: Site>(
     .map(|h| h.versions.len())
     .unwrap_or_default();
     let people = site.people(&viewer).await;
+    let watched = super::inbox::watching(&site, &viewer, &detail.ticket.number).await;
     let title = format!("{} {}", detail.ticket.number, detail.ticket.title);
-    let main = render(&viewer, &detail, &people, versions);
+    let main = render(&viewer, &detail, &people, versions, watched.as_ref());
     respond(&site, &viewer, &headers, Section::Ticket, &title, main)
 }
 
-fn render(viewer: &Viewer, detail: &TicketDetail, people: &[String], versions: usize) -> Markup {
+fn render(
+    viewer: &Viewer,
+    detail: &TicketDetail,
+    people: &[String],
+    versions: usize,
+    watched: Option<&jility_core::tracker::Watched>,
+) -> Markup {
     let t = &detail.ticket;
     let here = ticket_href(viewer, &t.number);
     html! {
@@ -71,6 +78,7 @@ fn render(viewer: &Viewer, detail: &TicketDetail, people: &[String], versions: u
                     @if let Some(points) = t.story_points { " · " (points) " story points" }
                 }
                 @if viewer.can_write { (fields::title_form(viewer, &t.number, &t.title)) }
+                @if let Some(watched) = watched { (super::inbox::watch_form(viewer, &t.number, watched)) }
             }
             div class="ticket-body" {
                 section class="description" aria-labelledby="h-desc" {
