@@ -118,6 +118,7 @@ mod tests {
             csrf: "token-123".into(),
             workspace: "local".into(),
             workspaces: vec![],
+            unread: 0,
         }
     }
 

@@ -62,6 +62,7 @@ impl Site for ViewerSite {
             csrf: "the-token".into(),
             workspace: "team".into(),
             workspaces: Vec::new(),
+            unread: 0,
         })
     }
 
