@@ -43,7 +43,7 @@ describe('local inbox', () => {
     assert.equal(await page.locator('#inbox-count').isHidden(), before === 0);
     const key = await agent.create({ title: 'Needs Alice' });
     const started = Date.now();
-    await agent.call('jility_add_comment', { ticket_id: key, content: `@${h.HUMAN} can you look at this?` });
+    await agent.call('jility_add_comment', { ticket_id: key, content: `@${h.HUMAN} can you look at this? Not @stranger.` });
     await h.until('the count rises', async () => (await unread(page)) === before + 1);
     h.recordLatency('mention → header count', Date.now() - started);
     assert.match(await page.locator('#inbox-link').getAttribute('aria-label'), /1 unread|\d+ unread/);
@@ -57,6 +57,11 @@ describe('local inbox', () => {
     await entry.locator('form.open button').click();
     await page.locator('main[data-page="ticket"]').waitFor();
     assert.ok(page.url().endsWith(`/tickets/${key}`), page.url());
+    // The mention is a link to the person; a stranger's stays text.
+    const mention = page.locator('.comments a', { hasText: `@${h.HUMAN}` });
+    assert.match(await mention.getAttribute('href'), /list\?q=assignee%3Aalice$/);
+    assert.equal(await page.locator('.comments a', { hasText: '@stranger' }).count(), 0);
+    assert.match(await page.locator('main').innerText(), /@stranger/);
     await h.until('the entry is read', async () => (await unread(page)) === before);
   });
 

@@ -6,7 +6,7 @@
 
 use std::sync::LazyLock;
 
-use pulldown_cmark::{Event, Options, Parser, html};
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd, html};
 
 /// Marks a task box in the rendered text until sanitising is done (the private-use
 /// character is removed from the source first, so no text can forge one).
@@ -29,16 +29,32 @@ fn options() -> Options {
 /// (`<input type="checkbox" data-task="N">`, N counting from 0); else they are shown
 /// disabled.
 pub fn render(text: &str, tasks: bool) -> String {
+    render_with(text, tasks, &|_| None)
+}
+
+/// [`render`], with each `@name` that `person` knows (its link: the person's page) a link;
+/// a mention of someone it does not know stays text. Not in code or in a link's text.
+pub fn render_with(text: &str, tasks: bool, person: &dyn Fn(&str) -> Option<String>) -> String {
     let source: String = text.chars().filter(|c| *c != MARK).collect();
     let mut count = 0usize;
-    let events = Parser::new_ext(&source, options()).map(|event| match event {
+    let mut plain = 0usize; // inside a code block or a link: no mention links
+    let events = Parser::new_ext(&source, options()).flat_map(|event| match event {
         Event::TaskListMarker(done) => {
             let marker = format!("{MARK}{}{MARK}", if done { 'x' } else { 'o' });
-            Event::Text(marker.into())
+            vec![Event::Text(marker.into())]
         }
         // Raw HTML is shown as text, never kept.
-        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
-        other => other,
+        Event::Html(raw) | Event::InlineHtml(raw) => vec![Event::Text(raw)],
+        Event::Start(tag @ (Tag::CodeBlock(_) | Tag::Link { .. })) => {
+            plain += 1;
+            vec![Event::Start(tag)]
+        }
+        Event::End(end @ (TagEnd::CodeBlock | TagEnd::Link)) => {
+            plain = plain.saturating_sub(1);
+            vec![Event::End(end)]
+        }
+        Event::Text(text) if plain == 0 && text.contains('@') => mention_links(&text, person),
+        other => vec![other],
     });
     let mut raw = String::with_capacity(source.len() * 3 / 2);
     html::push_html(&mut raw, events);
@@ -72,6 +88,60 @@ pub fn render(text: &str, tasks: bool) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// `text` with each `@name` `person` knows as a link (HTML, escaped), the rest as text.
+fn mention_links<'a>(text: &str, person: &dyn Fn(&str) -> Option<String>) -> Vec<Event<'a>> {
+    let mut out: Vec<Event<'a>> = Vec::new();
+    let mut plain = String::new();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let (at, c) = chars[i];
+        let starts = c == '@' && (i == 0 || !chars[i - 1].1.is_alphanumeric());
+        if starts {
+            let mut j = i + 1;
+            while j < chars.len() && (chars[j].1.is_alphanumeric() || "._-+@".contains(chars[j].1))
+            {
+                j += 1;
+            }
+            let end = chars.get(j).map_or(text.len(), |(k, _)| *k);
+            let name = text[at + 1..end].trim_end_matches(['.', '-', '@']);
+            if let Some(href) = (!name.is_empty()).then(|| person(name)).flatten() {
+                if !plain.is_empty() {
+                    out.push(Event::Text(CowStr::from(std::mem::take(&mut plain))));
+                }
+                out.push(Event::InlineHtml(CowStr::from(format!(
+                    "<a href=\"{}\">@{}</a>",
+                    escape(&href),
+                    escape(name)
+                ))));
+                let consumed = at + 1 + name.len();
+                // What follows the name (a trailing `.`) stays text.
+                while j > i && chars[j - 1].0 >= consumed {
+                    j -= 1;
+                }
+                i = j;
+                continue;
+            }
+            plain.push_str(&text[at..end]);
+            i = j;
+            continue;
+        }
+        plain.push(c);
+        i += 1;
+    }
+    if !plain.is_empty() {
+        out.push(Event::Text(CowStr::from(plain)));
+    }
+    out
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// The 1-based line of every task-list item of `text`, in order, with whether it is done.
@@ -154,5 +224,23 @@ mod tests {
         assert_eq!(toggle_task("- [ ] a", false).as_deref(), Some("- [x] a"));
         assert_eq!(toggle_task("  * [X] b", true).as_deref(), Some("  * [ ] b"));
         assert_eq!(toggle_task("- a", false), None);
+    }
+
+    #[test]
+    fn known_mentions_are_links_and_others_stay_text() {
+        let known = |name: &str| {
+            (name.eq_ignore_ascii_case("alice")).then(|| "/w/t/list?q=assignee%3Aalice".to_string())
+        };
+        let html = render_with(
+            "Hi @alice and @mallory, mail x@alice.com. `@alice` [@alice](https://e.com)",
+            false,
+            &known,
+        );
+        assert!(html.contains("<a href=\"/w/t/list?q=assignee%3Aalice\" rel=\"noopener noreferrer nofollow\">@alice</a>"), "{html}");
+        assert_eq!(html.matches("assignee%3Aalice").count(), 1, "{html}");
+        assert!(html.contains("@mallory"), "{html}");
+        assert!(html.contains("<code>@alice</code>"), "{html}");
+        let evil = render_with("@alice<script>", false, &known);
+        assert!(!evil.contains("<script"), "{evil}");
     }
 }

@@ -67,6 +67,18 @@ fn render(
 ) -> Markup {
     let t = &detail.ticket;
     let here = ticket_href(viewer, &t.number);
+    // Who a mention may name here: the workspace's people, and those on this ticket.
+    let mut known: Vec<String> = people.to_vec();
+    known.extend(t.assignees.iter().cloned());
+    known.push(t.created_by.clone());
+    known.extend(detail.comments.iter().map(|c| c.author.clone()));
+    let list = format!("{}/list", layout::base(&viewer.workspace));
+    let person = move |name: &str| {
+        known
+            .iter()
+            .find(|k| k.eq_ignore_ascii_case(name))
+            .map(|k| format!("{list}?q={}", layout::segment(&format!("assignee:{k}"))))
+    };
     html! {
         main id="main" class="ticket-page" data-page="ticket" data-ticket=(t.number) {
             div id="notice" {}
@@ -87,7 +99,7 @@ fn render(
                         p class="empty" { "No description yet." }
                     } @else {
                         div class="markdown" data-tasks=(viewer.can_write) {
-                            (layout::trusted(nest_headings(&markdown::render(&t.description, viewer.can_write), 3)))
+                            (layout::trusted(nest_headings(&markdown::render_with(&t.description, viewer.can_write, &person), 3)))
                         }
                     }
                     p class="history-link" {
@@ -105,7 +117,7 @@ fn render(
                     @for c in &detail.comments {
                         li class="comment" {
                             p class="by" { (who(&c.author, people)) " · " time { (when(&c.created_at)) } }
-                            div class="markdown" { (layout::trusted(nest_headings(&markdown::render(&c.content, false), 3))) }
+                            div class="markdown" { (layout::trusted(nest_headings(&markdown::render_with(&c.content, false, &person), 3))) }
                         }
                     }
                 }
