@@ -9,9 +9,9 @@
 //!   a person counted against a rate limit of their own;
 //! - `signin`: `GET/POST /login`, `POST /logout`; `links`: `GET/POST /invite/{secret}`,
 //!   `GET/POST /reset/{secret}`;
-//! - `settings` (members, roles, invites), `tokens`, `audit`: `/w/{ws}/settings…`, for
-//!   owners and admins (the OAuth pages and Connected clients are [`crate::oauth`]'s,
-//!   mounted beside these by [`crate::people`]);
+//! - `settings` (members, roles, invites), `tokens`, `audit`, `webhooks` (subscriptions,
+//!   their delivery logs): `/w/{ws}/settings…`, for owners and admins (the OAuth pages and
+//!   Connected clients are [`crate::oauth`]'s, mounted beside these by [`crate::people`]);
 //! - `cookies`: the session cookie, and the double-submit CSRF token of the forms sent
 //!   before a session exists; `answers`: what those pages share.
 
@@ -24,6 +24,7 @@ pub(crate) mod settings;
 mod signin;
 pub mod site;
 mod tokens;
+mod webhooks;
 
 use axum::Router;
 use axum::routing::{get, post};
@@ -60,6 +61,15 @@ pub fn routes(state: &ApiState, tls: bool) -> Router {
             post(tokens::revoke),
         )
         .route("/w/{workspace}/settings/audit", get(audit::page))
+        .route(
+            "/w/{workspace}/settings/webhooks",
+            get(webhooks::page).post(webhooks::create),
+        )
+        .route("/w/{workspace}/settings/webhooks/{id}", get(webhooks::log))
+        .route(
+            "/w/{workspace}/settings/webhooks/{id}/{action}",
+            post(webhooks::act),
+        )
         .layer(axum::middleware::from_fn(jility_web::security::headers))
         .with_state(site.clone());
     jility_web::routes(site).merge(own)

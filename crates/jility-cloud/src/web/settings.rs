@@ -66,6 +66,7 @@ pub fn tabs(viewer: &Viewer, current: &str) -> Markup {
                 (tab("", "Members and invites", "members")) " · "
                 (tab("/tokens", "Tokens", "tokens")) " · "
                 (tab("/audit", "Audit log", "audit")) " · "
+                (tab("/webhooks", "Webhooks", "webhooks")) " · "
             }
             (tab("/clients", "Connected clients", "clients"))
         }
