@@ -167,6 +167,8 @@ mod browse;
 mod bulk;
 #[path = "cloud_parts/fresh.rs"]
 mod fresh;
+#[path = "cloud_parts/hooks.rs"]
+mod hooks;
 #[path = "cloud_parts/import.rs"]
 mod import;
 #[path = "cloud_parts/mixed.rs"]
@@ -1230,6 +1232,15 @@ fn main() {
     let only = std::env::var("JILITY_BENCH_ONLY").ok();
     if let Some(case @ ("fresh" | "skew")) = only.as_deref() {
         case_only(&bin, case);
+        eprintln!("total time {:.1?}", started.elapsed());
+        return;
+    }
+    if only.as_deref() == Some("webhooks") {
+        let lines = hooks::webhooks(&bin);
+        println!("\nWebhooks (one run, one machine, a new database):");
+        for line in lines {
+            println!("- {line}");
+        }
         eprintln!("total time {:.1?}", started.elapsed());
         return;
     }

@@ -45,7 +45,7 @@ mod stall;
 mod step_up;
 mod text;
 mod tokens;
-mod webhooks;
+pub mod webhooks;
 mod whoami;
 
 // What the operator sets and sees, mounted here (and named here, for the floors above).

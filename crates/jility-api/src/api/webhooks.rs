@@ -94,20 +94,29 @@ fn store(state: &ApiState) -> Subscriptions {
     Subscriptions::new(&state.db)
 }
 
-/// The URL checked: its syntax and scheme, and where it resolves now.
-async fn checked_url(text: &str) -> Result<String, ApiError> {
+/// The URL checked: its syntax and scheme, and where it resolves now (also the web
+/// settings page's check).
+pub async fn checked_url(text: &str) -> Result<String, ToolError> {
+    if text.trim().is_empty() {
+        return Err(ToolError::new(
+            jility_core::errors::INVALID_INPUT,
+            "Give the receiver's URL",
+        )
+        .with_hint("An https address such as https://hooks.example.com/jility."));
+    }
     let allow = target::private_allowed();
     let url = target::parse(text, allow)?;
     target::address(&url, allow).await?;
     Ok(url.to_string())
 }
 
-/// The filter checked: it reads, and what it names exists, for `principal`.
-async fn checked_filter(
+/// The filter checked: it reads, and what it names exists, for `principal` (also the web
+/// settings page's check). Empty: no filter.
+pub async fn checked_filter(
     state: &ApiState,
     principal: &Principal,
     filter: Option<String>,
-) -> Result<Option<String>, ApiError> {
+) -> Result<Option<String>, ToolError> {
     let Some(filter) = filter
         .map(|f| f.trim().to_string())
         .filter(|f| !f.is_empty())

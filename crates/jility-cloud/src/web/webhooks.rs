@@ -15,6 +15,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use jility_api::api::webhooks::{checked_filter, checked_url};
 use jility_core::errors;
 use jility_core::store::StoreError;
 use jility_hooks::kinds::{EVENT_TYPES, TEST_EVENT};
@@ -138,48 +139,6 @@ async fn count(site: &CloudSite, principal: &Principal) -> Result<(), ToolError>
         Ok(_) | Err(StoreError::Unavailable(_)) => Ok(()),
         Err(err) => Err(err.into()),
     }
-}
-
-/// The URL checked as the API checks it: its syntax and scheme, and where it resolves now.
-async fn checked_url(text: &str) -> Result<String, ToolError> {
-    if text.trim().is_empty() {
-        return Err(
-            ToolError::new(errors::INVALID_INPUT, "Give the receiver's URL")
-                .with_hint("An https address such as https://hooks.example.com/jility."),
-        );
-    }
-    let allow = target::private_allowed();
-    let url = target::parse(text, allow)?;
-    target::address(&url, allow).await?;
-    Ok(url.to_string())
-}
-
-/// The filter checked as the API checks it: it reads, and what it names exists, for the
-/// person.
-async fn checked_filter(
-    site: &CloudSite,
-    principal: &Principal,
-    filter: &str,
-) -> Result<Option<String>, ToolError> {
-    let filter = filter.trim().to_string();
-    if filter.is_empty() {
-        return Ok(None);
-    }
-    subs::check_filter_length(&filter)?;
-    let service = site.api().workspaces.service(principal).await?;
-    let (actor, text) = (principal.token_name.clone(), filter.clone());
-    // What the filter names is not found: the form is wrong, not its address.
-    service
-        .run(move |tracker| tracker.check_query(&actor, &text))
-        .await
-        .map_err(|err| match err.class() {
-            ErrorClass::NotFound => ToolError {
-                code: errors::INVALID_INPUT,
-                ..err
-            },
-            _ => err,
-        })?;
-    Ok(Some(filter))
 }
 
 /// The webhook a form or page names by the id in its path; another workspace's, or not a
@@ -462,9 +421,9 @@ pub async fn create(
             url: checked_url(field(&pairs, "url").unwrap_or_default()).await?,
             events: subs::check_events(&events)?,
             filter: checked_filter(
-                &site,
+                site.api(),
                 &principal,
-                field(&pairs, "filter").unwrap_or_default(),
+                field(&pairs, "filter").map(str::to_string),
             )
             .await?,
             description: subs::check_description(field(&pairs, "description").unwrap_or_default())?,

@@ -812,12 +812,11 @@ fn apply(
         // Those it assigns and unblocks are told (not each ticket's watchers).
         for (id, kind, old, new) in chunk {
             if matches!(*kind, "assignees_changed" | "status_changed") {
-                let entry = super::change_log::Entry {
+                let entry = super::inbox::Told {
                     kind,
                     old: old.as_deref(),
                     new: new.as_deref(),
                     detail: Some(c.detail),
-                    message: c.message,
                 };
                 super::inbox::after_change(tx, *id, c.actor, c.at, &entry, true)?;
             }

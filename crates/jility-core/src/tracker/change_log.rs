@@ -33,7 +33,13 @@ pub(super) fn record(
             at,
         },
     )?;
-    super::inbox::after_change(tx, id, actor, at, &c, false)
+    let told = super::inbox::Told {
+        kind: c.kind,
+        old: c.old,
+        new: c.new,
+        detail: c.detail,
+    };
+    super::inbox::after_change(tx, id, actor, at, &told, false)
 }
 
 /// An entry of `kind` that shows nothing else; fill the rest with `..change(kind)`.

@@ -10,7 +10,6 @@
 
 use mcp_common_core::ToolError;
 
-use super::change_log::Entry;
 use crate::store::{NewNotification, StoreTx};
 
 const MENTIONED: (&str, i32) = ("mentioned", 50);
@@ -72,6 +71,14 @@ fn mentioned(tx: &mut dyn StoreTx, text: &str) -> Result<Vec<String>, ToolError>
     Ok(tx.known_names(&asked)?)
 }
 
+/// A change as the inbox reads it: its kind and values (the change log's entry).
+pub(super) struct Told<'a> {
+    pub(super) kind: &'a str,
+    pub(super) old: Option<&'a str>,
+    pub(super) new: Option<&'a str>,
+    pub(super) detail: Option<&'a str>,
+}
+
 /// What an operation's change concerns whom: their inbox entries, in the change's
 /// transaction. `bulk`: a bulk edit's change, which tells those it assigns and unblocks,
 /// not each ticket's watchers.
@@ -80,7 +87,7 @@ pub(super) fn after_change(
     id: i64,
     actor: &str,
     at: &str,
-    c: &Entry<'_>,
+    c: &Told<'_>,
     bulk: bool,
 ) -> Result<(), ToolError> {
     // The entries name the ticket; their summaries say what happened to it.
@@ -189,7 +196,7 @@ pub(super) fn after_change(
 }
 
 /// What a change did, as a verb phrase after who did it.
-fn describe(c: &Entry<'_>) -> String {
+fn describe(c: &Told<'_>) -> String {
     match c.kind {
         "status_changed" => format!("moved it to {}", c.new.unwrap_or("?").replace('_', " ")),
         "comment_added" => "commented".into(),

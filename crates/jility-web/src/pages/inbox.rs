@@ -175,9 +175,10 @@ pub async fn open<S: Site>(
             },
         )
         .await?;
-        // Where it points: the entry, as the inbox lists it.
+        // Where it points: the entry, as the inbox lists it (looked for among the newest
+        // 2,000; an older one goes back to the inbox).
         let mut cursor = None;
-        loop {
+        for _ in 0..20 {
             let page = run::<S, ops::ListNotifications>(
                 &site,
                 &viewer,

@@ -1,0 +1,274 @@
+//! Webhooks (`JILITY_BENCH_ONLY=webhooks`, issue 45), on a new database as a team starts:
+//! a ticket's creation through `POST /tickets`, one client after another, with no
+//! subscription (the baseline) and with ten, in alternating blocks of the same run; then
+//! four writers for a few seconds with one subscription to a receiver on loopback: how long
+//! from each change's commit (the `changed_at` its body carries, stamped as the write
+//! begins) to the receiver holding it, p50 and p99, and how many changes a second were
+//! written and delivered.
+
+use super::*;
+
+use import::Scratch;
+
+/// Creations per block, and blocks per condition.
+const PER_BLOCK: usize = 100;
+const BLOCKS: usize = 4;
+/// Subscriptions of the second condition.
+const SUBSCRIPTIONS: usize = 10;
+/// Writers of the delivery run, and how long they write.
+const WRITERS: usize = 4;
+const WRITING: Duration = Duration::from_secs(5);
+
+/// What the receiver got: each change's id, its `changed_at`, and when it came.
+type Got = Arc<
+    Mutex<
+        Vec<(
+            i64,
+            chrono::DateTime<chrono::Utc>,
+            chrono::DateTime<chrono::Utc>,
+        )>,
+    >,
+>;
+
+/// A receiver on loopback answering 204 to every POST: when each body came, and the change
+/// it carried (its id and `changed_at`).
+struct Receiver {
+    url: String,
+    got: Got,
+}
+
+impl Receiver {
+    fn start() -> Self {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let got: Got = Arc::new(Mutex::new(Vec::new()));
+        let kept = got.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let kept = kept.clone();
+                std::thread::spawn(move || {
+                    let _ = stream.set_nodelay(true);
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut writer = stream;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let mut length = 0usize;
+                        loop {
+                            line.clear();
+                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            let header = line.trim_end();
+                            if header.is_empty() {
+                                break;
+                            }
+                            if let Some((name, value)) = header.split_once(':')
+                                && name.eq_ignore_ascii_case("content-length")
+                            {
+                                length = value.trim().parse().unwrap_or(0);
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        if reader.read_exact(&mut body).is_err() {
+                            return;
+                        }
+                        let now = chrono::Utc::now();
+                        if let Ok(event) = serde_json::from_slice::<Value>(&body) {
+                            let change = &event["data"]["change"];
+                            if let (Some(id), Some(at)) =
+                                (change["id"].as_i64(), change["changed_at"].as_str())
+                                && let Ok(at) = chrono::DateTime::parse_from_rfc3339(at)
+                            {
+                                kept.lock().unwrap().push((
+                                    id,
+                                    at.with_timezone(&chrono::Utc),
+                                    now,
+                                ));
+                            }
+                        }
+                        if writer
+                            .write_all(b"HTTP/1.1 204 No Content\r\n\r\n")
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        Self { url, got }
+    }
+
+    fn count(&self) -> usize {
+        self.got.lock().unwrap().len()
+    }
+}
+
+fn post(http: &reqwest::blocking::Client, url: &str, token: &str, body: &Value) -> Value {
+    let answer = http.post(url).bearer_auth(token).json(body).send().unwrap();
+    let status = answer.status();
+    let body: Value = answer.json().unwrap();
+    assert!(status.is_success(), "{url}: {status} {body}");
+    body
+}
+
+/// One block of creations, one after another: each one's time.
+fn creations(
+    http: &reqwest::blocking::Client,
+    base: &str,
+    token: &str,
+    label: &str,
+    n: usize,
+) -> Vec<Duration> {
+    (0..n)
+        .map(|i| {
+            let t = Instant::now();
+            post(
+                http,
+                &format!("{base}/tickets"),
+                token,
+                &json!({"title": format!("{label} {i}"), "labels": ["bench"]}),
+            );
+            t.elapsed()
+        })
+        .collect()
+}
+
+pub fn webhooks(bin: &Path) -> Vec<String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut lines = Vec::new();
+    let (db, _) = Scratch::create("jility_bench_webhooks_", None);
+    let server = Server::start_with(
+        bin,
+        &db.url,
+        RATE_LIMIT,
+        &[("JILITY_WEBHOOKS_ALLOW_PRIVATE", "1")],
+    );
+    let token = create_workspace(bin, &db.url);
+    let base = server.url.clone();
+    let http = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    // Warm the connection and the workspace.
+    creations(&http, &base, &token, "warm", 20);
+
+    // Creations without and with ten subscriptions, in alternating blocks.
+    let receiver = Receiver::start();
+    let mut without = Vec::new();
+    let mut with = Vec::new();
+    let mut ids = Vec::new();
+    for block in 0..BLOCKS {
+        without.extend(creations(
+            &http,
+            &base,
+            &token,
+            &format!("plain {block}"),
+            PER_BLOCK,
+        ));
+        for _ in 0..SUBSCRIPTIONS {
+            let made = post(
+                &http,
+                &format!("{base}/webhooks"),
+                &token,
+                &json!({"url": receiver.url}),
+            );
+            ids.push(made["id"].as_i64().unwrap());
+        }
+        with.extend(creations(
+            &http,
+            &base,
+            &token,
+            &format!("watched {block}"),
+            PER_BLOCK,
+        ));
+        for id in ids.drain(..) {
+            let gone = http
+                .delete(format!("{base}/webhooks/{id}"))
+                .bearer_auth(&token)
+                .send()
+                .unwrap();
+            assert!(gone.status().is_success());
+        }
+    }
+    without.sort();
+    with.sort();
+    let (w50, s50) = (percentile(&without, 0.5), percentile(&with, 0.5));
+    let ratio = s50.as_secs_f64() / w50.as_secs_f64();
+    lines.push(format!(
+        "a ticket created (`POST /tickets`, one client, {} each in {BLOCKS} alternating blocks): with no subscription p50 {} p99 {} (baseline); with {SUBSCRIPTIONS} subscriptions p50 {} p99 {} ({ratio:.2}×; target ≤ 1.2×)",
+        without.len(),
+        ms(w50),
+        ms(percentile(&without, 0.99)),
+        ms(s50),
+        ms(percentile(&with, 0.99)),
+    ));
+
+    // Four writers, one subscription: commit to receipt, and throughput.
+    let receiver = Receiver::start();
+    post(
+        &http,
+        &format!("{base}/webhooks"),
+        &token,
+        &json!({"url": receiver.url}),
+    );
+    let started = Instant::now();
+    let written: usize = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let (base, token) = (base.clone(), token.clone());
+                scope.spawn(move || {
+                    let http = reqwest::blocking::Client::new();
+                    let mut n = 0;
+                    while started.elapsed() < WRITING {
+                        post(
+                            &http,
+                            &format!("{base}/tickets"),
+                            &token,
+                            &json!({"title": format!("writer {w} {n}")}),
+                        );
+                        n += 1;
+                    }
+                    n
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    let wrote_in = started.elapsed();
+    while receiver.count() < written {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "{} of {written} delivered",
+            receiver.count()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let delivered_in = started.elapsed();
+    let got = receiver.got.lock().unwrap().clone();
+    let mut latencies: Vec<Duration> = got
+        .iter()
+        .map(|(_, at, came)| (*came - *at).to_std().unwrap_or_default())
+        .collect();
+    latencies.sort();
+    let distinct: std::collections::HashSet<i64> = got.iter().map(|(id, _, _)| *id).collect();
+    lines.push(format!(
+        "deliveries to a loopback receiver, {WRITERS} writers for {:.0} s: {written} tickets written ({:.0}/s), all {} delivered ({} sent twice) {:.1} s after the first write ({:.0}/s); commit → receipt p50 {} p99 {} max {}",
+        WRITING.as_secs_f64(),
+        written as f64 / wrote_in.as_secs_f64(),
+        distinct.len(),
+        got.len() - distinct.len(),
+        delivered_in.as_secs_f64(),
+        written as f64 / delivered_in.as_secs_f64(),
+        ms(percentile(&latencies, 0.5)),
+        ms(percentile(&latencies, 0.99)),
+        ms(*latencies.last().unwrap_or(&Duration::ZERO)),
+    ));
+    drop(server);
+    lines
+}
