@@ -62,7 +62,14 @@ pub struct Claimed {
 /// subscription, of an enabled subscription, not leased by another process.
 pub fn claim(db: &PgDatabase, most: i64) -> Result<Vec<Claimed>, ToolError> {
     db.with_client(|client| {
-        let rows = client
+        // A lease lost in a crash leaves the delivery to be claimed again: no need to wait
+        // for the disk.
+        let mut tx = client
+            .transaction()
+            .map_err(|e| ToolError::from(jility_pg::store::db(e)))?;
+        tx.batch_execute("SET LOCAL synchronous_commit = off")
+            .map_err(|e| ToolError::from(jility_pg::store::db(e)))?;
+        let rows = tx
             .query(
                 "WITH due AS ( \
                    SELECT d.id FROM webhook_deliveries d \
@@ -87,6 +94,8 @@ pub fn claim(db: &PgDatabase, most: i64) -> Result<Vec<Claimed>, ToolError> {
                    CASE WHEN w.previous_until > now() THEN w.previous_secret END",
                 &[&most, &LEASE_SECS],
             )
+            .map_err(|e| ToolError::from(jility_pg::store::db(e)))?;
+        tx.commit()
             .map_err(|e| ToolError::from(jility_pg::store::db(e)))?;
         rows.iter()
             .map(|row| -> Result<Claimed, ToolError> {
@@ -333,6 +342,9 @@ pub fn record(
     let status = outcome.status.map(i32::from);
     let disabled = db.with_client(|client| -> Result<Option<String>, ToolError> {
         let mut tx = client.transaction().map_err(get)?;
+        // Not waiting for the disk: a record lost in a crash only means the delivery is
+        // sent again when its lease lapses (at least once, as ever).
+        tx.batch_execute("SET LOCAL synchronous_commit = off").map_err(get)?;
         tx.execute(
             "UPDATE webhook_deliveries SET state = $3, leased_until = NULL, \
                next_attempt_at = now() + make_interval(secs => $4::float8), \

@@ -5,6 +5,7 @@
 //! one; the database decides who sends what.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use jility_identity::audit::Audit;
@@ -30,23 +31,35 @@ pub fn start(db: &PgDatabase, events: &Events, shutdown: CancellationToken) {
     let db = db.clone();
     let mut heard = events.subscribe();
     let wake = Arc::new(Notify::new());
+    // Set by a change heard (the outbox may hold rows); a finished send only wakes the loop
+    // to claim what is due.
+    let dirty = Arc::new(AtomicBool::new(true));
     let listener_wake = wake.clone();
+    let listener_dirty = dirty.clone();
     let listener_stop = shutdown.clone();
     tokio::spawn(async move {
         loop {
             tokio::select! {
                 () = listener_stop.cancelled() => return,
                 received = heard.recv() => match received {
-                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => listener_wake.notify_one(),
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        listener_dirty.store(true, Ordering::Release);
+                        listener_wake.notify_one();
+                    }
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 },
             }
         }
     });
-    tokio::spawn(run(db, wake, shutdown));
+    tokio::spawn(run(db, wake, dirty, shutdown));
 }
 
-async fn run(db: PgDatabase, wake: Arc<Notify>, shutdown: CancellationToken) {
+async fn run(
+    db: PgDatabase,
+    wake: Arc<Notify>,
+    dirty: Arc<AtomicBool>,
+    shutdown: CancellationToken,
+) {
     let audit = Audit::new(&db);
     let clients = Arc::new(Clients::default());
     let slots = Arc::new(Semaphore::new(IN_FLIGHT));
@@ -55,7 +68,10 @@ async fn run(db: PgDatabase, wake: Arc<Notify>, shutdown: CancellationToken) {
     let base = deliver::retry_base();
     crate::measure::describe();
     let subscriptions = crate::Subscriptions::new(&db);
-    let mut backlog_read = std::time::Instant::now() - BACKLOG_EVERY;
+    let mut backlog_read = std::time::Instant::now()
+        .checked_sub(BACKLOG_EVERY)
+        .unwrap_or_else(std::time::Instant::now);
+    let mut last_fan_out = std::time::Instant::now();
     loop {
         if backlog_read.elapsed() >= BACKLOG_EVERY {
             backlog_read = std::time::Instant::now();
@@ -66,27 +82,33 @@ async fn run(db: PgDatabase, wake: Arc<Notify>, shutdown: CancellationToken) {
                 crate::measure::backlog(pending, outbox);
             }
         }
-        // The outbox first, until it is empty (or another process has it).
-        loop {
-            let fan_db = db.clone();
-            let fan_readers = readers.clone();
-            let taken = tokio::task::spawn_blocking(move || {
-                let mut readers = fan_readers
-                    .lock()
-                    .map_err(|_| mcp_common_core::ToolError::internal("readers poisoned"))?;
-                outbox::fan_out(&fan_db, &mut readers)
-            })
-            .await;
-            match taken {
-                Ok(Ok(0)) => break,
-                Ok(Ok(_)) => continue,
-                Ok(Err(err)) => {
-                    tracing::warn!(error = %err.message, "could not fan out webhook events; trying again");
-                    break;
-                }
-                Err(err) => {
-                    tracing::warn!(error = %err, "the webhook fan-out stopped; trying again");
-                    break;
+        // The outbox first, until it is empty (or another process has it): after a change
+        // was heard, and at every tick (another process's change, a missed event).
+        let ticked = last_fan_out.elapsed() >= TICK;
+        let fan = dirty.swap(false, Ordering::AcqRel) || ticked;
+        if fan {
+            last_fan_out = std::time::Instant::now();
+            loop {
+                let fan_db = db.clone();
+                let fan_readers = readers.clone();
+                let taken = tokio::task::spawn_blocking(move || {
+                    let mut readers = fan_readers
+                        .lock()
+                        .map_err(|_| mcp_common_core::ToolError::internal("readers poisoned"))?;
+                    outbox::fan_out(&fan_db, &mut readers)
+                })
+                .await;
+                match taken {
+                    Ok(Ok(0)) => break,
+                    Ok(Ok(_)) => continue,
+                    Ok(Err(err)) => {
+                        tracing::warn!(error = %err.message, "could not fan out webhook events; trying again");
+                        break;
+                    }
+                    Err(err) => {
+                        tracing::warn!(error = %err, "the webhook fan-out stopped; trying again");
+                        break;
+                    }
                 }
             }
         }

@@ -666,6 +666,30 @@ fn a_subscription_failing_for_a_day_is_disabled() {
         "{}",
         audit.body
     );
+    // Its maker (the bootstrap token) is told in their inbox.
+    let inbox = call_json(
+        &http,
+        &server,
+        Method::GET,
+        "/notifications?unread_only=true",
+        &token,
+        None,
+    );
+    let told = inbox.body["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["kind"] == "webhook_disabled")
+        .cloned();
+    let told = told.unwrap_or_else(|| panic!("no inbox entry: {}", inbox.body));
+    assert!(
+        told["summary"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("Webhook {id} was disabled")),
+        "{told}"
+    );
+    assert!(told.get("ticket").is_none(), "{told}");
     // The operator sees the attempts, the disabling and the backlog.
     let scrape = http
         .get(crate::probes::metrics_url(&server))
@@ -874,6 +898,27 @@ fn private_targets_are_refused_without_the_operators_switch() {
     );
 }
 
+/// Every route of subscription `id`, with a body where it takes one.
+fn routes_of(id: i64) -> Vec<(Method, String, Option<Value>)> {
+    vec![
+        (Method::GET, format!("/webhooks/{id}"), None),
+        (
+            Method::PATCH,
+            format!("/webhooks/{id}"),
+            Some(json!({"enabled": false})),
+        ),
+        (Method::DELETE, format!("/webhooks/{id}"), None),
+        (Method::POST, format!("/webhooks/{id}/test"), None),
+        (Method::POST, format!("/webhooks/{id}/rotate-secret"), None),
+        (Method::GET, format!("/webhooks/{id}/deliveries"), None),
+        (
+            Method::POST,
+            format!("/webhooks/{id}/deliveries/1/redeliver"),
+            None,
+        ),
+    ]
+}
+
 /// Only owners and admins (full_access) manage webhooks; one workspace's subscriptions,
 /// deliveries and events are invisible to another's; bad input is refused and says why.
 #[test]
@@ -901,22 +946,10 @@ fn webhooks_are_for_admins_of_their_own_workspace() {
                 "/webhooks".to_string(),
                 Some(json!({"url": receiver.url})),
             ),
-            (Method::GET, format!("/webhooks/{id}"), None),
-            (
-                Method::PATCH,
-                format!("/webhooks/{id}"),
-                Some(json!({"enabled": false})),
-            ),
-            (Method::DELETE, format!("/webhooks/{id}"), None),
-            (Method::POST, format!("/webhooks/{id}/test"), None),
-            (Method::POST, format!("/webhooks/{id}/rotate-secret"), None),
-            (Method::GET, format!("/webhooks/{id}/deliveries"), None),
-            (
-                Method::POST,
-                format!("/webhooks/{id}/deliveries/1/redeliver"),
-                None,
-            ),
-        ] {
+        ]
+        .into_iter()
+        .chain(routes_of(id))
+        {
             let refused = call_json(&http, &server, method.clone(), &path, &limited, body);
             assert_eq!(
                 refused.status,
@@ -930,23 +963,7 @@ fn webhooks_are_for_admins_of_their_own_workspace() {
 
     // Another workspace's admin: nothing of alpha's is found, and beta's changes reach no
     // alpha receiver.
-    for (method, path, body) in [
-        (Method::GET, format!("/webhooks/{id}"), None),
-        (
-            Method::PATCH,
-            format!("/webhooks/{id}"),
-            Some(json!({"enabled": false})),
-        ),
-        (Method::DELETE, format!("/webhooks/{id}"), None),
-        (Method::POST, format!("/webhooks/{id}/test"), None),
-        (Method::POST, format!("/webhooks/{id}/rotate-secret"), None),
-        (Method::GET, format!("/webhooks/{id}/deliveries"), None),
-        (
-            Method::POST,
-            format!("/webhooks/{id}/deliveries/1/redeliver"),
-            None,
-        ),
-    ] {
+    for (method, path, body) in routes_of(id) {
         let hidden = call_json(&http, &server, method.clone(), &path, &other, body);
         assert_eq!(
             hidden.status,
