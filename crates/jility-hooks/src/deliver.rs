@@ -309,17 +309,9 @@ pub fn delay(base: Duration, attempts: i32, retry_after: Option<f64>) -> f64 {
     wait.max(retry_after.unwrap_or(0.0).min(MAX_DELAY_SECS))
 }
 
-/// Record `outcome` of `claimed`'s attempt; a subscription failing for
-/// [`FAILING_WINDOW_SECS`] is disabled, with an audit entry.
-pub fn record(
-    db: &PgDatabase,
-    audit: &Audit,
-    claimed: &Claimed,
-    outcome: &Outcome,
-    base: Duration,
-) -> Result<(), ToolError> {
-    let get = |e: postgres::Error| ToolError::from(jility_pg::store::db(e));
-    let (state, wait) = match outcome.verdict {
+/// Where an attempt leaves its delivery: its state and, for a retry, the wait.
+fn settle(claimed: &Claimed, outcome: &Outcome, base: Duration) -> (&'static str, f64) {
+    match outcome.verdict {
         Verdict::Delivered => ("delivered", 0.0),
         Verdict::Failed => ("failed", 0.0),
         Verdict::Retry(after) => {
@@ -330,92 +322,77 @@ pub fn record(
                 ("pending", wait)
             }
         }
-    };
-    crate::measure::attempt(
-        match state {
+    }
+}
+
+type Tx<'a> = postgres::Transaction<'a>;
+
+fn get(e: postgres::Error) -> ToolError {
+    ToolError::from(jility_pg::store::db(e))
+}
+
+/// Record the attempts `done` in one transaction: the delivered in one statement, each
+/// other one on its own; a subscription failing for [`FAILING_WINDOW_SECS`] is disabled,
+/// with an audit entry and an inbox entry for its maker and the workspace's admins.
+pub fn record(
+    db: &PgDatabase,
+    audit: &Audit,
+    done: &[(Claimed, Outcome)],
+    base: Duration,
+) -> Result<(), ToolError> {
+    let settled: Vec<(&'static str, f64)> = done.iter().map(|(c, o)| settle(c, o, base)).collect();
+    for ((_, outcome), (state, _)) in done.iter().zip(&settled) {
+        let outcome_name = match *state {
             "delivered" => "delivered",
             "pending" => "retry",
             _ => "failed",
-        },
-        outcome.duration_ms,
-    );
-    let status = outcome.status.map(i32::from);
-    let disabled = db.with_client(|client| -> Result<Option<String>, ToolError> {
+        };
+        crate::measure::attempt(outcome_name, outcome.duration_ms);
+    }
+    let disabled = db.with_client(|client| -> Result<Vec<(usize, String)>, ToolError> {
         let mut tx = client.transaction().map_err(get)?;
         // Not waiting for the disk: a record lost in a crash only means the delivery is
         // sent again when its lease lapses (at least once, as ever).
         tx.batch_execute("SET LOCAL synchronous_commit = off").map_err(get)?;
-        tx.execute(
-            "UPDATE webhook_deliveries SET state = $3, leased_until = NULL, \
-               next_attempt_at = now() + make_interval(secs => $4::float8), \
-               response_status = $5, response_excerpt = $6, error = $7, duration_ms = $8, \
-               delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE delivered_at END \
-             WHERE id = $1 AND attempts = $2",
-            &[
-                &claimed.id,
-                &claimed.attempts,
-                &state,
-                &wait,
-                &status,
-                &outcome.excerpt,
-                &outcome.error,
-                &outcome.duration_ms,
-            ],
-        )
-        .map_err(get)?;
-        let disabled = if outcome.verdict == Verdict::Delivered {
+        let delivered: Vec<usize> = (0..done.len()).filter(|i| settled[*i].0 == "delivered").collect();
+        if !delivered.is_empty() {
+            let ids: Vec<i64> = delivered.iter().map(|i| done[*i].0.id).collect();
+            let attempts: Vec<i32> = delivered.iter().map(|i| done[*i].0.attempts).collect();
+            let statuses: Vec<Option<i32>> = delivered.iter().map(|i| done[*i].1.status.map(i32::from)).collect();
+            let excerpts: Vec<Option<String>> = delivered.iter().map(|i| done[*i].1.excerpt.clone()).collect();
+            let durations: Vec<i32> = delivered.iter().map(|i| done[*i].1.duration_ms).collect();
+            let mut hooks: Vec<i64> = delivered.iter().map(|i| done[*i].0.webhook_id).collect();
+            hooks.sort_unstable();
+            hooks.dedup();
             tx.execute(
-                "UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL",
-                &[&claimed.webhook_id],
+                "UPDATE webhook_deliveries d SET state = 'delivered', leased_until = NULL, \
+                   response_status = u.status, response_excerpt = u.excerpt, error = NULL, \
+                   duration_ms = u.duration, delivered_at = now() \
+                 FROM unnest($1::bigint[], $2::int[], $3::int[], $4::text[], $5::int[]) \
+                   AS u(id, attempts, status, excerpt, duration) \
+                 WHERE d.id = u.id AND d.attempts = u.attempts",
+                &[&ids, &attempts, &statuses, &excerpts, &durations],
             )
             .map_err(get)?;
-            None
-        } else {
-            let reason = format!(
-                "every delivery failed for 24 hours (the last: {})",
-                outcome.error.as_deref().unwrap_or("failed")
-            );
-            // A subscription deleted meanwhile has no row (and its deliveries are gone).
-            let due: bool = tx
-                .query_opt(
-                    "UPDATE webhooks SET failing_since = coalesce(failing_since, now()) \
-                     WHERE id = $1 \
-                     RETURNING enabled AND failing_since < now() - make_interval(secs => $2::float8)",
-                    &[&claimed.webhook_id, &FAILING_WINDOW_SECS],
-                )
-                .and_then(|row| row.map(|row| row.try_get(0)).transpose())
-                .map_err(get)?
-                .unwrap_or(false);
-            if due {
-                tx.execute(
-                    "UPDATE webhooks SET enabled = false, disabled_reason = $2 WHERE id = $1",
-                    &[&claimed.webhook_id, &reason],
-                )
-                .map_err(get)?;
-                // Told in the inbox of who made it and of the workspace's owners and admins.
-                let summary = format!(
-                    "Webhook {} was disabled: {reason}. Enable it again once its receiver answers.",
-                    claimed.webhook_id
-                );
-                tx.execute(
-                    "INSERT INTO notifications (workspace_id, recipient, kind, priority, ticket_id, actor, summary, created_at) \
-                     SELECT w.workspace_id, told.person, 'webhook_disabled', 60, NULL, 'jility', $2, \
-                            to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') \
-                     FROM webhooks w, LATERAL ( \
-                       SELECT w.created_by AS person \
-                       UNION SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id \
-                       WHERE m.workspace_id = w.workspace_id AND m.role IN ('owner', 'admin')) told \
-                     WHERE w.id = $1",
-                    &[&claimed.webhook_id, &summary],
-                )
-                .map_err(get)?;
+            tx.execute(
+                "UPDATE webhooks SET failing_since = NULL WHERE id = ANY($1) AND failing_since IS NOT NULL",
+                &[&hooks],
+            )
+            .map_err(get)?;
+        }
+        let mut disabled = Vec::new();
+        for (i, ((claimed, outcome), (state, wait))) in done.iter().zip(&settled).enumerate() {
+            if *state != "delivered"
+                && let Some(reason) = failure(&mut tx, claimed, outcome, state, *wait)?
+            {
+                disabled.push((i, reason));
             }
-            due.then_some(reason)
-        };
+        }
         tx.commit().map_err(get)?;
         Ok(disabled)
     })?;
-    if let Some(reason) = disabled {
+    for (i, reason) in disabled {
+        let claimed = &done[i].0;
         crate::measure::disabled();
         tracing::warn!(
             workspace_id = claimed.workspace_id,
@@ -433,6 +410,76 @@ pub fn record(
         });
     }
     Ok(())
+}
+
+/// Record a failed attempt (tried again later, or not): the reason its subscription was
+/// disabled, when it was.
+fn failure(
+    tx: &mut Tx<'_>,
+    claimed: &Claimed,
+    outcome: &Outcome,
+    state: &str,
+    wait: f64,
+) -> Result<Option<String>, ToolError> {
+    let status = outcome.status.map(i32::from);
+    tx.execute(
+        "UPDATE webhook_deliveries SET state = $3, leased_until = NULL, \
+           next_attempt_at = now() + make_interval(secs => $4::float8), \
+           response_status = $5, response_excerpt = $6, error = $7, duration_ms = $8 \
+         WHERE id = $1 AND attempts = $2",
+        &[
+            &claimed.id,
+            &claimed.attempts,
+            &state,
+            &wait,
+            &status,
+            &outcome.excerpt,
+            &outcome.error,
+            &outcome.duration_ms,
+        ],
+    )
+    .map_err(get)?;
+    let reason = format!(
+        "every delivery failed for 24 hours (the last: {})",
+        outcome.error.as_deref().unwrap_or("failed")
+    );
+    // A subscription deleted meanwhile has no row (and its deliveries are gone).
+    let due: bool = tx
+        .query_opt(
+            "UPDATE webhooks SET failing_since = coalesce(failing_since, now()) \
+             WHERE id = $1 \
+             RETURNING enabled AND failing_since < now() - make_interval(secs => $2::float8)",
+            &[&claimed.webhook_id, &FAILING_WINDOW_SECS],
+        )
+        .and_then(|row| row.map(|row| row.try_get(0)).transpose())
+        .map_err(get)?
+        .unwrap_or(false);
+    if !due {
+        return Ok(None);
+    }
+    tx.execute(
+        "UPDATE webhooks SET enabled = false, disabled_reason = $2 WHERE id = $1",
+        &[&claimed.webhook_id, &reason],
+    )
+    .map_err(get)?;
+    // Told in the inbox of who made it and of the workspace's owners and admins.
+    let summary = format!(
+        "Webhook {} was disabled: {reason}. Enable it again once its receiver answers.",
+        claimed.webhook_id
+    );
+    tx.execute(
+        "INSERT INTO notifications (workspace_id, recipient, kind, priority, ticket_id, actor, summary, created_at) \
+         SELECT w.workspace_id, told.person, 'webhook_disabled', 60, NULL, 'jility', $2, \
+                to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') \
+         FROM webhooks w, LATERAL ( \
+           SELECT w.created_by AS person \
+           UNION SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id \
+           WHERE m.workspace_id = w.workspace_id AND m.role IN ('owner', 'admin')) told \
+         WHERE w.id = $1",
+        &[&claimed.webhook_id, &summary],
+    )
+    .map_err(get)?;
+    Ok(Some(reason))
 }
 
 #[cfg(test)]

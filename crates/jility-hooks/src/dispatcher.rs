@@ -11,15 +11,17 @@ use std::time::Duration;
 use jility_identity::audit::Audit;
 use jility_pg::events::Events;
 use jility_pg::store::PgDatabase;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use crate::deliver::{self, Clients};
+use crate::deliver::{self, Claimed, Clients};
 use crate::outbox::{self, Readers};
 use crate::target;
 
 /// Most deliveries one process sends at once.
 pub const IN_FLIGHT: usize = 32;
+/// Most outcomes recorded in one transaction.
+const RECORD_BATCH: usize = 64;
 /// The longest the loop sleeps.
 const TICK: Duration = Duration::from_secs(1);
 /// How often the backlog is read for the metrics.
@@ -67,6 +69,42 @@ async fn run(
     let allow_private = target::private_allowed();
     let base = deliver::retry_base();
     crate::measure::describe();
+    // Finished sends are recorded together, a batch per trip to the database; each keeps
+    // its slot until its outcome is recorded.
+    let (done_tx, mut done_rx) =
+        tokio::sync::mpsc::unbounded_channel::<(Claimed, deliver::Outcome, OwnedSemaphorePermit)>();
+    {
+        let (db, audit, wake) = (db.clone(), audit.clone(), wake.clone());
+        tokio::spawn(async move {
+            while let Some(first) = done_rx.recv().await {
+                let mut batch = vec![first];
+                while batch.len() < RECORD_BATCH {
+                    match done_rx.try_recv() {
+                        Ok(more) => batch.push(more),
+                        Err(_) => break,
+                    }
+                }
+                let (done, slots): (Vec<_>, Vec<_>) = batch
+                    .into_iter()
+                    .map(|(claimed, outcome, slot)| ((claimed, outcome), slot))
+                    .unzip();
+                let (db, audit) = (db.clone(), audit.clone());
+                let recorded =
+                    tokio::task::spawn_blocking(move || deliver::record(&db, &audit, &done, base))
+                        .await;
+                match recorded {
+                    Ok(Ok(())) => {}
+                    Ok(Err(err)) => {
+                        tracing::warn!(error = %err.message, "could not record webhook deliveries; they are sent again when their leases lapse")
+                    }
+                    Err(err) => tracing::warn!(error = %err, "could not record webhook deliveries"),
+                }
+                drop(slots);
+                // The next deliveries of their tickets may be due now.
+                wake.notify_one();
+            }
+        });
+    }
     let subscriptions = crate::Subscriptions::new(&db);
     let mut backlog_read = std::time::Instant::now()
         .checked_sub(BACKLOG_EVERY)
@@ -125,27 +163,10 @@ async fn run(
                             return;
                         };
                         let clients = clients.clone();
-                        let db = db.clone();
-                        let audit = audit.clone();
-                        let wake = wake.clone();
+                        let done = done_tx.clone();
                         tokio::spawn(async move {
                             let outcome = deliver::send(&clients, &delivery, allow_private).await;
-                            let recorded = tokio::task::spawn_blocking(move || {
-                                deliver::record(&db, &audit, &delivery, &outcome, base)
-                            })
-                            .await;
-                            match recorded {
-                                Ok(Ok(())) => {}
-                                Ok(Err(err)) => {
-                                    tracing::warn!(error = %err.message, "could not record a webhook delivery; it is sent again when its lease lapses")
-                                }
-                                Err(err) => {
-                                    tracing::warn!(error = %err, "could not record a webhook delivery")
-                                }
-                            }
-                            drop(slot);
-                            // The next delivery of its ticket may be due now.
-                            wake.notify_one();
+                            let _ = done.send((delivery, outcome, slot));
                         });
                     }
                 }
