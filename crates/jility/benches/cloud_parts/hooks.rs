@@ -139,6 +139,58 @@ fn creations(
         .collect()
 }
 
+/// Change rows inserted per condition of the write-path measure.
+const CHANGE_ROWS: usize = 5_000;
+
+/// How long [`CHANGE_ROWS`] inserts into `ticket_changes` took, one statement each, with no
+/// live subscription and with [`SUBSCRIPTIONS`] (both in transactions rolled back).
+fn change_rows(url: &str) -> (Duration, Duration) {
+    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    let run = |client: &mut postgres::Client, subscribed: bool| {
+        let mut tx = client.transaction().unwrap();
+        let (ws, ticket): (i64, i64) = {
+            let row = tx
+                .query_one(
+                    "SELECT workspace_id, id FROM tickets ORDER BY id LIMIT 1",
+                    &[],
+                )
+                .unwrap();
+            (row.get(0), row.get(1))
+        };
+        if subscribed {
+            tx.execute(
+                "INSERT INTO webhooks (workspace_id, url, secret, created_by) \
+                 SELECT $1, 'https://hooks.example.com/x', 'whsec_AAAA', 'bench' FROM generate_series(1, $2::int)",
+                &[&ws, &(SUBSCRIPTIONS as i32)],
+            )
+            .unwrap();
+        }
+        let insert = tx
+            .prepare(
+                "INSERT INTO ticket_changes (workspace_id, ticket_id, change_type, changed_by, changed_at) \
+                 VALUES ($1, $2, 'title_changed', 'bench', '2026-01-01T00:00:00.000Z')",
+            )
+            .unwrap();
+        let t = Instant::now();
+        for _ in 0..CHANGE_ROWS {
+            tx.execute(&insert, &[&ws, &ticket]).unwrap();
+        }
+        let took = t.elapsed();
+        tx.rollback().unwrap();
+        took
+    };
+    // Alternated, the median of three each.
+    let mut bare = Vec::new();
+    let mut outboxed = Vec::new();
+    for _ in 0..3 {
+        bare.push(run(&mut client, false));
+        outboxed.push(run(&mut client, true));
+    }
+    bare.sort();
+    outboxed.sort();
+    (bare[1], outboxed[1])
+}
+
 pub fn webhooks(bin: &Path) -> Vec<String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut lines = Vec::new();
@@ -157,6 +209,16 @@ pub fn webhooks(bin: &Path) -> Vec<String> {
         .unwrap();
     // Warm the connection and the workspace.
     creations(&http, &base, &token, "warm", 20);
+
+    // The write path alone: a change's row inserted, in a transaction rolled back, with no
+    // live subscription and with ten (the trigger then writes its outbox row too).
+    let (bare, outboxed) = change_rows(&db.url);
+    lines.push(format!(
+        "a change's row inserted ({CHANGE_ROWS} one after another, in PostgreSQL, rolled back): with no subscription {:.1} µs each (baseline); with {SUBSCRIPTIONS}, its outbox row written by the trigger too, {:.1} µs ({:.2}×)",
+        bare.as_secs_f64() * 1e6 / CHANGE_ROWS as f64,
+        outboxed.as_secs_f64() * 1e6 / CHANGE_ROWS as f64,
+        outboxed.as_secs_f64() / bare.as_secs_f64(),
+    ));
 
     // Creations without and with ten subscriptions, in alternating blocks.
     let receiver = Receiver::start();
