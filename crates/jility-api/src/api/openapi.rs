@@ -1962,6 +1962,20 @@ mod tests {
             json!({"title": "Export invoices as PDF files"}),
         );
         run::<ops::EstimateEffort>(d, &mut t, &mut done, json!({"title": "Nothing alike"}));
+        run::<ops::WatchTicket>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"ticket_id": "TASK-1", "watching": false}),
+        );
+        run::<ops::TicketWatchers>(d, &mut t, &mut done, json!({"ticket_id": "TASK-1"}));
+        run::<ops::ListNotifications>(
+            d,
+            &mut t,
+            &mut done,
+            json!({"unread_only": true, "limit": 5}),
+        );
+        run::<ops::MarkNotificationsRead>(d, &mut t, &mut done, json!({"all": true}));
         run::<ops::DeleteTicket>(d, &mut t, &mut done, json!({"ticket_id": "TASK-4"}));
 
         let mut all = BTreeSet::new();

@@ -701,7 +701,7 @@ mod tests {
         // Delete is the API's and the CLI's, not a tool.
         assert_eq!(describe_tool("delete_ticket"), None);
         assert_eq!(describe_tool("jility_edit_ticket"), None);
-        assert_eq!(table().len(), 40);
+        assert_eq!(table().len(), 41);
         assert_eq!(table().iter().filter(|op| op.tool).count(), 38);
         assert!(table().iter().all(|op| op.paged
             == ((op.name.starts_with("jility_list") && op.name != "jility_list_views")

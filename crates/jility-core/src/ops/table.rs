@@ -319,7 +319,7 @@ operations! {
         params::WatchTicket => tracker::Watched, "jility_watch_ticket",
         "tickets.watch", TicketsRead, Post "/tickets/{ticket_id}/watch", cache 0,
         "Watch a ticket, or stop watching it",
-        tool "Watch a ticket (`watching: true`: its changes reach the caller's inbox), or stop (`false`) — also one the caller created, is assigned to or commented on, which they watch otherwise; without `watching`, only say whether the caller watches it and who does.",
+        tool "Watch a ticket (its changes reach the caller's inbox), or with `watching: false` stop — also for a ticket the caller created, is assigned to or commented on, which they watch otherwise.",
         destructive false, idempotent true,
         render render::watched,
         |t, a, p| t.watch_ticket(a, &p)
@@ -367,6 +367,15 @@ operations! {
         "Delete a ticket (soft: it leaves every view, its rows stay)",
         render render::deleted,
         |t, a, p| t.delete(a, &p.ticket_id)
+    }
+    /// Not an MCP tool (the API's and the web's): who watches a ticket, and whether the
+    /// caller does.
+    TicketWatchers {
+        params::TicketId => tracker::Watched, "ticket_watchers",
+        "tickets.watchers", TicketsRead, Get "/tickets/{ticket_id}/watchers", cache 0,
+        "Who watches a ticket, and whether the caller does",
+        render render::watched,
+        |t, a, p| t.ticket_watchers(a, &p.ticket_id)
     }
     /// Not an MCP tool (the API's and the web's): change a ticket's fields.
     EditTicket {

@@ -34,9 +34,12 @@ pub struct MarkNotificationsRead {
 pub struct WatchTicket {
     /// Ticket number (`KEY-N`) or UUID.
     pub ticket_id: String,
-    /// `true`: be told of its changes; `false`: not, even as its creator, assignee or
-    /// commenter; absent: change nothing, only say whether the caller watches it and who
-    /// does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watching: Option<bool>,
+    /// `true` (default): be told of its changes; `false`: not, even as its creator,
+    /// assignee or commenter.
+    #[serde(default = "yes")]
+    pub watching: bool,
+}
+
+fn yes() -> bool {
+    true
 }

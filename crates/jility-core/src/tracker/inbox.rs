@@ -298,6 +298,23 @@ impl<S: crate::store::Store> super::Tracker<S> {
         })
     }
 
+    /// Who watches ticket `reference`, and whether `actor` does (a read).
+    pub fn ticket_watchers(
+        &mut self,
+        actor: &str,
+        reference: &str,
+    ) -> Result<super::Watched, ToolError> {
+        self.store.read(|tx| {
+            let row = super::checks::resolve(tx, reference)?;
+            let watchers = tx.watchers(row.id)?;
+            Ok(super::Watched {
+                number: row.display_number(),
+                watching: watchers.iter().any(|w| w == actor),
+                watchers,
+            })
+        })
+    }
+
     /// `jility_watch_ticket`: the caller watches a ticket (or no longer does).
     pub fn watch_ticket(
         &mut self,
@@ -307,9 +324,7 @@ impl<S: crate::store::Store> super::Tracker<S> {
         let at = super::now();
         self.store.write(|tx| {
             let row = super::checks::resolve(tx, &p.ticket_id)?;
-            if let Some(watching) = p.watching {
-                tx.set_watch(row.id, actor, watching, &at)?;
-            }
+            tx.set_watch(row.id, actor, p.watching, &at)?;
             let watchers = tx.watchers(row.id)?;
             Ok(super::Watched {
                 number: row.display_number(),

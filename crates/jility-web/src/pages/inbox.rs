@@ -9,7 +9,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use jility_core::ops;
-use jility_core::params::{ListNotifications, MarkNotificationsRead, WatchTicket};
+use jility_core::params::{ListNotifications, MarkNotificationsRead, TicketId, WatchTicket};
 use jility_core::tracker::{Notification, NotificationPage, Watched};
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -245,12 +245,11 @@ pub async fn count<S: Site>(
 
 /// Whether the viewer watches ticket `number`, and who does (for its page).
 pub async fn watching<S: Site>(site: &S, viewer: &Viewer, number: &str) -> Option<Watched> {
-    run::<S, ops::WatchTicket>(
+    run::<S, ops::TicketWatchers>(
         site,
         viewer,
-        WatchTicket {
+        TicketId {
             ticket_id: number.to_string(),
-            watching: None,
         },
     )
     .await
@@ -304,7 +303,7 @@ pub async fn watch<S: Site>(
             &viewer,
             WatchTicket {
                 ticket_id: number.clone(),
-                watching: Some(watching),
+                watching,
             },
         )
         .await?;

@@ -109,7 +109,11 @@ pub async fn form<S: Site>(
     workspace: &str,
     body: &[u8],
 ) -> Result<(Viewer, Vec<(String, String)>), Response> {
-    let viewer = viewer(site, headers, workspace).await?;
+    // Not the page's `viewer`: a form needs no inbox count.
+    let viewer = site
+        .viewer(headers, workspace)
+        .await
+        .map_err(|err| err.answer(headers))?;
     let pairs = form_pairs(body);
     crate::security::check_form(&viewer, headers, field(&pairs, "_csrf"))
         .map_err(|err| err.answer(headers))?;

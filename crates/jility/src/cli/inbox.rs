@@ -67,14 +67,14 @@ pub fn inbox(out: &Out, t: &mut Target, command: InboxCommand) -> Result<(), Too
         InboxCommand::Watch { ticket } => out.show(
             t.exec::<ops::WatchTicket>(WatchTicket {
                 ticket_id: ticket,
-                watching: Some(true),
+                watching: true,
             })?,
             watched,
         ),
         InboxCommand::Unwatch { ticket } => out.show(
             t.exec::<ops::WatchTicket>(WatchTicket {
                 ticket_id: ticket,
-                watching: Some(false),
+                watching: false,
             })?,
             watched,
         ),

@@ -206,6 +206,9 @@ const COMMANDS_OF_TOOLS: &[(&str, &str)] = &[
     ("jility_save_view", "`jility view save`"),
     ("jility_list_views", "`jility view list`"),
     ("jility_delete_view", "`jility view delete`"),
+    ("jility_mark_notifications_read", "`jility inbox read`"),
+    ("jility_list_notifications", "`jility inbox list`"),
+    ("jility_watch_ticket", "`jility inbox watch`"),
     ("jility_suggest_related", "`jility ticket related`"),
     ("jility_estimate_effort", "`jility ticket estimate`"),
     // The bulk edits' arguments, as the CLI's flags.
