@@ -185,11 +185,15 @@ pub async fn create(
             filter,
             description,
         } = json_body(body, CREATE_SHAPE)?;
+        // What is cheap to check first; where the URL resolves last.
+        let events = subs::check_events(&events)?;
+        let description = subs::check_description(description.as_deref().unwrap_or(""))?;
+        let filter = checked_filter(&state, &principal, filter).await?;
         let new = NewWebhook {
             url: checked_url(&url).await?,
-            events: subs::check_events(&events)?,
-            filter: checked_filter(&state, &principal, filter).await?,
-            description: subs::check_description(description.as_deref().unwrap_or(""))?,
+            events,
+            filter,
+            description,
             created_by: principal.token_name.clone(),
         };
         let (store, workspace_id) = (store(&state), principal.workspace_id);
