@@ -145,10 +145,10 @@
       if (!response.ok) return;
       const answer = await response.json();
       const unread = Number(answer.unread) || 0;
-      count.textContent = String(unread);
+      const number = document.getElementById("inbox-number");
+      if (number) number.textContent = String(unread);
       count.dataset.unread = String(unread);
       count.hidden = unread === 0;
-      if (answer.label) link.setAttribute("aria-label", answer.label);
     } catch (e) {
       /* the count stays as it was */
     }

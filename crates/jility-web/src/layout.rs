@@ -21,15 +21,6 @@ pub enum Section {
     Inbox,
 }
 
-/// What the inbox link says to a screen reader.
-pub fn inbox_label(unread: u64) -> String {
-    match unread {
-        0 => "Inbox, nothing unread".to_string(),
-        1 => "Inbox, 1 unread".to_string(),
-        n => format!("Inbox, {n} unread"),
-    }
-}
-
 /// The base of a workspace's pages: `/w/{workspace}`.
 pub fn base(workspace: &str) -> String {
     format!("/w/{}", segment(workspace))
@@ -98,11 +89,15 @@ pub fn page(
                     }
                     div class="account" {
                         span id="live" class="live" role="status" aria-live="polite" data-state="off" { "" }
+                        // The count is the link's text too ("Inbox 3 unread"): its name holds
+                        // what it shows.
                         a id="inbox-link" class="inbox-link" href=(format!("{base}/inbox"))
-                            aria-current=[current(Section::Inbox)]
-                            aria-label=(inbox_label(viewer.unread)) {
+                            aria-current=[current(Section::Inbox)] {
                             "Inbox"
-                            span id="inbox-count" class="count" data-unread=(viewer.unread) hidden[viewer.unread == 0] { (viewer.unread) }
+                            span id="inbox-count" class="count" data-unread=(viewer.unread) hidden[viewer.unread == 0] {
+                                span id="inbox-number" { (viewer.unread) }
+                                span class="visually-hidden" { " unread" }
+                            }
                         }
                         span class="person" {
                             @if let Some(display) = viewer.display_name.as_deref().filter(|d| *d != viewer.name) {

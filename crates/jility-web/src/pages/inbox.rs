@@ -238,7 +238,7 @@ pub async fn count<S: Site>(
     headers: HeaderMap,
 ) -> Response {
     match viewer(&site, &headers, &workspace).await {
-        Ok(viewer) => Json(serde_json::json!({"unread": viewer.unread, "label": layout::inbox_label(viewer.unread)})).into_response(),
+        Ok(viewer) => Json(serde_json::json!({"unread": viewer.unread})).into_response(),
         Err(refusal) => refusal,
     }
 }
