@@ -305,11 +305,6 @@ impl Subscriptions {
         })
     }
 
-    /// The creator of subscription `id`, and its filter (what a filter is checked as).
-    pub fn owner(&self, workspace_id: i64, id: i64) -> Result<String, ToolError> {
-        Ok(self.get(workspace_id, id)?.created_by)
-    }
-
     /// Apply `change` (checked by the caller) to subscription `id`. Enabling it again clears
     /// its failures.
     pub fn update(

@@ -148,12 +148,12 @@ async fn write<F, Fut>(
     work: F,
 ) -> Answer
 where
-    F: FnOnce(Option<String>) -> Fut,
+    F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<(Response, String), ApiError>>,
 {
     let answer = async {
         principal.require(Scope::FullAccess)?;
-        work(None).await
+        work().await
     }
     .await;
     let (answer, detail) = match answer {
@@ -178,7 +178,7 @@ pub async fn create(
     Extension(principal): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Answer {
-    write(&state, &principal, "webhooks.create", |_| async {
+    write(&state, &principal, "webhooks.create", || async {
         let Create {
             url,
             events,
@@ -240,7 +240,7 @@ pub async fn update(
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Answer {
-    write(&state, &principal, "webhooks.update", |_| async {
+    write(&state, &principal, "webhooks.update", || async {
         let id = id_of(&id, "webhook")?;
         let Update {
             url,
@@ -278,7 +278,7 @@ pub async fn delete(
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Answer {
-    write(&state, &principal, "webhooks.delete", |_| async {
+    write(&state, &principal, "webhooks.delete", || async {
         let id = id_of(&id, "webhook")?;
         let (store, workspace_id) = (store(&state), principal.workspace_id);
         let webhook = blocking(move || store.delete(workspace_id, id)).await?;
@@ -295,7 +295,7 @@ pub async fn rotate(
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Answer {
-    write(&state, &principal, "webhooks.rotate_secret", |_| async {
+    write(&state, &principal, "webhooks.rotate_secret", || async {
         let id = id_of(&id, "webhook")?;
         let keep = match body.as_ref().map(|b| b.is_empty()) {
             Ok(true) => 24,
@@ -327,7 +327,7 @@ pub async fn test(
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Answer {
-    write(&state, &principal, "webhooks.test", |_| async {
+    write(&state, &principal, "webhooks.test", || async {
         let id = id_of(&id, "webhook")?;
         let (store, workspace_id, by) = (
             store(&state),
@@ -384,7 +384,7 @@ pub async fn redeliver(
     Extension(principal): Extension<Principal>,
     Path((id, delivery)): Path<(String, String)>,
 ) -> Answer {
-    write(&state, &principal, "webhooks.redeliver", |_| async {
+    write(&state, &principal, "webhooks.redeliver", || async {
         let id = id_of(&id, "webhook")?;
         let delivery = id_of(&delivery, "delivery")?;
         let (store, workspace_id) = (store(&state), principal.workspace_id);
