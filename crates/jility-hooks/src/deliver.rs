@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use jility_identity::audit::{Audit, NewEntry};
-use jility_pg::store::PgDatabase;
+use jility_pg::store::{PgDatabase, Prepared};
 use mcp_common_core::ToolError;
 use url::Url;
 
@@ -58,45 +58,41 @@ pub struct Claimed {
     pub secrets: Vec<String>,
 }
 
-/// Claim at most `most` due deliveries: each the earliest waiting of its ticket for its
-/// subscription, of an enabled subscription, not leased by another process.
-pub fn claim(db: &PgDatabase, most: i64) -> Result<Vec<Claimed>, ToolError> {
-    db.with_client(|client| {
-        // A lease lost in a crash leaves the delivery to be claimed again: no need to wait
-        // for the disk.
-        let mut tx = client
-            .transaction()
-            .map_err(|e| ToolError::from(jility_pg::store::db(e)))?;
-        tx.batch_execute("SET LOCAL synchronous_commit = off")
-            .map_err(|e| ToolError::from(jility_pg::store::db(e)))?;
-        let rows = tx
-            .query(
-                "WITH due AS ( \
-                   SELECT d.id FROM webhook_deliveries d \
-                   JOIN webhooks w ON w.id = d.webhook_id AND w.enabled \
-                   WHERE d.state = 'pending' AND d.next_attempt_at <= now() \
-                     AND (d.leased_until IS NULL OR d.leased_until < now()) \
-                     AND (d.ticket_id IS NULL OR NOT EXISTS ( \
-                       SELECT 1 FROM webhook_deliveries e \
-                       WHERE e.webhook_id = d.webhook_id AND e.ticket_id = d.ticket_id \
-                         AND e.state = 'pending' AND e.id < d.id)) \
-                   ORDER BY d.next_attempt_at, d.id LIMIT $1 \
-                   FOR UPDATE OF d SKIP LOCKED) \
-                 UPDATE webhook_deliveries d SET \
-                   leased_until = now() + make_interval(secs => $2::int), \
-                   attempts = d.attempts + 1, \
-                   first_attempt_at = coalesce(d.first_attempt_at, now()), \
-                   last_attempt_at = now() \
-                 FROM due, webhooks w \
-                 WHERE d.id = due.id AND w.id = d.webhook_id \
-                 RETURNING d.id, d.workspace_id, d.webhook_id, d.message_id, d.body, d.attempts, \
-                   extract(epoch FROM now() - d.first_attempt_at)::float8, w.url, w.secret, \
-                   CASE WHEN w.previous_until > now() THEN w.previous_secret END",
-                &[&most, &LEASE_SECS],
-            )
-            .map_err(|e| ToolError::from(jility_pg::store::db(e)))?;
-        tx.commit()
-            .map_err(|e| ToolError::from(jility_pg::store::db(e)))?;
+/// Claim at most `most` due deliveries in `tx` (its caller commits it, not waiting for the
+/// disk: a lease lost in a crash leaves the delivery to be claimed again): each the
+/// earliest waiting of its ticket for its subscription, of an enabled subscription, not
+/// leased by another process.
+pub fn claim(
+    tx: &mut Tx<'_>,
+    cache: &mut Prepared<'_>,
+    most: i64,
+) -> Result<Vec<Claimed>, ToolError> {
+    {
+        let due = cache.get(
+            tx,
+            "WITH due AS ( \
+               SELECT d.id FROM webhook_deliveries d \
+               JOIN webhooks w ON w.id = d.webhook_id AND w.enabled \
+               WHERE d.state = 'pending' AND d.next_attempt_at <= now() \
+                 AND (d.leased_until IS NULL OR d.leased_until < now()) \
+                 AND (d.ticket_id IS NULL OR NOT EXISTS ( \
+                   SELECT 1 FROM webhook_deliveries e \
+                   WHERE e.webhook_id = d.webhook_id AND e.ticket_id = d.ticket_id \
+                     AND e.state = 'pending' AND e.id < d.id)) \
+               ORDER BY d.next_attempt_at, d.id LIMIT $1 \
+               FOR UPDATE OF d SKIP LOCKED) \
+             UPDATE webhook_deliveries d SET \
+               leased_until = now() + make_interval(secs => $2::int), \
+               attempts = d.attempts + 1, \
+               first_attempt_at = coalesce(d.first_attempt_at, now()), \
+               last_attempt_at = now() \
+             FROM due, webhooks w \
+             WHERE d.id = due.id AND w.id = d.webhook_id \
+             RETURNING d.id, d.workspace_id, d.webhook_id, d.message_id, d.body, d.attempts, \
+               extract(epoch FROM now() - d.first_attempt_at)::float8, w.url, w.secret, \
+               CASE WHEN w.previous_until > now() THEN w.previous_secret END",
+        )?;
+        let rows = tx.query(&due, &[&most, &LEASE_SECS]).map_err(get)?;
         rows.iter()
             .map(|row| -> Result<Claimed, ToolError> {
                 let get = |e: postgres::Error| ToolError::from(jility_pg::store::db(e));
@@ -117,7 +113,7 @@ pub fn claim(db: &PgDatabase, most: i64) -> Result<Vec<Claimed>, ToolError> {
                 })
             })
             .collect()
-    })
+    }
 }
 
 /// What one attempt came to.
@@ -334,12 +330,14 @@ fn get(e: postgres::Error) -> ToolError {
 /// Record the attempts `done` in one transaction: the delivered in one statement, each
 /// other one on its own; a subscription failing for [`FAILING_WINDOW_SECS`] is disabled,
 /// with an audit entry and an inbox entry for its maker and the workspace's admins.
+/// Whether deliveries may have come due by it (the next of a ticket whose delivery is
+/// settled), so that the caller claims again only then.
 pub fn record(
     db: &PgDatabase,
     audit: &Audit,
     done: &[(Claimed, Outcome)],
     base: Duration,
-) -> Result<(), ToolError> {
+) -> Result<bool, ToolError> {
     let settled: Vec<(&'static str, f64)> = done.iter().map(|(c, o)| settle(c, o, base)).collect();
     for ((_, outcome), (state, _)) in done.iter().zip(&settled) {
         let outcome_name = match *state {
@@ -349,48 +347,79 @@ pub fn record(
         };
         crate::measure::attempt(outcome_name, outcome.duration_ms);
     }
-    let disabled = db.with_client(|client| -> Result<Vec<(usize, String)>, ToolError> {
-        let mut tx = client.transaction().map_err(get)?;
-        // Not waiting for the disk: a record lost in a crash only means the delivery is
-        // sent again when its lease lapses (at least once, as ever).
-        tx.batch_execute("SET LOCAL synchronous_commit = off").map_err(get)?;
-        let delivered: Vec<usize> = (0..done.len()).filter(|i| settled[*i].0 == "delivered").collect();
-        if !delivered.is_empty() {
-            let ids: Vec<i64> = delivered.iter().map(|i| done[*i].0.id).collect();
-            let attempts: Vec<i32> = delivered.iter().map(|i| done[*i].0.attempts).collect();
-            let statuses: Vec<Option<i32>> = delivered.iter().map(|i| done[*i].1.status.map(i32::from)).collect();
-            let excerpts: Vec<Option<String>> = delivered.iter().map(|i| done[*i].1.excerpt.clone()).collect();
-            let durations: Vec<i32> = delivered.iter().map(|i| done[*i].1.duration_ms).collect();
-            let mut hooks: Vec<i64> = delivered.iter().map(|i| done[*i].0.webhook_id).collect();
-            hooks.sort_unstable();
-            hooks.dedup();
-            tx.execute(
-                "UPDATE webhook_deliveries d SET state = 'delivered', leased_until = NULL, \
-                   response_status = u.status, response_excerpt = u.excerpt, error = NULL, \
-                   duration_ms = u.duration, delivered_at = now() \
-                 FROM unnest($1::bigint[], $2::int[], $3::int[], $4::text[], $5::int[]) \
-                   AS u(id, attempts, status, excerpt, duration) \
-                 WHERE d.id = u.id AND d.attempts = u.attempts",
-                &[&ids, &attempts, &statuses, &excerpts, &durations],
-            )
-            .map_err(get)?;
-            tx.execute(
-                "UPDATE webhooks SET failing_since = NULL WHERE id = ANY($1) AND failing_since IS NOT NULL",
-                &[&hooks],
-            )
-            .map_err(get)?;
-        }
-        let mut disabled = Vec::new();
-        for (i, ((claimed, outcome), (state, wait))) in done.iter().zip(&settled).enumerate() {
-            if *state != "delivered"
-                && let Some(reason) = failure(&mut tx, claimed, outcome, state, *wait)?
-            {
-                disabled.push((i, reason));
+    let (disabled, more) = db.with_cached(
+        |client, cache| -> Result<(Vec<(usize, String)>, bool), ToolError> {
+            let mut tx = client.transaction().map_err(get)?;
+            // Not waiting for the disk: a record lost in a crash only means the delivery is
+            // sent again when its lease lapses (at least once, as ever). The statement of the
+            // delivered says so itself, saving a trip.
+            let delivered: Vec<usize> = (0..done.len())
+                .filter(|i| settled[*i].0 == "delivered")
+                .collect();
+            if delivered.is_empty() {
+                tx.batch_execute("SET LOCAL synchronous_commit = off")
+                    .map_err(get)?;
             }
-        }
-        tx.commit().map_err(get)?;
-        Ok(disabled)
-    })?;
+            let mut more = false;
+            if !delivered.is_empty() {
+                let ids: Vec<i64> = delivered.iter().map(|i| done[*i].0.id).collect();
+                let attempts: Vec<i32> = delivered.iter().map(|i| done[*i].0.attempts).collect();
+                let statuses: Vec<Option<i32>> = delivered
+                    .iter()
+                    .map(|i| done[*i].1.status.map(i32::from))
+                    .collect();
+                let excerpts: Vec<Option<String>> = delivered
+                    .iter()
+                    .map(|i| done[*i].1.excerpt.clone())
+                    .collect();
+                let durations: Vec<i32> =
+                    delivered.iter().map(|i| done[*i].1.duration_ms).collect();
+                // One trip: the deliveries settled, their subscriptions no longer failing, and
+                // whether a next delivery of one of their tickets waits (the statement's
+                // snapshot still shows the settled rows pending: they are left out by id).
+                let settle = cache.get(
+                    &mut tx,
+                    "WITH done AS ( \
+                   UPDATE webhook_deliveries d SET state = 'delivered', leased_until = NULL, \
+                     response_status = u.status, response_excerpt = u.excerpt, error = NULL, \
+                     duration_ms = u.duration, delivered_at = now() \
+                   FROM unnest($1::bigint[], $2::int[], $3::int[], $4::text[], $5::int[]) \
+                     AS u(id, attempts, status, excerpt, duration) \
+                   WHERE d.id = u.id AND d.attempts = u.attempts \
+                   RETURNING d.webhook_id, d.ticket_id), \
+                 cleared AS ( \
+                   UPDATE webhooks w SET failing_since = NULL \
+                   WHERE w.id IN (SELECT webhook_id FROM done) AND w.failing_since IS NOT NULL) \
+                 SELECT EXISTS ( \
+                   SELECT 1 FROM webhook_deliveries e \
+                   JOIN (SELECT DISTINCT webhook_id, ticket_id FROM done) p \
+                     ON e.webhook_id = p.webhook_id AND e.ticket_id = p.ticket_id \
+                   WHERE e.state = 'pending' AND e.id <> ALL($1::bigint[])), \
+                 set_config('synchronous_commit', 'off', true)",
+                )?;
+                more = tx
+                    .query_one(
+                        &settle,
+                        &[&ids, &attempts, &statuses, &excerpts, &durations],
+                    )
+                    .map_err(get)?
+                    .try_get(0)
+                    .map_err(get)?;
+            }
+            let mut disabled = Vec::new();
+            for (i, ((claimed, outcome), (state, wait))) in done.iter().zip(&settled).enumerate() {
+                if *state != "delivered" {
+                    // A delivery given up lets the next of its ticket go.
+                    more |= *state == "failed";
+                    if let Some(reason) = failure(&mut tx, claimed, outcome, state, *wait)? {
+                        disabled.push((i, reason));
+                    }
+                }
+            }
+            tx.commit().map_err(get)?;
+            Ok((disabled, more))
+        },
+    )?;
     for (i, reason) in disabled {
         let claimed = &done[i].0;
         crate::measure::disabled();
@@ -409,7 +438,7 @@ pub fn record(
             ..NewEntry::default()
         });
     }
-    Ok(())
+    Ok(more)
 }
 
 /// Record a failed attempt (tried again later, or not): the reason its subscription was

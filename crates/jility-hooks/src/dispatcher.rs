@@ -5,7 +5,7 @@
 //! one; the database decides who sends what.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use jility_identity::audit::Audit;
@@ -15,6 +15,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::deliver::{self, Claimed, Clients};
+use crate::housekeeping::Churn;
 use crate::outbox::{self, Readers};
 use crate::target;
 
@@ -22,6 +23,8 @@ use crate::target;
 pub const IN_FLIGHT: usize = 32;
 /// Most outcomes recorded in one transaction.
 const RECORD_BATCH: usize = 64;
+/// How long finished sends wait for the others under way, to be recorded together.
+const GATHER: Duration = Duration::from_millis(3);
 /// The longest the loop sleeps.
 const TICK: Duration = Duration::from_secs(1);
 /// How often the backlog is read for the metrics.
@@ -53,13 +56,16 @@ pub fn start(db: &PgDatabase, events: &Events, shutdown: CancellationToken) {
             }
         }
     });
-    tokio::spawn(run(db, wake, dirty, shutdown));
+    let churn = Arc::new(Churn::default());
+    crate::housekeeping::start(&db, churn.clone(), shutdown.clone());
+    tokio::spawn(run(db, wake, dirty, churn, shutdown));
 }
 
 async fn run(
     db: PgDatabase,
     wake: Arc<Notify>,
     dirty: Arc<AtomicBool>,
+    churn: Arc<Churn>,
     shutdown: CancellationToken,
 ) {
     let audit = Audit::new(&db);
@@ -73,15 +79,33 @@ async fn run(
     // its slot until its outcome is recorded.
     let (done_tx, mut done_rx) =
         tokio::sync::mpsc::unbounded_channel::<(Claimed, deliver::Outcome, OwnedSemaphorePermit)>();
+    // Whether the last claim took as many as it could: more may be due than were taken.
+    let waiting = Arc::new(AtomicBool::new(false));
+    // Sends under way, not yet handed to the recorder.
+    let sending = Arc::new(AtomicUsize::new(0));
     {
-        let (db, audit, wake) = (db.clone(), audit.clone(), wake.clone());
+        let (db, audit, wake, waiting, churn, sending) = (
+            db.clone(),
+            audit.clone(),
+            wake.clone(),
+            waiting.clone(),
+            churn.clone(),
+            sending.clone(),
+        );
         tokio::spawn(async move {
             while let Some(first) = done_rx.recv().await {
                 let mut batch = vec![first];
+                // The sends still under way are waited for a moment (one claim's sends end
+                // together), so that they are recorded in one transaction, not one each.
+                let gathering = tokio::time::Instant::now() + GATHER;
                 while batch.len() < RECORD_BATCH {
                     match done_rx.try_recv() {
                         Ok(more) => batch.push(more),
-                        Err(_) => break,
+                        Err(_) if sending.load(Ordering::Acquire) == 0 => break,
+                        Err(_) => match tokio::time::timeout_at(gathering, done_rx.recv()).await {
+                            Ok(Some(more)) => batch.push(more),
+                            Ok(None) | Err(_) => break,
+                        },
                     }
                 }
                 let (done, slots): (Vec<_>, Vec<_>) = batch
@@ -89,19 +113,27 @@ async fn run(
                     .map(|(claimed, outcome, slot)| ((claimed, outcome), slot))
                     .unzip();
                 let (db, audit) = (db.clone(), audit.clone());
+                churn.settled(done.len());
                 let recorded =
                     tokio::task::spawn_blocking(move || deliver::record(&db, &audit, &done, base))
                         .await;
-                match recorded {
-                    Ok(Ok(())) => {}
+                let due = match recorded {
+                    Ok(Ok(more)) => more,
                     Ok(Err(err)) => {
-                        tracing::warn!(error = %err.message, "could not record webhook deliveries; they are sent again when their leases lapse")
+                        tracing::warn!(error = %err.message, "could not record webhook deliveries; they are sent again when their leases lapse");
+                        false
                     }
-                    Err(err) => tracing::warn!(error = %err, "could not record webhook deliveries"),
-                }
+                    Err(err) => {
+                        tracing::warn!(error = %err, "could not record webhook deliveries");
+                        false
+                    }
+                };
                 drop(slots);
-                // The next deliveries of their tickets may be due now.
-                wake.notify_one();
+                // The next deliveries of their tickets are due now, or the last claim left
+                // some waiting for a free slot.
+                if due || waiting.load(Ordering::Acquire) {
+                    wake.notify_one();
+                }
             }
         });
     }
@@ -120,60 +152,55 @@ async fn run(
                 crate::measure::backlog(pending, outbox);
             }
         }
-        // The outbox first, until it is empty (or another process has it): after a change
-        // was heard, and at every tick (another process's change, a missed event).
+        // The outbox (after a change was heard, and at every tick: another process's
+        // change, a missed event), then what is due, as many as there are free slots: one
+        // transaction, one trip to the pool.
         let ticked = last_fan_out.elapsed() >= TICK;
         let fan = dirty.swap(false, Ordering::AcqRel) || ticked;
         if fan {
             last_fan_out = std::time::Instant::now();
-            loop {
-                let fan_db = db.clone();
-                let fan_readers = readers.clone();
-                let taken = tokio::task::spawn_blocking(move || {
-                    let mut readers = fan_readers
-                        .lock()
-                        .map_err(|_| mcp_common_core::ToolError::internal("readers poisoned"))?;
-                    outbox::fan_out(&fan_db, &mut readers)
-                })
-                .await;
-                match taken {
-                    Ok(Ok(0)) => break,
-                    Ok(Ok(_)) => continue,
-                    Ok(Err(err)) => {
-                        tracing::warn!(error = %err.message, "could not fan out webhook events; trying again");
-                        break;
-                    }
-                    Err(err) => {
-                        tracing::warn!(error = %err, "the webhook fan-out stopped; trying again");
-                        break;
-                    }
-                }
-            }
         }
-        // Then what is due, as many as there are free slots.
         let free = slots.available_permits();
-        if free > 0 {
-            let claim_db = db.clone();
-            let claimed =
-                tokio::task::spawn_blocking(move || deliver::claim(&claim_db, free as i64)).await;
-            match claimed {
-                Ok(Ok(claimed)) => {
+        if fan || free > 0 {
+            let step_db = db.clone();
+            let step_readers = readers.clone();
+            let stepped = tokio::task::spawn_blocking(move || {
+                let mut readers = step_readers
+                    .lock()
+                    .map_err(|_| mcp_common_core::ToolError::internal("readers poisoned"))?;
+                step(&step_db, &mut readers, fan, free as i64)
+            })
+            .await;
+            match stepped {
+                Ok(Ok((fanned, made, claimed))) => {
+                    churn.fanned(fanned, made);
+                    // A full batch: the outbox may hold more.
+                    if fanned as i64 >= outbox::BATCH {
+                        dirty.store(true, Ordering::Release);
+                        wake.notify_one();
+                    }
+                    waiting.store(free > 0 && claimed.len() >= free, Ordering::Release);
                     for delivery in claimed {
                         let Ok(slot) = slots.clone().acquire_owned().await else {
                             return;
                         };
                         let clients = clients.clone();
                         let done = done_tx.clone();
+                        let sending = sending.clone();
+                        sending.fetch_add(1, Ordering::AcqRel);
                         tokio::spawn(async move {
                             let outcome = deliver::send(&clients, &delivery, allow_private).await;
                             let _ = done.send((delivery, outcome, slot));
+                            sending.fetch_sub(1, Ordering::AcqRel);
                         });
                     }
                 }
                 Ok(Err(err)) => {
-                    tracing::warn!(error = %err.message, "could not claim webhook deliveries; trying again");
+                    tracing::warn!(error = %err.message, "could not fan out or claim webhook deliveries; trying again");
                 }
-                Err(err) => tracing::warn!(error = %err, "claiming webhook deliveries stopped"),
+                Err(err) => {
+                    tracing::warn!(error = %err, "the webhook fan-out stopped; trying again")
+                }
             }
         }
         tokio::select! {
@@ -182,4 +209,37 @@ async fn run(
             () = tokio::time::sleep(TICK) => {}
         }
     }
+}
+
+/// One trip of the loop, in one transaction that does not wait for the disk (what it
+/// writes is redone when lost): the outbox fanned out (when `fan`), then at most `free`
+/// due deliveries claimed. How many changes were fanned out into how many deliveries,
+/// and what was claimed.
+fn step(
+    db: &PgDatabase,
+    readers: &mut Readers,
+    fan: bool,
+    free: i64,
+) -> Result<(usize, usize, Vec<Claimed>), mcp_common_core::ToolError> {
+    let db_err = |e: postgres::Error| mcp_common_core::ToolError::from(jility_pg::store::db(e));
+    db.with_cached(|client, cache| {
+        let mut tx = client.transaction().map_err(db_err)?;
+        // The fan-out's first statement says so itself, saving a trip.
+        if !fan {
+            tx.batch_execute("SET LOCAL synchronous_commit = off")
+                .map_err(db_err)?;
+        }
+        let (fanned, made) = if fan {
+            outbox::fan_out(&mut tx, cache, db, readers)?
+        } else {
+            (0, 0)
+        };
+        let claimed = if free > 0 {
+            deliver::claim(&mut tx, cache, free)?
+        } else {
+            Vec::new()
+        };
+        tx.commit().map_err(db_err)?;
+        Ok((fanned, made, claimed))
+    })
 }

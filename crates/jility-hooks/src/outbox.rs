@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use jility_core::tracker::{Observed, Tracker};
-use jility_pg::store::{PgDatabase, PgStore, db};
+use jility_pg::store::{PgDatabase, PgStore, Prepared, db};
 use mcp_common_core::{CursorKey, ToolError, text::clip};
 use serde_json::json;
 
@@ -22,7 +22,7 @@ use crate::signing::new_message_id;
 /// The advisory lock of the fan-out (class, key): one process at a time.
 const FANOUT_LOCK: (i32, i32) = (0x6a68_6f6f, 1);
 /// Changes fanned out per transaction.
-const BATCH: i64 = 200;
+pub const BATCH: i64 = 200;
 /// Longest old or new value of a change a body carries, in characters (a description's
 /// whole text is in the ticket).
 const MAX_VALUE_CHARS: usize = 2_000;
@@ -85,40 +85,53 @@ impl Readers {
     }
 }
 
-/// Fan out one batch of the outbox: how many changes it took (0: none waiting, or another
-/// process is fanning out).
-pub fn fan_out(db: &PgDatabase, readers: &mut Readers) -> Result<usize, ToolError> {
-    db.with_client(|client| {
-        let mut tx = client.transaction().map_err(db_err)?;
-        // The deliveries and the outbox rows they replace commit together; lost together
-        // in a crash, the rows are fanned out again: no need to wait for the disk.
-        tx.batch_execute("SET LOCAL synchronous_commit = off").map_err(db_err)?;
+/// Fan out one batch of the outbox in `tx` (which the caller commits; it does not wait for
+/// the disk: the deliveries and the outbox rows they replace commit together; lost together in
+/// a crash, the rows are fanned out again): how many changes it took (0: none waiting, or
+/// another process is fanning out), and how many deliveries it made of them.
+pub fn fan_out(
+    tx: &mut postgres::Transaction<'_>,
+    cache: &mut Prepared<'_>,
+    db: &PgDatabase,
+    readers: &mut Readers,
+) -> Result<(usize, usize), ToolError> {
+    {
+        // The transaction does not wait for the disk (`SET LOCAL`, in the same trip).
+        let lock = cache.get(
+            tx,
+            "SELECT pg_try_advisory_xact_lock($1, $2), \
+                    set_config('synchronous_commit', 'off', true)",
+        )?;
         let locked: bool = tx
-            .query_one(
-                "SELECT pg_try_advisory_xact_lock($1, $2)",
-                &[&FANOUT_LOCK.0, &FANOUT_LOCK.1],
-            )
+            .query_one(&lock, &[&FANOUT_LOCK.0, &FANOUT_LOCK.1])
             .map_err(db_err)?
             .try_get(0)
             .map_err(db_err)?;
         if !locked {
-            return Ok(0);
+            return Ok((0, 0));
         }
-        let rows = tx
-            .query(
-                "SELECT o.id, o.workspace_id, ws.name, o.ticket_id, t.uuid, p.key, t.number, \
-                        c.change_type, c.old_value, c.new_value, c.detail, c.message, c.changed_by, c.changed_at, o.change_id \
-                 FROM (SELECT * FROM webhook_outbox ORDER BY id LIMIT $1) o \
-                 JOIN workspaces ws ON ws.id = o.workspace_id \
-                 JOIN ticket_changes c ON c.id = o.change_id \
-                 JOIN tickets t ON t.workspace_id = o.workspace_id AND t.id = o.ticket_id \
-                 JOIN projects p ON p.workspace_id = t.workspace_id AND p.id = t.project_id \
-                 ORDER BY o.id",
-                &[&BATCH],
-            )
-            .map_err(db_err)?;
+        let waiting = cache.get(
+            tx,
+            // Each row's change, ticket, project and workspace looked up by key (`OFFSET 0`
+            // keeps the lookups per row): the table's size as the planner guesses it (a
+            // queue's dead rows, no statistics) must not turn them into scans of every
+            // ticket.
+            "SELECT o.id, o.workspace_id, x.name, o.ticket_id, x.uuid, x.key, x.number, \
+                    x.change_type, x.old_value, x.new_value, x.detail, x.message, x.changed_by, x.changed_at, o.change_id \
+             FROM (SELECT * FROM webhook_outbox ORDER BY id LIMIT $1) o \
+             CROSS JOIN LATERAL ( \
+               SELECT ws.name, t.uuid, p.key, t.number, c.change_type, c.old_value, c.new_value, \
+                      c.detail, c.message, c.changed_by, c.changed_at \
+               FROM workspaces ws, ticket_changes c, tickets t, projects p \
+               WHERE ws.id = o.workspace_id AND c.id = o.change_id \
+                 AND t.workspace_id = o.workspace_id AND t.id = o.ticket_id \
+                 AND p.workspace_id = t.workspace_id AND p.id = t.project_id \
+               OFFSET 0) x \
+             ORDER BY o.id",
+        )?;
+        let rows = tx.query(&waiting, &[&BATCH]).map_err(db_err)?;
         if rows.is_empty() {
-            return Ok(0);
+            return Ok((0, 0));
         }
         let mut pending = Vec::with_capacity(rows.len());
         for row in &rows {
@@ -147,14 +160,12 @@ pub fn fan_out(db: &PgDatabase, readers: &mut Readers) -> Result<usize, ToolErro
             ids
         };
         let mut subscribers: BTreeMap<i64, Vec<Subscriber>> = BTreeMap::new();
-        for row in tx
-            .query(
-                "SELECT id, workspace_id, events, filter, created_by FROM webhooks \
-                 WHERE enabled AND workspace_id = ANY($1) ORDER BY id",
-                &[&workspaces],
-            )
-            .map_err(db_err)?
-        {
+        let live = cache.get(
+            tx,
+            "SELECT id, workspace_id, events, filter, created_by FROM webhooks \
+             WHERE enabled AND workspace_id = ANY($1) ORDER BY id",
+        )?;
+        for row in tx.query(&live, &[&workspaces]).map_err(db_err)? {
             let subscriber = Subscriber {
                 id: row.try_get(0).map_err(db_err)?,
                 workspace_id: row.try_get(1).map_err(db_err)?,
@@ -162,17 +173,27 @@ pub fn fan_out(db: &PgDatabase, readers: &mut Readers) -> Result<usize, ToolErro
                 filter: row.try_get(3).map_err(db_err)?,
                 owner: row.try_get(4).map_err(db_err)?,
             };
-            subscribers.entry(subscriber.workspace_id).or_default().push(subscriber);
+            subscribers
+                .entry(subscriber.workspace_id)
+                .or_default()
+                .push(subscriber);
         }
         let mut deliveries = Deliveries::default();
         for (workspace_id, subs) in &subscribers {
-            let changes: Vec<&Pending> = pending.iter().filter(|p| p.workspace_id == *workspace_id).collect();
+            let changes: Vec<&Pending> = pending
+                .iter()
+                .filter(|p| p.workspace_id == *workspace_id)
+                .collect();
             plan(db, readers, *workspace_id, subs, &changes, &mut deliveries)?;
         }
         let outbox_ids: Vec<i64> = pending.iter().map(|p| p.outbox_id).collect();
-        tx.execute(
+        let insert = cache.get(
+            tx,
             "INSERT INTO webhook_deliveries (workspace_id, webhook_id, message_id, event_type, ticket_id, ticket, body) \
              SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])",
+        )?;
+        tx.execute(
+            &insert,
             &[
                 &deliveries.workspace_id,
                 &deliveries.webhook_id,
@@ -184,11 +205,10 @@ pub fn fan_out(db: &PgDatabase, readers: &mut Readers) -> Result<usize, ToolErro
             ],
         )
         .map_err(db_err)?;
-        tx.execute("DELETE FROM webhook_outbox WHERE id = ANY($1)", &[&outbox_ids])
-            .map_err(db_err)?;
-        tx.commit().map_err(db_err)?;
-        Ok(pending.len())
-    })
+        let taken = cache.get(tx, "DELETE FROM webhook_outbox WHERE id = ANY($1)")?;
+        tx.execute(&taken, &[&outbox_ids]).map_err(db_err)?;
+        Ok((pending.len(), deliveries.body.len()))
+    }
 }
 
 fn db_err(err: postgres::Error) -> ToolError {

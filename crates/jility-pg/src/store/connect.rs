@@ -382,6 +382,19 @@ impl PgDatabase {
         f(client, &statement)
     }
 
+    /// Run `f` with a connection of the pool and its kept prepared statements, for work
+    /// of several statements in a transaction of its own: each statement is prepared once
+    /// per connection ([`Prepared::get`]), so it costs one round trip and no planning of
+    /// its text again.
+    pub fn with_cached<R, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&mut Client, &mut Prepared<'_>) -> Result<R, E>,
+    ) -> Result<R, E> {
+        let mut conn = self.checkout()?;
+        let PgConnection { client, statements } = &mut *conn;
+        f(client, &mut Prepared { statements })
+    }
+
     /// The 32-byte secret `name` shared by every process on this database: the one stored,
     /// or `fresh` stored now when there is none yet (two processes racing agree on the first).
     pub fn shared_secret(&self, name: &str, fresh: [u8; 32]) -> StoreResult<[u8; 32]> {
@@ -602,6 +615,30 @@ pub(super) fn workspace_row(row: &Row) -> StoreResult<Workspace> {
         name: row.try_get(1).map_err(crate::store::db)?,
         created_at: row.try_get(2).map_err(crate::store::db)?,
     })
+}
+
+/// A connection's kept prepared statements ([`PgDatabase::with_cached`]).
+pub struct Prepared<'a> {
+    statements: &'a mut HashMap<String, Statement>,
+}
+
+impl Prepared<'_> {
+    /// `sql` prepared on the connection `client` runs on (a transaction of it), once.
+    pub fn get(
+        &mut self,
+        client: &mut impl postgres::GenericClient,
+        sql: &str,
+    ) -> StoreResult<Statement> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = client.prepare(sql).map_err(crate::store::db)?;
+        if self.statements.len() >= super::MAX_STATEMENTS {
+            self.statements.clear();
+        }
+        self.statements.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
 }
 
 #[cfg(test)]

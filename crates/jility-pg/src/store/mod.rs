@@ -77,7 +77,9 @@ mod views;
 mod whole;
 
 use connect::*;
-pub use connect::{Budget, Connections, MIN_POOL_SIZE, PgDatabase, READS_APPLICATION, Workspace};
+pub use connect::{
+    Budget, Connections, MIN_POOL_SIZE, PgDatabase, Prepared, READS_APPLICATION, Workspace,
+};
 use contexts::Refresher;
 use reader::{Lookup, Reader};
 pub use replicas::{DEFAULT_MAX_LAG, StandbyState, as_caller, as_caller_async};

@@ -109,6 +109,42 @@ impl Receiver {
     }
 }
 
+/// CPU seconds used so far by the server process, by the rest of the machine (PostgreSQL,
+/// mostly: its processes come and go, the machine's count keeps them), and by this process
+/// (the clients and the receiver).
+fn cpu(server: u32) -> [f64; 3] {
+    let ticks = |stat: &str| -> f64 {
+        // After the command's closing parenthesis: fields 3.., utime and stime are 14 and 15.
+        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let get = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        (get(11) + get(12)) / 100.0
+    };
+    let read = |pid: &str| std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The machine: user, nice, system, irq, softirq and steal time.
+    let machine: f64 = std::fs::read_to_string("/proc/stat")
+        .unwrap_or_default()
+        .lines()
+        .next()
+        .map(|line| {
+            line.split_whitespace()
+                .skip(1)
+                .enumerate()
+                .filter(|(i, _)| matches!(i, 0 | 1 | 2 | 5 | 6 | 7))
+                .filter_map(|(_, v)| v.parse::<f64>().ok())
+                .sum::<f64>()
+                / 100.0
+        })
+        .unwrap_or(0.0);
+    let (server, own) = (ticks(&read(&server.to_string())), ticks(&read("self")));
+    [server, machine - server - own, own]
+}
+
 fn post(http: &reqwest::blocking::Client, url: &str, token: &str, body: &Value) -> Value {
     let answer = http.post(url).bearer_auth(token).json(body).send().unwrap();
     let status = answer.status();
@@ -225,7 +261,16 @@ pub fn webhooks(bin: &Path) -> Vec<String> {
     let mut without = Vec::new();
     let mut with = Vec::new();
     let mut ids = Vec::new();
+    let pid = server.child.id();
+    let mut cpu_without = [0.0; 3];
+    let mut cpu_with = [0.0; 3];
+    let add = |into: &mut [f64; 3], before: [f64; 3], after: [f64; 3]| {
+        for i in 0..3 {
+            into[i] += after[i] - before[i];
+        }
+    };
     for block in 0..BLOCKS {
+        let before = cpu(pid);
         without.extend(creations(
             &http,
             &base,
@@ -233,6 +278,7 @@ pub fn webhooks(bin: &Path) -> Vec<String> {
             &format!("plain {block}"),
             PER_BLOCK,
         ));
+        add(&mut cpu_without, before, cpu(pid));
         for _ in 0..SUBSCRIPTIONS {
             let made = post(
                 &http,
@@ -242,6 +288,7 @@ pub fn webhooks(bin: &Path) -> Vec<String> {
             );
             ids.push(made["id"].as_i64().unwrap());
         }
+        let before = cpu(pid);
         with.extend(creations(
             &http,
             &base,
@@ -249,6 +296,13 @@ pub fn webhooks(bin: &Path) -> Vec<String> {
             &format!("watched {block}"),
             PER_BLOCK,
         ));
+        // Until every delivery of the block is made.
+        let wanted = (block + 1) * PER_BLOCK * SUBSCRIPTIONS;
+        let waiting = Instant::now();
+        while receiver.count() < wanted && waiting.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        add(&mut cpu_with, before, cpu(pid));
         for id in ids.drain(..) {
             let gone = http
                 .delete(format!("{base}/webhooks/{id}"))
@@ -269,6 +323,21 @@ pub fn webhooks(bin: &Path) -> Vec<String> {
         ms(percentile(&without, 0.99)),
         ms(s50),
         ms(percentile(&with, 0.99)),
+    ));
+
+    let per = |cpu: [f64; 3]| {
+        let n = (BLOCKS * PER_BLOCK) as f64;
+        format!(
+            "server {:.2} ms, PostgreSQL and the rest of the machine {:.2} ms, clients and receiver {:.2} ms",
+            cpu[0] * 1e3 / n,
+            cpu[1] * 1e3 / n,
+            cpu[2] * 1e3 / n
+        )
+    };
+    lines.push(format!(
+        "CPU per creation: with no subscription {}; with {SUBSCRIPTIONS} {}",
+        per(cpu_without),
+        per(cpu_with)
     ));
 
     // Four writers, one subscription: commit to receipt, and throughput.

@@ -1286,6 +1286,83 @@ fn two_processes_deliver_each_event_once() {
     assert_eq!(senders as usize, committed.len());
 }
 
+/// The queue tables are vacuumed after churn (the machine's PostgreSQL runs without
+/// autovacuum), and settled deliveries older than the log keeps are removed; pending ones
+/// and recent ones stay.
+#[test]
+fn the_webhook_tables_are_kept_small() {
+    let db = TestDb::new();
+    let token = crate::cloud::admin_workspace(&db.url, "tidy", &[]);
+    let receiver = Receiver::start();
+    let http = client();
+    let server = serve(&db, &[PRIVATE, ("JILITY_WEBHOOKS_KEEP_DAYS", "7")]);
+    let (id, _) = subscribe(&http, &server, &token, json!({"url": receiver.url}));
+    for n in 0..3 {
+        post(
+            &http,
+            &server,
+            &token,
+            "/tickets",
+            json!({"title": format!("Churn {n}")}),
+        );
+    }
+    receiver.wait(20, |got| got.len() >= 3);
+    // Three deliveries settled eight days ago, one five days ago, and one pending since
+    // eight days (retrying): only the first three are past the log's keeping.
+    let mut pg = db.client();
+    pg.batch_execute(&format!(
+        "INSERT INTO webhook_deliveries (workspace_id, webhook_id, message_id, event_type, body, state, created_at) \
+         SELECT w.workspace_id, w.id, 'msg_old_' || n, 'ticket.created', '{{}}', \
+                CASE WHEN n = 5 THEN 'pending' ELSE 'delivered' END, \
+                now() - CASE WHEN n = 4 THEN interval '5 days' ELSE interval '8 days' END \
+         FROM webhooks w, generate_series(1, 5) n WHERE w.id = {id}; \
+         UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 hour' \
+         WHERE message_id = 'msg_old_5'"
+    ))
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(40);
+    loop {
+        let left: Vec<String> = pg
+            .query(
+                "SELECT message_id FROM webhook_deliveries WHERE message_id LIKE 'msg_old_%' ORDER BY 1",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let vacuumed: bool = pg
+            .query_one(
+                "SELECT vacuum_count > 0 FROM pg_stat_user_tables WHERE relname = 'webhook_outbox'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if left == ["msg_old_4", "msg_old_5"] && vacuumed {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "left {left:?}, the outbox vacuumed: {vacuumed}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // The recent deliveries are still in the log.
+    let log = call_json(
+        &http,
+        &server,
+        Method::GET,
+        &format!("/webhooks/{id}/deliveries"),
+        &token,
+        None,
+    );
+    assert!(
+        log.body["deliveries"].as_array().unwrap().len() >= 5,
+        "{}",
+        log.body
+    );
+}
+
 /// `jility webhook …` through the API: create (the secret once), list, test, the log,
 /// redeliver, update, rotate, delete; text for people and the API's JSON with `--json`.
 #[test]
