@@ -16,7 +16,7 @@ const SHOWN: usize = 200;
 /// The filter arguments of a list, as given (a list's cursors are bound to them).
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Scope {
-    /// Only this specification: its id (`rfc9000`), URL or path, as in citations.
+    /// Only this specification: its id (`rfc9000`), URL or path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<String>,
     /// Only this section: its id (`section-4.2`, `4.2`, `appendix-A`), or a citation target
@@ -24,7 +24,7 @@ pub struct Scope {
     /// has it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
-    /// Only requirements whose text (for citations: whose quote) contains this, in any case.
+    /// Only those whose text (or quote) contains this, in any case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quote: Option<String>,
 }
@@ -185,22 +185,21 @@ impl Filter {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListParams {
-    /// Only this specification: its id (`rfc9000`), URL or path, as in citations.
+    /// Only this specification: its id (`rfc9000`), URL or path.
     #[serde(default)]
     pub spec: Option<String>,
-    /// Only this section: its id (`section-4.2`, `4.2`, `appendix-A`), or a citation target
-    /// (`<URL or path>#section-4.2`). Without `spec`, that section of every specification.
+    /// Only this section (`section-4.2`, `4.2`, `<spec>#section-4.2`); without `spec`, in
+    /// every specification.
     #[serde(default)]
     pub section: Option<String>,
-    /// Only requirements whose text (for citations: whose quote) contains this, in any case.
+    /// Only those whose text (or quote) contains this, in any case.
     #[serde(default)]
     pub quote: Option<String>,
-    /// How many items to return (default 100, at most 1000).
+    /// Items per page (default 100).
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
-    /// `page.next_cursor` of the previous answer with the same filters, to get the next page
-    /// (omit for the first).
+    /// The previous answer's `page.next_cursor`.
     #[serde(default)]
     pub cursor: Option<String>,
 }

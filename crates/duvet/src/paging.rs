@@ -14,11 +14,11 @@ pub const LIMIT: Limit = Limit::new(PAGE_DEFAULT, PAGE_MAX);
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PageParams {
-    /// How many items to return (default 100, at most 1000).
+    /// Items per page (default 100).
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
-    /// `page.next_cursor` of the previous answer, to get the next page (omit for the first).
+    /// The previous answer's `page.next_cursor`.
     #[serde(default)]
     pub cursor: Option<String>,
 }

@@ -108,7 +108,7 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "Search requirements across all specifications by words (every word must occur, any case); `spec` and `section` narrow it to a specification or section. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer, with the same query); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        description = "Search requirements across all specifications by words (every word must occur, any case); `spec` and `section` narrow it to a specification or section. Paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<RequirementRef>>()
     )]
@@ -126,7 +126,7 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "Get the status of a requirement as `duvet report` (0.4.3) computes it: fully_implemented when implementation, implication, exception and test annotations together quote every byte of its text, partially_implemented when some, not_started when none (TODOs do not count); with whether it is cited (as `duvet report --ci --require-citations` counts it: every line of its text touched by an implementation, implication or exception), tested (a test quotes it), excepted (reason) and its TODO count",
+        description = "Get a requirement's status as `duvet report` (0.4.3) computes it: fully_implemented when annotations (tests included, TODOs not) quote all its text, partially_implemented when some, not_started when none; whether it is cited (as `--require-citations` counts it), tested, excepted (reason), and its TODO count",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<RequirementStatus>()
     )]
@@ -144,7 +144,7 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List requirements that are not cited as `duvet report --ci --require-citations` (0.4.3) counts it (`cited: false` in get_requirement_status): some line of the specification their text lies on is touched by no implementation, implication or exception annotation (a quote of part of a line counts for the whole line; tests and TODOs alone do not cite). Requirements only exceptions cover are cited (the project decided against them): pass `excepted: true` to list those instead, each with its `exception` reason. Narrow it with `spec` (id, URL or path), `section` (`section-4.2`, or `<spec>#section-4.2`) and `quote` (text it contains, any case), as `duvet query --section/--quote`. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        description = "List requirements not cited as `duvet report --ci --require-citations` (0.4.3) counts it: a line of their text that no implementation, implication or exception touches (tests and TODOs do not cite). `excepted: true` lists those only exceptions cover instead, with the reason. Narrowed by `spec`, `section` and `quote` (as `duvet query`); paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<RequirementRef>>()
     )]
@@ -162,7 +162,7 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List invalid citations in the code (unknown specification, missing section, quote not found, malformed annotation) with file, line, text and reason. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        description = "List invalid citations in the code (unknown specification, missing section, quote not found, malformed annotation) with file, line, text and reason. Paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<InvalidCitation>>()
     )]
@@ -213,7 +213,7 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List requirements in work-first order: by level (MUST, SHOULD, MAY, unspecified), then status (partially_implemented, not_started, fully_implemented), then TODO count (most first). Narrow it with `spec` (id, URL or path), `section` (`section-4.2`, or `<spec>#section-4.2`) and `quote` (text it contains, any case), as `duvet query --section/--quote`. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        description = "List requirements in work-first order: by level (MUST, SHOULD, MAY, unspecified), then status (partially_implemented, not_started, fully_implemented), then TODO count (most first). Narrowed by `spec`, `section` and `quote` (as `duvet query`); paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<PrioritizedRequirement>>()
     )]
@@ -230,7 +230,7 @@ impl DuvetServer {
         }
     }
     #[tool(
-        description = "List implementation annotations that tests do not cover, as `duvet query --check test` (0.4.3): `tested` is `none` (no test annotation of the section quotes any of its text) or `partial` (tests quote part of it, listed in `tests`). Implications, exceptions and TODOs need no test. Narrow it with `spec` (id, URL or path), `section` (`section-4.2`, or `<spec>#section-4.2`) and `quote` (text it contains, any case), as `duvet query --section/--quote`. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        description = "List implementation annotations that tests do not cover, as `duvet query --check test` (0.4.3): `tested` is `none` (no test annotation of the section quotes any of its text) or `partial` (tests quote part of it, listed in `tests`). Implications, exceptions and TODOs need no test. Narrowed by `spec`, `section` and `quote` (as `duvet query`); paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<UntestedCitation>>()
     )]
@@ -248,7 +248,7 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List duplicate annotations, as `duvet query --check duplicates` (0.4.3): annotations whose quoted text other annotations of the same type and section already quote entirely (`duplicates`). Narrow it with `spec` (id, URL or path), `section` (`section-4.2`, or `<spec>#section-4.2`) and `quote` (text it contains, any case), as `duvet query --section/--quote`. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        description = "List duplicate annotations, as `duvet query --check duplicates` (0.4.3): annotations whose quoted text other annotations of the same type and section already quote entirely (`duplicates`). Narrowed by `spec`, `section` and `quote` (as `duvet query`); paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<DuplicateCitation>>()
     )]
@@ -266,7 +266,7 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List valid citations that quote no requirement (a reference to a whole section, a quote of explanatory text, a section without requirements), each with `why`. They cover no requirement, so no status counts them. Narrow it with `spec` (id, URL or path), `section` (`section-4.2`, or `<spec>#section-4.2`) and `quote` (text it contains, any case), as `duvet query --section/--quote`. Paged: `limit` (default 100, at most 1000) and `cursor` (the `page.next_cursor` of the previous answer); the answer's `page` says `total` and `next_cursor` (absent on the last page).",
+        description = "List valid citations that quote no requirement (a reference to a whole section, a quote of explanatory text, a section without requirements), each with `why`. They cover no requirement, so no status counts them. Narrowed by `spec`, `section` and `quote` (as `duvet query`); paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<UnattachedCitation>>()
     )]

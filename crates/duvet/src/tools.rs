@@ -167,19 +167,18 @@ pub fn validate_citation(
 pub struct SearchParams {
     /// Words or a phrase; a requirement matches when its text contains every word (any case).
     pub query: String,
-    /// Only this specification: its id (`rfc9000`), URL or path, as in citations.
+    /// Only this specification: its id (`rfc9000`), URL or path.
     #[serde(default)]
     pub spec: Option<String>,
-    /// Only this section: its id (`section-4.2`, `4.2`), or a citation target
-    /// (`<URL or path>#section-4.2`). Without `spec`, that section of every specification.
+    /// Only this section (`section-4.2`, `4.2`, `<spec>#section-4.2`); without `spec`, in
+    /// every specification.
     #[serde(default)]
     pub section: Option<String>,
-    /// How many items to return (default 100, at most 1000).
+    /// Items per page (default 100).
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
-    /// `page.next_cursor` of the previous answer with the same `query`, to get the next page
-    /// (omit for the first).
+    /// The previous answer's `page.next_cursor`.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -317,27 +316,24 @@ pub fn get_requirement_status(
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UncitedParams {
-    /// Only this specification: its id (`rfc9000`), URL or path, as in citations.
+    /// Only this specification: its id (`rfc9000`), URL or path.
     #[serde(default)]
     pub spec: Option<String>,
-    /// Only this section: its id (`section-4.2`, `4.2`, `appendix-A`), or a citation target
-    /// (`<URL or path>#section-4.2`). Without `spec`, that section of every specification.
+    /// Only this section (`section-4.2`, `4.2`, `<spec>#section-4.2`); without `spec`, in
+    /// every specification.
     #[serde(default)]
     pub section: Option<String>,
     /// Only requirements whose text contains this, in any case.
     #[serde(default)]
     pub quote: Option<String>,
-    /// `true`: list instead the requirements cited only because exceptions cover them (the
-    /// project decided not to implement them; duvet's CI counts them as cited), each with the
-    /// exception's reason. Default `false`.
+    /// `true`: instead, those cited only by exceptions, with the reason.
     #[serde(default)]
     pub excepted: Option<bool>,
-    /// How many items to return (default 100, at most 1000).
+    /// Items per page (default 100).
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
-    /// `page.next_cursor` of the previous answer with the same arguments, to get the next
-    /// page (omit for the first).
+    /// The previous answer's `page.next_cursor`.
     #[serde(default)]
     pub cursor: Option<String>,
 }

@@ -19,8 +19,7 @@ pub(crate) fn schema(value: Value) -> Arc<JsonObject> {
 pub(crate) fn entity_schema() -> Value {
     json!({
         "type": "string",
-        "enum": ["issue", "milestone"],
-        "description": "Which kind of entity."
+        "enum": ["issue", "milestone"]
     })
 }
 
@@ -29,15 +28,16 @@ pub(crate) fn read_entity_schema() -> Value {
     json!({
         "type": "string",
         "enum": ["issue", "milestone", "task"],
-        "description": "Which kind of entity (task: upstream git-mile's tasks, read-only)."
+        "description": "task: upstream git-mile's tasks (read-only)."
     })
 }
 
 /// The `outputSchema` of a tool whose answer is `T`, with root `type: object` as MCP requires
 /// (a schema of alternatives has none of its own).
+/// Lean ([`mcp_common::lean`]): the answer's fields typed, nothing nested described.
 pub(crate) fn output_schema<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {
-    let mut value = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
-    mcp_common::envelope::strip_numeric_formats(&mut value);
+    let full = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    let mut value = mcp_common::lean::lean_data(&full);
     if let Value::Object(map) = &mut value {
         map.entry("type").or_insert_with(|| json!("object"));
     }

@@ -439,12 +439,12 @@ fn build_tools() -> Vec<Tool> {
             "entity": read_entity_schema(),
             "filter": {
                 "type": "string",
-                "description": "Filter expression, e.g. `status == \"open\" and labels contains \"bug\"`, `comment_count > 2 or milestone == null`, `updated >= 2026-01-01`. Operators: == != < <= > >= in [..] contains and or not ( ). Fields: id, title, description, status, labels, milestone, author, created, updated, comment_count, open_issues, has_comments, has_milestone. Tasks: id, title, description, status, state, state_kind, labels, assignees, parents, children, author, created, updated, comment_count, has_comments (a filter on state or state_kind decides the statuses by itself)."
+                "description": "Filter, e.g. `status == \"open\" and labels contains \"bug\"`. Operators: == != < <= > >= in [..] contains and or not ( ). Fields: id title description status labels milestone author created updated comment_count open_issues has_comments has_milestone; tasks: state state_kind assignees parents children, no milestone."
             },
             "sort": {
                 "type": "array",
                 "items": { "type": "string" },
-                "description": "Sort keys `field[:asc|desc]`, applied in order; default [\"updated:desc\"]. Ties are broken by id."
+                "description": "Keys `field[:asc|desc]`; default [\"updated:desc\"], ties by id."
             },
             "limit": {
                 "type": "integer",
@@ -454,11 +454,11 @@ fn build_tools() -> Vec<Tool> {
             },
             "cursor": {
                 "type": "string",
-                "description": "nextCursor of the previous page, with the same entity, filter, sort and includeClosed."
+                "description": "The previous page's nextCursor."
             },
             "includeClosed": {
                 "type": "boolean",
-                "description": "Include closed entities (default false; a filter that tests status decides by itself)."
+                "description": "Include closed ones (default false; a filter on status decides itself)."
             }
         },
         "required": ["entity"],
@@ -470,7 +470,7 @@ fn build_tools() -> Vec<Tool> {
             "entity": read_entity_schema(),
             "id": {
                 "type": "string",
-                "description": "The entity's id (a UUID), or a unique prefix of at least 4 characters."
+                "description": "Its id, or a unique prefix (4+ characters)."
             }
         },
         "required": ["entity", "id"],
@@ -478,7 +478,7 @@ fn build_tools() -> Vec<Tool> {
     });
     let mut list = Tool::new(
         LIST,
-        "List git-mile issues or milestones, or upstream git-mile's tasks (read-only), filtered, sorted and paged. Returns {items, nextCursor}; each item has id, title, status, labels and stats (comment_count; open_issues for milestones; tasks add state, state_kind, assignees, parents, children). other_refs names refs under refs/git-mile/ this version does not read.",
+        "List git-mile issues or milestones, or upstream git-mile's tasks (read-only): filtered, sorted, paged. other_refs: refs under refs/git-mile/ not read.",
         schema(list_input),
     );
     list.annotations = Some(
@@ -489,7 +489,7 @@ fn build_tools() -> Vec<Tool> {
     list.output_schema = Some(output_schema::<ListResponse>());
     let mut show = Tool::new(
         SHOW,
-        "Show one git-mile issue or milestone whole: description, labels, comments {author, body, ts}, stats, and for an issue its milestone. A task (entity \"task\") adds state, state_kind, assignees, parents, children, and its comments' id, edits and edited.",
+        "Show one git-mile issue, milestone or task whole, comments included.",
         schema(show_input),
     );
     show.annotations = Some(

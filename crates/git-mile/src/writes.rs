@@ -336,7 +336,7 @@ fn view(catalog: &Catalog, written: &Written) -> Result<EntityView, ToolError> {
 fn id_schema() -> Value {
     json!({
         "type": "string",
-        "description": "The entity's id (a UUID), or a unique prefix of at least 4 characters, as git_mile.show takes it."
+        "description": "Its id, or a unique prefix (4+ characters)."
     })
 }
 
@@ -358,7 +358,7 @@ pub fn tools() -> Vec<Tool> {
             "title": { "type": "string", "minLength": 1, "maxLength": ops::MAX_TITLE, "description": "One line." },
             "description": { "type": "string", "description": "Markdown; default empty." },
             "labels": labels_schema("Labels to start with."),
-            "milestone": { "type": "string", "description": "Issues only: the milestone to attach it to (id or unique prefix)." }
+            "milestone": { "type": "string", "description": "Issues only: its milestone (id or prefix)." }
         },
         "required": ["entity", "title"],
         "additionalProperties": false
@@ -371,13 +371,13 @@ pub fn tools() -> Vec<Tool> {
             "title": { "type": "string", "minLength": 1, "maxLength": ops::MAX_TITLE, "description": "New title (one line)." },
             "description": { "type": "string", "description": "New description (replaces the old one)." },
             "status": { "type": "string", "enum": ["open", "closed"], "description": "Close or reopen." },
-            "addLabels": labels_schema("Labels to add (those it has already are ignored)."),
-            "removeLabels": labels_schema("Labels to remove (those it lacks are ignored)."),
+            "addLabels": labels_schema("Labels to add."),
+            "removeLabels": labels_schema("Labels to remove."),
             // `null` is meaningful here (detach), so it is an explicit alternative: a type
             // array is what single-type dialects reject.
             "milestone": {
                 "anyOf": [{ "type": "string" }, { "type": "null" }],
-                "description": "Issues only: attach to this milestone (id or unique prefix), replacing any other; null detaches."
+                "description": "Issues only: the milestone (id or prefix) to move it to; null detaches."
             }
         },
         "required": ["entity", "id"],
@@ -388,7 +388,7 @@ pub fn tools() -> Vec<Tool> {
         "properties": {
             "entity": entity_schema(),
             "id": id_schema(),
-            "body": { "type": "string", "minLength": 1, "description": "The comment (Markdown)." }
+            "body": { "type": "string", "minLength": 1, "description": "Markdown." }
         },
         "required": ["entity", "id", "body"],
         "additionalProperties": false
@@ -397,7 +397,7 @@ pub fn tools() -> Vec<Tool> {
     let output = output_schema::<WriteOutput>();
     let mut create = Tool::new(
         CREATE,
-        "File a git-mile issue or milestone, authored with the user's git identity. Returns the new entity as git_mile.show does (its id included).",
+        "File a git-mile issue or milestone as the user's git identity; returns it as git_mile.show does.",
         schema(create_input),
     );
     create.annotations = Some(
@@ -409,7 +409,7 @@ pub fn tools() -> Vec<Tool> {
     create.output_schema = Some(output.clone());
     let mut update = Tool::new(
         UPDATE,
-        "Change a git-mile issue or milestone: title, description, status, labels, an issue's milestone. Only what differs is written (one event per change); returns the entity as git_mile.show does.",
+        "Change a git-mile issue or milestone; only what differs is written. Returns it as git_mile.show does.",
         schema(update_input),
     );
     update.annotations = Some(
@@ -421,7 +421,7 @@ pub fn tools() -> Vec<Tool> {
     update.output_schema = Some(output.clone());
     let mut comment = Tool::new(
         COMMENT,
-        "Add a comment to a git-mile issue or milestone, authored with the user's git identity. Returns the entity as git_mile.show does.",
+        "Comment on a git-mile issue or milestone as the user's git identity; returns it as git_mile.show does.",
         schema(comment_input),
     );
     comment.annotations = Some(

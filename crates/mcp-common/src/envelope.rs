@@ -204,67 +204,23 @@ impl<T: Serialize> IntoCallToolResult for MarkdownReply<T> {
     }
 }
 
-#[derive(Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-enum Status {
-    Ok,
-    Error,
-}
-
-/// Schema-only mirror of [`ToolResponse`]: an object whose `status` says which of `data` and
-/// `error` is present. (A tagged enum would give a schema without a root `type: object`,
-/// which older clients reject.) The error member is the same for every tool, so an error
-/// result validates against every tool's `outputSchema`.
-#[derive(Serialize, Deserialize, JsonSchema)]
-#[schemars(rename = "ToolResponse")]
-struct EnvelopeSchema<T> {
-    /// `ok` when `data` is present, `error` when `error` is present.
-    status: Status,
-    /// The tool's result (present when `status` is `ok`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    data: Option<T>,
-    /// What went wrong (present when `status` is `error`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    error: Option<WireError>,
-}
-
-/// Schema-only mirror of the paged envelope.
-#[derive(Serialize, Deserialize, JsonSchema)]
-#[schemars(rename = "PagedToolResponse")]
-struct PagedEnvelopeSchema<T> {
-    /// `ok` when `data` is present, `error` when `error` is present.
-    status: Status,
-    /// One page of the list (present when `status` is `ok`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    data: Option<T>,
-    /// Where this page stands in the whole list (present when `status` is `ok`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    page: Option<Page>,
-    /// What went wrong (present when `status` is `error`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    error: Option<WireError>,
-}
-
-/// The `outputSchema` of a list tool whose page data is `T` (usually `Vec<Item>`).
+/// The `outputSchema` of a list tool whose page data is `T` (usually `Vec<Item>`): lean
+/// ([`crate::lean`]).
 pub fn paged_output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    strip(rmcp::handler::server::tool::schema_for_output::<
-        PagedEnvelopeSchema<T>,
-    >())
+    lean_schema::<T>(true)
 }
 
-/// The `outputSchema` of a tool whose data is `T`: the envelope around `T`.
+/// The `outputSchema` of a tool whose data is `T`: the envelope around `T`, lean
+/// ([`crate::lean`]).
 pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    strip(rmcp::handler::server::tool::schema_for_output::<
-        EnvelopeSchema<T>,
-    >())
+    lean_schema::<T>(false)
 }
 
-fn strip(schema: Arc<JsonObject>) -> Arc<JsonObject> {
-    let mut value = Value::Object(schema.as_ref().clone());
-    strip_numeric_formats(&mut value);
-    match value {
+fn lean_schema<T: JsonSchema + 'static>(paged: bool) -> Arc<JsonObject> {
+    let full = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    match crate::lean::lean_envelope(crate::lean::lean_data(&full), paged) {
         Value::Object(object) => Arc::new(object),
-        _ => schema,
+        _ => Arc::new(JsonObject::new()),
     }
 }
 
@@ -374,27 +330,18 @@ mod tests {
     }
 
     #[test]
-    fn error_schema_matches_what_is_sent() {
-        // Every field an error carries is a property of the schema's error object, and the
-        // required ones are always sent.
+    fn the_lean_envelope_names_status_data_page_and_error() {
         let schema = serde_json::to_value(&*paged_output_schema::<Vec<u32>>()).unwrap();
-        let defs = &schema["$defs"]["ToolError"];
-        let props: Vec<_> = defs["properties"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect();
+        assert_eq!(schema["required"], json!(["status"]));
         assert_eq!(
-            props,
-            ["code", "hint", "message", "retry_after_secs", "retryable"]
+            schema["properties"]["status"],
+            json!({"enum": ["ok", "error"]})
         );
-        let required = defs["required"].as_array().unwrap();
-        assert_eq!(required.len(), 4, "{defs}");
-        assert_eq!(defs["additionalProperties"], json!(false));
-        let sent = serde_json::to_value(ToolError::internal("x").with_retry_after(1)).unwrap();
-        let sent: Vec<_> = sent.as_object().unwrap().keys().cloned().collect();
-        assert_eq!(sent, props);
+        assert_eq!(schema["properties"]["data"]["type"], json!("array"));
+        assert_eq!(schema["properties"]["page"], json!({"type": "object"}));
+        // The error object is the same for every tool (and validates against each).
+        assert_eq!(schema["properties"]["error"], json!({"type": "object"}));
+        assert!(schema.get("$defs").is_none(), "{schema}");
     }
 
     #[test]
@@ -409,7 +356,7 @@ mod tests {
         }
         let text = serde_json::to_string(&*output_schema::<Numbers>()).unwrap();
         assert!(!text.contains("\"format\""), "{text}");
-        assert!(text.contains("\"minimum\":0"), "{text}");
+        assert!(text.contains("\"count\":{\"type\":\"integer\"}"), "{text}");
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //!   (errors with classes, signed cursors, excerpts) that domain crates use without the rest;
 //!   [`jsonrpc`] turns such an error into rmcp's JSON-RPC error.
 //! - [`envelope`]: the `{"status":"ok","data":…,"page"?}` / `{"status":"error","error":…}`
-//!   envelope, as `structuredContent` with a text copy, and its `outputSchema`.
+//!   envelope, as `structuredContent` with a text copy, and its `outputSchema`, lean
+//!   ([`lean`]: the answer's fields typed, nothing nested described).
 //! - [`params`]: a tool-argument extractor that turns malformed arguments into an
 //!   `invalid_params` envelope instead of an opaque JSON-RPC error.
 //! - [`serve`]: logging, the `--http ADDR` flag, and one entry point that serves a handler
@@ -31,6 +32,7 @@ pub mod envelope;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod jsonrpc;
+pub mod lean;
 pub mod memory;
 pub mod params;
 pub mod protocol;

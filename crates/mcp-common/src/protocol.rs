@@ -131,9 +131,15 @@ pub fn portable_router<S>(mut router: ToolRouter<S>) -> ToolRouter<S> {
     router
 }
 
-/// An input schema as a new shared object, made portable.
+/// An input schema as a new shared object, made portable, without its `$schema` (MCP's
+/// default dialect, 2020-12, is what schemars writes: naming it in every tool of a listing
+/// only costs bytes) or schemars' Rust number formats (`int64`…, not JSON Schema's).
 pub fn portable_schema(schema: &Arc<JsonObject>) -> Arc<JsonObject> {
     let mut value = Value::Object(schema.as_ref().clone());
+    if let Value::Object(map) = &mut value {
+        map.remove("$schema");
+    }
+    crate::envelope::strip_numeric_formats(&mut value);
     portable_input_schema(&mut value);
     match value {
         Value::Object(map) => Arc::new(map),

@@ -159,6 +159,62 @@ pub async fn check_portable_input_schemas(bin: &str, args: &[&str]) {
     }
 }
 
+/// The listing budget (issue 46): a full `tools/list` at most this many bytes per tool on
+/// average, and its tools' `name`, `description` and `inputSchema` at most
+/// [`LEAN_BYTES_PER_TOOL`].
+pub const FULL_BYTES_PER_TOOL: usize = 1_300;
+pub const LEAN_BYTES_PER_TOOL: usize = 800;
+
+/// The bytes of each tool of a listing as sent (compact JSON): the whole definition, and its
+/// `name`, `description` and `inputSchema` alone.
+pub fn listing_bytes(tools: &[rmcp::model::Tool]) -> Vec<(String, usize, usize)> {
+    tools
+        .iter()
+        .map(|tool| {
+            let whole = serde_json::to_string(tool).map(|t| t.len()).unwrap_or(0);
+            let lean = serde_json::to_string(&json!({
+                "name": tool.name,
+                "description": tool.description,
+                "inputSchema": tool.input_schema,
+            }))
+            .map(|t| t.len())
+            .unwrap_or(0);
+            (tool.name.to_string(), whole, lean)
+        })
+        .collect()
+}
+
+/// The server's full listing keeps within the budget; each tool's bytes are printed (run
+/// with `--nocapture` to see them), the largest first.
+#[allow(clippy::print_stderr)]
+pub async fn check_listing_budget(bin: &str, args: &[&str]) {
+    let (_home, mcp) = spawn(Wire::Stdio, bin, args).await;
+    let tools = mcp.tools().await;
+    assert!(!tools.is_empty());
+    let mut sizes = listing_bytes(&tools);
+    sizes.sort_by_key(|s| std::cmp::Reverse(s.1));
+    let whole = serde_json::to_string(&tools).map(|t| t.len()).unwrap_or(0);
+    let lean: usize = sizes.iter().map(|s| s.2).sum();
+    let n = tools.len();
+    eprintln!(
+        "{bin}: {n} tools, {whole} bytes ({} a tool); name + description + inputSchema {lean} ({} a tool)",
+        whole / n,
+        lean / n
+    );
+    for (name, full, lean) in &sizes {
+        eprintln!("  {name:<40} {full:>6} {lean:>6}");
+    }
+    assert!(
+        whole <= FULL_BYTES_PER_TOOL * n,
+        "{bin}: the listing is {whole} bytes for {n} tools, over {FULL_BYTES_PER_TOOL} a tool; the largest: {:?}",
+        &sizes[..sizes.len().min(5)]
+    );
+    assert!(
+        lean <= LEAN_BYTES_PER_TOOL * n,
+        "{bin}: names, descriptions and input schemas are {lean} bytes for {n} tools, over {LEAN_BYTES_PER_TOOL} a tool"
+    );
+}
+
 /// A call of a tool the server does not offer names the tool and lists the tools.
 pub async fn check_unknown_tool_is_named(bin: &str, args: &[&str]) {
     let (_home, mcp) = spawn(Wire::Stdio, bin, args).await;

@@ -25,6 +25,11 @@ async fn input_schemas_have_no_type_arrays_or_null_types() {
     protocol::check_portable_input_schemas(BIN, ARGS).await;
 }
 
+#[tokio::test]
+async fn the_tool_listing_keeps_within_its_budget() {
+    protocol::check_listing_budget(BIN, ARGS).await;
+}
+
 /// An `initialize` of the stateless generation (`MCP-Protocol-Version: 2026-07-28`, the
 /// version in `_meta`) is an unknown method, as rmcp answers it for the other servers:
 /// `404` with `-32601`, whatever its params (not `200` with "cannot be decoded").

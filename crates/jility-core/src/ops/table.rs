@@ -328,7 +328,7 @@ operations! {
         params::BulkUpdate => tracker::BulkUpdated, "jility_bulk_update",
         "tickets.bulk_update", TicketsWrite, Post "/tickets/bulk", cache 0,
         "Change many tickets at once, all or none",
-        tool "Change many tickets at once, all or none, in one transaction: the tickets a `query` of the query language finds (see jility_search_tickets) or the `tickets` named; `set` any of `status`, `add_labels`/`remove_labels`, `add_assignees`/`remove_assignees`, `sprint` (name, number, `active`, or `none` for the backlog), `epic_id` (null clears), `story_points` (null clears). Every ticket is checked first: one the workflow or a sprint or epic rule refuses makes the whole edit refused, naming each refused ticket and why. `dry_run: true` answers the count, the first 50 tickets with their changes and the refusals, changing nothing. `expected_count` refuses (count_mismatch) when the tickets are not exactly that many. An empty query needs `expected_count`; at most 5,000 tickets. Each changed ticket's change log names the edit.",
+        tool "Change many tickets at once, all or none: those a `query` finds (see jility_search_tickets) or the `tickets` named. Every ticket is checked first; one refused (workflow, sprint or epic rules) refuses the edit, naming each and why. `dry_run: true` shows the count, the first 50 changes and refusals; `expected_count` refuses (count_mismatch) any other count, and an empty query needs it. At most 5,000 tickets.",
         destructive false, idempotent false,
         render render::bulk_updated,
         |t, a, p| t.bulk_update(a, p)

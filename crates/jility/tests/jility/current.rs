@@ -29,6 +29,11 @@ async fn input_schemas_have_no_type_arrays_or_null_types() {
 }
 
 #[tokio::test]
+async fn the_tool_listing_keeps_within_its_budget() {
+    protocol::check_listing_budget(BIN, ARGS).await;
+}
+
+#[tokio::test]
 async fn an_unknown_tool_is_named_with_the_tools() {
     protocol::check_unknown_tool_is_named(BIN, ARGS).await;
 }
