@@ -184,8 +184,18 @@ pub fn listing_bytes(tools: &[rmcp::model::Tool]) -> Vec<(String, usize, usize)>
         .collect()
 }
 
+/// Tokens of `text` as o200k_base (the tokenizer of OpenAI's current models, published as
+/// the `tiktoken-rs` crate) counts them: a model's cost of reading it, near enough for
+/// comparisons (Claude's tokenizer is not published). `None` when the tokenizer cannot load.
+pub fn tokens(text: &str) -> Option<usize> {
+    static BPE: std::sync::OnceLock<Option<tiktoken_rs::CoreBPE>> = std::sync::OnceLock::new();
+    BPE.get_or_init(|| tiktoken_rs::o200k_base().ok())
+        .as_ref()
+        .map(|bpe| bpe.encode_with_special_tokens(text).len())
+}
+
 /// The server's full listing keeps within the budget; each tool's bytes are printed (run
-/// with `--nocapture` to see them), the largest first.
+/// with `--nocapture` to see them), the largest first, and the listing's tokens.
 #[allow(clippy::print_stderr)]
 pub async fn check_listing_budget(bin: &str, args: &[&str]) {
     let (_home, mcp) = spawn(Wire::Stdio, bin, args).await;
@@ -193,12 +203,14 @@ pub async fn check_listing_budget(bin: &str, args: &[&str]) {
     assert!(!tools.is_empty());
     let mut sizes = listing_bytes(&tools);
     sizes.sort_by_key(|s| std::cmp::Reverse(s.1));
-    let whole = serde_json::to_string(&tools).map(|t| t.len()).unwrap_or(0);
+    let text = serde_json::to_string(&tools).unwrap_or_default();
+    let whole = text.len();
     let lean: usize = sizes.iter().map(|s| s.2).sum();
     let n = tools.len();
     eprintln!(
-        "{bin}: {n} tools, {whole} bytes ({} a tool); name + description + inputSchema {lean} ({} a tool)",
+        "{bin}: {n} tools, {whole} bytes ({} a tool), {} tokens (o200k_base); name + description + inputSchema {lean} ({} a tool)",
         whole / n,
+        tokens(&text).unwrap_or(0),
         lean / n
     );
     for (name, full, lean) in &sizes {
