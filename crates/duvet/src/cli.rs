@@ -10,6 +10,7 @@ use mcp_common::{
 };
 
 use crate::{config::Flags, engine::Engine, server::DuvetServer};
+use mcp_common::surface::{Selection, SurfaceArgs};
 
 /// The name the server introduces itself with on stderr.
 const NAME: &str = "duvet";
@@ -70,6 +71,10 @@ struct McpArgs {
     #[arg(long, value_name = "DIR")]
     spec_path: Option<PathBuf>,
 
+    /// Which tools to offer (toolsets: requirements, citations; all tools read).
+    #[command(flatten)]
+    surface: SurfaceArgs,
+
     #[command(flatten)]
     transport: TransportArgs,
 }
@@ -84,6 +89,13 @@ fn mcp(args: McpArgs) -> ExitCode {
     mcp_common::serve::init_tracing(args.verbose.min(3));
     let transport = match args.transport.transport() {
         Ok(transport) => transport,
+        Err(err) => {
+            mcp_common::serve::report_start_error(NAME, &err);
+            return ExitCode::from(2);
+        }
+    };
+    let selection = match Selection::new(&args.surface, crate::server::TOOLS) {
+        Ok(selection) => selection,
         Err(err) => {
             mcp_common::serve::report_start_error(NAME, &err);
             return ExitCode::from(2);
@@ -116,7 +128,7 @@ fn mcp(args: McpArgs) -> ExitCode {
                 tracing::warn!(%err, "no project yet: tools answer no_project until one appears");
             }
         });
-        let server = DuvetServer::new(engine, CursorKey::random());
+        let server = DuvetServer::new(engine, CursorKey::random(), &selection);
         let options = ServeOptions::default();
         mcp_common::serve::serve(transport, NAME, options, move || server.session()).await
     });

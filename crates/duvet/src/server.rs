@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use mcp_common::surface::{Entry, Selection};
 use mcp_common::{
     CursorKey, PagedReply, Parameters, Reply, ToolError, output_schema, paged_output_schema,
     subscribe,
@@ -42,6 +43,67 @@ pub struct DuvetServer {
     session: Arc<Session>,
     tool_router: ToolRouter<Self>,
 }
+
+/// Every tool and its toolset (`requirements`: what the specifications require and how far
+/// the code meets it; `citations`: the annotations in the code), all reads: what
+/// `--toolsets`, `--tools` and `--read-only` choose from.
+pub const TOOLS: &[Entry] = &[
+    Entry {
+        name: "search_requirements",
+        toolset: "requirements",
+        writes: false,
+    },
+    Entry {
+        name: "get_requirement_status",
+        toolset: "requirements",
+        writes: false,
+    },
+    Entry {
+        name: "list_uncited_requirements",
+        toolset: "requirements",
+        writes: false,
+    },
+    Entry {
+        name: "get_prioritized_requirements",
+        toolset: "requirements",
+        writes: false,
+    },
+    Entry {
+        name: "resolve_spec_id",
+        toolset: "requirements",
+        writes: false,
+    },
+    Entry {
+        name: "validate_citation",
+        toolset: "citations",
+        writes: false,
+    },
+    Entry {
+        name: "get_citation_context",
+        toolset: "citations",
+        writes: false,
+    },
+    Entry {
+        name: "list_invalid_citations",
+        toolset: "citations",
+        writes: false,
+    },
+    Entry {
+        name: "list_untested_citations",
+        toolset: "citations",
+        writes: false,
+    },
+    Entry {
+        name: "list_duplicate_citations",
+        toolset: "citations",
+        writes: false,
+    },
+    Entry {
+        name: "list_unattached_citations",
+        toolset: "citations",
+        writes: false,
+    },
+];
 
 impl DuvetServer {
     /// A handler for another client session: the same engine, cursor key and tools, its own
@@ -82,13 +144,15 @@ impl DuvetServer {
 impl DuvetServer {
     /// A handler serving `engine`, sealing cursors with `cursor_key`. Make one and call
     /// [`Self::session`] for each further session, so that all share the engine and the key.
-    pub fn new(engine: Arc<Engine>, cursor_key: CursorKey) -> Self {
+    pub fn new(engine: Arc<Engine>, cursor_key: CursorKey, selection: &Selection) -> Self {
         Self {
             engine,
             cursor_key,
             session: Arc::new(Session::new()),
             // Input schemas in the single-type form every client's dialect accepts.
-            tool_router: mcp_common::protocol::portable_router(Self::tool_router()),
+            tool_router: mcp_common::protocol::portable_router(
+                selection.apply(Self::tool_router(), TOOLS),
+            ),
         }
     }
 

@@ -281,9 +281,10 @@ pub enum Command {
     McpServer {
         #[command(flatten)]
         transport: mcp_common::serve::TransportArgs,
-        /// Offer only the reads (git_mile.list and git_mile.show), as the original surface.
-        #[arg(long)]
-        read_only: bool,
+        /// Which tools to offer (one toolset, entities; `--read-only` offers the reads,
+        /// git_mile.list and git_mile.show, as the original surface).
+        #[command(flatten)]
+        surface: mcp_common::surface::SurfaceArgs,
     },
 }
 

@@ -8,18 +8,15 @@ use git_mile::cli::{Cli, Command};
 use git_mile::ops::{self, OpError};
 use git_mile::server::{GitMileServer, Shared};
 use mcp_common::serve::{ServeOptions, TransportArgs};
+use mcp_common::surface::{Selection, SurfaceArgs};
 
 const NAME: &str = "git-mile";
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     mcp_common::serve::init_tracing(cli.verbose.min(3));
-    if let Command::McpServer {
-        transport,
-        read_only,
-    } = &cli.command
-    {
-        return serve(&cli, transport, *read_only);
+    if let Command::McpServer { transport, surface } = &cli.command {
+        return serve(&cli, transport, surface);
     }
     match git_mile::cli::run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -35,11 +32,18 @@ fn main() -> ExitCode {
     }
 }
 
-/// `git mile mcp-server [--http ADDR] [--read-only]`: stdio (with the contract's `shutdown`)
+/// `git mile mcp-server [--http ADDR] [--toolsets …] [--tools …] [--read-only]`: stdio (with the contract's `shutdown`)
 /// by default, Streamable HTTP at `/mcp` with `--http`.
-fn serve(cli: &Cli, args: &TransportArgs, read_only: bool) -> ExitCode {
+fn serve(cli: &Cli, args: &TransportArgs, surface: &SurfaceArgs) -> ExitCode {
     let transport = match args.transport() {
         Ok(transport) => transport,
+        Err(err) => {
+            mcp_common::serve::report_start_error(NAME, &err);
+            return ExitCode::from(2);
+        }
+    };
+    let selection = match Selection::new(surface, git_mile::server::TOOLS) {
+        Ok(selection) => selection,
         Err(err) => {
             mcp_common::serve::report_start_error(NAME, &err);
             return ExitCode::from(2);
@@ -61,7 +65,7 @@ fn serve(cli: &Cli, args: &TransportArgs, read_only: bool) -> ExitCode {
     };
     // One repository and one cursor key for every session: a cursor from one HTTP session
     // works in another (and after a restart, and with the CLI).
-    let shared = Shared::new(catalog, read_only);
+    let shared = Shared::new(catalog, selection);
     let result = runtime.block_on(async move {
         shared.warm_up();
         mcp_common::serve::serve(

@@ -18,6 +18,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use mcp_common::surface::{Entry, Selection};
 use mcp_common::{CursorKey, ErrorClass, ToJsonRpc as _, ToolError};
 
 use crate::catalog::{Catalog, Lookup, Snapshot};
@@ -106,17 +107,17 @@ impl From<ToolError> for Failure {
 }
 
 /// What every session of a server process shares: the repository, the cursor key, and
-/// whether the writes are offered.
+/// which tools are offered.
 pub struct Shared {
     catalog: Result<Arc<Catalog>, String>,
     cursor_key: CursorKey,
-    read_only: bool,
+    selection: Selection,
 }
 
 impl Shared {
     /// `catalog` is the repository to serve, or why there is none (the server still starts
-    /// and says so on each call). `read_only` offers the two reads only.
-    pub fn new(catalog: Result<Arc<Catalog>, String>, read_only: bool) -> Arc<Self> {
+    /// and says so on each call). `selection` chooses the tools offered.
+    pub fn new(catalog: Result<Arc<Catalog>, String>, selection: Selection) -> Arc<Self> {
         let cursor_key = match &catalog {
             Ok(catalog) => cursor_key(catalog.store().git_dir()),
             // Without a repository no cursor was ever issued: any is refused.
@@ -125,7 +126,7 @@ impl Shared {
         Arc::new(Self {
             catalog,
             cursor_key,
-            read_only,
+            selection,
         })
     }
 
@@ -390,46 +391,52 @@ pub fn tools() -> &'static [Tool] {
     &TOOLS
 }
 
-/// What a tool does to the repository.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    Read,
-    Write,
-}
-
-/// Every tool, tagged once as a read or a write: `--read-only` offers and serves the reads
-/// alone ([`offers`]), in tools/list and in calls alike.
-pub const ACCESS: [(&str, Access); 5] = [
-    (LIST, Access::Read),
-    (SHOW, Access::Read),
-    (CREATE, Access::Write),
-    (UPDATE, Access::Write),
-    (COMMENT, Access::Write),
+/// Every tool, tagged once as a read or a write, in the one toolset `entities` (each tool
+/// takes any kind of entity): what `--toolsets`, `--tools` and `--read-only` choose from,
+/// in tools/list and in calls alike ([`offers`]).
+pub const TOOLS: &[Entry] = &[
+    Entry {
+        name: LIST,
+        toolset: "entities",
+        writes: false,
+    },
+    Entry {
+        name: SHOW,
+        toolset: "entities",
+        writes: false,
+    },
+    Entry {
+        name: CREATE,
+        toolset: "entities",
+        writes: true,
+    },
+    Entry {
+        name: UPDATE,
+        toolset: "entities",
+        writes: true,
+    },
+    Entry {
+        name: COMMENT,
+        toolset: "entities",
+        writes: true,
+    },
 ];
 
-/// The access of the tool `name`, `None` for a name that is no tool.
-pub fn access(name: &str) -> Option<Access> {
-    ACCESS
-        .iter()
-        .find(|(tool, _)| *tool == name)
-        .map(|(_, access)| *access)
+/// Whether the tool `name` writes, `None` for a name that is no tool.
+pub fn writes(name: &str) -> Option<bool> {
+    TOOLS.iter().find(|e| e.name == name).map(|e| e.writes)
 }
 
-/// Whether a server offers the tool `name`: a read always, a write unless it is read-only.
-pub fn offers(name: &str, read_only: bool) -> bool {
-    match access(name) {
-        Some(Access::Read) => true,
-        Some(Access::Write) => !read_only,
-        None => false,
-    }
+/// Whether a server with `selection` offers the tool `name`.
+pub fn offers(name: &str, selection: &Selection) -> bool {
+    selection.offers(name, TOOLS)
 }
 
-/// The tools a server offers, in the order of [`tools`]: the reads alone when it is
-/// read-only.
-pub fn offered(read_only: bool) -> impl Iterator<Item = &'static Tool> {
+/// The tools a server with `selection` offers, in the order of [`tools`].
+pub fn offered(selection: &Selection) -> impl Iterator<Item = &'static Tool> {
     tools()
         .iter()
-        .filter(move |tool| offers(&tool.name, read_only))
+        .filter(move |tool| offers(&tool.name, selection))
 }
 
 fn build_tools() -> Vec<Tool> {
@@ -508,15 +515,17 @@ impl ServerHandler for GitMileServer {
                 env!("CARGO_PKG_NAME"),
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(if self.shared.read_only {
-                format!("{INSTRUCTIONS}{}", self.shared.repository_note())
-            } else {
-                format!(
-                    "{INSTRUCTIONS}{}{}",
-                    writes::INSTRUCTIONS,
-                    self.shared.repository_note()
-                )
-            })
+            .with_instructions(
+                if !offered(&self.shared.selection).any(|t| writes(&t.name) == Some(true)) {
+                    format!("{INSTRUCTIONS}{}", self.shared.repository_note())
+                } else {
+                    format!(
+                        "{INSTRUCTIONS}{}{}",
+                        writes::INSTRUCTIONS,
+                        self.shared.repository_note()
+                    )
+                },
+            )
     }
 
     async fn list_tools(
@@ -525,12 +534,12 @@ impl ServerHandler for GitMileServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(
-            offered(self.shared.read_only).cloned().collect(),
+            offered(&self.shared.selection).cloned().collect(),
         ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        offered(self.shared.read_only)
+        offered(&self.shared.selection)
             .find(|t| t.name == name)
             .cloned()
     }
@@ -542,13 +551,15 @@ impl ServerHandler for GitMileServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let name = request.name.as_ref();
-        let read_only = self.shared.read_only;
-        let access = access(name);
-        if access == Some(Access::Write) && read_only {
-            return Err(no_such_tool(
-                "this server is read-only (--read-only)",
-                read_only,
-            ));
+        let selection = &self.shared.selection;
+        let writing = writes(name);
+        if writing.is_some() && !offers(name, selection) {
+            let why = if writing == Some(true) && selection.read_only() {
+                "this server is read-only (--read-only)".to_string()
+            } else {
+                format!("`{name}` is not offered (--toolsets, --tools)")
+            };
+            return Err(no_such_tool(&why, selection));
         }
         let outcome = match name {
             LIST => self.list(args).await,
@@ -567,7 +578,7 @@ impl ServerHandler for GitMileServer {
             }
             other => {
                 let why = format!("unknown tool `{}`", quote::excerpt(other));
-                return Err(no_such_tool(&why, read_only));
+                return Err(no_such_tool(&why, selection));
             }
         };
         match outcome {
@@ -581,9 +592,7 @@ impl ServerHandler for GitMileServer {
                 }
                 Err(err.to_json_rpc())
             }
-            Err(Failure::Tool(err)) if access == Some(Access::Write) => {
-                Ok(write_error_result(&err).into())
-            }
+            Err(Failure::Tool(err)) if writing == Some(true) => Ok(write_error_result(&err).into()),
             Err(Failure::Tool(err)) => Ok(error_result(&err).into()),
         }
     }
@@ -652,8 +661,8 @@ impl ServerHandler for GitMileServer {
 }
 
 /// A call of a tool this server does not offer (`-32601`): `why`, and the tools it offers.
-fn no_such_tool(why: &str, read_only: bool) -> ErrorData {
-    let offered: Vec<&str> = offered(read_only).map(|t| t.name.as_ref()).collect();
+fn no_such_tool(why: &str, selection: &Selection) -> ErrorData {
+    let offered: Vec<&str> = offered(selection).map(|t| t.name.as_ref()).collect();
     ErrorData::new(
         ErrorCode::METHOD_NOT_FOUND,
         format!("{why}: the tools are {}", offered.join(", ")),
@@ -693,13 +702,13 @@ mod tests {
     #[test]
     fn every_tool_is_tagged_as_its_annotations_say() {
         let names: Vec<&str> = tools().iter().map(|t| t.name.as_ref()).collect();
-        let tagged: Vec<&str> = ACCESS.iter().map(|(name, _)| *name).collect();
+        let tagged: Vec<&str> = TOOLS.iter().map(|e| e.name).collect();
         assert_eq!(names, tagged);
         for tool in tools() {
             let read_only_hint = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
             assert_eq!(
                 read_only_hint,
-                Some(access(&tool.name) == Some(Access::Read)),
+                writes(&tool.name).map(|w| !w),
                 "{}",
                 tool.name
             );
@@ -708,10 +717,16 @@ mod tests {
 
     #[test]
     fn read_only_offers_the_reads_alone() {
-        let names =
-            |read_only| -> Vec<&str> { offered(read_only).map(|t| t.name.as_ref()).collect() };
+        let names = |read_only| -> Vec<&str> {
+            let args = mcp_common::surface::SurfaceArgs {
+                read_only,
+                ..Default::default()
+            };
+            let selection = Selection::new(&args, TOOLS).unwrap();
+            offered(&selection).map(|t| t.name.as_ref()).collect()
+        };
         assert_eq!(names(true), [LIST, SHOW]);
         assert_eq!(names(false), [LIST, SHOW, CREATE, UPDATE, COMMENT]);
-        assert!(!offers("git_mile.other", false));
+        assert!(!offers("git_mile.other", &Selection::all()));
     }
 }

@@ -14,13 +14,18 @@ use std::path::PathBuf;
 use jility_core::Service;
 use jility_sqlite::local::{self, Location};
 use mcp_common::serve::{ServeOptions, Transport};
+use mcp_common::surface::Selection;
 
 use crate::server::{JilityServer, Shared};
 
 /// `jility --mcp-server`: find (or create) the database at `db` (else the nearest
 /// `.jility/data.db`, else one in the working directory), then serve MCP over `transport`
 /// until the client leaves (stdio) or the process is told to stop (HTTP).
-pub fn serve_local(db: Option<PathBuf>, transport: Transport) -> anyhow::Result<()> {
+pub fn serve_local(
+    db: Option<PathBuf>,
+    transport: Transport,
+    selection: Selection,
+) -> anyhow::Result<()> {
     let cwd = std::env::current_dir()?;
     let location = match db {
         Some(db) => Location::explicit(db),
@@ -45,7 +50,7 @@ pub fn serve_local(db: Option<PathBuf>, transport: Transport) -> anyhow::Result<
         .ok()
         .map(|a| a.trim().to_string())
         .filter(|a| !a.is_empty());
-    let shared = Shared::new(Service::new(tracker), actor);
+    let shared = Shared::new(Service::new(tracker), actor).with_selection(selection);
     let runtime = mcp_common::serve::runtime(&transport)?;
     runtime.block_on(mcp_common::serve::serve(
         transport,
@@ -55,10 +60,16 @@ pub fn serve_local(db: Option<PathBuf>, transport: Transport) -> anyhow::Result<
     ))
 }
 
+/// The tools `--mcp-server` offers, as `surface` (`--toolsets`, `--tools`, `--read-only`)
+/// chooses among the server's.
+pub fn selection(surface: &mcp_common::surface::SurfaceArgs) -> Result<Selection, String> {
+    Selection::new(surface, crate::server::catalog())
+}
+
 /// `JILITY_MODE=cloud jility --mcp-server`: check the configuration, ask the API for the
 /// token's scopes, start following the API's events, and serve MCP over `transport`.
 #[cfg(feature = "cloud")]
-pub fn serve_bridge(transport: Transport) -> anyhow::Result<()> {
+pub fn serve_bridge(transport: Transport, selection: Selection) -> anyhow::Result<()> {
     use jility_bridge::bridge::{Bridge, BridgeBackend};
     use jility_bridge::client;
     let base =
@@ -75,7 +86,7 @@ pub fn serve_bridge(transport: Transport) -> anyhow::Result<()> {
         // The token's scopes decide which tools are listed (as at /mcp).
         bridge.identify().await;
         bridge.follow_events();
-        let shared = Shared::new(BridgeBackend(bridge), None);
+        let shared = Shared::new(BridgeBackend(bridge), None).with_selection(selection);
         mcp_common::serve::serve(transport, "jility", ServeOptions::default(), move || {
             JilityServer::new(shared.clone())
         })

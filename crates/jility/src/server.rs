@@ -14,6 +14,7 @@ use jility_core::backend::{Backend, Caller};
 use jility_core::errors;
 use jility_core::ops::{self, Operation, Verb};
 use jility_core::token::Principal;
+use mcp_common::surface::{Entry, Selection};
 use mcp_common::{MarkdownReply, Parameters, ToolError, output_schema, paged_output_schema};
 use rmcp::handler::server::common::{FromContextPart as _, schema_for_input};
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
@@ -40,14 +41,71 @@ pub struct Shared<B> {
     /// `JILITY_ACTOR`, when set; otherwise each session's client name from its handshake.
     /// (In the cloud, the token's name is the actor.)
     actor: Option<String>,
+    /// The tools offered (`--toolsets`, `--tools`, `--read-only`): all by default.
+    selection: Selection,
 }
 
 impl<B: Backend> Shared<B> {
     /// The tools on `backend`, authored by `actor` where the backend takes the caller's
     /// word for it (local mode).
     pub fn new(backend: B, actor: Option<String>) -> Self {
-        Self { backend, actor }
+        Self {
+            backend,
+            actor,
+            selection: Selection::all(),
+        }
     }
+
+    /// Offering only the tools `selection` chooses.
+    pub fn with_selection(mut self, selection: Selection) -> Self {
+        self.selection = selection;
+        self
+    }
+}
+
+/// The toolset of the tool `name`: `planning` (epics and sprints), `inbox` (notifications
+/// and watching), `tickets` (everything else: tickets, their links and history, search,
+/// views, bulk edits).
+fn toolset(name: &str) -> &'static str {
+    match name {
+        "jility_list_epics"
+        | "jility_get_epic"
+        | "jility_list_sprints"
+        | "jility_create_sprint"
+        | "jility_start_sprint"
+        | "jility_complete_sprint"
+        | "jility_add_to_sprint"
+        | "jility_remove_from_sprint"
+        | "jility_plan_sprint"
+        | "jility_sprint_stats" => "planning",
+        "jility_list_notifications" | "jility_mark_notifications_read" | "jility_watch_ticket" => {
+            "inbox"
+        }
+        _ => "tickets",
+    }
+}
+
+/// Every tool, in the operations table's order, with its toolset, and writing unless its
+/// route is a GET: what `--toolsets`, `--tools` and `--read-only` choose from.
+pub fn catalog() -> &'static [Entry] {
+    static CATALOG: LazyLock<Vec<Entry>> = LazyLock::new(|| {
+        let mut entries = Vec::new();
+        macro_rules! entry {
+            ($op:ident) => {
+                if <ops::$op as Operation>::TOOL {
+                    let name = <ops::$op as Operation>::NAME;
+                    entries.push(Entry {
+                        name,
+                        toolset: toolset(name),
+                        writes: <ops::$op as Operation>::VERB != Verb::Get,
+                    });
+                }
+            };
+        }
+        jility_core::for_each_operation!(entry);
+        entries
+    });
+    &CATALOG
 }
 
 /// One MCP session's handler (stdio has one; HTTP makes one per session). Cheap to make:
@@ -222,9 +280,10 @@ fn call<B: Backend, O: Operation>(
 
 impl<B: Backend> JilityServer<B> {
     pub fn new(shared: Shared<B>) -> Self {
+        let tool_router = shared.selection.apply(tool_router(), catalog());
         Self {
             shared,
-            tool_router: tool_router(),
+            tool_router,
         }
     }
 }

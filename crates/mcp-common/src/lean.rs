@@ -210,7 +210,7 @@ mod tests {
     fn fields_keep_their_types_and_nested_shapes_are_typed_only() {
         let full = json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "description": "A ticket.",
+            "description": "An item.",
             "type": "object",
             "properties": {
                 "title": {"type": "string", "description": "Its title."},

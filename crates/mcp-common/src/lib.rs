@@ -22,6 +22,8 @@
 //! - [`signal`]: the termination signals that stop a server.
 //! - [`subscribe`]: resource subscriptions as a server accepts them, in both protocol
 //!   generations.
+//! - [`surface`]: which tools a server offers: toolsets, an allow-list and the read-only
+//!   mode, the same options for every server.
 
 #[cfg(feature = "http")]
 mod body;
@@ -43,6 +45,7 @@ pub mod signal;
 pub mod start;
 pub mod stdio;
 pub mod subscribe;
+pub mod surface;
 
 pub use envelope::{
     MarkdownReply, PagedReply, Reply, ToolResponse, WireResponse, output_schema,

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod edge;
 pub mod killable;
 pub mod protocol;
+pub mod surface;
 
 use std::{
     path::Path,

@@ -6,6 +6,7 @@ use std::{collections::HashSet, path::PathBuf, process::ExitCode, time::Duration
 
 use clap::Parser;
 use mcp_common::serve::{self, ServeOptions, TransportArgs};
+use mcp_common::surface::{Selection, SurfaceArgs};
 use twig_mcp::{
     context::{ServerContext, Settings},
     server::{Feature, TwigMcpServer},
@@ -37,6 +38,10 @@ struct Cli {
     /// jira).
     #[arg(long, value_enum, value_name = "FEATURE")]
     disable: Vec<Feature>,
+
+    /// Which tools to offer (toolsets: local, github, jira; all tools read).
+    #[command(flatten)]
+    surface: SurfaceArgs,
 
     /// Timeout of each GitHub or Jira request, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -71,9 +76,16 @@ fn main() -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let settings = Settings::from_env(Duration::from_secs(cli.timeout));
     let disabled: HashSet<Feature> = cli.disable.into_iter().collect();
+    let selection = match Selection::new(&cli.surface, twig_mcp::server::TOOLS) {
+        Ok(selection) => selection,
+        Err(err) => {
+            serve::report_start_error(NAME, &err);
+            return ExitCode::from(2);
+        }
+    };
     // The repository is detected, and the server built, once: every session shares them.
     let ctx = ServerContext::new(cli.repo.as_deref(), &cwd, settings);
-    let server = TwigMcpServer::new(ctx, disabled);
+    let server = TwigMcpServer::new(ctx, disabled, selection);
     let served = runtime.block_on(serve::serve(
         transport,
         NAME,

@@ -3,6 +3,7 @@
 use std::{collections::HashSet, sync::Arc};
 
 use mcp_common::subscribe::{self, SessionSubscriptions};
+use mcp_common::surface::{Entry, Selection};
 use mcp_common::{PagedReply, Parameters, Reply, output_schema, paged_output_schema};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
@@ -40,8 +41,75 @@ Jira issues, and GitHub PRs for the current repository. Before changing a stack,
 get_stack_health: what needs a rebase and in which order, what is merged, stale or missing, \
 and what could be pruned.";
 
-const GITHUB_TOOLS: [&str; 3] = ["get_pull_request", "get_pr_status", "list_pull_requests"];
-const JIRA_TOOLS: [&str; 2] = ["get_jira_issue", "list_jira_issues"];
+/// Every tool, its toolset (`local`: the repository and twig's data; `github`; `jira`), all
+/// reads: what `--toolsets`, `--tools` and `--read-only` choose from.
+pub const TOOLS: &[Entry] = &[
+    Entry {
+        name: "get_current_branch",
+        toolset: "local",
+        writes: false,
+    },
+    Entry {
+        name: "get_branch_metadata",
+        toolset: "local",
+        writes: false,
+    },
+    Entry {
+        name: "get_branch_stack",
+        toolset: "local",
+        writes: false,
+    },
+    Entry {
+        name: "get_branch_tree",
+        toolset: "local",
+        writes: false,
+    },
+    Entry {
+        name: "list_branches",
+        toolset: "local",
+        writes: false,
+    },
+    Entry {
+        name: "list_repositories",
+        toolset: "local",
+        writes: false,
+    },
+    Entry {
+        name: "get_worktrees",
+        toolset: "local",
+        writes: false,
+    },
+    Entry {
+        name: "get_stack_health",
+        toolset: "local",
+        writes: false,
+    },
+    Entry {
+        name: "get_pull_request",
+        toolset: "github",
+        writes: false,
+    },
+    Entry {
+        name: "get_pr_status",
+        toolset: "github",
+        writes: false,
+    },
+    Entry {
+        name: "list_pull_requests",
+        toolset: "github",
+        writes: false,
+    },
+    Entry {
+        name: "get_jira_issue",
+        toolset: "jira",
+        writes: false,
+    },
+    Entry {
+        name: "list_jira_issues",
+        toolset: "jira",
+        writes: false,
+    },
+];
 
 /// The MCP handler of one client session. Everything but the session's legacy
 /// subscriptions is shared by every session of the process (see [`Self::session`]).
@@ -70,18 +138,19 @@ impl TwigMcpServer {
 
 #[tool_router]
 impl TwigMcpServer {
-    pub fn new(ctx: ServerContext, disabled: HashSet<Feature>) -> Self {
+    /// A server offering the tools `selection` chooses; a feature in `disabled` (`--disable`)
+    /// offers neither its toolset nor its data.
+    pub fn new(ctx: ServerContext, disabled: HashSet<Feature>, selection: Selection) -> Self {
         let ctx = Arc::new(ctx);
         ctx.shed_caches_when_idle();
-        let mut tool_router = Self::tool_router();
+        let mut selection = selection;
         if disabled.contains(&Feature::Github) {
-            GITHUB_TOOLS
-                .iter()
-                .for_each(|t| tool_router.remove_route(t));
+            selection = selection.without_toolset("github", TOOLS);
         }
         if disabled.contains(&Feature::Jira) {
-            JIRA_TOOLS.iter().for_each(|t| tool_router.remove_route(t));
+            selection = selection.without_toolset("jira", TOOLS);
         }
+        let tool_router = selection.apply(Self::tool_router(), TOOLS);
         Self {
             subscriptions: Arc::new(Subscriptions::new(ctx.clone())),
             ctx,

@@ -36,3 +36,9 @@ async fn an_unknown_tool_is_named_with_the_tools() {
 async fn a_missing_resource_carries_its_uri() {
     protocol::check_missing_resource_carries_its_uri(BIN, ARGS, "duvet:///no/such/resource").await;
 }
+
+/// `--toolsets`, `--tools` and `--read-only`, as every server takes them.
+#[tokio::test]
+async fn toolsets_tools_and_read_only_choose_the_tools() {
+    mcp_testkit::surface::check_surface(BIN, ARGS, duvet::server::TOOLS).await;
+}

@@ -63,3 +63,9 @@ async fn a_stateless_initialize_is_an_unknown_method() {
     }
     mcp.ping().await;
 }
+
+/// `--toolsets`, `--tools` and `--read-only`, as every server takes them.
+#[tokio::test]
+async fn toolsets_tools_and_read_only_choose_the_tools() {
+    mcp_testkit::surface::check_surface(BIN, ARGS, git_mile::server::TOOLS).await;
+}

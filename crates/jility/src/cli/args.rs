@@ -49,6 +49,9 @@ pub struct Cli {
         )
     )]
     pub mcp_server: bool,
+    /// Which tools --mcp-server offers (toolsets: tickets, planning, inbox).
+    #[command(flatten)]
+    pub surface: mcp_common::surface::SurfaceArgs,
     #[command(flatten)]
     pub transport: TransportArgs,
     /// The database file of --mcp-server in local mode (default: the nearest .jility/data.db).

@@ -286,14 +286,21 @@ pub fn main(mut cli: Cli) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
+        let selection = match crate::app::selection(&cli.surface) {
+            Ok(selection) => selection,
+            Err(err) => {
+                mcp_common::serve::report_start_error("jility", &err);
+                return ExitCode::from(2);
+            }
+        };
         #[cfg(feature = "cloud")]
         let served = if cloud {
-            crate::app::serve_bridge(transport)
+            crate::app::serve_bridge(transport, selection)
         } else {
-            crate::app::serve_local(cli.db.take(), transport)
+            crate::app::serve_local(cli.db.take(), transport, selection)
         };
         #[cfg(not(feature = "cloud"))]
-        let served = crate::app::serve_local(cli.db.take(), transport);
+        let served = crate::app::serve_local(cli.db.take(), transport, selection);
         return match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {

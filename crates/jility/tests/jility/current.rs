@@ -98,3 +98,9 @@ fn undeclared_capabilities_are_unknown_methods_at_the_hosted_mcp() {
         undeclared_methods_are_unknown(&mcp).await;
     });
 }
+
+/// `--toolsets`, `--tools` and `--read-only`, as every server takes them.
+#[tokio::test]
+async fn toolsets_tools_and_read_only_choose_the_tools() {
+    mcp_testkit::surface::check_surface(BIN, ARGS, jility::server::catalog()).await;
+}

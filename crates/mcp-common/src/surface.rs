@@ -1,0 +1,250 @@
+//! One tool surface for every server: each tool belongs to a toolset and reads or writes;
+//! every server takes the same options to choose what it offers — `--toolsets a,b`,
+//! `--tools name,name` (an allow-list) and `--read-only`, which wins over both — and
+//! `tools/list` and calls follow (a tool not offered is unknown, as if it did not exist).
+
+use std::collections::BTreeSet;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+
+/// A tool as the surface knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub name: &'static str,
+    /// The toolset it belongs to (a server names its own).
+    pub toolset: &'static str,
+    /// Whether it changes anything (`--read-only` leaves it out).
+    pub writes: bool,
+}
+
+/// The options every server takes (its own older flags stay as aliases).
+#[derive(clap::Args, Debug, Clone, Default, PartialEq, Eq)]
+pub struct SurfaceArgs {
+    /// Offer only the tools of these toolsets (comma-separated; `--help` of the server
+    /// names them). With `--tools` too, the tools of either.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "TOOLSETS",
+        env = "MCP_TOOLSETS"
+    )]
+    pub toolsets: Vec<String>,
+    /// Offer only these tools (comma-separated names). With `--toolsets` too, the tools of
+    /// either.
+    #[arg(long, value_delimiter = ',', value_name = "TOOLS", env = "MCP_TOOLS")]
+    pub tools: Vec<String>,
+    /// Offer no tool that writes (wins over `--toolsets` and `--tools`).
+    #[arg(long, env = "MCP_READ_ONLY")]
+    pub read_only: bool,
+}
+
+/// Which of a server's tools it offers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    toolsets: Option<BTreeSet<String>>,
+    tools: Option<BTreeSet<String>>,
+    read_only: bool,
+}
+
+impl Selection {
+    /// Every tool.
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    /// The selection `args` ask for among `entries`: an unknown toolset or tool is refused
+    /// with the ones there are (a typo must not silently offer nothing).
+    pub fn new(args: &SurfaceArgs, entries: &[Entry]) -> Result<Self, String> {
+        let clean = |names: &[String]| -> BTreeSet<String> {
+            names
+                .iter()
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty())
+                .collect()
+        };
+        let toolsets = clean(&args.toolsets);
+        let tools = clean(&args.tools);
+        let known_sets = toolsets_of(entries);
+        if let Some(unknown) = toolsets.iter().find(|t| !known_sets.contains(&t.as_str())) {
+            return Err(format!(
+                "unknown toolset `{}`: the toolsets are {}",
+                crate::text::excerpt(unknown, 100),
+                known_sets.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if let Some(unknown) = tools
+            .iter()
+            .find(|t| !entries.iter().any(|e| e.name == t.as_str()))
+        {
+            return Err(format!(
+                "unknown tool `{}`: the tools are {}",
+                crate::text::excerpt(unknown, 100),
+                entries
+                    .iter()
+                    .map(|e| e.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Ok(Self {
+            toolsets: (!toolsets.is_empty()).then_some(toolsets),
+            tools: (!tools.is_empty()).then_some(tools),
+            read_only: args.read_only,
+        })
+    }
+
+    /// This selection without the tools of `toolset` (an older flag's way to say so).
+    pub fn without_toolset(mut self, toolset: &str, entries: &[Entry]) -> Self {
+        let sets = self
+            .toolsets
+            .take()
+            .unwrap_or_else(|| toolsets_of(entries).into_iter().map(String::from).collect());
+        let kept: BTreeSet<String> = sets.into_iter().filter(|s| s != toolset).collect();
+        self.toolsets = Some(kept);
+        self
+    }
+
+    /// Whether `--read-only` (or an alias of it) was asked for.
+    pub fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Whether the tool `entry` is offered.
+    pub fn allows(&self, entry: &Entry) -> bool {
+        if self.read_only && entry.writes {
+            return false;
+        }
+        match (&self.toolsets, &self.tools) {
+            (None, None) => true,
+            (sets, tools) => {
+                sets.as_ref().is_some_and(|s| s.contains(entry.toolset))
+                    || tools.as_ref().is_some_and(|t| t.contains(entry.name))
+            }
+        }
+    }
+
+    /// Whether the tool named `name` is offered (a name `entries` does not know is not).
+    pub fn offers(&self, name: &str, entries: &[Entry]) -> bool {
+        entries
+            .iter()
+            .find(|e| e.name == name)
+            .is_some_and(|e| self.allows(e))
+    }
+
+    /// `router` without the routes this selection leaves out: they are neither listed nor
+    /// callable.
+    pub fn apply<S: Send + Sync + 'static>(
+        &self,
+        mut router: ToolRouter<S>,
+        entries: &[Entry],
+    ) -> ToolRouter<S> {
+        let names: Vec<String> = router.map.keys().map(|k| k.to_string()).collect();
+        for name in names {
+            if !self.offers(&name, entries) {
+                router.remove_route(&name);
+            }
+        }
+        router
+    }
+}
+
+/// The toolsets of `entries`, in order of first appearance.
+pub fn toolsets_of(entries: &[Entry]) -> Vec<&'static str> {
+    let mut sets: Vec<&'static str> = Vec::new();
+    for entry in entries {
+        if !sets.contains(&entry.toolset) {
+            sets.push(entry.toolset);
+        }
+    }
+    sets
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ENTRIES: &[Entry] = &[
+        Entry {
+            name: "list",
+            toolset: "alpha",
+            writes: false,
+        },
+        Entry {
+            name: "create",
+            toolset: "alpha",
+            writes: true,
+        },
+        Entry {
+            name: "sprints",
+            toolset: "beta",
+            writes: false,
+        },
+        Entry {
+            name: "plan",
+            toolset: "beta",
+            writes: true,
+        },
+    ];
+
+    fn offered(args: SurfaceArgs) -> Vec<&'static str> {
+        let selection = Selection::new(&args, ENTRIES).unwrap();
+        ENTRIES
+            .iter()
+            .filter(|e| selection.allows(e))
+            .map(|e| e.name)
+            .collect()
+    }
+
+    fn args(toolsets: &[&str], tools: &[&str], read_only: bool) -> SurfaceArgs {
+        SurfaceArgs {
+            toolsets: toolsets.iter().map(|s| s.to_string()).collect(),
+            tools: tools.iter().map(|s| s.to_string()).collect(),
+            read_only,
+        }
+    }
+
+    #[test]
+    fn toolsets_tools_and_read_only_choose_together() {
+        assert_eq!(
+            offered(args(&[], &[], false)),
+            ["list", "create", "sprints", "plan"]
+        );
+        assert_eq!(offered(args(&["beta"], &[], false)), ["sprints", "plan"]);
+        assert_eq!(
+            offered(args(&["beta"], &["list"], false)),
+            ["list", "sprints", "plan"]
+        );
+        assert_eq!(
+            offered(args(&[], &["create", "plan"], false)),
+            ["create", "plan"]
+        );
+        // Read-only wins over everything.
+        assert_eq!(offered(args(&[], &[], true)), ["list", "sprints"]);
+        assert_eq!(offered(args(&["alpha"], &["plan"], true)), ["list"]);
+    }
+
+    #[test]
+    fn unknown_names_are_refused_with_the_known_ones() {
+        let err = Selection::new(&args(&["alfa"], &[], false), ENTRIES).unwrap_err();
+        assert!(
+            err.contains("`alfa`") && err.contains("alpha, beta"),
+            "{err}"
+        );
+        let err = Selection::new(&args(&[], &["nope"], false), ENTRIES).unwrap_err();
+        assert!(
+            err.contains("`nope`") && err.contains("list, create, sprints, plan"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_older_flag_can_take_a_toolset_away() {
+        let selection = Selection::all().without_toolset("beta", ENTRIES);
+        let names: Vec<_> = ENTRIES
+            .iter()
+            .filter(|e| selection.allows(e))
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(names, ["list", "create"]);
+    }
+}
