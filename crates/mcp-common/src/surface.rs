@@ -34,7 +34,12 @@ pub struct SurfaceArgs {
     #[arg(long, value_delimiter = ',', value_name = "TOOLS", env = "MCP_TOOLS")]
     pub tools: Vec<String>,
     /// Offer no tool that writes (wins over `--toolsets` and `--tools`).
-    #[arg(long, env = "MCP_READ_ONLY")]
+    #[arg(
+        long,
+        env = "MCP_READ_ONLY",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     pub read_only: bool,
 }
 

@@ -62,6 +62,25 @@ pub async fn check_surface(bin: &str, base: &[&str], entries: &[Entry]) {
         reads,
         "{bin} --read-only"
     );
+    // The same from the environment, `1` as well as `true`.
+    let home = tempfile::tempdir().expect("tempdir");
+    let home_str = home.path().display().to_string();
+    let mcp = crate::McpProcess::spawn_bin_over(
+        Wire::Stdio,
+        bin,
+        base,
+        home.path(),
+        &[("HOME", home_str.as_str()), ("MCP_READ_ONLY", "1")],
+    )
+    .await
+    .expect("the server starts");
+    let from_env: BTreeSet<String> = mcp
+        .tools()
+        .await
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(from_env, reads, "{bin} with MCP_READ_ONLY=1");
     if sets.len() > 1 {
         let other = entries.iter().find(|e| e.toolset != first.toolset).copied();
         if let Some(other) = other {
