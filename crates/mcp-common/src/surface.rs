@@ -20,8 +20,8 @@ pub struct Entry {
 /// The options every server takes (its own older flags stay as aliases).
 #[derive(clap::Args, Debug, Clone, Default, PartialEq, Eq)]
 pub struct SurfaceArgs {
-    /// Offer only the tools of these toolsets (comma-separated; `--help` of the server
-    /// names them). With `--tools` too, the tools of either.
+    /// Offer only the tools of these toolsets (comma-separated; an unknown one is refused
+    /// with the ones there are). With `--tools` too, the tools of either.
     #[arg(
         long,
         value_delimiter = ',',
