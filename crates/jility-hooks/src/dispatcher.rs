@@ -161,6 +161,10 @@ async fn run(
             last_fan_out = std::time::Instant::now();
         }
         let free = slots.available_permits();
+        if free == 0 {
+            // Every slot busy: the recorder wakes the loop when it frees some.
+            waiting.store(true, Ordering::Release);
+        }
         if fan || free > 0 {
             let step_db = db.clone();
             let step_readers = readers.clone();
@@ -179,7 +183,8 @@ async fn run(
                         dirty.store(true, Ordering::Release);
                         wake.notify_one();
                     }
-                    waiting.store(free > 0 && claimed.len() >= free, Ordering::Release);
+                    // No free slot, or as many taken as there were: more may be due.
+                    waiting.store(claimed.len() >= free, Ordering::Release);
                     for delivery in claimed {
                         let Ok(slot) = slots.clone().acquire_owned().await else {
                             return;
