@@ -67,53 +67,51 @@ pub fn claim(
     cache: &mut Prepared<'_>,
     most: i64,
 ) -> Result<Vec<Claimed>, ToolError> {
-    {
-        let due = cache.get(
-            tx,
-            "WITH due AS ( \
-               SELECT d.id FROM webhook_deliveries d \
-               JOIN webhooks w ON w.id = d.webhook_id AND w.enabled \
-               WHERE d.state = 'pending' AND d.next_attempt_at <= now() \
-                 AND (d.leased_until IS NULL OR d.leased_until < now()) \
-                 AND (d.ticket_id IS NULL OR NOT EXISTS ( \
-                   SELECT 1 FROM webhook_deliveries e \
-                   WHERE e.webhook_id = d.webhook_id AND e.ticket_id = d.ticket_id \
-                     AND e.state = 'pending' AND e.id < d.id)) \
-               ORDER BY d.next_attempt_at, d.id LIMIT $1 \
-               FOR UPDATE OF d SKIP LOCKED) \
-             UPDATE webhook_deliveries d SET \
-               leased_until = now() + make_interval(secs => $2::int), \
-               attempts = d.attempts + 1, \
-               first_attempt_at = coalesce(d.first_attempt_at, now()), \
-               last_attempt_at = now() \
-             FROM due, webhooks w \
-             WHERE d.id = due.id AND w.id = d.webhook_id \
-             RETURNING d.id, d.workspace_id, d.webhook_id, d.message_id, d.body, d.attempts, \
-               extract(epoch FROM now() - d.first_attempt_at)::float8, w.url, w.secret, \
-               CASE WHEN w.previous_until > now() THEN w.previous_secret END",
-        )?;
-        let rows = tx.query(&due, &[&most, &LEASE_SECS]).map_err(get)?;
-        rows.iter()
-            .map(|row| -> Result<Claimed, ToolError> {
-                let get = |e: postgres::Error| ToolError::from(jility_pg::store::db(e));
-                let mut secrets: Vec<String> = vec![row.try_get(8).map_err(get)?];
-                if let Some(previous) = row.try_get::<_, Option<String>>(9).map_err(get)? {
-                    secrets.push(previous);
-                }
-                Ok(Claimed {
-                    id: row.try_get(0).map_err(get)?,
-                    workspace_id: row.try_get(1).map_err(get)?,
-                    webhook_id: row.try_get(2).map_err(get)?,
-                    message_id: row.try_get(3).map_err(get)?,
-                    body: row.try_get(4).map_err(get)?,
-                    attempts: row.try_get(5).map_err(get)?,
-                    trying_for: row.try_get(6).map_err(get)?,
-                    url: row.try_get(7).map_err(get)?,
-                    secrets,
-                })
+    let due = cache.get(
+        tx,
+        "WITH due AS ( \
+           SELECT d.id FROM webhook_deliveries d \
+           JOIN webhooks w ON w.id = d.webhook_id AND w.enabled \
+           WHERE d.state = 'pending' AND d.next_attempt_at <= now() \
+             AND (d.leased_until IS NULL OR d.leased_until < now()) \
+             AND (d.ticket_id IS NULL OR NOT EXISTS ( \
+               SELECT 1 FROM webhook_deliveries e \
+               WHERE e.webhook_id = d.webhook_id AND e.ticket_id = d.ticket_id \
+                 AND e.state = 'pending' AND e.id < d.id)) \
+           ORDER BY d.next_attempt_at, d.id LIMIT $1 \
+           FOR UPDATE OF d SKIP LOCKED) \
+         UPDATE webhook_deliveries d SET \
+           leased_until = now() + make_interval(secs => $2::int), \
+           attempts = d.attempts + 1, \
+           first_attempt_at = coalesce(d.first_attempt_at, now()), \
+           last_attempt_at = now() \
+         FROM due, webhooks w \
+         WHERE d.id = due.id AND w.id = d.webhook_id \
+         RETURNING d.id, d.workspace_id, d.webhook_id, d.message_id, d.body, d.attempts, \
+           extract(epoch FROM now() - d.first_attempt_at)::float8, w.url, w.secret, \
+           CASE WHEN w.previous_until > now() THEN w.previous_secret END",
+    )?;
+    let rows = tx.query(&due, &[&most, &LEASE_SECS]).map_err(get)?;
+    rows.iter()
+        .map(|row| -> Result<Claimed, ToolError> {
+            let get = |e: postgres::Error| ToolError::from(jility_pg::store::db(e));
+            let mut secrets: Vec<String> = vec![row.try_get(8).map_err(get)?];
+            if let Some(previous) = row.try_get::<_, Option<String>>(9).map_err(get)? {
+                secrets.push(previous);
+            }
+            Ok(Claimed {
+                id: row.try_get(0).map_err(get)?,
+                workspace_id: row.try_get(1).map_err(get)?,
+                webhook_id: row.try_get(2).map_err(get)?,
+                message_id: row.try_get(3).map_err(get)?,
+                body: row.try_get(4).map_err(get)?,
+                attempts: row.try_get(5).map_err(get)?,
+                trying_for: row.try_get(6).map_err(get)?,
+                url: row.try_get(7).map_err(get)?,
+                secrets,
             })
-            .collect()
-    }
+        })
+        .collect()
 }
 
 /// What one attempt came to.

@@ -95,120 +95,118 @@ pub fn fan_out(
     db: &PgDatabase,
     readers: &mut Readers,
 ) -> Result<(usize, usize), ToolError> {
-    {
-        // The transaction does not wait for the disk (`SET LOCAL`, in the same trip).
-        let lock = cache.get(
-            tx,
-            "SELECT pg_try_advisory_xact_lock($1, $2), \
-                    set_config('synchronous_commit', 'off', true)",
-        )?;
-        let locked: bool = tx
-            .query_one(&lock, &[&FANOUT_LOCK.0, &FANOUT_LOCK.1])
-            .map_err(db_err)?
-            .try_get(0)
-            .map_err(db_err)?;
-        if !locked {
-            return Ok((0, 0));
-        }
-        let waiting = cache.get(
-            tx,
-            // Each row's change, ticket, project and workspace looked up by key (`OFFSET 0`
-            // keeps the lookups per row): the table's size as the planner guesses it (a
-            // queue's dead rows, no statistics) must not turn them into scans of every
-            // ticket.
-            "SELECT o.id, o.workspace_id, x.name, o.ticket_id, x.uuid, x.key, x.number, \
-                    x.change_type, x.old_value, x.new_value, x.detail, x.message, x.changed_by, x.changed_at, o.change_id \
-             FROM (SELECT * FROM webhook_outbox ORDER BY id LIMIT $1) o \
-             CROSS JOIN LATERAL ( \
-               SELECT ws.name, t.uuid, p.key, t.number, c.change_type, c.old_value, c.new_value, \
-                      c.detail, c.message, c.changed_by, c.changed_at \
-               FROM workspaces ws, ticket_changes c, tickets t, projects p \
-               WHERE ws.id = o.workspace_id AND c.id = o.change_id \
-                 AND t.workspace_id = o.workspace_id AND t.id = o.ticket_id \
-                 AND p.workspace_id = t.workspace_id AND p.id = t.project_id \
-               OFFSET 0) x \
-             ORDER BY o.id",
-        )?;
-        let rows = tx.query(&waiting, &[&BATCH]).map_err(db_err)?;
-        if rows.is_empty() {
-            return Ok((0, 0));
-        }
-        let mut pending = Vec::with_capacity(rows.len());
-        for row in &rows {
-            pending.push(Pending {
-                outbox_id: row.try_get(0).map_err(db_err)?,
-                workspace_id: row.try_get(1).map_err(db_err)?,
-                workspace: row.try_get(2).map_err(db_err)?,
-                ticket_id: row.try_get(3).map_err(db_err)?,
-                uuid: row.try_get(4).map_err(db_err)?,
-                key: row.try_get(5).map_err(db_err)?,
-                number: row.try_get(6).map_err(db_err)?,
-                change_type: row.try_get(7).map_err(db_err)?,
-                old_value: row.try_get(8).map_err(db_err)?,
-                new_value: row.try_get(9).map_err(db_err)?,
-                detail: row.try_get(10).map_err(db_err)?,
-                message: row.try_get(11).map_err(db_err)?,
-                changed_by: row.try_get(12).map_err(db_err)?,
-                changed_at: row.try_get(13).map_err(db_err)?,
-                change_id: row.try_get(14).map_err(db_err)?,
-            });
-        }
-        let workspaces: Vec<i64> = {
-            let mut ids: Vec<i64> = pending.iter().map(|p| p.workspace_id).collect();
-            ids.sort_unstable();
-            ids.dedup();
-            ids
-        };
-        let mut subscribers: BTreeMap<i64, Vec<Subscriber>> = BTreeMap::new();
-        let live = cache.get(
-            tx,
-            "SELECT id, workspace_id, events, filter, created_by FROM webhooks \
-             WHERE enabled AND workspace_id = ANY($1) ORDER BY id",
-        )?;
-        for row in tx.query(&live, &[&workspaces]).map_err(db_err)? {
-            let subscriber = Subscriber {
-                id: row.try_get(0).map_err(db_err)?,
-                workspace_id: row.try_get(1).map_err(db_err)?,
-                events: row.try_get(2).map_err(db_err)?,
-                filter: row.try_get(3).map_err(db_err)?,
-                owner: row.try_get(4).map_err(db_err)?,
-            };
-            subscribers
-                .entry(subscriber.workspace_id)
-                .or_default()
-                .push(subscriber);
-        }
-        let mut deliveries = Deliveries::default();
-        for (workspace_id, subs) in &subscribers {
-            let changes: Vec<&Pending> = pending
-                .iter()
-                .filter(|p| p.workspace_id == *workspace_id)
-                .collect();
-            plan(db, readers, *workspace_id, subs, &changes, &mut deliveries)?;
-        }
-        let outbox_ids: Vec<i64> = pending.iter().map(|p| p.outbox_id).collect();
-        let insert = cache.get(
-            tx,
-            "INSERT INTO webhook_deliveries (workspace_id, webhook_id, message_id, event_type, ticket_id, ticket, body) \
-             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])",
-        )?;
-        tx.execute(
-            &insert,
-            &[
-                &deliveries.workspace_id,
-                &deliveries.webhook_id,
-                &deliveries.message_id,
-                &deliveries.event_type,
-                &deliveries.ticket_id,
-                &deliveries.ticket,
-                &deliveries.body,
-            ],
-        )
+    // The transaction does not wait for the disk (`SET LOCAL`, in the same trip).
+    let lock = cache.get(
+        tx,
+        "SELECT pg_try_advisory_xact_lock($1, $2), \
+                set_config('synchronous_commit', 'off', true)",
+    )?;
+    let locked: bool = tx
+        .query_one(&lock, &[&FANOUT_LOCK.0, &FANOUT_LOCK.1])
+        .map_err(db_err)?
+        .try_get(0)
         .map_err(db_err)?;
-        let taken = cache.get(tx, "DELETE FROM webhook_outbox WHERE id = ANY($1)")?;
-        tx.execute(&taken, &[&outbox_ids]).map_err(db_err)?;
-        Ok((pending.len(), deliveries.body.len()))
+    if !locked {
+        return Ok((0, 0));
     }
+    let waiting = cache.get(
+        tx,
+        // Each row's change, ticket, project and workspace looked up by key (`OFFSET 0`
+        // keeps the lookups per row): the table's size as the planner guesses it (a
+        // queue's dead rows, no statistics) must not turn them into scans of every
+        // ticket.
+        "SELECT o.id, o.workspace_id, x.name, o.ticket_id, x.uuid, x.key, x.number, \
+                x.change_type, x.old_value, x.new_value, x.detail, x.message, x.changed_by, x.changed_at, o.change_id \
+         FROM (SELECT * FROM webhook_outbox ORDER BY id LIMIT $1) o \
+         CROSS JOIN LATERAL ( \
+           SELECT ws.name, t.uuid, p.key, t.number, c.change_type, c.old_value, c.new_value, \
+                  c.detail, c.message, c.changed_by, c.changed_at \
+           FROM workspaces ws, ticket_changes c, tickets t, projects p \
+           WHERE ws.id = o.workspace_id AND c.id = o.change_id \
+             AND t.workspace_id = o.workspace_id AND t.id = o.ticket_id \
+             AND p.workspace_id = t.workspace_id AND p.id = t.project_id \
+           OFFSET 0) x \
+         ORDER BY o.id",
+    )?;
+    let rows = tx.query(&waiting, &[&BATCH]).map_err(db_err)?;
+    if rows.is_empty() {
+        return Ok((0, 0));
+    }
+    let mut pending = Vec::with_capacity(rows.len());
+    for row in &rows {
+        pending.push(Pending {
+            outbox_id: row.try_get(0).map_err(db_err)?,
+            workspace_id: row.try_get(1).map_err(db_err)?,
+            workspace: row.try_get(2).map_err(db_err)?,
+            ticket_id: row.try_get(3).map_err(db_err)?,
+            uuid: row.try_get(4).map_err(db_err)?,
+            key: row.try_get(5).map_err(db_err)?,
+            number: row.try_get(6).map_err(db_err)?,
+            change_type: row.try_get(7).map_err(db_err)?,
+            old_value: row.try_get(8).map_err(db_err)?,
+            new_value: row.try_get(9).map_err(db_err)?,
+            detail: row.try_get(10).map_err(db_err)?,
+            message: row.try_get(11).map_err(db_err)?,
+            changed_by: row.try_get(12).map_err(db_err)?,
+            changed_at: row.try_get(13).map_err(db_err)?,
+            change_id: row.try_get(14).map_err(db_err)?,
+        });
+    }
+    let workspaces: Vec<i64> = {
+        let mut ids: Vec<i64> = pending.iter().map(|p| p.workspace_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    };
+    let mut subscribers: BTreeMap<i64, Vec<Subscriber>> = BTreeMap::new();
+    let live = cache.get(
+        tx,
+        "SELECT id, workspace_id, events, filter, created_by FROM webhooks \
+         WHERE enabled AND workspace_id = ANY($1) ORDER BY id",
+    )?;
+    for row in tx.query(&live, &[&workspaces]).map_err(db_err)? {
+        let subscriber = Subscriber {
+            id: row.try_get(0).map_err(db_err)?,
+            workspace_id: row.try_get(1).map_err(db_err)?,
+            events: row.try_get(2).map_err(db_err)?,
+            filter: row.try_get(3).map_err(db_err)?,
+            owner: row.try_get(4).map_err(db_err)?,
+        };
+        subscribers
+            .entry(subscriber.workspace_id)
+            .or_default()
+            .push(subscriber);
+    }
+    let mut deliveries = Deliveries::default();
+    for (workspace_id, subs) in &subscribers {
+        let changes: Vec<&Pending> = pending
+            .iter()
+            .filter(|p| p.workspace_id == *workspace_id)
+            .collect();
+        plan(db, readers, *workspace_id, subs, &changes, &mut deliveries)?;
+    }
+    let outbox_ids: Vec<i64> = pending.iter().map(|p| p.outbox_id).collect();
+    let insert = cache.get(
+        tx,
+        "INSERT INTO webhook_deliveries (workspace_id, webhook_id, message_id, event_type, ticket_id, ticket, body) \
+         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])",
+    )?;
+    tx.execute(
+        &insert,
+        &[
+            &deliveries.workspace_id,
+            &deliveries.webhook_id,
+            &deliveries.message_id,
+            &deliveries.event_type,
+            &deliveries.ticket_id,
+            &deliveries.ticket,
+            &deliveries.body,
+        ],
+    )
+    .map_err(db_err)?;
+    let taken = cache.get(tx, "DELETE FROM webhook_outbox WHERE id = ANY($1)")?;
+    tx.execute(&taken, &[&outbox_ids]).map_err(db_err)?;
+    Ok((pending.len(), deliveries.body.len()))
 }
 
 fn db_err(err: postgres::Error) -> ToolError {

@@ -366,20 +366,10 @@ impl PgDatabase {
         sql: &str,
         f: impl FnOnce(&mut Client, &Statement) -> Result<R, E>,
     ) -> Result<R, E> {
-        let mut conn = self.checkout()?;
-        let PgConnection { client, statements } = &mut *conn;
-        let statement = match statements.get(sql) {
-            Some(statement) => statement.clone(),
-            None => {
-                let statement = client.prepare(sql).map_err(crate::store::db)?;
-                if statements.len() >= MAX_STATEMENTS {
-                    statements.clear();
-                }
-                statements.insert(sql.to_string(), statement.clone());
-                statement
-            }
-        };
-        f(client, &statement)
+        self.with_cached(|client, cache| {
+            let statement = cache.get(client, sql)?;
+            f(client, &statement)
+        })
     }
 
     /// Run `f` with a connection of the pool and its kept prepared statements, for work

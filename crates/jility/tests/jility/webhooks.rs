@@ -185,6 +185,28 @@ fn post(
     answer.body
 }
 
+/// The delivery log of subscription `id`, newest first.
+fn delivery_log(
+    http: &reqwest::blocking::Client,
+    server: &Server,
+    token: &str,
+    id: i64,
+) -> Vec<Value> {
+    let log = call_json(
+        http,
+        server,
+        Method::GET,
+        &format!("/webhooks/{id}/deliveries"),
+        token,
+        None,
+    );
+    assert_eq!(log.status, StatusCode::OK, "{}", log.body);
+    log.body["deliveries"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
 fn subscribe(
     http: &reqwest::blocking::Client,
     server: &Server,
@@ -484,15 +506,8 @@ fn failures_are_retried_with_the_same_id_and_redelivered_on_demand() {
     assert_eq!(got[1].id(), got[2].id());
     assert_eq!(got[0].body, got[2].body, "a retry carries the same body");
     assert!(got.iter().all(|r| signed_with(&secret, r)));
-    let log = call_json(
-        &http,
-        &server,
-        Method::GET,
-        &format!("/webhooks/{id}/deliveries"),
-        &token,
-        None,
-    );
-    let first = &log.body["deliveries"][0];
+    let log = delivery_log(&http, &server, &token, id);
+    let first = &log[0];
     assert_eq!(first["state"], "delivered", "{first}");
     assert_eq!(first["attempts"], 3);
     assert_eq!(first["response_status"], 200);
@@ -869,27 +884,16 @@ fn private_targets_are_refused_without_the_operators_switch() {
     );
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let log = call_json(
-            &http,
-            &strict,
-            Method::GET,
-            &format!("/webhooks/{id}/deliveries"),
-            &token,
-            None,
-        );
-        if log.body["deliveries"][0]["state"] == "failed" {
+        let log = delivery_log(&http, &strict, &token, id);
+        if log.first().is_some_and(|d| d["state"] == "failed") {
             // Plain http to loopback is the switch's alone.
             assert!(
-                log.body["deliveries"][0]["error"]
-                    .as_str()
-                    .unwrap()
-                    .contains("https"),
-                "{}",
-                log.body
+                log[0]["error"].as_str().unwrap().contains("https"),
+                "{log:?}"
             );
             break;
         }
-        assert!(Instant::now() < deadline, "{}", log.body);
+        assert!(Instant::now() < deadline, "{log:?}");
         std::thread::sleep(Duration::from_millis(300));
     }
     assert!(
@@ -1348,19 +1352,8 @@ fn the_webhook_tables_are_kept_small() {
         std::thread::sleep(Duration::from_millis(500));
     }
     // The recent deliveries are still in the log.
-    let log = call_json(
-        &http,
-        &server,
-        Method::GET,
-        &format!("/webhooks/{id}/deliveries"),
-        &token,
-        None,
-    );
-    assert!(
-        log.body["deliveries"].as_array().unwrap().len() >= 5,
-        "{}",
-        log.body
-    );
+    let log = delivery_log(&http, &server, &token, id);
+    assert!(log.len() >= 5, "{log:?}");
 }
 
 /// `jility webhook …` through the API: create (the secret once), list, test, the log,
