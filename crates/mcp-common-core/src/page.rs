@@ -120,6 +120,12 @@ impl CursorKey {
         Self(blake3::derive_key(context, material))
     }
 
+    /// A key for another purpose (`context`) derived from this one: whoever holds this key's
+    /// secret gets the same subkey, and the subkey reveals nothing of the key.
+    pub fn subkey(&self, context: &str) -> [u8; 32] {
+        blake3::derive_key(context, &self.0)
+    }
+
     /// A key from the secret stored in the file `path` (32 random bytes, made with mode 0600
     /// when missing or damaged), so that cursors survive restarts and are shared by every
     /// process that reads the same file, yet cannot be forged by anyone who cannot read it.

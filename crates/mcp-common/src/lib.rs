@@ -22,9 +22,12 @@
 //! - [`signal`]: the termination signals that stop a server.
 //! - [`subscribe`]: resource subscriptions as a server accepts them, in both protocol
 //!   generations.
+//! - [`ask`]: confirmations and choices put to the user through the client (MRTR,
+//!   2026-07-28), with signed request state bound to the caller.
 //! - [`surface`]: which tools a server offers: toolsets, an allow-list and the read-only
 //!   mode, the same options for every server.
 
+pub mod ask;
 #[cfg(feature = "http")]
 mod body;
 #[cfg(feature = "http")]
