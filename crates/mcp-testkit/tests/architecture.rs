@@ -60,10 +60,11 @@ fn dependencies(krate: &str) -> Vec<String> {
 /// binary, and no server under another. jility's cloud mode is four floors, each knowing
 /// only those below: the PostgreSQL store (`jility-pg`), identity (`jility-identity`), the
 /// REST API (`jility-api`) and the web board with OAuth's pages (`jility-cloud`).
-const LAYERS: [(&str, &[&str]); 18] = [
+const LAYERS: [(&str, &[&str]); 19] = [
     ("mcp-common-core", &[]),
     ("mcp-common", &["mcp-common-core"]),
     ("mcp-testkit", &["mcp-common"]),
+    ("mcp-conformance-fixture", &["mcp-common"]),
     ("twig-mcp", &["mcp-common"]),
     ("duvet", &["mcp-common"]),
     ("git-mile", &["mcp-common"]),
