@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod confirm;
 pub mod errors;
 pub mod event;
 pub mod listing;

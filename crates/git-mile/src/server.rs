@@ -22,6 +22,7 @@ use mcp_common::surface::{Entry, Selection};
 use mcp_common::{CursorKey, ErrorClass, ToJsonRpc as _, ToolError};
 
 use crate::catalog::{Catalog, Lookup, Snapshot};
+use crate::confirm;
 use crate::errors;
 use crate::listing::{self, ListRequest, MAX_LIMIT, Target};
 use crate::model::Kind;
@@ -112,6 +113,9 @@ pub struct Shared {
     catalog: Result<Arc<Catalog>, String>,
     cursor_key: CursorKey,
     selection: Selection,
+    /// Seals the state of questions put to the user (crate::confirm), with a key derived
+    /// from the cursors' (stored in the git directory).
+    asker: mcp_common::ask::Asker,
 }
 
 impl Shared {
@@ -123,10 +127,12 @@ impl Shared {
             // Without a repository no cursor was ever issued: any is refused.
             Err(_) => CursorKey::random(),
         };
+        let asker = mcp_common::ask::Asker::new(&cursor_key);
         Arc::new(Self {
             catalog,
             cursor_key,
             selection,
+            asker,
         })
     }
 
@@ -547,9 +553,9 @@ impl ServerHandler for GitMileServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = Value::Object(request.arguments.unwrap_or_default());
+        let mut args = Value::Object(request.arguments.unwrap_or_default());
         let name = request.name.as_ref();
         let selection = &self.shared.selection;
         let writing = writes(name);
@@ -560,6 +566,32 @@ impl ServerHandler for GitMileServer {
                 format!("`{name}` is not offered (--toolsets, --tools)")
             };
             return Err(no_such_tool(&why, selection));
+        }
+        // An ambiguous id, or closing a milestone with open issues, asks the user first when
+        // the client can be asked (2026-07-28); a call that cannot read the repository goes
+        // on to fail as it would.
+        if matches!(name, SHOW | UPDATE | COMMENT)
+            && mcp_common::ask::can_ask(&context)
+            && let Ok(snapshot) = self.snapshot().await
+        {
+            match confirm::step(
+                &self.shared.asker,
+                &snapshot,
+                name,
+                writing == Some(true),
+                args,
+                request.request_state.as_deref(),
+                request.input_responses.as_ref(),
+            )? {
+                confirm::Step::Run(chosen) => args = chosen,
+                confirm::Step::Ask(question) => {
+                    return Ok(CallToolResponse::InputRequired(question));
+                }
+                confirm::Step::Declined(err) if writing == Some(true) => {
+                    return Ok(write_error_result(&err).into());
+                }
+                confirm::Step::Declined(err) => return Ok(error_result(&err).into()),
+            }
         }
         let outcome = match name {
             LIST => self.list(args).await,

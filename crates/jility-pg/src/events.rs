@@ -36,7 +36,7 @@ const BUFFER: usize = 1024;
 pub struct Change {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<i64>,
-    /// The operation, by its MCP tool's name (`jility_claim_ticket`, `delete_ticket`…).
+    /// The operation, by its MCP tool's name (`jility_claim_ticket`, `jility_delete_ticket`…).
     pub operation: String,
     /// The tickets it touched (`KEY-N`); empty when it touched too many to list.
     pub tickets: Vec<String>,

@@ -5,9 +5,12 @@
 //!
 //! - [`server`]: the MCP tools, one handler generic over where operations run
 //!   ([`jility_core::Backend`]);
+//! - `confirm`: deleting a ticket and bulk edits confirmed with the user through the
+//!   client (MRTR), for clients that can be asked;
 //! - [`app`]: the composition root, the only module that names the adapter and a backend;
 //! - [`cli`]: the command line, and [`cli::main`], the whole program behind `main.rs`.
 
 pub mod app;
 pub mod cli;
+mod confirm;
 pub mod server;

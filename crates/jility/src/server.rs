@@ -14,6 +14,8 @@ use jility_core::backend::{Backend, Caller};
 use jility_core::errors;
 use jility_core::ops::{self, Operation, Verb};
 use jility_core::token::Principal;
+use mcp_common::CursorKey;
+use mcp_common::ask::Asker;
 use mcp_common::surface::{Entry, Selection};
 use mcp_common::{MarkdownReply, Parameters, ToolError, output_schema, paged_output_schema};
 use rmcp::handler::server::common::{FromContextPart as _, schema_for_input};
@@ -43,6 +45,9 @@ pub struct Shared<B> {
     actor: Option<String>,
     /// The tools offered (`--toolsets`, `--tools`, `--read-only`): all by default.
     selection: Selection,
+    /// Seals the state of the questions put to users (crate::confirm); its key is this
+    /// process's, so a question is answered to the server that asked it.
+    asker: Arc<Asker>,
 }
 
 impl<B: Backend> Shared<B> {
@@ -53,6 +58,7 @@ impl<B: Backend> Shared<B> {
             backend,
             actor,
             selection: Selection::all(),
+            asker: Arc::new(Asker::new(&CursorKey::random())),
         }
     }
 
@@ -269,6 +275,20 @@ fn call<B: Backend, O: Operation>(
     mut context: ToolCallContext<'_, JilityServer<B>>,
 ) -> Pin<Box<dyn Future<Output = Result<CallToolResponse, ErrorData>> + Send + '_>> {
     Box::pin(async move {
+        // Deleting a ticket and a bulk edit without `expected_count` confirm with the user
+        // first, when the client can be asked (MRTR, 2026-07-28).
+        if crate::confirm::asks(O::NAME) && mcp_common::ask::can_ask(&context.request_context) {
+            let service = context.service;
+            let confirmer = crate::confirm::Confirmer {
+                backend: &service.shared.backend,
+                caller: service.caller(&context.request_context),
+                asker: &service.shared.asker,
+            };
+            match confirmer.confirm::<O, _>(&mut context).await? {
+                crate::confirm::Step::Run => {}
+                crate::confirm::Step::Answer(answer) => return Ok(answer),
+            }
+        }
         let params = Parameters::<O::Params>::from_context_part(&mut context)?;
         let reply = context
             .service

@@ -6,6 +6,7 @@
 //! [`bench`] holds the measurement plumbing of the servers' stdio benchmarks.
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
+pub mod asking;
 pub mod bench;
 pub mod edge;
 pub mod killable;

@@ -16,7 +16,7 @@ const PROTOCOL_MODULES: [(&str, &[&str]); 11] = [
         ],
     ),
     ("duvet", &["server.rs", "resources.rs", "subscriptions.rs"]),
-    ("jility", &["server.rs"]),
+    ("jility", &["server.rs", "confirm.rs"]),
     ("jility-core", &[]),
     ("jility-sqlite", &[]),
     ("jility-pg", &[]),
@@ -24,7 +24,10 @@ const PROTOCOL_MODULES: [(&str, &[&str]); 11] = [
     ("jility-api", &[]),
     ("jility-cloud", &[]),
     ("jility-bridge", &[]),
-    ("git-mile", &["server.rs", "writes.rs", "schema.rs"]),
+    (
+        "git-mile",
+        &["server.rs", "writes.rs", "schema.rs", "confirm.rs"],
+    ),
 ];
 
 fn crates_dir() -> PathBuf {

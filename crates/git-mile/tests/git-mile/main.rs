@@ -10,6 +10,7 @@
 mod support;
 
 mod cli;
+mod confirmations;
 mod current;
 mod edge;
 mod faults;

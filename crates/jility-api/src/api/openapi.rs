@@ -462,7 +462,7 @@ impl Builder {
             "description": "The data of a `change` event.",
             "required": ["operation", "tickets", "actor", "at"],
             "properties": {
-                "operation": {"type": "string", "description": "The operation, by its MCP tool's name (`jility_claim_ticket`, `delete_ticket`, …)."},
+                "operation": {"type": "string", "description": "The operation, by its MCP tool's name (`jility_claim_ticket`, `jility_delete_ticket`, …)."},
                 "tickets": {"type": "array", "items": {"type": "string"}, "description": "The tickets it touched (`KEY-N`); empty when it touched too many to list."},
                 "actor": {"type": "string", "description": "The name of the token that made it."},
                 "at": {"type": "string"},

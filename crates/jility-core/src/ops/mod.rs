@@ -698,11 +698,11 @@ mod tests {
         assert_eq!(comment.audit, "tickets.comment");
         assert!(comment.writes);
         assert_eq!(describe_tool("nope"), None);
-        // Delete is the API's and the CLI's, not a tool.
-        assert_eq!(describe_tool("delete_ticket"), None);
+        let delete = describe_tool("jility_delete_ticket").unwrap();
+        assert_eq!((delete.scope, delete.writes), (Scope::TicketsDelete, true));
         assert_eq!(describe_tool("jility_edit_ticket"), None);
         assert_eq!(table().len(), 41);
-        assert_eq!(table().iter().filter(|op| op.tool).count(), 38);
+        assert_eq!(table().iter().filter(|op| op.tool).count(), 39);
         assert!(table().iter().all(|op| op.paged
             == ((op.name.starts_with("jility_list") && op.name != "jility_list_views")
                 || op.name == "jility_search_tickets"

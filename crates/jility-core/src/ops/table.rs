@@ -360,11 +360,13 @@ operations! {
         render render::estimate,
         |t, a, p| t.estimate_effort(p)
     }
-    /// Not an MCP tool (the API's and the CLI's): soft-delete a ticket.
+    /// Soft-delete a ticket.
     DeleteTicket {
-        params::TicketId => tracker::Deleted, "delete_ticket",
+        params::TicketId => tracker::Deleted, "jility_delete_ticket",
         "tickets.delete", TicketsDelete, Delete "/tickets/{ticket_id}", cache 0,
         "Delete a ticket (soft: it leaves every view, its rows stay)",
+        tool "Delete a ticket: it leaves every board, list and search; its history is kept. Needs tickets:delete. A client that can be asked (2026-07-28) confirms with the user first.",
+        destructive true, idempotent false,
         render render::deleted,
         |t, a, p| t.delete(a, &p.ticket_id)
     }

@@ -1546,7 +1546,7 @@ fn events_reach_only_the_writers_workspace() {
     let deleted = fx.call(Method::DELETE, "/tickets/TASK-4", &fx.a, None);
     assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
     let change = a_events.change();
-    assert_eq!(change["operation"], "delete_ticket");
+    assert_eq!(change["operation"], "jility_delete_ticket");
     assert_eq!(change["tickets"], json!(["TASK-4"]));
 
     // B heard none of it: its first change is its own write, made after all of A's.

@@ -1076,7 +1076,7 @@ fn both_modes_answer_alike() {
 
     // The same tools, schemas and all.
     assert_eq!(local_tools, cloud_tools, "the tools differ");
-    assert_eq!(local_tools.as_array().unwrap().len(), 38);
+    assert_eq!(local_tools.as_array().unwrap().len(), 39);
 
     // Every tool is exercised, and the same calls were made on both sides.
     let tools: BTreeSet<&str> = local_steps.iter().map(|s| s.tool).collect();

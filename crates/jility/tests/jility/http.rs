@@ -25,7 +25,7 @@ async fn http_serves_the_tools_with_the_same_envelopes() {
             .as_deref()
             .is_some_and(|i| i.contains("jility_list_tickets"))
     );
-    assert_eq!(mcp.tools().await.len(), 38);
+    assert_eq!(mcp.tools().await.len(), 39);
 
     // A write, then a read of it.
     let n = mcp

@@ -149,7 +149,7 @@ async fn the_local_only_build_is_local_mode_over_stdio() {
     let mcp = McpProcess::spawn_bin(&bin, &["--mcp-server"], root, &[("JILITY_ACTOR", "agent")])
         .await
         .unwrap();
-    assert_eq!(mcp.tools().await.len(), 38);
+    assert_eq!(mcp.tools().await.len(), 39);
     let (text, ticket) = mcp
         .call_markdown::<Value>("jility_get_ticket", json!({"ticket_id": "LOC-1"}))
         .await;

@@ -30,6 +30,7 @@ mod cli;
 mod cli_cloud;
 mod cli_hostile;
 mod cli_terminal;
+mod confirmations;
 mod current;
 mod edge;
 mod envelope;

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-const TOOLS: [&str; 38] = [
+const TOOLS: [&str; 39] = [
     "jility_add_comment",
     "jility_add_dependency",
     "jility_add_to_sprint",
@@ -26,6 +26,7 @@ const TOOLS: [&str; 38] = [
     "jility_create_sprint",
     "jility_create_ticket",
     "jility_create_tickets_batch",
+    "jility_delete_ticket",
     "jility_delete_view",
     "jility_estimate_effort",
     "jility_get_dependency_graph",
@@ -539,7 +540,7 @@ async fn stdout_carries_only_json_rpc_frames() {
     let missing = &answers[&3]["result"];
     assert_eq!(missing["isError"], true);
     assert_eq!(missing["structuredContent"]["error"]["code"], "not_found");
-    assert_eq!(answers[&4]["result"]["tools"].as_array().unwrap().len(), 38);
+    assert_eq!(answers[&4]["result"]["tools"].as_array().unwrap().len(), 39);
     // Pipelined requests run concurrently (storage work is off the async threads), so the
     // listing may run before or after the creation commits: either way it is a whole page.
     let total = answers[&5]["result"]["structuredContent"]["page"]["total"].as_u64();

@@ -30,7 +30,7 @@ use cloud::*;
 use pg::TestDb;
 
 /// Every MCP tool, sorted.
-const TOOLS: [&str; 38] = [
+const TOOLS: [&str; 39] = [
     "jility_add_comment",
     "jility_add_dependency",
     "jility_add_to_sprint",
@@ -43,6 +43,7 @@ const TOOLS: [&str; 38] = [
     "jility_create_sprint",
     "jility_create_ticket",
     "jility_create_tickets_batch",
+    "jility_delete_ticket",
     "jility_delete_view",
     "jility_estimate_effort",
     "jility_get_dependency_graph",
@@ -252,12 +253,12 @@ fn tools_list_shows_what_the_tokens_scopes_allow() {
                 .collect();
             TOOLS
                 .iter()
-                .filter(|t| !shown.contains(*t))
+                .filter(|t| !shown.contains(*t) && **t != "jility_delete_ticket")
                 .map(|t| t.to_string())
                 .collect()
         }),
-        // No tool needs tickets:delete (deleting is the API's and the CLI's).
-        ("tickets:delete", Vec::new()),
+        // Deleting a ticket needs tickets:delete, and nothing else does.
+        ("tickets:delete", names(&["jility_delete_ticket"])),
     ];
     for (i, (scopes, expected)) in cases.into_iter().enumerate() {
         let minted = token(&tokens, &alpha, &format!("scoped-{i}"), scopes);
@@ -273,7 +274,7 @@ fn tools_list_shows_what_the_tokens_scopes_allow() {
         }
     }
     // Two sessions with different tokens on one server keep their own lists.
-    assert_eq!(everything.tools().len(), 38);
+    assert_eq!(everything.tools().len(), 39);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1408,7 +1409,7 @@ fn stateless_requests_are_authorised_per_request() {
         "tools/list",
         json!({}),
     );
-    assert_eq!(all["result"]["tools"].as_array().unwrap().len(), 38);
+    assert_eq!(all["result"]["tools"].as_array().unwrap().len(), 39);
 
     let (status, created) = stateless(
         &http,

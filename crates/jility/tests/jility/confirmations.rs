@@ -1,0 +1,213 @@
+//! Confirmations through the client (MRTR, 2026-07-28): deleting a ticket and a bulk edit
+//! without `expected_count` ask the user first, through rmcp's client on the stateless
+//! lifecycle with elicitation declared (mcp-testkit's `asking`); a client of the
+//! 2025-11-25 era sees no question. The state is signed and bound to the call: altered, or
+//! replayed with other arguments, it is refused with -32602.
+
+use mcp_testkit::asking::{Asking, Reply};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use serde_json::{Value, json};
+
+use crate::support::{AGENT, BIN, Project};
+
+async fn asking(project: &Project) -> Asking {
+    Asking::spawn(
+        BIN.as_ref(),
+        &["--mcp-server"],
+        project.root(),
+        &[("JILITY_ACTOR", AGENT)],
+    )
+    .await
+}
+
+fn project_with(titles: &[&str]) -> Project {
+    let project = Project::new();
+    project.init("TASK");
+    for title in titles {
+        project.json(&["ticket", "create", "--title", title]);
+    }
+    project
+}
+
+fn structured(result: &rmcp::model::CallToolResult) -> Value {
+    result
+        .structured_content
+        .clone()
+        .expect("structuredContent")
+}
+
+#[tokio::test]
+async fn deleting_a_ticket_asks_the_user_and_their_no_keeps_it() {
+    let project = project_with(&["Login page", "Signup page"]);
+    let mcp = asking(&project).await;
+
+    mcp.user.will(Reply::Answer(json!(false)));
+    let kept = mcp
+        .call("jility_delete_ticket", json!({"ticket_id": "TASK-1"}))
+        .await;
+    let asked = mcp.user.asked();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let message = asked[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("TASK-1") && message.contains("Login page"),
+        "{message}"
+    );
+    assert_eq!(kept.is_error, Some(true));
+    assert_eq!(structured(&kept)["error"]["code"], "declined", "{kept:?}");
+    assert_eq!(structured(&kept)["error"]["retryable"], false);
+    let shown = project.json(&["ticket", "show", "TASK-1"]);
+    assert_eq!(shown["ticket"]["title"], "Login page", "{shown}");
+
+    // Declined (not just "no") keeps it too.
+    mcp.user.will(Reply::Decline);
+    let kept = mcp
+        .call("jility_delete_ticket", json!({"ticket_id": "TASK-1"}))
+        .await;
+    assert_eq!(structured(&kept)["error"]["code"], "declined");
+
+    mcp.user.will(Reply::Answer(json!(true)));
+    let deleted = mcp
+        .call("jility_delete_ticket", json!({"ticket_id": "TASK-1"}))
+        .await;
+    assert_eq!(deleted.is_error, Some(false), "{deleted:?}");
+    assert_eq!(structured(&deleted)["data"]["number"], "TASK-1");
+    let gone = project.json_err(&["ticket", "show", "TASK-1"]);
+    assert_eq!(gone.code, "not_found");
+
+    // A missing ticket is not asked about: the error comes at once.
+    let missing = mcp
+        .call("jility_delete_ticket", json!({"ticket_id": "TASK-99"}))
+        .await;
+    assert_eq!(structured(&missing)["error"]["code"], "not_found");
+    assert!(
+        mcp.user.asked().len() == 2,
+        "one question per confirmed or declined call"
+    );
+}
+
+#[tokio::test]
+async fn a_bulk_edit_without_expected_count_asks_and_runs_on_what_the_user_saw() {
+    let project = project_with(&["One", "Two", "Three"]);
+    let mcp = asking(&project).await;
+    let edit = json!({"query": "is:open", "set": {"add_labels": ["auth"]}});
+
+    mcp.user.will(Reply::Cancel);
+    let refused = mcp.call("jility_bulk_update", edit.clone()).await;
+    assert_eq!(structured(&refused)["error"]["code"], "declined");
+    let asked = mcp.user.asked();
+    let message = asked[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("Change 3 tickets"), "{message}");
+    assert!(message.contains("labels: +auth"), "{message}");
+    let listed = project.json(&["ticket", "list", "--label", "auth"]);
+    assert_eq!(
+        crate::support::numbers(&listed["tickets"]).len(),
+        0,
+        "{listed}"
+    );
+
+    mcp.user.will(Reply::Answer(json!(true)));
+    let done = mcp.call("jility_bulk_update", edit.clone()).await;
+    assert_eq!(structured(&done)["data"]["changed"], 3, "{done:?}");
+    assert_eq!(mcp.user.asked().len(), 1);
+
+    // With expected_count, or as a preview, nothing is asked.
+    let again = json!({"query": "is:open", "set": {"add_labels": ["ui"]}, "expected_count": 3});
+    let done = mcp.call("jility_bulk_update", again).await;
+    assert_eq!(structured(&done)["data"]["changed"], 3, "{done:?}");
+    let preview = json!({"query": "is:open", "set": {"add_labels": ["x"]}, "dry_run": true});
+    let shown = mcp.call("jility_bulk_update", preview).await;
+    assert_eq!(structured(&shown)["data"]["dry_run"], true);
+    assert!(mcp.user.asked().is_empty());
+}
+
+#[tokio::test]
+async fn a_confirmed_bulk_edit_whose_tickets_changed_meanwhile_is_refused() {
+    let project = project_with(&["One", "Two"]);
+    let mcp = asking(&project).await;
+    let edit = json!({"query": "is:open", "set": {"status": "todo"}});
+    let first = mcp.call_once(call("jility_bulk_update", &edit)).await;
+    let CallToolResponse::InputRequired(asked) = first else {
+        panic!("a question: {first:?}")
+    };
+    // A third ticket appears before the user answers.
+    project.json(&["ticket", "create", "--title", "Three"]);
+    let mut retry = call("jility_bulk_update", &edit);
+    retry.request_state = asked.request_state.clone();
+    retry.input_responses = Some(
+        [(
+            "answer".to_string(),
+            json!({"action": "accept", "content": {"answer": true}}),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    let CallToolResponse::Complete(answer) = mcp.call_once(retry).await else {
+        panic!("a result")
+    };
+    assert_eq!(
+        structured(&answer)["error"]["code"],
+        "count_mismatch",
+        "{answer:?}"
+    );
+}
+
+fn call(tool: &str, arguments: &Value) -> CallToolRequestParams {
+    CallToolRequestParams::new(tool.to_string())
+        .with_arguments(arguments.as_object().unwrap().clone())
+}
+
+#[tokio::test]
+async fn an_altered_or_replayed_state_is_refused() {
+    let project = project_with(&["One", "Two"]);
+    let mcp = asking(&project).await;
+    let first = mcp
+        .call_once(call(
+            "jility_delete_ticket",
+            &json!({"ticket_id": "TASK-1"}),
+        ))
+        .await;
+    let CallToolResponse::InputRequired(asked) = first else {
+        panic!("a question: {first:?}")
+    };
+    let yes: rmcp::model::InputResponses = [(
+        "answer".to_string(),
+        json!({"action": "accept", "content": {"answer": true}}),
+    )]
+    .into_iter()
+    .collect();
+    let state = asked.request_state.clone().unwrap();
+    for (arguments, state) in [
+        // Altered.
+        (json!({"ticket_id": "TASK-1"}), format!("{state}x")),
+        // The answer about TASK-1, replayed to delete TASK-2.
+        (json!({"ticket_id": "TASK-2"}), state.clone()),
+    ] {
+        let mut retry = call("jility_delete_ticket", &arguments);
+        retry.request_state = Some(state);
+        retry.input_responses = Some(yes.clone());
+        let err = tokio::time::timeout(mcp_testkit::REQUEST_TIMEOUT, mcp.raw_call_once(retry))
+            .await
+            .unwrap()
+            .expect_err("refused");
+        assert!(
+            err.contains("-32602") || err.contains("requestState"),
+            "{err}"
+        );
+    }
+    for ticket in ["TASK-1", "TASK-2"] {
+        let shown = project.json(&["ticket", "show", ticket]);
+        assert_eq!(shown["ticket"]["number"], ticket, "{shown}");
+    }
+}
+
+/// A client of the 2025-11-25 era is never asked: the tool runs as it did.
+#[tokio::test]
+async fn an_older_client_is_not_asked() {
+    let project = project_with(&["One"]);
+    let mcp = project.start().await;
+    let (text, deleted) = mcp
+        .call_markdown::<Value>("jility_delete_ticket", json!({"ticket_id": "TASK-1"}))
+        .await;
+    assert_eq!(deleted.unwrap()["number"], "TASK-1", "{text}");
+    assert!(text.contains("Deleted TASK-1"), "{text}");
+}
