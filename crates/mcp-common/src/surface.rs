@@ -2,6 +2,11 @@
 //! every server takes the same options to choose what it offers — `--toolsets a,b`,
 //! `--tools name,name` (an allow-list) and `--read-only`, which wins over both — and
 //! `tools/list` and calls follow (a tool not offered is unknown, as if it did not exist).
+//!
+//! Over HTTP a request may narrow what its server offers, never widen it, with the headers
+//! [`TOOLSETS_HEADER`], [`TOOLS_HEADER`] and [`READ_ONLY_HEADER`] (as GitHub's MCP server
+//! takes them): [`Surface::of`] is what one request sees. And [`listing`] answers
+//! `tools/list` with the caching hints of 2026-07-28 (`ttlMs`, `cacheScope`).
 
 use std::collections::BTreeSet;
 
@@ -151,6 +156,158 @@ impl Selection {
         }
         router
     }
+}
+
+/// The header naming the toolsets a request wants (comma-separated).
+pub const TOOLSETS_HEADER: &str = "x-mcp-toolsets";
+/// The header naming the tools a request wants (comma-separated).
+pub const TOOLS_HEADER: &str = "x-mcp-tools";
+/// The header asking for no tool that writes (`true`, `1`, `yes`).
+pub const READ_ONLY_HEADER: &str = "x-mcp-readonly";
+
+/// How long a client may keep a `tools/list` answer (one hour): the list changes only
+/// when the binary does (a new version restarts the server) or the caller's own options —
+/// its headers, its token's scopes — do, and those a client knows itself.
+pub const LISTING_TTL_MS: u64 = 3_600_000;
+
+/// What one request sees: the server's selection, narrowed by the request's headers.
+#[derive(Debug, Clone)]
+pub struct Surface<'a> {
+    server: &'a Selection,
+    request: Option<Selection>,
+}
+
+impl<'a> Surface<'a> {
+    /// The tools `server` offers, as the request of `context` narrows them (over HTTP, with
+    /// the three headers; over stdio nothing narrows). A header naming a toolset or tool
+    /// that `entries` does not know is `-32602`, naming the ones there are.
+    pub fn of(
+        server: &'a Selection,
+        context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+        entries: &[Entry],
+    ) -> Result<Self, rmcp::ErrorData> {
+        let request = request_args(context)
+            .map(|args| Selection::new(&args, entries))
+            .transpose()
+            .map_err(|message| {
+                rmcp::ErrorData::invalid_params(
+                    format!(
+                        "{message} (from the request's {TOOLSETS_HEADER} or {TOOLS_HEADER} header)"
+                    ),
+                    Some(serde_json::json!({
+                        "retryable": false,
+                        "hint": "Name toolsets and tools the server has, or leave the headers out.",
+                    })),
+                )
+            })?;
+        Ok(Self { server, request })
+    }
+
+    /// The server's own selection, with nothing narrowed.
+    pub fn whole(server: &'a Selection) -> Self {
+        Self {
+            server,
+            request: None,
+        }
+    }
+
+    /// Whether the request narrowed the selection (its answers are then its own).
+    pub fn narrowed(&self) -> bool {
+        self.request.is_some()
+    }
+
+    /// Whether the tool `entry` is offered to this request.
+    pub fn allows(&self, entry: &Entry) -> bool {
+        self.server.allows(entry) && self.request.as_ref().is_none_or(|r| r.allows(entry))
+    }
+
+    /// Whether the tool named `name` is offered to this request.
+    pub fn offers(&self, name: &str, entries: &[Entry]) -> bool {
+        entries
+            .iter()
+            .find(|e| e.name == name)
+            .is_some_and(|e| self.allows(e))
+    }
+
+    /// Whether any tool of `toolset` is offered to this request (prompts and resources
+    /// follow their toolset's tools).
+    pub fn offers_toolset(&self, toolset: &str, entries: &[Entry]) -> bool {
+        entries
+            .iter()
+            .any(|e| e.toolset == toolset && self.allows(e))
+    }
+
+    /// Whether the request asked for no writes (or the server is read-only).
+    pub fn read_only(&self) -> bool {
+        self.server.read_only || self.request.as_ref().is_some_and(|r| r.read_only)
+    }
+}
+
+/// The request's narrowing, from its HTTP headers: `None` when it sends none of them.
+fn request_args(context: &rmcp::service::RequestContext<rmcp::RoleServer>) -> Option<SurfaceArgs> {
+    #[cfg(feature = "http")]
+    {
+        let parts = context.extensions.get::<axum::http::request::Parts>()?;
+        let header = |name: &str| -> Option<String> {
+            let values: Vec<&str> = parts
+                .headers
+                .get_all(name)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .collect();
+            (!values.is_empty()).then(|| values.join(","))
+        };
+        let list = |text: Option<String>| -> Vec<String> {
+            text.map(|t| t.split(',').map(|n| n.trim().to_string()).collect())
+                .unwrap_or_default()
+        };
+        let toolsets = header(TOOLSETS_HEADER);
+        let tools = header(TOOLS_HEADER);
+        let read_only = header(READ_ONLY_HEADER);
+        if toolsets.is_none() && tools.is_none() && read_only.is_none() {
+            return None;
+        }
+        let read_only = read_only.is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "true" | "1" | "yes" | "on"
+            )
+        });
+        Some(SurfaceArgs {
+            toolsets: list(toolsets),
+            tools: list(tools),
+            read_only,
+        })
+    }
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = context;
+        None
+    }
+}
+
+/// `tools/list`'s answer of `tools`, with the caching hints of 2026-07-28 when the request
+/// speaks it: [`LISTING_TTL_MS`], and a private scope when the list is the caller's own
+/// (`per_caller`: it depends on its token, or its headers narrowed it).
+pub fn listing(
+    tools: Vec<rmcp::model::Tool>,
+    context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+    per_caller: bool,
+) -> rmcp::model::ListToolsResult {
+    use rmcp::model::{CacheScope, ListToolsResult, ProtocolVersion};
+    let mut result = ListToolsResult::with_all_items(tools);
+    if context
+        .protocol_version()
+        .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
+    {
+        result.ttl_ms = Some(LISTING_TTL_MS);
+        result.cache_scope = Some(if per_caller {
+            CacheScope::Private
+        } else {
+            CacheScope::Public
+        });
+    }
+    result
 }
 
 /// The toolsets of `entries`, in order of first appearance.
