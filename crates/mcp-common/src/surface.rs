@@ -310,6 +310,52 @@ pub fn listing(
     result
 }
 
+/// A toolset's icon: a rounded square of `color` (six hex digits, e.g. `2a7f62`), as an
+/// SVG data URI percent-encoded to a valid URI (`Icon.src` is `format: uri`), about 150
+/// bytes: one glyph per toolset tells a person where a tool belongs, and costs little in a
+/// listing.
+pub fn icon(color: &str) -> rmcp::model::Icon {
+    let color: String = color
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .take(6)
+        .collect();
+    let mut icon = rmcp::model::Icon::new(format!(
+        "data:image/svg+xml,%3Csvg%20xmlns='http://www.w3.org/2000/svg'%20viewBox='0%200%204%204'%3E%3Crect%20width='4'%20height='4'%20rx='1'%20fill='%23{color}'/%3E%3C/svg%3E"
+    ));
+    icon.sizes = Some(vec!["any".into()]);
+    icon
+}
+
+/// `tool` with its `title` (what a person reads in a client's list) and its toolset's
+/// `icon`, and its annotations without the hints that say what the specification's
+/// defaults already say (`readOnlyHint: false`, `idempotentHint: false`,
+/// `destructiveHint: true`; and for a read-only tool, the write hints, which mean nothing
+/// there).
+pub fn dress(
+    mut tool: rmcp::model::Tool,
+    title: &str,
+    icon: &rmcp::model::Icon,
+) -> rmcp::model::Tool {
+    tool.title = Some(title.to_string());
+    tool.icons = Some(vec![icon.clone()]);
+    if let Some(hints) = tool.annotations.as_mut() {
+        if hints.read_only_hint == Some(true) {
+            hints.destructive_hint = None;
+            hints.idempotent_hint = None;
+        } else {
+            hints.read_only_hint = None;
+            if hints.destructive_hint == Some(true) {
+                hints.destructive_hint = None;
+            }
+            if hints.idempotent_hint == Some(false) {
+                hints.idempotent_hint = None;
+            }
+        }
+    }
+    tool
+}
+
 /// The toolsets of `entries`, in order of first appearance.
 pub fn toolsets_of(entries: &[Entry]) -> Vec<&'static str> {
     let mut sets: Vec<&'static str> = Vec::new();
@@ -396,6 +442,36 @@ mod tests {
         assert!(
             err.contains("`nope`") && err.contains("list, create, sprints, plan"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_dressed_tool_has_a_title_an_icon_and_no_default_hints() {
+        use rmcp::model::{Tool, ToolAnnotations};
+        let schema = std::sync::Arc::new(serde_json::Map::new());
+        let read = Tool::new_with_raw("r", None, schema.clone()).with_annotations(
+            ToolAnnotations::from_raw(None, Some(true), Some(false), Some(true), Some(false)),
+        );
+        let read = dress(read, "Read it", &icon("2a7f62"));
+        let wire = serde_json::to_value(&read).unwrap();
+        assert_eq!(wire["title"], "Read it");
+        assert_eq!(
+            wire["annotations"],
+            serde_json::json!({"readOnlyHint": true, "openWorldHint": false})
+        );
+        let src = wire["icons"][0]["src"].as_str().unwrap();
+        assert!(src.starts_with("data:image/svg+xml,%3Csvg"), "{src}");
+        assert!(
+            !src.contains([' ', '<', '>', '"', '#']),
+            "a valid URI: {src}"
+        );
+        let write = Tool::new_with_raw("w", None, schema).with_annotations(
+            ToolAnnotations::from_raw(None, Some(false), Some(true), Some(false), Some(false)),
+        );
+        let wire = serde_json::to_value(dress(write, "Write it", &icon("x"))).unwrap();
+        assert_eq!(
+            wire["annotations"],
+            serde_json::json!({"openWorldHint": false})
         );
     }
 
