@@ -16,7 +16,7 @@ const SHOWN: usize = 200;
 /// The filter arguments of a list, as given (a list's cursors are bound to them).
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Scope {
-    /// Only this specification: its id (`rfc9000`), URL or path.
+    /// Specification id (`rfc9000`), URL or path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<String>,
     /// Only this section: its id (`section-4.2`, `4.2`, `appendix-A`), or a citation target
@@ -185,14 +185,13 @@ impl Filter {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListParams {
-    /// Only this specification: its id (`rfc9000`), URL or path.
+    /// Specification id (`rfc9000`), URL or path.
     #[serde(default)]
     pub spec: Option<String>,
-    /// Only this section (`section-4.2`, `4.2`, `<spec>#section-4.2`); without `spec`, in
-    /// every specification.
+    /// Section (`section-4.2`, `4.2`, `<spec>#section-4.2`); without `spec`, in every spec.
     #[serde(default)]
     pub section: Option<String>,
-    /// Only those whose text (or quote) contains this, in any case.
+    /// Text (or quote) to contain, in any case.
     #[serde(default)]
     pub quote: Option<String>,
     /// Items per page (default 100).

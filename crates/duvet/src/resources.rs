@@ -19,6 +19,9 @@
 //! those that quote no requirement (with `why`), under their section. A section's
 //! `citations` lists all of its citations, attached or not.
 //!
+//! The citation lists and citations belong to the toolset `citations`, the rest to
+//! `requirements` ([`toolset`]): each is offered while a tool of its toolset is.
+//!
 //! Each read answers the JSON the specification shows. Lists are paged with the query
 //! parameters `limit` (default 500, at most 5,000) and `cursor`, the same signed cursors as the
 //! list tools, bound to the list's path; the content's `_meta` carries `total` and, when there
@@ -122,6 +125,33 @@ pub fn templates() -> Vec<ResourceTemplate> {
             .with_mime_type(JSON)
     })
     .collect()
+}
+
+/// The toolset a resource or template of the tree belongs to, as its tools do: `citations`
+/// for `duvet:///citations` and whatever lies under a `citations` segment of a section or
+/// requirement (the annotations in the code); `requirements` for the rest — specifications,
+/// sections, requirements — and for a URI outside the tree. A resource is listed and read
+/// only while a tool of its toolset is offered (`--toolsets`, `--tools`, `--read-only`, a
+/// request's `X-MCP-*` headers).
+pub fn toolset(uri: &str) -> &'static str {
+    let path = uri.strip_prefix("duvet:///").unwrap_or_default();
+    let path = path.split_once('?').map_or(path, |(path, _)| path);
+    let segments: Vec<&str> = path.split('/').collect();
+    match segments.as_slice() {
+        ["citations", ..]
+        | ["specifications", _, "sections", _, "citations", ..]
+        | [
+            "specifications",
+            _,
+            "sections",
+            _,
+            "requirements",
+            _,
+            "citations",
+            ..,
+        ] => "citations",
+        _ => "requirements",
+    }
 }
 
 fn not_found(message: String) -> McpError {

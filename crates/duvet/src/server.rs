@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use mcp_common::surface::{Entry, Selection};
+use mcp_common::surface::{Entry, Selection, Surface, dress, icon, listing};
 use mcp_common::{
     CursorKey, PagedReply, Parameters, Reply, ToolError, output_schema, paged_output_schema,
     subscribe,
@@ -42,6 +42,8 @@ pub struct DuvetServer {
     /// This session's resource subscriptions and peer.
     session: Arc<Session>,
     tool_router: ToolRouter<Self>,
+    /// What the server's options offer (a request's headers narrow it: [`Surface::of`]).
+    selection: Arc<Selection>,
 }
 
 /// Every tool and its toolset (`requirements`: what the specifications require and how far
@@ -105,6 +107,30 @@ pub const TOOLS: &[Entry] = &[
     },
 ];
 
+/// Each toolset's icon color: one glyph per toolset in a client's list.
+const ICON_COLORS: &[(&str, &str)] = &[("requirements", "6f42c1"), ("citations", "d9730d")];
+
+/// `router`'s tools with their titles and their toolset's icon ([`dress`]).
+fn dressed(mut router: ToolRouter<DuvetServer>) -> ToolRouter<DuvetServer> {
+    for route in router.map.values_mut() {
+        let toolset = TOOLS
+            .iter()
+            .find(|e| e.name == route.attr.name)
+            .map(|e| e.toolset);
+        let color = ICON_COLORS
+            .iter()
+            .find(|(set, _)| Some(*set) == toolset)
+            .map_or("808080", |(_, color)| color);
+        let title = route
+            .attr
+            .title
+            .clone()
+            .unwrap_or_else(|| route.attr.name.to_string());
+        route.attr = dress(route.attr.clone(), &title, &icon(color));
+    }
+    router
+}
+
 impl DuvetServer {
     /// A handler for another client session: the same engine, cursor key and tools, its own
     /// resource subscriptions. Cheap: the serving kit calls it once over stdio and once per
@@ -114,6 +140,11 @@ impl DuvetServer {
             session: Arc::new(Session::new()),
             ..self.clone()
         }
+    }
+
+    /// What the request of `context` is offered: the server's tools, narrowed by its headers.
+    fn surface(&self, context: &RequestContext<RoleServer>) -> Result<Surface<'_>, McpError> {
+        Surface::of(&self.selection, context, TOOLS)
     }
 
     /// Run `f` on the project as it is now, for a tool answering a page of a list.
@@ -150,14 +181,16 @@ impl DuvetServer {
             cursor_key,
             session: Arc::new(Session::new()),
             // Input schemas in the single-type form every client's dialect accepts.
-            tool_router: mcp_common::protocol::portable_router(
+            tool_router: mcp_common::protocol::portable_router(dressed(
                 selection.apply(Self::tool_router(), TOOLS),
-            ),
+            )),
+            selection: Arc::new(selection.clone()),
         }
     }
 
     #[tool(
-        description = "Validate a citation (e.g. `//= https://www.rfc-editor.org/rfc/rfc9000#section-4.5` with optional `//#` quote lines): does it reference an existing specification, section and requirement?",
+        title = "Validate citation",
+        description = "Check that a citation names an existing specification, section and requirement",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<Validation>()
     )]
@@ -172,7 +205,8 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "Search requirements across all specifications by words (every word must occur, any case); `spec` and `section` narrow it to a specification or section. Paged.",
+        title = "Search requirements",
+        description = "Search requirements by words (every one must occur, any case), in all specifications or within `spec` and `section`. Paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<RequirementRef>>()
     )]
@@ -190,7 +224,8 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "Get a requirement's status as `duvet report` (0.4.3) computes it: fully_implemented when annotations (tests included, TODOs not) quote all its text, partially_implemented when some, not_started when none; whether it is cited (as `--require-citations` counts it), tested, excepted (reason), and its TODO count",
+        title = "Show requirement status",
+        description = "Get a requirement's status as `duvet report` (0.4.3) computes it: fully_implemented when annotations (tests included, TODOs not) quote all its text, partially_implemented when some, not_started when none; also whether it is cited (per `--require-citations`), tested or excepted, and its TODOs",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<RequirementStatus>()
     )]
@@ -208,7 +243,8 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List requirements not cited as `duvet report --ci --require-citations` (0.4.3) counts it: a line of their text that no implementation, implication or exception touches (tests and TODOs do not cite). `excepted: true` lists those only exceptions cover instead, with the reason. Narrowed by `spec`, `section` and `quote` (as `duvet query`); paged.",
+        title = "List uncited requirements",
+        description = "List requirements not cited as `duvet report --ci --require-citations` (0.4.3) counts it: a line of their text no implementation, implication or exception touches (tests and TODOs do not cite). Paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<RequirementRef>>()
     )]
@@ -226,7 +262,8 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List invalid citations in the code (unknown specification, missing section, quote not found, malformed annotation) with file, line, text and reason. Paged.",
+        title = "List invalid citations",
+        description = "List invalid citations (unknown specification, missing section, quote not found, malformed) with file, line, text and reason. Paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<InvalidCitation>>()
     )]
@@ -244,7 +281,8 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "Get the code around a citation (citation_id like `src/main.rs:42`), with context_lines lines before and after (default 3, at most 50)",
+        title = "Show citation context",
+        description = "Get the code around a citation",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<CitationContext>()
     )]
@@ -262,6 +300,7 @@ impl DuvetServer {
     }
 
     #[tool(
+        title = "Resolve specification id",
         description = "Resolve the specification id (used in resource paths) of a specification URL",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<ResolvedSpec>()
@@ -277,7 +316,8 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List requirements in work-first order: by level (MUST, SHOULD, MAY, unspecified), then status (partially_implemented, not_started, fully_implemented), then TODO count (most first). Narrowed by `spec`, `section` and `quote` (as `duvet query`); paged.",
+        title = "List requirements by priority",
+        description = "List requirements in work-first order: level (MUST, SHOULD, MAY, none), then status (partially_implemented, not_started, fully_implemented), then TODO count (most first). Paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<PrioritizedRequirement>>()
     )]
@@ -294,7 +334,8 @@ impl DuvetServer {
         }
     }
     #[tool(
-        description = "List implementation annotations that tests do not cover, as `duvet query --check test` (0.4.3): `tested` is `none` (no test annotation of the section quotes any of its text) or `partial` (tests quote part of it, listed in `tests`). Implications, exceptions and TODOs need no test. Narrowed by `spec`, `section` and `quote` (as `duvet query`); paged.",
+        title = "List untested citations",
+        description = "List implementation annotations tests do not cover, as `duvet query --check test` (0.4.3): `tested` is `none` (no test of the section quotes any of its text) or `partial` (the `tests` quote part of it). Implications, exceptions and TODOs need no test. Paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<UntestedCitation>>()
     )]
@@ -312,7 +353,8 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List duplicate annotations, as `duvet query --check duplicates` (0.4.3): annotations whose quoted text other annotations of the same type and section already quote entirely (`duplicates`). Narrowed by `spec`, `section` and `quote` (as `duvet query`); paged.",
+        title = "List duplicate citations",
+        description = "List duplicate annotations, as `duvet query --check duplicates` (0.4.3): those whose quote other annotations of the same type and section (`duplicates`) already quote entirely. Paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<DuplicateCitation>>()
     )]
@@ -330,7 +372,8 @@ impl DuvetServer {
     }
 
     #[tool(
-        description = "List valid citations that quote no requirement (a reference to a whole section, a quote of explanatory text, a section without requirements), each with `why`. They cover no requirement, so no status counts them. Narrowed by `spec`, `section` and `quote` (as `duvet query`); paged.",
+        title = "List unattached citations",
+        description = "List valid citations that quote no requirement (a whole section, explanatory text, a section without requirements), each with `why`; no status counts them. Paged.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<Vec<UnattachedCitation>>()
     )]
@@ -350,12 +393,41 @@ impl DuvetServer {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for DuvetServer {
-    /// A call of a tool this server does not offer names it and lists the tools.
+    /// The tools this request is offered, in name order, with a one-hour `ttlMs` (private to
+    /// the caller when its headers narrowed them).
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let surface = self.surface(&context)?;
+        let tools = self
+            .tool_router
+            .list_all()
+            .into_iter()
+            .filter(|tool| surface.offers(&tool.name, TOOLS))
+            .collect();
+        Ok(listing(tools, &context, surface.narrowed()))
+    }
+
+    /// A call of a tool this request is not offered (by the server's options or the
+    /// request's headers) names it and lists the tools it is offered.
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let surface = self.surface(&context)?;
+        if !surface.offers(&request.name, TOOLS) {
+            let tools = self.tool_router.list_all();
+            return Err(mcp_common::protocol::unknown_tool(
+                &request.name,
+                tools
+                    .iter()
+                    .map(|tool| tool.name.as_ref())
+                    .filter(|name| surface.offers(name, TOOLS)),
+            ));
+        }
         mcp_common::protocol::call_routed(&self.tool_router, self, request, context).await
     }
 
@@ -375,6 +447,7 @@ impl ServerHandler for DuvetServer {
         .with_instructions(SYSTEM_PROMPT)
     }
 
+    /// The system prompt describes the whole server (every toolset): it is always offered.
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -408,32 +481,46 @@ impl ServerHandler for DuvetServer {
         )
     }
 
+    /// The resources of the toolsets this request is offered ([`resources::toolset`]).
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        let surface = self.surface(&context)?;
         let snapshot = self.engine.snapshot().await.ok();
-        Ok(ListResourcesResult::with_all_items(resources::list(
-            snapshot.as_ref().map(|s| &s.model),
-        )))
+        let mut listed = resources::list(snapshot.as_ref().map(|s| &s.model));
+        listed.retain(|r| surface.offers_toolset(resources::toolset(&r.uri), TOOLS));
+        Ok(ListResourcesResult::with_all_items(listed))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(ListResourceTemplatesResult::with_all_items(
-            resources::templates(),
-        ))
+        let surface = self.surface(&context)?;
+        let mut listed = resources::templates();
+        listed.retain(|t| surface.offers_toolset(resources::toolset(&t.uri_template), TOOLS));
+        Ok(ListResourceTemplatesResult::with_all_items(listed))
     }
 
+    /// A resource of a toolset this request is not offered does not exist for it (not found).
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        let toolset = resources::toolset(&request.uri);
+        if !self.surface(&context)?.offers_toolset(toolset, TOOLS) {
+            return Err(mcp_common::protocol::resource_not_found(
+                &request.uri,
+                format!(
+                    "Unknown resource '{}': it belongs to the toolset {toolset}, which this request is not offered",
+                    mcp_common::clip(&request.uri, 200)
+                ),
+            ));
+        }
         // Resources answer protocol errors; carry the tool error's hint in the message.
         let snapshot = self.engine.snapshot().await.map_err(|err| {
             mcp_common::protocol::resource_not_found(

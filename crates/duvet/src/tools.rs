@@ -48,8 +48,8 @@ fn requirement_ref(model: &Model, r: usize) -> RequirementRef {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ValidateParams {
-    /// The citation as written in code: the `//=` target line, optionally followed by `//#`
-    /// quote lines and `//= key=value` lines; a bare `URL#section` is accepted too.
+    /// As written in code: the `//= <spec URL>#section-4.5` line, then any `//#` quote and
+    /// `//= key=value` lines; a bare `URL#section` works too.
     pub citation: String,
 }
 
@@ -165,13 +165,12 @@ pub fn validate_citation(
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchParams {
-    /// Words or a phrase; a requirement matches when its text contains every word (any case).
+    /// Words that must all occur in a requirement's text (any case).
     pub query: String,
-    /// Only this specification: its id (`rfc9000`), URL or path.
+    /// Specification id (`rfc9000`), URL or path.
     #[serde(default)]
     pub spec: Option<String>,
-    /// Only this section (`section-4.2`, `4.2`, `<spec>#section-4.2`); without `spec`, in
-    /// every specification.
+    /// Section (`section-4.2`, `4.2`, `<spec>#section-4.2`); without `spec`, in every spec.
     #[serde(default)]
     pub section: Option<String>,
     /// Items per page (default 100).
@@ -230,9 +229,8 @@ pub fn search_requirements(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RequirementParams {
-    /// Requirement identifier (hex), or a unique prefix of at least 6 characters. The hash of
-    /// the text alone (the identifier of earlier versions) is accepted while one requirement
-    /// has that text.
+    /// Requirement identifier (hex) or a unique prefix of 6+ characters; an earlier version's
+    /// (the hash of the text alone) works while one requirement has that text.
     pub req_identifier: String,
 }
 
@@ -316,14 +314,13 @@ pub fn get_requirement_status(
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UncitedParams {
-    /// Only this specification: its id (`rfc9000`), URL or path.
+    /// Specification id (`rfc9000`), URL or path.
     #[serde(default)]
     pub spec: Option<String>,
-    /// Only this section (`section-4.2`, `4.2`, `<spec>#section-4.2`); without `spec`, in
-    /// every specification.
+    /// Section (`section-4.2`, `4.2`, `<spec>#section-4.2`); without `spec`, in every spec.
     #[serde(default)]
     pub section: Option<String>,
-    /// Only requirements whose text contains this, in any case.
+    /// Text to contain, in any case.
     #[serde(default)]
     pub quote: Option<String>,
     /// `true`: instead, those cited only by exceptions, with the reason.
@@ -413,9 +410,9 @@ pub fn list_invalid_citations(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ContextParams {
-    /// Citation identifier `path:line`, e.g. `src/main.rs:42` (path relative to the project).
+    /// `path:line`, the path relative to the project (`src/main.rs:42`).
     pub citation_id: String,
-    /// Lines to include before and after the citation (default 3, at most 50).
+    /// Lines before and after the citation (default 3, at most 50).
     #[serde(default)]
     pub context_lines: Option<usize>,
 }
@@ -526,7 +523,7 @@ pub fn citation_context(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ResolveParams {
-    /// Specification URL (or project-relative path), e.g. `https://www.rfc-editor.org/rfc/rfc9000`.
+    /// Specification URL or project-relative path (`https://www.rfc-editor.org/rfc/rfc9000`).
     pub url: String,
 }
 

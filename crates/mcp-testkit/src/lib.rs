@@ -11,6 +11,7 @@ pub mod bench;
 pub mod edge;
 pub mod killable;
 pub mod protocol;
+pub mod stateless;
 pub mod surface;
 
 use std::{

@@ -3,7 +3,7 @@
 use std::{collections::HashSet, sync::Arc};
 
 use mcp_common::subscribe::{self, SessionSubscriptions};
-use mcp_common::surface::{Entry, Selection};
+use mcp_common::surface::{Entry, Selection, Surface, dress, icon, listing};
 use mcp_common::{PagedReply, Parameters, Reply, output_schema, paged_output_schema};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
@@ -111,6 +111,21 @@ pub const TOOLS: &[Entry] = &[
     },
 ];
 
+/// Each toolset's icon color: one glyph per toolset in a client's list.
+const ICON_COLORS: &[(&str, &str)] = &[
+    ("local", "2a7f62"),
+    ("github", "24292f"),
+    ("jira", "0052cc"),
+];
+
+/// The toolset of every prompt and resource (and the resource template): `local`. Each is
+/// built from the repository and twig's state, what the local tools read; the GitHub and
+/// Jira data some of them carry (a PR's review status, a branch's linked issue) is the same
+/// the local tools carry, switched off by `--disable github`/`--disable jira`. So they are
+/// offered while a local tool is — by `--toolsets`/`--tools`/`--read-only` and by a
+/// request's `X-MCP-*` headers — and otherwise neither listed nor readable.
+pub const CONTENT_TOOLSET: &str = "local";
+
 /// The MCP handler of one client session. Everything but the session's legacy
 /// subscriptions is shared by every session of the process (see [`Self::session`]).
 #[derive(Clone)]
@@ -122,6 +137,8 @@ pub struct TwigMcpServer {
     /// This session's `resources/subscribe` subscriptions and peer.
     legacy: Arc<SessionSubscriptions>,
     tool_router: Arc<ToolRouter<Self>>,
+    /// What the server's options offer (a request's headers narrow it: [`Surface::of`]).
+    selection: Arc<Selection>,
 }
 
 impl TwigMcpServer {
@@ -150,7 +167,7 @@ impl TwigMcpServer {
         if disabled.contains(&Feature::Jira) {
             selection = selection.without_toolset("jira", TOOLS);
         }
-        let tool_router = selection.apply(Self::tool_router(), TOOLS);
+        let tool_router = dressed(selection.apply(Self::tool_router(), TOOLS));
         Self {
             subscriptions: Arc::new(Subscriptions::new(ctx.clone())),
             ctx,
@@ -158,7 +175,21 @@ impl TwigMcpServer {
             legacy: Arc::new(SessionSubscriptions::new()),
             // Input schemas in the single-type form every client's dialect accepts.
             tool_router: Arc::new(mcp_common::protocol::portable_router(tool_router)),
+            selection: Arc::new(selection),
         }
+    }
+
+    /// What the request of `context` is offered: the server's tools, narrowed by its headers.
+    fn surface(&self, context: &RequestContext<RoleServer>) -> Result<Surface<'_>, McpError> {
+        Surface::of(&self.selection, context, TOOLS)
+    }
+
+    /// Whether the request of `context` is offered the prompts and resources
+    /// ([`CONTENT_TOOLSET`]).
+    fn offers_content(&self, context: &RequestContext<RoleServer>) -> Result<bool, McpError> {
+        Ok(self
+            .surface(context)?
+            .offers_toolset(CONTENT_TOOLSET, TOOLS))
     }
 
     fn enabled(&self, feature: Feature) -> bool {
@@ -176,6 +207,7 @@ impl TwigMcpServer {
     // ---- local state tools -------------------------------------------------------------
 
     #[tool(
+        title = "Show current branch",
         description = "Get the current git branch and its linked Jira issue, GitHub PR, parent branch and creation date",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<BranchMetadataResponse>()
@@ -185,6 +217,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
+        title = "Show branch metadata",
         description = "Get metadata for a specific twig-tracked branch (Jira issue, PR number, parent branch, creation date)",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<BranchMetadataResponse>()
@@ -200,6 +233,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
+        title = "Show branch tree",
         description = "Get the branch dependency tree of the repository, as text (box-drawing) and as nested data: a branch with several parents appears under each (marked as a repeat); orphaned branches (no parent git has, not a root) are drawn under the default root when one is set (`twig branch root add B --default`), as `twig tree` draws them, marked `[orphan]` (no dependency on the root is declared), and are listed apart otherwise; `health: true` adds ahead/behind, merged, empty and stale badges to the text",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<BranchTreeResponse>()
@@ -215,6 +249,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
+        title = "List branch stack",
         description = "Get the ancestor chain of a branch, from the branch (first) up to its root (last), with each branch's metadata",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = output_schema::<BranchStackResponse>()
@@ -230,6 +265,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
+        title = "List tracked branches",
         description = "List the twig-tracked branches of the repository with their metadata, in name order, a page at a time",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<ListBranchesResponse>()
@@ -245,6 +281,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
+        title = "List repositories",
         description = "List all repositories registered with twig, a page at a time (works outside a repository)",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<ListRepositoriesResponse>()
@@ -260,6 +297,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
+        title = "List worktrees",
         description = "List the repository's worktrees: the branch git has checked out in each, and whether twig's state records it otherwise; a page at a time",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = paged_output_schema::<ListWorktreesResponse>()
@@ -275,6 +313,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
+        title = "Check stack health",
         description = "Check the health of the branch stacks: per branch, ahead/behind against each parent (from git's objects), whether it needs a rebase, is merged (by git: commits it had of its own, by its reflog, are in its parent; or its PR is merged), is empty (nothing of its own and not merged: never a prune candidate), is stale or has no git branch; for the whole scope, the rebase order (parents first), the branches `twig cascade` would also plan that it leaves out and why (`skipped`: merged, missing, no parent in git), and what could be pruned. Read-only; a page of branches at a time",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = true),
         output_schema = paged_output_schema::<StackHealthResponse>()
@@ -294,6 +333,7 @@ impl TwigMcpServer {
     // ---- GitHub tools --------------------------------------------------------------------
 
     #[tool(
+        title = "Show pull request",
         description = "Get a GitHub pull request (defaults to the current branch's linked PR)",
         annotations(read_only_hint = true, open_world_hint = true),
         output_schema = output_schema::<PullRequestResponse>()
@@ -309,6 +349,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
+        title = "Show PR status",
         description = "Get a GitHub pull request with its reviews and the CI check runs of its head commit (defaults to the current branch's linked PR)",
         annotations(read_only_hint = true, open_world_hint = true),
         output_schema = output_schema::<PrStatusResponse>()
@@ -321,6 +362,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
+        title = "List pull requests",
         description = "List the GitHub pull requests of the repository (open by default), newest first, a page at a time",
         annotations(read_only_hint = true, open_world_hint = true),
         output_schema = paged_output_schema::<ListPullRequestsResponse>()
@@ -338,6 +380,7 @@ impl TwigMcpServer {
     // ---- Jira tools ----------------------------------------------------------------------
 
     #[tool(
+        title = "Show Jira issue",
         description = "Get a Jira issue with its description as plain text (defaults to the current branch's linked issue)",
         annotations(read_only_hint = true, open_world_hint = true),
         output_schema = output_schema::<JiraIssueResponse>()
@@ -353,6 +396,7 @@ impl TwigMcpServer {
     }
 
     #[tool(
+        title = "List Jira issues",
         description = "List the Jira issues of a project, optionally filtered by status and assignee (\"me\" for yourself); most recently updated first, a page at a time",
         annotations(read_only_hint = true, open_world_hint = true),
         output_schema = paged_output_schema::<ListJiraIssuesResponse>()
@@ -368,14 +412,64 @@ impl TwigMcpServer {
     }
 }
 
+/// `router`'s tools with their titles and their toolset's icon ([`dress`]).
+fn dressed(mut router: ToolRouter<TwigMcpServer>) -> ToolRouter<TwigMcpServer> {
+    for route in router.map.values_mut() {
+        let toolset = TOOLS
+            .iter()
+            .find(|e| e.name == route.attr.name)
+            .map(|e| e.toolset);
+        let color = ICON_COLORS
+            .iter()
+            .find(|(set, _)| Some(*set) == toolset)
+            .map_or("808080", |(_, color)| color);
+        let title = route
+            .attr
+            .title
+            .clone()
+            .unwrap_or_else(|| route.attr.name.to_string());
+        route.attr = dress(route.attr.clone(), &title, &icon(color));
+    }
+    router
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TwigMcpServer {
-    /// A call of a tool this server does not offer names it and lists the tools.
+    /// The tools this request is offered, in name order, with a one-hour `ttlMs` (private to
+    /// the caller when its headers narrowed them).
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let surface = self.surface(&context)?;
+        let tools = self
+            .tool_router
+            .list_all()
+            .into_iter()
+            .filter(|tool| surface.offers(&tool.name, TOOLS))
+            .collect();
+        Ok(listing(tools, &context, surface.narrowed()))
+    }
+
+    /// A call of a tool this request is not offered (by the server's options or the
+    /// request's headers) names it and lists the tools it is offered.
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let surface = self.surface(&context)?;
+        if !surface.offers(&request.name, TOOLS) {
+            let tools = self.tool_router.list_all();
+            return Err(mcp_common::protocol::unknown_tool(
+                &request.name,
+                tools
+                    .iter()
+                    .map(|tool| tool.name.as_ref())
+                    .filter(|name| surface.offers(name, TOOLS)),
+            ));
+        }
         mcp_common::protocol::call_routed(&self.tool_router, self, request, context).await
     }
 
@@ -403,9 +497,9 @@ impl ServerHandler for TwigMcpServer {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        if !self.enabled(Feature::Prompts) {
+        if !self.enabled(Feature::Prompts) || !self.offers_content(&context)? {
             return Ok(ListPromptsResult::default());
         }
         Ok(ListPromptsResult::with_all_items(prompts::list()))
@@ -414,10 +508,19 @@ impl ServerHandler for TwigMcpServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         if !self.enabled(Feature::Prompts) {
             return Err(McpError::method_not_found::<GetPromptRequestMethod>());
+        }
+        if !self.offers_content(&context)? {
+            return Err(McpError::invalid_params(
+                format!(
+                    "Unknown prompt '{}': the prompts belong to the toolset {CONTENT_TOOLSET}, which this request is not offered.",
+                    mcp_common::clip(&request.name, 100)
+                ),
+                None,
+            ));
         }
         prompts::get(&self.ctx, &request, self.include())
             .await
@@ -427,9 +530,9 @@ impl ServerHandler for TwigMcpServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        if !self.enabled(Feature::Resources) {
+        if !self.enabled(Feature::Resources) || !self.offers_content(&context)? {
             return Ok(ListResourcesResult::default());
         }
         Ok(ListResourcesResult::with_all_items(resources::list()))
@@ -438,9 +541,9 @@ impl ServerHandler for TwigMcpServer {
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        if !self.enabled(Feature::Resources) {
+        if !self.enabled(Feature::Resources) || !self.offers_content(&context)? {
             return Ok(ListResourceTemplatesResult::default());
         }
         Ok(ListResourceTemplatesResult::with_all_items(
@@ -451,10 +554,19 @@ impl ServerHandler for TwigMcpServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         if !self.enabled(Feature::Resources) {
             return Err(McpError::method_not_found::<ReadResourceRequestMethod>());
+        }
+        if !self.offers_content(&context)? {
+            return Err(mcp_common::protocol::resource_not_found(
+                &request.uri,
+                format!(
+                    "Unknown resource '{}': the resources belong to the toolset {CONTENT_TOOLSET}, which this request is not offered",
+                    mcp_common::clip(&request.uri, 200)
+                ),
+            ));
         }
         resources::read(&self.ctx, &request.uri, self.include())
             .await

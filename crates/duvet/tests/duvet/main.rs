@@ -17,4 +17,5 @@ mod http;
 mod identifiers;
 mod mcp;
 mod subscriptions;
+mod surface;
 mod upstream;

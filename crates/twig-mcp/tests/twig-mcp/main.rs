@@ -22,3 +22,4 @@ mod local_tools;
 mod network_tools;
 mod orphans;
 mod protocol;
+mod surface;

@@ -53,11 +53,14 @@ async fn tool_list_matches_the_snapshot() {
     for tool in &tools {
         let annotations = tool.annotations.as_ref().expect("annotations");
         assert_eq!(annotations.read_only_hint, Some(true), "{}", tool.name);
-        let local = LOCAL_TOOLS.contains(&tool.name.as_ref());
+        // The write hints mean nothing for a read-only tool: the listing leaves them out.
+        assert_eq!(annotations.idempotent_hint, None, "{}", tool.name);
+        assert_eq!(annotations.destructive_hint, None, "{}", tool.name);
+        assert!(tool.title.is_some(), "{}: a title", tool.name);
         assert_eq!(
-            annotations.idempotent_hint,
-            local.then_some(true),
-            "{}: idempotent only for local tools",
+            tool.icons.as_ref().map(Vec::len),
+            Some(1),
+            "{}: its toolset's icon",
             tool.name
         );
         let schema = tool.output_schema.as_ref().expect("outputSchema");
