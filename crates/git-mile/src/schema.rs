@@ -23,12 +23,12 @@ pub(crate) fn entity_schema() -> Value {
     })
 }
 
-/// The `entity` argument of the reads, which read upstream git-mile's tasks too.
+/// The `entity` argument of the reads, which read upstream git-mile's tasks too (the
+/// listing's description says so).
 pub(crate) fn read_entity_schema() -> Value {
     json!({
         "type": "string",
-        "enum": ["issue", "milestone", "task"],
-        "description": "task: upstream git-mile's tasks (read-only)."
+        "enum": ["issue", "milestone", "task"]
     })
 }
 

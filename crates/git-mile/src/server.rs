@@ -18,7 +18,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use mcp_common::surface::{Entry, Selection};
+use mcp_common::surface::{Entry, Selection, Surface};
 use mcp_common::{CursorKey, ErrorClass, ToJsonRpc as _, ToolError};
 
 use crate::catalog::{Catalog, Lookup, Snapshot};
@@ -392,7 +392,20 @@ pub fn tools() -> &'static [Tool] {
     static TOOLS: std::sync::LazyLock<Vec<Tool>> = std::sync::LazyLock::new(|| {
         let mut tools = build_tools();
         tools.extend(writes::tools());
+        // Each with its title where clients look first (not in the annotations, where
+        // 2025-03-26 put it), and the icon of its one toolset.
+        let icon = mcp_common::surface::icon("8250df");
         tools
+            .into_iter()
+            .map(|mut tool| {
+                let title = tool
+                    .annotations
+                    .as_mut()
+                    .and_then(|hints| hints.title.take())
+                    .unwrap_or_else(|| tool.name.to_string());
+                mcp_common::surface::dress(tool, &title, &icon)
+            })
+            .collect()
     });
     &TOOLS
 }
@@ -471,7 +484,7 @@ fn build_tools() -> Vec<Tool> {
             },
             "includeClosed": {
                 "type": "boolean",
-                "description": "Include closed ones (default false; a filter on status decides itself)."
+                "description": "Include closed ones (default false; a status filter overrides)."
             }
         },
         "required": ["entity"],
@@ -483,7 +496,7 @@ fn build_tools() -> Vec<Tool> {
             "entity": read_entity_schema(),
             "id": {
                 "type": "string",
-                "description": "Its id, or a unique prefix (4+ characters)."
+                "description": "Id or unique prefix (4+ chars)."
             }
         },
         "required": ["entity", "id"],
@@ -491,22 +504,22 @@ fn build_tools() -> Vec<Tool> {
     });
     let mut list = Tool::new(
         LIST,
-        "List git-mile issues or milestones, or upstream git-mile's tasks (read-only): filtered, sorted, paged. other_refs: refs under refs/git-mile/ not read.",
+        "List issues, milestones or upstream git-mile's tasks: filtered, sorted, paged. other_refs: refs under refs/git-mile/ not read.",
         schema(list_input),
     );
     list.annotations = Some(
-        ToolAnnotations::with_title("List git-mile entities")
+        ToolAnnotations::with_title("List entities")
             .read_only(true)
             .idempotent(true),
     );
     list.output_schema = Some(output_schema::<ListResponse>());
     let mut show = Tool::new(
         SHOW,
-        "Show one git-mile issue, milestone or task whole, comments included.",
+        "Show one issue, milestone or task whole, comments included.",
         schema(show_input),
     );
     show.annotations = Some(
-        ToolAnnotations::with_title("Show a git-mile entity")
+        ToolAnnotations::with_title("Show entity")
             .read_only(true)
             .idempotent(true),
     );
@@ -537,10 +550,19 @@ impl ServerHandler for GitMileServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            offered(&self.shared.selection).cloned().collect(),
+        // Narrowed by the request's headers (X-MCP-Toolsets, X-MCP-Tools, X-MCP-Readonly).
+        let surface = Surface::of(&self.shared.selection, &context, TOOLS)?;
+        let tools = tools()
+            .iter()
+            .filter(|tool| surface.offers(&tool.name, TOOLS))
+            .cloned()
+            .collect();
+        Ok(mcp_common::surface::listing(
+            tools,
+            &context,
+            surface.narrowed(),
         ))
     }
 
@@ -558,14 +580,18 @@ impl ServerHandler for GitMileServer {
         let mut args = Value::Object(request.arguments.unwrap_or_default());
         let name = request.name.as_ref();
         let selection = &self.shared.selection;
+        let surface = Surface::of(selection, &context, TOOLS)?;
         let writing = writes(name);
-        if writing.is_some() && !offers(name, selection) {
-            let why = if writing == Some(true) && selection.read_only() {
-                "this server is read-only (--read-only)".to_string()
+        if writing.is_some() && !surface.offers(name, TOOLS) {
+            let why = if writing == Some(true) && surface.read_only() {
+                "this server is read-only (--read-only, or the request's X-MCP-Readonly)"
+                    .to_string()
             } else {
-                format!("`{name}` is not offered (--toolsets, --tools)")
+                format!(
+                    "`{name}` is not offered (--toolsets, --tools, or the request's X-MCP-Toolsets, X-MCP-Tools)"
+                )
             };
-            return Err(no_such_tool(&why, selection));
+            return Err(no_such_tool(&why, &surface));
         }
         // An ambiguous id, or closing a milestone with open issues, asks the user first when
         // the client can be asked (2026-07-28); a call that cannot read the repository goes
@@ -610,7 +636,7 @@ impl ServerHandler for GitMileServer {
             }
             other => {
                 let why = format!("unknown tool `{}`", quote::excerpt(other));
-                return Err(no_such_tool(&why, selection));
+                return Err(no_such_tool(&why, &surface));
             }
         };
         match outcome {
@@ -693,8 +719,12 @@ impl ServerHandler for GitMileServer {
 }
 
 /// A call of a tool this server does not offer (`-32601`): `why`, and the tools it offers.
-fn no_such_tool(why: &str, selection: &Selection) -> ErrorData {
-    let offered: Vec<&str> = offered(selection).map(|t| t.name.as_ref()).collect();
+fn no_such_tool(why: &str, surface: &Surface<'_>) -> ErrorData {
+    let offered: Vec<&str> = tools()
+        .iter()
+        .filter(|t| surface.offers(&t.name, TOOLS))
+        .map(|t| t.name.as_ref())
+        .collect();
     ErrorData::new(
         ErrorCode::METHOD_NOT_FOUND,
         format!("{why}: the tools are {}", offered.join(", ")),

@@ -336,7 +336,7 @@ fn view(catalog: &Catalog, written: &Written) -> Result<EntityView, ToolError> {
 fn id_schema() -> Value {
     json!({
         "type": "string",
-        "description": "Its id, or a unique prefix (4+ characters)."
+        "description": "Id or unique prefix (4+ chars)."
     })
 }
 
@@ -369,7 +369,7 @@ pub fn tools() -> Vec<Tool> {
             "entity": entity_schema(),
             "id": id_schema(),
             "title": { "type": "string", "minLength": 1, "maxLength": ops::MAX_TITLE, "description": "New title (one line)." },
-            "description": { "type": "string", "description": "New description (replaces the old one)." },
+            "description": { "type": "string", "description": "Replaces the description." },
             "status": { "type": "string", "enum": ["open", "closed"], "description": "Close or reopen." },
             "addLabels": labels_schema("Labels to add."),
             "removeLabels": labels_schema("Labels to remove."),
@@ -377,7 +377,7 @@ pub fn tools() -> Vec<Tool> {
             // array is what single-type dialects reject.
             "milestone": {
                 "anyOf": [{ "type": "string" }, { "type": "null" }],
-                "description": "Issues only: the milestone (id or prefix) to move it to; null detaches."
+                "description": "Issues only: milestone id or prefix; null detaches."
             }
         },
         "required": ["entity", "id"],
@@ -397,11 +397,11 @@ pub fn tools() -> Vec<Tool> {
     let output = output_schema::<WriteOutput>();
     let mut create = Tool::new(
         CREATE,
-        "File a git-mile issue or milestone as the user's git identity; returns it as git_mile.show does.",
+        "File an issue or milestone as the user's git identity; answers it as git_mile.show.",
         schema(create_input),
     );
     create.annotations = Some(
-        ToolAnnotations::with_title("Create a git-mile entity")
+        ToolAnnotations::with_title("Create entity")
             .read_only(false)
             .destructive(false)
             .idempotent(false),
@@ -409,11 +409,11 @@ pub fn tools() -> Vec<Tool> {
     create.output_schema = Some(output.clone());
     let mut update = Tool::new(
         UPDATE,
-        "Change a git-mile issue or milestone; only what differs is written. Returns it as git_mile.show does.",
+        "Change an issue or milestone; only what differs is written. Answers it as git_mile.show.",
         schema(update_input),
     );
     update.annotations = Some(
-        ToolAnnotations::with_title("Update a git-mile entity")
+        ToolAnnotations::with_title("Update entity")
             .read_only(false)
             .destructive(false)
             .idempotent(true),
@@ -421,11 +421,11 @@ pub fn tools() -> Vec<Tool> {
     update.output_schema = Some(output.clone());
     let mut comment = Tool::new(
         COMMENT,
-        "Comment on a git-mile issue or milestone as the user's git identity; returns it as git_mile.show does.",
+        "Comment on an issue or milestone as the user's git identity; answers it as git_mile.show.",
         schema(comment_input),
     );
     comment.annotations = Some(
-        ToolAnnotations::with_title("Comment on a git-mile entity")
+        ToolAnnotations::with_title("Comment on entity")
             .read_only(false)
             .destructive(false)
             .idempotent(false),

@@ -16,7 +16,7 @@ use jility_core::ops::{self, Operation, Verb};
 use jility_core::token::Principal;
 use mcp_common::CursorKey;
 use mcp_common::ask::Asker;
-use mcp_common::surface::{Entry, Selection};
+use mcp_common::surface::{Entry, Selection, Surface};
 use mcp_common::{MarkdownReply, Parameters, ToolError, output_schema, paged_output_schema};
 use rmcp::handler::server::common::{FromContextPart as _, schema_for_input};
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
@@ -89,6 +89,26 @@ fn toolset(name: &str) -> &'static str {
         }
         _ => "tickets",
     }
+}
+
+/// A person's name for the tool `name`: its words, e.g. `jility_list_tickets` → "List
+/// tickets" (the tools are named for what they do).
+fn title(name: &str) -> String {
+    let words = name.trim_start_matches("jility_").replace('_', " ");
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => words,
+    }
+}
+
+/// The icon of a toolset: tickets blue, planning green, the inbox amber.
+fn toolset_icon(toolset: &str) -> Icon {
+    mcp_common::surface::icon(match toolset {
+        "planning" => "2a7f62",
+        "inbox" => "c77c02",
+        _ => "2f6fb5",
+    })
 }
 
 /// Every tool, in the operations table's order, with its toolset, and writing unless its
@@ -259,7 +279,7 @@ fn tool<O: Operation>() -> Tool {
         output_schema::<O::Data>()
     };
     let read_only = O::VERB == Verb::Get;
-    Tool::new_with_raw(O::NAME, Some(O::DESCRIPTION.into()), input)
+    let tool = Tool::new_with_raw(O::NAME, Some(O::DESCRIPTION.into()), input)
         .with_raw_output_schema(output)
         .with_annotations(ToolAnnotations::from_raw(
             None,
@@ -267,7 +287,8 @@ fn tool<O: Operation>() -> Tool {
             if read_only { None } else { O::DESTRUCTIVE },
             Some(O::IDEMPOTENT),
             Some(false),
-        ))
+        ));
+    mcp_common::surface::dress(tool, &title(O::NAME), &toolset_icon(toolset(O::NAME)))
 }
 
 /// A call of `O`'s tool: its arguments (or why they cannot be read), run on the backend.
@@ -318,26 +339,22 @@ impl<B: Backend> ServerHandler for JilityServer<B> {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.caller(&context);
+        // Narrowed by the request's headers (X-MCP-Toolsets, X-MCP-Tools, X-MCP-Readonly).
+        let surface = Surface::of(&self.shared.selection, &context, catalog())?;
         let tools = self
             .tool_router
             .list_all()
             .into_iter()
-            .filter(|tool| self.allowed(&tool.name, &caller))
+            .filter(|tool| {
+                surface.offers(&tool.name, catalog()) && self.allowed(&tool.name, &caller)
+            })
             .collect();
-        let mut result = ListToolsResult::with_all_items(tools);
-        if context
-            .protocol_version()
-            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
-        {
-            result.ttl_ms = Some(0);
-            // At `/mcp` the list depends on the caller's token.
-            result.cache_scope = Some(if B::PER_CALLER {
-                CacheScope::Private
-            } else {
-                CacheScope::Public
-            });
-        }
-        Ok(result)
+        // At `/mcp` the list depends on the caller's token.
+        Ok(mcp_common::surface::listing(
+            tools,
+            &context,
+            B::PER_CALLER || surface.narrowed(),
+        ))
     }
 
     /// A call of a tool the caller may not use is `permission_denied`, naming the scope,
@@ -347,13 +364,16 @@ impl<B: Backend> ServerHandler for JilityServer<B> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if !self.tool_router.has_route(&request.name) {
+        let surface = Surface::of(&self.shared.selection, &context, catalog())?;
+        if !self.tool_router.has_route(&request.name) || !surface.offers(&request.name, catalog()) {
             // Named, with the tools this caller may use.
             let caller = self.caller(&context);
             let tools = self.tool_router.list_all();
             let offered = tools
                 .iter()
-                .filter(|tool| self.allowed(&tool.name, &caller))
+                .filter(|tool| {
+                    surface.offers(&tool.name, catalog()) && self.allowed(&tool.name, &caller)
+                })
                 .map(|tool| tool.name.as_ref());
             return Err(mcp_common::protocol::unknown_tool(&request.name, offered));
         }

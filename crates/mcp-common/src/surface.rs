@@ -310,20 +310,28 @@ pub fn listing(
     result
 }
 
-/// A toolset's icon: a rounded square of `color` (six hex digits, e.g. `2a7f62`), as an
-/// SVG data URI percent-encoded to a valid URI (`Icon.src` is `format: uri`), about 150
-/// bytes: one glyph per toolset tells a person where a tool belongs, and costs little in a
-/// listing.
+/// A toolset's icon: a swatch of `color` (six hex digits, e.g. `2a7f62`; others are
+/// black), a one-pixel GIF as a data URI (70 characters, a valid URI: `Icon.src` is
+/// `format: uri`) that a client scales to any size. One colour per toolset tells a person
+/// where a tool belongs, and costs a listing less than any drawn glyph would (an SVG's
+/// namespace alone is 26 characters).
 pub fn icon(color: &str) -> rmcp::model::Icon {
-    let color: String = color
-        .chars()
-        .filter(char::is_ascii_hexdigit)
-        .take(6)
-        .collect();
+    use base64::Engine as _;
+    let rgb = u32::from_str_radix(color, 16)
+        .ok()
+        .filter(|_| color.len() == 6)
+        .unwrap_or(0);
+    let [_, r, g, b] = rgb.to_be_bytes();
+    let mut gif: Vec<u8> = b"GIF89a".to_vec();
+    // 1×1, a global table of two colours; the colour, then black.
+    gif.extend_from_slice(&[1, 0, 1, 0, 0x80, 0, 0, r, g, b, 0, 0, 0]);
+    // The image: 1×1 at 0,0; its pixel colour 0 (LZW: clear, 0, end); the trailer.
+    gif.extend_from_slice(&[0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 1, 0, 0x3b]);
     let mut icon = rmcp::model::Icon::new(format!(
-        "data:image/svg+xml,%3Csvg%20xmlns='http://www.w3.org/2000/svg'%20viewBox='0%200%204%204'%3E%3Crect%20width='4'%20height='4'%20rx='1'%20fill='%23{color}'/%3E%3C/svg%3E"
+        "data:image/gif;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(gif)
     ));
-    icon.sizes = Some(vec!["any".into()]);
+    icon.mime_type = None;
     icon
 }
 
@@ -460,11 +468,19 @@ mod tests {
             serde_json::json!({"readOnlyHint": true, "openWorldHint": false})
         );
         let src = wire["icons"][0]["src"].as_str().unwrap();
-        assert!(src.starts_with("data:image/svg+xml,%3Csvg"), "{src}");
+        assert!(src.starts_with("data:image/gif;base64,R0lGODlh"), "{src}");
         assert!(
             !src.contains([' ', '<', '>', '"', '#']),
             "a valid URI: {src}"
         );
+        assert_eq!(src.len(), 70, "{src}");
+        // The colour is the first entry of the palette (bytes 13..16 of the GIF).
+        use base64::Engine as _;
+        let gif = base64::engine::general_purpose::STANDARD
+            .decode(src.trim_start_matches("data:image/gif;base64,"))
+            .unwrap();
+        assert_eq!(&gif[13..16], &[0x2a, 0x7f, 0x62]);
+        assert_eq!(gif.len(), 35);
         let write = Tool::new_with_raw("w", None, schema).with_annotations(
             ToolAnnotations::from_raw(None, Some(false), Some(true), Some(false), Some(false)),
         );

@@ -41,7 +41,7 @@ operations! {
         params::ListTickets => Paged<tracker::TicketPage>, "jility_list_tickets",
         "tickets.list", TicketsRead, Get "/tickets", cache 10,
         "One page of tickets, filtered, grouped by status",
-        tool "Query tickets with filters (status, assignee, labels, parent, epic, sprint, unassigned) and/or `query` in the query language (as jility_search_tickets: words and qualifiers such as `status:todo,review assignee:me -label:wontfix points:3..8 updated:<7d sort:updated-desc`); newest first unless the query sorts; `limit` default 50, at most 200; `page` gives the total and the `next_cursor` to pass as `cursor` (with the same filters) for the next page.", idempotent true,
+        tool "Query tickets with filters (status, assignee, labels, parent, epic, sprint, unassigned) and/or a `query` of jility_search_tickets' language (e.g. `status:todo,review assignee:me -label:wontfix sort:updated-desc`); newest first unless it sorts; `limit` default 50, at most 200; page on with `cursor` and the same filters.", idempotent true,
         query (list_query, &[("labels", "label"), ("query", "q")]),
         paged tracker::TicketPage,
         render render::page,
@@ -61,7 +61,7 @@ operations! {
         "jility_update_description", "tickets.update_description", TicketsWrite,
         Post "/tickets/{ticket_id}/description", cache 0,
         "Edit a ticket's description precisely (a new version)",
-        tool "Precisely edit a ticket's description (token-efficient): replace_all, append, prepend, replace_lines (1-indexed inclusive start_line..end_line) or replace_section (a markdown header such as '## Acceptance Criteria'; its body up to the next header of the same or higher level is replaced). Each edit is stored as a new version with its message.",
+        tool "Precisely edit a ticket's description (token-efficient): replace_all, append, prepend, replace_lines or replace_section. Each edit is stored as a new version with its message.",
         destructive true, idempotent false,
         render render::description_updated,
         |t, a, p| t.update_description(a, p)
@@ -154,7 +154,7 @@ operations! {
         params::SearchTickets => Paged<tracker::SearchResults>,
         "jility_search_tickets", "tickets.search", TicketsRead, Get "/search", cache 60,
         "Search with the query language, best matches first, with snippets",
-        tool "Search tickets with the query language. Words are full-text over titles, descriptions and comments (all must match; \"quoted phrases\" exactly; `-word` must not; punctuation is ignored); qualifiers filter: `status:todo,review` (any of), `label:x`, `assignee:me`, `is:unassigned|assigned|blocked|open|done|epic|ticket`, `no:sprint|epic|parent|points|assignee|label`, `epic:KEY-N`, `parent:KEY-N`, `depends-on:KEY-N`, `sprint:active|\"Sprint 3\"|none`, `points:3..8|>5`, `created:>2024-10-20`, `updated:<7d` (ages in h, d, w); `-` before a qualifier negates it; `sort:created|updated|points|title` with `-desc`/`-asc` (default: best match with words, else newest). An unknown qualifier or bad value is an invalid_input error quoting it. Snippets come with best-match order. `sprint` keeps a sprint's tickets (name, number or `active`) or the backlog's (`none`). `limit` default 20, at most 100; page on with `cursor`.", idempotent true,
+        tool "Search tickets with the query language. Words match titles, descriptions and comments (all must; \"quoted phrases\" exactly; `-word` must not); qualifiers filter: `status:todo,review` (any of), `label:x`, `assignee:me`, `is:unassigned|assigned|blocked|open|done|epic|ticket`, `no:sprint|epic|parent|points|assignee|label`, `epic:KEY-N`, `parent:KEY-N`, `depends-on:KEY-N`, `sprint:active|\"Sprint 3\"|none`, `points:3..8|>5`, `created:>2024-10-20`, `updated:<7d` (ages in h, d, w); `-` before a qualifier negates it; `sort:created|updated|points|title` with `-desc`/`-asc` (default: best match with words, else newest). A bad qualifier is invalid_input. `sprint` keeps a sprint's tickets (name, number or `active`) or the backlog's (`none`). `limit` default 20, at most 100; page on with `cursor`.", idempotent true,
         query (search_query, &[("query", "q")]),
         paged tracker::SearchResults,
         render render::search,
@@ -182,7 +182,7 @@ operations! {
         params::ListEpics => Paged<tracker::EpicList>, "jility_list_epics",
         "epics.list", TicketsRead, Get "/epics", cache 10,
         "One page of epics with their progress",
-        tool "List epics, newest first, each with its progress: tickets by status, points done of all, percent done by points and by count, blocked tickets, last activity. Filter by the epic's `status`; `limit` default 20, at most 100; page on with `cursor`.", idempotent true,
+        tool "List epics, newest first, each with its progress: tickets by status, points and percent done, blocked tickets, last activity. Filter by the epic's `status`; `limit` default 20, at most 100; page on with `cursor`.", idempotent true,
         query (epics_query, &[]),
         paged tracker::EpicList,
         render render::epics,
@@ -192,7 +192,7 @@ operations! {
         params::GetEpic => Paged<tracker::EpicDetail>, "jility_get_epic",
         "epics.get", TicketsRead, Get "/epics/{epic_id}", cache 10,
         "An epic with its progress, its tickets and its critical path",
-        tool "Get an epic: its progress, one page of its tickets (by status; `limit` default 50, at most 200; page on with `cursor`) and its critical path — the chain of dependencies among its unfinished tickets with the most remaining points, each step with the prerequisites that block it.", idempotent true,
+        tool "Get an epic: its progress, a page of its tickets by status (`limit` default 50, at most 200; page on with `cursor`) and its critical path: the chain of unfinished dependencies with the most remaining points, each step with what blocks it.", idempotent true,
         query (page_query, &[]),
         paged tracker::EpicDetail,
         render render::epic,
@@ -258,7 +258,7 @@ operations! {
         params::SprintName => tracker::SprintStats, "jility_sprint_stats",
         "sprints.stats", TicketsRead, Get "/sprints/{sprint}", cache 10,
         "A sprint's figures: committed, completed, added, removed, burndown, velocity, forecast",
-        tool "A sprint's figures from its tickets' change log: points committed at the start, completed, added and removed after it, remaining; the burndown (remaining points at the end of each day beside the ideal line); the velocity of the last 3 completed sprints and their mean; the carry-over; and, for the active sprint, the end date at the current pace.", idempotent true,
+        tool "A sprint's figures from its change log: points committed, completed, added and removed after the start, remaining; the daily burndown beside the ideal line; the velocity of the last 3 completed sprints and their mean; the carry-over; for the active sprint, the end date at the current pace.", idempotent true,
         render render::sprint_stats,
         |t, a, p| t.sprint_stats(&p)
     }
@@ -266,7 +266,7 @@ operations! {
         params::SprintName => tracker::SprintPlan, "jility_plan_sprint",
         "sprints.plan", TicketsRead, Get "/sprints/{sprint}/plan", cache 10,
         "Propose tickets for a sprint, in dependency order, up to its capacity",
-        tool "Propose backlog and todo tickets for a sprint up to its capacity (or the mean velocity): only tickets whose prerequisites are done or proposed before them, in dependency order, then todo before backlog, then oldest first; each with why, and what was left out and why. Deterministic; changes nothing — apply it with jility_add_to_sprint and its `tickets`.", idempotent true,
+        tool "Propose backlog and todo tickets for a sprint up to its capacity (or the mean velocity): tickets whose prerequisites are done or proposed first, in dependency order, todo before backlog, oldest first; each with why, and what was left out and why. Changes nothing: apply it with jility_add_to_sprint and its `tickets`.", idempotent true,
         render render::sprint_plan,
         |t, a, p| t.plan_sprint(&p)
     }
@@ -274,7 +274,7 @@ operations! {
         params::SaveView => tracker::ViewSaved, "jility_save_view",
         "views.save", TicketsWrite, Post "/views", cache 0,
         "Save a query under a name, the caller's own or shared", creates true,
-        tool "Save a query of the query language (see jility_search_tickets) under a name, run as `view:NAME` in any query. `shared: true` shares it with the workspace (everyone runs it; only its owner deletes it). The query must read and name tickets and sprints that exist; a name the caller already sees is refused with already_exists.",
+        tool "Save a query of the query language (see jility_search_tickets) under a name, run as `view:NAME` in any query. `shared: true` shares it with the workspace (only its owner deletes it). The query must parse and name tickets and sprints that exist; a name the caller already sees is already_exists.",
         destructive false, idempotent false,
         render render::view_saved,
         |t, a, p| t.save_view(a, p)
@@ -300,7 +300,7 @@ operations! {
         params::ListNotifications => Paged<tracker::NotificationPage>, "jility_list_notifications",
         "notifications.list", TicketsRead, Get "/notifications", cache 0,
         "The caller's inbox, newest first",
-        tool "What needs the caller: their inbox, newest first — mentions (`@name` in a comment or description), tickets assigned to them, handoffs (their ticket moved to review by someone else), blockers of their tickets done, changes to tickets they watch. The caller is the token's name (cloud) or the actor (local). `unread_only` for what is new; `limit` default 20, at most 100; page on with `cursor`. Mark entries read with jility_mark_notifications_read.", idempotent true,
+        tool "The caller's inbox, newest first: `@name` mentions, tickets assigned to them, handoffs to review, their tickets' blockers done, changes to tickets they watch. `unread_only` for what is new; `limit` default 20, at most 100; page on with `cursor`. Mark read with jility_mark_notifications_read.", idempotent true,
         query (notifications_query, &[]),
         paged tracker::NotificationPage,
         render render::notifications,
@@ -319,7 +319,7 @@ operations! {
         params::WatchTicket => tracker::Watched, "jility_watch_ticket",
         "tickets.watch", TicketsRead, Post "/tickets/{ticket_id}/watch", cache 0,
         "Watch a ticket, or stop watching it",
-        tool "Watch a ticket (its changes reach the caller's inbox), or with `watching: false` stop — also for a ticket the caller created, is assigned to or commented on, which they watch otherwise.",
+        tool "Watch a ticket (its changes reach the caller's inbox), or stop with `watching: false`, also one the caller created, is assigned to or commented on (watched otherwise).",
         destructive false, idempotent true,
         render render::watched,
         |t, a, p| t.watch_ticket(a, &p)
@@ -328,7 +328,7 @@ operations! {
         params::BulkUpdate => tracker::BulkUpdated, "jility_bulk_update",
         "tickets.bulk_update", TicketsWrite, Post "/tickets/bulk", cache 0,
         "Change many tickets at once, all or none",
-        tool "Change many tickets at once, all or none: those a `query` finds (see jility_search_tickets) or the `tickets` named. Every ticket is checked first; one refused (workflow, sprint or epic rules) refuses the edit, naming each and why. `dry_run: true` shows the count, the first 50 changes and refusals; `expected_count` refuses (count_mismatch) any other count, and an empty query needs it. At most 5,000 tickets.",
+        tool "Change many tickets at once, all or none: those a `query` finds or the `tickets` named. One refused (workflow, sprint or epic rules) refuses the edit, naming each and why. `dry_run: true` shows the count, the first 50 changes and refusals; `expected_count` refuses any other count (count_mismatch; an empty query needs it). At most 5,000 tickets.",
         destructive false, idempotent false,
         render render::bulk_updated,
         |t, a, p| t.bulk_update(a, p)
@@ -337,7 +337,7 @@ operations! {
         params::BulkAssign => tracker::BulkUpdated, "jility_bulk_assign",
         "tickets.bulk_assign", TicketsWrite, Post "/tickets/bulk/assign", cache 0,
         "Set the assignees of many tickets at once, all or none",
-        tool "Set the assignees of many tickets at once (empty: unassign them), all or none: the tickets a `query` finds or the `tickets` named, with `dry_run`, `expected_count` and `message` as jility_bulk_update. Each changed ticket's change log names the edit.",
+        tool "Set the assignees of many tickets at once (empty: unassign them), all or none: the tickets a `query` finds or the `tickets` named, with `dry_run`, `expected_count` and `message` as jility_bulk_update.",
         destructive false, idempotent false,
         render render::bulk_updated,
         |t, a, p| t.bulk_assign(a, p)
@@ -346,7 +346,7 @@ operations! {
         params::SuggestRelated => tracker::Related, "jility_suggest_related",
         "tickets.related", TicketsRead, Get "/tickets/related", cache 30,
         "Tickets like a filed ticket or a draft, likely duplicates flagged",
-        tool "Find tickets like a filed one (`ticket_id`) or one about to be filed (`title`, `description`): ranked with a score (0-1), the words they share and where (title, description); likely duplicates (score at or above `duplicate_threshold`, sharing two words at least) first and flagged, by score, then closely related tickets (open before done), then fainter ones (open before done). Use it before filing a ticket, or when triaging one. `limit` default 5, at most 20. Changes nothing.", idempotent true,
+        tool "Find tickets like a filed one (`ticket_id`) or one about to be filed (`title`, `description`), scored 0-1 with the words they share and where: likely duplicates (score ≥ `duplicate_threshold`, two shared words at least) first and flagged, then related tickets, open before done. Use it before filing or triaging. `limit` default 5, at most 20. Changes nothing.", idempotent true,
         query (related_query, &[]),
         render render::related,
         |t, a, p| t.suggest_related(p)
@@ -355,7 +355,7 @@ operations! {
         params::EstimateEffort => tracker::Estimate, "jility_estimate_effort",
         "tickets.estimate", TicketsRead, Get "/tickets/estimate", cache 30,
         "Story points from the most alike done tickets",
-        tool "Estimate story points for a filed ticket (`ticket_id`) or one about to be filed (`title`, `description`) from the points of the most alike done tickets: the estimate on the points scale, the range of their points, a confidence, and which tickets it rests on and how alike each is; `not enough history` (no estimate) when no done ticket is alike enough. Deterministic; changes nothing.", idempotent true,
+        tool "Estimate story points for a filed ticket (`ticket_id`) or one about to be filed (`title`, `description`) from the most alike done tickets: the estimate, their range, a confidence and the tickets it rests on; `not enough history` when none is alike enough. Changes nothing.", idempotent true,
         query (estimate_query, &[]),
         render render::estimate,
         |t, a, p| t.estimate_effort(p)
@@ -365,7 +365,7 @@ operations! {
         params::TicketId => tracker::Deleted, "jility_delete_ticket",
         "tickets.delete", TicketsDelete, Delete "/tickets/{ticket_id}", cache 0,
         "Delete a ticket (soft: it leaves every view, its rows stay)",
-        tool "Delete a ticket: it leaves every board, list and search; its history is kept. Needs tickets:delete. A client that can be asked (2026-07-28) confirms with the user first.",
+        tool "Delete a ticket: it leaves every board, list and search; its history is kept.",
         destructive true, idempotent false,
         render render::deleted,
         |t, a, p| t.delete(a, &p.ticket_id)

@@ -38,7 +38,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_jility");
 const AGENT: &str = "agent-7";
 
 /// The scopes an agent's token has: everything the tools need.
-const AGENT_SCOPES: &str = "tickets:read,tickets:write,comments:write";
+const AGENT_SCOPES: &str = "tickets:read,tickets:write,tickets:delete,comments:write";
 
 // ---------------------------------------------------------------------------------------
 // Fixtures
@@ -1017,6 +1017,25 @@ async fn scenario(mcp: &McpProcess) -> Vec<Step> {
     r.ok("jility_list_tickets", json!({})).await;
     r.ok("jility_search_tickets", json!({"query": "mobile"}))
         .await;
+    // Deleting, last: a ticket made for it, then again (deleted, so not found).
+    let doomed = r
+        .ok(
+            "jility_create_ticket",
+            json!({"title": "Made to be deleted"}),
+        )
+        .await;
+    let doomed = doomed.structured["data"]["ticket"]["number"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    r.ok("jility_delete_ticket", json!({"ticket_id": doomed}))
+        .await;
+    r.err(
+        "jility_delete_ticket",
+        json!({"ticket_id": doomed}),
+        "not_found",
+    )
+    .await;
     r.steps
 }
 
@@ -1080,7 +1099,7 @@ fn both_modes_answer_alike() {
 
     // Every tool is exercised, and the same calls were made on both sides.
     let tools: BTreeSet<&str> = local_steps.iter().map(|s| s.tool).collect();
-    assert_eq!(tools.len(), 35, "{tools:?}");
+    assert_eq!(tools.len(), 36, "{tools:?}");
     let failing: BTreeSet<&str> = local_steps
         .iter()
         .filter(|s| s.answer.is_error)

@@ -139,7 +139,18 @@ async fn tool_list_matches_the_snapshot() {
         );
         let annotations = tool.annotations.as_ref().expect("annotations");
         let read_only = row.verb == jility_core::ops::Verb::Get;
-        assert_eq!(annotations.read_only_hint, Some(read_only), "{}", tool.name);
+        // A write's `readOnlyHint: false` is the specification's default, left out.
+        assert_eq!(
+            annotations.read_only_hint.unwrap_or(false),
+            read_only,
+            "{}",
+            tool.name
+        );
+        assert!(
+            tool.title.is_some() && tool.icons.is_some(),
+            "{}: a title and an icon",
+            tool.name
+        );
         assert_eq!(annotations.open_world_hint, Some(false), "{}", tool.name);
     }
     mcp.assert_tools_snapshot(

@@ -985,6 +985,19 @@ fn every_tool_works_through_mcp_as_the_tokens_name() {
         .unwrap_or_else(|| panic!("{moved}"))
         .clone();
     assert_eq!(change["changed_by"], "agent-smith", "{change}");
+    // Deleting (an old client: no question) leaves the ticket out of every list.
+    let doomed = mcp.data(
+        tool("jility_create_ticket"),
+        json!({"title": "Made to be deleted"}),
+    );
+    let doomed = doomed["ticket"]["number"].as_str().unwrap().to_string();
+    let deleted = mcp.data(tool("jility_delete_ticket"), json!({"ticket_id": doomed}));
+    assert_eq!(deleted["number"], doomed, "{deleted}");
+    let listed = mcp.data(tool("jility_list_tickets"), json!({}));
+    assert!(
+        !listed.to_string().contains(&format!("\"{doomed}\"")),
+        "{listed}"
+    );
 
     assert_eq!(
         used.into_iter().collect::<Vec<_>>(),
@@ -1172,6 +1185,7 @@ fn a_workspace_reaches_none_of_anothers_tickets_through_any_tool() {
             ("jility_suggest_related", json!({"ticket_id": r})),
             ("jility_estimate_effort", json!({"ticket_id": r})),
             ("jility_watch_ticket", json!({"ticket_id": r})),
+            ("jility_delete_ticket", json!({"ticket_id": r})),
         ];
         for (tool, args) in calls {
             tools_checked.insert(tool);
