@@ -584,8 +584,9 @@ impl ServerHandler for GitMileServer {
         let writing = writes(name);
         if writing.is_some() && !surface.offers(name, TOOLS) {
             let why = if writing == Some(true) && surface.read_only() {
-                "this server is read-only (--read-only, or the request's X-MCP-Readonly)"
-                    .to_string()
+                format!(
+                    "`{name}` writes, and this server is read-only (--read-only, or the request's X-MCP-Readonly)"
+                )
             } else {
                 format!(
                     "`{name}` is not offered (--toolsets, --tools, or the request's X-MCP-Toolsets, X-MCP-Tools)"

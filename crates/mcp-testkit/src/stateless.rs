@@ -88,13 +88,23 @@ pub fn result(answer: &Value) -> &Value {
         .unwrap_or_else(|| panic!("a result: {answer}"))
 }
 
-/// The names of the tools `tools/list` answers with `headers`, in the order listed.
+/// The names of the tools `tools/list` answers with `headers`, in name order (each
+/// server lists in its own deterministic order: [`check_request_surface`] checks it is the
+/// same every time).
 pub async fn listed(url: &str, headers: &[(&str, &str)]) -> Vec<String> {
     let answer = request(url, "tools/list", json!({}), headers).await;
     names_of(result(&answer))
 }
 
+/// The tools' names in `result`, in name order.
 fn names_of(result: &Value) -> Vec<String> {
+    let mut names = listed_order(result);
+    names.sort();
+    names
+}
+
+/// The tools' names in `result`, in the order listed.
+fn listed_order(result: &Value) -> Vec<String> {
     result["tools"]
         .as_array()
         .unwrap_or_else(|| panic!("tools: {result}"))
@@ -121,22 +131,22 @@ async fn assert_refused(url: &str, tool: &str, headers: &[(&str, &str)], offered
     let error = answer
         .get("error")
         .unwrap_or_else(|| panic!("{tool} with {headers:?} is refused: {answer}"));
-    assert_eq!(error["code"], json!(-32602), "{answer}");
+    // -32602 as MCP's specification has it for an unknown tool; -32601 where a server's
+    // contract says so (git-mile's), with the tools in the message alone.
+    let code = error["code"].as_i64().unwrap_or_default();
+    assert!(code == -32602 || code == -32601, "{answer}");
     let message = error["message"].as_str().expect("a message");
     assert!(message.contains(tool), "{message}");
-    let listed: Vec<String> = error["data"]["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
-    assert_eq!(
-        listed, offered,
-        "{tool} with {headers:?}: the tools offered"
-    );
+    if let Some(tools) = error["data"]["tools"].as_array() {
+        let listed: Vec<String> = tools
+            .iter()
+            .filter_map(|t| t.as_str().map(String::from))
+            .collect();
+        assert_eq!(
+            listed, offered,
+            "{tool} with {headers:?}: the tools offered"
+        );
+    }
     for name in offered {
         assert!(message.contains(name.as_str()), "{name}: {message}");
     }
@@ -145,7 +155,7 @@ async fn assert_refused(url: &str, tool: &str, headers: &[(&str, &str)], offered
 /// What `bin base…` (serving every tool of `entries`) does with a request's headers over
 /// HTTP, on the stateless 2026-07-28 wire:
 ///
-/// - `tools/list` lists every tool in name order, each with a title and an icon, with
+/// - `tools/list` lists every tool in the same order every time, each with a title and an icon, with
 ///   `ttlMs` one hour and `cacheScope` public;
 /// - `X-MCP-Toolsets` (each toolset alone) narrows it (`cacheScope` private), and a call of
 ///   a tool left out is an unknown tool listing the tools offered; `X-MCP-Tools` likewise;
@@ -157,10 +167,16 @@ pub async fn check_request_surface(bin: &str, base: &[&str], entries: &[Entry]) 
     let url = mcp.url().expect("an HTTP server").to_string();
     let all = names(entries);
 
-    // The whole listing: name order, titles and icons, the caching hints.
+    // The whole listing: the same order each time, titles and icons, the caching hints.
     let answer = request(&url, "tools/list", json!({}), &[]).await;
     let whole = result(&answer);
-    assert_eq!(names_of(whole), all, "{bin}: every tool, in name order");
+    assert_eq!(names_of(whole), all, "{bin}: every tool");
+    let again = request(&url, "tools/list", json!({}), &[]).await;
+    assert_eq!(
+        listed_order(whole),
+        listed_order(result(&again)),
+        "{bin}: the same order every time"
+    );
     assert_eq!(whole["ttlMs"], json!(LISTING_TTL_MS), "{whole}");
     assert_eq!(whole["cacheScope"], json!("public"), "{whole}");
     for tool in whole["tools"].as_array().expect("tools") {

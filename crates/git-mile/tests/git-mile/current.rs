@@ -64,6 +64,13 @@ async fn a_stateless_initialize_is_an_unknown_method() {
     mcp.ping().await;
 }
 
+/// Over HTTP, a request's X-MCP-Toolsets, X-MCP-Tools and X-MCP-Readonly narrow the tools
+/// (never widen them); a 2026-07-28 listing carries ttlMs, titles and icons.
+#[tokio::test]
+async fn a_request_s_headers_narrow_the_tools_and_never_widen_them() {
+    mcp_testkit::stateless::check_request_surface(BIN, ARGS, git_mile::server::TOOLS).await;
+}
+
 /// `--toolsets`, `--tools` and `--read-only`, as every server takes them.
 #[tokio::test]
 async fn toolsets_tools_and_read_only_choose_the_tools() {

@@ -33,6 +33,13 @@ async fn the_tool_listing_keeps_within_its_budget() {
     protocol::check_listing_budget(BIN, ARGS).await;
 }
 
+/// Over HTTP, a request's X-MCP-Toolsets, X-MCP-Tools and X-MCP-Readonly narrow the tools
+/// (never widen them); a 2026-07-28 listing carries ttlMs, titles and icons.
+#[tokio::test]
+async fn a_request_s_headers_narrow_the_tools_and_never_widen_them() {
+    mcp_testkit::stateless::check_request_surface(BIN, ARGS, jility::server::catalog()).await;
+}
+
 #[tokio::test]
 async fn an_unknown_tool_is_named_with_the_tools() {
     protocol::check_unknown_tool_is_named(BIN, ARGS).await;
