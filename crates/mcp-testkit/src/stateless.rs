@@ -25,6 +25,17 @@ pub const VERSION: &str = "2026-07-28";
 /// JSON-RPC message answering it, whether the server sent it as JSON or as server-sent
 /// events. `Mcp-Name` is sent as is (tests name tools and URIs in ASCII).
 pub async fn request(url: &str, method: &str, params: Value, headers: &[(&str, &str)]) -> Value {
+    request_as(url, method, params, headers, json!({})).await
+}
+
+/// [`request`] from a client declaring `capabilities` (e.g. `{"elicitation": {}}`).
+pub async fn request_as(
+    url: &str,
+    method: &str,
+    params: Value,
+    headers: &[(&str, &str)],
+    capabilities: Value,
+) -> Value {
     crate::install_crypto_provider();
     let mut params = match params {
         Value::Object(map) => map,
@@ -36,7 +47,7 @@ pub async fn request(url: &str, method: &str, params: Value, headers: &[(&str, &
         json!({
             "io.modelcontextprotocol/protocolVersion": VERSION,
             "io.modelcontextprotocol/clientInfo": {"name": "mcp-testkit", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
         }),
     );
     let name = match method {

@@ -211,3 +211,68 @@ async fn an_older_client_is_not_asked() {
     assert_eq!(deleted.unwrap()["number"], "TASK-1", "{text}");
     assert!(text.contains("Deleted TASK-1"), "{text}");
 }
+
+/// The same questions on the stateless HTTP wire, as the conformance suite's MRTR scenarios
+/// check them of its reference server: `resultType` is said, a retry without the answer is
+/// asked again (not an error), unknown extra answers are ignored, and a client that declares
+/// no elicitation is never asked.
+#[tokio::test]
+async fn over_http_a_question_follows_the_mrtr_rules() {
+    use mcp_testkit::stateless::{request_as, result};
+    let (_home, mcp) =
+        mcp_testkit::protocol::spawn(mcp_testkit::Wire::Http, BIN, &["--mcp-server"]).await;
+    let url = mcp.url().unwrap().to_string();
+    let asking = json!({"elicitation": {}});
+    let call = |name: &str, arguments: Value| json!({"name": name, "arguments": arguments});
+    for title in ["One", "Two"] {
+        let made = request_as(
+            &url,
+            "tools/call",
+            call("jility_create_ticket", json!({"title": title})),
+            &[],
+            asking.clone(),
+        )
+        .await;
+        assert_eq!(result(&made)["isError"], false, "{made}");
+    }
+    let delete = call("jility_delete_ticket", json!({"ticket_id": "1"}));
+    let first = request_as(&url, "tools/call", delete.clone(), &[], asking.clone()).await;
+    let asked = result(&first);
+    assert_eq!(asked["resultType"], "input_required", "{first}");
+    assert_eq!(
+        asked["inputRequests"]["answer"]["method"],
+        "elicitation/create"
+    );
+    let state = asked["requestState"].as_str().unwrap().to_string();
+
+    // No answer: asked again.
+    let mut retry = delete.clone();
+    retry["requestState"] = json!(state);
+    retry["inputResponses"] = json!({});
+    let again = request_as(&url, "tools/call", retry.clone(), &[], asking.clone()).await;
+    assert_eq!(result(&again)["resultType"], "input_required", "{again}");
+
+    // The answer, with answers to questions never asked: those are ignored.
+    retry["inputResponses"] = json!({
+        "answer": {"action": "accept", "content": {"answer": true}},
+        "unexpected": {"action": "accept", "content": {"x": 1}},
+    });
+    let done = request_as(&url, "tools/call", retry, &[], asking.clone()).await;
+    let done = result(&done);
+    assert_ne!(done["resultType"], "input_required", "{done}");
+    assert_eq!(
+        done["structuredContent"]["data"]["number"], "TASK-1",
+        "{done}"
+    );
+
+    // A client without elicitation is not asked: the tool runs as it always did.
+    let sampling_only = json!({"sampling": {}});
+    let plain = call("jility_delete_ticket", json!({"ticket_id": "2"}));
+    let ran = request_as(&url, "tools/call", plain, &[], sampling_only).await;
+    let ran = result(&ran);
+    assert!(ran.get("inputRequests").is_none(), "{ran}");
+    assert_eq!(
+        ran["structuredContent"]["data"]["number"], "TASK-2",
+        "{ran}"
+    );
+}
