@@ -1,8 +1,13 @@
-//! Confirmations through the client (Multi Round-Trip Requests, protocol 2026-07-28):
-//! deleting a ticket, and a bulk edit without `expected_count`, ask the user first — the
-//! question says what will change — when the client can be asked
-//! ([`mcp_common::ask::can_ask`]). Other clients are answered as before: the tools' hints
-//! (`destructiveHint`) are what their hosts confirm on.
+//! Questions through the client (Multi Round-Trip Requests, protocol 2026-07-28), when
+//! the client can be asked ([`mcp_common::ask::can_ask`]):
+//!
+//! - a `ticket_id` that is no ticket reference (words, as of a title) asks which of the
+//!   tickets those words find was meant, and the call goes on with it;
+//! - deleting a ticket, and a bulk edit without `expected_count`, ask the user first — the
+//!   question says what will change.
+//!
+//! Other clients are answered as before (a `ticket_id` of words is `invalid_input`; the
+//! tools' `destructiveHint` is what their hosts confirm on).
 //!
 //! The state of a question is sealed by the server's [`Asker`], bound to the caller (its
 //! token at `jility serve`, else its actor), the tool and the arguments. A confirmed bulk
@@ -28,17 +33,44 @@ pub(crate) enum Step {
 }
 
 /// What a question carries to the next round.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct Asked {
-    /// The question, asked again when the answer is missing.
+    /// The question asked last: `choose` (which ticket) or `confirm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    asked: Option<String>,
+    /// The question itself, asked again when its answer is missing.
+    #[serde(default)]
     message: String,
+    /// A choice's options: ticket numbers and what a person reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    options: Vec<(String, String)>,
+    /// The ticket chosen for a `ticket_id` that named none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ticket: Option<String>,
     /// For a bulk edit: how many tickets the user agreed to change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     count: Option<u64>,
 }
 
+impl Asked {
+    fn question(&self) -> Question {
+        match self.asked.as_deref() {
+            Some("choose") => Question::Choose {
+                message: self.message.clone(),
+                options: self.options.clone(),
+            },
+            _ => Question::Confirm {
+                message: self.message.clone(),
+            },
+        }
+    }
+}
+
 /// How many tickets a question lists by name.
 const NAMED: usize = 5;
+
+/// Most tickets a "which one?" offers.
+const CHOICES: usize = 8;
 
 /// Whether the tool `name` confirms before it runs.
 pub(crate) fn asks(name: &str) -> bool {
@@ -48,6 +80,22 @@ pub(crate) fn asks(name: &str) -> bool {
         <ops::BulkAssign as Operation>::NAME,
     ]
     .contains(&name)
+}
+
+/// Whether a call with `arguments` may ask at all: a tool that confirms, or a `ticket_id`
+/// that is no ticket reference (words of a title, which a person can pick from).
+pub(crate) fn may_ask(name: &str, arguments: Option<&JsonObject>) -> bool {
+    asks(name) || unreferenced(arguments).is_some()
+}
+
+/// The `ticket_id` of `arguments` when it is text that names no ticket (`KEY-N`, a number
+/// or a UUID would).
+fn unreferenced(arguments: Option<&JsonObject>) -> Option<&str> {
+    arguments?
+        .get("ticket_id")?
+        .as_str()
+        .map(str::trim)
+        .filter(|text| !text.is_empty() && !jility_core::tracker::is_reference(text))
 }
 
 /// Who the caller is, for binding a question to it.
@@ -70,51 +118,93 @@ pub(crate) struct Confirmer<'a, B> {
 }
 
 impl<B: Backend> Confirmer<'_, B> {
-    /// The confirmation step of `O`'s call in `context` (only for a tool that [`asks`], of a
-    /// client that can be asked).
+    /// The questions of `O`'s call in `context` (only for a call that [`may_ask`], of a
+    /// client that can be asked): which ticket a `ticket_id` of words meant, then whether
+    /// to delete or to make a bulk edit.
     pub(crate) async fn confirm<O: Operation, S>(
         &self,
         context: &mut ToolCallContext<'_, S>,
     ) -> Result<Step, ErrorData> {
         let asker = self.asker;
         let arguments = context.arguments.clone().unwrap_or_default();
+        let caller = &self.caller;
+        let binding = Binding::new(&caller_key(caller), O::NAME, &arguments);
+        let mut state: Asked = asker
+            .open(&binding, context.request_state.as_deref())?
+            .unwrap_or_default();
+        let responses = ask::responses(context.input_responses.as_ref());
+
+        // Which ticket: `ticket_id` holds words, not a reference.
+        if let Some(words) = unreferenced(Some(&arguments))
+            && state.ticket.is_none()
+        {
+            if state.asked.as_deref() == Some("choose") {
+                match ask::answer(&state.question(), responses.as_ref()) {
+                    Some(Answer::Chose(number)) => state.ticket = Some(number),
+                    Some(_) => return Ok(answer_err(Answer::declined("nothing was done"))),
+                    None => return ask_for(asker, &binding, &state),
+                }
+            } else {
+                match self.candidates(caller, words).await {
+                    // None found: the operation says the reference names no ticket.
+                    Ok(options) if options.is_empty() => return Ok(Step::Run),
+                    Ok(options) => {
+                        state.asked = Some("choose".into());
+                        state.message = format!(
+                            "“{}” is no ticket number: which ticket is meant?",
+                            mcp_common::excerpt(words, 80)
+                        );
+                        state.options = options;
+                        return ask_for(asker, &binding, &state);
+                    }
+                    Err(err) => return Ok(answer_err(err)),
+                }
+            }
+        }
+        let mut current = arguments.clone();
+        if let Some(number) = &state.ticket {
+            current.insert("ticket_id".into(), number.clone().into());
+            context
+                .arguments
+                .get_or_insert_with(JsonObject::new)
+                .insert("ticket_id".into(), number.clone().into());
+        }
+        if !asks(O::NAME) {
+            return Ok(Step::Run);
+        }
+
+        // Whether to go ahead.
         let bulk = O::NAME != <ops::DeleteTicket as Operation>::NAME;
         if bulk
-            && (arguments
-                .get("expected_count")
-                .is_some_and(|v| !v.is_null())
-                || arguments.get("dry_run").and_then(Value::as_bool) == Some(true))
+            && (current.get("expected_count").is_some_and(|v| !v.is_null())
+                || current.get("dry_run").and_then(Value::as_bool) == Some(true))
         {
             // A preview changes nothing; an expected count is the caller's own check.
             return Ok(Step::Run);
         }
-        let caller = &self.caller;
-        let binding = Binding::new(&caller_key(caller), O::NAME, &arguments);
-        let asked: Option<Asked> = asker.open(&binding, context.request_state.as_deref())?;
-        let asked = match asked {
-            Some(asked) => asked,
-            None => {
-                let preview = if bulk {
-                    self.preview_bulk::<O>(caller, &arguments).await
-                } else {
-                    self.preview_delete(caller, &arguments).await
-                };
-                match preview {
-                    Ok(Some(asked)) => return ask_for(asker, &binding, &asked),
-                    // Nothing to confirm (no ticket would change, or the edit is refused
-                    // anyway): the operation answers for itself.
-                    Ok(None) => return Ok(Step::Run),
-                    Err(err) => return Ok(answer_err(err)),
+        if state.asked.as_deref() != Some("confirm") {
+            let preview = if bulk {
+                self.preview_bulk::<O>(caller, &current).await
+            } else {
+                self.preview_delete(caller, &current).await
+            };
+            return match preview {
+                Ok(Some((message, count))) => {
+                    state.asked = Some("confirm".into());
+                    state.message = message;
+                    state.options.clear();
+                    state.count = count;
+                    ask_for(asker, &binding, &state)
                 }
-            }
-        };
-        let question = Question::Confirm {
-            message: asked.message.clone(),
-        };
-        let responses = ask::responses(context.input_responses.as_ref());
-        match ask::answer(&question, responses.as_ref()) {
+                // Nothing to confirm (no ticket would change, or the edit is refused
+                // anyway): the operation answers for itself.
+                Ok(None) => Ok(Step::Run),
+                Err(err) => Ok(answer_err(err)),
+            };
+        }
+        match ask::answer(&state.question(), responses.as_ref()) {
             Some(Answer::Confirmed) => {
-                if let Some(count) = asked.count {
+                if let Some(count) = state.count {
                     context
                         .arguments
                         .get_or_insert_with(JsonObject::new)
@@ -128,8 +218,51 @@ impl<B: Backend> Confirmer<'_, B> {
                 "the ticket was not deleted"
             }))),
             // No answer (or not one to this question): ask again.
-            Some(Answer::Chose(_)) | None => ask_for(asker, &binding, &asked),
+            Some(Answer::Chose(_)) | None => ask_for(asker, &binding, &state),
         }
+    }
+
+    /// The tickets whose words match `words`, best first, as choices.
+    async fn candidates(
+        &self,
+        caller: &Caller,
+        words: &str,
+    ) -> Result<Vec<(String, String)>, ToolError> {
+        // The words as words: quotes and qualifiers of the query language are not theirs.
+        let query: String = words
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+            .filter(|w| !w.is_empty() && !w.contains(':'))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if query.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = self
+            .run_json::<ops::SearchTickets>(
+                caller,
+                serde_json::json!({ "query": query, "limit": CHOICES }),
+            )
+            .await;
+        // A query the language refuses finds nothing to choose from.
+        let Ok(found) = found else {
+            return Ok(Vec::new());
+        };
+        Ok(found["hits"]
+            .as_array()
+            .map(|hits| {
+                hits.iter()
+                    .filter_map(|hit| {
+                        let number = hit["number"].as_str()?;
+                        let title = hit["title"].as_str().unwrap_or_default();
+                        Some((
+                            number.to_string(),
+                            format!("{number} {}", mcp_common::excerpt(title, 80)),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
     }
 
     /// The question of deleting the ticket the arguments name (its number and title).
@@ -137,7 +270,7 @@ impl<B: Backend> Confirmer<'_, B> {
         &self,
         caller: &Caller,
         arguments: &JsonObject,
-    ) -> Result<Option<Asked>, ToolError> {
+    ) -> Result<Option<(String, Option<u64>)>, ToolError> {
         let Some(ticket) = arguments.get("ticket_id").and_then(Value::as_str) else {
             // The operation refuses the arguments itself.
             return Ok(None);
@@ -147,13 +280,13 @@ impl<B: Backend> Confirmer<'_, B> {
             .await?;
         let number = detail["ticket"]["number"].as_str().unwrap_or(ticket);
         let title = detail["ticket"]["title"].as_str().unwrap_or_default();
-        Ok(Some(Asked {
-            message: format!(
+        Ok(Some((
+            format!(
                 "Delete {number} “{}”? It leaves every board, list and search; its history is kept.",
                 mcp_common::excerpt(title, 120)
             ),
-            count: None,
-        }))
+            None,
+        )))
     }
 
     /// The question of a bulk edit: how many tickets it changes, the first few named; none
@@ -162,7 +295,7 @@ impl<B: Backend> Confirmer<'_, B> {
         &self,
         caller: &Caller,
         arguments: &JsonObject,
-    ) -> Result<Option<Asked>, ToolError> {
+    ) -> Result<Option<(String, Option<u64>)>, ToolError> {
         let mut preview = arguments.clone();
         preview.insert("dry_run".into(), true.into());
         let data = self.run_json::<O>(caller, Value::Object(preview)).await?;
@@ -197,14 +330,14 @@ impl<B: Backend> Confirmer<'_, B> {
             })
             .unwrap_or_default();
         let tickets = if changed == 1 { "ticket" } else { "tickets" };
-        Ok(Some(Asked {
-            message: format!(
+        Ok(Some((
+            format!(
                 "Change {changed} {tickets} ({}{more}) of the {matched} found, e.g. {}? All or none.",
                 named.join(", "),
                 mcp_common::excerpt(&what, 200)
             ),
-            count: Some(matched),
-        }))
+            Some(matched),
+        )))
     }
 
     /// Run `O` with `arguments` as JSON, answering its data as JSON.
@@ -222,10 +355,7 @@ impl<B: Backend> Confirmer<'_, B> {
 }
 
 fn ask_for(asker: &Asker, binding: &Binding, asked: &Asked) -> Result<Step, ErrorData> {
-    let question = Question::Confirm {
-        message: asked.message.clone(),
-    };
-    match asker.ask(binding, &question, asked) {
+    match asker.ask(binding, &asked.question(), asked) {
         Ok(result) => Ok(Step::Answer(CallToolResponse::InputRequired(result))),
         Err(err) => Ok(answer_err(err)),
     }

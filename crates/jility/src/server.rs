@@ -297,8 +297,11 @@ fn call<B: Backend, O: Operation>(
 ) -> Pin<Box<dyn Future<Output = Result<CallToolResponse, ErrorData>> + Send + '_>> {
     Box::pin(async move {
         // Deleting a ticket and a bulk edit without `expected_count` confirm with the user
-        // first, when the client can be asked (MRTR, 2026-07-28).
-        if crate::confirm::asks(O::NAME) && mcp_common::ask::can_ask(&context.request_context) {
+        // first, and a `ticket_id` of words asks which ticket, when the client can be asked
+        // (MRTR, 2026-07-28).
+        if crate::confirm::may_ask(O::NAME, context.arguments.as_ref())
+            && mcp_common::ask::can_ask(&context.request_context)
+        {
             let service = context.service;
             let confirmer = crate::confirm::Confirmer {
                 backend: &service.shared.backend,

@@ -68,7 +68,7 @@ fn parse_key(text: &str) -> Option<TicketLookup> {
 }
 
 /// Whether `text` is a ticket reference (`KEY-N`, a number, a UUID), found or not.
-pub(super) fn is_reference(text: &str) -> bool {
+pub fn is_reference(text: &str) -> bool {
     parse_key(text).is_some()
 }
 

@@ -41,7 +41,7 @@ mod workflow;
 
 pub use answers::*;
 pub use bulk::MAX_BULK;
-pub use checks::{check_key, parse_status};
+pub use checks::{check_key, is_reference, parse_status};
 pub use epics::{EPIC_TOOL, EPICS_LIMIT, EPICS_TOOL};
 pub use observing::Observed;
 pub use plan::MAX_CANDIDATES;

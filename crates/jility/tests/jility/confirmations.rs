@@ -276,3 +276,77 @@ async fn over_http_a_question_follows_the_mrtr_rules() {
         "{ran}"
     );
 }
+
+/// A `ticket_id` of words (no `KEY-N`, number or UUID) asks which of the tickets they find
+/// was meant, and the call goes on with the one chosen; with a delete, the confirmation
+/// follows. An older client gets the `invalid_input` it always got.
+#[tokio::test]
+async fn a_ticket_named_by_words_is_chosen_by_the_user() {
+    let project = project_with(&["Login page crash", "Login form layout", "Signup"]);
+    let mcp = asking(&project).await;
+
+    mcp.user.will(Reply::Answer(json!("TASK-2")));
+    let shown = mcp
+        .call("jility_get_ticket", json!({"ticket_id": "login"}))
+        .await;
+    assert_eq!(
+        structured(&shown)["data"]["ticket"]["number"],
+        "TASK-2",
+        "{shown:?}"
+    );
+    let asked = mcp.user.asked();
+    let options = asked[0]["requestedSchema"]["properties"]["answer"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let values: Vec<&str> = options
+        .iter()
+        .map(|o| o["const"].as_str().unwrap())
+        .collect();
+    assert_eq!(values.len(), 2, "the two login tickets: {options:?}");
+    assert!(
+        values.contains(&"TASK-1") && values.contains(&"TASK-2"),
+        "{values:?}"
+    );
+    assert!(
+        asked[0]["message"].as_str().unwrap().contains("login"),
+        "{asked:?}"
+    );
+
+    // Which one, then whether to delete it.
+    mcp.user.will(Reply::Answer(json!("TASK-1")));
+    mcp.user.will(Reply::Answer(json!(true)));
+    let deleted = mcp
+        .call("jility_delete_ticket", json!({"ticket_id": "login crash"}))
+        .await;
+    assert_eq!(
+        structured(&deleted)["data"]["number"],
+        "TASK-1",
+        "{deleted:?}"
+    );
+    assert_eq!(mcp.user.asked().len(), 2);
+
+    // Declined: nothing done. Words that find nothing: the error as before.
+    mcp.user.will(Reply::Decline);
+    let declined = mcp
+        .call(
+            "jility_update_status",
+            json!({"ticket_id": "layout", "status": "todo"}),
+        )
+        .await;
+    assert_eq!(structured(&declined)["error"]["code"], "declined");
+    let nothing = mcp
+        .call("jility_get_ticket", json!({"ticket_id": "quantum"}))
+        .await;
+    assert_eq!(
+        structured(&nothing)["error"]["code"],
+        "invalid_input",
+        "{nothing:?}"
+    );
+
+    let old = project.start().await;
+    let (text, answer) = old
+        .call_markdown::<Value>("jility_get_ticket", json!({"ticket_id": "login"}))
+        .await;
+    assert_eq!(answer.unwrap_err().code, "invalid_input", "{text}");
+}
