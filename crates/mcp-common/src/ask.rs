@@ -8,8 +8,9 @@
 //!   declared). Older clients, and clients without elicitation, are never asked: the tool
 //!   keeps the behaviour it had before MRTR.
 //! - [`Asker`] seals the state with a key of the server's (bound to the caller, the tool and
-//!   the arguments, valid for [`STATE_TTL`]) and opens it again: a state altered, expired,
-//!   made for another caller or replayed with other arguments is refused with `-32602`.
+//!   the arguments, valid for [`STATE_TTL`]) and opens it again, once: a state altered,
+//!   expired, made for another caller, replayed with other arguments or answered already is
+//!   refused with `-32602` (each round of a question carries a new state).
 //! - [`Question`]: a yes/no confirmation or a choice between named options, as the
 //!   elicitation's form; [`Answer`]: what the user said.
 
@@ -149,6 +150,19 @@ pub struct Asker {
     /// `None` only if the codec refused a 32-byte key, its documented minimum: then nothing
     /// is sealed and every state is refused.
     codec: Option<RequestStateCodec>,
+    /// The states opened already (their nonces), until they expire: a state opens once.
+    spent: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
+}
+
+/// Most opened states remembered; past it the oldest are forgotten (they are then refused
+/// by their expiry alone, at most [`STATE_TTL`] later).
+const MOST_SPENT: usize = 100_000;
+
+/// What is sealed: a nonce (so each state opens once) and the tool's own state.
+#[derive(Serialize, serde::Deserialize)]
+struct Sealed<T> {
+    n: String,
+    s: T,
 }
 
 impl std::fmt::Debug for Asker {
@@ -164,6 +178,7 @@ impl Asker {
         let subkey = key.subkey(KEY_CONTEXT);
         Self {
             codec: RequestStateCodec::try_new(subkey.to_vec()).ok(),
+            spent: std::sync::Mutex::default(),
         }
     }
 
@@ -193,7 +208,8 @@ impl Asker {
             })?;
             input_requests.insert(key.to_owned(), request);
         }
-        let payload = serde_json::to_vec(state).map_err(|err| {
+        let nonce = uuid::Uuid::new_v4().simple().to_string();
+        let payload = serde_json::to_vec(&Sealed { n: nonce, s: state }).map_err(|err| {
             ToolError::internal(format!("a request state does not serialize: {err}"))
         })?;
         let codec = self
@@ -220,22 +236,62 @@ impl Asker {
         let Some(sealed) = request_state else {
             return Ok(None);
         };
-        // One answer for every failure (the codec's own advice): which check failed helps
-        // only a forger.
-        self.codec
+        // One answer for every failure of the seal (the codec's own advice): which check
+        // failed helps only a forger.
+        let opened: Option<Sealed<Value>> = self
+            .codec
             .as_ref()
-            .and_then(|codec| codec.open_json_with(sealed, &binding.0).ok())
+            .and_then(|codec| codec.open_json_with(sealed, &binding.0).ok());
+        let Some(opened) = opened else {
+            return Err(refused());
+        };
+        if !self.spend(opened.n) {
+            return Err(ErrorData::invalid_params(
+                "requestState was answered already: each round of a question carries a new one",
+                Some(json!({
+                    "retryable": false,
+                    "hint": "Call again without requestState and inputResponses to be asked anew.",
+                })),
+            ));
+        }
+        serde_json::from_value(opened.s)
             .map(Some)
-            .ok_or_else(|| {
-                ErrorData::invalid_params(
-                    "requestState does not verify: it was altered, has expired, or belongs to another call",
-                    Some(json!({
-                        "retryable": false,
-                        "hint": "Call again without requestState and inputResponses to be asked anew.",
-                    })),
-                )
-            })
+            .map_err(|_| refused())
     }
+
+    /// Marks `nonce` opened; `false` when it was already.
+    fn spend(&self, nonce: String) -> bool {
+        let mut spent = self
+            .spent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = std::time::Instant::now();
+        spent.retain(|_, at| now.duration_since(*at) < STATE_TTL);
+        if spent.len() >= MOST_SPENT {
+            let mut times: Vec<std::time::Instant> = spent.values().copied().collect();
+            times.sort_unstable();
+            let cut = times[times.len() / 2];
+            spent.retain(|_, at| *at > cut);
+        }
+        match spent.entry(nonce) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(now);
+                true
+            }
+        }
+    }
+}
+
+/// The refusal of a state that does not verify.
+fn refused() -> ErrorData {
+    ErrorData::invalid_params(
+        "requestState does not verify: it was altered, has expired, or belongs to another call",
+        Some(json!({
+            "retryable": false,
+            "hint": "Call again without requestState and inputResponses to be asked anew.",
+        })),
+    )
 }
 
 /// The user's answer to [`Question`] in `responses`, if any: `None` when the responses lack
@@ -304,6 +360,15 @@ mod tests {
         assert!(asker.open::<Value>(&binding, Some(&tampered)).is_err());
         let other_server = Asker::new(&CursorKey::random());
         assert!(other_server.open::<Value>(&binding, Some(&state)).is_err());
+        // Opened once already: a replay is refused.
+        let err = asker.open::<Value>(&binding, Some(&state)).unwrap_err();
+        assert!(err.message.contains("answered already"), "{}", err.message);
+        let fresh = asker.ask(&binding, &confirm(), &json!(2)).unwrap();
+        let fresh = fresh.request_state.unwrap();
+        assert_eq!(
+            asker.open::<Value>(&binding, Some(&fresh)).unwrap(),
+            Some(json!(2))
+        );
         assert_eq!(asker.open::<Value>(&binding, None).unwrap(), None);
     }
 

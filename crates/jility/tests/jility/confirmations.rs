@@ -198,6 +198,15 @@ async fn an_altered_or_replayed_state_is_refused() {
         let shown = project.json(&["ticket", "show", ticket]);
         assert_eq!(shown["ticket"]["number"], ticket, "{shown}");
     }
+
+    // Answered once, the same answer again is refused: a state opens once.
+    let mut answered = call("jility_delete_ticket", &json!({"ticket_id": "TASK-1"}));
+    answered.request_state = Some(state);
+    answered.input_responses = Some(yes);
+    let done = mcp.raw_call_once(answered.clone()).await.expect("deleted");
+    assert!(matches!(done, CallToolResponse::Complete(_)), "{done:?}");
+    let again = mcp.raw_call_once(answered).await.expect_err("a replay");
+    assert!(again.contains("answered already"), "{again}");
 }
 
 /// A client of the 2025-11-25 era is never asked: the tool runs as it did.
@@ -251,6 +260,12 @@ async fn over_http_a_question_follows_the_mrtr_rules() {
     retry["inputResponses"] = json!({});
     let again = request_as(&url, "tools/call", retry.clone(), &[], asking.clone()).await;
     assert_eq!(result(&again)["resultType"], "input_required", "{again}");
+    // The question again, with a new state: the old one opened once.
+    let renewed = result(&again)["requestState"].as_str().unwrap().to_string();
+    assert_ne!(renewed, state);
+    let reused = request_as(&url, "tools/call", retry.clone(), &[], asking.clone()).await;
+    assert_eq!(reused["error"]["code"], -32602, "{reused}");
+    retry["requestState"] = json!(renewed);
 
     // The answer, with answers to questions never asked: those are ignored.
     retry["inputResponses"] = json!({
