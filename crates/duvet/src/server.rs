@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use mcp_common::surface::{Entry, Selection, Surface, dress, icon, listing};
+use mcp_common::surface::{Entry, Selection, Surface, listing};
 use mcp_common::{
     CursorKey, PagedReply, Parameters, Reply, ToolError, output_schema, paged_output_schema,
     subscribe,
@@ -110,25 +110,9 @@ pub const TOOLS: &[Entry] = &[
 /// Each toolset's icon color: one glyph per toolset in a client's list.
 const ICON_COLORS: &[(&str, &str)] = &[("requirements", "6f42c1"), ("citations", "d9730d")];
 
-/// `router`'s tools with their titles and their toolset's icon ([`dress`]).
-fn dressed(mut router: ToolRouter<DuvetServer>) -> ToolRouter<DuvetServer> {
-    for route in router.map.values_mut() {
-        let toolset = TOOLS
-            .iter()
-            .find(|e| e.name == route.attr.name)
-            .map(|e| e.toolset);
-        let color = ICON_COLORS
-            .iter()
-            .find(|(set, _)| Some(*set) == toolset)
-            .map_or("808080", |(_, color)| color);
-        let title = route
-            .attr
-            .title
-            .clone()
-            .unwrap_or_else(|| route.attr.name.to_string());
-        route.attr = dress(route.attr.clone(), &title, &icon(color));
-    }
-    router
+/// `router`'s tools with their titles and their toolset's icon.
+fn dressed(router: ToolRouter<DuvetServer>) -> ToolRouter<DuvetServer> {
+    mcp_common::surface::dress_router(router, TOOLS, ICON_COLORS)
 }
 
 impl DuvetServer {

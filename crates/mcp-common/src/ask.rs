@@ -91,19 +91,25 @@ impl Question {
                 }),
             ),
         };
-        json!({
-            "method": "elicitation/create",
-            "params": {
-                "mode": "form",
-                "message": message,
-                "requestedSchema": {
-                    "type": "object",
-                    "properties": {"answer": field},
-                    "required": ["answer"],
-                },
-            },
-        })
+        form(message, KEY, field)
     }
+}
+
+/// An `elicitation/create` input request of a form with one required field `name` of
+/// JSON Schema `schema`, asking `message`.
+pub fn form(message: &str, name: &str, schema: Value) -> Value {
+    json!({
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {name: schema},
+                "required": [name],
+            },
+        },
+    })
 }
 
 /// What the user answered.

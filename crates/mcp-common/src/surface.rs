@@ -364,6 +364,32 @@ pub fn dress(
     tool
 }
 
+/// `router`'s tools each [`dress`]ed: its own title (else its name) and the icon of its
+/// toolset's colour in `colors` (grey for a toolset without one).
+pub fn dress_router<S>(
+    mut router: ToolRouter<S>,
+    entries: &[Entry],
+    colors: &[(&str, &str)],
+) -> ToolRouter<S> {
+    for route in router.map.values_mut() {
+        let toolset = entries
+            .iter()
+            .find(|e| e.name == route.attr.name)
+            .map(|e| e.toolset);
+        let color = colors
+            .iter()
+            .find(|(set, _)| Some(*set) == toolset)
+            .map_or("808080", |(_, color)| color);
+        let title = route
+            .attr
+            .title
+            .clone()
+            .unwrap_or_else(|| route.attr.name.to_string());
+        route.attr = dress(route.attr.clone(), &title, &icon(color));
+    }
+    router
+}
+
 /// The toolsets of `entries`, in order of first appearance.
 pub fn toolsets_of(entries: &[Entry]) -> Vec<&'static str> {
     let mut sets: Vec<&'static str> = Vec::new();

@@ -62,18 +62,7 @@ pub fn definitions() -> Vec<Value> {
 
 /// An elicitation of one required field (`field`, of JSON type `kind`).
 fn elicitation(message: &str, field: &str, kind: &str) -> Value {
-    json!({
-        "method": "elicitation/create",
-        "params": {
-            "mode": "form",
-            "message": message,
-            "requestedSchema": {
-                "type": "object",
-                "properties": {field: {"type": kind}},
-                "required": [field],
-            },
-        },
-    })
+    mcp_common::ask::form(message, field, json!({"type": kind}))
 }
 
 /// A sampling request of one user message.

@@ -99,6 +99,17 @@ pub fn result(answer: &Value) -> &Value {
         .unwrap_or_else(|| panic!("a result: {answer}"))
 }
 
+/// The string `field` of every item of the list `list` in `answer`'s result (e.g. the
+/// `uri` of each of `resources`), in the order listed.
+pub fn values_of(answer: &Value, list: &str, field: &str) -> Vec<String> {
+    result(answer)[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("{list}: {answer}"))
+        .iter()
+        .map(|item| item[field].as_str().expect("a string").to_string())
+        .collect()
+}
+
 /// The names of the tools `tools/list` answers with `headers`, in name order (each
 /// server lists in its own deterministic order: [`check_request_surface`] checks it is the
 /// same every time).

@@ -3,7 +3,7 @@
 use std::{collections::HashSet, sync::Arc};
 
 use mcp_common::subscribe::{self, SessionSubscriptions};
-use mcp_common::surface::{Entry, Selection, Surface, dress, icon, listing};
+use mcp_common::surface::{Entry, Selection, Surface, listing};
 use mcp_common::{PagedReply, Parameters, Reply, output_schema, paged_output_schema};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
@@ -412,25 +412,9 @@ impl TwigMcpServer {
     }
 }
 
-/// `router`'s tools with their titles and their toolset's icon ([`dress`]).
-fn dressed(mut router: ToolRouter<TwigMcpServer>) -> ToolRouter<TwigMcpServer> {
-    for route in router.map.values_mut() {
-        let toolset = TOOLS
-            .iter()
-            .find(|e| e.name == route.attr.name)
-            .map(|e| e.toolset);
-        let color = ICON_COLORS
-            .iter()
-            .find(|(set, _)| Some(*set) == toolset)
-            .map_or("808080", |(_, color)| color);
-        let title = route
-            .attr
-            .title
-            .clone()
-            .unwrap_or_else(|| route.attr.name.to_string());
-        route.attr = dress(route.attr.clone(), &title, &icon(color));
-    }
-    router
+/// `router`'s tools with their titles and their toolset's icon.
+fn dressed(router: ToolRouter<TwigMcpServer>) -> ToolRouter<TwigMcpServer> {
+    mcp_common::surface::dress_router(router, TOOLS, ICON_COLORS)
 }
 
 #[tool_handler(router = self.tool_router)]

@@ -6,8 +6,8 @@
 use crate::support::*;
 
 use mcp_testkit::Wire;
-use mcp_testkit::stateless::{request, result};
-use serde_json::{Value, json};
+use mcp_testkit::stateless::request;
+use serde_json::json;
 
 /// Every duvet tool reads: `X-MCP-Readonly: true` changes nothing.
 #[tokio::test]
@@ -19,14 +19,7 @@ async fn a_request_s_headers_narrow_the_tools_and_never_widen_them() {
 /// What a request with `headers` is offered: the resources' URIs, the templates' URIs and
 /// the prompts' names.
 async fn offered(url: &str, headers: &[(&str, &str)]) -> (Vec<String>, Vec<String>, Vec<String>) {
-    let strings = |answer: &Value, list: &str, field: &str| -> Vec<String> {
-        result(answer)[list]
-            .as_array()
-            .unwrap_or_else(|| panic!("{list}: {answer}"))
-            .iter()
-            .map(|item| item[field].as_str().unwrap().to_string())
-            .collect()
-    };
+    let strings = mcp_testkit::stateless::values_of;
     let resources = request(url, "resources/list", json!({}), headers).await;
     let templates = request(url, "resources/templates/list", json!({}), headers).await;
     let prompts = request(url, "prompts/list", json!({}), headers).await;

@@ -4,8 +4,8 @@
 
 use mcp_testkit::Wire;
 use mcp_testkit::protocol::spawn;
-use mcp_testkit::stateless::{request, result};
-use serde_json::{Value, json};
+use mcp_testkit::stateless::request;
+use serde_json::json;
 use twig_mcp::server::{CONTENT_TOOLSET, TOOLS};
 
 const BIN: &str = env!("CARGO_BIN_EXE_twig-mcp");
@@ -17,14 +17,7 @@ async fn a_request_s_headers_narrow_the_tools_and_never_widen_them() {
     mcp_testkit::stateless::check_request_surface(BIN, &[], TOOLS).await;
 }
 
-fn names(answer: &Value, list: &str, field: &str) -> Vec<String> {
-    result(answer)[list]
-        .as_array()
-        .unwrap_or_else(|| panic!("{list}: {answer}"))
-        .iter()
-        .map(|item| item[field].as_str().unwrap().to_string())
-        .collect()
-}
+use mcp_testkit::stateless::values_of as names;
 
 /// With `headers`, the prompts, resources and the template are all offered (listed, got and
 /// read) or none is (not listed; getting a prompt is `-32602`, reading a resource is not
