@@ -8,8 +8,8 @@
 //! - Closing a milestone that still has open issues asks for a confirmation naming how many.
 //!
 //! The state of a question (what was chosen so far, which question was asked last) is
-//! sealed by the server's [`Asker`] with a key stored beside the cursors' in the git
-//! directory, and bound to the tool and its arguments as sent.
+//! sealed by the server's [`Asker`] with a key of this process's (a question opens once,
+//! where it was asked), and bound to the tool and its arguments as sent.
 
 use mcp_common::ask::{self, Answer, Asker, Binding, Question};
 use mcp_common::{ToJsonRpc as _, ToolError, excerpt};

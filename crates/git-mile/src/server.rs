@@ -113,8 +113,8 @@ pub struct Shared {
     catalog: Result<Arc<Catalog>, String>,
     cursor_key: CursorKey,
     selection: Selection,
-    /// Seals the state of questions put to the user (crate::confirm), with a key derived
-    /// from the cursors' (stored in the git directory).
+    /// Seals the state of questions put to the user (crate::confirm), with this process's
+    /// own key.
     asker: mcp_common::ask::Asker,
 }
 
@@ -127,7 +127,9 @@ impl Shared {
             // Without a repository no cursor was ever issued: any is refused.
             Err(_) => CursorKey::random(),
         };
-        let asker = mcp_common::ask::Asker::new(&cursor_key);
+        // Its own key, not the cursors' (which every process of the repository shares): a
+        // question opens once, in the process that asked it.
+        let asker = mcp_common::ask::Asker::new(&CursorKey::random());
         Arc::new(Self {
             catalog,
             cursor_key,

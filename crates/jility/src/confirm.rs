@@ -11,8 +11,9 @@
 //!
 //! The state of a question is sealed by the server's [`Asker`], bound to the caller (its
 //! token at `jility serve`, else its actor), the tool and the arguments. A confirmed bulk
-//! edit runs with `expected_count` set to the count the user saw, so an edit whose tickets
-//! changed meanwhile is refused (`count_mismatch`) rather than applied to others.
+//! edit changes exactly the tickets the user was shown (up to 50, sealed with the question,
+//! whatever its query finds by then); a larger one is previewed again and, if what it finds
+//! changed, asked anew; either runs with `expected_count`.
 
 use jility_core::backend::{Backend, Caller};
 use jility_core::ops::{self, Operation};
@@ -47,9 +48,26 @@ struct Asked {
     /// The ticket chosen for a `ticket_id` that named none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ticket: Option<String>,
-    /// For a bulk edit: how many tickets the user agreed to change.
+    /// For a bulk edit: how many tickets the query found when the user was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     count: Option<u64>,
+    /// For a bulk edit: every ticket it would change, when the preview named them all (at
+    /// most 50): the confirmed edit changes exactly these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tickets: Option<Vec<String>>,
+    /// For a larger bulk edit: what the preview showed (the counts and the first 50
+    /// tickets), checked again before the confirmed edit runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    digest: Option<String>,
+}
+
+/// What a preview found.
+enum Preview {
+    /// A question to ask.
+    Ask(Asked),
+    /// Nothing to ask: run, with `expected_count` set when given (so a query that finds
+    /// other tickets by the time it runs is refused).
+    Run(Option<u64>),
 }
 
 impl Asked {
@@ -82,10 +100,11 @@ pub(crate) fn asks(name: &str) -> bool {
     .contains(&name)
 }
 
-/// Whether a call with `arguments` may ask at all: a tool that confirms, or a `ticket_id`
-/// that is no ticket reference (words of a title, which a person can pick from).
-pub(crate) fn may_ask(name: &str, arguments: Option<&JsonObject>) -> bool {
-    asks(name) || unreferenced(arguments).is_some()
+/// Whether a call with `arguments` may ask at all: a tool that confirms, or one that takes
+/// a `ticket_id` (`takes_ticket`) given as words, not a ticket reference (words of a title,
+/// which a person can pick from).
+pub(crate) fn may_ask(name: &str, takes_ticket: bool, arguments: Option<&JsonObject>) -> bool {
+    asks(name) || (takes_ticket && unreferenced(arguments).is_some())
 }
 
 /// The `ticket_id` of `arguments` when it is text that names no ticket (`KEY-N`, a number
@@ -115,6 +134,8 @@ pub(crate) struct Confirmer<'a, B> {
     pub backend: &'a B,
     pub caller: Caller,
     pub asker: &'a Asker,
+    /// Whether the tool takes a `ticket_id` (only then are words in it asked about).
+    pub takes_ticket: bool,
 }
 
 impl<B: Backend> Confirmer<'_, B> {
@@ -135,7 +156,8 @@ impl<B: Backend> Confirmer<'_, B> {
         let responses = ask::responses(context.input_responses.as_ref());
 
         // Which ticket: `ticket_id` holds words, not a reference.
-        if let Some(words) = unreferenced(Some(&arguments))
+        if self.takes_ticket
+            && let Some(words) = unreferenced(Some(&arguments))
             && state.ticket.is_none()
         {
             if state.asked.as_deref() == Some("choose") {
@@ -189,26 +211,57 @@ impl<B: Backend> Confirmer<'_, B> {
                 self.preview_delete(caller, &current).await
             };
             return match preview {
-                Ok(Some((message, count))) => {
-                    state.asked = Some("confirm".into());
-                    state.message = message;
-                    state.options.clear();
-                    state.count = count;
-                    ask_for(asker, &binding, &state)
+                Ok(Preview::Ask(asked)) => {
+                    let asked = Asked {
+                        asked: Some("confirm".into()),
+                        ticket: state.ticket,
+                        ..asked
+                    };
+                    ask_for(asker, &binding, &asked)
                 }
-                // Nothing to confirm (no ticket would change, or the edit is refused
-                // anyway): the operation answers for itself.
-                Ok(None) => Ok(Step::Run),
+                Ok(Preview::Run(expected)) => {
+                    if let Some(count) = expected {
+                        set(context, "expected_count", count.into());
+                    }
+                    Ok(Step::Run)
+                }
                 Err(err) => Ok(answer_err(err)),
             };
         }
         match ask::answer(&state.question(), responses.as_ref()) {
             Some(Answer::Confirmed) => {
-                if let Some(count) = state.count {
-                    context
-                        .arguments
-                        .get_or_insert_with(JsonObject::new)
-                        .insert("expected_count".into(), count.into());
+                if let Some(tickets) = &state.tickets {
+                    // Exactly the tickets the user saw, however the query finds others now.
+                    if let Some(arguments) = context.arguments.as_mut() {
+                        arguments.remove("query");
+                    }
+                    set(context, "expected_count", tickets.len().into());
+                    set(context, "tickets", tickets.clone().into());
+                } else if let Some(digest) = &state.digest {
+                    // Too many to name: the preview again, which must show the same.
+                    match self.preview_bulk::<O>(caller, &current).await {
+                        Ok(Preview::Ask(now)) if now.digest.as_ref() == Some(digest) => {
+                            set(context, "expected_count", state.count.unwrap_or(0).into());
+                        }
+                        Ok(Preview::Ask(now)) => {
+                            let now = Asked {
+                                asked: Some("confirm".into()),
+                                ticket: state.ticket,
+                                message: format!(
+                                    "The tickets changed since you were asked. {}",
+                                    now.message
+                                ),
+                                ..now
+                            };
+                            return ask_for(asker, &binding, &now);
+                        }
+                        Ok(Preview::Run(expected)) => {
+                            if let Some(count) = expected {
+                                set(context, "expected_count", count.into());
+                            }
+                        }
+                        Err(err) => return Ok(answer_err(err)),
+                    }
                 }
                 Ok(Step::Run)
             }
@@ -265,55 +318,69 @@ impl<B: Backend> Confirmer<'_, B> {
             .unwrap_or_default())
     }
 
-    /// The question of deleting the ticket the arguments name (its number and title).
+    /// The question of deleting the ticket the arguments name (its number and title; the
+    /// number alone for a caller that may delete but not read).
     async fn preview_delete(
         &self,
         caller: &Caller,
         arguments: &JsonObject,
-    ) -> Result<Option<(String, Option<u64>)>, ToolError> {
+    ) -> Result<Preview, ToolError> {
         let Some(ticket) = arguments.get("ticket_id").and_then(Value::as_str) else {
             // The operation refuses the arguments itself.
-            return Ok(None);
+            return Ok(Preview::Run(None));
         };
-        let detail = self
+        let shown = match self
             .run_json::<ops::GetTicket>(caller, serde_json::json!({ "ticket_id": ticket }))
-            .await?;
-        let number = detail["ticket"]["number"].as_str().unwrap_or(ticket);
-        let title = detail["ticket"]["title"].as_str().unwrap_or_default();
-        Ok(Some((
-            format!(
-                "Delete {number} “{}”? It leaves every board, list and search; its history is kept.",
-                mcp_common::excerpt(title, 120)
+            .await
+        {
+            Ok(detail) => {
+                let number = detail["ticket"]["number"].as_str().unwrap_or(ticket);
+                let title = detail["ticket"]["title"].as_str().unwrap_or_default();
+                format!("{number} “{}”", mcp_common::excerpt(title, 120))
+            }
+            Err(err) if err.class() == mcp_common::ErrorClass::PermissionDenied => {
+                mcp_common::excerpt(ticket, 40)
+            }
+            Err(err) => return Err(err),
+        };
+        Ok(Preview::Ask(Asked {
+            message: format!(
+                "Delete {shown}? It leaves every board, list and search; its history is kept."
             ),
-            None,
-        )))
+            ..Asked::default()
+        }))
     }
 
-    /// The question of a bulk edit: how many tickets it changes, the first few named; none
-    /// when it changes nothing or would be refused.
+    /// The question of a bulk edit: how many tickets it changes, the first few named (all
+    /// of them, up to 50, sealed with the question); none when it changes nothing or would
+    /// be refused.
     async fn preview_bulk<O: Operation>(
         &self,
         caller: &Caller,
         arguments: &JsonObject,
-    ) -> Result<Option<(String, Option<u64>)>, ToolError> {
+    ) -> Result<Preview, ToolError> {
         let mut preview = arguments.clone();
         preview.insert("dry_run".into(), true.into());
         let data = self.run_json::<O>(caller, Value::Object(preview)).await?;
         let matched = data["matched"].as_u64().unwrap_or(0);
         let changed = data["changed"].as_u64().unwrap_or(0);
-        if changed == 0 || data["refused_total"].as_u64().unwrap_or(0) > 0 {
-            return Ok(None);
+        if data["refused_total"].as_u64().unwrap_or(0) > 0 {
+            // Refused whole anyway: the operation says why.
+            return Ok(Preview::Run(None));
         }
-        let named: Vec<&str> = data["tickets"]
+        if changed == 0 {
+            return Ok(Preview::Run(Some(matched)));
+        }
+        let numbers: Vec<String> = data["tickets"]
             .as_array()
             .map(|tickets| {
                 tickets
                     .iter()
-                    .filter_map(|t| t["number"].as_str())
-                    .take(NAMED)
+                    .filter_map(|t| t["number"].as_str().map(String::from))
                     .collect()
             })
             .unwrap_or_default();
+        let named: Vec<&str> = numbers.iter().take(NAMED).map(String::as_str).collect();
         let more = if changed as usize > named.len() {
             ", …"
         } else {
@@ -330,14 +397,20 @@ impl<B: Backend> Confirmer<'_, B> {
             })
             .unwrap_or_default();
         let tickets = if changed == 1 { "ticket" } else { "tickets" };
-        Ok(Some((
-            format!(
+        let all_named = numbers.len() as u64 == changed;
+        // What the preview showed (sealed, so kept as it is: no hash needed).
+        let digest = format!("{matched} {changed} {}", numbers.join(" "));
+        Ok(Preview::Ask(Asked {
+            message: format!(
                 "Change {changed} {tickets} ({}{more}) of the {matched} found, e.g. {}? All or none.",
                 named.join(", "),
                 mcp_common::excerpt(&what, 200)
             ),
-            Some(matched),
-        )))
+            count: Some(matched),
+            tickets: all_named.then_some(numbers),
+            digest: (!all_named).then_some(digest),
+            ..Asked::default()
+        }))
     }
 
     /// Run `O` with `arguments` as JSON, answering its data as JSON.
@@ -352,6 +425,14 @@ impl<B: Backend> Confirmer<'_, B> {
         let (data, _) = O::split(output);
         serde_json::to_value(data).map_err(|err| ToolError::internal(err.to_string()))
     }
+}
+
+/// Sets the argument `name` of the call in `context`.
+fn set<S>(context: &mut ToolCallContext<'_, S>, name: &str, value: Value) {
+    context
+        .arguments
+        .get_or_insert_with(JsonObject::new)
+        .insert(name.into(), value);
 }
 
 fn ask_for(asker: &Asker, binding: &Binding, asked: &Asked) -> Result<Step, ErrorData> {

@@ -299,7 +299,20 @@ fn call<B: Backend, O: Operation>(
         // Deleting a ticket and a bulk edit without `expected_count` confirm with the user
         // first, and a `ticket_id` of words asks which ticket, when the client can be asked
         // (MRTR, 2026-07-28).
-        if crate::confirm::may_ask(O::NAME, context.arguments.as_ref())
+        let takes_ticket = context
+            .service
+            .tool_router
+            .map
+            .get(O::NAME)
+            .is_some_and(|route| {
+                route
+                    .attr
+                    .input_schema
+                    .get("properties")
+                    .and_then(|p| p.get("ticket_id"))
+                    .is_some()
+            });
+        if crate::confirm::may_ask(O::NAME, takes_ticket, context.arguments.as_ref())
             && mcp_common::ask::can_ask(&context.request_context)
         {
             let service = context.service;
@@ -307,6 +320,7 @@ fn call<B: Backend, O: Operation>(
                 backend: &service.shared.backend,
                 caller: service.caller(&context.request_context),
                 asker: &service.shared.asker,
+                takes_ticket,
             };
             match confirmer.confirm::<O, _>(&mut context).await? {
                 crate::confirm::Step::Run => {}

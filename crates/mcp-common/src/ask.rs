@@ -156,19 +156,38 @@ pub struct Asker {
     /// `None` only if the codec refused a 32-byte key, its documented minimum: then nothing
     /// is sealed and every state is refused.
     codec: Option<RequestStateCodec>,
-    /// The states opened already (their nonces), until they expire: a state opens once.
-    spent: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
+    /// The states opened already, until they expire: a state opens once.
+    spent: std::sync::Mutex<Spent>,
 }
 
-/// Most opened states remembered; past it the oldest are forgotten (they are then refused
-/// by their expiry alone, at most [`STATE_TTL`] later).
+/// Most opened states remembered. Past it the one opened longest ago is forgotten, and
+/// every state sealed no later than it is refused from then on (asked anew): forgetting
+/// never lets a state open twice.
 const MOST_SPENT: usize = 100_000;
 
-/// What is sealed: a nonce (so each state opens once) and the tool's own state.
+/// The states opened, in the order they were.
+#[derive(Default)]
+struct Spent {
+    nonces: std::collections::HashSet<String>,
+    order: std::collections::VecDeque<(std::time::Instant, String, u64)>,
+    /// States sealed at or before this time (ms since the epoch) are refused.
+    floor: u64,
+}
+
+/// What is sealed: a nonce (so each state opens once), when (ms since the epoch) and the
+/// tool's own state.
 #[derive(Serialize, serde::Deserialize)]
 struct Sealed<T> {
     n: String,
+    t: u64,
     s: T,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 impl std::fmt::Debug for Asker {
@@ -178,8 +197,9 @@ impl std::fmt::Debug for Asker {
 }
 
 impl Asker {
-    /// An asker whose key derives from `key` (a server's cursor key: stored ones make
-    /// questions survive a restart and answerable at any replica that shares the file).
+    /// An asker whose key derives from `key`. A state opens once in the process that
+    /// asked (which remembers it): give each process its own key (`CursorKey::random`), or
+    /// a state answered at one process could be answered again at another that shares it.
     pub fn new(key: &CursorKey) -> Self {
         let subkey = key.subkey(KEY_CONTEXT);
         Self {
@@ -215,7 +235,12 @@ impl Asker {
             input_requests.insert(key.to_owned(), request);
         }
         let nonce = uuid::Uuid::new_v4().simple().to_string();
-        let payload = serde_json::to_vec(&Sealed { n: nonce, s: state }).map_err(|err| {
+        let sealed = Sealed {
+            n: nonce,
+            t: now_ms(),
+            s: state,
+        };
+        let payload = serde_json::to_vec(&sealed).map_err(|err| {
             ToolError::internal(format!("a request state does not serialize: {err}"))
         })?;
         let codec = self
@@ -251,7 +276,7 @@ impl Asker {
         let Some(opened) = opened else {
             return Err(refused());
         };
-        if !self.spend(opened.n) {
+        if !self.spend(opened.n, opened.t) {
             return Err(ErrorData::invalid_params(
                 "requestState was answered already: each round of a question carries a new one",
                 Some(json!({
@@ -265,27 +290,47 @@ impl Asker {
             .map_err(|_| refused())
     }
 
-    /// Marks `nonce` opened; `false` when it was already.
-    fn spend(&self, nonce: String) -> bool {
-        let mut spent = self
-            .spent
+    /// Marks `nonce` (sealed at `sealed_ms`) opened; `false` when it was already, or may
+    /// have been and was forgotten.
+    fn spend(&self, nonce: String, sealed_ms: u64) -> bool {
+        self.spent
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let now = std::time::Instant::now();
-        spent.retain(|_, at| now.duration_since(*at) < STATE_TTL);
-        if spent.len() >= MOST_SPENT {
-            let mut times: Vec<std::time::Instant> = spent.values().copied().collect();
-            times.sort_unstable();
-            let cut = times[times.len() / 2];
-            spent.retain(|_, at| *at > cut);
-        }
-        match spent.entry(nonce) {
-            std::collections::hash_map::Entry::Occupied(_) => false,
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(now);
-                true
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .spend(nonce, sealed_ms, std::time::Instant::now(), MOST_SPENT)
+    }
+}
+
+impl Spent {
+    /// [`Asker::spend`], at `now`, remembering at most `most`.
+    fn spend(
+        &mut self,
+        nonce: String,
+        sealed_ms: u64,
+        now: std::time::Instant,
+        most: usize,
+    ) -> bool {
+        while let Some((at, _, _)) = self.order.front()
+            && now.duration_since(*at) >= STATE_TTL
+        {
+            if let Some((_, old, _)) = self.order.pop_front() {
+                self.nonces.remove(&old);
             }
         }
+        if sealed_ms <= self.floor || self.nonces.contains(&nonce) {
+            return false;
+        }
+        if self.order.len() >= most
+            && let Some((_, old, old_sealed)) = self.order.pop_front()
+        {
+            self.nonces.remove(&old);
+            self.floor = self.floor.max(old_sealed);
+            if sealed_ms <= self.floor {
+                return false;
+            }
+        }
+        self.nonces.insert(nonce.clone());
+        self.order.push_back((now, nonce, sealed_ms));
+        true
     }
 }
 
@@ -376,6 +421,30 @@ mod tests {
             Some(json!(2))
         );
         assert_eq!(asker.open::<Value>(&binding, None).unwrap(), None);
+    }
+
+    #[test]
+    fn forgetting_an_opened_state_never_lets_one_open_twice() {
+        let now = std::time::Instant::now();
+        let mut spent = Spent::default();
+        assert!(spent.spend("a".into(), 10, now, 2));
+        assert!(!spent.spend("a".into(), 10, now, 2), "opened already");
+        assert!(spent.spend("b".into(), 30, now, 2));
+        // Full: "a" (sealed at 10) is forgotten, and every state sealed by then refused.
+        assert!(spent.spend("c".into(), 20, now, 2));
+        assert!(
+            !spent.spend("a".into(), 10, now, 2),
+            "forgotten, still refused"
+        );
+        assert!(
+            !spent.spend("d".into(), 5, now, 2),
+            "sealed before the floor"
+        );
+        assert!(!spent.spend("b".into(), 30, now, 2));
+        // Expired entries go first.
+        let later = now + STATE_TTL;
+        assert!(spent.spend("e".into(), 40, later, 2));
+        assert!(spent.order.len() == 1 && spent.nonces.len() == 1);
     }
 
     #[test]

@@ -169,6 +169,36 @@ fn check(value: Value) -> Result<RxJsonRpcMessage<RoleServer>, Refusal> {
             ));
         }
     }
+    // The answers of a multi round-trip request (2026-07-28): the echoed state is a string,
+    // the answers an object; anything else would reach the server as an unknown request.
+    if matches!(
+        object.get("method").and_then(Value::as_str),
+        Some("tools/call" | "prompts/get" | "resources/read")
+    ) {
+        let params = object.get("params");
+        for (field, is_right, what) in [
+            (
+                "requestState",
+                Value::is_string as fn(&Value) -> bool,
+                "a string",
+            ),
+            ("inputResponses", Value::is_object, "an object"),
+        ] {
+            if let Some(given) = params.and_then(|p| p.get(field))
+                && !given.is_null()
+                && !is_right(given)
+            {
+                return Err(Refusal::new(
+                    id,
+                    INVALID_REQUEST,
+                    format!(
+                        "invalid request: params.{field} must be {what} (as the server's input_required result gave it), not `{}`",
+                        excerpt(&given.to_string())
+                    ),
+                ));
+            }
+        }
+    }
     let method = object
         .get("method")
         .and_then(Value::as_str)
@@ -360,6 +390,18 @@ mod tests {
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
                 "needs params.name",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","requestState":12}}"#,
+                "params.requestState must be a string",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","inputResponses":[1,2]}}"#,
+                "params.inputResponses must be an object",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p","inputResponses":"yes"}}"#,
+                "params.inputResponses must be an object",
             ),
         ] {
             let refusal = decode(line.as_bytes()).unwrap_err();

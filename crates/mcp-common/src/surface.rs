@@ -186,20 +186,50 @@ impl<'a> Surface<'a> {
         context: &rmcp::service::RequestContext<rmcp::RoleServer>,
         entries: &[Entry],
     ) -> Result<Self, rmcp::ErrorData> {
-        let request = request_args(context)
-            .map(|args| Selection::new(&args, entries))
-            .transpose()
-            .map_err(|message| {
-                rmcp::ErrorData::invalid_params(
-                    format!(
-                        "{message} (from the request's {TOOLSETS_HEADER} or {TOOLS_HEADER} header)"
-                    ),
-                    Some(serde_json::json!({
-                        "retryable": false,
-                        "hint": "Name toolsets and tools the server has, or leave the headers out.",
-                    })),
-                )
-            })?;
+        let refuse = |message: String| {
+            rmcp::ErrorData::invalid_params(
+                message,
+                Some(serde_json::json!({
+                    "retryable": false,
+                    "hint": "Name toolsets and tools the server offers, or leave the headers out.",
+                })),
+            )
+        };
+        let request = match request_args(context).map_err(&refuse)? {
+            None => None,
+            Some(args) => {
+                // An unknown name is refused with what this server offers (not its whole
+                // catalogue, which may hold tools its options leave out).
+                let offered: Vec<&Entry> = entries.iter().filter(|e| server.allows(e)).collect();
+                if let Some(unknown) = args
+                    .toolsets
+                    .iter()
+                    .find(|t| !entries.iter().any(|e| e.toolset == t.as_str()))
+                {
+                    return Err(refuse(format!(
+                        "unknown toolset `{}` in the request's {TOOLSETS_HEADER} header: the toolsets offered are {}",
+                        crate::text::excerpt(unknown, 100),
+                        toolsets_of(&offered.iter().map(|e| **e).collect::<Vec<_>>()).join(", ")
+                    )));
+                }
+                if let Some(unknown) = args
+                    .tools
+                    .iter()
+                    .find(|t| !entries.iter().any(|e| e.name == t.as_str()))
+                {
+                    return Err(refuse(format!(
+                        "unknown tool `{}` in the request's {TOOLS_HEADER} header: the tools offered are {}",
+                        crate::text::excerpt(unknown, 100),
+                        offered
+                            .iter()
+                            .map(|e| e.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+                Some(Selection::new(&args, entries).map_err(refuse)?)
+            }
+        };
         Ok(Self { server, request })
     }
 
@@ -243,46 +273,65 @@ impl<'a> Surface<'a> {
     }
 }
 
-/// The request's narrowing, from its HTTP headers: `None` when it sends none of them.
-fn request_args(context: &rmcp::service::RequestContext<rmcp::RoleServer>) -> Option<SurfaceArgs> {
+/// The request's narrowing, from its HTTP headers: `None` when it sends none of them; an
+/// error for a value that is not text, or an `X-MCP-Readonly` that says neither yes nor no
+/// (a header meant to narrow must never be read as "no narrowing").
+fn request_args(
+    context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+) -> Result<Option<SurfaceArgs>, String> {
     #[cfg(feature = "http")]
     {
-        let parts = context.extensions.get::<axum::http::request::Parts>()?;
-        let header = |name: &str| -> Option<String> {
-            let values: Vec<&str> = parts
-                .headers
-                .get_all(name)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .collect();
-            (!values.is_empty()).then(|| values.join(","))
+        let Some(parts) = context.extensions.get::<axum::http::request::Parts>() else {
+            return Ok(None);
         };
-        let list = |text: Option<String>| -> Vec<String> {
-            text.map(|t| t.split(',').map(|n| n.trim().to_string()).collect())
-                .unwrap_or_default()
+        let header = |name: &str| -> Result<Option<Vec<String>>, String> {
+            let mut values = Vec::new();
+            for value in parts.headers.get_all(name) {
+                let text = value
+                    .to_str()
+                    .map_err(|_| format!("the request's {name} header is not text"))?;
+                values.extend(
+                    text.split(',')
+                        .map(|v| v.trim().to_string())
+                        .filter(|v| !v.is_empty()),
+                );
+            }
+            Ok((parts.headers.contains_key(name)).then_some(values))
         };
-        let toolsets = header(TOOLSETS_HEADER);
-        let tools = header(TOOLS_HEADER);
-        let read_only = header(READ_ONLY_HEADER);
+        let toolsets = header(TOOLSETS_HEADER)?;
+        let tools = header(TOOLS_HEADER)?;
+        let read_only = header(READ_ONLY_HEADER)?;
         if toolsets.is_none() && tools.is_none() && read_only.is_none() {
-            return None;
+            return Ok(None);
         }
-        let read_only = read_only.is_some_and(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "true" | "1" | "yes" | "on"
-            )
-        });
-        Some(SurfaceArgs {
-            toolsets: list(toolsets),
-            tools: list(tools),
-            read_only,
-        })
+        if read_only.as_ref().is_some_and(Vec::is_empty) {
+            return Err(format!(
+                "the request's {READ_ONLY_HEADER} header is empty: give true or false"
+            ));
+        }
+        let mut asked_read_only = false;
+        for value in read_only.iter().flatten() {
+            match value.to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" | "on" => asked_read_only = true,
+                "false" | "0" | "no" | "off" => {}
+                _ => {
+                    return Err(format!(
+                        "the request's {READ_ONLY_HEADER} header says `{}`: give true or false",
+                        crate::text::excerpt(value, 40)
+                    ));
+                }
+            }
+        }
+        Ok(Some(SurfaceArgs {
+            toolsets: toolsets.unwrap_or_default(),
+            tools: tools.unwrap_or_default(),
+            read_only: asked_read_only,
+        }))
     }
     #[cfg(not(feature = "http"))]
     {
         let _ = context;
-        None
+        Ok(None)
     }
 }
 

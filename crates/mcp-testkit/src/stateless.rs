@@ -256,6 +256,26 @@ pub async fn check_request_surface(bin: &str, base: &[&str], entries: &[Entry]) 
         assert_refused(&url, writer.name, &header, &reads).await;
     }
 
+    // Read-only said twice is read-only; a value that is neither yes nor no, or none, is
+    // refused rather than read as "no narrowing".
+    assert_eq!(
+        listed(
+            &url,
+            &[("X-MCP-Readonly", "true"), ("X-MCP-Readonly", "true")]
+        )
+        .await,
+        reads,
+        "{bin} X-MCP-Readonly twice"
+    );
+    for value in ["banana", "", "true, maybe"] {
+        let answer = request(&url, "tools/list", json!({}), &[("X-MCP-Readonly", value)]).await;
+        assert_eq!(
+            answer["error"]["code"],
+            json!(-32602),
+            "{value:?}: {answer}"
+        );
+    }
+
     // Unknown names are -32602, naming them.
     for (header, value) in [
         ("X-MCP-Toolsets", "no-such-set"),

@@ -120,17 +120,23 @@ async fn a_bulk_edit_without_expected_count_asks_and_runs_on_what_the_user_saw()
     assert!(mcp.user.asked().is_empty());
 }
 
+/// A confirmed bulk edit changes exactly the tickets the user was shown, whatever the query
+/// finds by the time they answer: here the label moved from TASK-2 to TASK-3 meanwhile (the
+/// same count), and a fourth ticket appeared.
 #[tokio::test]
-async fn a_confirmed_bulk_edit_whose_tickets_changed_meanwhile_is_refused() {
-    let project = project_with(&["One", "Two"]);
+async fn a_confirmed_bulk_edit_changes_the_tickets_the_user_saw() {
+    let project = project_with(&["One", "Two", "Three"]);
+    for ticket in ["TASK-1", "TASK-2"] {
+        project.json(&["ticket", "edit", ticket, "--label", "swap"]);
+    }
     let mcp = asking(&project).await;
-    let edit = json!({"query": "is:open", "set": {"status": "todo"}});
+    let edit = json!({"query": "label:swap", "set": {"add_labels": ["touched"]}});
     let first = mcp.call_once(call("jility_bulk_update", &edit)).await;
     let CallToolResponse::InputRequired(asked) = first else {
         panic!("a question: {first:?}")
     };
-    // A third ticket appears before the user answers.
-    project.json(&["ticket", "create", "--title", "Three"]);
+    project.json(&["ticket", "edit", "TASK-2", "--clear-labels"]);
+    project.json(&["ticket", "edit", "TASK-3", "--label", "swap"]);
     let mut retry = call("jility_bulk_update", &edit);
     retry.request_state = asked.request_state.clone();
     retry.input_responses = Some(
@@ -144,11 +150,35 @@ async fn a_confirmed_bulk_edit_whose_tickets_changed_meanwhile_is_refused() {
     let CallToolResponse::Complete(answer) = mcp.call_once(retry).await else {
         panic!("a result")
     };
+    assert_eq!(structured(&answer)["data"]["changed"], 2, "{answer:?}");
+    let touched = project.json(&["ticket", "list", "--label", "touched"]);
+    let mut numbers = crate::support::numbers(&touched["tickets"]);
+    numbers.sort();
     assert_eq!(
-        structured(&answer)["error"]["code"],
-        "count_mismatch",
-        "{answer:?}"
+        numbers,
+        ["TASK-1", "TASK-2"],
+        "the two the user saw: {touched}"
     );
+}
+
+/// A tool that takes no `ticket_id` is not asked about one it was given: its own answer
+/// (an unknown field) comes at once.
+#[tokio::test]
+async fn only_a_tool_that_takes_a_ticket_asks_which() {
+    let project = project_with(&["Login page"]);
+    let mcp = asking(&project).await;
+    let made = mcp
+        .call(
+            "jility_create_ticket",
+            json!({"title": "x", "ticket_id": "login"}),
+        )
+        .await;
+    assert_eq!(
+        structured(&made)["error"]["code"],
+        "invalid_input",
+        "{made:?}"
+    );
+    assert!(mcp.user.asked().is_empty());
 }
 
 fn call(tool: &str, arguments: &Value) -> CallToolRequestParams {
