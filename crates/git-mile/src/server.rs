@@ -467,12 +467,12 @@ fn build_tools() -> Vec<Tool> {
             "entity": read_entity_schema(),
             "filter": {
                 "type": "string",
-                "description": "Filter, e.g. `status == \"open\" and labels contains \"bug\"`. Operators: == != < <= > >= in [..] contains and or not ( ). Fields: id title description status labels milestone author created updated comment_count open_issues has_comments has_milestone; tasks: state state_kind assignees parents children, no milestone."
+                "description": "Filter. Operators: == != < <= > >= in [..] contains and or not ( ). Fields: id title description status labels milestone author created updated comment_count open_issues has_comments has_milestone; tasks: state state_kind assignees parents children, no milestone."
             },
             "sort": {
                 "type": "array",
                 "items": { "type": "string" },
-                "description": "Keys `field[:asc|desc]`; default [\"updated:desc\"], ties by id."
+                "description": "`field[:asc|desc]` keys; default [\"updated:desc\"]."
             },
             "limit": {
                 "type": "integer",
@@ -486,7 +486,7 @@ fn build_tools() -> Vec<Tool> {
             },
             "includeClosed": {
                 "type": "boolean",
-                "description": "Include closed ones (default false; a status filter overrides)."
+                "description": "Default false; a status filter overrides."
             }
         },
         "required": ["entity"],
@@ -498,7 +498,7 @@ fn build_tools() -> Vec<Tool> {
             "entity": read_entity_schema(),
             "id": {
                 "type": "string",
-                "description": "Id or unique prefix (4+ chars)."
+                "description": "Id or a 4+ character prefix."
             }
         },
         "required": ["entity", "id"],
@@ -506,7 +506,7 @@ fn build_tools() -> Vec<Tool> {
     });
     let mut list = Tool::new(
         LIST,
-        "List issues, milestones or upstream git-mile's tasks: filtered, sorted, paged. other_refs: refs under refs/git-mile/ not read.",
+        "List issues, milestones or upstream git-mile's tasks: filtered, sorted, paged (other_refs: refs not read).",
         schema(list_input),
     );
     list.annotations = Some(

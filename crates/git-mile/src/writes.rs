@@ -336,7 +336,7 @@ fn view(catalog: &Catalog, written: &Written) -> Result<EntityView, ToolError> {
 fn id_schema() -> Value {
     json!({
         "type": "string",
-        "description": "Id or unique prefix (4+ chars)."
+        "description": "Id or a 4+ character prefix."
     })
 }
 
@@ -347,6 +347,17 @@ fn labels_schema(description: &str) -> Value {
         "items": { "type": "string", "minLength": 1, "maxLength": 100 },
         "description": description
     })
+}
+
+/// `schema` without its `error` property.
+fn without_error(
+    schema: std::sync::Arc<rmcp::model::JsonObject>,
+) -> std::sync::Arc<rmcp::model::JsonObject> {
+    let mut schema = (*schema).clone();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.remove("error");
+    }
+    std::sync::Arc::new(schema)
 }
 
 /// The three write tools.
@@ -393,8 +404,10 @@ pub fn tools() -> Vec<Tool> {
         "required": ["entity", "id", "body"],
         "additionalProperties": false
     });
-    // The entity as `git_mile.show` answers it or, on an `isError` result, `{"error": …}`.
-    let output = output_schema::<WriteOutput>();
+    // The entity as `git_mile.show` answers it or, on an `isError` result, `{"error": …}`:
+    // the error member, the same for every tool, is left undescribed (an error result
+    // validates all the same, the schema allowing members it does not name).
+    let output = without_error(output_schema::<WriteOutput>());
     let mut create = Tool::new(
         CREATE,
         "File an issue or milestone as the user's git identity; answers it as git_mile.show.",
@@ -425,7 +438,7 @@ pub fn tools() -> Vec<Tool> {
         schema(comment_input),
     );
     comment.annotations = Some(
-        ToolAnnotations::with_title("Comment on entity")
+        ToolAnnotations::with_title("Comment")
             .read_only(false)
             .destructive(false)
             .idempotent(false),

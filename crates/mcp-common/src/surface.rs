@@ -360,10 +360,11 @@ pub fn listing(
 }
 
 /// A toolset's icon: a swatch of `color` (six hex digits, e.g. `2a7f62`; others are
-/// black), a one-pixel GIF as a data URI (70 characters, a valid URI: `Icon.src` is
-/// `format: uri`) that a client scales to any size. One colour per toolset tells a person
-/// where a tool belongs, and costs a listing less than any drawn glyph would (an SVG's
-/// namespace alone is 26 characters).
+/// black), a one-pixel PNG as a data URI (118 characters, a valid URI: `Icon.src` is
+/// `format: uri`) that a client scales to any size. PNG because every client that shows
+/// icons must read it (MCP requires PNG and JPEG of them; GIF, at 70 characters, it does
+/// not); one colour per toolset tells a person where a tool belongs and costs a listing
+/// less than any drawn glyph would (an SVG's namespace alone is 26 characters).
 pub fn icon(color: &str) -> rmcp::model::Icon {
     use base64::Engine as _;
     let rgb = u32::from_str_radix(color, 16)
@@ -371,17 +372,33 @@ pub fn icon(color: &str) -> rmcp::model::Icon {
         .filter(|_| color.len() == 6)
         .unwrap_or(0);
     let [_, r, g, b] = rgb.to_be_bytes();
-    let mut gif: Vec<u8> = b"GIF89a".to_vec();
-    // 1×1, a global table of two colours; the colour, then black.
-    gif.extend_from_slice(&[1, 0, 1, 0, 0x80, 0, 0, r, g, b, 0, 0, 0]);
-    // The image: 1×1 at 0,0; its pixel colour 0 (LZW: clear, 0, end); the trailer.
-    gif.extend_from_slice(&[0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 1, 0, 0x3b]);
-    let mut icon = rmcp::model::Icon::new(format!(
-        "data:image/gif;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(gif)
-    ));
-    icon.mime_type = None;
-    icon
+    fn chunk(png: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        png.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let start = png.len();
+        png.extend_from_slice(kind);
+        png.extend_from_slice(data);
+        let crc = crc32fast::hash(&png[start..]);
+        png.extend_from_slice(&crc.to_be_bytes());
+    }
+    let mut png: Vec<u8> = b"\x89PNG\r\n\x1a\n".to_vec();
+    // 1×1, 8 bits a channel, RGB.
+    chunk(&mut png, b"IHDR", &[0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]);
+    // The one row (filter 0, the pixel) in a zlib stream of one stored block.
+    let row = [0, r, g, b];
+    let (mut low, mut high) = (1u32, 0u32);
+    for byte in row {
+        low = (low + u32::from(byte)) % 65521;
+        high = (high + low) % 65521;
+    }
+    let mut zlib = vec![0x78, 0x01, 0x01, 4, 0, 0xfb, 0xff];
+    zlib.extend_from_slice(&row);
+    zlib.extend_from_slice(&((high << 16) | low).to_be_bytes());
+    chunk(&mut png, b"IDAT", &zlib);
+    chunk(&mut png, b"IEND", &[]);
+    rmcp::model::Icon::new(format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(png)
+    ))
 }
 
 /// `tool` with its `title` (what a person reads in a client's list) and its toolset's
@@ -543,19 +560,32 @@ mod tests {
             serde_json::json!({"readOnlyHint": true, "openWorldHint": false})
         );
         let src = wire["icons"][0]["src"].as_str().unwrap();
-        assert!(src.starts_with("data:image/gif;base64,R0lGODlh"), "{src}");
+        assert!(
+            src.starts_with("data:image/png;base64,iVBORw0KGgo"),
+            "{src}"
+        );
         assert!(
             !src.contains([' ', '<', '>', '"', '#']),
             "a valid URI: {src}"
         );
-        assert_eq!(src.len(), 70, "{src}");
-        // The colour is the first entry of the palette (bytes 13..16 of the GIF).
+        assert_eq!(src.len(), 118, "{src}");
         use base64::Engine as _;
-        let gif = base64::engine::general_purpose::STANDARD
-            .decode(src.trim_start_matches("data:image/gif;base64,"))
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(src.trim_start_matches("data:image/png;base64,"))
             .unwrap();
-        assert_eq!(&gif[13..16], &[0x2a, 0x7f, 0x62]);
-        assert_eq!(gif.len(), 35);
+        // The pixel is the last three bytes of the one row, before the Adler-32 and the
+        // IDAT's CRC and the IEND chunk.
+        let pixel = png.len() - 12 - 4 - 4 - 3;
+        assert_eq!(&png[pixel..pixel + 3], &[0x2a, 0x7f, 0x62]);
+        // Each chunk's CRC is right (a reader refuses the image otherwise).
+        let mut at = 8;
+        while at < png.len() {
+            let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+            let crc = u32::from_be_bytes(png[at + 8 + len..at + 12 + len].try_into().unwrap());
+            assert_eq!(crc32fast::hash(&png[at + 4..at + 8 + len]), crc);
+            at += 12 + len;
+        }
+        assert_eq!(at, png.len());
         let write = Tool::new_with_raw("w", None, schema).with_annotations(
             ToolAnnotations::from_raw(None, Some(false), Some(true), Some(false), Some(false)),
         );

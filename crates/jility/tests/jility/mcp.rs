@@ -122,7 +122,7 @@ async fn tool_list_matches_the_snapshot() {
         let props = schema["properties"].as_object().unwrap();
         let keys: Vec<&String> = props.keys().collect();
         if row.paged {
-            assert_eq!(keys, ["data", "error", "page", "status"], "{}", tool.name);
+            assert_eq!(keys, ["data", "page", "status"], "{}", tool.name);
             let input = tool.input_schema["properties"].as_object().unwrap();
             assert!(
                 input.contains_key("limit") && input.contains_key("cursor"),
@@ -130,7 +130,7 @@ async fn tool_list_matches_the_snapshot() {
                 tool.name
             );
         } else {
-            assert_eq!(keys, ["data", "error", "status"], "{}", tool.name);
+            assert_eq!(keys, ["data", "status"], "{}", tool.name);
         }
         assert!(
             tool.description.as_deref().is_some_and(|d| !d.is_empty()),
