@@ -770,7 +770,11 @@ mod tests {
         let tagged: Vec<&str> = TOOLS.iter().map(|e| e.name).collect();
         assert_eq!(names, tagged);
         for tool in tools() {
-            let read_only_hint = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
+            // A write's `readOnlyHint: false` is the specification's default, left out.
+            let read_only_hint = tool
+                .annotations
+                .as_ref()
+                .map(|a| a.read_only_hint.unwrap_or(false));
             assert_eq!(
                 read_only_hint,
                 writes(&tool.name).map(|w| !w),

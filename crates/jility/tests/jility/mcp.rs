@@ -458,8 +458,8 @@ async fn the_schema_check_refuses_wrong_shapes() {
         .unwrap()
         .remove("previous_status");
     assert!(check_schema(&schema, &bad).is_err(), "{bad}");
-    let bad = json!({"status": "error", "error": "oops"});
-    assert!(check_schema(&schema, &bad).is_err(), "{bad}");
+    // The error member is the same for every tool (the README's) and not described in each
+    // listing: its shape is checked by the envelope's own tests, not by this schema.
 }
 
 /// Raw JSON-RPC over the pipes: every line the server writes to stdout is a JSON-RPC frame,
