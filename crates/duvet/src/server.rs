@@ -528,6 +528,17 @@ impl ServerHandler for DuvetServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         resources::check_subscribable(&request.uri)?;
+        // As reading: a resource of a toolset this request is not offered does not exist.
+        let toolset = resources::toolset(&request.uri);
+        if !self.surface(&context)?.offers_toolset(toolset, TOOLS) {
+            return Err(mcp_common::protocol::resource_not_found(
+                &request.uri,
+                format!(
+                    "Unknown resource '{}': it belongs to the toolset {toolset}, which this request is not offered",
+                    mcp_common::clip(&request.uri, 200)
+                ),
+            ));
+        }
         // Let the project be analysed first: that is when its directories get watched, so a
         // change after this answer is seen.
         if let Err(err) = self.engine.snapshot().await {
@@ -552,8 +563,13 @@ impl ServerHandler for DuvetServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let accepted =
-            subscribe::accepted_filter(requested, |uri| resources::check_subscribable(uri).is_ok());
+        // The resources of the toolsets the server offers (a listen carries no headers to
+        // narrow by).
+        let whole = Surface::whole(&self.selection);
+        let accepted = subscribe::accepted_filter(requested, |uri| {
+            resources::check_subscribable(uri).is_ok()
+                && whole.offers_toolset(resources::toolset(uri), TOOLS)
+        });
         // The SDK acknowledges the subscription before `listen` runs: follow changes from
         // now, so that one right after the acknowledgment is not missed.
         if subscribe::has_resources(&accepted) {

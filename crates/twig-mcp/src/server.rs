@@ -567,6 +567,16 @@ impl ServerHandler for TwigMcpServer {
             return Err(McpError::method_not_found::<SubscribeRequestMethod>());
         }
         resources::check_subscribable(&request.uri)?;
+        // As reading: without the toolset of the resources, they do not exist.
+        if !self.offers_content(&context)? {
+            return Err(mcp_common::protocol::resource_not_found(
+                &request.uri,
+                format!(
+                    "Unknown resource '{}': it belongs to the toolset {CONTENT_TOOLSET}, which this request is not offered",
+                    mcp_common::clip(&request.uri, 200)
+                ),
+            ));
+        }
         self.subscriptions
             .subscribe_legacy(&self.legacy, request.uri.to_string(), context.peer.clone())
             .map_err(|err| McpError::internal_error(err, None))
@@ -590,8 +600,12 @@ impl ServerHandler for TwigMcpServer {
         if !self.enabled(Feature::Resources) {
             return None;
         }
-        let accepted =
-            subscribe::accepted_filter(requested, |uri| resources::check_subscribable(uri).is_ok());
+        // Nothing when the server offers no tool of the resources' toolset (a listen carries
+        // no headers to narrow by).
+        let offered = Surface::whole(&self.selection).offers_toolset(CONTENT_TOOLSET, TOOLS);
+        let accepted = subscribe::accepted_filter(requested, |uri| {
+            offered && resources::check_subscribable(uri).is_ok()
+        });
         // The SDK acknowledges the subscription before `listen` runs: start watching now, so
         // that a change right after the acknowledgment is not missed (file events are
         // debounced before they are announced, which covers the start of `listen`).

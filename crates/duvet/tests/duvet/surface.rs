@@ -112,3 +112,25 @@ async fn resources_follow_their_toolsets() {
     );
     mcp.shutdown().await;
 }
+
+/// Subscribing follows the toolsets too: a resource of a toolset the server is not offered
+/// cannot be subscribed to (not found, as reading it).
+#[tokio::test]
+async fn subscriptions_follow_their_toolsets() {
+    let p = coffee_project();
+    let mcp = p.start(&["--toolsets", "requirements"]).await;
+    let subscribe = |uri: &'static str| {
+        mcp.peer()
+            .subscribe(rmcp::model::SubscribeRequestParams::new(uri))
+    };
+    let err = subscribe(CITATIONS).await.expect_err("refused");
+    let rmcp::service::ServiceError::McpError(err) = err else {
+        panic!("a JSON-RPC error: {err:?}")
+    };
+    assert_eq!(err.code.0, -32002, "{err:?}");
+    assert!(err.message.contains("toolset"), "{err:?}");
+    subscribe(SPECS)
+        .await
+        .expect("a resource of the requirements");
+    mcp.shutdown().await;
+}

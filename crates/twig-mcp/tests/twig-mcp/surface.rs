@@ -109,3 +109,24 @@ async fn prompts_and_resources_follow_the_local_toolset() {
     assert_content(&url, &[("X-MCP-Toolsets", "local,github")], false).await;
     assert_content(&url, &[("X-MCP-Tools", "get_branch_tree")], false).await;
 }
+
+/// Subscribing follows the toolset too: without `local`, the resources cannot be subscribed
+/// to (not found, as reading them); with it they can.
+#[tokio::test]
+async fn subscriptions_follow_the_local_toolset() {
+    for (args, offered) in [(&["--toolsets", "github,jira"][..], false), (&[][..], true)] {
+        let (_home, mcp) = spawn(Wire::Stdio, BIN, args).await;
+        let answer = mcp
+            .peer()
+            .subscribe(rmcp::model::SubscribeRequestParams::new("twig://repo/tree"))
+            .await;
+        match (answer, offered) {
+            (Ok(()), true) => {}
+            (Err(rmcp::service::ServiceError::McpError(err)), false) => {
+                assert_eq!(err.code.0, -32002, "{err:?}");
+                assert!(err.message.contains("toolset"), "{err:?}");
+            }
+            (answer, _) => panic!("{args:?}: {answer:?}"),
+        }
+    }
+}
