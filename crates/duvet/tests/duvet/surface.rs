@@ -116,6 +116,7 @@ async fn resources_follow_their_toolsets() {
 /// Subscribing follows the toolsets too: a resource of a toolset the server is not offered
 /// cannot be subscribed to (not found, as reading it).
 #[tokio::test]
+#[allow(deprecated)] // resources/subscribe: the 2025-11-25 way, still served
 async fn subscriptions_follow_their_toolsets() {
     let p = coffee_project();
     let mcp = p.start(&["--toolsets", "requirements"]).await;

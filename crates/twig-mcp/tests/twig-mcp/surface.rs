@@ -113,6 +113,7 @@ async fn prompts_and_resources_follow_the_local_toolset() {
 /// Subscribing follows the toolset too: without `local`, the resources cannot be subscribed
 /// to (not found, as reading them); with it they can.
 #[tokio::test]
+#[allow(deprecated)] // resources/subscribe: the 2025-11-25 way, still served
 async fn subscriptions_follow_the_local_toolset() {
     for (args, offered) in [(&["--toolsets", "github,jira"][..], false), (&[][..], true)] {
         let (_home, mcp) = spawn(Wire::Stdio, BIN, args).await;
