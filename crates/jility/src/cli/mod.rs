@@ -206,6 +206,7 @@ const COMMANDS_OF_TOOLS: &[(&str, &str)] = &[
     ("jility_save_view", "`jility view save`"),
     ("jility_list_views", "`jility view list`"),
     ("jility_delete_view", "`jility view delete`"),
+    ("jility_delete_ticket", "`jility ticket delete`"),
     ("jility_mark_notifications_read", "`jility inbox read`"),
     ("jility_list_notifications", "`jility inbox list`"),
     ("jility_watch_ticket", "`jility inbox watch`"),
