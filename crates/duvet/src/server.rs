@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use mcp_common::surface::{Entry, Selection, Surface, listing};
+use mcp_common::surface::{Entry, Selection, Surface};
 use mcp_common::{
     CursorKey, PagedReply, Parameters, Reply, ToolError, output_schema, paged_output_schema,
     subscribe,
@@ -384,14 +384,9 @@ impl ServerHandler for DuvetServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let surface = self.surface(&context)?;
-        let tools = self
-            .tool_router
-            .list_all()
-            .into_iter()
-            .filter(|tool| surface.offers(&tool.name, TOOLS))
-            .collect();
-        Ok(listing(tools, &context, surface.narrowed()))
+        Ok(self
+            .surface(&context)?
+            .list(self.tool_router.list_all(), TOOLS, &context))
     }
 
     /// A call of a tool this request is not offered (by the server's options or the
@@ -497,13 +492,7 @@ impl ServerHandler for DuvetServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let toolset = resources::toolset(&request.uri);
         if !self.surface(&context)?.offers_toolset(toolset, TOOLS) {
-            return Err(mcp_common::protocol::resource_not_found(
-                &request.uri,
-                format!(
-                    "Unknown resource '{}': it belongs to the toolset {toolset}, which this request is not offered",
-                    mcp_common::clip(&request.uri, 200)
-                ),
-            ));
+            return Err(Surface::hidden_resource(&request.uri, toolset));
         }
         // Resources answer protocol errors; carry the tool error's hint in the message.
         let snapshot = self.engine.snapshot().await.map_err(|err| {
@@ -531,13 +520,7 @@ impl ServerHandler for DuvetServer {
         // As reading: a resource of a toolset this request is not offered does not exist.
         let toolset = resources::toolset(&request.uri);
         if !self.surface(&context)?.offers_toolset(toolset, TOOLS) {
-            return Err(mcp_common::protocol::resource_not_found(
-                &request.uri,
-                format!(
-                    "Unknown resource '{}': it belongs to the toolset {toolset}, which this request is not offered",
-                    mcp_common::clip(&request.uri, 200)
-                ),
-            ));
+            return Err(Surface::hidden_resource(&request.uri, toolset));
         }
         // Let the project be analysed first: that is when its directories get watched, so a
         // change after this answer is seen.

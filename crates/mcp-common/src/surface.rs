@@ -267,6 +267,33 @@ impl<'a> Surface<'a> {
             .any(|e| e.toolset == toolset && self.allows(e))
     }
 
+    /// `tools/list`'s answer for this request: the `tools` it is offered (in their order),
+    /// with the caching hints ([`listing`]; private when its headers narrowed them).
+    pub fn list(
+        &self,
+        tools: Vec<rmcp::model::Tool>,
+        entries: &[Entry],
+        context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> rmcp::model::ListToolsResult {
+        let tools = tools
+            .into_iter()
+            .filter(|tool| self.offers(&tool.name, entries))
+            .collect();
+        listing(tools, context, self.narrowed())
+    }
+
+    /// A resource `uri` of `toolset`, which this request is not offered: not found, as if it
+    /// did not exist (`-32002` with `data.uri`).
+    pub fn hidden_resource(uri: &str, toolset: &str) -> rmcp::ErrorData {
+        crate::protocol::resource_not_found(
+            uri,
+            format!(
+                "Unknown resource '{}': it belongs to the toolset {toolset}, which this request is not offered",
+                crate::clip(uri, 200)
+            ),
+        )
+    }
+
     /// Whether the request asked for no writes (or the server is read-only).
     pub fn read_only(&self) -> bool {
         self.server.read_only || self.request.as_ref().is_some_and(|r| r.read_only)

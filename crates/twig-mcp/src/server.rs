@@ -3,7 +3,7 @@
 use std::{collections::HashSet, sync::Arc};
 
 use mcp_common::subscribe::{self, SessionSubscriptions};
-use mcp_common::surface::{Entry, Selection, Surface, listing};
+use mcp_common::surface::{Entry, Selection, Surface};
 use mcp_common::{PagedReply, Parameters, Reply, output_schema, paged_output_schema};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
@@ -426,14 +426,9 @@ impl ServerHandler for TwigMcpServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let surface = self.surface(&context)?;
-        let tools = self
-            .tool_router
-            .list_all()
-            .into_iter()
-            .filter(|tool| surface.offers(&tool.name, TOOLS))
-            .collect();
-        Ok(listing(tools, &context, surface.narrowed()))
+        Ok(self
+            .surface(&context)?
+            .list(self.tool_router.list_all(), TOOLS, &context))
     }
 
     /// A call of a tool this request is not offered (by the server's options or the
@@ -544,13 +539,7 @@ impl ServerHandler for TwigMcpServer {
             return Err(McpError::method_not_found::<ReadResourceRequestMethod>());
         }
         if !self.offers_content(&context)? {
-            return Err(mcp_common::protocol::resource_not_found(
-                &request.uri,
-                format!(
-                    "Unknown resource '{}': the resources belong to the toolset {CONTENT_TOOLSET}, which this request is not offered",
-                    mcp_common::clip(&request.uri, 200)
-                ),
-            ));
+            return Err(Surface::hidden_resource(&request.uri, CONTENT_TOOLSET));
         }
         resources::read(&self.ctx, &request.uri, self.include())
             .await
@@ -569,13 +558,7 @@ impl ServerHandler for TwigMcpServer {
         resources::check_subscribable(&request.uri)?;
         // As reading: without the toolset of the resources, they do not exist.
         if !self.offers_content(&context)? {
-            return Err(mcp_common::protocol::resource_not_found(
-                &request.uri,
-                format!(
-                    "Unknown resource '{}': it belongs to the toolset {CONTENT_TOOLSET}, which this request is not offered",
-                    mcp_common::clip(&request.uri, 200)
-                ),
-            ));
+            return Err(Surface::hidden_resource(&request.uri, CONTENT_TOOLSET));
         }
         self.subscriptions
             .subscribe_legacy(&self.legacy, request.uri.to_string(), context.peer.clone())
