@@ -74,10 +74,10 @@ async def test_jility_cloud_read_token(tmp_path: Path) -> None:
     assert status == 201, minted
     assert minted["scopes"] == ["tickets:read"] and minted["token"].startswith("jil_live_"), minted
 
-    # The full_access token sees all 38 tools; create_ticket's outputSchema comes from there.
+    # The full_access token sees all 39 tools; create_ticket's outputSchema comes from there.
     async with connect(server, "http") as client:
         everything = await tools_of(client)
-        assert len(everything) == 38, sorted(everything)
+        assert len(everything) == 39, sorted(everything)
         made = await client.call_tool("jility_create_ticket", {"title": "Visible to readers"})
         assert not made.is_error, made.structured_content
 

@@ -74,12 +74,12 @@ it('jility-cloud: a tickets:read token lists only the read tools, and a write is
   assert.deepEqual(minted.body.scopes, ['tickets:read']);
   assert.match(minted.body.token, /^jil_live_/);
 
-  // The full_access token sees all 38 tools; create_ticket's outputSchema comes from there.
+  // The full_access token sees all 39 tools; create_ticket's outputSchema comes from there.
   const full = await connect(server, 'http');
   let everything;
   try {
     everything = await toolsOf(full.client);
-    assert.equal(everything.size, 38, [...everything.keys()].join(', '));
+    assert.equal(everything.size, 39, [...everything.keys()].join(', '));
     const made = await full.client.callTool({ name: 'jility_create_ticket', arguments: { title: 'Visible to readers' } });
     assert.ok(!made.isError, JSON.stringify(made.structuredContent));
   } finally {
