@@ -396,18 +396,9 @@ impl ServerHandler for DuvetServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let surface = self.surface(&context)?;
-        if !surface.offers(&request.name, TOOLS) {
-            let tools = self.tool_router.list_all();
-            return Err(mcp_common::protocol::unknown_tool(
-                &request.name,
-                tools
-                    .iter()
-                    .map(|tool| tool.name.as_ref())
-                    .filter(|name| surface.offers(name, TOOLS)),
-            ));
-        }
-        mcp_common::protocol::call_routed(&self.tool_router, self, request, context).await
+        self.surface(&context)?
+            .call(&self.tool_router, self, TOOLS, request, context)
+            .await
     }
 
     fn get_info(&self) -> ServerConfig {

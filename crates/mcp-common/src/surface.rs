@@ -282,6 +282,30 @@ impl<'a> Surface<'a> {
         listing(tools, context, self.narrowed())
     }
 
+    /// A call through `router` of a tool this request is offered
+    /// ([`crate::protocol::call_routed`]); a call of any other is an unknown tool, naming
+    /// those it is offered.
+    pub async fn call<S: Send + Sync + 'static>(
+        &self,
+        router: &ToolRouter<S>,
+        service: &S,
+        entries: &[Entry],
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        if !self.offers(&request.name, entries) {
+            let tools = router.list_all();
+            return Err(crate::protocol::unknown_tool(
+                &request.name,
+                tools
+                    .iter()
+                    .map(|tool| tool.name.as_ref())
+                    .filter(|name| self.offers(name, entries)),
+            ));
+        }
+        crate::protocol::call_routed(router, service, request, context).await
+    }
+
     /// A resource `uri` of `toolset`, which this request is not offered: not found, as if it
     /// did not exist (`-32002` with `data.uri`).
     pub fn hidden_resource(uri: &str, toolset: &str) -> rmcp::ErrorData {
