@@ -27,6 +27,7 @@ pub mod orphans;
 pub mod paging;
 pub mod par;
 pub mod project;
+pub mod report;
 pub mod resources;
 pub mod server;
 pub mod spec;

@@ -951,6 +951,8 @@ mod tests {
                 id: id.to_string(),
                 title: id.to_string(),
                 lines: vec![text.to_string()],
+                at: vec![0],
+                title_at: 0,
             })
             .collect();
         let parsed = ParsedSpec::of_sections("Spec".to_string(), sections);

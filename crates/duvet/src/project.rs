@@ -241,6 +241,11 @@ fn mentions(bytes: &[u8], style: &CommentStyle) -> bool {
 
 /// Read the project described by `config` and build its model.
 pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
+    Model::build(inputs(config, cache))
+}
+
+/// Read the project described by `config`: what its model is built from.
+pub fn inputs(config: &ProjectConfig, cache: &FileCache) -> Inputs {
     let root = &config.root;
     let mut inputs = Inputs {
         extract_requirements: config.config_file.is_some(),
@@ -347,8 +352,7 @@ pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
         }
         input
     });
-
-    Model::build(inputs)
+    inputs
 }
 
 fn parse_format(value: &str) -> Option<Format> {

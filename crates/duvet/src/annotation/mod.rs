@@ -109,6 +109,11 @@ pub struct Annotation {
     pub tracking_issue: Option<String>,
     /// The annotation as written: its lines, trimmed, joined with `\n`.
     pub comment_text: String,
+    /// What duvet's reports call its comment: a requirement file's quote as written, an
+    /// exception's or TODO's reason as written, a source annotation's reasons joined.
+    pub comment: String,
+    /// The tags of a requirement file's TODO, sorted, each once.
+    pub tags: Vec<String>,
 }
 
 /// A comment that looks like an annotation but cannot be one.

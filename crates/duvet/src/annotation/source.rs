@@ -520,10 +520,12 @@ impl Output<'_> {
             kind: block.kind.map_or(self.default_type, |set| set.value),
             level: block.level.and_then(|set| set.value),
             format: block.format.map(|set| set.value),
+            comment: reason.clone(),
             reason: (!reason.is_empty()).then_some(reason),
             feature: block.feature.map(|set| set.value),
             tracking_issue: block.tracking_issue.map(|set| set.value),
             comment_text,
+            tags: Vec::new(),
         });
     }
 }
@@ -591,6 +593,8 @@ impl Stream {
                                //#   differs from the established final size MUST respond with\n\
                                //# a FINAL_SIZE_ERROR error."
                     .to_string(),
+                comment: String::new(),
+                tags: Vec::new(),
             }
         );
     }

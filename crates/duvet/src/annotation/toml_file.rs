@@ -40,7 +40,7 @@
 //!   or `AUTO` for none), `format`.
 //! * `[[exception]]`: `quote` and `reason`, both required.
 //! * `[[TODO]]`: `quote` (required), `feature`, `tracking-issue` (or `tracking_issue`), `reason`,
-//!   and `tags` (an array of strings, accepted and not kept).
+//!   and `tags` (an array of strings, kept for the reports).
 //! * Unknown keys in an entry are errors, as in Duvet. A single `[spec]` table (instead of an
 //!   array of tables) is accepted as one entry.
 //!
@@ -303,7 +303,8 @@ impl Entry<'_, '_> {
             }
         };
 
-        let reason = string("reason").map(|(value, _)| normalize(value));
+        let raw_reason = string("reason").map(|(value, _)| value.to_string());
+        let reason = raw_reason.as_deref().map(normalize);
         if self.kind == AnnotationType::Exception && reason.as_deref().is_none_or(str::is_empty) {
             return Err(fail(
                 self.span.start,
@@ -326,10 +327,28 @@ impl Entry<'_, '_> {
             .collect::<Vec<_>>()
             .join("\n");
 
+        let comment = match self.kind {
+            AnnotationType::Spec => quote.to_string(),
+            _ => raw_reason.unwrap_or_default(),
+        };
+        let mut tags: Vec<String> = self
+            .table
+            .get("tags")
+            .and_then(|value| value.get_ref().as_array())
+            .map(|tags| {
+                tags.iter()
+                    .filter_map(|tag| tag.get_ref().as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        tags.sort();
+        tags.dedup();
         Ok(Annotation {
             file: file.to_path_buf(),
             line,
             target,
+            comment,
+            tags,
             quote: normalize(quote),
             kind: self.kind,
             level,
@@ -446,6 +465,10 @@ handling.
                 comment_text: "[[spec]]\nlevel = \"MUST\"\nquote = '''\nAn endpoint MUST NOT send \
                                data on a stream at or beyond the final\nsize.\n'''"
                     .to_string(),
+                comment:
+                    "An endpoint MUST NOT send data on a stream at or beyond the final\nsize.\n"
+                        .to_string(),
+                tags: Vec::new(),
             }
         );
         assert_eq!(annotations[1].line, 16);

@@ -47,7 +47,7 @@ use super::Section;
 pub fn parse(text: &str) -> Vec<Section> {
     let raw = raw_lines(text);
     let items = clean(&raw);
-    build_sections(&items)
+    build_sections(&items, text)
 }
 
 /// What a physical line of the document is.
@@ -497,17 +497,23 @@ struct Builder {
     id: String,
     title: String,
     lines: Vec<String>,
+    /// Where each line starts in the document.
+    at: Vec<usize>,
+    title_at: usize,
 }
 
 impl Builder {
     /// The finished section: blank lines trimmed at both ends, common indentation removed.
     fn finish(self) -> Section {
         let mut lines = self.lines;
+        let mut at = self.at;
         while lines.last().is_some_and(|l| l.trim().is_empty()) {
             lines.pop();
+            at.pop();
         }
         let leading = lines.iter().take_while(|l| l.trim().is_empty()).count();
         lines.drain(..leading);
+        at.drain(..leading);
         let indent = lines
             .iter()
             .filter(|l| !l.trim().is_empty())
@@ -516,13 +522,15 @@ impl Builder {
             .unwrap_or(0);
         let lines = lines
             .into_iter()
-            .map(|mut l| {
+            .zip(at.iter_mut())
+            .map(|(mut l, at)| {
                 if l.trim().is_empty() {
                     String::new()
                 } else {
                     // The first `indent` characters, whitespace, dropped in place.
-                    let at = l.char_indices().nth(indent).map_or(l.len(), |(at, _)| at);
-                    l.drain(..at);
+                    let cut = l.char_indices().nth(indent).map_or(l.len(), |(at, _)| at);
+                    l.drain(..cut);
+                    *at += cut;
                     l
                 }
             })
@@ -531,6 +539,8 @@ impl Builder {
             id: self.id,
             title: self.title,
             lines,
+            at,
+            title_at: self.title_at,
         }
     }
 }
@@ -541,8 +551,10 @@ fn indentation(line: &str) -> usize {
 }
 
 /// Find the headings among the cleaned lines and collect each section's lines.
-fn build_sections(items: &[Item<'_>]) -> Vec<Section> {
+fn build_sections(items: &[Item<'_>], doc: &str) -> Vec<Section> {
     let mut sections = Vec::new();
+    // Where the last line read starts (a blank line is placed there).
+    let mut last_at = 0;
     let mut current: Option<Builder> = None;
     let mut rules = HeadingRules { prev: None };
     let mut i = 0;
@@ -552,11 +564,14 @@ fn build_sections(items: &[Item<'_>]) -> Vec<Section> {
             Item::Blank => {
                 if let Some(builder) = current.as_mut() {
                     builder.lines.push(String::new());
+                    builder.at.push(last_at);
                 }
                 continue;
             }
             Item::Text { text, after_break } => (text.trim_end(), after_break),
         };
+        let at = super::offset_in(doc, text);
+        last_at = at;
         let followed_by_break = match items.get(i) {
             Some(Item::Blank) => true,
             Some(Item::Text { after_break, .. }) => *after_break,
@@ -607,11 +622,14 @@ fn build_sections(items: &[Item<'_>]) -> Vec<Section> {
                     id,
                     title,
                     lines: Vec::new(),
+                    at: Vec::new(),
+                    title_at: at,
                 });
             }
             None => {
                 if let Some(builder) = current.as_mut() {
                     builder.lines.push(text.to_string());
+                    builder.at.push(at);
                 }
             }
         }

@@ -29,14 +29,15 @@
 
 use std::collections::HashSet;
 
-use super::Section;
+use super::{Section, offset_in};
 
 /// Parse a Markdown document into its sections, in document order.
 pub fn parse(text: &str) -> Vec<Section> {
+    let doc = text;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines: Vec<&str> = text.lines().collect();
     let start = front_matter_end(&lines);
-    let mut parser = Parser::default();
+    let mut parser = Parser::new(doc);
     for line in lines.get(start..).unwrap_or(&[]) {
         parser.line(line);
     }
@@ -83,10 +84,14 @@ enum Block {
 struct Heading {
     id: String,
     title: String,
+    /// Where its first line starts in the document.
+    at: usize,
 }
 
 /// The state of the line-by-line reader.
 struct Parser<'a> {
+    /// The whole document, which the lines are slices of.
+    doc: &'a str,
     sections: Vec<Section>,
     used_ids: HashSet<String>,
     /// The heading of the section being read (`None` before the first heading).
@@ -100,9 +105,10 @@ struct Parser<'a> {
     in_comment: bool,
 }
 
-impl Default for Parser<'_> {
-    fn default() -> Self {
+impl<'a> Parser<'a> {
+    fn new(doc: &'a str) -> Self {
         Self {
+            doc,
             sections: Vec::new(),
             used_ids: HashSet::new(),
             heading: None,
@@ -112,9 +118,7 @@ impl Default for Parser<'_> {
             in_comment: false,
         }
     }
-}
 
-impl<'a> Parser<'a> {
     /// Read one line.
     fn line(&mut self, line: &'a str) {
         if let Some((c, len)) = self.fence {
@@ -149,7 +153,7 @@ impl<'a> Parser<'a> {
                 return;
             }
             if let Some(text) = atx_heading(trimmed) {
-                self.start_section(text);
+                self.start_section(text, offset_in(self.doc, line));
                 return;
             }
             if let Block::Paragraph(start) = self.block
@@ -163,8 +167,12 @@ impl<'a> Parser<'a> {
                     .map(|l| l.trim())
                     .collect::<Vec<_>>()
                     .join(" ");
+                let at = self
+                    .body
+                    .get(start)
+                    .map_or(offset_in(self.doc, line), |l| offset_in(self.doc, l));
                 self.body.truncate(start);
-                self.start_section(&title);
+                self.start_section(&title, at);
                 return;
             }
             if let Some(rest) = trimmed.strip_prefix("<!--") {
@@ -193,7 +201,7 @@ impl<'a> Parser<'a> {
 
     /// Close the current section and start one for a heading with this text (which may end
     /// with an attribute block).
-    fn start_section(&mut self, text: &str) {
+    fn start_section(&mut self, text: &str, at: usize) {
         self.close_section();
         let (title, explicit_id) = split_attributes(text);
         let title = strip_closing_sequence(title);
@@ -218,6 +226,7 @@ impl<'a> Parser<'a> {
         self.heading = Some(Heading {
             id,
             title: title.to_string(),
+            at,
         });
         self.block = Block::Start;
     }
@@ -229,15 +238,20 @@ impl<'a> Parser<'a> {
             return;
         };
         let mut lines: Vec<String> = body.iter().map(|l| l.trim_end().to_string()).collect();
+        let mut at: Vec<usize> = body.iter().map(|l| offset_in(self.doc, l)).collect();
         while lines.last().is_some_and(|l| l.is_empty()) {
             lines.pop();
+            at.pop();
         }
         let leading = lines.iter().take_while(|l| l.is_empty()).count();
         lines.drain(..leading);
+        at.drain(..leading);
         self.sections.push(Section {
             id: heading.id,
             title: heading.title,
             lines,
+            at,
+            title_at: heading.at,
         });
     }
 

@@ -41,6 +41,11 @@ pub struct Section {
     /// IETF documents (headers, footers, form feeds) removed. Leading/trailing blank lines are
     /// trimmed; inner blank lines separate paragraphs.
     pub lines: Vec<String>,
+    /// The byte offset in the document of each of `lines` (of its first byte as kept; for a
+    /// blank line, of a line near it), so that a report can name the document's lines.
+    pub at: Vec<usize>,
+    /// The byte offset in the document of the heading's first line.
+    pub title_at: usize,
 }
 
 impl Section {
@@ -48,6 +53,16 @@ impl Section {
     pub fn content(&self) -> String {
         self.lines.join("\n")
     }
+}
+
+/// The byte offset of `part`, a slice of `doc`, in `doc` (the parsers keep slices of the
+/// document; a part from elsewhere counts as its end).
+pub(crate) fn offset_in(doc: &str, part: &str) -> usize {
+    let (start, at) = (doc.as_ptr() as usize, part.as_ptr() as usize);
+    if at < start || at > start + doc.len() {
+        return doc.len();
+    }
+    at - start
 }
 
 /// Parse a specification's text in `format` into its sections, in document order.

@@ -13,6 +13,8 @@ use crate::spec::{self, Format, Section, requirements};
 #[derive(Debug)]
 pub struct ParsedSpec {
     pub title: String,
+    /// The format it was read in.
+    pub format: Format,
     pub sections: Vec<Section>,
     /// Per section, its text as duvet reads it ([`crate::coverage`]).
     pub views: Vec<Arc<View>>,
@@ -36,7 +38,10 @@ pub struct Sentences {
 
 impl ParsedSpec {
     pub fn parse(text: &str, format: Format) -> Self {
-        Self::of_sections(spec::title(text, format), spec::parse(text, format))
+        Self {
+            format,
+            ..Self::of_sections(spec::title(text, format), spec::parse(text, format))
+        }
     }
 
     /// The parse of a document with this title and these sections.
@@ -52,6 +57,7 @@ impl ParsedSpec {
             .collect();
         Self {
             title,
+            format: Format::Markdown,
             sections,
             views,
             normalized,

@@ -451,6 +451,11 @@ mod tests {
             id: "section-1".to_string(),
             title: "Test".to_string(),
             lines: text.lines().map(str::to_string).collect(),
+            at: text
+                .lines()
+                .map(|l| super::super::offset_in(text, l))
+                .collect(),
+            title_at: 0,
         }
     }
 

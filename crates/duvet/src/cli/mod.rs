@@ -1,5 +1,8 @@
 //! The command line of the `duvet` binary: `duvet mcp [--http ADDR]` serves the project to
-//! MCP clients over stdio (the default) or Streamable HTTP at `/mcp`.
+//! MCP clients over stdio (the default) or Streamable HTTP at `/mcp`; `duvet report` writes
+//! and checks duvet 0.4.3's reports ([`report`]).
+
+mod report;
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -36,6 +39,9 @@ enum Command {
     /// Serve the project's specifications, requirements and citations over MCP (stdio, or
     /// Streamable HTTP with --http).
     Mcp(McpArgs),
+    /// Write the project's compliance reports and check them, as duvet 0.4.3's `duvet
+    /// report` does (the same options, statuses and exit codes).
+    Report(report::ReportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -81,8 +87,10 @@ struct McpArgs {
 
 /// Parse the command line and run it; the process's exit code.
 pub fn main() -> ExitCode {
-    let Command::Mcp(args) = Cli::parse().command;
-    mcp(args)
+    match Cli::parse().command {
+        Command::Mcp(args) => mcp(args),
+        Command::Report(args) => report::run(args),
+    }
 }
 
 fn mcp(args: McpArgs) -> ExitCode {

@@ -1,0 +1,240 @@
+//! `duvet report`: duvet 0.4.3's command, with its options and meaning. It reads the project
+//! as `duvet mcp` does (the working directory's `.duvet/config.toml`, `--config-path`, or the
+//! legacy flags), writes the reports asked for (`--json`, `--lcov`, and those the config
+//! enables) and with `--ci` fails (exit 1) as 0.4.3 fails: a requirement line nobody cites,
+//! a cited line nobody tests, or a snapshot that changed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::config::{self, Flags};
+use crate::model::Model;
+use crate::project::{self, FileCache};
+use crate::report::{Report, Sources, ci, json, lcov, settings};
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The config file to read instead of .duvet/config.toml (relative to the working
+    /// directory, which is the project's root).
+    #[arg(long, value_name = "FILE")]
+    config_path: Option<PathBuf>,
+
+    /// Write the LCOV report into DIR (`compliance.N.lcov`, one per specification).
+    #[arg(long, value_name = "DIR")]
+    lcov: Option<PathBuf>,
+
+    /// Write the JSON report (duvet 0.4.3's format) to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+
+    /// Whether every line a requirement covers must be cited (default true).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    require_citations: Option<bool>,
+
+    /// Whether every cited line must be tested (default true).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    require_tests: Option<bool>,
+
+    /// Fail (exit 1) when the checks fail, or when a configured snapshot differs (default:
+    /// off, or the CI environment variable when a snapshot is configured).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    ci: Option<bool>,
+
+    /// The link to the sources the HTML report uses (overrides [report.html] blob-link).
+    #[arg(long, value_name = "URL")]
+    blob_link: Option<String>,
+
+    /// The link to issues the HTML report uses (overrides [report.html] issue-link).
+    #[arg(long, value_name = "URL")]
+    issue_link: Option<String>,
+
+    /// Legacy form (Duvet 0.1–0.3): source files to scan, optionally prefixed with their
+    /// comment style, e.g. '(*=,*#)src/**/*.c' (repeatable).
+    #[arg(long = "source-pattern", value_name = "GLOB")]
+    source_patterns: Vec<String>,
+
+    /// Legacy form: requirement TOML files (repeatable).
+    #[arg(long = "spec-pattern", value_name = "GLOB")]
+    spec_patterns: Vec<String>,
+
+    /// Legacy form: the directory holding the specs/ download cache.
+    #[arg(long, value_name = "DIR")]
+    spec_path: Option<PathBuf>,
+
+    #[command(flatten)]
+    cargo: CargoFlags,
+}
+
+/// Flags of Duvet 0.1–0.3's cargo integration: accepted and ignored, as 0.4.3 does.
+#[derive(Debug, Args)]
+struct CargoFlags {
+    #[arg(long, short = 'p', hide = true)]
+    package: Option<String>,
+    #[arg(long, hide = true)]
+    features: Vec<String>,
+    #[arg(long, hide = true)]
+    workspace: bool,
+    #[arg(long = "exclude", hide = true)]
+    excludes: Vec<String>,
+    #[arg(long = "all-features", hide = true)]
+    all_features: bool,
+    #[arg(long = "no-default-features", hide = true)]
+    no_default_features: bool,
+    #[arg(long = "no-cargo", hide = true)]
+    no_cargo: bool,
+    #[arg(long, hide = true)]
+    target: Option<String>,
+    #[arg(long = "target-dir", hide = true)]
+    target_dir: Option<String>,
+    #[arg(long = "manifest-path", hide = true)]
+    manifest_path: Option<String>,
+}
+
+/// Print an error as duvet does (one line each) and fail.
+fn fail(errors: &[String]) -> ExitCode {
+    let mut err = std::io::stderr().lock();
+    for e in errors {
+        let _ = writeln!(err, "error: {e}");
+    }
+    ExitCode::FAILURE
+}
+
+fn note(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{message}");
+}
+
+/// Write `text` to `path`, making its directory.
+fn write_file(path: &Path, text: &[u8]) -> Result<(), String> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+pub fn run(args: ReportArgs) -> ExitCode {
+    let root = match std::env::current_dir() {
+        Ok(root) => root,
+        Err(e) => return fail(&[format!("cannot read the working directory: {e}")]),
+    };
+    let flags = Flags {
+        spec_patterns: args.spec_patterns.clone(),
+        source_patterns: args.source_patterns.clone(),
+        spec_path: args.spec_path.clone(),
+        config: args.config_path.clone(),
+    };
+    let config = match config::load(&root, &flags) {
+        Ok(config) => config,
+        Err(e) => return fail(&[e.to_string()]),
+    };
+    let settings = match settings::load(config.config_file.as_deref(), &root) {
+        Ok(settings) => settings,
+        Err(e) => return fail(&[e]),
+    };
+    let cache = FileCache::default();
+    let inputs = project::inputs(&config, &cache);
+    let sources = Sources::of(&root, &inputs);
+    let model = Model::build(inputs);
+    let report = Report::build(&sources, &model);
+    for warning in &report.warnings {
+        note(&format!("warning: {warning}"));
+    }
+    if !report.errors.is_empty() {
+        return fail(&report.errors);
+    }
+    let require_citations = args.require_citations.unwrap_or(true);
+    let require_tests = args.require_tests.unwrap_or(true);
+    let blob_link = args.blob_link.clone().or(settings.blob_link.clone());
+    let issue_link = args.issue_link.clone().or(settings.issue_link.clone());
+    let ci = match args.ci {
+        Some(ci) => ci,
+        None if settings.snapshot.is_some() => {
+            std::env::var("CI").is_ok_and(|v| !["false", "0"].contains(&v.as_str()))
+        }
+        None => false,
+    };
+
+    let json_of = || {
+        let mut out = Vec::new();
+        json::write(
+            &report,
+            blob_link.as_deref(),
+            issue_link.as_deref(),
+            &mut out,
+        )
+        .map(|()| out)
+        .map_err(|e| e.to_string())
+    };
+    let mut jsons: Vec<&Path> = Vec::new();
+    jsons.extend(args.json.as_deref());
+    jsons.extend(settings.json.as_deref());
+    for path in jsons {
+        if let Err(e) = json_of().and_then(|text| write_file(path, &text)) {
+            return fail(&[e]);
+        }
+        note(&format!("Wrote {}", path.display()));
+    }
+    if let Some(dir) = &args.lcov {
+        for (name, text) in lcov::files(
+            &report,
+            &config.spec_cache_dir,
+            require_citations,
+            require_tests,
+        ) {
+            if let Err(e) = write_file(&dir.join(name), text.as_bytes()) {
+                return fail(&[e]);
+            }
+        }
+        note(&format!("Wrote {}", dir.display()));
+    }
+    if let Some(path) = &settings.snapshot {
+        let expected = ci::snapshot(&report);
+        if ci {
+            let Ok(actual) = std::fs::read_to_string(path) else {
+                return fail(&[format!(
+                    "{}: Could not read report snapshot. This is required to enforce CI checks.",
+                    path.display()
+                )]);
+            };
+            if actual != expected {
+                note(&format!("Differences detected in {}:", path.display()));
+                note(&diff(&actual, &expected));
+                return fail(&[format!(
+                    "{}: Report snapshot does not match with CI mode enabled.",
+                    path.display()
+                )]);
+            }
+            note(&format!("Checked {}", path.display()));
+        } else {
+            if let Err(e) = write_file(path, expected.as_bytes()) {
+                return fail(&[e]);
+            }
+            note(&format!("Wrote {}", path.display()));
+        }
+    } else if ci && let Some(message) = ci::check(&report, require_citations, require_tests) {
+        return fail(&[message.to_string()]);
+    }
+    ExitCode::SUCCESS
+}
+
+/// The lines that differ between the snapshot on disk and the project's, `-` and `+`.
+fn diff(actual: &str, expected: &str) -> String {
+    let old: Vec<&str> = actual.lines().collect();
+    let new: Vec<&str> = expected.lines().collect();
+    let mut out = Vec::new();
+    let old_set: std::collections::HashSet<&str> = old.iter().copied().collect();
+    let new_set: std::collections::HashSet<&str> = new.iter().copied().collect();
+    out.extend(
+        old.iter()
+            .filter(|l| !new_set.contains(*l))
+            .map(|l| format!("-{l}")),
+    );
+    out.extend(
+        new.iter()
+            .filter(|l| !old_set.contains(*l))
+            .map(|l| format!("+{l}")),
+    );
+    out.join("\n")
+}

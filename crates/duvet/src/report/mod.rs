@@ -1,0 +1,514 @@
+//! duvet 0.4.3's reports, from the model `duvet mcp` answers from: what `duvet report` writes
+//! (`--json`, `--lcov`, the snapshot, the HTML page) and checks (`--ci`).
+//!
+//! duvet counts in *references*: every annotation (a requirement of a requirement file, a
+//! citation, a test, …) placed on the lines of its specification that its quote covers, one
+//! byte range per line. [`Report::build`] makes them from the project's annotations, in
+//! duvet's order (by file, then line: an annotation's number in the reports is its rank), and
+//! the sections' lines with their place in the specification's file ([`crate::spec::Section`]
+//! keeps it). Quotes are found as the model finds them ([`crate::coverage::View::find`]).
+//!
+//! What 0.4.3 refuses, a report refuses too, with 0.4.3's words: a target without a section,
+//! a section the specification lacks, a quote it does not hold, a specification that cannot be
+//! read, a malformed annotation. Quote lines without a target line, which 0.4.3 skips without
+//! a word, are warnings here ([`Report::warnings`]), never failures.
+
+pub mod ci;
+pub mod json;
+pub mod lcov;
+pub mod settings;
+pub mod statuses;
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::annotation::{Annotation, AnnotationType, Level, Malformed};
+use crate::model::{Inputs, Model, ParsedSpec, split_target};
+use crate::spec::Format;
+
+pub use statuses::Counts;
+
+/// An annotation as the reports show it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub annotation: Annotation,
+    /// The file of the annotation, as written in the reports (relative to the root).
+    pub source: String,
+    /// The specification it targets, resolved as duvet resolves it ([`target_path`]).
+    pub target_path: String,
+    pub section: Option<String>,
+}
+
+/// One annotation on one line of a specification: bytes `start..end` of the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Ref {
+    /// The annotation's number ([`Report::entries`]): refs sort by it first, as duvet's.
+    pub anno: usize,
+    pub start: usize,
+    pub end: usize,
+    pub line: usize,
+    pub kind: Kind,
+    /// 0 none, 1 MAY, 2 SHOULD, 3 MUST (duvet's order of levels).
+    pub level: u8,
+}
+
+/// The annotation types in duvet's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Spec,
+    Test,
+    Citation,
+    Exception,
+    Todo,
+    Implication,
+}
+
+impl Kind {
+    pub fn of(kind: AnnotationType) -> Self {
+        match kind {
+            AnnotationType::Spec => Self::Spec,
+            AnnotationType::Test => Self::Test,
+            AnnotationType::Implementation => Self::Citation,
+            AnnotationType::Exception => Self::Exception,
+            AnnotationType::Todo => Self::Todo,
+            AnnotationType::Implication => Self::Implication,
+        }
+    }
+
+    /// As the JSON report writes it.
+    pub fn upper(self) -> &'static str {
+        match self {
+            Self::Spec => "SPEC",
+            Self::Test => "TEST",
+            Self::Citation => "CITATION",
+            Self::Exception => "EXCEPTION",
+            Self::Todo => "TODO",
+            Self::Implication => "IMPLICATION",
+        }
+    }
+}
+
+/// A level's rank in duvet's order (none < MAY < SHOULD < MUST).
+pub fn rank(level: Option<Level>) -> u8 {
+    match level {
+        None => 0,
+        Some(Level::May) => 1,
+        Some(Level::Should) => 2,
+        Some(Level::Must) => 3,
+    }
+}
+
+/// The name of a level rank.
+pub fn level_name(rank: u8) -> &'static str {
+    match rank {
+        1 => "MAY",
+        2 => "SHOULD",
+        3 => "MUST",
+        _ => "AUTO",
+    }
+}
+
+/// A line of a specification's file: its number (1-based) and bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    pub number: usize,
+    pub bytes: Range<usize>,
+}
+
+/// A section with the lines of its body that hold text.
+#[derive(Debug, Clone)]
+pub struct SectionLines {
+    pub id: String,
+    pub title: String,
+    pub title_line: usize,
+    pub lines: Vec<Line>,
+}
+
+/// A specification the annotations target, with their references.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// As the reports name it: the URL, or the path as resolved.
+    pub key: String,
+    pub is_url: bool,
+    /// The file its text was read from.
+    pub file: PathBuf,
+    pub title: Option<String>,
+    pub format: Format,
+    pub text: Arc<str>,
+    /// In document order.
+    pub sections: Vec<SectionLines>,
+    /// Sorted by line, then bytes, then annotation.
+    pub refs: Vec<Ref>,
+    /// Of each requirement (a `SPEC` annotation) by its number.
+    pub statuses: BTreeMap<usize, Counts>,
+}
+
+impl Target {
+    /// The text of bytes `range` of the file.
+    pub fn slice(&self, range: &Range<usize>) -> &str {
+        self.text.get(range.clone()).unwrap_or_default()
+    }
+}
+
+/// Everything the reports of one run are written from.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub entries: Vec<Entry>,
+    /// Sorted as duvet sorts them: URLs, then paths.
+    pub targets: Vec<Target>,
+    /// Why duvet 0.4.3 would stop (then no report is written).
+    pub errors: Vec<String>,
+    /// What 0.4.3 skips in silence and this report names.
+    pub warnings: Vec<String>,
+}
+
+/// What a report is built from: the project's inputs (the model is built from the same).
+pub struct Sources {
+    pub root: PathBuf,
+    pub annotations: Vec<Annotation>,
+    pub malformed: Vec<Malformed>,
+    /// Each parsed specification with the name its annotations or the config give it.
+    pub specs: Vec<(String, Arc<ParsedSpec>)>,
+}
+
+impl Sources {
+    /// The parts of `inputs` a report needs (before the model consumes them).
+    pub fn of(root: &Path, inputs: &Inputs) -> Self {
+        let specs = inputs
+            .specs
+            .iter()
+            .filter_map(|s| Some((s.source.clone(), s.parsed.as_ref().ok()?.clone())))
+            .collect();
+        Self {
+            root: root.to_path_buf(),
+            annotations: inputs.annotations.clone(),
+            malformed: inputs.malformed.clone(),
+            specs,
+        }
+    }
+}
+
+/// The text of a file as the model reads it (UTF-8, invalid sequences replaced).
+fn read_text(file: &Path) -> std::io::Result<Arc<str>> {
+    let bytes = std::fs::read(file)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => Arc::from(text),
+        Err(err) => Arc::from(String::from_utf8_lossy(err.as_bytes())),
+    })
+}
+
+/// 1-based line numbers of byte offsets.
+struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|at| at + 1));
+        Self(starts)
+    }
+
+    fn number(&self, offset: usize) -> usize {
+        self.0.partition_point(|&start| start <= offset)
+    }
+
+    /// The bytes of line `number`, without its line break.
+    fn bytes(&self, text: &str, number: usize) -> Range<usize> {
+        let start = self.0.get(number - 1).copied().unwrap_or(text.len());
+        let mut end = self.0.get(number).map_or(text.len(), |next| next - 1);
+        if text.as_bytes().get(end.wrapping_sub(1)) == Some(&b'\r') && end > start {
+            end -= 1;
+        }
+        start..end
+    }
+}
+
+/// Where a section's view lies in the file: for each view line (a non-blank section line,
+/// trimmed), its start in the view and in the file.
+struct ViewMap(Vec<(usize, usize, usize)>);
+
+impl ViewMap {
+    /// Bytes `range` of the view as ranges of the file, one per line it touches; the joining
+    /// spaces between lines stand for none.
+    fn file_ranges(&self, range: &Range<usize>) -> Vec<Range<usize>> {
+        let mut out = Vec::new();
+        let first = self.0.partition_point(|&(view, _, _)| view <= range.start);
+        for &(view, file, len) in self.0.get(first.saturating_sub(1)..).unwrap_or(&[]) {
+            if view >= range.end {
+                break;
+            }
+            let start = range.start.max(view);
+            let end = range.end.min(view + len);
+            if start < end {
+                out.push(file + (start - view)..file + (end - view));
+            }
+        }
+        out
+    }
+}
+
+/// A section's lines as the report places them, or why they cannot be placed.
+fn section_lines(
+    text: &str,
+    index: &LineIndex,
+    section: &crate::spec::Section,
+) -> Result<(SectionLines, ViewMap), ()> {
+    let mut lines = Vec::new();
+    let mut map = Vec::new();
+    let mut view = 0;
+    for (line, &at) in section.lines.iter().zip(&section.at) {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        // The parsers keep slices of the text: the line is where they say.
+        if !text
+            .get(at..)
+            .is_some_and(|rest| rest.starts_with(line.as_str()))
+        {
+            return Err(());
+        }
+        let number = index.number(at);
+        lines.push(Line {
+            number,
+            bytes: index.bytes(text, number),
+        });
+        let lead = line.len() - line.trim_start().len();
+        if !map.is_empty() {
+            view += 1;
+        }
+        map.push((view, at + lead, trimmed.len()));
+        view += trimmed.len();
+    }
+    let title_line = index.number(section.title_at);
+    Ok((
+        SectionLines {
+            id: section.id.clone(),
+            title: section.title.clone(),
+            title_line,
+            lines,
+        },
+        ViewMap(map),
+    ))
+}
+
+/// The path a relative target names, as duvet resolves it: from the root when the file is
+/// there, else from the annotation's directory and each one above it.
+pub fn target_path(root: &Path, source: &Path, target: &str) -> String {
+    if target.contains("://") || target.starts_with('/') {
+        return target.to_string();
+    }
+    if root.join(target).is_file() {
+        return target.to_string();
+    }
+    let mut dir = source.to_path_buf();
+    while dir.pop() {
+        let candidate = dir.join(target);
+        if root.join(&candidate).is_file() {
+            return crate::model::path_text(&candidate);
+        }
+    }
+    target.to_string()
+}
+
+impl Report {
+    /// The report of a project: its inputs (for the annotations as written) and its model
+    /// (for the specifications).
+    pub fn build(sources: &Sources, model: &Model) -> Self {
+        let mut report = Self::default();
+        report.collect_entries(sources, model);
+
+        // The specifications and their parsed texts by the model's index.
+        let mut parsed: HashMap<usize, Arc<ParsedSpec>> = HashMap::new();
+        for (source, spec) in &sources.specs {
+            if let Some(index) = model.spec_index(source) {
+                parsed.entry(index).or_insert_with(|| spec.clone());
+            }
+        }
+
+        // The targets, each once: by the model's specification, in first-seen order.
+        let mut by_spec: HashMap<usize, usize> = HashMap::new();
+        let mut maps: Vec<Vec<ViewMap>> = Vec::new();
+        let mut placed: Vec<Vec<Ref>> = Vec::new();
+        for (number, entry) in report.entries.iter().enumerate() {
+            let a = &entry.annotation;
+            let (spec_part, _) = split_target(&a.target);
+            let Some(spec) = model.spec_index(spec_part) else {
+                report.errors.push(format!(
+                    "{}:{}: could not resolve file {spec_part:?}",
+                    entry.source, a.line
+                ));
+                continue;
+            };
+            let t = match by_spec.get(&spec) {
+                Some(&t) => t,
+                None => {
+                    let Some(target) = load_target(model, spec, parsed.get(&spec), entry) else {
+                        report.errors.push(match &model.specs[spec].error {
+                            Some(error) => format!("{}: {error}", entry.target_path),
+                            None => format!(
+                                "{}: the text changed while the report was written; run it again",
+                                entry.target_path
+                            ),
+                        });
+                        // Every later annotation of it fails alike: counted once.
+                        by_spec.insert(spec, usize::MAX);
+                        continue;
+                    };
+                    let (target, map) = target;
+                    report.targets.push(target);
+                    maps.push(map);
+                    placed.push(Vec::new());
+                    by_spec.insert(spec, report.targets.len() - 1);
+                    report.targets.len() - 1
+                }
+            };
+            if t == usize::MAX {
+                continue;
+            }
+            let target = &report.targets[t];
+            let Some(section_id) = entry.section.as_deref() else {
+                report.errors.push(format!(
+                    "{}:{}: reference to {} is missing a section",
+                    entry.source, a.line, target.key
+                ));
+                continue;
+            };
+            let Some(c) = target.sections.iter().position(|s| s.id == section_id) else {
+                report.errors.push(format!(
+                    "{}:{}: missing section {section_id:?} in {}",
+                    entry.source, a.line, target.key
+                ));
+                continue;
+            };
+            let kind = Kind::of(a.kind);
+            let level = rank(a.level);
+            let refs = &mut placed[t];
+            if a.quote.is_empty() {
+                let line = target.sections[c].title_line;
+                let bytes = LineIndex::new(&target.text).bytes(&target.text, line);
+                refs.push(Ref {
+                    line,
+                    start: bytes.start,
+                    end: bytes.end,
+                    anno: number,
+                    kind,
+                    level,
+                });
+                continue;
+            }
+            let Some(model_section) = model.specs[spec].sections.get(c) else {
+                continue;
+            };
+            match model_section.view.find(&a.quote) {
+                Some(range) => {
+                    for bytes in maps[t][c].file_ranges(&range) {
+                        refs.push(Ref {
+                            line: 0,
+                            start: bytes.start,
+                            end: bytes.end,
+                            anno: number,
+                            kind,
+                            level,
+                        });
+                    }
+                }
+                None => report.errors.push(format!(
+                    "{}:{}: could not find text in section {section_id:?} of {}",
+                    entry.source, a.line, target.key
+                )),
+            }
+        }
+
+        for (target, mut refs) in report.targets.iter_mut().zip(placed) {
+            let index = LineIndex::new(&target.text);
+            for r in &mut refs {
+                if r.line == 0 {
+                    r.line = index.number(r.start);
+                }
+            }
+            refs.sort();
+            target.statuses = statuses::of(&refs);
+            target.refs = refs;
+        }
+        report
+            .targets
+            .sort_by(|a, b| (!a.is_url, &a.key).cmp(&(!b.is_url, &b.key)));
+        report
+    }
+
+    /// The annotations in duvet's order, and what cannot be one.
+    fn collect_entries(&mut self, sources: &Sources, model: &Model) {
+        let mut entries: Vec<Entry> = sources
+            .annotations
+            .iter()
+            .map(|a| {
+                let (path, section) = split_target(&a.target);
+                Entry {
+                    source: crate::model::path_text(&a.file),
+                    target_path: target_path(&sources.root, &a.file, path),
+                    section: section.map(str::to_string),
+                    annotation: a.clone(),
+                }
+            })
+            .collect();
+        entries.sort_by(|a, b| {
+            (&a.annotation.file, a.annotation.line).cmp(&(&b.annotation.file, b.annotation.line))
+        });
+        self.entries = entries;
+        for m in &sources.malformed {
+            let place = format!("{}:{}", crate::model::path_text(&m.file), m.line);
+            if m.orphan_quote.is_some() {
+                // A slip only when the text is a specification's (the model decides).
+                if model.invalid_citation(&place).is_none() {
+                    continue;
+                }
+                self.warnings.push(format!(
+                    "{place}: quote lines without a target line are not an annotation \
+                     (duvet 0.4.3 skips them too)"
+                ));
+            } else {
+                self.errors.push(format!("{place}: {}", m.reason));
+            }
+        }
+    }
+}
+
+/// The target of specification `spec` of the model, with the view maps of its sections; `None`
+/// when its text cannot be read or no longer matches the parse.
+fn load_target(
+    model: &Model,
+    spec: usize,
+    parsed: Option<&Arc<ParsedSpec>>,
+    entry: &Entry,
+) -> Option<(Target, Vec<ViewMap>)> {
+    let parsed = parsed?;
+    let file = model.specs[spec].file.clone();
+    let text = read_text(&file).ok()?;
+    let index = LineIndex::new(&text);
+    let mut sections = Vec::new();
+    let mut maps = Vec::new();
+    for section in &parsed.sections {
+        let (lines, map) = section_lines(&text, &index, section).ok()?;
+        sections.push(lines);
+        maps.push(map);
+    }
+    let format = parsed.format;
+    let title =
+        (format == Format::Markdown && !parsed.title.is_empty()).then(|| parsed.title.clone());
+    Some((
+        Target {
+            key: entry.target_path.clone(),
+            is_url: entry.target_path.contains("://"),
+            file,
+            title,
+            format,
+            text,
+            sections,
+            refs: Vec::new(),
+            statuses: BTreeMap::new(),
+        },
+        maps,
+    ))
+}

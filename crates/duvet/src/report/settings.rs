@@ -1,0 +1,125 @@
+//! The `[report]` table of a Duvet 0.4 config file: which reports `duvet report` writes by
+//! itself, where, and the links of the HTML report.
+//!
+//! As duvet 0.4.3: `[report.html]` is on unless `enabled = false` (`.duvet/reports/report.html`),
+//! `[report.json]` and `[report.snapshot]` are off unless enabled (`.duvet/reports/report.json`,
+//! `.duvet/snapshot.txt`); paths are relative to the working directory (the project's root);
+//! `blob-link` and `issue-link` may hold `${{ VAR || 'default' }}` templates, read from the
+//! environment.
+
+use std::path::{Path, PathBuf};
+
+use toml::Table;
+
+/// Where each configured report goes, and the links.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    pub html: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    pub snapshot: Option<PathBuf>,
+    pub blob_link: Option<String>,
+    pub issue_link: Option<String>,
+}
+
+/// The settings of `config_file` (none without one).
+pub fn load(config_file: Option<&Path>, root: &Path) -> Result<Settings, String> {
+    let Some(file) = config_file else {
+        return Ok(Settings::default());
+    };
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let table: Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| format!("{}: {}", file.display(), e.message()))?;
+    let report = table.get("report").and_then(|v| v.as_table());
+    let part = |name: &str| report.and_then(|r| r.get(name)).and_then(|v| v.as_table());
+    let enabled_path = |name: &str, on: bool, default: &str| -> Option<PathBuf> {
+        let t = part(name);
+        let enabled = t
+            .and_then(|t| t.get("enabled"))
+            .and_then(|v| v.as_bool())
+            .unwrap_or(on);
+        let path = t
+            .and_then(|t| t.get("path"))
+            .and_then(|v| v.as_str())
+            .unwrap_or(default);
+        enabled.then(|| root.join(path))
+    };
+    let link = |key: &str| -> Result<Option<String>, String> {
+        part("html")
+            .and_then(|t| t.get(key))
+            .and_then(|v| v.as_str())
+            .map(|v| {
+                template(v).map_err(|e| format!("{}: [report.html] {key}: {e}", file.display()))
+            })
+            .transpose()
+    };
+    Ok(Settings {
+        html: enabled_path("html", true, ".duvet/reports/report.html"),
+        json: enabled_path("json", false, ".duvet/reports/report.json"),
+        snapshot: enabled_path("snapshot", false, ".duvet/snapshot.txt"),
+        blob_link: link("blob-link")?,
+        issue_link: link("issue-link")?,
+    })
+}
+
+/// A `${{ A || B || 'literal' }}` template filled from the environment: each choice in turn,
+/// a quoted literal or a variable that is set.
+pub fn template(value: &str) -> Result<String, String> {
+    let mut out = String::new();
+    for (i, part) in value.split("${{").enumerate() {
+        if i == 0 {
+            out.push_str(part);
+            continue;
+        }
+        let (expr, rest) = part
+            .split_once("}}")
+            .ok_or_else(|| "expected \"}}\"".to_string())?;
+        let mut filled = None;
+        for choice in expr.split("||") {
+            let choice = choice.trim();
+            if let Some(literal) = choice.strip_prefix('\'') {
+                filled = Some(literal.trim_end_matches('\'').to_string());
+                break;
+            }
+            if let Ok(v) = std::env::var(choice) {
+                filled = Some(v);
+                break;
+            }
+        }
+        let filled = filled.ok_or_else(|| format!("failed to evaluate expression: {expr:?}"))?;
+        out.push_str(&filled);
+        out.push_str(rest);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_take_the_first_choice_that_is_set() {
+        assert_eq!(template("plain").unwrap(), "plain");
+        assert_eq!(
+            template("https://x/blob/${{ DUVET_SURELY_UNSET_VAR || 'main' }}/").unwrap(),
+            "https://x/blob/main/"
+        );
+        assert!(template("${{ DUVET_SURELY_UNSET_VAR }}").is_err());
+        assert!(template("${{ 'open").is_err());
+    }
+
+    #[test]
+    fn reports_are_on_and_off_as_in_0_4_3() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "[report.json]\nenabled = true\n[report.snapshot]\nenabled = true\npath = \"snap.txt\"\n").unwrap();
+        let s = load(Some(&file), Path::new("/r")).unwrap();
+        assert_eq!(s.html, Some(PathBuf::from("/r/.duvet/reports/report.html")));
+        assert_eq!(s.json, Some(PathBuf::from("/r/.duvet/reports/report.json")));
+        assert_eq!(s.snapshot, Some(PathBuf::from("/r/snap.txt")));
+        std::fs::write(&file, "[report.html]\nenabled = false\n").unwrap();
+        let s = load(Some(&file), Path::new("/r")).unwrap();
+        assert_eq!(s, Settings::default());
+        assert_eq!(load(None, Path::new("/r")).unwrap(), Settings::default());
+    }
+}
