@@ -16,6 +16,7 @@ mod hostile;
 mod http;
 mod identifiers;
 mod mcp;
+mod report;
 mod subscriptions;
 mod surface;
 mod upstream;

@@ -1,0 +1,253 @@
+//! `duvet report` on the fixture project (tests/fixtures/upstream, with the requirement files
+//! duvet 0.4.3 extracted from its specifications) against what duvet 0.4.3 wrote for it
+//! (tests/fixtures/upstream-0.4.3: the JSON report and the snapshot as written, the LCOV
+//! files sorted, since 0.4.3 writes their lines in hash order), and against 0.4.3 itself where
+//! it is installed ([`crate::upstream::duvet043`]): the same files, verdicts and exit codes.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::support::{BIN, Project};
+
+fn fixture() -> Project {
+    let p = Project::new();
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream");
+    copy_tree(&from, &from, &p);
+    p
+}
+
+fn copy_tree(base: &Path, dir: &Path, p: &Project) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            copy_tree(base, &path, p);
+        } else {
+            let rel = path
+                .strip_prefix(base)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string();
+            p.write(&rel, &std::fs::read_to_string(&path).unwrap());
+        }
+    }
+}
+
+fn recorded(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/upstream-0.4.3")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn run(bin: &Path, p: &Project, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(bin);
+    cmd.arg("report")
+        .args(args)
+        .current_dir(p.root())
+        .env_remove("CI");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn ours(p: &Project, args: &[&str]) -> Output {
+    run(Path::new(BIN), p, args, &[])
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn sorted_lines(text: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+#[test]
+fn the_json_report_is_the_one_0_4_3_writes_byte_for_byte() {
+    let p = fixture();
+    let out = ours(&p, &["--json", "out/report.json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json = std::fs::read_to_string(p.path("out/report.json")).unwrap();
+    assert_eq!(json, recorded("report.json"));
+    // The slip 0.4.3 skips in silence is named, and does not fail the run.
+    assert!(
+        stderr(&out).contains("src/lib.rs:39: quote lines without a target line"),
+        "{}",
+        stderr(&out)
+    );
+    if let Some(upstream) = crate::upstream::duvet043() {
+        let q = fixture();
+        let out = run(&upstream, &q, &["--json", "out/report.json"], &[]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(
+            json,
+            std::fs::read_to_string(q.path("out/report.json")).unwrap()
+        );
+    }
+}
+
+#[test]
+fn the_lcov_report_holds_0_4_3_s_lines() {
+    let p = fixture();
+    let out = ours(&p, &["--lcov", "lcov"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for n in 0..2 {
+        let name = format!("compliance.{n}.lcov");
+        let text = std::fs::read_to_string(p.path(&format!("lcov/{name}"))).unwrap();
+        assert_eq!(
+            sorted_lines(&text),
+            recorded(&format!("{name}.sorted")),
+            "{name}"
+        );
+    }
+    assert!(!p.path("lcov/compliance.2.lcov").exists());
+}
+
+#[test]
+fn ci_verdicts_and_messages_are_0_4_3_s() {
+    let cases: [(&[&str], Option<&str>); 6] = [
+        (
+            &["--ci"],
+            Some("Specification requirements missing citation."),
+        ),
+        (
+            &["--ci", "--require-tests", "false"],
+            Some("Specification requirements missing citation."),
+        ),
+        (
+            &["--ci", "--require-citations", "false"],
+            Some("Citation missing test."),
+        ),
+        (&["--ci=false"], None),
+        (
+            &["--ci", "--require-citations=false", "--require-tests=false"],
+            None,
+        ),
+        (&[], None),
+    ];
+    let upstream = crate::upstream::duvet043();
+    for (args, failure) in cases {
+        let p = fixture();
+        let out = ours(&p, args);
+        match failure {
+            Some(message) => {
+                assert_eq!(out.status.code(), Some(1), "{args:?}");
+                assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+            }
+            None => assert!(out.status.success(), "{args:?}: {}", stderr(&out)),
+        }
+        if let Some(upstream) = &upstream {
+            let theirs = run(upstream, &fixture(), args, &[]);
+            assert_eq!(theirs.status.code(), out.status.code(), "{args:?}");
+            if let Some(message) = failure {
+                assert!(stderr(&theirs).contains(message), "{args:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_snapshot_is_written_then_enforced_in_ci() {
+    let p = fixture();
+    let config = std::fs::read_to_string(p.path(".duvet/config.toml")).unwrap();
+    p.write(
+        ".duvet/config.toml",
+        &format!("{config}\n[report.snapshot]\nenabled = true\n"),
+    );
+    // With CI on and no snapshot yet: 0.4.3's failure.
+    let out = run(Path::new(BIN), &p, &[], &[("CI", "true")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("Could not read report snapshot"),
+        "{}",
+        stderr(&out)
+    );
+    // Without CI it is written, as 0.4.3 writes it.
+    let out = ours(&p, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let snapshot = std::fs::read_to_string(p.path(".duvet/snapshot.txt")).unwrap();
+    assert_eq!(snapshot, recorded("snapshot.txt"));
+    // Unchanged: CI passes (CI=false and CI=0 mean off).
+    assert!(
+        run(Path::new(BIN), &p, &[], &[("CI", "true")])
+            .status
+            .success()
+    );
+    p.write(
+        ".duvet/snapshot.txt",
+        &format!("{snapshot}    TEXT[!MUST]: gone\n"),
+    );
+    assert!(
+        run(Path::new(BIN), &p, &[], &[("CI", "0")])
+            .status
+            .success()
+    );
+    // Changed: CI fails and shows the difference; `--ci false` turns it off.
+    p.write(
+        ".duvet/snapshot.txt",
+        &format!("{snapshot}    TEXT[!MUST]: gone\n"),
+    );
+    let out = run(Path::new(BIN), &p, &[], &[("CI", "true")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("-    TEXT[!MUST]: gone"), "{err}");
+    assert!(
+        err.contains("Report snapshot does not match with CI mode enabled."),
+        "{err}"
+    );
+    p.write(
+        ".duvet/snapshot.txt",
+        &format!("{snapshot}    TEXT[!MUST]: gone\n"),
+    );
+    assert!(
+        run(Path::new(BIN), &p, &["--ci", "false"], &[("CI", "true")])
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn what_0_4_3_refuses_fails_the_report_with_its_words() {
+    let cases = [
+        (
+            "//= specs/proto.md#nowhere\n//# A server MUST accept BREW\n",
+            "missing section \"nowhere\" in specs/proto.md",
+        ),
+        (
+            "//= specs/proto.md\n//# A server MUST accept BREW\n",
+            "reference to specs/proto.md is missing a section",
+        ),
+        (
+            "//= specs/proto.md#accept\n//# A teapot MUST refuse coffee entirely\n",
+            "could not find text in section \"accept\" of specs/proto.md",
+        ),
+    ];
+    for (source, message) in cases {
+        let p = fixture();
+        p.write("src/bad.rs", source);
+        let out = ours(&p, &["--json", "r.json"]);
+        assert_eq!(out.status.code(), Some(1), "{source}");
+        assert!(stderr(&out).contains(message), "{}", stderr(&out));
+        assert!(stderr(&out).contains("src/bad.rs:1"), "{}", stderr(&out));
+        // Nothing is written when the report fails.
+        assert!(!p.path("r.json").exists());
+    }
+}
+
+#[test]
+fn without_a_project_the_report_fails_and_says_why() {
+    let p = Project::new();
+    let out = ours(&p, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no Duvet configuration"),
+        "{}",
+        stderr(&out)
+    );
+}
