@@ -135,6 +135,36 @@ pub fn run(args: ReportArgs) -> ExitCode {
     };
     let cache = FileCache::default();
     let inputs = project::inputs(&config, &cache);
+    // duvet 0.4.3 extracts the requirements of declared specifications into requirement
+    // files first; this report reads those files, and would count nothing where they are
+    // missing (a passing check where 0.4.3 fails): refuse instead.
+    let listed: std::collections::HashSet<String> = inputs
+        .annotations
+        .iter()
+        .filter(|a| a.kind == crate::annotation::AnnotationType::Spec)
+        .map(|a| crate::model::source_key(crate::model::split_target(&a.target).0))
+        .collect();
+    let unlisted: Vec<&str> = config
+        .specifications
+        .iter()
+        .filter(|s| !listed.contains(&crate::model::source_key(&s.source)))
+        .map(|s| s.source.as_str())
+        .collect();
+    if !unlisted.is_empty() {
+        return fail(&[format!(
+            "no requirement files list the requirements of {}: duvet report reads them from \
+             .duvet/requirements, where duvet 0.4.3's report or extract writes them; write them \
+             with duvet 0.4.3 (and commit them) before running this report",
+            unlisted.join(", ")
+        )]);
+    }
+    if let Some(html) = &settings.html {
+        note(&format!(
+            "note: [report.html] is on ({}): this duvet does not write the HTML report; set \
+             `enabled = false` under [report.html] to silence this",
+            html.display()
+        ));
+    }
     let sources = Sources::of(&root, &inputs);
     let model = Model::build(inputs);
     let report = Report::build(&sources, &model);

@@ -251,3 +251,21 @@ fn without_a_project_the_report_fails_and_says_why() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_declared_specification_without_requirement_files_is_refused_not_passed() {
+    // 0.4.3 would extract its requirements and fail `--ci` on them; counting none would pass.
+    let p = fixture();
+    for section in ["section-2.1", "section-2.2"] {
+        std::fs::remove_file(p.path(&format!(".duvet/requirements/specs/rfc5869/{section}.toml")))
+            .unwrap();
+    }
+    let out = ours(&p, &["--ci"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("no requirement files list the requirements of specs/rfc5869.txt"),
+        "{err}"
+    );
+    assert!(!err.contains("specs/proto.md"), "{err}");
+}
