@@ -224,7 +224,7 @@ impl FileCache {
 
 /// A file's text: as is when it is UTF-8 (checked by the fast validation), else with
 /// invalid sequences replaced.
-fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+pub(crate) fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     match std::str::from_utf8(bytes) {
         Ok(text) => std::borrow::Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(bytes),

@@ -244,7 +244,12 @@ pub fn run(args: ReportArgs) -> ExitCode {
             note(&format!("Wrote {}", path.display()));
         }
     } else if ci && let Some(message) = ci::check(&report, require_citations, require_tests) {
-        return fail(&[message.to_string()]);
+        let _ = fail(&[message.to_string()]);
+        note(
+            "hint: list_uncited_requirements and list_untested_citations of `duvet mcp` name \
+             the lines; --require-citations false or --require-tests false relax the check",
+        );
+        return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }

@@ -54,10 +54,7 @@ fn target_text(
     let mut tested = HashSet::new();
     let mut significant = Vec::new();
     for r in &target.refs {
-        let section = target
-            .sections
-            .iter()
-            .find(|s| s.lines.iter().any(|l| l.number == r.line) || s.title_line == r.line);
+        let section = target.sections.get(r.section);
         let (citation, test) = match r.kind {
             Kind::Test => (0, 1),
             Kind::Citation => (1, 0),

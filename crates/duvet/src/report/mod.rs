@@ -49,6 +49,8 @@ pub struct Ref {
     pub start: usize,
     pub end: usize,
     pub line: usize,
+    /// The index of its section in [`Target::sections`].
+    pub section: usize,
     pub kind: Kind,
     /// 0 none, 1 MAY, 2 SHOULD, 3 MUST (duvet's order of levels).
     pub level: u8,
@@ -123,6 +125,8 @@ pub struct SectionLines {
     pub id: String,
     pub title: String,
     pub title_line: usize,
+    /// The bytes of the heading's line (where a reference to the whole section lies).
+    pub title_bytes: Range<usize>,
     pub lines: Vec<Line>,
 }
 
@@ -192,11 +196,7 @@ impl Sources {
 
 /// The text of a file as the model reads it (UTF-8, invalid sequences replaced).
 fn read_text(file: &Path) -> std::io::Result<Arc<str>> {
-    let bytes = std::fs::read(file)?;
-    Ok(match String::from_utf8(bytes) {
-        Ok(text) => Arc::from(text),
-        Err(err) => Arc::from(String::from_utf8_lossy(err.as_bytes())),
-    })
+    Ok(Arc::from(crate::project::text_of(&std::fs::read(file)?)))
 }
 
 /// 1-based line numbers of byte offsets.
@@ -287,6 +287,7 @@ fn section_lines(
             id: section.id.clone(),
             title: section.title.clone(),
             title_line,
+            title_bytes: index.bytes(text, title_line),
             lines,
         },
         ViewMap(map),
@@ -386,13 +387,13 @@ impl Report {
             let level = rank(a.level);
             let refs = &mut placed[t];
             if a.quote.is_empty() {
-                let line = target.sections[c].title_line;
-                let bytes = LineIndex::new(&target.text).bytes(&target.text, line);
+                let title = &target.sections[c];
                 refs.push(Ref {
-                    line,
-                    start: bytes.start,
-                    end: bytes.end,
+                    line: title.title_line,
+                    start: title.title_bytes.start,
+                    end: title.title_bytes.end,
                     anno: number,
+                    section: c,
                     kind,
                     level,
                 });
@@ -409,6 +410,7 @@ impl Report {
                             start: bytes.start,
                             end: bytes.end,
                             anno: number,
+                            section: c,
                             kind,
                             level,
                         });
