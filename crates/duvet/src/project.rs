@@ -51,7 +51,7 @@ type Cache<K, V> = Mutex<HashMap<K, (Stamp, V)>>;
 pub struct FileCache {
     sources: Cache<(PathBuf, CommentStyle, AnnotationType), Parsed>,
     requirement_files: Cache<PathBuf, Parsed>,
-    specs: Cache<(PathBuf, Format), Arc<ParsedSpec>>,
+    specs: Cache<(PathBuf, Option<Format>), Arc<ParsedSpec>>,
 }
 
 /// A compiled glob with the directory to walk for it.
@@ -204,7 +204,13 @@ impl FileCache {
         parsed
     }
 
-    fn spec(&self, file: &Path, format: Format) -> Result<Arc<ParsedSpec>, std::io::Error> {
+    /// A specification's text parsed in `format`, or in the format [`Format::auto`] finds.
+    fn spec(
+        &self,
+        file: &Path,
+        source: &str,
+        format: Option<Format>,
+    ) -> Result<Arc<ParsedSpec>, std::io::Error> {
         let key = (file.to_path_buf(), format);
         let stamp = Stamp::of(file);
         if let (Some(stamp), Ok(cache)) = (stamp, self.specs.lock())
@@ -214,7 +220,9 @@ impl FileCache {
             return Ok(parsed.clone());
         }
         let bytes = fs::read(file)?;
-        let parsed = Arc::new(ParsedSpec::parse(&text_of(&bytes), format));
+        let text = text_of(&bytes);
+        let format = format.unwrap_or_else(|| Format::auto(source, &text));
+        let parsed = Arc::new(ParsedSpec::parse(&text, format));
         if let (Some(stamp), Ok(mut cache)) = (stamp, self.specs.lock()) {
             cache.insert(key, (stamp, parsed.clone()));
         }
@@ -363,16 +371,14 @@ fn parse_format(value: &str) -> Option<Format> {
     }
 }
 
-/// Where a specification's text lives: the download cache for URLs (the server never
-/// touches the network), the project for relative paths.
-fn load_spec(
+/// The file holding a specification's text: the download cache's for URLs (the server never
+/// touches the network), the project's for relative paths. A path that is not inside the
+/// project, or a link to a file outside the project and the cache, is an error (with the file
+/// when there is one).
+pub(crate) fn spec_file(
     config: &ProjectConfig,
-    cache: &FileCache,
     source: &str,
-    format: Option<Format>,
-    declared: bool,
-) -> SpecInput {
-    let format = format.unwrap_or_else(|| Format::detect(source));
+) -> Result<PathBuf, (PathBuf, String)> {
     let is_url = source.starts_with("https://") || source.starts_with("http://");
     let file = if is_url {
         config::cache_path(&config.spec_cache_dir, source).map(|file| {
@@ -397,19 +403,11 @@ fn load_spec(
         confined(rel).then(|| config.root.join(rel))
     };
     let Some(file) = file else {
-        return SpecInput {
-            source: source.to_string(),
-            file: PathBuf::new(),
-            parsed: Err(format!(
-                "'{source}' is not a URL or a path inside the project"
-            )),
-            declared,
-        };
+        return Err((
+            PathBuf::new(),
+            format!("'{source}' is not a URL or a path inside the project"),
+        ));
     };
-    let shown = file
-        .strip_prefix(&config.root)
-        .map(crate::model::path_text)
-        .unwrap_or_else(|_| file.display().to_string());
     // A link in a (cloned, untrusted) project must not hand a file from elsewhere to the
     // assistant: the text read is the project's or the download cache's.
     if let Ok(real) = std::fs::canonicalize(&file) {
@@ -419,17 +417,47 @@ fn load_spec(
                 .unwrap_or(false)
         };
         if !inside(&config.root) && !inside(&config.spec_cache_dir) {
+            let shown = shown(config, &file);
+            return Err((
+                file,
+                format!(
+                    "{shown} links to a file outside the project; duvet mcp reads specifications inside it only"
+                ),
+            ));
+        }
+    }
+    Ok(file)
+}
+
+/// A file as messages name it: relative to the project's root when inside it.
+pub(crate) fn shown(config: &ProjectConfig, file: &Path) -> String {
+    file.strip_prefix(&config.root)
+        .map(crate::model::path_text)
+        .unwrap_or_else(|_| file.display().to_string())
+}
+
+/// A specification's text, parsed (see [`spec_file`] for where it is read).
+fn load_spec(
+    config: &ProjectConfig,
+    cache: &FileCache,
+    source: &str,
+    format: Option<Format>,
+    declared: bool,
+) -> SpecInput {
+    let is_url = source.starts_with("https://") || source.starts_with("http://");
+    let file = match spec_file(config, source) {
+        Ok(file) => file,
+        Err((file, message)) => {
             return SpecInput {
                 source: source.to_string(),
                 file,
-                parsed: Err(format!(
-                    "{shown} links to a file outside the project; duvet mcp reads specifications inside it only"
-                )),
+                parsed: Err(message),
                 declared,
             };
         }
-    }
-    let parsed = cache.spec(&file, format).map_err(|err| {
+    };
+    let shown = shown(config, &file);
+    let parsed = cache.spec(&file, source, format).map_err(|err| {
         if is_url {
             format!(
                 "{source} is not in the download cache: expected {shown} ({err}); duvet mcp works offline, so download it first (upstream Duvet 0.4's report command does, or save the text there yourself)"

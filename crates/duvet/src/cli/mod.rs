@@ -1,7 +1,9 @@
 //! The command line of the `duvet` binary: `duvet mcp [--http ADDR]` serves the project to
 //! MCP clients over stdio (the default) or Streamable HTTP at `/mcp`; `duvet report` writes
-//! and checks duvet 0.4.3's reports ([`report`]).
+//! and checks duvet 0.4.3's reports ([`report`]); `duvet extract` writes a specification's
+//! requirement files ([`extract`]).
 
+mod extract;
 mod report;
 
 use std::{path::PathBuf, process::ExitCode};
@@ -42,6 +44,9 @@ enum Command {
     /// Write the project's compliance reports and check them, as duvet 0.4.3's `duvet
     /// report` does (the same options, statuses and exit codes).
     Report(report::ReportArgs),
+    /// Write a specification's requirement files (one per section with a requirement), as
+    /// duvet 0.4.3's `duvet extract` does.
+    Extract(extract::ExtractArgs),
 }
 
 #[derive(Debug, Args)]
@@ -90,6 +95,7 @@ pub fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Mcp(args) => mcp(args),
         Command::Report(args) => report::run(args),
+        Command::Extract(args) => extract::run(args),
     }
 }
 

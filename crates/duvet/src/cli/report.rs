@@ -70,7 +70,7 @@ pub struct ReportArgs {
 
 /// Flags of Duvet 0.1–0.3's cargo integration: accepted and ignored, as 0.4.3 does.
 #[derive(Debug, Args)]
-struct CargoFlags {
+pub(super) struct CargoFlags {
     #[arg(long, short = 'p', hide = true)]
     package: Option<String>,
     #[arg(long, hide = true)]
@@ -94,7 +94,7 @@ struct CargoFlags {
 }
 
 /// Print an error as duvet does (one line each) and fail.
-fn fail(errors: &[String]) -> ExitCode {
+pub(super) fn fail(errors: &[String]) -> ExitCode {
     let mut err = std::io::stderr().lock();
     for e in errors {
         let _ = writeln!(err, "error: {e}");
@@ -102,7 +102,7 @@ fn fail(errors: &[String]) -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn note(message: &str) {
+pub(super) fn note(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{message}");
 }
 
@@ -133,38 +133,13 @@ pub fn run(args: ReportArgs) -> ExitCode {
         Ok(settings) => settings,
         Err(e) => return fail(&[e]),
     };
+    // duvet 0.4.3 first extracts the requirements of the declared specifications into
+    // requirement files, which the report then reads with the project.
+    if let Err(errors) = super::extract::requirements(&config) {
+        return fail(&errors);
+    }
     let cache = FileCache::default();
     let inputs = project::inputs(&config, &cache);
-    // duvet 0.4.3 extracts the requirements of declared specifications into requirement
-    // files first; this report reads those files, and would count nothing where they are
-    // missing (a passing check where 0.4.3 fails): refuse instead.
-    let listed: std::collections::HashSet<String> = inputs
-        .annotations
-        .iter()
-        .filter(|a| a.kind == crate::annotation::AnnotationType::Spec)
-        .map(|a| crate::model::source_key(crate::model::split_target(&a.target).0))
-        .collect();
-    let unlisted: Vec<&str> = config
-        .specifications
-        .iter()
-        .filter(|s| !listed.contains(&crate::model::source_key(&s.source)))
-        .map(|s| s.source.as_str())
-        .collect();
-    if !unlisted.is_empty() {
-        return fail(&[format!(
-            "no requirement files list the requirements of {}: duvet report reads them from \
-             .duvet/requirements, where duvet 0.4.3's report or extract writes them; write them \
-             with duvet 0.4.3 (and commit them) before running this report",
-            unlisted.join(", ")
-        )]);
-    }
-    if let Some(html) = &settings.html {
-        note(&format!(
-            "note: [report.html] is on ({}): this duvet does not write the HTML report; set \
-             `enabled = false` under [report.html] to silence this",
-            html.display()
-        ));
-    }
     let sources = Sources::of(&root, &inputs);
     let model = Model::build(inputs);
     let report = Report::build(&sources, &model);

@@ -27,6 +27,18 @@ impl Format {
             Self::Ietf
         }
     }
+
+    /// duvet 0.4.3's automatic format, which reads the text too: Markdown for `.md` and
+    /// `.markdown` files and for texts starting with a heading (`#`) or a `[//]:` comment,
+    /// IETF plain text otherwise.
+    pub fn auto(path_or_url: &str, text: &str) -> Self {
+        let lead = text.trim();
+        if lead.starts_with('#') || lead.starts_with("[//]:") {
+            Self::Markdown
+        } else {
+            Self::detect(path_or_url)
+        }
+    }
 }
 
 /// One section of a specification.

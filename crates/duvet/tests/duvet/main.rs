@@ -12,6 +12,7 @@ mod support;
 mod ci;
 mod current;
 mod edge;
+mod extract;
 mod hostile;
 mod http;
 mod identifiers;

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use crate::support::{BIN, Project};
 
-fn fixture() -> Project {
+pub(crate) fn fixture() -> Project {
     let p = Project::new();
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream");
     copy_tree(&from, &from, &p);
@@ -33,7 +33,7 @@ fn copy_tree(base: &Path, dir: &Path, p: &Project) {
     }
 }
 
-fn recorded(name: &str) -> String {
+pub(crate) fn recorded(name: &str) -> String {
     std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/upstream-0.4.3")
@@ -58,7 +58,7 @@ fn ours(p: &Project, args: &[&str]) -> Output {
     run(Path::new(BIN), p, args, &[])
 }
 
-fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -253,19 +253,68 @@ fn without_a_project_the_report_fails_and_says_why() {
 }
 
 #[test]
-fn a_declared_specification_without_requirement_files_is_refused_not_passed() {
-    // 0.4.3 would extract its requirements and fail `--ci` on them; counting none would pass.
+fn the_report_extracts_the_requirement_files_as_0_4_3_does() {
+    // 0.4.3 writes the requirement files of every declared specification before it reads the
+    // project: missing ones appear, stale ones are rewritten, and the report counts them.
     let p = fixture();
-    for section in ["section-2.1", "section-2.2"] {
-        std::fs::remove_file(p.path(&format!(".duvet/requirements/specs/rfc5869/{section}.toml")))
-            .unwrap();
+    let dir = ".duvet/requirements/specs/rfc5869";
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream");
+    std::fs::remove_file(p.path(&format!("{dir}/section-2.1.toml"))).unwrap();
+    p.write(
+        &format!("{dir}/section-2.2.toml"),
+        "target = \"specs/rfc5869.txt#section-2.2\"\n",
+    );
+    let out = ours(&p, &["--json", "out/report.json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for name in ["section-2.1.toml", "section-2.2.toml"] {
+        assert_eq!(
+            std::fs::read_to_string(p.path(&format!("{dir}/{name}"))).unwrap(),
+            std::fs::read_to_string(from.join(dir).join(name)).unwrap(),
+            "{name}"
+        );
     }
-    let out = ours(&p, &["--ci"]);
+    assert_eq!(
+        std::fs::read_to_string(p.path("out/report.json")).unwrap(),
+        recorded("report.json")
+    );
+    // Nothing else is left behind (no temporary files).
+    let mut names: Vec<String> = std::fs::read_dir(p.path(dir))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["section-2.1.toml", "section-2.2.toml"]);
+}
+
+#[test]
+fn a_url_specification_missing_from_the_download_cache_fails_with_how_to_get_it() {
+    let p = fixture();
+    p.write(
+        ".duvet/config.toml",
+        "[[source]]\npattern = \"src/**/*.rs\"\n\n[[specification]]\nsource = \"https://www.rfc-editor.org/rfc/rfc9999\"\n",
+    );
+    let out = ours(&p, &[]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.contains("no requirement files list the requirements of specs/rfc5869.txt"),
+        err.contains("https://www.rfc-editor.org/rfc/rfc9999 is not in the download cache")
+            && err.contains(
+                "curl -fsSL --create-dirs -o .duvet/specifications/www.rfc-editor.org/rfc/rfc9999.txt"
+            ),
         "{err}"
     );
-    assert!(!err.contains("specs/proto.md"), "{err}");
+    // Once the text is there, its requirements are extracted beside the others.
+    p.write(
+        ".duvet/specifications/www.rfc-editor.org/rfc/rfc9999.txt",
+        "Header\n\n1.  Scope\n\n   A peer MUST ack.\n",
+    );
+    let out = ours(&p, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(
+            p.path(".duvet/requirements/www.rfc-editor.org/rfc/rfc9999/section-1.toml")
+        )
+        .unwrap(),
+        "target = \"https://www.rfc-editor.org/rfc/rfc9999#section-1\"\n\n# Scope\n#\n#    A peer MUST ack.\n\n[[spec]]\nlevel = \"MUST\"\nquote = '''\nA peer MUST ack.\n'''\n\n"
+    );
 }

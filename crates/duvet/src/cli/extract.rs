@@ -1,0 +1,218 @@
+//! `duvet extract`: duvet 0.4.3's command, writing a specification's requirement files
+//! ([`crate::extract`]); and the extraction `duvet report` runs first for every declared
+//! specification ([`requirements`]), as 0.4.3's does.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::report::{CargoFlags, fail, note};
+use crate::config::{self, Flags, ProjectConfig};
+use crate::extract::{self, Extension};
+use crate::project;
+use crate::spec::Format;
+
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    /// The specification's format: ietf, markdown (md) or auto (Markdown for .md files and
+    /// texts starting with `#`).
+    #[arg(short, long, default_value = "IETF", value_name = "FORMAT")]
+    format: String,
+
+    /// The files to write: toml (requirement files) or rs (annotated Rust comments).
+    #[arg(short, long, default_value = "toml", value_name = "EXTENSION")]
+    extension: String,
+
+    /// The directory to write into: `<OUT>/<specification path without extension>/<section>.<EXTENSION>`.
+    #[arg(short, long, default_value = ".", value_name = "OUT")]
+    out: PathBuf,
+
+    /// The config file whose download cache holds URL specifications (default
+    /// .duvet/config.toml when it exists).
+    #[arg(long, value_name = "FILE")]
+    config_path: Option<PathBuf>,
+
+    /// Legacy form: the directory holding the specs/ download cache.
+    #[arg(long, value_name = "DIR", hide = true)]
+    spec_path: Option<PathBuf>,
+
+    #[arg(long = "source-pattern", hide = true)]
+    source_patterns: Vec<String>,
+
+    #[arg(long = "spec-pattern", hide = true)]
+    spec_patterns: Vec<String>,
+
+    #[command(flatten)]
+    cargo: CargoFlags,
+
+    /// The specification: a URL (read from the download cache) or a path.
+    #[arg(value_name = "TARGET_PATH")]
+    target_path: String,
+}
+
+/// A format as 0.4.3's `--format` names it; `None` for auto.
+fn format_arg(value: &str) -> Result<Option<Format>, String> {
+    match value {
+        "AUTO" | "auto" => Ok(None),
+        "IETF" | "ietf" => Ok(Some(Format::Ietf)),
+        "MARKDOWN" | "markdown" | "md" => Ok(Some(Format::Markdown)),
+        _ => Err(format!(
+            "Invalid spec type {value:?}, expected one of [\"auto\", \"ietf\", \"markdown\"]"
+        )),
+    }
+}
+
+pub fn run(args: ExtractArgs) -> ExitCode {
+    let _ = &args.cargo;
+    let root = match std::env::current_dir() {
+        Ok(root) => root,
+        Err(e) => return fail(&[format!("cannot read the working directory: {e}")]),
+    };
+    let format = match format_arg(&args.format) {
+        Ok(format) => format,
+        Err(e) => return fail(&[e]),
+    };
+    let Some(ext) = Extension::parse(&args.extension) else {
+        return fail(&[format!("unsupported extraction type: {:?}", args.extension)]);
+    };
+    if args.out.extension().is_some() {
+        return fail(&[format!(
+            "single file extraction not supported, got {}",
+            args.out.display()
+        )]);
+    }
+    // The download cache: the config's, or the legacy `<spec-path>/specs`, or `specs`.
+    let flags = Flags {
+        spec_patterns: args.spec_patterns.clone(),
+        source_patterns: args.source_patterns.clone(),
+        spec_path: args.spec_path.clone(),
+        config: args.config_path.clone(),
+    };
+    let download = match config::load(&root, &flags) {
+        Ok(config) if config.config_file.is_some() => relative(&root, &config.spec_cache_dir),
+        Ok(_) | Err(config::ConfigError::NoConfig { .. }) => match &args.spec_path {
+            Some(dir) => dir.join("specs"),
+            None => PathBuf::from("specs"),
+        },
+        Err(e) => return fail(&[e.to_string()]),
+    };
+    let target = args.target_path.trim();
+    let local = if target.contains("://") {
+        match config::cache_path(&download, target) {
+            Some(path) => path,
+            None => return fail(&[format!("{target} is not a URL duvet can cache")]),
+        }
+    } else {
+        PathBuf::from(target)
+    };
+    let text = match std::fs::read(root.join(&local)) {
+        Ok(bytes) => project::text_of(&bytes).into_owned(),
+        Err(e) => {
+            return fail(&[format!(
+                "cannot read {} ({e}){}",
+                local.display(),
+                if target.contains("://") {
+                    format!(
+                        "; this duvet reads specifications offline: save the text there first, e.g. `curl -fsSL --create-dirs -o {} {target}`",
+                        local.display()
+                    )
+                } else {
+                    String::new()
+                }
+            )]);
+        }
+    };
+    let format = format.unwrap_or_else(|| Format::auto(target, &text));
+    let (files, total) = extract::files(&text, format, &display_target(target), ext);
+    let dir = extract::out_dir(&args.out, None, &local);
+    if let Err(e) = write_all(&root, &dir, &files) {
+        return fail(&[e]);
+    }
+    note(&format!(
+        "Extracted {total} requirements across {} sections",
+        files.len()
+    ));
+    ExitCode::SUCCESS
+}
+
+/// The target as 0.4.3 writes it into requirement files: a URL as the `url` crate prints it,
+/// a path as given.
+fn display_target(target: &str) -> String {
+    if target.contains("://") {
+        url::Url::parse(target).map_or_else(|_| target.to_string(), |u| u.to_string())
+    } else {
+        target.to_string()
+    }
+}
+
+/// `path` relative to `root` when inside it.
+fn relative(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root)
+        .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+}
+
+fn write_all(root: &Path, dir: &Path, files: &[(String, String)]) -> Result<usize, String> {
+    let dir = root.join(dir);
+    if !files.is_empty() {
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let mut changed = 0;
+    for (name, text) in files {
+        let path = dir.join(name);
+        if extract::write_if_changed(&path, text).map_err(|e| format!("{}: {e}", path.display()))? {
+            changed += 1;
+        }
+    }
+    Ok(changed)
+}
+
+/// What `duvet report` does first with a config: write the requirement files of every
+/// declared specification into `requirements/` beside the config file, as 0.4.3 does (files
+/// that already hold the text are left alone). Returns the number of specifications.
+pub(crate) fn requirements(config: &ProjectConfig) -> Result<usize, Vec<String>> {
+    let Some(config_file) = &config.config_file else {
+        return Ok(0);
+    };
+    let root = &config.root;
+    let base = config_file.parent().unwrap_or(root);
+    let out = relative(root, &base.join("requirements"));
+    let download = relative(root, &config.spec_cache_dir);
+    let mut errors = Vec::new();
+    for spec in &config.specifications {
+        let source = spec.source.trim();
+        let file = match project::spec_file(config, source) {
+            Ok(file) => file,
+            Err((_, message)) => {
+                errors.push(message);
+                continue;
+            }
+        };
+        let text = match std::fs::read(&file) {
+            Ok(bytes) => project::text_of(&bytes).into_owned(),
+            Err(e) => {
+                let shown = project::shown(config, &file);
+                errors.push(if source.contains("://") {
+                    format!(
+                        "{source} is not in the download cache: expected {shown} ({e}); this duvet reads specifications offline: save the text there first, e.g. `curl -fsSL --create-dirs -o {shown} {source}`"
+                    )
+                } else {
+                    format!("cannot read {shown}: {e}")
+                });
+                continue;
+            }
+        };
+        let format = spec.format.unwrap_or_else(|| Format::auto(source, &text));
+        let local = relative(root, &file);
+        let (files, _) = extract::files(&text, format, &display_target(source), Extension::Toml);
+        let dir = extract::out_dir(&out, Some(&download), &local);
+        if let Err(e) = write_all(root, &dir, &files) {
+            errors.push(e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(config.specifications.len())
+    } else {
+        Err(errors)
+    }
+}

@@ -1,0 +1,464 @@
+//! An IETF text's sections as duvet 0.4.3 reads them *for extraction*: every physical line
+//! kept as written (indentation included), blank lines as empty lines, page furniture
+//! dropped, and each section's lines cut where 0.4.3 cuts them.
+//!
+//! The model's parser ([`crate::spec::ietf`]) finds the same headings but reads the body
+//! differently on purpose (indentation stripped, paragraphs rejoined across page breaks); a
+//! requirement file must hold 0.4.3's text, so extraction reads the document again with
+//! 0.4.3's rules:
+//!
+//! * lines are split as `str::lines` does (a byte order mark is dropped from the first); a
+//!   line that is a lone form feed is a page break, an empty or whitespace-only line a line
+//!   break;
+//! * a heading is a line of an id (`4.`, `4.5`, `A.1.`, an optional `:`) and a title, or
+//!   `Appendix A.  Title` (also `APPENDIX`, `Annex`, the separators `:`, ` :`, ` -`, ` --`),
+//!   or a line holding only an id; a candidate is refused when its title looks like a table
+//!   of contents (`.....`, `. . .`), is odd (starts with `;`, ends with `{`, `[`, `(`, `;`,
+//!   holds five spaces in a row), or its id is malformed (a part above 199, a leading 0, a
+//!   letter after the first part); after a line break it is a heading, otherwise (or when
+//!   its title holds a `|` before the last ones) its id must follow the previous heading's
+//!   (the first must be `1`);
+//! * an unindented line starting `RFC N  ` or `[Page N]`, or ending ` [Page N]` without
+//!   trailing whitespace, is a page header or footer, and the line after a page break is
+//!   dropped (it is the next page's header);
+//! * a line that is exactly one of 0.4.3's section names (`Abstract`, `References`, …)
+//!   between two line breaks starts a section `name-<slug>`;
+//! * consecutive breaks count once; a section's leading and trailing blank lines are
+//!   dropped; a repeated id keeps the later section (0.4.3 keys sections by id).
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{Line, Section};
+use crate::spec::markdown::slugify;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Break {
+    Line,
+    Page,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Token<'a> {
+    Section {
+        id: &'a str,
+        title: &'a str,
+        appendix: bool,
+    },
+    Named(&'a str),
+    Break(Break),
+    Content(&'a str),
+    Header,
+}
+
+/// The regexes of constant patterns (all valid; one that were not would match nothing).
+fn res<const N: usize>(patterns: [&str; N]) -> Vec<Regex> {
+    patterns.iter().filter_map(|p| Regex::new(p).ok()).collect()
+}
+
+static APPENDIX: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    res([
+        r"^([A-Z])$",
+        r"^([A-Z])\.$",
+        r"^([A-Z])\.\s+(.*)",
+        r"^([A-Z]):\s+(.*)",
+        r"^([A-Z]) :\s+(.*)",
+        r"^([A-Z]) -\s+(.*)",
+        r"^([A-Z]) --\s+(.*)",
+        r"^([A-Z])\s+(.*)",
+    ])
+});
+static NUMBERED: LazyLock<Vec<Regex>> = LazyLock::new(|| res([r"^(([A-Z]\.?)?[0-9\.]+):?\s+(.*)"]));
+static ID_ONLY: LazyLock<Vec<Regex>> = LazyLock::new(|| res([r"^(([A-Z]\.)?[0-9\.]+)$"]));
+static HEADER_START: LazyLock<Vec<Regex>> =
+    LazyLock::new(|| res([r"^RFC [1-9][0-9]*  ", r"^\[Page [1-9][0-9]*\]"]));
+static FOOTER_END: LazyLock<Vec<Regex>> = LazyLock::new(|| res([r" \[Page [1-9][0-9]*\]$"]));
+
+/// The names that start an unnumbered section (0.4.3's list, exactly).
+const NAMED: [&str; 25] = [
+    "Acknowledgments",
+    "Acknowledgement",
+    "Acknowledgements",
+    "Index",
+    "Author's Address",
+    "Authors' Addresses",
+    "Normative References",
+    "Informative References",
+    "References",
+    "REFERENCES",
+    "AUTHORS' ADDRESSES",
+    "Full Copyright Statement",
+    "Security Considerations",
+    "Intellectual Property",
+    "Intellectual Property Statement",
+    "Working Group Information",
+    "Contributors",
+    "Editors' Addresses",
+    "IANA Considerations",
+    "Abstract",
+    "Status of this Memo",
+    "Status of This Memo",
+    "Copyright Notice",
+    "Table of Contents",
+    "Appendix",
+];
+
+/// The sections of `doc`, in document order.
+pub fn sections(doc: &str) -> Vec<Section<'_>> {
+    let tokens = lines(doc);
+    let tokens = headings(tokens);
+    let tokens = headers(tokens);
+    let tokens = named(tokens);
+    let tokens = filter_breaks(tokens);
+    build(doc, tokens)
+}
+
+fn lines(doc: &str) -> Vec<Token<'_>> {
+    doc.lines()
+        .enumerate()
+        .map(|(n, line)| {
+            let line = if n == 0 {
+                line.trim_start_matches('\u{feff}')
+            } else {
+                line
+            };
+            if line == "\u{c}" {
+                Token::Break(Break::Page)
+            } else if line.trim().is_empty() {
+                Token::Break(Break::Line)
+            } else {
+                Token::Content(line)
+            }
+        })
+        .collect()
+}
+
+/// The heading state: whether the previous token was a break, and the previous heading's id.
+#[derive(Default)]
+struct Headings<'a> {
+    was_break: bool,
+    previous: Option<&'a str>,
+}
+
+fn headings(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
+    let mut state = Headings::default();
+    tokens
+        .into_iter()
+        .map(|token| {
+            let token = match token {
+                Token::Content(line) => state.classify(line),
+                other => other,
+            };
+            state.was_break = matches!(token, Token::Break(_));
+            if let Token::Section { id, .. } = token {
+                state.previous = Some(id);
+            }
+            token
+        })
+        .collect()
+}
+
+impl<'a> Headings<'a> {
+    fn classify(&self, line: &'a str) -> Token<'a> {
+        let prefixed = ["Appendix ", "APPENDIX ", "Annex "]
+            .iter()
+            .find_map(|p| line.strip_prefix(p));
+        let candidate = prefixed.unwrap_or(line);
+        let appendix = prefixed.is_some();
+        if appendix {
+            for pattern in APPENDIX.iter() {
+                let Some(caps) = pattern.captures(candidate) else {
+                    continue;
+                };
+                let Some(id) = caps.get(1) else { continue };
+                let id = &candidate[id.range()];
+                let title = match caps.get(2) {
+                    Some(title) => candidate[title.range()].trim(),
+                    None => &id[id.len()..],
+                };
+                if self.accepts(id, title) {
+                    return section(id, title, true);
+                }
+            }
+        }
+        if let Some(caps) = NUMBERED.iter().find_map(|p| p.captures(candidate))
+            && let (Some(id), Some(title)) = (caps.get(1), caps.get(3))
+        {
+            let id = candidate[id.range()].trim_end_matches('.');
+            let title = candidate[title.range()].trim();
+            if self.accepts(id, title) {
+                return section(id, title, appendix);
+            }
+        }
+        if ID_ONLY.iter().any(|p| p.is_match(candidate)) {
+            let id = candidate.trim_end_matches('.');
+            if self.accepts(id, "") {
+                return section(id, &id[id.len()..], appendix);
+            }
+        }
+        Token::Content(line)
+    }
+
+    fn accepts(&self, id: &str, title: &str) -> bool {
+        let toc = title.contains(".....") || title.contains(". . .") || title.contains(" . . ");
+        let odd = title.starts_with(';')
+            || title.ends_with(['{', '[', '(', ';'])
+            || title.trim().contains("     ");
+        if toc || odd {
+            return false;
+        }
+        let check_order = title.trim_end_matches('|').contains('|');
+        if parts(id).iter().any(Option::is_none) {
+            return false;
+        }
+        if self.was_break && !check_order {
+            return true;
+        }
+        match self.previous {
+            None => ["1", "1.0"].contains(&id),
+            Some(previous) => follows(previous, id),
+        }
+    }
+}
+
+fn section<'a>(id: &'a str, title: &'a str, force_appendix: bool) -> Token<'a> {
+    Token::Section {
+        id,
+        title,
+        appendix: force_appendix || !id.starts_with(char::is_numeric),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Num(u8),
+    Letter(char),
+}
+
+impl Part {
+    fn parse(s: &str) -> Option<Self> {
+        if let Ok(n) = s.parse::<u8>() {
+            return (n <= 199).then_some(Self::Num(n));
+        }
+        let mut chars = s.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) if c.is_ascii_uppercase() && s.len() == 1 => Some(Self::Letter(c)),
+            _ => None,
+        }
+    }
+
+    fn is_next(self, other: Self) -> bool {
+        match (self, other) {
+            (Self::Num(a), Self::Num(b)) => a as usize + 1 == b as usize,
+            (Self::Num(_), Self::Letter(b)) => b == 'A',
+            (Self::Letter(_), Self::Num(_)) => false,
+            (Self::Letter(a), Self::Letter(b)) => a as u32 + 1 == b as u32,
+        }
+    }
+}
+
+/// An id's parts (`None` for a malformed one): an optional letter prefix, then the numbers
+/// between dots; the first part may not be 0, the later ones must be numbers.
+fn parts(id: &str) -> Vec<Option<Part>> {
+    let digit = id
+        .char_indices()
+        .find(|(_, c)| c.is_ascii_digit())
+        .map_or(0, |(i, _)| i);
+    let (prefix, digits) = id.split_at(digit);
+    let prefix = (!prefix.is_empty()).then(|| Part::parse(prefix.trim_end_matches('.')));
+    prefix
+        .into_iter()
+        .chain(digits.split('.').map(Part::parse))
+        .enumerate()
+        .map(|(i, part)| {
+            let part = part?;
+            match (i, part) {
+                (0, Part::Num(0)) => None,
+                (1.., Part::Letter(_)) => None,
+                _ => Some(part),
+            }
+        })
+        .collect()
+}
+
+/// Whether heading `current` may follow heading `previous` (0.4.3's order check).
+fn follows(previous: &str, current: &str) -> bool {
+    if previous == current {
+        return false;
+    }
+    for (i, (p, c)) in parts(previous).into_iter().zip(parts(current)).enumerate() {
+        let (Some(p), Some(c)) = (p, c) else {
+            return false;
+        };
+        if i > 0 && !matches!(c, Part::Num(_)) {
+            return false;
+        }
+        if p.is_next(c) {
+            break;
+        }
+        if p != c {
+            return false;
+        }
+    }
+    true
+}
+
+fn headers(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            Token::Content(line) => {
+                let unindented = line.trim_start().len() == line.len();
+                if unindented && HEADER_START.iter().any(|p| p.is_match(line)) {
+                    return Token::Header;
+                }
+                let untrailed = line.trim_end().len() == line.len();
+                if untrailed && FOOTER_END.iter().any(|p| p.is_match(line)) {
+                    return Token::Header;
+                }
+                token
+            }
+            other => other,
+        })
+        .collect()
+}
+
+/// Named sections: a line of [`NAMED`] between two line breaks.
+fn named(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
+    enum State<'a> {
+        Init,
+        AfterBreak,
+        Name(&'a str),
+    }
+    let line_break = Token::Break(Break::Line);
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut state = State::Init;
+    for token in tokens {
+        let is_line_break = matches!(token, Token::Break(Break::Line));
+        state = match (state, token) {
+            (State::Init, _) if is_line_break => State::AfterBreak,
+            (State::Init, token) => {
+                out.push(token);
+                State::Init
+            }
+            (State::AfterBreak, Token::Content(line)) if NAMED.contains(&line) => State::Name(line),
+            (State::AfterBreak, _) if is_line_break => {
+                out.push(line_break);
+                State::AfterBreak
+            }
+            (State::AfterBreak, token) => {
+                out.extend([line_break, token]);
+                State::Init
+            }
+            (State::Name(name), _) if is_line_break => {
+                out.extend([line_break, Token::Named(name), line_break]);
+                State::Init
+            }
+            (State::Name(name), token) => {
+                out.extend([line_break, Token::Content(name), token]);
+                State::Init
+            }
+        };
+    }
+    match state {
+        State::Init => {}
+        State::AfterBreak => out.push(line_break),
+        State::Name(name) => out.extend([line_break, Token::Content(name)]),
+    }
+    out
+}
+
+/// Count a run of breaks once, drop headers and the line after a page break.
+fn filter_breaks(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
+    let mut last: Option<Break> = None;
+    tokens
+        .into_iter()
+        .filter(|token| {
+            let previous = last.take();
+            match token {
+                Token::Section { .. } | Token::Named(_) => true,
+                Token::Break(kind) => {
+                    last = Some(*kind);
+                    previous.is_none()
+                }
+                Token::Content(_) => {
+                    if previous == Some(Break::Page) {
+                        last = Some(Break::Line);
+                        return false;
+                    }
+                    true
+                }
+                Token::Header => {
+                    last = Some(Break::Line);
+                    false
+                }
+            }
+        })
+        .collect()
+}
+
+fn build<'a>(doc: &'a str, tokens: Vec<Token<'a>>) -> Vec<Section<'a>> {
+    let mut sections: Vec<Section<'a>> = Vec::new();
+    let mut open: Option<Section<'a>> = None;
+    let close = |open: &mut Option<Section<'a>>, sections: &mut Vec<Section<'a>>| {
+        if let Some(mut section) = open.take() {
+            while section.lines.last().is_some_and(Line::is_blank) {
+                section.lines.pop();
+            }
+            sections.push(section);
+        }
+    };
+    for token in tokens {
+        let (id, title) = match token {
+            Token::Section {
+                id,
+                title,
+                appendix,
+            } => {
+                let kind = if appendix { "appendix" } else { "section" };
+                (format!("{kind}-{id}"), title)
+            }
+            Token::Named(title) => (format!("name-{}", slugify(title)), title),
+            Token::Break(_) => {
+                if let Some(section) = open.as_mut()
+                    && !section.lines.is_empty()
+                {
+                    section.lines.push(Line::Str(""));
+                }
+                continue;
+            }
+            Token::Content(line) => {
+                if let Some(section) = open.as_mut() {
+                    section.lines.push(Line::Str(line));
+                }
+                continue;
+            }
+            Token::Header => continue,
+        };
+        close(&mut open, &mut sections);
+        open = Some(Section {
+            id,
+            title: title.to_string(),
+            full_title: title,
+            title_at: crate::spec::offset_in(doc, title),
+            lines: Vec::new(),
+        });
+    }
+    close(&mut open, &mut sections);
+    // 0.4.3 keys sections by id: a repeated id keeps the later section.
+    let mut last: HashMap<&str, usize> = HashMap::new();
+    for (i, section) in sections.iter().enumerate() {
+        last.insert(section.id.as_str(), i);
+    }
+    let keep: Vec<bool> = (0..sections.len())
+        .map(|i| last.get(sections[i].id.as_str()) == Some(&i))
+        .collect();
+    let mut i = 0;
+    sections.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+    sections
+}

@@ -1,0 +1,436 @@
+//! Requirement extraction exactly as duvet 0.4.3 does it: `duvet extract`, and what `duvet
+//! report` writes into `.duvet/requirements` before it reads the project.
+//!
+//! 0.4.3's requirement files are an input of every report (each `[[spec]]` quote is a
+//! requirement the report counts), so they must hold 0.4.3's text byte for byte: the
+//! sections are read with 0.4.3's rules ([`ietf`], [`markdown`]), and a requirement is the
+//! text around an RFC 2119 keyword out to the nearest sentence ends ([`features`]). This is
+//! not the model's notion of a requirement sentence ([`crate::spec::requirements`]), which
+//! splits lists and abbreviations better; the report counts what the files say.
+//!
+//! * **Keywords**: `MUST`, `MUST NOT`, `SHALL`, `SHALL NOT`, `REQUIRED` (level MUST),
+//!   `SHOULD`, `SHOULD NOT`, `RECOMMENDED`, `NOT RECOMMENDED` (SHOULD), `MAY`, `OPTIONAL`
+//!   (MAY), as whole words; one followed by `"` is a definition and ignored.
+//! * **Extent**: backwards to just after the last `.` followed by a space, a tab or the end of
+//!   its line (looking at earlier lines up to a blank line or a break), forwards to the first
+//!   such `.` (looking at later lines likewise); lines are trimmed.
+//! * **Duplicates** (the same text, whitespace aside) in a section count once, at their
+//!   first place, with the strongest level; requirements are ordered by where they start.
+
+mod ietf;
+mod markdown;
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::spec::Format;
+
+/// A section as 0.4.3 reads it for extraction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section<'a> {
+    pub id: String,
+    pub title: String,
+    /// The heading's text as written (the first line of a requirement file's comment).
+    pub full_title: &'a str,
+    /// Where `full_title` starts in the document (sections are ordered by it).
+    pub title_at: usize,
+    pub lines: Vec<Line<'a>>,
+}
+
+/// A line of a section: text as written, or a break between list items (Markdown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line<'a> {
+    Str(&'a str),
+    Break,
+}
+
+impl Line<'_> {
+    fn is_blank(&self) -> bool {
+        match self {
+            Line::Str(s) => s.trim().is_empty(),
+            Line::Break => true,
+        }
+    }
+}
+
+/// The sections of a document in `format`, in document order.
+pub fn sections(doc: &str, format: Format) -> Vec<Section<'_>> {
+    match format {
+        Format::Ietf => ietf::sections(doc),
+        Format::Markdown => markdown::sections(doc),
+    }
+}
+
+/// The levels in 0.4.3's order (a quote found at two levels keeps the higher).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    May,
+    Should,
+    Must,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::May => "MAY",
+            Level::Should => "SHOULD",
+            Level::Must => "MUST",
+        }
+    }
+}
+
+/// An extracted requirement: where it starts (line, byte), its level and its trimmed lines.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Feature<'a> {
+    pub at: (usize, usize),
+    pub level: Level,
+    pub quote: Vec<&'a str>,
+}
+
+static KEY_WORDS: LazyLock<Vec<(Regex, Level)>> = LazyLock::new(|| {
+    [
+        ("MUST( NOT)?", Level::Must),
+        ("SHALL( NOT)?", Level::Must),
+        ("REQUIRED", Level::Must),
+        ("SHOULD( NOT)?", Level::Should),
+        ("(NOT )?RECOMMENDED", Level::Should),
+        ("MAY", Level::May),
+        ("OPTIONAL", Level::May),
+    ]
+    .into_iter()
+    .filter_map(|(word, level)| Some((Regex::new(&format!("\\b{word}\\b\"?")).ok()?, level)))
+    .collect()
+});
+
+/// Quick test for a keyword before the regexes run.
+const WORDS: [&str; 5] = ["MUST", "SHALL", "REQUIRED", "SHOULD", "RECOMMENDED"];
+
+fn may_hold_keyword(line: &str) -> bool {
+    WORDS.iter().any(|w| line.contains(w)) || line.contains("MAY") || line.contains("OPTIONAL")
+}
+
+/// The requirements of a section, ordered by where they start.
+pub fn features<'a>(section: &Section<'a>) -> Vec<Feature<'a>> {
+    let lines = &section.lines[..];
+    let mut quotes: HashMap<String, Feature<'a>> = HashMap::new();
+    for (n, line) in lines.iter().enumerate() {
+        let Line::Str(text) = line else { continue };
+        if !may_hold_keyword(text) {
+            continue;
+        }
+        for (word, level) in KEY_WORDS.iter() {
+            for found in word.find_iter(text) {
+                if found.as_str().ends_with('"') {
+                    continue;
+                }
+                let start = find_open(lines, n, found.start());
+                let end = find_close(lines, n, found.end());
+                let quote = quote_of(lines, start, end);
+                let key = key_of(&quote);
+                match quotes.entry(key) {
+                    Entry::Occupied(mut entry) => {
+                        let feature = entry.get_mut();
+                        feature.level = feature.level.max(*level);
+                    }
+                    Entry::Vacant(entry) => {
+                        entry.insert(Feature {
+                            at: start,
+                            level: *level,
+                            quote,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let mut features: Vec<Feature<'a>> = quotes.into_values().collect();
+    features.sort();
+    features
+}
+
+/// The text two quotes of a section share when they are one requirement, as 0.4.3 compares
+/// them: letters and digits kept, a run of whitespace kept as its first character when a
+/// letter or digit follows it, whitespace before or after punctuation dropped.
+fn key_of(quote: &[&str]) -> String {
+    let mut out = String::new();
+    // The pending separator: (is whitespace, the character).
+    let mut pending: Option<(bool, char)> = None;
+    for (i, line) in quote.iter().enumerate() {
+        let chars = (i > 0).then_some('\n').into_iter().chain(line.chars());
+        for c in chars {
+            if c.is_alphanumeric() {
+                if let Some((_, p)) = pending.take() {
+                    out.push(p);
+                }
+                out.push(c);
+            } else if c.is_whitespace() {
+                if pending.is_none() && !out.is_empty() {
+                    pending = Some((true, c));
+                }
+            } else {
+                if let Some((false, p)) = pending {
+                    out.push(p);
+                }
+                pending = Some((false, c));
+            }
+        }
+    }
+    if let Some((false, p)) = pending {
+        out.push(p);
+    }
+    out
+}
+
+fn quote_of<'a>(lines: &[Line<'a>], start: (usize, usize), end: (usize, usize)) -> Vec<&'a str> {
+    let mut quote = Vec::new();
+    for (i, line) in lines.iter().enumerate().take(end.0 + 1).skip(start.0) {
+        let Line::Str(mut text) = *line else { continue };
+        if i == end.0 {
+            text = text.get(..end.1).unwrap_or(text);
+        }
+        if i == start.0 {
+            text = text.get(start.1..).unwrap_or_default();
+        }
+        let text = text.trim();
+        if !text.is_empty() {
+            quote.push(text);
+        }
+    }
+    quote
+}
+
+fn find_open(lines: &[Line<'_>], n: usize, start: usize) -> (usize, usize) {
+    if let Some(Line::Str(text)) = lines.get(n)
+        && let Some(at) = text.get(..start).and_then(open_in)
+    {
+        return (n, at);
+    }
+    if n == 0 {
+        return (n, 0);
+    }
+    let before = &lines[..n];
+    let mut open = (before.len() - 1, 0);
+    for (i, line) in before.iter().enumerate().rev() {
+        let text = match line {
+            Line::Str(text) if !text.is_empty() => text,
+            _ => return open,
+        };
+        if let Some(at) = open_in(text) {
+            return (i, at);
+        }
+        open = (i, 0);
+    }
+    open
+}
+
+/// Where a sentence starts in `line`: after its last `.` followed by a space, a tab or the
+/// end; when the last `.` is followed by something else, after the first `.` of the text
+/// before it that is followed by whitespace (0.4.3's rule).
+fn open_in(line: &str) -> Option<usize> {
+    let end = line.rfind('.')? + 1;
+    match line[end..].chars().next() {
+        Some(' ' | '\t') | None => Some(end),
+        Some(_) => close_in(&line[..end - 1]),
+    }
+}
+
+fn find_close(lines: &[Line<'_>], n: usize, end: usize) -> (usize, usize) {
+    if let Some(Line::Str(text)) = lines.get(n)
+        && let Some(at) = text.get(end..).and_then(close_in)
+    {
+        return (n, end + at);
+    }
+    let after = lines.get(n + 1..).unwrap_or_default();
+    let mut close = (0, 0);
+    for (i, line) in after.iter().enumerate() {
+        let text = match line {
+            Line::Str(text) if !text.is_empty() => text,
+            _ => return (n + 1 + i, 0),
+        };
+        if let Some(at) = close_in(text) {
+            return (n + 1 + i, at);
+        }
+        close = (i, text.len());
+    }
+    (n + 1 + close.0, close.1)
+}
+
+/// Where a sentence ends in `line`: after its first `.` followed by a space, a tab or the end.
+fn close_in(line: &str) -> Option<usize> {
+    let mut base = 0;
+    let mut rest = line;
+    loop {
+        let end = rest.find('.')? + 1;
+        match rest[end..].chars().next() {
+            Some(' ' | '\t') | None => return Some(base + end),
+            Some(c) => {
+                base += end + c.len_utf8();
+                rest = &rest[end + c.len_utf8()..];
+            }
+        }
+    }
+}
+
+/// The file format `duvet extract` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extension {
+    Toml,
+    Rust,
+}
+
+impl Extension {
+    pub fn parse(ext: &str) -> Option<Self> {
+        match ext {
+            "toml" => Some(Self::Toml),
+            "rs" => Some(Self::Rust),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Toml => "toml",
+            Self::Rust => "rs",
+        }
+    }
+}
+
+/// A requirement file's text for one section, as 0.4.3 writes it (`target` is the
+/// specification as written: a URL or a path).
+pub fn render(
+    ext: Extension,
+    target: &str,
+    section: &Section<'_>,
+    features: &[Feature<'_>],
+) -> String {
+    let mut out = String::new();
+    let body = section.lines.iter().filter_map(|l| match l {
+        Line::Str(s) => Some(*s),
+        Line::Break => None,
+    });
+    let id = &section.id;
+    match ext {
+        Extension::Toml => {
+            let _ = write!(
+                out,
+                "target = \"{target}#{id}\"\n\n# {}\n#\n",
+                section.full_title
+            );
+            for line in body {
+                let _ = writeln!(out, "# {line}");
+            }
+            out.push('\n');
+            for feature in features {
+                let _ = write!(
+                    out,
+                    "[[spec]]\nlevel = \"{}\"\nquote = '''\n",
+                    feature.level.name()
+                );
+                for line in &feature.quote {
+                    let _ = writeln!(out, "{line}");
+                }
+                out.push_str("'''\n\n");
+            }
+        }
+        Extension::Rust => {
+            let _ = write!(
+                out,
+                "//! {target}#{id}\n//!\n//! {}\n//!\n",
+                section.full_title
+            );
+            for line in body {
+                let _ = writeln!(out, "//! {line}");
+            }
+            out.push('\n');
+            for feature in features {
+                let _ = write!(
+                    out,
+                    "//= {target}#{id}\n//= type=spec\n//= level={}\n",
+                    feature.level.name()
+                );
+                for line in &feature.quote {
+                    let _ = writeln!(out, "//# {line}");
+                }
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// The requirement files of a document: (file name, text) for every section with a
+/// requirement, and the number of requirements.
+pub fn files(
+    doc: &str,
+    format: Format,
+    target: &str,
+    ext: Extension,
+) -> (Vec<(String, String)>, usize) {
+    let mut total = 0;
+    let files = sections(doc, format)
+        .iter()
+        .filter_map(|section| {
+            let features = features(section);
+            if features.is_empty() {
+                return None;
+            }
+            total += features.len();
+            let name = format!("{}.{}", section.id, ext.as_str());
+            Some((name, render(ext, target, section, &features)))
+        })
+        .collect();
+    (files, total)
+}
+
+/// The directory 0.4.3 writes a specification's requirement files into: `local` (the
+/// specification's file: its path, or its place in the download cache) under `out` with its
+/// extension removed — kept as it is when already inside `out`, otherwise relative to `base`
+/// (the download cache) when inside it, and with `..`, `.` and root components dropped so it
+/// never leaves `out`.
+pub fn out_dir(out: &Path, base: Option<&Path>, local: &Path) -> PathBuf {
+    let mut dir = match local.strip_prefix(out) {
+        Ok(rest) => out.join(rest),
+        Err(_) => {
+            let rel = base
+                .and_then(|b| local.strip_prefix(b).ok())
+                .unwrap_or(local);
+            let clean: PathBuf = rel
+                .components()
+                .filter_map(|c| match c {
+                    Component::Normal(name) => Some(name),
+                    _ => None,
+                })
+                .collect();
+            out.join(clean)
+        }
+    };
+    dir.set_extension("");
+    dir
+}
+
+/// Write `text` to `path` unless it already holds it, through a temporary file renamed into
+/// place (a reader never sees half a file). Returns whether the file changed.
+pub fn write_if_changed(path: &Path, text: &str) -> std::io::Result<bool> {
+    if std::fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
+        return Ok(false);
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    if let Err(err) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(err);
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests;
