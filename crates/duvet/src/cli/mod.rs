@@ -4,6 +4,7 @@
 //! requirement files ([`extract`]).
 
 mod extract;
+mod init;
 mod report;
 
 use std::{path::PathBuf, process::ExitCode};
@@ -47,6 +48,9 @@ enum Command {
     /// Write a specification's requirement files (one per section with a requirement), as
     /// duvet 0.4.3's `duvet extract` does.
     Extract(extract::ExtractArgs),
+    /// Start a project: write .duvet/config.toml (source patterns for the languages asked
+    /// for or detected) and .duvet/.gitignore, as duvet 0.4.3's `duvet init` does.
+    Init(init::InitArgs),
 }
 
 #[derive(Debug, Args)]
@@ -96,6 +100,7 @@ pub fn main() -> ExitCode {
         Command::Mcp(args) => mcp(args),
         Command::Report(args) => report::run(args),
         Command::Extract(args) => extract::run(args),
+        Command::Init(args) => init::run(args),
     }
 }
 

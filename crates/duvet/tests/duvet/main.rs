@@ -15,6 +15,7 @@ mod edge;
 mod extract;
 mod hostile;
 mod http;
+mod init;
 mod identifiers;
 mod mcp;
 mod report;
