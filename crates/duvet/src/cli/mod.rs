@@ -5,6 +5,7 @@
 
 mod extract;
 mod init;
+mod merge;
 mod report;
 
 use std::{path::PathBuf, process::ExitCode};
@@ -51,6 +52,9 @@ enum Command {
     /// Start a project: write .duvet/config.toml (source patterns for the languages asked
     /// for or detected) and .duvet/.gitignore, as duvet 0.4.3's `duvet init` does.
     Init(init::InitArgs),
+    /// Merge v2 JSON reports (`duvet report --json-v2`) into one, as duvet 0.4.3's `duvet
+    /// merge` does (the same ids, conflicts and output).
+    Merge(merge::MergeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -101,6 +105,7 @@ pub fn main() -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Extract(args) => extract::run(args),
         Command::Init(args) => init::run(args),
+        Command::Merge(args) => merge::run(args),
     }
 }
 

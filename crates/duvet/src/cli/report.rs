@@ -30,6 +30,10 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
 
+    /// Write the v2 JSON report (duvet 0.4.3's format, which `duvet merge` reads) to FILE.
+    #[arg(long, value_name = "FILE")]
+    json_v2: Option<PathBuf>,
+
     /// Whether every line a requirement covers must be cited (default true).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     require_citations: Option<bool>,
@@ -177,6 +181,18 @@ pub fn run(args: ReportArgs) -> ExitCode {
     jsons.extend(settings.json.as_deref());
     for path in jsons {
         if let Err(e) = json_of().and_then(|text| write_file(path, &text)) {
+            return fail(&[e]);
+        }
+        note(&format!("Wrote {}", path.display()));
+    }
+    if let Some(path) = &args.json_v2 {
+        let v2 = crate::report::json_v2::ReportV2::build(
+            &report,
+            &root,
+            blob_link.as_deref(),
+            issue_link.as_deref(),
+        );
+        if let Err(e) = crate::report::json_v2::write(&v2, path) {
             return fail(&[e]);
         }
         note(&format!("Wrote {}", path.display()));

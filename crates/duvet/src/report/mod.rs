@@ -15,6 +15,8 @@
 
 pub mod ci;
 pub mod json;
+pub mod json_v2;
+pub mod json_v2_merge;
 pub mod lcov;
 pub mod settings;
 pub mod statuses;
