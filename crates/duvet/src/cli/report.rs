@@ -13,7 +13,7 @@ use clap::Args;
 use crate::config::{self, Flags};
 use crate::model::Model;
 use crate::project::{self, FileCache};
-use crate::report::{Report, Sources, ci, json, lcov, settings};
+use crate::report::{Report, Sources, ci, html, json, lcov, settings};
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -33,6 +33,10 @@ pub struct ReportArgs {
     /// Write the v2 JSON report (duvet 0.4.3's format, which `duvet merge` reads) to FILE.
     #[arg(long, value_name = "FILE")]
     json_v2: Option<PathBuf>,
+
+    /// Write the HTML report (one self-contained page, no script) to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 
     /// Whether every line a requirement covers must be cited (default true).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
@@ -196,6 +200,18 @@ pub fn run(args: ReportArgs) -> ExitCode {
             return fail(&[e]);
         }
         note(&format!("Wrote {}", path.display()));
+    }
+    let mut htmls: Vec<&Path> = Vec::new();
+    htmls.extend(args.html.as_deref());
+    htmls.extend(settings.html.as_deref());
+    if !htmls.is_empty() {
+        let page = html::render(&report, blob_link.as_deref(), issue_link.as_deref());
+        for path in htmls {
+            if let Err(e) = write_file(path, page.as_bytes()) {
+                return fail(&[e]);
+            }
+            note(&format!("Wrote {}", path.display()));
+        }
     }
     if let Some(dir) = &args.lcov {
         for (name, text) in lcov::files(

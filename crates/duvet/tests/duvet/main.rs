@@ -14,6 +14,7 @@ mod current;
 mod edge;
 mod extract;
 mod hostile;
+mod html;
 mod http;
 mod identifiers;
 mod init;

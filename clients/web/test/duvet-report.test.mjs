@@ -1,0 +1,154 @@
+// duvet's HTML report (`duvet report --html`) in Chromium, opened from its file as people open
+// it: axe-core finds nothing (any impact, details open or closed), it loads nothing and runs
+// no script under its own policy, it does not scroll sideways at 375 px and every control is in
+// reach, and the status filters work from the keyboard and with JavaScript off. The project:
+// duvet-fixture.mjs.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, afterEach, before, describe, test } from 'node:test';
+
+import { duvetReport } from './duvet-fixture.mjs';
+import * as h from './harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const AXE_SOURCE = fs.readFileSync(path.join(here, '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+/** axe-core's violations of any impact (the harness's helper keeps serious and critical). */
+async function axeAll(page) {
+  await page.evaluate(AXE_SOURCE);
+  const result = await page.evaluate(async () =>
+    // eslint-disable-next-line no-undef
+    axe.run(document, { resultTypes: ['violations'], runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] } }),
+  );
+  return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) }));
+}
+
+/** The statuses of the requirements shown, and the sections and specifications shown. */
+function shown(page) {
+  return page.evaluate(() => {
+    const visible = (el) => el.getClientRects().length > 0;
+    const of = (selector) => Array.from(document.querySelectorAll(selector)).filter(visible);
+    return {
+      requirements: of('.req').map((el) => Array.from(el.classList).find((c) => c.startsWith('s-')).slice(2)),
+      sections: of('.sec').length,
+      specs: of('.spec').length,
+    };
+  });
+}
+
+/** Each filter's status and the count on its label. */
+function filterCounts(page) {
+  return page.evaluate(() =>
+    Array.from(document.querySelectorAll('.filters input[type=radio]')).map((input) => ({
+      slug: input.id.slice(2),
+      count: Number(input.labels[0].querySelector('.n').textContent),
+    })),
+  );
+}
+
+describe('duvet report --html', () => {
+  let url;
+  let chrome;
+  let page;
+
+  before(async () => {
+    url = duvetReport();
+    chrome = await h.browser();
+  });
+  after(h.cleanup);
+  afterEach(async () => {
+    const open = page;
+    page = null;
+    if (open) await h.closeChecked(open);
+  });
+
+  test('axe finds nothing; the page loads nothing and runs no script', async () => {
+    page = await h.newPage(chrome);
+    const requests = [];
+    page.on('request', (r) => requests.push(r.url()));
+    await page.goto(url);
+    assert.equal(await page.locator('script').count(), 0, 'no <script>');
+    const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+    assert.match(csp, /^default-src 'none'; style-src 'unsafe-inline'/);
+    assert.deepEqual(await axeAll(page), [], 'axe, details closed');
+    await page.evaluate(() => document.querySelectorAll('details').forEach((d) => (d.open = true)));
+    assert.deepEqual(await axeAll(page), [], 'axe, details open');
+    // Each filter on, too (what a filter hides is gone, the rest must still be clean).
+    for (const { slug } of await filterCounts(page)) {
+      await page.locator(`#f-${slug}`).check();
+      assert.deepEqual(await axeAll(page), [], `axe, filter ${slug}`);
+    }
+    assert.deepEqual(requests, [url], 'nothing but the page is loaded');
+    // The links out: the code at the blob link, the issues at the issue link.
+    assert.equal(await page.locator('a[href="https://github.com/example/app/blob/main/src/lib.rs#L2"]').count(), 1);
+    assert.equal(await page.locator('a[href="https://github.com/example/app/issues/42"]').count(), 1);
+  });
+
+  test('at 375 px the page does not scroll sideways and every control is in reach', async () => {
+    page = await h.newPage(chrome, { viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    await page.goto(url);
+    for (const open of [false, true]) {
+      if (open) await page.evaluate(() => document.querySelectorAll('details').forEach((d) => (d.open = true)));
+      const { scroll, widest } = await page.evaluate(() => ({
+        scroll: document.documentElement.scrollWidth,
+        widest: Math.max(...Array.from(document.body.querySelectorAll('*')).map((el) => el.getBoundingClientRect().right)),
+      }));
+      assert.ok(scroll <= 375, `no sideways scroll (${scroll} px wide, details open: ${open})`);
+      assert.ok(widest <= 375, `nothing sticks out (${widest} px, details open: ${open})`);
+      const { unreachable, checked } = await h.reach(page);
+      assert.ok(checked >= 10, `${checked} controls checked`);
+      assert.deepEqual(unreachable, [], 'every control can be scrolled to and is not covered');
+    }
+  });
+
+  test('the status filters work from the keyboard', async () => {
+    page = await h.newPage(chrome);
+    await page.goto(url);
+    const counts = await filterCounts(page);
+    const all = (await shown(page)).requirements;
+    assert.equal(all.length, counts[0].count, 'all requirements shown at first');
+    assert.ok(all.length >= 9);
+    // Tab to the group (its checked radio), then the arrow keys choose a filter.
+    let focused = '';
+    for (let i = 0; i < 30 && focused !== 'f-all'; i += 1) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => document.activeElement?.id ?? '');
+    }
+    assert.equal(focused, 'f-all', 'the filters are reached with Tab');
+    for (const { slug, count } of counts.slice(1)) {
+      await page.keyboard.press('ArrowRight');
+      assert.equal(await page.evaluate(() => document.activeElement.id), `f-${slug}`);
+      assert.ok(await page.locator(`#f-${slug}`).isChecked(), `${slug} is checked`);
+      const now = await shown(page);
+      assert.equal(now.requirements.length, count, `${slug}: as many requirements as its label says`);
+      assert.ok(now.requirements.every((s) => s === slug), `${slug}: only those (${now.requirements})`);
+      if (count === 0) assert.equal(now.specs, 0, `${slug}: no specification without one`);
+      else assert.ok(now.sections >= 1 && now.sections <= count, `${slug}: only sections with one (${now.sections})`);
+      // The focused filter shows its focus.
+      const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+      assert.notEqual(outline, 'none', `${slug}: focus is visible`);
+    }
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'f-all', 'round to All');
+    assert.deepEqual((await shown(page)).requirements, all);
+  });
+
+  test('with JavaScript off the page reads and the filters work', async () => {
+    page = await h.newPage(chrome, { javaScriptEnabled: false });
+    await page.goto(url);
+    await page.locator('h1').waitFor();
+    assert.ok(await page.locator('.req.s-complete').first().isVisible());
+    assert.ok(await page.locator('.body mark.h-ok').first().isVisible(), 'the quoted text is highlighted');
+    await page.locator('label[for="f-not-started"]').click();
+    assert.ok(await page.locator('#f-not-started').isChecked());
+    assert.ok(await page.locator('.req.s-not-started').first().isVisible());
+    assert.equal(await page.locator('.req.s-complete').first().isVisible(), false, 'other statuses hidden');
+    await page.keyboard.press('ArrowLeft');
+    assert.ok(await page.locator('#f-partial').isChecked(), 'the arrow keys move the filter');
+    assert.ok(await page.locator('.req.s-partial').first().isVisible());
+    assert.equal(await page.locator('.req.s-not-started').first().isVisible(), false);
+  });
+});

@@ -1,0 +1,935 @@
+//! The HTML report of `duvet report` (`--html FILE`, `[report.html]`): one page for people,
+//! self-contained and without script, made on the server in one pass into a `String`.
+//!
+//! For each specification: its totals (requirements by status and level), then each section
+//! an annotation references, with its requirements — each one's status, level and text, and
+//! the annotations that quote it, linked to the code (`blob_link`) and to their tracking issues
+//! (`issue_link`) — and its text, the quoted parts highlighted by what covers them. Status
+//! filters are radio buttons that CSS alone reads (`:checked`, `:has()`), so they work with
+//! script off; the page's own policy (`default-src 'none'`) forbids any script, and every
+//! piece of project text is escaped.
+//!
+//! A requirement's status is the one duvet 0.4.3's HTML report gives it, from the counts of
+//! the JSON report ([`Status::of`]); its words, but for the last status, are 0.4.3's.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use super::json::pieces;
+use super::{Counts, Entry, Kind, Ref, Report, Target, rank};
+
+/// A requirement's status, in duvet 0.4.3's order (best first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    Complete,
+    Exception,
+    MissingTest,
+    MissingCitation,
+    Partial,
+    NotStarted,
+    NotCovered,
+}
+
+impl Status {
+    pub const ALL: [Self; 7] = [
+        Self::Complete,
+        Self::Exception,
+        Self::MissingTest,
+        Self::MissingCitation,
+        Self::Partial,
+        Self::NotStarted,
+        Self::NotCovered,
+    ];
+
+    /// As 0.4.3's report decides it from a requirement's counts (in bytes): complete when
+    /// citations and tests each cover all of it, or implications do; excepted when exceptions
+    /// cover all of it; then missing a test (cited in full), missing a citation (tested in
+    /// full), not started (a TODO touches it), not covered (nothing does), else partial.
+    pub fn of(c: &Counts) -> Self {
+        if (c.spec == c.citation && c.spec == c.test) || c.spec == c.implication {
+            Self::Complete
+        } else if c.exception == c.spec {
+            Self::Exception
+        } else if c.spec == c.citation {
+            Self::MissingTest
+        } else if c.spec == c.test {
+            Self::MissingCitation
+        } else if c.todo > 0 {
+            Self::NotStarted
+        } else if c.incomplete == c.spec {
+            Self::NotCovered
+        } else {
+            Self::Partial
+        }
+    }
+
+    /// Its CSS class suffix and filter name.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Self::Complete => "complete",
+            Self::Exception => "exception",
+            Self::MissingTest => "missing-test",
+            Self::MissingCitation => "missing-citation",
+            Self::Partial => "partial",
+            Self::NotStarted => "not-started",
+            Self::NotCovered => "not-covered",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Complete => "Complete",
+            Self::Exception => "Exception",
+            Self::MissingTest => "Missing test",
+            Self::MissingCitation => "Missing citation",
+            Self::Partial => "Partial coverage",
+            Self::NotStarted => "Not started",
+            Self::NotCovered => "Not covered",
+        }
+    }
+
+    fn meaning(self) -> &'static str {
+        match self {
+            Self::Complete => {
+                "citations and tests each quote all of it, or an implication covers it"
+            }
+            Self::Exception => "exceptions cover all of it: the project decided not to do it",
+            Self::MissingTest => "citations quote all of it, tests not all",
+            Self::MissingCitation => "tests quote all of it, citations not all",
+            Self::Partial => "annotations quote part of it",
+            Self::NotStarted => "a TODO tracks it",
+            Self::NotCovered => "no annotation quotes any of it (duvet 0.4.3 says Unknown)",
+        }
+    }
+
+    /// Done as far as the report goes: complete or excepted.
+    fn done(self) -> bool {
+        matches!(self, Self::Complete | Self::Exception)
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// What a specification's part of the page is made from.
+struct Plan<'a> {
+    target: &'a Target,
+    /// Of each section: its requirements (annotation numbers, in order).
+    requirements: Vec<Vec<usize>>,
+    /// Of each section: the other annotations that reference it.
+    others: Vec<Vec<usize>>,
+    /// Whether a section has any reference (only those are shown).
+    shown: Vec<bool>,
+    /// Requirements by status and level rank (0 none, 1 MAY, 2 SHOULD, 3 MUST).
+    totals: [[usize; 4]; 7],
+}
+
+impl<'a> Plan<'a> {
+    fn of(report: &Report, target: &'a Target) -> Self {
+        let n = target.sections.len();
+        let mut plan = Self {
+            target,
+            requirements: vec![Vec::new(); n],
+            others: vec![Vec::new(); n],
+            shown: vec![false; n],
+            totals: [[0; 4]; 7],
+        };
+        // The references sort by annotation first: each annotation's are together.
+        for r in &target.refs {
+            let Some(shown) = plan.shown.get_mut(r.section) else {
+                continue;
+            };
+            *shown = true;
+            let entry = report.entries.get(r.anno);
+            if r.kind == Kind::Spec {
+                if plan.requirements[r.section].last() != Some(&r.anno) {
+                    plan.requirements[r.section].push(r.anno);
+                    let level = entry.map_or(0, |e| rank(e.annotation.level));
+                    let status = plan.status(r.anno);
+                    plan.totals[status.index()][usize::from(level)] += 1;
+                }
+            } else if plan.others[r.section].last() != Some(&r.anno) {
+                plan.others[r.section].push(r.anno);
+            }
+        }
+        plan
+    }
+
+    fn status(&self, anno: usize) -> Status {
+        self.target
+            .statuses
+            .get(&anno)
+            .map_or(Status::NotCovered, Status::of)
+    }
+
+    fn count(&self, status: Status) -> usize {
+        self.totals[status.index()].iter().sum()
+    }
+
+    fn total(&self) -> usize {
+        self.totals.iter().flatten().sum()
+    }
+
+    fn title(&self) -> &str {
+        self.target.title.as_deref().unwrap_or(&self.target.key)
+    }
+}
+
+/// The links of the report, as 0.4.3 makes them: `{blob_link}/{source}#L{line}` and
+/// `{issue_link}/{issue}` (an issue that is a URL as it is), trailing slashes dropped; a link
+/// whose scheme is not http(s) or file is not made.
+struct Links<'a> {
+    blob: Option<&'a str>,
+    issue: Option<&'a str>,
+}
+
+impl<'a> Links<'a> {
+    fn new(blob: Option<&'a str>, issue: Option<&'a str>) -> Self {
+        let base = |link: Option<&'a str>| {
+            link.map(|l| l.trim_end_matches('/'))
+                .filter(|l| !l.is_empty() && safe_url(l))
+        };
+        Self {
+            blob: base(blob),
+            issue: base(issue),
+        }
+    }
+}
+
+/// Whether a URL may be a link: relative, or http, https or file.
+fn safe_url(url: &str) -> bool {
+    let scheme_end = url.find(':');
+    let path_start = url.find(['/', '?', '#']);
+    match (scheme_end, path_start) {
+        (Some(colon), Some(slash)) if slash < colon => true,
+        (Some(colon), _) => {
+            let scheme = url[..colon].to_ascii_lowercase();
+            ["http", "https", "file"].contains(&scheme.as_str())
+        }
+        (None, _) => true,
+    }
+}
+
+/// Characters of a file path or issue that are percent-encoded in a link (`/` is kept).
+const PATH: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}');
+
+/// Write the report.
+pub fn render(report: &Report, blob_link: Option<&str>, issue_link: Option<&str>) -> String {
+    let links = Links::new(blob_link, issue_link);
+    let plans: Vec<Plan> = report.targets.iter().map(|t| Plan::of(report, t)).collect();
+    // About what the page takes: the sections' text, twice over with its marks, and a few
+    // hundred bytes an annotation.
+    let text: usize = report.targets.iter().map(|t| t.text.len()).sum();
+    let mut out = String::with_capacity(16 * 1024 + 2 * text + 400 * report.entries.len());
+    let w = &mut out;
+
+    w.push_str(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta name=\"referrer\" content=\"no-referrer\">\
+         <link rel=\"icon\" href=\"data:,\">\
+         <title>Compliance report</title><style>",
+    );
+    w.push_str(STYLE);
+    filter_rules(w);
+    w.push_str("</style></head><body>\n");
+
+    // The page's summary and the specifications.
+    let mut counts = [0usize; 7];
+    for plan in &plans {
+        for status in Status::ALL {
+            counts[status.index()] += plan.count(status);
+        }
+    }
+    let all: usize = counts.iter().sum();
+    let done = counts[Status::Complete.index()] + counts[Status::Exception.index()];
+    w.push_str("<header><h1>Compliance report</h1><p class=\"sum\">");
+    plural(w, plans.len(), "specification", "specifications");
+    w.push_str(", ");
+    plural(w, all, "requirement", "requirements");
+    if all > 0 {
+        w.push_str(": ");
+        done_share(w, done, all);
+    }
+    w.push_str("</p></header>\n");
+    if !plans.is_empty() {
+        w.push_str("<nav aria-label=\"Specifications\"><ul>");
+        for (t, plan) in plans.iter().enumerate() {
+            w.push_str("<li class=\"sp");
+            for status in Status::ALL {
+                if plan.count(status) > 0 {
+                    let _ = write!(w, " n-{}", status.slug());
+                }
+            }
+            let _ = write!(w, "\"><a href=\"#spec{t}\">");
+            esc(w, plan.title());
+            w.push_str("</a> <span class=\"n\">");
+            let done = plan.count(Status::Complete) + plan.count(Status::Exception);
+            let _ = write!(w, "{done}/{}", plan.total());
+            w.push_str(" done</span></li>");
+        }
+        w.push_str("</ul></nav>\n");
+    }
+
+    w.push_str("<main id=\"main\">\n");
+    if plans.is_empty() {
+        w.push_str("<p>No annotation references a specification.</p>");
+    } else {
+        filters(w, &counts, all);
+    }
+    for (t, plan) in plans.iter().enumerate() {
+        specification(w, report, &links, t, plan);
+    }
+    w.push_str("</main>\n<footer><p>Written by <code>duvet report</code> (duvet-mcp ");
+    w.push_str(env!("CARGO_PKG_VERSION"));
+    w.push_str(
+        "). Statuses count the bytes of each requirement that annotations quote, as duvet \
+         0.4.3 does.</p></footer>\n</body></html>\n",
+    );
+    out
+}
+
+/// The status filters: radio buttons, read by the rules of [`filter_rules`].
+fn filters(w: &mut String, counts: &[usize; 7], all: usize) {
+    w.push_str(
+        "<fieldset class=\"filters\"><legend>Show requirements</legend>\
+         <span class=\"f\"><input type=\"radio\" name=\"show\" id=\"f-all\" checked>\
+         <label for=\"f-all\">All <span class=\"n\">",
+    );
+    let _ = write!(w, "{all}");
+    w.push_str("</span></label></span>");
+    for status in Status::ALL {
+        let slug = status.slug();
+        let _ = write!(
+            w,
+            "<span class=\"f\"><input type=\"radio\" name=\"show\" id=\"f-{slug}\">\
+             <label for=\"f-{slug}\"><span class=\"dot b-{slug}\"></span>{} \
+             <span class=\"n\">{}</span></label></span>",
+            status.label(),
+            counts[status.index()]
+        );
+    }
+    w.push_str(
+        "</fieldset>\n<details class=\"legend\"><summary>What the statuses and colours \
+         mean</summary><dl>",
+    );
+    for status in Status::ALL {
+        let _ = write!(
+            w,
+            "<dt><span class=\"badge b-{}\">{}</span></dt><dd>{}</dd>",
+            status.slug(),
+            status.label(),
+            status.meaning()
+        );
+    }
+    w.push_str(
+        "</dl><p>In a section's text: <mark class=\"h-ok\">requirement text that is covered\
+         </mark>, <mark class=\"h-part\">cited or tested only</mark>, <mark class=\"h-none\">\
+         not covered</mark> (a TODO covers nothing), <mark class=\"h-cite\">quoted text that is \
+         no requirement</mark>.</p></details>\n",
+    );
+}
+
+/// The CSS that hides what a checked filter leaves out: other requirements, and sections and
+/// specifications without one it keeps.
+fn filter_rules(w: &mut String) {
+    for status in Status::ALL {
+        let s = status.slug();
+        let _ = write!(
+            w,
+            "body:has(#f-{s}:checked) .req:not(.s-{s}),\
+             body:has(#f-{s}:checked) .sec:not(:has(.req.s-{s})),\
+             body:has(#f-{s}:checked) .spec:not(:has(.req.s-{s})),\
+             body:has(#f-{s}:checked) nav li:not(.n-{s}){{display:none}}"
+        );
+    }
+}
+
+fn specification(w: &mut String, report: &Report, links: &Links, t: usize, plan: &Plan) {
+    let target = plan.target;
+    let _ = write!(w, "<section class=\"spec\" id=\"spec{t}\"><h2>");
+    esc(w, plan.title());
+    w.push_str("</h2>");
+    if target.is_url && safe_url(&target.key) {
+        w.push_str("<p class=\"key\"><a href=\"");
+        esc(w, &target.key);
+        w.push_str("\">");
+        esc(w, &target.key);
+        w.push_str("</a></p>");
+    } else if target.title.is_some() {
+        w.push_str("<p class=\"key\"><code>");
+        esc(w, &target.key);
+        w.push_str("</code></p>");
+    }
+    w.push_str("<div class=\"over\"><div><p class=\"sum\">");
+    let total = plan.total();
+    plural(w, total, "requirement", "requirements");
+    if total > 0 {
+        w.push_str(": ");
+        done_share(
+            w,
+            plan.count(Status::Complete) + plan.count(Status::Exception),
+            total,
+        );
+    }
+    w.push_str("</p>");
+
+    // A table of contents of the sections shown.
+    let shown = plan.shown.iter().filter(|s| **s).count();
+    w.push_str("<details class=\"toc\"><summary>");
+    plural(w, shown, "section", "sections");
+    w.push_str(" with annotations</summary><ol>");
+    for (c, section) in target.sections.iter().enumerate() {
+        if !plan.shown[c] {
+            continue;
+        }
+        let _ = write!(w, "<li><a href=\"#s{t}-{c}\">");
+        section_title(w, target, section);
+        let _ = write!(
+            w,
+            "</a> <span class=\"n\">{}</span></li>",
+            plan.requirements[c].len()
+        );
+    }
+    w.push_str("</ol></details></div>");
+    totals(w, plan);
+    w.push_str("</div>\n");
+
+    // The references by line, for the sections' text.
+    let mut by_line: Vec<&Ref> = target.refs.iter().collect();
+    by_line.sort_unstable_by_key(|r| (r.line, r.start, r.end, r.anno));
+    let mut cursor = 0;
+    let mut anchored = HashSet::new();
+    for (c, section) in target.sections.iter().enumerate() {
+        if !plan.shown[c] {
+            continue;
+        }
+        let _ = write!(w, "<section class=\"sec\" id=\"s{t}-{c}\"><h3>");
+        section_title(w, target, section);
+        w.push_str("</h3><p class=\"at\">Cite as <code>");
+        esc(w, &target.key);
+        w.push('#');
+        esc(w, &section.id);
+        w.push_str("</code></p>");
+        w.push_str("<div class=\"cols\"><div>");
+        if plan.requirements[c].is_empty() {
+            w.push_str("<p class=\"noreq\">No requirement of this section is listed.</p>");
+        } else {
+            w.push_str("<ul class=\"reqs\">");
+            for &anno in &plan.requirements[c] {
+                requirement(w, report, links, plan, section, anno);
+            }
+            w.push_str("</ul>");
+        }
+        // The other annotations: of the whole section, and those that quote no requirement.
+        let related: HashSet<usize> = plan.requirements[c]
+            .iter()
+            .filter_map(|anno| target.statuses.get(anno))
+            .flat_map(|counts| counts.related.iter().copied())
+            .collect();
+        let (whole, unattached): (Vec<usize>, Vec<usize>) = plan.others[c]
+            .iter()
+            .filter(|anno| !related.contains(anno))
+            .partition(|&&anno| {
+                report
+                    .entries
+                    .get(anno)
+                    .is_some_and(|e| e.annotation.quote.is_empty())
+            });
+        for (list, what) in [
+            (&whole, "References to the whole section"),
+            (&unattached, "Annotations that quote no requirement"),
+        ] {
+            if list.is_empty() {
+                continue;
+            }
+            let _ = write!(w, "<p class=\"other\">{what}:</p><ul class=\"cites\">");
+            for &anno in list {
+                citation(w, report, links, anno);
+            }
+            w.push_str("</ul>");
+        }
+
+        // The section's text: paragraphs of consecutive lines, their common indent removed.
+        w.push_str("</div><details class=\"text\" open><summary>Text of ");
+        section_title(w, target, section);
+        w.push_str("</summary><div class=\"body\">");
+        let lines = &section.lines;
+        let mut i = 0;
+        while i < lines.len() {
+            let mut j = i + 1;
+            while j < lines.len() && lines[j].number == lines[j - 1].number + 1 {
+                j += 1;
+            }
+            let paragraph = &lines[i..j];
+            let indent = paragraph
+                .iter()
+                .map(|l| {
+                    let text = target.slice(&l.bytes);
+                    text.len() - text.trim_start().len()
+                })
+                .min()
+                .unwrap_or(0);
+            w.push_str("<p>");
+            for (k, line) in paragraph.iter().enumerate() {
+                if k > 0 {
+                    w.push('\n');
+                }
+                while by_line.get(cursor).is_some_and(|r| r.line < line.number) {
+                    cursor += 1;
+                }
+                let mut end = cursor;
+                while by_line.get(end).is_some_and(|r| r.line == line.number) {
+                    end += 1;
+                }
+                let start = (line.bytes.start + indent).min(line.bytes.end);
+                let on_line = &by_line[cursor..end];
+                if on_line.is_empty() {
+                    esc(w, target.slice(&(start..line.bytes.end)));
+                    continue;
+                }
+                let first = on_line.iter().map(|r| r.start).min().unwrap_or(start);
+                for piece in pieces(start.min(first), line.bytes.end, on_line) {
+                    let text = target.slice(&(piece.start..piece.end));
+                    if piece.refs.is_empty() {
+                        esc(w, text);
+                        continue;
+                    }
+                    let k = &piece.kinds;
+                    let class = if !k.contains(&Kind::Spec) {
+                        "h-cite"
+                    } else if (k.contains(&Kind::Citation) && k.contains(&Kind::Test))
+                        || k.contains(&Kind::Implication)
+                        || k.contains(&Kind::Exception)
+                    {
+                        "h-ok"
+                    } else if k.contains(&Kind::Citation) || k.contains(&Kind::Test) {
+                        "h-part"
+                    } else {
+                        "h-none"
+                    };
+                    // The first piece of each requirement is where "in the text" leads.
+                    let mut ids = piece
+                        .refs
+                        .iter()
+                        .filter(|r| r.kind == Kind::Spec)
+                        .map(|r| r.anno)
+                        .filter(|anno| anchored.insert(*anno));
+                    w.push_str("<mark class=\"");
+                    w.push_str(class);
+                    w.push('"');
+                    if let Some(anno) = ids.next() {
+                        let _ = write!(w, " id=\"q{anno}\"");
+                    }
+                    w.push('>');
+                    for anno in ids {
+                        let _ = write!(w, "<span id=\"q{anno}\"></span>");
+                    }
+                    esc(w, text);
+                    w.push_str("</mark>");
+                }
+            }
+            w.push_str("</p>");
+            i = j;
+        }
+        w.push_str("</div></details></div></section>\n");
+    }
+    w.push_str("</section>\n");
+}
+
+/// The table of a specification's requirements by status and level.
+fn totals(w: &mut String, plan: &Plan) {
+    // Levels from MUST down; "none" only when a requirement has no level.
+    let levels: Vec<usize> = [3, 2, 1, 0]
+        .into_iter()
+        .filter(|&l| l > 0 || plan.totals.iter().any(|row| row[0] > 0))
+        .collect();
+    w.push_str("<table class=\"totals\"><caption>Requirements of ");
+    esc(w, plan.title());
+    w.push_str(" by status and level</caption><thead><tr><th scope=\"col\">Status</th>");
+    for &l in &levels {
+        let _ = write!(w, "<th scope=\"col\">{}</th>", level_label(l));
+    }
+    w.push_str("<th scope=\"col\">All</th></tr></thead><tbody>");
+    for status in Status::ALL {
+        let row = &plan.totals[status.index()];
+        let _ = write!(
+            w,
+            "<tr><th scope=\"row\"><span class=\"badge b-{}\">{}</span></th>",
+            status.slug(),
+            status.label()
+        );
+        for &l in &levels {
+            cell(w, row[l]);
+        }
+        cell(w, row.iter().sum());
+        w.push_str("</tr>");
+    }
+    w.push_str("</tbody><tfoot><tr><th scope=\"row\">All</th>");
+    for &l in &levels {
+        cell(w, plan.totals.iter().map(|row| row[l]).sum());
+    }
+    cell(w, plan.total());
+    w.push_str("</tr></tfoot></table>");
+}
+
+fn cell(w: &mut String, n: usize) {
+    if n == 0 {
+        w.push_str("<td class=\"zero\">0</td>");
+    } else {
+        let _ = write!(w, "<td>{n}</td>");
+    }
+}
+
+fn level_label(rank: usize) -> &'static str {
+    match rank {
+        3 => "MUST",
+        2 => "SHOULD",
+        1 => "MAY",
+        _ => "No level",
+    }
+}
+
+/// A section's heading as 0.4.3 shows it: IETF sections with their number.
+fn section_title(w: &mut String, target: &Target, section: &super::SectionLines) {
+    if target.format == crate::spec::Format::Ietf {
+        let short = section
+            .id
+            .strip_prefix("section-")
+            .or_else(|| section.id.strip_prefix("appendix-"));
+        if let Some(short) = short {
+            esc(w, short);
+            w.push_str(". ");
+        }
+    }
+    esc(w, &section.title);
+}
+
+/// One requirement: its status, level and text, and what quotes it.
+fn requirement(
+    w: &mut String,
+    report: &Report,
+    links: &Links,
+    plan: &Plan,
+    section: &super::SectionLines,
+    anno: usize,
+) {
+    let Some(entry) = report.entries.get(anno) else {
+        return;
+    };
+    let a = &entry.annotation;
+    let status = plan.status(anno);
+    let slug = status.slug();
+    let _ = write!(
+        w,
+        "<li class=\"req s-{slug}\" id=\"r{anno}\"><div class=\"rh\"><span class=\"badge \
+         b-{slug}\">{}</span>",
+        status.label()
+    );
+    if let Some(level) = a.level {
+        let _ = write!(w, " <span class=\"lvl\">{}</span>", level.as_str());
+    }
+    if !a.quote.is_empty() {
+        let _ = write!(w, " <a class=\"go\" href=\"#q{anno}\">in the text</a>");
+    }
+    w.push_str("</div><p class=\"rt\">");
+    if a.quote.is_empty() {
+        w.push_str("<em>The whole section</em>");
+    } else {
+        esc(w, &a.quote);
+    }
+    w.push_str("</p>");
+    let related = plan
+        .target
+        .statuses
+        .get(&anno)
+        .map(|c| &c.related)
+        .filter(|r| !r.is_empty());
+    match related {
+        None => w.push_str("<p class=\"noreq\">No annotation quotes it.</p>"),
+        Some(related) => {
+            let mut related: Vec<(u8, usize)> = related
+                .iter()
+                .filter_map(|&n| Some((kind_order(report.entries.get(n)?), n)))
+                .collect();
+            related.sort_unstable();
+            w.push_str("<ul class=\"cites\">");
+            for (_, n) in related {
+                citation(w, report, links, n);
+            }
+            w.push_str("</ul>");
+        }
+    }
+    if !status.done()
+        && let Some(issue) = links.issue
+    {
+        w.push_str("<p class=\"new\"><a href=\"");
+        esc(w, &new_issue(issue, plan, section, entry));
+        w.push_str("\">Open an issue for it</a></p>");
+    }
+    w.push_str("</li>");
+}
+
+/// How related annotations are listed: citations, implications, tests, exceptions, TODOs.
+fn kind_order(entry: &Entry) -> u8 {
+    match Kind::of(entry.annotation.kind) {
+        Kind::Citation => 0,
+        Kind::Implication => 1,
+        Kind::Test => 2,
+        Kind::Exception => 3,
+        Kind::Todo => 4,
+        Kind::Spec => 5,
+    }
+}
+
+/// One annotation that quotes a requirement or references a section: its type, its place
+/// (linked to the code), and what it says.
+fn citation(w: &mut String, report: &Report, links: &Links, anno: usize) {
+    let Some(entry) = report.entries.get(anno) else {
+        return;
+    };
+    let a = &entry.annotation;
+    let (class, label) = match Kind::of(a.kind) {
+        Kind::Citation => ("citation", "Citation"),
+        Kind::Implication => ("implication", "Implication"),
+        Kind::Test => ("test", "Test"),
+        Kind::Exception => ("exception", "Exception"),
+        Kind::Todo => ("todo", "TODO"),
+        Kind::Spec => ("spec", "Requirement"),
+    };
+    let _ = write!(w, "<li><span class=\"k k-{class}\">{label}</span> ");
+    match links.blob {
+        Some(blob) => {
+            w.push_str("<a href=\"");
+            esc(w, blob);
+            w.push('/');
+            let encoded = percent_encoding::utf8_percent_encode(&entry.source, PATH).to_string();
+            esc(w, &encoded);
+            if a.line > 0 {
+                let _ = write!(w, "#L{}", a.line);
+            }
+            w.push_str("\"><code>");
+            place(w, entry);
+            w.push_str("</code></a>");
+        }
+        None => {
+            w.push_str("<code>");
+            place(w, entry);
+            w.push_str("</code>");
+        }
+    }
+    if let Some(issue) = &a.tracking_issue {
+        w.push_str(" <span class=\"m\">issue ");
+        let href = if issue.starts_with("http://") || issue.starts_with("https://") {
+            Some(issue.clone())
+        } else {
+            links.issue.map(|base| {
+                format!(
+                    "{base}/{}",
+                    percent_encoding::utf8_percent_encode(issue, PATH)
+                )
+            })
+        };
+        match href {
+            Some(href) => {
+                w.push_str("<a href=\"");
+                esc(w, &href);
+                w.push_str("\">");
+                esc(w, issue);
+                w.push_str("</a>");
+            }
+            None => esc(w, issue),
+        }
+        w.push_str("</span>");
+    }
+    if let Some(feature) = &a.feature {
+        w.push_str(" <span class=\"m\">feature ");
+        esc(w, feature);
+        w.push_str("</span>");
+    }
+    for tag in &a.tags {
+        w.push_str(" <span class=\"m tag\">");
+        esc(w, tag);
+        w.push_str("</span>");
+    }
+    if let Some(reason) = a.reason.as_deref().filter(|r| !r.is_empty()) {
+        w.push_str("<br><span class=\"why\">");
+        esc(w, reason);
+        w.push_str("</span>");
+    } else if !a.quote.is_empty() {
+        w.push_str("<br><q>");
+        esc(w, &a.quote);
+        w.push_str("</q>");
+    }
+    w.push_str("</li>");
+}
+
+/// `source#Lline`, as 0.4.3 names a citation's place.
+fn place(w: &mut String, entry: &Entry) {
+    esc(w, &entry.source);
+    if entry.annotation.line > 0 {
+        let _ = write!(w, "#L{}", entry.annotation.line);
+    }
+}
+
+/// 0.4.3's link to open an issue for a requirement: `{issue_link}/new` with the requirement
+/// quoted in the body and the labels `compliance`, `compliance:LEVEL`, `spec:TITLE`.
+fn new_issue(base: &str, plan: &Plan, section: &super::SectionLines, entry: &Entry) -> String {
+    let a = &entry.annotation;
+    let quoted: Vec<String> = a
+        .comment
+        .trim()
+        .split('\n')
+        .map(|l| format!("> {l}"))
+        .collect();
+    let body = format!(
+        "\nFrom [{}]({}#{}) in [{}]({}):\n\n{}",
+        section.title,
+        plan.target.key,
+        section.id,
+        plan.title(),
+        entry.target_path,
+        quoted.join("\n")
+    );
+    let mut labels = vec!["compliance".to_string()];
+    if let Some(level) = a.level {
+        labels.push(format!("compliance:{}", level.as_str()));
+    }
+    labels.push(format!("spec:{}", plan.title()));
+    labels.extend(a.feature.clone());
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("body", &body)
+        .append_pair("labels", &labels.join(","))
+        .finish();
+    format!("{base}/new?{query}")
+}
+
+/// "N things".
+fn plural(w: &mut String, n: usize, one: &str, many: &str) {
+    let _ = write!(w, "{n} {}", if n == 1 { one } else { many });
+}
+
+/// "N complete or excepted (P%)".
+fn done_share(w: &mut String, done: usize, all: usize) {
+    let percent = (done * 1000 / all.max(1)) as f64 / 10.0;
+    let _ = write!(w, "{done} complete or excepted ({percent}%)");
+}
+
+/// `text` as HTML text or attribute value: `& < > " '` escaped, control characters (but tab
+/// and line feed) replaced.
+fn esc(w: &mut String, text: &str) {
+    let mut last = 0;
+    for (i, b) in text.bytes().enumerate() {
+        let replacement = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            b'\t' | b'\n' => continue,
+            0..=0x1f | 0x7f => "\u{fffd}",
+            _ => continue,
+        };
+        // `i` is at an ASCII byte: a character boundary.
+        w.push_str(text.get(last..i).unwrap_or_default());
+        w.push_str(replacement);
+        last = i + 1;
+    }
+    w.push_str(text.get(last..).unwrap_or_default());
+}
+
+/// The page's style (the filters' rules are added after it).
+const STYLE: &str = "\
+:root{color-scheme:light;--fg:#1f2328;--muted:#57606a;--line:#d0d7de;--link:#0b57d0;\
+font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;line-height:1.5;color:var(--fg);background:#fff}
+*{box-sizing:border-box}
+body{margin:0 auto;max-width:72rem;padding:0 1rem 2rem;overflow-wrap:anywhere}
+a{color:var(--link)}
+a:focus-visible,summary:focus-visible,input:focus-visible{outline:3px solid #0b57d0;outline-offset:2px}
+h1{font-size:1.6rem;margin:1rem 0 .25rem}
+h2{font-size:1.35rem;margin:2rem 0 .25rem;padding-top:1rem;border-top:2px solid var(--fg)}
+h3{font-size:1.1rem;margin:0}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}
+.sum,.key,.at,.n{color:var(--muted)}
+.sum{margin:.25rem 0}
+.key,.at{margin:0 0 .5rem}
+nav ul{list-style:none;padding:0;margin:.5rem 0;display:flex;flex-wrap:wrap;gap:.25rem 1.5rem}
+.filters{border:1px solid var(--line);border-radius:6px;margin:1rem 0;padding:.5rem .75rem;display:flex;flex-wrap:wrap;gap:.25rem .5rem}
+.filters legend{font-weight:600;padding:0 .25rem}
+.f{display:inline-flex;align-items:center;gap:.25rem;min-height:2rem}
+.f input{margin:0;width:1.1rem;height:1.1rem}
+.f label{cursor:pointer;padding:.125rem .25rem}
+.f input:checked+label{font-weight:700;text-decoration:underline}
+.dot{display:inline-block;width:.7rem;height:.7rem;border-radius:50%;margin-right:.3rem}
+.dot.b-complete{background:#2da44e}.dot.b-exception{background:#5a67d8}.dot.b-missing-test{background:#d4a72c}
+.dot.b-missing-citation{background:#e16f24}.dot.b-partial{background:#a626a4}.dot.b-not-started{background:#7c5cc4}
+.dot.b-not-covered{background:#cf222e}
+.legend{margin:.5rem 0 1rem}
+.legend summary,.toc summary,.text summary{cursor:pointer;color:var(--link);min-height:1.5rem}
+.legend dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem .75rem;margin:.5rem 0}
+.legend dd{margin:0}
+.badge{display:inline-block;padding:0 .4rem;border-radius:4px;font-size:.85rem;font-weight:600;white-space:nowrap}
+.b-complete{background:#d1f4dc;color:#0f3d1f}
+.b-exception{background:#dde3fb;color:#22286b}
+.b-missing-test{background:#fbf0b5;color:#5a3a00}
+.b-missing-citation{background:#fde0c2;color:#6b2a00}
+.b-partial{background:#f6dcf6;color:#5f1760}
+.b-not-started{background:#e7e1f7;color:#3b1f73}
+.b-not-covered{background:#fbd5d5;color:#6e1111}
+.over{display:flex;flex-wrap:wrap;gap:0 2.5rem;align-items:flex-start}
+.over>div{flex:0 1 24rem}
+.totals{border-collapse:collapse;margin:.5rem 0;font-size:.9rem;overflow-wrap:normal}
+.totals caption{text-align:left;color:var(--muted);padding-bottom:.25rem}
+.totals th,.totals td{border-bottom:1px solid var(--line);padding:.2rem .45rem;text-align:right}
+.totals thead th:first-child{text-align:left}
+.totals th[scope=row]{text-align:left;font-weight:400}
+.totals tfoot th,.totals tfoot td{font-weight:700}
+.totals td.zero{color:var(--muted)}
+.toc ol{margin:.25rem 0;padding-left:1.5rem}
+.sec{border-top:1px solid var(--line);padding:1rem 0 .5rem}
+.reqs{list-style:none;padding:0;margin:.5rem 0}
+.req{border-left:4px solid var(--line);padding:.25rem 0 .25rem .75rem;margin:.75rem 0}
+.req.s-complete{border-color:#2da44e}.req.s-exception{border-color:#5a67d8}
+.req.s-missing-test{border-color:#d4a72c}.req.s-missing-citation{border-color:#e16f24}
+.req.s-partial{border-color:#a626a4}.req.s-not-started{border-color:#7c5cc4}
+.req.s-not-covered{border-color:#cf222e}
+.req:target{background:#f1f6ff}
+.rh{display:flex;flex-wrap:wrap;gap:.25rem .5rem;align-items:baseline}
+.lvl{font-size:.8rem;font-weight:700;letter-spacing:.03em}
+.rt{margin:.25rem 0;font-weight:500}
+.cites{margin:.25rem 0;padding-left:1.25rem;font-size:.92rem}
+.cites li{margin:.15rem 0}
+.k{font-size:.75rem;font-weight:700;text-transform:uppercase;letter-spacing:.03em;color:var(--muted)}
+.m{color:var(--muted);font-size:.85rem}
+.tag{border:1px solid var(--line);border-radius:4px;padding:0 .3rem}
+.why,.cites q{color:var(--muted)}
+.noreq{color:var(--muted);font-style:italic;margin:.25rem 0}
+.other{margin:.5rem 0 0;font-size:.92rem}
+.new{margin:.25rem 0;font-size:.9rem}
+.text{margin:.5rem 0}
+.body{border:1px solid var(--line);border-radius:6px;padding:0 .75rem;background:#fafbfc;margin-top:.25rem}
+.body p{white-space:pre-wrap;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem;margin:.6rem 0}
+mark{color:#111;border-radius:2px}
+.h-ok{background:#b6ecc6}
+.h-part{background:#f8e08e}
+.h-none{background:#f8c4c4;text-decoration:underline dotted}
+.h-cite{background:#d6e6fb}
+mark:target{outline:2px solid #0b57d0}
+@media (min-width:64rem){.cols{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:0 2rem;align-items:start}}
+footer{margin-top:2rem;color:var(--muted);font-size:.85rem;border-top:1px solid var(--line)}
+@media (max-width:40rem){body{padding:0 .6rem 1.5rem}.legend dl{grid-template-columns:1fr}.legend dd{margin-bottom:.4rem}
+.totals{font-size:.8rem;width:100%}.totals th,.totals td{padding:.15rem .2rem}.totals .badge{font-size:.75rem;padding:0 .25rem}}
+";
