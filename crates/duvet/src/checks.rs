@@ -126,18 +126,27 @@ fn occurrences(model: &Model, c: usize) -> &[Range<usize>] {
         let view = model.specs[citation.spec].sections[citation.section]
             .view
             .normalized();
-        memchr::memmem::find_iter(view.as_bytes(), quote.as_bytes())
-            .scan(0, |next, start| {
-                // Non-overlapping, as duvet reads on after each occurrence.
-                let keep = start >= *next;
-                if keep {
-                    *next = start + quote.len();
-                }
-                Some(keep.then(|| start..start + quote.len()))
-            })
-            .flatten()
-            .collect()
+        occurrences_in(view, &quote)
     })
+}
+
+/// Every occurrence of `quote` (normalized) in `view` (a section's normalized view), in
+/// order and not overlapping, as duvet reads on after each occurrence; none for an empty
+/// quote. Shared with `duvet query` ([`crate::query`]).
+pub(crate) fn occurrences_in(view: &str, quote: &str) -> Vec<Range<usize>> {
+    if quote.is_empty() {
+        return Vec::new();
+    }
+    memchr::memmem::find_iter(view.as_bytes(), quote.as_bytes())
+        .scan(0, |next, start| {
+            let keep = start >= *next;
+            if keep {
+                *next = start + quote.len();
+            }
+            Some(keep.then(|| start..start + quote.len()))
+        })
+        .flatten()
+        .collect()
 }
 
 /// The first occurrence of citation `c`'s normalized quote (duvet's target rule).
@@ -150,7 +159,13 @@ fn first(model: &Model, c: usize) -> Option<Range<usize>> {
 /// of one length, so only those overlapping `target` (or, when none does, the two
 /// nearest) can be best: found by binary search, not by reading them all.
 fn nearest(model: &Model, c: usize, target: &Range<usize>) -> Option<Range<usize>> {
-    let all = occurrences(model, c);
+    best_of(occurrences(model, c), target)
+}
+
+/// Of `all` (occurrences of one quote, in order, as [`occurrences_in`] finds them), the one
+/// that overlaps `target` most, then lies nearest to it: duvet's rule for a covering quote.
+/// Shared with `duvet query` ([`crate::query`]).
+pub(crate) fn best_of(all: &[Range<usize>], target: &Range<usize>) -> Option<Range<usize>> {
     let lo = all.partition_point(|o| o.end <= target.start);
     let hi = all.partition_point(|o| o.start < target.end);
     let candidates = if lo < hi {

@@ -29,6 +29,7 @@ pub mod orphans;
 pub mod paging;
 pub mod par;
 pub mod project;
+pub mod query;
 pub mod report;
 pub mod resources;
 pub mod server;

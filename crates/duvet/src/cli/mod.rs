@@ -6,6 +6,7 @@
 mod extract;
 mod init;
 mod merge;
+mod query;
 mod report;
 
 use std::{path::PathBuf, process::ExitCode};
@@ -43,6 +44,9 @@ enum Command {
     /// Serve the project's specifications, requirements and citations over MCP (stdio, or
     /// Streamable HTTP with --http).
     Mcp(McpArgs),
+    // 0.4.3's words, with which its help (printed without a check) begins.
+    #[command(about = query::ABOUT)]
+    Query(query::QueryArgs),
     /// Write the project's compliance reports and check them, as duvet 0.4.3's `duvet
     /// report` does (the same options, statuses and exit codes).
     Report(report::ReportArgs),
@@ -102,6 +106,7 @@ struct McpArgs {
 pub fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Mcp(args) => mcp(args),
+        Command::Query(args) => query::run(args),
         Command::Report(args) => report::run(args),
         Command::Extract(args) => extract::run(args),
         Command::Init(args) => init::run(args),

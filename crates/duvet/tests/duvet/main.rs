@@ -20,6 +20,7 @@ mod identifiers;
 mod init;
 mod json_v2;
 mod mcp;
+mod query;
 mod report;
 mod subscriptions;
 mod surface;

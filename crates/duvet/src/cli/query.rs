@@ -1,0 +1,242 @@
+//! `duvet query`: duvet 0.4.3's command, with its options, verdicts, words and exit codes
+//! ([`crate::query`]). In the working directory's project (`.duvet/config.toml`; without one,
+//! an empty project, whose checks pass as 0.4.3's do), after extracting the requirements of
+//! the declared specifications as `duvet report` does, it runs the checks `--check` names and
+//! prints their results on standard error (where 0.4.3 prints them): exit 0 when all pass, 1
+//! when one fails or the project cannot be read. Without a check it prints its help on
+//! standard output (exit 0), as 0.4.3 does; a check it does not know is a usage error
+//! (exit 2). `--check coverage` and `--check executed-coverage` read coverage reports, which
+//! this build does not: they are refused (exit 2), never passed over.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use crate::config::{self, Flags};
+use crate::model::Model;
+use crate::project::{self, FileCache};
+use crate::query::{self, Check, Renderer, Scope};
+use crate::report::{Report, Sources};
+
+/// What `duvet query` is, in 0.4.3's words (its help begins with them).
+pub const ABOUT: &str = "Queries requirement traceability using coverage data";
+
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// Types of checks to run (comma-separated)
+    #[arg(short = 'c', long, value_delimiter = ',')]
+    check: Option<Vec<CheckType>>,
+
+    /// Specific sections to validate (comma-separated)
+    #[arg(short = 's', long, value_delimiter = ',')]
+    section: Option<Vec<String>>,
+
+    /// Filter by quoted requirement text (case-insensitive substring match, repeatable)
+    #[arg(short = 'q', long)]
+    quote: Option<Vec<String>>,
+
+    /// Coverage report path(s), supports globs (required for coverage checks)
+    #[arg(
+        short = 'r',
+        long,
+        required_if_eq_any([("check", "coverage"), ("check", "executed-coverage")])
+    )]
+    coverage_report: Option<Vec<String>>,
+
+    /// Coverage format (required for coverage checks)
+    #[arg(
+        short = 'f',
+        long,
+        required_if_eq_any([("check", "coverage"), ("check", "executed-coverage")])
+    )]
+    coverage_format: Option<CoverageFormat>,
+
+    /// Enable verbose output
+    #[arg(short = 'v', long)]
+    verbose: bool,
+}
+
+/// The checks of `--check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CheckType {
+    /// Every requirement of the specifications is quoted entirely by implementation,
+    /// implication or exception annotations. Fails on a requirement none quotes, one quoted
+    /// in part, and one a TODO annotation quotes.
+    #[value(alias = "implementations")]
+    Implementation,
+    /// Every implementation annotation is quoted entirely by test annotations of its section.
+    /// Implications, exceptions and TODOs need no test; a test without an implementation is
+    /// fine; one test may cover several implementations.
+    #[value(alias = "tests")]
+    Test,
+    /// Every test annotation ran, and ran the implementations it tests, by the coverage
+    /// reports. Not offered by this build, which reads no coverage reports.
+    Coverage,
+    /// `coverage`, for the test annotations that ran only. Not offered by this build.
+    ExecutedCoverage,
+    /// No annotation is quoted entirely by others of its type and section.
+    Duplicates,
+}
+
+/// The formats of `--coverage-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CoverageFormat {
+    JacocoXml,
+}
+
+/// Print errors as the other commands do (`error: …`, one a line) and fail (exit 1).
+fn fail(errors: &[String]) -> ExitCode {
+    let mut err = std::io::stderr().lock();
+    for e in errors {
+        let _ = writeln!(err, "error: {e}");
+    }
+    ExitCode::FAILURE
+}
+
+/// 0.4.3's help of `duvet query`, as it prints it without a check.
+fn help() -> clap::Command {
+    QueryArgs::augment_args(clap::Command::new("query").about(ABOUT))
+}
+
+pub fn run(args: QueryArgs) -> ExitCode {
+    // -r and -f matter only to the coverage checks, which this build refuses.
+    let _ = (&args.coverage_report, &args.coverage_format);
+    let checks = match &args.check {
+        Some(checks) if !checks.is_empty() => checks,
+        _ => {
+            // As 0.4.3: the help, a blank line, success.
+            let mut cmd = help();
+            let _ = cmd.print_help();
+            let _ = writeln!(std::io::stdout().lock());
+            return ExitCode::SUCCESS;
+        }
+    };
+    let mut wanted = Vec::with_capacity(checks.len());
+    for check in checks {
+        wanted.push(match check {
+            CheckType::Implementation => Check::Implementation,
+            CheckType::Test => Check::Test,
+            CheckType::Duplicates => Check::Duplicates,
+            CheckType::Coverage | CheckType::ExecutedCoverage => {
+                let name = check
+                    .to_possible_value()
+                    .map_or_else(String::new, |v| v.get_name().to_string());
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "error: --check {name} is not offered by this build of duvet: it does not \
+                     read coverage reports yet, so it cannot run the check (and will not pass \
+                     it unchecked); the other checks are implementation, test and duplicates"
+                );
+                return ExitCode::from(2);
+            }
+        });
+    }
+    let root = match std::env::current_dir() {
+        Ok(root) => root,
+        Err(e) => return fail(&[format!("cannot read the working directory: {e}")]),
+    };
+    let config = match config::load(&root, &Flags::default()) {
+        Ok(config) => Some(config),
+        // As 0.4.3: without a config the project is empty, and its checks pass.
+        Err(config::ConfigError::NoConfig { .. }) => None,
+        Err(e) => return fail(&[e.to_string()]),
+    };
+    let (inputs, styles) = match &config {
+        Some(config) => {
+            // duvet 0.4.3 first extracts the requirements of the declared specifications.
+            if let Err(errors) = super::extract::requirements(config) {
+                return fail(&errors);
+            }
+            let cache = FileCache::default();
+            let styles = config.sources.iter().map(|s| s.style.clone()).collect();
+            (project::inputs(config, &cache), styles)
+        }
+        None => (crate::model::Inputs::default(), Vec::new()),
+    };
+    let sources = Sources::of(&root, &inputs);
+    let model = Model::build(inputs);
+    // What 0.4.3 cannot read, it refuses before it checks anything.
+    let report = Report::build(&sources, &model);
+    if !report.errors.is_empty() {
+        return fail(&report.errors);
+    }
+    let scope = Scope::new(
+        args.section.as_deref().unwrap_or_default(),
+        args.quote.as_deref().unwrap_or_default(),
+    );
+    let result = match query::run(&model, &sources.annotations, &wanted, &scope, args.verbose) {
+        Ok(result) => result,
+        Err(unmatched) => {
+            let errors: Vec<String> = unmatched
+                .iter()
+                .map(|u| {
+                    format!(
+                        "{}:{}: Exactly matchable quote not found in section (duvet 0.4.3's \
+                         query finds quotes exactly, once whitespace is normalized; this one \
+                         matches only within one edit: correct its text)",
+                        crate::model::path_text(&u.annotation.file),
+                        u.annotation.line
+                    )
+                })
+                .collect();
+            return fail(&errors);
+        }
+    };
+    let text = query::write(&result, &root, &styles, &Renderer::for_terminal());
+    // A closed pipe is no failure of the query.
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    if result.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Parse `duvet query` arguments alone (for tests of the parser).
+#[cfg(test)]
+fn parse(args: &[&str]) -> Result<QueryArgs, clap::Error> {
+    let matches =
+        help().try_get_matches_from(std::iter::once("query").chain(args.iter().copied()))?;
+    <QueryArgs as clap::FromArgMatches>::from_arg_matches(&matches)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_are_comma_separated_with_0_4_3_s_aliases() {
+        let args = parse(&["-c", "implementations,tests", "--check", "duplicates"]).unwrap();
+        assert_eq!(
+            args.check,
+            Some(vec![
+                CheckType::Implementation,
+                CheckType::Test,
+                CheckType::Duplicates
+            ])
+        );
+    }
+
+    #[test]
+    fn coverage_checks_need_a_report_and_its_format_as_in_0_4_3() {
+        let err = parse(&["-c", "coverage"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+        let args = parse(&["-c", "coverage", "-r", "a.xml", "-f", "jacoco-xml"]).unwrap();
+        assert_eq!(args.check, Some(vec![CheckType::Coverage]));
+    }
+
+    #[test]
+    fn sections_split_and_quotes_repeat() {
+        let args = parse(&["-s", "a.md#x,b.md", "-q", "MUST", "-q", "SHOULD", "-v"]).unwrap();
+        assert_eq!(
+            args.section,
+            Some(vec!["a.md#x".to_string(), "b.md".to_string()])
+        );
+        assert_eq!(
+            args.quote,
+            Some(vec!["MUST".to_string(), "SHOULD".to_string()])
+        );
+        assert!(args.verbose);
+    }
+}
