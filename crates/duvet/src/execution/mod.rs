@@ -15,14 +15,25 @@
 //!   hit means executed, missed means not executed, a line the report does not list (a
 //!   comment, a declaration, past the end) means unknown, with that line. Requirement-file
 //!   annotations and TODOs never execute.
+//! * **Java** (`.java`) is decided by 0.4.3's classified model instead ([`java`] reads each
+//!   line's role from tree-sitter-java's tree, [`classified`] resolves targets within scopes
+//!   and carries execution back from hit lines); a Java file its parser rejects is
+//!   *defeated*: its annotations are unknown at the first error, and [`defeated_messages`]
+//!   says so in 0.4.3's words.
 //! * **Several reports** fold per annotation: executed in any wins, then unknown, then not
 //!   executed.
 
+pub mod classified;
+pub mod java;
+mod model;
 pub mod reports;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+pub use model::{
+    Degraded, FileModel, Issue, IssueKind, defeated_message, defeated_messages, model_summary,
+};
 pub use reports::{CoverageFormat, FileCoverage, Hit, Report};
 
 /// Whether an annotation's code ran.
@@ -68,51 +79,6 @@ impl ExecutionStatus {
 pub struct Span {
     pub start: usize,
     pub end: usize,
-}
-
-/// What decides the statuses of one file's annotations in one report.
-#[derive(Debug, Clone)]
-pub struct FileModel {
-    /// Per line (index = line - 1): whether the annotation target walk skips it (blank, or
-    /// part of an annotation).
-    skippable: Vec<bool>,
-    coverage: BTreeMap<usize, Hit>,
-}
-
-impl FileModel {
-    /// The model of a file with `text`, whose annotations span `spans`, covered as
-    /// `coverage` says.
-    pub fn new(text: &str, spans: &[Span], coverage: &FileCoverage) -> Self {
-        let mut skippable: Vec<bool> = text.lines().map(|l| l.trim().is_empty()).collect();
-        for span in spans {
-            for line in span.start.max(1)..=span.end {
-                if let Some(s) = skippable.get_mut(line - 1) {
-                    *s = true;
-                }
-            }
-        }
-        Self {
-            skippable,
-            coverage: coverage.lines().collect(),
-        }
-    }
-
-    /// The first line after `span` the walk does not skip.
-    pub fn target(&self, span: Span) -> Option<usize> {
-        (span.end + 1..=self.skippable.len()).find(|line| !self.skippable[line - 1])
-    }
-
-    /// The status of the annotation spanning `span`.
-    pub fn status(&self, span: Span) -> ExecutionStatus {
-        match self.target(span) {
-            None => ExecutionStatus::Unknown { line: 0 },
-            Some(line) => match self.coverage.get(&line) {
-                Some(Hit::Hit) => ExecutionStatus::Executed,
-                Some(Hit::Miss) => ExecutionStatus::NotExecuted,
-                None => ExecutionStatus::Unknown { line },
-            },
-        }
-    }
 }
 
 /// Whether `entry`, a path as a coverage report names a file, names the file at
@@ -194,7 +160,8 @@ impl Execution {
         for (file, coverage) in matched {
             let Some(text) = read(&file) else { continue };
             let file_spans = spans.get(&file).map_or(&[][..], Vec::as_slice);
-            models.insert(file, FileModel::new(&text, file_spans, coverage));
+            let model = FileModel::new(&file, &text, file_spans, coverage);
+            models.insert(file, model);
         }
         Ok(Self { files: models })
     }
@@ -210,6 +177,13 @@ impl Execution {
     /// How many of the project's files the report covers.
     pub fn files(&self) -> usize {
         self.files.len()
+    }
+
+    /// The model of each file the report covers, by path.
+    pub fn models(&self) -> impl Iterator<Item = (&Path, &FileModel)> {
+        self.files
+            .iter()
+            .map(|(path, model)| (path.as_path(), model))
     }
 }
 

@@ -89,7 +89,7 @@ fn an_annotation_runs_when_the_first_code_line_after_it_ran() {
         Span { start: 13, end: 14 },
     ];
     let coverage = reports::lcov("SF:x\nDA:6,1\nDA:7,0\nDA:12,0\n").unwrap();
-    let model = FileModel::new(text, &spans, &coverage.files["x"]);
+    let model = FileModel::new(Path::new("x.rs"), text, &spans, &coverage.files["x"]);
     // Stacked annotations share the target past both.
     assert_eq!(model.status(spans[0]), ExecutionStatus::Executed);
     assert_eq!(model.status(spans[1]), ExecutionStatus::Executed);
@@ -100,7 +100,7 @@ fn an_annotation_runs_when_the_first_code_line_after_it_ran() {
     );
     assert_eq!(model.status(spans[3]), ExecutionStatus::Unknown { line: 0 });
     let missed = reports::lcov("SF:x\nDA:6,0\n").unwrap();
-    let model = FileModel::new(text, &spans, &missed.files["x"]);
+    let model = FileModel::new(Path::new("x.rs"), text, &spans, &missed.files["x"]);
     assert_eq!(model.status(spans[0]), ExecutionStatus::NotExecuted);
 }
 

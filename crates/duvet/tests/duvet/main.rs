@@ -18,6 +18,7 @@ mod html;
 mod http;
 mod identifiers;
 mod init;
+mod java_coverage;
 mod json_v2;
 mod mcp;
 mod query;
