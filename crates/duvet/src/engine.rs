@@ -24,9 +24,13 @@ use notify::{EventKind, RecursiveMode, Watcher};
 
 use crate::{
     config::{self, Flags, ProjectConfig},
+    execution::view::{Coverage, CoverageSettings},
     model::Model,
     project::{self, FileCache},
 };
+
+/// What a coverage answer was computed from: the snapshot and each report file's version.
+type CoverageKey = (usize, Vec<(PathBuf, Option<std::time::SystemTime>, u64)>);
 
 /// A configuration and the model built from it.
 pub struct Snapshot {
@@ -50,6 +54,10 @@ pub struct Engine {
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
     /// Directories watched recursively, and non-recursively.
     watched: Mutex<(HashSet<PathBuf>, HashSet<PathBuf>)>,
+    /// The coverage reports to read (`--coverage-report`), if any.
+    coverage_settings: Option<CoverageSettings>,
+    /// The latest coverage answer, while its snapshot and reports are unchanged.
+    coverage: Mutex<Option<(CoverageKey, Arc<Coverage>)>>,
 }
 
 fn no_project(reason: &str) -> ToolError {
@@ -61,6 +69,15 @@ fn no_project(reason: &str) -> ToolError {
 impl Engine {
     /// An engine for the project at `root` described by `flags` (and the config file).
     pub fn new(root: PathBuf, flags: Flags) -> Arc<Self> {
+        Self::with_coverage(root, flags, None)
+    }
+
+    /// An engine that also reads the coverage reports `coverage` names.
+    pub fn with_coverage(
+        root: PathBuf,
+        flags: Flags,
+        coverage: Option<CoverageSettings>,
+    ) -> Arc<Self> {
         let engine = Arc::new(Self {
             root,
             flags,
@@ -71,6 +88,8 @@ impl Engine {
             build: tokio::sync::Mutex::new(()),
             watcher: Mutex::new(None),
             watched: Mutex::new((HashSet::new(), HashSet::new())),
+            coverage_settings: coverage,
+            coverage: Mutex::new(None),
         });
         engine.start_watcher();
         engine
@@ -95,6 +114,79 @@ impl Engine {
             *latest = Some((generation, built.clone()));
         }
         built.map_err(|reason| no_project(&reason))
+    }
+
+    /// Whether coverage reports are configured.
+    pub fn has_coverage(&self) -> bool {
+        self.coverage_settings.is_some()
+    }
+
+    /// The executed state of `snapshot`'s citations in the configured coverage reports, read
+    /// again when a report changes. Without reports configured, or when they cannot be read,
+    /// an error says what to do.
+    pub async fn coverage(
+        self: &Arc<Self>,
+        snapshot: &Arc<Snapshot>,
+    ) -> Result<Arc<Coverage>, ToolError> {
+        let Some(settings) = self.coverage_settings.clone() else {
+            return Err(ToolError::new(
+                crate::errors::NO_COVERAGE,
+                "No coverage report is configured".to_string(),
+            )
+            .with_hint("Start `duvet mcp` with --coverage-report PATH (LCOV or, with --coverage-format jacoco-xml, JaCoCo XML), e.g. the lcov.info that `cargo llvm-cov --lcov` or `cargo tarpaulin --out Lcov` writes."));
+        };
+        let engine = self.clone();
+        let snapshot = snapshot.clone();
+        tokio::task::spawn_blocking(move || engine.coverage_now(&settings, &snapshot))
+            .await
+            .map_err(|err| ToolError::internal(format!("reading coverage failed: {err}")))?
+    }
+
+    fn coverage_now(
+        &self,
+        settings: &CoverageSettings,
+        snapshot: &Arc<Snapshot>,
+    ) -> Result<Arc<Coverage>, ToolError> {
+        let missing = |message: String| {
+            ToolError::new(crate::errors::NO_COVERAGE, message).with_hint(
+                "Run the tests with coverage (e.g. `cargo tarpaulin --out Lcov`), or fix --coverage-report to name the report they write.",
+            )
+        };
+        let unreadable = |message: String| {
+            ToolError::new(crate::errors::COVERAGE_UNREADABLE, message).with_hint(
+                "Try again once the test run writing the report has finished; if it persists, check --coverage-format.",
+            )
+        };
+        let files = settings.files(&self.root).map_err(missing)?;
+        let key: CoverageKey = (
+            Arc::as_ptr(snapshot) as usize,
+            files
+                .iter()
+                .map(|f| {
+                    let meta = std::fs::metadata(f).ok();
+                    let modified = meta.as_ref().and_then(|m| m.modified().ok());
+                    (f.clone(), modified, meta.map_or(0, |m| m.len()))
+                })
+                .collect(),
+        );
+        if let Ok(cached) = self.coverage.lock()
+            && let Some((cached_key, coverage)) = cached.as_ref()
+            && *cached_key == key
+        {
+            return Ok(coverage.clone());
+        }
+        let reports = files
+            .iter()
+            .map(|f| crate::execution::reports::read(f, settings.format).map(|r| (f.clone(), r)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(unreadable)?;
+        let coverage = Arc::new(
+            Coverage::build(&snapshot.model, &snapshot.config.root, &reports).map_err(missing)?,
+        );
+        if let Ok(mut cached) = self.coverage.lock() {
+            *cached = Some((key, coverage.clone()));
+        }
+        Ok(coverage)
     }
 
     /// Follow the project's changes: the receiver sees a new value each time a file under

@@ -14,3 +14,13 @@ pub const NO_PROJECT: ErrorCode = ErrorCode::new("no_project", ErrorClass::NotFo
 /// identifiers. The message lists their paths; the caller picks one.
 pub const AMBIGUOUS_REQUIREMENT: ErrorCode =
     ErrorCode::new("ambiguous_requirement", ErrorClass::InvalidArguments);
+
+/// No coverage report to answer from: none is configured (`duvet mcp --coverage-report`), none
+/// matches the configured pattern, or a report entry matches several files (or a file several
+/// entries). Not retryable: fix the configuration, or produce the report.
+pub const NO_COVERAGE: ErrorCode = ErrorCode::new("no_coverage", ErrorClass::NotFound);
+
+/// A configured coverage report cannot be read or is malformed, as a report still being
+/// written is: retryable once the test run that writes it has finished.
+pub const COVERAGE_UNREADABLE: ErrorCode =
+    ErrorCode::new("coverage_unreadable", ErrorClass::Unavailable);

@@ -20,6 +20,7 @@ pub mod config;
 pub mod coverage;
 pub mod engine;
 pub mod errors;
+pub mod executed;
 pub mod execution;
 pub mod extract;
 pub mod filter;

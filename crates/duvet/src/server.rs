@@ -24,6 +24,7 @@ use rmcp::{
 use crate::{
     checks::{self, DuplicateCitation, UnattachedCitation, UntestedCitation},
     engine::{Engine, Snapshot},
+    executed,
     filter::ListParams,
     model::InvalidCitation,
     resources,
@@ -105,10 +106,19 @@ pub const TOOLS: &[Entry] = &[
         toolset: "citations",
         writes: false,
     },
+    Entry {
+        name: "list_unexecuted_requirements",
+        toolset: "coverage",
+        writes: false,
+    },
 ];
 
 /// Each toolset's icon color: one glyph per toolset in a client's list.
-const ICON_COLORS: &[(&str, &str)] = &[("requirements", "6f42c1"), ("citations", "d9730d")];
+const ICON_COLORS: &[(&str, &str)] = &[
+    ("requirements", "6f42c1"),
+    ("citations", "d9730d"),
+    ("coverage", "1a7f37"),
+];
 
 /// `router`'s tools with their titles and their toolset's icon.
 fn dressed(router: ToolRouter<DuvetServer>) -> ToolRouter<DuvetServer> {
@@ -142,6 +152,24 @@ impl DuvetServer {
                 .await
                 .and_then(|snapshot| f(&snapshot, &self.cursor_key)),
         )
+    }
+
+    /// A requirement's status, with its executed state when coverage reports are configured
+    /// (a report that cannot be read says so in it, not instead of the status).
+    async fn requirement_status(
+        &self,
+        p: tools::RequirementParams,
+    ) -> Result<tools::RequirementStatus, ToolError> {
+        let snapshot = self.engine.snapshot().await?;
+        let mut status = tools::get_requirement_status(&snapshot.model, p)?;
+        if self.engine.has_coverage() {
+            let r = tools::find_requirement(&snapshot.model, &status.identifier, None)?;
+            status.execution = Some(match self.engine.coverage(&snapshot).await {
+                Ok(coverage) => executed::execution(&snapshot.model, &coverage, r),
+                Err(err) => executed::unreadable(err.message),
+            });
+        }
+        Ok(status)
     }
 
     /// Run `f` on the project as it is now.
@@ -218,12 +246,28 @@ impl DuvetServer {
         params: Parameters<RequirementParams>,
     ) -> Reply<RequirementStatus> {
         match params.into_inner() {
-            Ok(p) => {
-                self.with_model(|s| tools::get_requirement_status(&s.model, p))
-                    .await
-            }
+            Ok(p) => Reply(self.requirement_status(p).await),
             Err(err) => Reply(Err(err)),
         }
+    }
+
+    #[tool(
+        title = "List unexecuted requirements",
+        description = "List cited requirements whose implementing code did not all run in the coverage reports, as `duvet query --check coverage` (0.4.3) decides per citation. Paged.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = paged_output_schema::<Vec<executed::UnexecutedRequirement>>()
+    )]
+    async fn list_unexecuted_requirements(
+        &self,
+        params: Parameters<executed::UnexecutedParams>,
+    ) -> PagedReply<Vec<executed::UnexecutedRequirement>> {
+        let answer = async {
+            let p = params.into_inner()?;
+            let snapshot = self.engine.snapshot().await?;
+            let coverage = self.engine.coverage(&snapshot).await?;
+            executed::list_unexecuted_requirements(&snapshot.model, &coverage, &self.cursor_key, p)
+        };
+        PagedReply(answer.await)
     }
 
     #[tool(

@@ -35,7 +35,7 @@ pub struct RequirementRef {
     pub exception: Option<String>,
 }
 
-fn requirement_ref(model: &Model, r: usize) -> RequirementRef {
+pub(crate) fn requirement_ref(model: &Model, r: usize) -> RequirementRef {
     RequirementRef {
         identifier: model.requirements[r].identifier.clone(),
         full_path: model.requirement_path(r),
@@ -243,6 +243,8 @@ pub struct RequirementStatus {
     pub level: Option<Level>,
     #[serde(flatten)]
     pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<crate::execution::view::Executed>,
 }
 
 /// How many candidates an ambiguous identifier's error lists.
@@ -304,6 +306,7 @@ pub fn get_requirement_status(
         full_path: model.requirement_path(r),
         level: req.level,
         status: req.status.clone(),
+        execution: None,
     })
 }
 
@@ -383,7 +386,7 @@ pub fn list_uncited_requirements(
 
 /// What a filtered list's cursors are bound to: nothing for the whole list (as before there
 /// were filters, so cursors issued then still work), else the filters.
-fn bound(scope: &Scope) -> serde_json::Value {
+pub(crate) fn bound(scope: &Scope) -> serde_json::Value {
     if scope.is_empty() {
         serde_json::Value::Null
     } else {

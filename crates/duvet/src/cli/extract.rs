@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::report::{CargoFlags, fail, note};
+use super::common::{CargoFlags, fail, note};
 use crate::config::{self, Flags, ProjectConfig};
 use crate::extract::{self, Extension};
 use crate::project;

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::report::{fail, note};
+use super::common::{fail, note};
 
 /// The config schema 0.4.3 writes.
 const SCHEMA: &str = "https://awslabs.github.io/duvet/config/v0.4.0.json";

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::report::{fail, note};
+use super::common::{fail, note};
 use crate::report::{json_v2, json_v2_merge};
 
 #[derive(Debug, Args)]

@@ -3,6 +3,7 @@
 //! and checks duvet 0.4.3's reports ([`report`]); `duvet extract` writes a specification's
 //! requirement files ([`extract`]).
 
+mod common;
 mod extract;
 mod init;
 mod merge;
@@ -17,7 +18,9 @@ use mcp_common::{
     serve::{ServeOptions, TransportArgs},
 };
 
-use crate::{config::Flags, engine::Engine, server::DuvetServer};
+use crate::{
+    config::Flags, engine::Engine, execution::view::CoverageSettings, server::DuvetServer,
+};
 use mcp_common::surface::{Selection, SurfaceArgs};
 
 /// The name the server introduces itself with on stderr.
@@ -94,7 +97,19 @@ struct McpArgs {
     #[arg(long, value_name = "DIR")]
     spec_path: Option<PathBuf>,
 
-    /// Which tools to offer (toolsets: requirements, citations; all tools read).
+    /// A coverage report to read for whether the cited code ran: a path or glob relative to
+    /// the root (repeatable), e.g. target/tarpaulin/lcov.info. Offers the coverage toolset
+    /// (list_unexecuted_requirements) and an `execution` in get_requirement_status.
+    #[arg(long, value_name = "GLOB")]
+    coverage_report: Vec<String>,
+
+    /// The coverage reports' format: lcov, or jacoco-xml (default: jacoco-xml for .xml
+    /// reports, lcov otherwise).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    coverage_format: Option<crate::execution::CoverageFormat>,
+
+    /// Which tools to offer (toolsets: requirements, citations, and coverage with
+    /// --coverage-report; all tools read).
     #[command(flatten)]
     surface: SurfaceArgs,
 
@@ -123,7 +138,21 @@ fn mcp(args: McpArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let coverage = (!args.coverage_report.is_empty()).then(|| CoverageSettings {
+        format: args.coverage_format.unwrap_or_else(|| {
+            if args.coverage_report.iter().all(|p| p.ends_with(".xml")) {
+                crate::execution::CoverageFormat::JacocoXml
+            } else {
+                crate::execution::CoverageFormat::Lcov
+            }
+        }),
+        patterns: args.coverage_report.clone(),
+    });
     let selection = match Selection::new(&args.surface, crate::server::TOOLS) {
+        // Without coverage reports the coverage tools have nothing to answer from.
+        Ok(selection) if coverage.is_none() => {
+            selection.without_toolset("coverage", crate::server::TOOLS)
+        }
         Ok(selection) => selection,
         Err(err) => {
             mcp_common::serve::report_start_error(NAME, &err);
@@ -149,7 +178,7 @@ fn mcp(args: McpArgs) -> ExitCode {
     let result = runtime.block_on(async move {
         // One engine (one analysis, one file watcher) and one cursor key for every session;
         // each session its own resource subscriptions (`DuvetServer::session`).
-        let engine = Engine::new(root, flags);
+        let engine = Engine::with_coverage(root, flags, coverage);
         // Analyse in the background right away, so the first answer is ready sooner.
         let warm = engine.clone();
         tokio::spawn(async move {

@@ -13,6 +13,8 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
+use super::common::fail;
+
 use crate::config::{self, Flags};
 use crate::model::Model;
 use crate::project::{self, FileCache};
@@ -83,15 +85,6 @@ enum CheckType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum CoverageFormat {
     JacocoXml,
-}
-
-/// Print errors as the other commands do (`error: …`, one a line) and fail (exit 1).
-fn fail(errors: &[String]) -> ExitCode {
-    let mut err = std::io::stderr().lock();
-    for e in errors {
-        let _ = writeln!(err, "error: {e}");
-    }
-    ExitCode::FAILURE
 }
 
 /// 0.4.3's help of `duvet query`, as it prints it without a check.

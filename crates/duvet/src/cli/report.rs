@@ -4,11 +4,12 @@
 //! enables) and with `--ci` fails (exit 1) as 0.4.3 fails: a requirement line nobody cites,
 //! a cited line nobody tests, or a snapshot that changed.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
+
+use super::common::{CargoFlags, fail, note};
 
 use crate::config::{self, Flags};
 use crate::model::Model;
@@ -74,44 +75,6 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     cargo: CargoFlags,
-}
-
-/// Flags of Duvet 0.1–0.3's cargo integration: accepted and ignored, as 0.4.3 does.
-#[derive(Debug, Args)]
-pub(super) struct CargoFlags {
-    #[arg(long, short = 'p', hide = true)]
-    package: Option<String>,
-    #[arg(long, hide = true)]
-    features: Vec<String>,
-    #[arg(long, hide = true)]
-    workspace: bool,
-    #[arg(long = "exclude", hide = true)]
-    excludes: Vec<String>,
-    #[arg(long = "all-features", hide = true)]
-    all_features: bool,
-    #[arg(long = "no-default-features", hide = true)]
-    no_default_features: bool,
-    #[arg(long = "no-cargo", hide = true)]
-    no_cargo: bool,
-    #[arg(long, hide = true)]
-    target: Option<String>,
-    #[arg(long = "target-dir", hide = true)]
-    target_dir: Option<String>,
-    #[arg(long = "manifest-path", hide = true)]
-    manifest_path: Option<String>,
-}
-
-/// Print an error as duvet does (one line each) and fail.
-pub(super) fn fail(errors: &[String]) -> ExitCode {
-    let mut err = std::io::stderr().lock();
-    for e in errors {
-        let _ = writeln!(err, "error: {e}");
-    }
-    ExitCode::FAILURE
-}
-
-pub(super) fn note(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }
 
 /// Write `text` to `path`, making its directory.

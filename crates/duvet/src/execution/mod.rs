@@ -27,6 +27,7 @@ pub mod classified;
 pub mod java;
 mod model;
 pub mod reports;
+pub mod view;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -177,6 +178,11 @@ impl Execution {
     /// How many of the project's files the report covers.
     pub fn files(&self) -> usize {
         self.files.len()
+    }
+
+    /// Whether the report covers `file`.
+    pub fn covers(&self, file: &Path) -> bool {
+        self.files.contains_key(file)
     }
 
     /// The model of each file the report covers, by path.

@@ -48,7 +48,8 @@ enum Token<'a> {
         appendix: bool,
     },
     Named(&'a str),
-    Break(Break),
+    /// A break, with the (empty) start of its line.
+    Break(Break, &'a str),
     Content(&'a str),
     Header,
 }
@@ -125,9 +126,9 @@ fn lines(doc: &str) -> Vec<Token<'_>> {
                 line
             };
             if line == "\u{c}" {
-                Token::Break(Break::Page)
+                Token::Break(Break::Page, &line[..0])
             } else if line.trim().is_empty() {
-                Token::Break(Break::Line)
+                Token::Break(Break::Line, &line[..0])
             } else {
                 Token::Content(line)
             }
@@ -151,7 +152,7 @@ fn headings(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
                 Token::Content(line) => state.classify(line),
                 other => other,
             };
-            state.was_break = matches!(token, Token::Break(_));
+            state.was_break = matches!(token, Token::Break(..));
             if let Token::Section { id, .. } = token {
                 state.previous = Some(id);
             }
@@ -329,43 +330,44 @@ fn headers(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
 fn named(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
     enum State<'a> {
         Init,
-        AfterBreak,
-        Name(&'a str),
+        AfterBreak(Token<'a>),
+        Name(Token<'a>, &'a str),
     }
-    let line_break = Token::Break(Break::Line);
+    let is_line_break = |t: &Token<'_>| matches!(t, Token::Break(Break::Line, _));
     let mut out = Vec::with_capacity(tokens.len());
     let mut state = State::Init;
     for token in tokens {
-        let is_line_break = matches!(token, Token::Break(Break::Line));
         state = match (state, token) {
-            (State::Init, _) if is_line_break => State::AfterBreak,
+            (State::Init, token) if is_line_break(&token) => State::AfterBreak(token),
             (State::Init, token) => {
                 out.push(token);
                 State::Init
             }
-            (State::AfterBreak, Token::Content(line)) if NAMED.contains(&line) => State::Name(line),
-            (State::AfterBreak, _) if is_line_break => {
-                out.push(line_break);
-                State::AfterBreak
+            (State::AfterBreak(b), Token::Content(line)) if NAMED.contains(&line) => {
+                State::Name(b, line)
             }
-            (State::AfterBreak, token) => {
-                out.extend([line_break, token]);
+            (State::AfterBreak(b), token) if is_line_break(&token) => {
+                out.push(b);
+                State::AfterBreak(token)
+            }
+            (State::AfterBreak(b), token) => {
+                out.extend([b, token]);
                 State::Init
             }
-            (State::Name(name), _) if is_line_break => {
-                out.extend([line_break, Token::Named(name), line_break]);
+            (State::Name(b, name), token) if is_line_break(&token) => {
+                out.extend([b, Token::Named(name), token]);
                 State::Init
             }
-            (State::Name(name), token) => {
-                out.extend([line_break, Token::Content(name), token]);
+            (State::Name(b, name), token) => {
+                out.extend([b, Token::Content(name), token]);
                 State::Init
             }
         };
     }
     match state {
         State::Init => {}
-        State::AfterBreak => out.push(line_break),
-        State::Name(name) => out.extend([line_break, Token::Content(name)]),
+        State::AfterBreak(b) => out.push(b),
+        State::Name(b, name) => out.extend([b, Token::Content(name)]),
     }
     out
 }
@@ -379,7 +381,7 @@ fn filter_breaks(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
             let previous = last.take();
             match token {
                 Token::Section { .. } | Token::Named(_) => true,
-                Token::Break(kind) => {
+                Token::Break(kind, _) => {
                     last = Some(*kind);
                     previous.is_none()
                 }
@@ -421,11 +423,11 @@ fn build<'a>(doc: &'a str, tokens: Vec<Token<'a>>) -> Vec<Section<'a>> {
                 (format!("{kind}-{id}"), title)
             }
             Token::Named(title) => (format!("name-{}", slugify(title)), title),
-            Token::Break(_) => {
+            Token::Break(_, start) => {
                 if let Some(section) = open.as_mut()
                     && !section.lines.is_empty()
                 {
-                    section.lines.push(Line::Str(""));
+                    section.lines.push(Line::Str(start));
                 }
                 continue;
             }

@@ -153,6 +153,23 @@ pub struct Target {
 }
 
 impl Target {
+    /// The section named `id`, as 0.4.3 finds it: by its id, or in an IETF text also
+    /// without its `section-`/`appendix-` prefix (`#4.2`, `#A.1`).
+    pub fn section(&self, id: &str) -> Option<usize> {
+        let position = |id: &str| self.sections.iter().position(|s| s.id == id);
+        position(id).or_else(|| {
+            if self.format != Format::Ietf {
+                return None;
+            }
+            let bare = id
+                .trim_start_matches("section-")
+                .trim_start_matches("appendix-");
+            ["section-", "appendix-"]
+                .iter()
+                .find_map(|prefix| position(&format!("{prefix}{bare}")))
+        })
+    }
+
     /// The text of bytes `range` of the file.
     pub fn slice(&self, range: &Range<usize>) -> &str {
         self.text.get(range.clone()).unwrap_or_default()
@@ -229,11 +246,11 @@ impl LineIndex {
 
 /// Where a section's view lies in the file: for each view line (a non-blank section line,
 /// trimmed), its start in the view and in the file.
-struct ViewMap(Vec<(usize, usize, usize)>);
+struct ViewMap(Vec<(usize, usize, usize)>, crate::coverage::View);
 
 impl ViewMap {
     /// Bytes `range` of the view as ranges of the file, one per line it touches; the joining
-    /// spaces between lines stand for none.
+    /// spaces between lines stand for none (a piece of one byte is empty, as in 0.4.3).
     fn file_ranges(&self, range: &Range<usize>) -> Vec<Range<usize>> {
         let mut out = Vec::new();
         let first = self.0.partition_point(|&(view, _, _)| view <= range.start);
@@ -243,7 +260,11 @@ impl ViewMap {
             }
             let start = range.start.max(view);
             let end = range.end.min(view + len);
-            if start < end {
+            if start + 1 == end {
+                // 0.4.3 starts each piece empty and grows it from its second byte on, so a
+                // piece of one byte is empty (and counts nothing).
+                out.push(file + (start - view)..file + (start - view));
+            } else if start < end {
                 out.push(file + (start - view)..file + (end - view));
             }
         }
@@ -251,32 +272,32 @@ impl ViewMap {
     }
 }
 
-/// A section's lines as the report places them, or why they cannot be placed.
+/// A section's lines as the report places them: 0.4.3's reading of the section
+/// ([`crate::extract::sections`]), its text lines (an IETF blank line is an empty one, a
+/// Markdown list break none), with the view its quotes are found in.
 fn section_lines(
     text: &str,
     index: &LineIndex,
-    section: &crate::spec::Section,
-) -> Result<(SectionLines, ViewMap), ()> {
+    section: &crate::extract::Section<'_>,
+) -> (SectionLines, ViewMap) {
     let mut lines = Vec::new();
     let mut map = Vec::new();
+    let mut kept: Vec<&str> = Vec::new();
     let mut view = 0;
-    for (line, &at) in section.lines.iter().zip(&section.at) {
+    for line in &section.lines {
+        let crate::extract::Line::Str(line) = *line else {
+            continue;
+        };
+        let at = crate::spec::offset_in(text, line);
+        lines.push(Line {
+            number: index.number(at),
+            bytes: at..at + line.len(),
+        });
         let trimmed = line.trim();
         if trimmed.is_empty() {
             continue;
         }
-        // The parsers keep slices of the text: the line is where they say.
-        if !text
-            .get(at..)
-            .is_some_and(|rest| rest.starts_with(line.as_str()))
-        {
-            return Err(());
-        }
-        let number = index.number(at);
-        lines.push(Line {
-            number,
-            bytes: index.bytes(text, number),
-        });
+        kept.push(line);
         let lead = line.len() - line.trim_start().len();
         if !map.is_empty() {
             view += 1;
@@ -285,7 +306,7 @@ fn section_lines(
         view += trimmed.len();
     }
     let title_line = index.number(section.title_at);
-    Ok((
+    (
         SectionLines {
             id: section.id.clone(),
             title: section.title.clone(),
@@ -293,8 +314,8 @@ fn section_lines(
             title_bytes: index.bytes(text, title_line),
             lines,
         },
-        ViewMap(map),
-    ))
+        ViewMap(map, crate::coverage::View::new(&kept)),
+    )
 }
 
 /// The path a relative target names, as duvet resolves it: from the root when the file is
@@ -331,8 +352,10 @@ impl Report {
             }
         }
 
-        // The targets, each once: by the model's specification, in first-seen order.
-        let mut by_spec: HashMap<usize, usize> = HashMap::new();
+        // The targets, each once, in first-seen order.
+        // As 0.4.3 keys them: by the target as written, so two spellings of one URL are two
+        // targets of one text.
+        let mut by_target: HashMap<String, usize> = HashMap::new();
         let mut maps: Vec<Vec<ViewMap>> = Vec::new();
         let mut placed: Vec<Vec<Ref>> = Vec::new();
         for (number, entry) in report.entries.iter().enumerate() {
@@ -345,7 +368,7 @@ impl Report {
                 ));
                 continue;
             };
-            let t = match by_spec.get(&spec) {
+            let t = match by_target.get(&entry.target_path) {
                 Some(&t) => t,
                 None => {
                     let Some(target) = load_target(model, spec, parsed.get(&spec), entry) else {
@@ -357,14 +380,14 @@ impl Report {
                             ),
                         });
                         // Every later annotation of it fails alike: counted once.
-                        by_spec.insert(spec, usize::MAX);
+                        by_target.insert(entry.target_path.clone(), usize::MAX);
                         continue;
                     };
                     let (target, map) = target;
                     report.targets.push(target);
                     maps.push(map);
                     placed.push(Vec::new());
-                    by_spec.insert(spec, report.targets.len() - 1);
+                    by_target.insert(entry.target_path.clone(), report.targets.len() - 1);
                     report.targets.len() - 1
                 }
             };
@@ -379,7 +402,7 @@ impl Report {
                 ));
                 continue;
             };
-            let Some(c) = target.sections.iter().position(|s| s.id == section_id) else {
+            let Some(c) = target.section(section_id) else {
                 report.errors.push(format!(
                     "{}:{}: missing section {section_id:?} in {}",
                     entry.source, a.line, target.key
@@ -402,10 +425,7 @@ impl Report {
                 });
                 continue;
             }
-            let Some(model_section) = model.specs[spec].sections.get(c) else {
-                continue;
-            };
-            match model_section.view.find(&a.quote) {
+            match maps[t][c].1.find(&a.quote) {
                 Some(range) => {
                     for bytes in maps[t][c].file_ranges(&range) {
                         refs.push(Ref {
@@ -494,12 +514,12 @@ fn load_target(
     let index = LineIndex::new(&text);
     let mut sections = Vec::new();
     let mut maps = Vec::new();
-    for section in &parsed.sections {
-        let (lines, map) = section_lines(&text, &index, section).ok()?;
+    let format = parsed.format;
+    for section in &crate::extract::sections(&text, format) {
+        let (lines, map) = section_lines(&text, &index, section);
         sections.push(lines);
         maps.push(map);
     }
-    let format = parsed.format;
     let title =
         (format == Format::Markdown && !parsed.title.is_empty()).then(|| parsed.title.clone());
     Some((

@@ -37,8 +37,11 @@ async fn a_missing_resource_carries_its_uri() {
     protocol::check_missing_resource_carries_its_uri(BIN, ARGS, "duvet:///no/such/resource").await;
 }
 
-/// `--toolsets`, `--tools` and `--read-only`, as every server takes them.
+/// `--toolsets`, `--tools` and `--read-only`, as every server takes them (with a coverage
+/// report named, so that every toolset is offered; without one the coverage toolset is not,
+/// as tests/duvet/coverage.rs checks).
 #[tokio::test]
 async fn toolsets_tools_and_read_only_choose_the_tools() {
-    mcp_testkit::surface::check_surface(BIN, ARGS, duvet::server::TOOLS).await;
+    let args = ["mcp", "--coverage-report", "lcov.info"];
+    mcp_testkit::surface::check_surface(BIN, &args, duvet::server::TOOLS).await;
 }

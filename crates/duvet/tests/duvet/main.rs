@@ -10,6 +10,7 @@
 mod support;
 
 mod ci;
+mod coverage;
 mod current;
 mod edge;
 mod extract;

@@ -318,3 +318,32 @@ fn a_url_specification_missing_from_the_download_cache_fails_with_how_to_get_it(
         "target = \"https://www.rfc-editor.org/rfc/rfc9999#section-1\"\n\n# Scope\n#\n#    A peer MUST ack.\n\n[[spec]]\nlevel = \"MUST\"\nquote = '''\nA peer MUST ack.\n'''\n\n"
     );
 }
+
+#[test]
+fn ietf_sections_are_found_without_their_prefix_as_0_4_3_finds_them() {
+    // `#2.2` names `section-2.2` of an IETF text (s2n-quic cites this way); the report is
+    // the one the prefixed citation gives.
+    let p = fixture();
+    let lib = std::fs::read_to_string(p.path("src/lib.rs")).unwrap();
+    p.write(
+        "src/lib.rs",
+        &lib.replace("specs/rfc5869.txt#section-2.2", "specs/rfc5869.txt#2.2"),
+    );
+    let out = ours(&p, &["--json", "out/report.json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json = std::fs::read_to_string(p.path("out/report.json")).unwrap();
+    // 0.4.3 writes the section as cited.
+    assert!(
+        json.replace(
+            r#""target_section":"2.2""#,
+            r#""target_section":"section-2.2""#
+        ) == recorded("report.json"),
+        "the report differs from the one citing section-2.2"
+    );
+    if let Some(upstream) = crate::upstream::duvet043() {
+        let out = run(&upstream, &p, &["--json", "out/theirs.json"], &[]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let theirs = std::fs::read_to_string(p.path("out/theirs.json")).unwrap();
+        assert!(theirs == json, "the report differs from 0.4.3's");
+    }
+}

@@ -13,7 +13,8 @@ use serde_json::json;
 #[tokio::test]
 async fn a_request_s_headers_narrow_the_tools_and_never_widen_them() {
     assert!(duvet::server::TOOLS.iter().all(|e| !e.writes));
-    mcp_testkit::stateless::check_request_surface(BIN, &["mcp"], duvet::server::TOOLS).await;
+    let args = ["mcp", "--coverage-report", "lcov.info"];
+    mcp_testkit::stateless::check_request_surface(BIN, &args, duvet::server::TOOLS).await;
 }
 
 /// What a request with `headers` is offered: the resources' URIs, the templates' URIs and

@@ -1,0 +1,141 @@
+//! The coverage tools' answers: a requirement's executed state in `get_requirement_status`,
+//! and `list_unexecuted_requirements` — the requirements whose implementation citations'
+//! code did not (all) run in the coverage reports `duvet mcp --coverage-report` names
+//! ([`crate::execution`] decides each citation as duvet 0.4.3's `query --check coverage`).
+
+use mcp_common::CursorKey;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::execution::ExecutionStatus;
+use crate::execution::view::{CitationRun, Coverage, Executed, ExecutedState};
+use crate::filter::{ListParams, scope_filter};
+use crate::model::Model;
+use crate::paging::{PageResult, page_of};
+use crate::tools::{RequirementRef, bound, requirement_ref};
+
+/// How many citations an answer lists per requirement.
+const CITATIONS_SHOWN: usize = 20;
+
+fn run(model: &Model, coverage: &Coverage, c: usize) -> CitationRun {
+    let status = coverage.citation(c);
+    CitationRun {
+        id: model.citations[c].id.clone(),
+        status: status.name().to_string(),
+        line: match status {
+            ExecutionStatus::Unknown { line } if line > 0 => Some(line),
+            _ => None,
+        },
+    }
+}
+
+/// Requirement `r`'s executed state and its implementation citations (those that did not
+/// run first).
+pub fn execution(model: &Model, coverage: &Coverage, r: usize) -> Executed {
+    let (state, mut cites) = coverage.requirement(r);
+    cites.sort_by_key(|&c| (coverage.citation(c) == ExecutionStatus::Executed, c));
+    Executed {
+        state,
+        citations: cites
+            .iter()
+            .take(CITATIONS_SHOWN)
+            .map(|&c| run(model, coverage, c))
+            .collect(),
+        error: None,
+    }
+}
+
+/// The executed state when the reports cannot be read.
+pub fn unreadable(message: String) -> Executed {
+    Executed {
+        state: ExecutedState::Unknown,
+        citations: Vec::new(),
+        error: Some(message),
+    }
+}
+
+/// The arguments of `list_unexecuted_requirements`: the filters and paging of every list.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnexecutedParams {
+    /// Specification id, URL or path.
+    #[serde(default)]
+    pub spec: Option<String>,
+    /// Section, e.g. `4.2`.
+    #[serde(default)]
+    pub section: Option<String>,
+    /// Text to contain, in any case.
+    #[serde(default)]
+    pub quote: Option<String>,
+    /// Items per page (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u64>,
+    /// The previous answer's `page.next_cursor`.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// A cited requirement whose implementation did not all run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct UnexecutedRequirement {
+    pub identifier: String,
+    pub full_path: String,
+    pub text: String,
+    pub state: ExecutedState,
+    /// Those that did not run first
+    pub citations: Vec<CitationRun>,
+}
+
+/// The cited requirements whose implementation citations' code did not all run: not
+/// executed, partly executed, or unknown (no coverage data where they stand).
+pub fn list_unexecuted_requirements(
+    model: &Model,
+    coverage: &Coverage,
+    key: &CursorKey,
+    params: UnexecutedParams,
+) -> PageResult<UnexecutedRequirement> {
+    let (scope, page) = ListParams {
+        spec: params.spec,
+        section: params.section,
+        quote: params.quote,
+        limit: params.limit,
+        cursor: params.cursor,
+    }
+    .split();
+    let filter = scope_filter(model, &scope)?;
+    let listed: Vec<usize> = (0..model.requirements.len())
+        .filter(|&r| filter.as_ref().is_none_or(|f| f.requirement(model, r)))
+        .filter(|&r| {
+            !matches!(
+                coverage.requirement(r).0,
+                ExecutedState::Executed | ExecutedState::Uncited
+            )
+        })
+        .collect();
+    page_of(
+        key,
+        "list_unexecuted_requirements",
+        &bound(&scope),
+        &listed,
+        page,
+        |r| {
+            let RequirementRef {
+                identifier,
+                full_path,
+                text,
+                ..
+            } = requirement_ref(model, r);
+            let Executed {
+                state, citations, ..
+            } = execution(model, coverage, r);
+            UnexecutedRequirement {
+                identifier,
+                full_path,
+                text,
+                state,
+                citations,
+            }
+        },
+    )
+}
