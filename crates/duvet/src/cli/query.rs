@@ -5,17 +5,22 @@
 //! prints their results on standard error (where 0.4.3 prints them): exit 0 when all pass, 1
 //! when one fails or the project cannot be read. Without a check it prints its help on
 //! standard output (exit 0), as 0.4.3 does; a check it does not know is a usage error
-//! (exit 2). `--check coverage` and `--check executed-coverage` read coverage reports, which
-//! this build does not: they are refused (exit 2), never passed over.
+//! (exit 2). `--check coverage` and `--check executed-coverage` read the coverage reports
+//! `--coverage-report` names (globs, relative to the working directory) in
+//! `--coverage-format`: `jacoco-xml`, as 0.4.3, or `lcov`, which 0.4.3 does not read (it is
+//! left out of the help, which is 0.4.3's); a report that cannot be read or matched stops the
+//! query (exit 1), a pattern that matches no file is said and read as no report, as 0.4.3
+//! reads it.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::common::fail;
+use super::common::{fail, note};
 
 use crate::config::{self, Flags};
+use crate::execution;
 use crate::model::Model;
 use crate::project::{self, FileCache};
 use crate::query::{self, Check, Renderer, Scope};
@@ -50,7 +55,11 @@ pub struct QueryArgs {
     #[arg(
         short = 'f',
         long,
-        required_if_eq_any([("check", "coverage"), ("check", "executed-coverage")])
+        required_if_eq_any([("check", "coverage"), ("check", "executed-coverage")]),
+        long_help = "Coverage format (required for coverage checks): jacoco-xml, JaCoCo's XML \
+                     report. This duvet also reads lcov, an LCOV tracefile (cargo llvm-cov \
+                     --lcov, grcov, cargo tarpaulin --out Lcov), which duvet 0.4.3 does not \
+                     list"
     )]
     coverage_format: Option<CoverageFormat>,
 
@@ -72,19 +81,32 @@ enum CheckType {
     /// fine; one test may cover several implementations.
     #[value(alias = "tests")]
     Test,
-    /// Every test annotation ran, and ran the implementations it tests, by the coverage
-    /// reports. Not offered by this build, which reads no coverage reports.
+    /// Every test annotation ran, and ran the implementations it tests, in one same coverage
+    /// report; fails on a test that did not run, an implementation that did not run with it,
+    /// and a test no implementation, implication or exception covers.
     Coverage,
-    /// `coverage`, for the test annotations that ran only. Not offered by this build.
+    /// `coverage`, for the test annotations that ran only.
     ExecutedCoverage,
     /// No annotation is quoted entirely by others of its type and section.
     Duplicates,
 }
 
-/// The formats of `--coverage-format`.
+/// The formats of `--coverage-format`: 0.4.3's, and LCOV (left out of the help, which is
+/// 0.4.3's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum CoverageFormat {
     JacocoXml,
+    #[value(hide = true)]
+    Lcov,
+}
+
+impl From<CoverageFormat> for execution::CoverageFormat {
+    fn from(format: CoverageFormat) -> Self {
+        match format {
+            CoverageFormat::JacocoXml => Self::JacocoXml,
+            CoverageFormat::Lcov => Self::Lcov,
+        }
+    }
 }
 
 /// 0.4.3's help of `duvet query`, as it prints it without a check.
@@ -93,8 +115,6 @@ fn help() -> clap::Command {
 }
 
 pub fn run(args: QueryArgs) -> ExitCode {
-    // -r and -f matter only to the coverage checks, which this build refuses.
-    let _ = (&args.coverage_report, &args.coverage_format);
     let checks = match &args.check {
         Some(checks) if !checks.is_empty() => checks,
         _ => {
@@ -111,18 +131,8 @@ pub fn run(args: QueryArgs) -> ExitCode {
             CheckType::Implementation => Check::Implementation,
             CheckType::Test => Check::Test,
             CheckType::Duplicates => Check::Duplicates,
-            CheckType::Coverage | CheckType::ExecutedCoverage => {
-                let name = check
-                    .to_possible_value()
-                    .map_or_else(String::new, |v| v.get_name().to_string());
-                let _ = writeln!(
-                    std::io::stderr().lock(),
-                    "error: --check {name} is not offered by this build of duvet: it does not \
-                     read coverage reports yet, so it cannot run the check (and will not pass \
-                     it unchecked); the other checks are implementation, test and duplicates"
-                );
-                return ExitCode::from(2);
-            }
+            CheckType::Coverage => Check::Coverage,
+            CheckType::ExecutedCoverage => Check::ExecutedCoverage,
         });
     }
     let root = match std::env::current_dir() {
@@ -158,7 +168,44 @@ pub fn run(args: QueryArgs) -> ExitCode {
         args.section.as_deref().unwrap_or_default(),
         args.quote.as_deref().unwrap_or_default(),
     );
-    let result = match query::run(&model, &sources.annotations, &wanted, &scope, args.verbose) {
+    let mut executions = Vec::new();
+    if wanted
+        .iter()
+        .any(|c| matches!(c, Check::Coverage | Check::ExecutedCoverage))
+    {
+        // clap requires both with a coverage check.
+        let (Some(patterns), Some(format)) = (&args.coverage_report, args.coverage_format) else {
+            return fail(&[
+                "the coverage checks need --coverage-report and --coverage-format".to_string(),
+            ]);
+        };
+        // Every source file, annotated or not, is matched to the reports' entries.
+        let files = config
+            .as_ref()
+            .map(execution::source_files)
+            .unwrap_or_default();
+        let measured =
+            match query::measure(&root, patterns, format.into(), &files, &sources.annotations) {
+                Ok(measured) => measured,
+                Err(e) => return fail(&[e]),
+            };
+        for pattern in &measured.unmatched {
+            note(&format!(
+                "warning: no coverage report matches '{}': read as no report, as duvet 0.4.3 \
+                 reads it (the coverage checks then find no test that ran)",
+                mcp_common::clip(pattern, 200)
+            ));
+        }
+        executions = measured.executions;
+    }
+    let result = match query::run(
+        &model,
+        &sources.annotations,
+        &wanted,
+        &scope,
+        args.verbose,
+        &executions,
+    ) {
         Ok(result) => result,
         Err(unmatched) => {
             let errors: Vec<String> = unmatched

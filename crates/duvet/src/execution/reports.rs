@@ -237,6 +237,30 @@ fn start(
 
 /// Parse a JaCoCo XML report.
 pub fn jacoco(text: &str) -> Result<Report, String> {
+    jacoco_with(text, false)
+}
+
+/// Parse a JaCoCo XML report as duvet 0.4.3's `query` does where it ends early: what precedes
+/// the end is read when no `<package>` is open at it (0.4.3 reads a report cut after its last
+/// package, before its summary counters and closing tags); a report cut inside a package is
+/// an error, as in [`jacoco`] (0.4.3 loops forever on it).
+pub fn jacoco_as_0_4_3_query(text: &str) -> Result<Report, String> {
+    jacoco_with(text, true)
+}
+
+/// [`read`], JaCoCo XML read as [`jacoco_as_0_4_3_query`] reads it.
+pub fn read_as_0_4_3_query(path: &Path, format: CoverageFormat) -> Result<Report, String> {
+    match format {
+        CoverageFormat::Lcov => read(path, format),
+        CoverageFormat::JacocoXml => {
+            let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            jacoco_as_0_4_3_query(&String::from_utf8_lossy(&bytes))
+                .map_err(|e| format!("{}: {e}", path.display()))
+        }
+    }
+}
+
+fn jacoco_with(text: &str, cut_after_packages: bool) -> Result<Report, String> {
     let mut reader = Reader::from_str(text);
     reader.config_mut().expand_empty_elements = true;
     let mut report = Report::default();
@@ -271,7 +295,7 @@ pub fn jacoco(text: &str) -> Result<Report, String> {
                     _ => {}
                 }
             }
-            Event::Eof if depth > 0 => {
+            Event::Eof if depth > 0 && !(cut_after_packages && package.is_none()) => {
                 return Err("the XML ends before its elements close (a truncated report?)".into());
             }
             Event::Eof => break,

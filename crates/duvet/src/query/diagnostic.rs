@@ -60,6 +60,7 @@ enum Style {
     Linum,
     Highlight,
     Pass,
+    Progress,
 }
 
 impl Style {
@@ -71,6 +72,7 @@ impl Style {
             Self::Linum => "2",
             Self::Highlight => "35;1",
             Self::Pass => "32;1",
+            Self::Progress => "36;1",
         }
     }
 }
@@ -114,6 +116,18 @@ impl Renderer {
             self.paint("✓ PASS", Style::Pass)
         } else {
             self.paint("✗ FAIL", Style::Error)
+        }
+    }
+
+    /// A line as 0.4.3's progress lines print it: the text to its first space right-aligned
+    /// to 12 columns (cyan on a terminal), then the rest.
+    pub(super) fn progress(&self, line: &str) -> String {
+        match line.split_once(' ') {
+            Some((status, info)) => {
+                let status = self.paint(&format!("{status:>12}"), Style::Progress);
+                format!("{status} {info}")
+            }
+            None => line.to_string(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! `duvet query`: duvet 0.4.3's checks of a project's annotations, their verdicts and their
 //! words, answered from the model `duvet mcp` answers from.
 //!
-//! Three checks (`--check`, several at once, run in the order given):
+//! Five checks (`--check`, several at once, run in the order given):
 //!
 //! - `implementation`: every requirement (a `spec` annotation: an entry of a requirement file,
 //!   which 0.4.3 writes for every declared specification before it reads the project) must be
@@ -11,6 +11,11 @@
 //! - `test`: every implementation annotation must be quoted entirely by test annotations of the
 //!   same target; implications, exceptions and TODOs need no test, and a test without an
 //!   implementation is fine.
+//! - `coverage`: every test annotation must have run, and run the implementation, implication
+//!   and exception annotations that quote it, in one same coverage report; a test none of them
+//!   quotes fails too ([`coverage`], which says how reports are found, read and matched).
+//! - `executed-coverage`: `coverage` for the tests that ran (a test that did not run in any
+//!   report is passed over; one whose line the reports cannot tell still fails).
 //! - `duplicates`: no annotation may be quoted entirely by others of the same type and target.
 //!
 //! Coverage is 0.4.3's: quotes are compared in the section's text as duvet reads it, after
@@ -23,40 +28,61 @@
 //!
 //! `--section` keeps the annotations whose target is one of the paths given (any section) or
 //! `path#section`; `--quote` those whose quote holds one of the texts, in any case. They narrow
-//! what is checked (the requirements, the implementations tested, the duplicates looked for),
-//! never what covers it, so a filter cannot turn a covered requirement into a miss.
+//! what is checked (the requirements, the implementations tested, the tests correlated, the
+//! duplicates looked for), never what covers it, so a filter cannot turn a covered
+//! requirement into a miss.
 //!
 //! Where 0.4.3 stops, so does a query (exit 1): a project it cannot read (the errors of
-//! `duvet report`, [`crate::report::Report::errors`]), and a quote it does not find exactly in
+//! `duvet report`, [`crate::report::Report::errors`]), a quote it does not find exactly in
 //! its section once whitespace is normalized — one duvet's report matches within one edit, a
-//! typo — which 0.4.3 reports with an error of its own ([`Unmatched`]).
+//! typo — which 0.4.3 reports with an error of its own ([`Unmatched`]), and, for the coverage
+//! checks, a report pattern that is not one, a report that cannot be read, and a report entry
+//! that names two source files or a file two entries name.
 //!
 //! Differences from 0.4.3, decided (none turns a passing run red):
 //!
-//! - those errors are told one line each (`error: file:line: …`), not as 0.4.3's nested
-//!   diagnostics, and every such quote is named (0.4.3's `duplicates` check names those of one
-//!   annotation type);
+//! - those errors are told one line each (`error: file:line: …`, `error: REPORT: …`), not as
+//!   0.4.3's nested diagnostics, and every such quote is named (0.4.3's `duplicates` check
+//!   names those of one annotation type); ambiguities and pattern errors are in 0.4.3's
+//!   words after the report's name (or `--coverage-report PATTERN:`), a report it cannot read
+//!   in ours, naming the line or element (0.4.3: "Coverage error: …");
 //! - the progress lines 0.4.3 writes before the results (and their timings) are not written,
-//!   nor the padding its progress line puts before `Tests:`;
+//!   nor the padding its progress line puts before the first verdict; the coverage checks'
+//!   "Coverage model: …" lines are (a file the Java classifier refused, always; with
+//!   `--verbose` the models used), as 0.4.3 writes them, before the results;
 //! - on a terminal (`NO_COLOR` unset) the verdicts are green or red too; text is wrapped at
 //!   the terminal's width or 80 columns and drawn in Unicode, as 0.4.3 draws it;
-//! - `--check coverage` and `--check executed-coverage`, which read coverage reports, are
-//!   refused (exit 2) by this build, never passed over;
+//! - `--coverage-format lcov` reads LCOV tracefiles (0.4.3 lists the format as future and
+//!   refuses it, exit 2); it is left out of the help printed without a check, which is
+//!   0.4.3's;
+//! - a `--coverage-report` pattern that matches no file is read as 0.4.3 reads it, as no
+//!   report (so `coverage` fails every test as not executed, and `executed-coverage` passes
+//!   over them all), but a warning line says so before the results;
+//! - a source file two `[[source]]` entries match (two comment styles) is one file, where
+//!   0.4.3 holds it twice and calls a report entry naming it ambiguous (an error); files that
+//!   are not UTF-8 are read as the rest of duvet reads them (invalid sequences replaced),
+//!   where 0.4.3 stops;
 //! - `duvet query --help` describes the checks in its own words (the help printed without a
-//!   check is 0.4.3's).
+//!   check is 0.4.3's);
+//! - a JaCoCo report cut inside a `<package>` is an error, on which 0.4.3 loops forever (one
+//!   cut after its last package, its summary counters lost, is read as 0.4.3 reads it).
 
 mod classify;
+pub mod coverage;
 mod diagnostic;
+pub mod glob;
 mod spans;
 mod text;
 
 use std::collections::BTreeSet;
 
 use crate::annotation::{Annotation, AnnotationType};
+use crate::execution::{Execution, defeated_messages, model_summary};
 use crate::model::Model;
 
 use classify::{Classified, Items, Pool};
 
+pub use coverage::{Correlation, Correlations, Measured, measure};
 pub use diagnostic::Renderer;
 pub use text::write;
 
@@ -66,6 +92,10 @@ pub enum Check {
     Implementation,
     Test,
     Duplicates,
+    /// Every test ran, and ran what it tests, by the coverage reports.
+    Coverage,
+    /// `Coverage`, for the tests that ran.
+    ExecutedCoverage,
 }
 
 /// What `--section` and `--quote` keep (0.4.3's requirement mode): annotations whose target
@@ -157,6 +187,7 @@ pub enum Outcome {
     Implementation(Implementation),
     Tests(Tests),
     Duplicates(Duplicates),
+    Coverage(Correlations),
 }
 
 impl Outcome {
@@ -170,6 +201,7 @@ impl Outcome {
             }
             Self::Tests(r) => r.incomplete.is_empty() && r.missing.is_empty(),
             Self::Duplicates(r) => r.categories.iter().all(|(_, c)| c.duplicates.is_empty()),
+            Self::Coverage(r) => r.passed(),
         }
     }
 }
@@ -181,6 +213,9 @@ pub struct Query<'a> {
     pub annotations: Vec<&'a Annotation>,
     pub outcomes: Vec<Outcome>,
     pub verbose: bool,
+    /// What 0.4.3 says while it runs the coverage checks (its "Coverage model:" lines),
+    /// printed before the results.
+    pub notes: Vec<String>,
 }
 
 impl Query<'_> {
@@ -208,13 +243,15 @@ const CATEGORIES: [(&str, AnnotationType); 6] = [
 ];
 
 /// Run `checks` on `annotations` (the project's, as read: the model's inputs), finding their
-/// quotes in the sections of `model`. Fails as 0.4.3 does on a quote it cannot find exactly.
+/// quotes in the sections of `model`; the coverage checks read `executions` (one per coverage
+/// report, [`measure`]). Fails as 0.4.3 does on a quote it cannot find exactly.
 pub fn run<'a>(
     model: &'a Model,
     annotations: &'a [Annotation],
     checks: &[Check],
     scope: &Scope,
     verbose: bool,
+    executions: &[Execution],
 ) -> Result<Query<'a>, Vec<Unmatched<'a>>> {
     let mut sorted: Vec<&Annotation> = annotations.iter().collect();
     sorted.sort_by(|a, b| {
@@ -252,6 +289,7 @@ pub fn run<'a>(
     };
     let mut unmatched = BTreeSet::new();
     let mut outcomes = Vec::new();
+    let mut notes = Vec::new();
     for check in checks {
         let outcome = match check {
             Check::Implementation => {
@@ -310,6 +348,29 @@ pub fn run<'a>(
                     .collect();
                 Outcome::Duplicates(Duplicates { categories })
             }
+            Check::Coverage | Check::ExecutedCoverage => {
+                // Files the classifier refused, always; the models used, with --verbose.
+                notes.extend(defeated_messages(executions));
+                if verbose {
+                    notes.extend(model_summary(executions));
+                }
+                let tests = in_scope(of(&[AnnotationType::Test]));
+                let coverers = of(&[
+                    AnnotationType::Implementation,
+                    AnnotationType::Implication,
+                    AnnotationType::Exception,
+                ]);
+                let pool = Pool::new(&items, coverers.clone());
+                let none = Pool::new(&items, Vec::new());
+                let classified = items.classify(&tests, &pool, &none, &mut unmatched);
+                Outcome::Coverage(coverage::correlate(
+                    &sorted,
+                    executions,
+                    classified,
+                    &coverers,
+                    *check == Check::ExecutedCoverage,
+                ))
+            }
         };
         outcomes.push(outcome);
     }
@@ -325,5 +386,6 @@ pub fn run<'a>(
         annotations: sorted,
         outcomes,
         verbose,
+        notes,
     })
 }

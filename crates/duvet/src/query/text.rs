@@ -1,6 +1,7 @@
-//! The results of a query as duvet 0.4.3 prints them (`query/result.rs`): per check its
+//! The results of a query as duvet 0.4.3 prints them (`query/result.rs`): the notes 0.4.3
+//! prints while it runs the coverage checks (as its progress lines), then per check its
 //! verdict, its counts and a diagnostic for each finding (with `--verbose`, also for what
-//! passes), then the overall verdict.
+//! passes), then the overall verdict. The coverage check's are in [`super::coverage`].
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -13,7 +14,7 @@ use super::diagnostic::{Diagnostic, Renderer, Severity, Snippet};
 use super::{Covered, Duplicates, Implementation, Outcome, Query, Tests};
 
 /// The texts of the files the annotations are in, with each annotation's place.
-struct Files<'q> {
+pub(super) struct Files<'q> {
     query: &'q Query<'q>,
     texts: HashMap<PathBuf, String>,
     names: Vec<String>,
@@ -45,7 +46,7 @@ impl<'q> Files<'q> {
     }
 
     /// Annotation `i` marked with `label`.
-    fn snippet<'a>(&'a self, i: usize, label: &'a str) -> Snippet<'a> {
+    pub(super) fn snippet<'a>(&'a self, i: usize, label: &'a str) -> Snippet<'a> {
         let a = self.query.annotations[i];
         Snippet {
             file: &self.names[i],
@@ -53,6 +54,22 @@ impl<'q> Files<'q> {
             span: self.spans[i].clone(),
             label,
         }
+    }
+
+    /// Line `line` (1-based) of annotation `i`'s file, all of it (as `str::lines` cuts it),
+    /// marked with `label`; none when the file has no such line.
+    pub(super) fn line<'a>(&'a self, i: usize, line: usize, label: &'a str) -> Option<Snippet<'a>> {
+        let a = self.query.annotations[i];
+        let text = self.texts.get(&a.file).map_or("", String::as_str);
+        let base = text.as_ptr() as usize;
+        let found = text.lines().nth(line.checked_sub(1)?)?;
+        let start = found.as_ptr() as usize - base;
+        Some(Snippet {
+            file: &self.names[i],
+            text,
+            span: start..start + found.len(),
+            label,
+        })
     }
 }
 
@@ -66,6 +83,10 @@ pub fn write(
 ) -> String {
     let files = Files::read(query, root, styles);
     let mut out = String::new();
+    for note in &query.notes {
+        out.push_str(&renderer.progress(note));
+        out.push('\n');
+    }
     let w = Writer {
         files: &files,
         renderer,
@@ -77,6 +98,7 @@ pub fn write(
             Outcome::Implementation(r) => w.implementation(r, &status, &mut out),
             Outcome::Tests(r) => w.tests(r, &status, &mut out),
             Outcome::Duplicates(r) => w.duplicates(r, &status, &mut out),
+            Outcome::Coverage(r) => w.coverage(r, &status, &mut out),
         }
     }
     let _ = write!(out, "\nOverall: {}\n", renderer.verdict(query.passed()));
@@ -88,10 +110,10 @@ fn missing(target: &str, kind: &str, quote: &str) -> String {
     format!("\n//= {target}\n//= type={kind}\n//# {quote}\n")
 }
 
-struct Writer<'w> {
-    files: &'w Files<'w>,
+pub(super) struct Writer<'w> {
+    pub(super) files: &'w Files<'w>,
     renderer: &'w Renderer,
-    verbose: bool,
+    pub(super) verbose: bool,
 }
 
 impl Writer<'_> {
@@ -100,7 +122,7 @@ impl Writer<'_> {
     }
 
     /// `d`, drawn, and an empty line.
-    fn emit(&self, d: &Diagnostic<'_>, out: &mut String) {
+    pub(super) fn emit(&self, d: &Diagnostic<'_>, out: &mut String) {
         self.renderer.render(d, out);
         out.push('\n');
     }

@@ -23,6 +23,7 @@ mod java_coverage;
 mod json_v2;
 mod mcp;
 mod query;
+mod query_coverage;
 mod report;
 mod subscriptions;
 mod surface;
