@@ -5,7 +5,7 @@
 
 use mcp_common::CursorKey;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::execution::ExecutionStatus;
 use crate::execution::view::{CitationRun, Coverage, Executed, ExecutedState};
@@ -54,28 +54,6 @@ pub fn unreadable(message: String) -> Executed {
     }
 }
 
-/// The arguments of `list_unexecuted_requirements`: the filters and paging of every list.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UnexecutedParams {
-    /// Specification id, URL or path.
-    #[serde(default)]
-    pub spec: Option<String>,
-    /// Section, e.g. `4.2`.
-    #[serde(default)]
-    pub section: Option<String>,
-    /// Text to contain, in any case.
-    #[serde(default)]
-    pub quote: Option<String>,
-    /// Items per page (default 100).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 1000))]
-    pub limit: Option<u64>,
-    /// The previous answer's `page.next_cursor`.
-    #[serde(default)]
-    pub cursor: Option<String>,
-}
-
 /// A cited requirement whose implementation did not all run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct UnexecutedRequirement {
@@ -93,16 +71,9 @@ pub fn list_unexecuted_requirements(
     model: &Model,
     coverage: &Coverage,
     key: &CursorKey,
-    params: UnexecutedParams,
+    params: ListParams,
 ) -> PageResult<UnexecutedRequirement> {
-    let (scope, page) = ListParams {
-        spec: params.spec,
-        section: params.section,
-        quote: params.quote,
-        limit: params.limit,
-        cursor: params.cursor,
-    }
-    .split();
+    let (scope, page) = params.split();
     let filter = scope_filter(model, &scope)?;
     let listed: Vec<usize> = (0..model.requirements.len())
         .filter(|&r| filter.as_ref().is_none_or(|f| f.requirement(model, r)))

@@ -188,7 +188,7 @@ pub struct ListParams {
     /// Specification id (`rfc9000`), URL or path.
     #[serde(default)]
     pub spec: Option<String>,
-    /// Section (`section-4.2`, `4.2`, `<spec>#section-4.2`); without `spec`, in every spec.
+    /// Section, e.g. `4.2`, `section-4.2` or `<spec>#section-4.2`.
     #[serde(default)]
     pub section: Option<String>,
     /// Text (or quote) to contain, in any case.

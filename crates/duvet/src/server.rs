@@ -259,7 +259,7 @@ impl DuvetServer {
     )]
     async fn list_unexecuted_requirements(
         &self,
-        params: Parameters<executed::UnexecutedParams>,
+        params: Parameters<ListParams>,
     ) -> PagedReply<Vec<executed::UnexecutedRequirement>> {
         let answer = async {
             let p = params.into_inner()?;

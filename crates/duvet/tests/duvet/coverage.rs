@@ -49,7 +49,7 @@ fn measured() -> Option<&'static Path> {
         }
         let project = Project::new();
         let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rust-coverage");
-        copy(&from, &from, &project);
+        project.copy_from(&from);
         let mut run = match &tarpaulin {
             Some(bin) => Command::new(bin),
             None => {
@@ -75,23 +75,6 @@ fn measured() -> Option<&'static Path> {
         Some(dir)
     })
     .as_deref()
-}
-
-fn copy(base: &Path, dir: &Path, p: &Project) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            copy(base, &path, p);
-        } else {
-            let rel = path
-                .strip_prefix(base)
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .to_string();
-            p.write(&rel, &std::fs::read_to_string(&path).unwrap());
-        }
-    }
 }
 
 /// The identifier of the fixture's requirement with `text` (from search_requirements).

@@ -29,22 +29,6 @@ use crate::report::{recorded, stderr};
 use crate::support::{BIN, Project};
 use crate::upstream::duvet043;
 
-/// Copy the directory `from` into `p`.
-fn copy_into(from: &Path, p: &Project) {
-    fn walk(base: &Path, dir: &Path, p: &Project) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(base, &path, p);
-            } else {
-                let rel = path.strip_prefix(base).unwrap().to_str().unwrap();
-                p.write(rel, &std::fs::read_to_string(&path).unwrap());
-            }
-        }
-    }
-    walk(from, from, p);
-}
-
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -237,7 +221,7 @@ fn the_java_fixture_s_coverage_is_0_4_3_s_byte_for_byte() {
     let Some(xml) = java_report() else { return };
     let project = || {
         let p = Project::new();
-        copy_into(&fixture("java-coverage"), &p);
+        p.copy_from(&fixture("java-coverage"));
         p
     };
     let report = |a: &str| (a == "{R}").then(|| xml.clone());
@@ -734,7 +718,7 @@ fn measured() -> Option<&'static Path> {
             return None;
         }
         let p = Project::new();
-        copy_into(&fixture("rust-coverage"), &p);
+        p.copy_from(&fixture("rust-coverage"));
         let out: Output = tarpaulin()
             .args([
                 "--include-tests",

@@ -12,25 +12,8 @@ use crate::support::{BIN, Project};
 pub(crate) fn fixture() -> Project {
     let p = Project::new();
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream");
-    copy_tree(&from, &from, &p);
+    p.copy_from(&from);
     p
-}
-
-fn copy_tree(base: &Path, dir: &Path, p: &Project) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            copy_tree(base, &path, p);
-        } else {
-            let rel = path
-                .strip_prefix(base)
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .to_string();
-            p.write(&rel, &std::fs::read_to_string(&path).unwrap());
-        }
-    }
 }
 
 pub(crate) fn recorded(name: &str) -> String {

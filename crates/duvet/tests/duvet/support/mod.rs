@@ -122,6 +122,22 @@ impl Project {
         std::fs::write(path, text).unwrap();
     }
 
+    /// Copy every file below `from` into the project, at the same relative paths.
+    pub fn copy_from(&self, from: &Path) {
+        fn walk(base: &Path, dir: &Path, p: &Project) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(base, &path, p);
+                } else {
+                    let rel = path.strip_prefix(base).unwrap().to_str().unwrap();
+                    p.write(rel, &std::fs::read_to_string(&path).unwrap());
+                }
+            }
+        }
+        walk(from, from, self);
+    }
+
     pub async fn start(&self, args: &[&str]) -> McpProcess {
         self.start_in(self.root(), args).await
     }
