@@ -17,6 +17,9 @@
 //!    `$DUVET_PEER`; skipped with the reason when absent) in a copy of the same project: a first
 //!    run writes `.duvet/requirements`, then 5 measured runs: wall time, peak RSS, exit status.
 //! 5. **Diagnostic**: our cold start in the peer's copy, where `.duvet/requirements` exists.
+//! 6. **`duvet report`**: ours against the peer's, `--json` each, run in turn in the peer's copy
+//!    (or, without the peer, a copy of our own) and paired run by run, the two JSON files
+//!    compared byte for byte; and our `--html` against our `--json`, paired the same way.
 //!
 //! Prints a Markdown report and writes it to `target/duvet-bench.md`. With
 //! `DUVET_BENCH_KEEP=<dir>`, a copy of the generated project is kept in `<dir>` (for profiling).
@@ -1888,6 +1891,183 @@ fn run_peer(project: &Path) -> Result<Peer, String> {
     })
 }
 
+// ---- duvet report: ours against the peer's, and HTML against JSON ------------------------
+
+/// Runs of each command in [`report_runs`] (after one unmeasured run of each).
+const REPORT_RUNS: usize = 10;
+/// Target: our `duvet report --json` in at most this share of the peer's time.
+const REPORT_TARGET: f64 = 0.25;
+/// Target: our HTML report in at most this multiple of our JSON report's time.
+const HTML_TARGET: f64 = 2.0;
+
+/// One `duvet report ARGS` in `root` (output thrown away): its wall time, or why it failed.
+fn timed_report(bin: &Path, root: &Path, args: &[&str]) -> Result<Duration, String> {
+    let start = Instant::now();
+    let out = Command::new(bin)
+        .arg("report")
+        .args(args)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("{}: {e}", bin.display()))?;
+    let wall = start.elapsed();
+    if out.status.success() {
+        Ok(wall)
+    } else {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+        Err(format!(
+            "`{} report {}` failed ({}): {}",
+            bin.display(),
+            args.join(" "),
+            out.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+        ))
+    }
+}
+
+/// Pairs of (A, B) wall times, A and B run in turn, after one unmeasured run of each.
+fn paired(
+    a: impl Fn() -> Result<Duration, String>,
+    b: impl Fn() -> Result<Duration, String>,
+) -> Result<Vec<(Duration, Duration)>, String> {
+    a()?;
+    b()?;
+    (0..REPORT_RUNS).map(|_| Ok((a()?, b()?))).collect()
+}
+
+struct ReportRuns {
+    /// Where they ran: the peer's copy, or a copy of our own.
+    place: &'static str,
+    /// (ours, peer's) `duvet report --json`, when the peer ran.
+    vs_peer: Option<Result<Vec<(Duration, Duration)>, String>>,
+    /// Whether the two JSON files were the same bytes.
+    same_json: Option<bool>,
+    /// (our `--html`, our `--json`).
+    html_vs_json: Result<Vec<(Duration, Duration)>, String>,
+}
+
+fn report_runs(bin: &Path, project: &Path, peer: &Result<Peer, String>) -> ReportRuns {
+    let scratch = tempfile::tempdir().unwrap();
+    let ours_json = scratch.path().join("ours.json");
+    let ours_html = scratch.path().join("ours.html");
+    let peer_json = scratch.path().join("peer.json");
+    let (root, place, peer_bin) = match peer {
+        Ok(peer) if peer.first.success => (peer.root(), "the peer's copy", Some(&peer.path)),
+        _ => {
+            let root = scratch.path().join("project");
+            copy_dir(project, &root);
+            (root, "a copy of the project", None)
+        }
+    };
+    let json = ["--json", ours_json.to_str().unwrap()];
+    let html = ["--html", ours_html.to_str().unwrap()];
+    let ours = |args: &[&str]| timed_report(bin, &root, args);
+    let vs_peer = peer_bin.map(|peer_bin| {
+        paired(
+            || ours(&json),
+            || timed_report(peer_bin, &root, &["--json", peer_json.to_str().unwrap()]),
+        )
+    });
+    let same_json = matches!(vs_peer, Some(Ok(_))).then(|| {
+        std::fs::read(&ours_json).ok().is_some_and(|ours| {
+            std::fs::read(&peer_json)
+                .ok()
+                .is_some_and(|peer| ours == peer)
+        })
+    });
+    let html_vs_json = paired(|| ours(&html), || ours(&json));
+    ReportRuns {
+        place,
+        vs_peer,
+        same_json,
+        html_vs_json,
+    }
+}
+
+/// The medians of A and B, the ratio of the medians and the median of the pairs' ratios.
+fn ratios(pairs: &[(Duration, Duration)]) -> (Duration, Duration, f64, f64) {
+    let a: Vec<Duration> = pairs.iter().map(|p| p.0).collect();
+    let b: Vec<Duration> = pairs.iter().map(|p| p.1).collect();
+    let (a50, b50) = (percentile(&a, 0.5), percentile(&b, 0.5));
+    let mut each: Vec<f64> = pairs
+        .iter()
+        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+        .collect();
+    each.sort_by(f64::total_cmp);
+    let median = each
+        .get(each.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(f64::NAN);
+    (a50, b50, a50.as_secs_f64() / b50.as_secs_f64(), median)
+}
+
+fn report_section(out: &mut String, runs: &ReportRuns) {
+    writeln!(
+        out,
+        "### `duvet report`: ours against the peer's, HTML against JSON
+"
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "In {}, where `.duvet/requirements` exists; each command run {REPORT_RUNS} times after          one unmeasured run, in turn with the one it is compared with (pairs keep the ratio          meaningful when the machine's speed drifts). Wall time of the whole process.
+",
+        runs.place
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "| A / B | A p50 | B p50 | ratio of p50s | p50 of the pairs' ratios | target |
+         |---|---:|---:|---:|---:|---|"
+    )
+    .unwrap();
+    let mut row =
+        |label: &str, pairs: &Result<Vec<(Duration, Duration)>, String>, target: f64| match pairs {
+            Ok(pairs) => {
+                let (a, b, ratio, median) = ratios(pairs);
+                writeln!(
+                    out,
+                    "| {label} | {} | {} | {ratio:.2} | {median:.2} | ≤ {target}: {} |",
+                    ms_scaled(a),
+                    ms_scaled(b),
+                    met(median <= target)
+                )
+                .unwrap();
+            }
+            Err(reason) => writeln!(out, "| {label} | failed: {reason} | | | | |").unwrap(),
+        };
+    let skipped = Err("peer skipped".to_string());
+    row(
+        "ours `--json` / the peer's `--json`",
+        runs.vs_peer.as_ref().unwrap_or(&skipped),
+        REPORT_TARGET,
+    );
+    row(
+        "our `--html` / our `--json`",
+        &runs.html_vs_json,
+        HTML_TARGET,
+    );
+    if let Some(same) = runs.same_json {
+        writeln!(
+            out,
+            "
+The two JSON reports are {}.
+",
+            if same {
+                "the same bytes"
+            } else {
+                "**not** the same bytes"
+            }
+        )
+        .unwrap();
+    } else {
+        writeln!(out).unwrap();
+    }
+}
+
 // ---- main -----------------------------------------------------------------------------------
 
 struct Cold {
@@ -1944,7 +2124,9 @@ fn main() {
         )),
         _ => Vec::new(),
     };
-    let report = report(&project, &cold, &warm, &peer, &with_requirements);
+    let report_runs = report_runs(&bin, &project.root, &peer);
+    let mut report = report(&project, &cold, &warm, &peer, &with_requirements);
+    report_section(&mut report, &report_runs);
     println!("{report}");
     eprintln!("{}", bench::write_report("duvet-bench.md", &report));
     eprintln!("total time {:.1?}", started.elapsed());

@@ -58,6 +58,22 @@ pub struct SpecInput {
     pub declared: bool,
 }
 
+/// What a model is built for: all `duvet mcp` answers from, or what `duvet report` reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// Specifications, requirements, citations, statuses and the tools' indexes.
+    #[default]
+    Full,
+    /// The specifications with their sections and the annotations that cannot be read (quote
+    /// lines without a target among them): what a report reads of the model, which places
+    /// every annotation itself, as duvet 0.4.3 does ([`crate::report::Report::build`]). No
+    /// requirement, citation or status is made, and sections keep no `content`; the sections
+    /// themselves, which serve only to tell whether quote lines without a target line quote
+    /// a specification, are read only when there are such lines
+    /// ([`crate::project::inputs_for`]).
+    Specifications,
+}
+
 /// Everything the model is built from.
 #[derive(Debug, Default)]
 pub struct Inputs {
@@ -302,13 +318,19 @@ pub fn split_target(target: &str) -> (&str, Option<&str>) {
 
 impl Model {
     pub fn build(inputs: Inputs) -> Self {
+        Self::build_for(inputs, Scope::Full)
+    }
+
+    /// The model of `inputs` for `scope` (see [`Scope`]; read the inputs for the same scope,
+    /// [`crate::project::inputs_for`]).
+    pub fn build_for(inputs: Inputs, scope: Scope) -> Self {
         let mut model = Model::default();
         let mut used_ids = HashSet::new();
         let mut extract = Vec::new();
         for input in inputs.specs {
             let parsed = input.parsed.as_ref().ok().cloned();
             let declared = input.declared;
-            if let Some(s) = model.add_spec(input, &mut used_ids)
+            if let Some(s) = model.add_spec(input, &mut used_ids, scope)
                 && let Some(parsed) = parsed
                 && declared
                 && inputs.extract_requirements
@@ -317,86 +339,89 @@ impl Model {
             }
         }
 
-        // Requirements listed by annotations (requirement files and `type=spec`). Listed
-        // requirements are kept even when the specification's text is not available.
-        let (listed, citations_in): (Vec<Annotation>, Vec<Annotation>) = inputs
-            .annotations
-            .into_iter()
-            .partition(|a| a.kind == AnnotationType::Spec);
-        // Each text normalized and its level found on every core; added in order.
-        let listed = crate::par::par_map(listed, |annotation| {
-            let text = requirements::normalize(&annotation.quote);
-            let level = annotation
-                .level
-                .or_else(|| requirements::strongest_level(&text));
-            (annotation, text, level)
-        });
-        for (annotation, text, level) in listed {
-            if annotation.quote.trim().is_empty() {
-                model.invalid.push(invalid(
-                    &annotation,
-                    "Requirement has no quote: add the requirement's text".to_string(),
-                ));
-                continue;
-            }
-            let target = match model.resolve_target(&annotation.target) {
-                Ok(target) => Ok(target),
-                Err(Unresolved::SpecUnavailable(_)) => model
-                    .placeholder_section(&annotation.target)
-                    .ok_or(Unresolved::NoSection),
-                Err(err) => Err(err),
-            };
-            match target {
-                Ok((s, c)) => model.add_requirement(s, c, text, level, None),
-                Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
-            }
-        }
-
-        // Requirements from the text: a section whose requirements are listed in requirement
-        // files keeps those (Duvet writes its own extraction there), else its sentences,
-        // extracted on every core, added in order.
-        let mut wanted = Vec::new();
-        for (s, parsed) in extract {
-            for c in 0..parsed.sections.len().min(model.specs[s].sections.len()) {
-                if model.specs[s].sections[c].requirements.is_empty() {
-                    wanted.push((s, c, parsed.clone()));
+        // What only `duvet mcp` reads: the requirements, the citations attached to them.
+        if scope == Scope::Full {
+            // Requirements listed by annotations (requirement files and `type=spec`). Listed
+            // requirements are kept even when the specification's text is not available.
+            let (listed, citations_in): (Vec<Annotation>, Vec<Annotation>) = inputs
+                .annotations
+                .into_iter()
+                .partition(|a| a.kind == AnnotationType::Spec);
+            // Each text normalized and its level found on every core; added in order.
+            let listed = crate::par::par_map(listed, |annotation| {
+                let text = requirements::normalize(&annotation.quote);
+                let level = annotation
+                    .level
+                    .or_else(|| requirements::strongest_level(&text));
+                (annotation, text, level)
+            });
+            for (annotation, text, level) in listed {
+                if annotation.quote.trim().is_empty() {
+                    model.invalid.push(invalid(
+                        &annotation,
+                        "Requirement has no quote: add the requirement's text".to_string(),
+                    ));
+                    continue;
+                }
+                let target = match model.resolve_target(&annotation.target) {
+                    Ok(target) => Ok(target),
+                    Err(Unresolved::SpecUnavailable(_)) => model
+                        .placeholder_section(&annotation.target)
+                        .ok_or(Unresolved::NoSection),
+                    Err(err) => Err(err),
+                };
+                match target {
+                    Ok((s, c)) => model.add_requirement(s, c, text, level, None),
+                    Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
                 }
             }
-        }
-        let wanted = crate::par::par_map(wanted, |(s, c, parsed)| {
-            parsed.sentences(c);
-            (s, c, parsed)
-        });
-        for (s, c, parsed) in wanted {
-            let Some(found) = parsed.sentences(c) else {
-                continue;
-            };
-            for (sentence, span) in found.sentences.iter().zip(&found.spans) {
-                model.add_requirement(
-                    s,
-                    c,
-                    sentence.text.clone(),
-                    Some(sentence.level),
-                    Some(span.clone()),
-                );
-            }
-        }
 
-        // Resolved on every core (each normalizes and looks for its quote), added in order.
-        let resolved = {
-            let model = &model;
-            crate::par::par_map(citations_in, |annotation| {
-                let resolved = model.resolve(&annotation.target, &annotation.quote);
-                (annotation, resolved)
-            })
-        };
-        for (annotation, resolved) in resolved {
-            match resolved {
-                Ok(resolved) => model.add_citation(annotation, resolved),
-                Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
+            // Requirements from the text: a section whose requirements are listed in requirement
+            // files keeps those (Duvet writes its own extraction there), else its sentences,
+            // extracted on every core, added in order.
+            let mut wanted = Vec::new();
+            for (s, parsed) in extract {
+                for c in 0..parsed.sections.len().min(model.specs[s].sections.len()) {
+                    if model.specs[s].sections[c].requirements.is_empty() {
+                        wanted.push((s, c, parsed.clone()));
+                    }
+                }
             }
+            let wanted = crate::par::par_map(wanted, |(s, c, parsed)| {
+                parsed.sentences(c);
+                (s, c, parsed)
+            });
+            for (s, c, parsed) in wanted {
+                let Some(found) = parsed.sentences(c) else {
+                    continue;
+                };
+                for (sentence, span) in found.sentences.iter().zip(&found.spans) {
+                    model.add_requirement(
+                        s,
+                        c,
+                        sentence.text.clone(),
+                        Some(sentence.level),
+                        Some(span.clone()),
+                    );
+                }
+            }
+
+            // Resolved on every core (each normalizes and looks for its quote), added in order.
+            let resolved = {
+                let model = &model;
+                crate::par::par_map(citations_in, |annotation| {
+                    let resolved = model.resolve(&annotation.target, &annotation.quote);
+                    (annotation, resolved)
+                })
+            };
+            for (annotation, resolved) in resolved {
+                match resolved {
+                    Ok(resolved) => model.add_citation(annotation, resolved),
+                    Err(err) => model.invalid.push(invalid(&annotation, err.to_string())),
+                }
+            }
+            model.place_citations();
         }
-        model.place_citations();
         // Quote lines without a target: a slip only when they quote a specification.
         let orphans: Vec<&str> = inputs
             .malformed
@@ -431,13 +456,20 @@ impl Model {
                 .entry(format!("{}:{}", bad.file_path, bad.line_number))
                 .or_insert(i);
         }
-        model.compute_statuses();
-        model.priority = model.compute_priority();
+        if scope == Scope::Full {
+            model.compute_statuses();
+            model.priority = model.compute_priority();
+        }
         model
     }
 
     /// Add a specification; `None` when the project already has it.
-    fn add_spec(&mut self, input: SpecInput, used_ids: &mut HashSet<String>) -> Option<usize> {
+    fn add_spec(
+        &mut self,
+        input: SpecInput,
+        used_ids: &mut HashSet<String>,
+        scope: Scope,
+    ) -> Option<usize> {
         let key = source_key(&input.source);
         if self.spec_by_source.contains_key(&key) {
             return None;
@@ -451,26 +483,29 @@ impl Model {
         }
         let (sections, error, description) = match &input.parsed {
             Ok(parsed) => {
-                let sections =
-                    parsed
-                        .sections
-                        .iter()
-                        .enumerate()
-                        .map(|(i, section)| {
-                            let content = section.content();
-                            SectionEntry {
-                                normalized: parsed.normalized.get(i).cloned().unwrap_or_else(
-                                    || Arc::from(requirements::normalize(&content)),
-                                ),
-                                view: parsed.views.get(i).cloned().unwrap_or_default(),
-                                path: section_path(&id, &section.id),
-                                id: section.id.clone(),
-                                title: section.title.clone(),
-                                content,
-                                requirements: Vec::new(),
-                            }
-                        })
-                        .collect();
+                let sections = parsed
+                    .sections
+                    .iter()
+                    .enumerate()
+                    .map(|(i, section)| {
+                        // A report reads no section's text from the model.
+                        let content = match scope {
+                            Scope::Full => section.content(),
+                            Scope::Specifications => String::new(),
+                        };
+                        SectionEntry {
+                            normalized: parsed.normalized.get(i).cloned().unwrap_or_else(|| {
+                                Arc::from(requirements::normalize(&section.content()))
+                            }),
+                            view: parsed.views.get(i).cloned().unwrap_or_default(),
+                            path: section_path(&id, &section.id),
+                            id: section.id.clone(),
+                            title: section.title.clone(),
+                            content,
+                            requirements: Vec::new(),
+                        }
+                    })
+                    .collect();
                 (sections, None, parsed.title.clone())
             }
             Err(err) => (Vec::new(), Some(err.clone()), String::new()),

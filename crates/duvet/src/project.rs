@@ -15,7 +15,7 @@ use crate::par::par_map;
 use crate::{
     annotation::{self, Annotation, AnnotationType, CommentStyle, Malformed},
     config::{self, ProjectConfig},
-    model::{Inputs, Model, ParsedSpec, SpecInput, source_key, split_target},
+    model::{Inputs, Model, ParsedSpec, Scope, SpecInput, source_key, split_target},
     spec::Format,
 };
 
@@ -52,6 +52,8 @@ pub struct FileCache {
     sources: Cache<(PathBuf, CommentStyle, AnnotationType), Parsed>,
     requirement_files: Cache<PathBuf, Parsed>,
     specs: Cache<(PathBuf, Option<Format>), Arc<ParsedSpec>>,
+    /// Read once and dropped (a report): no file's version is asked for, nothing is kept.
+    single_use: bool,
 }
 
 /// A compiled glob with the directory to walk for it.
@@ -130,6 +132,23 @@ fn confined(rel: &Path) -> bool {
 }
 
 impl FileCache {
+    /// A cache for one reading of the project, which keeps nothing.
+    pub fn single_use() -> Self {
+        Self {
+            single_use: true,
+            ..Self::default()
+        }
+    }
+
+    /// The version of `path` to key its parse by; `None` when nothing is kept.
+    fn stamp(&self, path: &Path) -> Option<Stamp> {
+        if self.single_use {
+            None
+        } else {
+            Stamp::of(path)
+        }
+    }
+
     fn source(
         &self,
         root: &Path,
@@ -139,7 +158,7 @@ impl FileCache {
     ) -> Parsed {
         let path = root.join(rel);
         let key = (rel.to_path_buf(), style.clone(), kind);
-        let stamp = Stamp::of(&path);
+        let stamp = self.stamp(&path);
         if let (Some(stamp), Ok(cache)) = (stamp, self.sources.lock())
             && let Some((cached, parsed)) = cache.get(&key)
             && *cached == stamp
@@ -166,7 +185,7 @@ impl FileCache {
 
     fn requirement_file(&self, root: &Path, rel: &Path) -> Parsed {
         let path = root.join(rel);
-        let stamp = Stamp::of(&path);
+        let stamp = self.stamp(&path);
         if let (Some(stamp), Ok(cache)) = (stamp, self.requirement_files.lock())
             && let Some((cached, parsed)) = cache.get(rel)
             && *cached == stamp
@@ -205,14 +224,25 @@ impl FileCache {
     }
 
     /// A specification's text parsed in `format`, or in the format [`Format::auto`] finds.
+    /// With `sections` false, only its title and format are read (and nothing is cached:
+    /// another reader may want the sections).
     fn spec(
         &self,
         file: &Path,
         source: &str,
         format: Option<Format>,
+        sections: bool,
     ) -> Result<Arc<ParsedSpec>, std::io::Error> {
+        if !sections {
+            let bytes = fs::read(file)?;
+            let text = text_of(&bytes);
+            let format = format.unwrap_or_else(|| Format::auto(source, &text));
+            let mut parsed = ParsedSpec::of_sections(crate::spec::title(&text, format), Vec::new());
+            parsed.format = format;
+            return Ok(Arc::new(parsed));
+        }
         let key = (file.to_path_buf(), format);
-        let stamp = Stamp::of(file);
+        let stamp = self.stamp(file);
         if let (Some(stamp), Ok(cache)) = (stamp, self.specs.lock())
             && let Some((cached, parsed)) = cache.get(&key)
             && *cached == stamp
@@ -254,62 +284,99 @@ pub fn build(config: &ProjectConfig, cache: &FileCache) -> Model {
 
 /// Read the project described by `config`: what its model is built from.
 pub fn inputs(config: &ProjectConfig, cache: &FileCache) -> Inputs {
+    inputs_for(config, cache, Scope::Full)
+}
+
+/// Read the project described by `config` for a model of `scope` (a report's model needs no
+/// requirement sentences made ahead).
+pub fn inputs_for(config: &ProjectConfig, cache: &FileCache, scope: Scope) -> Inputs {
     let root = &config.root;
     let mut inputs = Inputs {
         extract_requirements: config.config_file.is_some(),
         ..Inputs::default()
     };
 
-    // Source files, each once per comment style and default type.
-    let mut seen = HashSet::new();
-    for source in &config.sources {
-        let pattern = match Pattern::new(&source.pattern) {
-            Ok(pattern) => pattern,
+    // The patterns: of source files (an invalid one is malformed), then of requirement files
+    // (an invalid one is skipped).
+    let config_file = || {
+        config
+            .config_file
+            .as_deref()
+            .and_then(|f| f.strip_prefix(root).ok())
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    };
+    let mut patterns: Vec<(Option<usize>, Result<Pattern, String>)> = config
+        .sources
+        .iter()
+        .enumerate()
+        .map(|(i, source)| (Some(i), Pattern::new(&source.pattern)))
+        .collect();
+    patterns.extend(
+        config
+            .requirement_patterns
+            .iter()
+            .filter_map(|pattern| Some((None, Ok(Pattern::new(pattern).ok()?)))),
+    );
+    // Their files, each pattern's walked on a core; then every file read and parsed on
+    // every core: a source file once per comment style and default type, a requirement file
+    // once. The results are taken in the order of the patterns and their files.
+    let walked = par_map(patterns, |(source, pattern)| {
+        (
+            source,
+            pattern.map(|pattern| matching_files(root, &pattern)),
+        )
+    });
+    let mut seen_sources = HashSet::new();
+    let mut seen_requirements = HashSet::new();
+    let mut files: Vec<(Option<usize>, PathBuf)> = Vec::new();
+    let mut parts: Vec<Result<std::ops::Range<usize>, (usize, String)>> = Vec::new();
+    for (source, found) in walked {
+        let found = match found {
+            Ok(found) => found,
             Err(reason) => {
-                inputs.malformed.push(Malformed {
-                    file: config
-                        .config_file
-                        .as_deref()
-                        .and_then(|f| f.strip_prefix(root).ok())
-                        .map(Path::to_path_buf)
-                        .unwrap_or_default(),
-                    line: 0,
-                    text: source.pattern.clone(),
-                    reason,
-                    orphan_quote: None,
-                });
+                parts.push(Err((source.unwrap_or_default(), reason)));
                 continue;
             }
         };
-        let files: Vec<PathBuf> = matching_files(root, &pattern)
-            .into_iter()
-            .filter(|rel| seen.insert((rel.clone(), source.style.clone(), source.default_type)))
-            .collect();
-        let parsed = par_map(files, |rel| {
-            cache.source(root, &rel, &source.style, source.default_type)
-        });
-        for parsed in parsed {
-            inputs.annotations.extend(parsed.0.iter().cloned());
-            inputs.malformed.extend(parsed.1.iter().cloned());
+        let start = files.len();
+        for rel in found {
+            let new = match source {
+                Some(i) => {
+                    let s = &config.sources[i];
+                    seen_sources.insert((rel.clone(), s.style.clone(), s.default_type))
+                }
+                None => seen_requirements.insert(rel.clone()),
+            };
+            if new {
+                files.push((source, rel));
+            }
         }
+        parts.push(Ok(start..files.len()));
     }
-
-    // Requirement files.
-    let mut seen = HashSet::new();
-    let mut files = Vec::new();
-    for pattern in &config.requirement_patterns {
-        let Ok(pattern) = Pattern::new(pattern) else {
-            continue;
-        };
-        files.extend(
-            matching_files(root, &pattern)
-                .into_iter()
-                .filter(|rel| seen.insert(rel.clone())),
-        );
-    }
-    for parsed in par_map(files, |rel| cache.requirement_file(root, &rel)) {
-        inputs.annotations.extend(parsed.0.iter().cloned());
-        inputs.malformed.extend(parsed.1.iter().cloned());
+    let parsed = par_map(files, |(source, rel)| match source {
+        Some(i) => {
+            let s = &config.sources[i];
+            cache.source(root, &rel, &s.style, s.default_type)
+        }
+        None => cache.requirement_file(root, &rel),
+    });
+    for part in parts {
+        match part {
+            Ok(range) => {
+                for parsed in parsed.get(range).unwrap_or_default() {
+                    inputs.annotations.extend(parsed.0.iter().cloned());
+                    inputs.malformed.extend(parsed.1.iter().cloned());
+                }
+            }
+            Err((i, reason)) => inputs.malformed.push(Malformed {
+                file: config_file(),
+                line: 0,
+                text: config.sources[i].pattern.clone(),
+                reason,
+                orphan_quote: None,
+            }),
+        }
     }
 
     // Specifications: those configured, then those the annotations cite.
@@ -347,9 +414,20 @@ pub fn inputs(config: &ProjectConfig, cache: &FileCache) -> Inputs {
     // (With fewer specifications than cores, the model's build extracts them a section a
     // task instead, which keeps every core busy.)
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let extract = inputs.extract_requirements && unique.len() >= cores;
+    let extract = scope == Scope::Full && inputs.extract_requirements && unique.len() >= cores;
+    // A report reads the model's sections only to tell whether a quote without a target line
+    // quotes a specification: without such a quote, the specifications are not parsed.
+    let sections = scope == Scope::Full
+        || inputs.malformed.iter().any(|m| {
+            m.orphan_quote.as_deref().is_some_and(|quote| {
+                crate::spec::requirements::normalize(quote)
+                    .split(' ')
+                    .count()
+                    >= crate::orphans::MIN_WORDS
+            })
+        });
     inputs.specs = par_map(unique, |(source, format, declared)| {
-        let input = load_spec(config, cache, &source, format, declared);
+        let input = load_spec(config, cache, &source, format, declared, sections);
         if let (true, Ok(parsed)) = (
             declared && extract && !listed.contains(&source_key(&source)),
             &input.parsed,
@@ -436,13 +514,15 @@ pub(crate) fn shown(config: &ProjectConfig, file: &Path) -> String {
         .unwrap_or_else(|_| file.display().to_string())
 }
 
-/// A specification's text, parsed (see [`spec_file`] for where it is read).
+/// A specification's text, parsed (see [`spec_file`] for where it is read); with `sections`
+/// false, its title and format only.
 fn load_spec(
     config: &ProjectConfig,
     cache: &FileCache,
     source: &str,
     format: Option<Format>,
     declared: bool,
+    sections: bool,
 ) -> SpecInput {
     let is_url = source.starts_with("https://") || source.starts_with("http://");
     let file = match spec_file(config, source) {
@@ -457,7 +537,7 @@ fn load_spec(
         }
     };
     let shown = shown(config, &file);
-    let parsed = cache.spec(&file, source, format).map_err(|err| {
+    let parsed = cache.spec(&file, source, format, sections).map_err(|err| {
         if is_url {
             format!(
                 "{source} is not in the download cache: expected {shown} ({err}); duvet mcp works offline, so download it first (upstream Duvet 0.4's report command does, or save the text there yourself)"

@@ -4,6 +4,7 @@
 //! enables) and with `--ci` fails (exit 1) as 0.4.3 fails: a requirement line nobody cites,
 //! a cited line nobody tests, or a snapshot that changed.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -12,7 +13,7 @@ use clap::Args;
 use super::common::{CargoFlags, fail, note};
 
 use crate::config::{self, Flags};
-use crate::model::Model;
+use crate::model::{Model, Scope};
 use crate::project::{self, FileCache};
 use crate::report::{Report, Sources, ci, html, json, lcov, settings};
 
@@ -77,6 +78,14 @@ pub struct ReportArgs {
     cargo: CargoFlags,
 }
 
+/// Create (or truncate) the file at `path`, making its directory.
+fn create_file(path: &Path) -> Result<std::fs::File, String> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// Write `text` to `path`, making its directory.
 fn write_file(path: &Path, text: &[u8]) -> Result<(), String> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -109,10 +118,11 @@ pub fn run(args: ReportArgs) -> ExitCode {
     if let Err(errors) = super::extract::requirements(&config) {
         return fail(&errors);
     }
-    let cache = FileCache::default();
-    let inputs = project::inputs(&config, &cache);
+    let cache = FileCache::single_use();
+    // The model the report reads: the specifications, and the annotations it cannot read.
+    let inputs = project::inputs_for(&config, &cache, Scope::Specifications);
     let sources = Sources::of(&root, &inputs);
-    let model = Model::build(inputs);
+    let model = Model::build_for(inputs, Scope::Specifications);
     let report = Report::build(&sources, &model);
     for warning in &report.warnings {
         note(&format!("warning: {warning}"));
@@ -132,22 +142,23 @@ pub fn run(args: ReportArgs) -> ExitCode {
         None => false,
     };
 
-    let json_of = || {
-        let mut out = Vec::new();
-        json::write(
-            &report,
-            blob_link.as_deref(),
-            issue_link.as_deref(),
-            &mut out,
-        )
-        .map(|()| out)
-        .map_err(|e| e.to_string())
-    };
     let mut jsons: Vec<&Path> = Vec::new();
     jsons.extend(args.json.as_deref());
     jsons.extend(settings.json.as_deref());
     for path in jsons {
-        if let Err(e) = json_of().and_then(|text| write_file(path, &text)) {
+        // Written as it is made (its parts are the specifications'), not gathered first.
+        let written = create_file(path).and_then(|file| {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            json::write(
+                &report,
+                blob_link.as_deref(),
+                issue_link.as_deref(),
+                &mut out,
+            )
+            .and_then(|()| out.flush())
+            .map_err(|e| format!("{}: {e}", path.display()))
+        });
+        if let Err(e) = written {
             return fail(&[e]);
         }
         note(&format!("Wrote {}", path.display()));
@@ -221,6 +232,7 @@ pub fn run(args: ReportArgs) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
+    std::mem::forget((report, model, sources));
     ExitCode::SUCCESS
 }
 

@@ -184,6 +184,13 @@ impl<'a> Headings<'a> {
                 }
             }
         }
+        // Both patterns below start with a capital, a digit or a dot: most lines (indented
+        // body text) are passed over without running them.
+        if !candidate
+            .starts_with(|c: char| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '.')
+        {
+            return Token::Content(line);
+        }
         if let Some(caps) = NUMBERED.iter().find_map(|p| p.captures(candidate))
             && let (Some(id), Some(title)) = (caps.get(1), caps.get(3))
         {
@@ -311,12 +318,16 @@ fn headers(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
         .into_iter()
         .map(|token| match token {
             Token::Content(line) => {
+                // The patterns' literal starts and end, checked first.
                 let unindented = line.trim_start().len() == line.len();
-                if unindented && HEADER_START.iter().any(|p| p.is_match(line)) {
+                if unindented
+                    && (line.starts_with("RFC ") || line.starts_with("[Page "))
+                    && HEADER_START.iter().any(|p| p.is_match(line))
+                {
                     return Token::Header;
                 }
                 let untrailed = line.trim_end().len() == line.len();
-                if untrailed && FOOTER_END.iter().any(|p| p.is_match(line)) {
+                if untrailed && line.ends_with(']') && FOOTER_END.iter().any(|p| p.is_match(line)) {
                     return Token::Header;
                 }
                 token

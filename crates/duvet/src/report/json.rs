@@ -16,9 +16,23 @@ use std::io::{self, Write};
 
 use super::{Kind, Ref, Report, Target, level_name};
 
-/// A JSON string.
-fn s(value: &str) -> String {
-    serde_json::Value::String(value.to_string()).to_string()
+/// `value` as a JSON string, escaped as serde_json escapes it (the common case, a string
+/// without a quote, a backslash or a control character, copied as it is).
+fn s(out: &mut Vec<u8>, value: &str) {
+    if value.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        // Writing into a vector cannot fail.
+        let _ = serde_json::to_writer(&mut *out, value);
+    } else {
+        out.reserve(value.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(value.as_bytes());
+        out.push(b'"');
+    }
+}
+
+/// `n` in decimal.
+fn n(out: &mut Vec<u8>, n: usize) {
+    let _ = write!(out, "{n}");
 }
 
 /// The status number of the annotations covering a piece of a line: one bit per type (TODO
@@ -43,79 +57,106 @@ pub fn status_id(kinds: &BTreeSet<Kind>, level: u8) -> usize {
     id + usize::from(level) * 64
 }
 
-/// Write the report.
+/// Write the report. Each specification's part is made on its own core (they are most of
+/// it), then all is written in order.
 pub fn write(
     report: &Report,
     blob_link: Option<&str>,
     issue_link: Option<&str>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    out.write_all(b"{")?;
-    if let Some(link) = blob_link {
-        write!(out, "\"blob_link\":{},", s(link))?;
-    }
-    if let Some(link) = issue_link {
-        write!(out, "\"issue_link\":{},", s(link))?;
-    }
-    out.write_all(b"\"specifications\":{")?;
     let mut targets: Vec<&Target> = report.targets.iter().collect();
     targets.sort_by(|a, b| a.key.cmp(&b.key));
-    for (i, target) in targets.iter().enumerate() {
+    let parts = crate::par::par_map(targets, |target| {
+        let mut w = Vec::new();
+        s(&mut w, &target.key);
+        w.push(b':');
+        specification(target, &mut w);
+        w
+    });
+
+    let mut w = Vec::new();
+    w.push(b'{');
+    if let Some(link) = blob_link {
+        w.extend_from_slice(b"\"blob_link\":");
+        s(&mut w, link);
+        w.push(b',');
+    }
+    if let Some(link) = issue_link {
+        w.extend_from_slice(b"\"issue_link\":");
+        s(&mut w, link);
+        w.push(b',');
+    }
+    w.extend_from_slice(b"\"specifications\":{");
+    out.write_all(&w)?;
+    for (i, part) in parts.iter().enumerate() {
         if i > 0 {
             out.write_all(b",")?;
         }
-        write!(out, "{}:", s(&target.key))?;
-        specification(target, out)?;
+        out.write_all(part)?;
     }
-    out.write_all(b"},\"annotations\":[")?;
+    drop(parts);
+    let mut w = Vec::new();
+    w.extend_from_slice(b"},\"annotations\":[");
     for (i, entry) in report.entries.iter().enumerate() {
         if i > 0 {
-            out.write_all(b",")?;
+            w.push(b',');
         }
         let a = &entry.annotation;
-        write!(
-            out,
-            "{{\"source\":{},\"target_path\":{}",
-            s(&entry.source),
-            s(&entry.target_path)
-        )?;
+        w.extend_from_slice(b"{\"source\":");
+        s(&mut w, &entry.source);
+        w.extend_from_slice(b",\"target_path\":");
+        s(&mut w, &entry.target_path);
         if let Some(section) = &entry.section {
-            write!(out, ",\"target_section\":{}", s(section))?;
+            w.extend_from_slice(b",\"target_section\":");
+            s(&mut w, section);
         }
         if a.line > 0 {
-            write!(out, ",\"line\":{}", a.line)?;
+            w.extend_from_slice(b",\"line\":");
+            n(&mut w, a.line);
         }
         let kind = Kind::of(a.kind);
         if kind != Kind::Citation {
-            write!(out, ",\"type\":\"{}\"", kind.upper())?;
+            let _ = write!(w, ",\"type\":\"{}\"", kind.upper());
         }
         if let Some(level) = a.level {
-            write!(out, ",\"level\":\"{}\"", level.as_str())?;
+            let _ = write!(w, ",\"level\":\"{}\"", level.as_str());
         }
         if !a.comment.is_empty() {
-            write!(out, ",\"comment\":{}", s(&a.comment))?;
+            w.extend_from_slice(b",\"comment\":");
+            s(&mut w, &a.comment);
         }
         if let Some(feature) = &a.feature {
-            write!(out, ",\"feature\":{}", s(feature))?;
+            w.extend_from_slice(b",\"feature\":");
+            s(&mut w, feature);
         }
         if let Some(issue) = &a.tracking_issue {
-            write!(out, ",\"tracking_issue\":{}", s(issue))?;
+            w.extend_from_slice(b",\"tracking_issue\":");
+            s(&mut w, issue);
         }
         if !a.tags.is_empty() {
-            let tags: Vec<String> = a.tags.iter().map(|t| s(t)).collect();
-            write!(out, ",\"tags\":[{}]", tags.join(","))?;
+            w.extend_from_slice(b",\"tags\":[");
+            for (i, tag) in a.tags.iter().enumerate() {
+                if i > 0 {
+                    w.push(b',');
+                }
+                s(&mut w, tag);
+            }
+            w.push(b']');
         }
-        out.write_all(b"}")?;
+        w.push(b'}');
     }
-    out.write_all(b"],\"statuses\":{")?;
+    w.extend_from_slice(b"],\"statuses\":{");
     let mut first = true;
     for target in &report.targets {
         for (anno, c) in &target.statuses {
             if !std::mem::take(&mut first) {
-                out.write_all(b",")?;
+                w.push(b',');
             }
-            write!(out, "\"{anno}\":{{")?;
-            let mut fields = Vec::new();
+            w.push(b'"');
+            n(&mut w, *anno);
+            w.extend_from_slice(b"\":{");
+            let mut fields = 0;
             for (name, value) in [
                 ("spec", c.spec),
                 ("incomplete", c.incomplete),
@@ -126,17 +167,25 @@ pub fn write(
                 ("todo", c.todo),
             ] {
                 if value > 0 {
-                    fields.push(format!("\"{name}\":{value}"));
+                    if fields > 0 {
+                        w.push(b',');
+                    }
+                    fields += 1;
+                    let _ = write!(w, "\"{name}\":{value}");
                 }
             }
             if !c.related.is_empty() {
-                let related: Vec<String> = c.related.iter().map(usize::to_string).collect();
-                fields.push(format!("\"related\":[{}]", related.join(",")));
+                if fields > 0 {
+                    w.push(b',');
+                }
+                w.extend_from_slice(b"\"related\":[");
+                join(&mut w, &c.related);
+                w.push(b']');
             }
-            write!(out, "{}}}", fields.join(","))?;
+            w.push(b'}');
         }
     }
-    out.write_all(b"},\"refs\":[")?;
+    w.extend_from_slice(b"},\"refs\":[");
     let kinds = [
         Kind::Spec,
         Kind::Citation,
@@ -147,7 +196,7 @@ pub fn write(
     ];
     for id in 0..256usize {
         if id > 0 {
-            out.write_all(b",")?;
+            w.push(b',');
         }
         let mut fields = Vec::new();
         // Bits from the highest: spec, citation, implication, test, exception, todo.
@@ -160,10 +209,10 @@ pub fn write(
         if level > 0 {
             fields.push(format!("\"level\":\"{}\"", level_name(level)));
         }
-        write!(out, "{{{}}}", fields.join(","))?;
+        let _ = write!(w, "{{{}}}", fields.join(","));
     }
-    out.write_all(b"]}")?;
-    Ok(())
+    w.extend_from_slice(b"]}");
+    out.write_all(&w)
 }
 
 /// A type's field name in the table of status numbers.
@@ -179,7 +228,7 @@ fn json_name(kind: Kind) -> &'static str {
 }
 
 /// One specification's entry.
-fn specification(target: &Target, out: &mut dyn Write) -> io::Result<()> {
+fn specification(target: &Target, w: &mut Vec<u8>) {
     let mut by_line: HashMap<usize, Vec<&Ref>> = HashMap::new();
     let mut requirements = BTreeSet::new();
     for r in &target.refs {
@@ -188,78 +237,82 @@ fn specification(target: &Target, out: &mut dyn Write) -> io::Result<()> {
         }
         by_line.entry(r.line).or_default().push(r);
     }
-    out.write_all(b"{")?;
+    w.push(b'{');
     if let Some(title) = &target.title {
-        write!(out, "\"title\":{},", s(title))?;
+        w.extend_from_slice(b"\"title\":");
+        s(w, title);
+        w.push(b',');
     }
     let format = match target.format {
         crate::spec::Format::Ietf => "ietf",
         crate::spec::Format::Markdown => "markdown",
     };
-    write!(
-        out,
-        "\"format\":\"{format}\",\"requirements\":[{}],\"sections\":[",
-        join(&requirements)
-    )?;
+    let _ = write!(w, "\"format\":\"{format}\",\"requirements\":[");
+    join(w, &requirements);
+    w.extend_from_slice(b"],\"sections\":[");
     for (i, section) in target.sections.iter().enumerate() {
         if i > 0 {
-            out.write_all(b",")?;
+            w.push(b',');
         }
-        write!(
-            out,
-            "{{\"id\":{},\"title\":{},\"lines\":[",
-            s(&section.id),
-            s(&section.title)
-        )?;
+        w.extend_from_slice(b"{\"id\":");
+        s(w, &section.id);
+        w.extend_from_slice(b",\"title\":");
+        s(w, &section.title);
+        w.extend_from_slice(b",\"lines\":[");
         let mut in_section = BTreeSet::new();
         for (j, line) in section.lines.iter().enumerate() {
             if j > 0 {
-                out.write_all(b",")?;
+                w.push(b',');
             }
             let text = target.slice(&line.bytes);
             match by_line.get(&line.number) {
-                None => out.write_all(s(text).as_bytes())?,
+                None => s(w, text),
                 Some(refs) => {
                     let pieces = pieces(line.bytes.start, line.bytes.end, refs);
-                    out.write_all(b"[")?;
+                    w.push(b'[');
                     for (k, piece) in pieces.iter().enumerate() {
                         if k > 0 {
-                            out.write_all(b",")?;
+                            w.push(b',');
                         }
-                        let ids: Vec<String> =
-                            piece.refs.iter().map(|r| r.anno.to_string()).collect();
-                        for r in &piece.refs {
+                        w.extend_from_slice(b"[[");
+                        for (i, r) in piece.refs.iter().enumerate() {
+                            if i > 0 {
+                                w.push(b',');
+                            }
+                            n(w, r.anno);
                             if r.kind == Kind::Spec {
                                 in_section.insert(r.anno);
                             }
                         }
-                        write!(
-                            out,
-                            "[[{}],{},{}]",
-                            ids.join(","),
-                            piece.status,
-                            s(target.slice(&(piece.start..piece.end)))
-                        )?;
+                        w.extend_from_slice(b"],");
+                        n(w, piece.status);
+                        w.push(b',');
+                        s(w, target.slice(&(piece.start..piece.end)));
+                        w.push(b']');
                     }
-                    out.write_all(b"]")?;
+                    w.push(b']');
                 }
             }
         }
-        out.write_all(b"]")?;
+        w.push(b']');
         if !in_section.is_empty() {
-            write!(out, ",\"requirements\":[{}]", join(&in_section))?;
+            w.extend_from_slice(b",\"requirements\":[");
+            join(w, &in_section);
+            w.push(b']');
         }
-        out.write_all(b"}")?;
+        w.push(b'}');
     }
-    out.write_all(b"]}")?;
-    Ok(())
+    w.extend_from_slice(b"]}");
 }
 
-fn join(ids: &BTreeSet<usize>) -> String {
-    ids.iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
+/// Numbers separated by commas.
+fn join(w: &mut Vec<u8>, ids: &BTreeSet<usize>) {
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            w.push(b',');
+        }
+        n(w, *id);
+    }
 }
 
 /// A piece of a line: where the set of annotations covering it is the same.

@@ -25,7 +25,7 @@ pub mod statuses;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::annotation::{Annotation, AnnotationType, Level, Malformed};
 use crate::model::{Inputs, Model, ParsedSpec, split_target};
@@ -245,10 +245,23 @@ impl LineIndex {
 }
 
 /// Where a section's view lies in the file: for each view line (a non-blank section line,
-/// trimmed), its start in the view and in the file.
-struct ViewMap(Vec<(usize, usize, usize)>, crate::coverage::View);
+/// trimmed), its start in the view and in the file, and its length; with the view, made
+/// when a quote is first looked for in the section (most sections are quoted by none).
+struct ViewMap(Vec<(usize, usize, usize)>, OnceLock<crate::coverage::View>);
 
 impl ViewMap {
+    /// The section's view, in `text` (its file's).
+    fn view(&self, text: &str) -> &crate::coverage::View {
+        self.1.get_or_init(|| {
+            let lines: Vec<&str> = self
+                .0
+                .iter()
+                .map(|&(_, at, len)| text.get(at..at + len).unwrap_or_default())
+                .collect();
+            crate::coverage::View::new(&lines)
+        })
+    }
+
     /// Bytes `range` of the view as ranges of the file, one per line it touches; the joining
     /// spaces between lines stand for none (a piece of one byte is empty, as in 0.4.3).
     fn file_ranges(&self, range: &Range<usize>) -> Vec<Range<usize>> {
@@ -282,7 +295,6 @@ fn section_lines(
 ) -> (SectionLines, ViewMap) {
     let mut lines = Vec::new();
     let mut map = Vec::new();
-    let mut kept: Vec<&str> = Vec::new();
     let mut view = 0;
     for line in &section.lines {
         let crate::extract::Line::Str(line) = *line else {
@@ -297,7 +309,6 @@ fn section_lines(
         if trimmed.is_empty() {
             continue;
         }
-        kept.push(line);
         let lead = line.len() - line.trim_start().len();
         if !map.is_empty() {
             view += 1;
@@ -314,7 +325,7 @@ fn section_lines(
             title_bytes: index.bytes(text, title_line),
             lines,
         },
-        ViewMap(map, crate::coverage::View::new(&kept)),
+        ViewMap(map, OnceLock::new()),
     )
 }
 
@@ -337,9 +348,31 @@ pub fn target_path(root: &Path, source: &Path, target: &str) -> String {
     target.to_string()
 }
 
+/// What one annotation comes to, decided in the annotations' order (so that the errors come
+/// in it) before the quotes are looked for.
+enum Placing {
+    /// Nothing: its specification's text could not be read, which is said once.
+    Skip,
+    Error(String),
+    /// A reference to the whole section `c` of target `t`: its heading's line.
+    Title {
+        t: usize,
+        c: usize,
+    },
+    /// A quote, to be found by search `search` in section `c` of target `t`.
+    Quote {
+        t: usize,
+        c: usize,
+        search: usize,
+    },
+}
+
 impl Report {
     /// The report of a project: its inputs (for the annotations as written) and its model
     /// (for the specifications).
+    ///
+    /// The specifications are read, their quotes found and their references counted on every
+    /// core; each distinct quote of a section is looked for once.
     pub fn build(sources: &Sources, model: &Model) -> Self {
         let mut report = Self::default();
         report.collect_entries(sources, model);
@@ -352,111 +385,160 @@ impl Report {
             }
         }
 
-        // The targets, each once, in first-seen order.
-        // As 0.4.3 keys them: by the target as written, so two spellings of one URL are two
-        // targets of one text.
+        // Each target's specification, by the annotation that first names it: all of them
+        // read at once. As 0.4.3 keys them: by the target as written, so two spellings of one
+        // URL are two targets of one text.
+        let specs: Vec<Option<usize>> = report
+            .entries
+            .iter()
+            .map(|entry| model.spec_index(split_target(&entry.annotation.target).0))
+            .collect();
+        let mut first: HashMap<&str, usize> = HashMap::new();
+        let mut loads: Vec<(usize, &Entry)> = Vec::new();
+        for (entry, spec) in report.entries.iter().zip(&specs) {
+            if let Some(spec) = *spec {
+                first.entry(&entry.target_path).or_insert_with(|| {
+                    loads.push((spec, entry));
+                    loads.len() - 1
+                });
+            }
+        }
+        let mut loaded: Vec<Option<Loaded>> = crate::par::par_map(loads, |(spec, entry)| {
+            load_target(model, spec, parsed.get(&spec), entry)
+        });
+
+        // The annotations in order: the targets as they are first named, the errors, the
+        // searches (each distinct quote of a section once).
         let mut by_target: HashMap<String, usize> = HashMap::new();
+        let mut targets: Vec<Target> = Vec::new();
         let mut maps: Vec<Vec<ViewMap>> = Vec::new();
-        let mut placed: Vec<Vec<Ref>> = Vec::new();
-        for (number, entry) in report.entries.iter().enumerate() {
+        let mut indexes: Vec<LineIndex> = Vec::new();
+        let mut searches: Vec<(usize, usize, &str)> = Vec::new();
+        let mut distinct: HashMap<(usize, usize, &str), usize> = HashMap::new();
+        let mut placings: Vec<Placing> = Vec::with_capacity(report.entries.len());
+        for (entry, spec) in report.entries.iter().zip(&specs) {
             let a = &entry.annotation;
-            let (spec_part, _) = split_target(&a.target);
-            let Some(spec) = model.spec_index(spec_part) else {
-                report.errors.push(format!(
+            let Some(spec) = *spec else {
+                let (spec_part, _) = split_target(&a.target);
+                placings.push(Placing::Error(format!(
                     "{}:{}: could not resolve file {spec_part:?}",
                     entry.source, a.line
-                ));
+                )));
                 continue;
             };
             let t = match by_target.get(&entry.target_path) {
                 Some(&t) => t,
                 None => {
-                    let Some(target) = load_target(model, spec, parsed.get(&spec), entry) else {
-                        report.errors.push(match &model.specs[spec].error {
+                    let load = first
+                        .get(entry.target_path.as_str())
+                        .and_then(|&slot| loaded.get_mut(slot)?.take());
+                    let Some(load) = load else {
+                        placings.push(Placing::Error(match &model.specs[spec].error {
                             Some(error) => format!("{}: {error}", entry.target_path),
                             None => format!(
                                 "{}: the text changed while the report was written; run it again",
                                 entry.target_path
                             ),
-                        });
+                        }));
                         // Every later annotation of it fails alike: counted once.
                         by_target.insert(entry.target_path.clone(), usize::MAX);
                         continue;
                     };
-                    let (target, map) = target;
-                    report.targets.push(target);
-                    maps.push(map);
-                    placed.push(Vec::new());
-                    by_target.insert(entry.target_path.clone(), report.targets.len() - 1);
-                    report.targets.len() - 1
+                    targets.push(load.target);
+                    maps.push(load.maps);
+                    indexes.push(load.index);
+                    by_target.insert(entry.target_path.clone(), targets.len() - 1);
+                    targets.len() - 1
                 }
             };
             if t == usize::MAX {
+                placings.push(Placing::Skip);
                 continue;
             }
-            let target = &report.targets[t];
+            let target = &targets[t];
             let Some(section_id) = entry.section.as_deref() else {
-                report.errors.push(format!(
+                placings.push(Placing::Error(format!(
                     "{}:{}: reference to {} is missing a section",
                     entry.source, a.line, target.key
-                ));
+                )));
                 continue;
             };
             let Some(c) = target.section(section_id) else {
-                report.errors.push(format!(
+                placings.push(Placing::Error(format!(
                     "{}:{}: missing section {section_id:?} in {}",
                     entry.source, a.line, target.key
-                ));
+                )));
                 continue;
             };
-            let kind = Kind::of(a.kind);
-            let level = rank(a.level);
-            let refs = &mut placed[t];
             if a.quote.is_empty() {
-                let title = &target.sections[c];
-                refs.push(Ref {
-                    line: title.title_line,
-                    start: title.title_bytes.start,
-                    end: title.title_bytes.end,
-                    anno: number,
-                    section: c,
-                    kind,
-                    level,
-                });
+                placings.push(Placing::Title { t, c });
                 continue;
             }
-            match maps[t][c].1.find(&a.quote) {
-                Some(range) => {
-                    for bytes in maps[t][c].file_ranges(&range) {
-                        refs.push(Ref {
-                            line: 0,
-                            start: bytes.start,
-                            end: bytes.end,
-                            anno: number,
-                            section: c,
-                            kind,
-                            level,
-                        });
-                    }
+            let search = *distinct.entry((t, c, &a.quote)).or_insert_with(|| {
+                searches.push((t, c, &a.quote));
+                searches.len() - 1
+            });
+            placings.push(Placing::Quote { t, c, search });
+        }
+        let found = crate::par::par_map(searches, |(t, c, quote)| {
+            maps[t][c].view(&targets[t].text).find(quote)
+        });
+
+        let mut placed: Vec<Vec<Ref>> = vec![Vec::new(); targets.len()];
+        for (number, (entry, placing)) in report.entries.iter().zip(placings).enumerate() {
+            let a = &entry.annotation;
+            let kind = Kind::of(a.kind);
+            let level = rank(a.level);
+            match placing {
+                Placing::Skip => {}
+                Placing::Error(error) => report.errors.push(error),
+                Placing::Title { t, c } => {
+                    let title = &targets[t].sections[c];
+                    placed[t].push(Ref {
+                        line: title.title_line,
+                        start: title.title_bytes.start,
+                        end: title.title_bytes.end,
+                        anno: number,
+                        section: c,
+                        kind,
+                        level,
+                    });
                 }
-                None => report.errors.push(format!(
-                    "{}:{}: could not find text in section {section_id:?} of {}",
-                    entry.source, a.line, target.key
-                )),
+                Placing::Quote { t, c, search } => match &found[search] {
+                    Some(range) => {
+                        for bytes in maps[t][c].file_ranges(range) {
+                            placed[t].push(Ref {
+                                line: indexes[t].number(bytes.start),
+                                start: bytes.start,
+                                end: bytes.end,
+                                anno: number,
+                                section: c,
+                                kind,
+                                level,
+                            });
+                        }
+                    }
+                    None => report.errors.push(format!(
+                        "{}:{}: could not find text in section {:?} of {}",
+                        entry.source,
+                        a.line,
+                        entry.section.as_deref().unwrap_or_default(),
+                        targets[t].key
+                    )),
+                },
             }
         }
 
-        for (target, mut refs) in report.targets.iter_mut().zip(placed) {
-            let index = LineIndex::new(&target.text);
-            for r in &mut refs {
-                if r.line == 0 {
-                    r.line = index.number(r.start);
-                }
-            }
-            refs.sort();
-            target.statuses = statuses::of(&refs);
-            target.refs = refs;
-        }
+        // Each target's references in order, and the counts of its requirements.
+        report.targets = crate::par::par_map(
+            targets.into_iter().zip(placed).collect(),
+            |(mut target, mut refs)| {
+                refs.sort_unstable();
+                target.statuses = statuses::of(&refs);
+                target.refs = refs;
+                target
+            },
+        );
         report
             .targets
             .sort_by(|a, b| (!a.is_url, &a.key).cmp(&(!b.is_url, &b.key)));
@@ -465,14 +547,22 @@ impl Report {
 
     /// The annotations in duvet's order, and what cannot be one.
     fn collect_entries(&mut self, sources: &Sources, model: &Model) {
+        // A relative target resolves alike from every file of a directory (and a project's
+        // annotations name a few targets thousands of times): each is resolved once.
+        let mut resolved: HashMap<(&Path, &str), String> = HashMap::new();
         let mut entries: Vec<Entry> = sources
             .annotations
             .iter()
             .map(|a| {
                 let (path, section) = split_target(&a.target);
+                let dir = a.file.parent().unwrap_or(Path::new(""));
+                let target_path = resolved
+                    .entry((dir, path))
+                    .or_insert_with(|| target_path(&sources.root, &a.file, path))
+                    .clone();
                 Entry {
                     source: crate::model::path_text(&a.file),
-                    target_path: target_path(&sources.root, &a.file, path),
+                    target_path,
                     section: section.map(str::to_string),
                     annotation: a.clone(),
                 }
@@ -500,6 +590,14 @@ impl Report {
     }
 }
 
+/// A target as read, with what its quotes are placed by.
+struct Loaded {
+    target: Target,
+    /// Per section, where its view lies in the file.
+    maps: Vec<ViewMap>,
+    index: LineIndex,
+}
+
 /// The target of specification `spec` of the model, with the view maps of its sections; `None`
 /// when its text cannot be read or no longer matches the parse.
 fn load_target(
@@ -507,7 +605,7 @@ fn load_target(
     spec: usize,
     parsed: Option<&Arc<ParsedSpec>>,
     entry: &Entry,
-) -> Option<(Target, Vec<ViewMap>)> {
+) -> Option<Loaded> {
     let parsed = parsed?;
     let file = model.specs[spec].file.clone();
     let text = read_text(&file).ok()?;
@@ -522,8 +620,8 @@ fn load_target(
     }
     let title =
         (format == Format::Markdown && !parsed.title.is_empty()).then(|| parsed.title.clone());
-    Some((
-        Target {
+    Some(Loaded {
+        target: Target {
             key: entry.target_path.clone(),
             is_url: entry.target_path.contains("://"),
             file,
@@ -535,5 +633,76 @@ fn load_target(
             statuses: BTreeMap::new(),
         },
         maps,
-    ))
+        index,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::config::{self, Flags};
+    use crate::model::Scope;
+    use crate::project::{self, FileCache};
+
+    /// The report and its JSON as `duvet report` makes them, from a model of `scope`.
+    fn report_of(root: &Path, scope: Scope) -> (Report, Vec<u8>) {
+        let config = config::load(root, &Flags::default()).unwrap();
+        let (inputs, model_of): (_, fn(Inputs) -> Model) = match scope {
+            Scope::Full => (
+                project::inputs(&config, &FileCache::default()),
+                Model::build,
+            ),
+            Scope::Specifications => (
+                project::inputs_for(&config, &FileCache::single_use(), scope),
+                |inputs| Model::build_for(inputs, Scope::Specifications),
+            ),
+        };
+        let sources = Sources::of(root, &inputs);
+        let model = model_of(inputs);
+        let report = Report::build(&sources, &model);
+        let mut json = Vec::new();
+        json::write(&report, Some("https://b"), None, &mut json).unwrap();
+        (report, json)
+    }
+
+    /// A report reads of the model only what a model of [`Scope::Specifications`] holds:
+    /// from it, a report is the one the whole model gives (JSON, errors, and the warnings of
+    /// quote lines without a target line, which only the model's sections decide).
+    #[test]
+    fn a_report_is_the_same_from_the_model_of_a_report() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream");
+        let dir = tempfile::tempdir().unwrap();
+        let copy = |from: &Path, to: &Path| {
+            for entry in walkdir::WalkDir::new(from).into_iter().flatten() {
+                let target = to.join(entry.path().strip_prefix(from).unwrap());
+                if entry.file_type().is_dir() {
+                    std::fs::create_dir_all(&target).unwrap();
+                } else {
+                    std::fs::copy(entry.path(), &target).unwrap();
+                }
+            }
+        };
+        copy(&fixture, dir.path());
+        // A quote of the specification without its target line (a warning), and one of
+        // no specification (nothing).
+        let lib = dir.path().join("src/lib.rs");
+        let mut text = std::fs::read_to_string(&lib).unwrap();
+        text.push_str(
+            "\n//# The server MUST log each request.\nfn a() {}\n\n//# not a quote of anything here\nfn b() {}\n",
+        );
+        std::fs::write(&lib, text).unwrap();
+
+        let (full, full_json) = report_of(dir.path(), Scope::Full);
+        let (part, part_json) = report_of(dir.path(), Scope::Specifications);
+        assert!(full.errors.is_empty(), "{:?}", full.errors);
+        assert_eq!(full.warnings.len(), 2, "{:?}", full.warnings);
+        assert_eq!(part.errors, full.errors);
+        assert_eq!(part.warnings, full.warnings);
+        assert_eq!(
+            String::from_utf8(part_json).unwrap(),
+            String::from_utf8(full_json).unwrap()
+        );
+    }
 }
