@@ -2007,20 +2007,20 @@ fn ratios(pairs: &[(Duration, Duration)]) -> (Duration, Duration, f64, f64) {
 fn report_section(out: &mut String, runs: &ReportRuns) {
     writeln!(
         out,
-        "### `duvet report`: ours against the peer's, HTML against JSON
-"
+        "### `duvet report`: ours against the peer's, HTML against JSON\n"
     )
     .unwrap();
     writeln!(
         out,
-        "In {}, where `.duvet/requirements` exists; each command run {REPORT_RUNS} times after          one unmeasured run, in turn with the one it is compared with (pairs keep the ratio          meaningful when the machine's speed drifts). Wall time of the whole process.
-",
+        "In {}, where `.duvet/requirements` exists; each command run {REPORT_RUNS} times after \
+         one unmeasured run, in turn with the one it is compared with (pairs keep the ratio \
+         meaningful when the machine's speed drifts). Wall time of the whole process.\n",
         runs.place
     )
     .unwrap();
     writeln!(
         out,
-        "| A / B | A p50 | B p50 | ratio of p50s | p50 of the pairs' ratios | target |
+        "| A / B | A p50 | B p50 | ratio of p50s | p50 of the pairs' ratios | target |\n\
          |---|---:|---:|---:|---:|---|"
     )
     .unwrap();
@@ -2053,9 +2053,7 @@ fn report_section(out: &mut String, runs: &ReportRuns) {
     if let Some(same) = runs.same_json {
         writeln!(
             out,
-            "
-The two JSON reports are {}.
-",
+            "\nThe two JSON reports are {}.\n",
             if same {
                 "the same bytes"
             } else {
