@@ -26,8 +26,7 @@ use mcp_testkit::Wire;
 fn measured() -> Option<&'static Path> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
     DIR.get_or_init(|| {
-        let tarpaulin = std::env::var_os("DUVET_TARPAULIN").map(PathBuf::from);
-        let mut version = match &tarpaulin {
+        let tarpaulin = || match std::env::var_os("DUVET_TARPAULIN") {
             Some(bin) => Command::new(bin),
             None => {
                 let mut c = Command::new("cargo");
@@ -35,7 +34,7 @@ fn measured() -> Option<&'static Path> {
                 c
             }
         };
-        let available = version
+        let available = tarpaulin()
             .arg("--version")
             .output()
             .is_ok_and(|o| o.status.success());
@@ -50,15 +49,7 @@ fn measured() -> Option<&'static Path> {
         let project = Project::new();
         let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rust-coverage");
         project.copy_from(&from);
-        let mut run = match &tarpaulin {
-            Some(bin) => Command::new(bin),
-            None => {
-                let mut c = Command::new("cargo");
-                c.arg("tarpaulin");
-                c
-            }
-        };
-        let out = run
+        let out = tarpaulin()
             .args(["--out", "Lcov", "--output-dir", "coverage", "--skip-clean"])
             .current_dir(project.root())
             .env("CARGO_TARGET_DIR", project.path("target"))
