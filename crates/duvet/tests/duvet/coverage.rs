@@ -13,7 +13,6 @@
 )]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use duvet::errors;
@@ -25,47 +24,8 @@ use mcp_testkit::Wire;
 /// The measured copy of the fixture crate, with `coverage/lcov.info`.
 fn measured() -> Option<&'static Path> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let tarpaulin = || match std::env::var_os("DUVET_TARPAULIN") {
-            Some(bin) => Command::new(bin),
-            None => {
-                let mut c = Command::new("cargo");
-                c.arg("tarpaulin");
-                c
-            }
-        };
-        let available = tarpaulin()
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !available {
-            assert!(
-                std::env::var_os("DUVET_REQUIRE_COVERAGE_TOOLS").is_none(),
-                "cargo tarpaulin is required (DUVET_REQUIRE_COVERAGE_TOOLS is set)"
-            );
-            eprintln!("cargo tarpaulin is not installed: the coverage tests are skipped");
-            return None;
-        }
-        let project = Project::new();
-        let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rust-coverage");
-        project.copy_from(&from);
-        let out = tarpaulin()
-            .args(["--out", "Lcov", "--output-dir", "coverage", "--skip-clean"])
-            .current_dir(project.root())
-            .env("CARGO_TARGET_DIR", project.path("target"))
-            .env_remove("RUSTFLAGS")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success() && project.path("coverage/lcov.info").is_file(),
-            "cargo tarpaulin failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        // Kept for the whole run: the tests read the project where it was measured.
-        let dir = project.dir.keep();
-        Some(dir)
-    })
-    .as_deref()
+    DIR.get_or_init(|| crate::support::tarpaulin_measured(&[]))
+        .as_deref()
 }
 
 /// The identifier of the fixture's requirement with `text` (from search_requirements).

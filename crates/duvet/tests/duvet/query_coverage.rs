@@ -21,7 +21,6 @@
 #![allow(clippy::print_stderr)] // the notes when a tool is absent
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use crate::query::{query, results};
@@ -696,51 +695,8 @@ fn reports_that_cannot_be_read_or_matched_stop_the_query_in_one_line() {
 /// a copy kept for the run), or `None` (with a note) without tarpaulin.
 fn measured() -> Option<&'static Path> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let tarpaulin = || match std::env::var_os("DUVET_TARPAULIN") {
-            Some(bin) => Command::new(bin),
-            None => {
-                let mut c = Command::new("cargo");
-                c.arg("tarpaulin");
-                c
-            }
-        };
-        let available = tarpaulin()
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !available {
-            assert!(
-                std::env::var_os("DUVET_REQUIRE_COVERAGE_TOOLS").is_none(),
-                "cargo tarpaulin is required (DUVET_REQUIRE_COVERAGE_TOOLS is set)"
-            );
-            eprintln!("cargo tarpaulin is not installed: the measured query tests are skipped");
-            return None;
-        }
-        let p = Project::new();
-        p.copy_from(&fixture("rust-coverage"));
-        let out: Output = tarpaulin()
-            .args([
-                "--include-tests",
-                "--out",
-                "Lcov",
-                "--output-dir",
-                "coverage",
-            ])
-            .arg("--skip-clean")
-            .current_dir(p.root())
-            .env("CARGO_TARGET_DIR", p.path("target"))
-            .env_remove("RUSTFLAGS")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success() && p.path("coverage/lcov.info").is_file(),
-            "cargo tarpaulin failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Some(p.dir.keep())
-    })
-    .as_deref()
+    DIR.get_or_init(|| crate::support::tarpaulin_measured(&["--include-tests"]))
+        .as_deref()
 }
 
 /// A copy of the measured fixture (sources and report, its absolute paths made the copy's),

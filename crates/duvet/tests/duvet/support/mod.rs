@@ -272,3 +272,47 @@ tracking-issue = "42"
     );
     p
 }
+
+/// The Rust coverage fixture (tests/fixtures/rust-coverage) measured by `cargo tarpaulin`
+/// (`DUVET_TARPAULIN` names the binary, else `cargo tarpaulin`) with `extra` arguments, in a
+/// copy kept for the test run (the report's absolute paths name it); `None`, with a note,
+/// when tarpaulin is not installed, unless `DUVET_REQUIRE_COVERAGE_TOOLS` is set.
+#[allow(clippy::print_stderr)]
+pub fn tarpaulin_measured(extra: &[&str]) -> Option<PathBuf> {
+    let tarpaulin = || match std::env::var_os("DUVET_TARPAULIN") {
+        Some(bin) => std::process::Command::new(bin),
+        None => {
+            let mut c = std::process::Command::new("cargo");
+            c.arg("tarpaulin");
+            c
+        }
+    };
+    let available = tarpaulin()
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !available {
+        assert!(
+            std::env::var_os("DUVET_REQUIRE_COVERAGE_TOOLS").is_none(),
+            "cargo tarpaulin is required (DUVET_REQUIRE_COVERAGE_TOOLS is set)"
+        );
+        eprintln!("cargo tarpaulin is not installed: the tests that need its report are skipped");
+        return None;
+    }
+    let project = Project::new();
+    project.copy_from(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rust-coverage"));
+    let out = tarpaulin()
+        .args(extra)
+        .args(["--out", "Lcov", "--output-dir", "coverage", "--skip-clean"])
+        .current_dir(project.root())
+        .env("CARGO_TARGET_DIR", project.path("target"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("run cargo tarpaulin");
+    assert!(
+        out.status.success() && project.path("coverage/lcov.info").is_file(),
+        "cargo tarpaulin failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(project.dir.keep())
+}
