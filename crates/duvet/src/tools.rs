@@ -259,6 +259,8 @@ pub fn find_requirement(
     within: Option<&[usize]>,
 ) -> Result<usize, ToolError> {
     let id = identifier.trim();
+    // What the messages repeat of it: never a huge argument.
+    let identifier = mcp_common::clip(identifier, 100);
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(ToolError::invalid_params(format!(
             "'{identifier}' is not a requirement identifier (hex digits)"

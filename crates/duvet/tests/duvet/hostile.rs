@@ -81,6 +81,18 @@ async fn huge_names_are_never_echoed_whole() {
         assert_eq!(err.code, "invalid_params");
         assert!(err.message.len() < 1000, "{} bytes", err.message.len());
     }
+    // A requirement identifier: not hex, or hex that names nothing.
+    for id in [format!("{huge}\u{0}"), "a".repeat(1_000_000)] {
+        let err = mcp
+            .call_err("get_requirement_status", json!({"req_identifier": id}))
+            .await;
+        assert!(
+            err.code == "invalid_params" || err.code == "not_found",
+            "{}",
+            err.code
+        );
+        assert!(err.message.len() < 1000, "{} bytes", err.message.len());
+    }
     for uri in [
         format!("duvet:///specifications/{huge}"),
         format!("duvet:///specifications/proto/sections/{huge}"),
