@@ -363,7 +363,7 @@ pub fn target_parts(target: &str) -> (String, Option<String>) {
 
 /// Rewrite IETF RFC links to the canonical `https://www.rfc-editor.org/rfc/rfcN.txt`, as
 /// Duvet's `TargetPath::canonical_url`.
-fn canonical_url(url: &str) -> String {
+pub(crate) fn canonical_url(url: &str) -> String {
     const PATTERNS: [&str; 6] = [
         "https://www.rfc-editor.org/rfc/rfc",
         "http://www.rfc-editor.org/rfc/rfc",

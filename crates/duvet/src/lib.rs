@@ -18,6 +18,7 @@ pub mod checks;
 pub mod cli;
 pub mod config;
 pub mod coverage;
+pub mod download;
 pub mod engine;
 pub mod errors;
 pub mod executed;

@@ -940,3 +940,33 @@ fn git_mile_tasks_only_read() {
         }
     }
 }
+
+/// `duvet mcp` never touches the network: only the commands (`cli/common`, `cli/extract`)
+/// name duvet's `download` module or an HTTP client; the server and the model never do.
+#[test]
+fn duvet_downloads_only_in_its_commands() {
+    let src = crates_dir().join("duvet/src");
+    let files = rust_files(&src);
+    assert!(
+        files.iter().any(|f| f.ends_with("download.rs")),
+        "duvet/src/download.rs has moved"
+    );
+    for file in files {
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if ["download.rs", "cli/common.rs", "cli/extract.rs"].contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for name in ["download::", "reqwest", "fetch_missing"] {
+            assert!(
+                !code.contains(name),
+                "duvet/src/{rel} names `{name}`: only the commands download"
+            );
+        }
+    }
+}

@@ -43,3 +43,51 @@ pub(super) fn fail(errors: &[String]) -> ExitCode {
 pub(super) fn note(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{message}");
 }
+
+/// Download the URL specifications among `sources` whose text is not in the download cache
+/// yet, as 0.4.3 does before it reads them ([`crate::download`]), saying what it fetched.
+pub(super) fn download_specs<'a>(
+    config: &crate::config::ProjectConfig,
+    sources: impl IntoIterator<Item = &'a str>,
+) -> Result<(), Vec<String>> {
+    let downloads: Vec<crate::download::Download> = sources
+        .into_iter()
+        .map(str::trim)
+        .filter(|source| source.starts_with("https://") || source.starts_with("http://"))
+        .filter_map(|source| {
+            let file = crate::project::spec_file(config, source).ok()?;
+            let (spec, _) = crate::config::target_parts(source);
+            Some(crate::download::Download {
+                source: spec.clone(),
+                url: crate::config::canonical_url(&spec),
+                shown: crate::project::shown(config, &file),
+                file,
+            })
+        })
+        .collect();
+    for shown in crate::download::fetch_missing(downloads)? {
+        note(&format!("Downloaded {shown}"));
+    }
+    Ok(())
+}
+
+/// The project's inputs made by `build`, after downloading the URL specifications its
+/// annotations name that are not cached yet (then made again, which a cached project never
+/// pays for).
+pub(super) fn inputs_downloading(
+    config: &crate::config::ProjectConfig,
+    build: impl Fn() -> crate::model::Inputs,
+) -> Result<crate::model::Inputs, Vec<String>> {
+    let inputs = build();
+    let missing: Vec<&str> = inputs
+        .specs
+        .iter()
+        .filter(|s| s.parsed.is_err() && s.source.contains("://") && !s.file.exists())
+        .map(|s| s.source.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(inputs);
+    }
+    download_specs(config, missing)?;
+    Ok(build())
+}

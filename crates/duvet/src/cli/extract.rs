@@ -106,6 +106,20 @@ pub fn run(args: ExtractArgs) -> ExitCode {
     } else {
         PathBuf::from(target)
     };
+    if target.contains("://") {
+        let download = crate::download::Download {
+            source: target.to_string(),
+            url: config::canonical_url(target),
+            file: root.join(&local),
+            shown: local.display().to_string(),
+        };
+        match crate::download::fetch_missing(vec![download]) {
+            Ok(written) => written
+                .iter()
+                .for_each(|shown| note(&format!("Downloaded {shown}"))),
+            Err(errors) => return fail(&errors),
+        }
+    }
     let text = match std::fs::read(root.join(&local)) {
         Ok(bytes) => project::text_of(&bytes).into_owned(),
         Err(e) => {
@@ -178,6 +192,10 @@ pub(crate) fn requirements(config: &ProjectConfig) -> Result<usize, Vec<String>>
     let base = config_file.parent().unwrap_or(root);
     let out = relative(root, &base.join("requirements"));
     let download = relative(root, &config.spec_cache_dir);
+    super::common::download_specs(
+        config,
+        config.specifications.iter().map(|s| s.source.as_str()),
+    )?;
     let mut errors = Vec::new();
     for spec in &config.specifications {
         let source = spec.source.trim();

@@ -153,7 +153,10 @@ pub fn run(args: QueryArgs) -> ExitCode {
             }
             let cache = FileCache::default();
             let styles = config.sources.iter().map(|s| s.style.clone()).collect();
-            (project::inputs(config, &cache), styles)
+            match super::common::inputs_downloading(config, || project::inputs(config, &cache)) {
+                Ok(inputs) => (inputs, styles),
+                Err(errors) => return fail(&errors),
+            }
         }
         None => (crate::model::Inputs::default(), Vec::new()),
     };

@@ -120,7 +120,12 @@ pub fn run(args: ReportArgs) -> ExitCode {
     }
     let cache = FileCache::single_use();
     // The model the report reads: the specifications, and the annotations it cannot read.
-    let inputs = project::inputs_for(&config, &cache, Scope::Specifications);
+    let inputs = match super::common::inputs_downloading(&config, || {
+        project::inputs_for(&config, &cache, Scope::Specifications)
+    }) {
+        Ok(inputs) => inputs,
+        Err(errors) => return fail(&errors),
+    };
     let sources = Sources::of(&root, &inputs);
     let model = Model::build_for(inputs, Scope::Specifications);
     let report = Report::build(&sources, &model);

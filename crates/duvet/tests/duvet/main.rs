@@ -12,6 +12,7 @@ mod support;
 mod ci;
 mod coverage;
 mod current;
+mod download;
 mod edge;
 mod extract;
 mod hostile;
