@@ -28,7 +28,8 @@
 //! Facts from Duvet's `config/schema/v0_4_0.rs` and `config.rs`, and how they are used here:
 //!
 //! * `[[source]]`: `pattern` (required), `comment-style = { meta, content }` (each defaulting to
-//!   `//=` and `//#`), `type` (default `implementation`).
+//!   `//=` and `//#`), `type` (default `implementation`), `blob-link` (the link the reports
+//!   give these files' annotations; a `${{ VAR || 'default' }}` template).
 //! * `[[requirement]]`: `pattern`. The patterns `.duvet/requirements/**/*.toml`,
 //!   `.duvet/todos/**/*.toml` and `.duvet/exceptions/**/*.toml` are always included.
 //! * `[[specification]]`: `source` (URL or path) and `format` (`ietf`/`IETF`, `markdown`/`md`).
@@ -69,6 +70,11 @@ pub struct SourceSpec {
     pub style: CommentStyle,
     /// The type of annotations without `type=`.
     pub default_type: AnnotationType,
+    /// `blob-link`: where the reports link these files' annotations to (instead of the run's
+    /// `--blob-link`/`[report.html] blob-link`), as written: its `${{ VAR || 'default' }}`
+    /// templates are filled by the report ([`crate::report::settings::SourceLinks`]). Only a
+    /// config file's `[[source]]` has one.
+    pub blob_link: Option<String>,
 }
 
 /// A specification the project declares (`[[specification]]`).
@@ -281,6 +287,7 @@ pub fn parse_source_pattern(flag: &str) -> Result<SourceSpec, String> {
             pattern: check_glob(flag)?,
             style: CommentStyle::default(),
             default_type: AnnotationType::Implementation,
+            blob_link: None,
         });
     };
     let Some((style, pattern)) = rest.split_once(')') else {
@@ -306,6 +313,7 @@ pub fn parse_source_pattern(flag: &str) -> Result<SourceSpec, String> {
         pattern: check_glob(pattern)?,
         style,
         default_type: AnnotationType::Implementation,
+        blob_link: None,
     })
 }
 
@@ -568,7 +576,10 @@ impl EntryReader<'_, '_> {
     }
 
     fn source(&self) -> Result<SourceSpec, String> {
-        self.warn_unknown(self.table, &["pattern", "comment-style", "type"]);
+        self.warn_unknown(
+            self.table,
+            &["pattern", "comment-style", "type", "blob-link"],
+        );
         let pattern = self.pattern()?;
         let style = match self.table.get("comment-style") {
             None => CommentStyle::default(),
@@ -600,10 +611,12 @@ impl EntryReader<'_, '_> {
                 )
             })?,
         };
+        let blob_link = self.string(self.table, "blob-link")?.map(str::to_string);
         Ok(SourceSpec {
             pattern,
             style,
             default_type,
+            blob_link,
         })
     }
 
@@ -714,11 +727,13 @@ enabled = true
                     pattern: "src/**/*.c".to_string(),
                     style: style("*=", "*#"),
                     default_type: AnnotationType::Implementation,
+                    blob_link: None,
                 },
                 SourceSpec {
                     pattern: "src/**/*.rs".to_string(),
                     style: CommentStyle::default(),
                     default_type: AnnotationType::Implementation,
+                    blob_link: None,
                 },
             ]
         );
@@ -751,6 +766,7 @@ type = "test"
 pattern = "src/**/*.py"
 type = "implementation"
 comment-style = { meta = "##=", content = "##%" }
+blob-link = "https://github.com/example/py/blob/${{ GITHUB_SHA || 'main' }}"
 
 [[source]]
 pattern = "lib/**/*.el"
@@ -795,6 +811,12 @@ test = 2
             ]
         );
         assert_eq!(config.sources[1].style, style("##=", "##%"));
+        // A source's blob link is kept as written: the report fills its templates.
+        assert_eq!(
+            config.sources[1].blob_link.as_deref(),
+            Some("https://github.com/example/py/blob/${{ GITHUB_SHA || 'main' }}")
+        );
+        assert_eq!(config.sources[0].blob_link, None);
         // A missing prefix takes its default.
         assert_eq!(config.sources[2].style, style(";;=", "//#"));
         assert_eq!(
@@ -954,6 +976,10 @@ test = 2
                 "must be a table",
             ),
             ("[[source]]\npattern = 1\n", "`pattern` must be a string"),
+            (
+                "[[source]]\npattern = \"a\"\nblob-link = true\n",
+                "line 3: [[source]]: `blob-link` must be a string",
+            ),
             ("source = \"src/**\"\n", "must be an array of tables"),
             ("[[specification]]\nformat = \"ietf\"\n", "missing `source`"),
             (
@@ -978,7 +1004,7 @@ test = 2
         let project = Project::new();
         project.write(
             ".duvet/config.toml",
-            "[[source]]\npattern = \"src/**/*.rs\"\nblob-link = \"x\"\ncomment-style = { meta = \"//=\", content = \"//#\", extra = 1 }\n",
+            "[[source]]\npattern = \"src/**/*.rs\"\nnewer-key = \"x\"\ncomment-style = { meta = \"//=\", content = \"//#\", extra = 1 }\n",
         );
         let config = load(project.root(), &Flags::default()).unwrap();
         assert_eq!(config.sources.len(), 1);
@@ -1030,6 +1056,7 @@ test = 2
                 pattern: "src/**/*.c".to_string(),
                 style: style("*=", "*#"),
                 default_type: AnnotationType::Implementation,
+                blob_link: None,
             }
         );
         assert_eq!(
@@ -1038,6 +1065,7 @@ test = 2
                 pattern: "src/**/*.rs".to_string(),
                 style: CommentStyle::default(),
                 default_type: AnnotationType::Implementation,
+                blob_link: None,
             }
         );
         assert_eq!(

@@ -3,15 +3,15 @@
 //! code did not (all) run in the coverage reports `duvet mcp --coverage-report` names
 //! ([`crate::execution`] decides each citation as duvet 0.4.3's `query --check coverage`).
 
-use mcp_common::CursorKey;
+use mcp_common::{CursorKey, ToolError};
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::execution::ExecutionStatus;
 use crate::execution::view::{CitationRun, Coverage, Executed, ExecutedState};
-use crate::filter::{ListParams, scope_filter};
+use crate::filter::{Filter, ListParams, Scope, scope_filter};
 use crate::model::Model;
-use crate::paging::{PageResult, page_of};
+use crate::paging::{LIMIT, PageParams, PageResult, page_of};
 use crate::tools::{RequirementRef, bound, requirement_ref};
 
 /// How many citations an answer lists per requirement.
@@ -65,32 +65,55 @@ pub struct UnexecutedRequirement {
     pub citations: Vec<CitationRun>,
 }
 
-/// The cited requirements whose implementation citations' code did not all run: not
-/// executed, partly executed, or unknown (no coverage data where they stand).
-pub fn list_unexecuted_requirements(
-    model: &Model,
-    coverage: &Coverage,
-    key: &CursorKey,
-    params: ListParams,
-) -> PageResult<UnexecutedRequirement> {
-    let (scope, page) = params.split();
-    let filter = scope_filter(model, &scope)?;
-    let listed: Vec<usize> = (0..model.requirements.len())
-        .filter(|&r| filter.as_ref().is_none_or(|f| f.requirement(model, r)))
-        .filter(|&r| {
-            !matches!(
-                coverage.requirement(r).0,
-                ExecutedState::Executed | ExecutedState::Uncited
-            )
+/// The arguments of `list_unexecuted_requirements`, checked against the model before the
+/// coverage reports are read: a bad argument (an unknown specification or section, a page
+/// size out of range, a cursor of another query) is the caller's mistake whatever the state
+/// of the coverage reports, and says so even when none is configured.
+pub struct UnexecutedQuery {
+    scope: Scope,
+    filter: Option<Filter>,
+    page: PageParams,
+}
+
+const TOOL: &str = "list_unexecuted_requirements";
+
+impl UnexecutedQuery {
+    pub fn new(model: &Model, key: &CursorKey, params: ListParams) -> Result<Self, ToolError> {
+        let (scope, page) = params.split();
+        let filter = scope_filter(model, &scope)?;
+        LIMIT.resolve(page.limit)?;
+        key.bind(TOOL, &bound(&scope))
+            .start::<usize>(page.cursor.as_deref())?;
+        Ok(Self {
+            scope,
+            filter,
+            page,
         })
-        .collect();
-    page_of(
-        key,
-        "list_unexecuted_requirements",
-        &bound(&scope),
-        &listed,
-        page,
-        |r| {
+    }
+
+    /// The cited requirements whose implementation citations' code did not all run: not
+    /// executed, partly executed, or unknown (no coverage data where they stand).
+    pub fn list(
+        self,
+        model: &Model,
+        coverage: &Coverage,
+        key: &CursorKey,
+    ) -> PageResult<UnexecutedRequirement> {
+        let Self {
+            scope,
+            filter,
+            page,
+        } = self;
+        let listed: Vec<usize> = (0..model.requirements.len())
+            .filter(|&r| filter.as_ref().is_none_or(|f| f.requirement(model, r)))
+            .filter(|&r| {
+                !matches!(
+                    coverage.requirement(r).0,
+                    ExecutedState::Executed | ExecutedState::Uncited
+                )
+            })
+            .collect();
+        page_of(key, TOOL, &bound(&scope), &listed, page, |r| {
             let RequirementRef {
                 identifier,
                 full_path,
@@ -107,6 +130,6 @@ pub fn list_unexecuted_requirements(
                 state,
                 citations,
             }
-        },
-    )
+        })
+    }
 }

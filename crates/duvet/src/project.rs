@@ -57,13 +57,13 @@ pub struct FileCache {
 }
 
 /// A compiled glob with the directory to walk for it.
-struct Pattern {
+pub(crate) struct Pattern {
     base: PathBuf,
     matcher: GlobMatcher,
 }
 
 impl Pattern {
-    fn new(pattern: &str) -> Result<Self, String> {
+    pub(crate) fn new(pattern: &str) -> Result<Self, String> {
         let pattern = pattern.trim().trim_start_matches("./");
         // Duvet compiles patterns with globset's defaults, where `*` also matches `/`.
         let glob: Glob = GlobBuilder::new(pattern)
@@ -87,7 +87,7 @@ impl Pattern {
 
 /// Files below `root` matching `pattern`, as paths relative to `root`, sorted. `.git`
 /// directories are not entered; symbolic links are not followed.
-fn matching_files(root: &Path, pattern: &Pattern) -> Vec<PathBuf> {
+pub(crate) fn matching_files(root: &Path, pattern: &Pattern) -> Vec<PathBuf> {
     let start = root.join(&pattern.base);
     let mut files: Vec<PathBuf> = walkdir::WalkDir::new(&start)
         .into_iter()

@@ -264,8 +264,9 @@ impl DuvetServer {
         let answer = async {
             let p = params.into_inner()?;
             let snapshot = self.engine.snapshot().await?;
+            let query = executed::UnexecutedQuery::new(&snapshot.model, &self.cursor_key, p)?;
             let coverage = self.engine.coverage(&snapshot).await?;
-            executed::list_unexecuted_requirements(&snapshot.model, &coverage, &self.cursor_key, p)
+            query.list(&snapshot.model, &coverage, &self.cursor_key)
         };
         PagedReply(answer.await)
     }

@@ -113,6 +113,10 @@ pub fn run(args: ReportArgs) -> ExitCode {
         Ok(settings) => settings,
         Err(e) => return fail(&[e]),
     };
+    let source_links = match settings::SourceLinks::load(&config) {
+        Ok(links) => links,
+        Err(e) => return fail(&[e]),
+    };
     // duvet 0.4.3 first extracts the requirements of the declared specifications into
     // requirement files, which the report then reads with the project.
     if let Err(errors) = super::extract::requirements(&config) {
@@ -128,7 +132,10 @@ pub fn run(args: ReportArgs) -> ExitCode {
     };
     let sources = Sources::of(&root, &inputs);
     let model = Model::build_for(inputs, Scope::Specifications);
-    let report = Report::build(&sources, &model);
+    let mut report = Report::build(&sources, &model);
+    for entry in &mut report.entries {
+        entry.blob_link = source_links.of(&entry.annotation).map(str::to_string);
+    }
     for warning in &report.warnings {
         note(&format!("warning: {warning}"));
     }

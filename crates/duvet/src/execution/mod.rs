@@ -142,35 +142,14 @@ pub fn match_files<'r>(
 /// Every source file of the project (its `[[source]]` patterns, each file once), relative to
 /// its root, sorted: the files 0.4.3 matches a coverage report's entries against, annotated
 /// or not. The patterns are read as the project reads them to find annotations
-/// ([`crate::project::inputs`]: globset's defaults, the walk below the pattern's literal
-/// directories, `.git` not entered, links not followed); a pattern that does not compile
-/// matches nothing here (the project reports it).
+/// ([`crate::project::matching_files`]); a pattern that does not compile matches nothing
+/// here (the project reports it).
 pub fn source_files(config: &crate::config::ProjectConfig) -> Vec<PathBuf> {
-    let root = &config.root;
     let mut files = std::collections::BTreeSet::new();
     for source in &config.sources {
-        let pattern = source.pattern.trim().trim_start_matches("./");
-        let Ok(glob) = globset::GlobBuilder::new(pattern).build() else {
-            continue;
-        };
-        let matcher = glob.compile_matcher();
-        let mut base = PathBuf::new();
-        let parts: Vec<&str> = pattern.split('/').collect();
-        for part in &parts[..parts.len().saturating_sub(1)] {
-            if part.contains(['*', '?', '[', '{']) {
-                break;
-            }
-            base.push(part);
+        if let Ok(pattern) = crate::project::Pattern::new(&source.pattern) {
+            files.extend(crate::project::matching_files(&config.root, &pattern));
         }
-        files.extend(
-            walkdir::WalkDir::new(root.join(&base))
-                .into_iter()
-                .filter_entry(|e| e.file_name() != ".git")
-                .filter_map(Result::ok)
-                .filter(|e| e.file_type().is_file())
-                .filter_map(|e| e.path().strip_prefix(root).ok().map(Path::to_path_buf))
-                .filter(|rel| matcher.is_match(rel)),
-        );
     }
     files.into_iter().collect()
 }

@@ -176,23 +176,34 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// The links of the report, as 0.4.3 makes them: `{blob_link}/{source}#L{line}` and
-/// `{issue_link}/{issue}` (an issue that is a URL as it is), trailing slashes dropped; a link
-/// whose scheme is not http(s) or file is not made.
+/// The links of the report, as 0.4.3 makes them: `{blob_link}/{source}#L{line}` (the
+/// annotation's own blob link, its source's, else the run's) and `{issue_link}/{issue}` (an
+/// issue that is a URL as it is), trailing slashes dropped; a link whose scheme is not
+/// http(s) or file is not made.
 struct Links<'a> {
     blob: Option<&'a str>,
     issue: Option<&'a str>,
 }
 
+/// `link` without its trailing slashes, if that is a link to make.
+fn link_base(link: &str) -> Option<&str> {
+    Some(link.trim_end_matches('/')).filter(|l| !l.is_empty() && safe_url(l))
+}
+
 impl<'a> Links<'a> {
     fn new(blob: Option<&'a str>, issue: Option<&'a str>) -> Self {
-        let base = |link: Option<&'a str>| {
-            link.map(|l| l.trim_end_matches('/'))
-                .filter(|l| !l.is_empty() && safe_url(l))
-        };
         Self {
-            blob: base(blob),
-            issue: base(issue),
+            blob: blob.and_then(link_base),
+            issue: issue.and_then(link_base),
+        }
+    }
+
+    /// Where `entry`'s code is: 0.4.3's page takes an annotation's blob link unless it is
+    /// empty, else the run's.
+    fn blob_of<'s>(&'s self, entry: &'s Entry) -> Option<&'s str> {
+        match entry.blob_link.as_deref().filter(|l| !l.is_empty()) {
+            Some(own) => link_base(own),
+            None => self.blob,
         }
     }
 }
@@ -711,7 +722,7 @@ fn citation(w: &mut String, report: &Report, links: &Links, anno: usize) {
         Kind::Spec => ("spec", "Requirement"),
     };
     let _ = write!(w, "<li><span class=\"k k-{class}\">{label}</span> ");
-    match links.blob {
+    match links.blob_of(entry) {
         Some(blob) => {
             w.push_str("<a href=\"");
             esc(w, blob);

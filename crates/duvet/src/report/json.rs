@@ -6,9 +6,9 @@
 //! Layout, as 0.4.3 writes it: `{"blob_link"?, "issue_link"?, "specifications": {path: {"title"?,
 //! "format", "requirements": [n…], "sections": [{"id", "title", "lines": [line…],
 //! "requirements"?}]}}, "annotations": [{"source", "target_path", "target_section"?, "line"?,
-//! "type"?, "level"?, "comment"?, "feature"?, "tracking_issue"?, "tags"?}], "statuses": {n:
-//! {"spec"?, "incomplete"?, "citation"?, "implication"?, "test"?, "exception"?, "todo"?,
-//! "related"?}}, "refs": [{"spec"?, "citation"?, …, "level"?}]}`. A line no annotation
+//! "type"?, "level"?, "comment"?, "feature"?, "tracking_issue"?, "blob_link"? (its source's),
+//! "tags"?}], "statuses": {n: {"spec"?, "incomplete"?, "citation"?, "implication"?, "test"?,
+//! "exception"?, "todo"?, "related"?}}, "refs": [{"spec"?, "citation"?, …, "level"?}]}`. A line no annotation
 //! touches is its text; another is a list of `[[annotation numbers], status number, text]`.
 
 use std::collections::{BTreeSet, HashMap};
@@ -133,6 +133,10 @@ pub fn write(
         if let Some(issue) = &a.tracking_issue {
             w.extend_from_slice(b",\"tracking_issue\":");
             s(&mut w, issue);
+        }
+        if let Some(link) = &entry.blob_link {
+            w.extend_from_slice(b",\"blob_link\":");
+            s(&mut w, link);
         }
         if !a.tags.is_empty() {
             w.extend_from_slice(b",\"tags\":[");

@@ -340,7 +340,8 @@ fn non_empty(value: &str) -> Option<String> {
 
 impl ReportV2 {
     /// The v2 report of `report`: `root` is the project's root (paths are written relative
-    /// to it), `blob_link` and `issue_link` those of the run (`--blob-link`, `[report.html]`).
+    /// to it), `blob_link` and `issue_link` those of the run (`--blob-link`, `[report.html]`);
+    /// an annotation's own blob link (its source's) names its repository instead of the run's.
     pub fn build(
         report: &Report,
         root: &Path,
@@ -354,34 +355,45 @@ impl ReportV2 {
             sources: Sources::default(),
             annotations: Annotations::default(),
         };
-        // Annotations carry no blob link of their own here (`[[source]] blob-link` is not
-        // read): every file is in the run's repository, if it names one.
-        let repository = blob_link.map(|link| {
-            let id = ids::repo(link);
-            out.repositories.insert(
-                id.clone(),
-                Repository {
-                    blob_link: link.to_string(),
-                },
-            );
-            id
-        });
-        let repo_id = repository.as_deref().unwrap_or("");
-
-        // Every annotation's file, linked.
-        let mut lnk_of: HashMap<&str, String> = HashMap::new();
-        for entry in &report.entries {
-            lnk_of.entry(entry.source.as_str()).or_insert_with(|| {
-                let id = ids::lnk(&entry.source, repo_id);
-                out.sources.linked.insert(
+        // The repositories: each annotation's source's blob link, and the run's, which stands
+        // for the annotations without one.
+        let mut repo_ids: HashMap<&str, String> = HashMap::new();
+        let links = report.entries.iter().filter_map(|e| e.blob_link.as_deref());
+        for link in links.chain(blob_link) {
+            repo_ids.entry(link).or_insert_with(|| {
+                let id = ids::repo(link);
+                out.repositories.insert(
                     id.clone(),
-                    LinkedSource {
-                        file_name: entry.source.clone(),
-                        repository: repository.clone(),
+                    Repository {
+                        blob_link: link.to_string(),
                     },
                 );
                 id
             });
+        }
+
+        // Every annotation's file, linked (a file and a repository), by annotation.
+        let mut lnk_ids: HashMap<(&str, &str), String> = HashMap::new();
+        let mut lnks: Vec<String> = Vec::with_capacity(report.entries.len());
+        for entry in &report.entries {
+            let repo = (entry.blob_link.as_deref())
+                .or(blob_link)
+                .and_then(|link| repo_ids.get(link))
+                .map_or("", String::as_str);
+            let id = lnk_ids
+                .entry((entry.source.as_str(), repo))
+                .or_insert_with(|| {
+                    let id = ids::lnk(&entry.source, repo);
+                    out.sources.linked.insert(
+                        id.clone(),
+                        LinkedSource {
+                            file_name: entry.source.clone(),
+                            repository: (!repo.is_empty()).then(|| repo.to_string()),
+                        },
+                    );
+                    id
+                });
+            lnks.push(id.clone());
         }
 
         for target in &report.targets {
@@ -397,8 +409,8 @@ impl ReportV2 {
                     contents: target.text.to_string(),
                 });
             let titles = out.add_specification(target, &src);
-            let cites = out.add_cites(report, target, &src, &lnk_of, &titles);
-            out.add_requirements(report, target, &src, &lnk_of, &cites, &titles);
+            let cites = out.add_cites(report, target, &src, &lnks, &titles);
+            out.add_requirements(report, target, &src, &lnks, &cites, &titles);
         }
         out
     }
@@ -462,7 +474,7 @@ impl ReportV2 {
         report: &Report,
         target: &Target,
         src: &str,
-        lnk_of: &HashMap<&str, String>,
+        lnks: &[String],
         titles: &[Range<usize>],
     ) -> Vec<(String, Range<usize>)> {
         let mut placed = Vec::new();
@@ -473,7 +485,7 @@ impl ReportV2 {
             let Some(entry) = report.entries.get(r.anno) else {
                 continue;
             };
-            let Some(lnk) = lnk_of.get(entry.source.as_str()) else {
+            let Some(lnk) = lnks.get(r.anno) else {
                 continue;
             };
             let a = &entry.annotation;
@@ -521,7 +533,7 @@ impl ReportV2 {
         report: &Report,
         target: &Target,
         src: &str,
-        lnk_of: &HashMap<&str, String>,
+        lnks: &[String],
         cites: &[(String, Range<usize>)],
         titles: &[Range<usize>],
     ) {
@@ -530,7 +542,7 @@ impl ReportV2 {
             let Some(entry) = report.entries.get(r.anno) else {
                 continue;
             };
-            let Some(lnk) = lnk_of.get(entry.source.as_str()) else {
+            let Some(lnk) = lnks.get(r.anno) else {
                 continue;
             };
             groups

@@ -42,6 +42,9 @@ pub struct Entry {
     /// The specification it targets, resolved as duvet resolves it ([`target_path`]).
     pub target_path: String,
     pub section: Option<String>,
+    /// The `blob-link` of the `[[source]]` it was read from, if that has one
+    /// ([`settings::SourceLinks`]).
+    pub blob_link: Option<String>,
 }
 
 /// One annotation on one line of a specification: bytes `start..end` of the file.
@@ -565,6 +568,7 @@ impl Report {
                     target_path,
                     section: section.map(str::to_string),
                     annotation: a.clone(),
+                    blob_link: None,
                 }
             })
             .collect();

@@ -6,10 +6,19 @@
 //! `.duvet/snapshot.txt`); paths are relative to the working directory (the project's root);
 //! `blob-link` and `issue-link` may hold `${{ VAR || 'default' }}` templates, read from the
 //! environment.
+//!
+//! A `[[source]]` may have a `blob-link` of its own ([`SourceLinks`]): 0.4.3 gives it to every
+//! annotation it reads from that source's files, and its reports link those annotations there
+//! (the JSON report's `annotations[].blob_link`, the v2 report's repositories, the HTML
+//! report's links to the code), the run's blob link standing for the others.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use toml::Table;
+
+use crate::annotation::{Annotation, AnnotationType, CommentStyle};
+use crate::config::ProjectConfig;
 
 /// Where each configured report goes, and the links.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -60,6 +69,80 @@ pub fn load(config_file: Option<&Path>, root: &Path) -> Result<Settings, String>
         blob_link: link("blob-link")?,
         issue_link: link("issue-link")?,
     })
+}
+
+/// The `blob-link` of each `[[source]]`, its templates filled, with the files the source
+/// names.
+#[derive(Debug, Default)]
+pub struct SourceLinks {
+    /// The config's sources in order; empty when none has a blob link.
+    sources: Vec<SourceLink>,
+}
+
+#[derive(Debug)]
+struct SourceLink {
+    link: Option<String>,
+    style: CommentStyle,
+    default_type: AnnotationType,
+    files: HashSet<PathBuf>,
+}
+
+impl SourceLinks {
+    /// The links of `config`'s sources. A template that cannot be filled is an error, as in
+    /// 0.4.3 (which fills them when it reads the config). The files are found as the project
+    /// finds them ([`crate::project::matching_files`]), and only when a source has a link.
+    pub fn load(config: &ProjectConfig) -> Result<Self, String> {
+        if config.sources.iter().all(|s| s.blob_link.is_none()) {
+            return Ok(Self::default());
+        }
+        let file = config
+            .config_file
+            .as_deref()
+            .map_or_else(String::new, |f| format!("{}: ", f.display()));
+        let mut sources = Vec::with_capacity(config.sources.len());
+        for source in &config.sources {
+            let link = source
+                .blob_link
+                .as_deref()
+                .map(|link| {
+                    template(link).map_err(|e| {
+                        format!(
+                            "{file}[[source]] pattern = {:?}: blob-link: {e}",
+                            source.pattern
+                        )
+                    })
+                })
+                .transpose()?;
+            let files = crate::project::Pattern::new(&source.pattern)
+                .map(|pattern| crate::project::matching_files(&config.root, &pattern))
+                .unwrap_or_default();
+            sources.push(SourceLink {
+                link,
+                style: source.style.clone(),
+                default_type: source.default_type,
+                files: files.into_iter().collect(),
+            });
+        }
+        Ok(Self { sources })
+    }
+
+    /// The blob link of the source `annotation` was read from, if it has one. That source is
+    /// the one the project parsed the file with: the first whose pattern names the file, whose
+    /// comment style the annotation is written in (a requirement file's annotations are in
+    /// none) and whose type is the annotation's, or else the first of another type (the
+    /// annotation then says its type).
+    pub fn of(&self, annotation: &Annotation) -> Option<&str> {
+        let mut candidates = self.sources.iter().filter(|s| {
+            s.files.contains(&annotation.file) && annotation.comment_text.starts_with(&s.style.meta)
+        });
+        let first = candidates.next()?;
+        std::iter::once(first)
+            .chain(candidates)
+            .find(|s| s.default_type == annotation.kind)
+            .unwrap_or(first)
+            .link
+            .as_deref()
+    }
 }
 
 /// A `${{ A || B || 'literal' }}` template filled from the environment: each choice in turn,

@@ -11,6 +11,7 @@ mod support;
 
 mod ci;
 mod coverage;
+mod coverage_arguments;
 mod current;
 mod download;
 mod edge;
@@ -26,6 +27,7 @@ mod mcp;
 mod query;
 mod query_coverage;
 mod report;
+mod source_links;
 mod subscriptions;
 mod surface;
 mod upstream;
