@@ -136,7 +136,7 @@ pub fn run(args: ReportArgs) -> ExitCode {
     for entry in &mut report.entries {
         entry.blob_link = source_links.of(&entry.annotation).map(str::to_string);
     }
-    for warning in &report.warnings {
+    for warning in report.warnings.iter().chain(&source_links.differences()) {
         note(&format!("warning: {warning}"));
     }
     if !report.errors.is_empty() {

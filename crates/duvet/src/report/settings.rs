@@ -126,6 +126,34 @@ impl SourceLinks {
         Ok(Self { sources })
     }
 
+    /// Where this report differs from 0.4.3's: a file two sources of the same comment style
+    /// and type read, with different links, is read once here (its annotations linked to the
+    /// first source's), while 0.4.3 lists its annotations once per source. One warning a
+    /// pair of sources, naming a file.
+    pub fn differences(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, a) in self.sources.iter().enumerate() {
+            for b in self.sources.iter().skip(i + 1) {
+                if a.link == b.link || a.style != b.style || a.default_type != b.default_type {
+                    continue;
+                }
+                let mut shared: Vec<&PathBuf> = a.files.intersection(&b.files).collect();
+                shared.sort();
+                if let Some(file) = shared.first() {
+                    let more = match shared.len() - 1 {
+                        0 => String::new(),
+                        n => format!(" (and {n} more files)"),
+                    };
+                    out.push(format!(
+                        "{}{more} is read by two [[source]] entries with different blob-links: its annotations are listed once, linked to the first (duvet 0.4.3 lists them once per source)",
+                        crate::model::path_text(file),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// The blob link of the source `annotation` was read from, if it has one. That source is
     /// the one the project parsed the file with: the first whose pattern names the file, whose
     /// comment style the annotation is written in (a requirement file's annotations are in

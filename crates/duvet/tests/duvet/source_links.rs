@@ -287,3 +287,35 @@ fn a_source_s_template_that_cannot_be_filled_fails_the_report_as_in_0_4_3() {
         assert!(stderr(&out).contains(expected), "{}", stderr(&out));
     }
 }
+
+/// Two sources of the same comment style and type reading the same files with different
+/// links: 0.4.3 lists the annotations once per source, ours once (the first's link), and says
+/// so; sources that agree on the link, or differ in style, get no warning.
+#[test]
+fn two_sources_linking_one_file_differently_are_warned_about() {
+    let config = CONFIG.replace(
+        "[[source]]\npattern = \"extra/**/*.py\"",
+        "[[source]]\npattern = \"src/lib.rs\"\n\
+         blob-link = \"https://github.com/example/other/blob/main\"\n\n\
+         [[source]]\npattern = \"extra/**/*.py\"",
+    );
+    let p = project(&config);
+    let out = run(Path::new(BIN), &p, &["--json", "out/r.json"], Some("abc"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "warning: src/lib.rs is read by two [[source]] entries with different blob-links"
+        ),
+        "{err}"
+    );
+    let plain = project(CONFIG);
+    let out = run(
+        Path::new(BIN),
+        &plain,
+        &["--json", "out/r.json"],
+        Some("abc"),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("blob-links"), "{}", stderr(&out));
+}
