@@ -153,8 +153,9 @@ fn bad_options_and_missing_texts_fail_with_0_4_3_s_words_and_a_hint() {
         ),
         (vec!["specs/missing.txt"], "cannot read specs/missing.txt"),
         (
-            vec!["https://www.rfc-editor.org/rfc/rfc9999"],
-            "save the text there first, e.g. `curl -fsSL --create-dirs -o .duvet/specifications/www.rfc-editor.org/rfc/rfc9999.txt https://www.rfc-editor.org/rfc/rfc9999`",
+            // Nobody listens on port 1: the download fails, retryable, with the way by hand.
+            vec!["http://127.0.0.1:1/rfc/rfc9999"],
+            "(retrying may help); or save the text there yourself: `curl -fsSL --create-dirs -o .duvet/specifications/127.0.0.1/rfc/rfc9999.txt http://127.0.0.1:1/rfc/rfc9999`",
         ),
     ] {
         let out = extract(Path::new(BIN), &p, &args);

@@ -270,35 +270,35 @@ fn the_report_extracts_the_requirement_files_as_0_4_3_does() {
 }
 
 #[test]
-fn a_url_specification_missing_from_the_download_cache_fails_with_how_to_get_it() {
+fn a_url_specification_that_cannot_be_downloaded_fails_with_how_to_get_it() {
     let p = fixture();
     p.write(
         ".duvet/config.toml",
-        "[[source]]\npattern = \"src/**/*.rs\"\n\n[[specification]]\nsource = \"https://www.rfc-editor.org/rfc/rfc9999\"\n",
+        "[[source]]\npattern = \"src/**/*.rs\"\n\n[[specification]]\nsource = \"http://127.0.0.1:1/rfc/rfc9999\"\n",
     );
     let out = ours(&p, &[]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.contains("https://www.rfc-editor.org/rfc/rfc9999 is not in the download cache")
+        err.contains("cannot download http://127.0.0.1:1/rfc/rfc9999 into")
             && err.contains(
-                "curl -fsSL --create-dirs -o .duvet/specifications/www.rfc-editor.org/rfc/rfc9999.txt"
+                "curl -fsSL --create-dirs -o .duvet/specifications/127.0.0.1/rfc/rfc9999.txt"
             ),
         "{err}"
     );
     // Once the text is there, its requirements are extracted beside the others.
     p.write(
-        ".duvet/specifications/www.rfc-editor.org/rfc/rfc9999.txt",
+        ".duvet/specifications/127.0.0.1/rfc/rfc9999.txt",
         "Header\n\n1.  Scope\n\n   A peer MUST ack.\n",
     );
     let out = ours(&p, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         std::fs::read_to_string(
-            p.path(".duvet/requirements/www.rfc-editor.org/rfc/rfc9999/section-1.toml")
+            p.path(".duvet/requirements/127.0.0.1/rfc/rfc9999/section-1.toml")
         )
         .unwrap(),
-        "target = \"https://www.rfc-editor.org/rfc/rfc9999#section-1\"\n\n# Scope\n#\n#    A peer MUST ack.\n\n[[spec]]\nlevel = \"MUST\"\nquote = '''\nA peer MUST ack.\n'''\n\n"
+        "target = \"http://127.0.0.1:1/rfc/rfc9999#section-1\"\n\n# Scope\n#\n#    A peer MUST ack.\n\n[[spec]]\nlevel = \"MUST\"\nquote = '''\nA peer MUST ack.\n'''\n\n"
     );
 }
 
