@@ -114,8 +114,9 @@ pub(super) fn style(w: &mut String) {
          .run.e-not-executed,.cr.e-not-executed{background:#fbd5d5;color:#6e1111}\n\
          .run.e-unknown,.cr.e-unknown,.cr.e-structural{background:#eaeef2;color:#24292f}\n\
          .run.e-uncited{background:#fff;color:#57606a}\n\
-         .dot.e-not-executed{background:#cf222e}\n\
-         .ran{margin:.25rem 0}\n",
+         .xs{display:inline-block;width:1rem;margin-right:.2rem;text-align:center;\
+         font-weight:700;color:#6e1111}\n\
+         @media (max-width:40rem){.totals .run{font-size:.75rem;padding:0 .25rem}}\n",
     );
     let _ = write!(
         w,
@@ -132,7 +133,7 @@ pub(super) fn header(w: &mut String, ex: &Executions, plans: &[Plan]) {
         .iter()
         .filter_map(executed_of)
         .fold((0, 0), |(a, b), (c, d)| (a + c, b + d));
-    w.push_str("<p class=\"sum ran\">Executed coverage: code executed for ");
+    w.push_str("<p class=\"sum\">Executed coverage: code executed for ");
     let _ = write!(w, "{ran} of ");
     plural(
         w,
@@ -183,7 +184,7 @@ pub(super) fn filter(w: &mut String, plans: &[Plan]) {
     let _ = write!(
         w,
         "<span class=\"f\"><input type=\"radio\" name=\"show\" id=\"f-{FILTER}\">\
-         <label for=\"f-{FILTER}\"><span class=\"dot e-{FILTER}\"></span>Not executed \
+         <label for=\"f-{FILTER}\"><span class=\"xs\" aria-hidden=\"true\">\u{2717}</span>Not executed \
          <span class=\"n\">{n}</span></label></span>"
     );
 }
@@ -195,8 +196,8 @@ pub(super) fn legend(w: &mut String, plans: &[Plan]) {
     }
     w.push_str(
         "<p>Executed coverage: whether the code each implementation citation stands on ran \
-         in the coverage reports (its first line of code after the annotation, as <code>duvet \
-         query --check coverage</code> decides it). A requirement is</p><dl>",
+         in the coverage reports, as <code>duvet query --check coverage</code> decides it. A \
+         requirement is</p><dl>",
     );
     for state in STATES {
         w.push_str("<dt>");
@@ -242,8 +243,7 @@ pub(super) fn totals(w: &mut String, plan: &Plan) {
     w.push_str("<table class=\"totals\"><caption>Requirements of ");
     esc(w, plan.title());
     w.push_str(
-        " by executed state and level</caption><thead><tr><th scope=\"col\">Executed\
-         </th>",
+        " by executed state and level</caption><thead><tr><th scope=\"col\">Code</th>",
     );
     for &l in &levels {
         let _ = write!(w, "<th scope=\"col\">{}</th>", level_label(l));
@@ -252,7 +252,7 @@ pub(super) fn totals(w: &mut String, plan: &Plan) {
     for state in STATES {
         let row = &executed[state_index(state)];
         w.push_str("<tr><th scope=\"row\">");
-        badge_of(w, state);
+        badge_with(w, state, short(state));
         w.push_str("</th>");
         for &l in &levels {
             super::cell(w, row[l]);
@@ -280,13 +280,27 @@ pub(super) fn classes(w: &mut String, run: Option<&Executed>) {
 
 /// A state's badge: its sign and words.
 fn badge_of(w: &mut String, state: ExecutedState) {
+    badge_with(w, state, label(state));
+}
+
+fn badge_with(w: &mut String, state: ExecutedState, words: &str) {
     let _ = write!(
         w,
-        "<span class=\"run e-{}\"><span aria-hidden=\"true\">{}</span> {}</span>",
+        "<span class=\"run e-{}\"><span aria-hidden=\"true\">{}</span> {words}</span>",
         slug(state),
         sign(state),
-        label(state)
     );
+}
+
+/// A state in the words of the table, whose column says "Code".
+fn short(state: ExecutedState) -> &'static str {
+    match state {
+        ExecutedState::Executed => "Executed",
+        ExecutedState::PartlyExecuted => "Partly executed",
+        ExecutedState::NotExecuted => "Not executed",
+        ExecutedState::Unknown => "Not measured",
+        ExecutedState::Uncited => "No implementation",
+    }
 }
 
 /// A requirement's badge, after its status and level.
