@@ -25,6 +25,7 @@ mod mcp;
 mod query;
 mod query_coverage;
 mod report;
+mod report_coverage;
 mod subscriptions;
 mod surface;
 mod upstream;

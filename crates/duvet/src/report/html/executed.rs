@@ -242,9 +242,7 @@ pub(super) fn totals(w: &mut String, plan: &Plan) {
         .collect();
     w.push_str("<table class=\"totals\"><caption>Requirements of ");
     esc(w, plan.title());
-    w.push_str(
-        " by executed state and level</caption><thead><tr><th scope=\"col\">Code</th>",
-    );
+    w.push_str(" by executed state and level</caption><thead><tr><th scope=\"col\">Code</th>");
     for &l in &levels {
         let _ = write!(w, "<th scope=\"col\">{}</th>", level_label(l));
     }
