@@ -71,7 +71,7 @@ impl Executions {
         )?;
         if let Some(pattern) = measured.unmatched.first() {
             return Err(format!(
-                "--coverage-report {}: no coverage report matches it (run the tests with \
+                "no coverage report matches --coverage-report '{}' (run the tests with \
                  coverage first, or fix the path; paths and globs are relative to the working \
                  directory)",
                 mcp_common::clip(pattern, 200)

@@ -376,7 +376,7 @@ fn a_report_that_cannot_be_read_stops_the_report_before_it_writes_anything() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out).lines().last().unwrap(),
-        "error: --coverage-report coverage/none.info: no coverage report matches it (run the \
+        "error: no coverage report matches --coverage-report 'coverage/none.info' (run the \
          tests with coverage first, or fix the path; paths and globs are relative to the \
          working directory)"
     );
