@@ -17,7 +17,8 @@ use crate::tools::{RequirementRef, bound, requirement_ref};
 /// How many citations an answer lists per requirement.
 const CITATIONS_SHOWN: usize = 20;
 
-fn run(model: &Model, coverage: &Coverage, c: usize) -> CitationRun {
+/// Citation `c`'s status, as the answers list it.
+pub fn run(model: &Model, coverage: &Coverage, c: usize) -> CitationRun {
     let status = coverage.citation(c);
     CitationRun {
         id: model.citations[c].id.clone(),

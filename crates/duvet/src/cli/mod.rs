@@ -140,11 +140,7 @@ fn mcp(args: McpArgs) -> ExitCode {
     };
     let coverage = (!args.coverage_report.is_empty()).then(|| CoverageSettings {
         format: args.coverage_format.unwrap_or_else(|| {
-            if args.coverage_report.iter().all(|p| p.ends_with(".xml")) {
-                crate::execution::CoverageFormat::JacocoXml
-            } else {
-                crate::execution::CoverageFormat::Lcov
-            }
+            crate::execution::CoverageFormat::for_patterns(&args.coverage_report)
         }),
         patterns: args.coverage_report.clone(),
     });

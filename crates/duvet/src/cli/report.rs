@@ -12,9 +12,11 @@ use clap::Args;
 
 use super::common::{CargoFlags, fail, note};
 
-use crate::config::{self, Flags};
+use crate::config::{self, Flags, ProjectConfig};
+use crate::execution::CoverageFormat;
 use crate::model::{Model, Scope};
 use crate::project::{self, FileCache};
+use crate::report::executed::{Executions, Wanted};
 use crate::report::{Report, Sources, ci, html, json, lcov, settings};
 
 #[derive(Debug, Args)]
@@ -60,6 +62,23 @@ pub struct ReportArgs {
     /// The link to issues the HTML report uses (overrides [report.html] issue-link).
     #[arg(long, value_name = "URL")]
     issue_link: Option<String>,
+
+    /// Coverage report path(s), supports globs (relative to the working directory;
+    /// repeatable): the HTML and JSON reports then say whether each requirement's
+    /// implementation code ran (not duvet 0.4.3's; never read by --ci)
+    #[arg(short = 'r', long, value_name = "GLOB")]
+    coverage_report: Option<Vec<String>>,
+
+    /// Coverage format: lcov or jacoco-xml (default: jacoco-xml when every
+    /// --coverage-report ends with .xml, else lcov)
+    #[arg(
+        short = 'f',
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        requires = "coverage_report"
+    )]
+    coverage_format: Option<CoverageFormat>,
 
     /// Legacy form (Duvet 0.1–0.3): source files to scan, optionally prefixed with their
     /// comment style, e.g. '(*=,*#)src/**/*.c' (repeatable).
@@ -123,15 +142,21 @@ pub fn run(args: ReportArgs) -> ExitCode {
         return fail(&errors);
     }
     let cache = FileCache::single_use();
-    // The model the report reads: the specifications, and the annotations it cannot read.
+    let wanted = coverage_wanted(&args);
+    // The model the report reads: the specifications, and the annotations it cannot read;
+    // with coverage, all `duvet query` reads (the requirements and their citations too).
+    let scope = match wanted {
+        Some(_) => Scope::Full,
+        None => Scope::Specifications,
+    };
     let inputs = match super::common::inputs_downloading(&config, || {
-        project::inputs_for(&config, &cache, Scope::Specifications)
+        project::inputs_for(&config, &cache, scope)
     }) {
         Ok(inputs) => inputs,
         Err(errors) => return fail(&errors),
     };
     let sources = Sources::of(&root, &inputs);
-    let model = Model::build_for(inputs, Scope::Specifications);
+    let model = Model::build_for(inputs, scope);
     let mut report = Report::build(&sources, &model);
     for entry in &mut report.entries {
         entry.blob_link = source_links.of(&entry.annotation).map(str::to_string);
@@ -142,6 +167,11 @@ pub fn run(args: ReportArgs) -> ExitCode {
     if !report.errors.is_empty() {
         return fail(&report.errors);
     }
+    // Read before any report is written: a report that cannot be read writes none.
+    let executions = match executions(wanted.as_ref(), &root, &config, &sources, &model, &report) {
+        Ok(executions) => executions,
+        Err(e) => return fail(&[e]),
+    };
     let require_citations = args.require_citations.unwrap_or(true);
     let require_tests = args.require_tests.unwrap_or(true);
     let blob_link = args.blob_link.clone().or(settings.blob_link.clone());
@@ -161,10 +191,11 @@ pub fn run(args: ReportArgs) -> ExitCode {
         // Written as it is made (its parts are the specifications'), not gathered first.
         let written = create_file(path).and_then(|file| {
             let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-            json::write(
+            json::write_with(
                 &report,
                 blob_link.as_deref(),
                 issue_link.as_deref(),
+                executions.as_ref(),
                 &mut out,
             )
             .and_then(|()| out.flush())
@@ -176,12 +207,15 @@ pub fn run(args: ReportArgs) -> ExitCode {
         note(&format!("Wrote {}", path.display()));
     }
     if let Some(path) = &args.json_v2 {
-        let v2 = crate::report::json_v2::ReportV2::build(
+        let mut v2 = crate::report::json_v2::ReportV2::build(
             &report,
             &root,
             blob_link.as_deref(),
             issue_link.as_deref(),
         );
+        if let Some(executions) = &executions {
+            executions.annotate_v2(&report, &mut v2);
+        }
         if let Err(e) = crate::report::json_v2::write(&v2, path) {
             return fail(&[e]);
         }
@@ -191,7 +225,12 @@ pub fn run(args: ReportArgs) -> ExitCode {
     htmls.extend(args.html.as_deref());
     htmls.extend(settings.html.as_deref());
     if !htmls.is_empty() {
-        let page = html::render(&report, blob_link.as_deref(), issue_link.as_deref());
+        let page = html::render_with(
+            &report,
+            blob_link.as_deref(),
+            issue_link.as_deref(),
+            executions.as_ref(),
+        );
         for path in htmls {
             if let Err(e) = write_file(path, page.as_bytes()) {
                 return fail(&[e]);
@@ -246,6 +285,42 @@ pub fn run(args: ReportArgs) -> ExitCode {
     }
     std::mem::forget((report, model, sources));
     ExitCode::SUCCESS
+}
+
+/// The coverage reports `--coverage-report` and `--coverage-format` name, if any.
+fn coverage_wanted(args: &ReportArgs) -> Option<Wanted> {
+    let patterns = args.coverage_report.clone().filter(|p| !p.is_empty())?;
+    let format = args
+        .coverage_format
+        .unwrap_or_else(|| CoverageFormat::for_patterns(&patterns));
+    Some(Wanted { patterns, format })
+}
+
+/// The executed state of the report's requirements in the coverage reports `wanted`, read as
+/// `duvet query` reads them (relative to `root`, the working directory).
+fn executions(
+    wanted: Option<&Wanted>,
+    root: &Path,
+    config: &ProjectConfig,
+    sources: &Sources,
+    model: &Model,
+    report: &Report,
+) -> Result<Option<Executions>, String> {
+    let Some(wanted) = wanted else {
+        return Ok(None);
+    };
+    let executions = Executions::load(root, config, sources, model, report, wanted)?;
+    note(&format!(
+        "Read {} coverage report{} ({})",
+        executions.reports.len(),
+        if executions.reports.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        wanted.format.name()
+    ));
+    Ok(Some(executions))
 }
 
 /// The lines that differ between the snapshot on disk and the project's, `-` and `+`.

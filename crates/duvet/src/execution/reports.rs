@@ -82,6 +82,16 @@ pub enum CoverageFormat {
 }
 
 impl CoverageFormat {
+    /// The format of reports `patterns` name when none is given: JaCoCo XML when every
+    /// pattern ends with `.xml`, else LCOV.
+    pub fn for_patterns(patterns: &[String]) -> Self {
+        if patterns.iter().all(|p| p.ends_with(".xml")) {
+            Self::JacocoXml
+        } else {
+            Self::Lcov
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Self::JacocoXml => "jacoco-xml",

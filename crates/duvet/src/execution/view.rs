@@ -191,10 +191,24 @@ impl Coverage {
                     .map_err(|e| format!("{}: {e}", path.display()))
             })
             .collect::<Result<_, _>>()?;
-        let covered: BTreeSet<&PathBuf> = files
+        let paths = reports.iter().map(|(p, _)| p.clone()).collect();
+        Ok(Self::of_executions(model, paths, &executions))
+    }
+
+    /// The statuses of `model`'s citations in `executions`, one per report (the files
+    /// `reports`), however they were read and matched: `duvet mcp` reads them as
+    /// [`Self::build`] does, `duvet report` as `duvet query` does ([`crate::query::measure`]).
+    pub fn of_executions(model: &Model, reports: Vec<PathBuf>, executions: &[Execution]) -> Self {
+        let annotated: BTreeSet<&Path> = model
+            .citations
+            .iter()
+            .map(|c| c.file.as_path())
+            .chain(model.invalid.iter().map(|i| Path::new(&i.file_path)))
+            .collect();
+        let covered = annotated
             .iter()
             .filter(|f| executions.iter().any(|e| e.covers(f)))
-            .collect();
+            .count();
         let citations = model
             .citations
             .iter()
@@ -214,12 +228,12 @@ impl Coverage {
                 }
             }
         }
-        Ok(Self {
-            reports: reports.iter().map(|(p, _)| p.clone()).collect(),
+        Self {
+            reports,
             citations,
-            files: covered.len(),
+            files: covered,
             implementations,
-        })
+        }
     }
 
     /// The status of citation `c` of the model.

@@ -72,6 +72,9 @@ impl Correlations {
 pub struct Measured {
     /// One per report file matched, in 0.4.3's order.
     pub executions: Vec<Execution>,
+    /// The report files, as the patterns found them (relative to the working directory
+    /// unless absolute), in the same order.
+    pub reports: Vec<PathBuf>,
     /// The patterns that matched no file (0.4.3 reads them as no report).
     pub unmatched: Vec<String>,
 }
@@ -138,6 +141,7 @@ pub fn measure(
             .map_err(|e| format!("{}: {e}", path.display()))?;
         measured.executions.push(execution);
     }
+    measured.reports = paths;
     Ok(measured)
 }
 

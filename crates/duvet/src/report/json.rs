@@ -65,6 +65,18 @@ pub fn write(
     issue_link: Option<&str>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    write_with(report, blob_link, issue_link, None, out)
+}
+
+/// [`write`], each requirement with its `execution` when `executions` is given
+/// ([`super::executed`]).
+pub fn write_with(
+    report: &Report,
+    blob_link: Option<&str>,
+    issue_link: Option<&str>,
+    executions: Option<&super::executed::Executions>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut targets: Vec<&Target> = report.targets.iter().collect();
     targets.sort_by(|a, b| a.key.cmp(&b.key));
     let parts = crate::par::par_map(targets, |target| {
@@ -147,6 +159,9 @@ pub fn write(
                 s(&mut w, tag);
             }
             w.push(b']');
+        }
+        if let Some(executions) = executions {
+            executions.json_field(i, &mut w);
         }
         w.push(b'}');
     }

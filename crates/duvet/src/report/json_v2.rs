@@ -255,6 +255,10 @@ pub struct RequirementAnnotation {
     /// The parts of `origin` each citation covers.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub coverage: BTreeMap<String, Vec<ByteRange>>,
+    /// Whether its implementation citations' code ran: only with `--coverage-report`
+    /// ([`super::executed`]; not 0.4.3's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -589,6 +593,7 @@ impl ReportV2 {
                     },
                     level: Level::of_rank(level),
                     coverage,
+                    execution: None,
                 },
             );
         }

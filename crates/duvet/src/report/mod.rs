@@ -14,6 +14,7 @@
 //! a word, are warnings here ([`Report::warnings`]), never failures.
 
 pub mod ci;
+pub mod executed;
 pub mod html;
 pub mod json;
 pub mod json_v2;

@@ -21,8 +21,9 @@ use serde_json::{Value, json};
 use crate::support::{Project, start_over};
 use mcp_testkit::Wire;
 
-/// The measured copy of the fixture crate, with `coverage/lcov.info`.
-fn measured() -> Option<&'static Path> {
+/// The measured copy of the fixture crate, with `coverage/lcov.info` (read only: tests that
+/// run a command which writes in the project run it in a copy).
+pub(crate) fn measured() -> Option<&'static Path> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
     DIR.get_or_init(|| crate::support::tarpaulin_measured(&[]))
         .as_deref()

@@ -27,6 +27,7 @@ mod mcp;
 mod query;
 mod query_coverage;
 mod report;
+mod report_coverage;
 mod source_links;
 mod subscriptions;
 mod surface;

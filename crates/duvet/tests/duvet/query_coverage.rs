@@ -416,7 +416,7 @@ fn counts(output: &str) -> Vec<[usize; 6]> {
 }
 
 /// Each annotation an output marks, with its label: `file:line label`.
-fn labels(output: &str) -> Vec<String> {
+pub(crate) fn labels(output: &str) -> Vec<String> {
     let mut at = String::new();
     let mut found = Vec::new();
     for line in output.lines() {

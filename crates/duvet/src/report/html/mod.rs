@@ -12,11 +12,16 @@
 //! A requirement's status is the one duvet 0.4.3's HTML report gives it, from the counts of
 //! the JSON report ([`Status::of`]); its words, but for the last status, are 0.4.3's.
 
+mod executed;
+mod style;
+
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
+use super::executed::Executions;
 use super::json::pieces;
 use super::{Counts, Entry, Kind, Ref, Report, Target, rank};
+use style::STYLE;
 
 /// A requirement's status, in duvet 0.4.3's order (best first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -123,10 +128,12 @@ struct Plan<'a> {
     shown: Vec<bool>,
     /// Requirements by status and level rank (0 none, 1 MAY, 2 SHOULD, 3 MUST).
     totals: [[usize; 4]; 7],
+    /// With executed coverage: requirements by executed state and level rank.
+    executed: Option<[[usize; 4]; 5]>,
 }
 
 impl<'a> Plan<'a> {
-    fn of(report: &Report, target: &'a Target) -> Self {
+    fn of(report: &Report, target: &'a Target, ex: Option<&Executions>) -> Self {
         let n = target.sections.len();
         let mut plan = Self {
             target,
@@ -134,6 +141,7 @@ impl<'a> Plan<'a> {
             others: vec![Vec::new(); n],
             shown: vec![false; n],
             totals: [[0; 4]; 7],
+            executed: ex.map(|_| [[0; 4]; 5]),
         };
         // The references sort by annotation first: each annotation's are together.
         for r in &target.refs {
@@ -148,6 +156,7 @@ impl<'a> Plan<'a> {
                     let level = entry.map_or(0, |e| rank(e.annotation.level));
                     let status = plan.status(r.anno);
                     plan.totals[status.index()][usize::from(level)] += 1;
+                    executed::count(&mut plan, ex, r.anno, level);
                 }
             } else if plan.others[r.section].last() != Some(&r.anno) {
                 plan.others[r.section].push(r.anno);
@@ -237,8 +246,23 @@ const PATH: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
 
 /// Write the report.
 pub fn render(report: &Report, blob_link: Option<&str>, issue_link: Option<&str>) -> String {
+    render_with(report, blob_link, issue_link, None)
+}
+
+/// [`render`], each requirement with its executed state when `ex` is given (totals, a
+/// filter, a legend and the reports it was made from too: [`executed`]).
+pub fn render_with(
+    report: &Report,
+    blob_link: Option<&str>,
+    issue_link: Option<&str>,
+    ex: Option<&Executions>,
+) -> String {
     let links = Links::new(blob_link, issue_link);
-    let plans: Vec<Plan> = report.targets.iter().map(|t| Plan::of(report, t)).collect();
+    let plans: Vec<Plan> = report
+        .targets
+        .iter()
+        .map(|t| Plan::of(report, t, ex))
+        .collect();
     // About what the page takes: the sections' text, twice over with its marks, and a few
     // hundred bytes an annotation.
     let text: usize = report.targets.iter().map(|t| t.text.len()).sum();
@@ -256,6 +280,9 @@ pub fn render(report: &Report, blob_link: Option<&str>, issue_link: Option<&str>
     );
     w.push_str(STYLE);
     filter_rules(w);
+    if ex.is_some() {
+        executed::style(w);
+    }
     w.push_str("</style></head><body>\n");
 
     // The page's summary and the specifications.
@@ -275,7 +302,11 @@ pub fn render(report: &Report, blob_link: Option<&str>, issue_link: Option<&str>
         w.push_str(": ");
         done_share(w, done, all);
     }
-    w.push_str("</p></header>\n");
+    w.push_str("</p>");
+    if let Some(ex) = ex {
+        executed::header(w, ex, &plans);
+    }
+    w.push_str("</header>\n");
     if !plans.is_empty() {
         w.push_str("<nav aria-label=\"Specifications\"><ul>");
         for (t, plan) in plans.iter().enumerate() {
@@ -285,6 +316,7 @@ pub fn render(report: &Report, blob_link: Option<&str>, issue_link: Option<&str>
                     let _ = write!(w, " n-{}", status.slug());
                 }
             }
+            executed::nav_class(w, plan);
             let _ = write!(w, "\"><a href=\"#spec{t}\">");
             esc(w, plan.title());
             w.push_str("</a> <span class=\"n\">");
@@ -299,22 +331,26 @@ pub fn render(report: &Report, blob_link: Option<&str>, issue_link: Option<&str>
     if plans.is_empty() {
         w.push_str("<p>No annotation references a specification.</p>");
     } else {
-        filters(w, &counts, all);
+        filters(w, &counts, all, &plans);
     }
     for (t, plan) in plans.iter().enumerate() {
-        specification(w, report, &links, t, plan);
+        specification(w, report, &links, t, plan, ex);
     }
     w.push_str("</main>\n<footer><p>Written by <code>duvet report</code> (duvet-mcp ");
     w.push_str(env!("CARGO_PKG_VERSION"));
     w.push_str(
         "). Statuses count the bytes of each requirement that annotations quote, as duvet \
-         0.4.3 does.</p></footer>\n</body></html>\n",
+         0.4.3 does.",
     );
+    if ex.is_some() {
+        executed::footer(w);
+    }
+    w.push_str("</p></footer>\n</body></html>\n");
     out
 }
 
 /// The status filters: radio buttons, read by the rules of [`filter_rules`].
-fn filters(w: &mut String, counts: &[usize; 7], all: usize) {
+fn filters(w: &mut String, counts: &[usize; 7], all: usize, plans: &[Plan]) {
     w.push_str(
         "<fieldset class=\"filters\"><legend>Show requirements</legend>\
          <span class=\"f\"><input type=\"radio\" name=\"show\" id=\"f-all\" checked>\
@@ -333,6 +369,7 @@ fn filters(w: &mut String, counts: &[usize; 7], all: usize) {
             counts[status.index()]
         );
     }
+    executed::filter(w, plans);
     w.push_str(
         "</fieldset>\n<details class=\"legend\"><summary>What the statuses and colours \
          mean</summary><dl>",
@@ -350,8 +387,10 @@ fn filters(w: &mut String, counts: &[usize; 7], all: usize) {
         "</dl><p>In a section's text: <mark class=\"h-ok\">requirement text that is covered\
          </mark>, <mark class=\"h-part\">cited or tested only</mark>, <mark class=\"h-none\">\
          not covered</mark> (a TODO covers nothing), <mark class=\"h-cite\">quoted text that is \
-         no requirement</mark>.</p></details>\n",
+         no requirement</mark>.</p>",
     );
+    executed::legend(w, plans);
+    w.push_str("</details>\n");
 }
 
 /// The CSS that hides what a checked filter leaves out: other requirements, and sections and
@@ -369,7 +408,14 @@ fn filter_rules(w: &mut String) {
     }
 }
 
-fn specification(w: &mut String, report: &Report, links: &Links, t: usize, plan: &Plan) {
+fn specification(
+    w: &mut String,
+    report: &Report,
+    links: &Links,
+    t: usize,
+    plan: &Plan,
+    ex: Option<&Executions>,
+) {
     let target = plan.target;
     let _ = write!(w, "<section class=\"spec\" id=\"spec{t}\"><h2>");
     esc(w, plan.title());
@@ -397,6 +443,7 @@ fn specification(w: &mut String, report: &Report, links: &Links, t: usize, plan:
         );
     }
     w.push_str("</p>");
+    executed::summary(w, plan);
 
     // A table of contents of the sections shown.
     let shown = plan.shown.iter().filter(|s| **s).count();
@@ -417,6 +464,7 @@ fn specification(w: &mut String, report: &Report, links: &Links, t: usize, plan:
     }
     w.push_str("</ol></details></div>");
     totals(w, plan);
+    executed::totals(w, plan);
     w.push_str("</div>\n");
 
     // The references by line, for the sections' text.
@@ -441,7 +489,7 @@ fn specification(w: &mut String, report: &Report, links: &Links, t: usize, plan:
         } else {
             w.push_str("<ul class=\"reqs\">");
             for &anno in &plan.requirements[c] {
-                requirement(w, report, links, plan, section, anno);
+                requirement(w, report, links, plan, section, anno, ex);
             }
             w.push_str("</ul>");
         }
@@ -469,7 +517,7 @@ fn specification(w: &mut String, report: &Report, links: &Links, t: usize, plan:
             }
             let _ = write!(w, "<p class=\"other\">{what}:</p><ul class=\"cites\">");
             for &anno in list {
-                citation(w, report, links, anno);
+                citation(w, report, links, anno, ex);
             }
             w.push_str("</ul>");
         }
@@ -637,6 +685,7 @@ fn requirement(
     plan: &Plan,
     section: &super::SectionLines,
     anno: usize,
+    ex: Option<&Executions>,
 ) {
     let Some(entry) = report.entries.get(anno) else {
         return;
@@ -644,15 +693,18 @@ fn requirement(
     let a = &entry.annotation;
     let status = plan.status(anno);
     let slug = status.slug();
+    let run = ex.and_then(|ex| ex.requirement(anno));
+    let _ = write!(w, "<li class=\"req s-{slug}");
+    executed::classes(w, run);
     let _ = write!(
         w,
-        "<li class=\"req s-{slug}\" id=\"r{anno}\"><div class=\"rh\"><span class=\"badge \
-         b-{slug}\">{}</span>",
+        "\" id=\"r{anno}\"><div class=\"rh\"><span class=\"badge b-{slug}\">{}</span>",
         status.label()
     );
     if let Some(level) = a.level {
         let _ = write!(w, " <span class=\"lvl\">{}</span>", level.as_str());
     }
+    executed::badge(w, run);
     if !a.quote.is_empty() {
         let _ = write!(w, " <a class=\"go\" href=\"#q{anno}\">in the text</a>");
     }
@@ -679,7 +731,7 @@ fn requirement(
             related.sort_unstable();
             w.push_str("<ul class=\"cites\">");
             for (_, n) in related {
-                citation(w, report, links, n);
+                citation(w, report, links, n, ex);
             }
             w.push_str("</ul>");
         }
@@ -708,7 +760,7 @@ fn kind_order(entry: &Entry) -> u8 {
 
 /// One annotation that quotes a requirement or references a section: its type, its place
 /// (linked to the code), and what it says.
-fn citation(w: &mut String, report: &Report, links: &Links, anno: usize) {
+fn citation(w: &mut String, report: &Report, links: &Links, anno: usize, ex: Option<&Executions>) {
     let Some(entry) = report.entries.get(anno) else {
         return;
     };
@@ -742,6 +794,7 @@ fn citation(w: &mut String, report: &Report, links: &Links, anno: usize) {
             w.push_str("</code>");
         }
     }
+    executed::citation(w, ex.and_then(|ex| ex.citation(anno)));
     if let Some(issue) = &a.tracking_issue {
         w.push_str(" <span class=\"m\">issue ");
         let href = if issue.starts_with("http://") || issue.starts_with("https://") {
@@ -861,86 +914,3 @@ fn esc(w: &mut String, text: &str) {
     }
     w.push_str(text.get(last..).unwrap_or_default());
 }
-
-/// The page's style (the filters' rules are added after it).
-const STYLE: &str = "\
-:root{color-scheme:light;--fg:#1f2328;--muted:#57606a;--line:#d0d7de;--link:#0b57d0;\
-font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;line-height:1.5;color:var(--fg);background:#fff}
-*{box-sizing:border-box}
-body{margin:0 auto;max-width:72rem;padding:0 1rem 2rem;overflow-wrap:anywhere}
-a{color:var(--link)}
-a:focus-visible,summary:focus-visible,input:focus-visible{outline:3px solid #0b57d0;outline-offset:2px}
-h1{font-size:1.6rem;margin:1rem 0 .25rem}
-h2{font-size:1.35rem;margin:2rem 0 .25rem;padding-top:1rem;border-top:2px solid var(--fg)}
-h3{font-size:1.1rem;margin:0}
-code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}
-.sum,.key,.at,.n{color:var(--muted)}
-.sum{margin:.25rem 0}
-.key,.at{margin:0 0 .5rem}
-nav ul{list-style:none;padding:0;margin:.5rem 0;display:flex;flex-wrap:wrap;gap:.25rem 1.5rem}
-.filters{border:1px solid var(--line);border-radius:6px;margin:1rem 0;padding:.5rem .75rem;display:flex;flex-wrap:wrap;gap:.25rem .5rem}
-.filters legend{font-weight:600;padding:0 .25rem}
-.f{display:inline-flex;align-items:center;gap:.25rem;min-height:2rem}
-.f input{margin:0;width:1.1rem;height:1.1rem}
-.f label{cursor:pointer;padding:.125rem .25rem}
-.f input:checked+label{font-weight:700;text-decoration:underline}
-.dot{display:inline-block;width:.7rem;height:.7rem;border-radius:50%;margin-right:.3rem}
-.dot.b-complete{background:#2da44e}.dot.b-exception{background:#5a67d8}.dot.b-missing-test{background:#d4a72c}
-.dot.b-missing-citation{background:#e16f24}.dot.b-partial{background:#a626a4}.dot.b-not-started{background:#7c5cc4}
-.dot.b-not-covered{background:#cf222e}
-.legend{margin:.5rem 0 1rem}
-.legend summary,.toc summary,.text summary{cursor:pointer;color:var(--link);min-height:1.5rem}
-.legend dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem .75rem;margin:.5rem 0}
-.legend dd{margin:0}
-.badge{display:inline-block;padding:0 .4rem;border-radius:4px;font-size:.85rem;font-weight:600;white-space:nowrap}
-.b-complete{background:#d1f4dc;color:#0f3d1f}
-.b-exception{background:#dde3fb;color:#22286b}
-.b-missing-test{background:#fbf0b5;color:#5a3a00}
-.b-missing-citation{background:#fde0c2;color:#6b2a00}
-.b-partial{background:#f6dcf6;color:#5f1760}
-.b-not-started{background:#e7e1f7;color:#3b1f73}
-.b-not-covered{background:#fbd5d5;color:#6e1111}
-.over{display:flex;flex-wrap:wrap;gap:0 2.5rem;align-items:flex-start}
-.over>div{flex:0 1 24rem}
-.totals{border-collapse:collapse;margin:.5rem 0;font-size:.9rem;overflow-wrap:normal}
-.totals caption{text-align:left;color:var(--muted);padding-bottom:.25rem}
-.totals th,.totals td{border-bottom:1px solid var(--line);padding:.2rem .45rem;text-align:right}
-.totals thead th:first-child{text-align:left}
-.totals th[scope=row]{text-align:left;font-weight:400}
-.totals tfoot th,.totals tfoot td{font-weight:700}
-.totals td.zero{color:var(--muted)}
-.toc ol{margin:.25rem 0;padding-left:1.5rem}
-.sec{border-top:1px solid var(--line);padding:1rem 0 .5rem}
-.reqs{list-style:none;padding:0;margin:.5rem 0}
-.req{border-left:4px solid var(--line);padding:.25rem 0 .25rem .75rem;margin:.75rem 0}
-.req.s-complete{border-color:#2da44e}.req.s-exception{border-color:#5a67d8}
-.req.s-missing-test{border-color:#d4a72c}.req.s-missing-citation{border-color:#e16f24}
-.req.s-partial{border-color:#a626a4}.req.s-not-started{border-color:#7c5cc4}
-.req.s-not-covered{border-color:#cf222e}
-.req:target{background:#f1f6ff}
-.rh{display:flex;flex-wrap:wrap;gap:.25rem .5rem;align-items:baseline}
-.lvl{font-size:.8rem;font-weight:700;letter-spacing:.03em}
-.rt{margin:.25rem 0;font-weight:500}
-.cites{margin:.25rem 0;padding-left:1.25rem;font-size:.92rem}
-.cites li{margin:.15rem 0}
-.k{font-size:.75rem;font-weight:700;text-transform:uppercase;letter-spacing:.03em;color:var(--muted)}
-.m{color:var(--muted);font-size:.85rem}
-.tag{border:1px solid var(--line);border-radius:4px;padding:0 .3rem}
-.why,.cites q{color:var(--muted)}
-.noreq{color:var(--muted);font-style:italic;margin:.25rem 0}
-.other{margin:.5rem 0 0;font-size:.92rem}
-.new{margin:.25rem 0;font-size:.9rem}
-.text{margin:.5rem 0}
-.body{border:1px solid var(--line);border-radius:6px;padding:0 .75rem;background:#fafbfc;margin-top:.25rem}
-.body p{white-space:pre-wrap;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem;margin:.6rem 0}
-mark{color:#111;border-radius:2px}
-.h-ok{background:#b6ecc6}
-.h-part{background:#f8e08e}
-.h-none{background:#f8c4c4;text-decoration:underline dotted}
-.h-cite{background:#d6e6fb}
-mark:target{outline:2px solid #0b57d0}
-@media (min-width:64rem){.cols{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:0 2rem;align-items:start}}
-footer{margin-top:2rem;color:var(--muted);font-size:.85rem;border-top:1px solid var(--line)}
-@media (max-width:40rem){body{padding:0 .6rem 1.5rem}.legend dl{grid-template-columns:1fr}.legend dd{margin-bottom:.4rem}
-.totals{font-size:.8rem;width:100%}.totals th,.totals td{padding:.15rem .2rem}.totals .badge{font-size:.75rem;padding:0 .25rem}}
-";
