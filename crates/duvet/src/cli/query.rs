@@ -187,11 +187,16 @@ pub fn run(args: QueryArgs) -> ExitCode {
             .as_ref()
             .map(execution::source_files)
             .unwrap_or_default();
-        let measured =
-            match query::measure(&root, patterns, format.into(), &files, &sources.annotations) {
-                Ok(measured) => measured,
-                Err(e) => return fail(&[e]),
-            };
+        let measured = match query::measure(
+            &root,
+            patterns,
+            (format.into(), execution::reports::read_as_0_4_3_query),
+            &files,
+            &sources.annotations,
+        ) {
+            Ok(measured) => measured,
+            Err(e) => return fail(&[e]),
+        };
         for pattern in &measured.unmatched {
             note(&format!(
                 "warning: no coverage report matches '{}': read as no report, as duvet 0.4.3 \

@@ -277,6 +277,7 @@ fn jacoco_with(text: &str, cut_after_packages: bool) -> Result<Report, String> {
     let mut package: Option<String> = None;
     let mut source: Option<(String, FileCoverage)> = None;
     let mut depth = 0usize;
+    let mut root = false;
     loop {
         let event = reader.read_event().map_err(|e| {
             format!(
@@ -287,6 +288,7 @@ fn jacoco_with(text: &str, cut_after_packages: bool) -> Result<Report, String> {
         match event {
             Event::Start(e) => {
                 depth += 1;
+                root |= depth == 1 && e.local_name().as_ref() == b"report";
                 start(&e, &mut package, &mut source)?;
             }
             Event::End(e) => {
@@ -311,6 +313,14 @@ fn jacoco_with(text: &str, cut_after_packages: bool) -> Result<Report, String> {
             Event::Eof => break,
             _ => {}
         }
+    }
+    // Another format read as JaCoCo (an LCOV tracefile holds no element) would otherwise be
+    // an empty report, every line unmeasured; 0.4.3's `query` reads it so, and so does ours.
+    if !root && !cut_after_packages {
+        return Err(
+            "not a JaCoCo XML report (no <report> element); an LCOV tracefile is read with --coverage-format lcov"
+                .into(),
+        );
     }
     Ok(report)
 }

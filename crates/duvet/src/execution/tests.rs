@@ -56,6 +56,27 @@ fn jacoco_lines_count_by_branches_when_they_have_them() {
 }
 
 #[test]
+fn an_lcov_tracefile_read_as_jacoco_is_an_error_not_an_empty_report() {
+    let lcov = "TN:\nSF:src/lib.rs\nDA:1,1\nend_of_record\n";
+    let err = reports::jacoco(lcov).unwrap_err();
+    assert!(err.contains("not a JaCoCo XML report"), "{err}");
+    assert!(reports::jacoco("<?xml version=\"1.0\"?><other/>").is_err());
+    // 0.4.3's `query` reads it as a report of nothing, and so does `duvet query`.
+    assert!(
+        reports::jacoco_as_0_4_3_query(lcov)
+            .unwrap()
+            .files
+            .is_empty()
+    );
+    assert!(
+        reports::jacoco("<report name=\"x\"></report>")
+            .unwrap()
+            .files
+            .is_empty()
+    );
+}
+
+#[test]
 fn a_report_path_names_a_file_when_it_ends_its_absolute_path_at_a_slash() {
     assert!(path_matches(
         "/w/p/src/com/example/Foo.java",

@@ -79,6 +79,9 @@ pub struct Measured {
     pub unmatched: Vec<String>,
 }
 
+/// How a coverage report is read.
+pub type ReadReport = fn(&Path, CoverageFormat) -> Result<reports::Report, String>;
+
 /// The lines of annotation `a` in its file, as 0.4.3 counts them.
 fn span(a: &Annotation) -> Span {
     Span {
@@ -90,11 +93,13 @@ fn span(a: &Annotation) -> Span {
 /// Read the reports `patterns` match (relative to `root`, the working directory) in
 /// `format`, and match each to the project's `files` (every source file, relative to
 /// `root`), whose annotations are `annotations`. Errors are one line each: a pattern that is
-/// not one, a report that cannot be read, a report entry or file that is ambiguous.
+/// not one, a report that cannot be read, a report entry or file that is ambiguous. `read`
+/// reads one report: `duvet query` reads as 0.4.3 does ([`reports::read_as_0_4_3_query`]),
+/// the reports strictly ([`reports::read`]).
 pub fn measure(
     root: &Path,
     patterns: &[String],
-    format: CoverageFormat,
+    (format, read): (CoverageFormat, ReadReport),
     files: &[PathBuf],
     annotations: &[Annotation],
 ) -> Result<Measured, String> {
@@ -111,7 +116,7 @@ pub fn measure(
     let mut loaded = Vec::with_capacity(paths.len());
     for path in &paths {
         let full = root.join(path);
-        let report = reports::read_as_0_4_3_query(&full, format).map_err(|e| {
+        let report = read(&full, format).map_err(|e| {
             // Named as the pattern found it, not as joined to the working directory.
             match e.strip_prefix(&format!("{}: ", full.display())) {
                 Some(reason) => format!("{}: {reason}", path.display()),

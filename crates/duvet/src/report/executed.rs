@@ -65,7 +65,7 @@ impl Executions {
         let measured = crate::query::measure(
             root,
             &wanted.patterns,
-            wanted.format,
+            (wanted.format, crate::execution::reports::read),
             &files,
             &sources.annotations,
         )?;

@@ -294,10 +294,8 @@ fn a_url_specification_that_cannot_be_downloaded_fails_with_how_to_get_it() {
     let out = ours(&p, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
-        std::fs::read_to_string(
-            p.path(".duvet/requirements/127.0.0.1/rfc/rfc9999/section-1.toml")
-        )
-        .unwrap(),
+        std::fs::read_to_string(p.path(".duvet/requirements/127.0.0.1/rfc/rfc9999/section-1.toml"))
+            .unwrap(),
         "target = \"http://127.0.0.1:1/rfc/rfc9999#section-1\"\n\n# Scope\n#\n#    A peer MUST ack.\n\n[[spec]]\nlevel = \"MUST\"\nquote = '''\nA peer MUST ack.\n'''\n\n"
     );
 }

@@ -400,6 +400,18 @@ fn a_report_that_cannot_be_read_stops_the_report_before_it_writes_anything() {
     assert_eq!(q.status.code(), out.status.code());
     assert_eq!(stderr(&q).lines().last(), Some(error));
     assert!(!p.path("out").exists(), "nothing is written");
+    // An LCOV tracefile read as JaCoCo XML: an error here (every line would be unmeasured),
+    // while `duvet query` reads it as 0.4.3 does, as a report of nothing.
+    p.write("coverage/lcov.info", "SF:src/lib.rs\nDA:12,1\nend_of_record\n");
+    let args = ["-r", "coverage/lcov.info", "-f", "jacoco-xml"];
+    let out = report(&p, &[&outputs[..], &args[..]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("coverage/lcov.info: not a JaCoCo XML report"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!p.path("out").exists(), "nothing is written");
     // --coverage-format alone is a usage error.
     let out = report(&p, &["--coverage-format", "lcov"]);
     assert_eq!(out.status.code(), Some(2));
