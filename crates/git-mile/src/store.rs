@@ -169,8 +169,12 @@ impl RefScan {
     }
 }
 
-/// Task refs found under a prefix: (task id, tip), and (task id, why git cannot read it).
-pub type TaskRefScan = (Vec<(String, ObjectId)>, Vec<(String, String)>);
+/// Refs found under a prefix, each named by what it parses to: (name, tip) for those that
+/// point at an object, (name, why) for those git cannot read or decode.
+pub type Scanned<T> = (Vec<(T, ObjectId)>, Vec<(T, String)>);
+
+/// Task refs found under a prefix, named by their task ids.
+pub type TaskRefScan = Scanned<String>;
 
 /// Where one entity's ref points.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -361,7 +365,7 @@ impl GitStore {
         &self,
         prefix: &str,
         parse: impl Fn(&str) -> Option<T>,
-    ) -> StoreResult<(Vec<(T, ObjectId)>, Vec<(T, String)>)> {
+    ) -> StoreResult<Scanned<T>> {
         let repo = self.local();
         let platform = repo.references().map_err(git)?;
         let iter = platform.prefixed(prefix.as_bytes()).map_err(git)?;
