@@ -334,6 +334,15 @@ fn holds_task(store: &GitStore, id: &str, tip: ObjectId) -> StoreResult<bool> {
     Ok(false)
 }
 
+/// `count` `what`s, in words.
+fn plural(count: usize, what: &str) -> String {
+    if count == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{count} {what}s")
+    }
+}
+
 /// Whether the repository holds any ref under `refs/git-mile/` (readable or not).
 fn has_refs(store: &GitStore) -> StoreResult<bool> {
     let repo = store.repository();
@@ -370,14 +379,18 @@ pub fn push(store: &GitStore, remote: &str) -> StoreResult<PushReport> {
         .output()
         .map_err(|e| StoreError::Git(format!("could not run git: {e}")))?;
     let stdout = String::from_utf8_lossy(&result.stdout);
-    let mut rejected: Vec<String> = Vec::new();
+    // Refs the remote refused because their history moved there; refs refused otherwise,
+    // with git's reason.
+    let mut moved: Vec<String> = Vec::new();
+    let mut refused: Vec<String> = Vec::new();
     // Porcelain lines: `<flag>\t<from>:<to>\t<summary>`.
     for line in stdout.lines() {
-        let Some((flag, rest)) = line.split_once('\t') else {
+        let mut fields = line.split('\t');
+        let (Some(flag), Some(refs)) = (fields.next(), fields.next()) else {
             continue;
         };
-        let to = rest.split('\t').next().unwrap_or_default();
-        let to = to.split_once(':').map_or(to, |(_, to)| to);
+        let summary = fields.next().unwrap_or_default();
+        let to = refs.split_once(':').map_or(refs, |(_, to)| to);
         let Some(entity) = to.strip_prefix(REF_PREFIX) else {
             continue;
         };
@@ -387,7 +400,20 @@ pub fn push(store: &GitStore, remote: &str) -> StoreResult<PushReport> {
             " " | "+" => (&mut report.updated, &mut report.tasks.updated),
             "=" => (&mut report.up_to_date, &mut report.tasks.up_to_date),
             "!" => {
-                rejected.push(crate::quote::excerpt(&entity.replacen('/', " ", 1)));
+                let name = match entity.strip_prefix("tasks/") {
+                    Some(id) => format!("task {id}"),
+                    None => entity.replacen('/', " ", 1),
+                };
+                let name = crate::quote::excerpt(&name);
+                // git's words for a ref that moved on the remote since it was last fetched.
+                if ["non-fast-forward", "fetch first", "stale info"]
+                    .iter()
+                    .any(|why| summary.contains(why))
+                {
+                    moved.push(name);
+                } else {
+                    refused.push(format!("{name} {}", crate::quote::excerpt(summary.trim())));
+                }
                 continue;
             }
             _ => continue,
@@ -397,19 +423,36 @@ pub fn push(store: &GitStore, remote: &str) -> StoreResult<PushReport> {
             *tasks += 1;
         }
     }
-    if !rejected.is_empty() {
-        return Err(StoreError::Git(format!(
-            "the remote refused {} whose history moved there since this clone last pulled \
-             ({}); nothing is lost: they stay as they are here and there, and the others were \
-             pushed ({}); run `git mile pull {remote}` to merge them, then push again",
-            if rejected.len() == 1 {
-                "1 ref".to_string()
-            } else {
-                format!("{} refs", rejected.len())
-            },
-            crate::quote::some_of(&rejected),
-            report.text(),
-        )));
+    if !moved.is_empty() || !refused.is_empty() {
+        let mut message = String::new();
+        if !moved.is_empty() {
+            message.push_str(&format!(
+                "the remote refused {} whose history moved there since this clone last pulled \
+                 ({}); nothing is lost: {} as {} here and there; run `git mile pull {remote}` to \
+                 merge, then push again. ",
+                plural(moved.len(), "ref"),
+                crate::quote::some_of(&moved),
+                if moved.len() == 1 {
+                    "it stays"
+                } else {
+                    "they stay"
+                },
+                if moved.len() == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                },
+            ));
+        }
+        if !refused.is_empty() {
+            message.push_str(&format!(
+                "the remote refused {}: {}. ",
+                plural(refused.len(), "ref"),
+                crate::quote::some_of(&refused)
+            ));
+        }
+        message.push_str(&format!("The others: {}", report.text()));
+        return Err(StoreError::Git(message));
     }
     if !result.status.success() {
         let stderr = String::from_utf8_lossy(&result.stderr);
@@ -434,5 +477,40 @@ mod tests {
         assert!(check_remote("--upload-pack=evil").is_err());
         assert!(check_remote("").is_err());
         assert!(check_remote("origin").is_ok());
+    }
+
+    #[test]
+    fn reports_name_the_tasks_among_their_counts_when_there_are_any() {
+        let mut pull = PullReport {
+            remote: "origin".into(),
+            ..PullReport::default()
+        };
+        pull.count(MergeOutcome::Created, false);
+        assert_eq!(
+            pull.text(),
+            "pulled from origin: 1 new, 0 fast-forwarded, 0 merged, 0 up to date"
+        );
+        pull.count(MergeOutcome::Merged, true);
+        pull.count(MergeOutcome::UpToDate, true);
+        pull.skipped.push("task x: why".into());
+        assert_eq!(
+            pull.text(),
+            "pulled from origin: 1 new, 0 fast-forwarded, 1 merged, 1 up to date (tasks among \
+             them: 0 new, 0 fast-forwarded, 1 merged, 1 up to date)\nnot pulled: task x: why"
+        );
+        let push = PushReport {
+            remote: "origin".into(),
+            created: 3,
+            tasks: PushedTasks {
+                created: 2,
+                ..PushedTasks::default()
+            },
+            ..PushReport::default()
+        };
+        assert_eq!(
+            push.text(),
+            "pushed to origin: 3 new, 0 updated, 0 up to date (tasks among them: 2 new, 0 \
+             updated, 0 up to date)"
+        );
     }
 }
