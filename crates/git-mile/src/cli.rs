@@ -258,7 +258,7 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Push every issue and milestone to a remote.
+    /// Push every issue, milestone and upstream git-mile task to a remote.
     Push {
         /// The remote: a name `git remote` lists, or a URL or path.
         #[arg(value_name = "REMOTE", default_value = "origin")]
@@ -267,7 +267,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Fetch a remote's issues and milestones and merge them into this clone.
+    /// Fetch a remote's issues, milestones and upstream git-mile tasks and merge them into
+    /// this clone (tasks as upstream's `git-mile pull` merges them).
     Pull {
         /// The remote: a name `git remote` lists, or a URL or path.
         #[arg(value_name = "REMOTE", default_value = "origin")]
@@ -489,25 +490,11 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
         }
         Command::Push { remote, .. } => {
             let report = sync::push(store, remote)?;
-            emit(json, &report, |r| {
-                format!(
-                    "pushed to {}: {} new, {} updated, {} up to date",
-                    r.remote, r.created, r.updated, r.up_to_date
-                )
-            })
+            emit(json, &report, sync::PushReport::text)
         }
         Command::Pull { remote, .. } => {
             let report = sync::pull(store, remote)?;
-            emit(json, &report, |r| {
-                let mut text = format!(
-                    "pulled from {}: {} new, {} fast-forwarded, {} merged, {} up to date",
-                    r.remote, r.created, r.fast_forwarded, r.merged, r.up_to_date
-                );
-                for skipped in &r.skipped {
-                    text.push_str(&format!("\nnot pulled: {skipped}"));
-                }
-                text
-            })?;
+            emit(json, &report, sync::PullReport::text)?;
             if report.skipped.is_empty() {
                 Ok(())
             } else {

@@ -169,6 +169,13 @@ impl RefScan {
     }
 }
 
+/// Refs found under a prefix, each named by what it parses to: (name, tip) for those that
+/// point at an object, (name, why) for those git cannot read or decode.
+pub type Scanned<T> = (Vec<(T, ObjectId)>, Vec<(T, String)>);
+
+/// Task refs found under a prefix, named by their task ids.
+pub type TaskRefScan = Scanned<String>;
+
 /// Where one entity's ref points.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tip {
@@ -188,6 +195,11 @@ pub struct EntityRef {
 
 pub fn ref_name(kind: Kind, id: &str) -> String {
     format!("{REF_PREFIX}{}/{id}", kind.as_str())
+}
+
+/// The ref of upstream git-mile's task `id`.
+pub fn task_ref_name(id: &str) -> String {
+    format!("{REF_PREFIX}tasks/{id}")
 }
 
 fn parse_ref_name(prefix: &str, name: &str) -> Option<(Kind, String)> {
@@ -319,10 +331,45 @@ impl GitStore {
     /// is reported among [`RefScan::broken`], as git only warns about it: the others are still
     /// read. A failure that names no ref (an unreadable `packed-refs`) fails the whole scan.
     pub fn refs_under(&self, prefix: &str) -> StoreResult<RefScan> {
+        let (refs, broken) = self.scan_refs(prefix, |name| parse_ref_name(prefix, name))?;
+        Ok(RefScan {
+            refs: refs
+                .into_iter()
+                .map(|((kind, id), tip)| EntityRef { kind, id, tip })
+                .collect(),
+            broken: broken
+                .into_iter()
+                .map(|((kind, id), why)| BrokenRef { kind, id, why })
+                .collect(),
+        })
+    }
+
+    /// Upstream git-mile's task refs laid out as under `refs/git-mile/` but below `prefix`
+    /// (`refs/git-mile/` itself, or where a pull fetched a remote's): those that point at
+    /// something (task id, tip), and those git cannot read (task id, why). Only the names
+    /// upstream writes (lowercase hyphenated UUIDs) are task refs.
+    pub fn task_refs_under(&self, prefix: &str) -> StoreResult<TaskRefScan> {
+        let tasks = format!("{prefix}tasks/");
+        self.scan_refs(&tasks, |name| {
+            let id = name.strip_prefix(tasks.as_str())?;
+            let canonical =
+                uuid::Uuid::parse_str(id).is_ok_and(|u| u.hyphenated().to_string() == id);
+            canonical.then(|| id.to_string())
+        })
+    }
+
+    /// The refs under `prefix` that `parse` names (the others are passed over): those that
+    /// point at an object, and those git cannot read or decode, with why. A failure that
+    /// names no ref (an unreadable `packed-refs`) fails the whole scan.
+    fn scan_refs<T>(
+        &self,
+        prefix: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> StoreResult<Scanned<T>> {
         let repo = self.local();
         let platform = repo.references().map_err(git)?;
         let iter = platform.prefixed(prefix.as_bytes()).map_err(git)?;
-        let mut scan = RefScan::default();
+        let (mut refs, mut broken) = (Vec::new(), Vec::new());
         for reference in iter {
             let reference = match reference {
                 Ok(reference) => reference,
@@ -330,12 +377,8 @@ impl GitStore {
                     let Some(name) = self.failed_ref(&repo, &err) else {
                         return Err(git(err));
                     };
-                    match parse_ref_name(prefix, &name) {
-                        Some((kind, id)) => scan.broken.push(BrokenRef {
-                            kind,
-                            id,
-                            why: reason(err),
-                        }),
+                    match parse(&name) {
+                        Some(parsed) => broken.push((parsed, reason(err))),
                         // Not a name git-mile writes: ignored, as when it can be read.
                         None => {
                             tracing::debug!(%name, why = %reason(err), "unreadable ref ignored")
@@ -345,18 +388,14 @@ impl GitStore {
                 }
             };
             let name = reference.name().as_bstr().to_string();
-            let Some((kind, id)) = parse_ref_name(prefix, &name) else {
+            let Some(parsed) = parse(&name) else {
                 continue;
             };
             if let Some(tip) = reference.target().try_id() {
-                scan.refs.push(EntityRef {
-                    kind,
-                    id,
-                    tip: tip.to_owned(),
-                });
+                refs.push((parsed, tip.to_owned()));
             }
         }
-        Ok(scan)
+        Ok((refs, broken))
     }
 
     /// The name of the ref (`refs/…`) a failed read was about, when gix says which: a loose
@@ -387,16 +426,20 @@ impl GitStore {
     /// Where one entity's ref points: nowhere, at a commit, or into a file git cannot
     /// read or decode (the repository is damaged; the reason is said).
     pub fn read_tip(&self, kind: Kind, id: &str) -> StoreResult<Tip> {
+        self.read_tip_named(&ref_name(kind, id))
+    }
+
+    /// Where the ref `name` points (a full name, `refs/…`).
+    fn read_tip_named(&self, name: &str) -> StoreResult<Tip> {
         let repo = self.local();
-        let name = ref_name(kind, id);
-        match repo.try_find_reference(name.as_str()) {
+        match repo.try_find_reference(name) {
             Ok(reference) => Ok(
                 match reference.and_then(|r| r.target().try_id().map(|id| id.to_owned())) {
                     Some(tip) => Tip::At(tip),
                     None => Tip::Missing,
                 },
             ),
-            Err(err) if self.failed_ref(&repo, &err).as_deref() == Some(name.as_str()) => {
+            Err(err) if self.failed_ref(&repo, &err).as_deref() == Some(name) => {
                 Ok(Tip::Broken(reason(err)))
             }
             Err(err) => Err(git(err)),
@@ -720,30 +763,87 @@ impl GitStore {
     }
 
     /// Bring `theirs` (a fetched tip of the same entity) into the local ref: create it,
-    /// fast-forward, or write a merge commit whose parents are both tips.
+    /// fast-forward, or write a merge commit whose parents are both tips (in id order, and
+    /// timed by them, so that every clone writes the same one).
     pub fn merge(&self, kind: Kind, id: &str, theirs: ObjectId) -> StoreResult<MergeOutcome> {
+        let tip = || self.tip(kind, id);
+        self.merge_into(&ref_name(kind, id), tip, theirs, |repo, ours, theirs| {
+            // Parents in a fixed order, so both sides of a merge write the same commit
+            // whoever merges first.
+            let mut parents = [ours, theirs];
+            parents.sort();
+            let signature = self.merge_signature(repo, &parents)?;
+            self.write_commit(repo, signature, &merge_message(kind, id), &parents)
+        })
+    }
+
+    /// The tip of upstream git-mile's ref of task `id` (`refs/git-mile/tasks/<id>`); a ref
+    /// git cannot read is [`StoreError::Unreadable`].
+    pub fn task_tip(&self, id: &str) -> StoreResult<Option<ObjectId>> {
+        match self.read_tip_named(&task_ref_name(id))? {
+            Tip::Missing => Ok(None),
+            Tip::At(tip) => Ok(Some(tip)),
+            Tip::Broken(why) => Err(StoreError::Unreadable {
+                kind: "task",
+                id: id.to_string(),
+                why,
+            }),
+        }
+    }
+
+    /// Bring `theirs` (a fetched tip of upstream git-mile's task `id`) into the local ref as
+    /// upstream's `git-mile pull` does: create it, fast-forward, leave it when it is ahead,
+    /// or else write upstream's merge commit: the empty tree, the local tip then `theirs` as
+    /// parents, the message `Merge remote changes into refs/git-mile/tasks/<id>`, and the
+    /// user's `user.name`/`user.email` (`git-mile <git-mile@example.invalid>` without them),
+    /// timed now. Upstream reads a merge commit as no event: the task is the union of both
+    /// histories' events, replayed by its CRDT rules.
+    pub fn merge_task(&self, id: &str, theirs: ObjectId) -> StoreResult<MergeOutcome> {
+        let name = task_ref_name(id);
+        let tip = || self.task_tip(id);
+        self.merge_into(&name, tip, theirs, |repo, ours, theirs| {
+            let config = repo.config_snapshot();
+            let named = |key: &str| config.string(key).map(|v| v.to_string());
+            let (user, email) = match (named("user.name"), named("user.email")) {
+                (Some(user), Some(email)) => (user, email),
+                _ => (
+                    "git-mile".to_string(),
+                    "git-mile@example.invalid".to_string(),
+                ),
+            };
+            let signature = gix::actor::Signature {
+                name: user.as_str().into(),
+                email: email.as_str().into(),
+                time: gix::date::Time::now_local_or_utc(),
+            };
+            let message = format!("Merge remote changes into {name}");
+            self.write_commit(repo, signature, &message, &[ours, theirs])
+        })
+    }
+
+    /// Bring `theirs` into the ref `name`, whose tip `tip` reads: create it, fast-forward it,
+    /// leave it when it holds `theirs` already, or point it at the merge commit `merge`
+    /// writes of its tip and `theirs`; by compare-and-swap, again while other writers move it.
+    fn merge_into(
+        &self,
+        name: &str,
+        tip: impl Fn() -> StoreResult<Option<ObjectId>>,
+        theirs: ObjectId,
+        merge: impl Fn(&gix::Repository, ObjectId, ObjectId) -> StoreResult<ObjectId>,
+    ) -> StoreResult<MergeOutcome> {
         let repo = self.local();
-        let name = ref_name(kind, id);
+        let name = name.to_string();
         let _turn = self.turn(&name);
         let mut backoff = Backoff::new();
         loop {
-            let ours = self.tip(kind, id)?;
+            let ours = tip()?;
             let (new, outcome) = match ours {
                 None => (theirs, MergeOutcome::Created),
                 Some(ours) if ours == theirs || self.reaches(ours, theirs)? => {
                     return Ok(MergeOutcome::UpToDate);
                 }
                 Some(ours) if self.reaches(theirs, ours)? => (theirs, MergeOutcome::FastForward),
-                Some(ours) => {
-                    // Parents in a fixed order, so both sides of a merge write the same
-                    // commit whoever merges first.
-                    let mut parents = [ours, theirs];
-                    parents.sort();
-                    let signature = self.merge_signature(&repo, &parents)?;
-                    let commit =
-                        self.write_commit(&repo, signature, &merge_message(kind, id), &parents)?;
-                    (commit, MergeOutcome::Merged)
-                }
+                Some(ours) => (merge(&repo, ours, theirs)?, MergeOutcome::Merged),
             };
             match self.swap(&repo, &name, ours, new)? {
                 Swap::Done => return Ok(outcome),

@@ -1,16 +1,27 @@
 //! `git mile push` and `git mile pull`: move `refs/git-mile/*` between clones with the git
 //! CLI (which knows the user's remotes, credentials and transports), and merge what arrives.
+//!
+//! Upstream git-mile's tasks (`refs/git-mile/tasks/<id>`) travel with the issues and
+//! milestones, and are merged as upstream's own `git-mile pull` merges them
+//! ([`GitStore::merge_task`]): a clone of either tool reads the result as the other does.
 
+use std::collections::{HashSet, VecDeque};
 use std::process::Command;
 
+use gix::ObjectId;
 use serde::Serialize;
 
 use crate::replay::replay;
 use crate::store::{EntityRef, GitStore, MergeOutcome, REF_PREFIX, StoreError, StoreResult};
+use crate::task::event::{Decoded, decode};
 
 /// Where fetched entity refs of one remote are kept, like remote-tracking branches.
 const FETCH_PREFIX: &str = "refs/git-mile-remotes/";
+/// Where upstream git-mile's task refs are, under `refs/git-mile/`.
+const TASKS: &str = "refs/git-mile/tasks/";
 
+/// What a pull did. The counts are of every ref pulled: issues, milestones and upstream
+/// git-mile's tasks; `tasks` says how many of each were tasks.
 #[derive(Debug, Default, Serialize, PartialEq, Eq)]
 pub struct PullReport {
     pub remote: String,
@@ -21,11 +32,24 @@ pub struct PullReport {
     /// Entities whose histories diverged and were merged.
     pub merged: usize,
     pub up_to_date: usize,
+    /// The tasks among the counts above.
+    pub tasks: PulledTasks,
     /// Entities left as they were because one side's history cannot be read or holds no
     /// git-mile entity: `<kind> <id>: <why>`. The others are pulled all the same.
     pub skipped: Vec<String>,
 }
 
+/// The tasks among a pull's counts.
+#[derive(Debug, Default, Serialize, PartialEq, Eq)]
+pub struct PulledTasks {
+    pub created: usize,
+    pub fast_forwarded: usize,
+    pub merged: usize,
+    pub up_to_date: usize,
+}
+
+/// What a push did. The counts are of every ref under `refs/git-mile/` pushed, tasks
+/// included; `tasks` says how many of each were tasks.
 #[derive(Debug, Default, Serialize, PartialEq, Eq)]
 pub struct PushReport {
     pub remote: String,
@@ -34,6 +58,70 @@ pub struct PushReport {
     /// Refs moved forward on the remote.
     pub updated: usize,
     pub up_to_date: usize,
+    /// The tasks among the counts above.
+    pub tasks: PushedTasks,
+}
+
+/// The tasks among a push's counts.
+#[derive(Debug, Default, Serialize, PartialEq, Eq)]
+pub struct PushedTasks {
+    pub created: usize,
+    pub updated: usize,
+    pub up_to_date: usize,
+}
+
+impl PullReport {
+    fn count(&mut self, outcome: MergeOutcome, task: bool) {
+        let (all, tasks) = match outcome {
+            MergeOutcome::Created => (&mut self.created, &mut self.tasks.created),
+            MergeOutcome::FastForward => (&mut self.fast_forwarded, &mut self.tasks.fast_forwarded),
+            MergeOutcome::Merged => (&mut self.merged, &mut self.tasks.merged),
+            MergeOutcome::UpToDate => (&mut self.up_to_date, &mut self.tasks.up_to_date),
+        };
+        *all += 1;
+        if task {
+            *tasks += 1;
+        }
+    }
+
+    /// The report as the CLI prints it: the counts, the tasks among them when there were
+    /// any, and each ref not pulled.
+    pub fn text(&self) -> String {
+        let mut text = format!(
+            "pulled from {}: {} new, {} fast-forwarded, {} merged, {} up to date",
+            self.remote, self.created, self.fast_forwarded, self.merged, self.up_to_date
+        );
+        let t = &self.tasks;
+        if t.created + t.fast_forwarded + t.merged + t.up_to_date > 0 {
+            text.push_str(&format!(
+                " (tasks among them: {} new, {} fast-forwarded, {} merged, {} up to date)",
+                t.created, t.fast_forwarded, t.merged, t.up_to_date
+            ));
+        }
+        for skipped in &self.skipped {
+            text.push_str(&format!("\nnot pulled: {skipped}"));
+        }
+        text
+    }
+}
+
+impl PushReport {
+    /// The report as the CLI prints it: the counts, and the tasks among them when there were
+    /// any.
+    pub fn text(&self) -> String {
+        let mut text = format!(
+            "pushed to {}: {} new, {} updated, {} up to date",
+            self.remote, self.created, self.updated, self.up_to_date
+        );
+        let t = &self.tasks;
+        if t.created + t.updated + t.up_to_date > 0 {
+            text.push_str(&format!(
+                " (tasks among them: {} new, {} updated, {} up to date)",
+                t.created, t.updated, t.up_to_date
+            ));
+        }
+        text
+    }
 }
 
 /// A remote is a configured name, a URL or a path; never something git would read as an
@@ -100,7 +188,7 @@ fn run_git(store: &GitStore, args: &[&str]) -> StoreResult<String> {
     }
 }
 
-/// Fetch the remote's entity refs and merge each into the local one.
+/// Fetch the remote's entity and task refs and merge each into the local one.
 pub fn pull(store: &GitStore, remote: &str) -> StoreResult<PullReport> {
     check_remote(remote)?;
     let prefix = format!("{FETCH_PREFIX}{}/", namespace(remote));
@@ -116,10 +204,25 @@ pub fn pull(store: &GitStore, remote: &str) -> StoreResult<PullReport> {
             broken.id
         ));
     }
+    for (id, _) in store.task_refs_under(REF_PREFIX)?.1 {
+        hidden.push(format!("fetch.hideRefs={TASKS}{id}"));
+    }
     // A fetched ref is a copy of the remote's that this fetch writes again; one git cannot
     // read would make it fail ("reference broken"): it goes.
-    for broken in store.refs_under(&prefix)?.broken {
-        let name = format!("{prefix}{}/{}", broken.kind.as_str(), broken.id);
+    let mut stale: Vec<String> = store
+        .refs_under(&prefix)?
+        .broken
+        .into_iter()
+        .map(|b| format!("{prefix}{}/{}", b.kind.as_str(), b.id))
+        .collect();
+    stale.extend(
+        store
+            .task_refs_under(&prefix)?
+            .1
+            .into_iter()
+            .map(|(id, _)| format!("{prefix}tasks/{id}")),
+    );
+    for name in stale {
         if let Err(err) = std::fs::remove_file(store.git_dir().join(&name)) {
             tracing::warn!(%name, %err, "could not remove a fetched ref git cannot read");
         }
@@ -152,14 +255,27 @@ pub fn pull(store: &GitStore, remote: &str) -> StoreResult<PullReport> {
     }
     for fetched in &fetched_refs.refs {
         match pull_one(store, fetched) {
-            Ok(MergeOutcome::Created) => report.created += 1,
-            Ok(MergeOutcome::FastForward) => report.fast_forwarded += 1,
-            Ok(MergeOutcome::Merged) => report.merged += 1,
-            Ok(MergeOutcome::UpToDate) => report.up_to_date += 1,
+            Ok(outcome) => report.count(outcome, false),
             Err(err) => {
                 let kind = fetched.kind.as_str();
                 tracing::warn!(kind, id = %fetched.id, %err, "not pulled");
                 report.skipped.push(format!("{kind} {}: {err}", fetched.id));
+            }
+        }
+    }
+    let (tasks, broken_tasks) = store.task_refs_under(&prefix)?;
+    for (id, why) in &broken_tasks {
+        tracing::warn!(kind = "task", %id, %why, "not pulled");
+        report
+            .skipped
+            .push(format!("task {id}: the fetched ref cannot be read ({why})"));
+    }
+    for (id, tip) in &tasks {
+        match pull_task(store, id, *tip) {
+            Ok(outcome) => report.count(outcome, true),
+            Err(err) => {
+                tracing::warn!(kind = "task", %id, %err, "not pulled");
+                report.skipped.push(format!("task {id}: {err}"));
             }
         }
     }
@@ -180,15 +296,78 @@ fn pull_one(store: &GitStore, fetched: &EntityRef) -> StoreResult<MergeOutcome> 
     store.merge(fetched.kind, &fetched.id, fetched.tip)
 }
 
-/// Push every entity ref. A ref that diverged on the remote is refused by git: pull first.
+/// Merge one fetched task ref as upstream's pull does, once its history is known to hold an
+/// event about the task: a foreign ref of the remote must not spread into this clone. An
+/// event this version cannot decode (a later upstream's) counts as one, and is kept: the
+/// history is upstream's to read.
+fn pull_task(store: &GitStore, id: &str, theirs: ObjectId) -> StoreResult<MergeOutcome> {
+    if store.task_tip(id)? != Some(theirs) && !holds_task(store, id, theirs)? {
+        return Err(StoreError::Git(
+            "its history holds no git-mile-event about this task".to_string(),
+        ));
+    }
+    store.merge_task(id, theirs)
+}
+
+/// Whether a commit reachable from `tip` is an event of upstream git-mile about task `id`, or
+/// an event this version cannot decode.
+fn holds_task(store: &GitStore, id: &str, tip: ObjectId) -> StoreResult<bool> {
+    let repo = store.repository();
+    let mut seen = HashSet::from([tip]);
+    let mut queue = VecDeque::from([tip]);
+    while let Some(oid) = queue.pop_front() {
+        let commit = repo
+            .find_commit(oid)
+            .map_err(|e| StoreError::Git(format!("commit {oid}: {e}")))?;
+        match decode(commit.message_raw_sloppy()) {
+            Decoded::Event(event) if event.task.hyphenated().to_string() == id => return Ok(true),
+            Decoded::Bad(_) => return Ok(true),
+            Decoded::Event(_) | Decoded::NotAnEvent => {}
+        }
+        for parent in commit.parent_ids() {
+            let parent = parent.detach();
+            if seen.insert(parent) {
+                queue.push_back(parent);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// `count` `what`s, in words.
+fn plural(count: usize, what: &str) -> String {
+    if count == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{count} {what}s")
+    }
+}
+
+/// Whether the repository holds any ref under `refs/git-mile/` (readable or not).
+fn has_refs(store: &GitStore) -> StoreResult<bool> {
+    let repo = store.repository();
+    let platform = repo
+        .references()
+        .map_err(|e| StoreError::Git(e.to_string()))?;
+    let mut refs = platform
+        .prefixed(REF_PREFIX.as_bytes())
+        .map_err(|e| StoreError::Git(e.to_string()))?;
+    Ok(refs.next().is_some())
+}
+
+/// Push every ref under `refs/git-mile/`: issues, milestones, upstream git-mile's tasks. A
+/// ref whose history moved on the remote meanwhile (another clone pushed to it) is refused by
+/// git, as a push of upstream's is: nothing of it is lost (the local ref stays where it was,
+/// the remote's too); pull, which merges both, then push again.
 pub fn push(store: &GitStore, remote: &str) -> StoreResult<PushReport> {
     check_remote(remote)?;
-    if store.refs()?.refs.is_empty() {
+    let mut report = PushReport {
+        remote: remote.to_string(),
+        ..PushReport::default()
+    };
+    if !has_refs(store)? {
         // git refuses a wildcard refspec that matches nothing; there is nothing to push.
-        return Ok(PushReport {
-            remote: remote.to_string(),
-            ..PushReport::default()
-        });
+        return Ok(report);
     }
     let result = git_command(store)
         .args([
@@ -200,31 +379,80 @@ pub fn push(store: &GitStore, remote: &str) -> StoreResult<PushReport> {
         .output()
         .map_err(|e| StoreError::Git(format!("could not run git: {e}")))?;
     let stdout = String::from_utf8_lossy(&result.stdout);
-    let mut report = PushReport {
-        remote: remote.to_string(),
-        ..PushReport::default()
-    };
-    let mut rejected = 0usize;
+    // Refs the remote refused because their history moved there; refs refused otherwise,
+    // with git's reason.
+    let mut moved: Vec<String> = Vec::new();
+    let mut refused: Vec<String> = Vec::new();
     // Porcelain lines: `<flag>\t<from>:<to>\t<summary>`.
     for line in stdout.lines() {
-        let Some((flag, rest)) = line.split_once('\t') else {
+        let mut fields = line.split('\t');
+        let (Some(flag), Some(refs)) = (fields.next(), fields.next()) else {
             continue;
         };
-        if !rest.contains("refs/git-mile/") {
+        let summary = fields.next().unwrap_or_default();
+        let to = refs.split_once(':').map_or(refs, |(_, to)| to);
+        let Some(entity) = to.strip_prefix(REF_PREFIX) else {
             continue;
-        }
-        match flag {
-            "*" => report.created += 1,
-            " " | "+" => report.updated += 1,
-            "=" => report.up_to_date += 1,
-            "!" => rejected += 1,
-            _ => {}
+        };
+        let task = to.starts_with(TASKS);
+        let (all, tasks) = match flag {
+            "*" => (&mut report.created, &mut report.tasks.created),
+            " " | "+" => (&mut report.updated, &mut report.tasks.updated),
+            "=" => (&mut report.up_to_date, &mut report.tasks.up_to_date),
+            "!" => {
+                let name = match entity.strip_prefix("tasks/") {
+                    Some(id) => format!("task {id}"),
+                    None => entity.replacen('/', " ", 1),
+                };
+                let name = crate::quote::excerpt(&name);
+                // git's words for a ref that moved on the remote since it was last fetched.
+                if ["non-fast-forward", "fetch first", "stale info"]
+                    .iter()
+                    .any(|why| summary.contains(why))
+                {
+                    moved.push(name);
+                } else {
+                    refused.push(format!("{name} {}", crate::quote::excerpt(summary.trim())));
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        *all += 1;
+        if task {
+            *tasks += 1;
         }
     }
-    if rejected > 0 {
-        return Err(StoreError::Git(format!(
-            "the remote refused {rejected} entities whose history moved there too: run `git mile pull {remote}` to merge them, then push again"
-        )));
+    if !moved.is_empty() || !refused.is_empty() {
+        let mut message = String::new();
+        if !moved.is_empty() {
+            message.push_str(&format!(
+                "the remote refused {} whose history moved there since this clone last pulled \
+                 ({}); nothing is lost: {} as {} here and there; run `git mile pull {remote}` to \
+                 merge, then push again. ",
+                plural(moved.len(), "ref"),
+                crate::quote::some_of(&moved),
+                if moved.len() == 1 {
+                    "it stays"
+                } else {
+                    "they stay"
+                },
+                if moved.len() == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                },
+            ));
+        }
+        if !refused.is_empty() {
+            message.push_str(&format!(
+                "the remote refused {}: {}. ",
+                plural(refused.len(), "ref"),
+                crate::quote::some_of(&refused)
+            ));
+        }
+        message.push_str(&format!("The others: {}", report.text()));
+        return Err(StoreError::Git(message));
     }
     if !result.status.success() {
         let stderr = String::from_utf8_lossy(&result.stderr);
@@ -249,5 +477,40 @@ mod tests {
         assert!(check_remote("--upload-pack=evil").is_err());
         assert!(check_remote("").is_err());
         assert!(check_remote("origin").is_ok());
+    }
+
+    #[test]
+    fn reports_name_the_tasks_among_their_counts_when_there_are_any() {
+        let mut pull = PullReport {
+            remote: "origin".into(),
+            ..PullReport::default()
+        };
+        pull.count(MergeOutcome::Created, false);
+        assert_eq!(
+            pull.text(),
+            "pulled from origin: 1 new, 0 fast-forwarded, 0 merged, 0 up to date"
+        );
+        pull.count(MergeOutcome::Merged, true);
+        pull.count(MergeOutcome::UpToDate, true);
+        pull.skipped.push("task x: why".into());
+        assert_eq!(
+            pull.text(),
+            "pulled from origin: 1 new, 0 fast-forwarded, 1 merged, 1 up to date (tasks among \
+             them: 0 new, 0 fast-forwarded, 1 merged, 1 up to date)\nnot pulled: task x: why"
+        );
+        let push = PushReport {
+            remote: "origin".into(),
+            created: 3,
+            tasks: PushedTasks {
+                created: 2,
+                ..PushedTasks::default()
+            },
+            ..PushReport::default()
+        };
+        assert_eq!(
+            push.text(),
+            "pushed to origin: 3 new, 0 updated, 0 up to date (tasks among them: 2 new, 0 \
+             updated, 0 up to date)"
+        );
     }
 }

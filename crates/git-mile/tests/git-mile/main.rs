@@ -18,5 +18,7 @@ mod hostile;
 mod http;
 mod mcp;
 mod session;
+mod task_sync;
 mod tasks;
+mod upstream_tasks;
 mod writes;
