@@ -18,6 +18,7 @@ pub mod server;
 pub mod store;
 pub mod sync;
 pub mod task;
+pub mod task_write;
 pub mod tracking;
 pub mod views;
 pub mod writes;

@@ -31,6 +31,7 @@ use crate::quote;
 use crate::schema::{output_schema, read_entity_schema, schema};
 use crate::task::view::TaskView;
 use crate::task::{TaskLookup, TaskSet};
+use crate::task_write::tool as task_tool;
 use crate::views::{EntityView, ListResponse};
 use crate::writes::{self, COMMENT, CREATE, UPDATE};
 
@@ -291,15 +292,16 @@ impl GitMileServer {
     /// Check a write's arguments (before anything is read: a bad one is -32602 even where
     /// there is no repository), then run it on a blocking thread (it reads and writes git
     /// objects and refs) and answer the entity it leaves.
-    async fn write<A: serde::de::DeserializeOwned, C: Send + 'static>(
+    async fn write<A: serde::de::DeserializeOwned, C: Send + 'static, T>(
         &self,
         tool: &str,
         args: Value,
         check: fn(A) -> Result<C, ToolError>,
-        run: fn(&Catalog, C) -> Result<EntityView, ToolError>,
-    ) -> Result<Payload, Failure> {
-        // Tasks are upstream git-mile's: refused before anything else (-32602).
-        writes::refuse_task(tool, &args)?;
+        run: fn(&Catalog, C) -> Result<T, ToolError>,
+    ) -> Result<Payload, Failure>
+    where
+        T: serde::Serialize + Send + 'static,
+    {
         let args = check(decode(tool, args)?)?;
         let catalog = self.catalog()?;
         let view = tokio::task::spawn_blocking(move || run(&catalog, args))
@@ -625,6 +627,19 @@ impl ServerHandler for GitMileServer {
         let outcome = match name {
             LIST => self.list(args).await,
             SHOW => self.show(args).await,
+            // Upstream git-mile's tasks: their own arguments and answer.
+            CREATE if task_tool::is_task(&args) => {
+                self.write(CREATE, args, task_tool::check_create, task_tool::create)
+                    .await
+            }
+            UPDATE if task_tool::is_task(&args) => {
+                self.write(UPDATE, args, task_tool::check_update, task_tool::update)
+                    .await
+            }
+            COMMENT if task_tool::is_task(&args) => {
+                self.write(COMMENT, args, task_tool::check_comment, task_tool::comment)
+                    .await
+            }
             CREATE => {
                 self.write(CREATE, args, writes::check_create, writes::create)
                     .await

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use replay::Task;
-pub use scan::TaskCache;
+pub use scan::{TaskCache, TaskHistory};
 pub use shapes::OtherRefs;
 
 use crate::query::{Field, Fields, Value};

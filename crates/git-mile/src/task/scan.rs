@@ -75,6 +75,15 @@ fn git<E: std::fmt::Display>(err: E) -> StoreError {
     StoreError::Git(crate::quote::excerpt(&err.to_string()))
 }
 
+/// A task's ref as read at one tip ([`TaskCache::history`]).
+#[derive(Debug, Clone)]
+pub struct TaskHistory {
+    /// The events about the task, in the order upstream reads them (its order of replay is
+    /// [`super::replay::order`] of these).
+    pub events: Vec<TaskEvent>,
+    pub task: Arc<Task>,
+}
+
 /// One counted group of refs.
 fn bump(groups: &mut BTreeMap<(String, &'static str), u64>, prefix: String, what: &'static str) {
     *groups.entry((prefix, what)).or_default() += 1;
@@ -167,6 +176,38 @@ impl TaskCache {
             }
         }
         Ok(TaskSet::new(tasks, unreadable, other_refs(scan.groups)).of_refs(live.len()))
+    }
+
+    /// What the ref of task `id` holds at `tip`: its events about the task in the order
+    /// upstream reads them, and the task they fold to; or why it cannot be read (an event
+    /// this version cannot decode, a history with no event about the task). Read through the
+    /// cache, as listings read it: when the ref moved forward since it was last read, only the
+    /// commits on top are opened.
+    pub fn history(
+        &self,
+        store: &GitStore,
+        id: Uuid,
+        tip: ObjectId,
+    ) -> Result<TaskHistory, Arc<str>> {
+        let mut known = self
+            .loaded
+            .lock()
+            .map_err(|_| Arc::<str>::from("task cache lock poisoned"))?;
+        let key = id.hyphenated().to_string();
+        let loaded = match known.remove(&key) {
+            Some(loaded) if loaded.tip == tip => loaded,
+            before => {
+                let (loaded, read) = load(store, id, tip, before);
+                self.commits_read.fetch_add(read, AtomicOrdering::Relaxed);
+                loaded
+            }
+        };
+        let history = loaded.folded.clone().map(|task| TaskHistory {
+            events: loaded.events.iter().map(|(_, e)| e.clone()).collect(),
+            task,
+        });
+        known.insert(key, loaded);
+        history
     }
 
     /// How many commits were opened to read tasks since this cache was made.
