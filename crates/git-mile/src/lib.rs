@@ -8,6 +8,7 @@ pub mod confirm;
 pub mod errors;
 pub mod event;
 pub mod listing;
+pub mod log;
 pub mod model;
 pub mod ops;
 pub mod query;

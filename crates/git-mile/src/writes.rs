@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 
-use mcp_common::{ErrorCode, ToolError, WireError, codes};
+use mcp_common::{ErrorCode, ToolError, codes};
 
 use crate::catalog::Catalog;
 use crate::errors;
@@ -18,7 +18,6 @@ use crate::ops::{self, OpError, Refusal, Update, Written};
 use crate::quote;
 use crate::schema::{entity_schema, output_schema, schema};
 use crate::store::StoreError;
-use crate::task::view::TaskView;
 use crate::views::EntityView;
 
 pub const CREATE: &str = "git_mile.create";
@@ -132,14 +131,16 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<S
     Option::<String>::deserialize(deserializer).map(Some)
 }
 
-/// What a write answers: the entity, or (on an `isError` result) the error object.
+/// What every answer of a write has (the entity or task as `git_mile.show` answers it, whose
+/// outputSchema describes the rest): its `outputSchema`.
 #[derive(Serialize, JsonSchema)]
-#[serde(untagged)]
 #[allow(dead_code)] // only its schema is used; answers are built from their parts
-enum WriteOutput {
-    Entity(EntityView),
-    Task(TaskView),
-    Failure { error: WireError },
+struct WriteOutput {
+    id: Option<String>,
+    /// `issue`, `milestone` or `task`.
+    kind: Option<String>,
+    title: Option<String>,
+    status: Option<String>,
 }
 
 fn invalid(message: impl Into<String>) -> ToolError {
@@ -157,6 +158,12 @@ fn named(what: &'static str, kind: &'static str) -> &'static str {
 /// A failed operation on a `kind` as the contract reports it.
 fn failure(kind: Kind, err: OpError) -> ToolError {
     failure_of(kind.as_str(), err)
+}
+
+/// A failed read (`git_mile.log`) of a `kind` (`issue`, `milestone`, `task`) as the contract
+/// reports it.
+pub fn read_failure(kind: &'static str, err: OpError) -> ToolError {
+    failure_of(kind, err)
 }
 
 /// A failed write of a task as the contract reports it.
@@ -418,32 +425,10 @@ fn labels_schema(description: &str) -> Value {
     })
 }
 
-/// `schema` without its `error` property.
-fn without_error(
-    schema: std::sync::Arc<rmcp::model::JsonObject>,
-) -> std::sync::Arc<rmcp::model::JsonObject> {
-    let mut schema = (*schema).clone();
-    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-        properties.remove("error");
-    }
-    std::sync::Arc::new(schema)
-}
-
 /// The three write tools.
 pub fn tools() -> Vec<Tool> {
-    let names = |description: &str| labels_schema(description);
-    let ids = |description: &str| json!({ "type": "array", "items": { "type": "string" }, "description": description });
-    let relations = |description: &str| {
-        json!({
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": { "kind": { "type": "string" }, "target": { "type": "string" } },
-                "required": ["kind", "target"]
-            },
-            "description": description
-        })
-    };
+    // Tasks' names, ids and relations (`kind:id`): plain strings, checked by the tool.
+    let strings = |description: &str| json!({ "type": "array", "items": { "type": "string" }, "description": description });
     let create_input = json!({
         "type": "object",
         "properties": {
@@ -452,9 +437,9 @@ pub fn tools() -> Vec<Tool> {
             "description": { "type": "string", "description": "Markdown; default empty." },
             "labels": labels_schema("Labels to start with."),
             "milestone": { "type": "string", "description": "Issues only: its milestone (id or prefix)." },
-            "state": { "type": "string", "description": "Tasks: workflow state; default the workflow's." },
-            "assignees": names("Tasks."),
-            "parents": ids("Tasks: parent task ids.")
+            "state": { "type": "string", "description": "Tasks." },
+            "assignees": strings("Tasks."),
+            "parents": strings("Tasks.")
         },
         "required": ["entity", "title"],
         "additionalProperties": false
@@ -466,7 +451,7 @@ pub fn tools() -> Vec<Tool> {
             "id": id_schema(),
             "title": { "type": "string", "minLength": 1, "maxLength": ops::MAX_TITLE, "description": "New title (one line)." },
             "description": { "type": "string", "description": "Replaces the description." },
-            "status": { "type": "string", "enum": ["open", "closed"], "description": "Not tasks: close or reopen." },
+            "status": { "type": "string", "enum": ["open", "closed"], "description": "Close or reopen." },
             "addLabels": labels_schema("Labels to add."),
             "removeLabels": labels_schema("Labels to remove."),
             // `null` is meaningful here (detach), so it is an explicit alternative: a type
@@ -477,14 +462,14 @@ pub fn tools() -> Vec<Tool> {
             },
             "state": {
                 "anyOf": [{ "type": "string" }, { "type": "null" }],
-                "description": "Tasks: workflow state; null clears."
+                "description": "Tasks: null clears."
             },
-            "addAssignees": names("Tasks."),
-            "removeAssignees": names("Tasks."),
-            "addParents": ids("Tasks: task ids."),
-            "removeParents": ids("Tasks: task ids."),
-            "addRelations": relations("Tasks."),
-            "removeRelations": relations("Tasks.")
+            "addAssignees": strings("Tasks."),
+            "removeAssignees": strings("Tasks."),
+            "addParents": strings("Tasks."),
+            "removeParents": strings("Tasks."),
+            "addRelations": strings("Tasks: kind:id."),
+            "removeRelations": strings("Tasks: kind:id.")
         },
         "required": ["entity", "id"],
         "additionalProperties": false
@@ -495,18 +480,19 @@ pub fn tools() -> Vec<Tool> {
             "entity": entity_schema(),
             "id": id_schema(),
             "body": { "type": "string", "minLength": 1, "description": "Markdown." },
-            "commentId": { "type": "string", "description": "Tasks: edit this comment instead." }
+            "commentId": { "type": "string", "description": "Tasks: edit this comment." }
         },
         "required": ["entity", "id", "body"],
         "additionalProperties": false
     });
-    // The entity as `git_mile.show` answers it or, on an `isError` result, `{"error": …}`:
-    // the error member, the same for every tool, is left undescribed (an error result
-    // validates all the same, the schema allowing members it does not name).
-    let output = without_error(output_schema::<WriteOutput>());
+    // The entity or task as `git_mile.show` answers it (whose outputSchema describes it
+    // whole) or, on an `isError` result, `{"error": …}`: the fields every answer has, typed;
+    // the error member, the same for every tool, left undescribed (an error result validates
+    // all the same, the schema allowing members it does not name).
+    let output = output_schema::<WriteOutput>();
     let mut create = Tool::new(
         CREATE,
-        "File an issue, milestone or upstream task as the user's git identity; answers it as git_mile.show.",
+        "File an issue, milestone or task as the user's git identity; answers as git_mile.show.",
         schema(create_input),
     );
     create.annotations = Some(
@@ -518,7 +504,7 @@ pub fn tools() -> Vec<Tool> {
     create.output_schema = Some(output.clone());
     let mut update = Tool::new(
         UPDATE,
-        "Change an issue, milestone or task; only what differs is written. Answers it as git_mile.show.",
+        "Change an issue, milestone or task (only what differs); answers as git_mile.show.",
         schema(update_input),
     );
     update.annotations = Some(
@@ -530,7 +516,7 @@ pub fn tools() -> Vec<Tool> {
     update.output_schema = Some(output.clone());
     let mut comment = Tool::new(
         COMMENT,
-        "Comment on an issue, milestone or task as the user's git identity; answers it as git_mile.show.",
+        "Comment on an issue, milestone or task as the user; answers as git_mile.show.",
         schema(comment_input),
     );
     comment.annotations = Some(

@@ -6,6 +6,7 @@
 //! every listing names them, so that data this version cannot read is never silent.
 
 pub mod event;
+pub mod log;
 pub mod replay;
 pub mod scan;
 pub mod shapes;
@@ -80,7 +81,7 @@ pub fn note(tasks: &TaskSet) -> String {
     let mut note = String::new();
     if tasks.refs > 0 {
         note.push_str(&format!(
-            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/), read-only here: list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done).",
+            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/): list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done).",
             tasks.refs
         ));
     }

@@ -35,6 +35,24 @@ pub struct Relation {
     pub target: String,
 }
 
+impl Relation {
+    /// `KIND:TASK` (the task an id or a prefix, which holds no `:`; the kind may).
+    pub fn parse(text: &str) -> OpResult<Self> {
+        match text.rsplit_once(':') {
+            Some((kind, target)) if !kind.trim().is_empty() && !target.trim().is_empty() => {
+                Ok(Relation {
+                    kind: kind.to_string(),
+                    target: target.to_string(),
+                })
+            }
+            _ => Err(OpError::Invalid(format!(
+                "`{}` is no relation: give KIND:TASK, e.g. blocks:019a5b2c",
+                crate::quote::excerpt(text)
+            ))),
+        }
+    }
+}
+
 /// What an update may change; `None` and empty lists leave a field as it is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Update {

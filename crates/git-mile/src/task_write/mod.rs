@@ -50,6 +50,8 @@ pub fn task_ref(id: Uuid) -> String {
 /// What a write did.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct TaskWritten {
+    /// `task`.
+    pub kind: &'static str,
     /// The task's id.
     pub id: String,
     /// The events written in the task's ref, by type (empty when nothing needed to change).
@@ -417,6 +419,7 @@ pub fn create(catalog: &Catalog, request: &Create) -> OpResult<TaskWritten> {
         Ok(())
     })?;
     let mut written = TaskWritten {
+        kind: "task",
         id: id.hyphenated().to_string(),
         events,
         linked: Vec::new(),
@@ -516,6 +519,7 @@ pub fn update(catalog: &Catalog, id: &str, request: &Update) -> OpResult<TaskWri
         Ok(())
     })?;
     let mut written = TaskWritten {
+        kind: "task",
         id: id.hyphenated().to_string(),
         events,
         linked: Vec::new(),
@@ -552,6 +556,7 @@ pub fn comment(catalog: &Catalog, id: &str, body: &str) -> OpResult<TaskWritten>
         })
     })?;
     Ok(TaskWritten {
+        kind: "task",
         id: id.hyphenated().to_string(),
         events,
         linked: Vec::new(),
@@ -626,6 +631,7 @@ pub fn edit_comment(
         Ok(())
     })?;
     Ok(TaskWritten {
+        kind: "task",
         id: id.hyphenated().to_string(),
         events,
         linked: Vec::new(),

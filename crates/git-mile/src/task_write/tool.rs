@@ -87,13 +87,6 @@ pub fn create(catalog: &Catalog, create: Create) -> Result<TaskView, ToolError> 
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RelationArg {
-    kind: String,
-    target: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct UpdateArgs {
     #[allow(dead_code)]
     entity: TaskEntity,
@@ -122,9 +115,9 @@ pub struct UpdateArgs {
     #[serde(default, rename = "removeParents")]
     remove_parents: Option<Vec<String>>,
     #[serde(default, rename = "addRelations")]
-    add_relations: Option<Vec<RelationArg>>,
+    add_relations: Option<Vec<String>>,
     #[serde(default, rename = "removeRelations")]
-    remove_relations: Option<Vec<RelationArg>>,
+    remove_relations: Option<Vec<String>>,
 }
 
 /// A checked task update, its id still to resolve.
@@ -133,14 +126,12 @@ pub struct CheckedUpdate {
     update: Update,
 }
 
-fn relations(given: Option<Vec<RelationArg>>) -> Vec<Relation> {
+/// `kind:id` pairs as relations.
+fn relations(given: Option<Vec<String>>) -> Result<Vec<Relation>, ToolError> {
     given
         .unwrap_or_default()
-        .into_iter()
-        .map(|r| Relation {
-            kind: r.kind,
-            target: r.target,
-        })
+        .iter()
+        .map(|r| Relation::parse(r).map_err(task_failure))
         .collect()
 }
 
@@ -165,8 +156,8 @@ pub fn check_update(args: UpdateArgs) -> Result<CheckedUpdate, ToolError> {
         remove_assignees: args.remove_assignees.unwrap_or_default(),
         add_parents: args.add_parents.unwrap_or_default(),
         remove_parents: args.remove_parents.unwrap_or_default(),
-        add_relations: relations(args.add_relations),
-        remove_relations: relations(args.remove_relations),
+        add_relations: relations(args.add_relations)?,
+        remove_relations: relations(args.remove_relations)?,
     };
     Ok(CheckedUpdate {
         id: args.id,
