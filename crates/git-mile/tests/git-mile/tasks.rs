@@ -16,12 +16,12 @@ use support::{Sandbox, call_raw, ok, rpc_error};
 
 /// An ordered JSON object, printed as serde_json's pretty printer prints upstream's structs
 /// (fields in declaration order, two spaces of indentation).
-enum J {
+pub(crate) enum J {
     Obj(Vec<(&'static str, J)>),
     V(Value),
 }
 
-fn pretty(j: &J, indent: usize) -> String {
+pub(crate) fn pretty(j: &J, indent: usize) -> String {
     let pad = |n: usize| "  ".repeat(n);
     match j {
         J::Obj(fields) => {
@@ -43,12 +43,12 @@ fn pretty(j: &J, indent: usize) -> String {
     }
 }
 
-const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+pub(crate) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
-const P: &str = "019a5b2c-1111-7000-8000-000000000001";
+pub(crate) const P: &str = "019a5b2c-1111-7000-8000-000000000001";
 const K: &str = "019a5b2c-2222-7000-8000-000000000002";
 const BAD_JSON: &str = "019a5b2c-3333-7000-8000-000000000003";
-const BAD_SCHEMA: &str = "019a5b2c-4444-7000-8000-000000000004";
+pub(crate) const BAD_SCHEMA: &str = "019a5b2c-4444-7000-8000-000000000004";
 const COMMENT: &str = "019a5b2c-cccc-7000-8000-00000000000c";
 
 struct Upstream<'a> {
@@ -153,7 +153,7 @@ const BOB: (&str, &str) = ("bob", "bob@example.com");
 /// assignee, a comment edited once, child K), task K (done; its title set on two branches
 /// that were merged), a task whose event is not JSON, one of an unknown schema; and a ref
 /// in a namespace nobody knows.
-fn upstream_repo(sandbox: &Sandbox) -> std::path::PathBuf {
+pub(crate) fn upstream_repo(sandbox: &Sandbox) -> std::path::PathBuf {
     let repo = sandbox.repo("r");
     let mut up = Upstream {
         sandbox,
