@@ -320,7 +320,7 @@ fn task_entries(catalog: &Catalog, id: &str) -> Result<Vec<(Stamp, LogEntry)>, O
         what: "task",
         id: id.to_string(),
     })?;
-    let name = crate::task_write::task_ref(uuid);
+    let name = crate::task::ref_name(uuid);
     let tip = match store.ref_tip(&name)? {
         crate::store::Tip::At(tip) => tip,
         crate::store::Tip::Missing => {

@@ -11,6 +11,7 @@ pub mod replay;
 pub mod scan;
 pub mod shapes;
 pub mod view;
+pub mod watch;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -104,6 +105,16 @@ pub fn note(tasks: &TaskSet) -> String {
         ));
     }
     note
+}
+
+/// The ref of task `id`: `refs/git-mile/tasks/<id>`.
+pub fn ref_name(id: uuid::Uuid) -> String {
+    format!(
+        "{}{}/{}",
+        crate::store::REF_PREFIX,
+        scan::TASKS,
+        id.hyphenated()
+    )
 }
 
 /// What task ids `id` (as a user gives it: a full id in any spelling of a UUID, or a prefix)

@@ -19,6 +19,7 @@ use uuid::Uuid;
 
 use super::event::{Decoded, TaskEvent, decode};
 use super::replay::{Task, replay};
+use super::watch::{TaskLook, TaskWatch, simple_layout};
 use super::{MAX_OTHER_REFS, OtherRefs, TaskSet};
 use crate::store::{GitStore, StoreError, StoreResult};
 
@@ -43,6 +44,8 @@ struct Packed {
 pub struct TaskCache {
     loaded: Mutex<HashMap<String, Loaded>>,
     packed: Mutex<Packed>,
+    /// The last full scan, kept while the kernel says no ref it named changed.
+    kept: Mutex<Kept>,
     /// How many commits were opened to read tasks, since the cache was made: the work a
     /// listing did (a listing of issues opens none).
     commits_read: AtomicU64,
@@ -66,9 +69,56 @@ struct Loaded {
 
 /// The refs under `refs/git-mile/` outside the catalog's namespaces, named but not read: the
 /// task refs' tips, and the groups of refs this version does not read.
+#[derive(Clone)]
 struct Scan {
     tips: Vec<(Uuid, ObjectId)>,
     groups: BTreeMap<(String, &'static str), u64>,
+}
+
+/// A scan kept between looks, and the watch that tells what changed since.
+#[derive(Default)]
+struct Kept {
+    /// Made before the first scan (see [`TaskWatch`]).
+    watch: Option<TaskWatch>,
+    tips: BTreeMap<Uuid, ObjectId>,
+    groups: BTreeMap<(String, &'static str), u64>,
+    /// Whether the last full scan may be brought up to date from what the watch tells: it
+    /// found nothing but task refs, laid out as upstream lays them.
+    trusted: bool,
+}
+
+impl Kept {
+    fn scan(&self) -> Scan {
+        Scan {
+            tips: self.tips.iter().map(|(id, tip)| (*id, *tip)).collect(),
+            groups: self.groups.clone(),
+        }
+    }
+
+    /// The kept scan with the refs of `names` read again; `false` when one of them is not
+    /// a plain task ref any more (a full scan tells what it is).
+    fn update(&mut self, store: &GitStore, names: &[String]) -> bool {
+        let repo = store.repository();
+        for name in names {
+            let Ok(id) = Uuid::parse_str(name) else {
+                return false;
+            };
+            let full = format!("{}{TASKS}/{name}", crate::store::REF_PREFIX);
+            match repo.try_find_reference(full.as_str()) {
+                Ok(Some(reference)) => match reference.target().try_id() {
+                    Some(tip) => {
+                        self.tips.insert(id, tip.to_owned());
+                    }
+                    None => return false,
+                },
+                Ok(None) => {
+                    self.tips.remove(&id);
+                }
+                Err(_) => return false,
+            }
+        }
+        true
+    }
 }
 
 fn git<E: std::fmt::Display>(err: E) -> StoreError {
@@ -215,8 +265,36 @@ impl TaskCache {
         self.commits_read.load(AtomicOrdering::Relaxed)
     }
 
-    /// The refs, named: nothing but ref names and tips is read.
+    /// The refs, named: nothing but ref names and tips is read, and only those the kernel
+    /// says changed since the last scan when it can tell ([`TaskWatch`]).
     fn scan(&self, store: &GitStore) -> StoreResult<Scan> {
+        let mut kept = self
+            .kept
+            .lock()
+            .map_err(|_| StoreError::Git("task cache lock poisoned".into()))?;
+        let git_dir = store.git_dir();
+        let look = kept
+            .watch
+            .get_or_insert_with(|| TaskWatch::new(git_dir))
+            .look();
+        if kept.trusted {
+            match look {
+                TaskLook::Unchanged => return Ok(kept.scan()),
+                TaskLook::Changed(names) if kept.update(store, &names) => {
+                    return Ok(kept.scan());
+                }
+                _ => {}
+            }
+        }
+        let scan = self.scan_all(store)?;
+        kept.tips = scan.tips.iter().copied().collect();
+        kept.groups = scan.groups.clone();
+        kept.trusted = scan.groups.is_empty() && simple_layout(git_dir);
+        Ok(scan)
+    }
+
+    /// Every ref under `refs/git-mile/` outside the catalog's namespaces, named.
+    fn scan_all(&self, store: &GitStore) -> StoreResult<Scan> {
         let git_dir = store.git_dir();
         let (mut namespaces, mut direct) = loose_names(git_dir);
         {

@@ -35,17 +35,14 @@ use uuid::Uuid;
 
 use crate::catalog::Catalog;
 use crate::ops::{OpError, OpResult, Refusal};
-use crate::store::{REF_PREFIX, RawCommit, StoreError};
+use crate::store::{RawCommit, StoreError, Tip};
 use crate::task::event::{Actor, TaskChange};
 use crate::task::{Task, TaskHistory, TaskLookup};
 pub use check::{Create, Relation, Update};
 use encode::Envelope;
 use project::Project;
 
-/// The ref of task `id`.
-pub fn task_ref(id: Uuid) -> String {
-    format!("{REF_PREFIX}tasks/{}", id.hyphenated())
-}
+pub use crate::task::ref_name as task_ref;
 
 /// What a write did.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -113,8 +110,13 @@ fn unreadable(id: &str, why: &str) -> OpError {
 }
 
 /// The task `id` names: a full id (any spelling of a UUID) or a unique prefix of at least 4
-/// characters.
+/// characters. A full id is looked up by its ref alone (no other ref is read); the task must
+/// be readable.
 pub fn resolve(catalog: &Catalog, id: &str) -> OpResult<Uuid> {
+    if let Ok(uuid) = Uuid::parse_str(id.trim()) {
+        current(catalog, uuid)?;
+        return Ok(uuid);
+    }
     let tasks = catalog.tasks_named(id)?;
     match tasks.lookup(id) {
         TaskLookup::Found(row) => parse_id(&row.task.id),
@@ -127,6 +129,23 @@ pub fn resolve(catalog: &Catalog, id: &str) -> OpResult<Uuid> {
             candidates,
         }),
         TaskLookup::Unreadable(id, why) => Err(unreadable(&id, &why)),
+    }
+}
+
+/// Task `id` as its ref says now (read through the catalog's cache of tasks).
+pub fn current(catalog: &Catalog, id: Uuid) -> OpResult<std::sync::Arc<Task>> {
+    let not_found = || OpError::NotFound {
+        what: "task",
+        id: id.hyphenated().to_string(),
+    };
+    match catalog.store().ref_tip(&task_ref(id))? {
+        Tip::At(tip) => history(catalog, id, tip).map(|h| h.task),
+        Tip::Missing => Err(not_found()),
+        Tip::Broken(why) => Err(OpError::Unreadable {
+            what: "task",
+            id: id.hyphenated().to_string(),
+            why,
+        }),
     }
 }
 

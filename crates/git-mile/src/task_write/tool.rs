@@ -10,7 +10,7 @@ use mcp_common::{ToolError, codes};
 use super::{Create, Relation, TaskWritten, Update};
 use crate::catalog::Catalog;
 use crate::errors;
-use crate::task::TaskLookup;
+use crate::task::TaskRow;
 use crate::task::view::TaskView;
 use crate::writes::task_failure;
 
@@ -209,19 +209,13 @@ pub fn comment(catalog: &Catalog, args: CommentArgs) -> Result<TaskView, ToolErr
     view(catalog, &written)
 }
 
-/// The task written, as `git_mile.show` shows it.
+/// The task written, as `git_mile.show` shows it (read from its ref alone).
 fn view(catalog: &Catalog, written: &TaskWritten) -> Result<TaskView, ToolError> {
-    let tasks = catalog
-        .tasks_named(&written.id)
-        .map_err(|err| errors::repository(&err))?;
-    match tasks.lookup(&written.id) {
-        TaskLookup::Found(row) => Ok(TaskView::from_row(&row)),
-        TaskLookup::Unreadable(id, why) => {
-            Err(errors::unreadable_named("task", id, why.to_string()))
-        }
-        _ => Err(errors::internal(format!(
-            "task {} was written but cannot be found",
-            written.id
-        ))),
-    }
+    let id = uuid::Uuid::parse_str(&written.id)
+        .map_err(|_| errors::internal(format!("task {} was written with a bad id", written.id)))?;
+    let task = super::current(catalog, id).map_err(task_failure)?;
+    Ok(TaskView::from_row(&TaskRow {
+        task: &task,
+        comment_count: task.comments.len() as u64,
+    }))
 }

@@ -788,3 +788,59 @@ async fn the_actor_is_resolved_as_upstream_resolves_it() {
     mcp.shutdown().await;
     assert_eq!(refs(&sandbox, &repo), before);
 }
+
+/// Ids of the tasks a listing (closed ones too) names.
+async fn task_ids(mcp: &mcp_testkit::McpProcess) -> Vec<String> {
+    let page = ok(
+        mcp,
+        "git_mile.list",
+        json!({"entity": "task", "includeClosed": true, "limit": 200}),
+    )
+    .await;
+    let mut ids: Vec<String> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// A running server sees every change other processes make to the task refs (it reads again
+/// only the refs the kernel says changed, or all of them when it cannot tell).
+#[tokio::test]
+async fn a_running_server_sees_what_other_writers_do_to_tasks() {
+    for env in [&[][..], &[("GIT_MILE_NO_INOTIFY", "1")][..]] {
+        let sandbox = Sandbox::new();
+        let repo = sandbox.repo("r");
+        let a = sandbox.create(&repo, "task", "A", &[]);
+        let mcp = sandbox.server_with_env(&repo, &[], env).await;
+        assert_eq!(task_ids(&mcp).await, [a.clone()]);
+        // Another process writes: a new task, and a comment on the first.
+        let b = sandbox.create(&repo, "task", "B", &[]);
+        sandbox.mile_ok(&repo, &["comment", &a, "--body", "from elsewhere"]);
+        let mut both = vec![a.clone(), b.clone()];
+        both.sort();
+        assert_eq!(task_ids(&mcp).await, both, "{env:?}");
+        assert_eq!(show(&mcp, &a).await["stats"]["comment_count"], 1);
+        // Packed, then changed loose again, then deleted.
+        sandbox.git(&repo, &["pack-refs", "--all"]);
+        assert_eq!(task_ids(&mcp).await, both);
+        sandbox.mile_ok(&repo, &["update", &b, "--title", "B2"]);
+        assert_eq!(show(&mcp, &b).await["title"], "B2");
+        sandbox.git(
+            &repo,
+            &["update-ref", "-d", &format!("refs/git-mile/tasks/{b}")],
+        );
+        assert_eq!(task_ids(&mcp).await, [a.clone()], "{env:?}");
+        // A ref of another namespace appears: named, and the tasks still listed.
+        let tip = sandbox.git(&repo, &["rev-parse", &format!("refs/git-mile/tasks/{a}")]);
+        sandbox.git(&repo, &["update-ref", "refs/git-mile/other/x", tip.trim()]);
+        let page = ok(&mcp, "git_mile.list", json!({"entity": "task"})).await;
+        assert_eq!(page["other_refs"][0]["prefix"], "refs/git-mile/other/");
+        sandbox.mile_ok(&repo, &["comment", &a, "--body", "again"]);
+        assert_eq!(show(&mcp, &a).await["stats"]["comment_count"], 2);
+        mcp.shutdown().await;
+    }
+}
