@@ -338,6 +338,16 @@ impl Catalog {
         self.tasks.names(&self.store)
     }
 
+    /// What the ref of the upstream task `id` holds at `tip` (its events and the task they
+    /// fold to), or why it cannot be read; through the same cache as [`Self::tasks`].
+    pub fn task_history(
+        &self,
+        id: uuid::Uuid,
+        tip: gix::ObjectId,
+    ) -> Result<crate::task::TaskHistory, Arc<str>> {
+        self.tasks.history(&self.store, id, tip)
+    }
+
     /// How many commits were opened to read upstream tasks since the catalog was made.
     pub fn task_commits_read(&self) -> u64 {
         self.tasks.commits_read()

@@ -1,5 +1,8 @@
 //! The command line: `git mile <command>` (git runs `git-mile` from PATH for it).
 
+mod log;
+mod update;
+
 use std::io::Write as _;
 use std::path::PathBuf;
 
@@ -51,7 +54,7 @@ pub enum EntityArg {
     Milestone,
     /// An issue: a bug, a request, a piece of work; attached to at most one milestone.
     Issue,
-    /// Upstream git-mile's tasks (refs/git-mile/tasks/; read-only).
+    /// Upstream git-mile's tasks (refs/git-mile/tasks/), written as upstream writes them.
     Task,
 }
 
@@ -61,18 +64,6 @@ impl EntityArg {
             EntityArg::Milestone => Target::Entity(Kind::Milestone),
             EntityArg::Issue => Target::Entity(Kind::Issue),
             EntityArg::Task => Target::Task,
-        }
-    }
-
-    /// The kind a write makes; tasks are refused.
-    fn writable(self) -> Result<Kind, OpError> {
-        match self.target() {
-            Target::Entity(kind) => Ok(kind),
-            Target::Task => Err(OpError::Invalid(
-                "tasks are read-only in this version: create and change them with upstream \
-                 git-mile; `git mile list --entity task` and `git mile show` read them"
-                    .into(),
-            )),
         }
     }
 }
@@ -101,22 +92,17 @@ listed: --include-closed changes nothing then.";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create a milestone or an issue; prints its id.
+    /// Create a milestone, an issue or an upstream git-mile task; prints its id.
     Create {
-        /// What to create: `issue` or `milestone` (tasks are read-only).
+        /// What to create: `issue`, `milestone` or `task`.
         #[arg(value_name = "ENTITY")]
         entity: EntityArg,
         /// The title: one line of 1 to 500 characters.
         #[arg(long, value_name = "TEXT")]
         title: String,
         /// The description: any text (Markdown, up to 256 KiB; default: none).
-        #[arg(
-            long,
-            value_name = "TEXT",
-            default_value = "",
-            hide_default_value = true
-        )]
-        description: String,
+        #[arg(long, value_name = "TEXT")]
+        description: Option<String>,
         /// A label, one line of 1 to 100 characters (repeatable: --label bug --label p1; at
         /// most 100).
         #[arg(long = "label", value_name = "LABEL")]
@@ -125,6 +111,15 @@ pub enum Command {
         /// characters).
         #[arg(long, value_name = "MILESTONE")]
         milestone: Option<String>,
+        /// Tasks only: the workflow state (default: the workflow's default state).
+        #[arg(long, value_name = "STATE")]
+        state: Option<String>,
+        /// Tasks only: an assignee (repeatable).
+        #[arg(long = "assignee", value_name = "NAME")]
+        assignees: Vec<String>,
+        /// Tasks only: a parent task, by id or unique prefix (repeatable).
+        #[arg(long = "parent", value_name = "TASK")]
+        parents: Vec<String>,
         /// Print the result as JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -172,10 +167,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Change the title or the description of an issue or a milestone.
+    /// Change the title or the description of an issue, a milestone or a task.
     Edit {
-        /// The issue's or milestone's id: the full UUID or a unique prefix of at least 4
-        /// characters.
+        /// The id: the full UUID or a unique prefix of at least 4 characters.
         #[arg(value_name = "ID")]
         id: String,
         /// The new title: one line of 1 to 500 characters.
@@ -188,23 +182,27 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Add a comment to an issue or a milestone.
+    /// Add a comment to an issue, a milestone or a task (or edit a task's comment).
     Comment {
-        /// The issue's or milestone's id: the full UUID or a unique prefix of at least 4
-        /// characters.
+        /// The id: the full UUID or a unique prefix of at least 4 characters.
         #[arg(value_name = "ID")]
         id: String,
+        /// What the id names, when it may name several kinds (default: whichever it names).
+        #[arg(long, value_enum, value_name = "ENTITY")]
+        entity: Option<EntityArg>,
         /// The comment: any text (Markdown, up to 256 KiB).
         #[arg(long, value_name = "TEXT")]
         body: String,
+        /// Tasks only: edit this comment (its id or a unique prefix) instead of adding one.
+        #[arg(long, value_name = "COMMENT")]
+        edit: Option<String>,
         /// Print the result as JSON instead of text.
         #[arg(long)]
         json: bool,
     },
-    /// Add or remove labels of an issue or a milestone.
+    /// Add or remove labels of an issue, a milestone or a task.
     Label {
-        /// The issue's or milestone's id: the full UUID or a unique prefix of at least 4
-        /// characters.
+        /// The id: the full UUID or a unique prefix of at least 4 characters.
         #[arg(value_name = "ID")]
         id: String,
         /// A label to add, one line of 1 to 100 characters (repeatable).
@@ -217,6 +215,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Change anything `git_mile.update` changes: of an issue or a milestone, its title,
+    /// description, status, labels or milestone; of a task, also its state, assignees,
+    /// parents and relations.
+    Update(update::UpdateArgs),
+    /// The events of an issue, a milestone or a task, newest first: who changed what, when.
+    Log(log::LogArgs),
     /// Reopen an issue or a milestone.
     Open {
         /// The issue's or milestone's id: the full UUID or a unique prefix of at least 4
@@ -305,6 +309,8 @@ impl Command {
             | Command::Detach { json, .. }
             | Command::Push { json, .. }
             | Command::Pull { json, .. } => *json,
+            Command::Update(args) => args.json,
+            Command::Log(args) => args.json,
             Command::McpServer { .. } => false,
         }
     }
@@ -315,7 +321,7 @@ fn out(text: &str) {
     let _ = writeln!(stdout, "{text}");
 }
 
-fn emit<T: Serialize>(
+pub(crate) fn emit<T: Serialize>(
     json: bool,
     data: &T,
     text: impl FnOnce(&T) -> String,
@@ -330,7 +336,7 @@ fn emit<T: Serialize>(
     Ok(())
 }
 
-fn written_text(w: &Written, done: &str) -> String {
+pub(crate) fn written_text(w: &Written, done: &str) -> String {
     if w.events.is_empty() {
         format!("{} {}: nothing to change", w.kind.as_str(), w.id)
     } else {
@@ -338,7 +344,7 @@ fn written_text(w: &Written, done: &str) -> String {
     }
 }
 
-const BOTH: [Kind; 2] = [Kind::Issue, Kind::Milestone];
+pub(crate) const BOTH: [Kind; 2] = [Kind::Issue, Kind::Milestone];
 
 /// Run a command other than `mcp-server`.
 pub fn run(cli: &Cli) -> Result<(), OpError> {
@@ -352,9 +358,36 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             description,
             labels,
             milestone,
+            state,
+            assignees,
+            parents,
             ..
         } => {
-            let kind = entity.writable()?;
+            let kind = match entity.target() {
+                Target::Task => {
+                    if milestone.is_some() {
+                        return Err(OpError::Invalid(
+                            "--milestone applies to issues only; a task takes --parent".into(),
+                        ));
+                    }
+                    let request = crate::task_write::Create {
+                        title: title.clone(),
+                        description: description.clone(),
+                        state: state.clone(),
+                        labels: labels.clone(),
+                        assignees: assignees.clone(),
+                        parents: parents.clone(),
+                    };
+                    return update::create_task(&catalog, &request, json);
+                }
+                Target::Entity(kind) => kind,
+            };
+            if state.is_some() || !assignees.is_empty() || !parents.is_empty() {
+                return Err(OpError::Invalid(
+                    "--state, --assignee and --parent apply to tasks only".into(),
+                ));
+            }
+            let description = description.as_deref().unwrap_or("");
             let milestone = match (kind, milestone) {
                 (Kind::Milestone, Some(_)) => {
                     return Err(OpError::Invalid(
@@ -448,23 +481,68 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             title,
             description,
             ..
-        } => {
-            let (kind, id) = resolve_writable(&catalog, id)?;
-            let w = ops::edit(store, kind, &id, title.as_deref(), description.as_deref())?;
-            emit(json, &w, |w| written_text(w, "edited"))
-        }
-        Command::Comment { id, body, .. } => {
-            let (kind, id) = resolve_writable(&catalog, id)?;
-            let w = ops::comment(store, kind, &id, body)?;
-            emit(json, &w, |w| written_text(w, "commented on"))
-        }
+        } => match update::resolve(&catalog, None, id)? {
+            update::Named::Task(id) => {
+                if title.is_none() && description.is_none() {
+                    return Err(OpError::Invalid(
+                        "nothing to edit: give --title and/or --description".into(),
+                    ));
+                }
+                let change = crate::task_write::Update {
+                    title: title.clone(),
+                    description: description.clone(),
+                    ..Default::default()
+                };
+                update::update_task(&catalog, &id, &change, "edited", json)
+            }
+            update::Named::Entity(kind, id) => {
+                let w = ops::edit(store, kind, &id, title.as_deref(), description.as_deref())?;
+                emit(json, &w, |w| written_text(w, "edited"))
+            }
+        },
+        Command::Comment {
+            id,
+            entity,
+            body,
+            edit,
+            ..
+        } => match update::resolve(&catalog, *entity, id)? {
+            update::Named::Task(id) => {
+                update::comment_task(&catalog, &id, body, edit.as_deref(), json)
+            }
+            update::Named::Entity(kind, id) => {
+                if edit.is_some() {
+                    return Err(OpError::Invalid(
+                        "--edit applies to tasks' comments only".into(),
+                    ));
+                }
+                let w = ops::comment(store, kind, &id, body)?;
+                emit(json, &w, |w| written_text(w, "commented on"))
+            }
+        },
         Command::Label {
             id, add, remove, ..
-        } => {
-            let (kind, id) = resolve_writable(&catalog, id)?;
-            let w = ops::label(store, kind, &id, add, remove)?;
-            emit(json, &w, |w| written_text(w, "relabelled"))
-        }
+        } => match update::resolve(&catalog, None, id)? {
+            update::Named::Task(id) => {
+                if add.is_empty() && remove.is_empty() {
+                    return Err(OpError::Invalid(
+                        "nothing to change: give --add LABEL and/or --remove LABEL".into(),
+                    ));
+                }
+                let change = crate::task_write::Update {
+                    add_labels: add.clone(),
+                    remove_labels: remove.clone(),
+                    ..Default::default()
+                };
+                update::update_task(&catalog, &id, &change, "relabelled", json)
+            }
+            update::Named::Entity(kind, id) => {
+                let w = ops::label(store, kind, &id, add, remove)?;
+                emit(json, &w, |w| written_text(w, "relabelled"))
+            }
+        },
+        Command::Update(args) => update::run(&catalog, args),
+        Command::Log(args) => log::run(&catalog, args),
         Command::Open { id, .. } => {
             let (kind, id) = resolve_writable(&catalog, id)?;
             let w = ops::set_status(store, kind, &id, Status::Open)?;
@@ -522,8 +600,9 @@ fn resolve_writable(
                 && let TaskLookup::Found(row) = tasks.lookup(&id)
             {
                 return Err(OpError::Invalid(format!(
-                    "task {} is read-only in this version: change it with upstream git-mile",
-                    row.task.id
+                    "task {} has no status of its own: its state makes it open or closed; \
+                     set one with `git mile update {} --state STATE`",
+                    row.task.id, row.task.id
                 )));
             }
             Err(OpError::NotFound { what, id })
@@ -754,7 +833,7 @@ fn list_text(page: &ListResponse, ids: &[&str]) -> String {
     text.trim_end().to_string()
 }
 
-fn plural(n: u64, what: &str) -> String {
+pub(crate) fn plural(n: u64, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
     } else {

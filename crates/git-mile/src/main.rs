@@ -25,7 +25,11 @@ fn main() -> ExitCode {
             let message = git_mile::cli::block(&err.to_string());
             let _ = writeln!(std::io::stderr().lock(), "git mile: {message}");
             ExitCode::from(match err {
-                OpError::Invalid(_) => 2,
+                OpError::Invalid(_)
+                | OpError::Refused {
+                    why: ops::Refusal::Invalid,
+                    ..
+                } => 2,
                 _ => 1,
             })
         }

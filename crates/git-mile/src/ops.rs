@@ -42,6 +42,14 @@ pub enum OpError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// A write refused before anything was written (`why` says what kind of refusal), with
+    /// what to do instead.
+    #[error("{message}\nhint: {hint}")]
+    Refused {
+        why: Refusal,
+        message: String,
+        hint: String,
+    },
     /// A command that did part of its work: what was done and what was not.
     #[error("{0}")]
     Incomplete(String),
@@ -64,6 +72,37 @@ impl From<StoreError> for OpError {
 }
 
 pub type OpResult<T> = Result<T, OpError>;
+
+/// Why a write of an upstream task was refused (see `crate::task_write`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// An argument upstream would refuse, or that would make a task upstream cannot show (a
+    /// state outside the workflow, a task its own parent).
+    Invalid,
+    /// Something the call names is not there (a comment of the task).
+    NotFound,
+    /// The task's history holds an event this version cannot read (a later upstream's):
+    /// nothing is appended after it.
+    NewerEvent,
+    /// The repository has upstream hooks for this write, which this version does not run.
+    Hooks,
+    /// The repository's `.git-mile/config.toml` cannot be read as upstream reads it.
+    Config,
+}
+
+impl OpError {
+    pub(crate) fn refused(
+        why: Refusal,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
+        OpError::Refused {
+            why,
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+}
 
 /// Why no `what` has `id`: an id too short to be a prefix is told as such (with what to type
 /// instead), any other as not found.
@@ -179,7 +218,7 @@ fn breaks_a_line(c: char) -> bool {
     c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
-fn check_title(title: &str) -> OpResult<String> {
+pub(crate) fn check_title(title: &str) -> OpResult<String> {
     let title = title.trim();
     if title.is_empty() {
         return Err(OpError::Invalid("the title is empty".into()));
@@ -197,7 +236,7 @@ fn check_title(title: &str) -> OpResult<String> {
     Ok(title.to_string())
 }
 
-fn check_text(what: &str, text: &str) -> OpResult<()> {
+pub(crate) fn check_text(what: &str, text: &str) -> OpResult<()> {
     if text.len() > MAX_TEXT {
         return Err(OpError::Invalid(format!(
             "the {what} is larger than {} KiB",
@@ -208,14 +247,38 @@ fn check_text(what: &str, text: &str) -> OpResult<()> {
 }
 
 fn check_label(label: &str) -> OpResult<String> {
-    let label = label.trim();
-    if label.is_empty() || label.chars().count() > 100 || label.contains(breaks_a_line) {
+    check_name("label", label)
+}
+
+/// A name (`what`: a label, an assignee, a state…), trimmed: 1 to 100 characters on one line.
+pub(crate) fn check_name(what: &str, name: &str) -> OpResult<String> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 || name.contains(breaks_a_line) {
         return Err(OpError::Invalid(format!(
-            "invalid label `{}`: labels are 1 to 100 characters on one line",
-            crate::quote::excerpt(label)
+            "invalid {what} `{}`: {what}s are 1 to 100 characters on one line",
+            crate::quote::excerpt(name)
         )));
     }
-    Ok(label.to_string())
+    Ok(name.to_string())
+}
+
+/// The names of one call (`what`: `label`, `assignee`…; `argument`: what the call named them),
+/// checked: at most [`MAX_LABELS`], each valid, duplicates dropped (the first kept).
+pub(crate) fn check_names(what: &str, argument: &str, names: &[String]) -> OpResult<Vec<String>> {
+    if names.len() > MAX_LABELS {
+        return Err(OpError::Invalid(format!(
+            "{} {argument} given; one call takes at most {MAX_LABELS}",
+            names.len()
+        )));
+    }
+    let mut clean: Vec<String> = Vec::with_capacity(names.len());
+    for name in names {
+        let name = check_name(what, name)?;
+        if !clean.contains(&name) {
+            clean.push(name);
+        }
+    }
+    Ok(clean)
 }
 
 /// The labels of one call, checked: at most [`MAX_LABELS`], each valid.

@@ -15,12 +15,9 @@ pub(crate) fn schema(value: Value) -> Arc<JsonObject> {
     }
 }
 
-/// The `entity` argument of every tool.
+/// The `entity` argument of the writes: upstream git-mile's tasks are written too.
 pub(crate) fn entity_schema() -> Value {
-    json!({
-        "type": "string",
-        "enum": ["issue", "milestone"]
-    })
+    read_entity_schema()
 }
 
 /// The `entity` argument of the reads, which read upstream git-mile's tasks too (the

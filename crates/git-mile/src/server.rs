@@ -24,23 +24,26 @@ use mcp_common::{CursorKey, ErrorClass, ToJsonRpc as _, ToolError};
 use crate::catalog::{Catalog, Lookup, Snapshot};
 use crate::confirm;
 use crate::errors;
-use crate::listing::{self, ListRequest, MAX_LIMIT, Target};
+use crate::listing::{self, ListError, ListRequest, MAX_LIMIT, Target};
+use crate::log::{LogError, LogPage, LogPlan};
 use crate::model::Kind;
 use crate::query::cursor::cursor_key;
 use crate::quote;
 use crate::schema::{output_schema, read_entity_schema, schema};
 use crate::task::view::TaskView;
 use crate::task::{TaskLookup, TaskSet};
+use crate::task_write::tool as task_tool;
 use crate::views::{EntityView, ListResponse};
 use crate::writes::{self, COMMENT, CREATE, UPDATE};
 
 pub const LIST: &str = "git_mile.list";
 pub const SHOW: &str = "git_mile.show";
+pub const LOG: &str = "git_mile.log";
 
 const INSTRUCTIONS: &str = "git-mile keeps issues and milestones inside this git repository. \
 Use git_mile.list to find them (filter like `status == \"open\" and labels contains \"bug\"`, \
-sort like [\"updated:desc\"], page with nextCursor) and git_mile.show for one entity whole \
-(description, comments, milestone).";
+sort like [\"updated:desc\"], page with nextCursor), git_mile.show for one entity whole \
+(description, comments, milestone), and git_mile.log for its events (who changed what, when).";
 
 /// The entity a read names: the catalog's kinds, or upstream's tasks.
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -75,6 +78,17 @@ struct ListArgs {
     cursor: Option<String>,
     #[serde(default, rename = "includeClosed")]
     include_closed: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogArgs {
+    entity: ReadEntity,
+    id: String,
+    #[serde(default)]
+    limit: Option<serde_json::Number>,
+    #[serde(default)]
+    cursor: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -266,6 +280,28 @@ impl GitMileServer {
         })
     }
 
+    async fn log(&self, args: Value) -> Result<Payload, Failure> {
+        let args: LogArgs = decode(LOG, args)?;
+        // Arguments first: a bad limit or cursor is -32602 even where there is no repository.
+        let plan = LogPlan::new(
+            Some(args.entity.target()),
+            &args.id,
+            args.limit.as_ref(),
+            args.cursor.as_deref(),
+            &self.shared.cursor_key,
+        )
+        .map_err(|err| log_args_error(&err))?;
+        let catalog = self.catalog()?;
+        let page = tokio::task::spawn_blocking(move || plan.run(&catalog))
+            .await
+            .map_err(errors::internal)?
+            .map_err(|err| match err {
+                LogError::Args(err) => log_args_error(&err),
+                LogError::Op(err) => writes::read_failure(args.entity.target().as_str(), err),
+            })?;
+        Ok(Payload::of(&page)?)
+    }
+
     async fn show(&self, args: Value) -> Result<Payload, Failure> {
         let args: ShowArgs = decode(SHOW, args)?;
         let kind = match args.entity.target() {
@@ -291,15 +327,16 @@ impl GitMileServer {
     /// Check a write's arguments (before anything is read: a bad one is -32602 even where
     /// there is no repository), then run it on a blocking thread (it reads and writes git
     /// objects and refs) and answer the entity it leaves.
-    async fn write<A: serde::de::DeserializeOwned, C: Send + 'static>(
+    async fn write<A: serde::de::DeserializeOwned, C: Send + 'static, T>(
         &self,
         tool: &str,
         args: Value,
         check: fn(A) -> Result<C, ToolError>,
-        run: fn(&Catalog, C) -> Result<EntityView, ToolError>,
-    ) -> Result<Payload, Failure> {
-        // Tasks are upstream git-mile's: refused before anything else (-32602).
-        writes::refuse_task(tool, &args)?;
+        run: fn(&Catalog, C) -> Result<T, ToolError>,
+    ) -> Result<Payload, Failure>
+    where
+        T: serde::Serialize + Send + 'static,
+    {
         let args = check(decode(tool, args)?)?;
         let catalog = self.catalog()?;
         let view = tokio::task::spawn_blocking(move || run(&catalog, args))
@@ -427,6 +464,11 @@ pub const TOOLS: &[Entry] = &[
         writes: false,
     },
     Entry {
+        name: LOG,
+        toolset: "entities",
+        writes: false,
+    },
+    Entry {
         name: CREATE,
         toolset: "entities",
         writes: true,
@@ -526,7 +568,47 @@ fn build_tools() -> Vec<Tool> {
             .idempotent(true),
     );
     show.output_schema = Some(output_schema::<ShowOutput>());
-    vec![list, show]
+    let log_input = json!({
+        "type": "object",
+        "properties": {
+            "entity": read_entity_schema(),
+            "id": {
+                "type": "string",
+                "description": "Id or a 4+ character prefix."
+            },
+            "limit": { "type": "integer", "minimum": 1, "maximum": MAX_LIMIT },
+            "cursor": {
+                "type": "string",
+                "description": "The previous page's nextCursor."
+            }
+        },
+        "required": ["entity", "id"],
+        "additionalProperties": false
+    });
+    let mut log = Tool::new(
+        LOG,
+        "Events of an issue, milestone or task, newest first: who changed what, when.",
+        schema(log_input),
+    );
+    log.annotations = Some(
+        ToolAnnotations::with_title("Event log")
+            .read_only(true)
+            .idempotent(true),
+    );
+    log.output_schema = Some(output_schema::<LogPage>());
+    vec![list, show, log]
+}
+
+/// A log's bad `limit` or `cursor` (`-32602`).
+fn log_args_error(err: &ListError) -> ToolError {
+    match err {
+        ListError::Cursor(cursor) => ToolError::new(
+            errors::INVALID_CURSOR,
+            crate::log::cursor_refusal(*cursor),
+        )
+        .with_hint("Pass the nextCursor of the previous page unchanged, with the same entity and id, or drop the cursor."),
+        other => ToolError::from(other),
+    }
 }
 
 impl ServerHandler for GitMileServer {
@@ -625,6 +707,20 @@ impl ServerHandler for GitMileServer {
         let outcome = match name {
             LIST => self.list(args).await,
             SHOW => self.show(args).await,
+            LOG => self.log(args).await,
+            // Upstream git-mile's tasks: their own arguments and answer.
+            CREATE if task_tool::is_task(&args) => {
+                self.write(CREATE, args, task_tool::check_create, task_tool::create)
+                    .await
+            }
+            UPDATE if task_tool::is_task(&args) => {
+                self.write(UPDATE, args, task_tool::check_update, task_tool::update)
+                    .await
+            }
+            COMMENT if task_tool::is_task(&args) => {
+                self.write(COMMENT, args, task_tool::check_comment, task_tool::comment)
+                    .await
+            }
             CREATE => {
                 self.write(CREATE, args, writes::check_create, writes::create)
                     .await
@@ -739,7 +835,7 @@ fn unknown_method(method: &str) -> ErrorData {
     ErrorData::new(
         ErrorCode::METHOD_NOT_FOUND,
         format!(
-            "unknown method `{}`: this server offers tools/list, tools/call ({LIST}, {SHOW}, and unless read-only {CREATE}, {UPDATE}, {COMMENT}), ping and shutdown",
+            "unknown method `{}`: this server offers tools/list, tools/call ({LIST}, {SHOW}, {LOG}, and unless read-only {CREATE}, {UPDATE}, {COMMENT}), ping and shutdown",
             quote::excerpt(method)
         ),
         None,
@@ -794,8 +890,8 @@ mod tests {
             let selection = Selection::new(&args, TOOLS).unwrap();
             offered(&selection).map(|t| t.name.as_ref()).collect()
         };
-        assert_eq!(names(true), [LIST, SHOW]);
-        assert_eq!(names(false), [LIST, SHOW, CREATE, UPDATE, COMMENT]);
+        assert_eq!(names(true), [LIST, SHOW, LOG]);
+        assert_eq!(names(false), [LIST, SHOW, LOG, CREATE, UPDATE, COMMENT]);
         assert!(!offers("git_mile.other", &Selection::all()));
     }
 }

@@ -426,24 +426,7 @@ impl GitStore {
     /// Where one entity's ref points: nowhere, at a commit, or into a file git cannot
     /// read or decode (the repository is damaged; the reason is said).
     pub fn read_tip(&self, kind: Kind, id: &str) -> StoreResult<Tip> {
-        self.read_tip_named(&ref_name(kind, id))
-    }
-
-    /// Where the ref `name` points (a full name, `refs/…`).
-    fn read_tip_named(&self, name: &str) -> StoreResult<Tip> {
-        let repo = self.local();
-        match repo.try_find_reference(name) {
-            Ok(reference) => Ok(
-                match reference.and_then(|r| r.target().try_id().map(|id| id.to_owned())) {
-                    Some(tip) => Tip::At(tip),
-                    None => Tip::Missing,
-                },
-            ),
-            Err(err) if self.failed_ref(&repo, &err).as_deref() == Some(name) => {
-                Ok(Tip::Broken(reason(err)))
-            }
-            Err(err) => Err(git(err)),
-        }
+        self.ref_tip(&ref_name(kind, id))
     }
 
     /// The tip of one entity's ref; a ref git cannot read is [`StoreError::Unreadable`].
@@ -735,6 +718,92 @@ impl GitStore {
         }
     }
 
+    /// Where the ref `name` (any ref under `refs/git-mile/`) points: nowhere, at a commit, or
+    /// into a file git cannot read or decode.
+    pub fn ref_tip(&self, name: &str) -> StoreResult<Tip> {
+        let repo = self.local();
+        match repo.try_find_reference(name) {
+            Ok(reference) => Ok(
+                match reference.and_then(|r| r.target().try_id().map(|id| id.to_owned())) {
+                    Some(tip) => Tip::At(tip),
+                    None => Tip::Missing,
+                },
+            ),
+            Err(err) if self.failed_ref(&repo, &err).as_deref() == Some(name) => {
+                Ok(Tip::Broken(reason(err)))
+            }
+            Err(err) => Err(git(err)),
+        }
+    }
+
+    /// Chain commits onto the ref `name`, under `refs/git-mile/` but in a format that is not
+    /// this crate's (upstream git-mile's tasks), by the same compare-and-swap as [`Self::write`]:
+    /// `plan` sees where the ref points (`None`: it does not exist, and is then created) and
+    /// says which commits to chain on top, each with an empty tree, authored and committed by
+    /// its actor now, its message exactly as given (none: nothing is written). The ref moves
+    /// once, so the commits land together or not at all; when another writer moved it
+    /// meanwhile, `plan` is asked again, until [`CAS_PATIENCE`] is spent.
+    ///
+    /// Returns the new tip, `None` when nothing was written.
+    pub fn append_raw<E: From<StoreError>>(
+        &self,
+        name: &str,
+        mut plan: impl FnMut(Option<ObjectId>) -> Result<Vec<RawCommit>, E>,
+    ) -> Result<Option<ObjectId>, E> {
+        if !name.starts_with(REF_PREFIX) {
+            return Err(StoreError::Git(format!("{name} is not under {REF_PREFIX}")).into());
+        }
+        let repo = self.local();
+        let _turn = self.turn(name);
+        let mut backoff = Backoff::new();
+        loop {
+            let tip = match self.ref_tip(name)? {
+                Tip::Missing => None,
+                Tip::At(tip) => Some(tip),
+                Tip::Broken(why) => {
+                    return Err(StoreError::Git(format!("{name} cannot be read: {why}")).into());
+                }
+            };
+            let commits = plan(tip)?;
+            if commits.is_empty() {
+                return Ok(None);
+            }
+            let mut parent = tip;
+            for commit in &commits {
+                let parents: Vec<ObjectId> = parent.into_iter().collect();
+                parent = Some(self.write_commit(
+                    &repo,
+                    Self::signature(&commit.actor),
+                    &commit.message,
+                    &parents,
+                )?);
+            }
+            let Some(new) = parent else {
+                return Ok(None);
+            };
+            match self.swap(&repo, name, tip, new)? {
+                Swap::Done => return Ok(Some(new)),
+                Swap::Contended => {}
+                Swap::Failed(why) => {
+                    return Err(StoreError::Git(format!("{name}: {why}")).into());
+                }
+                Swap::Vanished(why) => {
+                    return Err(StoreError::Vanished { what: "a ref", why }.into());
+                }
+                Swap::Locked(why) => {
+                    return Err(StoreError::Locked {
+                        ref_name: name.to_string(),
+                        why,
+                    }
+                    .into());
+                }
+            }
+            if !backoff.wait() {
+                return Err(StoreError::Contended(name.to_string()).into());
+            }
+        }
+    }
+
     /// This process's turn to write the ref `name` (held until dropped).
     fn turn(&self, name: &str) -> std::sync::MutexGuard<'_, ()> {
         let stripe = blake3::hash(name.as_bytes()).as_bytes()[0] as usize % TURNS;
@@ -780,7 +849,7 @@ impl GitStore {
     /// The tip of upstream git-mile's ref of task `id` (`refs/git-mile/tasks/<id>`); a ref
     /// git cannot read is [`StoreError::Unreadable`].
     pub fn task_tip(&self, id: &str) -> StoreResult<Option<ObjectId>> {
-        match self.read_tip_named(&task_ref_name(id))? {
+        match self.ref_tip(&task_ref_name(id))? {
             Tip::Missing => Ok(None),
             Tip::At(tip) => Ok(Some(tip)),
             Tip::Broken(why) => Err(StoreError::Unreadable {
@@ -890,6 +959,14 @@ fn timed_events(
         events.push(event);
     }
     Ok(events)
+}
+
+/// One commit [`GitStore::append_raw`] writes: its author and committer, and its message
+/// exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawCommit {
+    pub actor: Actor,
+    pub message: String,
 }
 
 /// How a compare-and-swap of a ref went.

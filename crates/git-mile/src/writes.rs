@@ -9,12 +9,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 
-use mcp_common::{ErrorCode, ToolError, WireError, codes};
+use mcp_common::{ErrorCode, ToolError, codes};
 
 use crate::catalog::Catalog;
 use crate::errors;
 use crate::model::{Kind, Status};
-use crate::ops::{self, OpError, Update, Written};
+use crate::ops::{self, OpError, Refusal, Update, Written};
 use crate::quote;
 use crate::schema::{entity_schema, output_schema, schema};
 use crate::store::StoreError;
@@ -28,10 +28,22 @@ pub const COMMENT: &str = "git_mile.comment";
 pub const INSTRUCTIONS: &str = " git_mile.create files an issue or a milestone, git_mile.update \
 changes title, description, status (open|closed), labels (addLabels/removeLabels) or an issue's \
 milestone (an id, or null to detach), and git_mile.comment adds a comment; each answers the \
-entity as git_mile.show does and is authored with the user's git identity.";
+entity as git_mile.show does and is authored with the user's git identity. With entity \"task\" \
+they write upstream git-mile's tasks as upstream does: state (the workflow's; null clears), \
+assignees, parents, relations, and comments edited by commentId.";
 
 /// The user's git identity is not configured: nothing can be authored.
 pub const NO_IDENTITY: ErrorCode = ErrorCode::new("no_identity", mcp_common::ErrorClass::NotFound);
+
+/// A task whose history holds an event this version cannot read (a later upstream's):
+/// nothing is appended after it.
+pub const NEWER_EVENT: ErrorCode = ErrorCode::new("newer_event", mcp_common::ErrorClass::Conflict);
+/// The repository has upstream git-mile hooks for the write, which this version does not run.
+pub const UPSTREAM_HOOKS: ErrorCode =
+    ErrorCode::new("upstream_hooks", mcp_common::ErrorClass::Conflict);
+/// The repository's `.git-mile/config.toml` cannot be read as upstream reads it.
+pub const UPSTREAM_CONFIG: ErrorCode =
+    ErrorCode::new("upstream_config", mcp_common::ErrorClass::Conflict);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,6 +56,12 @@ pub struct CreateArgs {
     labels: Option<Vec<String>>,
     #[serde(default)]
     milestone: Option<String>,
+    #[serde(default, deserialize_with = "given")]
+    state: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    assignees: Option<Value>,
+    #[serde(default, deserialize_with = "given")]
+    parents: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,6 +84,20 @@ pub struct UpdateArgs {
     /// Absent: unchanged; `null`: detach; an id: attach.
     #[serde(default, deserialize_with = "present")]
     milestone: Option<Option<String>>,
+    #[serde(default, deserialize_with = "given")]
+    state: Option<Value>,
+    #[serde(default, rename = "addAssignees", deserialize_with = "given")]
+    add_assignees: Option<Value>,
+    #[serde(default, rename = "removeAssignees", deserialize_with = "given")]
+    remove_assignees: Option<Value>,
+    #[serde(default, rename = "addParents", deserialize_with = "given")]
+    add_parents: Option<Value>,
+    #[serde(default, rename = "removeParents", deserialize_with = "given")]
+    remove_parents: Option<Value>,
+    #[serde(default, rename = "addRelations", deserialize_with = "given")]
+    add_relations: Option<Value>,
+    #[serde(default, rename = "removeRelations", deserialize_with = "given")]
+    remove_relations: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -74,6 +106,23 @@ pub struct CommentArgs {
     entity: Kind,
     id: String,
     body: String,
+    #[serde(default, rename = "commentId", deserialize_with = "given")]
+    comment_id: Option<Value>,
+}
+
+/// Any value that is present, even `null`, against one that is absent (`None`).
+fn given<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// Refuse the fields of tasks given for an issue or a milestone.
+fn tasks_only(fields: &[(&str, bool)]) -> Result<(), ToolError> {
+    match fields.iter().find(|(_, given)| *given) {
+        Some((name, _)) => Err(invalid(format!(
+            "{name} applies to tasks only (entity \"task\"), not to issues and milestones"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A field that is present, even as `null` (`Some(None)`), against one that is absent
@@ -82,49 +131,54 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<S
     Option::<String>::deserialize(deserializer).map(Some)
 }
 
-/// What a write answers: the entity, or (on an `isError` result) the error object.
+/// What every answer of a write has (the entity or task as `git_mile.show` answers it, whose
+/// outputSchema describes the rest): its `outputSchema`.
 #[derive(Serialize, JsonSchema)]
-#[serde(untagged)]
 #[allow(dead_code)] // only its schema is used; answers are built from their parts
-enum WriteOutput {
-    Entity(EntityView),
-    Failure { error: WireError },
-}
-
-/// A write of `entity: "task"` (`args` as sent), refused before the arguments are decoded:
-/// tasks are upstream git-mile's, read-only in this version (-32602).
-pub fn refuse_task(tool: &str, args: &Value) -> Result<(), ToolError> {
-    if args.get("entity").and_then(Value::as_str) != Some("task") {
-        return Ok(());
-    }
-    Err(invalid(format!(
-        "tasks are read-only in this version: {tool} writes issues and milestones only (entity \"issue\" or \"milestone\"); nothing was written"
-    ))
-    .with_hint(
-        "Tasks (refs/git-mile/tasks/) are upstream git-mile's: change them with upstream git-mile (its CLI, TUI or MCP server). git_mile.list and git_mile.show read them with entity \"task\".",
-    ))
+struct WriteOutput {
+    id: Option<String>,
+    /// `issue`, `milestone` or `task`.
+    kind: Option<String>,
+    title: Option<String>,
+    status: Option<String>,
 }
 
 fn invalid(message: impl Into<String>) -> ToolError {
     ToolError::new(codes::INVALID_PARAMS, message)
 }
 
-/// A failed operation as the contract reports it.
 /// The kind an error of `ops` names (`what`), else the call's own.
-fn named(what: &str, kind: Kind) -> Kind {
+fn named(what: &'static str, kind: &'static str) -> &'static str {
     match what {
-        "milestone" => Kind::Milestone,
-        "issue" => Kind::Issue,
+        "milestone" | "issue" | "task" => what,
         _ => kind,
     }
 }
 
+/// A failed operation on a `kind` as the contract reports it.
 fn failure(kind: Kind, err: OpError) -> ToolError {
+    failure_of(kind.as_str(), err)
+}
+
+/// A failed read (`git_mile.log`) of a `kind` (`issue`, `milestone`, `task`) as the contract
+/// reports it.
+pub fn read_failure(kind: &'static str, err: OpError) -> ToolError {
+    failure_of(kind, err)
+}
+
+/// A failed write of a task as the contract reports it.
+pub fn task_failure(err: OpError) -> ToolError {
+    failure_of("task", err)
+}
+
+fn failure_of(kind: &'static str, err: OpError) -> ToolError {
     match err {
         OpError::Invalid(message) => invalid(message),
-        OpError::NotFound { what, id } => errors::not_found(named(what, kind), &id),
-        OpError::Ambiguous { id, candidates } => errors::ambiguous_id(kind, &id, &candidates),
-        OpError::Unreadable { what, id, why } => errors::unreadable(named(what, kind), id, why),
+        OpError::NotFound { what, id } => errors::not_found_named(named(what, kind), &id),
+        OpError::Ambiguous { id, candidates } => errors::ambiguous_named(kind, &id, &candidates),
+        OpError::Unreadable { what, id, why } => {
+            errors::unreadable_named(named(what, kind), id, why)
+        }
         OpError::Store(StoreError::NoIdentity) => ToolError::new(
             NO_IDENTITY,
             "no git identity to author the change: user.name and user.email are not set for this repository (or hold characters git refuses: < > or a line break)",
@@ -137,8 +191,7 @@ fn failure(kind: Kind, err: OpError) -> ToolError {
             ToolError::new(
                 codes::CONFLICT,
                 format!(
-                    "{} `{id}` kept changing under this write: other writers moved {name} for 10 s; nothing was written",
-                    kind.as_str()
+                    "{kind} `{id}` kept changing under this write: other writers moved {name} for 10 s; nothing was written"
                 ),
             )
             .with_hint(
@@ -149,10 +202,7 @@ fn failure(kind: Kind, err: OpError) -> ToolError {
             let id = ref_name.rsplit('/').next().unwrap_or(&ref_name).to_string();
             ToolError::new(
                 codes::CONFLICT,
-                format!(
-                    "{} `{id}` cannot be written: {why}; nothing was written",
-                    kind.as_str()
-                ),
+                format!("{kind} `{id}` cannot be written: {why}; nothing was written"),
             )
             .with_hint(
                 "If no git or git mile command is running in this repository, remove the lock file the message names, then call again.",
@@ -168,10 +218,21 @@ fn failure(kind: Kind, err: OpError) -> ToolError {
             "Another git process (git gc, git prune, git pack-refs) is cleaning up this repository: call again in a moment.",
         ),
         OpError::Store(StoreError::NotFound { kind: what, id }) => {
-            errors::not_found(named(what, kind), &id)
+            errors::not_found_named(named(what, kind), &id)
         }
         OpError::Store(err) => errors::repository(&err),
         OpError::Incomplete(message) => errors::internal(message),
+        OpError::Refused { why, message, hint } => ToolError::new(
+            match why {
+                Refusal::Invalid => codes::INVALID_PARAMS,
+                Refusal::NotFound => errors::NOT_FOUND,
+                Refusal::NewerEvent => NEWER_EVENT,
+                Refusal::Hooks => UPSTREAM_HOOKS,
+                Refusal::Config => UPSTREAM_CONFIG,
+            },
+            message,
+        )
+        .with_hint(hint),
     }
 }
 
@@ -185,6 +246,11 @@ fn nonempty(what: &str, value: &str) -> Result<(), ToolError> {
 /// `git_mile.create`'s arguments, checked without reading the repository.
 pub fn check_create(args: CreateArgs) -> Result<CreateArgs, ToolError> {
     let kind = args.entity;
+    tasks_only(&[
+        ("state", args.state.is_some()),
+        ("assignees", args.assignees.is_some()),
+        ("parents", args.parents.is_some()),
+    ])?;
     nonempty("title", &args.title)?;
     match (&args.milestone, kind) {
         (Some(_), Kind::Milestone) => {
@@ -239,6 +305,15 @@ pub struct CheckedUpdate {
 /// `git_mile.update`'s arguments, checked without reading the repository.
 pub fn check_update(args: UpdateArgs) -> Result<CheckedUpdate, ToolError> {
     let kind = args.entity;
+    tasks_only(&[
+        ("state", args.state.is_some()),
+        ("addAssignees", args.add_assignees.is_some()),
+        ("removeAssignees", args.remove_assignees.is_some()),
+        ("addParents", args.add_parents.is_some()),
+        ("removeParents", args.remove_parents.is_some()),
+        ("addRelations", args.add_relations.is_some()),
+        ("removeRelations", args.remove_relations.is_some()),
+    ])?;
     let status = args
         .status
         .as_deref()
@@ -311,6 +386,7 @@ pub fn update(catalog: &Catalog, checked: CheckedUpdate) -> Result<EntityView, T
 
 /// `git_mile.comment`'s arguments, checked without reading the repository.
 pub fn check_comment(args: CommentArgs) -> Result<CommentArgs, ToolError> {
+    tasks_only(&[("commentId", args.comment_id.is_some())])?;
     nonempty("id", &args.id)?;
     nonempty("body", &args.body)?;
     ops::check_comment(&args.body).map_err(|err| failure(args.entity, err))?;
@@ -349,19 +425,10 @@ fn labels_schema(description: &str) -> Value {
     })
 }
 
-/// `schema` without its `error` property.
-fn without_error(
-    schema: std::sync::Arc<rmcp::model::JsonObject>,
-) -> std::sync::Arc<rmcp::model::JsonObject> {
-    let mut schema = (*schema).clone();
-    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-        properties.remove("error");
-    }
-    std::sync::Arc::new(schema)
-}
-
 /// The three write tools.
 pub fn tools() -> Vec<Tool> {
+    // Tasks' names, ids and relations (`kind:id`): plain strings, checked by the tool.
+    let strings = |description: &str| json!({ "type": "array", "items": { "type": "string" }, "description": description });
     let create_input = json!({
         "type": "object",
         "properties": {
@@ -369,7 +436,10 @@ pub fn tools() -> Vec<Tool> {
             "title": { "type": "string", "minLength": 1, "maxLength": ops::MAX_TITLE, "description": "One line." },
             "description": { "type": "string", "description": "Markdown; default empty." },
             "labels": labels_schema("Labels to start with."),
-            "milestone": { "type": "string", "description": "Issues only: its milestone (id or prefix)." }
+            "milestone": { "type": "string", "description": "Issues only: its milestone (id or prefix)." },
+            "state": { "type": "string", "description": "Tasks." },
+            "assignees": strings("Tasks."),
+            "parents": strings("Tasks.")
         },
         "required": ["entity", "title"],
         "additionalProperties": false
@@ -389,7 +459,17 @@ pub fn tools() -> Vec<Tool> {
             "milestone": {
                 "anyOf": [{ "type": "string" }, { "type": "null" }],
                 "description": "Issues only: milestone id or prefix; null detaches."
-            }
+            },
+            "state": {
+                "anyOf": [{ "type": "string" }, { "type": "null" }],
+                "description": "Tasks: null clears."
+            },
+            "addAssignees": strings("Tasks."),
+            "removeAssignees": strings("Tasks."),
+            "addParents": strings("Tasks."),
+            "removeParents": strings("Tasks."),
+            "addRelations": strings("Tasks: kind:id."),
+            "removeRelations": strings("Tasks: kind:id.")
         },
         "required": ["entity", "id"],
         "additionalProperties": false
@@ -399,18 +479,20 @@ pub fn tools() -> Vec<Tool> {
         "properties": {
             "entity": entity_schema(),
             "id": id_schema(),
-            "body": { "type": "string", "minLength": 1, "description": "Markdown." }
+            "body": { "type": "string", "minLength": 1, "description": "Markdown." },
+            "commentId": { "type": "string", "description": "Tasks: edit this comment." }
         },
         "required": ["entity", "id", "body"],
         "additionalProperties": false
     });
-    // The entity as `git_mile.show` answers it or, on an `isError` result, `{"error": …}`:
-    // the error member, the same for every tool, is left undescribed (an error result
-    // validates all the same, the schema allowing members it does not name).
-    let output = without_error(output_schema::<WriteOutput>());
+    // The entity or task as `git_mile.show` answers it (whose outputSchema describes it
+    // whole) or, on an `isError` result, `{"error": …}`: the fields every answer has, typed;
+    // the error member, the same for every tool, left undescribed (an error result validates
+    // all the same, the schema allowing members it does not name).
+    let output = output_schema::<WriteOutput>();
     let mut create = Tool::new(
         CREATE,
-        "File an issue or milestone as the user's git identity; answers it as git_mile.show.",
+        "File an issue, milestone or task as the user's git identity; answers as git_mile.show.",
         schema(create_input),
     );
     create.annotations = Some(
@@ -422,7 +504,7 @@ pub fn tools() -> Vec<Tool> {
     create.output_schema = Some(output.clone());
     let mut update = Tool::new(
         UPDATE,
-        "Change an issue or milestone; only what differs is written. Answers it as git_mile.show.",
+        "Change an issue, milestone or task (only what differs); answers as git_mile.show.",
         schema(update_input),
     );
     update.annotations = Some(
@@ -434,7 +516,7 @@ pub fn tools() -> Vec<Tool> {
     update.output_schema = Some(output.clone());
     let mut comment = Tool::new(
         COMMENT,
-        "Comment on an issue or milestone as the user's git identity; answers it as git_mile.show.",
+        "Comment on an issue, milestone or task as the user; answers as git_mile.show.",
         schema(comment_input),
     );
     comment.annotations = Some(

@@ -907,13 +907,16 @@ mod imports {
 }
 
 /// git-mile's `task/` (upstream git-mile's tasks) is read-only: outside its tests it names
-/// none of the ways git-mile writes (the store's writes, the write operations, gix's object
+/// none of the ways git-mile writes (the store's writes, the write operations, the writes of
+/// tasks (`task_write/`, which reads through `task/`, never the other way round), gix's object
 /// and reference writes, files opened for writing, git's plumbing that moves refs).
 #[test]
 fn git_mile_tasks_only_read() {
     let forbidden = [
         "crate::ops",
         "crate::writes",
+        "crate::task_write",
+        "append_raw",
         ".write(",
         ".create(",
         "write_object",
@@ -939,6 +942,44 @@ fn git_mile_tasks_only_read() {
             );
         }
     }
+}
+
+/// git-mile's writes of upstream tasks (`task_write/`) go through the store's
+/// compare-and-swap (`GitStore::append_raw`, which retries when another writer moved the ref)
+/// and nothing else: outside its tests no module of it writes an object or a ref itself,
+/// opens a file for writing, or runs a program (upstream's hooks are never run: a write they
+/// would see is refused).
+#[test]
+fn git_mile_task_writes_go_through_the_store() {
+    let forbidden = [
+        "edit_reference",
+        "write_object",
+        "write_blob",
+        "update-ref",
+        "commit-tree",
+        "fs::write",
+        "File::create",
+        "OpenOptions",
+        "Command::new",
+        "process::Command",
+    ];
+    let dir = crates_dir().join("git-mile/src/task_write");
+    let files = rust_files(&dir);
+    assert!(files.len() >= 3, "git-mile/src/task_write has moved: {files:?}");
+    let mut appends = false;
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        appends |= code.contains(".append_raw(");
+        for name in forbidden {
+            assert!(
+                !code.contains(name),
+                "{} names `{name}`: task writes go through the store's compare-and-swap",
+                file.display()
+            );
+        }
+    }
+    assert!(appends, "task_write no longer appends through GitStore::append_raw");
 }
 
 /// `duvet mcp` never touches the network: only the commands (`cli/common`, `cli/extract`)

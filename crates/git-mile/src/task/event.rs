@@ -13,7 +13,7 @@
 //! fails to load it too), which listings say.
 
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 /// The schema of the events this version reads.
@@ -21,7 +21,7 @@ pub const SCHEMA: &str = "git-mile-event@1";
 /// How the first line of an event's commit message starts.
 pub const PREFIX: &str = "git-mile-event: ";
 
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Actor {
     pub name: String,
     pub email: String,
@@ -43,8 +43,10 @@ pub struct TaskEvent {
 }
 
 /// What an event does. The variant is the JSON's `kind.type` (camelCase); the fields keep
-/// their snake_case names.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// their snake_case names. Serialized, it is upstream's encoding of the `kind` object (its
+/// `type` first, then the fields in upstream's order, an absent value `null`), which
+/// `git_mile.log` shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum TaskChange {
     TaskCreated {
@@ -111,6 +113,29 @@ pub enum TaskChange {
         kind: String,
         target: Uuid,
     },
+}
+
+impl TaskChange {
+    /// The event's `type`, as upstream writes it.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            TaskChange::TaskCreated { .. } => "taskCreated",
+            TaskChange::TaskStateSet { .. } => "taskStateSet",
+            TaskChange::TaskStateCleared => "taskStateCleared",
+            TaskChange::TaskTitleSet { .. } => "taskTitleSet",
+            TaskChange::TaskDescriptionSet { .. } => "taskDescriptionSet",
+            TaskChange::LabelsAdded { .. } => "labelsAdded",
+            TaskChange::LabelsRemoved { .. } => "labelsRemoved",
+            TaskChange::AssigneesAdded { .. } => "assigneesAdded",
+            TaskChange::AssigneesRemoved { .. } => "assigneesRemoved",
+            TaskChange::CommentAdded { .. } => "commentAdded",
+            TaskChange::CommentUpdated { .. } => "commentUpdated",
+            TaskChange::ChildLinked { .. } => "childLinked",
+            TaskChange::ChildUnlinked { .. } => "childUnlinked",
+            TaskChange::RelationAdded { .. } => "relationAdded",
+            TaskChange::RelationRemoved { .. } => "relationRemoved",
+        }
+    }
 }
 
 /// What one commit's message holds.

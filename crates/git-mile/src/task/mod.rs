@@ -6,16 +6,18 @@
 //! every listing names them, so that data this version cannot read is never silent.
 
 pub mod event;
+pub mod log;
 pub mod replay;
 pub mod scan;
 pub mod shapes;
 pub mod view;
+pub mod watch;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use replay::Task;
-pub use scan::TaskCache;
+pub use scan::{TaskCache, TaskHistory};
 pub use shapes::OtherRefs;
 
 use crate::query::{Field, Fields, Value};
@@ -80,7 +82,7 @@ pub fn note(tasks: &TaskSet) -> String {
     let mut note = String::new();
     if tasks.refs > 0 {
         note.push_str(&format!(
-            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/), read-only here: list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done).",
+            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/): list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done).",
             tasks.refs
         ));
     }
@@ -103,6 +105,16 @@ pub fn note(tasks: &TaskSet) -> String {
         ));
     }
     note
+}
+
+/// The ref of task `id`: `refs/git-mile/tasks/<id>`.
+pub fn ref_name(id: uuid::Uuid) -> String {
+    format!(
+        "{}{}/{}",
+        crate::store::REF_PREFIX,
+        scan::TASKS,
+        id.hyphenated()
+    )
 }
 
 /// What task ids `id` (as a user gives it: a full id in any spelling of a UUID, or a prefix)

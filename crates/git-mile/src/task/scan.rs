@@ -19,6 +19,7 @@ use uuid::Uuid;
 
 use super::event::{Decoded, TaskEvent, decode};
 use super::replay::{Task, replay};
+use super::watch::{TaskLook, TaskWatch, simple_layout};
 use super::{MAX_OTHER_REFS, OtherRefs, TaskSet};
 use crate::store::{GitStore, StoreError, StoreResult};
 
@@ -43,6 +44,8 @@ struct Packed {
 pub struct TaskCache {
     loaded: Mutex<HashMap<String, Loaded>>,
     packed: Mutex<Packed>,
+    /// The last full scan, kept while the kernel says no ref it named changed.
+    kept: Mutex<Kept>,
     /// How many commits were opened to read tasks, since the cache was made: the work a
     /// listing did (a listing of issues opens none).
     commits_read: AtomicU64,
@@ -66,13 +69,69 @@ struct Loaded {
 
 /// The refs under `refs/git-mile/` outside the catalog's namespaces, named but not read: the
 /// task refs' tips, and the groups of refs this version does not read.
+#[derive(Clone)]
 struct Scan {
     tips: Vec<(Uuid, ObjectId)>,
     groups: BTreeMap<(String, &'static str), u64>,
 }
 
+/// A scan kept between looks, and the watch that tells what changed since.
+#[derive(Default)]
+struct Kept {
+    /// Made before the first scan (see [`TaskWatch`]).
+    watch: Option<TaskWatch>,
+    tips: BTreeMap<Uuid, ObjectId>,
+    groups: BTreeMap<(String, &'static str), u64>,
+    /// Whether the last full scan may be brought up to date from what the watch tells: it
+    /// found nothing but task refs, laid out as upstream lays them.
+    trusted: bool,
+}
+
+impl Kept {
+    fn scan(&self) -> Scan {
+        Scan {
+            tips: self.tips.iter().map(|(id, tip)| (*id, *tip)).collect(),
+            groups: self.groups.clone(),
+        }
+    }
+
+    /// The kept scan with the refs of `names` read again; `false` when one of them is not
+    /// a plain task ref any more (a full scan tells what it is).
+    fn update(&mut self, store: &GitStore, names: &[String]) -> bool {
+        let repo = store.repository();
+        for name in names {
+            let Ok(id) = Uuid::parse_str(name) else {
+                return false;
+            };
+            let full = format!("{}{TASKS}/{name}", crate::store::REF_PREFIX);
+            match repo.try_find_reference(full.as_str()) {
+                Ok(Some(reference)) => match reference.target().try_id() {
+                    Some(tip) => {
+                        self.tips.insert(id, tip.to_owned());
+                    }
+                    None => return false,
+                },
+                Ok(None) => {
+                    self.tips.remove(&id);
+                }
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+}
+
 fn git<E: std::fmt::Display>(err: E) -> StoreError {
     StoreError::Git(crate::quote::excerpt(&err.to_string()))
+}
+
+/// A task's ref as read at one tip ([`TaskCache::history`]).
+#[derive(Debug, Clone)]
+pub struct TaskHistory {
+    /// The events about the task, in the order upstream reads them (its order of replay is
+    /// [`super::replay::order`] of these).
+    pub events: Vec<TaskEvent>,
+    pub task: Arc<Task>,
 }
 
 /// One counted group of refs.
@@ -169,13 +228,73 @@ impl TaskCache {
         Ok(TaskSet::new(tasks, unreadable, other_refs(scan.groups)).of_refs(live.len()))
     }
 
+    /// What the ref of task `id` holds at `tip`: its events about the task in the order
+    /// upstream reads them, and the task they fold to; or why it cannot be read (an event
+    /// this version cannot decode, a history with no event about the task). Read through the
+    /// cache, as listings read it: when the ref moved forward since it was last read, only the
+    /// commits on top are opened.
+    pub fn history(
+        &self,
+        store: &GitStore,
+        id: Uuid,
+        tip: ObjectId,
+    ) -> Result<TaskHistory, Arc<str>> {
+        let mut known = self
+            .loaded
+            .lock()
+            .map_err(|_| Arc::<str>::from("task cache lock poisoned"))?;
+        let key = id.hyphenated().to_string();
+        let loaded = match known.remove(&key) {
+            Some(loaded) if loaded.tip == tip => loaded,
+            before => {
+                let (loaded, read) = load(store, id, tip, before);
+                self.commits_read.fetch_add(read, AtomicOrdering::Relaxed);
+                loaded
+            }
+        };
+        let history = loaded.folded.clone().map(|task| TaskHistory {
+            events: loaded.events.iter().map(|(_, e)| e.clone()).collect(),
+            task,
+        });
+        known.insert(key, loaded);
+        history
+    }
+
     /// How many commits were opened to read tasks since this cache was made.
     pub fn commits_read(&self) -> u64 {
         self.commits_read.load(AtomicOrdering::Relaxed)
     }
 
-    /// The refs, named: nothing but ref names and tips is read.
+    /// The refs, named: nothing but ref names and tips is read, and only those the kernel
+    /// says changed since the last scan when it can tell ([`TaskWatch`]).
     fn scan(&self, store: &GitStore) -> StoreResult<Scan> {
+        let mut kept = self
+            .kept
+            .lock()
+            .map_err(|_| StoreError::Git("task cache lock poisoned".into()))?;
+        let git_dir = store.git_dir();
+        let look = kept
+            .watch
+            .get_or_insert_with(|| TaskWatch::new(git_dir))
+            .look();
+        if kept.trusted {
+            match look {
+                TaskLook::Unchanged => return Ok(kept.scan()),
+                TaskLook::Changed(names) if kept.update(store, &names) => {
+                    return Ok(kept.scan());
+                }
+                _ => {}
+            }
+        }
+        let scan = self.scan_all(store)?;
+        kept.tips = scan.tips.iter().copied().collect();
+        kept.groups = scan.groups.clone();
+        kept.trusted = scan.groups.is_empty() && simple_layout(git_dir);
+        Ok(scan)
+    }
+
+    /// Every ref under `refs/git-mile/` outside the catalog's namespaces, named.
+    fn scan_all(&self, store: &GitStore) -> StoreResult<Scan> {
         let git_dir = store.git_dir();
         let (mut namespaces, mut direct) = loose_names(git_dir);
         {

@@ -102,6 +102,7 @@ async fn handshake_list_show_and_errors_over_http() {
             "git_mile.comment",
             "git_mile.create",
             "git_mile.list",
+            "git_mile.log",
             "git_mile.show",
             "git_mile.update",
         ],

@@ -55,6 +55,7 @@ async fn handshake_tools_and_ping() {
             "git_mile.comment",
             "git_mile.create",
             "git_mile.list",
+            "git_mile.log",
             "git_mile.show",
             "git_mile.update",
         ],

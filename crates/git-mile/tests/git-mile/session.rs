@@ -76,8 +76,13 @@ fn read_frames() -> Vec<Value> {
             json!({"entity": "milestone", "id": m(1)}),
         ),
         call(6, "git_mile.show", json!({"entity": "issue", "id": i(1)})),
-        json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}),
-        json!({"jsonrpc": "2.0", "id": 8, "method": "shutdown"}),
+        call(
+            7,
+            "git_mile.log",
+            json!({"entity": "issue", "id": i(1), "limit": 2}),
+        ),
+        json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": 9, "method": "shutdown"}),
     ]);
     frames
 }

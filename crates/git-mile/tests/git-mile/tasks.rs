@@ -12,16 +12,16 @@ use crate::support;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use support::{Sandbox, call_raw, data_of, ok, rpc_error};
+use support::{Sandbox, call_raw, ok, rpc_error};
 
 /// An ordered JSON object, printed as serde_json's pretty printer prints upstream's structs
 /// (fields in declaration order, two spaces of indentation).
-enum J {
+pub(crate) enum J {
     Obj(Vec<(&'static str, J)>),
     V(Value),
 }
 
-fn pretty(j: &J, indent: usize) -> String {
+pub(crate) fn pretty(j: &J, indent: usize) -> String {
     let pad = |n: usize| "  ".repeat(n);
     match j {
         J::Obj(fields) => {
@@ -43,12 +43,12 @@ fn pretty(j: &J, indent: usize) -> String {
     }
 }
 
-const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+pub(crate) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
-const P: &str = "019a5b2c-1111-7000-8000-000000000001";
+pub(crate) const P: &str = "019a5b2c-1111-7000-8000-000000000001";
 const K: &str = "019a5b2c-2222-7000-8000-000000000002";
 const BAD_JSON: &str = "019a5b2c-3333-7000-8000-000000000003";
-const BAD_SCHEMA: &str = "019a5b2c-4444-7000-8000-000000000004";
+pub(crate) const BAD_SCHEMA: &str = "019a5b2c-4444-7000-8000-000000000004";
 const COMMENT: &str = "019a5b2c-cccc-7000-8000-00000000000c";
 
 struct Upstream<'a> {
@@ -153,7 +153,7 @@ const BOB: (&str, &str) = ("bob", "bob@example.com");
 /// assignee, a comment edited once, child K), task K (done; its title set on two branches
 /// that were merged), a task whose event is not JSON, one of an unknown schema; and a ref
 /// in a namespace nobody knows.
-fn upstream_repo(sandbox: &Sandbox) -> std::path::PathBuf {
+pub(crate) fn upstream_repo(sandbox: &Sandbox) -> std::path::PathBuf {
     let repo = sandbox.repo("r");
     let mut up = Upstream {
         sandbox,
@@ -454,11 +454,23 @@ fn the_cli_lists_and_shows_upstream_tasks() {
         "{err}"
     );
 
-    // Writes refuse tasks.
-    let err = sandbox.mile_err(&repo, &["create", "task", "--title", "t"], 2);
-    assert!(err.contains("read-only"), "{err}");
-    let err = sandbox.mile_err(&repo, &["comment", P, "--body", "hi"], 2);
-    assert!(err.contains("read-only"), "{err}");
+    // A task has no status of its own to open or close: its state makes it.
+    let err = sandbox.mile_err(&repo, &["close", P], 2);
+    assert!(err.contains("--state"), "{err}");
+    // A task holding an event of a later schema is not written to: its ref stays as it is.
+    let tip = sandbox.git(
+        &repo,
+        &["rev-parse", &format!("refs/git-mile/tasks/{BAD_SCHEMA}")],
+    );
+    let err = sandbox.mile_err(&repo, &["comment", BAD_SCHEMA, "--body", "hi"], 1);
+    assert!(err.contains("cannot be read by this version"), "{err}");
+    assert!(err.contains("git-mile-event@7"), "{err}");
+    assert!(err.contains("hint: "), "{err}");
+    let after = sandbox.git(
+        &repo,
+        &["rev-parse", &format!("refs/git-mile/tasks/{BAD_SCHEMA}")],
+    );
+    assert_eq!(after, tip);
 }
 
 #[test]
@@ -512,7 +524,7 @@ fn issue_listings_name_the_refs_not_read() {
 }
 
 #[tokio::test]
-async fn the_server_reads_tasks_and_refuses_to_write_them() {
+async fn the_server_reads_tasks_and_leaves_unreadable_ones_as_they_are() {
     let sandbox = Sandbox::new();
     let repo = upstream_repo(&sandbox);
     let mcp = sandbox.server(&repo, &[]).await;
@@ -594,34 +606,51 @@ async fn the_server_reads_tasks_and_refuses_to_write_them() {
     .await;
     assert_eq!(err.code.0, -32001);
 
-    // Writes refuse tasks with -32602 and say what to do.
+    // A task holding an event of a later schema is not written to (a tool-level
+    // `newer_event`, which says so): its ref is not touched.
+    let tip = sandbox.git(
+        &repo,
+        &["rev-parse", &format!("refs/git-mile/tasks/{BAD_SCHEMA}")],
+    );
     for (tool, args) in [
-        ("git_mile.create", json!({"entity": "task", "title": "t"})),
         (
             "git_mile.update",
-            json!({"entity": "task", "id": P, "title": "t"}),
+            json!({"entity": "task", "id": BAD_SCHEMA, "title": "t"}),
         ),
         (
             "git_mile.comment",
-            json!({"entity": "task", "id": P, "body": "b"}),
+            json!({"entity": "task", "id": BAD_SCHEMA, "body": "b"}),
         ),
     ] {
-        let err = rpc_error(&mcp, tool, args).await;
-        assert_eq!(err.code.0, -32602, "{tool}");
-        assert!(err.message.contains("read-only"), "{}", err.message);
-        assert!(data_of(&err).hint.contains("upstream git-mile"), "{err:?}");
-    }
-    // The writes' schemas do not offer tasks; the reads' do.
-    let tools = mcp.tools().await;
-    for tool in tools {
-        let entity = tool.input_schema["properties"]["entity"]["enum"].clone();
-        let has_task = entity.as_array().unwrap().contains(&json!("task"));
-        assert_eq!(
-            has_task,
-            tool.annotations.unwrap().read_only_hint == Some(true)
+        let error = support::tool_error(&mcp, tool, args).await;
+        assert_eq!(error["code"], "newer_event", "{tool}: {error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("git-mile-event@7"),
+            "{error}"
+        );
+        assert!(
+            error["hint"].as_str().unwrap().contains("later upstream"),
+            "{error}"
         );
     }
-    // The task ref was not touched.
+    let after = sandbox.git(
+        &repo,
+        &["rev-parse", &format!("refs/git-mile/tasks/{BAD_SCHEMA}")],
+    );
+    assert_eq!(after, tip);
+    // Every tool takes tasks.
+    for tool in mcp.tools().await {
+        let entity = tool.input_schema["properties"]["entity"]["enum"].clone();
+        assert!(
+            entity.as_array().unwrap().contains(&json!("task")),
+            "{}",
+            tool.name
+        );
+    }
+    // The task ref P was not touched.
     let tip = sandbox.git(&repo, &["rev-parse", &format!("refs/git-mile/tasks/{P}")]);
     let count = sandbox.git(&repo, &["rev-list", "--count", tip.trim()]);
     assert_eq!(count.trim(), "4");

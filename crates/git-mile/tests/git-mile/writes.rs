@@ -9,10 +9,9 @@ use crate::support;
 use std::path::Path;
 
 use mcp_testkit::McpProcess;
-use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 use support::world::{i, m};
-use support::{Sandbox, call_raw, data_of, ok, rpc_error, world_repo};
+use support::{Sandbox, call_raw, data_of, ok, rpc_error, tool_error, world_repo, write_error};
 
 /// Everything git shows of the working tree, the index, HEAD and the branches.
 fn worktree_state(sandbox: &Sandbox, repo: &Path) -> (String, String, String, Vec<u8>) {
@@ -63,30 +62,6 @@ fn event_types(sandbox: &Sandbox, repo: &Path, kind: &str, id: &str) -> Vec<Stri
         .lines()
         .map(|line| line.split_whitespace().nth(1).unwrap_or("").to_string())
         .collect()
-}
-
-/// A tool-level failure of a write: `isError`, the contract's JSON text, and the same error
-/// object as `structuredContent` (the writes' outputSchema admits it).
-fn write_error(result: &CallToolResult) -> Value {
-    assert_eq!(result.is_error, Some(true), "{result:?}");
-    let text = &result.content[0].as_text().expect("text").text;
-    assert!(text.starts_with(r#"{"error":{"code":"#), "{text}");
-    let value: Value = serde_json::from_str(text).unwrap();
-    assert_eq!(Some(&value), result.structured_content.as_ref());
-    let error = value["error"].clone();
-    let wire: mcp_common::WireError = serde_json::from_value(error.clone()).unwrap();
-    assert!(
-        !wire.hint.is_empty() && !wire.message.is_empty(),
-        "{wire:?}"
-    );
-    error
-}
-
-async fn tool_error(mcp: &McpProcess, tool: &str, args: Value) -> Value {
-    let result = call_raw(mcp, tool, args.clone())
-        .await
-        .unwrap_or_else(|e| panic!("{tool} {args}: JSON-RPC error {e:?}"));
-    write_error(&result)
 }
 
 /// `-32602`, with the error object in `data`; its message.
@@ -582,7 +557,7 @@ async fn read_only_offers_the_reads_alone() {
         .iter()
         .map(|t| t.name.to_string())
         .collect();
-    assert_eq!(names, ["git_mile.list", "git_mile.show"]);
+    assert_eq!(names, ["git_mile.list", "git_mile.log", "git_mile.show"]);
     let instructions = mcp.server_info().instructions.clone().unwrap_or_default();
     assert!(!instructions.contains("git_mile.create"), "{instructions}");
     let refs = sandbox.git(&repo, &["for-each-ref", "refs/git-mile"]);
@@ -617,7 +592,9 @@ async fn read_only_offers_the_reads_alone() {
     for tool in &tools {
         let a = tool.annotations.as_ref().expect("annotations");
         match tool.name.as_ref() {
-            "git_mile.list" | "git_mile.show" => assert_eq!(a.read_only_hint, Some(true)),
+            "git_mile.list" | "git_mile.show" | "git_mile.log" => {
+                assert_eq!(a.read_only_hint, Some(true))
+            }
             name => {
                 // The specification's defaults (readOnlyHint and idempotentHint false)
                 // are left out of the listing.

@@ -514,3 +514,27 @@ pub fn data_of(error: &ErrorData) -> mcp_common::WireError {
     assert!(!wire.retryable && !wire.hint.is_empty(), "{wire:?}");
     wire
 }
+
+/// A tool-level failure of a write: `isError`, the contract's JSON text, and the same error
+/// object as `structuredContent` (the writes' outputSchema admits it).
+pub fn write_error(result: &CallToolResult) -> Value {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let text = &result.content[0].as_text().expect("text").text;
+    assert!(text.starts_with(r#"{"error":{"code":"#), "{text}");
+    let value: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(Some(&value), result.structured_content.as_ref());
+    let error = value["error"].clone();
+    let wire: mcp_common::WireError = serde_json::from_value(error.clone()).unwrap();
+    assert!(
+        !wire.hint.is_empty() && !wire.message.is_empty(),
+        "{wire:?}"
+    );
+    error
+}
+
+pub async fn tool_error(mcp: &McpProcess, tool: &str, args: Value) -> Value {
+    let result = call_raw(mcp, tool, args.clone())
+        .await
+        .unwrap_or_else(|e| panic!("{tool} {args}: JSON-RPC error {e:?}"));
+    write_error(&result)
+}
