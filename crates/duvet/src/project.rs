@@ -30,6 +30,14 @@ struct Stamp {
 }
 
 impl Stamp {
+    /// No version: what a single-use cache keeps its parses under.
+    const NONE: Self = Self {
+        len: 0,
+        modified: None,
+        changed: (0, 0),
+        inode: 0,
+    };
+
     fn of(path: &Path) -> Option<Self> {
         use std::os::unix::fs::MetadataExt;
         let meta = fs::metadata(path).ok()?;
@@ -223,36 +231,46 @@ impl FileCache {
         parsed
     }
 
-    /// A specification's text parsed in `format`, or in the format [`Format::auto`] finds.
-    /// With `sections` false, only its title and format are read (and nothing is cached:
-    /// another reader may want the sections).
-    fn spec(
+    /// A specification's text parsed in `format`, or in the format [`Format::auto`] finds:
+    /// with `model` true, everything the model reads made too ([`ParsedSpec::parse`]), else
+    /// only duvet 0.4.3's reading ([`ParsedSpec::read`]; the rest is made when asked for).
+    /// A single-use cache keeps each parse for the rest of its one reading (the extraction
+    /// before a report and the report share it).
+    pub(crate) fn spec(
         &self,
         file: &Path,
         source: &str,
         format: Option<Format>,
-        sections: bool,
+        model: bool,
     ) -> Result<Arc<ParsedSpec>, std::io::Error> {
-        if !sections {
-            let bytes = fs::read(file)?;
-            let text = text_of(&bytes);
-            let format = format.unwrap_or_else(|| Format::auto(source, &text));
-            let mut parsed = ParsedSpec::of_sections(crate::spec::title(&text, format), Vec::new());
-            parsed.format = format;
-            return Ok(Arc::new(parsed));
-        }
         let key = (file.to_path_buf(), format);
         let stamp = self.stamp(file);
-        if let (Some(stamp), Ok(cache)) = (stamp, self.specs.lock())
-            && let Some((cached, parsed)) = cache.get(&key)
-            && *cached == stamp
-        {
-            return Ok(parsed.clone());
+        let cached = self.specs.lock().ok().and_then(|cache| {
+            let (cached, parsed) = cache.get(&key)?;
+            (self.single_use || Some(*cached) == stamp).then(|| parsed.clone())
+        });
+        if let Some(parsed) = cached {
+            if model {
+                parsed.views();
+                parsed.normalized();
+            }
+            return Ok(parsed);
         }
         let bytes = fs::read(file)?;
-        let text = text_of(&bytes);
+        let text: Arc<str> = Arc::from(text_of(&bytes));
+        drop(bytes);
         let format = format.unwrap_or_else(|| Format::auto(source, &text));
-        let parsed = Arc::new(ParsedSpec::parse(&text, format));
+        let parsed = Arc::new(if model {
+            ParsedSpec::parse(text, format)
+        } else {
+            ParsedSpec::read(text, format)
+        });
+        let stamp = match (stamp, self.single_use) {
+            (Some(stamp), _) => Some(stamp),
+            // Kept without a version: a single-use cache never compares it.
+            (None, true) => Some(Stamp::NONE),
+            (None, false) => None,
+        };
         if let (Some(stamp), Ok(mut cache)) = (stamp, self.specs.lock()) {
             cache.insert(key, (stamp, parsed.clone()));
         }
@@ -416,24 +434,27 @@ pub fn inputs_for(config: &ProjectConfig, cache: &FileCache, scope: Scope) -> In
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let extract = scope == Scope::Full && inputs.extract_requirements && unique.len() >= cores;
     // A report reads the model's sections only to tell whether a quote without a target line
-    // quotes a specification: without such a quote, the specifications are not parsed.
-    let sections = scope == Scope::Full
-        || inputs.malformed.iter().any(|m| {
-            m.orphan_quote.as_deref().is_some_and(|quote| {
-                crate::spec::requirements::normalize(quote)
-                    .split(' ')
-                    .count()
-                    >= crate::orphans::MIN_WORDS
-            })
-        });
+    // quotes a specification (by their normalized text): made with the parse when there is
+    // such a quote.
+    let orphans =
+        scope == Scope::Specifications && crate::orphans::worth_looking(&inputs.malformed);
     inputs.specs = par_map(unique, |(source, format, declared)| {
-        let input = load_spec(config, cache, &source, format, declared, sections);
-        if let (true, Ok(parsed)) = (
-            declared && extract && !listed.contains(&source_key(&source)),
-            &input.parsed,
-        ) {
-            for c in 0..parsed.sections.len() {
-                parsed.sentences(c);
+        let input = load_spec(
+            config,
+            cache,
+            &source,
+            format,
+            declared,
+            scope == Scope::Full,
+        );
+        if let Ok(parsed) = &input.parsed {
+            if declared && extract && !listed.contains(&source_key(&source)) {
+                for c in 0..parsed.sections().len() {
+                    parsed.sentences(c);
+                }
+            }
+            if orphans {
+                parsed.normalized();
             }
         }
         input
@@ -514,15 +535,15 @@ pub(crate) fn shown(config: &ProjectConfig, file: &Path) -> String {
         .unwrap_or_else(|_| file.display().to_string())
 }
 
-/// A specification's text, parsed (see [`spec_file`] for where it is read); with `sections`
-/// false, its title and format only.
+/// A specification's text, parsed (see [`spec_file`] for where it is read); with `model`,
+/// everything the model reads made too ([`FileCache::spec`]).
 fn load_spec(
     config: &ProjectConfig,
     cache: &FileCache,
     source: &str,
     format: Option<Format>,
     declared: bool,
-    sections: bool,
+    model: bool,
 ) -> SpecInput {
     let is_url = source.starts_with("https://") || source.starts_with("http://");
     let file = match spec_file(config, source) {
@@ -537,7 +558,7 @@ fn load_spec(
         }
     };
     let shown = shown(config, &file);
-    let parsed = cache.spec(&file, source, format, sections).map_err(|err| {
+    let parsed = cache.spec(&file, source, format, model).map_err(|err| {
         if is_url {
             format!(
                 "{source} is not in the download cache: expected {shown} ({err}); duvet mcp works offline, so download it first (upstream Duvet 0.4's report command does, or save the text there yourself)"

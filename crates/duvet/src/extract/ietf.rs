@@ -1,11 +1,10 @@
-//! An IETF text's sections as duvet 0.4.3 reads them *for extraction*: every physical line
+//! An IETF text's sections as duvet 0.4.3 reads them: every physical line
 //! kept as written (indentation included), blank lines as empty lines, page furniture
 //! dropped, and each section's lines cut where 0.4.3 cuts them.
 //!
-//! The model's parser ([`crate::spec::ietf`]) finds the same headings but reads the body
-//! differently on purpose (indentation stripped, paragraphs rejoined across page breaks); a
-//! requirement file must hold 0.4.3's text, so extraction reads the document again with
-//! 0.4.3's rules:
+//! This is the one reading of an IETF text: extraction, the reports and the model
+//! ([`crate::spec::Section`], which strips the common indentation and rejoins paragraphs cut
+//! by a page) all start from it. The rules:
 //!
 //! * lines are split as `str::lines` does (a byte order mark is dropped from the first); a
 //!   line that is a lone form feed is a page break, an empty or whitespace-only line a line
@@ -24,15 +23,17 @@
 //! * a line that is exactly one of 0.4.3's section names (`Abstract`, `References`, …)
 //!   between two line breaks starts a section `name-<slug>`;
 //! * consecutive breaks count once; a section's leading and trailing blank lines are
-//!   dropped; a repeated id keeps the later section (0.4.3 keys sections by id).
+//!   dropped; a repeated id keeps the later section (0.4.3 keys sections by id);
+//! * a blank line kept where page furniture was dropped is noted ([`Section::page_breaks`]):
+//!   0.4.3 ignores it, the model rejoins the paragraph a page cut.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::slugify;
 use super::{Line, Section};
-use crate::spec::markdown::slugify;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Break {
@@ -383,33 +384,49 @@ fn named(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
     out
 }
 
-/// Count a run of breaks once, drop headers and the line after a page break.
+/// Count a run of breaks once, drop headers and the line after a page break. A break kept
+/// before page furniture stands for the page break (its kind becomes [`Break::Page`]): the
+/// model rejoins a paragraph a page cut ([`crate::spec::Section`]).
 fn filter_breaks(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
     let mut last: Option<Break> = None;
-    tokens
-        .into_iter()
-        .filter(|token| {
-            let previous = last.take();
-            match token {
-                Token::Section { .. } | Token::Named(_) => true,
-                Token::Break(kind, _) => {
-                    last = Some(*kind);
-                    previous.is_none()
+    let mut out: Vec<Token<'_>> = Vec::with_capacity(tokens.len());
+    // Marks the break just kept, if the last token kept is one, as a page break.
+    let page = |out: &mut Vec<Token<'_>>| {
+        if let Some(Token::Break(kind, _)) = out.last_mut() {
+            *kind = Break::Page;
+        }
+    };
+    for token in tokens {
+        let previous = last.take();
+        let keep = match token {
+            Token::Section { .. } | Token::Named(_) => true,
+            Token::Break(kind, _) => {
+                last = Some(kind);
+                if previous.is_some() && kind == Break::Page {
+                    page(&mut out);
                 }
-                Token::Content(_) => {
-                    if previous == Some(Break::Page) {
-                        last = Some(Break::Line);
-                        return false;
-                    }
+                previous.is_none()
+            }
+            Token::Content(_) => {
+                if previous == Some(Break::Page) {
+                    last = Some(Break::Line);
+                    page(&mut out);
+                    false
+                } else {
                     true
                 }
-                Token::Header => {
-                    last = Some(Break::Line);
-                    false
-                }
             }
-        })
-        .collect()
+            Token::Header => {
+                last = Some(Break::Line);
+                page(&mut out);
+                false
+            }
+        };
+        if keep {
+            out.push(token);
+        }
+    }
+    out
 }
 
 fn build<'a>(doc: &'a str, tokens: Vec<Token<'a>>) -> Vec<Section<'a>> {
@@ -420,6 +437,8 @@ fn build<'a>(doc: &'a str, tokens: Vec<Token<'a>>) -> Vec<Section<'a>> {
             while section.lines.last().is_some_and(Line::is_blank) {
                 section.lines.pop();
             }
+            let len = section.lines.len();
+            section.page_breaks.retain(|&i| i < len);
             sections.push(section);
         }
     };
@@ -434,10 +453,13 @@ fn build<'a>(doc: &'a str, tokens: Vec<Token<'a>>) -> Vec<Section<'a>> {
                 (format!("{kind}-{id}"), title)
             }
             Token::Named(title) => (format!("name-{}", slugify(title)), title),
-            Token::Break(_, start) => {
+            Token::Break(kind, start) => {
                 if let Some(section) = open.as_mut()
                     && !section.lines.is_empty()
                 {
+                    if kind == Break::Page {
+                        section.page_breaks.push(section.lines.len());
+                    }
                     section.lines.push(Line::Str(start));
                 }
                 continue;
@@ -457,6 +479,7 @@ fn build<'a>(doc: &'a str, tokens: Vec<Token<'a>>) -> Vec<Section<'a>> {
             full_title: title,
             title_at: crate::spec::offset_in(doc, title),
             lines: Vec::new(),
+            page_breaks: Vec::new(),
         });
     }
     close(&mut open, &mut sections);

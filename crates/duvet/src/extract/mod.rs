@@ -1,5 +1,8 @@
-//! Requirement extraction exactly as duvet 0.4.3 does it: `duvet extract`, and what `duvet
-//! report` writes into `.duvet/requirements` before it reads the project.
+//! duvet 0.4.3's reading of a specification's text into sections ([`sections`], the one
+//! reader of specification text: the model's sections, [`crate::spec::Section`], and the
+//! reports are made from it too), and requirement extraction exactly as 0.4.3 does it:
+//! `duvet extract`, and what `duvet report` writes into `.duvet/requirements` before it reads
+//! the project.
 //!
 //! 0.4.3's requirement files are an input of every report (each `[[spec]]` quote is a
 //! requirement the report counts), so they must hold 0.4.3's text byte for byte: the
@@ -23,6 +26,7 @@ mod markdown;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
 use std::sync::LazyLock;
 
@@ -40,6 +44,68 @@ pub struct Section<'a> {
     /// Where `full_title` starts in the document (sections are ordered by it).
     pub title_at: usize,
     pub lines: Vec<Line<'a>>,
+    /// The indexes of the blank lines of `lines` that stand where page furniture was
+    /// dropped (IETF): 0.4.3 reads them as any blank line, the model may rejoin the
+    /// paragraph around one ([`crate::spec::Section`]).
+    pub page_breaks: Vec<usize>,
+}
+
+/// A [`Section`] kept apart from its document: its text as byte ranges of it (a parsed
+/// specification keeps its text and these, [`crate::spec::parsed::ParsedSpec`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    pub id: String,
+    pub title: String,
+    pub full_title: Range<usize>,
+    pub title_at: usize,
+    /// Each line's bytes, `None` for a break.
+    pub lines: Vec<Option<Range<usize>>>,
+    pub page_breaks: Vec<usize>,
+}
+
+impl Kept {
+    /// `section`, a section of `doc`, kept.
+    pub fn of(doc: &str, section: &Section<'_>) -> Self {
+        let range = |part: &str| {
+            let at = crate::spec::offset_in(doc, part);
+            at..at + part.len()
+        };
+        Self {
+            id: section.id.clone(),
+            title: section.title.clone(),
+            full_title: range(section.full_title),
+            title_at: section.title_at,
+            lines: section
+                .lines
+                .iter()
+                .map(|line| match line {
+                    Line::Str(text) => Some(range(text)),
+                    Line::Break => None,
+                })
+                .collect(),
+            page_breaks: section.page_breaks.clone(),
+        }
+    }
+
+    /// The section again, in `doc` (the document it was kept from).
+    pub fn section<'a>(&self, doc: &'a str) -> Section<'a> {
+        let text = |range: &Range<usize>| doc.get(range.clone()).unwrap_or_default();
+        Section {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            full_title: text(&self.full_title),
+            title_at: self.title_at,
+            lines: self
+                .lines
+                .iter()
+                .map(|line| match line {
+                    Some(range) => Line::Str(text(range)),
+                    None => Line::Break,
+                })
+                .collect(),
+            page_breaks: self.page_breaks.clone(),
+        }
+    }
 }
 
 /// A line of a section: text as written, or a break between list items (Markdown).
@@ -276,6 +342,50 @@ fn close_in(line: &str) -> Option<usize> {
     }
 }
 
+/// The slug of a title, as 0.4.3 makes Markdown ids and names IETF's unnumbered sections
+/// (`name-<slug>`): ASCII letters lowercased, digits kept, Latin-1 accented letters folded
+/// (`é` → `e`, `ß` → `ss`), other letters and digits kept lowercased, every other run of
+/// characters a single `-`, none at either end (`What's New?` → `what-s-new`).
+pub(crate) fn slugify(title: &str) -> String {
+    let mut slug = String::with_capacity(title.len());
+    let mut dash = true;
+    for c in title.chars() {
+        if let Some(folded) = fold_latin1(c) {
+            slug.push_str(folded);
+            dash = false;
+        } else if c.is_alphanumeric() {
+            slug.extend(c.to_lowercase());
+            dash = false;
+        } else if !dash {
+            slug.push('-');
+            dash = true;
+        }
+    }
+    if slug.ends_with('-') {
+        slug.pop();
+    }
+    slug
+}
+
+/// The ASCII spelling of a Latin-1 letter (`é` → `e`), as transliteration gives it.
+fn fold_latin1(c: char) -> Option<&'static str> {
+    Some(match c {
+        'À'..='Å' | 'à'..='å' => "a",
+        'Æ' | 'æ' => "ae",
+        'Ç' | 'ç' => "c",
+        'È'..='Ë' | 'è'..='ë' => "e",
+        'Ì'..='Ï' | 'ì'..='ï' => "i",
+        'Ð' | 'ð' => "d",
+        'Ñ' | 'ñ' => "n",
+        'Ò'..='Ö' | 'Ø' | 'ò'..='ö' | 'ø' => "o",
+        'Ù'..='Ü' | 'ù'..='ü' => "u",
+        'Ý' | 'ý' | 'ÿ' => "y",
+        'Þ' | 'þ' => "th",
+        'ß' => "ss",
+        _ => return None,
+    })
+}
+
 /// The file format `duvet extract` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Extension {
@@ -371,8 +481,17 @@ pub fn files(
     target: &str,
     ext: Extension,
 ) -> (Vec<(String, String)>, usize) {
+    files_of(&sections(doc, format), target, ext)
+}
+
+/// The requirement files of a document read into `sections` ([`files`]).
+pub fn files_of(
+    sections: &[Section<'_>],
+    target: &str,
+    ext: Extension,
+) -> (Vec<(String, String)>, usize) {
     let mut total = 0;
-    let files = sections(doc, format)
+    let files = sections
         .iter()
         .filter_map(|section| {
             let features = features(section);
