@@ -169,8 +169,13 @@ fn write_all(root: &Path, dir: &Path, files: &[(String, String)]) -> Result<usiz
 
 /// What `duvet report` does first with a config: write the requirement files of every
 /// declared specification into `requirements/` beside the config file, as 0.4.3 does (files
-/// that already hold the text are left alone). Returns the number of specifications.
-pub(crate) fn requirements(config: &ProjectConfig) -> Result<usize, Vec<String>> {
+/// that already hold the text are left alone). Each specification is parsed through `cache`,
+/// so that the reading of the project that follows finds the same parse (the report and the
+/// extraction read the text once). Returns the number of specifications.
+pub(crate) fn requirements(
+    config: &ProjectConfig,
+    cache: &project::FileCache,
+) -> Result<usize, Vec<String>> {
     let Some(config_file) = &config.config_file else {
         return Ok(0);
     };
@@ -188,8 +193,8 @@ pub(crate) fn requirements(config: &ProjectConfig) -> Result<usize, Vec<String>>
                 continue;
             }
         };
-        let text = match std::fs::read(&file) {
-            Ok(bytes) => project::text_of(&bytes).into_owned(),
+        let parsed = match cache.spec(&file, &spec.source, spec.format, false) {
+            Ok(parsed) => parsed,
             Err(e) => {
                 let shown = project::shown(config, &file);
                 errors.push(if source.contains("://") {
@@ -202,9 +207,12 @@ pub(crate) fn requirements(config: &ProjectConfig) -> Result<usize, Vec<String>>
                 continue;
             }
         };
-        let format = spec.format.unwrap_or_else(|| Format::auto(source, &text));
         let local = relative(root, &file);
-        let (files, _) = extract::files(&text, format, &display_target(source), Extension::Toml);
+        let (files, _) = extract::files_of(
+            &parsed.read_sections(),
+            &display_target(source),
+            Extension::Toml,
+        );
         let dir = extract::out_dir(&out, Some(&download), &local);
         if let Err(e) = write_all(root, &dir, &files) {
             errors.push(e);
