@@ -28,12 +28,8 @@
 //!   0.4.3 ignores it, the model rejoins the paragraph a page cut.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
-use regex::Regex;
-
-use super::slugify;
-use super::{Line, Section};
+use super::{Line, Section, patterns, slugify};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Break {
@@ -54,29 +50,6 @@ enum Token<'a> {
     Content(&'a str),
     Header,
 }
-
-/// The regexes of constant patterns (all valid; one that were not would match nothing).
-fn res<const N: usize>(patterns: [&str; N]) -> Vec<Regex> {
-    patterns.iter().filter_map(|p| Regex::new(p).ok()).collect()
-}
-
-static APPENDIX: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    res([
-        r"^([A-Z])$",
-        r"^([A-Z])\.$",
-        r"^([A-Z])\.\s+(.*)",
-        r"^([A-Z]):\s+(.*)",
-        r"^([A-Z]) :\s+(.*)",
-        r"^([A-Z]) -\s+(.*)",
-        r"^([A-Z]) --\s+(.*)",
-        r"^([A-Z])\s+(.*)",
-    ])
-});
-static NUMBERED: LazyLock<Vec<Regex>> = LazyLock::new(|| res([r"^(([A-Z]\.?)?[0-9\.]+):?\s+(.*)"]));
-static ID_ONLY: LazyLock<Vec<Regex>> = LazyLock::new(|| res([r"^(([A-Z]\.)?[0-9\.]+)$"]));
-static HEADER_START: LazyLock<Vec<Regex>> =
-    LazyLock::new(|| res([r"^RFC [1-9][0-9]*  ", r"^\[Page [1-9][0-9]*\]"]));
-static FOOTER_END: LazyLock<Vec<Regex>> = LazyLock::new(|| res([r" \[Page [1-9][0-9]*\]$"]));
 
 /// The names that start an unnumbered section (0.4.3's list, exactly).
 const NAMED: [&str; 25] = [
@@ -170,16 +143,7 @@ impl<'a> Headings<'a> {
         let candidate = prefixed.unwrap_or(line);
         let appendix = prefixed.is_some();
         if appendix {
-            for pattern in APPENDIX.iter() {
-                let Some(caps) = pattern.captures(candidate) else {
-                    continue;
-                };
-                let Some(id) = caps.get(1) else { continue };
-                let id = &candidate[id.range()];
-                let title = match caps.get(2) {
-                    Some(title) => candidate[title.range()].trim(),
-                    None => &id[id.len()..],
-                };
+            for (id, title) in patterns::appendix_forms(candidate) {
                 if self.accepts(id, title) {
                     return section(id, title, true);
                 }
@@ -192,16 +156,13 @@ impl<'a> Headings<'a> {
         {
             return Token::Content(line);
         }
-        if let Some(caps) = NUMBERED.iter().find_map(|p| p.captures(candidate))
-            && let (Some(id), Some(title)) = (caps.get(1), caps.get(3))
-        {
-            let id = candidate[id.range()].trim_end_matches('.');
-            let title = candidate[title.range()].trim();
+        if let Some((id, title)) = patterns::numbered(candidate) {
+            let id = id.trim_end_matches('.');
             if self.accepts(id, title) {
                 return section(id, title, appendix);
             }
         }
-        if ID_ONLY.iter().any(|p| p.is_match(candidate)) {
+        if patterns::id_only(candidate) {
             let id = candidate.trim_end_matches('.');
             if self.accepts(id, "") {
                 return section(id, &id[id.len()..], appendix);
@@ -319,16 +280,12 @@ fn headers(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
         .into_iter()
         .map(|token| match token {
             Token::Content(line) => {
-                // The patterns' literal starts and end, checked first.
                 let unindented = line.trim_start().len() == line.len();
-                if unindented
-                    && (line.starts_with("RFC ") || line.starts_with("[Page "))
-                    && HEADER_START.iter().any(|p| p.is_match(line))
-                {
+                if unindented && patterns::header_start(line) {
                     return Token::Header;
                 }
                 let untrailed = line.trim_end().len() == line.len();
-                if untrailed && line.ends_with(']') && FOOTER_END.iter().any(|p| p.is_match(line)) {
+                if untrailed && patterns::footer_end(line) {
                     return Token::Header;
                 }
                 token

@@ -22,15 +22,13 @@
 
 mod ietf;
 mod markdown;
+mod patterns;
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 use crate::spec::Format;
 
@@ -158,22 +156,7 @@ pub struct Feature<'a> {
     pub quote: Vec<&'a str>,
 }
 
-static KEY_WORDS: LazyLock<Vec<(Regex, Level)>> = LazyLock::new(|| {
-    [
-        ("MUST( NOT)?", Level::Must),
-        ("SHALL( NOT)?", Level::Must),
-        ("REQUIRED", Level::Must),
-        ("SHOULD( NOT)?", Level::Should),
-        ("(NOT )?RECOMMENDED", Level::Should),
-        ("MAY", Level::May),
-        ("OPTIONAL", Level::May),
-    ]
-    .into_iter()
-    .filter_map(|(word, level)| Some((Regex::new(&format!("\\b{word}\\b\"?")).ok()?, level)))
-    .collect()
-});
-
-/// Quick test for a keyword before the regexes run.
+/// Quick test for a keyword before the expressions are matched.
 const WORDS: [&str; 5] = ["MUST", "SHALL", "REQUIRED", "SHOULD", "RECOMMENDED"];
 
 fn may_hold_keyword(line: &str) -> bool {
@@ -189,13 +172,13 @@ pub fn features<'a>(section: &Section<'a>) -> Vec<Feature<'a>> {
         if !may_hold_keyword(text) {
             continue;
         }
-        for (word, level) in KEY_WORDS.iter() {
+        for (word, level) in &patterns::KEY_WORDS {
             for found in word.find_iter(text) {
-                if found.as_str().ends_with('"') {
+                if text.get(found.clone()).is_some_and(|m| m.ends_with('"')) {
                     continue;
                 }
-                let start = find_open(lines, n, found.start());
-                let end = find_close(lines, n, found.end());
+                let start = find_open(lines, n, found.start);
+                let end = find_close(lines, n, found.end);
                 let quote = quote_of(lines, start, end);
                 let key = key_of(&quote);
                 match quotes.entry(key) {
