@@ -60,8 +60,19 @@ pub struct FileCache {
     sources: Cache<(PathBuf, CommentStyle, AnnotationType), Parsed>,
     requirement_files: Cache<PathBuf, Parsed>,
     specs: Cache<(PathBuf, Option<Format>), Arc<ParsedSpec>>,
+    /// Requirement files known without reading them (the extraction that precedes a report
+    /// just wrote or compared them), by path: each taken once from here.
+    known: Mutex<HashMap<PathBuf, Known>>,
     /// Read once and dropped (a report): no file's version is asked for, nothing is kept.
     single_use: bool,
+}
+
+/// What a requirement file is known to hold.
+#[derive(Debug)]
+pub(crate) enum Known {
+    /// Its annotations, as parsing it gives them.
+    Read(Vec<Annotation>),
+    Text(String),
 }
 
 /// A compiled glob with the directory to walk for it.
@@ -191,6 +202,14 @@ impl FileCache {
         parsed
     }
 
+    /// What the requirement files `files` (paths relative to the root) hold: reading the
+    /// project takes it from here ([`FileCache::requirement_file`]).
+    pub(crate) fn know_requirement_files(&self, files: impl IntoIterator<Item = (PathBuf, Known)>) {
+        if let Ok(mut known) = self.known.lock() {
+            known.extend(files);
+        }
+    }
+
     fn requirement_file(&self, root: &Path, rel: &Path) -> Parsed {
         let path = root.join(rel);
         let stamp = self.stamp(&path);
@@ -200,7 +219,23 @@ impl FileCache {
         {
             return parsed.clone();
         }
-        let parsed: Parsed = match fs::read_to_string(&path) {
+        let known = self
+            .known
+            .lock()
+            .ok()
+            .and_then(|mut known| known.remove(rel));
+        let text = match known {
+            Some(Known::Read(annotations)) => {
+                let parsed: Parsed = Arc::new((annotations, Vec::new()));
+                if let (Some(stamp), Ok(mut cache)) = (stamp, self.requirement_files.lock()) {
+                    cache.insert(rel.to_path_buf(), (stamp, parsed.clone()));
+                }
+                return parsed;
+            }
+            Some(Known::Text(text)) => Ok(text),
+            None => fs::read_to_string(&path),
+        };
+        let parsed: Parsed = match text {
             Ok(text) => match annotation::toml_file::parse(&text, rel) {
                 Ok(annotations) => Arc::new((annotations, Vec::new())),
                 Err(reason) => Arc::new((

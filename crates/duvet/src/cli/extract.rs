@@ -126,12 +126,12 @@ pub fn run(args: ExtractArgs) -> ExitCode {
     let format = format.unwrap_or_else(|| Format::auto(target, &text));
     let (files, total) = extract::files(&text, format, &display_target(target), ext);
     let dir = extract::out_dir(&args.out, None, &local);
-    if let Err(e) = write_all(&root, &dir, &files) {
+    let count = files.len();
+    if let Err(e) = write_all(&root, &dir, files) {
         return fail(&[e]);
     }
     note(&format!(
-        "Extracted {total} requirements across {} sections",
-        files.len()
+        "Extracted {total} requirements across {count} sections"
     ));
     ExitCode::SUCCESS
 }
@@ -152,19 +152,28 @@ fn relative(root: &Path, path: &Path) -> PathBuf {
         .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
 }
 
-fn write_all(root: &Path, dir: &Path, files: &[(String, String)]) -> Result<usize, String> {
-    let dir = root.join(dir);
+/// Write `files` (name, text) into `dir` (relative to `root`), each unless it already holds
+/// its text (in turn: files of one directory written at once contend for it). Returns each
+/// file (its path relative to `root`) with the text it now holds.
+fn write_all(
+    root: &Path,
+    dir: &Path,
+    files: Vec<(String, String)>,
+) -> Result<Vec<(PathBuf, String)>, String> {
     if !files.is_empty() {
+        let dir = root.join(dir);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let mut changed = 0;
-    for (name, text) in files {
-        let path = dir.join(name);
-        if extract::write_if_changed(&path, text).map_err(|e| format!("{}: {e}", path.display()))? {
-            changed += 1;
-        }
-    }
-    Ok(changed)
+    files
+        .into_iter()
+        .map(|(name, text)| {
+            let rel = dir.join(name);
+            let path = root.join(&rel);
+            extract::write_if_changed(&path, &text)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok((rel, text))
+        })
+        .collect()
 }
 
 /// What `duvet report` does first with a config: write the requirement files of every
@@ -208,14 +217,29 @@ pub(crate) fn requirements(
             }
         };
         let local = relative(root, &file);
-        let (files, _) = extract::files_of(
+        let dir = extract::out_dir(&out, Some(&download), &local);
+        let made = extract::requirement_files(
             &parsed.read_sections(),
             &display_target(source),
             Extension::Toml,
+            Some(&dir),
         );
-        let dir = extract::out_dir(&out, Some(&download), &local);
-        if let Err(e) = write_all(root, &dir, &files) {
-            errors.push(e);
+        let (files, annotations): (Vec<_>, Vec<_>) = made
+            .into_iter()
+            .map(|file| ((file.name, file.text), file.annotations))
+            .unzip();
+        match write_all(root, &dir, files) {
+            // What the files hold, which reading the project then need not read again.
+            Ok(written) => cache.know_requirement_files(written.into_iter().zip(annotations).map(
+                |((rel, text), annotations)| {
+                    let known = match annotations {
+                        Some(annotations) => project::Known::Read(annotations),
+                        None => project::Known::Text(text),
+                    };
+                    (rel, known)
+                },
+            )),
+            Err(e) => errors.push(e),
         }
     }
     if errors.is_empty() {

@@ -20,9 +20,12 @@
 //! * **Duplicates** (the same text, whitespace aside) in a section count once, at their
 //!   first place, with the strongest level; requirements are ordered by where they start.
 
+mod annotations;
 mod ietf;
 mod markdown;
 mod patterns;
+
+pub use annotations::toml_annotations;
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -473,20 +476,58 @@ pub fn files_of(
     target: &str,
     ext: Extension,
 ) -> (Vec<(String, String)>, usize) {
-    let mut total = 0;
-    let files = sections
+    let made = requirement_files(sections, target, ext, None);
+    let total = made.iter().map(|file| file.requirements).sum();
+    let files = made
+        .into_iter()
+        .map(|file| (file.name, file.text))
+        .collect();
+    (files, total)
+}
+
+/// A requirement file of a section.
+#[derive(Debug)]
+pub struct RequirementFile {
+    /// `<section id>.<extension>`.
+    pub name: String,
+    pub text: String,
+    /// How many requirements it lists.
+    pub requirements: usize,
+    /// Its annotations as the project's reading would parse them ([`toml_annotations`]),
+    /// when asked for and known without parsing.
+    pub annotations: Option<Vec<crate::annotation::Annotation>>,
+}
+
+/// The requirement files of the sections with requirements; with `dir` (where they go,
+/// relative to the root), a TOML file's annotations too.
+pub fn requirement_files(
+    sections: &[Section<'_>],
+    target: &str,
+    ext: Extension,
+    dir: Option<&Path>,
+) -> Vec<RequirementFile> {
+    sections
         .iter()
         .filter_map(|section| {
             let features = features(section);
             if features.is_empty() {
                 return None;
             }
-            total += features.len();
             let name = format!("{}.{}", section.id, ext.as_str());
-            Some((name, render(ext, target, section, &features)))
+            let annotations = match (ext, dir) {
+                (Extension::Toml, Some(dir)) => {
+                    toml_annotations(&dir.join(&name), target, section, &features)
+                }
+                _ => None,
+            };
+            Some(RequirementFile {
+                text: render(ext, target, section, &features),
+                requirements: features.len(),
+                name,
+                annotations,
+            })
         })
-        .collect();
-    (files, total)
+        .collect()
 }
 
 /// The directory 0.4.3 writes a specification's requirement files into: `local` (the
