@@ -432,38 +432,39 @@ pub fn inputs_for(config: &ProjectConfig, cache: &FileCache, scope: Scope) -> In
         }
     }
 
-    // Specifications: those configured, then those the annotations cite.
-    let mut wanted: Vec<(String, Option<Format>, bool)> = config
+    // Specifications: those configured, then those the annotations cite; each spelling once
+    // (annotations repeat their target thousands of times), then each specification once.
+    let configured = config
         .specifications
         .iter()
-        .map(|s| (s.source.clone(), s.format, true))
-        .collect();
-    for annotation in &inputs.annotations {
+        .map(|s| (s.source.as_str(), s.format, None));
+    let cited = inputs.annotations.iter().filter_map(|annotation| {
         let (spec, _) = split_target(&annotation.target);
-        if !spec.is_empty() {
-            let format = annotation.format.as_deref().and_then(parse_format);
-            wanted.push((spec.to_string(), format, false));
-        }
-    }
-    // Each spelling once (annotations repeat their target thousands of times), then each
-    // specification once.
-    let mut spellings = HashSet::new();
+        (!spec.is_empty()).then_some((spec, None, Some(annotation)))
+    });
+    let mut spellings: HashSet<&str> = HashSet::new();
     let mut keys = HashSet::new();
-    let mut unique = Vec::new();
-    for (source, format, declared) in wanted {
-        if spellings.insert(source.clone()) && keys.insert(source_key(&source)) {
-            unique.push((source, format, declared));
+    let mut unique: Vec<(String, Option<Format>, bool)> = Vec::new();
+    for (source, format, annotation) in configured.chain(cited) {
+        if spellings.insert(source) && keys.insert(source_key(source)) {
+            // A cited one's format is its first annotation's.
+            let format = match annotation {
+                Some(annotation) => annotation.format.as_deref().and_then(parse_format),
+                None => format,
+            };
+            unique.push((source.to_string(), format, annotation.is_none()));
         }
     }
     // The specifications whose requirements no requirement file lists: every section's
     // sentences will be requirements, so they are extracted here, on every core, with the
     // parse. (Those of the others, only for the sections no file covers, in the model.)
-    let listed: HashSet<String> = inputs
+    let listed: HashSet<&str> = inputs
         .annotations
         .iter()
         .filter(|a| a.kind == AnnotationType::Spec)
-        .map(|a| source_key(split_target(&a.target).0))
+        .map(|a| split_target(&a.target).0)
         .collect();
+    let listed: HashSet<String> = listed.into_iter().map(source_key).collect();
     // (With fewer specifications than cores, the model's build extracts them a section a
     // task instead, which keeps every core busy.)
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -91,23 +91,58 @@ pub fn sections(doc: &str) -> Vec<Section<'_>> {
 }
 
 fn lines(doc: &str) -> Vec<Token<'_>> {
-    doc.lines()
-        .enumerate()
-        .map(|(n, line)| {
-            let line = if n == 0 {
-                line.trim_start_matches('\u{feff}')
-            } else {
-                line
-            };
-            if line == "\u{c}" {
-                Token::Break(Break::Page, &line[..0])
-            } else if line.trim().is_empty() {
-                Token::Break(Break::Line, &line[..0])
-            } else {
-                Token::Content(line)
-            }
-        })
-        .collect()
+    // Sized once: a specification has thousands of lines.
+    let mut tokens = Vec::with_capacity(memchr::memchr_iter(b'\n', doc.as_bytes()).count() + 1);
+    tokens.extend(doc.lines().enumerate().map(|(n, line)| {
+        let line = if n == 0 {
+            line.trim_start_matches('\u{feff}')
+        } else {
+            line
+        };
+        if line == "\u{c}" {
+            Token::Break(Break::Page, &line[..0])
+        } else if line.trim().is_empty() {
+            Token::Break(Break::Line, &line[..0])
+        } else {
+            Token::Content(line)
+        }
+    }));
+    tokens
+}
+
+/// Tokens rewritten in place: each pass writes what it keeps over what it has read, never
+/// ahead of it (no pass makes more tokens than it reads), so a pass allocates nothing.
+struct InPlace<'a> {
+    tokens: Vec<Token<'a>>,
+    kept: usize,
+}
+
+impl<'a> InPlace<'a> {
+    fn new(tokens: Vec<Token<'a>>) -> Self {
+        Self { tokens, kept: 0 }
+    }
+
+    /// The token at `i` (read before anything is written over it).
+    fn get(&self, i: usize) -> Option<Token<'a>> {
+        self.tokens.get(i).copied()
+    }
+
+    fn push(&mut self, token: Token<'a>) {
+        if let Some(slot) = self.tokens.get_mut(self.kept) {
+            *slot = token;
+            self.kept += 1;
+        }
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Token<'a>> {
+        let last = self.kept.checked_sub(1)?;
+        self.tokens.get_mut(last)
+    }
+
+    fn finish(mut self) -> Vec<Token<'a>> {
+        self.tokens.truncate(self.kept);
+        self.tokens
+    }
 }
 
 /// The heading state: whether the previous token was a break, and the previous heading's id.
@@ -303,9 +338,11 @@ fn named(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
         Name(Token<'a>, &'a str),
     }
     let is_line_break = |t: &Token<'_>| matches!(t, Token::Break(Break::Line, _));
-    let mut out = Vec::with_capacity(tokens.len());
+    let mut out = InPlace::new(tokens);
     let mut state = State::Init;
-    for token in tokens {
+    let mut i = 0;
+    while let Some(token) = out.get(i) {
+        i += 1;
         state = match (state, token) {
             (State::Init, token) if is_line_break(&token) => State::AfterBreak(token),
             (State::Init, token) => {
@@ -320,15 +357,18 @@ fn named(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
                 State::AfterBreak(token)
             }
             (State::AfterBreak(b), token) => {
-                out.extend([b, token]);
-                State::Init
-            }
-            (State::Name(b, name), token) if is_line_break(&token) => {
-                out.extend([b, Token::Named(name), token]);
+                out.push(b);
+                out.push(token);
                 State::Init
             }
             (State::Name(b, name), token) => {
-                out.extend([b, Token::Content(name), token]);
+                out.push(b);
+                out.push(if is_line_break(&token) {
+                    Token::Named(name)
+                } else {
+                    Token::Content(name)
+                });
+                out.push(token);
                 State::Init
             }
         };
@@ -336,9 +376,12 @@ fn named(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
     match state {
         State::Init => {}
         State::AfterBreak(b) => out.push(b),
-        State::Name(b, name) => out.extend([b, Token::Content(name)]),
+        State::Name(b, name) => {
+            out.push(b);
+            out.push(Token::Content(name));
+        }
     }
-    out
+    out.finish()
 }
 
 /// Count a run of breaks once, drop headers and the line after a page break. A break kept
@@ -346,14 +389,16 @@ fn named(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
 /// model rejoins a paragraph a page cut ([`crate::spec::Section`]).
 fn filter_breaks(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
     let mut last: Option<Break> = None;
-    let mut out: Vec<Token<'_>> = Vec::with_capacity(tokens.len());
+    let mut out = InPlace::new(tokens);
     // Marks the break just kept, if the last token kept is one, as a page break.
-    let page = |out: &mut Vec<Token<'_>>| {
+    let page = |out: &mut InPlace<'_>| {
         if let Some(Token::Break(kind, _)) = out.last_mut() {
             *kind = Break::Page;
         }
     };
-    for token in tokens {
+    let mut i = 0;
+    while let Some(token) = out.get(i) {
+        i += 1;
         let previous = last.take();
         let keep = match token {
             Token::Section { .. } | Token::Named(_) => true,
@@ -383,7 +428,7 @@ fn filter_breaks(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
             out.push(token);
         }
     }
-    out
+    out.finish()
 }
 
 fn build<'a>(doc: &'a str, tokens: Vec<Token<'a>>) -> Vec<Section<'a>> {

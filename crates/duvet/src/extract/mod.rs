@@ -32,6 +32,7 @@ use std::collections::hash_map::Entry;
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
+use std::sync::LazyLock;
 
 use crate::spec::Format;
 
@@ -159,11 +160,27 @@ pub struct Feature<'a> {
     pub quote: Vec<&'a str>,
 }
 
-/// Quick test for a keyword before the expressions are matched.
-const WORDS: [&str; 5] = ["MUST", "SHALL", "REQUIRED", "SHOULD", "RECOMMENDED"];
-
+/// Quick test for a keyword before the expressions are matched: three capitals in a row
+/// (every keyword has them; most lines have none), then one of the words.
 fn may_hold_keyword(line: &str) -> bool {
-    WORDS.iter().any(|w| line.contains(w)) || line.contains("MAY") || line.contains("OPTIONAL")
+    static WORDS: LazyLock<[memchr::memmem::Finder<'static>; 7]> = LazyLock::new(|| {
+        [
+            "MUST",
+            "SHALL",
+            "REQUIRED",
+            "SHOULD",
+            "RECOMMENDED",
+            "MAY",
+            "OPTIONAL",
+        ]
+        .map(memchr::memmem::Finder::new)
+    });
+    let mut run = 0;
+    let capitals = line.bytes().any(|b| {
+        run = if b.is_ascii_uppercase() { run + 1 } else { 0 };
+        run >= 3
+    });
+    capitals && WORDS.iter().any(|w| w.find(line.as_bytes()).is_some())
 }
 
 /// The requirements of a section, ordered by where they start.
