@@ -295,20 +295,22 @@ fn check_sections(sections: &[duvet::spec::Section]) {
     }
 }
 
-/// `duvet::spec::ietf::parse` (and the requirement sentences of every section).
+/// `duvet::spec::sections` of an IETF text (duvet 0.4.3's reading, then the model's
+/// sections) and the requirement sentences of every section.
 pub fn duvet_ietf(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    check_sections(&duvet::spec::ietf::parse(text));
+    check_sections(&duvet::spec::sections(text, duvet::spec::Format::Ietf));
 }
 
-/// `duvet::spec::markdown::parse` (and the requirement sentences of every section).
+/// `duvet::spec::sections` of a Markdown text (and the requirement sentences of every
+/// section).
 pub fn duvet_markdown(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let sections = duvet::spec::markdown::parse(text);
+    let sections = duvet::spec::sections(text, duvet::spec::Format::Markdown);
     check_sections(&sections);
     // Markdown ids are unique (duplicates get -1, -2 …).
     let mut ids = HashSet::new();

@@ -67,10 +67,10 @@ pub enum Scope {
     /// The specifications with their sections and the annotations that cannot be read (quote
     /// lines without a target among them): what a report reads of the model, which places
     /// every annotation itself, as duvet 0.4.3 does ([`crate::report::Report::build`]). No
-    /// requirement, citation or status is made, and sections keep no `content`; the sections
-    /// themselves, which serve only to tell whether quote lines without a target line quote
-    /// a specification, are read only when there are such lines
-    /// ([`crate::project::inputs_for`]).
+    /// requirement, citation or status is made, and sections keep no `content` or view; the
+    /// sections themselves, which serve only to tell whether quote lines without a target line
+    /// quote a specification, are made only when there are such lines
+    /// ([`crate::orphans::worth_looking`]).
     Specifications,
 }
 
@@ -327,10 +327,11 @@ impl Model {
         let mut model = Model::default();
         let mut used_ids = HashSet::new();
         let mut extract = Vec::new();
+        let with_sections = crate::orphans::worth_looking(&inputs.malformed);
         for input in inputs.specs {
             let parsed = input.parsed.as_ref().ok().cloned();
             let declared = input.declared;
-            if let Some(s) = model.add_spec(input, &mut used_ids, scope)
+            if let Some(s) = model.add_spec(input, &mut used_ids, scope, with_sections)
                 && let Some(parsed) = parsed
                 && declared
                 && inputs.extract_requirements
@@ -381,7 +382,7 @@ impl Model {
             // extracted on every core, added in order.
             let mut wanted = Vec::new();
             for (s, parsed) in extract {
-                for c in 0..parsed.sections.len().min(model.specs[s].sections.len()) {
+                for c in 0..parsed.sections().len().min(model.specs[s].sections.len()) {
                     if model.specs[s].sections[c].requirements.is_empty() {
                         wanted.push((s, c, parsed.clone()));
                     }
@@ -469,6 +470,7 @@ impl Model {
         input: SpecInput,
         used_ids: &mut HashSet<String>,
         scope: Scope,
+        with_sections: bool,
     ) -> Option<usize> {
         let key = source_key(&input.source);
         if self.spec_by_source.contains_key(&key) {
@@ -483,29 +485,39 @@ impl Model {
         }
         let (sections, error, description) = match &input.parsed {
             Ok(parsed) => {
-                let sections = parsed
-                    .sections
-                    .iter()
-                    .enumerate()
-                    .map(|(i, section)| {
-                        // A report reads no section's text from the model.
-                        let content = match scope {
-                            Scope::Full => section.content(),
-                            Scope::Specifications => String::new(),
-                        };
-                        SectionEntry {
-                            normalized: parsed.normalized.get(i).cloned().unwrap_or_else(|| {
-                                Arc::from(requirements::normalize(&section.content()))
-                            }),
-                            view: parsed.views.get(i).cloned().unwrap_or_default(),
+                let sections = match scope {
+                    Scope::Full => parsed
+                        .sections()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, section)| SectionEntry {
+                            normalized: parsed.normalized().get(i).cloned().unwrap_or_default(),
+                            view: parsed.views().get(i).cloned().unwrap_or_default(),
                             path: section_path(&id, &section.id),
                             id: section.id.clone(),
                             title: section.title.clone(),
-                            content,
+                            content: section.content(),
                             requirements: Vec::new(),
-                        }
-                    })
-                    .collect();
+                        })
+                        .collect(),
+                    // A report reads no section's text or view from the model, and its
+                    // sections only for quote lines without a target line.
+                    Scope::Specifications if with_sections => parsed
+                        .kept()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, section)| SectionEntry {
+                            normalized: parsed.normalized().get(i).cloned().unwrap_or_default(),
+                            view: Arc::default(),
+                            path: section_path(&id, &section.id),
+                            id: section.id.clone(),
+                            title: section.title.clone(),
+                            content: String::new(),
+                            requirements: Vec::new(),
+                        })
+                        .collect(),
+                    Scope::Specifications => Vec::new(),
+                };
                 (sections, None, parsed.title.clone())
             }
             Err(err) => (Vec::new(), Some(err.clone()), String::new()),

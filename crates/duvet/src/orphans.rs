@@ -27,6 +27,16 @@ const HALF_MIN: usize = 8;
 /// The most patterns (texts and their halves) searched for with a DFA.
 const DFA_PATTERNS: usize = 100;
 
+/// Whether any of `malformed` is quote lines without a target line long enough to be looked
+/// for in the specifications (else the model's sections need not be read for them).
+pub fn worth_looking(malformed: &[crate::annotation::Malformed]) -> bool {
+    malformed.iter().any(|m| {
+        m.orphan_quote
+            .as_deref()
+            .is_some_and(|quote| requirements::normalize(quote).split(' ').count() >= MIN_WORDS)
+    })
+}
+
 /// What a pattern of the search stands for: the whole text of an orphan, or a half of it.
 #[derive(Clone, Copy)]
 enum Part {
@@ -135,7 +145,10 @@ mod tests {
             specs: vec![SpecInput {
                 source: "specs/proto.md".into(),
                 file: PathBuf::from("specs/proto.md"),
-                parsed: Ok(Arc::new(ParsedSpec::parse(spec, Format::Markdown))),
+                parsed: Ok(Arc::new(ParsedSpec::parse(
+                    Arc::from(spec),
+                    Format::Markdown,
+                ))),
                 declared: true,
             }],
             annotations,

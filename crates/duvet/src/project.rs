@@ -30,6 +30,14 @@ struct Stamp {
 }
 
 impl Stamp {
+    /// No version: what a single-use cache keeps its parses under.
+    const NONE: Self = Self {
+        len: 0,
+        modified: None,
+        changed: (0, 0),
+        inode: 0,
+    };
+
     fn of(path: &Path) -> Option<Self> {
         use std::os::unix::fs::MetadataExt;
         let meta = fs::metadata(path).ok()?;
@@ -52,8 +60,19 @@ pub struct FileCache {
     sources: Cache<(PathBuf, CommentStyle, AnnotationType), Parsed>,
     requirement_files: Cache<PathBuf, Parsed>,
     specs: Cache<(PathBuf, Option<Format>), Arc<ParsedSpec>>,
+    /// Requirement files known without reading them (the extraction that precedes a report
+    /// just wrote or compared them), by path: each taken once from here.
+    known: Mutex<HashMap<PathBuf, Known>>,
     /// Read once and dropped (a report): no file's version is asked for, nothing is kept.
     single_use: bool,
+}
+
+/// What a requirement file is known to hold.
+#[derive(Debug)]
+pub(crate) enum Known {
+    /// Its annotations, as parsing it gives them.
+    Read(Vec<Annotation>),
+    Text(String),
 }
 
 /// A compiled glob with the directory to walk for it.
@@ -183,6 +202,14 @@ impl FileCache {
         parsed
     }
 
+    /// What the requirement files `files` (paths relative to the root) hold: reading the
+    /// project takes it from here ([`FileCache::requirement_file`]).
+    pub(crate) fn know_requirement_files(&self, files: impl IntoIterator<Item = (PathBuf, Known)>) {
+        if let Ok(mut known) = self.known.lock() {
+            known.extend(files);
+        }
+    }
+
     fn requirement_file(&self, root: &Path, rel: &Path) -> Parsed {
         let path = root.join(rel);
         let stamp = self.stamp(&path);
@@ -192,7 +219,23 @@ impl FileCache {
         {
             return parsed.clone();
         }
-        let parsed: Parsed = match fs::read_to_string(&path) {
+        let known = self
+            .known
+            .lock()
+            .ok()
+            .and_then(|mut known| known.remove(rel));
+        let text = match known {
+            Some(Known::Read(annotations)) => {
+                let parsed: Parsed = Arc::new((annotations, Vec::new()));
+                if let (Some(stamp), Ok(mut cache)) = (stamp, self.requirement_files.lock()) {
+                    cache.insert(rel.to_path_buf(), (stamp, parsed.clone()));
+                }
+                return parsed;
+            }
+            Some(Known::Text(text)) => Ok(text),
+            None => fs::read_to_string(&path),
+        };
+        let parsed: Parsed = match text {
             Ok(text) => match annotation::toml_file::parse(&text, rel) {
                 Ok(annotations) => Arc::new((annotations, Vec::new())),
                 Err(reason) => Arc::new((
@@ -223,36 +266,46 @@ impl FileCache {
         parsed
     }
 
-    /// A specification's text parsed in `format`, or in the format [`Format::auto`] finds.
-    /// With `sections` false, only its title and format are read (and nothing is cached:
-    /// another reader may want the sections).
-    fn spec(
+    /// A specification's text parsed in `format`, or in the format [`Format::auto`] finds:
+    /// with `model` true, everything the model reads made too ([`ParsedSpec::parse`]), else
+    /// only duvet 0.4.3's reading ([`ParsedSpec::read`]; the rest is made when asked for).
+    /// A single-use cache keeps each parse for the rest of its one reading (the extraction
+    /// before a report and the report share it).
+    pub(crate) fn spec(
         &self,
         file: &Path,
         source: &str,
         format: Option<Format>,
-        sections: bool,
+        model: bool,
     ) -> Result<Arc<ParsedSpec>, std::io::Error> {
-        if !sections {
-            let bytes = fs::read(file)?;
-            let text = text_of(&bytes);
-            let format = format.unwrap_or_else(|| Format::auto(source, &text));
-            let mut parsed = ParsedSpec::of_sections(crate::spec::title(&text, format), Vec::new());
-            parsed.format = format;
-            return Ok(Arc::new(parsed));
-        }
         let key = (file.to_path_buf(), format);
         let stamp = self.stamp(file);
-        if let (Some(stamp), Ok(cache)) = (stamp, self.specs.lock())
-            && let Some((cached, parsed)) = cache.get(&key)
-            && *cached == stamp
-        {
-            return Ok(parsed.clone());
+        let cached = self.specs.lock().ok().and_then(|cache| {
+            let (cached, parsed) = cache.get(&key)?;
+            (self.single_use || Some(*cached) == stamp).then(|| parsed.clone())
+        });
+        if let Some(parsed) = cached {
+            if model {
+                parsed.views();
+                parsed.normalized();
+            }
+            return Ok(parsed);
         }
         let bytes = fs::read(file)?;
-        let text = text_of(&bytes);
+        let text: Arc<str> = Arc::from(text_of(&bytes));
+        drop(bytes);
         let format = format.unwrap_or_else(|| Format::auto(source, &text));
-        let parsed = Arc::new(ParsedSpec::parse(&text, format));
+        let parsed = Arc::new(if model {
+            ParsedSpec::parse(text, format)
+        } else {
+            ParsedSpec::read(text, format)
+        });
+        let stamp = match (stamp, self.single_use) {
+            (Some(stamp), _) => Some(stamp),
+            // Kept without a version: a single-use cache never compares it.
+            (None, true) => Some(Stamp::NONE),
+            (None, false) => None,
+        };
         if let (Some(stamp), Ok(mut cache)) = (stamp, self.specs.lock()) {
             cache.insert(key, (stamp, parsed.clone()));
         }
@@ -379,61 +432,65 @@ pub fn inputs_for(config: &ProjectConfig, cache: &FileCache, scope: Scope) -> In
         }
     }
 
-    // Specifications: those configured, then those the annotations cite.
-    let mut wanted: Vec<(String, Option<Format>, bool)> = config
+    // Specifications: those configured, then those the annotations cite; each spelling once
+    // (annotations repeat their target thousands of times), then each specification once.
+    let configured = config
         .specifications
         .iter()
-        .map(|s| (s.source.clone(), s.format, true))
-        .collect();
-    for annotation in &inputs.annotations {
+        .map(|s| (s.source.as_str(), s.format, None));
+    let cited = inputs.annotations.iter().filter_map(|annotation| {
         let (spec, _) = split_target(&annotation.target);
-        if !spec.is_empty() {
-            let format = annotation.format.as_deref().and_then(parse_format);
-            wanted.push((spec.to_string(), format, false));
-        }
-    }
-    // Each spelling once (annotations repeat their target thousands of times), then each
-    // specification once.
-    let mut spellings = HashSet::new();
+        (!spec.is_empty()).then_some((spec, None, Some(annotation)))
+    });
+    let mut spellings: HashSet<&str> = HashSet::new();
     let mut keys = HashSet::new();
-    let mut unique = Vec::new();
-    for (source, format, declared) in wanted {
-        if spellings.insert(source.clone()) && keys.insert(source_key(&source)) {
-            unique.push((source, format, declared));
+    let mut unique: Vec<(String, Option<Format>, bool)> = Vec::new();
+    for (source, format, annotation) in configured.chain(cited) {
+        if spellings.insert(source) && keys.insert(source_key(source)) {
+            // A cited one's format is its first annotation's.
+            let format = match annotation {
+                Some(annotation) => annotation.format.as_deref().and_then(parse_format),
+                None => format,
+            };
+            unique.push((source.to_string(), format, annotation.is_none()));
         }
     }
     // The specifications whose requirements no requirement file lists: every section's
     // sentences will be requirements, so they are extracted here, on every core, with the
     // parse. (Those of the others, only for the sections no file covers, in the model.)
-    let listed: HashSet<String> = inputs
+    let listed: HashSet<&str> = inputs
         .annotations
         .iter()
         .filter(|a| a.kind == AnnotationType::Spec)
-        .map(|a| source_key(split_target(&a.target).0))
+        .map(|a| split_target(&a.target).0)
         .collect();
+    let listed: HashSet<String> = listed.into_iter().map(source_key).collect();
     // (With fewer specifications than cores, the model's build extracts them a section a
     // task instead, which keeps every core busy.)
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let extract = scope == Scope::Full && inputs.extract_requirements && unique.len() >= cores;
     // A report reads the model's sections only to tell whether a quote without a target line
-    // quotes a specification: without such a quote, the specifications are not parsed.
-    let sections = scope == Scope::Full
-        || inputs.malformed.iter().any(|m| {
-            m.orphan_quote.as_deref().is_some_and(|quote| {
-                crate::spec::requirements::normalize(quote)
-                    .split(' ')
-                    .count()
-                    >= crate::orphans::MIN_WORDS
-            })
-        });
+    // quotes a specification (by their normalized text): made with the parse when there is
+    // such a quote.
+    let orphans =
+        scope == Scope::Specifications && crate::orphans::worth_looking(&inputs.malformed);
     inputs.specs = par_map(unique, |(source, format, declared)| {
-        let input = load_spec(config, cache, &source, format, declared, sections);
-        if let (true, Ok(parsed)) = (
-            declared && extract && !listed.contains(&source_key(&source)),
-            &input.parsed,
-        ) {
-            for c in 0..parsed.sections.len() {
-                parsed.sentences(c);
+        let input = load_spec(
+            config,
+            cache,
+            &source,
+            format,
+            declared,
+            scope == Scope::Full,
+        );
+        if let Ok(parsed) = &input.parsed {
+            if declared && extract && !listed.contains(&source_key(&source)) {
+                for c in 0..parsed.sections().len() {
+                    parsed.sentences(c);
+                }
+            }
+            if orphans {
+                parsed.normalized();
             }
         }
         input
@@ -514,15 +571,15 @@ pub(crate) fn shown(config: &ProjectConfig, file: &Path) -> String {
         .unwrap_or_else(|_| file.display().to_string())
 }
 
-/// A specification's text, parsed (see [`spec_file`] for where it is read); with `sections`
-/// false, its title and format only.
+/// A specification's text, parsed (see [`spec_file`] for where it is read); with `model`,
+/// everything the model reads made too ([`FileCache::spec`]).
 fn load_spec(
     config: &ProjectConfig,
     cache: &FileCache,
     source: &str,
     format: Option<Format>,
     declared: bool,
-    sections: bool,
+    model: bool,
 ) -> SpecInput {
     let is_url = source.starts_with("https://") || source.starts_with("http://");
     let file = match spec_file(config, source) {
@@ -537,7 +594,7 @@ fn load_spec(
         }
     };
     let shown = shown(config, &file);
-    let parsed = cache.spec(&file, source, format, sections).map_err(|err| {
+    let parsed = cache.spec(&file, source, format, model).map_err(|err| {
         if is_url {
             format!(
                 "{source} is not in the download cache: expected {shown} ({err}); duvet mcp works offline, so download it first (upstream Duvet 0.4's report command does, or save the text there yourself)"

@@ -140,12 +140,12 @@ pub fn run(args: ExtractArgs) -> ExitCode {
     let format = format.unwrap_or_else(|| Format::auto(target, &text));
     let (files, total) = extract::files(&text, format, &display_target(target), ext);
     let dir = extract::out_dir(&args.out, None, &local);
-    if let Err(e) = write_all(&root, &dir, &files) {
+    let count = files.len();
+    if let Err(e) = write_all(&root, &dir, files) {
         return fail(&[e]);
     }
     note(&format!(
-        "Extracted {total} requirements across {} sections",
-        files.len()
+        "Extracted {total} requirements across {count} sections"
     ));
     ExitCode::SUCCESS
 }
@@ -166,25 +166,39 @@ fn relative(root: &Path, path: &Path) -> PathBuf {
         .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
 }
 
-fn write_all(root: &Path, dir: &Path, files: &[(String, String)]) -> Result<usize, String> {
-    let dir = root.join(dir);
+/// Write `files` (name, text) into `dir` (relative to `root`), each unless it already holds
+/// its text (in turn: files of one directory written at once contend for it). Returns each
+/// file (its path relative to `root`) with the text it now holds.
+fn write_all(
+    root: &Path,
+    dir: &Path,
+    files: Vec<(String, String)>,
+) -> Result<Vec<(PathBuf, String)>, String> {
     if !files.is_empty() {
+        let dir = root.join(dir);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let mut changed = 0;
-    for (name, text) in files {
-        let path = dir.join(name);
-        if extract::write_if_changed(&path, text).map_err(|e| format!("{}: {e}", path.display()))? {
-            changed += 1;
-        }
-    }
-    Ok(changed)
+    files
+        .into_iter()
+        .map(|(name, text)| {
+            let rel = dir.join(name);
+            let path = root.join(&rel);
+            extract::write_if_changed(&path, &text)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok((rel, text))
+        })
+        .collect()
 }
 
 /// What `duvet report` does first with a config: write the requirement files of every
 /// declared specification into `requirements/` beside the config file, as 0.4.3 does (files
-/// that already hold the text are left alone). Returns the number of specifications.
-pub(crate) fn requirements(config: &ProjectConfig) -> Result<usize, Vec<String>> {
+/// that already hold the text are left alone). Each specification is parsed through `cache`,
+/// so that the reading of the project that follows finds the same parse (the report and the
+/// extraction read the text once). Returns the number of specifications.
+pub(crate) fn requirements(
+    config: &ProjectConfig,
+    cache: &project::FileCache,
+) -> Result<usize, Vec<String>> {
     let Some(config_file) = &config.config_file else {
         return Ok(0);
     };
@@ -206,8 +220,8 @@ pub(crate) fn requirements(config: &ProjectConfig) -> Result<usize, Vec<String>>
                 continue;
             }
         };
-        let text = match std::fs::read(&file) {
-            Ok(bytes) => project::text_of(&bytes).into_owned(),
+        let parsed = match cache.spec(&file, &spec.source, spec.format, false) {
+            Ok(parsed) => parsed,
             Err(e) => {
                 let shown = project::shown(config, &file);
                 errors.push(if source.contains("://") {
@@ -220,12 +234,30 @@ pub(crate) fn requirements(config: &ProjectConfig) -> Result<usize, Vec<String>>
                 continue;
             }
         };
-        let format = spec.format.unwrap_or_else(|| Format::auto(source, &text));
         let local = relative(root, &file);
-        let (files, _) = extract::files(&text, format, &display_target(source), Extension::Toml);
         let dir = extract::out_dir(&out, Some(&download), &local);
-        if let Err(e) = write_all(root, &dir, &files) {
-            errors.push(e);
+        let made = extract::requirement_files(
+            &parsed.read_sections(),
+            &display_target(source),
+            Extension::Toml,
+            Some(&dir),
+        );
+        let (files, annotations): (Vec<_>, Vec<_>) = made
+            .into_iter()
+            .map(|file| ((file.name, file.text), file.annotations))
+            .unzip();
+        match write_all(root, &dir, files) {
+            // What the files hold, which reading the project then need not read again.
+            Ok(written) => cache.know_requirement_files(written.into_iter().zip(annotations).map(
+                |((rel, text), annotations)| {
+                    let known = match annotations {
+                        Some(annotations) => project::Known::Read(annotations),
+                        None => project::Known::Text(text),
+                    };
+                    (rel, known)
+                },
+            )),
+            Err(e) => errors.push(e),
         }
     }
     if errors.is_empty() {

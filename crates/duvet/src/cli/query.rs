@@ -148,10 +148,10 @@ pub fn run(args: QueryArgs) -> ExitCode {
     let (inputs, styles) = match &config {
         Some(config) => {
             // duvet 0.4.3 first extracts the requirements of the declared specifications.
-            if let Err(errors) = super::extract::requirements(config) {
+            let cache = FileCache::default();
+            if let Err(errors) = super::extract::requirements(config, &cache) {
                 return fail(&errors);
             }
-            let cache = FileCache::default();
             let styles = config.sources.iter().map(|s| s.style.clone()).collect();
             match super::common::inputs_downloading(config, || project::inputs(config, &cache)) {
                 Ok(inputs) => (inputs, styles),

@@ -137,11 +137,12 @@ pub fn run(args: ReportArgs) -> ExitCode {
         Err(e) => return fail(&[e]),
     };
     // duvet 0.4.3 first extracts the requirements of the declared specifications into
-    // requirement files, which the report then reads with the project.
-    if let Err(errors) = super::extract::requirements(&config) {
+    // requirement files, which the report then reads with the project (the specifications
+    // parsed once, through one cache, for both).
+    let cache = FileCache::single_use();
+    if let Err(errors) = super::extract::requirements(&config, &cache) {
         return fail(&errors);
     }
-    let cache = FileCache::single_use();
     let wanted = coverage_wanted(&args);
     // The model the report reads: the specifications, and the annotations it cannot read;
     // with coverage, all `duvet query` reads (the requirements and their citations too).

@@ -1,11 +1,10 @@
-//! An IETF text's sections as duvet 0.4.3 reads them *for extraction*: every physical line
+//! An IETF text's sections as duvet 0.4.3 reads them: every physical line
 //! kept as written (indentation included), blank lines as empty lines, page furniture
 //! dropped, and each section's lines cut where 0.4.3 cuts them.
 //!
-//! The model's parser ([`crate::spec::ietf`]) finds the same headings but reads the body
-//! differently on purpose (indentation stripped, paragraphs rejoined across page breaks); a
-//! requirement file must hold 0.4.3's text, so extraction reads the document again with
-//! 0.4.3's rules:
+//! This is the one reading of an IETF text: extraction, the reports and the model
+//! ([`crate::spec::Section`], which strips the common indentation and rejoins paragraphs cut
+//! by a page) all start from it. The rules:
 //!
 //! * lines are split as `str::lines` does (a byte order mark is dropped from the first); a
 //!   line that is a lone form feed is a page break, an empty or whitespace-only line a line
@@ -24,15 +23,13 @@
 //! * a line that is exactly one of 0.4.3's section names (`Abstract`, `References`, …)
 //!   between two line breaks starts a section `name-<slug>`;
 //! * consecutive breaks count once; a section's leading and trailing blank lines are
-//!   dropped; a repeated id keeps the later section (0.4.3 keys sections by id).
+//!   dropped; a repeated id keeps the later section (0.4.3 keys sections by id);
+//! * a blank line kept where page furniture was dropped is noted ([`Section::page_breaks`]):
+//!   0.4.3 ignores it, the model rejoins the paragraph a page cut.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
-use regex::Regex;
-
-use super::{Line, Section};
-use crate::spec::markdown::slugify;
+use super::{Line, Section, patterns, slugify};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Break {
@@ -53,29 +50,6 @@ enum Token<'a> {
     Content(&'a str),
     Header,
 }
-
-/// The regexes of constant patterns (all valid; one that were not would match nothing).
-fn res<const N: usize>(patterns: [&str; N]) -> Vec<Regex> {
-    patterns.iter().filter_map(|p| Regex::new(p).ok()).collect()
-}
-
-static APPENDIX: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    res([
-        r"^([A-Z])$",
-        r"^([A-Z])\.$",
-        r"^([A-Z])\.\s+(.*)",
-        r"^([A-Z]):\s+(.*)",
-        r"^([A-Z]) :\s+(.*)",
-        r"^([A-Z]) -\s+(.*)",
-        r"^([A-Z]) --\s+(.*)",
-        r"^([A-Z])\s+(.*)",
-    ])
-});
-static NUMBERED: LazyLock<Vec<Regex>> = LazyLock::new(|| res([r"^(([A-Z]\.?)?[0-9\.]+):?\s+(.*)"]));
-static ID_ONLY: LazyLock<Vec<Regex>> = LazyLock::new(|| res([r"^(([A-Z]\.)?[0-9\.]+)$"]));
-static HEADER_START: LazyLock<Vec<Regex>> =
-    LazyLock::new(|| res([r"^RFC [1-9][0-9]*  ", r"^\[Page [1-9][0-9]*\]"]));
-static FOOTER_END: LazyLock<Vec<Regex>> = LazyLock::new(|| res([r" \[Page [1-9][0-9]*\]$"]));
 
 /// The names that start an unnumbered section (0.4.3's list, exactly).
 const NAMED: [&str; 25] = [
@@ -117,23 +91,58 @@ pub fn sections(doc: &str) -> Vec<Section<'_>> {
 }
 
 fn lines(doc: &str) -> Vec<Token<'_>> {
-    doc.lines()
-        .enumerate()
-        .map(|(n, line)| {
-            let line = if n == 0 {
-                line.trim_start_matches('\u{feff}')
-            } else {
-                line
-            };
-            if line == "\u{c}" {
-                Token::Break(Break::Page, &line[..0])
-            } else if line.trim().is_empty() {
-                Token::Break(Break::Line, &line[..0])
-            } else {
-                Token::Content(line)
-            }
-        })
-        .collect()
+    // Sized once: a specification has thousands of lines.
+    let mut tokens = Vec::with_capacity(memchr::memchr_iter(b'\n', doc.as_bytes()).count() + 1);
+    tokens.extend(doc.lines().enumerate().map(|(n, line)| {
+        let line = if n == 0 {
+            line.trim_start_matches('\u{feff}')
+        } else {
+            line
+        };
+        if line == "\u{c}" {
+            Token::Break(Break::Page, &line[..0])
+        } else if line.trim().is_empty() {
+            Token::Break(Break::Line, &line[..0])
+        } else {
+            Token::Content(line)
+        }
+    }));
+    tokens
+}
+
+/// Tokens rewritten in place: each pass writes what it keeps over what it has read, never
+/// ahead of it (no pass makes more tokens than it reads), so a pass allocates nothing.
+struct InPlace<'a> {
+    tokens: Vec<Token<'a>>,
+    kept: usize,
+}
+
+impl<'a> InPlace<'a> {
+    fn new(tokens: Vec<Token<'a>>) -> Self {
+        Self { tokens, kept: 0 }
+    }
+
+    /// The token at `i` (read before anything is written over it).
+    fn get(&self, i: usize) -> Option<Token<'a>> {
+        self.tokens.get(i).copied()
+    }
+
+    fn push(&mut self, token: Token<'a>) {
+        if let Some(slot) = self.tokens.get_mut(self.kept) {
+            *slot = token;
+            self.kept += 1;
+        }
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Token<'a>> {
+        let last = self.kept.checked_sub(1)?;
+        self.tokens.get_mut(last)
+    }
+
+    fn finish(mut self) -> Vec<Token<'a>> {
+        self.tokens.truncate(self.kept);
+        self.tokens
+    }
 }
 
 /// The heading state: whether the previous token was a break, and the previous heading's id.
@@ -169,16 +178,7 @@ impl<'a> Headings<'a> {
         let candidate = prefixed.unwrap_or(line);
         let appendix = prefixed.is_some();
         if appendix {
-            for pattern in APPENDIX.iter() {
-                let Some(caps) = pattern.captures(candidate) else {
-                    continue;
-                };
-                let Some(id) = caps.get(1) else { continue };
-                let id = &candidate[id.range()];
-                let title = match caps.get(2) {
-                    Some(title) => candidate[title.range()].trim(),
-                    None => &id[id.len()..],
-                };
+            for (id, title) in patterns::appendix_forms(candidate) {
                 if self.accepts(id, title) {
                     return section(id, title, true);
                 }
@@ -191,16 +191,13 @@ impl<'a> Headings<'a> {
         {
             return Token::Content(line);
         }
-        if let Some(caps) = NUMBERED.iter().find_map(|p| p.captures(candidate))
-            && let (Some(id), Some(title)) = (caps.get(1), caps.get(3))
-        {
-            let id = candidate[id.range()].trim_end_matches('.');
-            let title = candidate[title.range()].trim();
+        if let Some((id, title)) = patterns::numbered(candidate) {
+            let id = id.trim_end_matches('.');
             if self.accepts(id, title) {
                 return section(id, title, appendix);
             }
         }
-        if ID_ONLY.iter().any(|p| p.is_match(candidate)) {
+        if patterns::id_only(candidate) {
             let id = candidate.trim_end_matches('.');
             if self.accepts(id, "") {
                 return section(id, &id[id.len()..], appendix);
@@ -318,16 +315,12 @@ fn headers(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
         .into_iter()
         .map(|token| match token {
             Token::Content(line) => {
-                // The patterns' literal starts and end, checked first.
                 let unindented = line.trim_start().len() == line.len();
-                if unindented
-                    && (line.starts_with("RFC ") || line.starts_with("[Page "))
-                    && HEADER_START.iter().any(|p| p.is_match(line))
-                {
+                if unindented && patterns::header_start(line) {
                     return Token::Header;
                 }
                 let untrailed = line.trim_end().len() == line.len();
-                if untrailed && line.ends_with(']') && FOOTER_END.iter().any(|p| p.is_match(line)) {
+                if untrailed && patterns::footer_end(line) {
                     return Token::Header;
                 }
                 token
@@ -345,9 +338,11 @@ fn named(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
         Name(Token<'a>, &'a str),
     }
     let is_line_break = |t: &Token<'_>| matches!(t, Token::Break(Break::Line, _));
-    let mut out = Vec::with_capacity(tokens.len());
+    let mut out = InPlace::new(tokens);
     let mut state = State::Init;
-    for token in tokens {
+    let mut i = 0;
+    while let Some(token) = out.get(i) {
+        i += 1;
         state = match (state, token) {
             (State::Init, token) if is_line_break(&token) => State::AfterBreak(token),
             (State::Init, token) => {
@@ -362,15 +357,18 @@ fn named(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
                 State::AfterBreak(token)
             }
             (State::AfterBreak(b), token) => {
-                out.extend([b, token]);
-                State::Init
-            }
-            (State::Name(b, name), token) if is_line_break(&token) => {
-                out.extend([b, Token::Named(name), token]);
+                out.push(b);
+                out.push(token);
                 State::Init
             }
             (State::Name(b, name), token) => {
-                out.extend([b, Token::Content(name), token]);
+                out.push(b);
+                out.push(if is_line_break(&token) {
+                    Token::Named(name)
+                } else {
+                    Token::Content(name)
+                });
+                out.push(token);
                 State::Init
             }
         };
@@ -378,38 +376,59 @@ fn named(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
     match state {
         State::Init => {}
         State::AfterBreak(b) => out.push(b),
-        State::Name(b, name) => out.extend([b, Token::Content(name)]),
+        State::Name(b, name) => {
+            out.push(b);
+            out.push(Token::Content(name));
+        }
     }
-    out
+    out.finish()
 }
 
-/// Count a run of breaks once, drop headers and the line after a page break.
+/// Count a run of breaks once, drop headers and the line after a page break. A break kept
+/// before page furniture stands for the page break (its kind becomes [`Break::Page`]): the
+/// model rejoins a paragraph a page cut ([`crate::spec::Section`]).
 fn filter_breaks(tokens: Vec<Token<'_>>) -> Vec<Token<'_>> {
     let mut last: Option<Break> = None;
-    tokens
-        .into_iter()
-        .filter(|token| {
-            let previous = last.take();
-            match token {
-                Token::Section { .. } | Token::Named(_) => true,
-                Token::Break(kind, _) => {
-                    last = Some(*kind);
-                    previous.is_none()
+    let mut out = InPlace::new(tokens);
+    // Marks the break just kept, if the last token kept is one, as a page break.
+    let page = |out: &mut InPlace<'_>| {
+        if let Some(Token::Break(kind, _)) = out.last_mut() {
+            *kind = Break::Page;
+        }
+    };
+    let mut i = 0;
+    while let Some(token) = out.get(i) {
+        i += 1;
+        let previous = last.take();
+        let keep = match token {
+            Token::Section { .. } | Token::Named(_) => true,
+            Token::Break(kind, _) => {
+                last = Some(kind);
+                if previous.is_some() && kind == Break::Page {
+                    page(&mut out);
                 }
-                Token::Content(_) => {
-                    if previous == Some(Break::Page) {
-                        last = Some(Break::Line);
-                        return false;
-                    }
+                previous.is_none()
+            }
+            Token::Content(_) => {
+                if previous == Some(Break::Page) {
+                    last = Some(Break::Line);
+                    page(&mut out);
+                    false
+                } else {
                     true
                 }
-                Token::Header => {
-                    last = Some(Break::Line);
-                    false
-                }
             }
-        })
-        .collect()
+            Token::Header => {
+                last = Some(Break::Line);
+                page(&mut out);
+                false
+            }
+        };
+        if keep {
+            out.push(token);
+        }
+    }
+    out.finish()
 }
 
 fn build<'a>(doc: &'a str, tokens: Vec<Token<'a>>) -> Vec<Section<'a>> {
@@ -420,6 +439,8 @@ fn build<'a>(doc: &'a str, tokens: Vec<Token<'a>>) -> Vec<Section<'a>> {
             while section.lines.last().is_some_and(Line::is_blank) {
                 section.lines.pop();
             }
+            let len = section.lines.len();
+            section.page_breaks.retain(|&i| i < len);
             sections.push(section);
         }
     };
@@ -434,10 +455,13 @@ fn build<'a>(doc: &'a str, tokens: Vec<Token<'a>>) -> Vec<Section<'a>> {
                 (format!("{kind}-{id}"), title)
             }
             Token::Named(title) => (format!("name-{}", slugify(title)), title),
-            Token::Break(_, start) => {
+            Token::Break(kind, start) => {
                 if let Some(section) = open.as_mut()
                     && !section.lines.is_empty()
                 {
+                    if kind == Break::Page {
+                        section.page_breaks.push(section.lines.len());
+                    }
                     section.lines.push(Line::Str(start));
                 }
                 continue;
@@ -457,6 +481,7 @@ fn build<'a>(doc: &'a str, tokens: Vec<Token<'a>>) -> Vec<Section<'a>> {
             full_title: title,
             title_at: crate::spec::offset_in(doc, title),
             lines: Vec::new(),
+            page_breaks: Vec::new(),
         });
     }
     close(&mut open, &mut sections);

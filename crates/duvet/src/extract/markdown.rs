@@ -1,4 +1,4 @@
-//! A Markdown text's sections as duvet 0.4.3 reads them for extraction, with the CommonMark
+//! A Markdown text's sections as duvet 0.4.3 reads them, with the CommonMark
 //! parser it uses (pulldown-cmark, heading attributes on):
 //!
 //! * each physical line (`str::lines`) is a content line unless it belongs to a heading;
@@ -10,16 +10,17 @@
 //! * consecutive breaks count once; a section's leading and trailing blank lines and breaks
 //!   are dropped; a repeated id gets `-1`, `-2`, … (the first free one).
 //!
-//! The model's parser ([`crate::spec::markdown`]) finds the same sections; this reading keeps
-//! the breaks the list items make, which decide where an extracted requirement ends.
+//! This is the one reading of a Markdown text: extraction, the reports and the model
+//! ([`crate::spec::Section`], which leaves the list breaks out) all start from it; the breaks
+//! the list items make decide where an extracted requirement ends.
 
 use std::collections::HashSet;
 use std::ops::Range;
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
 
+use super::slugify;
 use super::{Line, Section};
-use crate::spec::markdown::slugify;
 
 enum Token {
     Section {
@@ -155,6 +156,7 @@ fn build(doc: &str, tokens: Vec<Token>) -> Vec<Section<'_>> {
                     full_title,
                     title_at: title.start,
                     lines: Vec::new(),
+                    page_breaks: Vec::new(),
                 });
                 continue;
             }

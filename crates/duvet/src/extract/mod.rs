@@ -1,5 +1,8 @@
-//! Requirement extraction exactly as duvet 0.4.3 does it: `duvet extract`, and what `duvet
-//! report` writes into `.duvet/requirements` before it reads the project.
+//! duvet 0.4.3's reading of a specification's text into sections ([`sections`], the one
+//! reader of specification text: the model's sections, [`crate::spec::Section`], and the
+//! reports are made from it too), and requirement extraction exactly as 0.4.3 does it:
+//! `duvet extract`, and what `duvet report` writes into `.duvet/requirements` before it reads
+//! the project.
 //!
 //! 0.4.3's requirement files are an input of every report (each `[[spec]]` quote is a
 //! requirement the report counts), so they must hold 0.4.3's text byte for byte: the
@@ -17,16 +20,19 @@
 //! * **Duplicates** (the same text, whitespace aside) in a section count once, at their
 //!   first place, with the strongest level; requirements are ordered by where they start.
 
+mod annotations;
 mod ietf;
 mod markdown;
+mod patterns;
+
+pub use annotations::toml_annotations;
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
 use std::sync::LazyLock;
-
-use regex::Regex;
 
 use crate::spec::Format;
 
@@ -40,6 +46,68 @@ pub struct Section<'a> {
     /// Where `full_title` starts in the document (sections are ordered by it).
     pub title_at: usize,
     pub lines: Vec<Line<'a>>,
+    /// The indexes of the blank lines of `lines` that stand where page furniture was
+    /// dropped (IETF): 0.4.3 reads them as any blank line, the model may rejoin the
+    /// paragraph around one ([`crate::spec::Section`]).
+    pub page_breaks: Vec<usize>,
+}
+
+/// A [`Section`] kept apart from its document: its text as byte ranges of it (a parsed
+/// specification keeps its text and these, [`crate::spec::parsed::ParsedSpec`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    pub id: String,
+    pub title: String,
+    pub full_title: Range<usize>,
+    pub title_at: usize,
+    /// Each line's bytes, `None` for a break.
+    pub lines: Vec<Option<Range<usize>>>,
+    pub page_breaks: Vec<usize>,
+}
+
+impl Kept {
+    /// `section`, a section of `doc`, kept.
+    pub fn of(doc: &str, section: &Section<'_>) -> Self {
+        let range = |part: &str| {
+            let at = crate::spec::offset_in(doc, part);
+            at..at + part.len()
+        };
+        Self {
+            id: section.id.clone(),
+            title: section.title.clone(),
+            full_title: range(section.full_title),
+            title_at: section.title_at,
+            lines: section
+                .lines
+                .iter()
+                .map(|line| match line {
+                    Line::Str(text) => Some(range(text)),
+                    Line::Break => None,
+                })
+                .collect(),
+            page_breaks: section.page_breaks.clone(),
+        }
+    }
+
+    /// The section again, in `doc` (the document it was kept from).
+    pub fn section<'a>(&self, doc: &'a str) -> Section<'a> {
+        let text = |range: &Range<usize>| doc.get(range.clone()).unwrap_or_default();
+        Section {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            full_title: text(&self.full_title),
+            title_at: self.title_at,
+            lines: self
+                .lines
+                .iter()
+                .map(|line| match line {
+                    Some(range) => Line::Str(text(range)),
+                    None => Line::Break,
+                })
+                .collect(),
+            page_breaks: self.page_breaks.clone(),
+        }
+    }
 }
 
 /// A line of a section: text as written, or a break between list items (Markdown).
@@ -92,26 +160,27 @@ pub struct Feature<'a> {
     pub quote: Vec<&'a str>,
 }
 
-static KEY_WORDS: LazyLock<Vec<(Regex, Level)>> = LazyLock::new(|| {
-    [
-        ("MUST( NOT)?", Level::Must),
-        ("SHALL( NOT)?", Level::Must),
-        ("REQUIRED", Level::Must),
-        ("SHOULD( NOT)?", Level::Should),
-        ("(NOT )?RECOMMENDED", Level::Should),
-        ("MAY", Level::May),
-        ("OPTIONAL", Level::May),
-    ]
-    .into_iter()
-    .filter_map(|(word, level)| Some((Regex::new(&format!("\\b{word}\\b\"?")).ok()?, level)))
-    .collect()
-});
-
-/// Quick test for a keyword before the regexes run.
-const WORDS: [&str; 5] = ["MUST", "SHALL", "REQUIRED", "SHOULD", "RECOMMENDED"];
-
+/// Quick test for a keyword before the expressions are matched: three capitals in a row
+/// (every keyword has them; most lines have none), then one of the words.
 fn may_hold_keyword(line: &str) -> bool {
-    WORDS.iter().any(|w| line.contains(w)) || line.contains("MAY") || line.contains("OPTIONAL")
+    static WORDS: LazyLock<[memchr::memmem::Finder<'static>; 7]> = LazyLock::new(|| {
+        [
+            "MUST",
+            "SHALL",
+            "REQUIRED",
+            "SHOULD",
+            "RECOMMENDED",
+            "MAY",
+            "OPTIONAL",
+        ]
+        .map(memchr::memmem::Finder::new)
+    });
+    let mut run = 0;
+    let capitals = line.bytes().any(|b| {
+        run = if b.is_ascii_uppercase() { run + 1 } else { 0 };
+        run >= 3
+    });
+    capitals && WORDS.iter().any(|w| w.find(line.as_bytes()).is_some())
 }
 
 /// The requirements of a section, ordered by where they start.
@@ -123,13 +192,13 @@ pub fn features<'a>(section: &Section<'a>) -> Vec<Feature<'a>> {
         if !may_hold_keyword(text) {
             continue;
         }
-        for (word, level) in KEY_WORDS.iter() {
+        for (word, level) in &patterns::KEY_WORDS {
             for found in word.find_iter(text) {
-                if found.as_str().ends_with('"') {
+                if text.get(found.clone()).is_some_and(|m| m.ends_with('"')) {
                     continue;
                 }
-                let start = find_open(lines, n, found.start());
-                let end = find_close(lines, n, found.end());
+                let start = find_open(lines, n, found.start);
+                let end = find_close(lines, n, found.end);
                 let quote = quote_of(lines, start, end);
                 let key = key_of(&quote);
                 match quotes.entry(key) {
@@ -276,6 +345,50 @@ fn close_in(line: &str) -> Option<usize> {
     }
 }
 
+/// The slug of a title, as 0.4.3 makes Markdown ids and names IETF's unnumbered sections
+/// (`name-<slug>`): ASCII letters lowercased, digits kept, Latin-1 accented letters folded
+/// (`é` → `e`, `ß` → `ss`), other letters and digits kept lowercased, every other run of
+/// characters a single `-`, none at either end (`What's New?` → `what-s-new`).
+pub(crate) fn slugify(title: &str) -> String {
+    let mut slug = String::with_capacity(title.len());
+    let mut dash = true;
+    for c in title.chars() {
+        if let Some(folded) = fold_latin1(c) {
+            slug.push_str(folded);
+            dash = false;
+        } else if c.is_alphanumeric() {
+            slug.extend(c.to_lowercase());
+            dash = false;
+        } else if !dash {
+            slug.push('-');
+            dash = true;
+        }
+    }
+    if slug.ends_with('-') {
+        slug.pop();
+    }
+    slug
+}
+
+/// The ASCII spelling of a Latin-1 letter (`é` → `e`), as transliteration gives it.
+fn fold_latin1(c: char) -> Option<&'static str> {
+    Some(match c {
+        'À'..='Å' | 'à'..='å' => "a",
+        'Æ' | 'æ' => "ae",
+        'Ç' | 'ç' => "c",
+        'È'..='Ë' | 'è'..='ë' => "e",
+        'Ì'..='Ï' | 'ì'..='ï' => "i",
+        'Ð' | 'ð' => "d",
+        'Ñ' | 'ñ' => "n",
+        'Ò'..='Ö' | 'Ø' | 'ò'..='ö' | 'ø' => "o",
+        'Ù'..='Ü' | 'ù'..='ü' => "u",
+        'Ý' | 'ý' | 'ÿ' => "y",
+        'Þ' | 'þ' => "th",
+        'ß' => "ss",
+        _ => return None,
+    })
+}
+
 /// The file format `duvet extract` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Extension {
@@ -371,20 +484,67 @@ pub fn files(
     target: &str,
     ext: Extension,
 ) -> (Vec<(String, String)>, usize) {
-    let mut total = 0;
-    let files = sections(doc, format)
+    files_of(&sections(doc, format), target, ext)
+}
+
+/// The requirement files of a document read into `sections` ([`files`]).
+pub fn files_of(
+    sections: &[Section<'_>],
+    target: &str,
+    ext: Extension,
+) -> (Vec<(String, String)>, usize) {
+    let made = requirement_files(sections, target, ext, None);
+    let total = made.iter().map(|file| file.requirements).sum();
+    let files = made
+        .into_iter()
+        .map(|file| (file.name, file.text))
+        .collect();
+    (files, total)
+}
+
+/// A requirement file of a section.
+#[derive(Debug)]
+pub struct RequirementFile {
+    /// `<section id>.<extension>`.
+    pub name: String,
+    pub text: String,
+    /// How many requirements it lists.
+    pub requirements: usize,
+    /// Its annotations as the project's reading would parse them ([`toml_annotations`]),
+    /// when asked for and known without parsing.
+    pub annotations: Option<Vec<crate::annotation::Annotation>>,
+}
+
+/// The requirement files of the sections with requirements; with `dir` (where they go,
+/// relative to the root), a TOML file's annotations too.
+pub fn requirement_files(
+    sections: &[Section<'_>],
+    target: &str,
+    ext: Extension,
+    dir: Option<&Path>,
+) -> Vec<RequirementFile> {
+    sections
         .iter()
         .filter_map(|section| {
             let features = features(section);
             if features.is_empty() {
                 return None;
             }
-            total += features.len();
             let name = format!("{}.{}", section.id, ext.as_str());
-            Some((name, render(ext, target, section, &features)))
+            let annotations = match (ext, dir) {
+                (Extension::Toml, Some(dir)) => {
+                    toml_annotations(&dir.join(&name), target, section, &features)
+                }
+                _ => None,
+            };
+            Some(RequirementFile {
+                text: render(ext, target, section, &features),
+                requirements: features.len(),
+                name,
+                annotations,
+            })
         })
-        .collect();
-    (files, total)
+        .collect()
 }
 
 /// The directory 0.4.3 writes a specification's requirement files into: `local` (the

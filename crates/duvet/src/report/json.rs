@@ -80,7 +80,8 @@ pub fn write_with(
     let mut targets: Vec<&Target> = report.targets.iter().collect();
     targets.sort_by(|a, b| a.key.cmp(&b.key));
     let parts = crate::par::par_map(targets, |target| {
-        let mut w = Vec::new();
+        // Sized for the specification's text (most of it), not grown into it.
+        let mut w = Vec::with_capacity(2 * target.text.len());
         s(&mut w, &target.key);
         w.push(b':');
         specification(target, &mut w);

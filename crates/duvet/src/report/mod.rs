@@ -5,8 +5,9 @@
 //! citation, a test, …) placed on the lines of its specification that its quote covers, one
 //! byte range per line. [`Report::build`] makes them from the project's annotations, in
 //! duvet's order (by file, then line: an annotation's number in the reports is its rank), and
-//! the sections' lines with their place in the specification's file ([`crate::spec::Section`]
-//! keeps it). Quotes are found as the model finds them ([`crate::coverage::View::find`]).
+//! the sections' lines with their place in the specification's file, from the parse the
+//! model was made from (the text and 0.4.3's reading of it, [`ParsedSpec`]: no file is read
+//! again). Quotes are found as the model finds them ([`crate::coverage::View::find`]).
 //!
 //! What 0.4.3 refuses, a report refuses too, with 0.4.3's words: a target without a section,
 //! a section the specification lacks, a quote it does not hold, a specification that cannot be
@@ -218,11 +219,6 @@ impl Sources {
     }
 }
 
-/// The text of a file as the model reads it (UTF-8, invalid sequences replaced).
-fn read_text(file: &Path) -> std::io::Result<Arc<str>> {
-    Ok(Arc::from(crate::project::text_of(&std::fs::read(file)?)))
-}
-
 /// 1-based line numbers of byte offsets.
 struct LineIndex(Vec<usize>);
 
@@ -290,25 +286,23 @@ impl ViewMap {
 }
 
 /// A section's lines as the report places them: 0.4.3's reading of the section
-/// ([`crate::extract::sections`]), its text lines (an IETF blank line is an empty one, a
-/// Markdown list break none), with the view its quotes are found in.
+/// ([`crate::extract::sections`], kept by the parse), its text lines (an IETF blank line is
+/// an empty one, a Markdown list break none), with the view its quotes are found in.
 fn section_lines(
     text: &str,
     index: &LineIndex,
-    section: &crate::extract::Section<'_>,
+    section: &crate::extract::Kept,
 ) -> (SectionLines, ViewMap) {
-    let mut lines = Vec::new();
+    let mut lines = Vec::with_capacity(section.lines.len());
     let mut map = Vec::new();
     let mut view = 0;
-    for line in &section.lines {
-        let crate::extract::Line::Str(line) = *line else {
-            continue;
-        };
-        let at = crate::spec::offset_in(text, line);
+    for bytes in section.lines.iter().flatten() {
+        let at = bytes.start;
         lines.push(Line {
             number: index.number(at),
-            bytes: at..at + line.len(),
+            bytes: bytes.clone(),
         });
+        let line = text.get(bytes.clone()).unwrap_or_default();
         let trimmed = line.trim();
         if trimmed.is_empty() {
             continue;
@@ -390,7 +384,7 @@ impl Report {
         }
 
         // Each target's specification, by the annotation that first names it: all of them
-        // read at once. As 0.4.3 keys them: by the target as written, so two spellings of one
+        // placed at once. As 0.4.3 keys them: by the target as written, so two spellings of one
         // URL are two targets of one text.
         let specs: Vec<Option<usize>> = report
             .entries
@@ -440,7 +434,7 @@ impl Report {
                         placings.push(Placing::Error(match &model.specs[spec].error {
                             Some(error) => format!("{}: {error}", entry.target_path),
                             None => format!(
-                                "{}: the text changed while the report was written; run it again",
+                                "{}: the specification's text was not read",
                                 entry.target_path
                             ),
                         }));
@@ -603,8 +597,9 @@ struct Loaded {
     index: LineIndex,
 }
 
-/// The target of specification `spec` of the model, with the view maps of its sections; `None`
-/// when its text cannot be read or no longer matches the parse.
+/// The target of specification `spec` of the model, with the view maps of its sections, from
+/// its parse (the text and 0.4.3's reading of it, which the model was made from); `None`
+/// when it has none.
 fn load_target(
     model: &Model,
     spec: usize,
@@ -613,16 +608,14 @@ fn load_target(
 ) -> Option<Loaded> {
     let parsed = parsed?;
     let file = model.specs[spec].file.clone();
-    let text = read_text(&file).ok()?;
+    let text = parsed.text.clone();
     let index = LineIndex::new(&text);
-    let mut sections = Vec::new();
-    let mut maps = Vec::new();
+    let (sections, maps) = parsed
+        .kept()
+        .iter()
+        .map(|section| section_lines(&text, &index, section))
+        .unzip();
     let format = parsed.format;
-    for section in &crate::extract::sections(&text, format) {
-        let (lines, map) = section_lines(&text, &index, section);
-        sections.push(lines);
-        maps.push(map);
-    }
     let title =
         (format == Format::Markdown && !parsed.title.is_empty()).then(|| parsed.title.clone());
     Some(Loaded {

@@ -1,8 +1,8 @@
-//! Specifications: parsing IETF plain text and Markdown into sections, and extracting the
-//! requirement sentences (RFC 2119 keywords) of a section; `parsed` keeps a parsed text.
+//! Specifications: their sections as the model holds them, made from duvet 0.4.3's reading
+//! of the text ([`crate::extract::sections`], the one reader of specification text), the
+//! document's title, and the requirement sentences (RFC 2119 keywords) of a section;
+//! `parsed` keeps a parsed text.
 
-pub mod ietf;
-pub mod markdown;
 pub mod parsed;
 pub mod requirements;
 
@@ -41,22 +41,26 @@ impl Format {
     }
 }
 
-/// One section of a specification.
+/// One section of a specification, as the model holds it: duvet 0.4.3's section
+/// ([`crate::extract::Section`]) with its lines made for reading ([`Section::of`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
     /// The section id as Duvet names it: `section-4.5`, `appendix-A.1`, `name-abstract` (named IETF sections), or for
     /// Markdown the explicit `{#id}` or the slug of the title (duplicates suffixed `-1`, `-2`).
     pub id: String,
-    /// The heading text without its number, e.g. `Stream Concurrency`.
+    /// The heading text without its number, e.g. `Stream Concurrency`, as 0.4.3 reads it
+    /// (an IETF title's first line, a Markdown title from its first text on).
     pub title: String,
     /// The body lines of the section (not including the heading), with the page furniture of
-    /// IETF documents (headers, footers, form feeds) removed. Leading/trailing blank lines are
-    /// trimmed; inner blank lines separate paragraphs.
+    /// IETF documents (headers, footers, form feeds) removed, trailing whitespace removed, and
+    /// in IETF text the section's common indentation. Leading/trailing blank lines are
+    /// trimmed; inner blank lines separate paragraphs (not the one a page break leaves in a
+    /// paragraph, which is rejoined).
     pub lines: Vec<String>,
     /// The byte offset in the document of each of `lines` (of its first byte as kept; for a
-    /// blank line, of a line near it), so that a report can name the document's lines.
+    /// blank line, of the blank line), so that a report can name the document's lines.
     pub at: Vec<usize>,
-    /// The byte offset in the document of the heading's first line.
+    /// The byte offset in the document of the heading's title.
     pub title_at: usize,
 }
 
@@ -65,9 +69,66 @@ impl Section {
     pub fn content(&self) -> String {
         self.lines.join("\n")
     }
+
+    /// The model's section of `read`, a section of `doc` in `format`: its text lines (a
+    /// Markdown list break is no line), trailing whitespace removed; a blank line a page
+    /// break left inside a sentence (the text before it does not end with `.`, `:`, `!` or
+    /// `?`) dropped, so the paragraph reads on; in IETF text, the indentation the lines share
+    /// (normally the RFC's 3 spaces) removed, so relative indentation of lists and figures is
+    /// kept.
+    pub fn of(doc: &str, read: &crate::extract::Section<'_>, format: Format) -> Self {
+        let mut lines: Vec<&str> = Vec::with_capacity(read.lines.len());
+        let mut last = "";
+        for (i, line) in read.lines.iter().enumerate() {
+            let crate::extract::Line::Str(line) = *line else {
+                continue;
+            };
+            let line = line.trim_end();
+            if line.is_empty() {
+                if read.page_breaks.contains(&i) && !last.ends_with(['.', ':', '!', '?']) {
+                    continue;
+                }
+            } else {
+                last = line;
+            }
+            lines.push(line);
+        }
+        while lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        let leading = lines.iter().take_while(|l| l.is_empty()).count();
+        let lines = lines.get(leading..).unwrap_or_default();
+        let indent = match format {
+            Format::Ietf => lines
+                .iter()
+                .filter(|l| !l.is_empty())
+                .map(|l| l.chars().take_while(|c| c.is_whitespace()).count())
+                .min()
+                .unwrap_or(0),
+            Format::Markdown => 0,
+        };
+        let (lines, at) = lines
+            .iter()
+            .map(|&line| {
+                let cut = line
+                    .char_indices()
+                    .nth(indent)
+                    .map_or(line.len(), |(at, _)| at);
+                let kept = line.get(cut..).unwrap_or_default();
+                (kept.to_string(), offset_in(doc, line) + cut)
+            })
+            .unzip();
+        Self {
+            id: read.id.clone(),
+            title: read.title.clone(),
+            lines,
+            at,
+            title_at: read.title_at,
+        }
+    }
 }
 
-/// The byte offset of `part`, a slice of `doc`, in `doc` (the parsers keep slices of the
+/// The byte offset of `part`, a slice of `doc`, in `doc` (the readers keep slices of the
 /// document; a part from elsewhere counts as its end).
 pub(crate) fn offset_in(doc: &str, part: &str) -> usize {
     let (start, at) = (doc.as_ptr() as usize, part.as_ptr() as usize);
@@ -77,12 +138,12 @@ pub(crate) fn offset_in(doc: &str, part: &str) -> usize {
     at - start
 }
 
-/// Parse a specification's text in `format` into its sections, in document order.
-pub fn parse(text: &str, format: Format) -> Vec<Section> {
-    match format {
-        Format::Ietf => ietf::parse(text),
-        Format::Markdown => markdown::parse(text),
-    }
+/// The model's sections of `doc` in `format`, in document order.
+pub fn sections(doc: &str, format: Format) -> Vec<Section> {
+    crate::extract::sections(doc, format)
+        .iter()
+        .map(|read| Section::of(doc, read, format))
+        .collect()
 }
 
 /// A title's most lines and characters (a wrapped title has two or three lines).
@@ -137,40 +198,4 @@ pub fn title(text: &str, format: Format) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ietf_titles_indented_little_or_wrapped_are_found() {
-        let rfc5869 = "Internet Engineering Task Force (IETF)                       H. Krawczyk\nRequest for Comments: 5869                                  IBM Research\nCategory: Informational                                        P. Eronen\nISSN: 2070-1721                                                    Nokia\n                                                                May 2010\n\n\n       HMAC-based Extract-and-Expand Key Derivation Function (HKDF)\n\nAbstract\n\n   This document specifies a simple HKDF.\n";
-        assert_eq!(
-            title(rfc5869, Format::Ietf),
-            "HMAC-based Extract-and-Expand Key Derivation Function (HKDF)"
-        );
-        let rfc8446 = "\u{feff}Internet Engineering Task Force (IETF)                       E. Rescorla\nRequest for Comments: 8446                                       Mozilla\n                                                             August 2018\n\n\n          The Transport Layer Security (TLS) Protocol Version 1.3\n\nAbstract\n";
-        assert_eq!(
-            title(rfc8446, Format::Ietf),
-            "The Transport Layer Security (TLS) Protocol Version 1.3"
-        );
-        let wrapped = "Network Working Group                                         A. Author\nInternet-Draft                                                   Example\nIntended status: Standards Track                          March 1, 2024\n\n               A Rather Long Title for a Protocol That Needs\n                          Two Lines to Say It\n                      draft-ietf-example-long-title-07\n\nAbstract\n";
-        assert_eq!(
-            title(wrapped, Format::Ietf),
-            "A Rather Long Title for a Protocol That Needs Two Lines to Say It"
-        );
-    }
-
-    #[test]
-    fn a_document_without_a_title_has_none() {
-        assert_eq!(title("", Format::Ietf), "");
-        assert_eq!(
-            title("Header line\n\nAbstract\n\n   Text.\n", Format::Ietf),
-            ""
-        );
-        assert_eq!(title("Header\n\n1.  Introduction\n", Format::Ietf), "");
-        assert_eq!(title("# Coffee\n\nText.\n", Format::Markdown), "Coffee");
-        assert_eq!(
-            title("\u{feff}# Coffee\r\n\r\nText.\r\n", Format::Markdown),
-            "Coffee"
-        );
-    }
-}
+mod tests;

@@ -1,13 +1,16 @@
 //! A specification text parsed once (and cached by the loader while the file is unchanged):
-//! its sections, each section's view ([`crate::coverage`]) and normalized text, and — made
-//! only when first asked for — the requirement sentences of a section with where they lie
-//! in its view.
+//! the text itself and duvet 0.4.3's reading of it ([`crate::extract::sections`]), which the
+//! extraction and the reports read; and, made from that reading when first asked for, what
+//! the model reads: its sections ([`Section`]), each section's view ([`crate::coverage`]) and
+//! normalized text, and the requirement sentences of a section with where they lie in its
+//! view.
 
 use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use crate::coverage::View;
+use crate::extract::Kept;
 use crate::spec::{self, Format, Section, requirements};
 
 #[derive(Debug)]
@@ -15,12 +18,17 @@ pub struct ParsedSpec {
     pub title: String,
     /// The format it was read in.
     pub format: Format,
-    pub sections: Vec<Section>,
+    /// The text as read (UTF-8, invalid sequences replaced).
+    pub text: Arc<str>,
+    /// duvet 0.4.3's sections of `text`, in document order.
+    read: Vec<Kept>,
+    /// The model's sections, made from `read` ([`Section::of`]).
+    sections: OnceLock<Vec<Section>>,
     /// Per section, its text as duvet reads it ([`crate::coverage`]).
-    pub views: Vec<Arc<View>>,
+    views: OnceLock<Vec<Arc<View>>>,
     /// Per section, its text whitespace-collapsed, as quotes are matched against it
-    /// ([`requirements::normalize`]), made with the parse (on every core) for the model.
-    pub normalized: Vec<Arc<str>>,
+    /// ([`requirements::normalize`]).
+    normalized: OnceLock<Vec<Arc<str>>>,
     /// Per section, its requirement sentences, made once, when first needed
     /// ([`ParsedSpec::sentences`]).
     sentences: Vec<OnceLock<Sentences>>,
@@ -37,32 +45,101 @@ pub struct Sentences {
 }
 
 impl ParsedSpec {
-    pub fn parse(text: &str, format: Format) -> Self {
+    /// `text` read in `format`, with everything the model reads made (`duvet mcp`).
+    pub fn parse(text: Arc<str>, format: Format) -> Self {
+        let parsed = Self::read(text, format);
+        parsed.views();
+        parsed.normalized();
+        parsed
+    }
+
+    /// `text` read in `format` (duvet 0.4.3's sections); what the model reads is made when
+    /// first asked for (a report reads it only to place quote lines without a target line).
+    pub fn read(text: Arc<str>, format: Format) -> Self {
+        let read: Vec<Kept> = crate::extract::sections(&text, format)
+            .iter()
+            .map(|section| Kept::of(&text, section))
+            .collect();
         Self {
+            title: spec::title(&text, format),
             format,
-            ..Self::of_sections(spec::title(text, format), spec::parse(text, format))
+            sentences: (0..read.len()).map(|_| OnceLock::new()).collect(),
+            read,
+            text,
+            sections: OnceLock::new(),
+            views: OnceLock::new(),
+            normalized: OnceLock::new(),
         }
     }
 
-    /// The parse of a document with this title and these sections.
+    /// The parse of a document with this title and these sections (and no text).
     pub fn of_sections(title: String, sections: Vec<Section>) -> Self {
-        let count = sections.len();
-        let views: Vec<Arc<View>> = sections
-            .iter()
-            .map(|section| Arc::new(View::new(&section.lines)))
-            .collect();
-        let normalized = sections
-            .iter()
-            .map(|section| Arc::from(requirements::normalize(&section.content())))
-            .collect();
         Self {
             title,
             format: Format::Markdown,
-            sections,
-            views,
-            normalized,
-            sentences: (0..count).map(|_| OnceLock::new()).collect(),
+            text: Arc::from(""),
+            read: Vec::new(),
+            sentences: (0..sections.len()).map(|_| OnceLock::new()).collect(),
+            sections: OnceLock::from(sections),
+            views: OnceLock::new(),
+            normalized: OnceLock::new(),
         }
+    }
+
+    /// duvet 0.4.3's sections, kept as byte ranges of [`ParsedSpec::text`].
+    pub fn kept(&self) -> &[Kept] {
+        &self.read
+    }
+
+    /// duvet 0.4.3's sections of the text ([`crate::extract::sections`]).
+    pub fn read_sections(&self) -> Vec<crate::extract::Section<'_>> {
+        self.read
+            .iter()
+            .map(|kept| kept.section(&self.text))
+            .collect()
+    }
+
+    /// The model's sections.
+    pub fn sections(&self) -> &[Section] {
+        self.sections.get_or_init(|| {
+            self.read
+                .iter()
+                .map(|kept| Section::of(&self.text, &kept.section(&self.text), self.format))
+                .collect()
+        })
+    }
+
+    /// Per section, its view.
+    pub fn views(&self) -> &[Arc<View>] {
+        self.views.get_or_init(|| {
+            self.sections()
+                .iter()
+                .map(|section| Arc::new(View::new(&section.lines)))
+                .collect()
+        })
+    }
+
+    /// Per section, its normalized text: the same words as its lines (made from duvet
+    /// 0.4.3's lines when the model's are not made, which differ only in whitespace).
+    pub fn normalized(&self) -> &[Arc<str>] {
+        self.normalized.get_or_init(|| match self.sections.get() {
+            Some(sections) => sections
+                .iter()
+                .map(|section| Arc::from(requirements::normalize(&section.content())))
+                .collect(),
+            None => self
+                .read
+                .iter()
+                .map(|kept| {
+                    let mut words = String::new();
+                    for range in kept.lines.iter().flatten() {
+                        words.push_str(self.text.get(range.clone()).unwrap_or_default());
+                        words.push('\n');
+                    }
+                    Arc::from(requirements::normalize(&words))
+                })
+                .collect(),
+        })
     }
 
     /// The requirement sentences of section `c`, extracted on the first call. Only the
@@ -70,7 +147,7 @@ impl ParsedSpec {
     /// file covers have their sentences made requirements, so the others never pay for it;
     /// the model asks for those on every core.
     pub fn sentences(&self, c: usize) -> Option<&Sentences> {
-        let (section, view) = (self.sections.get(c)?, self.views.get(c)?);
+        let (section, view) = (self.sections().get(c)?, self.views().get(c)?);
         Some(self.sentences.get(c)?.get_or_init(|| {
             let sentences = requirements::extract(section);
             let mut seen = HashSet::new();
