@@ -402,7 +402,10 @@ fn a_report_that_cannot_be_read_stops_the_report_before_it_writes_anything() {
     assert!(!p.path("out").exists(), "nothing is written");
     // An LCOV tracefile read as JaCoCo XML: an error here (every line would be unmeasured),
     // while `duvet query` reads it as 0.4.3 does, as a report of nothing.
-    p.write("coverage/lcov.info", "SF:src/lib.rs\nDA:12,1\nend_of_record\n");
+    p.write(
+        "coverage/lcov.info",
+        "SF:src/lib.rs\nDA:12,1\nend_of_record\n",
+    );
     let args = ["-r", "coverage/lcov.info", "-f", "jacoco-xml"];
     let out = report(&p, &[&outputs[..], &args[..]].concat());
     assert_eq!(out.status.code(), Some(1));
