@@ -9,7 +9,7 @@
 //! whether trying again may help (a timeout, a refused connection, a 5xx or 429 answer) and
 //! how to put the file there by hand.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The largest text accepted (RFC 9000, among the largest, is 0.5 MB).
@@ -29,6 +29,10 @@ pub struct Download {
     pub file: PathBuf,
     /// `file` as messages name it (relative to the project's root).
     pub shown: String,
+    /// The project's root and the download cache: `file` must stay in the cache (and the
+    /// cache in the project, when it is there), whatever links the project holds.
+    pub root: PathBuf,
+    pub cache_dir: PathBuf,
 }
 
 /// Download every one of `downloads` that is not cached yet, several at a time; the files
@@ -82,6 +86,8 @@ async fn fetch_all(todo: Vec<Download>) -> Result<Vec<String>, Vec<String>> {
                     url: String::new(),
                     file: PathBuf::new(),
                     shown: String::new(),
+                    root: PathBuf::new(),
+                    cache_dir: PathBuf::new(),
                 },
                 Err(format!("a download stopped: {e}")),
             )),
@@ -120,6 +126,9 @@ async fn fetch_one(client: &reqwest::Client, d: &Download) -> Result<(), String>
             by_hand(d)
         )
     };
+    // Checked before asking anything: the file is written only there.
+    crate::output::confine(&d.root, &d.cache_dir, &d.file, "the cache file")
+        .map_err(|e| format!("cannot download {}: {e}", d.source))?;
     let mut response = client
         .get(&d.url)
         .header(reqwest::header::ACCEPT, "text/plain")
@@ -141,19 +150,13 @@ async fn fetch_one(client: &reqwest::Client, d: &Download) -> Result<(), String>
         }
         body.extend_from_slice(&chunk);
     }
-    write_whole(&d.file, &body).map_err(|e| fail(e, false))
-}
-
-/// Write `bytes` to `file` through a temporary file beside it, renamed into place.
-fn write_whole(file: &Path, bytes: &[u8]) -> Result<(), String> {
-    let dir = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let name = file.file_name().unwrap_or_default().to_string_lossy();
-    let temp = dir.join(format!(".{name}.download-{}", std::process::id()));
-    let written = std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, file));
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&temp);
-        format!("{}: {e}", file.display())
+    crate::output::write(&d.file, &body).map_err(|e| {
+        format!(
+            "cannot download {} into {}: {}: {e}",
+            d.source,
+            d.shown,
+            d.file.display()
+        )
     })
 }
 

@@ -62,6 +62,8 @@ pub(super) fn download_specs<'a>(
                 url: crate::config::canonical_url(&spec),
                 shown: crate::project::shown(config, &file),
                 file,
+                root: config.root.clone(),
+                cache_dir: config.spec_cache_dir.clone(),
             })
         })
         .collect();

@@ -10,6 +10,7 @@ use clap::Args;
 use super::common::{CargoFlags, fail, note};
 use crate::config::{self, Flags, ProjectConfig};
 use crate::extract::{self, Extension};
+use crate::output;
 use crate::project;
 use crate::spec::Format;
 
@@ -112,6 +113,8 @@ pub fn run(args: ExtractArgs) -> ExitCode {
             url: config::canonical_url(target),
             file: root.join(&local),
             shown: local.display().to_string(),
+            cache_dir: root.join(&download),
+            root: root.clone(),
         };
         match crate::download::fetch_missing(vec![download]) {
             Ok(written) => written
@@ -140,7 +143,10 @@ pub fn run(args: ExtractArgs) -> ExitCode {
     let format = format.unwrap_or_else(|| Format::auto(target, &text));
     let (files, total) = extract::files(&text, format, &display_target(target), ext);
     let dir = extract::out_dir(&args.out, None, &local);
-    if let Err(e) = write_all(&root, &dir, &files) {
+    // `--out` is the user's: followed wherever it leads; below it, nothing leaves it.
+    let out = root.join(&args.out);
+    let confined = |file: &Path| output::confine(&out, &out, file, "the requirement file");
+    if let Err(e) = write_all(&root, &dir, &files, confined) {
         return fail(&[e]);
     }
     note(&format!(
@@ -166,9 +172,18 @@ fn relative(root: &Path, path: &Path) -> PathBuf {
         .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
 }
 
-fn write_all(root: &Path, dir: &Path, files: &[(String, String)]) -> Result<usize, String> {
+/// Write `files` into `dir` (relative to `root`), once `confined` accepts where they go (see
+/// [`crate::output::confine`]: a specification's path, or a link in the project, must not
+/// lead them elsewhere).
+fn write_all(
+    root: &Path,
+    dir: &Path,
+    files: &[(String, String)],
+    confined: impl Fn(&Path) -> Result<(), String>,
+) -> Result<usize, String> {
     let dir = root.join(dir);
-    if !files.is_empty() {
+    if let Some((name, _)) = files.first() {
+        confined(&dir.join(name))?;
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let mut changed = 0;
@@ -224,7 +239,10 @@ pub(crate) fn requirements(config: &ProjectConfig) -> Result<usize, Vec<String>>
         let local = relative(root, &file);
         let (files, _) = extract::files(&text, format, &display_target(source), Extension::Toml);
         let dir = extract::out_dir(&out, Some(&download), &local);
-        if let Err(e) = write_all(root, &dir, &files) {
+        // Where 0.4.3 puts them, in the project (or beside a config file elsewhere).
+        let within = root.join(&out);
+        let confined = |file: &Path| output::confine(root, &within, file, "the requirement file");
+        if let Err(e) = write_all(root, &dir, &files, confined) {
             errors.push(e);
         }
     }

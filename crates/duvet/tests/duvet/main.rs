@@ -17,6 +17,7 @@ mod download;
 mod edge;
 mod extract;
 mod hostile;
+mod hostile_cli;
 mod html;
 mod http;
 mod identifiers;
