@@ -25,17 +25,7 @@ pub fn write_with(
     path: &Path,
     make: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let direct = |path: &Path, make: Box<dyn FnOnce(&mut dyn Write) -> std::io::Result<()>>| {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-        make(&mut out)?;
-        out.flush()
-    };
-    match std::fs::metadata(path) {
+    let direct = match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::IsADirectory,
@@ -43,11 +33,19 @@ pub fn write_with(
             ));
         }
         // A device or a pipe: there is nothing to replace.
-        Ok(meta) if !meta.is_file() => return direct(path, Box::new(make)),
-        Ok(_) => {}
+        Ok(meta) => !meta.is_file(),
         // A link to nothing: writing creates what it points to.
-        Err(_) if path.is_symlink() => return direct(path, Box::new(make)),
-        Err(_) => {}
+        Err(_) => path.is_symlink(),
+    };
+    if direct {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+        make(&mut out)?;
+        return out.flush();
     }
     let target = if path.is_symlink() {
         std::fs::canonicalize(path)?
