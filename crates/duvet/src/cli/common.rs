@@ -31,17 +31,22 @@ pub(super) struct CargoFlags {
     manifest_path: Option<String>,
 }
 
-/// Print an error as duvet does (one line each) and fail.
+/// Print an error as duvet does (one line each) and fail. The password of a URL in a
+/// message is never printed.
 pub(super) fn fail(errors: &[String]) -> ExitCode {
     let mut err = std::io::stderr().lock();
     for e in errors {
-        let _ = writeln!(err, "error: {e}");
+        let _ = writeln!(err, "error: {}", crate::download::redact(e));
     }
     ExitCode::FAILURE
 }
 
 pub(super) fn note(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{}",
+        crate::download::redact(message)
+    );
 }
 
 /// Download the URL specifications among `sources` whose text is not in the download cache
@@ -67,8 +72,8 @@ pub(super) fn download_specs<'a>(
             })
         })
         .collect();
-    for shown in crate::download::fetch_missing(downloads)? {
-        note(&format!("Downloaded {shown}"));
+    for line in crate::download::fetch_missing(downloads)? {
+        note(&line);
     }
     Ok(())
 }

@@ -117,9 +117,7 @@ pub fn run(args: ExtractArgs) -> ExitCode {
             root: root.clone(),
         };
         match crate::download::fetch_missing(vec![download]) {
-            Ok(written) => written
-                .iter()
-                .for_each(|shown| note(&format!("Downloaded {shown}"))),
+            Ok(lines) => lines.iter().for_each(|line| note(line)),
             Err(errors) => return fail(&errors),
         }
     }

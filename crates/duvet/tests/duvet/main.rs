@@ -18,6 +18,7 @@ mod edge;
 mod extract;
 mod hostile;
 mod hostile_cli;
+mod hostile_download;
 mod html;
 mod http;
 mod identifiers;
