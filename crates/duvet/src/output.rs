@@ -1,5 +1,6 @@
 //! Writing the files the commands make (reports, requirement files, downloaded texts): whole
-//! or not at all, and only where they belong.
+//! or not at all, and only where they belong; and reading the files named to them as files
+//! only ([`read`]).
 //!
 //! A file is written to a temporary file beside it, then renamed into place: a failure (a
 //! full disk, Ctrl-C) leaves the old file, or none, never half of one. A path that is not a
@@ -14,6 +15,36 @@
 
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
+
+/// The bytes of the file at `path`, if it is a regular file (behind links): a device or a
+/// pipe named as a report, a specification or a config (`/dev/zero`, a FIFO) would never
+/// end, or never start.
+pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
+    }
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a device or a pipe)",
+        ));
+    }
+    std::fs::read(path)
+}
+
+/// [`read`], as text (UTF-8).
+pub fn read_to_string(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read(path)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
 
 /// Write `bytes` to `path` whole, making its directory.
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -121,7 +121,7 @@ pub fn run(args: ExtractArgs) -> ExitCode {
             Err(errors) => return fail(&errors),
         }
     }
-    let text = match std::fs::read(root.join(&local)) {
+    let text = match output::read(&root.join(&local)) {
         Ok(bytes) => project::text_of(&bytes).into_owned(),
         Err(e) => {
             return fail(&[format!(
@@ -219,7 +219,7 @@ pub(crate) fn requirements(config: &ProjectConfig) -> Result<usize, Vec<String>>
                 continue;
             }
         };
-        let text = match std::fs::read(&file) {
+        let text = match output::read(&file) {
             Ok(bytes) => project::text_of(&bytes).into_owned(),
             Err(e) => {
                 let shown = project::shown(config, &file);

@@ -253,7 +253,7 @@ pub fn run(args: ReportArgs) -> ExitCode {
     if let Some(path) = &settings.snapshot {
         let expected = ci::snapshot(&report);
         if ci {
-            let Ok(actual) = std::fs::read_to_string(path) else {
+            let Ok(actual) = crate::output::read_to_string(path) else {
                 return fail(&[format!(
                     "{}: Could not read report snapshot. This is required to enforce CI checks.",
                     path.display()

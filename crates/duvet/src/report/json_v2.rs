@@ -813,7 +813,7 @@ pub fn parse(bytes: &[u8]) -> Result<ReportV2, String> {
 
 /// The report in file `path`; the error names the file.
 pub fn read(path: &Path) -> Result<ReportV2, String> {
-    let bytes = std::fs::read(path)
+    let bytes = crate::output::read(path)
         .map_err(|e| format!("failed to open file '{}': {e}", path.display()))?;
     parse(&bytes).map_err(|e| format!("failed to read report from '{}': {e}", path.display()))
 }

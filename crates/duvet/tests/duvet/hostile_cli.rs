@@ -212,3 +212,71 @@ fn devices_and_directories_as_outputs() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(out.stdout.starts_with(b"{\"specifications\":"));
 }
+
+/// `duvet ARGS` in the project, killed (and the test failed) if it runs 60 s.
+fn run_within(p: &Project, args: &[&str]) -> Output {
+    let child = Command::new(BIN)
+        .args(args)
+        .current_dir(p.root())
+        .env("HOME", p.root())
+        .env_remove("CI")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let id = child.id();
+    let (done, waiting) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    match waiting.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &id.to_string()]).status();
+            panic!("duvet {args:?} still running after 60 s");
+        }
+    }
+}
+
+#[test]
+fn devices_and_pipes_named_as_inputs_are_refused_not_read_forever() {
+    let p = project("\n[report.html]\nenabled = false\n", 2);
+    let fifo = |rel: &str| {
+        let made = Command::new("mkfifo").arg(p.path(rel)).status().unwrap();
+        assert!(made.success());
+    };
+    fifo("lcov.info");
+    fifo("specs/pipe.md");
+    fifo("v2.json");
+    let cases: [&[&str]; 7] = [
+        &["report", "--json", "out.json", "-r", "lcov.info"],
+        &["report", "--json", "out.json", "-r", "/dev/zero"],
+        &["merge", "--input", "/dev/zero", "--output", "m.json"],
+        &["merge", "--input", "v2.json", "--output", "m.json"],
+        &["extract", "-f", "markdown", "specs/pipe.md"],
+        &["extract", "-f", "markdown", "/dev/zero"],
+        &["report", "--config-path", "/dev/zero"],
+    ];
+    for args in cases {
+        let line = error_line(&run_within(&p, args));
+        assert!(
+            line.contains("not a regular file") || line.contains("is not a file"),
+            "{args:?}: {line}"
+        );
+    }
+    // A declared specification that is a pipe.
+    let q = project(
+        "\n[[specification]]\nsource = \"specs/pipe.md\"\nformat = \"markdown\"\n",
+        1,
+    );
+    let made = Command::new("mkfifo")
+        .arg(q.path("specs/pipe.md"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let line = error_line(&run_within(&q, &["report", "--json", "out.json"]));
+    assert!(
+        line.contains("specs/pipe.md") && line.contains("not a regular file"),
+        "{line}"
+    );
+}
