@@ -21,13 +21,8 @@ use std::path::{Component, Path, PathBuf};
 /// end, or never start.
 pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
     let meta = std::fs::metadata(path)?;
-    if meta.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "is a directory",
-        ));
-    }
-    if !meta.is_file() {
+    // A directory: the system's own words.
+    if !meta.is_file() && !meta.is_dir() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             "not a regular file (a device or a pipe)",
@@ -57,13 +52,7 @@ pub fn write_with(
     make: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let direct = match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::IsADirectory,
-                "is a directory",
-            ));
-        }
-        // A device or a pipe: there is nothing to replace.
+        // A device or a pipe: there is nothing to replace. A directory: the system's words.
         Ok(meta) => !meta.is_file(),
         // A link to nothing: writing creates what it points to.
         Err(_) => path.is_symlink(),

@@ -192,7 +192,7 @@ fn devices_and_directories_as_outputs() {
     ] {
         let line = error_line(&run(&p, &args));
         assert!(
-            line.contains("dir") && line.contains("is a directory"),
+            line.contains("dir") && line.contains("Is a directory"),
             "{line}"
         );
     }
