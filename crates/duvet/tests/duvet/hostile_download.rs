@@ -348,3 +348,22 @@ fn a_download_stopped_by_ctrl_c_leaves_nothing() {
         Vec::<String>::new()
     );
 }
+
+#[tokio::test]
+async fn duvet_mcp_never_downloads_nor_writes() {
+    let server = Server::start();
+    let p = project(&[&server.url("/ok.txt")]);
+    let before = files(p.root());
+    let mcp = p.start(&[]).await;
+    let specs = mcp.read_resource_json("duvet:///specifications").await;
+    assert!(
+        specs.to_string().contains("is not in the download cache"),
+        "{specs}"
+    );
+    let _: serde_json::Value = mcp
+        .call_ok("list_uncited_requirements", serde_json::json!({}))
+        .await;
+    mcp.shutdown().await;
+    assert_eq!(server.requests.load(Ordering::SeqCst), 0);
+    assert_eq!(files(p.root()), before);
+}
