@@ -172,6 +172,13 @@ async fn fetch_one(client: &reqwest::Client, d: &Download) -> Result<(), String>
             by_hand(d)
         ))
     };
+    let scheme = url::Url::parse(&d.url).map(|u| u.scheme().to_string());
+    if !matches!(scheme.as_deref(), Ok("http" | "https")) {
+        return Err(fail(
+            "duvet downloads http and https URLs only".to_string(),
+            false,
+        ));
+    }
     // Checked before asking anything: the file is written only there.
     crate::output::confine(&d.root, &d.cache_dir, &d.file, "the cache file")
         .map_err(|e| redact(&format!("cannot download {}: {e}", d.source)))?;

@@ -223,7 +223,12 @@ pub(crate) fn requirements(config: &ProjectConfig) -> Result<usize, Vec<String>>
             Ok(bytes) => project::text_of(&bytes).into_owned(),
             Err(e) => {
                 let shown = project::shown(config, &file);
-                errors.push(if source.contains("://") {
+                let http = source.starts_with("http://") || source.starts_with("https://");
+                errors.push(if source.contains("://") && !http {
+                    format!(
+                        "{source}: duvet downloads http and https specifications only; name a file in the project by its path instead"
+                    )
+                } else if source.contains("://") {
                     format!(
                         "{source} is not in the download cache: expected {shown} ({e}); this duvet reads specifications offline: save the text there first, e.g. `curl -fsSL --create-dirs -o {shown} {source}`"
                     )

@@ -367,3 +367,30 @@ async fn duvet_mcp_never_downloads_nor_writes() {
     assert_eq!(server.requests.load(Ordering::SeqCst), 0);
     assert_eq!(files(p.root()), before);
 }
+
+#[test]
+fn only_http_and_https_are_downloaded() {
+    let p = Project::new();
+    let out = Command::new(BIN)
+        .args(["extract", "ftp://127.0.0.1:1/spec.txt"])
+        .current_dir(p.root())
+        .env("HOME", p.root())
+        .output()
+        .unwrap();
+    failed_with(
+        &p,
+        &out,
+        &["duvet downloads http and https URLs only"],
+        false,
+    );
+    for url in ["file:///etc/passwd", "ftp://127.0.0.1:1/spec.txt"] {
+        let p = project(&[url]);
+        let out = report(&p);
+        failed_with(
+            &p,
+            &out,
+            &[url, "http and https specifications only"],
+            false,
+        );
+    }
+}
