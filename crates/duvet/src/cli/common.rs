@@ -32,21 +32,40 @@ pub(super) struct CargoFlags {
 }
 
 /// Print an error as duvet does (one line each) and fail. The password of a URL in a
-/// message is never printed.
+/// message is never printed, nor a control character taken from the input ([`shown`]).
 pub(super) fn fail(errors: &[String]) -> ExitCode {
     let mut err = std::io::stderr().lock();
     for e in errors {
-        let _ = writeln!(err, "error: {}", crate::download::redact(e));
+        let _ = writeln!(err, "error: {}", shown(e));
     }
     ExitCode::FAILURE
 }
 
 pub(super) fn note(message: &str) {
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "{}",
-        crate::download::redact(message)
-    );
+    let _ = writeln!(std::io::stderr().lock(), "{}", shown(message));
+}
+
+/// `message` as printed: passwords replaced ([`crate::download::redact`]) and control
+/// characters but line feed and tab escaped (`\u{1b}`), so that a file, a server or a
+/// project cannot send the terminal escape sequences through an error that quotes it.
+fn shown(message: &str) -> String {
+    let message = crate::download::redact(message);
+    if !message
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return message;
+    }
+    message
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Download the URL specifications among `sources` whose text is not in the download cache

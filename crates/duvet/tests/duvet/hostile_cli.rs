@@ -302,3 +302,29 @@ fn a_query_of_thousands_of_findings_in_one_file_ends() {
     );
     assert!(err.matches("src/many.rs:").count() >= 20_000);
 }
+
+#[test]
+fn no_escape_sequence_from_the_input_reaches_the_terminal() {
+    let p = project("\n[report.html]\nenabled = false\n", 1);
+    p.write(
+        "lcov.info",
+        "SF:src/lib.rs\n\u{1b}]0;PWNED\u{7}\u{1b}[31mred\r\nend_of_record\n",
+    );
+    p.write(
+        "src/evil.rs",
+        "//= specs/proto.md#\u{1b}[2J\u{9b}31m\n//# The server MUST handle case 0.\npub fn g() {}\n",
+    );
+    for args in [
+        &["report", "--json", "out.json", "-r", "lcov.info"][..],
+        &["report", "--json", "out.json"][..],
+    ] {
+        let out = run(&p, args);
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{err}");
+        assert!(
+            !err.contains(['\u{1b}', '\u{7}', '\u{9b}', '\r']),
+            "{err:?}"
+        );
+        assert!(err.contains("\\u{1b}"), "{err}");
+    }
+}
