@@ -328,3 +328,13 @@ fn no_escape_sequence_from_the_input_reaches_the_terminal() {
         assert!(err.contains("\\u{1b}"), "{err}");
     }
 }
+
+#[test]
+fn init_does_not_follow_a_link_out_of_the_project() {
+    let p = Project::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.path(".duvet")).unwrap();
+    let line = error_line(&run(&p, &["init", "--lang-rust"]));
+    assert!(line.contains(".duvet links outside the project"), "{line}");
+    assert_eq!(files(outside.path()), Vec::<String>::new());
+}
