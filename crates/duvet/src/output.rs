@@ -76,7 +76,7 @@ pub fn write_with(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir).map_err(|e| in_the_way(dir).unwrap_or(e))?;
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy())
@@ -93,6 +93,15 @@ pub fn write_with(
         let _ = std::fs::remove_file(&temp);
     }
     written
+}
+
+/// When `dir` cannot be made because a file stands where a directory of it should: which.
+fn in_the_way(dir: &Path) -> Option<std::io::Error> {
+    let file = dir.ancestors().find(|a| a.is_file())?;
+    Some(std::io::Error::new(
+        std::io::ErrorKind::NotADirectory,
+        format!("{} is a file, not a directory", file.display()),
+    ))
 }
 
 /// Check that `file`, a file duvet places by itself under `base`, stays there: below `base`

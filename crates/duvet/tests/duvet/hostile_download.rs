@@ -394,3 +394,21 @@ fn only_http_and_https_are_downloaded() {
         );
     }
 }
+
+#[test]
+fn a_download_cache_that_is_a_file_is_named() {
+    let server = Server::start();
+    let p = project(&[&server.url("/ok.txt")]);
+    p.write(".duvet/specifications", "not a directory");
+    let out = report(&p);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains(".duvet/specifications is a file, not a directory"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path(".duvet/specifications")).unwrap(),
+        "not a directory"
+    );
+}
