@@ -145,6 +145,24 @@ pub fn confine(root: &Path, base: &Path, file: &Path, what: &str) -> Result<(), 
         }
     }
     let real_base = resolved(&lexical_base);
+    // The file itself a link: written through, so it must lead inside too (a link to
+    // nothing would create its target wherever that is).
+    if lexical_file.is_symlink() {
+        let real = std::fs::canonicalize(&lexical_file);
+        let inside = |real: &PathBuf| {
+            real.starts_with(&real_base)
+                && (!lexical_base.starts_with(&lexical_root) || real.starts_with(&real_root))
+        };
+        if !real.as_ref().is_ok_and(inside) {
+            return Err(format!(
+                "{what} {} links outside {} (to {}); duvet writes only inside it",
+                shown(&lexical_file),
+                shown(&lexical_base),
+                std::fs::read_link(&lexical_file)
+                    .map_or_else(|_| "?".to_string(), |t| t.display().to_string())
+            ));
+        }
+    }
     if let Some((link, real)) = leaving(&lexical_base, &real_base, &lexical_file) {
         return Err(format!(
             "{what} {}: {} links outside {} (to {}); duvet writes only inside it",
@@ -248,6 +266,13 @@ mod tests {
                 bad.display()
             );
         }
+        // The file itself a link out, or a link to nothing.
+        let file = base.join("other/b.txt");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x"), &file).unwrap();
+        assert!(confine(root, &base, &file, "x").is_err());
+        std::fs::write(outside.path().join("x"), "x").unwrap();
+        assert!(confine(root, &base, &file, "x").is_err());
         let linked = root.join(".duvet/requirements");
         std::os::unix::fs::symlink(outside.path(), &linked).unwrap();
         assert!(confine(root, &linked, &linked.join("a/b.toml"), "x").is_err());

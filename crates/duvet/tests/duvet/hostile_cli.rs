@@ -92,6 +92,24 @@ fn a_config_cannot_send_its_reports_out_of_the_project() {
             assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
         }
     }
+    // A path in the project that is a link out of it (the HTML report's default too).
+    for (table, path) in [
+        ("json", "report.json"),
+        ("html", ".duvet/reports/report.html"),
+    ] {
+        let p = project(
+            &format!("\n[report.{table}]\nenabled = true\npath = \"{path}\"\n"),
+            1,
+        );
+        std::fs::create_dir_all(p.path(path).parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&victim, p.path(path)).unwrap();
+        let line = error_line(&run(&p, &["report"]));
+        assert!(
+            line.contains(&format!("{path} links outside the project")),
+            "{line}"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    }
     // Inside the project, anywhere: as 0.4.3.
     let p = project("\n[report.html]\npath = \"site/compliance.html\"\n", 1);
     let out = run(&p, &["report"]);

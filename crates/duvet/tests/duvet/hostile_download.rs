@@ -281,6 +281,22 @@ fn a_text_too_large_is_refused_without_reading_it_all() {
 fn a_link_in_the_project_does_not_lead_a_download_out_of_the_cache() {
     let server = Server::start();
     let outside = tempfile::tempdir().unwrap();
+    // A link to nothing where the text goes: writing would create its target.
+    let p = project(&[&server.url("/ok.txt")]);
+    std::fs::create_dir_all(p.path(".duvet/specifications/127.0.0.1")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("planted"),
+        p.path(".duvet/specifications/127.0.0.1/ok.txt"),
+    )
+    .unwrap();
+    let out = report(&p);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("ok.txt links outside .duvet/specifications"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(tree(outside.path()), Vec::<String>::new());
     for link in [".duvet/specifications/127.0.0.1", ".duvet/specifications"] {
         let p = project(&[&server.url("/ok.txt")]);
         std::fs::create_dir_all(p.path(link).parent().unwrap()).unwrap();
