@@ -212,10 +212,11 @@ pub fn load(root: &Path, flags: &Flags) -> Result<ProjectConfig, ConfigError> {
 
     let mut config = match config_file {
         Some(path) => {
-            let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
-                path: path.clone(),
-                source,
-            })?;
+            let text =
+                crate::output::read_to_string(&path).map_err(|source| ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
             let file = parse_config(&text).map_err(|message| ConfigError::Invalid {
                 path: path.clone(),
                 message,

@@ -28,6 +28,7 @@ pub mod filter;
 pub mod matching;
 pub mod model;
 pub mod orphans;
+pub mod output;
 pub mod paging;
 pub mod par;
 pub mod project;

@@ -184,7 +184,7 @@ impl FileCache {
         {
             return parsed.clone();
         }
-        let parsed: Parsed = match fs::read(&path) {
+        let parsed: Parsed = match crate::output::read(&path) {
             // A file without either prefix has no annotation and no quote line: most source
             // files of a project, passed over at memchr speed.
             Ok(bytes) if !mentions(&bytes, style) => Arc::new((Vec::new(), Vec::new())),
@@ -291,7 +291,7 @@ impl FileCache {
             }
             return Ok(parsed);
         }
-        let bytes = fs::read(file)?;
+        let bytes = crate::output::read(file)?;
         let text: Arc<str> = Arc::from(text_of(&bytes));
         drop(bytes);
         let format = format.unwrap_or_else(|| Format::auto(source, &text));

@@ -161,8 +161,12 @@ pub fn parse(text: &str, file: &Path) -> Result<Vec<Annotation>, String> {
 
     entries.sort_by_key(|entry| entry.span.start);
     let mut annotations = Vec::with_capacity(entries.len());
+    // The entries in order: each one's line counted on from the one before (a file of
+    // thousands of requirements is not read again from its start for each).
+    let mut lines = Lines::new(text);
     for entry in &entries {
-        annotations.push(entry.annotation(text, file, top_target.as_deref())?);
+        let line = lines.at(entry.span.start);
+        annotations.push(entry.annotation(text, file, top_target.as_deref(), line)?);
     }
     Ok(annotations)
 }
@@ -201,8 +205,8 @@ impl Entry<'_, '_> {
         text: &str,
         file: &Path,
         top_target: Option<&str>,
+        line: usize,
     ) -> Result<Annotation, String> {
-        let line = line_of(text, self.span.start);
         let fail = |offset: usize, message: String| -> String {
             format!(
                 "{}: line {}: `[[{}]]` entry: {message}",
@@ -369,6 +373,36 @@ fn normalize(value: &str) -> String {
         .filter(|line| !line.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Lines of increasing offsets in one text, counted on from the last offset asked.
+struct Lines<'t> {
+    text: &'t [u8],
+    offset: usize,
+    line: usize,
+}
+
+impl<'t> Lines<'t> {
+    fn new(text: &'t str) -> Self {
+        Self {
+            text: text.as_bytes(),
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    /// The 1-based line of byte `offset` (as [`line_of`]); an offset before the last one
+    /// asked is counted from the start.
+    fn at(&mut self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        if offset < self.offset {
+            (self.offset, self.line) = (0, 1);
+        }
+        let between = self.text.get(self.offset..offset).unwrap_or_default();
+        self.line += memchr::memchr_iter(b'\n', between).count();
+        self.offset = offset;
+        self.line
+    }
 }
 
 /// The 1-based line of byte `offset` in `text` (offsets past the end count as the last line).
@@ -684,6 +718,15 @@ reason = "needs migration"
         let annotations = parse_ok(text);
         assert_eq!(annotations[0].line, 2);
         assert_eq!(annotations[0].quote, "line one line two");
+    }
+
+    #[test]
+    fn lines_count_on_as_line_of_counts() {
+        let text = "a\nbb\n\nccc\n";
+        let mut lines = Lines::new(text);
+        for offset in [0, 1, 2, 5, 6, 7, 99, 3, 0] {
+            assert_eq!(lines.at(offset), line_of(text, offset), "{offset}");
+        }
     }
 
     #[test]

@@ -31,17 +31,41 @@ pub(super) struct CargoFlags {
     manifest_path: Option<String>,
 }
 
-/// Print an error as duvet does (one line each) and fail.
+/// Print an error as duvet does (one line each) and fail. The password of a URL in a
+/// message is never printed, nor a control character taken from the input ([`shown`]).
 pub(super) fn fail(errors: &[String]) -> ExitCode {
     let mut err = std::io::stderr().lock();
     for e in errors {
-        let _ = writeln!(err, "error: {e}");
+        let _ = writeln!(err, "error: {}", shown(e));
     }
     ExitCode::FAILURE
 }
 
 pub(super) fn note(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
+    let _ = writeln!(std::io::stderr().lock(), "{}", shown(message));
+}
+
+/// `message` as printed: passwords replaced ([`crate::download::redact`]) and control
+/// characters but line feed and tab escaped (`\u{1b}`), so that a file, a server or a
+/// project cannot send the terminal escape sequences through an error that quotes it.
+fn shown(message: &str) -> String {
+    let message = crate::download::redact(message);
+    if !message
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return message;
+    }
+    message
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Download the URL specifications among `sources` whose text is not in the download cache
@@ -62,11 +86,13 @@ pub(super) fn download_specs<'a>(
                 url: crate::config::canonical_url(&spec),
                 shown: crate::project::shown(config, &file),
                 file,
+                root: config.root.clone(),
+                cache_dir: config.spec_cache_dir.clone(),
             })
         })
         .collect();
-    for shown in crate::download::fetch_missing(downloads)? {
-        note(&format!("Downloaded {shown}"));
+    for line in crate::download::fetch_missing(downloads)? {
+        note(&line);
     }
     Ok(())
 }

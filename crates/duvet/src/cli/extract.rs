@@ -10,6 +10,7 @@ use clap::Args;
 use super::common::{CargoFlags, fail, note};
 use crate::config::{self, Flags, ProjectConfig};
 use crate::extract::{self, Extension};
+use crate::output;
 use crate::project;
 use crate::spec::Format;
 
@@ -112,15 +113,15 @@ pub fn run(args: ExtractArgs) -> ExitCode {
             url: config::canonical_url(target),
             file: root.join(&local),
             shown: local.display().to_string(),
+            cache_dir: root.join(&download),
+            root: root.clone(),
         };
         match crate::download::fetch_missing(vec![download]) {
-            Ok(written) => written
-                .iter()
-                .for_each(|shown| note(&format!("Downloaded {shown}"))),
+            Ok(lines) => lines.iter().for_each(|line| note(line)),
             Err(errors) => return fail(&errors),
         }
     }
-    let text = match std::fs::read(root.join(&local)) {
+    let text = match output::read(&root.join(&local)) {
         Ok(bytes) => project::text_of(&bytes).into_owned(),
         Err(e) => {
             return fail(&[format!(
@@ -141,7 +142,10 @@ pub fn run(args: ExtractArgs) -> ExitCode {
     let (files, total) = extract::files(&text, format, &display_target(target), ext);
     let dir = extract::out_dir(&args.out, None, &local);
     let count = files.len();
-    if let Err(e) = write_all(&root, &dir, files) {
+    // `--out` is the user's: followed wherever it leads; below it, nothing leaves it.
+    let out = root.join(&args.out);
+    let confined = |file: &Path| output::confine(&out, &out, file, "the requirement file");
+    if let Err(e) = write_all(&root, &dir, files, confined) {
         return fail(&[e]);
     }
     note(&format!(
@@ -167,15 +171,19 @@ fn relative(root: &Path, path: &Path) -> PathBuf {
 }
 
 /// Write `files` (name, text) into `dir` (relative to `root`), each unless it already holds
-/// its text (in turn: files of one directory written at once contend for it). Returns each
-/// file (its path relative to `root`) with the text it now holds.
+/// its text (in turn: files of one directory written at once contend for it), once
+/// `confined` accepts where they go (see [`crate::output::confine`]: a specification's path,
+/// or a link in the project, must not lead them elsewhere). Returns each file (its path
+/// relative to `root`) with the text it now holds.
 fn write_all(
     root: &Path,
     dir: &Path,
     files: Vec<(String, String)>,
+    confined: impl Fn(&Path) -> Result<(), String>,
 ) -> Result<Vec<(PathBuf, String)>, String> {
-    if !files.is_empty() {
+    if let Some((name, _)) = files.first() {
         let dir = root.join(dir);
+        confined(&dir.join(name))?;
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     files
@@ -224,7 +232,12 @@ pub(crate) fn requirements(
             Ok(parsed) => parsed,
             Err(e) => {
                 let shown = project::shown(config, &file);
-                errors.push(if source.contains("://") {
+                let http = source.starts_with("http://") || source.starts_with("https://");
+                errors.push(if source.contains("://") && !http {
+                    format!(
+                        "{source}: duvet downloads http and https specifications only; name a file in the project by its path instead"
+                    )
+                } else if source.contains("://") {
                     format!(
                         "{source} is not in the download cache: expected {shown} ({e}); this duvet reads specifications offline: save the text there first, e.g. `curl -fsSL --create-dirs -o {shown} {source}`"
                     )
@@ -246,7 +259,10 @@ pub(crate) fn requirements(
             .into_iter()
             .map(|file| ((file.name, file.text), file.annotations))
             .unzip();
-        match write_all(root, &dir, files) {
+        // Where 0.4.3 puts them, in the project (or beside a config file elsewhere).
+        let within = root.join(&out);
+        let confined = |file: &Path| output::confine(root, &within, file, "the requirement file");
+        match write_all(root, &dir, files, confined) {
             // What the files hold, which reading the project then need not read again.
             Ok(written) => cache.know_requirement_files(written.into_iter().zip(annotations).map(
                 |((rel, text), annotations)| {

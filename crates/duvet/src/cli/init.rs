@@ -134,14 +134,18 @@ fn config_text(langs: &[Lang], specifications: &[String]) -> String {
     out
 }
 
-/// Write `text` to a new file at `path`; an existing file is kept.
+/// Write `text` to a new file at `path`; an existing file is kept, one that cannot be
+/// written whole is removed.
 fn put(path: &Path, text: &str) -> Result<(), String> {
     let shown = path.display();
     match std::fs::File::create_new(path) {
         Ok(mut file) => {
             file.write_all(text.as_bytes())
                 .and_then(|()| file.flush())
-                .map_err(|e| format!("{shown}: {e}"))?;
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(path);
+                    format!("{shown}: {e}")
+                })?;
             note(&format!("Wrote {shown}"));
             Ok(())
         }
@@ -162,6 +166,15 @@ pub fn run(mut args: InitArgs) -> ExitCode {
         args.detect(&cwd);
     }
     let dir = Path::new(".duvet");
+    // A link the project holds does not lead the new files out of it.
+    if let Err(e) = crate::output::confine(
+        &cwd,
+        &cwd,
+        &cwd.join(".duvet/config.toml"),
+        "the config file",
+    ) {
+        return fail(&[e]);
+    }
     if let Err(e) = std::fs::create_dir_all(dir) {
         return fail(&[format!("{}: {e}", dir.display())]);
     }

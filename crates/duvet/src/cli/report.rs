@@ -4,7 +4,6 @@
 //! enables) and with `--ci` fails (exit 1) as 0.4.3 fails: a requirement line nobody cites,
 //! a cited line nobody tests, or a snapshot that changed.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -97,20 +96,9 @@ pub struct ReportArgs {
     cargo: CargoFlags,
 }
 
-/// Create (or truncate) the file at `path`, making its directory.
-fn create_file(path: &Path) -> Result<std::fs::File, String> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    }
-    std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Write `text` to `path`, making its directory.
+/// Write `text` to `path` whole ([`crate::output`]).
 fn write_file(path: &Path, text: &[u8]) -> Result<(), String> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    }
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    crate::output::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 pub fn run(args: ReportArgs) -> ExitCode {
@@ -132,6 +120,20 @@ pub fn run(args: ReportArgs) -> ExitCode {
         Ok(settings) => settings,
         Err(e) => return fail(&[e]),
     };
+    // The config's reports are written in the project only (a cloned project's config must
+    // not overwrite a file elsewhere); the command line's go where they are asked to.
+    for (table, path) in [
+        ("html", &settings.html),
+        ("json", &settings.json),
+        ("snapshot", &settings.snapshot),
+    ] {
+        if let Some(path) = path
+            && let Err(e) =
+                crate::output::confine(&root, &root, path, &format!("[report.{table}] path"))
+        {
+            return fail(&[e]);
+        }
+    }
     let source_links = match settings::SourceLinks::load(&config) {
         Ok(links) => links,
         Err(e) => return fail(&[e]),
@@ -190,20 +192,17 @@ pub fn run(args: ReportArgs) -> ExitCode {
     jsons.extend(settings.json.as_deref());
     for path in jsons {
         // Written as it is made (its parts are the specifications'), not gathered first.
-        let written = create_file(path).and_then(|file| {
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+        let written = crate::output::write_with(path, |out| {
             json::write_with(
                 &report,
                 blob_link.as_deref(),
                 issue_link.as_deref(),
                 executions.as_ref(),
-                &mut out,
+                out,
             )
-            .and_then(|()| out.flush())
-            .map_err(|e| format!("{}: {e}", path.display()))
         });
         if let Err(e) = written {
-            return fail(&[e]);
+            return fail(&[format!("{}: {e}", path.display())]);
         }
         note(&format!("Wrote {}", path.display()));
     }
@@ -255,7 +254,7 @@ pub fn run(args: ReportArgs) -> ExitCode {
     if let Some(path) = &settings.snapshot {
         let expected = ci::snapshot(&report);
         if ci {
-            let Ok(actual) = std::fs::read_to_string(path) else {
+            let Ok(actual) = crate::output::read_to_string(path) else {
                 return fail(&[format!(
                     "{}: Could not read report snapshot. This is required to enforce CI checks.",
                     path.display()

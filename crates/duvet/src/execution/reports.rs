@@ -107,7 +107,7 @@ fn excerpt(text: &str) -> String {
 
 /// Read the report at `path` in `format`.
 pub fn read(path: &Path, format: CoverageFormat) -> Result<Report, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = crate::output::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let text = String::from_utf8_lossy(&bytes);
     match format {
         CoverageFormat::Lcov => lcov(&text),
@@ -263,7 +263,8 @@ pub fn read_as_0_4_3_query(path: &Path, format: CoverageFormat) -> Result<Report
     match format {
         CoverageFormat::Lcov => read(path, format),
         CoverageFormat::JacocoXml => {
-            let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let bytes =
+                crate::output::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
             jacoco_as_0_4_3_query(&String::from_utf8_lossy(&bytes))
                 .map_err(|e| format!("{}: {e}", path.display()))
         }

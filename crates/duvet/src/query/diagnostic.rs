@@ -78,18 +78,38 @@ impl Style {
 }
 
 /// Draws diagnostics.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Renderer {
     width: usize,
     color: bool,
+    /// The lines of each text drawn from, by where the text is and its length (the texts of
+    /// one run stay put): a file with thousands of findings is not split again for each.
+    lines: std::cell::RefCell<LineTables>,
 }
+
+/// The lines of texts, by where each text is and its length.
+type LineTables = std::collections::HashMap<(usize, usize), std::rc::Rc<Vec<Line>>>;
 
 const TAB_WIDTH: usize = 4;
 
 impl Renderer {
     /// A renderer wrapping at `width` columns, with colors or not.
     pub fn new(width: usize, color: bool) -> Self {
-        Self { width, color }
+        Self {
+            width,
+            color,
+            lines: Default::default(),
+        }
+    }
+
+    /// [`line_table`] of `text`, made once.
+    fn lines_of(&self, text: &str) -> std::rc::Rc<Vec<Line>> {
+        let key = (text.as_ptr() as usize, text.len());
+        self.lines
+            .borrow_mut()
+            .entry(key)
+            .or_insert_with(|| std::rc::Rc::new(line_table(text)))
+            .clone()
     }
 
     /// As 0.4.3 draws on this terminal: colors when standard error is a terminal and
@@ -176,7 +196,7 @@ impl Renderer {
     /// The lines around `snippet`'s span, the span marked.
     fn snippet(&self, snippet: &Snippet<'_>, out: &mut String) {
         let text = snippet.text;
-        let lines = line_table(text);
+        let lines = self.lines_of(text);
         let Some(last_line) = lines.len().checked_sub(1) else {
             return;
         };
@@ -260,6 +280,7 @@ impl Renderer {
 }
 
 /// A line of a file: its text's bytes (without the line break) and where the next begins.
+#[derive(Debug)]
 struct Line {
     start: usize,
     end: usize,

@@ -9,14 +9,30 @@ use crate::annotation::{Annotation, CommentStyle};
 /// The byte range of `annotation` in `text` (its file's contents), read with one of `styles`
 /// (the project's comment styles); the first line of the annotation, trimmed, when it cannot
 /// be read as one.
+#[cfg(test)]
 pub(super) fn span(annotation: &Annotation, text: &str, styles: &[CommentStyle]) -> Range<usize> {
+    span_in(annotation, &lines(text), text.len(), styles)
+}
+
+/// Each line of a text (as `str::lines` gives them) with the offset it starts at: made once
+/// a file for [`span_in`] (a file of thousands of annotations is not read again from its
+/// start for each).
+pub(super) fn lines(text: &str) -> Vec<(usize, &str)> {
+    line_starts(text).collect()
+}
+
+/// [`span`], with the text's [`lines`] and length.
+pub(super) fn span_in(
+    annotation: &Annotation,
+    all: &[(usize, &str)],
+    len: usize,
+    styles: &[CommentStyle],
+) -> Range<usize> {
     let count = annotation.comment_text.lines().count().max(1);
-    let lines: Vec<(usize, &str)> = line_starts(text)
-        .skip(annotation.line.saturating_sub(1))
-        .take(count)
-        .collect();
+    let from = annotation.line.saturating_sub(1).min(all.len());
+    let lines = &all[from..(from + count).min(all.len())];
     let Some(&(at, first)) = lines.first() else {
-        return text.len()..text.len();
+        return len..len;
     };
     let whole = trimmed(first, at);
     let head = first.trim_start();
@@ -40,7 +56,7 @@ pub(super) fn span(annotation: &Annotation, text: &str, styles: &[CommentStyle])
         return whole;
     };
     let mut span: Option<Range<usize>> = None;
-    for &(at, line) in &lines {
+    for &(at, line) in lines {
         let content = line.trim_start();
         let offset = at + (line.len() - content.len());
         let part = if let Some(rest) = content.strip_prefix(style.meta.as_str()) {

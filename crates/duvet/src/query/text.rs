@@ -24,15 +24,27 @@ pub(super) struct Files<'q> {
 impl<'q> Files<'q> {
     fn read(query: &'q Query<'q>, root: &Path, styles: &[CommentStyle]) -> Self {
         let mut texts: HashMap<PathBuf, String> = HashMap::new();
-        let mut spans = Vec::with_capacity(query.annotations.len());
         for a in &query.annotations {
-            let text = texts.entry(a.file.clone()).or_insert_with(|| {
+            texts.entry(a.file.clone()).or_insert_with(|| {
                 std::fs::read(root.join(&a.file))
                     .map(|bytes| crate::project::text_of(&bytes).into_owned())
                     .unwrap_or_default()
             });
-            spans.push(super::spans::span(a, text, styles));
         }
+        // Each file's lines found once, for all its annotations.
+        let lines: HashMap<&PathBuf, Vec<(usize, &str)>> = texts
+            .iter()
+            .map(|(file, text)| (file, super::spans::lines(text)))
+            .collect();
+        let spans = query
+            .annotations
+            .iter()
+            .map(|a| {
+                let len = texts.get(&a.file).map_or(0, String::len);
+                let lines = lines.get(&a.file).map_or(&[][..], Vec::as_slice);
+                super::spans::span_in(a, lines, len, styles)
+            })
+            .collect();
         Self {
             query,
             texts,

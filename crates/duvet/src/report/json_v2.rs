@@ -768,10 +768,7 @@ pub fn to_bytes(report: &ReportV2) -> Vec<u8> {
 
 /// Write the report to `path`, making its directory; errors as 0.4.3 words them.
 pub fn write(report: &ReportV2, path: &Path) -> Result<(), String> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    }
-    std::fs::write(path, to_bytes(report))
+    crate::output::write(path, &to_bytes(report))
         .map_err(|e| format!("failed to create file '{}': {e}", path.display()))
 }
 
@@ -816,7 +813,7 @@ pub fn parse(bytes: &[u8]) -> Result<ReportV2, String> {
 
 /// The report in file `path`; the error names the file.
 pub fn read(path: &Path) -> Result<ReportV2, String> {
-    let bytes = std::fs::read(path)
+    let bytes = crate::output::read(path)
         .map_err(|e| format!("failed to open file '{}': {e}", path.display()))?;
     parse(&bytes).map_err(|e| format!("failed to read report from '{}': {e}", path.display()))
 }

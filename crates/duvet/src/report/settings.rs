@@ -35,7 +35,8 @@ pub fn load(config_file: Option<&Path>, root: &Path) -> Result<Settings, String>
     let Some(file) = config_file else {
         return Ok(Settings::default());
     };
-    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let text =
+        crate::output::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let table: Table = text
         .parse()
         .map_err(|e: toml::de::Error| format!("{}: {}", file.display(), e.message()))?;

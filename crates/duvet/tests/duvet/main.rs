@@ -17,6 +17,8 @@ mod download;
 mod edge;
 mod extract;
 mod hostile;
+mod hostile_cli;
+mod hostile_download;
 mod html;
 mod http;
 mod identifiers;

@@ -1,0 +1,286 @@
+//! Writing the files the commands make (reports, requirement files, downloaded texts): whole
+//! or not at all, and only where they belong; and reading the files named to them as files
+//! only ([`read`]).
+//!
+//! A file is written to a temporary file beside it, then renamed into place: a failure (a
+//! full disk, Ctrl-C) leaves the old file, or none, never half of one. A path that is not a
+//! regular file (`/dev/stdout`, a pipe) is written directly, as is one behind a dangling
+//! link; one behind a link is written where the link points.
+//!
+//! The files duvet places by itself (the download cache, the requirement files, the reports
+//! and snapshot a config file names) must stay in the project: [`confine`] refuses a path
+//! that leaves it, by `..` or an absolute path, or through a symbolic link a (cloned,
+//! untrusted) project holds. Paths given on the command line are the user's and written as
+//! given.
+
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+/// The bytes of the file at `path`, if it is a regular file (behind links): a device or a
+/// pipe named as a report, a specification or a config (`/dev/zero`, a FIFO) would never
+/// end, or never start.
+pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::metadata(path)?;
+    // A directory: the system's own words.
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a device or a pipe)",
+        ));
+    }
+    std::fs::read(path)
+}
+
+/// [`read`], as text (UTF-8).
+pub fn read_to_string(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read(path)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// Write `bytes` to `path` whole, making its directory.
+pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(path, |out| out.write_all(bytes))
+}
+
+/// Write what `make` writes to `path` whole, making its directory.
+pub fn write_with(
+    path: &Path,
+    make: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let direct = match std::fs::metadata(path) {
+        // A device or a pipe: there is nothing to replace. A directory: the system's words.
+        Ok(meta) => !meta.is_file(),
+        // A link to nothing: writing creates what it points to.
+        Err(_) => path.is_symlink(),
+    };
+    if direct {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+        make(&mut out)?;
+        return out.flush();
+    }
+    let target = if path.is_symlink() {
+        std::fs::canonicalize(path)?
+    } else {
+        path.to_path_buf()
+    };
+    let dir = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| in_the_way(dir).unwrap_or(e))?;
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let file = std::fs::File::create(&temp)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+        make(&mut out)?;
+        out.into_inner().map_err(|e| e.into_error())?.sync_data()?;
+        std::fs::rename(&temp, &target)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// When `dir` cannot be made because a file stands where a directory of it should: which.
+fn in_the_way(dir: &Path) -> Option<std::io::Error> {
+    let file = dir.ancestors().find(|a| a.is_file())?;
+    Some(std::io::Error::new(
+        std::io::ErrorKind::NotADirectory,
+        format!("{} is a file, not a directory", file.display()),
+    ))
+}
+
+/// Check that `file`, a file duvet places by itself under `base`, stays there: below `base`
+/// through no `..` and no link out of it, and (when `base` is in the project `root`) `base`
+/// itself in the project. `what` names the file in the message.
+pub fn confine(root: &Path, base: &Path, file: &Path, what: &str) -> Result<(), String> {
+    let lexical_root = normal(root);
+    let lexical_base = normal(base);
+    let lexical_file = normal(file);
+    let shown = |p: &Path| {
+        if p == lexical_root {
+            return "the project".to_string();
+        }
+        p.strip_prefix(&lexical_root)
+            .map_or_else(|_| p.display().to_string(), |r| r.display().to_string())
+    };
+    if lexical_file == lexical_base {
+        return Err(format!(
+            "{what} {} is {}, not a file in it",
+            file.display(),
+            shown(&lexical_base)
+        ));
+    }
+    if !lexical_file.starts_with(&lexical_base) {
+        return Err(format!(
+            "{what} {} is outside {}: duvet writes it only there",
+            file.display(),
+            shown(&lexical_base)
+        ));
+    }
+    let real_root = resolved(&lexical_root);
+    if lexical_base.starts_with(&lexical_root) {
+        // The first directory from the project down to the file that leads out of it.
+        if let Some((link, real)) = leaving(&lexical_root, &real_root, &lexical_file) {
+            return Err(format!(
+                "{what} {}: {} links outside the project (to {}); duvet writes only inside it",
+                shown(&lexical_file),
+                shown(&link),
+                real.display()
+            ));
+        }
+    }
+    let real_base = resolved(&lexical_base);
+    // The file itself a link: written through, so it must lead inside too (a link to
+    // nothing would create its target wherever that is).
+    if lexical_file.is_symlink() {
+        let real = std::fs::canonicalize(&lexical_file);
+        let inside = |real: &PathBuf| {
+            real.starts_with(&real_base)
+                && (!lexical_base.starts_with(&lexical_root) || real.starts_with(&real_root))
+        };
+        if !real.as_ref().is_ok_and(inside) {
+            return Err(format!(
+                "{what} {} links outside {} (to {}); duvet writes only inside it",
+                shown(&lexical_file),
+                shown(&lexical_base),
+                std::fs::read_link(&lexical_file)
+                    .map_or_else(|_| "?".to_string(), |t| t.display().to_string())
+            ));
+        }
+    }
+    if let Some((link, real)) = leaving(&lexical_base, &real_base, &lexical_file) {
+        return Err(format!(
+            "{what} {}: {} links outside {} (to {}); duvet writes only inside it",
+            shown(&lexical_file),
+            shown(&link),
+            shown(&lexical_base),
+            real.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The first directory below `from` on the way to `file` that is not in `real_from` once its
+/// links are followed, and where it leads.
+fn leaving(from: &Path, real_from: &Path, file: &Path) -> Option<(PathBuf, PathBuf)> {
+    let below = file.strip_prefix(from).ok()?;
+    let mut dir = from.to_path_buf();
+    let mut parts: Vec<_> = below.components().collect();
+    parts.pop();
+    for part in parts {
+        dir.push(part);
+        let real = resolved(&dir);
+        if !real.starts_with(real_from) {
+            return Some((dir, real));
+        }
+    }
+    None
+}
+
+/// `path` without `.` and with each `..` taking off the component before it.
+fn normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Where `path` is on disk: its deepest existing ancestor with every link followed, and the
+/// rest (which does not exist yet) as it is.
+fn resolved(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(&existing) {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out.json");
+        std::fs::write(&file, "old").unwrap();
+        let failed = write_with(&file, |out| {
+            out.write_all(b"half")?;
+            Err(std::io::Error::other("disk full"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        write(&file, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
+    }
+
+    #[test]
+    fn confine_refuses_ways_out() {
+        let project = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = project.path();
+        let base = root.join(".duvet/specifications");
+        std::fs::create_dir_all(&base).unwrap();
+        std::os::unix::fs::symlink(outside.path(), base.join("host")).unwrap();
+        let ok = base.join("other/a.txt");
+        assert_eq!(confine(root, &base, &ok, "x"), Ok(()));
+        for bad in [base.join("host/a.txt"), base.join("../../../a.txt")] {
+            assert!(
+                confine(root, &base, &bad, "x").is_err(),
+                "{}",
+                bad.display()
+            );
+        }
+        // The file itself a link out, or a link to nothing.
+        let file = base.join("other/b.txt");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x"), &file).unwrap();
+        assert!(confine(root, &base, &file, "x").is_err());
+        std::fs::write(outside.path().join("x"), "x").unwrap();
+        assert!(confine(root, &base, &file, "x").is_err());
+        let linked = root.join(".duvet/requirements");
+        std::os::unix::fs::symlink(outside.path(), &linked).unwrap();
+        assert!(confine(root, &linked, &linked.join("a/b.toml"), "x").is_err());
+        // A base outside the project (named by the user) is followed.
+        let elsewhere = outside.path().join("cache");
+        assert_eq!(
+            confine(root, &elsewhere, &elsewhere.join("h/a.txt"), "x"),
+            Ok(())
+        );
+    }
+}
