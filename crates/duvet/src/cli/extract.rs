@@ -143,7 +143,7 @@ pub fn run(args: ExtractArgs) -> ExitCode {
     let dir = extract::out_dir(&args.out, None, &local);
     // `--out` is the user's: followed wherever it leads; below it, nothing leaves it.
     let out = root.join(&args.out);
-    let confined = |file: &Path| output::confine(&out, &out, file, "the requirement file");
+    let confined = |file: &Path| output::confine_below(&out, file, "the requirement file");
     if let Err(e) = write_all(&root, &dir, &files, confined) {
         return fail(&[e]);
     }
@@ -180,8 +180,12 @@ fn write_all(
     confined: impl Fn(&Path) -> Result<(), String>,
 ) -> Result<usize, String> {
     let dir = root.join(dir);
-    if let Some((name, _)) = files.first() {
+    // Every file: a name is made from a section's id, which the specification writes
+    // (`{#../../../x}` in Markdown).
+    for (name, _) in files {
         confined(&dir.join(name))?;
+    }
+    if !files.is_empty() {
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let mut changed = 0;
