@@ -108,15 +108,29 @@ fn in_the_way(dir: &Path) -> Option<std::io::Error> {
 /// through no `..` and no link out of it, and (when `base` is in the project `root`) `base`
 /// itself in the project. `what` names the file in the message.
 pub fn confine(root: &Path, base: &Path, file: &Path, what: &str) -> Result<(), String> {
-    let lexical_root = normal(root);
+    confined(Some(root), base, file, what)
+}
+
+/// [`confine`] for a `base` the user named (`duvet extract --out`): followed wherever it
+/// leads, but nothing below it leaves it.
+pub fn confine_below(base: &Path, file: &Path, what: &str) -> Result<(), String> {
+    confined(None, base, file, what)
+}
+
+fn confined(root: Option<&Path>, base: &Path, file: &Path, what: &str) -> Result<(), String> {
     let lexical_base = normal(base);
+    let lexical_root = root.map_or_else(|| lexical_base.clone(), normal);
     let lexical_file = normal(file);
     let shown = |p: &Path| {
-        if p == lexical_root {
+        if root.is_some() && p == lexical_root {
             return "the project".to_string();
         }
-        p.strip_prefix(&lexical_root)
-            .map_or_else(|_| p.display().to_string(), |r| r.display().to_string())
+        match root {
+            Some(_) => p
+                .strip_prefix(&lexical_root)
+                .map_or_else(|_| p.display().to_string(), |r| r.display().to_string()),
+            None => p.display().to_string(),
+        }
     };
     if lexical_file == lexical_base {
         return Err(format!(
@@ -133,7 +147,7 @@ pub fn confine(root: &Path, base: &Path, file: &Path, what: &str) -> Result<(), 
         ));
     }
     let real_root = resolved(&lexical_root);
-    if lexical_base.starts_with(&lexical_root) {
+    if root.is_some() && lexical_base.starts_with(&lexical_root) {
         // The first directory from the project down to the file that leads out of it.
         if let Some((link, real)) = leaving(&lexical_root, &real_root, &lexical_file) {
             return Err(format!(

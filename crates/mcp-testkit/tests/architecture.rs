@@ -965,7 +965,10 @@ fn git_mile_task_writes_go_through_the_store() {
     ];
     let dir = crates_dir().join("git-mile/src/task_write");
     let files = rust_files(&dir);
-    assert!(files.len() >= 3, "git-mile/src/task_write has moved: {files:?}");
+    assert!(
+        files.len() >= 3,
+        "git-mile/src/task_write has moved: {files:?}"
+    );
     let mut appends = false;
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
@@ -979,7 +982,10 @@ fn git_mile_task_writes_go_through_the_store() {
             );
         }
     }
-    assert!(appends, "task_write no longer appends through GitStore::append_raw");
+    assert!(
+        appends,
+        "task_write no longer appends through GitStore::append_raw"
+    );
 }
 
 /// `duvet mcp` never touches the network: only the commands (`cli/common`, `cli/extract`)

@@ -144,7 +144,7 @@ pub fn run(args: ExtractArgs) -> ExitCode {
     let count = files.len();
     // `--out` is the user's: followed wherever it leads; below it, nothing leaves it.
     let out = root.join(&args.out);
-    let confined = |file: &Path| output::confine(&out, &out, file, "the requirement file");
+    let confined = |file: &Path| output::confine_below(&out, file, "the requirement file");
     if let Err(e) = write_all(&root, &dir, files, confined) {
         return fail(&[e]);
     }
@@ -181,10 +181,14 @@ fn write_all(
     files: Vec<(String, String)>,
     confined: impl Fn(&Path) -> Result<(), String>,
 ) -> Result<Vec<(PathBuf, String)>, String> {
-    if let Some((name, _)) = files.first() {
-        let dir = root.join(dir);
-        confined(&dir.join(name))?;
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let full = root.join(dir);
+    // Every file: a name is made from a section's id, which the specification writes
+    // (`{#../../../x}` in Markdown).
+    for (name, _) in &files {
+        confined(&full.join(name))?;
+    }
+    if !files.is_empty() {
+        std::fs::create_dir_all(&full).map_err(|e| format!("{}: {e}", full.display()))?;
     }
     files
         .into_iter()

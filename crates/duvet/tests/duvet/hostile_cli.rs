@@ -356,3 +356,36 @@ fn init_does_not_follow_a_link_out_of_the_project() {
     assert!(line.contains(".duvet links outside the project"), "{line}");
     assert_eq!(files(outside.path()), Vec::<String>::new());
 }
+
+#[test]
+fn a_section_id_does_not_lead_a_requirement_file_out_of_the_project() {
+    let outside = tempfile::tempdir().unwrap();
+    let p = project("", 1);
+    // A Markdown id that climbs out of .duvet/requirements/specs/proto/ to `outside`.
+    let depth = p
+        .path(".duvet/requirements/specs/proto")
+        .components()
+        .count();
+    let climb = format!(
+        "{}{}",
+        "../".repeat(depth + 2),
+        outside.path().join("planted").display()
+    );
+    p.write(
+        "specs/proto.md",
+        &format!(
+            "# Proto\n\n## A {{#a}}\n\nThe server MUST handle case 0.\n\n## B {{#{climb}}}\n\nThe client MUST go.\n"
+        ),
+    );
+    let line = error_line(&run(&p, &["report", "--json", "out.json"]));
+    assert!(
+        line.contains("is outside .duvet/requirements: duvet writes it only there"),
+        "{line}"
+    );
+    let line = error_line(&run(
+        &p,
+        &["extract", "-f", "markdown", "-o", "out", "specs/proto.md"],
+    ));
+    assert!(line.contains("duvet writes it only there"), "{line}");
+    assert_eq!(files(outside.path()), Vec::<String>::new());
+}
