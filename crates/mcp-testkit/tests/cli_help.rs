@@ -752,7 +752,7 @@ fn the_sources_hints_are_found() {
         mentions(bin).into_iter().map(|(_, _, span)| span).collect()
     };
     assert!(spans(&DUVET).contains(&"duvet mcp --help".to_string()));
-    assert!(spans(&GIT_MILE).contains(&"git mile list --entity task".to_string()));
+    assert!(spans(&GIT_MILE).contains(&"git mile list".to_string()));
     assert!(spans(&JILITY).iter().any(|s| s.starts_with("jility ")));
 }
 
