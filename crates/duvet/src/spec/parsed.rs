@@ -131,12 +131,10 @@ impl ParsedSpec {
                 .read
                 .iter()
                 .map(|kept| {
-                    let mut words = String::new();
-                    for range in kept.lines.iter().flatten() {
-                        words.push_str(self.text.get(range.clone()).unwrap_or_default());
-                        words.push('\n');
-                    }
-                    Arc::from(requirements::normalize(&words))
+                    let lines = kept.lines.iter().flatten();
+                    Arc::from(requirements::normalize_lines(
+                        lines.map(|range| self.text.get(range.clone()).unwrap_or_default()),
+                    ))
                 })
                 .collect(),
         })

@@ -41,26 +41,41 @@ use crate::annotation::Level;
 /// trim both ends.
 pub fn normalize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    normalize_into(&mut out, text);
+    out
+}
+
+/// The lines of a text normalized as [`normalize`] of the lines joined by line breaks.
+pub fn normalize_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for line in lines {
+        normalize_into(&mut out, line);
+    }
+    out
+}
+
+/// Append the words of `text` to `out`, each after a space unless `out` is empty.
+fn normalize_into(out: &mut String, text: &str) {
     if text.is_ascii() {
-        // The same, copying each run of non-whitespace at once (the whitespace
-        // `split_whitespace` knows in ASCII).
-        let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r');
-        let mut rest = text;
-        loop {
-            rest = rest.trim_start_matches(|c: char| c.is_ascii() && is_space(&(c as u8)));
-            if rest.is_empty() {
-                return out;
+        // The whitespace `split_whitespace` knows in ASCII; each word copied at once.
+        let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r');
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            let rest = bytes.get(at..).unwrap_or_default();
+            let start = at + rest.iter().position(|b| !space(b)).unwrap_or(rest.len());
+            let rest = bytes.get(start..).unwrap_or_default();
+            let end = start + rest.iter().position(space).unwrap_or(rest.len());
+            if start < end {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                // ASCII throughout: any byte is a character boundary.
+                out.push_str(text.get(start..end).unwrap_or_default());
             }
-            let end = rest
-                .bytes()
-                .position(|b| is_space(&b))
-                .unwrap_or(rest.len());
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(&rest[..end]);
-            rest = &rest[end..];
+            at = end;
         }
+        return;
     }
     for word in text.split_whitespace() {
         if !out.is_empty() {
@@ -68,7 +83,6 @@ pub fn normalize(text: &str) -> String {
         }
         out.push_str(word);
     }
-    out
 }
 
 /// The hash of a requirement text: the lowercase hex BLAKE3 hash of its [`normalize`]d form,
@@ -482,6 +496,11 @@ mod tests {
         ] {
             assert_eq!(normalize(text), general(text), "{text:?}");
         }
+        // Lines normalized one by one are the text they make normalized.
+        let lines = ["  a b ", "", " \t", "c", "é\u{a0}f  ", "g"];
+        assert_eq!(normalize_lines(lines), normalize(&lines.join("\n")));
+        assert_eq!(normalize_lines(lines), "a b c é f g");
+        assert_eq!(normalize_lines(["", " "]), "");
     }
 
     #[test]
