@@ -29,8 +29,9 @@ pub const MIN_PREFIX: usize = 4;
 /// How many groups of other refs a listing names at most.
 pub const MAX_OTHER_REFS: usize = 20;
 
-/// Every task at one moment, and the refs this version does not read.
-#[derive(Debug, Default)]
+/// Every task at one moment, and the refs this version does not read (cheap to clone: the
+/// tasks are shared).
+#[derive(Debug, Default, Clone)]
 pub struct TaskSet {
     /// By id.
     tasks: Vec<Arc<Task>>,

@@ -42,10 +42,13 @@ struct Packed {
 
 #[derive(Default)]
 pub struct TaskCache {
-    loaded: Mutex<HashMap<String, Loaded>>,
+    loaded: Mutex<HashMap<Uuid, Loaded>>,
     packed: Mutex<Packed>,
     /// The last full scan, kept while the kernel says no ref it named changed.
     kept: Mutex<Kept>,
+    /// The last set of every task, and the generation of the scan it was read from:
+    /// answered again while the refs are where they were.
+    every: Mutex<Option<(u64, TaskSet)>>,
     /// How many commits were opened to read tasks, since the cache was made: the work a
     /// listing did (a listing of issues opens none).
     commits_read: AtomicU64,
@@ -85,6 +88,8 @@ struct Kept {
     /// Whether the last full scan may be brought up to date from what the watch tells: it
     /// found nothing but task refs, laid out as upstream lays them.
     trusted: bool,
+    /// Counts the changes of `tips` and `groups`.
+    generation: u64,
 }
 
 impl Kept {
@@ -104,17 +109,16 @@ impl Kept {
                 return false;
             };
             let full = format!("{}{TASKS}/{name}", crate::store::REF_PREFIX);
-            match repo.try_find_reference(full.as_str()) {
+            let before = match repo.try_find_reference(full.as_str()) {
                 Ok(Some(reference)) => match reference.target().try_id() {
-                    Some(tip) => {
-                        self.tips.insert(id, tip.to_owned());
-                    }
+                    Some(tip) => self.tips.insert(id, tip.to_owned()),
                     None => return false,
                 },
-                Ok(None) => {
-                    self.tips.remove(&id);
-                }
+                Ok(None) => self.tips.remove(&id),
                 Err(_) => return false,
+            };
+            if before != self.tips.get(&id).copied() {
+                self.generation += 1;
             }
         }
         true
@@ -187,13 +191,34 @@ impl TaskCache {
     /// The task refs and every other ref of `store`'s repository, named but not read: how many
     /// task refs there are and the groups of other refs. No commit is opened.
     pub fn names(&self, store: &GitStore) -> StoreResult<TaskSet> {
-        let scan = self.scan(store)?;
-        Ok(TaskSet::named(scan.tips.len(), other_refs(scan.groups)))
+        let kept = self.refresh(store)?;
+        Ok(TaskSet::named(
+            kept.tips.len(),
+            other_refs(kept.groups.clone()),
+        ))
     }
 
     /// Every task and every other ref of `store`'s repository, as the refs say now.
     pub fn read(&self, store: &GitStore) -> StoreResult<TaskSet> {
-        self.read_where(store, |_| true)
+        let (generation, scan) = {
+            let kept = self.refresh(store)?;
+            let generation = kept.generation;
+            let every = self
+                .every
+                .lock()
+                .map_err(|_| StoreError::Git("task cache lock poisoned".into()))?;
+            if let Some((read, set)) = every.as_ref()
+                && *read == generation
+            {
+                return Ok(set.clone());
+            }
+            (generation, kept.scan())
+        };
+        let set = self.read_scanned(store, scan, |_| true)?;
+        if let Ok(mut every) = self.every.lock() {
+            *every = Some((generation, set.clone()));
+        }
+        Ok(set)
     }
 
     /// The tasks whose ids `wanted` accepts (the others are not read) and every other ref of
@@ -204,15 +229,22 @@ impl TaskCache {
         wanted: impl Fn(&str) -> bool,
     ) -> StoreResult<TaskSet> {
         let scan = self.scan(store)?;
-        let live: HashSet<String> = scan
-            .tips
-            .iter()
-            .map(|(id, _)| id.hyphenated().to_string())
-            .collect();
+        self.read_scanned(store, scan, wanted)
+    }
+
+    /// The tasks of `scan` whose ids `wanted` accepts, and the other refs it names.
+    fn read_scanned(
+        &self,
+        store: &GitStore,
+        scan: Scan,
+        wanted: impl Fn(&str) -> bool,
+    ) -> StoreResult<TaskSet> {
+        let live: HashSet<Uuid> = scan.tips.iter().map(|(id, _)| *id).collect();
+        let mut buffer = uuid::Uuid::encode_buffer();
         let tips: Vec<(Uuid, ObjectId)> = scan
             .tips
             .into_iter()
-            .filter(|(id, _)| wanted(&id.hyphenated().to_string()))
+            .filter(|(id, _)| wanted(id.hyphenated().encode_lower(&mut buffer)))
             .collect();
         let folded = self.fold(store, &tips, &live)?;
         let mut tasks = Vec::new();
@@ -243,7 +275,7 @@ impl TaskCache {
             .loaded
             .lock()
             .map_err(|_| Arc::<str>::from("task cache lock poisoned"))?;
-        let key = id.hyphenated().to_string();
+        let key = id;
         let loaded = match known.remove(&key) {
             Some(loaded) if loaded.tip == tip => loaded,
             before => {
@@ -268,6 +300,12 @@ impl TaskCache {
     /// The refs, named: nothing but ref names and tips is read, and only those the kernel
     /// says changed since the last scan when it can tell ([`TaskWatch`]).
     fn scan(&self, store: &GitStore) -> StoreResult<Scan> {
+        Ok(self.refresh(store)?.scan())
+    }
+
+    /// The kept scan brought up to date: from what the kernel says changed when it can tell
+    /// ([`TaskWatch`]), else by a full scan.
+    fn refresh(&self, store: &GitStore) -> StoreResult<std::sync::MutexGuard<'_, Kept>> {
         let mut kept = self
             .kept
             .lock()
@@ -279,18 +317,20 @@ impl TaskCache {
             .look();
         if kept.trusted {
             match look {
-                TaskLook::Unchanged => return Ok(kept.scan()),
-                TaskLook::Changed(names) if kept.update(store, &names) => {
-                    return Ok(kept.scan());
-                }
+                TaskLook::Unchanged => return Ok(kept),
+                TaskLook::Changed(names) if kept.update(store, &names) => return Ok(kept),
                 _ => {}
             }
         }
         let scan = self.scan_all(store)?;
-        kept.tips = scan.tips.iter().copied().collect();
-        kept.groups = scan.groups.clone();
-        kept.trusted = scan.groups.is_empty() && simple_layout(git_dir);
-        Ok(scan)
+        let tips: BTreeMap<Uuid, ObjectId> = scan.tips.iter().copied().collect();
+        if tips != kept.tips || scan.groups != kept.groups || kept.generation == 0 {
+            kept.generation += 1;
+        }
+        kept.tips = tips;
+        kept.groups = scan.groups;
+        kept.trusted = kept.groups.is_empty() && simple_layout(git_dir);
+        Ok(kept)
     }
 
     /// Every ref under `refs/git-mile/` outside the catalog's namespaces, named.
@@ -405,7 +445,7 @@ impl TaskCache {
         &self,
         store: &GitStore,
         tips: &[(Uuid, ObjectId)],
-        live: &HashSet<String>,
+        live: &HashSet<Uuid>,
     ) -> StoreResult<Vec<Folded>> {
         let mut known = self
             .loaded
@@ -414,7 +454,7 @@ impl TaskCache {
         known.retain(|key, _| live.contains(key));
         let mut out = Vec::with_capacity(tips.len());
         for (id, tip) in tips {
-            let key = id.hyphenated().to_string();
+            let key = *id;
             let folded = match known.get(&key) {
                 Some(loaded) if loaded.tip == *tip => loaded.folded.clone(),
                 _ => {
