@@ -27,6 +27,7 @@ pub mod extract;
 pub mod filter;
 pub mod matching;
 pub mod model;
+pub mod orphan_rule;
 pub mod orphans;
 pub mod output;
 pub mod paging;

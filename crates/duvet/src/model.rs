@@ -70,7 +70,7 @@ pub enum Scope {
     /// requirement, citation or status is made, and sections keep no `content` or view; the
     /// sections themselves, which serve only to tell whether quote lines without a target line
     /// quote a specification, are made only when there are such lines
-    /// ([`crate::orphans::worth_looking`]).
+    /// ([`crate::orphan_rule::worth_looking`]).
     Specifications,
 }
 
@@ -327,7 +327,7 @@ impl Model {
         let mut model = Model::default();
         let mut used_ids = HashSet::new();
         let mut extract = Vec::new();
-        let with_sections = crate::orphans::worth_looking(&inputs.malformed);
+        let with_sections = crate::orphan_rule::worth_looking(&inputs.malformed);
         for input in inputs.specs {
             let parsed = input.parsed.as_ref().ok().cloned();
             let declared = input.declared;

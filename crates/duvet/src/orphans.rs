@@ -2,7 +2,7 @@
 //! they quote a specification, an ordinary comment otherwise.
 //!
 //! The rule: such a run is reported as a malformed annotation when its text, whitespace
-//! normalized, has at least [`MIN_WORDS`] words and is found in a section of one of the
+//! normalized, has at least [`crate::orphan_rule::MIN_WORDS`] words and is found in a section of one of the
 //! project's specifications: exactly, or within one edit as a citation's quote is found when
 //! it is long enough to anchor a near match (16 characters or more). Commented-out code can
 //! be plentiful (`//#include …` in C), so all runs are looked for in one pass over the
@@ -16,26 +16,15 @@ use std::collections::{BTreeSet, HashMap};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 
+use crate::orphan_rule::MIN_WORDS;
 use crate::{matching::find_quote, model::Model, spec::requirements};
 
-/// Fewer words than this are too common to tell a quote from a coincidence ("MUST NOT").
-pub const MIN_WORDS: usize = 3;
 /// A near match (one edit) is looked for only when both halves of the text have at least
 /// this many characters: one half then occurs exactly, and is rare enough to anchor on.
 const HALF_MIN: usize = 8;
 
 /// The most patterns (texts and their halves) searched for with a DFA.
 const DFA_PATTERNS: usize = 100;
-
-/// Whether any of `malformed` is quote lines without a target line long enough to be looked
-/// for in the specifications (else the model's sections need not be read for them).
-pub fn worth_looking(malformed: &[crate::annotation::Malformed]) -> bool {
-    malformed.iter().any(|m| {
-        m.orphan_quote
-            .as_deref()
-            .is_some_and(|quote| requirements::normalize(quote).split(' ').count() >= MIN_WORDS)
-    })
-}
 
 /// What a pattern of the search stands for: the whole text of an orphan, or a half of it.
 #[derive(Clone, Copy)]

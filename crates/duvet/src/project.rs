@@ -473,7 +473,7 @@ pub fn inputs_for(config: &ProjectConfig, cache: &FileCache, scope: Scope) -> In
     // quotes a specification (by their normalized text): made with the parse when there is
     // such a quote.
     let orphans =
-        scope == Scope::Specifications && crate::orphans::worth_looking(&inputs.malformed);
+        scope == Scope::Specifications && crate::orphan_rule::worth_looking(&inputs.malformed);
     inputs.specs = par_map(unique, |(source, format, declared)| {
         let input = load_spec(
             config,

@@ -88,7 +88,7 @@ mod tests {
     use super::super::{Extension, features, render, sections};
     use super::*;
     use crate::annotation::toml_file;
-    use crate::spec::Format;
+    use crate::extract::Format;
 
     /// Every section's annotations, made and parsed from the text; how many were made.
     fn check(doc: &str, format: Format, target: &str) -> usize {

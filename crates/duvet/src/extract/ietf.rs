@@ -479,7 +479,7 @@ fn build<'a>(doc: &'a str, tokens: Vec<Token<'a>>) -> Vec<Section<'a>> {
             id,
             title: title.to_string(),
             full_title: title,
-            title_at: crate::spec::offset_in(doc, title),
+            title_at: super::format::offset_in(doc, title),
             lines: Vec::new(),
             page_breaks: Vec::new(),
         });

@@ -21,6 +21,7 @@
 //!   first place, with the strongest level; requirements are ordered by where they start.
 
 mod annotations;
+pub mod format;
 mod ietf;
 mod markdown;
 mod patterns;
@@ -34,7 +35,8 @@ use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
 use std::sync::LazyLock;
 
-use crate::spec::Format;
+pub use format::Format;
+use format::offset_in;
 
 /// A section as 0.4.3 reads it for extraction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +71,7 @@ impl Kept {
     /// `section`, a section of `doc`, kept.
     pub fn of(doc: &str, section: &Section<'_>) -> Self {
         let range = |part: &str| {
-            let at = crate::spec::offset_in(doc, part);
+            let at = offset_in(doc, part);
             at..at + part.len()
         };
         Self {
