@@ -25,7 +25,8 @@ use crate::store::{GitStore, StoreError, StoreResult};
 
 /// The namespaces the catalog reads: never listed here.
 const READ_ELSEWHERE: [&str; 2] = ["issue", "milestone"];
-pub const TASKS: &str = "tasks";
+/// The namespace of upstream's tasks (`refs/git-mile/tasks/`), defined where it is watched.
+pub use super::watch::TASKS;
 
 /// What a task ref's history folds to: its task, or why it cannot be read.
 type Folded = Result<Arc<Task>, Arc<str>>;

@@ -13,6 +13,9 @@
 
 use std::path::{Path, PathBuf};
 
+/// The namespace of upstream git-mile's tasks under `refs/git-mile/` (a directory watched).
+pub const TASKS: &str = "tasks";
+
 /// What a look found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum TaskLook {
@@ -157,7 +160,7 @@ mod linux {
                 (0, top.clone(), dir_mask),
                 (
                     1,
-                    top.join(super::super::scan::TASKS),
+                    top.join(TASKS),
                     dir_mask | WatchMask::MODIFY | WatchMask::CLOSE_WRITE,
                 ),
             ] {
@@ -244,7 +247,7 @@ mod linux {
             // may tell later).
             for (dir, slot) in [
                 (self.top_dir(), &self.top),
-                (self.top_dir().join(super::super::scan::TASKS), &self.tasks),
+                (self.top_dir().join(TASKS), &self.tasks),
             ] {
                 if let Some((wd, watched)) = slot
                     && (inode(&dir) != *watched || watched.is_none())
