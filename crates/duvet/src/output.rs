@@ -13,6 +13,8 @@
 //! untrusted) project holds. Paths given on the command line are the user's and written as
 //! given.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
@@ -108,16 +110,67 @@ fn in_the_way(dir: &Path) -> Option<std::io::Error> {
 /// through no `..` and no link out of it, and (when `base` is in the project `root`) `base`
 /// itself in the project. `what` names the file in the message.
 pub fn confine(root: &Path, base: &Path, file: &Path, what: &str) -> Result<(), String> {
-    confined(Some(root), base, file, what)
+    Confinement::new(root, base, what).check(file)
 }
 
 /// [`confine`] for a `base` the user named (`duvet extract --out`): followed wherever it
 /// leads, but nothing below it leaves it.
 pub fn confine_below(base: &Path, file: &Path, what: &str) -> Result<(), String> {
-    confined(None, base, file, what)
+    Confinement::below(base, what).check(file)
 }
 
-fn confined(root: Option<&Path>, base: &Path, file: &Path, what: &str) -> Result<(), String> {
+/// [`confine`] for many files under one `base` (the requirement files of a specification):
+/// each directory on their way is resolved once, not once a file (a realpath is a readlink
+/// per component: 3,000 system calls for h3's 100 files, a tenth of a report's time).
+pub struct Confinement<'a> {
+    root: Option<&'a Path>,
+    base: &'a Path,
+    what: &'a str,
+    resolved: RefCell<HashMap<PathBuf, PathBuf>>,
+}
+
+impl<'a> Confinement<'a> {
+    /// Files under `base`, which must be in the project `root` (see [`confine`]).
+    pub fn new(root: &'a Path, base: &'a Path, what: &'a str) -> Self {
+        Self::with(Some(root), base, what)
+    }
+
+    /// Files under a `base` the user named (see [`confine_below`]).
+    pub fn below(base: &'a Path, what: &'a str) -> Self {
+        Self::with(None, base, what)
+    }
+
+    fn with(root: Option<&'a Path>, base: &'a Path, what: &'a str) -> Self {
+        Self {
+            root,
+            base,
+            what,
+            resolved: RefCell::default(),
+        }
+    }
+
+    /// Whether `file` stays where it belongs; the message says why not.
+    pub fn check(&self, file: &Path) -> Result<(), String> {
+        confined(self.root, self.base, file, self.what, &|dir| {
+            if let Some(real) = self.resolved.borrow().get(dir) {
+                return real.clone();
+            }
+            let real = resolved(dir);
+            self.resolved
+                .borrow_mut()
+                .insert(dir.to_path_buf(), real.clone());
+            real
+        })
+    }
+}
+
+fn confined(
+    root: Option<&Path>,
+    base: &Path,
+    file: &Path,
+    what: &str,
+    resolved: &dyn Fn(&Path) -> PathBuf,
+) -> Result<(), String> {
     let lexical_base = normal(base);
     let lexical_root = root.map_or_else(|| lexical_base.clone(), normal);
     let lexical_file = normal(file);
@@ -149,7 +202,7 @@ fn confined(root: Option<&Path>, base: &Path, file: &Path, what: &str) -> Result
     let real_root = resolved(&lexical_root);
     if root.is_some() && lexical_base.starts_with(&lexical_root) {
         // The first directory from the project down to the file that leads out of it.
-        if let Some((link, real)) = leaving(&lexical_root, &real_root, &lexical_file) {
+        if let Some((link, real)) = leaving(&lexical_root, &real_root, &lexical_file, resolved) {
             return Err(format!(
                 "{what} {}: {} links outside the project (to {}); duvet writes only inside it",
                 shown(&lexical_file),
@@ -177,7 +230,7 @@ fn confined(root: Option<&Path>, base: &Path, file: &Path, what: &str) -> Result
             ));
         }
     }
-    if let Some((link, real)) = leaving(&lexical_base, &real_base, &lexical_file) {
+    if let Some((link, real)) = leaving(&lexical_base, &real_base, &lexical_file, resolved) {
         return Err(format!(
             "{what} {}: {} links outside {} (to {}); duvet writes only inside it",
             shown(&lexical_file),
@@ -191,7 +244,12 @@ fn confined(root: Option<&Path>, base: &Path, file: &Path, what: &str) -> Result
 
 /// The first directory below `from` on the way to `file` that is not in `real_from` once its
 /// links are followed, and where it leads.
-fn leaving(from: &Path, real_from: &Path, file: &Path) -> Option<(PathBuf, PathBuf)> {
+fn leaving(
+    from: &Path,
+    real_from: &Path,
+    file: &Path,
+    resolved: &dyn Fn(&Path) -> PathBuf,
+) -> Option<(PathBuf, PathBuf)> {
     let below = file.strip_prefix(from).ok()?;
     let mut dir = from.to_path_buf();
     let mut parts: Vec<_> = below.components().collect();

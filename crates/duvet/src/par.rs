@@ -48,9 +48,34 @@ pub fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Ve
     results.into_iter().map(|(_, r)| r).collect()
 }
 
+/// `a` here and `b` on another thread at the same time (the report's HTML page made while
+/// its JSON is written); a panic of either is the caller's.
+pub fn both<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) <= 1 {
+        return (a(), b());
+    }
+    std::thread::scope(|scope| {
+        let helper = scope.spawn(b);
+        let a = a();
+        match helper.join() {
+            Ok(b) => (a, b),
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_gives_each_result_its_place() {
+        let text = String::from("page");
+        assert_eq!(both(|| 1 + 1, || text.len()), (2, 4));
+    }
 
     #[test]
     fn results_keep_the_order_of_the_items() {

@@ -144,8 +144,8 @@ pub fn run(args: ExtractArgs) -> ExitCode {
     let count = files.len();
     // `--out` is the user's: followed wherever it leads; below it, nothing leaves it.
     let out = root.join(&args.out);
-    let confined = |file: &Path| output::confine_below(&out, file, "the requirement file");
-    if let Err(e) = write_all(&root, &dir, files, confined) {
+    let confinement = output::Confinement::below(&out, "the requirement file");
+    if let Err(e) = write_all(&root, &dir, files, |file| confinement.check(file)) {
         return fail(&[e]);
     }
     note(&format!(
@@ -265,8 +265,8 @@ pub(crate) fn requirements(
             .unzip();
         // Where 0.4.3 puts them, in the project (or beside a config file elsewhere).
         let within = root.join(&out);
-        let confined = |file: &Path| output::confine(root, &within, file, "the requirement file");
-        match write_all(root, &dir, files, confined) {
+        let confinement = output::Confinement::new(root, &within, "the requirement file");
+        match write_all(root, &dir, files, |file| confinement.check(file)) {
             // What the files hold, which reading the project then need not read again.
             Ok(written) => cache.know_requirement_files(written.into_iter().zip(annotations).map(
                 |((rel, text), annotations)| {

@@ -190,47 +190,61 @@ pub fn run(args: ReportArgs) -> ExitCode {
     let mut jsons: Vec<&Path> = Vec::new();
     jsons.extend(args.json.as_deref());
     jsons.extend(settings.json.as_deref());
-    for path in jsons {
-        // Written as it is made (its parts are the specifications'), not gathered first.
-        let written = crate::output::write_with(path, |out| {
-            json::write_with(
-                &report,
-                blob_link.as_deref(),
-                issue_link.as_deref(),
-                executions.as_ref(),
-                out,
-            )
-        });
-        if let Err(e) = written {
-            return fail(&[format!("{}: {e}", path.display())]);
-        }
-        note(&format!("Wrote {}", path.display()));
-    }
-    if let Some(path) = &args.json_v2 {
-        let mut v2 = crate::report::json_v2::ReportV2::build(
-            &report,
-            &root,
-            blob_link.as_deref(),
-            issue_link.as_deref(),
-        );
-        if let Some(executions) = &executions {
-            executions.annotate_v2(&report, &mut v2);
-        }
-        if let Err(e) = crate::report::json_v2::write(&v2, path) {
-            return fail(&[e]);
-        }
-        note(&format!("Wrote {}", path.display()));
-    }
     let mut htmls: Vec<&Path> = Vec::new();
     htmls.extend(args.html.as_deref());
     htmls.extend(settings.html.as_deref());
-    if !htmls.is_empty() {
-        let page = html::render_with(
-            &report,
-            blob_link.as_deref(),
-            issue_link.as_deref(),
-            executions.as_ref(),
-        );
+    // The JSON reports written here while the HTML page and the snapshot are made on another
+    // core (each from the same report, which nothing changes now).
+    let (written, (page, expected)) = crate::par::both(
+        || -> Result<(), String> {
+            for path in jsons {
+                // Written as it is made (its parts are the specifications'), not gathered first.
+                crate::output::write_with(path, |out| {
+                    json::write_with(
+                        &report,
+                        blob_link.as_deref(),
+                        issue_link.as_deref(),
+                        executions.as_ref(),
+                        out,
+                    )
+                })
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+                note(&format!("Wrote {}", path.display()));
+            }
+            if let Some(path) = &args.json_v2 {
+                let mut v2 = crate::report::json_v2::ReportV2::build(
+                    &report,
+                    &root,
+                    blob_link.as_deref(),
+                    issue_link.as_deref(),
+                );
+                if let Some(executions) = &executions {
+                    executions.annotate_v2(&report, &mut v2);
+                }
+                crate::report::json_v2::write(&v2, path)?;
+                note(&format!("Wrote {}", path.display()));
+            }
+            Ok(())
+        },
+        || {
+            let page = (!htmls.is_empty()).then(|| {
+                html::render_with(
+                    &report,
+                    blob_link.as_deref(),
+                    issue_link.as_deref(),
+                    executions.as_ref(),
+                )
+            });
+            (
+                page,
+                settings.snapshot.as_ref().map(|_| ci::snapshot(&report)),
+            )
+        },
+    );
+    if let Err(e) = written {
+        return fail(&[e]);
+    }
+    if let Some(page) = page {
         for path in htmls {
             if let Err(e) = write_file(path, page.as_bytes()) {
                 return fail(&[e]);
@@ -251,8 +265,7 @@ pub fn run(args: ReportArgs) -> ExitCode {
         }
         note(&format!("Wrote {}", dir.display()));
     }
-    if let Some(path) = &settings.snapshot {
-        let expected = ci::snapshot(&report);
+    if let (Some(path), Some(expected)) = (&settings.snapshot, expected) {
         if ci {
             let Ok(actual) = crate::output::read_to_string(path) else {
                 return fail(&[format!(
