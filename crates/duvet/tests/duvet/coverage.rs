@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use duvet::errors;
 use serde_json::{Value, json};
 
-use crate::support::{Project, start_over};
+use crate::support::{Project, identifier, start_over};
 use mcp_testkit::Wire;
 
 /// The measured copy of the fixture crate, with `coverage/lcov.info` (read only: tests that
@@ -27,25 +27,6 @@ pub(crate) fn measured() -> Option<&'static Path> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
     DIR.get_or_init(|| crate::support::tarpaulin_measured(&[]))
         .as_deref()
-}
-
-/// The identifier of the fixture's requirement with `text` (from search_requirements).
-async fn identifier(mcp: &mcp_testkit::McpProcess, text: &str) -> String {
-    let found: Value = mcp
-        .call_ok("search_requirements", json!({"query": text}))
-        .await;
-    let items = found["items"]
-        .as_array()
-        .or(found.as_array())
-        .unwrap()
-        .clone();
-    items
-        .iter()
-        .find(|r| r["text"] == text)
-        .unwrap_or_else(|| panic!("{text} in {found}"))["identifier"]
-        .as_str()
-        .unwrap()
-        .to_string()
 }
 
 #[tokio::test]

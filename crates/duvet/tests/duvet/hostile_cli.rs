@@ -3,10 +3,9 @@
 //! written whole): what a hostile pass found, each answered with one clear line, nothing
 //! written outside the project that the project chose, nothing half-written.
 
-use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::support::{BIN, Project};
+use crate::support::{BIN, Project, files};
 
 const CONFIG: &str = "'$schema' = \"https://awslabs.github.io/duvet/config/v0.4.0.json\"
 
@@ -55,18 +54,6 @@ fn error_line(out: &Output) -> String {
     let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
     assert_eq!(errors.len(), 1, "{err}");
     errors[0].to_string()
-}
-
-/// Every file below `dir`, relative, sorted.
-fn files(dir: &Path) -> Vec<String> {
-    let mut all: Vec<String> = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .flatten()
-        .filter(|e| !e.file_type().is_dir())
-        .map(|e| e.path().strip_prefix(dir).unwrap().display().to_string())
-        .collect();
-    all.sort();
-    all
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::support::{BIN, Project};
+use crate::support::{BIN, Project, files};
 
 const TEXT: &str = "Spec\n\n1.  Intro\n\n   A server MUST work.\n";
 
@@ -185,18 +185,6 @@ fn failed_with(p: &Project, out: &Output, words: &[&str], retry: bool) {
         files(&p.path(".duvet/specifications")),
         Vec::<String>::new()
     );
-}
-
-/// Every file below `dir` (none when it does not exist), relative, sorted.
-fn files(dir: &Path) -> Vec<String> {
-    let mut all: Vec<String> = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .flatten()
-        .filter(|e| !e.file_type().is_dir())
-        .map(|e| e.path().strip_prefix(dir).unwrap().display().to_string())
-        .collect();
-    all.sort();
-    all
 }
 
 #[test]

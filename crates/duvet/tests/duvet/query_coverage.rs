@@ -699,28 +699,12 @@ fn measured() -> Option<&'static Path> {
         .as_deref()
 }
 
-/// A copy of the measured fixture (sources and report, its absolute paths made the copy's),
-/// with the report as JaCoCo XML (`coverage/lcov.xml`, paths relative) for 0.4.3.
+/// A copy of the measured fixture ([`crate::support::measured_copy`]), with the report as
+/// JaCoCo XML too (`coverage/lcov.xml`, paths relative) for 0.4.3.
 fn measured_copy(dir: &Path) -> Project {
-    let p = Project::new();
-    for file in [
-        ".duvet/config.toml",
-        "Cargo.toml",
-        "specs/ping.md",
-        "src/lib.rs",
-    ] {
-        p.write(file, &std::fs::read_to_string(dir.join(file)).unwrap());
-    }
-    let lcov = std::fs::read_to_string(dir.join("coverage/lcov.info")).unwrap();
-    let prefix = format!("SF:{}/", dir.display());
-    assert!(
-        lcov.contains(&prefix),
-        "tarpaulin names files by absolute path: {lcov}"
-    );
-    p.write(
-        "coverage/lcov.info",
-        &lcov.replace(&prefix, &format!("SF:{}/", p.root().display())),
-    );
+    let p = crate::support::measured_copy(dir);
+    let lcov = std::fs::read_to_string(p.path("coverage/lcov.info")).unwrap();
+    let prefix = format!("SF:{}/", p.root().display());
     p.write("coverage/lcov.xml", &jacoco(&lcov.replace(&prefix, "SF:")));
     p
 }

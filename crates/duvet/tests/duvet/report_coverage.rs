@@ -16,12 +16,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Output};
 
-use mcp_testkit::{McpProcess, Wire};
+use mcp_testkit::Wire;
 use serde_json::{Value, json};
 
 use crate::query::query;
 use crate::report::{fixture, stderr};
-use crate::support::{BIN, Project, start_over};
+use crate::support::{BIN, Project, identifier, measured_copy, start_over};
 
 fn report(p: &Project, args: &[&str]) -> Output {
     Command::new(BIN)
@@ -106,25 +106,6 @@ fn without_execution(mut value: Value) -> Value {
     }
     strip(&mut value);
     value
-}
-
-/// The identifier `duvet mcp` gives the requirement with `text`.
-async fn identifier(mcp: &McpProcess, text: &str) -> String {
-    let found: Value = mcp
-        .call_ok("search_requirements", json!({"query": text}))
-        .await;
-    let items = found["items"]
-        .as_array()
-        .or(found.as_array())
-        .unwrap()
-        .clone();
-    items
-        .iter()
-        .find(|r| r["text"] == text)
-        .unwrap_or_else(|| panic!("{text} in {found}"))["identifier"]
-        .as_str()
-        .unwrap()
-        .to_string()
 }
 
 /// Every requirement's `execution` in the report is the one `get_requirement_status`
@@ -418,28 +399,6 @@ fn a_report_that_cannot_be_read_stops_the_report_before_it_writes_anything() {
     // --coverage-format alone is a usage error.
     let out = report(&p, &["--coverage-format", "lcov"]);
     assert_eq!(out.status.code(), Some(2));
-}
-
-/// A copy of the measured Rust fixture (its sources and report, the report's absolute paths
-/// made the copy's: tarpaulin names files by absolute path).
-fn measured_copy(dir: &Path) -> Project {
-    let p = Project::new();
-    for file in [
-        ".duvet/config.toml",
-        "Cargo.toml",
-        "specs/ping.md",
-        "src/lib.rs",
-    ] {
-        p.write(file, &std::fs::read_to_string(dir.join(file)).unwrap());
-    }
-    let lcov = std::fs::read_to_string(dir.join("coverage/lcov.info")).unwrap();
-    let prefix = format!("SF:{}/", dir.display());
-    assert!(lcov.contains(&prefix), "{lcov}");
-    p.write(
-        "coverage/lcov.info",
-        &lcov.replace(&prefix, &format!("SF:{}/", p.root().display())),
-    );
-    p
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Plan, esc, level_label, plural};
+use super::{Plan, esc, plural};
 use crate::execution::ExecutionStatus;
 use crate::execution::view::{Executed, ExecutedState};
 use crate::report::executed::{Executions, STATES, state_index, state_name, unexecuted};
@@ -235,18 +235,8 @@ pub(super) fn totals(w: &mut String, plan: &Plan) {
     let Some(executed) = &plan.executed else {
         return;
     };
-    // The levels of the status table: from MUST down, "none" only when a requirement has none.
-    let levels: Vec<usize> = [3, 2, 1, 0]
-        .into_iter()
-        .filter(|&l| l > 0 || plan.totals.iter().any(|row| row[0] > 0))
-        .collect();
-    w.push_str("<table class=\"totals\"><caption>Requirements of ");
-    esc(w, plan.title());
-    w.push_str(" by executed state and level</caption><thead><tr><th scope=\"col\">Code</th>");
-    for &l in &levels {
-        let _ = write!(w, "<th scope=\"col\">{}</th>", level_label(l));
-    }
-    w.push_str("<th scope=\"col\">All</th></tr></thead><tbody>");
+    // The levels of the status table.
+    let levels = super::totals_head(w, plan, "executed state", "Code");
     for state in STATES {
         let row = &executed[state_index(state)];
         w.push_str("<tr><th scope=\"row\">");

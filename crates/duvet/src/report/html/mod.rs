@@ -609,20 +609,29 @@ fn specification(
     w.push_str("</section>\n");
 }
 
-/// The table of a specification's requirements by status and level.
-fn totals(w: &mut String, plan: &Plan) {
-    // Levels from MUST down; "none" only when a requirement has no level.
+/// The head of a table of `plan`'s requirements by `by` (its first column `first`) and level:
+/// the levels from MUST down, "none" only when a requirement has no level; returns them.
+fn totals_head(w: &mut String, plan: &Plan, by: &str, first: &str) -> Vec<usize> {
     let levels: Vec<usize> = [3, 2, 1, 0]
         .into_iter()
         .filter(|&l| l > 0 || plan.totals.iter().any(|row| row[0] > 0))
         .collect();
     w.push_str("<table class=\"totals\"><caption>Requirements of ");
     esc(w, plan.title());
-    w.push_str(" by status and level</caption><thead><tr><th scope=\"col\">Status</th>");
+    let _ = write!(
+        w,
+        " by {by} and level</caption><thead><tr><th scope=\"col\">{first}</th>"
+    );
     for &l in &levels {
         let _ = write!(w, "<th scope=\"col\">{}</th>", level_label(l));
     }
     w.push_str("<th scope=\"col\">All</th></tr></thead><tbody>");
+    levels
+}
+
+/// The table of a specification's requirements by status and level.
+fn totals(w: &mut String, plan: &Plan) {
+    let levels = totals_head(w, plan, "status", "Status");
     for status in Status::ALL {
         let row = &plan.totals[status.index()];
         let _ = write!(

@@ -316,3 +316,59 @@ pub fn tarpaulin_measured(extra: &[&str]) -> Option<PathBuf> {
     );
     Some(project.dir.keep())
 }
+
+/// The identifier `duvet mcp` gives the requirement with `text` (from `search_requirements`).
+pub async fn identifier(mcp: &McpProcess, text: &str) -> String {
+    let found: serde_json::Value = mcp
+        .call_ok("search_requirements", serde_json::json!({"query": text}))
+        .await;
+    let items = found["items"]
+        .as_array()
+        .or(found.as_array())
+        .unwrap()
+        .clone();
+    items
+        .iter()
+        .find(|r| r["text"] == text)
+        .unwrap_or_else(|| panic!("{text} in {found}"))["identifier"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Every file below `dir` (none when it does not exist), relative, sorted.
+pub fn files(dir: &Path) -> Vec<String> {
+    let mut all: Vec<String> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| !e.file_type().is_dir())
+        .map(|e| e.path().strip_prefix(dir).unwrap().display().to_string())
+        .collect();
+    all.sort();
+    all
+}
+
+/// A copy of the measured Rust fixture (its sources and report, the report's absolute paths
+/// made the copy's: tarpaulin names files by absolute path).
+pub fn measured_copy(dir: &Path) -> Project {
+    let p = Project::new();
+    for file in [
+        ".duvet/config.toml",
+        "Cargo.toml",
+        "specs/ping.md",
+        "src/lib.rs",
+    ] {
+        p.write(file, &std::fs::read_to_string(dir.join(file)).unwrap());
+    }
+    let lcov = std::fs::read_to_string(dir.join("coverage/lcov.info")).unwrap();
+    let prefix = format!("SF:{}/", dir.display());
+    assert!(
+        lcov.contains(&prefix),
+        "tarpaulin names files by absolute path: {lcov}"
+    );
+    p.write(
+        "coverage/lcov.info",
+        &lcov.replace(&prefix, &format!("SF:{}/", p.root().display())),
+    );
+    p
+}
