@@ -30,8 +30,8 @@ use crate::model::Kind;
 use crate::query::cursor::cursor_key;
 use crate::quote;
 use crate::schema::{output_schema, read_entity_schema, schema};
+use crate::task::TaskLookup;
 use crate::task::view::TaskView;
-use crate::task::{TaskLookup, TaskSet};
 use crate::task_write::tool as task_tool;
 use crate::views::{EntityView, ListResponse};
 use crate::writes::{self, COMMENT, CREATE, UPDATE};
@@ -180,17 +180,6 @@ impl Shared {
     }
 }
 
-/// How much of upstream's tasks a call reads.
-enum TaskRead {
-    /// The refs' names (a listing of issues or milestones, which names the refs not read):
-    /// a failure to read them does not fail the listing, it is named among the other refs.
-    Names,
-    /// Every task (a listing of tasks).
-    All,
-    /// The tasks a user's id may name (`git_mile.show`).
-    Named(String),
-}
-
 /// The handler of one MCP session (one over stdio; one per session over HTTP): cheap to make,
 /// everything it reads is in [`Shared`].
 #[derive(Clone)]
@@ -220,25 +209,6 @@ impl GitMileServer {
             .map_err(|err| errors::repository(&err))
     }
 
-    /// Upstream's tasks (as much of them as `read` says) and the refs this version does not
-    /// read.
-    async fn tasks(&self, read: TaskRead) -> Result<TaskSet, ToolError> {
-        let catalog = self.catalog()?;
-        let strict = !matches!(read, TaskRead::Names);
-        let read = tokio::task::spawn_blocking(move || match read {
-            TaskRead::Names => catalog.task_names(),
-            TaskRead::All => catalog.tasks(),
-            TaskRead::Named(id) => catalog.tasks_named(&id),
-        })
-        .await
-        .map_err(errors::internal)?;
-        match read {
-            Ok(tasks) => Ok(tasks),
-            Err(err) if strict => Err(errors::repository(&err)),
-            Err(err) => Ok(crate::task::unread(&err)),
-        }
-    }
-
     async fn list(&self, args: Value) -> Result<Payload, Failure> {
         let args: ListArgs = decode(LIST, args)?;
         let request = ListRequest {
@@ -252,32 +222,35 @@ impl GitMileServer {
         let target = args.entity.target();
         let plan = listing::Plan::of(target, &request, &self.shared.cursor_key)
             .map_err(|err| ToolError::from(&err))?;
-        let snapshot = match target {
-            Target::Entity(_) => self.snapshot().await?,
-            Target::Task => Arc::new(Snapshot::default()),
-        };
-        let tasks = self
-            .tasks(match target {
-                Target::Task => TaskRead::All,
-                Target::Entity(_) => TaskRead::Names,
-            })
-            .await?;
-        let page: ListResponse = plan.run(&snapshot, &tasks);
-        Ok(Payload::of(&page)?)
+        let catalog = self.catalog()?;
+        let listed = tokio::task::spawn_blocking(move || plan.read(&catalog))
+            .await
+            .map_err(errors::internal)?
+            .map_err(|err| errors::repository(&err))?;
+        Ok(Payload::of(&listed.page)?)
     }
 
     async fn show_task(&self, id: &str) -> Result<Payload, Failure> {
-        let tasks = self.tasks(TaskRead::Named(id.to_string())).await?;
-        Ok(match tasks.lookup(id) {
-            TaskLookup::Found(row) => Payload::of(&TaskView::from_row(&row))?,
-            TaskLookup::NotFound => return Err(errors::not_found_named("task", id).into()),
-            TaskLookup::Ambiguous(ids) => {
-                return Err(errors::ambiguous_named("task", id, &ids).into());
-            }
-            TaskLookup::Unreadable(id, why) => {
-                return Err(errors::unreadable_named("task", id, why.to_string()).into());
+        let catalog = self.catalog()?;
+        let id = id.to_string();
+        // The tasks the id may name, then the one found's parents and children.
+        let view = tokio::task::spawn_blocking(move || -> Result<TaskView, ToolError> {
+            let tasks = catalog
+                .tasks_named(&id)
+                .map_err(|err| errors::repository(&err))?;
+            match tasks.lookup(&id) {
+                TaskLookup::Found(row) => TaskView::shown(&row, |ids| catalog.tasks_among(ids))
+                    .map_err(|err| errors::repository(&err)),
+                TaskLookup::NotFound => Err(errors::not_found_named("task", &id)),
+                TaskLookup::Ambiguous(ids) => Err(errors::ambiguous_named("task", &id, &ids)),
+                TaskLookup::Unreadable(id, why) => {
+                    Err(errors::unreadable_named("task", id, why.to_string()))
+                }
             }
         })
+        .await
+        .map_err(errors::internal)??;
+        Ok(Payload::of(&view)?)
     }
 
     async fn log(&self, args: Value) -> Result<Payload, Failure> {

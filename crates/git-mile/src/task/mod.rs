@@ -10,6 +10,7 @@ pub mod log;
 pub mod replay;
 pub mod scan;
 pub mod shapes;
+pub mod states;
 pub mod view;
 pub mod watch;
 
@@ -18,7 +19,7 @@ use std::sync::Arc;
 
 pub use replay::Task;
 pub use scan::{TaskCache, TaskHistory};
-pub use shapes::OtherRefs;
+pub use shapes::{OtherRefs, TasksNote};
 
 use crate::query::{Field, Fields, Value};
 
@@ -83,7 +84,7 @@ pub fn note(tasks: &TaskSet) -> String {
     let mut note = String::new();
     if tasks.refs > 0 {
         note.push_str(&format!(
-            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/): list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done).",
+            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/): list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done; the first page's states lists the workflow's states and their kinds, and git_mile.show of a task names its parents and children in family).",
             tasks.refs
         ));
     }
@@ -106,6 +107,18 @@ pub fn note(tasks: &TaskSet) -> String {
         ));
     }
     note
+}
+
+/// What an empty page of `what` (`issue`, `milestone`) says of the tasks: how many there are
+/// and how to list them; nothing when there are none.
+pub fn empty_page_note(tasks: &TaskSet, what: &str) -> Option<TasksNote> {
+    (tasks.refs > 0).then(|| TasksNote {
+        count: tasks.refs as u64,
+        hint: format!(
+            "No {what} matches, but this repository holds {} task(s) of upstream git-mile (refs/git-mile/tasks/): list them with git_mile.list {{\"entity\":\"task\"}} (git mile list --entity task); done ones with includeClosed (--include-closed).",
+            tasks.refs
+        ),
+    })
 }
 
 /// The ref of task `id`: `refs/git-mile/tasks/<id>`.

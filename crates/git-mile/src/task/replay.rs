@@ -284,6 +284,31 @@ pub fn replay<'a>(id: Uuid, events: impl IntoIterator<Item = &'a TaskEvent>) -> 
     })
 }
 
+#[cfg(test)]
+impl Task {
+    /// A task of id `id` titled `title`, created and updated at the epoch by `a`, with nothing
+    /// else: what unit tests start from.
+    pub fn bare(id: &str, title: &str) -> Self {
+        let at = DateTime::<Utc>::UNIX_EPOCH;
+        Self {
+            id: id.into(),
+            title: title.into(),
+            description: String::new(),
+            state: None,
+            state_kind: None,
+            labels: BTreeSet::new(),
+            assignees: BTreeSet::new(),
+            parents: BTreeSet::new(),
+            children: BTreeSet::new(),
+            relations: BTreeMap::new(),
+            author: "a".into(),
+            created: at,
+            updated: at,
+            comments: Vec::new(),
+        }
+    }
+}
+
 /// Order of tasks by id (for stable listings before sorting).
 pub fn by_id(a: &Task, b: &Task) -> Ordering {
     a.id.cmp(&b.id)

@@ -214,8 +214,9 @@ fn view(catalog: &Catalog, written: &TaskWritten) -> Result<TaskView, ToolError>
     let id = uuid::Uuid::parse_str(&written.id)
         .map_err(|_| errors::internal(format!("task {} was written with a bad id", written.id)))?;
     let task = super::current(catalog, id).map_err(task_failure)?;
-    Ok(TaskView::from_row(&TaskRow {
+    let row = TaskRow {
         task: &task,
         comment_count: task.comments.len() as u64,
-    }))
+    };
+    TaskView::shown(&row, |ids| catalog.tasks_among(ids)).map_err(|err| errors::repository(&err))
 }
