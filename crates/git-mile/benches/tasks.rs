@@ -27,6 +27,7 @@
 
 #[path = "../tests/git-mile/support/fixture.rs"]
 mod fixture;
+mod support;
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -35,9 +36,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fixture::{ANN, BOB, FixtureEntity, FixtureEvent, created, fixed_id};
-use mcp_testkit::McpProcess;
 use mcp_testkit::bench::{self, Rng, machine, ms, percentile};
 use serde_json::{Value, json};
+use support::{call, copy_repo, start};
 
 const REPO_VERSION: u32 = 1;
 const N: u64 = 10_000;
@@ -149,93 +150,25 @@ fn task_stream(out: &mut impl std::io::Write) -> std::io::Result<()> {
     writeln!(out, "done")
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// The cached repository, built when missing.
 fn ensure_repo() -> (PathBuf, String) {
-    let root = bench::target_dir().join(format!("git-mile-bench/tasks-v{REPO_VERSION}"));
-    let repo = root.join("repo");
-    if root.join("ok").is_file() {
-        return (repo, "cached".into());
-    }
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&repo).unwrap();
-    let t = Instant::now();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["config", "user.name", "Bench User"]);
-    git(&repo, &["config", "user.email", "bench@example.com"]);
-    fixture::import(&repo, &issues());
-    let mut child = Command::new("git")
-        .args(["fast-import", "--quiet", "--done"])
-        .current_dir(&repo)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    {
-        let mut buf = std::io::BufWriter::new(child.stdin.as_mut().unwrap());
-        task_stream(&mut buf).unwrap();
-        buf.flush().unwrap();
-    }
-    assert!(child.wait().unwrap().success());
-    // Loose refs, as the writers leave them.
-    for line in git(
-        &repo,
-        &[
-            "for-each-ref",
-            "--format=%(refname) %(objectname)",
-            "refs/git-mile",
-        ],
-    )
-    .lines()
-    {
-        let (name, id) = line.split_once(' ').unwrap();
-        let path = repo.join(".git").join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, format!("{id}\n")).unwrap();
-    }
-    let _ = std::fs::remove_file(repo.join(".git/packed-refs"));
-    let built = format!("built in {:.1?}", t.elapsed());
-    std::fs::write(root.join("ok"), &built).unwrap();
-    (repo, built)
-}
-
-fn copy_repo(from: &Path) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(dir.path().join("repo"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-    dir
-}
-
-async fn start(bin: &Path, repo: &Path) -> McpProcess {
-    McpProcess::spawn_bin(bin, &["mcp-server"], repo, &[])
-        .await
-        .expect("server starts")
-}
-
-async fn call(mcp: &McpProcess, tool: &str, args: &Value) -> (Duration, Value) {
-    let t = Instant::now();
-    let result = mcp.call(tool, args.clone()).await;
-    let elapsed = t.elapsed();
-    assert_ne!(result.is_error, Some(true), "{tool} {args}: {result:?}");
-    (elapsed, result.structured_content.unwrap_or(Value::Null))
+    support::cached_repo(&format!("tasks-v{REPO_VERSION}"), |repo| {
+        fixture::import(repo, &issues());
+        let mut child = Command::new("git")
+            .args(["fast-import", "--quiet", "--done"])
+            .current_dir(repo)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        {
+            let mut buf = std::io::BufWriter::new(child.stdin.as_mut().unwrap());
+            task_stream(&mut buf).unwrap();
+            buf.flush().unwrap();
+        }
+        assert!(child.wait().unwrap().success());
+        format!("{N} issues, {N} tasks")
+    })
 }
 
 /// The same query over issues and over tasks.

@@ -12,7 +12,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CustomRequest, CustomResult, ErrorCode, GetMeta as _, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
@@ -29,7 +29,9 @@ use crate::log::{LogError, LogPage, LogPlan};
 use crate::model::Kind;
 use crate::query::cursor::cursor_key;
 use crate::quote;
-use crate::schema::{output_schema, read_entity_schema, schema};
+use crate::schema::{
+    cursor_schema, id_schema, output_schema, read_entity_schema, read_hints, tool,
+};
 use crate::task::TaskLookup;
 use crate::task::view::TaskView;
 use crate::task_write::tool as task_tool;
@@ -495,10 +497,7 @@ fn build_tools() -> Vec<Tool> {
                 "maximum": MAX_LIMIT,
                 "description": "Page size (default 20)."
             },
-            "cursor": {
-                "type": "string",
-                "description": "The previous page's nextCursor."
-            },
+            "cursor": cursor_schema(),
             "includeClosed": {
                 "type": "boolean",
                 "description": "Default false; a status filter overrides."
@@ -511,64 +510,43 @@ fn build_tools() -> Vec<Tool> {
         "type": "object",
         "properties": {
             "entity": read_entity_schema(),
-            "id": {
-                "type": "string",
-                "description": "Id or a 4+ character prefix."
-            }
+            "id": id_schema()
         },
         "required": ["entity", "id"],
         "additionalProperties": false
     });
-    let mut list = Tool::new(
-        LIST,
-        "List issues, milestones or upstream git-mile's tasks: filtered, sorted, paged (other_refs: refs not read).",
-        schema(list_input),
-    );
-    list.annotations = Some(
-        ToolAnnotations::with_title("List entities")
-            .read_only(true)
-            .idempotent(true),
-    );
-    list.output_schema = Some(output_schema::<ListResponse>());
-    let mut show = Tool::new(
-        SHOW,
-        "Show one issue, milestone or task whole, comments included.",
-        schema(show_input),
-    );
-    show.annotations = Some(
-        ToolAnnotations::with_title("Show entity")
-            .read_only(true)
-            .idempotent(true),
-    );
-    show.output_schema = Some(output_schema::<ShowOutput>());
     let log_input = json!({
         "type": "object",
         "properties": {
             "entity": read_entity_schema(),
-            "id": {
-                "type": "string",
-                "description": "Id or a 4+ character prefix."
-            },
+            "id": id_schema(),
             "limit": { "type": "integer", "minimum": 1, "maximum": MAX_LIMIT },
-            "cursor": {
-                "type": "string",
-                "description": "The previous page's nextCursor."
-            }
+            "cursor": cursor_schema()
         },
         "required": ["entity", "id"],
         "additionalProperties": false
     });
-    let mut log = Tool::new(
+    let list = tool(
+        LIST,
+        "List issues, milestones or upstream git-mile's tasks: filtered, sorted, paged (other_refs: refs not read).",
+        list_input,
+        read_hints("List entities"),
+        output_schema::<ListResponse>(),
+    );
+    let show = tool(
+        SHOW,
+        "Show one issue, milestone or task whole, comments included.",
+        show_input,
+        read_hints("Show entity"),
+        output_schema::<ShowOutput>(),
+    );
+    let log = tool(
         LOG,
         "Events of an issue, milestone or task, newest first: who changed what, when.",
-        schema(log_input),
+        log_input,
+        read_hints("Event log"),
+        output_schema::<LogPage>(),
     );
-    log.annotations = Some(
-        ToolAnnotations::with_title("Event log")
-            .read_only(true)
-            .idempotent(true),
-    );
-    log.output_schema = Some(output_schema::<LogPage>());
     vec![list, show, log]
 }
 

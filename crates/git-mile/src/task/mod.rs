@@ -14,8 +14,8 @@ pub mod states;
 pub mod view;
 pub mod watch;
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock};
 
 pub use replay::Task;
 pub use scan::{TaskCache, TaskHistory};
@@ -34,13 +34,27 @@ pub const MAX_OTHER_REFS: usize = 20;
 /// tasks are shared).
 #[derive(Debug, Default, Clone)]
 pub struct TaskSet {
-    /// By id.
-    tasks: Vec<Arc<Task>>,
+    /// By id; shared by the set's clones (a listing while no task ref moved clones the set
+    /// the cache kept, which copies no task and counts no reference).
+    tasks: Arc<[Arc<Task>]>,
     /// Tasks whose history cannot be read, by id: why.
     unreadable: BTreeMap<String, Arc<str>>,
     other_refs: Vec<OtherRefs>,
     /// How many task refs there are (read or not).
     refs: usize,
+    /// How many tasks are in each state, counted once for the set (its clones share it: a
+    /// listing while no task ref moved counts nothing again).
+    tally: Arc<OnceLock<Vec<StateTally>>>,
+}
+
+/// The tasks of a set in one state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateTally {
+    /// `None`: the tasks with no state.
+    pub state: Option<String>,
+    pub tasks: u64,
+    /// The kind most of them record (the first by name among equals).
+    pub kind: Option<String>,
 }
 
 /// A task with what the set knows around it; what filters and sorts see.
@@ -151,10 +165,11 @@ impl TaskSet {
         tasks.sort_by(|a, b| replay::by_id(a, b));
         let refs = tasks.len() + unreadable.len();
         Self {
-            tasks,
+            tasks: tasks.into(),
             unreadable,
             other_refs,
             refs,
+            tally: Arc::default(),
         }
     }
 
@@ -199,6 +214,33 @@ impl TaskSet {
 
     pub fn is_empty(&self) -> bool {
         self.tasks.is_empty()
+    }
+
+    /// How many tasks are in each state: the named states by name, then the tasks with none.
+    pub fn state_tally(&self) -> &[StateTally] {
+        self.tally.get_or_init(|| {
+            // By state: how many tasks, and how many of them record each kind.
+            type Kinds<'a> = BTreeMap<Option<&'a str>, u64>;
+            let mut by_state: HashMap<Option<&str>, (u64, Kinds<'_>)> = HashMap::new();
+            for task in self.tasks.iter() {
+                let entry = by_state.entry(task.state.as_deref()).or_default();
+                entry.0 += 1;
+                *entry.1.entry(task.state_kind.as_deref()).or_default() += 1;
+            }
+            let mut tally: Vec<StateTally> = by_state
+                .into_iter()
+                .map(|(state, (tasks, kinds))| StateTally {
+                    state: state.map(str::to_string),
+                    tasks,
+                    kind: kinds
+                        .iter()
+                        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                        .and_then(|(kind, _)| kind.map(str::to_string)),
+                })
+                .collect();
+            tally.sort_by(|a, b| (a.state.is_none(), &a.state).cmp(&(b.state.is_none(), &b.state)));
+            tally
+        })
     }
 
     /// The ids of the tasks whose refs cannot be read, in id order.

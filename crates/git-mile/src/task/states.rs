@@ -3,8 +3,6 @@
 //! listing names them). The workflow is given (it is read from `.git-mile/config.toml` by
 //! the writes' side, `task_write/project.rs`); nothing here reads a file.
 
-use std::collections::{BTreeMap, HashMap};
-
 use super::TaskSet;
 use super::shapes::StateUse;
 
@@ -17,28 +15,18 @@ pub struct Workflow {
     pub default: Option<String>,
 }
 
-/// The tasks in one state: how many, and how many of them record each kind.
-#[derive(Default)]
-struct Used<'a> {
-    tasks: u64,
-    kinds: BTreeMap<Option<&'a str>, u64>,
-}
-
 /// The states of `workflow` (in its order; none when it could not be read) and then the
 /// other states `tasks` are in (by name; the tasks with no state last), each with its kind and
 /// how many of `tasks` are in it.
 pub fn states(tasks: &TaskSet, workflow: Option<&Workflow>) -> Vec<StateUse> {
-    let mut used: HashMap<Option<&str>, Used<'_>> = HashMap::new();
-    for row in tasks.rows() {
-        let t = row.task;
-        let entry = used.entry(t.state.as_deref()).or_default();
-        entry.tasks += 1;
-        *entry.kinds.entry(t.state_kind.as_deref()).or_default() += 1;
-    }
+    let tally = tasks.state_tally();
     let mut out = Vec::new();
     let configured = workflow.map(|w| w.states.as_slice()).unwrap_or_default();
     for (state, kind) in configured {
-        let count = used.remove(&Some(state.as_str())).map_or(0, |u| u.tasks);
+        let count = tally
+            .iter()
+            .find(|t| t.state.as_deref() == Some(state.as_str()))
+            .map_or(0, |t| t.tasks);
         out.push(StateUse {
             state: Some(state.clone()),
             kind: kind.clone(),
@@ -47,26 +35,16 @@ pub fn states(tasks: &TaskSet, workflow: Option<&Workflow>) -> Vec<StateUse> {
             default: workflow.and_then(|w| w.default.as_deref()) == Some(state.as_str()),
         });
     }
-    let mut rest: Vec<(Option<&str>, Used<'_>)> = used.into_iter().collect();
-    // Named states by name, then the tasks with none.
-    rest.sort_by(|a, b| (a.0.is_none(), a.0).cmp(&(b.0.is_none(), b.0)));
-    for (
-        state,
-        Used {
-            tasks: count,
-            kinds,
-        },
-    ) in rest
-    {
-        // The kind most of its tasks record (the first by name among equals).
-        let kind = kinds
-            .iter()
-            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-            .and_then(|(kind, _)| kind.map(str::to_string));
+    let in_workflow = |state: &Option<String>| {
+        state
+            .as_deref()
+            .is_some_and(|s| configured.iter().any(|(c, _)| c == s))
+    };
+    for t in tally.iter().filter(|t| !in_workflow(&t.state)) {
         out.push(StateUse {
-            state: state.map(str::to_string),
-            kind,
-            tasks: count,
+            state: t.state.clone(),
+            kind: t.kind.clone(),
+            tasks: t.tasks,
             workflow: false,
             default: false,
         });
