@@ -309,10 +309,41 @@ impl Fields for TaskRow<'_> {
             Field::HasMilestone => Value::Bool(false),
         }
     }
+
+    fn lowercase(&self, field: Field) -> Option<&str> {
+        let t = self.task;
+        // A task not folded here (deserialized) has no lowercased title of its own.
+        (field == Field::Title && (t.title.is_empty() || !t.title_lower.is_empty()))
+            .then_some(t.title_lower.as_str())
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn title_contains_reads_the_title_lowercased_once() {
+        use crate::query::{Filter, Vocabulary};
+        let task = super::Task::bare("019a5b2c-0001-7000-8000-000000000001", "Fix the LOGIN Page");
+        let row = super::TaskRow {
+            task: &task,
+            comment_count: 0,
+        };
+        let filter = |text: &str| Filter::parse_in(text, Vocabulary::Tasks).unwrap();
+        assert!(filter(r#"title contains "login page""#).matches(&row));
+        assert!(!filter(r#"not (title contains "Login") or id == "x""#).matches(&row));
+        assert!(!filter(r#"title contains "logout""#).matches(&row));
+        // A task with no lowercased title of its own (not folded here): lowercased on the spot.
+        let bare = super::Task {
+            title_lower: String::new(),
+            ..task.clone()
+        };
+        let row = super::TaskRow {
+            task: &bare,
+            comment_count: 0,
+        };
+        assert!(filter(r#"title contains "LOGIN""#).matches(&row));
+    }
+
     #[test]
     fn prefixes_are_as_short_as_for_issues() {
         assert_eq!(super::MIN_PREFIX, crate::catalog::MIN_PREFIX);

@@ -56,6 +56,10 @@ pub struct Task {
     /// The task id, lowercase hyphenated.
     pub id: String,
     pub title: String,
+    /// The title lowercased, made once when the task is folded: what a filter's `contains`
+    /// over titles reads (a listing of 10,000 tasks would lowercase every title again).
+    #[serde(skip)]
+    pub title_lower: String,
     pub description: String,
     pub state: Option<String>,
     pub state_kind: Option<String>,
@@ -265,6 +269,7 @@ pub fn replay<'a>(id: Uuid, events: impl IntoIterator<Item = &'a TaskEvent>) -> 
     }
     Some(Task {
         id: id.hyphenated().to_string(),
+        title_lower: title.value.to_lowercase(),
         title: title.value,
         description: description.value,
         state: state.value,
@@ -293,6 +298,7 @@ impl Task {
         Self {
             id: id.into(),
             title: title.into(),
+            title_lower: title.to_lowercase(),
             description: String::new(),
             state: None,
             state_kind: None,
