@@ -191,7 +191,7 @@ impl Plan {
     /// task refs and read none of them (a failure to read their names is one of the other
     /// refs, not a failure of the listing); the first page of tasks names the states (the
     /// workflow's, from `.git-mile/config.toml` as upstream reads it, and those the tasks are
-    /// in).
+    /// in) when it has no filter.
     pub fn read(&self, catalog: &Catalog) -> StoreResult<Listed> {
         let (snapshot, tasks) = match self.target {
             Target::Entity(_) => (
@@ -203,7 +203,10 @@ impl Plan {
             Target::Task => (Arc::default(), catalog.tasks()?),
         };
         let mut page = self.run(&snapshot, &tasks);
-        if self.target == Target::Task && self.after.is_none() {
+        // The vocabulary is the repository's, not the query's: named once, on the first page of
+        // a listing without a filter (a filtered one already knows what it asks for, and is
+        // not made to carry it again).
+        if self.target == Target::Task && self.after.is_none() && self.filter.is_none() {
             // A configuration upstream cannot read marks no state as the workflow's; a write
             // says why (`upstream_config`).
             let workflow = Project::load(&catalog.store().workdir())

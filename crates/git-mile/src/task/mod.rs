@@ -98,7 +98,7 @@ pub fn note(tasks: &TaskSet) -> String {
     let mut note = String::new();
     if tasks.refs > 0 {
         note.push_str(&format!(
-            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/): list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done; the first page's states lists the workflow's states and their kinds, and git_mile.show of a task names its parents and children in family).",
+            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/): list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done; the first page without a filter lists the workflow's states and their kinds in states, and git_mile.show of a task names its parents and children in family).",
             tasks.refs
         ));
     }

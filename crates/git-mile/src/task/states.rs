@@ -1,6 +1,6 @@
 //! Upstream's vocabulary of states: the states of the repository's workflow and those its
 //! tasks are in, each with its kind and how many tasks are in it (the first page of a task
-//! listing names them). The workflow is given (it is read from `.git-mile/config.toml` by
+//! listing without a filter names them). The workflow is given (it is read from `.git-mile/config.toml` by
 //! the writes' side, `task_write/project.rs`); nothing here reads a file.
 
 use super::TaskSet;

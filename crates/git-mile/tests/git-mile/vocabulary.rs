@@ -3,8 +3,8 @@
 //! `solo` recording: three tasks, one a child of another):
 //! - a listing of issues or milestones in a repository that holds only tasks says how many
 //!   tasks there are and how to list them, never an empty page in silence;
-//! - the first page of a task listing names the states (the workflow's and those the tasks are
-//!   in) with their kinds;
+//! - the first page of a task listing without a filter names the states (the workflow's and
+//!   those the tasks are in) with their kinds;
 //! - a task is shown with its parents and children named (`family`).
 
 use std::path::PathBuf;
@@ -94,7 +94,7 @@ fn states(page: &Value) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn the_first_page_of_tasks_names_the_states_and_their_kinds() {
+async fn the_first_unfiltered_page_of_tasks_names_the_states_and_their_kinds() {
     let sandbox = Sandbox::new();
     let (repo, _) = tasks_only(&sandbox, "tasks");
     let mcp = sandbox.server(&repo, &[]).await;
@@ -120,6 +120,15 @@ async fn the_first_page_of_tasks_names_the_states_and_their_kinds() {
     .await;
     assert_eq!(next["items"].as_array().unwrap().len(), 1, "{next}");
     assert!(next.get("states").is_none(), "{next}");
+    // Nor does a filtered page: the vocabulary is the repository's, named once.
+    let filtered = ok(
+        &mcp,
+        "git_mile.list",
+        json!({"entity": "task", "filter": "state_kind == \"in_progress\""}),
+    )
+    .await;
+    assert_eq!(filtered["items"].as_array().unwrap().len(), 1, "{filtered}");
+    assert!(filtered.get("states").is_none(), "{filtered}");
     // Pages of issues do not.
     let issues = ok(&mcp, "git_mile.list", json!({"entity": "issue"})).await;
     assert!(issues.get("states").is_none(), "{issues}");
