@@ -31,9 +31,7 @@ mod fixture;
 mod support;
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fixture::{ANN, BOB, FixtureEntity, FixtureEvent, created, fixed_id};
@@ -155,19 +153,7 @@ fn task_stream(out: &mut impl std::io::Write) -> std::io::Result<()> {
 fn ensure_repo() -> (PathBuf, String) {
     support::cached_repo(&format!("tasks-v{REPO_VERSION}"), |repo| {
         fixture::import(repo, &issues());
-        let mut child = Command::new("git")
-            .args(["fast-import", "--quiet", "--done"])
-            .current_dir(repo)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        {
-            let mut buf = std::io::BufWriter::new(child.stdin.as_mut().unwrap());
-            task_stream(&mut buf).unwrap();
-            buf.flush().unwrap();
-        }
-        assert!(child.wait().unwrap().success());
+        fixture::import_stream(repo, |out| task_stream(out));
         format!("{N} issues, {N} tasks")
     })
 }
