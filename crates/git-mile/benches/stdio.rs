@@ -3,7 +3,8 @@
 //!
 //! The repository is written once through `git fast-import` in git-mile's on-disk event
 //! format (created, labels, comments, attach, status and title changes, spread over a year)
-//! and cached in `target/git-mile-bench/v<REPO_VERSION>/`; each run works on a fresh copy.
+//! and cached in `target/git-mile-bench/v<REPO_VERSION>/` (`support`, shared with the `tasks`
+//! benchmark); each run works on a fresh copy.
 //!
 //! Measures, through `mcp-testkit` (rmcp client over stdio) against the release binary:
 //! - the first `git_mile.list` after the server starts, with no cache file (every entity
@@ -31,6 +32,7 @@
 
 #[path = "../tests/git-mile/support/fixture.rs"]
 mod fixture;
+mod support;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -41,6 +43,7 @@ use fixture::{ANN, Actor, BOB, FixtureEntity, FixtureEvent, created, fixed_id};
 use mcp_testkit::McpProcess;
 use mcp_testkit::bench::{self, Rng, machine, met, mib, ms, ms_scaled, percentile, ping};
 use serde_json::{Value, json};
+use support::{call, copy_repo, git, start};
 
 const REPO_VERSION: u32 = 1;
 const ISSUES: u64 = 10_000;
@@ -196,82 +199,14 @@ fn generate() -> Vec<FixtureEntity> {
     entities
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// The cached repository, built when missing.
 fn ensure_repo() -> (PathBuf, String) {
-    let root = bench::target_dir().join(format!("git-mile-bench/v{REPO_VERSION}"));
-    let repo = root.join("repo");
-    if root.join("ok").is_file() {
-        return (repo, "cached".into());
-    }
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&repo).unwrap();
-    let t = Instant::now();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["config", "user.name", "Bench User"]);
-    git(&repo, &["config", "user.email", "bench@example.com"]);
-    let entities = generate();
-    let events: usize = entities.iter().map(|e| e.events.len()).sum();
-    fixture::import(&repo, &entities);
-    // Unpack the refs fast-import packed: the CLI leaves one loose ref per entity.
-    for line in git(
-        &repo,
-        &[
-            "for-each-ref",
-            "--format=%(refname) %(objectname)",
-            "refs/git-mile",
-        ],
-    )
-    .lines()
-    {
-        let (name, id) = line.split_once(' ').unwrap();
-        let path = repo.join(".git").join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, format!("{id}\n")).unwrap();
-    }
-    let _ = std::fs::remove_file(repo.join(".git/packed-refs"));
-    let built = format!("built in {:.1?} ({events} events)", t.elapsed());
-    std::fs::write(root.join("ok"), &built).unwrap();
-    (repo, built)
-}
-
-fn copy_repo(from: &Path) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(dir.path().join("repo"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-    dir
-}
-
-async fn start(bin: &Path, repo: &Path) -> McpProcess {
-    McpProcess::spawn_bin(bin, &["mcp-server"], repo, &[])
-        .await
-        .expect("server starts")
-}
-
-async fn call(mcp: &McpProcess, tool: &str, args: &Value) -> (Duration, Value) {
-    let t = Instant::now();
-    let result = mcp.call(tool, args.clone()).await;
-    let elapsed = t.elapsed();
-    assert_ne!(result.is_error, Some(true), "{tool} {args}: {result:?}");
-    (elapsed, result.structured_content.unwrap_or(Value::Null))
+    support::cached_repo(&format!("v{REPO_VERSION}"), |repo| {
+        let entities = generate();
+        let events: usize = entities.iter().map(|e| e.events.len()).sum();
+        fixture::import(repo, &entities);
+        format!("{events} events")
+    })
 }
 
 fn list_queries() -> Vec<Value> {

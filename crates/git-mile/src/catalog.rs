@@ -331,6 +331,19 @@ impl Catalog {
         })
     }
 
+    /// The upstream tasks of these full `ids` (no other task is read).
+    pub fn tasks_among<'a>(
+        &self,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> StoreResult<crate::task::TaskSet> {
+        let ids: std::collections::HashSet<&str> = ids.into_iter().collect();
+        if ids.is_empty() {
+            return Ok(crate::task::TaskSet::default());
+        }
+        self.tasks
+            .read_where(&self.store, |task| ids.contains(task))
+    }
+
     /// How many upstream task refs there are, and the refs this version does not read, from
     /// the refs' names alone: no task is read (for listings of issues and milestones, and the
     /// server's instructions).

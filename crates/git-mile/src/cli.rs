@@ -417,17 +417,6 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
             ..
         } => {
             let target = entity.target();
-            let snapshot = match target {
-                Target::Entity(_) => catalog.snapshot()?,
-                Target::Task => std::sync::Arc::default(),
-            };
-            // Issues and milestones name the task refs, and read none of them.
-            let tasks = match target {
-                Target::Task => catalog.tasks()?,
-                Target::Entity(_) => catalog
-                    .task_names()
-                    .unwrap_or_else(|err| crate::task::unread(&err)),
-            };
             let key = cursor_key(store.git_dir());
             let request = ListRequest {
                 filter: filter.clone(),
@@ -436,8 +425,13 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
                 cursor: cursor.clone(),
                 include_closed: *include_closed,
             };
-            let page = listing::list(&snapshot, &tasks, target, &request, &key)
+            let plan = listing::Plan::of(target, &request, &key)
                 .map_err(|e| OpError::Invalid(e.to_string()))?;
+            let listing::Listed {
+                page,
+                snapshot,
+                tasks,
+            } = plan.read(&catalog)?;
             tell_other_refs(&page.other_refs);
             // Every id of the kind listed: the prefixes printed are unique among them.
             let mut ids: Vec<&str> = match target {
@@ -471,7 +465,7 @@ pub fn run(cli: &Cli) -> Result<(), OpError> {
                     emit(json, &EntityView::from_row(&row), show_text)
                 }
                 (Err(OpError::NotFound { what, id }), lookup) => {
-                    show_task(json, &tasks, lookup, what, id)
+                    show_task(json, &catalog, &tasks, lookup, what, id)
                 }
                 (Err(err), _) => Err(err),
             }
@@ -615,13 +609,18 @@ fn resolve_writable(
 /// those), or why not; a not-found names the refs this version does not read.
 fn show_task(
     json: bool,
+    catalog: &crate::catalog::Catalog,
     tasks: &TaskSet,
     lookup: TaskLookup<'_>,
     what: &'static str,
     id: String,
 ) -> Result<(), OpError> {
     match lookup {
-        TaskLookup::Found(row) => emit(json, &TaskView::from_row(&row), task_text),
+        TaskLookup::Found(row) => emit(
+            json,
+            &TaskView::shown(&row, |ids| catalog.tasks_among(ids))?,
+            task_text,
+        ),
         TaskLookup::Ambiguous(candidates) => Err(OpError::Ambiguous { id, candidates }),
         TaskLookup::Unreadable(id, why) => Err(OpError::Unreadable {
             what: "task",
@@ -668,14 +667,26 @@ fn task_text(t: &TaskView) -> String {
         t.created.format("%Y-%m-%d %H:%M"),
         t.updated.format("%Y-%m-%d %H:%M"),
     );
-    for (name, values) in [
-        ("labels", &t.labels),
-        ("assignees", &t.facts.assignees),
-        ("parents", &t.facts.parents),
-        ("children", &t.facts.children),
-    ] {
+    for (name, values) in [("labels", &t.labels), ("assignees", &t.facts.assignees)] {
         if !values.is_empty() {
             text.push_str(&format!("{name}: {}\n", lines(values)));
+        }
+    }
+    // Parents and children one a line, named as far as they can be read.
+    for (name, ids) in [("parent", &t.facts.parents), ("child", &t.facts.children)] {
+        for id in ids {
+            let named = match t.family.get(id) {
+                Some(kin) => {
+                    let state = kin
+                        .state
+                        .as_deref()
+                        .map(|s| format!("  <{}>", line(s)))
+                        .unwrap_or_default();
+                    format!("  {}  [{}]{state}", line(&kin.title), kin.status)
+                }
+                None => "  (not in this repository, or unreadable)".to_string(),
+            };
+            text.push_str(&format!("{name}: {}{named}\n", line(id)));
         }
     }
     for (kind, ids) in &t.relations {
@@ -787,12 +798,38 @@ fn unique_prefix(id: &str, ids: &[&str]) -> String {
     id.chars().take((shared + 1).max(8)).collect()
 }
 
+/// A state of the tasks' vocabulary for a terminal: `state/todo (todo, default): 3 tasks`.
+fn state_text(s: &crate::task::shapes::StateUse) -> String {
+    let mut notes: Vec<String> = s.kind.iter().map(|k| line(k)).collect();
+    if s.default {
+        notes.push("default".into());
+    }
+    if !s.workflow {
+        notes.push("not in the workflow".into());
+    }
+    let name = s.state.as_deref().map_or_else(|| "no state".into(), line);
+    let notes = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join(", "))
+    };
+    format!("{name}{notes}: {}", plural(s.tasks, "task"))
+}
+
 /// A page for a terminal; `ids` (sorted) are every id of the kind listed, among which the
 /// prefixes printed are unique.
 fn list_text(page: &ListResponse, ids: &[&str]) -> String {
     let mut text = String::new();
     if page.items.is_empty() {
-        text.push_str("nothing matches");
+        match &page.tasks {
+            // The CLI's own words for the page's note: its commands, not the tool's.
+            Some(note) => text.push_str(&format!(
+                "nothing matches; this repository holds {} of upstream git-mile: list them with \
+                 `git mile list --entity task` (done ones with --include-closed)\n",
+                plural(note.count, "task")
+            )),
+            None => text.push_str("nothing matches\n"),
+        }
     }
     for item in &page.items {
         let short = unique_prefix(&item.id, ids);
@@ -823,6 +860,10 @@ fn list_text(page: &ListResponse, ids: &[&str]) -> String {
     }
     if let Some(cursor) = &page.next_cursor {
         text.push_str(&format!("more: --cursor {cursor}\n"));
+    }
+    if !page.states.is_empty() {
+        let states: Vec<String> = page.states.iter().map(state_text).collect();
+        text.push_str(&format!("states: {}\n", states.join(", ")));
     }
     if !page.unreadable.is_empty() {
         text.push_str(&format!(

@@ -13,6 +13,7 @@ pub mod model;
 pub mod ops;
 pub mod query;
 pub mod quote;
+pub mod ref_watch;
 pub mod replay;
 pub mod schema;
 pub mod server;

@@ -1,14 +1,17 @@
 //! Running a listing: filter, order, resume after a cursor, cut a page.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use mcp_common::page::{CursorError, CursorKey, Cursors};
 
-use crate::catalog::{Row, Snapshot};
+use crate::catalog::{Catalog, Row, Snapshot};
 use crate::model::{Kind, Status};
 use crate::query::cursor::{Position, Shape, refusal_message};
 use crate::query::{Field, Fields, Filter, FilterError, SortError, SortSpec, Vocabulary};
+use crate::store::StoreResult;
 use crate::task::{TaskRow, TaskSet};
+use crate::task_write::project::Project;
 use crate::views::{ListItem, ListResponse};
 
 pub const DEFAULT_LIMIT: u64 = 20;
@@ -61,6 +64,13 @@ impl Target {
             Target::Task => Vocabulary::Tasks,
         }
     }
+}
+
+/// A page, and what it was read from (whose ids the CLI makes its short prefixes among).
+pub struct Listed {
+    pub page: ListResponse,
+    pub snapshot: Arc<Snapshot>,
+    pub tasks: TaskSet,
 }
 
 /// A validated listing, ready to run against any snapshot: its arguments are checked before
@@ -140,14 +150,22 @@ impl Plan {
     /// One page of the listing over `snapshot` (issues and milestones) or `tasks`; either
     /// names the refs this version does not read, which `tasks` holds.
     pub fn run(&self, snapshot: &Snapshot, tasks: &TaskSet) -> ListResponse {
-        let (items, next_cursor, unreadable) = match self.target {
+        let (items, next_cursor, unreadable, note) = match self.target {
             Target::Entity(kind) => {
                 let rows = snapshot
                     .rows(kind)
                     .filter(|row| !(self.hide_closed && row.entity.status == Status::Closed));
                 let (items, next) = self.page(rows, |row: &Row<'_>| ListItem::from_row(row));
-                let unreadable = snapshot.unreadable(kind).take(MAX_UNREADABLE);
-                (items, next, unreadable.map(String::from).collect())
+                let unreadable: Vec<String> = snapshot
+                    .unreadable(kind)
+                    .take(MAX_UNREADABLE)
+                    .map(String::from)
+                    .collect();
+                // An empty page in a repository of tasks says so, and how to list them.
+                let note = (items.is_empty() && unreadable.is_empty())
+                    .then(|| crate::task::empty_page_note(tasks, kind.as_str()))
+                    .flatten();
+                (items, next, unreadable, note)
             }
             Target::Task => {
                 let rows = tasks
@@ -156,7 +174,7 @@ impl Plan {
                 let (items, next) =
                     self.page(rows, |row: &TaskRow<'_>| crate::task::view::list_item(row));
                 let unreadable = tasks.unreadable().take(MAX_UNREADABLE);
-                (items, next, unreadable.map(String::from).collect())
+                (items, next, unreadable.map(String::from).collect(), None)
             }
         };
         ListResponse {
@@ -164,7 +182,43 @@ impl Plan {
             next_cursor,
             unreadable,
             other_refs: tasks.other_refs().to_vec(),
+            tasks: note,
+            states: Vec::new(),
         }
+    }
+
+    /// Read what this listing needs from `catalog` and run it: issues and milestones name the
+    /// task refs and read none of them (a failure to read their names is one of the other
+    /// refs, not a failure of the listing); the first page of tasks names the states (the
+    /// workflow's, from `.git-mile/config.toml` as upstream reads it, and those the tasks are
+    /// in) when it has no filter.
+    pub fn read(&self, catalog: &Catalog) -> StoreResult<Listed> {
+        let (snapshot, tasks) = match self.target {
+            Target::Entity(_) => (
+                catalog.snapshot()?,
+                catalog
+                    .task_names()
+                    .unwrap_or_else(|err| crate::task::unread(&err)),
+            ),
+            Target::Task => (Arc::default(), catalog.tasks()?),
+        };
+        let mut page = self.run(&snapshot, &tasks);
+        // The vocabulary is the repository's, not the query's: named once, on the first page of
+        // a listing without a filter (a filtered one already knows what it asks for, and is
+        // not made to carry it again).
+        if self.target == Target::Task && self.after.is_none() && self.filter.is_none() {
+            // A configuration upstream cannot read marks no state as the workflow's; a write
+            // says why (`upstream_config`).
+            let workflow = Project::load(&catalog.store().workdir())
+                .ok()
+                .map(|p| p.workflow.names());
+            page.states = crate::task::states::states(&tasks, workflow.as_ref());
+        }
+        Ok(Listed {
+            page,
+            snapshot,
+            tasks,
+        })
     }
 
     /// Filter `rows`, order them, resume after the cursor and cut a page: its items and the
@@ -207,16 +261,4 @@ fn whole_number(n: &serde_json::Number) -> Option<u64> {
             .filter(|f| f.fract() == 0.0 && (0.0..=u64::MAX as f64).contains(f))
             .map(|f| f as u64)
     })
-}
-
-/// Run `request` for `target` against `snapshot` and `tasks`; `key` seals and checks
-/// cursors.
-pub fn list(
-    snapshot: &Snapshot,
-    tasks: &TaskSet,
-    target: Target,
-    request: &ListRequest,
-    key: &CursorKey,
-) -> Result<ListResponse, ListError> {
-    Ok(Plan::of(target, request, key)?.run(snapshot, tasks))
 }

@@ -12,7 +12,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CustomRequest, CustomResult, ErrorCode, GetMeta as _, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
@@ -29,9 +29,11 @@ use crate::log::{LogError, LogPage, LogPlan};
 use crate::model::Kind;
 use crate::query::cursor::cursor_key;
 use crate::quote;
-use crate::schema::{output_schema, read_entity_schema, schema};
+use crate::schema::{
+    cursor_schema, id_schema, output_schema, read_entity_schema, read_hints, tool,
+};
+use crate::task::TaskLookup;
 use crate::task::view::TaskView;
-use crate::task::{TaskLookup, TaskSet};
 use crate::task_write::tool as task_tool;
 use crate::views::{EntityView, ListResponse};
 use crate::writes::{self, COMMENT, CREATE, UPDATE};
@@ -180,17 +182,6 @@ impl Shared {
     }
 }
 
-/// How much of upstream's tasks a call reads.
-enum TaskRead {
-    /// The refs' names (a listing of issues or milestones, which names the refs not read):
-    /// a failure to read them does not fail the listing, it is named among the other refs.
-    Names,
-    /// Every task (a listing of tasks).
-    All,
-    /// The tasks a user's id may name (`git_mile.show`).
-    Named(String),
-}
-
 /// The handler of one MCP session (one over stdio; one per session over HTTP): cheap to make,
 /// everything it reads is in [`Shared`].
 #[derive(Clone)]
@@ -220,25 +211,6 @@ impl GitMileServer {
             .map_err(|err| errors::repository(&err))
     }
 
-    /// Upstream's tasks (as much of them as `read` says) and the refs this version does not
-    /// read.
-    async fn tasks(&self, read: TaskRead) -> Result<TaskSet, ToolError> {
-        let catalog = self.catalog()?;
-        let strict = !matches!(read, TaskRead::Names);
-        let read = tokio::task::spawn_blocking(move || match read {
-            TaskRead::Names => catalog.task_names(),
-            TaskRead::All => catalog.tasks(),
-            TaskRead::Named(id) => catalog.tasks_named(&id),
-        })
-        .await
-        .map_err(errors::internal)?;
-        match read {
-            Ok(tasks) => Ok(tasks),
-            Err(err) if strict => Err(errors::repository(&err)),
-            Err(err) => Ok(crate::task::unread(&err)),
-        }
-    }
-
     async fn list(&self, args: Value) -> Result<Payload, Failure> {
         let args: ListArgs = decode(LIST, args)?;
         let request = ListRequest {
@@ -252,32 +224,35 @@ impl GitMileServer {
         let target = args.entity.target();
         let plan = listing::Plan::of(target, &request, &self.shared.cursor_key)
             .map_err(|err| ToolError::from(&err))?;
-        let snapshot = match target {
-            Target::Entity(_) => self.snapshot().await?,
-            Target::Task => Arc::new(Snapshot::default()),
-        };
-        let tasks = self
-            .tasks(match target {
-                Target::Task => TaskRead::All,
-                Target::Entity(_) => TaskRead::Names,
-            })
-            .await?;
-        let page: ListResponse = plan.run(&snapshot, &tasks);
-        Ok(Payload::of(&page)?)
+        let catalog = self.catalog()?;
+        let listed = tokio::task::spawn_blocking(move || plan.read(&catalog))
+            .await
+            .map_err(errors::internal)?
+            .map_err(|err| errors::repository(&err))?;
+        Ok(Payload::of(&listed.page)?)
     }
 
     async fn show_task(&self, id: &str) -> Result<Payload, Failure> {
-        let tasks = self.tasks(TaskRead::Named(id.to_string())).await?;
-        Ok(match tasks.lookup(id) {
-            TaskLookup::Found(row) => Payload::of(&TaskView::from_row(&row))?,
-            TaskLookup::NotFound => return Err(errors::not_found_named("task", id).into()),
-            TaskLookup::Ambiguous(ids) => {
-                return Err(errors::ambiguous_named("task", id, &ids).into());
-            }
-            TaskLookup::Unreadable(id, why) => {
-                return Err(errors::unreadable_named("task", id, why.to_string()).into());
+        let catalog = self.catalog()?;
+        let id = id.to_string();
+        // The tasks the id may name, then the one found's parents and children.
+        let view = tokio::task::spawn_blocking(move || -> Result<TaskView, ToolError> {
+            let tasks = catalog
+                .tasks_named(&id)
+                .map_err(|err| errors::repository(&err))?;
+            match tasks.lookup(&id) {
+                TaskLookup::Found(row) => TaskView::shown(&row, |ids| catalog.tasks_among(ids))
+                    .map_err(|err| errors::repository(&err)),
+                TaskLookup::NotFound => Err(errors::not_found_named("task", &id)),
+                TaskLookup::Ambiguous(ids) => Err(errors::ambiguous_named("task", &id, &ids)),
+                TaskLookup::Unreadable(id, why) => {
+                    Err(errors::unreadable_named("task", id, why.to_string()))
+                }
             }
         })
+        .await
+        .map_err(errors::internal)??;
+        Ok(Payload::of(&view)?)
     }
 
     async fn log(&self, args: Value) -> Result<Payload, Failure> {
@@ -522,10 +497,7 @@ fn build_tools() -> Vec<Tool> {
                 "maximum": MAX_LIMIT,
                 "description": "Page size (default 20)."
             },
-            "cursor": {
-                "type": "string",
-                "description": "The previous page's nextCursor."
-            },
+            "cursor": cursor_schema(),
             "includeClosed": {
                 "type": "boolean",
                 "description": "Default false; a status filter overrides."
@@ -538,64 +510,43 @@ fn build_tools() -> Vec<Tool> {
         "type": "object",
         "properties": {
             "entity": read_entity_schema(),
-            "id": {
-                "type": "string",
-                "description": "Id or a 4+ character prefix."
-            }
+            "id": id_schema()
         },
         "required": ["entity", "id"],
         "additionalProperties": false
     });
-    let mut list = Tool::new(
-        LIST,
-        "List issues, milestones or upstream git-mile's tasks: filtered, sorted, paged (other_refs: refs not read).",
-        schema(list_input),
-    );
-    list.annotations = Some(
-        ToolAnnotations::with_title("List entities")
-            .read_only(true)
-            .idempotent(true),
-    );
-    list.output_schema = Some(output_schema::<ListResponse>());
-    let mut show = Tool::new(
-        SHOW,
-        "Show one issue, milestone or task whole, comments included.",
-        schema(show_input),
-    );
-    show.annotations = Some(
-        ToolAnnotations::with_title("Show entity")
-            .read_only(true)
-            .idempotent(true),
-    );
-    show.output_schema = Some(output_schema::<ShowOutput>());
     let log_input = json!({
         "type": "object",
         "properties": {
             "entity": read_entity_schema(),
-            "id": {
-                "type": "string",
-                "description": "Id or a 4+ character prefix."
-            },
+            "id": id_schema(),
             "limit": { "type": "integer", "minimum": 1, "maximum": MAX_LIMIT },
-            "cursor": {
-                "type": "string",
-                "description": "The previous page's nextCursor."
-            }
+            "cursor": cursor_schema()
         },
         "required": ["entity", "id"],
         "additionalProperties": false
     });
-    let mut log = Tool::new(
+    let list = tool(
+        LIST,
+        "List issues, milestones or upstream git-mile's tasks: filtered, sorted, paged (other_refs: refs not read).",
+        list_input,
+        read_hints("List entities"),
+        output_schema::<ListResponse>(),
+    );
+    let show = tool(
+        SHOW,
+        "Show one issue, milestone or task whole, comments included.",
+        show_input,
+        read_hints("Show entity"),
+        output_schema::<ShowOutput>(),
+    );
+    let log = tool(
         LOG,
         "Events of an issue, milestone or task, newest first: who changed what, when.",
-        schema(log_input),
+        log_input,
+        read_hints("Event log"),
+        output_schema::<LogPage>(),
     );
-    log.annotations = Some(
-        ToolAnnotations::with_title("Event log")
-            .read_only(true)
-            .idempotent(true),
-    );
-    log.output_schema = Some(output_schema::<LogPage>());
     vec![list, show, log]
 }
 

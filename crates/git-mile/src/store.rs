@@ -304,6 +304,15 @@ impl GitStore {
         &self.git_dir
     }
 
+    /// The repository's working tree (for a bare repository, the directory that holds it):
+    /// where upstream git-mile reads `.git-mile/config.toml`.
+    pub fn workdir(&self) -> PathBuf {
+        match self.local().workdir() {
+            Some(dir) => dir.to_path_buf(),
+            None => self.git_dir.parent().unwrap_or(&self.git_dir).to_path_buf(),
+        }
+    }
+
     /// The user's git identity (`user.name`, `user.email`, or the `GIT_AUTHOR_*` variables).
     pub fn actor(&self) -> StoreResult<Actor> {
         let repo = self.local();

@@ -227,7 +227,7 @@ impl LooseRefs {
                 let Some(name) = entry.file_name().to_str().map(str::to_string) else {
                     continue;
                 };
-                if !canonical_id(&name) {
+                if !crate::ref_watch::canonical_id(&name) {
                     continue;
                 }
                 // `DirEntry::metadata` does not follow symlinks: a symbolic ref is seen as
@@ -266,11 +266,6 @@ impl LooseRefs {
     }
 }
 
-/// Only the ids git-mile writes: lowercase hyphenated UUIDs.
-fn canonical_id(name: &str) -> bool {
-    uuid::Uuid::parse_str(name).is_ok_and(|u| u.hyphenated().to_string() == name)
-}
-
 /// Changes told by the kernel (see the module's documentation).
 #[cfg(target_os = "linux")]
 pub struct Watch {
@@ -289,15 +284,7 @@ pub struct Watch {
 #[cfg(target_os = "linux")]
 impl Watch {
     fn new(git_dir: &Path) -> std::io::Result<Self> {
-        use inotify::{Inotify, WatchMask};
-        let inotify = Inotify::init()?;
-        let git_wd = inotify.watches().add(
-            git_dir,
-            WatchMask::MOVED_TO
-                | WatchMask::MOVED_FROM
-                | WatchMask::CLOSE_WRITE
-                | WatchMask::DELETE,
-        )?;
+        let (inotify, git_wd) = crate::ref_watch::watch_git_dir(git_dir)?;
         let mut watch = Self {
             inotify,
             git_dir: git_dir.to_path_buf(),
@@ -313,23 +300,14 @@ impl Watch {
 
     /// Watch the entity ref directories that exist now; whether one was added.
     fn watch_missing(&mut self) -> std::io::Result<bool> {
-        use inotify::WatchMask;
         let mut added = false;
         let mut still = Vec::new();
         for kind in std::mem::take(&mut self.missing) {
             let dir = self.git_dir.join("refs/git-mile").join(kind.as_str());
-            let mask = WatchMask::MOVED_TO
-                | WatchMask::MOVED_FROM
-                | WatchMask::CREATE
-                | WatchMask::DELETE
-                | WatchMask::MODIFY
-                | WatchMask::CLOSE_WRITE
-                | WatchMask::DELETE_SELF
-                | WatchMask::MOVE_SELF
-                | WatchMask::ONLYDIR;
+            let mask = crate::ref_watch::ref_files_mask();
             match self.inotify.watches().add(&dir, mask) {
                 Ok(wd) => {
-                    self.dirs.insert(wd, (kind, inode(&dir)));
+                    self.dirs.insert(wd, (kind, crate::ref_watch::inode(&dir)));
                     added = true;
                 }
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => still.push(kind),
@@ -344,7 +322,7 @@ impl Watch {
     }
 
     fn look(&mut self) -> Look {
-        use inotify::EventMask;
+        use crate::ref_watch;
         let mut everything = std::mem::take(&mut self.fresh);
         // A directory that appeared since: watched from now on, and read whole.
         if !self.missing.is_empty() {
@@ -355,43 +333,27 @@ impl Watch {
         }
         let mut changed = std::collections::BTreeSet::new();
         let mut gone = Vec::new();
-        loop {
-            let events = match self.inotify.read_events(&mut self.buffer) {
-                Ok(events) => events,
-                Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(err) => {
-                    tracing::debug!(%err, "reading the inotify queue failed");
-                    everything = true;
-                    break;
+        let dirs = &self.dirs;
+        everything |=
+            ref_watch::drain(&mut self.inotify, &mut self.buffer, &self.git_wd, |event| {
+                let Some((kind, _)) = dirs.get(&event.wd).copied() else {
+                    return;
+                };
+                if ref_watch::gone(event) {
+                    gone.push(event.wd.clone());
+                } else if let Some(name) = event.name.and_then(|n| n.to_str())
+                    && ref_watch::canonical_id(name)
+                {
+                    changed.insert((kind, name.to_string()));
                 }
-            };
-            for event in events {
-                if event.mask.contains(EventMask::Q_OVERFLOW) {
-                    everything = true;
-                } else if event.wd == self.git_wd {
-                    if event.name.is_some_and(|name| name == "packed-refs") {
-                        everything = true;
-                    }
-                } else if let Some((kind, _)) = self.dirs.get(&event.wd).copied() {
-                    if event.mask.intersects(
-                        EventMask::IGNORED | EventMask::DELETE_SELF | EventMask::MOVE_SELF,
-                    ) {
-                        gone.push(event.wd.clone());
-                        everything = true;
-                    } else if let Some(name) = event.name.and_then(|n| n.to_str())
-                        && canonical_id(name)
-                    {
-                        changed.insert((kind, name.to_string()));
-                    }
-                }
-            }
-        }
+            });
+        everything |= !gone.is_empty();
         // The kernel tells that a watched directory was removed only once its inode is
         // released, which may come after the removal of the files in it (seen under load): a
         // directory that is no longer the one watched counts as gone now.
         for (wd, (kind, watched)) in &self.dirs {
             let dir = self.git_dir.join("refs/git-mile").join(kind.as_str());
-            if inode(&dir) != *watched || watched.is_none() {
+            if ref_watch::inode(&dir) != *watched || watched.is_none() {
                 gone.push(wd.clone());
                 everything = true;
             }
@@ -414,13 +376,6 @@ impl Watch {
             Look::Changed(changed.into_iter().collect())
         }
     }
-}
-
-/// The inode of `path`, if it exists.
-#[cfg(target_os = "linux")]
-fn inode(path: &Path) -> Option<u64> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|meta| meta.ino())
 }
 
 #[cfg(test)]

@@ -43,6 +43,12 @@ pub struct ListResponse {
     /// Only when there are some: refs under refs/git-mile/ that this version does not read (at most 20 groups), by prefix, with how many and what they are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_refs: Vec<crate::task::shapes::OtherRefs>,
+    /// Only on a page of issues or milestones with no item, in a repository holding upstream git-mile's tasks: how many tasks there are and how to list them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<crate::task::shapes::TasksNote>,
+    /// Tasks only, on the first page (no cursor) of a listing without a filter: the workflow's states and those the tasks are in, each with its kind and how many tasks are in it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<crate::task::shapes::StateUse>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -4,7 +4,7 @@
 //! authored with the user's git identity, all of a call's events in one ref update), and
 //! answers the entity as `git_mile.show` shows it. `--read-only` leaves them out.
 
-use rmcp::model::{Tool, ToolAnnotations};
+use rmcp::model::Tool;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
@@ -16,7 +16,7 @@ use crate::errors;
 use crate::model::{Kind, Status};
 use crate::ops::{self, OpError, Refusal, Update, Written};
 use crate::quote;
-use crate::schema::{entity_schema, output_schema, schema};
+use crate::schema::{entity_schema, id_schema, output_schema, tool, write_hints};
 use crate::store::StoreError;
 use crate::views::EntityView;
 
@@ -127,7 +127,9 @@ fn tasks_only(fields: &[(&str, bool)]) -> Result<(), ToolError> {
 
 /// A field that is present, even as `null` (`Some(None)`), against one that is absent
 /// (`None`, by `#[serde(default)]`).
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
+pub(crate) fn present<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<String>>, D::Error> {
     Option::<String>::deserialize(deserializer).map(Some)
 }
 
@@ -143,7 +145,8 @@ struct WriteOutput {
     status: Option<String>,
 }
 
-fn invalid(message: impl Into<String>) -> ToolError {
+/// An invalid argument (`-32602`).
+pub(crate) fn invalid(message: impl Into<String>) -> ToolError {
     ToolError::new(codes::INVALID_PARAMS, message)
 }
 
@@ -409,13 +412,6 @@ fn view(catalog: &Catalog, written: &Written) -> Result<EntityView, ToolError> {
     Ok(EntityView::from_row(&snapshot.row(&written.entity)))
 }
 
-fn id_schema() -> Value {
-    json!({
-        "type": "string",
-        "description": "Id or a 4+ character prefix."
-    })
-}
-
 fn labels_schema(description: &str) -> Value {
     json!({
         "type": "array",
@@ -490,41 +486,26 @@ pub fn tools() -> Vec<Tool> {
     // the error member, the same for every tool, left undescribed (an error result validates
     // all the same, the schema allowing members it does not name).
     let output = output_schema::<WriteOutput>();
-    let mut create = Tool::new(
+    let create = tool(
         CREATE,
         "File an issue, milestone or task as the user's git identity; answers as git_mile.show.",
-        schema(create_input),
+        create_input,
+        write_hints("Create entity", false),
+        output.clone(),
     );
-    create.annotations = Some(
-        ToolAnnotations::with_title("Create entity")
-            .read_only(false)
-            .destructive(false)
-            .idempotent(false),
-    );
-    create.output_schema = Some(output.clone());
-    let mut update = Tool::new(
+    let update = tool(
         UPDATE,
         "Change an issue, milestone or task (only what differs); answers as git_mile.show.",
-        schema(update_input),
+        update_input,
+        write_hints("Update entity", true),
+        output.clone(),
     );
-    update.annotations = Some(
-        ToolAnnotations::with_title("Update entity")
-            .read_only(false)
-            .destructive(false)
-            .idempotent(true),
-    );
-    update.output_schema = Some(output.clone());
-    let mut comment = Tool::new(
+    let comment = tool(
         COMMENT,
         "Comment on an issue, milestone or task as the user; answers as git_mile.show.",
-        schema(comment_input),
+        comment_input,
+        write_hints("Comment", false),
+        output,
     );
-    comment.annotations = Some(
-        ToolAnnotations::with_title("Comment")
-            .read_only(false)
-            .destructive(false)
-            .idempotent(false),
-    );
-    comment.output_schema = Some(output);
     vec![create, update, comment]
 }

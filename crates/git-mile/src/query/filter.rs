@@ -280,6 +280,11 @@ impl Node {
             Node::Or(nodes) => nodes.iter().any(|n| n.eval(entity)),
             Node::And(nodes) => nodes.iter().all(|n| n.eval(entity)),
             Node::Not(node) => !node.eval(entity),
+            // A row that keeps the text lowercased spares lowercasing it on every listing.
+            Node::Cond {
+                field,
+                pred: Pred::TextContains(needle),
+            } if let Some(lower) = entity.lowercase(*field) => lower.contains(needle.as_str()),
             Node::Cond { field, pred } => pred.eval(&entity.value(*field)).unwrap_or(false),
         }
     }

@@ -204,4 +204,10 @@ pub enum Value<'a> {
 /// An entity as filters and sorts see it.
 pub trait Fields {
     fn value(&self, field: Field) -> Value<'_>;
+
+    /// The text of `field` lowercased, when the row keeps it so (then a filter's `contains`
+    /// lowercases nothing); `None` otherwise.
+    fn lowercase(&self, _field: Field) -> Option<&str> {
+        None
+    }
 }

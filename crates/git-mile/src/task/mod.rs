@@ -10,15 +10,16 @@ pub mod log;
 pub mod replay;
 pub mod scan;
 pub mod shapes;
+pub mod states;
 pub mod view;
 pub mod watch;
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock};
 
 pub use replay::Task;
 pub use scan::{TaskCache, TaskHistory};
-pub use shapes::OtherRefs;
+pub use shapes::{OtherRefs, TasksNote};
 
 use crate::query::{Field, Fields, Value};
 
@@ -33,13 +34,27 @@ pub const MAX_OTHER_REFS: usize = 20;
 /// tasks are shared).
 #[derive(Debug, Default, Clone)]
 pub struct TaskSet {
-    /// By id.
-    tasks: Vec<Arc<Task>>,
+    /// By id; shared by the set's clones (a listing while no task ref moved clones the set
+    /// the cache kept, which copies no task and counts no reference).
+    tasks: Arc<[Arc<Task>]>,
     /// Tasks whose history cannot be read, by id: why.
     unreadable: BTreeMap<String, Arc<str>>,
     other_refs: Vec<OtherRefs>,
     /// How many task refs there are (read or not).
     refs: usize,
+    /// How many tasks are in each state, counted once for the set (its clones share it: a
+    /// listing while no task ref moved counts nothing again).
+    tally: Arc<OnceLock<Vec<StateTally>>>,
+}
+
+/// The tasks of a set in one state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateTally {
+    /// `None`: the tasks with no state.
+    pub state: Option<String>,
+    pub tasks: u64,
+    /// The kind most of them record (the first by name among equals).
+    pub kind: Option<String>,
 }
 
 /// A task with what the set knows around it; what filters and sorts see.
@@ -83,7 +98,7 @@ pub fn note(tasks: &TaskSet) -> String {
     let mut note = String::new();
     if tasks.refs > 0 {
         note.push_str(&format!(
-            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/): list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done).",
+            " This repository also holds {} task(s) of upstream git-mile (refs/git-mile/tasks/): list them with git_mile.list {{\"entity\":\"task\"}} (fields state, state_kind, assignees, parents, children; status is closed when state_kind is done; the first page without a filter lists the workflow's states and their kinds in states, and git_mile.show of a task names its parents and children in family).",
             tasks.refs
         ));
     }
@@ -106,6 +121,18 @@ pub fn note(tasks: &TaskSet) -> String {
         ));
     }
     note
+}
+
+/// What an empty page of `what` (`issue`, `milestone`) says of the tasks: how many there are
+/// and how to list them; nothing when there are none.
+pub fn empty_page_note(tasks: &TaskSet, what: &str) -> Option<TasksNote> {
+    (tasks.refs > 0).then(|| TasksNote {
+        count: tasks.refs as u64,
+        hint: format!(
+            "No {what} matches, but this repository holds {} task(s) of upstream git-mile (refs/git-mile/tasks/): list them with git_mile.list {{\"entity\":\"task\"}} (git mile list --entity task); done ones with includeClosed (--include-closed).",
+            tasks.refs
+        ),
+    })
 }
 
 /// The ref of task `id`: `refs/git-mile/tasks/<id>`.
@@ -138,10 +165,11 @@ impl TaskSet {
         tasks.sort_by(|a, b| replay::by_id(a, b));
         let refs = tasks.len() + unreadable.len();
         Self {
-            tasks,
+            tasks: tasks.into(),
             unreadable,
             other_refs,
             refs,
+            tally: Arc::default(),
         }
     }
 
@@ -186,6 +214,33 @@ impl TaskSet {
 
     pub fn is_empty(&self) -> bool {
         self.tasks.is_empty()
+    }
+
+    /// How many tasks are in each state: the named states by name, then the tasks with none.
+    pub fn state_tally(&self) -> &[StateTally] {
+        self.tally.get_or_init(|| {
+            // By state: how many tasks, and how many of them record each kind.
+            type Kinds<'a> = BTreeMap<Option<&'a str>, u64>;
+            let mut by_state: HashMap<Option<&str>, (u64, Kinds<'_>)> = HashMap::new();
+            for task in self.tasks.iter() {
+                let entry = by_state.entry(task.state.as_deref()).or_default();
+                entry.0 += 1;
+                *entry.1.entry(task.state_kind.as_deref()).or_default() += 1;
+            }
+            let mut tally: Vec<StateTally> = by_state
+                .into_iter()
+                .map(|(state, (tasks, kinds))| StateTally {
+                    state: state.map(str::to_string),
+                    tasks,
+                    kind: kinds
+                        .iter()
+                        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                        .and_then(|(kind, _)| kind.map(str::to_string)),
+                })
+                .collect();
+            tally.sort_by(|a, b| (a.state.is_none(), &a.state).cmp(&(b.state.is_none(), &b.state)));
+            tally
+        })
     }
 
     /// The ids of the tasks whose refs cannot be read, in id order.
@@ -254,10 +309,41 @@ impl Fields for TaskRow<'_> {
             Field::HasMilestone => Value::Bool(false),
         }
     }
+
+    fn lowercase(&self, field: Field) -> Option<&str> {
+        let t = self.task;
+        // A task not folded here (deserialized) has no lowercased title of its own.
+        (field == Field::Title && (t.title.is_empty() || !t.title_lower.is_empty()))
+            .then_some(t.title_lower.as_str())
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn title_contains_reads_the_title_lowercased_once() {
+        use crate::query::{Filter, Vocabulary};
+        let task = super::Task::bare("019a5b2c-0001-7000-8000-000000000001", "Fix the LOGIN Page");
+        let row = super::TaskRow {
+            task: &task,
+            comment_count: 0,
+        };
+        let filter = |text: &str| Filter::parse_in(text, Vocabulary::Tasks).unwrap();
+        assert!(filter(r#"title contains "login page""#).matches(&row));
+        assert!(!filter(r#"not (title contains "Login") or id == "x""#).matches(&row));
+        assert!(!filter(r#"title contains "logout""#).matches(&row));
+        // A task with no lowercased title of its own (not folded here): lowercased on the spot.
+        let bare = super::Task {
+            title_lower: String::new(),
+            ..task.clone()
+        };
+        let row = super::TaskRow {
+            task: &bare,
+            comment_count: 0,
+        };
+        assert!(filter(r#"title contains "LOGIN""#).matches(&row));
+    }
+
     #[test]
     fn prefixes_are_as_short_as_for_issues() {
         assert_eq!(super::MIN_PREFIX, crate::catalog::MIN_PREFIX);

@@ -56,6 +56,10 @@ pub struct Task {
     /// The task id, lowercase hyphenated.
     pub id: String,
     pub title: String,
+    /// The title lowercased, made once when the task is folded: what a filter's `contains`
+    /// over titles reads (a listing of 10,000 tasks would lowercase every title again).
+    #[serde(skip)]
+    pub title_lower: String,
     pub description: String,
     pub state: Option<String>,
     pub state_kind: Option<String>,
@@ -265,6 +269,7 @@ pub fn replay<'a>(id: Uuid, events: impl IntoIterator<Item = &'a TaskEvent>) -> 
     }
     Some(Task {
         id: id.hyphenated().to_string(),
+        title_lower: title.value.to_lowercase(),
         title: title.value,
         description: description.value,
         state: state.value,
@@ -282,6 +287,32 @@ pub fn replay<'a>(id: Uuid, events: impl IntoIterator<Item = &'a TaskEvent>) -> 
         updated: last.map_or(created, |l| l.ts),
         comments,
     })
+}
+
+#[cfg(test)]
+impl Task {
+    /// A task of id `id` titled `title`, created and updated at the epoch by `a`, with nothing
+    /// else: what unit tests start from.
+    pub fn bare(id: &str, title: &str) -> Self {
+        let at = DateTime::<Utc>::UNIX_EPOCH;
+        Self {
+            id: id.into(),
+            title: title.into(),
+            title_lower: title.to_lowercase(),
+            description: String::new(),
+            state: None,
+            state_kind: None,
+            labels: BTreeSet::new(),
+            assignees: BTreeSet::new(),
+            parents: BTreeSet::new(),
+            children: BTreeSet::new(),
+            relations: BTreeMap::new(),
+            author: "a".into(),
+            created: at,
+            updated: at,
+            comments: Vec::new(),
+        }
+    }
 }
 
 /// Order of tasks by id (for stable listings before sorting).

@@ -31,3 +31,39 @@ pub struct TaskFacts {
     /// Tasks only: ids of its child tasks.
     pub children: Vec<String>,
 }
+
+/// What a page of issues or milestones with no item says of the repository's upstream tasks,
+/// so that a repository holding only tasks never answers an empty page in silence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TasksNote {
+    /// How many task refs there are (`refs/git-mile/tasks/`).
+    pub count: u64,
+    /// How to list them.
+    pub hint: String,
+}
+
+/// A workflow state of upstream's tasks, and how many tasks are in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StateUse {
+    /// The state (e.g. `state/in-progress`); `null` for the tasks that have none.
+    pub state: Option<String>,
+    /// Its kind (`todo`, `in_progress`, `blocked`, `done`, `backlog`; `done` is `closed`):
+    /// the workflow's, else the one most of its tasks record; `null` when none.
+    pub kind: Option<String>,
+    /// How many tasks are in it (closed ones too, whatever the filter).
+    pub tasks: u64,
+    /// Whether the repository's workflow has it (a write may set it).
+    pub workflow: bool,
+    /// The state a new task starts in (only on that one).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub default: bool,
+}
+
+/// A parent or child of a task, as its show names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Kin {
+    pub title: String,
+    /// `open` or `closed`.
+    pub status: String,
+    pub state: Option<String>,
+}

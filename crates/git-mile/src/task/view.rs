@@ -7,8 +7,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::TaskRow;
+use super::TaskSet;
 use super::replay::TaskComment;
-use super::shapes::TaskFacts;
+use super::shapes::{Kin, TaskFacts};
 use crate::views::{ListItem, StatsView};
 
 /// A whole task.
@@ -33,6 +34,10 @@ pub struct TaskView {
     /// Upstream's other relations, by kind: task ids. Absent when none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub relations: BTreeMap<String, Vec<String>>,
+    /// Its parents and children, by id: title, status and state (tasks that cannot be read
+    /// are left out). Absent when it has none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub family: BTreeMap<String, Kin>,
 }
 
 fn facts(row: &TaskRow<'_>) -> TaskFacts {
@@ -123,7 +128,50 @@ impl TaskView {
                 .iter()
                 .map(|(kind, ids)| (kind.clone(), ids.iter().cloned().collect()))
                 .collect(),
+            family: BTreeMap::new(),
         }
+    }
+
+    /// The task of `row` as `git_mile.show` shows it: with its parents and children named,
+    /// as `read` (given their ids; the catalog's `tasks_among`) reads them.
+    pub fn shown<E>(
+        row: &TaskRow<'_>,
+        read: impl FnOnce(Vec<&str>) -> Result<TaskSet, E>,
+    ) -> Result<Self, E> {
+        let view = Self::from_row(row);
+        let family = read(view.kin_ids().collect())?;
+        Ok(view.with_family(&family))
+    }
+
+    /// The ids of its parents and children.
+    fn kin_ids(&self) -> impl Iterator<Item = &str> {
+        self.facts
+            .parents
+            .iter()
+            .chain(&self.facts.children)
+            .map(String::as_str)
+    }
+
+    /// This view with its parents and children named, as `tasks` (which holds them) has them.
+    fn with_family(mut self, tasks: &TaskSet) -> Self {
+        let wanted: std::collections::BTreeSet<&str> = self.kin_ids().collect();
+        self.family = tasks
+            .rows()
+            .filter(|row| wanted.contains(row.task.id.as_str()))
+            .map(|row| {
+                let t = row.task;
+                let kin = Kin {
+                    title: crate::quote::cut(&t.title, MAX_ITEM_TITLE),
+                    status: t.status().to_string(),
+                    state: t
+                        .state
+                        .as_deref()
+                        .map(|s| crate::quote::cut(s, MAX_ITEM_NAME)),
+                };
+                (t.id.clone(), kin)
+            })
+            .collect();
+        self
     }
 }
 
@@ -135,21 +183,10 @@ mod tests {
     fn task(title: String, comments: usize) -> Task {
         let at = DateTime::<Utc>::UNIX_EPOCH;
         Task {
-            id: "019a5b2c-0001-7000-8000-000000000001".into(),
-            title,
-            description: String::new(),
             state: Some("s".repeat(1000)),
-            state_kind: None,
             labels: (0..300)
                 .map(|n| format!("{n:03}{}", "l".repeat(1000)))
                 .collect(),
-            assignees: Default::default(),
-            parents: Default::default(),
-            children: Default::default(),
-            relations: Default::default(),
-            author: "a".into(),
-            created: at,
-            updated: at,
             comments: (0..comments)
                 .map(|n| TaskComment {
                     id: n.to_string(),
@@ -160,6 +197,7 @@ mod tests {
                     edited: None,
                 })
                 .collect(),
+            ..Task::bare("019a5b2c-0001-7000-8000-000000000001", &title)
         }
     }
 

@@ -91,15 +91,11 @@ pub fn simple_layout(git_dir: &Path) -> bool {
     true
 }
 
-/// A lowercase hyphenated UUID, as upstream names task refs.
-fn task_name(name: &str) -> bool {
-    uuid::Uuid::parse_str(name).is_ok_and(|u| u.hyphenated().to_string() == name)
-}
-
 #[cfg(target_os = "linux")]
 mod linux {
     use super::*;
-    use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
+    use crate::ref_watch::{self, inode};
+    use inotify::{Inotify, WatchDescriptor};
 
     pub struct Inner {
         inotify: Inotify,
@@ -113,21 +109,9 @@ mod linux {
         buffer: Vec<u8>,
     }
 
-    fn inode(path: &Path) -> Option<u64> {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(path).ok().map(|meta| meta.ino())
-    }
-
     impl Inner {
         pub fn new(git_dir: &Path) -> std::io::Result<Self> {
-            let inotify = Inotify::init()?;
-            let git_wd = inotify.watches().add(
-                git_dir,
-                WatchMask::MOVED_TO
-                    | WatchMask::MOVED_FROM
-                    | WatchMask::CLOSE_WRITE
-                    | WatchMask::DELETE,
-            )?;
+            let (inotify, git_wd) = ref_watch::watch_git_dir(git_dir)?;
             let mut inner = Self {
                 inotify,
                 git_dir: git_dir.to_path_buf(),
@@ -147,22 +131,12 @@ mod linux {
 
         /// Watch the directories that exist now; whether one was added.
         fn watch_missing(&mut self) -> std::io::Result<bool> {
-            let dir_mask = WatchMask::MOVED_TO
-                | WatchMask::MOVED_FROM
-                | WatchMask::CREATE
-                | WatchMask::DELETE
-                | WatchMask::DELETE_SELF
-                | WatchMask::MOVE_SELF
-                | WatchMask::ONLYDIR;
+            let dir_mask = ref_watch::ref_dir_mask();
             let mut added = false;
             let top = self.top_dir();
             for (slot, dir, mask) in [
                 (0, top.clone(), dir_mask),
-                (
-                    1,
-                    top.join(TASKS),
-                    dir_mask | WatchMask::MODIFY | WatchMask::CLOSE_WRITE,
-                ),
+                (1, top.join(TASKS), ref_watch::ref_files_mask()),
             ] {
                 let watched = if slot == 0 { &self.top } else { &self.tasks };
                 if watched.is_some() {
@@ -205,44 +179,29 @@ mod linux {
             let mut gone = Vec::new();
             let top_wd = self.top.as_ref().map(|(w, _)| w.clone());
             let tasks_wd = self.tasks.as_ref().map(|(w, _)| w.clone());
-            loop {
-                let events = match self.inotify.read_events(&mut self.buffer) {
-                    Ok(events) => events,
-                    Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(err) => {
-                        tracing::debug!(%err, "reading the task refs' inotify queue failed");
-                        everything = true;
-                        break;
-                    }
-                };
-                for event in events {
+            // A change the watch cannot name (an entry of refs/git-mile/ or tasks/ that is no
+            // task ref).
+            let mut unnamed = false;
+            everything |=
+                ref_watch::drain(&mut self.inotify, &mut self.buffer, &self.git_wd, |event| {
                     let name = event.name.and_then(|n| n.to_str());
-                    if event.mask.contains(EventMask::Q_OVERFLOW) {
-                        everything = true;
-                    } else if event.wd == self.git_wd {
-                        if name == Some("packed-refs") {
-                            everything = true;
-                        }
-                    } else if event.mask.intersects(
-                        EventMask::IGNORED | EventMask::DELETE_SELF | EventMask::MOVE_SELF,
-                    ) {
+                    if ref_watch::gone(event) {
                         gone.push(event.wd.clone());
-                        everything = true;
                     } else if Some(&event.wd) == top_wd.as_ref() {
                         if !matches!(name, Some("issue" | "milestone")) {
-                            everything = true;
+                            unnamed = true;
                         }
                     } else if Some(&event.wd) == tasks_wd.as_ref() {
                         match name {
-                            Some(name) if task_name(name) => {
+                            Some(name) if ref_watch::canonical_id(name) => {
                                 changed.insert(name.to_string());
                             }
                             Some(name) if name.ends_with(".lock") => {}
-                            _ => everything = true,
+                            _ => unnamed = true,
                         }
                     }
-                }
-            }
+                });
+            everything |= unnamed || !gone.is_empty();
             // A directory that is no longer the one watched counts as gone now (the kernel
             // may tell later).
             for (dir, slot) in [

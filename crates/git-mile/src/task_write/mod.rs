@@ -235,16 +235,7 @@ fn append(
 
 /// The project's configuration, or the refusal to write.
 fn project(catalog: &Catalog) -> OpResult<Project> {
-    let store = catalog.store();
-    let repo = store.repository();
-    let workdir = match repo.workdir() {
-        Some(dir) => dir.to_path_buf(),
-        None => store
-            .git_dir()
-            .parent()
-            .unwrap_or(store.git_dir())
-            .to_path_buf(),
-    };
+    let workdir = catalog.store().workdir();
     Project::load(&workdir).map_err(|err| {
         OpError::refused(
             Refusal::Config,

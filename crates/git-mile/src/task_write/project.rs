@@ -204,6 +204,18 @@ impl Workflow {
         self.find(state).and_then(|s| s.kind).map(Kind::as_str)
     }
 
+    /// The states and the default, as a task listing names them.
+    pub fn names(&self) -> crate::task::states::Workflow {
+        crate::task::states::Workflow {
+            states: self
+                .states
+                .iter()
+                .map(|s| (s.value.clone(), s.kind.map(|k| k.as_str().to_string())))
+                .collect(),
+            default: self.default_state.clone(),
+        }
+    }
+
     /// The states, as upstream's messages list them: `value (label)`.
     pub fn describe(&self) -> String {
         self.states

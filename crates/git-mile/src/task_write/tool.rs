@@ -2,17 +2,17 @@
 //! arguments of tasks, checked before the repository is read, and the task answered as
 //! `git_mile.show` shows it after the write.
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::Value;
 
-use mcp_common::{ToolError, codes};
+use mcp_common::ToolError;
 
 use super::{Create, Relation, TaskWritten, Update};
 use crate::catalog::Catalog;
 use crate::errors;
 use crate::task::TaskRow;
 use crate::task::view::TaskView;
-use crate::writes::task_failure;
+use crate::writes::{invalid, present, task_failure};
 
 /// Whether a write's arguments (as sent) are about a task.
 pub fn is_task(args: &Value) -> bool {
@@ -26,10 +26,6 @@ enum TaskEntity {
     Task,
 }
 
-fn invalid(message: impl Into<String>) -> ToolError {
-    ToolError::new(codes::INVALID_PARAMS, message)
-}
-
 /// A field given that applies to issues or milestones only.
 fn not_for_tasks(field: &str, given: bool, instead: &str) -> Result<(), ToolError> {
     if given {
@@ -38,11 +34,6 @@ fn not_for_tasks(field: &str, given: bool, instead: &str) -> Result<(), ToolErro
         )));
     }
     Ok(())
-}
-
-/// A field that is present, even as `null` (`Some(None)`), against one that is absent.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(deserializer).map(Some)
 }
 
 #[derive(Debug, Deserialize)]
@@ -214,8 +205,9 @@ fn view(catalog: &Catalog, written: &TaskWritten) -> Result<TaskView, ToolError>
     let id = uuid::Uuid::parse_str(&written.id)
         .map_err(|_| errors::internal(format!("task {} was written with a bad id", written.id)))?;
     let task = super::current(catalog, id).map_err(task_failure)?;
-    Ok(TaskView::from_row(&TaskRow {
+    let row = TaskRow {
         task: &task,
         comment_count: task.comments.len() as u64,
-    }))
+    };
+    TaskView::shown(&row, |ids| catalog.tasks_among(ids)).map_err(|err| errors::repository(&err))
 }

@@ -23,4 +23,5 @@ mod task_sync;
 mod task_writes;
 mod tasks;
 mod upstream_tasks;
+mod vocabulary;
 mod writes;

@@ -494,7 +494,12 @@ fn issue_listings_name_the_refs_not_read() {
     assert!(page.get("other_refs").is_none(), "{page}");
     assert!(stderr_of(&sandbox, &plain, &["list"]).is_empty());
     let page = sandbox.mile_json(&plain, &["list", "--entity", "task"]);
-    assert_eq!(page, json!({"items": [], "nextCursor": null}));
+    assert_eq!(page["items"], json!([]), "{page}");
+    assert!(page.get("other_refs").is_none(), "{page}");
+    // The states a first task may take: upstream's built-in workflow, no task in any.
+    let states: Vec<&Value> = page["states"].as_array().unwrap().iter().collect();
+    assert_eq!(states.len(), 3, "{page}");
+    assert!(states.iter().all(|s| s["tasks"] == 0), "{page}");
 
     // A directory no ref may be named after is reported, and breaks nothing.
     let odd = repo.join(".git/refs/git-mile/bad name");
@@ -721,7 +726,15 @@ fn what_a_task_ref_holds_reaches_a_terminal_escaped_and_a_listing_bounded() {
     // The terminal: nothing it acts on, every field on its line, long ones cut.
     let text = sandbox.mile_ok(&repo, &["list", "--entity", "task"]);
     assert!(!has_controls(&text), "{text:?}");
-    assert_eq!(text.lines().count(), 2, "{text:?}");
+    // A line a task, then the states (the one the tasks are in escaped too).
+    assert_eq!(text.lines().count(), 3, "{text:?}");
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .ends_with("state/\\u{7}todo (todo, not in the workflow): 2 tasks"),
+        "{text:?}"
+    );
     assert!(
         text.contains("ctl\\u{1b}[2J\\u{d}\\u{a}Injected line\\u{0}\\u{202e}"),
         "{text:?}"
@@ -772,8 +785,10 @@ async fn many_tasks_of_one_prefix_and_many_namespaces_stay_short() {
 
     // Typing back the prefix a listing prints names that task.
     let text = sandbox.mile_ok(&repo, &["list", "--entity", "task", "--limit", "200"]);
-    assert_eq!(text.lines().count(), ids.len(), "{text}");
-    for line in text.lines() {
+    let (states, rows): (Vec<&str>, Vec<&str>) =
+        text.lines().partition(|l| l.starts_with("states: "));
+    assert_eq!((rows.len(), states.len()), (ids.len(), 1), "{text}");
+    for line in rows {
         let prefix = line.split_whitespace().next().unwrap();
         assert!(prefix.len() >= 8, "{line}");
         let shown = sandbox.mile_json(&repo, &["show", prefix]);
@@ -848,7 +863,7 @@ fn listings_of_issues_read_no_task() {
     assert!(!read(&["list", "--entity", "milestone"]).contains("task commits read"));
     let err = read(&["list", "--entity", "task"]);
     assert_eq!(err.matches("task commits read").count(), 4, "{err}");
-    // Show reads the task it names, and no other.
+    // Show reads the task it names and, to name them, its parents and children (K), no other.
     let err = read(&["show", &P[..13]]);
-    assert_eq!(err.matches("task commits read").count(), 1, "{err}");
+    assert_eq!(err.matches("task commits read").count(), 2, "{err}");
 }

@@ -101,6 +101,14 @@ pub fn stream(entities: &[FixtureEntity], out: &mut impl Write) -> std::io::Resu
 
 /// Import `entities` into the repository at `repo` with `git fast-import`.
 pub fn import(repo: &Path, entities: &[FixtureEntity]) {
+    import_stream(repo, |out| stream(entities, out));
+}
+
+/// Run `git fast-import` in `repo` on the stream `write` writes (ending with `done`).
+pub fn import_stream(
+    repo: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<&mut std::process::ChildStdin>) -> std::io::Result<()>,
+) {
     let mut child = Command::new("git")
         .args(["fast-import", "--quiet", "--done"])
         .current_dir(repo)
@@ -111,7 +119,7 @@ pub fn import(repo: &Path, entities: &[FixtureEntity]) {
     {
         let stdin = child.stdin.as_mut().expect("stdin");
         let mut buf = std::io::BufWriter::new(stdin);
-        stream(entities, &mut buf).expect("write fast-import stream");
+        write(&mut buf).expect("write fast-import stream");
         buf.flush().expect("flush");
     }
     let status = child.wait().expect("git fast-import runs");
