@@ -337,14 +337,6 @@ pub fn record(
     base: Duration,
 ) -> Result<bool, ToolError> {
     let settled: Vec<(&'static str, f64)> = done.iter().map(|(c, o)| settle(c, o, base)).collect();
-    for ((_, outcome), (state, _)) in done.iter().zip(&settled) {
-        let outcome_name = match *state {
-            "delivered" => "delivered",
-            "pending" => "retry",
-            _ => "failed",
-        };
-        crate::measure::attempt(outcome_name, outcome.duration_ms);
-    }
     let (disabled, more) = db.with_cached(
         |client, cache| -> Result<(Vec<(usize, String)>, bool), ToolError> {
             let mut tx = client.transaction().map_err(get)?;
@@ -418,6 +410,16 @@ pub fn record(
             Ok((disabled, more))
         },
     )?;
+    // Counted once recorded: a record that failed is tried again (the dispatcher), or its
+    // sends are made again when their leases lapse, and counted then.
+    for ((_, outcome), (state, _)) in done.iter().zip(&settled) {
+        let outcome_name = match *state {
+            "delivered" => "delivered",
+            "pending" => "retry",
+            _ => "failed",
+        };
+        crate::measure::attempt(outcome_name, outcome.duration_ms);
+    }
     for (i, reason) in disabled {
         let claimed = &done[i].0;
         crate::measure::disabled();

@@ -23,6 +23,8 @@ use crate::target;
 pub const IN_FLIGHT: usize = 32;
 /// Most outcomes recorded in one transaction.
 const RECORD_BATCH: usize = 64;
+/// How many times a batch's outcomes are recorded when the database says to try again.
+const RECORD_TRIES: u64 = 3;
 /// How long finished sends wait for the others under way, to be recorded together.
 const GATHER: Duration = Duration::from_millis(3);
 /// The longest the loop sleeps.
@@ -114,9 +116,22 @@ async fn run(
                     .unzip();
                 let (db, audit) = (db.clone(), audit.clone());
                 churn.settled(done.len());
-                let recorded =
-                    tokio::task::spawn_blocking(move || deliver::record(&db, &audit, &done, base))
-                        .await;
+                // A write that collided with another at the same moment (a serialization
+                // failure, a lock timeout) is tried again at once, a few times: otherwise the
+                // sends wait for their leases to lapse before they are sent again.
+                let recorded = tokio::task::spawn_blocking(move || {
+                    let mut tries = 1;
+                    loop {
+                        match deliver::record(&db, &audit, &done, base) {
+                            Err(err) if err.retryable() && tries < RECORD_TRIES => {
+                                tries += 1;
+                                std::thread::sleep(Duration::from_millis(20 * tries));
+                            }
+                            recorded => return recorded,
+                        }
+                    }
+                })
+                .await;
                 let due = match recorded {
                     Ok(Ok(more)) => more,
                     Ok(Err(err)) => {
