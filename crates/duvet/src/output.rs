@@ -322,6 +322,30 @@ mod tests {
     }
 
     #[test]
+    fn one_confinement_refuses_each_way_out_among_many_files() {
+        let project = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = project.path();
+        let base = root.join(".duvet/requirements");
+        std::fs::create_dir_all(base.join("spec")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), base.join("host")).unwrap();
+        let confinement = Confinement::new(root, &base, "x");
+        // The directories the first files resolved are kept; each later file is still judged
+        // on its own way.
+        for (file, ok) in [
+            ("spec/a.toml", true),
+            ("spec/b.toml", true),
+            ("host/c.toml", false),
+            ("spec/d.toml", true),
+            ("spec/../host/e.toml", false),
+            ("../f.toml", false),
+            ("spec/g.toml", true),
+        ] {
+            assert_eq!(confinement.check(&base.join(file)).is_ok(), ok, "{file}");
+        }
+    }
+
+    #[test]
     fn confine_refuses_ways_out() {
         let project = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
