@@ -1,17 +1,33 @@
 //! Work spread over the machine's cores: the parsing of files and the search of quotes that
 //! may take a fuzzy pass.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// The cores this process may use, asked once: the standard library reads the cgroup files
+/// (`/proc/self/cgroup`, the quota) on every call, a dozen system calls each time, and a
+/// report asks before every parallel step.
+pub fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// [`both`] when `parallel`, else one after the other on this thread (a helper thread, its
+/// start and its allocator's fresh memory, costs more than small work saves).
+pub fn both_if<A: Send, B: Send>(
+    parallel: bool,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if parallel { both(a, b) } else { (a(), b()) }
+}
 
 /// `f` over `items` on the machine's cores, results in the order of `items`. Each thread
 /// takes the next item when it is done with one (a few large specifications among small
 /// ones would leave a thread idle with the items split in equal shares up front). A panic of
 /// `f` is the caller's, as with a sequential map.
 pub fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len());
+    let threads = cores().min(items.len());
     if threads <= 1 {
         return items.into_iter().map(f).collect();
     }
@@ -54,7 +70,7 @@ pub fn both<A: Send, B: Send>(
     a: impl FnOnce() -> A + Send,
     b: impl FnOnce() -> B + Send,
 ) -> (A, B) {
-    if std::thread::available_parallelism().map_or(1, |n| n.get()) <= 1 {
+    if cores() <= 1 {
         return (a(), b());
     }
     std::thread::scope(|scope| {
@@ -104,7 +120,7 @@ mod tests {
         use std::sync::atomic::AtomicBool;
         use std::time::{Duration, Instant};
         let caller = std::thread::current().id();
-        let single = std::thread::available_parallelism().map_or(1, |n| n.get()) <= 1;
+        let single = cores() <= 1;
         let worker_took = AtomicBool::new(false);
         // Every item a spawned worker takes panics; the caller's own items do not, and the
         // caller waits on its first one until a worker has taken one (so that the panic is a

@@ -184,18 +184,22 @@ impl FileCache {
         {
             return parsed.clone();
         }
-        let parsed: Parsed = match crate::output::read(&path) {
-            // A file without either prefix has no annotation and no quote line: most source
-            // files of a project, passed over at memchr speed.
-            Ok(bytes) if !mentions(&bytes, style) => Arc::new((Vec::new(), Vec::new())),
-            Ok(bytes) => Arc::new(annotation::source::extract(
-                &text_of(&bytes),
-                rel,
-                style,
-                kind,
-            )),
-            Err(_) => Arc::new((Vec::new(), Vec::new())),
-        };
+        // Read into this thread's buffer, kept from file to file: a fresh buffer a file made
+        // the kernel hand over (and zero) new memory for every one.
+        let parsed: Parsed = READ_BUFFER.with_borrow_mut(|bytes| {
+            let parsed = Arc::new(match crate::output::read_into(&path, bytes) {
+                // A file without either prefix has no annotation and no quote line: most
+                // source files of a project, passed over at memchr speed.
+                Ok(()) if !mentions(bytes, style) => (Vec::new(), Vec::new()),
+                Ok(()) => annotation::source::extract(&text_of(bytes), rel, style, kind),
+                Err(_) => (Vec::new(), Vec::new()),
+            });
+            // A very large file's memory is not kept for the thread's life (a server's).
+            if bytes.capacity() > READ_BUFFER_KEPT {
+                *bytes = Vec::new();
+            }
+            parsed
+        });
         if let (Some(stamp), Ok(mut cache)) = (stamp, self.sources.lock()) {
             cache.insert(key, (stamp, parsed.clone()));
         }
@@ -313,6 +317,14 @@ impl FileCache {
     }
 }
 
+/// The most memory a thread's [`READ_BUFFER`] keeps between files.
+const READ_BUFFER_KEPT: usize = 4 << 20;
+
+thread_local! {
+    /// The bytes of the source file a thread reads now ([`FileCache::source`]).
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A file's text: as is when it is UTF-8 (checked by the fast validation), else with
 /// invalid sequences replaced.
 pub(crate) fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
@@ -414,12 +426,23 @@ pub fn inputs_for(config: &ProjectConfig, cache: &FileCache, scope: Scope) -> In
         }
         None => cache.requirement_file(root, &rel),
     });
+    // Each file's results moved out when nothing else holds them (a single-use cache keeps
+    // none), else copied.
+    let mut parsed = parsed.into_iter();
     for part in parts {
         match part {
             Ok(range) => {
-                for parsed in parsed.get(range).unwrap_or_default() {
-                    inputs.annotations.extend(parsed.0.iter().cloned());
-                    inputs.malformed.extend(parsed.1.iter().cloned());
+                for parsed in parsed.by_ref().take(range.len()) {
+                    match Arc::try_unwrap(parsed) {
+                        Ok((annotations, malformed)) => {
+                            inputs.annotations.extend(annotations);
+                            inputs.malformed.extend(malformed);
+                        }
+                        Err(shared) => {
+                            inputs.annotations.extend(shared.0.iter().cloned());
+                            inputs.malformed.extend(shared.1.iter().cloned());
+                        }
+                    }
                 }
             }
             Err((i, reason)) => inputs.malformed.push(Malformed {
@@ -467,7 +490,7 @@ pub fn inputs_for(config: &ProjectConfig, cache: &FileCache, scope: Scope) -> In
     let listed: HashSet<String> = listed.into_iter().map(source_key).collect();
     // (With fewer specifications than cores, the model's build extracts them a section a
     // task instead, which keeps every core busy.)
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::par::cores();
     let extract = scope == Scope::Full && inputs.extract_requirements && unique.len() >= cores;
     // A report reads the model's sections only to tell whether a quote without a target line
     // quotes a specification (by their normalized text): made with the parse when there is

@@ -96,6 +96,9 @@ pub struct ReportArgs {
     cargo: CargoFlags,
 }
 
+/// The specifications' text (bytes) from which the HTML page is made on a core of its own.
+const PARALLEL_PAGE_TEXT: usize = 1 << 20;
+
 /// Write `text` to `path` whole ([`crate::output`]).
 fn write_file(path: &Path, text: &[u8]) -> Result<(), String> {
     crate::output::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
@@ -194,21 +197,22 @@ pub fn run(args: ReportArgs) -> ExitCode {
     htmls.extend(args.html.as_deref());
     htmls.extend(settings.html.as_deref());
     // The JSON reports written here while the HTML page and the snapshot are made on another
-    // core (each from the same report, which nothing changes now).
-    let (written, (page, expected)) = crate::par::both(
+    // core (each from the same report, which nothing changes now), when the page is large
+    // enough to be worth a thread: on a project of one RFC (h3), the two made in turn took
+    // 5% less time than on two cores.
+    let text: usize = report.targets.iter().map(|t| t.text.len()).sum();
+    let parallel = !htmls.is_empty() && text >= PARALLEL_PAGE_TEXT;
+    let (written, (page, expected)) = crate::par::both_if(
+        parallel,
         || -> Result<(), String> {
             for path in jsons {
-                // Written as it is made (its parts are the specifications'), not gathered first.
-                crate::output::write_with(path, |out| {
-                    json::write_with(
-                        &report,
-                        blob_link.as_deref(),
-                        issue_link.as_deref(),
-                        executions.as_ref(),
-                        out,
-                    )
-                })
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+                let bytes = json::to_vec(
+                    &report,
+                    blob_link.as_deref(),
+                    issue_link.as_deref(),
+                    executions.as_ref(),
+                );
+                write_file(path, &bytes)?;
                 note(&format!("Wrote {}", path.display()));
             }
             if let Some(path) = &args.json_v2 {

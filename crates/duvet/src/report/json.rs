@@ -77,18 +77,23 @@ pub fn write_with(
     executions: Option<&super::executed::Executions>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    out.write_all(&to_vec(report, blob_link, issue_link, executions))
+}
+
+/// The report's JSON ([`write_with`]), made in one buffer sized for it: with more than one
+/// specification, each one's part on its own core, then copied in.
+pub fn to_vec(
+    report: &Report,
+    blob_link: Option<&str>,
+    issue_link: Option<&str>,
+    executions: Option<&super::executed::Executions>,
+) -> Vec<u8> {
     let mut targets: Vec<&Target> = report.targets.iter().collect();
     targets.sort_by(|a, b| a.key.cmp(&b.key));
-    let parts = crate::par::par_map(targets, |target| {
-        // Sized for the specification's text (most of it), not grown into it.
-        let mut w = Vec::with_capacity(2 * target.text.len());
-        s(&mut w, &target.key);
-        w.push(b':');
-        specification(target, &mut w);
-        w
-    });
-
-    let mut w = Vec::new();
+    // Sized for the specifications' text (most of it) and a few hundred bytes an
+    // annotation, not grown into it.
+    let text: usize = targets.iter().map(|t| t.text.len()).sum();
+    let mut w = Vec::with_capacity(2 * text + 300 * report.entries.len() + 16 * 1024);
     w.push(b'{');
     if let Some(link) = blob_link {
         w.extend_from_slice(b"\"blob_link\":");
@@ -101,15 +106,28 @@ pub fn write_with(
         w.push(b',');
     }
     w.extend_from_slice(b"\"specifications\":{");
-    out.write_all(&w)?;
-    for (i, part) in parts.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b",")?;
+    let part = |target: &Target, w: &mut Vec<u8>| {
+        s(w, &target.key);
+        w.push(b':');
+        specification(target, w);
+    };
+    if targets.len() == 1 {
+        for target in targets {
+            part(target, &mut w);
         }
-        out.write_all(part)?;
+    } else {
+        let parts = crate::par::par_map(targets, |target| {
+            let mut w = Vec::with_capacity(2 * target.text.len());
+            part(target, &mut w);
+            w
+        });
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                w.push(b',');
+            }
+            w.extend_from_slice(part);
+        }
     }
-    drop(parts);
-    let mut w = Vec::new();
     w.extend_from_slice(b"},\"annotations\":[");
     for (i, entry) in report.entries.iter().enumerate() {
         if i > 0 {
@@ -232,7 +250,7 @@ pub fn write_with(
         let _ = write!(w, "{{{}}}", fields.join(","));
     }
     w.extend_from_slice(b"]}");
-    out.write_all(&w)
+    w
 }
 
 /// A type's field name in the table of status numbers.

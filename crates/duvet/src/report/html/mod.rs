@@ -906,15 +906,16 @@ fn done_share(w: &mut String, done: usize, all: usize) {
 fn esc(w: &mut String, text: &str) {
     let mut last = 0;
     for (i, b) in text.bytes().enumerate() {
+        if !ESCAPED[usize::from(b)] {
+            continue;
+        }
         let replacement = match b {
             b'&' => "&amp;",
             b'<' => "&lt;",
             b'>' => "&gt;",
             b'"' => "&quot;",
             b'\'' => "&#39;",
-            b'\t' | b'\n' => continue,
-            0..=0x1f | 0x7f => "\u{fffd}",
-            _ => continue,
+            _ => "\u{fffd}",
         };
         // `i` is at an ASCII byte: a character boundary.
         w.push_str(text.get(last..i).unwrap_or_default());
@@ -922,4 +923,41 @@ fn esc(w: &mut String, text: &str) {
         last = i + 1;
     }
     w.push_str(text.get(last..).unwrap_or_default());
+}
+
+/// The bytes [`esc`] replaces: `& < > " '` and the control characters but tab and line feed
+/// (a table: most text has none, and each byte is looked at once).
+const ESCAPED: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = matches!(b as u8, b'&' | b'<' | b'>' | b'"' | b'\'' | 0x7f)
+            || (b < 0x20 && b != 0x09 && b != 0x0a);
+        b += 1;
+    }
+    table
+};
+
+#[cfg(test)]
+mod tests {
+    /// The table of escaped bytes: `& < > " '` and the control characters but tab and line
+    /// feed, every other byte (UTF-8 continuation bytes among them) kept.
+    #[test]
+    fn esc_replaces_exactly_the_markup_and_control_characters() {
+        for c in (0u8..0x80).map(char::from).chain(['é', '\u{2028}', '😀']) {
+            let mut w = String::new();
+            super::esc(&mut w, &format!("a{c}b"));
+            let expected = match c {
+                '&' => "&amp;".to_string(),
+                '<' => "&lt;".to_string(),
+                '>' => "&gt;".to_string(),
+                '"' => "&quot;".to_string(),
+                '\'' => "&#39;".to_string(),
+                '\t' | '\n' => c.to_string(),
+                c if c.is_ascii_control() => "\u{fffd}".to_string(),
+                c => c.to_string(),
+            };
+            assert_eq!(w, format!("a{expected}b"), "{c:?}");
+        }
+    }
 }
