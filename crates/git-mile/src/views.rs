@@ -25,7 +25,7 @@ pub struct ListItem {
     pub status: String,
     pub labels: Vec<String>,
     pub stats: StatsView,
-    /// Tasks only: state, state_kind, assignees, parents, children.
+    /// Tasks only: state, state_kind, assignees, parents, children (each absent when none).
     #[serde(flatten)]
     pub task: Option<crate::task::shapes::TaskFacts>,
 }

@@ -17,18 +17,25 @@ pub struct OtherRefs {
     pub what: String,
 }
 
-/// What a task's item in a listing has besides the fields every item has.
+/// What a task's item in a listing (and its show) has besides the fields every item has; each
+/// absent when the task has none, as `relations` and `family` are in a show (a page of tasks
+/// carries no run of `null`s and `[]`s).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskFacts {
-    /// Tasks only: the workflow state (e.g. `state/in-progress`), `null` when none.
+    /// Tasks only: the workflow state (e.g. `state/in-progress`); absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
-    /// Tasks only: the state's kind (`todo`, `in_progress`, `blocked`, `done`, `backlog`), `null` when none; `done` is `closed`.
+    /// Tasks only: the state's kind (`todo`, `in_progress`, `blocked`, `done`, `backlog`); absent when none; `done` is `closed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_kind: Option<String>,
-    /// Tasks only.
+    /// Tasks only; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assignees: Vec<String>,
-    /// Tasks only: ids of its parent tasks.
+    /// Tasks only: ids of its parent tasks; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parents: Vec<String>,
-    /// Tasks only: ids of its child tasks.
+    /// Tasks only: ids of its child tasks; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<String>,
 }
 

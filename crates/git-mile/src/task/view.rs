@@ -229,4 +229,40 @@ mod tests {
         assert_eq!(view.comments.last().unwrap().body, "c99999");
         assert_eq!(view.stats.comment_count, 100_000);
     }
+
+    #[test]
+    fn a_tasks_state_assignees_parents_and_children_are_absent_when_none() {
+        let keys = |value: serde_json::Value| -> Vec<String> {
+            value.as_object().unwrap().keys().cloned().collect()
+        };
+        let bare = Task::bare("019a5b2c-0001-7000-8000-000000000001", "T");
+        let row = TaskRow {
+            task: &bare,
+            comment_count: 0,
+        };
+        let item = serde_json::to_value(list_item(&row)).unwrap();
+        assert_eq!(keys(item), ["id", "labels", "stats", "status", "title"]);
+        let shown = serde_json::to_value(TaskView::from_row(&row)).unwrap();
+        for field in ["state", "state_kind", "assignees", "parents", "children"] {
+            assert!(shown.get(field).is_none(), "{field}: {shown}");
+        }
+        // The text copy of an answer keeps the contract's order, every field present.
+        let full = Task {
+            state: Some("state/todo".into()),
+            state_kind: Some("todo".into()),
+            assignees: ["ann".to_string()].into(),
+            parents: ["019a5b2c-0001-7000-8000-000000000002".to_string()].into(),
+            children: ["019a5b2c-0001-7000-8000-000000000003".to_string()].into(),
+            ..bare.clone()
+        };
+        let row = TaskRow {
+            task: &full,
+            comment_count: 0,
+        };
+        let text = serde_json::to_string(&list_item(&row)).unwrap();
+        assert_eq!(
+            text,
+            r#"{"id":"019a5b2c-0001-7000-8000-000000000001","title":"T","status":"open","labels":[],"stats":{"comment_count":0},"state":"state/todo","state_kind":"todo","assignees":["ann"],"parents":["019a5b2c-0001-7000-8000-000000000002"],"children":["019a5b2c-0001-7000-8000-000000000003"]}"#
+        );
+    }
 }
