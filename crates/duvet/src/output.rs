@@ -25,21 +25,16 @@ use std::path::{Component, Path, PathBuf};
 /// pipe named as a report, a specification or a config (`/dev/zero`, a FIFO) would never
 /// end, or never start.
 pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
-    let meta = std::fs::metadata(path)?;
-    // A directory: the system's own words.
-    if !meta.is_file() && !meta.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file (a device or a pipe)",
-        ));
-    }
-    std::fs::read(path)
+    let mut bytes = Vec::new();
+    read_into(path, &mut bytes)?;
+    Ok(bytes)
 }
 
 /// [`read`] into `buffer` (cleared first), which keeps its memory from one file to the next.
 pub fn read_into(path: &Path, buffer: &mut Vec<u8>) -> std::io::Result<()> {
     use std::io::Read;
     let meta = std::fs::metadata(path)?;
+    // A directory: the system's own words.
     if !meta.is_file() && !meta.is_dir() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -70,16 +65,10 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_with(path, |out| out.write_all(bytes))
 }
 
-/// Whether `path` is a regular file holding exactly `bytes` (its size asked first; a pipe
-/// or a device is never opened).
-fn holds(path: &Path, bytes: &[u8]) -> bool {
-    use std::io::Read;
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64) {
-        return false;
-    }
-    let mut old = Vec::with_capacity(bytes.len());
-    std::fs::File::open(path).is_ok_and(|mut file| file.read_to_end(&mut old).is_ok())
-        && old == bytes
+/// Whether `path` is a regular file holding exactly `bytes` (its size asked first).
+pub(crate) fn holds(path: &Path, bytes: &[u8]) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
+        && read(path).is_ok_and(|old| old == bytes)
 }
 
 /// Write what `make` writes to `path` whole, making its directory.

@@ -575,22 +575,14 @@ pub fn out_dir(out: &Path, base: Option<&Path>, local: &Path) -> PathBuf {
     dir
 }
 
-/// Write `text` to `path` unless it already holds it, through a temporary file renamed into
-/// place (a reader never sees half a file). Returns whether the file changed.
+/// Write `text` to `path` unless it already holds it, as every file duvet writes is
+/// written ([`crate::output::write_with`]: a temporary file renamed into place, a reader never
+/// sees half a file). Returns whether the file changed.
 pub fn write_if_changed(path: &Path, text: &str) -> std::io::Result<bool> {
-    if std::fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
+    if crate::output::holds(path, text.as_bytes()) {
         return Ok(false);
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    if let Err(err) = std::fs::rename(&tmp, path) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(err);
-    }
+    crate::output::write_with(path, |out| std::io::Write::write_all(out, text.as_bytes()))?;
     Ok(true)
 }
 

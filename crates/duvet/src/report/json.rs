@@ -12,7 +12,7 @@
 //! touches is its text; another is a list of `[[annotation numbers], status number, text]`.
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::{self, Write};
+use std::io::Write;
 
 use super::{Kind, Ref, Report, Target, level_name};
 
@@ -57,31 +57,9 @@ pub fn status_id(kinds: &BTreeSet<Kind>, level: u8) -> usize {
     id + usize::from(level) * 64
 }
 
-/// Write the report. Each specification's part is made on its own core (they are most of
-/// it), then all is written in order.
-pub fn write(
-    report: &Report,
-    blob_link: Option<&str>,
-    issue_link: Option<&str>,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    write_with(report, blob_link, issue_link, None, out)
-}
-
-/// [`write`], each requirement with its `execution` when `executions` is given
-/// ([`super::executed`]).
-pub fn write_with(
-    report: &Report,
-    blob_link: Option<&str>,
-    issue_link: Option<&str>,
-    executions: Option<&super::executed::Executions>,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    out.write_all(&to_vec(report, blob_link, issue_link, executions))
-}
-
-/// The report's JSON ([`write_with`]), made in one buffer sized for it: with more than one
-/// specification, each one's part on its own core, then copied in.
+/// The report's JSON, made in one buffer sized for it (with more than one specification,
+/// each one's part on its own core, then copied in); each requirement with its `execution`
+/// when `executions` is given ([`super::executed`]).
 pub fn to_vec(
     report: &Report,
     blob_link: Option<&str>,

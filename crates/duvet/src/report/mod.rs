@@ -660,8 +660,7 @@ mod tests {
         let sources = Sources::of(root, &inputs);
         let model = model_of(inputs);
         let report = Report::build(&sources, &model);
-        let mut json = Vec::new();
-        json::write(&report, Some("https://b"), None, &mut json).unwrap();
+        let json = json::to_vec(&report, Some("https://b"), None, None);
         (report, json)
     }
 
