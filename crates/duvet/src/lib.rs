@@ -26,6 +26,7 @@ pub mod execution;
 pub mod extract;
 pub mod filter;
 pub mod matching;
+pub mod memory;
 pub mod model;
 pub mod orphan_rule;
 pub mod orphans;

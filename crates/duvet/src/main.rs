@@ -7,6 +7,23 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Transparent huge pages off before the runtime's first allocation (`duvet report` on a small
+/// project is faster without them; the commands turn them back on where they pay: see
+/// [`duvet::memory`]): a function the loader calls before `main`.
+#[cfg(target_os = "linux")]
+#[used]
+#[expect(
+    unsafe_code,
+    reason = "a function placed in .init_array, which the loader calls before main"
+)]
+#[unsafe(link_section = ".init_array")]
+static SMALL_PAGES_FIRST: extern "C" fn() = small_pages_first;
+
+#[cfg(target_os = "linux")]
+extern "C" fn small_pages_first() {
+    duvet::memory::huge_pages(false);
+}
+
 fn main() -> std::process::ExitCode {
     duvet::cli::main()
 }

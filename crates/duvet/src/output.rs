@@ -65,10 +65,65 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_with(path, |out| out.write_all(bytes))
 }
 
+/// [`write`] for a file whose directory the caller has made (the requirement files of a
+/// specification): one `lstat` tells a missing file (written at once) and a regular one
+/// (compared first) from the rest (a link, a device: [`write`]'s way). Returns whether the
+/// file changed.
+pub fn write_in_dir(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+    let meta = std::fs::symlink_metadata(path);
+    let plain = match &meta {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(meta) => meta.is_file(),
+    };
+    if !plain {
+        if holds(path, bytes) {
+            return Ok(false);
+        }
+        write_with(path, |out| out.write_all(bytes))?;
+        return Ok(true);
+    }
+    if let Ok(meta) = meta
+        && meta.len() == bytes.len() as u64
+        && same_bytes(path, bytes)
+    {
+        return Ok(false);
+    }
+    match replace(path, |out| out.write_all(bytes)) {
+        // The directory is not there after all: made.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            write_with(path, |out| out.write_all(bytes))?
+        }
+        other => other?,
+    }
+    Ok(true)
+}
+
 /// Whether `path` is a regular file holding exactly `bytes` (its size asked first).
 pub(crate) fn holds(path: &Path, bytes: &[u8]) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
-        && read(path).is_ok_and(|old| old == bytes)
+        && same_bytes(path, bytes)
+}
+
+/// Whether the file at `path` reads as exactly `bytes`: compared a block at a time, as it is
+/// read (no buffer the size of the file, which would be fresh memory for each report).
+fn same_bytes(path: &Path, bytes: &[u8]) -> bool {
+    use std::io::Read;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut block = [0u8; 1 << 16];
+    let mut rest = bytes;
+    loop {
+        match file.read(&mut block) {
+            Ok(0) => return rest.is_empty(),
+            Ok(n) => match rest.split_at_checked(n) {
+                Some((head, tail)) if head == &block[..n] => rest = tail,
+                _ => return false,
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
 }
 
 /// Write what `make` writes to `path` whole, making its directory.
@@ -97,22 +152,38 @@ pub fn write_with(
     } else {
         path.to_path_buf()
     };
-    let dir = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = parent(&target);
     std::fs::create_dir_all(dir).map_err(|e| in_the_way(dir).unwrap_or(e))?;
+    replace(&target, make)
+}
+
+/// The directory of `path` (`.` for a bare name).
+fn parent(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Write what `make` writes to a temporary file beside `target` (a regular file or none, in
+/// a directory that exists), then rename it into place; the temporary file is removed when
+/// that fails.
+fn replace(
+    target: &Path,
+    make: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let pid = PID.get_or_init(std::process::id);
+    let temp = parent(target).join(format!(".{name}.{pid}.tmp"));
     let written = (|| {
         let file = std::fs::File::create(&temp)?;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
         make(&mut out)?;
         out.into_inner().map_err(|e| e.into_error())?;
-        std::fs::rename(&temp, &target)
+        std::fs::rename(&temp, target)
     })();
     if written.is_err() {
         let _ = std::fs::remove_file(&temp);

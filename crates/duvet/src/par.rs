@@ -1,100 +1,36 @@
-//! Work spread over the machine's cores: the parsing of files and the search of quotes that
-//! may take a fuzzy pass.
+//! Work spread over the machine's cores (rayon's pool of a thread a core, started once and
+//! kept): the parsing of files, the search of quotes that may take a fuzzy pass, and the
+//! steps of a report that need not wait for each other.
+//!
+//! A pool, not threads started for each step: a report of one RFC (h3) takes 10 ms in a
+//! dozen parallel steps, and a thread started for each took 0.1 ms or more to start on a
+//! virtual machine whose other core sleeps, then paid its allocator's fresh memory. With the
+//! pool's work stealing, a core that is free takes what another has left, and what no other
+//! core takes is done by the one that started it.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::OnceLock;
 
 /// The cores this process may use, asked once: the standard library reads the cgroup files
-/// (`/proc/self/cgroup`, the quota) on every call, a dozen system calls each time, and a
-/// report asks before every parallel step.
+/// (`/proc/self/cgroup`, the quota) on every call, a dozen system calls each time.
 pub fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// [`both`] when `parallel`, else one after the other on this thread (a helper thread, its
-/// start and its allocator's fresh memory, costs more than small work saves).
-pub fn both_if<A: Send, B: Send>(
-    parallel: bool,
-    a: impl FnOnce() -> A + Send,
-    b: impl FnOnce() -> B + Send,
-) -> (A, B) {
-    if parallel { both(a, b) } else { (a(), b()) }
-}
-
-/// `f` over `items` on the machine's cores, results in the order of `items`. Each thread
-/// takes the next item when it is done with one (a few large specifications among small
-/// ones would leave a thread idle with the items split in equal shares up front). A panic of
-/// `f` is the caller's, as with a sequential map.
-///
-/// The calling thread starts at once; the other cores join in when the items are few (each
-/// likely large: specifications, patterns) or once the work has taken [`JOIN_AFTER`] with
-/// items left. Small work (a small project's files, a few quotes) so ends on the calling
-/// thread alone: a helper thread takes 0.1 ms or more to start on a virtual machine whose
-/// other core sleeps, and the caller would wait for it at the end.
+/// `f` over `items` on the machine's cores, results in the order of `items`. Each item is a
+/// task of its own (a few large specifications among small ones must not leave a core idle
+/// with the items split in equal shares up front). A panic of `f` is the caller's, as with a
+/// sequential map.
 pub fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
-    let threads = cores().min(items.len());
-    if threads <= 1 {
+    use rayon::prelude::*;
+    if cores() <= 1 || items.len() <= 1 {
         return items.into_iter().map(f).collect();
     }
-    let count = items.len();
-    let few = count <= 2 * threads;
-    let items: Vec<Mutex<Option<T>>> = items.into_iter().map(|i| Mutex::new(Some(i))).collect();
-    let next = AtomicUsize::new(0);
-    let take = |done: &mut Vec<(usize, R)>| -> bool {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(slot) = items.get(i) else {
-            return false;
-        };
-        let item = slot.lock().ok().and_then(|mut slot| slot.take());
-        if let Some(item) = item {
-            done.push((i, f(item)));
-        }
-        true
-    };
-    let work = || {
-        let mut done = Vec::new();
-        while take(&mut done) {}
-        done
-    };
-    let mut results: Vec<(usize, R)> = Vec::with_capacity(count);
-    std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        let spawn = || (1..threads).map(|_| scope.spawn(work)).collect::<Vec<_>>();
-        if few {
-            handles = spawn();
-        }
-        let started = Instant::now();
-        let mut done = Vec::new();
-        while take(&mut done) {
-            if handles.is_empty()
-                && next.load(Ordering::Relaxed) < count
-                && started.elapsed() >= JOIN_AFTER
-            {
-                handles = spawn();
-            }
-        }
-        results.extend(done);
-        for handle in handles {
-            // A worker that panicked took its results with it: the caller panics too, rather
-            // than get fewer results than items, each out of its place.
-            match handle.join() {
-                Ok(done) => results.extend(done),
-                Err(payload) => std::panic::resume_unwind(payload),
-            }
-        }
-    });
-    results.sort_unstable_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, r)| r).collect()
+    items.into_par_iter().with_max_len(1).map(&f).collect()
 }
 
-/// How long [`par_map`]'s calling thread works alone on many items before the other cores
-/// join in.
-pub const JOIN_AFTER: Duration = Duration::from_micros(150);
-
-/// `a` here and `b` on another thread at the same time (the report's HTML page made while
-/// its JSON is written); a panic of either is the caller's.
+/// `a` and `b` at the same time when a core is free for one of them, else one after the
+/// other; a panic of either is the caller's.
 pub fn both<A: Send, B: Send>(
     a: impl FnOnce() -> A + Send,
     b: impl FnOnce() -> B + Send,
@@ -102,19 +38,14 @@ pub fn both<A: Send, B: Send>(
     if cores() <= 1 {
         return (a(), b());
     }
-    std::thread::scope(|scope| {
-        let helper = scope.spawn(b);
-        let a = a();
-        match helper.join() {
-            Ok(b) => (a, b),
-            Err(payload) => std::panic::resume_unwind(payload),
-        }
-    })
+    rayon::join(a, b)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
 
     #[test]
     fn both_gives_each_result_its_place() {
@@ -142,15 +73,15 @@ mod tests {
         assert_eq!(results, (1..201).collect::<Vec<_>>());
     }
 
-    /// A few items (each likely large) start on every core at once: two items that each wait
-    /// for the other to start both finish.
+    /// Two items run on two cores at once: two items that each wait for the other to start
+    /// both finish, and both see the other started.
     #[test]
-    fn few_items_start_on_every_core_at_once() {
+    fn items_run_on_every_core_at_once() {
         if cores() <= 1 {
             return;
         }
         let started = AtomicUsize::new(0);
-        let both = par_map(vec![0, 1], |i| {
+        let seen = par_map(vec![0, 1], |i| {
             started.fetch_add(1, Ordering::SeqCst);
             let deadline = Instant::now() + Duration::from_secs(20);
             while started.load(Ordering::SeqCst) < 2 && Instant::now() < deadline {
@@ -158,53 +89,28 @@ mod tests {
             }
             (i, started.load(Ordering::SeqCst))
         });
-        assert_eq!(both, [(0, 2), (1, 2)]);
+        assert_eq!(seen, [(0, 2), (1, 2)]);
+        // The same for the two halves of `both`.
+        let started = AtomicUsize::new(0);
+        let wait = || {
+            started.fetch_add(1, Ordering::SeqCst);
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while started.load(Ordering::SeqCst) < 2 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            started.load(Ordering::SeqCst)
+        };
+        assert_eq!(both(wait, wait), (2, 2));
     }
 
-    /// Many items that take a while: the other cores join in and take some of them.
-    #[test]
-    fn long_work_on_many_items_is_shared() {
-        if cores() <= 1 {
-            return;
-        }
-        let caller = std::thread::current().id();
-        let elsewhere = par_map((0..200).collect::<Vec<usize>>(), |_| {
-            std::thread::sleep(Duration::from_millis(1));
-            std::thread::current().id() != caller
-        });
-        assert!(
-            elsewhere.iter().any(|e| *e),
-            "no item left the calling thread"
-        );
-        assert!(!elsewhere[0], "the calling thread starts on the first item");
-    }
-
-    /// A worker's panic reaches the caller: its results are not dropped, leaving the others
-    /// shorter than the items and out of place (callers index the results by position).
+    /// An item's panic reaches the caller (callers index the results by position: fewer
+    /// results would put each out of its place).
     #[test]
     fn a_panicking_item_panics_the_caller() {
-        use std::sync::atomic::AtomicBool;
-        let caller = std::thread::current().id();
-        let single = cores() <= 1;
-        let worker_took = AtomicBool::new(false);
-        // Every item a spawned worker takes panics; the caller's own items do not, and each
-        // takes a while (the workers join in after JOIN_AFTER), the caller waiting until a
-        // worker has taken one (so that the panic is a worker's whatever the load). With one
-        // core the caller does all: one item panics.
         let result = std::panic::catch_unwind(|| {
             par_map((0..400).collect::<Vec<usize>>(), |i| {
-                if std::thread::current().id() != caller || (single && i == 200) {
-                    worker_took.store(true, Ordering::SeqCst);
+                if i == 200 {
                     panic!("item {i}");
-                }
-                std::thread::sleep(JOIN_AFTER);
-                let deadline = Instant::now() + Duration::from_secs(20);
-                while i > 0
-                    && !single
-                    && !worker_took.load(Ordering::SeqCst)
-                    && Instant::now() < deadline
-                {
-                    std::thread::sleep(Duration::from_millis(1));
                 }
                 i
             })
@@ -214,6 +120,9 @@ mod tests {
             .downcast_ref::<String>()
             .map(String::as_str)
             .unwrap_or_default();
-        assert!(message.starts_with("item "), "{message}");
+        assert_eq!(message, "item 200");
+        let result = std::panic::catch_unwind(|| both(|| 1, || panic!("the other half")));
+        let payload = result.expect_err("the panic of a half is re-raised");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"the other half"));
     }
 }

@@ -63,6 +63,9 @@ pub struct FileCache {
     /// Requirement files known without reading them (the extraction that precedes a report
     /// just wrote or compared them), by path: each taken once from here.
     known: Mutex<HashMap<PathBuf, Known>>,
+    /// Requirement files about to be written (paths relative to the root), which a walk of
+    /// the project finds as if they were there ([`FileCache::expect_requirement_files`]).
+    expected: Mutex<Vec<PathBuf>>,
     /// Read once and dropped (a report): no file's version is asked for, nothing is kept.
     single_use: bool,
 }
@@ -214,6 +217,30 @@ impl FileCache {
         }
     }
 
+    /// Requirement files (paths relative to the root, in directories reached without a link)
+    /// that are being written: reading the project counts them among the files its patterns
+    /// match, as once they are written.
+    pub(crate) fn expect_requirement_files(&self, files: impl IntoIterator<Item = PathBuf>) {
+        if let Ok(mut expected) = self.expected.lock() {
+            expected.extend(files);
+        }
+    }
+
+    /// [`matching_files`], with the requirement files expected to be there.
+    fn matching_requirement_files(&self, root: &Path, pattern: &Pattern) -> Vec<PathBuf> {
+        let mut files = matching_files(root, pattern);
+        let expected = self.expected.lock().map(|e| e.clone()).unwrap_or_default();
+        let before = files.len();
+        files.extend(expected.into_iter().filter(|rel| {
+            !rel.components().any(|c| c.as_os_str() == ".git") && pattern.matcher.is_match(rel)
+        }));
+        if files.len() > before {
+            files.sort();
+            files.dedup();
+        }
+        files
+    }
+
     fn requirement_file(&self, root: &Path, rel: &Path) -> Parsed {
         let path = root.join(rel);
         let stamp = self.stamp(&path);
@@ -355,14 +382,173 @@ pub fn inputs(config: &ProjectConfig, cache: &FileCache) -> Inputs {
 /// Read the project described by `config` for a model of `scope` (a report's model needs no
 /// requirement sentences made ahead).
 pub fn inputs_for(config: &ProjectConfig, cache: &FileCache, scope: Scope) -> Inputs {
+    inputs_with(config, cache, scope, None)
+}
+
+/// The files of some of a project's patterns, walked and parsed ahead of the others
+/// ([`read_ahead`]), by the pattern's place in [`patterns_of`].
+pub struct ReadAhead(Vec<(usize, Option<usize>, PatternFiles)>);
+
+/// A pattern's files, each with its parse, in the order walked; or why the pattern is invalid.
+type PatternFiles = Result<Vec<(PathBuf, Parsed)>, String>;
+
+/// The patterns whose files the project holds, each with the index of its source: of source
+/// files, then of requirement files (no source).
+fn patterns_of(config: &ProjectConfig) -> impl Iterator<Item = (usize, Option<usize>, &str)> {
+    let sources = config
+        .sources
+        .iter()
+        .enumerate()
+        .map(|(i, source)| (Some(i), source.pattern.as_str()));
+    let requirements = config
+        .requirement_patterns
+        .iter()
+        .map(|pattern| (None, pattern.as_str()));
+    sources
+        .chain(requirements)
+        .enumerate()
+        .map(|(i, (source, pattern))| (i, source, pattern))
+}
+
+/// A pattern compiled: an invalid one of source files is malformed, one of requirement files
+/// is skipped.
+fn compiled(source: Option<usize>, pattern: &str) -> Option<Result<Pattern, String>> {
+    match source {
+        Some(_) => Some(Pattern::new(pattern)),
+        None => Pattern::new(pattern).ok().map(Ok),
+    }
+}
+
+/// Walk and parse the files of the patterns whose directories lie clear of `written` (the
+/// directories something writes meanwhile: the requirement files a report extracts, the
+/// specifications it downloads), links resolved: their files can be read while those are
+/// written, and [`inputs_with`] reads the rest.
+pub fn read_ahead(config: &ProjectConfig, cache: &FileCache, written: &[PathBuf]) -> ReadAhead {
+    let written: Vec<PathBuf> = written.iter().map(|dir| resolved(dir)).collect();
+    let clear = |pattern: &Pattern| {
+        let base = resolved(&config.root.join(&pattern.base));
+        written
+            .iter()
+            .all(|dir| !base.starts_with(dir) && !dir.starts_with(&base))
+    };
+    let patterns = patterns_of(config)
+        .filter_map(|(i, source, pattern)| Some((i, source, compiled(source, pattern)?)))
+        .filter(|(_, _, pattern)| pattern.as_ref().is_ok_and(clear))
+        .collect();
+    ReadAhead(read_patterns(config, cache, patterns))
+}
+
+/// `path` with its links resolved as far as it exists, the rest appended as written.
+fn resolved(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut existing = path;
+    loop {
+        if let Ok(real) = fs::canonicalize(existing) {
+            return rest
+                .into_iter()
+                .rev()
+                .fold(real, |dir, name| dir.join(name));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Walk `patterns` (each with its place and its source) and parse their files: each
+/// pattern's walk on a core, then every file read and parsed on every core (a source file
+/// once per comment style and default type, a requirement file once; a file an earlier
+/// pattern here has is left to it).
+fn read_patterns(
+    config: &ProjectConfig,
+    cache: &FileCache,
+    patterns: Vec<(usize, Option<usize>, Result<Pattern, String>)>,
+) -> Vec<(usize, Option<usize>, PatternFiles)> {
+    let root = &config.root;
+    let walked = par_map(patterns, |(i, source, pattern)| {
+        let files = pattern.map(|pattern| match source {
+            Some(_) => matching_files(root, &pattern),
+            None => cache.matching_requirement_files(root, &pattern),
+        });
+        (i, source, files)
+    });
+    let mut seen = Seen::default();
+    let mut files: Vec<(Option<usize>, PathBuf)> = Vec::new();
+    let mut parts = Vec::new();
+    for (i, source, found) in walked {
+        let found = found.map(|found| {
+            let start = files.len();
+            files.extend(
+                found
+                    .into_iter()
+                    .filter(|rel| seen.first(config, source, rel))
+                    .map(|rel| (source, rel)),
+            );
+            start..files.len()
+        });
+        parts.push((i, source, found));
+    }
+    if files.len() >= crate::memory::LARGE_FILES {
+        crate::memory::huge_pages(true);
+    }
+    let parsed = par_map(files, |(source, rel)| {
+        let parsed = match source {
+            Some(i) => {
+                let s = &config.sources[i];
+                cache.source(root, &rel, &s.style, s.default_type)
+            }
+            None => cache.requirement_file(root, &rel),
+        };
+        (rel, parsed)
+    });
+    let mut parsed = parsed.into_iter();
+    parts
+        .into_iter()
+        .map(|(i, source, range)| {
+            let files = range.map(|range| parsed.by_ref().take(range.len()).collect());
+            (i, source, files)
+        })
+        .collect()
+}
+
+/// The files placed so far: a source file once per comment style and default type, a
+/// requirement file once.
+#[derive(Default)]
+struct Seen {
+    sources: HashSet<(PathBuf, CommentStyle, AnnotationType)>,
+    requirements: HashSet<PathBuf>,
+}
+
+impl Seen {
+    /// Whether `rel`, found by a pattern of `source` (none: a requirement pattern), is new.
+    fn first(&mut self, config: &ProjectConfig, source: Option<usize>, rel: &Path) -> bool {
+        match source {
+            Some(i) => {
+                let s = &config.sources[i];
+                self.sources
+                    .insert((rel.to_path_buf(), s.style.clone(), s.default_type))
+            }
+            None => self.requirements.insert(rel.to_path_buf()),
+        }
+    }
+}
+
+/// [`inputs_for`], with the files of some patterns already read ([`read_ahead`]).
+pub fn inputs_with(
+    config: &ProjectConfig,
+    cache: &FileCache,
+    scope: Scope,
+    ahead: Option<ReadAhead>,
+) -> Inputs {
     let root = &config.root;
     let mut inputs = Inputs {
         extract_requirements: config.config_file.is_some(),
         ..Inputs::default()
     };
-
-    // The patterns: of source files (an invalid one is malformed), then of requirement files
-    // (an invalid one is skipped).
     let config_file = || {
         config
             .config_file
@@ -371,68 +557,24 @@ pub fn inputs_for(config: &ProjectConfig, cache: &FileCache, scope: Scope) -> In
             .map(Path::to_path_buf)
             .unwrap_or_default()
     };
-    let mut patterns: Vec<(Option<usize>, Result<Pattern, String>)> = config
-        .sources
-        .iter()
-        .enumerate()
-        .map(|(i, source)| (Some(i), Pattern::new(&source.pattern)))
+    let mut done = ahead.map(|ahead| ahead.0).unwrap_or_default();
+    let rest = patterns_of(config)
+        .filter(|(i, _, _)| !done.iter().any(|(d, _, _)| d == i))
+        .filter_map(|(i, source, pattern)| Some((i, source, compiled(source, pattern)?)))
         .collect();
-    patterns.extend(
-        config
-            .requirement_patterns
-            .iter()
-            .filter_map(|pattern| Some((None, Ok(Pattern::new(pattern).ok()?)))),
-    );
-    // Their files, each pattern's walked on a core; then every file read and parsed on
-    // every core: a source file once per comment style and default type, a requirement file
-    // once. The results are taken in the order of the patterns and their files.
-    let walked = par_map(patterns, |(source, pattern)| {
-        (
-            source,
-            pattern.map(|pattern| matching_files(root, &pattern)),
-        )
-    });
-    let mut seen_sources = HashSet::new();
-    let mut seen_requirements = HashSet::new();
-    let mut files: Vec<(Option<usize>, PathBuf)> = Vec::new();
-    let mut parts: Vec<Result<std::ops::Range<usize>, (usize, String)>> = Vec::new();
-    for (source, found) in walked {
-        let found = match found {
-            Ok(found) => found,
-            Err(reason) => {
-                parts.push(Err((source.unwrap_or_default(), reason)));
-                continue;
-            }
-        };
-        let start = files.len();
-        for rel in found {
-            let new = match source {
-                Some(i) => {
-                    let s = &config.sources[i];
-                    seen_sources.insert((rel.clone(), s.style.clone(), s.default_type))
-                }
-                None => seen_requirements.insert(rel.clone()),
-            };
-            if new {
-                files.push((source, rel));
-            }
-        }
-        parts.push(Ok(start..files.len()));
-    }
-    let parsed = par_map(files, |(source, rel)| match source {
-        Some(i) => {
-            let s = &config.sources[i];
-            cache.source(root, &rel, &s.style, s.default_type)
-        }
-        None => cache.requirement_file(root, &rel),
-    });
-    // Each file's results moved out when nothing else holds them (a single-use cache keeps
-    // none), else copied.
-    let mut parsed = parsed.into_iter();
-    for part in parts {
-        match part {
-            Ok(range) => {
-                for parsed in parsed.by_ref().take(range.len()) {
+    done.extend(read_patterns(config, cache, rest));
+    done.sort_unstable_by_key(|(i, _, _)| *i);
+    // Taken in the order of the patterns and their files, each file where it is first found;
+    // its results moved out when nothing else holds them (a single-use cache keeps none),
+    // else copied.
+    let mut seen = Seen::default();
+    for (_, source, files) in done {
+        match files {
+            Ok(files) => {
+                for (rel, parsed) in files {
+                    if !seen.first(config, source, &rel) {
+                        continue;
+                    }
                     match Arc::try_unwrap(parsed) {
                         Ok((annotations, malformed)) => {
                             inputs.annotations.extend(annotations);
@@ -445,13 +587,16 @@ pub fn inputs_for(config: &ProjectConfig, cache: &FileCache, scope: Scope) -> In
                     }
                 }
             }
-            Err((i, reason)) => inputs.malformed.push(Malformed {
-                file: config_file(),
-                line: 0,
-                text: config.sources[i].pattern.clone(),
-                reason,
-                orphan_quote: None,
-            }),
+            Err(reason) => {
+                let source = source.unwrap_or_default();
+                inputs.malformed.push(Malformed {
+                    file: config_file(),
+                    line: 0,
+                    text: config.sources[source].pattern.clone(),
+                    reason,
+                    orphan_quote: None,
+                })
+            }
         }
     }
 

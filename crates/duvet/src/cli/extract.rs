@@ -171,58 +171,97 @@ fn relative(root: &Path, path: &Path) -> PathBuf {
 }
 
 /// Write `files` (name, text) into `dir` (relative to `root`), each unless it already holds
-/// its text (in turn: files of one directory written at once contend for it), once
-/// `confined` accepts where they go (see [`crate::output::confine`]: a specification's path,
-/// or a link in the project, must not lead them elsewhere). Returns each file (its path
-/// relative to `root`) with the text it now holds.
+/// its text, once they are [`placed`]. Returns each file (its path relative to `root`) with
+/// the text it now holds.
 fn write_all(
     root: &Path,
     dir: &Path,
     files: Vec<(String, String)>,
     confined: impl Fn(&Path) -> Result<(), String>,
 ) -> Result<Vec<(PathBuf, String)>, String> {
+    placed(root, dir, &files, confined)?;
+    write_files(
+        root,
+        files
+            .into_iter()
+            .map(|(name, text)| (dir.join(name), text))
+            .collect(),
+    )
+}
+
+/// Check that `confined` accepts where `files` (name, text) go in `dir` (relative to `root`;
+/// see [`crate::output::confine`]: a specification's path, or a link in the project, must
+/// not lead them elsewhere), and make the directory.
+fn placed(
+    root: &Path,
+    dir: &Path,
+    files: &[(String, String)],
+    confined: impl Fn(&Path) -> Result<(), String>,
+) -> Result<(), String> {
     let full = root.join(dir);
     // Every file: a name is made from a section's id, which the specification writes
     // (`{#../../../x}` in Markdown).
-    for (name, _) in &files {
+    for (name, _) in files {
         confined(&full.join(name))?;
     }
     if !files.is_empty() {
         std::fs::create_dir_all(&full).map_err(|e| format!("{}: {e}", full.display()))?;
     }
-    files
-        .into_iter()
-        .map(|(name, text)| {
-            let rel = dir.join(name);
-            let path = root.join(&rel);
-            extract::write_if_changed(&path, &text)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            Ok((rel, text))
-        })
-        .collect()
+    Ok(())
 }
 
-/// What `duvet report` does first with a config: write the requirement files of every
-/// declared specification into `requirements/` beside the config file, as 0.4.3 does (files
-/// that already hold the text are left alone). Each specification is parsed through `cache`,
-/// so that the reading of the project that follows finds the same parse (the report and the
-/// extraction read the text once). Returns the number of specifications.
+/// The directories [`requirements`] writes in: the requirement files' and the download
+/// cache.
+pub(crate) fn written_dirs(config: &ProjectConfig) -> Vec<PathBuf> {
+    let Some(config_file) = &config.config_file else {
+        return Vec::new();
+    };
+    let base = config_file.parent().unwrap_or(&config.root);
+    vec![
+        config.root.join(base).join("requirements"),
+        config.root.join(&config.spec_cache_dir),
+    ]
+}
+
+/// What `duvet report` and `duvet query` do first with a config: write the requirement files
+/// of every declared specification into `requirements/` beside the config file, as 0.4.3
+/// does (files that already hold the text are left alone). Each specification is parsed
+/// through `cache`, so that the reading of the project that follows finds the same parse
+/// (the report and the extraction read the text once).
 pub(crate) fn requirements(
     config: &ProjectConfig,
     cache: &project::FileCache,
-) -> Result<usize, Vec<String>> {
+) -> Result<(), Vec<String>> {
+    requirements_ahead(config, cache).finish()
+}
+
+/// The requirement files of every declared specification ([`requirements`]), made and known
+/// to `cache`, their directories made; written by [`Extraction::finish`]. Meanwhile reading
+/// the project finds them as if written ([`project::FileCache::expect_requirement_files`]),
+/// but for a specification whose directory is reached through a link, whose files are
+/// written here (a walk of the project does not follow links, and must find what it finds
+/// once they are written).
+pub(crate) fn requirements_ahead(config: &ProjectConfig, cache: &project::FileCache) -> Extraction {
+    let mut extraction = Extraction {
+        root: config.root.clone(),
+        files: Vec::new(),
+        errors: Vec::new(),
+    };
     let Some(config_file) = &config.config_file else {
-        return Ok(0);
+        return extraction;
     };
     let root = &config.root;
     let base = config_file.parent().unwrap_or(root);
     let out = relative(root, &base.join("requirements"));
     let download = relative(root, &config.spec_cache_dir);
-    super::common::download_specs(
+    if let Err(errors) = super::common::download_specs(
         config,
         config.specifications.iter().map(|s| s.source.as_str()),
-    )?;
-    let mut errors = Vec::new();
+    ) {
+        extraction.errors = errors;
+        return extraction;
+    }
+    let errors = &mut extraction.errors;
     for spec in &config.specifications {
         let source = spec.source.trim();
         let file = match project::spec_file(config, source) {
@@ -266,23 +305,88 @@ pub(crate) fn requirements(
         // Where 0.4.3 puts them, in the project (or beside a config file elsewhere).
         let within = root.join(&out);
         let confinement = output::Confinement::new(root, &within, "the requirement file");
-        match write_all(root, &dir, files, |file| confinement.check(file)) {
-            // What the files hold, which reading the project then need not read again.
-            Ok(written) => cache.know_requirement_files(written.into_iter().zip(annotations).map(
-                |((rel, text), annotations)| {
-                    let known = match annotations {
-                        Some(annotations) => project::Known::Read(annotations),
-                        None => project::Known::Text(text),
-                    };
-                    (rel, known)
-                },
-            )),
-            Err(e) => errors.push(e),
+        if let Err(e) = placed(root, &dir, &files, |file| confinement.check(file)) {
+            errors.push(e);
+            continue;
+        }
+        let full = root.join(&dir);
+        let files: Vec<(PathBuf, String)> = files
+            .into_iter()
+            .map(|(name, text)| (dir.join(name), text))
+            .collect();
+        // Written later when a walk from the root finds them where they are written.
+        let plain = dir.is_relative()
+            && std::fs::canonicalize(&full).is_ok_and(|real| {
+                std::fs::canonicalize(root).is_ok_and(|root| real == root.join(&dir))
+            });
+        let files = if plain {
+            cache.expect_requirement_files(files.iter().map(|(rel, _)| rel.clone()));
+            extraction.files.extend(files.iter().cloned());
+            files
+        } else {
+            match write_files(root, files) {
+                Ok(files) => files,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            }
+        };
+        // What the files hold, which reading the project then need not read again.
+        cache.know_requirement_files(files.into_iter().zip(annotations).map(
+            |((rel, text), annotations)| {
+                let known = match annotations {
+                    Some(annotations) => project::Known::Read(annotations),
+                    None => project::Known::Text(text),
+                };
+                (rel, known)
+            },
+        ));
+    }
+    extraction
+}
+
+/// The requirement files [`requirements_ahead`] made: the project's root, each file (its
+/// path relative to the root, its text), and what went wrong.
+pub(crate) struct Extraction {
+    root: PathBuf,
+    files: Vec<(PathBuf, String)>,
+    errors: Vec<String>,
+}
+
+impl Extraction {
+    /// Whether something already went wrong (a specification that could not be read or
+    /// placed): [`Extraction::finish`] will fail.
+    pub(crate) fn failed(&self) -> bool {
+        !self.errors.is_empty()
+    }
+
+    /// Write the files, each unless it already holds its text (even when something failed,
+    /// as 0.4.3 writes those of every specification it could read); what went wrong, if
+    /// anything.
+    pub(crate) fn finish(self) -> Result<(), Vec<String>> {
+        let mut errors = self.errors;
+        if let Err(e) = write_files(&self.root, self.files) {
+            errors.push(e);
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
         }
     }
-    if errors.is_empty() {
-        Ok(config.specifications.len())
-    } else {
-        Err(errors)
+}
+
+/// Write `files` (paths relative to `root`, in directories that exist), each unless it
+/// already holds its text, in turn (files of one directory written at once contend for it);
+/// the files, or the first failure.
+fn write_files(
+    root: &Path,
+    files: Vec<(PathBuf, String)>,
+) -> Result<Vec<(PathBuf, String)>, String> {
+    for (rel, text) in &files {
+        let path = root.join(rel);
+        extract::write_if_changed(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
+    Ok(files)
 }

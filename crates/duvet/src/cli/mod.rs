@@ -119,6 +119,10 @@ struct McpArgs {
 
 /// Parse the command line and run it; the process's exit code.
 pub fn main() -> ExitCode {
+    // A report starts on small pages (the binary turns them off before anything is
+    // allocated), the other commands on what the system gives (see crate::memory).
+    let report = std::env::args_os().nth(1).is_some_and(|a| a == "report");
+    crate::memory::huge_pages(!report);
     match Cli::parse().command {
         Command::Mcp(args) => mcp(args),
         Command::Query(args) => query::run(args),

@@ -96,9 +96,6 @@ pub struct ReportArgs {
     cargo: CargoFlags,
 }
 
-/// The specifications' text (bytes) from which the HTML page is made on a core of its own.
-const PARALLEL_PAGE_TEXT: usize = 1 << 20;
-
 /// Write `text` to `path` whole ([`crate::output`]).
 fn write_file(path: &Path, text: &[u8]) -> Result<(), String> {
     crate::output::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
@@ -141,47 +138,27 @@ pub fn run(args: ReportArgs) -> ExitCode {
         Ok(links) => links,
         Err(e) => return fail(&[e]),
     };
-    // duvet 0.4.3 first extracts the requirements of the declared specifications into
-    // requirement files, which the report then reads with the project (the specifications
-    // parsed once, through one cache, for both).
-    let cache = FileCache::single_use();
-    if let Err(errors) = super::extract::requirements(&config, &cache) {
-        return fail(&errors);
-    }
     let wanted = coverage_wanted(&args);
-    // The model the report reads: the specifications, and the annotations it cannot read;
-    // with coverage, all `duvet query` reads (the requirements and their citations too).
-    let scope = match wanted {
-        Some(_) => Scope::Full,
-        None => Scope::Specifications,
-    };
-    let inputs = match super::common::inputs_downloading(&config, || {
-        project::inputs_for(&config, &cache, scope)
-    }) {
-        Ok(inputs) => inputs,
-        Err(errors) => return fail(&errors),
-    };
-    let sources = Sources::of(&root, &inputs);
-    let model = Model::build_for(inputs, scope);
-    let mut report = Report::build(&sources, &model);
-    for entry in &mut report.entries {
-        entry.blob_link = source_links.of(&entry.annotation).map(str::to_string);
-    }
-    for warning in report.warnings.iter().chain(&source_links.differences()) {
-        note(&format!("warning: {warning}"));
-    }
-    if !report.errors.is_empty() {
-        return fail(&report.errors);
-    }
-    // Read before any report is written: a report that cannot be read writes none.
-    let executions = match executions(wanted.as_ref(), &root, &config, &sources, &model, &report) {
-        Ok(executions) => executions,
-        Err(e) => return fail(&[e]),
-    };
-    let require_citations = args.require_citations.unwrap_or(true);
-    let require_tests = args.require_tests.unwrap_or(true);
     let blob_link = args.blob_link.clone().or(settings.blob_link.clone());
     let issue_link = args.issue_link.clone().or(settings.issue_link.clone());
+    let mut jsons: Vec<&Path> = Vec::new();
+    jsons.extend(args.json.as_deref());
+    jsons.extend(settings.json.as_deref());
+    let mut htmls: Vec<&Path> = Vec::new();
+    htmls.extend(args.html.as_deref());
+    htmls.extend(settings.html.as_deref());
+    // duvet 0.4.3 first extracts the requirements of the declared specifications into
+    // requirement files, which the report then reads with the project (the specifications
+    // parsed once, through one cache, for both). Here the files of the patterns clear of
+    // where the extraction writes are read meanwhile, and the requirement files are written
+    // while the report is made (which knows what they hold); a report is written only once
+    // they are.
+    let cache = FileCache::single_use();
+    let written = super::extract::written_dirs(&config);
+    let (extraction, ahead) = crate::par::both(
+        || super::extract::requirements_ahead(&config, &cache),
+        || project::read_ahead(&config, &cache, &written),
+    );
     let ci = match args.ci {
         Some(ci) => ci,
         None if settings.snapshot.is_some() => {
@@ -189,64 +166,102 @@ pub fn run(args: ReportArgs) -> ExitCode {
         }
         None => false,
     };
-
-    let mut jsons: Vec<&Path> = Vec::new();
-    jsons.extend(args.json.as_deref());
-    jsons.extend(settings.json.as_deref());
-    let mut htmls: Vec<&Path> = Vec::new();
-    htmls.extend(args.html.as_deref());
-    htmls.extend(settings.html.as_deref());
-    // The JSON reports written here while the HTML page and the snapshot are made on another
-    // core (each from the same report, which nothing changes now), when the page is large
-    // enough to be worth a thread: on a project of one RFC (h3), the two made in turn took
-    // 5% less time than on two cores.
-    let text: usize = report.targets.iter().map(|t| t.text.len()).sum();
-    let parallel = !htmls.is_empty() && text >= PARALLEL_PAGE_TEXT;
-    let (written, (page, expected)) = crate::par::both_if(
-        parallel,
-        || -> Result<(), String> {
-            for path in jsons {
-                let bytes = json::to_vec(
-                    &report,
-                    blob_link.as_deref(),
-                    issue_link.as_deref(),
-                    executions.as_ref(),
-                );
-                write_file(path, &bytes)?;
-                note(&format!("Wrote {}", path.display()));
-            }
-            if let Some(path) = &args.json_v2 {
-                let mut v2 = crate::report::json_v2::ReportV2::build(
-                    &report,
-                    &root,
-                    blob_link.as_deref(),
-                    issue_link.as_deref(),
-                );
-                if let Some(executions) = &executions {
-                    executions.annotate_v2(&report, &mut v2);
-                }
-                crate::report::json_v2::write(&v2, path)?;
-                note(&format!("Wrote {}", path.display()));
-            }
-            Ok(())
+    // A snapshot is compared in CI, else written.
+    let snapshot_file = settings.snapshot.as_deref().filter(|_| !ci);
+    let wants = Wants {
+        scope: match wanted {
+            // The model the report reads: the specifications, and the annotations it cannot
+            // read; with coverage, all `duvet query` reads (the requirements and their
+            // citations too).
+            Some(_) => Scope::Full,
+            None => Scope::Specifications,
         },
-        || {
-            let page = (!htmls.is_empty()).then(|| {
-                html::render_with(
-                    &report,
-                    blob_link.as_deref(),
-                    issue_link.as_deref(),
-                    executions.as_ref(),
-                )
-            });
-            (
-                page,
-                settings.snapshot.as_ref().map(|_| ci::snapshot(&report)),
-            )
+        coverage: wanted.as_ref(),
+        json: !jsons.is_empty(),
+        page: !htmls.is_empty(),
+        snapshot: settings.snapshot.is_some(),
+        files: Files {
+            jsons: &jsons,
+            htmls: &htmls,
+            snapshot: snapshot_file,
         },
+        blob_link: blob_link.as_deref(),
+        issue_link: issue_link.as_deref(),
+    };
+    // A failed extraction fails the report before it is made (nothing more is read or
+    // downloaded), once the files it could make are written.
+    if extraction.failed() {
+        return fail(&extraction.finish().err().unwrap_or_default());
+    }
+    // Written once, by whichever asks first: the other half of the work below, or the report
+    // when it must read the project again (after a download), which reads them from disk.
+    let extraction = std::sync::Mutex::new(Some(extraction));
+    let written = std::sync::OnceLock::new();
+    let write = || {
+        written.get_or_init(|| {
+            let extraction = extraction.lock().ok().and_then(|mut e| e.take());
+            extraction.map_or(Ok(()), super::extract::Extraction::finish)
+        });
+    };
+    let (made, ()) = crate::par::both(
+        || make(&root, &config, &cache, ahead, &source_links, &wants, &write),
+        write,
     );
-    if let Err(e) = written {
-        return fail(&[e]);
+    if let Some(Err(errors)) = written.into_inner() {
+        return fail(&errors);
+    }
+    let Made {
+        sources,
+        model,
+        report,
+        executions,
+        json,
+        page,
+        snapshot: expected,
+        warnings,
+        held,
+    } = match made {
+        Ok(made) => made,
+        Err(errors) => return fail(&errors),
+    };
+    for warning in &warnings {
+        note(&format!("warning: {warning}"));
+    }
+    if !report.errors.is_empty() {
+        return fail(&report.errors);
+    }
+    let require_citations = args.require_citations.unwrap_or(true);
+    let require_tests = args.require_tests.unwrap_or(true);
+    // A file that held its bytes when the report was made is left alone.
+    let write_file = |path: &Path, bytes: &[u8]| {
+        if held.iter().any(|h| h == path) {
+            Ok(())
+        } else {
+            write_file(path, bytes)
+        }
+    };
+    if let Some(bytes) = json {
+        for path in jsons {
+            if let Err(e) = write_file(path, &bytes) {
+                return fail(&[e]);
+            }
+            note(&format!("Wrote {}", path.display()));
+        }
+    }
+    if let Some(path) = &args.json_v2 {
+        let mut v2 = crate::report::json_v2::ReportV2::build(
+            &report,
+            &root,
+            blob_link.as_deref(),
+            issue_link.as_deref(),
+        );
+        if let Some(executions) = &executions {
+            executions.annotate_v2(&report, &mut v2);
+        }
+        if let Err(e) = crate::report::json_v2::write(&v2, path) {
+            return fail(&[e]);
+        }
+        note(&format!("Wrote {}", path.display()));
     }
     if let Some(page) = page {
         for path in htmls {
@@ -302,6 +317,152 @@ pub fn run(args: ReportArgs) -> ExitCode {
     }
     std::mem::forget((report, model, sources));
     ExitCode::SUCCESS
+}
+
+/// What the report is made with and into.
+#[derive(Clone, Copy)]
+struct Wants<'a> {
+    scope: Scope,
+    coverage: Option<&'a Wanted>,
+    json: bool,
+    page: bool,
+    snapshot: bool,
+    /// Where they go: which of them already hold their bytes is asked while the others are
+    /// made.
+    files: Files<'a>,
+    blob_link: Option<&'a str>,
+    issue_link: Option<&'a str>,
+}
+
+/// The files the report writes (the snapshot only when it is written, not checked).
+#[derive(Clone, Copy)]
+struct Files<'a> {
+    jsons: &'a [&'a Path],
+    htmls: &'a [&'a Path],
+    snapshot: Option<&'a Path>,
+}
+
+/// The report made ([`make`]), with what it is made from and the texts to write.
+struct Made {
+    sources: Sources,
+    model: Model,
+    report: Report,
+    executions: Option<Executions>,
+    json: Option<Vec<u8>>,
+    page: Option<String>,
+    snapshot: Option<String>,
+    warnings: Vec<String>,
+    /// The files that already hold what they would be written.
+    held: Vec<PathBuf>,
+}
+
+/// Read the project (some of its files already read: `ahead`), build the report and make
+/// the texts `wants` asks for; nothing is written. The JSON is made while the HTML page and
+/// the snapshot are made on another core, when one is free (each from the same report,
+/// which nothing changes now). `written` writes the requirement files, or waits until they
+/// are: a second reading of the project (after a download) reads them from disk.
+fn make(
+    root: &Path,
+    config: &ProjectConfig,
+    cache: &FileCache,
+    ahead: project::ReadAhead,
+    source_links: &settings::SourceLinks,
+    wants: &Wants,
+    written: &(dyn Fn() + Sync),
+) -> Result<Made, Vec<String>> {
+    let ahead = std::cell::Cell::new(Some(ahead));
+    let inputs = super::common::inputs_downloading(config, || {
+        let ahead = ahead.take();
+        if ahead.is_none() {
+            written();
+        }
+        project::inputs_with(config, cache, wants.scope, ahead)
+    })?;
+    let text: usize = inputs
+        .specs
+        .iter()
+        .filter_map(|s| s.parsed.as_ref().ok())
+        .map(|p| p.text.len())
+        .sum();
+    if text >= crate::memory::LARGE_TEXT {
+        crate::memory::huge_pages(true);
+    }
+    let sources = Sources::of(root, &inputs);
+    let model = Model::build_for(inputs, wants.scope);
+    let mut report = Report::build(&sources, &model);
+    for entry in &mut report.entries {
+        entry.blob_link = source_links.of(&entry.annotation).map(str::to_string);
+    }
+    let mut warnings = report.warnings.clone();
+    warnings.extend(source_links.differences());
+    // Read before any report is written: a report that cannot be read writes none.
+    let executions = if report.errors.is_empty() {
+        executions(wants.coverage, root, config, &sources, &model, &report).map_err(|e| vec![e])?
+    } else {
+        None
+    };
+    // A report with errors is not written.
+    let wants = &Wants {
+        json: wants.json && report.errors.is_empty(),
+        page: wants.page && report.errors.is_empty(),
+        snapshot: wants.snapshot && report.errors.is_empty(),
+        ..*wants
+    };
+    let held = |paths: &[&Path], bytes: &[u8]| -> Vec<PathBuf> {
+        paths
+            .iter()
+            .filter(|path| crate::output::holds(path, bytes))
+            .map(|path| path.to_path_buf())
+            .collect()
+    };
+    let ((json, mut held_json), (page, snapshot, held_page)) = crate::par::both(
+        || {
+            let json = wants.json.then(|| {
+                json::to_vec(
+                    &report,
+                    wants.blob_link,
+                    wants.issue_link,
+                    executions.as_ref(),
+                )
+            });
+            let held = json
+                .as_ref()
+                .map(|bytes| held(wants.files.jsons, bytes))
+                .unwrap_or_default();
+            (json, held)
+        },
+        || {
+            let page = wants.page.then(|| {
+                html::render_with(
+                    &report,
+                    wants.blob_link,
+                    wants.issue_link,
+                    executions.as_ref(),
+                )
+            });
+            let snapshot = wants.snapshot.then(|| ci::snapshot(&report));
+            let mut held_page = page
+                .as_ref()
+                .map(|page| held(wants.files.htmls, page.as_bytes()))
+                .unwrap_or_default();
+            if let (Some(path), Some(text)) = (wants.files.snapshot, &snapshot) {
+                held_page.extend(held(&[path], text.as_bytes()));
+            }
+            (page, snapshot, held_page)
+        },
+    );
+    held_json.extend(held_page);
+    Ok(Made {
+        sources,
+        model,
+        report,
+        executions,
+        json,
+        page,
+        snapshot,
+        warnings,
+        held: held_json,
+    })
 }
 
 /// The coverage reports `--coverage-report` and `--coverage-format` name, if any.

@@ -575,15 +575,11 @@ pub fn out_dir(out: &Path, base: Option<&Path>, local: &Path) -> PathBuf {
     dir
 }
 
-/// Write `text` to `path` unless it already holds it, as every file duvet writes is
-/// written ([`crate::output::write_with`]: a temporary file renamed into place, a reader never
-/// sees half a file). Returns whether the file changed.
+/// Write `text` to `path`, in a directory the caller has made, unless it already holds it,
+/// as every file duvet writes is written ([`crate::output::write_in_dir`]: a temporary file
+/// renamed into place, a reader never sees half a file). Returns whether the file changed.
 pub fn write_if_changed(path: &Path, text: &str) -> std::io::Result<bool> {
-    if crate::output::holds(path, text.as_bytes()) {
-        return Ok(false);
-    }
-    crate::output::write_with(path, |out| std::io::Write::write_all(out, text.as_bytes()))?;
-    Ok(true)
+    crate::output::write_in_dir(path, text.as_bytes())
 }
 
 #[cfg(test)]

@@ -11,7 +11,9 @@
 //! "exception"?, "todo"?, "related"?}}, "refs": [{"spec"?, "citation"?, …, "level"?}]}`. A line no annotation
 //! touches is its text; another is a list of `[[annotation numbers], status number, text]`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use foldhash::{HashMap, HashMapExt};
 use std::io::Write;
 
 use super::{Kind, Ref, Report, Target, level_name};

@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::support::{BIN, Project, RFC2324_TEXT};
+use crate::support::{BIN, COFFEE_MD, Project, RFC2324_TEXT};
 use crate::upstream::duvet043;
 
 /// A local server: `/rfc/coffee.txt` is RFC 2324's excerpt, `/busy.txt` answers 503, anything
@@ -175,6 +175,94 @@ fn report_downloads_a_missing_specification_once_as_0_4_3_does() {
         std::fs::read(p.path("out.json")).unwrap(),
         std::fs::read(theirs.path("out.json")).unwrap()
     );
+}
+
+#[test]
+fn a_report_that_downloads_a_cited_specification_counts_the_requirement_files_it_wrote() {
+    // The project declares a specification of its own, whose requirement files the report
+    // writes (none is there yet), and cites one by URL it does not declare: the report
+    // downloads it, then reads the project again, requirement files included.
+    let server = Server::start();
+    let url = server.url("/rfc/coffee.txt");
+    let project = || {
+        let p = Project::new();
+        p.write(
+            ".duvet/config.toml",
+            "'$schema' = \"https://awslabs.github.io/duvet/config/v0.4.0.json\"\n\n[[source]]\npattern = \"src/**/*.rs\"\n\n[[specification]]\nsource = \"specs/coffee.md\"\nformat = \"markdown\"\n",
+        );
+        p.write("specs/coffee.md", COFFEE_MD);
+        p.write(
+            "src/lib.rs",
+            &format!("//= {url}#2.1.1\n//# {QUOTE}\npub fn brew() {{}}\n"),
+        );
+        p
+    };
+    let p = project();
+    let out = run(Path::new(BIN), p.root(), &["report", "--json", "out.json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Downloaded"), "{}", stderr(&out));
+    let first = std::fs::read_to_string(p.path("out.json")).unwrap();
+    assert!(
+        first.contains(&url),
+        "the report names the downloaded specification"
+    );
+    let requirement_files = files(&p.path(".duvet/requirements"));
+    assert!(!requirement_files.is_empty());
+    // Every requirement file is in the report, with what it holds.
+    for (name, text) in &requirement_files {
+        assert!(
+            first.contains(&format!("\"source\":\".duvet/requirements/{name}\"")),
+            "{name} is not in the report"
+        );
+        let text = String::from_utf8_lossy(text);
+        assert!(text.contains("[[spec]]"), "{name}: {text}");
+    }
+    // Run again, with everything in place: the same report.
+    let again = run(Path::new(BIN), p.root(), &["report", "--json", "out.json"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(std::fs::read_to_string(p.path("out.json")).unwrap(), first);
+
+    let Some(upstream) = duvet043() else { return };
+    let theirs = project();
+    let out = run(&upstream, theirs.root(), &["report", "--json", "out.json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        files(&theirs.path(".duvet/requirements")),
+        requirement_files
+    );
+    assert_eq!(
+        std::fs::read_to_string(theirs.path("out.json")).unwrap(),
+        first
+    );
+}
+
+#[test]
+fn a_declared_specification_that_cannot_be_had_fails_the_report_before_it_reads_more() {
+    // The declared specification's download fails: the report stops there, as 0.4.3 does,
+    // and does not go on to download the one the sources cite.
+    let server = Server::start();
+    let missing = server.url("/rfc/missing.txt");
+    let cited = server.url("/rfc/coffee.txt");
+    let p = Project::new();
+    p.write(
+        ".duvet/config.toml",
+        &format!(
+            "'$schema' = \"https://awslabs.github.io/duvet/config/v0.4.0.json\"\n\n[[source]]\npattern = \"src/**/*.rs\"\n\n[[specification]]\nsource = \"{missing}\"\n"
+        ),
+    );
+    p.write(
+        "src/lib.rs",
+        &format!("//= {cited}#2.1.1\n//# {QUOTE}\npub fn brew() {{}}\n"),
+    );
+    let out = run(Path::new(BIN), p.root(), &["report", "--json", "out.json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("missing.txt"), "{}", stderr(&out));
+    assert_eq!(
+        server.requests(),
+        1,
+        "only the declared specification is asked for"
+    );
+    assert!(!p.path("out.json").exists());
 }
 
 #[test]

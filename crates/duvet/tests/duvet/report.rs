@@ -328,3 +328,157 @@ fn ietf_sections_are_found_without_their_prefix_as_0_4_3_finds_them() {
         assert!(theirs == json, "the report differs from 0.4.3's");
     }
 }
+
+/// Every file below `dir`, relative to it, sorted.
+fn files_below(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.is_symlink() {
+                dirs.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap();
+                found.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn a_fresh_checkout_gets_its_requirement_files_and_a_report_that_counts_them() {
+    // No requirement file yet: they are written while the report is made, and the report
+    // counts every one as if it had been read from disk.
+    let p = fixture();
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream");
+    std::fs::remove_dir_all(p.path(".duvet/requirements")).unwrap();
+    let out = ours(&p, &["--json", "out/report.json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(p.path("out/report.json")).unwrap(),
+        recorded("report.json")
+    );
+    let written = files_below(&p.path(".duvet/requirements"));
+    assert_eq!(written, files_below(&from.join(".duvet/requirements")));
+    for name in &written {
+        let rel = format!(".duvet/requirements/{name}");
+        assert_eq!(
+            std::fs::read_to_string(p.path(&rel)).unwrap(),
+            std::fs::read_to_string(from.join(&rel)).unwrap(),
+            "{rel}"
+        );
+    }
+}
+
+#[test]
+fn requirement_files_behind_a_link_are_counted_where_the_walk_finds_them() {
+    // `.duvet/requirements/specs` a link to a directory beside it: the report finds the
+    // requirement files by walking the requirements directory, which does not follow links,
+    // so it counts them once, by their path in `real`, whether or not they were there before.
+    let p = fixture();
+    std::fs::rename(
+        p.path(".duvet/requirements/specs"),
+        p.path(".duvet/requirements/real"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("real", p.path(".duvet/requirements/specs")).unwrap();
+    let recorded: serde_json::Value = serde_json::from_str(&recorded("report.json")).unwrap();
+    for state in ["fresh", "warm"] {
+        if state == "fresh" {
+            std::fs::remove_dir_all(p.path(".duvet/requirements/real")).unwrap();
+            std::fs::create_dir(p.path(".duvet/requirements/real")).unwrap();
+        }
+        let out = ours(&p, &["--json", "out/report.json"]);
+        assert!(out.status.success(), "{state}: {}", stderr(&out));
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(p.path("out/report.json")).unwrap())
+                .unwrap();
+        let sources: Vec<&str> = json["annotations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["source"].as_str().unwrap())
+            .filter(|s| s.starts_with(".duvet/"))
+            .collect();
+        assert!(!sources.is_empty(), "{state}");
+        assert!(
+            sources
+                .iter()
+                .all(|s| s.starts_with(".duvet/requirements/real/")),
+            "{state}: {sources:?}"
+        );
+        assert_eq!(
+            json["annotations"].as_array().unwrap().len(),
+            recorded["annotations"].as_array().unwrap().len(),
+            "{state}"
+        );
+    }
+}
+
+#[test]
+fn a_requirement_file_that_cannot_be_written_fails_the_report_and_writes_none() {
+    let p = fixture();
+    let file = ".duvet/requirements/specs/rfc5869/section-2.1.toml";
+    std::fs::remove_file(p.path(file)).unwrap();
+    std::fs::create_dir(p.path(file)).unwrap();
+    let out = ours(&p, &["--json", "out/report.json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("section-2.1.toml"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!p.path("out/report.json").exists());
+    // The requirement files before it are written all the same (another specification's).
+    std::fs::remove_file(p.path(".duvet/requirements/specs/proto/accept.toml")).unwrap();
+    let out = ours(&p, &["--json", "out/report.json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        p.path(".duvet/requirements/specs/proto/accept.toml")
+            .exists()
+    );
+}
+
+#[test]
+fn a_second_report_of_an_unchanged_project_rewrites_nothing() {
+    use std::os::unix::fs::MetadataExt;
+    let p = fixture();
+    let args = ["--json", "out/report.json", "--html", "out/report.html"];
+    let out = ours(&p, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let files = [
+        "out/report.json",
+        "out/report.html",
+        ".duvet/requirements/specs/rfc5869/section-2.1.toml",
+    ];
+    // A file replaced is a new inode (written through a temporary file and a rename).
+    let stamps = || {
+        files.map(|f| {
+            let meta = std::fs::metadata(p.path(f)).unwrap();
+            (meta.ino(), meta.mtime(), meta.mtime_nsec())
+        })
+    };
+    let before = stamps();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let out = ours(&p, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stamps(), before);
+    // A report file that no longer holds the report is written again.
+    p.write("out/report.json", "{}");
+    p.write("out/report.html", "");
+    let out = ours(&p, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(p.path("out/report.json")).unwrap(),
+        recorded("report.json")
+    );
+    assert!(
+        std::fs::read_to_string(p.path("out/report.html"))
+            .unwrap()
+            .starts_with("<!DOCTYPE html>"),
+        "the page is written again"
+    );
+}
