@@ -21,7 +21,7 @@ static SMALL_PAGES_FIRST: extern "C" fn() = small_pages_first;
 
 #[cfg(target_os = "linux")]
 extern "C" fn small_pages_first() {
-    duvet::memory::huge_pages(false);
+    duvet::memory::small_pages_first();
 }
 
 fn main() -> std::process::ExitCode {

@@ -18,14 +18,52 @@ pub const LARGE_TEXT: usize = 1 << 20;
 /// huge pages.
 pub const LARGE_FILES: usize = 500;
 
+/// Whether the process started with transparent huge pages off (its parent's choice, which
+/// [`huge_pages`] then keeps), as [`small_pages_first`] found it.
+static STARTED_WITHOUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Huge pages off, before anything is allocated (the binary calls this from `.init_array`);
+/// whether they were off already is kept.
+pub fn small_pages_first() {
+    STARTED_WITHOUT.store(off(), std::sync::atomic::Ordering::Relaxed);
+    huge_pages(false);
+}
+
 /// Turn transparent huge pages on or off for this process (what the system allows and the
-/// allocator asks for, from the next page touched on); whether the kernel took it.
+/// allocator asks for, from the next page touched on); whether the kernel took it. They stay
+/// off when the process started without them.
+pub fn huge_pages(on: bool) -> bool {
+    if on && STARTED_WITHOUT.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
+    set(on)
+}
+
+/// Whether transparent huge pages are off for this process.
+#[cfg(target_os = "linux")]
+#[expect(
+    unsafe_code,
+    reason = "prctl(PR_GET_THP_DISABLE): a system call that reads a flag"
+)]
+fn off() -> bool {
+    let zero: libc::c_ulong = 0;
+    // SAFETY: PR_GET_THP_DISABLE reads a flag of this process's memory map and returns it;
+    // the other arguments are integers, zero as the call requires.
+    unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, zero, zero, zero, zero) == 1 }
+}
+
+/// Whether transparent huge pages are off: there are none outside Linux.
+#[cfg(not(target_os = "linux"))]
+fn off() -> bool {
+    true
+}
+
 #[cfg(target_os = "linux")]
 #[expect(
     unsafe_code,
     reason = "prctl(PR_SET_THP_DISABLE): a system call whose arguments are integers"
 )]
-pub fn huge_pages(on: bool) -> bool {
+fn set(on: bool) -> bool {
     let disable = libc::c_ulong::from(!on);
     // SAFETY: PR_SET_THP_DISABLE sets a flag of this process's memory map; every argument
     // is an integer (the unused ones zero, as the call requires), no pointer is passed.
@@ -40,9 +78,8 @@ pub fn huge_pages(on: bool) -> bool {
     }
 }
 
-/// Turn transparent huge pages on or off: there are none outside Linux.
 #[cfg(not(target_os = "linux"))]
-pub fn huge_pages(_on: bool) -> bool {
+fn set(_on: bool) -> bool {
     false
 }
 
@@ -52,21 +89,11 @@ mod tests {
 
     /// The flag the kernel keeps for the process follows each call.
     #[test]
-    #[expect(unsafe_code, reason = "prctl(PR_GET_THP_DISABLE) reads the flag")]
     fn the_kernel_takes_each_setting() {
-        // SAFETY: PR_GET_THP_DISABLE takes no argument beyond the option and returns the flag.
-        let get = || unsafe {
-            libc::prctl(
-                libc::PR_GET_THP_DISABLE,
-                0 as libc::c_ulong,
-                0 as libc::c_ulong,
-                0 as libc::c_ulong,
-                0 as libc::c_ulong,
-            )
-        };
-        assert!(huge_pages(false));
+        let get = || i32::from(off());
+        assert!(set(false));
         assert_eq!(get(), 1);
-        assert!(huge_pages(true));
+        assert!(set(true));
         assert_eq!(get(), 0);
     }
 }

@@ -164,6 +164,18 @@ fn parent(path: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
+/// The temporary file [`replace`] writes `target`'s bytes to before renaming it into place:
+/// beside it, hidden, named after it and this process.
+pub(crate) fn temp_for(target: &Path) -> PathBuf {
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let pid = PID.get_or_init(std::process::id);
+    parent(target).join(format!(".{name}.{pid}.tmp"))
+}
+
 /// Write what `make` writes to a temporary file beside `target` (a regular file or none, in
 /// a directory that exists), then rename it into place; the temporary file is removed when
 /// that fails.
@@ -171,15 +183,24 @@ fn replace(
     target: &Path,
     make: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let pid = PID.get_or_init(std::process::id);
-    let temp = parent(target).join(format!(".{name}.{pid}.tmp"));
+    let temp = temp_for(target);
     let written = (|| {
-        let file = std::fs::File::create(&temp)?;
+        // Made anew, never opened through what stands there (a link a cloned project holds
+        // under a name it can guess would lead the text elsewhere): what stands there is
+        // removed (a link itself, not what it points to), once.
+        let create = || {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&temp)
+        };
+        let file = match create() {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                std::fs::remove_file(&temp)?;
+                create()?
+            }
+            other => other?,
+        };
         let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
         make(&mut out)?;
         out.into_inner().map_err(|e| e.into_error())?;
@@ -441,6 +462,30 @@ mod tests {
         write(&file, b"<p>longer</p>").unwrap();
         assert_eq!(std::fs::read(&file).unwrap(), b"<p>longer</p>");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// A link standing where the temporary file goes (a cloned project can guess its name)
+    /// is not written through: the file lands where it belongs, the link's target untouched.
+    #[test]
+    fn a_link_at_the_temporary_name_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        for (name, write) in [
+            (
+                "a.toml",
+                &(|p: &Path| write(p, b"text")) as &dyn Fn(&Path) -> std::io::Result<()>,
+            ),
+            ("b.toml", &|p: &Path| write_in_dir(p, b"text").map(drop)),
+        ] {
+            let file = dir.path().join(name);
+            std::os::unix::fs::symlink(&victim, temp_for(&file)).unwrap();
+            write(&file).unwrap();
+            assert_eq!(std::fs::read(&file).unwrap(), b"text", "{name}");
+            assert_eq!(std::fs::read(&victim).unwrap(), b"keep", "{name}");
+            assert!(!temp_for(&file).exists(), "{name}");
+        }
     }
 
     /// The buffer a thread reads source files into: cleared for each file, and a pipe or a

@@ -386,8 +386,30 @@ pub fn inputs_for(config: &ProjectConfig, cache: &FileCache, scope: Scope) -> In
 }
 
 /// The files of some of a project's patterns, walked and parsed ahead of the others
-/// ([`read_ahead`]), by the pattern's place in [`patterns_of`].
-pub struct ReadAhead(Vec<(usize, Option<usize>, PatternFiles)>);
+/// ([`read_ahead`]), by the pattern's place in [`patterns_of`]; and the others, compiled.
+pub struct ReadAhead {
+    read: Vec<(usize, Option<usize>, PatternFiles)>,
+    rest: Vec<(usize, Option<usize>, Result<Pattern, String>)>,
+}
+
+impl ReadAhead {
+    /// Whether reading the rest of the project while the requirement files `pending` (paths
+    /// relative to the root) are written could find something a reading after their writing
+    /// would not, or miss something it would find: a temporary file of theirs, or one of
+    /// them a pattern of sources matches (the requirement patterns count them as written,
+    /// [`FileCache::expect_requirement_files`]).
+    pub fn sees_writes(&self, pending: &[&Path]) -> bool {
+        self.rest.iter().any(|(_, source, pattern)| {
+            let Ok(pattern) = pattern else {
+                return false;
+            };
+            pending.iter().any(|rel| {
+                pattern.matcher.is_match(crate::output::temp_for(rel))
+                    || (source.is_some() && pattern.matcher.is_match(rel))
+            })
+        })
+    }
+}
 
 /// A pattern's files, each with its parse, in the order walked; or why the pattern is invalid.
 type PatternFiles = Result<Vec<(PathBuf, Parsed)>, String>;
@@ -431,11 +453,13 @@ pub fn read_ahead(config: &ProjectConfig, cache: &FileCache, written: &[PathBuf]
             .iter()
             .all(|dir| !base.starts_with(dir) && !dir.starts_with(&base))
     };
-    let patterns = patterns_of(config)
+    let (patterns, rest) = patterns_of(config)
         .filter_map(|(i, source, pattern)| Some((i, source, compiled(source, pattern)?)))
-        .filter(|(_, _, pattern)| pattern.as_ref().is_ok_and(clear))
-        .collect();
-    ReadAhead(read_patterns(config, cache, patterns))
+        .partition(|(_, _, pattern)| pattern.as_ref().is_ok_and(clear));
+    ReadAhead {
+        read: read_patterns(config, cache, patterns),
+        rest,
+    }
 }
 
 /// `path` with its links resolved as far as it exists, the rest appended as written.
@@ -557,11 +581,15 @@ pub fn inputs_with(
             .map(Path::to_path_buf)
             .unwrap_or_default()
     };
-    let mut done = ahead.map(|ahead| ahead.0).unwrap_or_default();
-    let rest = patterns_of(config)
-        .filter(|(i, _, _)| !done.iter().any(|(d, _, _)| d == i))
-        .filter_map(|(i, source, pattern)| Some((i, source, compiled(source, pattern)?)))
-        .collect();
+    let (mut done, rest) = match ahead {
+        Some(ahead) => (ahead.read, ahead.rest),
+        None => (
+            Vec::new(),
+            patterns_of(config)
+                .filter_map(|(i, source, pattern)| Some((i, source, compiled(source, pattern)?)))
+                .collect(),
+        ),
+    };
     done.extend(read_patterns(config, cache, rest));
     done.sort_unstable_by_key(|(i, _, _)| *i);
     // Taken in the order of the patterns and their files, each file where it is first found;

@@ -99,10 +99,12 @@ pub(super) fn download_specs<'a>(
 
 /// The project's inputs made by `build`, after downloading the URL specifications its
 /// annotations name that are not cached yet (then made again, which a cached project never
-/// pays for).
+/// pays for). Nothing is downloaded unless `ready` says the run can go on (a report's
+/// requirement files written); else no inputs, and no error of its own.
 pub(super) fn inputs_downloading(
     config: &crate::config::ProjectConfig,
     build: impl Fn() -> crate::model::Inputs,
+    ready: impl Fn() -> bool,
 ) -> Result<crate::model::Inputs, Vec<String>> {
     let inputs = build();
     let missing: Vec<&str> = inputs
@@ -113,6 +115,9 @@ pub(super) fn inputs_downloading(
         .collect();
     if missing.is_empty() {
         return Ok(inputs);
+    }
+    if !ready() {
+        return Err(Vec::new());
     }
     download_specs(config, missing)?;
     Ok(build())

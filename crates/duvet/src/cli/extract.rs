@@ -2,7 +2,7 @@
 //! ([`crate::extract`]); and the extraction `duvet report` runs first for every declared
 //! specification ([`requirements`]), as 0.4.3's does.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
@@ -244,8 +244,7 @@ pub(crate) fn requirements(
 pub(crate) fn requirements_ahead(config: &ProjectConfig, cache: &project::FileCache) -> Extraction {
     let mut extraction = Extraction {
         root: config.root.clone(),
-        files: Vec::new(),
-        errors: Vec::new(),
+        steps: Vec::new(),
     };
     let Some(config_file) = &config.config_file else {
         return extraction;
@@ -258,16 +257,18 @@ pub(crate) fn requirements_ahead(config: &ProjectConfig, cache: &project::FileCa
         config,
         config.specifications.iter().map(|s| s.source.as_str()),
     ) {
-        extraction.errors = errors;
+        extraction
+            .steps
+            .extend(errors.into_iter().map(Step::Failed));
         return extraction;
     }
-    let errors = &mut extraction.errors;
+    let steps = &mut extraction.steps;
     for spec in &config.specifications {
         let source = spec.source.trim();
         let file = match project::spec_file(config, source) {
             Ok(file) => file,
             Err((_, message)) => {
-                errors.push(message);
+                steps.push(Step::Failed(message));
                 continue;
             }
         };
@@ -276,7 +277,7 @@ pub(crate) fn requirements_ahead(config: &ProjectConfig, cache: &project::FileCa
             Err(e) => {
                 let shown = project::shown(config, &file);
                 let http = source.starts_with("http://") || source.starts_with("https://");
-                errors.push(if source.contains("://") && !http {
+                steps.push(Step::Failed(if source.contains("://") && !http {
                     format!(
                         "{source}: duvet downloads http and https specifications only; name a file in the project by its path instead"
                     )
@@ -286,7 +287,7 @@ pub(crate) fn requirements_ahead(config: &ProjectConfig, cache: &project::FileCa
                     )
                 } else {
                     format!("cannot read {shown}: {e}")
-                });
+                }));
                 continue;
             }
         };
@@ -306,7 +307,7 @@ pub(crate) fn requirements_ahead(config: &ProjectConfig, cache: &project::FileCa
         let within = root.join(&out);
         let confinement = output::Confinement::new(root, &within, "the requirement file");
         if let Err(e) = placed(root, &dir, &files, |file| confinement.check(file)) {
-            errors.push(e);
+            steps.push(Step::Failed(e));
             continue;
         }
         let full = root.join(&dir);
@@ -314,20 +315,29 @@ pub(crate) fn requirements_ahead(config: &ProjectConfig, cache: &project::FileCa
             .into_iter()
             .map(|(name, text)| (dir.join(name), text))
             .collect();
-        // Written later when a walk from the root finds them where they are written.
+        // Written later when a walk from the root finds each where it is written: a plain
+        // file (or none yet) under its plain name in a directory reached without a link.
         let plain = dir.is_relative()
             && std::fs::canonicalize(&full).is_ok_and(|real| {
                 std::fs::canonicalize(root).is_ok_and(|root| real == root.join(&dir))
+            })
+            && files.iter().all(|(rel, _)| {
+                rel.strip_prefix(&dir)
+                    .is_ok_and(|name| name.components().all(|c| matches!(c, Component::Normal(_))))
+                    && match std::fs::symlink_metadata(root.join(rel)) {
+                        Ok(meta) => meta.is_file(),
+                        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+                    }
             });
         let files = if plain {
             cache.expect_requirement_files(files.iter().map(|(rel, _)| rel.clone()));
-            extraction.files.extend(files.iter().cloned());
+            steps.push(Step::Write(files.clone()));
             files
         } else {
             match write_files(root, files) {
                 Ok(files) => files,
                 Err(e) => {
-                    errors.push(e);
+                    steps.push(Step::Failed(e));
                     continue;
                 }
             }
@@ -346,28 +356,53 @@ pub(crate) fn requirements_ahead(config: &ProjectConfig, cache: &project::FileCa
     extraction
 }
 
-/// The requirement files [`requirements_ahead`] made: the project's root, each file (its
-/// path relative to the root, its text), and what went wrong.
+/// The requirement files [`requirements_ahead`] made: the project's root and, a
+/// specification at a time, its files to write or what went wrong.
 pub(crate) struct Extraction {
     root: PathBuf,
-    files: Vec<(PathBuf, String)>,
-    errors: Vec<String>,
+    steps: Vec<Step>,
+}
+
+/// A specification's part of an [`Extraction`].
+enum Step {
+    /// Its files (paths relative to the root, texts), to write.
+    Write(Vec<(PathBuf, String)>),
+    /// Why it has none.
+    Failed(String),
 }
 
 impl Extraction {
     /// Whether something already went wrong (a specification that could not be read or
     /// placed): [`Extraction::finish`] will fail.
     pub(crate) fn failed(&self) -> bool {
-        !self.errors.is_empty()
+        self.steps.iter().any(|s| matches!(s, Step::Failed(_)))
     }
 
-    /// Write the files, each unless it already holds its text (even when something failed,
-    /// as 0.4.3 writes those of every specification it could read); what went wrong, if
-    /// anything.
+    /// The files still to write (paths relative to the root).
+    pub(crate) fn pending(&self) -> impl Iterator<Item = &Path> {
+        self.steps
+            .iter()
+            .flat_map(|s| match s {
+                Step::Write(files) => files.as_slice(),
+                Step::Failed(_) => &[],
+            })
+            .map(|(rel, _)| rel.as_path())
+    }
+
+    /// Write the files, each unless it already holds its text, a specification after the
+    /// other (one that fails does not stop the next, as 0.4.3 writes those of every
+    /// specification it can); what went wrong, in the specifications' order.
     pub(crate) fn finish(self) -> Result<(), Vec<String>> {
-        let mut errors = self.errors;
-        if let Err(e) = write_files(&self.root, self.files) {
-            errors.push(e);
+        let mut errors = Vec::new();
+        for step in self.steps {
+            match step {
+                Step::Write(files) => {
+                    if let Err(e) = write_files(&self.root, files) {
+                        errors.push(e);
+                    }
+                }
+                Step::Failed(e) => errors.push(e),
+            }
         }
         if errors.is_empty() {
             Ok(())

@@ -153,7 +153,11 @@ pub fn run(args: QueryArgs) -> ExitCode {
                 return fail(&errors);
             }
             let styles = config.sources.iter().map(|s| s.style.clone()).collect();
-            match super::common::inputs_downloading(config, || project::inputs(config, &cache)) {
+            match super::common::inputs_downloading(
+                config,
+                || project::inputs(config, &cache),
+                || true,
+            ) {
                 Ok(inputs) => (inputs, styles),
                 Err(errors) => return fail(&errors),
             }

@@ -185,26 +185,71 @@ pub fn run(args: ReportArgs) -> ExitCode {
             htmls: &htmls,
             snapshot: snapshot_file,
         },
+        snapshot_path: settings.snapshot.as_deref(),
+        ci,
         blob_link: blob_link.as_deref(),
         issue_link: issue_link.as_deref(),
     };
     // A failed extraction fails the report before it is made (nothing more is read or
     // downloaded), once the files it could make are written.
-    if extraction.failed() {
-        return fail(&extraction.finish().err().unwrap_or_default());
+    // Written first when reading the project meanwhile could tell (a pattern that matches
+    // them or their temporary files).
+    if extraction.failed() || ahead.sees_writes(&extraction.pending().collect::<Vec<_>>()) {
+        if let Err(errors) = extraction.finish() {
+            return fail(&errors);
+        }
+        return report(
+            &args,
+            &root,
+            &config,
+            &cache,
+            ahead,
+            &source_links,
+            &wants,
+            None,
+        );
     }
+    report(
+        &args,
+        &root,
+        &config,
+        &cache,
+        ahead,
+        &source_links,
+        &wants,
+        Some(extraction),
+    )
+}
+
+/// The rest of [`run`]: make the report from the project (`ahead` read already) while
+/// `extraction`'s requirement files are written, then write the report's files once those
+/// are.
+#[expect(clippy::too_many_arguments, reason = "run's state, handed on once")]
+fn report(
+    args: &ReportArgs,
+    root: &Path,
+    config: &ProjectConfig,
+    cache: &FileCache,
+    ahead: project::ReadAhead,
+    source_links: &settings::SourceLinks,
+    wants: &Wants,
+    extraction: Option<super::extract::Extraction>,
+) -> ExitCode {
     // Written once, by whichever asks first: the other half of the work below, or the report
-    // when it must read the project again (after a download), which reads them from disk.
-    let extraction = std::sync::Mutex::new(Some(extraction));
+    // before it downloads (a download is not made for a report that fails) and reads the
+    // project again (which then reads them from disk).
+    let extraction = std::sync::Mutex::new(extraction);
     let written = std::sync::OnceLock::new();
     let write = || {
-        written.get_or_init(|| {
-            let extraction = extraction.lock().ok().and_then(|mut e| e.take());
-            extraction.map_or(Ok(()), super::extract::Extraction::finish)
-        });
+        written
+            .get_or_init(|| {
+                let extraction = extraction.lock().ok().and_then(|mut e| e.take());
+                extraction.map_or(Ok(()), super::extract::Extraction::finish)
+            })
+            .is_ok()
     };
-    let (made, ()) = crate::par::both(
-        || make(&root, &config, &cache, ahead, &source_links, &wants, &write),
+    let (made, _) = crate::par::both(
+        || make(root, config, cache, ahead, source_links, wants, &write),
         write,
     );
     if let Some(Err(errors)) = written.into_inner() {
@@ -222,7 +267,12 @@ pub fn run(args: ReportArgs) -> ExitCode {
         held,
     } = match made {
         Ok(made) => made,
-        Err(errors) => return fail(&errors),
+        Err(Failure { warnings, errors }) => {
+            for warning in &warnings {
+                note(&format!("warning: {warning}"));
+            }
+            return fail(&errors);
+        }
     };
     for warning in &warnings {
         note(&format!("warning: {warning}"));
@@ -241,7 +291,7 @@ pub fn run(args: ReportArgs) -> ExitCode {
         }
     };
     if let Some(bytes) = json {
-        for path in jsons {
+        for path in wants.files.jsons {
             if let Err(e) = write_file(path, &bytes) {
                 return fail(&[e]);
             }
@@ -251,9 +301,9 @@ pub fn run(args: ReportArgs) -> ExitCode {
     if let Some(path) = &args.json_v2 {
         let mut v2 = crate::report::json_v2::ReportV2::build(
             &report,
-            &root,
-            blob_link.as_deref(),
-            issue_link.as_deref(),
+            root,
+            wants.blob_link,
+            wants.issue_link,
         );
         if let Some(executions) = &executions {
             executions.annotate_v2(&report, &mut v2);
@@ -264,7 +314,7 @@ pub fn run(args: ReportArgs) -> ExitCode {
         note(&format!("Wrote {}", path.display()));
     }
     if let Some(page) = page {
-        for path in htmls {
+        for path in wants.files.htmls {
             if let Err(e) = write_file(path, page.as_bytes()) {
                 return fail(&[e]);
             }
@@ -284,8 +334,8 @@ pub fn run(args: ReportArgs) -> ExitCode {
         }
         note(&format!("Wrote {}", dir.display()));
     }
-    if let (Some(path), Some(expected)) = (&settings.snapshot, expected) {
-        if ci {
+    if let (Some(path), Some(expected)) = (wants.snapshot_path, expected) {
+        if wants.ci {
             let Ok(actual) = crate::output::read_to_string(path) else {
                 return fail(&[format!(
                     "{}: Could not read report snapshot. This is required to enforce CI checks.",
@@ -307,7 +357,9 @@ pub fn run(args: ReportArgs) -> ExitCode {
             }
             note(&format!("Wrote {}", path.display()));
         }
-    } else if ci && let Some(message) = ci::check(&report, require_citations, require_tests) {
+    } else if wants.ci
+        && let Some(message) = ci::check(&report, require_citations, require_tests)
+    {
         let _ = fail(&[message.to_string()]);
         note(
             "hint: list_uncited_requirements and list_untested_citations of `duvet mcp` name \
@@ -330,6 +382,9 @@ struct Wants<'a> {
     /// Where they go: which of them already hold their bytes is asked while the others are
     /// made.
     files: Files<'a>,
+    /// The configured snapshot, checked (`--ci`) or written.
+    snapshot_path: Option<&'a Path>,
+    ci: bool,
     blob_link: Option<&'a str>,
     issue_link: Option<&'a str>,
 }
@@ -340,6 +395,12 @@ struct Files<'a> {
     jsons: &'a [&'a Path],
     htmls: &'a [&'a Path],
     snapshot: Option<&'a Path>,
+}
+
+/// Why [`make`] made no report, with the warnings it had for the project.
+struct Failure {
+    warnings: Vec<String>,
+    errors: Vec<String>,
 }
 
 /// The report made ([`make`]), with what it is made from and the texts to write.
@@ -368,15 +429,17 @@ fn make(
     ahead: project::ReadAhead,
     source_links: &settings::SourceLinks,
     wants: &Wants,
-    written: &(dyn Fn() + Sync),
-) -> Result<Made, Vec<String>> {
+    written: &(dyn Fn() -> bool + Sync),
+) -> Result<Made, Failure> {
     let ahead = std::cell::Cell::new(Some(ahead));
-    let inputs = super::common::inputs_downloading(config, || {
-        let ahead = ahead.take();
-        if ahead.is_none() {
-            written();
-        }
-        project::inputs_with(config, cache, wants.scope, ahead)
+    let inputs = super::common::inputs_downloading(
+        config,
+        || project::inputs_with(config, cache, wants.scope, ahead.take()),
+        written,
+    )
+    .map_err(|errors| Failure {
+        warnings: Vec::new(),
+        errors,
     })?;
     let text: usize = inputs
         .specs
@@ -397,7 +460,15 @@ fn make(
     warnings.extend(source_links.differences());
     // Read before any report is written: a report that cannot be read writes none.
     let executions = if report.errors.is_empty() {
-        executions(wants.coverage, root, config, &sources, &model, &report).map_err(|e| vec![e])?
+        match executions(wants.coverage, root, config, &sources, &model, &report) {
+            Ok(executions) => executions,
+            Err(e) => {
+                return Err(Failure {
+                    warnings,
+                    errors: vec![e],
+                });
+            }
+        }
     } else {
         None
     };

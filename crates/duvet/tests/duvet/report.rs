@@ -482,3 +482,98 @@ fn a_second_report_of_an_unchanged_project_rewrites_nothing() {
         "the page is written again"
     );
 }
+
+#[test]
+fn a_requirement_file_that_is_a_link_is_left_out_as_the_walk_leaves_it() {
+    // A link among the requirement files (to one beside it) is not a file the walk of the
+    // requirements directory counts, whether or not the report writes its files meanwhile.
+    let p = fixture();
+    let dir = ".duvet/requirements/specs/rfc5869";
+    std::fs::remove_file(p.path(&format!("{dir}/section-2.2.toml"))).unwrap();
+    std::os::unix::fs::symlink(
+        "section-2.1.toml",
+        p.path(&format!("{dir}/section-2.2.toml")),
+    )
+    .unwrap();
+    let out = ours(&p, &["--json", "out/report.json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json = std::fs::read_to_string(p.path("out/report.json")).unwrap();
+    assert!(
+        !json.contains(&format!("\"source\":\"{dir}/section-2.2.toml\"")),
+        "the link is counted"
+    );
+    assert!(p.path(&format!("{dir}/section-2.2.toml")).is_symlink());
+}
+
+#[test]
+fn a_pattern_that_would_see_the_files_being_written_reads_them_written() {
+    // A requirement pattern that matches any file of the requirements directory would see
+    // the temporary files of a write in progress: the files are written first.
+    let p = fixture();
+    let config = std::fs::read_to_string(p.path(".duvet/config.toml")).unwrap();
+    p.write(
+        ".duvet/config.toml",
+        &format!("{config}\n[[requirement]]\npattern = \".duvet/requirements/**\"\n"),
+    );
+    let mut reports = Vec::new();
+    for _ in 0..5 {
+        std::fs::remove_dir_all(p.path(".duvet/requirements")).unwrap();
+        let out = ours(&p, &["--json", "out/report.json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        reports.push(std::fs::read_to_string(p.path("out/report.json")).unwrap());
+    }
+    assert!(!reports[0].contains(".tmp"), "a temporary file was read");
+    assert!(reports.iter().all(|r| *r == reports[0]));
+    assert_eq!(reports[0], recorded("report.json"));
+}
+
+#[test]
+fn each_specification_s_requirement_files_are_written_when_another_s_fail() {
+    // One file of each specification cannot be written (a directory stands there): both are
+    // named, in the specifications' order, and the other files of each are written.
+    let p = fixture();
+    let blocked = [
+        ".duvet/requirements/specs/proto/accept.toml",
+        ".duvet/requirements/specs/rfc5869/section-2.2.toml",
+    ];
+    for file in blocked {
+        std::fs::remove_file(p.path(file)).unwrap();
+        std::fs::create_dir(p.path(file)).unwrap();
+    }
+    std::fs::remove_file(p.path(".duvet/requirements/specs/rfc5869/section-2.1.toml")).unwrap();
+    let out = ours(&p, &["--json", "out/report.json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    let (first, second) = (err.find("accept.toml"), err.find("section-2.2.toml"));
+    assert!(
+        first.is_some() && second.is_some() && first < second,
+        "{err}"
+    );
+    assert!(
+        p.path(".duvet/requirements/specs/rfc5869/section-2.1.toml")
+            .is_file()
+    );
+    assert!(!p.path("out/report.json").exists());
+}
+
+#[test]
+fn the_warnings_are_printed_when_the_coverage_cannot_be_read() {
+    let p = fixture();
+    let out = ours(
+        &p,
+        &[
+            "--json",
+            "out/report.json",
+            "--coverage-report",
+            "missing.info",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("src/lib.rs:39: quote lines without a target line"),
+        "{err}"
+    );
+    assert!(err.contains("error:"), "{err}");
+    assert!(!p.path("out/report.json").exists());
+}
