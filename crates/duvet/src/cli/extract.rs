@@ -421,7 +421,8 @@ fn write_files(
 ) -> Result<Vec<(PathBuf, String)>, String> {
     for (rel, text) in &files {
         let path = root.join(rel);
-        extract::write_if_changed(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        output::write_in_dir(&path, text.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(files)
 }

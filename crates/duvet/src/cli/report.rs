@@ -177,9 +177,6 @@ pub fn run(args: ReportArgs) -> ExitCode {
             None => Scope::Specifications,
         },
         coverage: wanted.as_ref(),
-        json: !jsons.is_empty(),
-        page: !htmls.is_empty(),
-        snapshot: settings.snapshot.is_some(),
         files: Files {
             jsons: &jsons,
             htmls: &htmls,
@@ -191,24 +188,18 @@ pub fn run(args: ReportArgs) -> ExitCode {
         issue_link: issue_link.as_deref(),
     };
     // A failed extraction fails the report before it is made (nothing more is read or
-    // downloaded), once the files it could make are written.
-    // Written first when reading the project meanwhile could tell (a pattern that matches
-    // them or their temporary files).
-    if extraction.failed() || ahead.sees_writes(&extraction.pending().collect::<Vec<_>>()) {
+    // downloaded), once the files it could make are written; so does one whose files a
+    // reading of the project meanwhile could tell from written ones (a pattern that matches
+    // them or their temporary files). Else they are written while the report is made.
+    let pending: Vec<&Path> = extraction.pending().collect();
+    let extraction = if extraction.failed() || ahead.sees_writes(&pending) {
         if let Err(errors) = extraction.finish() {
             return fail(&errors);
         }
-        return report(
-            &args,
-            &root,
-            &config,
-            &cache,
-            ahead,
-            &source_links,
-            &wants,
-            None,
-        );
-    }
+        None
+    } else {
+        Some(extraction)
+    };
     report(
         &args,
         &root,
@@ -217,7 +208,7 @@ pub fn run(args: ReportArgs) -> ExitCode {
         ahead,
         &source_links,
         &wants,
-        Some(extraction),
+        extraction,
     )
 }
 
@@ -376,9 +367,6 @@ fn report(
 struct Wants<'a> {
     scope: Scope,
     coverage: Option<&'a Wanted>,
-    json: bool,
-    page: bool,
-    snapshot: bool,
     /// Where they go: which of them already hold their bytes is asked while the others are
     /// made.
     files: Files<'a>,
@@ -473,12 +461,7 @@ fn make(
         None
     };
     // A report with errors is not written.
-    let wants = &Wants {
-        json: wants.json && report.errors.is_empty(),
-        page: wants.page && report.errors.is_empty(),
-        snapshot: wants.snapshot && report.errors.is_empty(),
-        ..*wants
-    };
+    let writing = report.errors.is_empty();
     let held = |paths: &[&Path], bytes: &[u8]| -> Vec<PathBuf> {
         paths
             .iter()
@@ -488,7 +471,7 @@ fn make(
     };
     let ((json, mut held_json), (page, snapshot, held_page)) = crate::par::both(
         || {
-            let json = wants.json.then(|| {
+            let json = (writing && !wants.files.jsons.is_empty()).then(|| {
                 json::to_vec(
                     &report,
                     wants.blob_link,
@@ -503,7 +486,7 @@ fn make(
             (json, held)
         },
         || {
-            let page = wants.page.then(|| {
+            let page = (writing && !wants.files.htmls.is_empty()).then(|| {
                 html::render_with(
                     &report,
                     wants.blob_link,
@@ -511,7 +494,8 @@ fn make(
                     executions.as_ref(),
                 )
             });
-            let snapshot = wants.snapshot.then(|| ci::snapshot(&report));
+            let snapshot =
+                (writing && wants.snapshot_path.is_some()).then(|| ci::snapshot(&report));
             let mut held_page = page
                 .as_ref()
                 .map(|page| held(wants.files.htmls, page.as_bytes()))

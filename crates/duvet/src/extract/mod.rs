@@ -575,12 +575,5 @@ pub fn out_dir(out: &Path, base: Option<&Path>, local: &Path) -> PathBuf {
     dir
 }
 
-/// Write `text` to `path`, in a directory the caller has made, unless it already holds it,
-/// as every file duvet writes is written ([`crate::output::write_in_dir`]: a temporary file
-/// renamed into place, a reader never sees half a file). Returns whether the file changed.
-pub fn write_if_changed(path: &Path, text: &str) -> std::io::Result<bool> {
-    crate::output::write_in_dir(path, text.as_bytes())
-}
-
 #[cfg(test)]
 mod tests;
